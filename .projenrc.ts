@@ -1,0 +1,52 @@
+import { cdk8s, javascript } from 'projen';
+
+const project = new cdk8s.ConstructLibraryCdk8s({
+  name: 'cdk8s-sidecars',
+  description:
+    'Log agent (Fluent Bit), Envoy proxy and OpenTelemetry tracer sidecars for cdk8s workloads, ' +
+    'in the native (restartPolicy: Always) or legacy layout chosen from the target Kubernetes version.',
+  author: 'cdk8s-sidecars maintainers',
+  authorAddress: 'maintainers@cdk8s-sidecars.dev',
+  repositoryUrl: 'https://github.com/cdk8s-sidecars/cdk8s-sidecars.git',
+  keywords: ['cdk8s', 'kubernetes', 'sidecar', 'native-sidecar', 'fluent-bit', 'envoy', 'opentelemetry'],
+  defaultReleaseBranch: 'main',
+  packageManager: javascript.NodePackageManager.NPM,
+  projenrcTs: true,
+
+  // Toolchain (see ../shared/SIDECARS.md §8)
+  cdk8sVersion: '2.70.106',
+  constructsVersion: '10.3.0',
+  jsiiVersion: '~6.0.0',
+
+  peerDeps: ['cdk8s-plus-27@^2.9.5'],
+  devDeps: [
+    '@types/node@^20',
+    'ajv@^8.17.1',
+    'yaml@^2.6.0',
+    'fast-check@^4.0.0',
+    '@grpc/grpc-js-xds@^1.14.1',
+    'protobufjs@^7.4.0',
+    'smol-toml@^1.3.0',
+    'cdk8s-cli@^2.200.0',
+  ],
+
+  // Snapshots must be able to fail: `test` runs `jest --ci`, `test:update` rewrites on purpose.
+  jestOptions: {
+    updateSnapshot: javascript.UpdateSnapshot.NEVER,
+    jestConfig: {
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      collectCoverage: false,
+      testTimeout: 120_000,
+    },
+  },
+
+  github: false,
+  release: false,
+  gitignore: ['/examples/dist/', '/.bench/', '/.consumer-test/'],
+});
+
+for (const pattern of ['/examples/', '/bench/', '/.ci/', '/scripts/']) {
+  project.addPackageIgnore(pattern);
+}
+
+project.synth();
