@@ -1,0 +1,373 @@
+import { Chart, Cron, Duration, Size, Testing } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { expectValidManifests, SCHEMA_RELEASES, schemaErrors } from './util/k8s-schema';
+
+// ---------------------------------------------------------------------------
+// Hand-written manifests, shaped like cdk8s output (quantities as strings,
+// ports as numbers, int-or-string as either).
+// ---------------------------------------------------------------------------
+
+const labels = { app: 'web' };
+
+function container(extra: Record<string, any> = {}): Record<string, any> {
+  return {
+    name: 'main',
+    image: 'nginx:1.27',
+    ports: [{ containerPort: 8080, name: 'http', protocol: 'TCP' }],
+    env: [{ name: 'MODE', value: 'prod' }],
+    resources: {
+      requests: { cpu: '100m', memory: '64Mi' },
+      limits: { cpu: 1, memory: '128Mi' },
+    },
+    readinessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 5 },
+    livenessProbe: { tcpSocket: { port: 8080 } },
+    ...extra,
+  };
+}
+
+function podSpec(extra: Record<string, any> = {}): Record<string, any> {
+  return { containers: [container()], ...extra };
+}
+
+function deployment(spec: Record<string, any> = podSpec()): Record<string, any> {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', labels },
+    spec: {
+      replicas: 2,
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 0 } },
+      selector: { matchLabels: labels },
+      template: { metadata: { labels }, spec },
+    },
+  };
+}
+
+function cronJob(spec: Record<string, any> = podSpec({ restartPolicy: 'OnFailure' })): Record<string, any> {
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'CronJob',
+    metadata: { name: 'nightly' },
+    spec: {
+      schedule: '0 3 * * *',
+      jobTemplate: { spec: { backoffLimit: 2, template: { spec } } },
+    },
+  };
+}
+
+const MINIMAL: Record<string, any>[] = [
+  deployment(),
+  {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name: 'db' },
+    spec: {
+      serviceName: 'db',
+      selector: { matchLabels: labels },
+      template: { metadata: { labels }, spec: podSpec() },
+      volumeClaimTemplates: [{
+        metadata: { name: 'data' },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      }],
+    },
+  },
+  {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: 'agent' },
+    spec: {
+      selector: { matchLabels: labels },
+      updateStrategy: { rollingUpdate: { maxUnavailable: 1 } },
+      template: { metadata: { labels }, spec: podSpec() },
+    },
+  },
+  {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name: 'once' },
+    spec: { template: { spec: podSpec({ restartPolicy: 'Never' }) } },
+  },
+  cronJob(),
+  {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'solo', annotations: { note: 'x' } },
+    spec: podSpec({ terminationGracePeriodSeconds: 30 }),
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'conf' },
+    data: { 'fluent-bit.conf': '[SERVICE]\n  Flush 1\n' },
+    binaryData: { blob: 'aGVsbG8=' },
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'web' },
+    spec: {
+      type: 'ClusterIP',
+      selector: labels,
+      ports: [
+        { name: 'http', port: 80, targetPort: 'http' },
+        { name: 'admin', port: 9901, targetPort: 9901, protocol: 'TCP' },
+      ],
+    },
+  },
+];
+
+/** A Deployment with a native sidecar: an init container with restartPolicy: Always. */
+function nativeSidecarDeployment(): Record<string, any> {
+  return deployment(podSpec({
+    initContainers: [{ name: 'log-agent', image: 'fluent/fluent-bit:3.0', restartPolicy: 'Always' }],
+  }));
+}
+
+/** A Deployment whose container has a preStop sleep hook (LifecycleHandler.sleep, 1.30+). */
+function preStopSleepDeployment(): Record<string, any> {
+  return deployment(podSpec({
+    containers: [container({ lifecycle: { preStop: { sleep: { seconds: 5 } } } })],
+  }));
+}
+
+const releasesFrom = (first: string) => SCHEMA_RELEASES.filter((r) => Number(r.split('.')[1]) >= Number(first.split('.')[1]));
+
+// ---------------------------------------------------------------------------
+
+describe('SCHEMA_RELEASES', () => {
+  test('lists the shared schema releases in version order', () => {
+    expect(SCHEMA_RELEASES).toEqual(['1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33', '1.34', '1.35']);
+  });
+});
+
+describe('schema directory', () => {
+  test('a missing directory is a clear error at import', () => {
+    const saved = process.env.K8S_SCHEMAS_DIR;
+    process.env.K8S_SCHEMAS_DIR = '/nonexistent/k8s-schemas';
+    try {
+      jest.isolateModules(() => {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        expect(() => require('./util/k8s-schema')).toThrow(
+          'Kubernetes JSON schemas not found: directory /nonexistent/k8s-schemas does not exist.',
+        );
+      });
+    } finally {
+      if (saved === undefined) {
+        delete process.env.K8S_SCHEMAS_DIR;
+      } else {
+        process.env.K8S_SCHEMAS_DIR = saved;
+      }
+    }
+  });
+});
+
+describe('versions', () => {
+  test.each(['1.27', 'v1.27', '1.27.3', 'v1.27.0'])('%s selects release 1.27', (version) => {
+    expect(schemaErrors(nativeSidecarDeployment(), version)).toEqual([
+      'Deployment/web /spec/template/spec/initContainers/0: must NOT have additional properties ("restartPolicy")',
+    ]);
+  });
+
+  test('a release without a schema file throws, listing the available ones', () => {
+    expect(() => schemaErrors(deployment(), '1.26')).toThrow(/No Kubernetes schema for release 1\.26 .*available: 1\.27, 1\.28,.*1\.35/);
+  });
+
+  test('a malformed version throws', () => {
+    expect(() => schemaErrors(deployment(), 'latest')).toThrow("Invalid Kubernetes version 'latest'");
+  });
+});
+
+describe('valid manifests pass on every release', () => {
+  const cases = SCHEMA_RELEASES.flatMap((release) => MINIMAL.map((m) => [release, m.kind, m] as const));
+  test.each(cases)('%s %s', (release, _kind, manifest) => {
+    expect(schemaErrors(manifest, release)).toEqual([]);
+  });
+
+  test.each(SCHEMA_RELEASES)('expectValidManifests accepts all of them on %s', (release) => {
+    expect(() => expectValidManifests(MINIMAL, release)).not.toThrow();
+  });
+});
+
+describe('strictness follows the release', () => {
+  test('restartPolicy on an init container is rejected on 1.27', () => {
+    expect(schemaErrors(nativeSidecarDeployment(), '1.27')).toEqual([
+      'Deployment/web /spec/template/spec/initContainers/0: must NOT have additional properties ("restartPolicy")',
+    ]);
+  });
+
+  test.each(releasesFrom('1.28'))('restartPolicy on an init container is accepted on %s', (release) => {
+    expect(schemaErrors(nativeSidecarDeployment(), release)).toEqual([]);
+  });
+
+  test.each(SCHEMA_RELEASES)('an unknown container field is rejected on %s', (release) => {
+    const manifest = deployment(podSpec({ containers: [container({ foo: 'bar' })] }));
+    expect(schemaErrors(manifest, release)).toEqual([
+      'Deployment/web /spec/template/spec/containers/0: must NOT have additional properties ("foo")',
+    ]);
+  });
+
+  // The sleep action is alpha (gate off) in 1.29 and beta in 1.30, but the 1.29 OpenAPI already
+  // lists it: the schemas include alpha fields (as 1.28's does for the alpha restartPolicy above).
+  // The schema can therefore only reject it below 1.29; "not below 1.30" is a library rule.
+  test.each(SCHEMA_RELEASES.filter((r) => !releasesFrom('1.29').includes(r)))('preStop sleep is rejected on %s', (release) => {
+    expect(schemaErrors(preStopSleepDeployment(), release)).toEqual([
+      'Deployment/web /spec/template/spec/containers/0/lifecycle/preStop: must NOT have additional properties ("sleep")',
+    ]);
+  });
+
+  test.each(releasesFrom('1.29'))('preStop sleep is accepted on %s', (release) => {
+    expect(schemaErrors(preStopSleepDeployment(), release)).toEqual([]);
+  });
+
+  test('a typo deep in a CronJob pod template is reported with its path', () => {
+    const manifest = cronJob(podSpec({
+      restartPolicy: 'OnFailure',
+      containers: [container({ readinessProbe: { httpGet: { path: '/', prot: 8080 } } })],
+    }));
+    expect(schemaErrors(manifest, '1.31')).toEqual([
+      'CronJob/nightly /spec/jobTemplate/spec/template/spec/containers/0/readinessProbe/httpGet: must have required property \'port\'',
+      'CronJob/nightly /spec/jobTemplate/spec/template/spec/containers/0/readinessProbe/httpGet: must NOT have additional properties ("prot")',
+    ]);
+  });
+
+  test('unknown fields in metadata and at the top level are rejected', () => {
+    const manifest = { ...deployment(), metadata: { name: 'web', lables: labels }, extra: true };
+    expect(schemaErrors(manifest, '1.29')).toEqual([
+      'Deployment/web /: must NOT have additional properties ("extra")',
+      'Deployment/web /metadata: must NOT have additional properties ("lables")',
+    ]);
+  });
+
+  test('maps (labels, resources, data) still take arbitrary keys', () => {
+    const manifest = deployment(podSpec({
+      containers: [container({ resources: { limits: { 'nvidia.com/gpu': 1, 'cpu': '2' } } })],
+    }));
+    manifest.metadata.annotations = { 'example.com/anything': 'goes' };
+    expect(schemaErrors(manifest, '1.29')).toEqual([]);
+  });
+});
+
+describe('types', () => {
+  test('int-or-string and quantity fields report the accepted types once', () => {
+    const manifest = deployment(podSpec({
+      containers: [container({
+        resources: { requests: { cpu: true } },
+        readinessProbe: { httpGet: { port: 1.5 } },
+      })],
+    }));
+    expect(schemaErrors(manifest, '1.29')).toEqual([
+      'Deployment/web /spec/template/spec/containers/0/readinessProbe/httpGet/port: must be string or integer',
+      'Deployment/web /spec/template/spec/containers/0/resources/requests/cpu: must be string or number',
+    ]);
+  });
+
+  test('ports must be integers, int32 in range, and required fields present', () => {
+    const manifest = deployment(podSpec({ containers: [{ image: 'x', ports: [{ containerPort: '80' }] }] }));
+    manifest.spec.replicas = 2 ** 31;
+    expect(schemaErrors(manifest, '1.29')).toEqual([
+      'Deployment/web /spec/replicas: must match format "int32"',
+      'Deployment/web /spec/template/spec/containers/0: must have required property \'name\'',
+      'Deployment/web /spec/template/spec/containers/0/ports/0/containerPort: must be integer',
+    ]);
+  });
+
+  test('byte-format (base64) fields are checked', () => {
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'conf' }, binaryData: { blob: 'not base64!' } };
+    expect(schemaErrors(cm, '1.29')).toEqual([
+      'ConfigMap/conf /binaryData/blob: must match format "byte"',
+    ]);
+  });
+});
+
+describe('manifests without a schema are errors, never a pass', () => {
+  test('a custom resource', () => {
+    const cr = { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'web' }, spec: {} };
+    expect(schemaErrors(cr, '1.29')).toEqual([
+      'ServiceMonitor/web /: no schema for apiVersion "monitoring.coreos.com/v1" kind "ServiceMonitor" in Kubernetes 1.29 '
+      + '(not a built-in kind of Kubernetes 1.29: a custom resource cannot be validated here)',
+    ]);
+  });
+
+  test('an API version the release does not serve', () => {
+    const old = { ...cronJob(), apiVersion: 'batch/v1beta1' };
+    expect(schemaErrors(old, '1.29')).toEqual([
+      'CronJob/nightly /: no schema for apiVersion "batch/v1beta1" kind "CronJob" in Kubernetes 1.29; '
+      + 'Kubernetes 1.29 serves CronJob as batch/v1',
+    ]);
+  });
+
+  test('missing apiVersion/kind, or not an object', () => {
+    expect(schemaErrors({ metadata: { name: 'x' } }, '1.29')).toEqual([
+      '<no kind>/x /: apiVersion and kind must be strings (apiVersion: undefined, kind: undefined)',
+    ]);
+    expect(schemaErrors(null, '1.29')).toEqual([
+      '<no kind>/<no name> /: manifest must be an object, got null',
+    ]);
+  });
+
+  test('CRD schemas keep their x-kubernetes-* property names', () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.example.com' },
+      spec: {
+        group: 'example.com',
+        names: { kind: 'Widget', plural: 'widgets' },
+        scope: 'Namespaced',
+        versions: [{
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { 'type': 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        }],
+      },
+    };
+    expect(schemaErrors(crd, '1.29')).toEqual([]);
+  });
+});
+
+describe('expectValidManifests', () => {
+  test('throws one error listing every error of every manifest', () => {
+    const bad = [
+      nativeSidecarDeployment(),
+      MINIMAL[6],
+      cronJob(podSpec({ containers: [container({ imagePullPolicy: 'Always', foo: 1 })] })),
+    ];
+    expect(() => expectValidManifests(bad, 'v1.27.9')).toThrow(new Error([
+      '2 schema error(s) in 3 manifest(s) against Kubernetes 1.27 (strict):',
+      '  Deployment/web /spec/template/spec/initContainers/0: must NOT have additional properties ("restartPolicy")',
+      '  CronJob/nightly /spec/jobTemplate/spec/template/spec/containers/0: must NOT have additional properties ("foo")',
+    ].join('\n')));
+  });
+
+  test('passes the same manifests once the release supports them', () => {
+    const manifests = [nativeSidecarDeployment(), preStopSleepDeployment(), ...MINIMAL];
+    expect(() => expectValidManifests(manifests, '1.29')).not.toThrow();
+    expect(() => expectValidManifests(manifests, '1.28')).toThrow(/^1 schema error\(s\) in 10 manifest\(s\) against Kubernetes 1\.28 \(strict\):\n  Deployment\/web \/spec\/template\/spec\/containers\/0\/lifecycle\/preStop: must NOT have additional properties \("sleep"\)$/);
+  });
+});
+
+describe('real cdk8s output', () => {
+  test.each(SCHEMA_RELEASES)('cdk8s-plus-27 workloads validate on %s', (release) => {
+    const app = Testing.app();
+    const chart = new Chart(app, 'test');
+    const web = new kplus.Deployment(chart, 'web', { replicas: 2 });
+    web.addContainer({
+      image: 'nginx',
+      portNumber: 8080,
+      resources: { cpu: { request: kplus.Cpu.millis(100), limit: kplus.Cpu.units(1) }, memory: { request: Size.mebibytes(64) } },
+      readiness: kplus.Probe.fromHttpGet('/healthz'),
+    });
+    web.addInitContainer({ image: 'busybox', command: ['true'] });
+    web.exposeViaService({ ports: [{ port: 80, targetPort: 8080 }] });
+    new kplus.CronJob(chart, 'nightly', {
+      schedule: Cron.daily(),
+      containers: [{ image: 'busybox' }],
+      ttlAfterFinished: Duration.minutes(5),
+    });
+    new kplus.ConfigMap(chart, 'conf', { data: { a: 'b' } });
+    const manifests = Testing.synth(chart);
+    expect(manifests.map((m) => m.kind).sort()).toEqual(['ConfigMap', 'CronJob', 'Deployment', 'Service']);
+    expect(() => expectValidManifests(manifests, release)).not.toThrow();
+  });
+});
