@@ -1,5 +1,6 @@
-export class Hello {
-  public sayHello() {
-    return 'hello, world!';
-  }
-}
+export * from './target';
+export * from './settings';
+export * from './sidecar';
+export * from './log-output';
+export * from './log-agent';
+export * from './with-log-agent';

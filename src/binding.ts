@@ -1,0 +1,134 @@
+/**
+ * Layer 3 glue: how the engine gets into a workload's manifest. The one module that does it.
+ *
+ * Why not a JSON patch or a resolver: cdk8s-plus-27's `KubeDeployment.toJson()` applies the
+ * object's patches and the app's resolvers, THEN filters the result down to the 1.27 schema,
+ * which drops `initContainers[].restartPolicy` (cdk8s#2172, SIDECARS.md §7). So the binding
+ * wraps the object's own `toJson()` and runs the engine on what it returns. Every synth path
+ * (`App.synth`, `App.synthYaml`, `Testing.synth`, `Chart.toJson`) ends in that call, the user's
+ * patches are already applied, and containers or volumes added before or after the sidecar
+ * constructs are all in the JSON. The same holds for plain `ApiObject`s (`Include`, `Helm`).
+ */
+import { ApiObject } from 'cdk8s';
+import { IConstruct } from 'constructs';
+import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject } from './engine/pod-template';
+import { Json, SidecarSpec } from './engine/spec';
+
+const BINDING = Symbol.for('cdk8s-sidecars.binding');
+
+/** What a sidecar construct gives the binding: its spec and target, computed at synthesis. */
+export interface SidecarSource {
+  readonly node: IConstruct['node'];
+  /** Throws with a clear message when the construct's own input is wrong. */
+  renderSidecar(): RenderedSidecar;
+}
+
+export interface RenderedSidecar {
+  readonly spec: SidecarSpec;
+  /** Kubernetes minor version the sidecar targets. */
+  readonly minor: number;
+  readonly gate: boolean;
+}
+
+/**
+ * Finds the `ApiObject` that carries the pod template of `workload` (a cdk8s-plus workload or
+ * an ApiObject), or throws a message that says what is accepted.
+ */
+export function workloadApiObject(owner: string, workload: IConstruct): ApiObject {
+  let obj: ApiObject | undefined;
+  if (ApiObject.isApiObject(workload)) {
+    obj = workload;
+  } else {
+    try {
+      obj = ApiObject.of(workload);
+    } catch {
+      obj = undefined;
+    }
+  }
+  if (!obj) {
+    throw new Error(
+      `${owner}: workload '${workload.node.path}' is neither a cdk8s-plus workload nor a cdk8s ApiObject. ` +
+      `Pass a cdk8s-plus-27 Deployment, StatefulSet, DaemonSet, Job, CronJob or Pod, or an ApiObject of kind ${SUPPORTED_KINDS.join(', ')}.`,
+    );
+  }
+  if (!SUPPORTED_KINDS.includes(obj.kind)) {
+    throw new Error(
+      `${owner}: workload '${workload.node.path}' is a ${obj.apiVersion} ${obj.kind}, which has no pod template. ` +
+      `Attach sidecars to a ${SUPPORTED_KINDS.join(', ')}.`,
+    );
+  }
+  return obj;
+}
+
+/**
+ * The sidecars attached to one ApiObject, and the wrapped `toJson()` that emits them.
+ */
+export class WorkloadBinding {
+  /** The binding of `obj`, created (and its `toJson` wrapped) on first use. */
+  public static of(obj: ApiObject): WorkloadBinding {
+    const existing: WorkloadBinding | undefined = (obj as any)[BINDING];
+    if (existing) return existing;
+    const binding = new WorkloadBinding(obj);
+    (obj as any)[BINDING] = binding;
+    return binding;
+  }
+
+  private readonly sources: SidecarSource[] = [];
+  private readonly originalToJson: () => Json;
+
+  private constructor(obj: ApiObject) {
+    this.originalToJson = obj.toJson.bind(obj);
+    Object.defineProperty(obj, 'toJson', {
+      value: () => {
+        const result = this.render();
+        if (result.errors.length > 0) {
+          throw new Error(`cdk8s-sidecars: ${result.errors.join('\n')}`);
+        }
+        return result.manifest;
+      },
+      configurable: true,
+      writable: true,
+    });
+  }
+
+  /**
+   * Attaches a sidecar. The first source also registers the validation that reports every
+   * error on this workload before anything is written.
+   */
+  public add(source: SidecarSource): void {
+    this.sources.push(source);
+    if (this.sources.length === 1) {
+      source.node.addValidation({ validate: () => this.render().errors });
+    }
+  }
+
+  /** The workload's manifest with every attached sidecar, and every error found. */
+  public render(): EngineResult {
+    const base = this.originalToJson();
+    const errors: string[] = [];
+    const specs: SidecarSpec[] = [];
+    const targets = new Map<string, string>();
+    let minor = 0;
+    let gate = false;
+    for (const source of this.sources) {
+      try {
+        const r = source.renderSidecar();
+        specs.push(r.spec);
+        minor = r.minor;
+        gate = r.gate;
+        targets.set(source.node.path, `1.${r.minor}${r.gate ? ' (gate on)' : ''}`);
+      } catch (e) {
+        errors.push((e as Error).message);
+      }
+    }
+    if (new Set(targets.values()).size > 1) {
+      errors.push(
+        `${describeObject(base)}: its sidecars target different clusters (` +
+        [...targets].map(([path, t]) => `'${path}': ${t}`).join(', ') +
+        '). A workload runs on one cluster: give them the same kubernetesVersion (or set it once with Sidecars.configure).',
+      );
+    }
+    if (errors.length > 0) return { manifest: base, errors };
+    return applySidecars(base, specs, { minor, gate });
+  }
+}

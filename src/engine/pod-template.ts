@@ -1,0 +1,268 @@
+/**
+ * Layer 2: the pod-template engine. Plain Kubernetes JSON in, plain JSON out.
+ *
+ * "How does a sidecar get into the manifest?" is answered here, in `applySidecars`: it finds the
+ * pod template of any workload kind, places each sidecar in its layout, adds volumes, mounts,
+ * env, annotations and shutdown handling, sets the grace period and checks the API server's
+ * rules on the result.
+ */
+import { checkPodSpec } from './rules';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS, TOOLS, graceNeed, lifecycleFor, toolsInitContainer, toolsVolume } from './shutdown';
+import { EngineTarget, Json, SidecarSpec } from './spec';
+
+/** Kinds that carry a pod template, and where. */
+const TEMPLATE_PATHS: Record<string, string[]> = {
+  Pod: [],
+  Deployment: ['spec', 'template'],
+  StatefulSet: ['spec', 'template'],
+  DaemonSet: ['spec', 'template'],
+  ReplicaSet: ['spec', 'template'],
+  Job: ['spec', 'template'],
+  CronJob: ['spec', 'jobTemplate', 'spec', 'template'],
+};
+
+/** The kinds the engine accepts. */
+export const SUPPORTED_KINDS = Object.keys(TEMPLATE_PATHS);
+
+/** Kinds whose pods are meant to complete. */
+const COMPLETING_KINDS = new Set(['Job', 'CronJob']);
+
+/** `Deployment 'web'` */
+export function describeObject(manifest: Json): string {
+  return `${manifest.kind} '${manifest.metadata?.name ?? '?'}'`;
+}
+
+/**
+ * The pod template (its `metadata` and `spec`) of a manifest, or undefined when the kind has
+ * none. Missing `metadata` / `spec` objects are created on the (already cloned) manifest.
+ */
+export function podTemplateOf(manifest: Json): { metadata: Json; spec: Json } | undefined {
+  const path = TEMPLATE_PATHS[manifest.kind];
+  if (!path) return undefined;
+  let node = manifest;
+  for (const key of path) {
+    node[key] = node[key] ?? {};
+    node = node[key];
+  }
+  node.metadata = node.metadata ?? {};
+  node.spec = node.spec ?? {};
+  return { metadata: node.metadata, spec: node.spec };
+}
+
+export interface EngineResult {
+  /** The manifest with the sidecars in place (a new object; the input is not changed). */
+  readonly manifest: Json;
+  /** Every problem found; the manifest must not be emitted when there is any. */
+  readonly errors: string[];
+}
+
+/**
+ * Places `sidecars` into the pod template of `input` for `target`.
+ */
+export function applySidecars(input: Json, sidecars: SidecarSpec[], target: EngineTarget & { gate: boolean }): EngineResult {
+  const manifest: Json = structuredClone(input);
+  const where = describeObject(manifest);
+  const template = podTemplateOf(manifest);
+  if (!template) {
+    return { manifest, errors: [`${where}: kind ${manifest.kind} has no pod template; supported kinds: ${SUPPORTED_KINDS.join(', ')}.`] };
+  }
+  const spec = template.spec;
+  const errors: string[] = [];
+  const ordered = [...sidecars].sort((a, b) => a.rank - b.rank || a.container.name.localeCompare(b.container.name));
+
+  const userContainers: Json[] = spec.containers ?? [];
+  const userInit: Json[] = spec.initContainers ?? [];
+  const userVolumes: Json[] = spec.volumes ?? [];
+
+  errors.push(...checkCollisions(where, ordered, userContainers, userInit, userVolumes));
+
+  // A legacy sidecar never exits, so a Job's pod never completes.
+  if (COMPLETING_KINDS.has(manifest.kind)) {
+    for (const s of ordered) {
+      if (s.layout === 'LEGACY' && !s.allowLegacyOnJob) {
+        errors.push(
+          `${s.owner}: a legacy sidecar on ${where} never exits, so the Job never completes. ` +
+          'Target Kubernetes 1.29+ (native sidecars do not block completion), or set ' +
+          '`allowLegacyOnJob: true` if the app stops the sidecar itself.',
+        );
+      }
+    }
+  }
+
+  // Containers in their layout.
+  let needsTools = false;
+  const native: Json[] = [];
+  const legacyFirst: Json[] = [];
+  const legacyLast: Json[] = [];
+  for (const s of ordered) {
+    const { lifecycle, needsTools: tools } = lifecycleFor(s, target);
+    needsTools = needsTools || tools;
+    const c: Json = { ...s.container };
+    if (lifecycle) c.lifecycle = lifecycle;
+    if (tools) c.volumeMounts = [...(c.volumeMounts ?? []), { mountPath: TOOLS.mountPath, name: TOOLS.volumeName, readOnly: true }];
+    if (s.layout === 'NATIVE') {
+      c.restartPolicy = 'Always';
+      native.push(sortKeys(c));
+    } else if (s.hold) {
+      legacyFirst.push(sortKeys(c));
+    } else {
+      legacyLast.push(sortKeys(c));
+    }
+  }
+
+  // App containers: shared mounts and env (the user's own values win).
+  const appContainers = userContainers.map(app => withAppWiring(app, ordered));
+
+  const tools = needsTools ? [toolsInitContainer()] : [];
+  const initContainers = [...tools, ...native, ...userInit];
+  if (initContainers.length > 0) spec.initContainers = initContainers;
+  spec.containers = [...legacyFirst, ...appContainers, ...legacyLast];
+  const volumes = [...userVolumes, ...ordered.flatMap(s => s.volumes.map(sortKeys)), ...(needsTools ? [toolsVolume()] : [])];
+  if (volumes.length > 0) spec.volumes = volumes;
+
+  // Annotations that roll the pods when a sidecar's config changes.
+  const annotations = Object.assign({}, ...ordered.map(s => s.podAnnotations));
+  if (Object.keys(annotations).length > 0) {
+    template.metadata.annotations = sortKeys({ ...(template.metadata.annotations ?? {}), ...annotations });
+  }
+
+  // Grace period.
+  const need = graceNeed(ordered);
+  const current = spec.terminationGracePeriodSeconds;
+  if (current === undefined) {
+    spec.terminationGracePeriodSeconds = Math.max(KUBERNETES_DEFAULT_GRACE_SECONDS, need.seconds);
+  } else if (current < need.seconds) {
+    errors.push(
+      `${where}: terminationGracePeriodSeconds is ${current}, but its sidecars need ${need.seconds} ` +
+      `(${need.explanation}). Raise terminationGracePeriodSeconds to at least ${need.seconds}, ` +
+      'or shorten appShutdownTime or the agents\' drain/flush times.',
+    );
+  }
+
+  errors.push(...checkPodSpec(spec, target, where));
+  // Keep cdk8s' alphabetical key order for the objects the engine added keys to.
+  reorderInPlace(template.metadata);
+  reorderInPlace(spec);
+  return { manifest, errors };
+}
+
+function withAppWiring(app: Json, sidecars: SidecarSpec[]): Json {
+  const mounts: Json[] = [...(app.volumeMounts ?? [])];
+  const env: Json[] = [...(app.env ?? [])];
+  let changed = false;
+  for (const s of sidecars) {
+    for (const m of s.appMounts) {
+      if (mounts.some(x => x.mountPath === m.mountPath && x.name === m.name)) continue;
+      mounts.push(sortKeys(m));
+      changed = true;
+    }
+    for (const e of s.appEnv) {
+      if (env.some(x => x.name === e.name)) continue;
+      env.push(sortKeys(e));
+      changed = true;
+    }
+  }
+  if (!changed) return app;
+  const out: Json = { ...app };
+  if (env.length > 0) out.env = env;
+  if (mounts.length > 0) out.volumeMounts = mounts;
+  return sortKeys(out);
+}
+
+function checkCollisions(where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[], volumes: Json[]): string[] {
+  const errors: string[] = [];
+
+  const seenKinds = new Map<string, string>();
+  for (const s of sidecars) {
+    const first = seenKinds.get(s.kind);
+    if (first !== undefined) {
+      errors.push(`${s.owner}: ${where} already has a ${s.kind} ('${first}'); attach one ${s.kind} per workload.`);
+    } else {
+      seenKinds.set(s.kind, s.owner);
+    }
+  }
+
+  const userNames = new Set([...containers, ...init].map(c => c.name));
+  const sidecarNames = new Map<string, string>();
+  for (const s of sidecars) {
+    const name = s.container.name;
+    if (userNames.has(name)) {
+      errors.push(`${s.owner}: container name '${name}' is already used by a container of ${where}; choose another containerName.`);
+    }
+    const other = sidecarNames.get(name);
+    if (other !== undefined && other !== s.owner) {
+      errors.push(`${s.owner}: container name '${name}' is already used by the sidecar of '${other}' on ${where}; choose another containerName.`);
+    }
+    sidecarNames.set(name, s.owner);
+    if (name === TOOLS.containerName) {
+      errors.push(`${s.owner}: container name '${name}' is reserved for the library's hook tools; choose another containerName.`);
+    }
+  }
+
+  const userVolumeNames = new Set(volumes.map(v => v.name));
+  const sidecarVolumes = new Map<string, string>();
+  for (const s of sidecars) {
+    for (const v of s.volumes) {
+      if (userVolumeNames.has(v.name) || v.name === TOOLS.volumeName) {
+        errors.push(`${s.owner}: volume name '${v.name}' is already used by ${where}; choose another containerName (volume names derive from it).`);
+      }
+      const other = sidecarVolumes.get(v.name);
+      if (other !== undefined && other !== s.owner) {
+        errors.push(`${s.owner}: volume name '${v.name}' is already used by the sidecar of '${other}' on ${where}.`);
+      }
+      sidecarVolumes.set(v.name, s.owner);
+    }
+  }
+
+  // Ports: every container of a pod shares one network namespace.
+  const appPorts = new Map<number, string>();
+  for (const c of [...containers, ...init]) {
+    for (const p of c.ports ?? []) appPorts.set(p.containerPort, c.name);
+  }
+  const sidecarPorts = new Map<number, string>();
+  for (const s of sidecars) {
+    for (const port of boundPorts(s)) {
+      const app = appPorts.get(port);
+      if (app !== undefined) {
+        errors.push(`${s.owner}: port ${port} of sidecar '${s.container.name}' is also a port of container '${app}' on ${where}; choose another port for one of them.`);
+      }
+      const other = sidecarPorts.get(port);
+      if (other !== undefined) {
+        errors.push(`${s.owner}: port ${port} of sidecar '${s.container.name}' is also used by sidecar '${other}' on ${where}; choose another port.`);
+      }
+      sidecarPorts.set(port, s.container.name);
+    }
+  }
+
+  // Mount paths the sidecar adds to app containers.
+  for (const s of sidecars) {
+    for (const m of s.appMounts) {
+      for (const c of containers) {
+        const clash = (c.volumeMounts ?? []).find((x: Json) => x.mountPath === m.mountPath && x.name !== m.name);
+        if (clash) {
+          errors.push(`${s.owner}: container '${c.name}' of ${where} already mounts volume '${clash.name}' at ${m.mountPath}; choose another directory for the sidecar.`);
+        }
+      }
+    }
+  }
+  return errors;
+}
+
+/** The ports a sidecar binds: the declared ones plus the undeclared (localhost-only) ones. */
+export function boundPorts(s: SidecarSpec): number[] {
+  const declared = (s.container.ports ?? []).map((p: Json) => p.containerPort as number);
+  return [...new Set([...declared, ...(s.localPorts ?? [])])];
+}
+
+function reorderInPlace(o: Json): void {
+  const sorted = sortKeys(o);
+  for (const k of Object.keys(o)) delete o[k];
+  Object.assign(o, sorted);
+}
+
+/** Returns a shallow copy with the keys in alphabetical order (as cdk8s emits them). */
+export function sortKeys<T extends Json>(o: T): T {
+  const out: Json = {};
+  for (const k of Object.keys(o).sort()) out[k] = o[k];
+  return out as T;
+}

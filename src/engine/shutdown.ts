@@ -1,0 +1,122 @@
+/**
+ * Layer 2: shutdown handling per layout, the sidecar tools, and the grace-period arithmetic.
+ */
+import { EngineTarget, Json, SidecarSpec } from './spec';
+
+/**
+ * Distroless agent images (Fluent Bit, the OpenTelemetry Collector) have no shell and no
+ * `sleep`. Where a hook needs one (a legacy `preStop` delay before Kubernetes 1.30 has the
+ * `sleep` action, Envoy's drain request, the legacy "hold the app" wait), a tiny init container
+ * copies a static busybox into an emptyDir that those sidecars mount read-only.
+ */
+export const TOOLS = {
+  containerName: 'sidecar-tools',
+  volumeName: 'sidecar-tools',
+  mountPath: '/sidecar-tools',
+  image: 'busybox:1.36.1',
+  /** the busybox binary inside the sidecars */
+  busybox: '/sidecar-tools/busybox',
+} as const;
+
+/** Kubernetes' default `terminationGracePeriodSeconds`. */
+export const KUBERNETES_DEFAULT_GRACE_SECONDS = 30;
+
+/** The Pod Security Standard "restricted" container security context, for a non-root uid. */
+export function restrictedSecurityContext(uid: number): Json {
+  return {
+    allowPrivilegeEscalation: false,
+    capabilities: { drop: ['ALL'] },
+    privileged: false,
+    readOnlyRootFilesystem: true,
+    runAsGroup: uid,
+    runAsNonRoot: true,
+    runAsUser: uid,
+    seccompProfile: { type: 'RuntimeDefault' },
+  };
+}
+
+/** The init container that provides busybox to the hooks. */
+export function toolsInitContainer(): Json {
+  return {
+    command: ['/bin/busybox', 'cp', '/bin/busybox', TOOLS.busybox],
+    image: TOOLS.image,
+    imagePullPolicy: 'IfNotPresent',
+    name: TOOLS.containerName,
+    resources: {
+      limits: { cpu: '50m', memory: '16Mi' },
+      requests: { cpu: '10m', memory: '16Mi' },
+    },
+    securityContext: restrictedSecurityContext(65532),
+    volumeMounts: [{ mountPath: TOOLS.mountPath, name: TOOLS.volumeName }],
+  };
+}
+
+export function toolsVolume(): Json {
+  return { emptyDir: { sizeLimit: '8Mi' }, name: TOOLS.volumeName };
+}
+
+function shell(script: string): Json {
+  return { exec: { command: [TOOLS.busybox, 'sh', '-c', script] } };
+}
+
+/** The lifecycle hooks of a sidecar in its layout, and whether they need the tools. */
+export function lifecycleFor(spec: SidecarSpec, target: EngineTarget): { lifecycle?: Json; needsTools: boolean } {
+  const { preStopScript, appShutdownSeconds } = spec.shutdown;
+  const B = TOOLS.busybox;
+  if (spec.layout === 'NATIVE') {
+    // Ordering does the work: the sidecar is stopped only after the app has exited.
+    if (!preStopScript) return { needsTools: false };
+    return { lifecycle: { preStop: shell(preStopScript) }, needsTools: true };
+  }
+
+  const lifecycle: Json = {};
+  let needsTools = false;
+  if (preStopScript) {
+    lifecycle.preStop = shell(`${preStopScript}; ${B} sleep ${appShutdownSeconds}`);
+    needsTools = true;
+  } else if (target.minor >= 30) {
+    lifecycle.preStop = { sleep: { seconds: appShutdownSeconds } };
+  } else {
+    lifecycle.preStop = shell(`${B} sleep ${appShutdownSeconds}`);
+    needsTools = true;
+  }
+  if (spec.hold) {
+    // Regular containers start in order and a postStart hook blocks the next one.
+    const { readyUrl, timeoutSeconds } = spec.hold;
+    lifecycle.postStart = shell(
+      `i=0; until ${B} wget -q -T 1 -O /dev/null ${readyUrl}; do ` +
+      `i=$((i+1)); if [ $i -ge ${timeoutSeconds} ]; then exit 0; fi; ${B} sleep 1; done`,
+    );
+    needsTools = true;
+  }
+  return { lifecycle, needsTools };
+}
+
+/** What the pod needs, and why (for messages). */
+export interface GraceNeed {
+  readonly seconds: number;
+  readonly explanation: string;
+}
+
+/**
+ * The grace period the sidecars need (SIDECARS.md §3):
+ * - legacy: every sidecar waits out the app, then stops, all in parallel: max(app + stop);
+ * - native: the app shuts down first, then the sidecars stop one after another: app + sum(stop).
+ */
+export function graceNeed(sidecars: SidecarSpec[]): GraceNeed {
+  const app = Math.max(0, ...sidecars.map(s => s.shutdown.appShutdownSeconds));
+  let seconds = 0;
+  const parts: string[] = [];
+  const native = sidecars.filter(s => s.layout === 'NATIVE');
+  if (native.length > 0) {
+    const sum = native.reduce((acc, s) => acc + s.shutdown.stopSeconds, 0);
+    seconds = app + sum;
+    parts.push(`native: app ${app}s + ${native.map(s => `${s.container.name} ${s.shutdown.stopSeconds}s`).join(' + ')}`);
+  }
+  for (const s of sidecars.filter(x => x.layout === 'LEGACY')) {
+    const need = s.shutdown.appShutdownSeconds + s.shutdown.stopSeconds;
+    if (need > seconds) seconds = need;
+    parts.push(`legacy ${s.container.name}: preStop delay ${s.shutdown.appShutdownSeconds}s + stop ${s.shutdown.stopSeconds}s`);
+  }
+  return { seconds: Math.ceil(seconds), explanation: parts.join('; ') };
+}

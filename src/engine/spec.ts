@@ -1,0 +1,109 @@
+/**
+ * Layer 2 (pod-template engine): the data a construct hands to the engine.
+ *
+ * Everything here is plain Kubernetes JSON: no cdk8s types, so the engine can be tested (and
+ * reused on YAML files) on its own.
+ */
+
+/** A plain JSON object (a Kubernetes container, volume, probe, ...). */
+export type Json = { [key: string]: any };
+
+/** Which layout a sidecar is placed in (mirrors the public `SidecarLayout`). */
+export type Layout = 'NATIVE' | 'LEGACY';
+
+/**
+ * Ranks of the library's own sidecars: lower comes first in `initContainers` (native) and is
+ * therefore stopped LAST. Log agent, then tracer, then Envoy: Envoy stops first after the app,
+ * the log agent last, so it ships the others' last lines too.
+ */
+export const RANK = {
+  LOG_AGENT: 100,
+  TRACER: 200,
+  PROXY: 300,
+} as const;
+
+/** How a sidecar shuts down. All times in seconds. */
+export interface ShutdownSpec {
+  /**
+   * How long the agent needs after SIGTERM to flush / drain and exit
+   * (Fluent Bit `Grace`, the collector's drain, Envoy's exit).
+   */
+  readonly stopSeconds: number;
+
+  /**
+   * How long the app is given to shut down. Legacy: the `preStop` delay that keeps the sidecar
+   * alive while the app shuts down. Native: the share of the grace period the app gets before
+   * the sidecars are stopped.
+   */
+  readonly appShutdownSeconds: number;
+
+  /**
+   * A shell snippet (busybox `sh`) to run at `preStop` in BOTH layouts, before any legacy delay,
+   * e.g. Envoy's `POST /drain_listeners?graceful`. Runs with the sidecar tools (busybox) on PATH.
+   */
+  readonly preStopScript?: string;
+}
+
+/** Legacy-only: hold the app containers until this sidecar is ready (Istio's holdApplicationUntilProxyStarts). */
+export interface HoldSpec {
+  /** `http://127.0.0.1:<port><path>` that answers 200 once the sidecar is ready. */
+  readonly readyUrl: string;
+  /** Give up (and let the app start) after this many seconds. */
+  readonly timeoutSeconds: number;
+}
+
+/**
+ * One sidecar, as data. The engine places it, adds its volumes, mounts and env, its shutdown
+ * handling, and checks the result.
+ */
+export interface SidecarSpec {
+  /** The construct that asked for it (its path), for messages. */
+  readonly owner: string;
+
+  /** What kind of construct, for messages and "the same construct twice" checks, e.g. `WithEnvoy`. */
+  readonly kind: string;
+
+  /** Order among the library's sidecars (see RANK). */
+  readonly rank: number;
+
+  /**
+   * The container, WITHOUT `restartPolicy` and `lifecycle` (the engine sets those per layout).
+   * Must have `name`, `image`, `resources`, `securityContext` and a `startupProbe`.
+   */
+  readonly container: Json;
+
+  /**
+   * Ports the agent binds but does not declare as container ports (localhost-only admin or
+   * receiver ports): checked for collisions with the app's ports like the declared ones.
+   */
+  readonly localPorts?: number[];
+
+  /** Pod volumes this sidecar needs (names must not collide with the user's). */
+  readonly volumes: Json[];
+
+  /** Mounts added to every app container (`spec.containers`, not init containers). */
+  readonly appMounts: Json[];
+
+  /** Env added to every app container; a variable the container already sets wins. */
+  readonly appEnv: Json[];
+
+  /** Annotations on the pod template (e.g. the config checksum that rolls the pods). */
+  readonly podAnnotations: Record<string, string>;
+
+  readonly shutdown: ShutdownSpec;
+
+  /** Legacy only: hold the app until this sidecar is ready. */
+  readonly hold?: HoldSpec;
+
+  /** The layout this sidecar is emitted in (decided by the target layer). */
+  readonly layout: Layout;
+
+  /** The user accepted a legacy sidecar on a Job/CronJob (the pod never completes). */
+  readonly allowLegacyOnJob: boolean;
+}
+
+/** The target release as the engine needs it. */
+export interface EngineTarget {
+  /** Kubernetes minor version (1.x). */
+  readonly minor: number;
+}

@@ -1,0 +1,208 @@
+import { createHash } from 'crypto';
+import { ApiObject, Duration } from 'cdk8s';
+import { ContainerResources } from 'cdk8s-plus-27';
+import { Construct, IConstruct } from 'constructs';
+import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
+import { Json, SidecarSpec } from './engine/spec';
+import { ResolvedTarget, SidecarTargetOptions, resolveTarget } from './settings';
+import { SidecarLayout, formatVersion } from './target';
+
+/**
+ * Props shared by every sidecar construct.
+ */
+export interface SidecarProps extends SidecarTargetOptions {
+  /**
+   * The workload to attach the sidecar to: a cdk8s-plus-27 Deployment, StatefulSet, DaemonSet,
+   * Job, CronJob or Pod, or any cdk8s `ApiObject` of one of those kinds or a ReplicaSet
+   * (a raw `KubeDeployment`, objects from `Include` or `Helm`).
+   */
+  readonly workload: IConstruct;
+
+  /**
+   * Name of the sidecar container (a DNS-1123 label). Volume names derive from it.
+   * @default - the construct's own default, e.g. 'log-agent'
+   */
+  readonly containerName?: string;
+
+  /**
+   * Resource requests and limits of the sidecar container.
+   * @default - small requests and limits of the agent's own (not cdk8s-plus's 1 CPU / 512Mi)
+   */
+  readonly resources?: ContainerResources;
+
+  /**
+   * How long the app takes to shut down after SIGTERM. Legacy layout: the `preStop` delay that
+   * keeps the sidecar alive meanwhile. Native layout: the share of the grace period the app
+   * gets before the sidecars are stopped. Counts toward `terminationGracePeriodSeconds`.
+   * @default Duration.seconds(10)
+   */
+  readonly appShutdownTime?: Duration;
+
+  /**
+   * Accept a legacy sidecar on a Job or CronJob. A legacy sidecar never exits, so the pod never
+   * completes unless the app stops the sidecar itself; without this flag that is an error.
+   * @default false
+   */
+  readonly allowLegacyOnJob?: boolean;
+}
+
+/** Defaults shared by all agents. @internal */
+export const DEFAULT_APP_SHUTDOWN_SECONDS = 10;
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * The base of every sidecar construct: target resolution, workload binding, the config
+ * ConfigMap and the checks every agent shares. Subclasses describe their agent as data.
+ */
+export abstract class SidecarBase extends Construct {
+  /**
+   * The name of the sidecar container.
+   */
+  public readonly containerName: string;
+
+  /**
+   * The ApiObject whose pod template receives the sidecar.
+   */
+  public readonly workloadObject: ApiObject;
+
+  /** @internal */
+  protected readonly _props: SidecarProps;
+
+  protected constructor(scope: Construct, id: string, props: SidecarProps, private readonly defaultContainerName: string) {
+    super(scope, id);
+    this._props = props;
+    this.containerName = props.containerName ?? this.defaultContainerName;
+    this.workloadObject = workloadApiObject(this.describe(), props.workload);
+    checkDnsLabel(this.describe(), 'containerName', this.containerName);
+    // An explicit version is checked at once; inherited ones at synthesis.
+    this.resolved();
+    const source: SidecarSource = { node: this.node, renderSidecar: () => this.renderSidecar() };
+    WorkloadBinding.of(this.workloadObject).add(source);
+  }
+
+  /**
+   * The layout this sidecar is emitted in, resolved from the target (read at synthesis, so
+   * `Sidecars.configure()` and `CDK8S_SIDECARS_KUBERNETES_VERSION` count whenever they are set).
+   * Throws when the target cannot run the requested mode.
+   */
+  public get layout(): SidecarLayout {
+    const t = this.resolved();
+    if (t.decision.error !== undefined) throw new Error(`${this.describe()}: ${t.decision.error}`);
+    return t.decision.layout;
+  }
+
+  /**
+   * The Kubernetes minor version this sidecar targets, e.g. `1.29`.
+   */
+  public get targetVersion(): string {
+    return formatVersion(this.resolved().version);
+  }
+
+  /** `WithLogAgent 'chart/logs'` @internal */
+  protected describe(): string {
+    return `${this.constructor.name} '${this.node.path}'`;
+  }
+
+  /** @internal */
+  protected resolved(): ResolvedTarget {
+    return resolveTarget(this, this._props);
+  }
+
+  /**
+   * The agent as data for the given target (without layout decisions).
+   * @internal
+   */
+  protected abstract _spec(target: ResolvedTarget): Omit<SidecarSpec, 'layout' | 'allowLegacyOnJob' | 'owner' | 'kind'>;
+
+  private renderSidecar(): RenderedSidecar {
+    const target = this.resolved();
+    if (target.decision.error !== undefined) {
+      throw new Error(`${this.describe()}: ${target.decision.error}`);
+    }
+    const spec: SidecarSpec = {
+      ...this._spec(target),
+      owner: this.describe(),
+      kind: this.constructor.name,
+      layout: target.decision.layout,
+      allowLegacyOnJob: this._props.allowLegacyOnJob ?? false,
+    };
+    return { spec, minor: target.version.minor, gate: target.gate };
+  }
+
+  /** The app's shutdown time in seconds. @internal */
+  protected appShutdownSeconds(): number {
+    return durationSeconds(this.describe(), 'appShutdownTime', this._props.appShutdownTime, DEFAULT_APP_SHUTDOWN_SECONDS);
+  }
+
+  /**
+   * Creates the ConfigMap that holds the agent's generated config, in the workload's
+   * namespace. Returns its name and a checksum annotation that rolls the pods on change.
+   * @internal
+   */
+  protected _configMap(data: Record<string, string>): SidecarConfig {
+    const sorted: Record<string, string> = {};
+    for (const k of Object.keys(data).sort()) sorted[k] = data[k];
+    const namespace = this.workloadObject.metadata.namespace;
+    const cm = new ApiObject(this, 'config', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: namespace ? { namespace } : {},
+      data: sorted,
+    });
+    const checksum = createHash('sha256').update(JSON.stringify(sorted)).digest('hex');
+    return {
+      name: cm.name,
+      annotations: { [`checksum.sidecars.cdk8s.io/${this.containerName}`]: checksum },
+    };
+  }
+
+  /** Renders the resources prop, falling back to the agent's defaults. @internal */
+  protected _resources(defaults: { cpuRequest: string; cpuLimit: string; memoryRequest: string; memoryLimit: string }): Json {
+    const r = this._props.resources;
+    const memory = (size: any, fallback: string) => (size ? `${size.toMebibytes()}Mi` : fallback);
+    return {
+      limits: {
+        cpu: r?.cpu?.limit?.amount ?? defaults.cpuLimit,
+        memory: memory(r?.memory?.limit, defaults.memoryLimit),
+      },
+      requests: {
+        cpu: r?.cpu?.request?.amount ?? defaults.cpuRequest,
+        memory: memory(r?.memory?.request, defaults.memoryRequest),
+      },
+    };
+  }
+}
+
+/** @internal */
+export interface SidecarConfig {
+  readonly name: string;
+  readonly annotations: Record<string, string>;
+}
+
+/** @internal */
+export function checkDnsLabel(who: string, prop: string, value: string): void {
+  if (value.length > 63 || !DNS_LABEL.test(value)) {
+    throw new Error(
+      `${who}: ${prop} '${value}' is not a valid DNS-1123 label; use at most 63 lower-case letters, digits ` +
+      "and '-', starting and ending with a letter or digit (e.g. 'log-agent').",
+    );
+  }
+}
+
+/** @internal */
+export function checkPort(who: string, prop: string, value: number): void {
+  if (!Number.isInteger(value) || value < 1 || value > 65535) {
+    throw new Error(`${who}: ${prop} ${value} is not a valid port; use an integer from 1 to 65535.`);
+  }
+}
+
+/** @internal */
+export function durationSeconds(who: string, prop: string, d: Duration | undefined, fallback: number): number {
+  if (d === undefined) return fallback;
+  const s = d.toSeconds({ integral: false });
+  if (!Number.isFinite(s) || s < 0 || !Number.isInteger(s)) {
+    throw new Error(`${who}: ${prop} ${s}s is not a whole, non-negative number of seconds; use e.g. Duration.seconds(10).`);
+  }
+  return s;
+}

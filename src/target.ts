@@ -1,0 +1,128 @@
+/**
+ * Layer 1: the target Kubernetes release and what it allows.
+ *
+ * Pure functions over a parsed version. This is the ONE place where the native/legacy
+ * decision is made (`resolveLayout`). See SIDECARS.md §2 for the version matrix.
+ */
+
+/**
+ * How a construct chooses the layout of its sidecar.
+ */
+export enum SidecarMode {
+  /**
+   * Native on Kubernetes >= 1.29, native on 1.28 only when the SidecarContainers feature gate
+   * is on across the cluster, legacy otherwise.
+   */
+  AUTO = 'AUTO',
+  /**
+   * Always native (`initContainers` with `restartPolicy: Always`). An error on a target that
+   * would drop or reject the field (<= 1.27, or 1.28 without the feature gate).
+   */
+  NATIVE = 'NATIVE',
+  /**
+   * Always legacy (one more entry in `containers`), whatever the target.
+   */
+  LEGACY = 'LEGACY',
+}
+
+/**
+ * The layout a sidecar is emitted in.
+ */
+export enum SidecarLayout {
+  /**
+   * An init container with `restartPolicy: Always`: started before the app, stopped after it,
+   * does not block Job completion.
+   * @see https://kubernetes.io/docs/concepts/workloads/pods/sidecar-containers/
+   */
+  NATIVE = 'NATIVE',
+  /**
+   * One more entry in `spec.containers`, with a `preStop` delay so it outlives the app.
+   */
+  LEGACY = 'LEGACY',
+}
+
+/**
+ * The release the library emits for when nothing else says: the release cdk8s-plus-27 is for.
+ */
+export const DEFAULT_KUBERNETES_VERSION = '1.27';
+
+/** A parsed Kubernetes minor release. @internal */
+export interface KubeVersion {
+  readonly major: number;
+  readonly minor: number;
+  /** as the user wrote it */
+  readonly raw: string;
+}
+
+const VERSION_RE = /^v?(\d+)\.(\d+)(?:\.(\d+))?$/;
+
+/**
+ * Parses `1.29`, `v1.29`, `1.29.3` or `v1.29.3`. Returns undefined for anything else.
+ * @internal
+ */
+export function parseKubernetesVersion(raw: string): KubeVersion | undefined {
+  const m = VERSION_RE.exec(raw);
+  if (!m) return undefined;
+  const major = Number(m[1]);
+  const minor = Number(m[2]);
+  if (major !== 1 || minor > 99) return undefined;
+  return { major, minor, raw };
+}
+
+/** `1.29` @internal */
+export function formatVersion(v: KubeVersion): string {
+  return `${v.major}.${v.minor}`;
+}
+
+/** @internal */
+export function atLeast(v: KubeVersion, minor: number): boolean {
+  return v.minor >= minor;
+}
+
+/**
+ * `lifecycle.*.sleep` (no shell needed): alpha 1.29, beta (on by default) 1.30.
+ * @internal
+ */
+export function supportsSleepAction(v: KubeVersion): boolean {
+  return atLeast(v, 30);
+}
+
+/** The outcome of the layout decision. @internal */
+export type LayoutDecision =
+  | { readonly layout: SidecarLayout; readonly error?: undefined }
+  | { readonly layout?: undefined; readonly error: string };
+
+/**
+ * THE native/legacy decision (SIDECARS.md §2).
+ * @internal
+ */
+export function resolveLayout(v: KubeVersion, mode: SidecarMode, gate: boolean): LayoutDecision {
+  const nativeWorks = atLeast(v, 29) || (v.minor === 28 && gate);
+  switch (mode) {
+    case SidecarMode.LEGACY:
+      return { layout: SidecarLayout.LEGACY };
+    case SidecarMode.AUTO:
+      return { layout: nativeWorks ? SidecarLayout.NATIVE : SidecarLayout.LEGACY };
+    case SidecarMode.NATIVE:
+      if (nativeWorks) return { layout: SidecarLayout.NATIVE };
+      if (v.minor === 28) {
+        return {
+          error:
+            `mode NATIVE on Kubernetes ${formatVersion(v)} without the SidecarContainers feature gate: ` +
+            'the API server silently drops `restartPolicy: Always` from init containers, so the sidecar becomes a ' +
+            'blocking init container (the pod hangs in Init) or is rejected for its probes. ' +
+            'Set `sidecarContainersGate: true` if the gate is on in the API server and every kubelet, ' +
+            'target 1.29 or later, or use SidecarMode.AUTO / SidecarMode.LEGACY.',
+        };
+      }
+      return {
+        error:
+          `mode NATIVE on Kubernetes ${formatVersion(v)}: native sidecars need 1.29 (or 1.28 with the ` +
+          'SidecarContainers feature gate); this release does not know `initContainers[].restartPolicy`, so the ' +
+          'API server drops it (or rejects the object under strict field validation) and the pod hangs in Init. ' +
+          'Target 1.29 or later, or use SidecarMode.AUTO / SidecarMode.LEGACY.',
+      };
+    default:
+      return { error: `unknown mode '${mode}'; use SidecarMode.AUTO, SidecarMode.NATIVE or SidecarMode.LEGACY` };
+  }
+}

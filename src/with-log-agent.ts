@@ -1,0 +1,144 @@
+import * as path from 'path';
+import { Construct } from 'constructs';
+import { RANK, SidecarSpec } from './engine/spec';
+import { restrictedSecurityContext } from './engine/shutdown';
+import { LogAgent } from './log-agent';
+import { LogOutput, outputSecretEnv } from './log-output';
+import { SidecarBase, SidecarProps, checkPort } from './sidecar';
+
+/**
+ * Props of `WithLogAgent`.
+ */
+export interface WithLogAgentProps extends SidecarProps {
+  /**
+   * The log shipper.
+   * @default LogAgent.fluentBit()
+   */
+  readonly agent?: LogAgent;
+
+  /**
+   * Where the logs go.
+   * @default LogOutput.stdout()
+   */
+  readonly output?: LogOutput;
+
+  /**
+   * The directory the app writes its log files into: an emptyDir mounted into every app
+   * container (also those added later) and into the agent, which tails it.
+   * @default '/var/log/app'
+   */
+  readonly logDirectory?: string;
+
+  /**
+   * Glob of the files to tail inside `logDirectory`.
+   * @default '*.log'
+   */
+  readonly filePattern?: string;
+}
+
+/**
+ * Attaches a log shipper sidecar (Fluent Bit by default) to a workload: the app writes log
+ * files into a shared directory, the agent tails them and ships them to `output`.
+ *
+ * Native layout: the agent starts before the app and stops after it, so the last lines of a
+ * dying app are shipped. Legacy layout: a `preStop` delay keeps it alive while the app shuts
+ * down.
+ */
+export class WithLogAgent extends SidecarBase {
+  /** The log shipper. */
+  public readonly agent: LogAgent;
+  /** Where the logs go. */
+  public readonly output: LogOutput;
+  /** The shared log directory. */
+  public readonly logDirectory: string;
+
+  private readonly spec: Omit<SidecarSpec, 'layout' | 'allowLegacyOnJob' | 'owner' | 'kind'>;
+
+  constructor(scope: Construct, id: string, props: WithLogAgentProps) {
+    super(scope, id, props, 'log-agent');
+    const who = this.describe();
+    this.agent = props.agent ?? LogAgent.fluentBit();
+    this.output = props.output ?? LogOutput.stdout();
+    this.logDirectory = props.logDirectory ?? '/var/log/app';
+    const filePattern = props.filePattern ?? '*.log';
+    checkLogDirectory(who, this.logDirectory);
+    if (filePattern === '' || filePattern.includes('/') || /\s/.test(filePattern)) {
+      throw new Error(`${who}: filePattern '${filePattern}' must be a file-name glob without '/' or spaces, e.g. '*.log'.`);
+    }
+    const o = this.output._config;
+    if ('host' in o) {
+      if (o.host.trim() === '') throw new Error(`${who}: the ${o.type} output needs a host; got an empty string.`);
+      checkPort(who, `${o.type} output port`, o.port);
+    }
+
+    const configDirectory = '/etc/log-agent';
+    const secrets = outputSecretEnv(o);
+    const r = this.agent._render({
+      who, logDirectory: this.logDirectory, filePattern, configDirectory, output: o, secretVars: secrets.vars,
+    });
+    checkPort(who, 'agent health port', r.healthPort);
+    const config = this._configMap(r.files);
+    const logVolume = `${this.containerName}-logs`;
+    const configVolume = `${this.containerName}-config`;
+    const probe = (periodSeconds: number, failureThreshold: number) => ({
+      failureThreshold,
+      httpGet: { path: r.healthPath, port: r.healthPort },
+      periodSeconds,
+      timeoutSeconds: 1,
+    });
+
+    this.spec = {
+      rank: RANK.LOG_AGENT,
+      container: {
+        args: r.args,
+        command: r.command,
+        env: [
+          fieldEnv('POD_NAME', 'metadata.name'),
+          fieldEnv('POD_NAMESPACE', 'metadata.namespace'),
+          fieldEnv('NODE_NAME', 'spec.nodeName'),
+          ...r.env,
+          ...secrets.env,
+        ],
+        image: r.image,
+        imagePullPolicy: 'IfNotPresent',
+        name: this.containerName,
+        ports: [{ containerPort: r.healthPort, name: r.healthPortName, protocol: 'TCP' }],
+        readinessProbe: probe(10, 3),
+        resources: this._resources(r.defaultResources),
+        securityContext: restrictedSecurityContext(r.uid),
+        startupProbe: probe(1, 30),
+        volumeMounts: [
+          { mountPath: this.logDirectory, name: logVolume },
+          { mountPath: configDirectory, name: configVolume, readOnly: true },
+        ],
+      },
+      volumes: [
+        { emptyDir: {}, name: logVolume },
+        { configMap: { name: config.name }, name: configVolume },
+      ],
+      appMounts: [{ mountPath: this.logDirectory, name: logVolume }],
+      appEnv: [],
+      podAnnotations: config.annotations,
+      shutdown: { stopSeconds: r.stopSeconds, appShutdownSeconds: this.appShutdownSeconds() },
+    };
+  }
+
+  /** @internal */
+  protected _spec() {
+    return this.spec;
+  }
+}
+
+function fieldEnv(name: string, fieldPath: string) {
+  return { name, valueFrom: { fieldRef: { fieldPath } } };
+}
+
+function checkLogDirectory(who: string, dir: string): void {
+  const reserved = ['/', '/etc', '/bin', '/usr', '/proc', '/sys', '/dev', '/var', '/tmp'];
+  if (!path.posix.isAbsolute(dir) || path.posix.normalize(dir) !== dir || dir.endsWith('/') || reserved.includes(dir)) {
+    throw new Error(
+      `${who}: logDirectory '${dir}' must be an absolute, normalized directory of its own (no trailing '/', not a system ` +
+      "directory such as '/var'), e.g. '/var/log/app'.",
+    );
+  }
+}
