@@ -93,16 +93,30 @@ export type LogOutputConfig =
   | { readonly type: 'stdout' }
   | { readonly type: 'forward'; readonly host: string; readonly port: number; readonly tls: boolean }
   | {
-    readonly type: 'http'; readonly host: string; readonly port: number; readonly tls: boolean;
-    readonly uri: string; readonly headers: Record<string, SecretRef>; readonly basicAuth?: { username: SecretRef; password: SecretRef };
+    readonly type: 'http';
+    readonly host: string;
+    readonly port: number;
+    readonly tls: boolean;
+    readonly uri: string;
+    readonly headers: Record<string, SecretRef>;
+    readonly basicAuth?: { username: SecretRef; password: SecretRef };
   }
   | {
-    readonly type: 'loki'; readonly host: string; readonly port: number; readonly tls: boolean;
-    readonly labels: Record<string, string>; readonly tenantId?: string; readonly basicAuth?: { username: SecretRef; password: SecretRef };
+    readonly type: 'loki';
+    readonly host: string;
+    readonly port: number;
+    readonly tls: boolean;
+    readonly labels: Record<string, string>;
+    readonly tenantId?: string;
+    readonly basicAuth?: { username: SecretRef; password: SecretRef };
   }
   | {
-    readonly type: 'elasticsearch' | 'opensearch'; readonly host: string; readonly port: number; readonly tls: boolean;
-    readonly index: string; readonly basicAuth?: { username: SecretRef; password: SecretRef };
+    readonly type: 'elasticsearch' | 'opensearch';
+    readonly host: string;
+    readonly port: number;
+    readonly tls: boolean;
+    readonly index: string;
+    readonly basicAuth?: { username: SecretRef; password: SecretRef };
   };
 
 function ref(v: SecretValue): SecretRef {
@@ -134,16 +148,26 @@ export class LogOutput {
     const headers: Record<string, SecretRef> = {};
     for (const name of Object.keys(options.secretHeaders ?? {}).sort()) headers[name] = ref(options.secretHeaders![name]);
     return new LogOutput({
-      type: 'http', host: options.host, port: options.port ?? (tls ? 443 : 80), tls,
-      uri: options.uri ?? '/', headers, basicAuth: auth(options.basicAuth),
+      type: 'http',
+      host: options.host,
+      port: options.port ?? (tls ? 443 : 80),
+      tls,
+      uri: options.uri ?? '/',
+      headers,
+      basicAuth: auth(options.basicAuth),
     });
   }
 
   /** Grafana Loki. */
   public static loki(options: LokiOutputOptions): LogOutput {
     return new LogOutput({
-      type: 'loki', host: options.host, port: options.port ?? 3100, tls: options.tls ?? false,
-      labels: options.labels ?? { job: 'cdk8s-sidecars' }, tenantId: options.tenantId, basicAuth: auth(options.basicAuth),
+      type: 'loki',
+      host: options.host,
+      port: options.port ?? 3100,
+      tls: options.tls ?? false,
+      labels: options.labels ?? { job: 'cdk8s-sidecars' },
+      tenantId: options.tenantId,
+      basicAuth: auth(options.basicAuth),
     });
   }
 
@@ -159,8 +183,12 @@ export class LogOutput {
 
   private static search(type: 'elasticsearch' | 'opensearch', options: SearchOutputOptions): LogOutput {
     return new LogOutput({
-      type, host: options.host, port: options.port ?? 9200, tls: options.tls ?? true,
-      index: options.index ?? 'app-logs', basicAuth: auth(options.basicAuth),
+      type,
+      host: options.host,
+      port: options.port ?? 9200,
+      tls: options.tls ?? true,
+      index: options.index ?? 'app-logs',
+      basicAuth: auth(options.basicAuth),
     });
   }
 

@@ -1,7 +1,7 @@
 import * as path from 'path';
 import { Construct } from 'constructs';
-import { RANK, SidecarSpec } from './engine/spec';
 import { restrictedSecurityContext } from './engine/shutdown';
+import { RANK, SidecarSpec } from './engine/spec';
 import { LogAgent } from './log-agent';
 import { LogOutput, outputSecretEnv } from './log-output';
 import { SidecarBase, SidecarProps, checkPort } from './sidecar';
