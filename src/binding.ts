@@ -30,6 +30,11 @@ export interface RenderedSidecar {
   readonly gate: boolean;
 }
 
+export interface BindingOptions {
+  /** See ApplyOptions.graceWrittenByDefault. */
+  readonly graceWrittenByDefault?: number;
+}
+
 /**
  * Finds the `ApiObject` that carries the pod template of `workload` (a cdk8s-plus workload or
  * an ApiObject), or throws a message that says what is accepted.
@@ -65,10 +70,10 @@ export function workloadApiObject(owner: string, workload: IConstruct): ApiObjec
  */
 export class WorkloadBinding {
   /** The binding of `obj`, created (and its `toJson` wrapped) on first use. */
-  public static of(obj: ApiObject): WorkloadBinding {
+  public static of(obj: ApiObject, options: BindingOptions = {}): WorkloadBinding {
     const existing: WorkloadBinding | undefined = (obj as any)[BINDING];
     if (existing) return existing;
-    const binding = new WorkloadBinding(obj);
+    const binding = new WorkloadBinding(obj, options);
     (obj as any)[BINDING] = binding;
     return binding;
   }
@@ -76,7 +81,7 @@ export class WorkloadBinding {
   private readonly sources: SidecarSource[] = [];
   private readonly originalToJson: () => Json;
 
-  private constructor(obj: ApiObject) {
+  private constructor(obj: ApiObject, private readonly options: BindingOptions) {
     this.originalToJson = obj.toJson.bind(obj);
     Object.defineProperty(obj, 'toJson', {
       value: () => {
@@ -129,6 +134,6 @@ export class WorkloadBinding {
       );
     }
     if (errors.length > 0) return { manifest: base, errors };
-    return applySidecars(base, specs, { minor, gate });
+    return applySidecars(base, specs, { minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault });
   }
 }

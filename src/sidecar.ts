@@ -3,6 +3,7 @@ import { ApiObject, Duration } from 'cdk8s';
 import { ContainerResources } from 'cdk8s-plus-27';
 import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './engine/shutdown';
 import { Json, SidecarSpec } from './engine/spec';
 import { ResolvedTarget, SidecarTargetOptions, resolveTarget } from './settings';
 import { SidecarLayout, formatVersion } from './target';
@@ -78,7 +79,10 @@ export abstract class SidecarBase extends Construct {
     // An explicit version is checked at once; inherited ones at synthesis.
     this.resolved();
     const source: SidecarSource = { node: this.node, renderSidecar: () => this.renderSidecar() };
-    WorkloadBinding.of(this.workloadObject).add(source);
+    // cdk8s-plus-27 writes terminationGracePeriodSeconds: 30 when its prop is unset, so on its
+    // workloads 30 means "unset" and is raised when the sidecars need more.
+    const isKplus = !ApiObject.isApiObject(props.workload);
+    WorkloadBinding.of(this.workloadObject, { graceWrittenByDefault: isKplus ? KUBERNETES_DEFAULT_GRACE_SECONDS : undefined }).add(source);
   }
 
   /**

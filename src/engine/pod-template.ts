@@ -59,7 +59,17 @@ export interface EngineResult {
 /**
  * Places `sidecars` into the pod template of `input` for `target`.
  */
-export function applySidecars(input: Json, sidecars: SidecarSpec[], target: EngineTarget & { gate: boolean }): EngineResult {
+export interface ApplyOptions extends EngineTarget {
+  /** The SidecarContainers gate is on (only matters for 1.28). */
+  readonly gate: boolean;
+  /**
+   * A `terminationGracePeriodSeconds` value that stands for "not set by the user" (cdk8s-plus-27
+   * always writes 30 when its prop is unset); such a value is raised like an absent one.
+   */
+  readonly graceWrittenByDefault?: number;
+}
+
+export function applySidecars(input: Json, sidecars: SidecarSpec[], target: ApplyOptions): EngineResult {
   const manifest: Json = structuredClone(input);
   const where = describeObject(manifest);
   const template = podTemplateOf(manifest);
@@ -129,7 +139,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Engi
   // Grace period.
   const need = graceNeed(ordered);
   const current = spec.terminationGracePeriodSeconds;
-  if (current === undefined) {
+  if (current === undefined || current === target.graceWrittenByDefault) {
     spec.terminationGracePeriodSeconds = Math.max(KUBERNETES_DEFAULT_GRACE_SECONDS, need.seconds);
   } else if (current < need.seconds) {
     errors.push(

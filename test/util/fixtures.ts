@@ -1,0 +1,109 @@
+/**
+ * Workloads of every kind, and small accessors for synthesized pod templates.
+ */
+import { ApiObject, App, Chart, Cron, Testing } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { Construct } from 'constructs';
+
+export const WORKLOAD_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'Pod'] as const;
+export type WorkloadKind = typeof WORKLOAD_KINDS[number];
+
+/** An app container as a user would write it. */
+export const APP_CONTAINER: kplus.ContainerProps = {
+  name: 'app',
+  image: 'ghcr.io/example/app:1.0.0',
+  portNumber: 8080,
+  securityContext: { user: 1000, group: 1000 },
+};
+
+/** A cdk8s-plus-27 workload of the given kind with one app container. */
+export function kplusWorkload(scope: Construct, kind: WorkloadKind, id = 'web'): kplus.AbstractPod {
+  const containers = [APP_CONTAINER];
+  switch (kind) {
+    case 'Deployment': return new kplus.Deployment(scope, id, { containers });
+    case 'StatefulSet': {
+      const service = new kplus.Service(scope, `${id}-svc`, { ports: [{ port: 8080 }], clusterIP: 'None' });
+      return new kplus.StatefulSet(scope, id, { containers, service });
+    }
+    case 'DaemonSet': return new kplus.DaemonSet(scope, id, { containers });
+    case 'Job': return new kplus.Job(scope, id, { containers });
+    case 'CronJob': return new kplus.CronJob(scope, id, { containers, schedule: Cron.daily() });
+    case 'Pod': return new kplus.Pod(scope, id, { containers });
+  }
+}
+
+/** A fresh app and chart. */
+export function newChart(): { app: App; chart: Chart } {
+  const app = Testing.app();
+  const chart = new Chart(app, 'test');
+  return { app, chart };
+}
+
+/** The pod spec of a synthesized manifest of any workload kind. */
+export function podSpecOf(manifest: any): any {
+  switch (manifest.kind) {
+    case 'Pod': return manifest.spec;
+    case 'CronJob': return manifest.spec.jobTemplate.spec.template.spec;
+    default: return manifest.spec.template.spec;
+  }
+}
+
+/** The pod template metadata of a synthesized manifest. */
+export function podMetadataOf(manifest: any): any {
+  switch (manifest.kind) {
+    case 'Pod': return manifest.metadata;
+    case 'CronJob': return manifest.spec.jobTemplate.spec.template.metadata;
+    default: return manifest.spec.template.metadata;
+  }
+}
+
+/** The one manifest of the given kind. */
+export function manifestOf(manifests: any[], kind: string): any {
+  const found = manifests.filter(m => m.kind === kind);
+  if (found.length !== 1) throw new Error(`expected one ${kind}, found ${found.length}`);
+  return found[0];
+}
+
+/** Names of init containers and containers, in order. */
+export function layoutOf(manifest: any): { init: string[]; containers: string[] } {
+  const spec = podSpecOf(manifest);
+  return {
+    init: (spec.initContainers ?? []).map((c: any) => c.name),
+    containers: (spec.containers ?? []).map((c: any) => c.name),
+  };
+}
+
+/** Finds a container (init or regular) by name. */
+export function containerOf(manifest: any, name: string): any {
+  const spec = podSpecOf(manifest);
+  const c = [...(spec.initContainers ?? []), ...(spec.containers ?? [])].find((x: any) => x.name === name);
+  if (!c) throw new Error(`no container '${name}' in ${manifest.kind}`);
+  return c;
+}
+
+/** A raw Deployment as an ApiObject (as Include/Helm produce). */
+export function rawDeployment(scope: Construct, id = 'raw'): ApiObject {
+  return new ApiObject(scope, id, {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: id },
+    spec: {
+      selector: { matchLabels: { app: id } },
+      template: {
+        metadata: { labels: { app: id } },
+        spec: { containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', ports: [{ containerPort: 8080 }] }] },
+      },
+    },
+  });
+}
+
+/** Runs `fn` with an environment variable set, restoring it after. */
+export function withEnv<T>(name: string, value: string | undefined, fn: () => T): T {
+  const before = process.env[name];
+  if (value === undefined) delete process.env[name]; else process.env[name] = value;
+  try {
+    return fn();
+  } finally {
+    if (before === undefined) delete process.env[name]; else process.env[name] = before;
+  }
+}
