@@ -181,7 +181,8 @@ describe('outputs', () => {
 
   test('HTTP with secret headers and basic auth: values come from Secrets via env, never the ConfigMap', () => {
     const { out, agent, manifests } = outputConfig(LogOutput.http({
-      host: 'logs.example.com', uri: '/ingest',
+      host: 'logs.example.com',
+      uri: '/ingest',
       secretHeaders: { Authorization: secret('log-token', 'header') },
       basicAuth: { username: secret('log-basic', 'user'), password: secret('log-basic', 'pass') },
     }));

@@ -1,0 +1,151 @@
+/**
+ * The binding: how the engine's output reaches every synth path.
+ */
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { ApiObject, App, Chart, Include, JsonPatch, Testing, Yaml } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { parseAllDocuments } from 'yaml';
+import { WithLogAgent } from '../src';
+import { containerOf, kplusWorkload, layoutOf, manifestOf, newChart, podSpecOf, rawDeployment } from './util/fixtures';
+import { expectValidManifests } from './util/k8s-schema';
+
+function nativeApp(outdir?: string) {
+  const app = outdir ? new App({ outdir }) : Testing.app();
+  const chart = new Chart(app, 'test');
+  const dep = kplusWorkload(chart, 'Deployment') as kplus.Deployment;
+  new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: '1.29' });
+  return { app, chart, dep };
+}
+
+function expectNative(manifest: any) {
+  const spec = podSpecOf(manifest);
+  expect(spec.initContainers[0]).toMatchObject({ name: 'log-agent', restartPolicy: 'Always' });
+}
+
+describe('every synth path emits the sidecar (cdk8s-plus-27 filters restartPolicy in its own toJson)', () => {
+  test('Testing.synth', () => {
+    expectNative(manifestOf(Testing.synth(nativeApp().chart), 'Deployment'));
+  });
+
+  test('Chart.toJson', () => {
+    expectNative(manifestOf(nativeApp().chart.toJson(), 'Deployment'));
+  });
+
+  test('App.synthYaml', () => {
+    const docs = parseAllDocuments(nativeApp().app.synthYaml()).map(d => d.toJSON());
+    expectNative(manifestOf(docs, 'Deployment'));
+  });
+
+  test('App.synth writes it to disk', () => {
+    const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecars-'));
+    nativeApp(outdir).app.synth();
+    const files = fs.readdirSync(outdir);
+    expect(files).toEqual(['test.k8s.yaml']);
+    const docs = Yaml.load(path.join(outdir, files[0]));
+    expectNative(manifestOf(docs, 'Deployment'));
+  });
+
+  test('a JSON patch cannot do it (cdk8s#2172), which is why the binding exists', () => {
+    const { chart } = newChart();
+    const dep = new kplus.Deployment(chart, 'web', { containers: [{ image: 'nginx', portNumber: 8080 }] });
+    dep.addInitContainer({ name: 'side', image: 'busybox' });
+    ApiObject.of(dep).addJsonPatch(JsonPatch.add('/spec/template/spec/initContainers/0/restartPolicy', 'Always'));
+    expect(podSpecOf(manifestOf(Testing.synth(chart), 'Deployment')).initContainers[0].restartPolicy).toBeUndefined();
+  });
+});
+
+describe('order of construction does not matter, and user patches are kept', () => {
+  test('containers, init containers and volumes added after the construct are all there', () => {
+    const { chart, dep } = nativeApp();
+    dep.addContainer({ name: 'late', image: 'ghcr.io/example/late:1', securityContext: { user: 1000 } });
+    dep.addInitContainer({ name: 'late-init', image: 'ghcr.io/example/init:1' });
+    dep.addVolume(kplus.Volume.fromEmptyDir(chart, 'cache', 'cache'));
+    const m = manifestOf(Testing.synth(chart), 'Deployment');
+    expect(layoutOf(m)).toEqual({ init: ['log-agent', 'late-init'], containers: ['app', 'late'] });
+    expect(containerOf(m, 'late').volumeMounts).toContainEqual({ mountPath: '/var/log/app', name: 'log-agent-logs' });
+    expect(podSpecOf(m).volumes.map((v: any) => v.name)).toEqual(['cache', 'log-agent-logs', 'log-agent-config']);
+  });
+
+  test('a user JSON patch is applied and survives', () => {
+    const { chart, dep } = nativeApp();
+    ApiObject.of(dep).addJsonPatch(JsonPatch.add('/spec/template/spec/priorityClassName', 'high'));
+    ApiObject.of(dep).addJsonPatch(JsonPatch.add('/metadata/labels', { team: 'shop' }));
+    const m = manifestOf(Testing.synth(chart), 'Deployment');
+    expect(podSpecOf(m).priorityClassName).toBe('high');
+    expect(m.metadata.labels).toEqual({ team: 'shop' });
+    expectNative(m);
+  });
+});
+
+describe('plain ApiObjects: raw Kube* objects, Include and Helm output', () => {
+  test('a raw Deployment ApiObject', () => {
+    const { chart } = newChart();
+    const raw = rawDeployment(chart);
+    new WithLogAgent(chart, 'logs', { workload: raw, kubernetesVersion: '1.29' });
+    const manifests = Testing.synth(chart);
+    const m = manifestOf(manifests, 'Deployment');
+    expect(layoutOf(m)).toEqual({ init: ['log-agent'], containers: ['app'] });
+    // absent grace period: set for the sidecars
+    expect(podSpecOf(m).terminationGracePeriodSeconds).toBe(30);
+    expectValidManifests(manifests, '1.29');
+  });
+
+  test('a KubeDeployment from the cdk8s-plus-27 imports (the 1.27 filter) still gets the native field', () => {
+    const { chart } = newChart();
+    const kube = new kplus.k8s.KubeDeployment(chart, 'kube', {
+      spec: {
+        selector: { matchLabels: { app: 'kube' } },
+        template: { metadata: { labels: { app: 'kube' } }, spec: { containers: [{ name: 'app', image: 'a:1' }] } },
+      },
+    });
+    new WithLogAgent(chart, 'logs', { workload: kube, kubernetesVersion: '1.30' });
+    expectNative(manifestOf(Testing.synth(chart), 'Deployment'));
+  });
+
+  test('objects brought in with Include (ReplicaSet and Deployment from a YAML file)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'include-'));
+    const file = path.join(dir, 'third-party.yaml');
+    fs.writeFileSync(file, [
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: vendor\nspec:\n  selector:\n    matchLabels: {app: vendor}\n  template:\n    metadata:\n      labels: {app: vendor}\n    spec:\n      containers:\n      - name: vendor\n        image: vendor/app:2\n',
+      'apiVersion: v1\nkind: Service\nmetadata:\n  name: vendor\nspec:\n  ports: [{port: 80}]\n',
+    ].join('---\n'));
+    const { chart } = newChart();
+    const inc = new Include(chart, 'vendor', { url: file });
+    const dep = inc.apiObjects.find(o => o.kind === 'Deployment')!;
+    new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: '1.27' });
+    const manifests = Testing.synth(chart);
+    const m = manifestOf(manifests, 'Deployment');
+    expect(layoutOf(m)).toEqual({ init: ['sidecar-tools'], containers: ['vendor', 'log-agent'] });
+    expectValidManifests(manifests, '1.27');
+    // the Service is not a workload
+    const svc = inc.apiObjects.find(o => o.kind === 'Service')!;
+    expect(() => new WithLogAgent(chart, 'logs2', { workload: svc })).toThrow(/is a v1 Service, which has no pod template/);
+  });
+
+  test('a construct that is no workload at all', () => {
+    const { chart } = newChart();
+    const empty = new Chart(chart, 'empty');
+    expect(() => new WithLogAgent(chart, 'logs', { workload: empty })).toThrow(
+      "WithLogAgent 'test/logs': workload 'test/empty' is neither a cdk8s-plus workload nor a cdk8s ApiObject.",
+    );
+  });
+});
+
+test('a ReplicaSet and a Pod ApiObject work too', () => {
+  const { chart } = newChart();
+  const rs = new ApiObject(chart, 'rs', {
+    apiVersion: 'apps/v1',
+    kind: 'ReplicaSet',
+    metadata: { name: 'rs' },
+    spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'app', image: 'a' }] } } },
+  });
+  const pod = new ApiObject(chart, 'pod', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'app', image: 'a' }] } });
+  new WithLogAgent(chart, 'l1', { workload: rs, kubernetesVersion: '1.33' });
+  new WithLogAgent(chart, 'l2', { workload: pod, kubernetesVersion: '1.33' });
+  const manifests = Testing.synth(chart);
+  expectNative(manifestOf(manifests, 'ReplicaSet'));
+  expectNative(manifestOf(manifests, 'Pod'));
+  expectValidManifests(manifests, '1.33');
+});

@@ -1,0 +1,103 @@
+import { Testing } from 'cdk8s';
+import { SidecarLayout, SidecarMode, Sidecars, WithLogAgent } from '../src';
+import { parseKubernetesVersion, resolveLayout } from '../src/target';
+import { kplusWorkload, layoutOf, manifestOf, newChart, withEnv } from './util/fixtures';
+
+const ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
+
+describe('parseKubernetesVersion', () => {
+  test.each(['1.29', 'v1.29', '1.29.3', 'v1.29.3', '1.27', 'v1.35.0'])('accepts %s', raw => {
+    expect(parseKubernetesVersion(raw)).toMatchObject({ major: 1, minor: Number(raw.replace(/^v/, '').split('.')[1]) });
+  });
+  test.each(['', '1', '1.29.3.1', 'V1.29', ' 1.29', '1.29 ', '2.0', '1.x', 'latest', '1.29-eks', '1.29.3-gke.100', '01.29x'])('rejects %j', raw => {
+    expect(parseKubernetesVersion(raw)).toBeUndefined();
+  });
+});
+
+describe('resolveLayout: the version matrix (SIDECARS.md §2)', () => {
+  const v = (minor: number) => parseKubernetesVersion(`1.${minor}`)!;
+  test.each([
+    [27, false, 'LEGACY'], [27, true, 'LEGACY'],
+    [28, false, 'LEGACY'], [28, true, 'NATIVE'],
+    [29, false, 'NATIVE'], [32, false, 'NATIVE'], [33, false, 'NATIVE'], [35, false, 'NATIVE'],
+  ])('AUTO on 1.%d (gate %s) is %s', (minor, gate, layout) => {
+    expect(resolveLayout(v(minor as number), SidecarMode.AUTO, gate as boolean)).toEqual({ layout });
+  });
+  test('LEGACY is always legacy', () => {
+    for (const minor of [27, 28, 29, 35]) expect(resolveLayout(v(minor), SidecarMode.LEGACY, true)).toEqual({ layout: SidecarLayout.LEGACY });
+  });
+  test('NATIVE where the cluster can run it', () => {
+    expect(resolveLayout(v(28), SidecarMode.NATIVE, true)).toEqual({ layout: SidecarLayout.NATIVE });
+    expect(resolveLayout(v(29), SidecarMode.NATIVE, false)).toEqual({ layout: SidecarLayout.NATIVE });
+  });
+  test('NATIVE where the cluster would drop or reject it is an error that says what happens and what to do', () => {
+    expect(resolveLayout(v(27), SidecarMode.NATIVE, false).error).toMatch(/^mode NATIVE on Kubernetes 1\.27: .*the API server drops it .*pod hangs in Init\. Target 1\.29 or later, or use SidecarMode\.AUTO/);
+    expect(resolveLayout(v(28), SidecarMode.NATIVE, false).error).toMatch(/^mode NATIVE on Kubernetes 1\.28 without the SidecarContainers feature gate: .*silently drops .*Set `sidecarContainersGate: true`/);
+  });
+});
+
+describe('target precedence: prop > CDK8S_SIDECARS_KUBERNETES_VERSION > Sidecars.configure > 1.27', () => {
+  function agentIn(props: { kubernetesVersion?: string } = {}) {
+    const { app, chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    const agent = new WithLogAgent(chart, 'logs', { workload, ...props });
+    return { app, chart, agent };
+  }
+
+  test('default is 1.27 (legacy)', () => withEnv(ENV, undefined, () => {
+    const { agent } = agentIn();
+    expect(agent.targetVersion).toBe('1.27');
+    expect(agent.layout).toBe(SidecarLayout.LEGACY);
+  }));
+
+  test('Sidecars.configure on the App, called AFTER the construct was created, counts', () => withEnv(ENV, undefined, () => {
+    const { app, chart, agent } = agentIn();
+    Sidecars.configure(app, { kubernetesVersion: 'v1.30.2' });
+    expect(agent.targetVersion).toBe('1.30');
+    expect(layoutOf(manifestOf(Testing.synth(chart), 'Deployment')).init).toEqual(['log-agent']);
+  }));
+
+  test('Sidecars.configure before the construct, on the Chart; the nearer scope wins', () => withEnv(ENV, undefined, () => {
+    const { app, chart } = newChart();
+    Sidecars.configure(app, { kubernetesVersion: '1.27' });
+    Sidecars.configure(chart, { kubernetesVersion: '1.29' });
+    const agent = new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment') });
+    expect(agent.targetVersion).toBe('1.29');
+  }));
+
+  test('configure sets mode and gate too', () => withEnv(ENV, undefined, () => {
+    const { app, agent } = agentIn();
+    Sidecars.configure(app, { kubernetesVersion: '1.28', sidecarContainersGate: true });
+    expect(agent.layout).toBe(SidecarLayout.NATIVE);
+    Sidecars.configure(app, { kubernetesVersion: '1.31', mode: SidecarMode.LEGACY });
+    expect(agent.layout).toBe(SidecarLayout.LEGACY);
+  }));
+
+  test('the environment variable overrides configure()', () => withEnv(ENV, '1.29', () => {
+    const { app, agent } = agentIn();
+    Sidecars.configure(app, { kubernetesVersion: '1.27' });
+    expect(agent.targetVersion).toBe('1.29');
+    expect(agent.layout).toBe(SidecarLayout.NATIVE);
+  }));
+
+  test('an explicit prop wins over the environment variable', () => withEnv(ENV, '1.29', () => {
+    expect(agentIn({ kubernetesVersion: '1.27' }).agent.targetVersion).toBe('1.27');
+  }));
+
+  test('a bad environment variable is an error that names it', () => withEnv(ENV, 'banana', () => {
+    expect(() => agentIn()).toThrow("test/logs: environment variable CDK8S_SIDECARS_KUBERNETES_VERSION: kubernetesVersion 'banana' is not a Kubernetes version.");
+  }));
+
+  test('a bad version in configure() is an error at once', () => {
+    const { app } = newChart();
+    expect(() => Sidecars.configure(app, { kubernetesVersion: '1.x' })).toThrow("Sidecars.configure(the App): kubernetesVersion '1.x' is not a Kubernetes version.");
+  });
+
+  test('sidecars on one workload must target the same cluster', () => withEnv(ENV, undefined, () => {
+    const { chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    new WithLogAgent(chart, 'a', { workload, kubernetesVersion: '1.29' });
+    new WithLogAgent(chart, 'b', { workload, kubernetesVersion: '1.30', containerName: 'b', agent: undefined });
+    expect(() => Testing.synth(chart)).toThrow(/its sidecars target different clusters \('test\/a': 1\.29, 'test\/b': 1\.30\)/);
+  }));
+});
