@@ -1,4 +1,5 @@
 import { createHash } from 'crypto';
+import * as fs from 'fs';
 import { ApiObject, Duration, Size, Testing, Yaml } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { parse as parseYaml } from 'yaml';
@@ -226,9 +227,11 @@ describe('resources and security', () => {
   });
 
   test('resources can be overridden', () => {
-    const agent = containerOf(synthLogAgent('Deployment', '1.29', {
-      resources: { cpu: { request: kplus.Cpu.millis(50), limit: kplus.Cpu.millis(500) }, memory: { request: Size.mebibytes(64), limit: Size.mebibytes(256) } },
-    }).workloadManifest, 'log-agent');
+    const resources = {
+      cpu: { request: kplus.Cpu.millis(50), limit: kplus.Cpu.millis(500) },
+      memory: { request: Size.mebibytes(64), limit: Size.mebibytes(256) },
+    };
+    const agent = containerOf(synthLogAgent('Deployment', '1.29', { resources }).workloadManifest, 'log-agent');
     expect(agent.resources).toEqual({ limits: { cpu: '500m', memory: '256Mi' }, requests: { cpu: '50m', memory: '64Mi' } });
   });
 
@@ -349,7 +352,6 @@ describe('bad input', () => {
     const workload = kplusWorkload(chart, 'Job');
     new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.27' });
     expect(() => app.synth()).toThrow(/never completes/);
-    const fs = require('fs');
     expect(fs.existsSync(app.outdir) ? fs.readdirSync(app.outdir) : []).toEqual([]);
   });
 });
