@@ -103,13 +103,14 @@ export abstract class SidecarBase extends Construct {
     return formatVersion(this.resolved().version);
   }
 
-  /** `WithLogAgent 'chart/logs'` @internal */
+  /**
+   * How messages name this construct, e.g. `WithLogAgent 'chart/logs'`.
+   */
   protected describe(): string {
     return `${this.constructor.name} '${this.node.path}'`;
   }
 
-  /** @internal */
-  protected resolved(): ResolvedTarget {
+  private resolved(): ResolvedTarget {
     return resolveTarget(this, this._props);
   }
 
@@ -134,7 +135,9 @@ export abstract class SidecarBase extends Construct {
     return { spec, minor: target.version.minor, gate: target.gate };
   }
 
-  /** The app's shutdown time in seconds. @internal */
+  /**
+   * The app's shutdown time in seconds (`appShutdownTime`, validated).
+   */
   protected appShutdownSeconds(): number {
     return durationSeconds(this.describe(), 'appShutdownTime', this._props.appShutdownTime, DEFAULT_APP_SHUTDOWN_SECONDS);
   }
