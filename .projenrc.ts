@@ -45,6 +45,23 @@ const project = new cdk8s.ConstructLibraryCdk8s({
   gitignore: ['/examples/dist/', '/.bench/', '/.consumer-test/'],
 });
 
+// The test task: jest (snapshots can fail), eslint, then the example app must compile.
+project.testTask.reset('jest --ci', { receiveArgs: true });
+project.testTask.spawn(project.tasks.tryFind('eslint')!);
+project.testTask.exec('tsc --project examples/tsconfig.json');
+project.eslint?.addLintPattern('examples');
+
+// The example app, synthesized by the real cdk8s CLI once per cluster.
+const clusters: Array<[string, string]> = [['cluster-1.27', '1.27'], ['cluster-1.29', '1.29']];
+const synthExample = project.addTask('synth:example', {
+  description: 'Synthesizes examples/ with the cdk8s CLI for a 1.27 (legacy) and a 1.29 (native) cluster into examples/dist/<cluster>/',
+  cwd: 'examples',
+});
+synthExample.exec('rm -rf dist');
+for (const [dir, version] of clusters) {
+  synthExample.exec(`cdk8s synth --check-upgrade false --output dist/${dir}`, { env: { CDK8S_SIDECARS_KUBERNETES_VERSION: version } });
+}
+
 for (const pattern of ['/examples/', '/bench/', '/.ci/', '/scripts/']) {
   project.addPackageIgnore(pattern);
 }
