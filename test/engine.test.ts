@@ -152,8 +152,19 @@ describe('shutdown', () => {
   test('grace arithmetic: native = app + sum of stops; legacy = max(app + stop)', () => {
     const a = sidecar('a', 1, { shutdown: { stopSeconds: 5, appShutdownSeconds: 10 } });
     const b = sidecar('b', 2, { shutdown: { stopSeconds: 7, appShutdownSeconds: 20 } });
-    expect(graceNeed([a, b]).seconds).toBe(20 + 5 + 7);
-    expect(graceNeed([{ ...a, layout: 'LEGACY' }, { ...b, layout: 'LEGACY' }]).seconds).toBe(27);
+    expect(graceNeed([a, b], T29).seconds).toBe(20 + 5 + 7);
+    expect(graceNeed([{ ...a, layout: 'LEGACY' }, { ...b, layout: 'LEGACY' }], T29).seconds).toBe(27);
+    // 1.28 with the gate: native, but stopped together with the app
+    expect(graceNeed([a, b], { minor: 28 }).seconds).toBe(27);
+  });
+
+  test('native on 1.28 (gate on): sidecars are not stopped after the app, so they get the preStop delay', () => {
+    const r = applySidecars(deployment(), [sidecar('log-agent', RANK.LOG_AGENT)], { minor: 28, gate: true });
+    expect(r.errors).toEqual([]);
+    const init = r.manifest.spec.template.spec.initContainers;
+    expect(names(init)).toEqual([TOOLS.containerName, 'log-agent']);
+    expect(init[1].restartPolicy).toBe('Always');
+    expect(init[1].lifecycle.preStop.exec.command[3]).toBe('/sidecar-tools/busybox sleep 10');
   });
 
   test('unset grace is raised; the default value of a generator can stand for unset', () => {

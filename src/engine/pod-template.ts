@@ -137,7 +137,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   }
 
   // Grace period.
-  const need = graceNeed(ordered);
+  const need = graceNeed(ordered, target);
   const current = spec.terminationGracePeriodSeconds;
   if (current === undefined || current === target.graceWrittenByDefault) {
     spec.terminationGracePeriodSeconds = Math.max(KUBERNETES_DEFAULT_GRACE_SECONDS, need.seconds);

@@ -63,12 +63,14 @@ function shell(script: string): Json {
 export function lifecycleFor(spec: SidecarSpec, target: EngineTarget): { lifecycle?: Json; needsTools: boolean } {
   const { preStopScript, appShutdownSeconds } = spec.shutdown;
   const B = TOOLS.busybox;
-  if (spec.layout === 'NATIVE') {
+  if (spec.layout === 'NATIVE' && orderedTermination(target)) {
     // Ordering does the work: the sidecar is stopped only after the app has exited.
     if (!preStopScript) return { needsTools: false };
     return { lifecycle: { preStop: shell(preStopScript) }, needsTools: true };
   }
 
+  // Legacy, or native on 1.28 (gate on) where sidecars are NOT stopped after the app:
+  // a preStop delay keeps the sidecar alive while the app shuts down.
   const lifecycle: Json = {};
   let needsTools = false;
   if (preStopScript) {
@@ -80,7 +82,7 @@ export function lifecycleFor(spec: SidecarSpec, target: EngineTarget): { lifecyc
     lifecycle.preStop = shell(`${B} sleep ${appShutdownSeconds}`);
     needsTools = true;
   }
-  if (spec.hold) {
+  if (spec.hold && spec.layout === 'LEGACY') {
     // Regular containers start in order and a postStart hook blocks the next one.
     const { readyUrl, timeoutSeconds } = spec.hold;
     lifecycle.postStart = shell(
@@ -92,6 +94,14 @@ export function lifecycleFor(spec: SidecarSpec, target: EngineTarget): { lifecyc
   return { lifecycle, needsTools };
 }
 
+/**
+ * Native sidecars are stopped after the app (in reverse order) from 1.29; on 1.28 with the
+ * gate on they start in order but are terminated together with the app.
+ */
+export function orderedTermination(target: EngineTarget): boolean {
+  return target.minor >= 29;
+}
+
 /** What the pod needs, and why (for messages). */
 export interface GraceNeed {
   readonly seconds: number;
@@ -100,23 +110,27 @@ export interface GraceNeed {
 
 /**
  * The grace period the sidecars need (SIDECARS.md §3):
- * - legacy: every sidecar waits out the app, then stops, all in parallel: max(app + stop);
- * - native: the app shuts down first, then the sidecars stop one after another: app + sum(stop).
+ * - legacy (and native on 1.28): every sidecar waits out the app, then stops, all in parallel:
+ *   max(app + stop);
+ * - native (>= 1.29): the app shuts down first, then the sidecars stop one after another:
+ *   app + sum(stop).
  */
-export function graceNeed(sidecars: SidecarSpec[]): GraceNeed {
+export function graceNeed(sidecars: SidecarSpec[], target: EngineTarget): GraceNeed {
   const app = Math.max(0, ...sidecars.map(s => s.shutdown.appShutdownSeconds));
   let seconds = 0;
   const parts: string[] = [];
-  const native = sidecars.filter(s => s.layout === 'NATIVE');
+  const sequential = (s: SidecarSpec) => s.layout === 'NATIVE' && orderedTermination(target);
+  const native = sidecars.filter(sequential);
   if (native.length > 0) {
     const sum = native.reduce((acc, s) => acc + s.shutdown.stopSeconds, 0);
     seconds = app + sum;
     parts.push(`native: app ${app}s + ${native.map(s => `${s.container.name} ${s.shutdown.stopSeconds}s`).join(' + ')}`);
   }
-  for (const s of sidecars.filter(x => x.layout === 'LEGACY')) {
+  for (const s of sidecars.filter(x => !sequential(x))) {
     const need = s.shutdown.appShutdownSeconds + s.shutdown.stopSeconds;
     if (need > seconds) seconds = need;
-    parts.push(`legacy ${s.container.name}: preStop delay ${s.shutdown.appShutdownSeconds}s + stop ${s.shutdown.stopSeconds}s`);
+    const label = s.layout === 'LEGACY' ? 'legacy' : 'native on 1.28 (unordered stop)';
+    parts.push(`${label} ${s.container.name}: preStop delay ${s.shutdown.appShutdownSeconds}s + stop ${s.shutdown.stopSeconds}s`);
   }
   return { seconds: Math.ceil(seconds), explanation: parts.join('; ') };
 }
