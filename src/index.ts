@@ -4,3 +4,4 @@ export * from './sidecar';
 export * from './log-output';
 export * from './log-agent';
 export * from './with-log-agent';
+export * from './with-tracer';

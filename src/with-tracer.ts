@@ -1,0 +1,466 @@
+import { Duration } from 'cdk8s';
+import { SecretValue } from 'cdk8s-plus-27';
+import { Construct } from 'constructs';
+import {
+  OTEL_COLLECTOR_IMAGE, OTEL_COLLECTOR_UID, drainBoundSeconds, renderOtelCollectorConfig,
+} from './agents/otel-collector';
+import { restrictedSecurityContext } from './engine/shutdown';
+import { Json, RANK, SidecarSpec } from './engine/spec';
+import { SidecarBase, SidecarProps, checkPort, durationSeconds } from './sidecar';
+
+/**
+ * The OTLP transport the app's SDK uses to reach the local agent
+ * (`OTEL_EXPORTER_OTLP_PROTOCOL`).
+ */
+export enum OtlpProtocol {
+  /** OTLP over gRPC, to the agent's port 4317. */
+  GRPC = 'grpc',
+  /** OTLP over HTTP with protobuf bodies, to the agent's port 4318. */
+  HTTP_PROTOBUF = 'http/protobuf',
+}
+
+/**
+ * Props of `WithTracer`.
+ */
+export interface WithTracerProps extends SidecarProps {
+  /**
+   * Where the agent sends the telemetry: `host:port` of the central OpenTelemetry Collector
+   * (gateway) or of a backend that speaks OTLP over gRPC, e.g.
+   * `otel-collector.observability:4317`. No scheme: TLS is chosen with `exporterTls`.
+   */
+  readonly exporterEndpoint: string;
+
+  /**
+   * Use TLS (with certificate verification against the image's CA bundle) towards
+   * `exporterEndpoint`.
+   *
+   * On by default, as in the collector itself: credentials from `exporterHeaders` are never
+   * sent in clear text by accident, and a plaintext in-cluster gateway fails loudly (TLS
+   * handshake errors in the agent's log) instead of silently. Set `false` for a plaintext
+   * in-cluster collector (the usual `otel-collector.observability:4317`).
+   * @default true
+   */
+  readonly exporterTls?: boolean;
+
+  /**
+   * gRPC headers (metadata) sent with every export, e.g. `authorization` or a backend's API-key
+   * header. Values come only from Secrets: they reach the agent as `secretKeyRef` environment
+   * variables and the config refers to them as `${env:...}`; the ConfigMap never holds them.
+   * @default - none
+   */
+  readonly exporterHeaders?: { [name: string]: SecretValue };
+
+  /**
+   * `OTEL_SERVICE_NAME` given to the app containers (a container that sets it keeps its own).
+   * @default - the workload's `metadata.name` (what `kubectl get` shows, and what the
+   * `k8s.<kind>.name` attribute says; generated names such as `chart-web-c8a1b2c3` come through
+   * as they are, so set this when the chart does not name its workloads)
+   */
+  readonly serviceName?: string;
+
+  /**
+   * Extra resource attributes for the app's SDK (`OTEL_RESOURCE_ATTRIBUTES`), e.g.
+   * `{ 'deployment.environment.name': 'prod' }`. Values are percent-encoded for you.
+   * @default - none besides the Kubernetes ones the construct sets
+   */
+  readonly resourceAttributes?: { [key: string]: string };
+
+  /**
+   * Head sampling ratio for the app's SDK, from 0 to 1: sets `OTEL_TRACES_SAMPLER` to
+   * `parentbased_traceidratio` and `OTEL_TRACES_SAMPLER_ARG` to the ratio.
+   *
+   * Sampling is done in the SDK, not with a `probabilistic_sampler` processor in the agent: the
+   * SDK then does not even record, serialize and send the spans it drops, and the parent-based
+   * sampler follows the caller's decision, so a trace is kept or dropped as a whole across
+   * services. A processor in the agent would sample only after the app paid for every span.
+   * @default - not set: the SDK's default sampler (`parentbased_always_on`)
+   */
+  readonly samplingRatio?: number;
+
+  /**
+   * The OTLP transport the app's SDK uses to reach the agent. Both receivers listen anyway; this
+   * chooses `OTEL_EXPORTER_OTLP_ENDPOINT` (port 4317 or 4318) and `OTEL_EXPORTER_OTLP_PROTOCOL`.
+   * @default OtlpProtocol.GRPC
+   */
+  readonly protocol?: OtlpProtocol;
+
+  /**
+   * The collector image. Any distribution that has the otlp receiver and exporter, the
+   * memory_limiter, batch and resource processors and the health_check extension works
+   * (core `otel/opentelemetry-collector`, `otel/opentelemetry-collector-contrib`,
+   * `otel/opentelemetry-collector-k8s`). Only `args` is set, so the image's own entrypoint runs.
+   * @default WithTracer.DEFAULT_IMAGE
+   */
+  readonly image?: string;
+
+  /**
+   * The bound on the agent's drain after SIGTERM. Each export attempt times out after half of
+   * it, the exporter queue holds as many requests as it sends in parallel, and retries stop at
+   * shutdown, so even with an unreachable backend the agent exits within this time. Counts
+   * toward the pod's grace period (plus one second to exit). At least 2 seconds.
+   * @default Duration.seconds(10)
+   */
+  readonly drainTime?: Duration;
+
+  /**
+   * Port of the health_check extension, bound on all interfaces so that the kubelet's startup and
+   * readiness probes reach it.
+   * @default 13133
+   */
+  readonly healthPort?: number;
+}
+
+/** Receiver ports (the OTLP defaults). */
+const GRPC_PORT = 4317;
+const HTTP_PORT = 4318;
+/**
+ * The receivers bind to, and the app is pointed at, `127.0.0.1` rather than `localhost`: some
+ * runtimes resolve `localhost` to `::1` first (Node.js >= 17 without happy eyeballs) and would
+ * miss a listener on the IPv4 loopback. Every pod network namespace has `127.0.0.1`, also on
+ * IPv6-only clusters.
+ */
+const LOOPBACK = '127.0.0.1';
+const CONFIG_DIRECTORY = '/etc/otelcol';
+const CONFIG_FILE = 'config.yaml';
+const HEALTH_PATH = '/';
+const EXPORT_CONSUMERS = 10;
+const DEFAULT_DRAIN_SECONDS = 10;
+const DEFAULT_RESOURCES = { cpuRequest: '50m', cpuLimit: '500m', memoryRequest: '64Mi', memoryLimit: '128Mi' };
+const MIN_MEMORY_LIMIT_MIB = 64;
+
+/** Downward-API variables of the agent container, and the resource attributes they feed. */
+const AGENT_POD_ENV: Array<[attribute: string, env: string, fieldPath: string]> = [
+  ['k8s.namespace.name', 'POD_NAMESPACE', 'metadata.namespace'],
+  ['k8s.node.name', 'NODE_NAME', 'spec.nodeName'],
+  ['k8s.pod.name', 'POD_NAME', 'metadata.name'],
+  ['k8s.pod.uid', 'POD_UID', 'metadata.uid'],
+];
+
+/**
+ * Downward-API variables added to the app containers, referenced from `OTEL_RESOURCE_ATTRIBUTES`
+ * as `$(VAR)`. The names follow the OpenTelemetry operator's injection; the SDKs do not read
+ * them themselves, so they cannot change an SDK's behaviour.
+ */
+const APP_POD_ENV: Array<[attribute: string, env: string, fieldPath: string]> = [
+  ['k8s.namespace.name', 'OTEL_RESOURCE_ATTRIBUTES_POD_NAMESPACE', 'metadata.namespace'],
+  ['k8s.node.name', 'OTEL_RESOURCE_ATTRIBUTES_NODE_NAME', 'spec.nodeName'],
+  ['k8s.pod.name', 'OTEL_RESOURCE_ATTRIBUTES_POD_NAME', 'metadata.name'],
+  ['k8s.pod.uid', 'OTEL_RESOURCE_ATTRIBUTES_POD_UID', 'metadata.uid'],
+];
+
+/** The `k8s.<kind>.name` resource attribute of each workload kind (semantic conventions). */
+const WORKLOAD_ATTRIBUTE: Record<string, string | undefined> = {
+  Deployment: 'k8s.deployment.name',
+  StatefulSet: 'k8s.statefulset.name',
+  DaemonSet: 'k8s.daemonset.name',
+  ReplicaSet: 'k8s.replicaset.name',
+  Job: 'k8s.job.name',
+  CronJob: 'k8s.cronjob.name',
+  Pod: undefined,
+};
+
+/**
+ * Attaches an OpenTelemetry Collector agent sidecar to a workload and wires the app to it.
+ *
+ * The agent receives OTLP (gRPC 4317 and HTTP 4318) on the pod's loopback only, protects itself
+ * with `memory_limiter`, adds where the telemetry came from (namespace, node, pod name and uid,
+ * workload) with a `resource` processor fed by the downward API, batches, and exports over OTLP
+ * to `exporterEndpoint`. Traces, metrics and logs all pass, because the SDKs send every signal to
+ * `OTEL_EXPORTER_OTLP_ENDPOINT`.
+ *
+ * Every app container (also those added after this construct) gets `OTEL_EXPORTER_OTLP_ENDPOINT`,
+ * `OTEL_EXPORTER_OTLP_PROTOCOL`, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES` and, with
+ * `samplingRatio`, the sampler variables; a variable a container already sets keeps its value.
+ *
+ * Native layout: the agent starts (its health check answers) before the app, and stops after
+ * it, so the last spans of a dying app are exported. Legacy layout: a `preStop` delay keeps it
+ * alive while the app shuts down.
+ */
+export class WithTracer extends SidecarBase {
+  /** The default collector image (the core distribution, pinned). */
+  public static readonly DEFAULT_IMAGE = OTEL_COLLECTOR_IMAGE;
+
+  /** Where the agent exports to (`host:port`). */
+  public readonly exporterEndpoint: string;
+  /** Whether the agent uses TLS towards `exporterEndpoint`. */
+  public readonly exporterTls: boolean;
+  /** `OTEL_SERVICE_NAME` for the app containers. */
+  public readonly serviceName: string;
+  /** The transport the app uses to reach the agent. */
+  public readonly protocol: OtlpProtocol;
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT` for the app containers, e.g. `http://127.0.0.1:4317`. */
+  public readonly appEndpoint: string;
+
+  private readonly spec: Omit<SidecarSpec, 'layout' | 'allowLegacyOnJob' | 'owner' | 'kind'>;
+
+  constructor(scope: Construct, id: string, props: WithTracerProps) {
+    super(scope, id, props, 'tracer');
+    const who = this.describe();
+    this.exporterEndpoint = checkEndpoint(who, props.exporterEndpoint);
+    this.exporterTls = props.exporterTls ?? true;
+    this.protocol = props.protocol ?? OtlpProtocol.GRPC;
+    if (!Object.values(OtlpProtocol).includes(this.protocol)) {
+      throw new Error(`${who}: protocol '${this.protocol}' is not supported; use OtlpProtocol.GRPC or OtlpProtocol.HTTP_PROTOBUF.`);
+    }
+    this.serviceName = checkServiceName(who, props.serviceName ?? this.workloadObject.name);
+    const sampling = checkSamplingRatio(who, props.samplingRatio);
+    const healthPort = props.healthPort ?? 13133;
+    checkPort(who, 'healthPort', healthPort);
+    if (healthPort === GRPC_PORT || healthPort === HTTP_PORT) {
+      throw new Error(`${who}: healthPort ${healthPort} is taken by the agent's OTLP receivers (${GRPC_PORT}, ${HTTP_PORT}); choose another port.`);
+    }
+    const drainSeconds = durationSeconds(who, 'drainTime', props.drainTime, DEFAULT_DRAIN_SECONDS);
+    if (drainSeconds < 2) {
+      throw new Error(`${who}: drainTime ${drainSeconds}s is too short: each export attempt gets half of it; use at least Duration.seconds(2).`);
+    }
+    const exportTimeoutSeconds = Math.floor(drainSeconds / 2);
+    const headers = headerEnv(who, props.exporterHeaders ?? {});
+    const userAttributes = checkResourceAttributes(who, props.resourceAttributes ?? {});
+    const image = props.image ?? OTEL_COLLECTOR_IMAGE;
+    if (image.trim() === '' || /\s/.test(image)) {
+      throw new Error(`${who}: image '${image}' is not an image reference; use e.g. '${OTEL_COLLECTOR_IMAGE}'.`);
+    }
+
+    const resources = this._resources(DEFAULT_RESOURCES);
+    const memoryLimitMiB = this.memoryLimitMiB(who);
+    // memory_limiter: hard limit at 80 % of the container's limit (the collector's own RSS sits
+    // ~50 MiB above its heap), spike limit 20 % of that; GOMEMLIMIT at 80 % of the container's
+    // limit, as the memory_limiter documentation recommends.
+    const limitMiB = Math.floor(memoryLimitMiB * 0.8);
+    const spikeMiB = Math.max(1, Math.floor(limitMiB * 0.2));
+
+    const workloadAttribute = WORKLOAD_ATTRIBUTE[this.workloadObject.kind];
+    const workloadName = this.workloadObject.name;
+    const rendered = renderOtelCollectorConfig({
+      receiverHost: LOOPBACK,
+      grpcPort: GRPC_PORT,
+      httpPort: HTTP_PORT,
+      healthPort,
+      healthPath: HEALTH_PATH,
+      exporterEndpoint: this.exporterEndpoint,
+      exporterTls: this.exporterTls,
+      headerVars: Object.fromEntries(headers.map(h => [h.header, h.env])),
+      resourceVars: Object.fromEntries(AGENT_POD_ENV.map(([attribute, name]) => [attribute, name])),
+      resourceValues: workloadAttribute ? { [workloadAttribute]: workloadName } : {},
+      exportTimeoutSeconds,
+      exportConsumers: EXPORT_CONSUMERS,
+      memoryLimitMiB: limitMiB,
+      memorySpikeLimitMiB: spikeMiB,
+    });
+    const config = this._configMap({ [CONFIG_FILE]: rendered.yaml });
+    const configVolume = `${this.containerName}-config`;
+    const probe = (periodSeconds: number, failureThreshold: number) => ({
+      failureThreshold,
+      httpGet: { path: HEALTH_PATH, port: healthPort },
+      periodSeconds,
+      timeoutSeconds: 1,
+    });
+
+    const appPort = this.protocol === OtlpProtocol.GRPC ? GRPC_PORT : HTTP_PORT;
+    this.appEndpoint = `http://${LOOPBACK}:${appPort}`;
+    const resourceAttributes = [
+      ...APP_POD_ENV.map(([attribute, name]) => `${attribute}=$(${name})`),
+      ...(workloadAttribute ? [`${workloadAttribute}=${encodeAttributeValue(workloadName)}`] : []),
+      ...userAttributes,
+    ].join(',');
+    const appEnv: Json[] = [
+      { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: this.appEndpoint },
+      { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', value: this.protocol },
+      { name: 'OTEL_SERVICE_NAME', value: escapeDollar(this.serviceName) },
+      // Defined BEFORE OTEL_RESOURCE_ATTRIBUTES: the kubelet expands $(VAR) only from variables
+      // defined earlier in the container's list (the engine appends in this order).
+      ...APP_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath)),
+      { name: 'OTEL_RESOURCE_ATTRIBUTES', value: resourceAttributes },
+      ...(sampling !== undefined
+        ? [
+          { name: 'OTEL_TRACES_SAMPLER', value: 'parentbased_traceidratio' },
+          { name: 'OTEL_TRACES_SAMPLER_ARG', value: String(sampling) },
+        ]
+        : []),
+    ];
+
+    this.spec = {
+      rank: RANK.TRACER,
+      container: {
+        args: [`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`],
+        env: [
+          ...AGENT_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath)),
+          { name: 'GOMEMLIMIT', value: `${limitMiB}MiB` },
+          ...headers.map(h => ({ name: h.env, valueFrom: { secretKeyRef: { key: h.key, name: h.secretName } } })),
+        ],
+        image,
+        imagePullPolicy: 'IfNotPresent',
+        name: this.containerName,
+        ports: [{ containerPort: healthPort, name: 'otel-health', protocol: 'TCP' }],
+        readinessProbe: probe(10, 3),
+        resources,
+        securityContext: restrictedSecurityContext(OTEL_COLLECTOR_UID),
+        startupProbe: probe(1, 30),
+        volumeMounts: [{ mountPath: CONFIG_DIRECTORY, name: configVolume, readOnly: true }],
+      },
+      // Bound on loopback only, so not container ports; still checked against the app's ports.
+      localPorts: [GRPC_PORT, HTTP_PORT],
+      volumes: [{ configMap: { name: config.name }, name: configVolume }],
+      appMounts: [],
+      appEnv,
+      podAnnotations: config.annotations,
+      // The drain bound, plus a second to exit.
+      shutdown: { stopSeconds: drainBoundSeconds(exportTimeoutSeconds) + 1, appShutdownSeconds: this.appShutdownSeconds() },
+    };
+  }
+
+  /** @internal */
+  protected _spec() {
+    return this.spec;
+  }
+
+  private memoryLimitMiB(who: string): number {
+    const limit = this._props.resources?.memory?.limit;
+    const mib = limit ? limit.toMebibytes() : Number(DEFAULT_RESOURCES.memoryLimit.replace('Mi', ''));
+    if (!(mib >= MIN_MEMORY_LIMIT_MIB)) {
+      throw new Error(
+        `${who}: memory limit ${mib}Mi is too small for the collector (its process needs ~50 MiB besides its data); ` +
+        `give resources.memory.limit at least Size.mebibytes(${MIN_MEMORY_LIMIT_MIB}).`,
+      );
+    }
+    return mib;
+  }
+}
+
+function fieldEnv(name: string, fieldPath: string): Json {
+  return { name, valueFrom: { fieldRef: { fieldPath } } };
+}
+
+/** `$` starts a `$(VAR)` reference in a container's env value; `$$` is a literal `$`. */
+function escapeDollar(value: string): string {
+  return value.replace(/\$/g, '$$$$');
+}
+
+/** OTEL_RESOURCE_ATTRIBUTES values are percent-encoded (W3C baggage octets). */
+function encodeAttributeValue(value: string): string {
+  return encodeURIComponent(value);
+}
+
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const IPV6 = /^\[[0-9A-Fa-f:.]+\]$/;
+
+function checkEndpoint(who: string, endpoint: string | undefined): string {
+  const example = "e.g. 'otel-collector.observability:4317'";
+  if (endpoint === undefined || endpoint.trim() === '') {
+    throw new Error(`${who}: exporterEndpoint is empty; give the host:port of the central collector or backend (OTLP/gRPC), ${example}.`);
+  }
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(endpoint);
+  if (scheme) {
+    throw new Error(
+      `${who}: exporterEndpoint '${endpoint}' has a scheme ('${scheme[1]}://'); give host:port only, ${example}, ` +
+      'and choose TLS with exporterTls.',
+    );
+  }
+  const m = /^(.+):(\d+)$/.exec(endpoint);
+  if (!m) {
+    throw new Error(`${who}: exporterEndpoint '${endpoint}' is not host:port (the port is required); use ${example}.`);
+  }
+  const [, host, portText] = m;
+  if (!(HOST.test(host) || IPV6.test(host)) || host.length > 253) {
+    throw new Error(
+      `${who}: exporterEndpoint '${endpoint}' has an invalid host '${host}'; use a DNS name or an IP address ` +
+      `(IPv6 in brackets) followed by ':port', ${example}.`,
+    );
+  }
+  const port = Number(portText);
+  checkPort(who, `exporterEndpoint '${endpoint}' port`, port);
+  const loopback = host === 'localhost' || host.startsWith('127.') || host === '[::1]';
+  if (loopback && (port === GRPC_PORT || port === HTTP_PORT)) {
+    throw new Error(
+      `${who}: exporterEndpoint '${endpoint}' is the agent's own receiver: the agent would export to itself in a loop. ` +
+      `Give the central collector's address, ${example}.`,
+    );
+  }
+  return endpoint;
+}
+
+function checkServiceName(who: string, name: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (name.trim() === '' || name !== name.trim() || /[\u0000-\u001f\u007f]/.test(name)) {
+    throw new Error(`${who}: serviceName '${name}' must be a non-empty name without leading or trailing spaces or control characters, e.g. 'checkout'.`);
+  }
+  return name;
+}
+
+function checkSamplingRatio(who: string, ratio: number | undefined): number | undefined {
+  if (ratio === undefined) return undefined;
+  if (typeof ratio !== 'number' || !Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
+    throw new Error(`${who}: samplingRatio ${ratio} is out of range; use a number from 0 (no traces) to 1 (every trace), e.g. 0.1.`);
+  }
+  return ratio;
+}
+
+/** gRPC metadata keys: lower-case letters, digits, '-', '_', '.' (gRPC lower-cases them anyway). */
+const HEADER = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+interface HeaderEnv {
+  readonly header: string;
+  readonly env: string;
+  readonly secretName: string;
+  readonly key: string;
+}
+
+function headerEnv(who: string, headers: { [name: string]: SecretValue }): HeaderEnv[] {
+  const out: HeaderEnv[] = [];
+  const seen = new Map<string, string>();
+  for (const header of Object.keys(headers).sort()) {
+    if (!HEADER.test(header) || header.length > 128) {
+      throw new Error(
+        `${who}: exporterHeaders name '${header}' is not a valid gRPC header name; use letters, digits, '-', '_' and '.', ` +
+        "e.g. 'authorization' or 'x-api-key'.",
+      );
+    }
+    const lower = header.toLowerCase();
+    if (lower.startsWith('grpc-') || lower.endsWith('-bin')) {
+      throw new Error(
+        `${who}: exporterHeaders name '${header}' is reserved by gRPC ('grpc-' prefix) or marks a binary value ('-bin' suffix); ` +
+        'use a plain text header name.',
+      );
+    }
+    const env = `OTEL_EXPORTER_HEADER_${header.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+    const other = seen.get(env);
+    if (other !== undefined) {
+      throw new Error(
+        `${who}: exporterHeaders '${other}' and '${header}' are the same header for gRPC (names are case-insensitive, ` +
+        "and '-', '_', '.' map to one environment variable); keep one of them.",
+      );
+    }
+    seen.set(env, header);
+    const value = headers[header];
+    if (!value || !value.secret || typeof value.key !== 'string' || value.key === '') {
+      throw new Error(`${who}: exporterHeaders '${header}' needs a SecretValue ({ secret, key }); values come only from Secrets.`);
+    }
+    out.push({ header, env, secretName: value.secret.name, key: value.key });
+  }
+  return out;
+}
+
+/** Reserved: the construct sets these itself. */
+const RESERVED_ATTRIBUTES = /^(k8s\.|service\.name$)/;
+const ATTRIBUTE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+function checkResourceAttributes(who: string, attributes: { [key: string]: string }): string[] {
+  const out: string[] = [];
+  for (const key of Object.keys(attributes).sort()) {
+    if (!ATTRIBUTE_KEY.test(key)) {
+      throw new Error(`${who}: resourceAttributes key '${key}' is not a valid attribute key; use letters, digits, '.', '_' and '-', e.g. 'deployment.environment.name'.`);
+    }
+    if (RESERVED_ATTRIBUTES.test(key)) {
+      throw new Error(
+        `${who}: resourceAttributes key '${key}' is set by the construct (k8s.* from the downward API, service.name from ` +
+        'serviceName); remove it, or use serviceName for the service name.',
+      );
+    }
+    const value = attributes[key];
+    if (typeof value !== 'string') {
+      throw new Error(`${who}: resourceAttributes '${key}' must be a string; got ${typeof value}.`);
+    }
+    out.push(`${key}=${encodeAttributeValue(value)}`);
+  }
+  return out;
+}
