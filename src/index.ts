@@ -5,3 +5,4 @@ export * from './log-output';
 export * from './log-agent';
 export * from './with-log-agent';
 export * from './with-tracer';
+export * from './validation';
