@@ -1,0 +1,733 @@
+import { ApiObject, Chart, Duration, Size, Testing } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { Construct } from 'constructs';
+import { parse } from 'yaml';
+import {
+  containerOf, kplusWorkload, layoutOf, manifestOf, newChart, podMetadataOf, podSpecOf, rawDeployment, WorkloadKind,
+} from './util/fixtures';
+import { expectValidManifests, SCHEMA_RELEASES } from './util/k8s-schema';
+// Imported module by module (not from '../src'), so that other constructs in progress cannot break this suite.
+import { RANK } from '../src/engine/spec';
+import { SidecarBase, SidecarProps } from '../src/sidecar';
+import { SidecarMode } from '../src/target';
+import { WithLogAgent } from '../src/with-log-agent';
+import { OtlpProtocol, WithTracer, WithTracerProps } from '../src/with-tracer';
+
+const ENDPOINT = 'otel-collector.observability:4317';
+const NATIVE = '1.29';
+const LEGACY = '1.27';
+
+type Props = Partial<Omit<WithTracerProps, 'workload'>>;
+
+/** A chart with one cdk8s-plus workload and a WithTracer on it. */
+function setup(kind: WorkloadKind = 'Deployment', props: Props = {}) {
+  const { chart } = newChart();
+  const workload = kplusWorkload(chart, kind);
+  const tracer = new WithTracer(chart, 'tracer', {
+    workload,
+    exporterEndpoint: ENDPOINT,
+    kubernetesVersion: NATIVE,
+    ...(kind === 'CronJob' || kind === 'Job' ? { allowLegacyOnJob: true } : {}),
+    ...props,
+  });
+  return { chart, workload, tracer };
+}
+
+function synth(chart: Chart) {
+  return Testing.synth(chart);
+}
+
+/** The workload manifest (the only one with a pod template). */
+function workloadOf(manifests: any[]): any {
+  const found = manifests.filter(m => ['Deployment', 'DaemonSet', 'StatefulSet', 'Job', 'CronJob', 'Pod'].includes(m.kind));
+  expect(found).toHaveLength(1);
+  return found[0];
+}
+
+/** The tracer's ConfigMap and its parsed collector config. */
+function collectorConfig(manifests: any[]): { configMap: any; config: any; text: string } {
+  const configMaps = manifests.filter(m => m.kind === 'ConfigMap' && m.data?.['config.yaml'] !== undefined);
+  expect(configMaps).toHaveLength(1);
+  const text = configMaps[0].data['config.yaml'];
+  return { configMap: configMaps[0], config: parse(text), text };
+}
+
+function envOf(container: any): Record<string, any> {
+  return Object.fromEntries((container.env ?? []).map((e: any) => [e.name, e.value ?? e.valueFrom]));
+}
+
+function envNames(container: any): string[] {
+  return (container.env ?? []).map((e: any) => e.name);
+}
+
+function errorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    return (e as Error).message;
+  }
+  throw new Error('expected an error');
+}
+
+/**
+ * A stand-in for the proxy sidecar (WithEnvoy) with the proxy's rank: the order of the library's
+ * sidecars is decided by rank alone, which is what these tests pin down.
+ */
+class FakeProxy extends SidecarBase {
+  constructor(scope: Construct, id: string, props: SidecarProps) {
+    super(scope, id, props, 'proxy');
+  }
+
+  /** @internal */
+  protected _spec() {
+    const probe = { httpGet: { path: '/ready', port: 15021 }, periodSeconds: 1 };
+    return {
+      rank: RANK.PROXY,
+      container: {
+        image: 'envoyproxy/envoy:v1.36.4',
+        name: this.containerName,
+        resources: { limits: { cpu: '100m', memory: '64Mi' }, requests: { cpu: '10m', memory: '64Mi' } },
+        securityContext: { runAsNonRoot: true, runAsUser: 101 },
+        startupProbe: probe,
+      },
+      volumes: [],
+      appMounts: [],
+      appEnv: [],
+      podAnnotations: {},
+      shutdown: { stopSeconds: 2, appShutdownSeconds: this.appShutdownSeconds() },
+    };
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Snapshots: both layouts for Deployment, DaemonSet and CronJob
+// ---------------------------------------------------------------------------
+
+describe('snapshots', () => {
+  const cases: Array<[WorkloadKind, string, string]> = [];
+  for (const kind of ['Deployment', 'DaemonSet', 'CronJob'] as WorkloadKind[]) {
+    cases.push([kind, 'native', NATIVE], [kind, 'legacy', LEGACY]);
+  }
+  test.each(cases)('%s, %s layout (Kubernetes %s)', (kind, _layout, version) => {
+    // GIVEN
+    const { chart } = setup(kind, { kubernetesVersion: version, exporterEndpoint: ENDPOINT });
+    // WHEN
+    const manifests = synth(chart);
+    // THEN
+    expectValidManifests(manifests, version);
+    expect(manifests).toMatchSnapshot();
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Layout: started before the app, stopped after it
+// ---------------------------------------------------------------------------
+
+describe('layout', () => {
+  test('native: the agent is an init container with restartPolicy Always, started (health check) before the app', () => {
+    const { chart } = setup('Deployment', { kubernetesVersion: NATIVE });
+    const m = workloadOf(synth(chart));
+    expect(layoutOf(m)).toEqual({ init: ['tracer'], containers: ['app'] });
+    const agent = containerOf(m, 'tracer');
+    expect(agent.restartPolicy).toBe('Always');
+    expect(agent.startupProbe).toEqual({ failureThreshold: 30, httpGet: { path: '/', port: 13133 }, periodSeconds: 1, timeoutSeconds: 1 });
+    expect(agent.readinessProbe).toEqual({ failureThreshold: 3, httpGet: { path: '/', port: 13133 }, periodSeconds: 10, timeoutSeconds: 1 });
+    // Native ordering does the shutdown work: no preStop delay.
+    expect(agent.lifecycle).toBeUndefined();
+  });
+
+  test('legacy before 1.30: the agent follows the app and a busybox preStop sleep keeps it alive while the app shuts down', () => {
+    const { chart } = setup('Deployment', { kubernetesVersion: LEGACY, appShutdownTime: Duration.seconds(12) });
+    const m = workloadOf(synth(chart));
+    expect(layoutOf(m)).toEqual({ init: ['sidecar-tools'], containers: ['app', 'tracer'] });
+    const agent = containerOf(m, 'tracer');
+    expect(agent.restartPolicy).toBeUndefined();
+    expect(agent.lifecycle).toEqual({ preStop: { exec: { command: ['/sidecar-tools/busybox', 'sh', '-c', '/sidecar-tools/busybox sleep 12'] } } });
+  });
+
+  test('legacy from 1.30: the preStop delay is a sleep action (no shell in the distroless image)', () => {
+    const { chart } = setup('Deployment', { kubernetesVersion: '1.30', mode: SidecarMode.LEGACY });
+    const m = workloadOf(synth(chart));
+    expect(layoutOf(m)).toEqual({ init: [], containers: ['app', 'tracer'] });
+    expect(containerOf(m, 'tracer').lifecycle).toEqual({ preStop: { sleep: { seconds: 10 } } });
+  });
+
+  test('with WithLogAgent, the native order is log agent then tracer (the tracer stops first, the log agent last)', () => {
+    const { chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    // Created in the "wrong" order on purpose: the rank decides, not the creation order.
+    new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: NATIVE });
+    new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: NATIVE });
+    const manifests = synth(chart);
+    expectValidManifests(manifests, NATIVE);
+    expect(layoutOf(workloadOf(manifests))).toEqual({ init: ['log-agent', 'tracer'], containers: ['app'] });
+  });
+
+  test('with WithLogAgent, the legacy order is app, log agent, tracer', () => {
+    const { chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: LEGACY });
+    new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: LEGACY });
+    const manifests = synth(chart);
+    expectValidManifests(manifests, LEGACY);
+    expect(layoutOf(workloadOf(manifests)).containers).toEqual(['app', 'log-agent', 'tracer']);
+  });
+
+  test('with a log agent and a proxy, the native order is log agent, tracer, proxy (stopped in reverse)', () => {
+    const { chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    new FakeProxy(chart, 'proxy', { workload, kubernetesVersion: NATIVE });
+    new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: NATIVE });
+    new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: NATIVE });
+    expect(layoutOf(workloadOf(synth(chart)))).toEqual({ init: ['log-agent', 'tracer', 'proxy'], containers: ['app'] });
+  });
+
+  test('with a log agent and a proxy, the legacy order is app, log agent, tracer, proxy', () => {
+    const { chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    new FakeProxy(chart, 'proxy', { workload, kubernetesVersion: LEGACY });
+    new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: LEGACY });
+    new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: LEGACY });
+    expect(layoutOf(workloadOf(synth(chart))).containers).toEqual(['app', 'log-agent', 'tracer', 'proxy']);
+  });
+
+  test('the native agent comes before the user\'s init containers, so it serves them too', () => {
+    const { chart, workload } = setup('Deployment');
+    (workload as kplus.Deployment).addInitContainer({ name: 'migrate', image: 'ghcr.io/example/migrate:1.0.0' });
+    expect(layoutOf(workloadOf(synth(chart))).init).toEqual(['tracer', 'migrate']);
+  });
+
+  test('the manifests validate against the strict schema of every release (AUTO mode)', () => {
+    for (const version of SCHEMA_RELEASES) {
+      const { chart } = setup('Deployment', { kubernetesVersion: version });
+      const manifests = synth(chart);
+      expectValidManifests(manifests, version);
+      const layout = layoutOf(workloadOf(manifests));
+      const native = Number(version.split('.')[1]) >= 29;
+      expect(layout.init.includes('tracer')).toBe(native);
+      expect(layout.containers.includes('tracer')).toBe(!native);
+    }
+  });
+
+  test('the agent runs as the image\'s uid 10001 under the restricted Pod Security Standard, with its own small resources', () => {
+    const agent = containerOf(workloadOf(synth(setup().chart)), 'tracer');
+    expect(agent.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      privileged: false,
+      readOnlyRootFilesystem: true,
+      runAsGroup: 10001,
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(agent.resources).toEqual({ limits: { cpu: '500m', memory: '128Mi' }, requests: { cpu: '50m', memory: '64Mi' } });
+    expect(agent.image).toBe('otel/opentelemetry-collector:0.139.0');
+    expect(agent.image).toBe(WithTracer.DEFAULT_IMAGE);
+    expect(agent.imagePullPolicy).toBe('IfNotPresent');
+    // Only args: the image's own entrypoint (/otelcol, /otelcol-contrib, ...) runs.
+    expect(agent.command).toBeUndefined();
+    expect(agent.args).toEqual(['--config=/etc/otelcol/config.yaml']);
+  });
+
+  test('the image can be overridden', () => {
+    const agent = containerOf(workloadOf(synth(setup('Deployment', { image: 'otel/opentelemetry-collector-contrib:0.139.0' }).chart)), 'tracer');
+    expect(agent.image).toBe('otel/opentelemetry-collector-contrib:0.139.0');
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Ports and bind addresses
+// ---------------------------------------------------------------------------
+
+describe('ports and bind addresses', () => {
+  test('only the health port is a container port; the OTLP receivers listen on the loopback only', () => {
+    const manifests = synth(setup().chart);
+    const agent = containerOf(workloadOf(manifests), 'tracer');
+    expect(agent.ports).toEqual([{ containerPort: 13133, name: 'otel-health', protocol: 'TCP' }]);
+    const { config } = collectorConfig(manifests);
+    expect(config.receivers.otlp.protocols).toEqual({
+      grpc: { endpoint: '127.0.0.1:4317' },
+      http: { endpoint: '127.0.0.1:4318' },
+    });
+  });
+
+  test('the health_check extension listens on all interfaces, on the port and path the probes use', () => {
+    const manifests = synth(setup('Deployment', { healthPort: 14000 }).chart);
+    const agent = containerOf(workloadOf(manifests), 'tracer');
+    const { config } = collectorConfig(manifests);
+    expect(config.extensions.health_check).toEqual({ endpoint: '0.0.0.0:14000', path: '/' });
+    for (const probe of [agent.startupProbe, agent.readinessProbe]) {
+      expect(probe.httpGet).toEqual({ path: config.extensions.health_check.path, port: 14000 });
+    }
+    expect(agent.ports).toEqual([{ containerPort: 14000, name: 'otel-health', protocol: 'TCP' }]);
+  });
+
+  test('the collector\'s own metrics server is off (no port 8888 to collide with the app)', () => {
+    const { config, text } = collectorConfig(synth(setup().chart));
+    expect(config.service.telemetry).toEqual({ metrics: { level: 'none' } });
+    expect(text).not.toContain('8888');
+  });
+
+  test.each([4317, 4318])('an app port %d collides with the agent\'s loopback receiver', (port) => {
+    const { chart } = newChart();
+    const workload = new kplus.Deployment(chart, 'web', { containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', portNumber: port }] });
+    new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: NATIVE });
+    expect(() => synth(chart)).toThrow(new RegExp(`WithTracer 'test/tracer': port ${port} of sidecar 'tracer' is also a port of container 'app'`));
+  });
+
+  test('an app port 13133 collides with the health port; healthPort moves it', () => {
+    const make = (healthPort?: number) => {
+      const { chart } = newChart();
+      const workload = new kplus.Deployment(chart, 'web', { containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', portNumber: 13133 }] });
+      new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: NATIVE, healthPort });
+      return chart;
+    };
+    expect(() => synth(make())).toThrow(/port 13133 of sidecar 'tracer' is also a port of container 'app'/);
+    expect(() => synth(make(13134))).not.toThrow();
+  });
+});
+
+// ---------------------------------------------------------------------------
+// App env
+// ---------------------------------------------------------------------------
+
+describe('app env', () => {
+  test('every app container gets the SDK variables, pointing at the local agent over gRPC', () => {
+    const manifests = synth(setup().chart);
+    const m = workloadOf(manifests);
+    const env = envOf(containerOf(m, 'app'));
+    expect(env.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://127.0.0.1:4317');
+    expect(env.OTEL_EXPORTER_OTLP_PROTOCOL).toBe('grpc');
+    expect(env.OTEL_SERVICE_NAME).toBe(m.metadata.name);
+    expect(env.OTEL_RESOURCE_ATTRIBUTES).toBe(
+      'k8s.namespace.name=$(OTEL_RESOURCE_ATTRIBUTES_POD_NAMESPACE),k8s.node.name=$(OTEL_RESOURCE_ATTRIBUTES_NODE_NAME),' +
+      'k8s.pod.name=$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME),k8s.pod.uid=$(OTEL_RESOURCE_ATTRIBUTES_POD_UID),' +
+      `k8s.deployment.name=${m.metadata.name}`,
+    );
+    expect(env.OTEL_RESOURCE_ATTRIBUTES_POD_NAME).toEqual({ fieldRef: { fieldPath: 'metadata.name' } });
+    expect(env.OTEL_RESOURCE_ATTRIBUTES_POD_NAMESPACE).toEqual({ fieldRef: { fieldPath: 'metadata.namespace' } });
+    expect(env.OTEL_RESOURCE_ATTRIBUTES_NODE_NAME).toEqual({ fieldRef: { fieldPath: 'spec.nodeName' } });
+    expect(env.OTEL_RESOURCE_ATTRIBUTES_POD_UID).toEqual({ fieldRef: { fieldPath: 'metadata.uid' } });
+    // No sampler unless asked for.
+    expect(env.OTEL_TRACES_SAMPLER).toBeUndefined();
+    expect(env.OTEL_TRACES_SAMPLER_ARG).toBeUndefined();
+  });
+
+  test('the variables that OTEL_RESOURCE_ATTRIBUTES references come before it (the kubelet expands $(VAR) only from earlier ones)', () => {
+    const app = containerOf(workloadOf(synth(setup().chart)), 'app');
+    const names = envNames(app);
+    const value: string = envOf(app).OTEL_RESOURCE_ATTRIBUTES;
+    const refs = [...value.matchAll(/\$\(([A-Z_]+)\)/g)].map(r => r[1]);
+    expect(refs).toHaveLength(4);
+    for (const ref of refs) {
+      expect(names.indexOf(ref)).toBeGreaterThanOrEqual(0);
+      expect(names.indexOf(ref)).toBeLessThan(names.indexOf('OTEL_RESOURCE_ATTRIBUTES'));
+    }
+  });
+
+  test('a container added to the workload AFTER the construct gets the env too', () => {
+    const { chart, workload } = setup();
+    (workload as kplus.Deployment).addContainer({ name: 'worker', image: 'ghcr.io/example/worker:1.0.0', portNumber: 9090 });
+    const m = workloadOf(synth(chart));
+    expect(layoutOf(m).containers).toEqual(['app', 'worker']);
+    const env = envOf(containerOf(m, 'worker'));
+    expect(env.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://127.0.0.1:4317');
+    expect(env.OTEL_SERVICE_NAME).toBe(m.metadata.name);
+    expect(env.OTEL_RESOURCE_ATTRIBUTES).toContain('k8s.pod.name=$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME)');
+  });
+
+  test('a value the user already set on a container wins; the other variables are still added', () => {
+    const { chart } = newChart();
+    const workload = new kplus.Deployment(chart, 'web', {
+      containers: [
+        {
+          name: 'app',
+          image: 'ghcr.io/example/app:1.0.0',
+          portNumber: 8080,
+          envVariables: {
+            OTEL_SERVICE_NAME: kplus.EnvValue.fromValue('checkout'),
+            OTEL_EXPORTER_OTLP_PROTOCOL: kplus.EnvValue.fromValue('http/protobuf'),
+          },
+        },
+        { name: 'sidecar-of-the-app', image: 'ghcr.io/example/helper:1.0.0' },
+      ],
+    });
+    new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: NATIVE, serviceName: 'ours' });
+    const m = workloadOf(synth(chart));
+    const app = containerOf(m, 'app');
+    expect(app.env.filter((e: any) => e.name === 'OTEL_SERVICE_NAME')).toEqual([{ name: 'OTEL_SERVICE_NAME', value: 'checkout' }]);
+    expect(app.env.filter((e: any) => e.name === 'OTEL_EXPORTER_OTLP_PROTOCOL')).toEqual([{ name: 'OTEL_EXPORTER_OTLP_PROTOCOL', value: 'http/protobuf' }]);
+    expect(envOf(app).OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://127.0.0.1:4317');
+    // The other container did not set it, so it gets ours.
+    expect(envOf(containerOf(m, 'sidecar-of-the-app')).OTEL_SERVICE_NAME).toBe('ours');
+  });
+
+  test('OtlpProtocol.HTTP_PROTOBUF points the app at the HTTP receiver', () => {
+    const { chart, tracer } = setup('Deployment', { protocol: OtlpProtocol.HTTP_PROTOBUF });
+    const env = envOf(containerOf(workloadOf(synth(chart)), 'app'));
+    expect(env.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://127.0.0.1:4318');
+    expect(env.OTEL_EXPORTER_OTLP_PROTOCOL).toBe('http/protobuf');
+    expect(tracer.appEndpoint).toBe('http://127.0.0.1:4318');
+  });
+
+  test('serviceName and resourceAttributes are passed on; values are percent-encoded and `$` is escaped', () => {
+    const { chart, tracer } = setup('Deployment', {
+      serviceName: 'pay$ments',
+      resourceAttributes: { 'deployment.environment.name': 'prod', 'team': 'a,b=c $(X)' },
+    });
+    const env = envOf(containerOf(workloadOf(synth(chart)), 'app'));
+    expect(tracer.serviceName).toBe('pay$ments');
+    expect(env.OTEL_SERVICE_NAME).toBe('pay$$ments');
+    expect(env.OTEL_RESOURCE_ATTRIBUTES).toMatch(/,deployment\.environment\.name=prod,team=a%2Cb%3Dc%20%24\(X\)$/);
+  });
+
+  test('samplingRatio sets parent-based head sampling in the SDK', () => {
+    const env = envOf(containerOf(workloadOf(synth(setup('Deployment', { samplingRatio: 0.25 }).chart)), 'app'));
+    expect(env.OTEL_TRACES_SAMPLER).toBe('parentbased_traceidratio');
+    expect(env.OTEL_TRACES_SAMPLER_ARG).toBe('0.25');
+    const zero = envOf(containerOf(workloadOf(synth(setup('Deployment', { samplingRatio: 0 }).chart)), 'app'));
+    expect(zero.OTEL_TRACES_SAMPLER_ARG).toBe('0');
+  });
+
+  test('the workload attribute follows the kind; a bare Pod has none', () => {
+    const expected: Array<[WorkloadKind, string | undefined]> = [
+      ['Deployment', 'k8s.deployment.name'], ['StatefulSet', 'k8s.statefulset.name'], ['DaemonSet', 'k8s.daemonset.name'],
+      ['Job', 'k8s.job.name'], ['CronJob', 'k8s.cronjob.name'], ['Pod', undefined],
+    ];
+    for (const [kind, attribute] of expected) {
+      const manifests = synth(setup(kind).chart);
+      const m = workloadOf(manifests);
+      const attrs: string = envOf(containerOf(m, 'app')).OTEL_RESOURCE_ATTRIBUTES;
+      const { config } = collectorConfig(manifests);
+      const keys = config.processors.resource.attributes.map((a: any) => a.key);
+      if (attribute) {
+        expect(attrs).toContain(`${attribute}=${m.metadata.name}`);
+        expect(config.processors.resource.attributes).toContainEqual({ action: 'insert', key: attribute, value: m.metadata.name });
+      } else {
+        expect(attrs).not.toMatch(/k8s\.[a-z]+\.name=(?!\$)/);
+        expect(keys).toEqual(['k8s.namespace.name', 'k8s.node.name', 'k8s.pod.name', 'k8s.pod.uid']);
+      }
+    }
+  });
+
+  test('init containers are not app containers: they get no SDK env', () => {
+    const { chart, workload } = setup();
+    (workload as kplus.Deployment).addInitContainer({ name: 'migrate', image: 'ghcr.io/example/migrate:1.0.0' });
+    expect(envOf(containerOf(workloadOf(synth(chart)), 'migrate')).OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Collector config
+// ---------------------------------------------------------------------------
+
+describe('collector config', () => {
+  test('every pipeline names only defined receivers, processors and exporters; every extension is enabled', () => {
+    const secret = (chart: Chart) => kplus.Secret.fromSecretName(chart, 'auth', 'otel-auth');
+    const { chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    new WithTracer(chart, 'tracer', {
+      workload, exporterEndpoint: ENDPOINT, kubernetesVersion: NATIVE, exporterHeaders: { authorization: { secret: secret(chart), key: 'token' } },
+    });
+    const { config } = collectorConfig(synth(chart));
+    const pipelines = Object.entries<any>(config.service.pipelines);
+    expect(pipelines.map(([name]) => name).sort()).toEqual(['logs', 'metrics', 'traces']);
+    for (const [name, p] of pipelines) {
+      expect({ name, receivers: p.receivers.length > 0, exporters: p.exporters.length > 0 }).toEqual({ name, receivers: true, exporters: true });
+      for (const r of p.receivers) expect(Object.keys(config.receivers)).toContain(r);
+      for (const x of p.processors) expect(Object.keys(config.processors)).toContain(x);
+      for (const e of p.exporters) expect(Object.keys(config.exporters)).toContain(e);
+      // memory_limiter first (it pushes back on the receivers), batch last.
+      expect(p.processors[0]).toBe('memory_limiter');
+      expect(p.processors[p.processors.length - 1]).toBe('batch');
+    }
+    expect([...config.service.extensions].sort()).toEqual(Object.keys(config.extensions).sort());
+    // Nothing defined and left unused.
+    const used = (kind: string) => new Set(pipelines.flatMap(([, p]) => p[kind] ?? []));
+    expect(Object.keys(config.receivers).every(r => used('receivers').has(r))).toBe(true);
+    expect(Object.keys(config.processors).every(r => used('processors').has(r))).toBe(true);
+    expect(Object.keys(config.exporters).every(r => used('exporters').has(r))).toBe(true);
+  });
+
+  test('the exporter sends to exporterEndpoint over TLS by default', () => {
+    const { config } = collectorConfig(synth(setup().chart));
+    expect(config.exporters.otlp.endpoint).toBe(ENDPOINT);
+    expect(config.exporters.otlp.tls).toEqual({ insecure: false });
+    expect(config.exporters.otlp.headers).toBeUndefined();
+  });
+
+  test('exporterTls: false makes the exporter plaintext', () => {
+    const { config } = collectorConfig(synth(setup('Deployment', { exporterTls: false }).chart));
+    expect(config.exporters.otlp.tls).toEqual({ insecure: true });
+  });
+
+  test('headers come from Secrets through env vars; the ConfigMap holds only ${env:...} references', () => {
+    const { chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    const secret = kplus.Secret.fromSecretName(chart, 'auth', 'backend-credentials');
+    new WithTracer(chart, 'tracer', {
+      workload,
+      exporterEndpoint: 'api.backend.example:443',
+      kubernetesVersion: NATIVE,
+      exporterHeaders: {
+        'authorization': { secret, key: 'bearer-token' },
+        'x-api-key': { secret, key: 'api-key' },
+      },
+    });
+    const manifests = synth(chart);
+    const agent = containerOf(workloadOf(manifests), 'tracer');
+    const { config, configMap } = collectorConfig(manifests);
+    expect(config.exporters.otlp.headers).toEqual({
+      'authorization': '${env:OTEL_EXPORTER_HEADER_AUTHORIZATION}',
+      'x-api-key': '${env:OTEL_EXPORTER_HEADER_X_API_KEY}',
+    });
+    const env = envOf(agent);
+    expect(env.OTEL_EXPORTER_HEADER_AUTHORIZATION).toEqual({ secretKeyRef: { key: 'bearer-token', name: 'backend-credentials' } });
+    expect(env.OTEL_EXPORTER_HEADER_X_API_KEY).toEqual({ secretKeyRef: { key: 'api-key', name: 'backend-credentials' } });
+    // The secret itself is nowhere in the ConfigMap, and no env var of the app carries it.
+    expect(JSON.stringify(configMap)).not.toMatch(/backend-credentials|bearer-token|api-key"/);
+    expect(envOf(containerOf(workloadOf(manifests), 'app')).OTEL_EXPORTER_HEADER_AUTHORIZATION).toBeUndefined();
+  });
+
+  test('resource attributes come from the downward API of the agent container', () => {
+    const manifests = synth(setup().chart);
+    const agent = containerOf(workloadOf(manifests), 'tracer');
+    const { config } = collectorConfig(manifests);
+    const env = envOf(agent);
+    const fromEnv = config.processors.resource.attributes.filter((a: any) => String(a.value).startsWith('${env:'));
+    expect(fromEnv.map((a: any) => a.key)).toEqual(['k8s.namespace.name', 'k8s.node.name', 'k8s.pod.name', 'k8s.pod.uid']);
+    const fieldPaths: Record<string, string> = {
+      'k8s.namespace.name': 'metadata.namespace',
+      'k8s.node.name': 'spec.nodeName',
+      'k8s.pod.name': 'metadata.name',
+      'k8s.pod.uid': 'metadata.uid',
+    };
+    for (const a of fromEnv) {
+      const name = /^\$\{env:([A-Z_]+)\}$/.exec(a.value)![1];
+      expect(env[name]).toEqual({ fieldRef: { fieldPath: fieldPaths[a.key] } });
+      // insert: a value the SDK already set wins.
+      expect(a.action).toBe('insert');
+    }
+  });
+
+  test('every ${env:VAR} in the config is defined on the agent container', () => {
+    const { chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    const secret = kplus.Secret.fromSecretName(chart, 'auth', 'otel-auth');
+    new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: NATIVE, exporterHeaders: { 'x-key': { secret, key: 'k' } } });
+    const manifests = synth(chart);
+    const names = envNames(containerOf(workloadOf(manifests), 'tracer'));
+    const refs = [...collectorConfig(manifests).text.matchAll(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g)].map(r => r[1]);
+    expect(refs.length).toBeGreaterThan(0);
+    for (const r of refs) expect(names).toContain(r);
+  });
+
+  test('the config is mounted read-only where --config points, from the ConfigMap the construct owns', () => {
+    const { chart, tracer } = setup();
+    const manifests = synth(chart);
+    const m = workloadOf(manifests);
+    const agent = containerOf(m, 'tracer');
+    const { configMap } = collectorConfig(manifests);
+    expect(agent.volumeMounts).toEqual([{ mountPath: '/etc/otelcol', name: 'tracer-config', readOnly: true }]);
+    expect(podSpecOf(m).volumes).toContainEqual({ configMap: { name: configMap.metadata.name }, name: 'tracer-config' });
+    expect(tracer.node.findAll().some(c => ApiObject.isApiObject(c) && c.kind === 'ConfigMap')).toBe(true);
+    // The checksum annotation rolls the pods when the config changes.
+    const annotation = podMetadataOf(m).annotations['checksum.sidecars.cdk8s.io/tracer'];
+    expect(annotation).toMatch(/^[0-9a-f]{64}$/);
+    const other = workloadOf(synth(setup('Deployment', { exporterEndpoint: 'elsewhere:4317' }).chart));
+    expect(podMetadataOf(other).annotations['checksum.sidecars.cdk8s.io/tracer']).not.toBe(annotation);
+  });
+
+  test('the ConfigMap lives in the workload\'s namespace', () => {
+    const { chart } = newChart();
+    const workload = new kplus.Deployment(chart, 'web', { metadata: { namespace: 'shop' }, containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', portNumber: 8080 }] });
+    new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: NATIVE });
+    expect(collectorConfig(synth(chart)).configMap.metadata.namespace).toBe('shop');
+  });
+
+  test('memory_limiter and GOMEMLIMIT follow the container\'s memory limit', () => {
+    const check = (props: Props, limit: number, spike: number) => {
+      const manifests = synth(setup('Deployment', props).chart);
+      const { config } = collectorConfig(manifests);
+      expect(config.processors.memory_limiter).toEqual({ check_interval: '1s', limit_mib: limit, spike_limit_mib: spike });
+      expect(envOf(containerOf(workloadOf(manifests), 'tracer')).GOMEMLIMIT).toBe(`${limit}MiB`);
+    };
+    check({}, 102, 20);
+    check({ resources: { memory: { limit: Size.mebibytes(512) } } }, 409, 81);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Graceful shutdown
+// ---------------------------------------------------------------------------
+
+describe('graceful shutdown', () => {
+  test('the drain is bounded: export attempts time out after half of drainTime, the queue is one round deep', () => {
+    const { config } = collectorConfig(synth(setup().chart));
+    expect(config.exporters.otlp.timeout).toBe('5s');
+    expect(config.exporters.otlp.sending_queue).toEqual({ enabled: true, num_consumers: 10, queue_size: 10 });
+    expect(config.processors.batch.timeout).toBe('1s');
+    const custom = collectorConfig(synth(setup('Deployment', { drainTime: Duration.seconds(7) }).chart)).config;
+    expect(custom.exporters.otlp.timeout).toBe('3s');
+  });
+
+  test('the drain counts toward the grace period (native: app, then the agent)', () => {
+    const m = workloadOf(synth(setup('Deployment', { drainTime: Duration.seconds(40) }).chart));
+    // app 10 s + drain 40 s + 1 s to exit
+    expect(podSpecOf(m).terminationGracePeriodSeconds).toBe(51);
+  });
+
+  test('a grace period shorter than the agent needs is an error that names the agent', () => {
+    const { chart } = newChart();
+    const workload = new kplus.Deployment(chart, 'web', {
+      containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', portNumber: 8080 }],
+      terminationGracePeriod: Duration.seconds(15),
+    });
+    new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: NATIVE });
+    expect(() => synth(chart)).toThrow(/terminationGracePeriodSeconds is 15, but its sidecars need 21 \(native: app 10s \+ tracer 11s\)/);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Other workloads
+// ---------------------------------------------------------------------------
+
+describe('workloads', () => {
+  test('a raw ApiObject Deployment (Include/Helm) works the same', () => {
+    const { chart } = newChart();
+    const raw = rawDeployment(chart);
+    new WithTracer(chart, 'tracer', { workload: raw, exporterEndpoint: ENDPOINT, kubernetesVersion: NATIVE });
+    const manifests = synth(chart);
+    expectValidManifests(manifests, NATIVE);
+    const m = manifestOf(manifests, 'Deployment');
+    expect(layoutOf(m)).toEqual({ init: ['tracer'], containers: ['app'] });
+    expect(envOf(containerOf(m, 'app')).OTEL_SERVICE_NAME).toBe('raw');
+  });
+
+  test('a CronJob in the legacy layout is refused unless the app stops the agent itself', () => {
+    const { chart } = newChart();
+    const workload = kplusWorkload(chart, 'CronJob');
+    new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: LEGACY });
+    expect(() => synth(chart)).toThrow(/WithTracer 'test\/tracer': a legacy sidecar on CronJob '.*' never exits, so the Job never completes/);
+  });
+
+  test('one WithTracer per workload', () => {
+    const { chart, workload } = setup();
+    new WithTracer(chart, 'tracer2', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: NATIVE, containerName: 'tracer2' });
+    expect(() => synth(chart)).toThrow(/WithTracer 'test\/tracer2': Deployment '.*' already has a WithTracer \('WithTracer 'test\/tracer''\)/);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Validation: each message names the construct, the bad value and the fix
+// ---------------------------------------------------------------------------
+
+describe('validation', () => {
+  const who = "WithTracer 'test/tracer'";
+  const secretOf = (chart: Chart) => kplus.Secret.fromSecretName(chart, 'auth', 'otel-auth');
+  const make = (props: Partial<WithTracerProps>) => () => {
+    const { chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    const resolved = typeof (props as any).exporterHeaders === 'function' ? { ...props, exporterHeaders: (props as any).exporterHeaders(chart) } : props;
+    new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: NATIVE, ...resolved } as WithTracerProps);
+  };
+
+  test.each([
+    ['', `${who}: exporterEndpoint is empty; give the host:port of the central collector or backend (OTLP/gRPC), e.g. 'otel-collector.observability:4317'.`],
+    ['https://api.example:443', `${who}: exporterEndpoint 'https://api.example:443' has a scheme ('https://'); give host:port only, e.g. 'otel-collector.observability:4317', and choose TLS with exporterTls.`],
+    ['otel-collector.observability', `${who}: exporterEndpoint 'otel-collector.observability' is not host:port (the port is required); use e.g. 'otel-collector.observability:4317'.`],
+    ['bad_host:4317', `${who}: exporterEndpoint 'bad_host:4317' has an invalid host 'bad_host'; use a DNS name or an IP address (IPv6 in brackets) followed by ':port', e.g. 'otel-collector.observability:4317'.`],
+    ['collector:70000', `${who}: exporterEndpoint 'collector:70000' port 70000 is not a valid port; use an integer from 1 to 65535.`],
+    ['collector:0', `${who}: exporterEndpoint 'collector:0' port 0 is not a valid port; use an integer from 1 to 65535.`],
+    ['localhost:4317', `${who}: exporterEndpoint 'localhost:4317' is the agent's own receiver: the agent would export to itself in a loop. Give the central collector's address, e.g. 'otel-collector.observability:4317'.`],
+    ['127.0.0.1:4318', `${who}: exporterEndpoint '127.0.0.1:4318' is the agent's own receiver: the agent would export to itself in a loop. Give the central collector's address, e.g. 'otel-collector.observability:4317'.`],
+  ])('exporterEndpoint %j', (endpoint, message) => {
+    expect(errorOf(make({ exporterEndpoint: endpoint }))).toBe(message);
+  });
+
+  test('valid endpoints: DNS name, IPv4, bracketed IPv6', () => {
+    for (const endpoint of ['collector:4317', 'otel-collector.observability.svc.cluster.local:4317', '10.0.0.7:4317', '[fd00::7]:4317', 'localhost:14317']) {
+      expect(make({ exporterEndpoint: endpoint })).not.toThrow();
+    }
+  });
+
+  test.each([-0.1, 1.5, NaN, Infinity])('samplingRatio %p', (ratio) => {
+    expect(errorOf(make({ samplingRatio: ratio }))).toBe(
+      `${who}: samplingRatio ${ratio} is out of range; use a number from 0 (no traces) to 1 (every trace), e.g. 0.1.`,
+    );
+  });
+
+  test.each([
+    ['bad header', `${who}: exporterHeaders name 'bad header' is not a valid gRPC header name; use letters, digits, '-', '_' and '.', e.g. 'authorization' or 'x-api-key'.`],
+    [':authority', `${who}: exporterHeaders name ':authority' is not a valid gRPC header name; use letters, digits, '-', '_' and '.', e.g. 'authorization' or 'x-api-key'.`],
+    ['grpc-timeout', `${who}: exporterHeaders name 'grpc-timeout' is reserved by gRPC ('grpc-' prefix) or marks a binary value ('-bin' suffix); use a plain text header name.`],
+    ['x-token-bin', `${who}: exporterHeaders name 'x-token-bin' is reserved by gRPC ('grpc-' prefix) or marks a binary value ('-bin' suffix); use a plain text header name.`],
+  ])('exporterHeaders name %j', (name, message) => {
+    expect(errorOf(make({ exporterHeaders: ((chart: Chart) => ({ [name]: { secret: secretOf(chart), key: 'k' } })) as any }))).toBe(message);
+  });
+
+  test('exporterHeaders that are one header for gRPC', () => {
+    const headers = (chart: Chart) => {
+      const secret = secretOf(chart);
+      return { 'X-Key': { secret, key: 'a' }, 'x-key': { secret, key: 'b' } };
+    };
+    expect(errorOf(make({ exporterHeaders: headers as any }))).toBe(
+      `${who}: exporterHeaders 'X-Key' and 'x-key' are the same header for gRPC (names are case-insensitive, and '-', '_', '.' map to one environment variable); keep one of them.`,
+    );
+  });
+
+  test('exporterHeaders must be Secret values', () => {
+    expect(errorOf(make({ exporterHeaders: { authorization: 'Bearer abc' as any } }))).toBe(
+      `${who}: exporterHeaders 'authorization' needs a SecretValue ({ secret, key }); values come only from Secrets.`,
+    );
+  });
+
+  test('drainTime', () => {
+    expect(errorOf(make({ drainTime: Duration.seconds(1) }))).toBe(
+      `${who}: drainTime 1s is too short: each export attempt gets half of it; use at least Duration.seconds(2).`,
+    );
+    expect(errorOf(make({ drainTime: Duration.millis(2500) }))).toBe(
+      `${who}: drainTime 2.5s is not a whole, non-negative number of seconds; use e.g. Duration.seconds(10).`,
+    );
+  });
+
+  test('healthPort', () => {
+    expect(errorOf(make({ healthPort: 4317 }))).toBe(
+      `${who}: healthPort 4317 is taken by the agent's OTLP receivers (4317, 4318); choose another port.`,
+    );
+    expect(errorOf(make({ healthPort: 0 }))).toBe(`${who}: healthPort 0 is not a valid port; use an integer from 1 to 65535.`);
+  });
+
+  test('serviceName', () => {
+    expect(errorOf(make({ serviceName: ' ' }))).toBe(
+      `${who}: serviceName ' ' must be a non-empty name without leading or trailing spaces or control characters, e.g. 'checkout'.`,
+    );
+  });
+
+  test('resourceAttributes', () => {
+    expect(errorOf(make({ resourceAttributes: { 'k8s.pod.name': 'x' } }))).toBe(
+      `${who}: resourceAttributes key 'k8s.pod.name' is set by the construct (k8s.* from the downward API, service.name from serviceName); remove it, or use serviceName for the service name.`,
+    );
+    expect(errorOf(make({ resourceAttributes: { 'service.name': 'x' } }))).toMatch(/resourceAttributes key 'service.name' is set by the construct/);
+    expect(errorOf(make({ resourceAttributes: { 'a=b': 'x' } }))).toBe(
+      `${who}: resourceAttributes key 'a=b' is not a valid attribute key; use letters, digits, '.', '_' and '-', e.g. 'deployment.environment.name'.`,
+    );
+  });
+
+  test('memory limit', () => {
+    expect(errorOf(make({ resources: { memory: { limit: Size.mebibytes(32) } } }))).toBe(
+      `${who}: memory limit 32Mi is too small for the collector (its process needs ~50 MiB besides its data); give resources.memory.limit at least Size.mebibytes(64).`,
+    );
+  });
+
+  test('image', () => {
+    expect(errorOf(make({ image: 'otel/opentelemetry-collector: 1' }))).toBe(
+      `${who}: image 'otel/opentelemetry-collector: 1' is not an image reference; use e.g. 'otel/opentelemetry-collector:0.139.0'.`,
+    );
+  });
+
+  test('containerName', () => {
+    expect(errorOf(make({ containerName: 'Tracer' }))).toMatch(/^WithTracer 'test\/tracer': containerName 'Tracer' is not a valid DNS-1123 label/);
+  });
+});
