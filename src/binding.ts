@@ -85,7 +85,8 @@ export class WorkloadBinding {
     this.originalToJson = obj.toJson.bind(obj);
     Object.defineProperty(obj, 'toJson', {
       value: () => {
-        const result = this.render();
+        // The validation that ran just before (same synchronous synth) already rendered it.
+        const result = this.takeValidated() ?? this.render();
         if (result.errors.length > 0) {
           throw new Error(`cdk8s-sidecars: ${result.errors.join('\n')}`);
         }
@@ -103,8 +104,34 @@ export class WorkloadBinding {
   public add(source: SidecarSource): void {
     this.sources.push(source);
     if (this.sources.length === 1) {
-      source.node.addValidation({ validate: () => this.render().errors });
+      source.node.addValidation({ validate: () => this.validate() });
     }
+  }
+
+  /**
+   * Every synth path validates the app, then calls `toJson()` on each object, in one
+   * synchronous run (and `App.synth` validates twice). Rendering is the hot path, so a
+   * successful validation's render is kept for the `toJson()` that follows: the next
+   * validation reuses it, the next `toJson()` consumes it, and it is dropped at the end of the
+   * current synchronous run whatever happens, so a later synth never sees a stale one.
+   * A render with errors is never kept.
+   */
+  private validated?: EngineResult;
+
+  private validate(): string[] {
+    if (this.validated) return [];
+    const result = this.render();
+    if (result.errors.length === 0) {
+      this.validated = result;
+      queueMicrotask(() => { this.validated = undefined; });
+    }
+    return result.errors;
+  }
+
+  private takeValidated(): EngineResult | undefined {
+    const result = this.validated;
+    this.validated = undefined;
+    return result;
   }
 
   /** The workload's manifest with every attached sidecar, and every error found. */
@@ -134,6 +161,7 @@ export class WorkloadBinding {
       );
     }
     if (errors.length > 0) return { manifest: base, errors };
-    return applySidecars(base, specs, { minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault });
+    // `base` is a fresh object from toJson(): the engine may work on it in place.
+    return applySidecars(base, specs, { minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true });
   }
 }

@@ -149,3 +149,35 @@ test('a ReplicaSet and a Pod ApiObject work too', () => {
   expectNative(manifestOf(manifests, 'Pod'));
   expectValidManifests(manifests, '1.33');
 });
+
+describe('the render kept from validation is never stale', () => {
+  test('synth, change the workload, synth again (same synchronous run)', () => {
+    const { chart, dep } = nativeApp();
+    expect(layoutOf(manifestOf(Testing.synth(chart), 'Deployment')).containers).toEqual(['app']);
+    dep.addContainer({ name: 'late', image: 'ghcr.io/example/late:1' });
+    expect(layoutOf(manifestOf(Testing.synth(chart), 'Deployment')).containers).toEqual(['app', 'late']);
+  });
+
+  test('a failed synth, a fix, and a synth again', () => {
+    const { chart } = newChart();
+    const dep = new kplus.Deployment(chart, 'web', { containers: [{ name: 'log-agent', image: 'x', portNumber: 8080 }] });
+    new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: '1.29', containerName: 'shipper' });
+    expect(layoutOf(manifestOf(Testing.synth(chart), 'Deployment')).init).toEqual(['shipper']);
+    dep.addContainer({ name: 'shipper', image: 'y' });
+    expect(() => Testing.synth(chart)).toThrow(/container name 'shipper' is already used/);
+  });
+
+  test('one render per synth: validation\'s render is reused by toJson (the hot path)', () => {
+    const spy = jest.spyOn(kplus.k8s.KubeDeployment.prototype, 'toJson');
+    try {
+      const { app, chart } = nativeApp();
+      Testing.synth(chart);
+      expect(spy).toHaveBeenCalledTimes(1);
+      spy.mockClear();
+      app.synthYaml(); // validates twice, then serializes
+      expect(spy).toHaveBeenCalledTimes(1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});

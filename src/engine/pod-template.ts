@@ -67,10 +67,15 @@ export interface ApplyOptions extends EngineTarget {
    * always writes 30 when its prop is unset); such a value is raised like an absent one.
    */
   readonly graceWrittenByDefault?: number;
+  /**
+   * Work on `input` itself instead of a copy (the caller hands over a fresh object).
+   * @default false
+   */
+  readonly mutateInput?: boolean;
 }
 
 export function applySidecars(input: Json, sidecars: SidecarSpec[], target: ApplyOptions): EngineResult {
-  const manifest: Json = structuredClone(input);
+  const manifest: Json = target.mutateInput ? input : structuredClone(input);
   const where = describeObject(manifest);
   const template = podTemplateOf(manifest);
   if (!template) {
@@ -107,7 +112,8 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   for (const s of ordered) {
     const { lifecycle, needsTools: tools } = lifecycleFor(s, target);
     needsTools = needsTools || tools;
-    const c: Json = { ...s.container };
+    // Copies: the output must never share objects with the specs (callers may edit it).
+    const c: Json = structuredClone(s.container);
     if (lifecycle) c.lifecycle = lifecycle;
     if (tools) c.volumeMounts = [...(c.volumeMounts ?? []), { mountPath: TOOLS.mountPath, name: TOOLS.volumeName, readOnly: true }];
     if (s.layout === 'NATIVE') {
@@ -127,7 +133,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const initContainers = [...tools, ...native, ...userInit];
   if (initContainers.length > 0) spec.initContainers = initContainers;
   spec.containers = [...legacyFirst, ...appContainers, ...legacyLast];
-  const volumes = [...userVolumes, ...ordered.flatMap(s => s.volumes.map(sortKeys)), ...(needsTools ? [toolsVolume()] : [])];
+  const volumes = [...userVolumes, ...ordered.flatMap(s => s.volumes.map(v => sortKeys(structuredClone(v)))), ...(needsTools ? [toolsVolume()] : [])];
   if (volumes.length > 0) spec.volumes = volumes;
 
   // Annotations that roll the pods when a sidecar's config changes.
@@ -163,12 +169,12 @@ function withAppWiring(app: Json, sidecars: SidecarSpec[]): Json {
   for (const s of sidecars) {
     for (const m of s.appMounts) {
       if (mounts.some(x => x.mountPath === m.mountPath && x.name === m.name)) continue;
-      mounts.push(sortKeys(m));
+      mounts.push(sortKeys(structuredClone(m)));
       changed = true;
     }
     for (const e of s.appEnv) {
       if (env.some(x => x.name === e.name)) continue;
-      env.push(sortKeys(e));
+      env.push(sortKeys(structuredClone(e)));
       changed = true;
     }
   }
