@@ -6,3 +6,4 @@ export * from './log-agent';
 export * from './with-log-agent';
 export * from './with-tracer';
 export * from './validation';
+export * from './with-envoy';

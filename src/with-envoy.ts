@@ -1,0 +1,486 @@
+import { Duration } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { Construct } from 'constructs';
+import { BOOTSTRAP_FILE, OutboundRoute, isIpv4, renderEnvoyConfigFiles } from './agents/envoy-bootstrap';
+import { restrictedSecurityContext } from './engine/shutdown';
+import { RANK, SidecarSpec } from './engine/spec';
+import { SidecarBase, SidecarProps, checkDnsLabel, checkPort, durationSeconds } from './sidecar';
+
+/** The default Envoy image (pinned). `drain_listeners?inboundonly&graceful` needs Envoy 1.34 or later. */
+export const ENVOY_IMAGE = 'envoyproxy/envoy:v1.36.4';
+
+/** The uid of the `envoy` user in the envoyproxy/envoy images (their entrypoint's `ENVOY_UID`). */
+export const ENVOY_UID = 101;
+
+/**
+ * How Envoy talks to the app on 127.0.0.1.
+ */
+export enum EnvoyAppProtocol {
+  /** HTTP/1.1 (clients may still use HTTP/2 with Envoy; Envoy translates). */
+  HTTP1 = 'HTTP1',
+  /** HTTP/2 without TLS (h2c, prior knowledge), e.g. a gRPC server. */
+  HTTP2 = 'HTTP2',
+}
+
+/**
+ * TLS termination on Envoy's listener.
+ */
+export interface EnvoyTlsOptions {
+  /**
+   * A `kubernetes.io/tls` Secret (keys `tls.crt` and `tls.key`) in the workload's namespace, e.g.
+   * one that cert-manager keeps renewed. It is mounted read-only into Envoy only; a renewed
+   * certificate is picked up without a restart.
+   */
+  readonly secretName: string;
+
+  /**
+   * A Secret whose key `ca.crt` holds the CA(s) that sign client certificates: turns on mutual
+   * TLS. Clients without a certificate signed by it are refused; Envoy passes the verified
+   * certificate's subject, URI and DNS SANs to the app in `X-Forwarded-Client-Cert`. May be the
+   * same Secret as `secretName` (cert-manager writes `ca.crt` there).
+   * @default - no client certificates are asked for
+   */
+  readonly clientCaSecretName?: string;
+}
+
+/**
+ * An outbound route: the app calls `http://127.0.0.1:<localPort>` and Envoy forwards to
+ * `host:port` (originating TLS when `tls` is set).
+ */
+export interface EnvoyUpstream {
+  /** A DNS-1123 label of at most 50 characters; names the route's listener, cluster and stats. */
+  readonly name: string;
+
+  /** The port the app calls on 127.0.0.1 (bound on localhost only, never on the pod IP). */
+  readonly localPort: number;
+
+  /** DNS name (e.g. `payments.shop.svc.cluster.local`, `api.example.com`) or IPv4 address. */
+  readonly host: string;
+
+  /**
+   * The upstream's port.
+   * @default - 443 with `tls`, 80 without
+   */
+  readonly port?: number;
+
+  /**
+   * Originate TLS to the upstream: the system CAs of the Envoy image verify its certificate,
+   * whose SAN must match `host`; SNI is `host`.
+   * @default false
+   */
+  readonly tls?: boolean;
+}
+
+/**
+ * Options of `WithEnvoy.servicePort()` and `WithEnvoy.exposeVia()`.
+ */
+export interface EnvoyServicePortOptions {
+  /**
+   * The Service's port.
+   * @default - 443 with TLS, 80 without
+   */
+  readonly port?: number;
+
+  /**
+   * The name of the Service port (a DNS label, unique in the Service).
+   * @default - 'https' with TLS, 'http' without
+   */
+  readonly name?: string;
+
+  /**
+   * The node port (Services of type NodePort or LoadBalancer).
+   * @default - allocated by Kubernetes when the Service type needs one
+   */
+  readonly nodePort?: number;
+}
+
+/**
+ * Props of `WithEnvoy`.
+ */
+export interface WithEnvoyProps extends SidecarProps {
+  /**
+   * The port the app listens on. Envoy forwards to `127.0.0.1:<appPort>`: bind the app to
+   * 127.0.0.1 (or keep the port out of every Service) so that traffic cannot bypass Envoy.
+   */
+  readonly appPort: number;
+
+  /**
+   * How Envoy talks to the app.
+   * @default EnvoyAppProtocol.HTTP1
+   */
+  readonly appProtocol?: EnvoyAppProtocol;
+
+  /**
+   * The pod-facing port Envoy listens on; point Services here (`servicePort()`, `exposeVia()`).
+   * Must differ from every port of the app's containers.
+   * @default - 8443 with `tls`, 10000 without
+   */
+  readonly listenerPort?: number;
+
+  /**
+   * Terminate TLS (and optionally verify client certificates) on the listener.
+   * @default - plain HTTP on the listener
+   */
+  readonly tls?: EnvoyTlsOptions;
+
+  /**
+   * Outbound routes the app reaches through Envoy on localhost ports.
+   * @default - none
+   */
+  readonly upstreams?: EnvoyUpstream[];
+
+  /**
+   * The Envoy image. Needs Envoy 1.34 or later (`drain_listeners?inboundonly&graceful` that leaves
+   * outbound routes alone); the container runs `/usr/local/bin/envoy` as uid 101.
+   * @default 'envoyproxy/envoy:v1.36.4'
+   */
+  readonly image?: string;
+
+  /**
+   * How long Envoy drains its pod-facing listeners when the pod stops (`--drain-time-s`, with
+   * `--drain-strategy immediate`): from the `preStop` hook on, every response asks the client to
+   * close the connection (HTTP/1.1 `Connection: close`, HTTP/2 GOAWAY); then the listeners stop
+   * accepting. Requests already accepted are still answered. Must not exceed `appShutdownTime`,
+   * so the drain ends while the app can still answer.
+   * @default Duration.seconds(5)
+   */
+  readonly drainTime?: Duration;
+
+  /**
+   * Legacy layout only: start Envoy first in `containers` with a `postStart` hook that waits
+   * (up to 60 s) until Envoy is ready, so that the app starts only then (Istio's
+   * `holdApplicationUntilProxyStarts`). The native layout always starts Envoy first.
+   *
+   * On by default, unlike Istio: this construct's promise is "ready before the app" in both
+   * layouts, and an app that calls out through `upstreams` at startup fails without it. It costs
+   * the app Envoy's startup time (about a second). Turn it off to start both at once.
+   * @default true
+   */
+  readonly holdApplicationUntilProxyStarts?: boolean;
+
+  /**
+   * Envoy's admin port, bound to 127.0.0.1 only (never a container port): it can drain and shut
+   * Envoy down. A legacy sidecar on a Job is stopped by the app with
+   * `POST http://127.0.0.1:<adminPort>/quitquitquit`.
+   * @default 9901
+   */
+  readonly adminPort?: number;
+
+  /**
+   * The pod-facing port of the health listener that the kubelet's probes call
+   * (`GET /ready`: 200 while Envoy is live, 503 once it drains).
+   * @default 15021
+   */
+  readonly healthPort?: number;
+
+  /**
+   * Envoy worker threads (`--concurrency`). Envoy's own default is one per CPU of the NODE,
+   * not of the container.
+   * @default 2
+   */
+  readonly concurrency?: number;
+
+  /**
+   * Write an access log line per request of the inbound and outbound listeners to Envoy's stdout.
+   * @default true
+   */
+  readonly accessLog?: boolean;
+}
+
+const DEFAULTS = {
+  containerName: 'envoy',
+  adminPort: 9901,
+  healthPort: 15021,
+  listenerPortTls: 8443,
+  listenerPortPlain: 10000,
+  drainSeconds: 5,
+  concurrency: 2,
+  holdTimeoutSeconds: 60,
+} as const;
+
+/** The readiness path of the health listener. */
+export const ENVOY_HEALTH_PATH = '/ready';
+
+/** Seconds Envoy needs to exit after SIGTERM (it closes at once; the drain happens before). */
+const EXIT_SECONDS = 1;
+
+const CONFIG_DIRECTORY = '/etc/envoy/config';
+const TLS_DIRECTORY = '/etc/envoy/tls';
+const CLIENT_CA_DIRECTORY = '/etc/envoy/client-ca';
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const HOST_NAME = /^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*$/;
+
+/**
+ * Attaches an Envoy proxy sidecar to a workload: traffic enters the pod on Envoy's listener
+ * (optionally terminating TLS or mutual TLS) and reaches the app on `127.0.0.1:<appPort>`; the
+ * app can call named upstreams through Envoy on localhost ports.
+ *
+ * Start: native layout (Kubernetes >= 1.29): Envoy is an init container with `restartPolicy:
+ * Always` and a startupProbe on its health listener, so the app starts only once Envoy is
+ * ready. Legacy layout: Envoy is the first container with a blocking `postStart` wait
+ * (`holdApplicationUntilProxyStarts`).
+ *
+ * Stop: in both layouts the `preStop` hook fails Envoy's health check (readiness drops) and
+ * starts a graceful drain of the pod-facing listeners (`POST /drain_listeners?inboundonly&graceful`
+ * on the localhost admin port) that lasts `drainTime`; outbound routes keep working. Native:
+ * Envoy is stopped after the app has exited. Legacy: the `preStop` hook then waits
+ * `appShutdownTime` before Envoy gets SIGTERM.
+ *
+ * Traffic must enter through Envoy: point a Service at `listenerPort` with `servicePort()` or
+ * `exposeVia()`.
+ */
+export class WithEnvoy extends SidecarBase {
+  /** The app's port on 127.0.0.1. */
+  public readonly appPort: number;
+  /** The pod-facing port Envoy listens on. */
+  public readonly listenerPort: number;
+  /** The name of the listener's container port (`envoy-https` or `envoy-http`). */
+  public readonly listenerPortName: string;
+  /** The admin port (127.0.0.1 only). */
+  public readonly adminPort: number;
+  /** The health listener's port (kubelet probes). */
+  public readonly healthPort: number;
+  /** Whether the listener terminates TLS. */
+  public readonly tls: boolean;
+  /** How long the listeners drain when the pod stops. */
+  public readonly drainTime: Duration;
+  /** The Envoy image. */
+  public readonly image: string;
+
+  private readonly spec: Omit<SidecarSpec, 'layout' | 'allowLegacyOnJob' | 'owner' | 'kind'>;
+
+  constructor(scope: Construct, id: string, props: WithEnvoyProps) {
+    super(scope, id, props, DEFAULTS.containerName);
+    const who = this.describe();
+
+    // Ports.
+    this.appPort = props.appPort;
+    this.tls = props.tls !== undefined;
+    this.listenerPort = props.listenerPort ?? (this.tls ? DEFAULTS.listenerPortTls : DEFAULTS.listenerPortPlain);
+    this.listenerPortName = this.tls ? 'envoy-https' : 'envoy-http';
+    this.adminPort = props.adminPort ?? DEFAULTS.adminPort;
+    this.healthPort = props.healthPort ?? DEFAULTS.healthPort;
+    const upstreams = resolveUpstreams(who, props.upstreams ?? []);
+    checkPorts(who, this.appPort, [
+      ['listenerPort', this.listenerPort],
+      ['adminPort', this.adminPort],
+      ['healthPort', this.healthPort],
+      ...upstreams.map((u, i): [string, number] => [`upstreams[${i}] '${u.name}' localPort`, u.localPort]),
+    ]);
+
+    // TLS.
+    const tls = props.tls;
+    if (tls) {
+      checkSecretName(who, 'tls.secretName', tls.secretName);
+      if (tls.clientCaSecretName !== undefined) checkSecretName(who, 'tls.clientCaSecretName', tls.clientCaSecretName);
+    }
+
+    // Image, drain, threads.
+    this.image = props.image ?? ENVOY_IMAGE;
+    if (this.image.trim() === '' || /\s/.test(this.image)) {
+      throw new Error(`${who}: image '${this.image}' is not an image reference; use e.g. '${ENVOY_IMAGE}'.`);
+    }
+    const drainSeconds = durationSeconds(who, 'drainTime', props.drainTime, DEFAULTS.drainSeconds);
+    this.drainTime = Duration.seconds(drainSeconds);
+    const appShutdownSeconds = this.appShutdownSeconds();
+    if (drainSeconds < 1) {
+      throw new Error(`${who}: drainTime ${drainSeconds}s leaves clients no time to move to other pods; use at least Duration.seconds(1).`);
+    }
+    if (drainSeconds > appShutdownSeconds) {
+      throw new Error(
+        `${who}: drainTime ${drainSeconds}s is longer than appShutdownTime ${appShutdownSeconds}s: the listeners must finish ` +
+        'draining while the app can still answer (Envoy is stopped once the app has shut down). ' +
+        `Shorten drainTime to at most Duration.seconds(${appShutdownSeconds}) or raise appShutdownTime.`,
+      );
+    }
+    const concurrency = props.concurrency ?? DEFAULTS.concurrency;
+    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
+      throw new Error(`${who}: concurrency ${concurrency} is not a number of worker threads; use an integer from 1 to 64 (e.g. 2).`);
+    }
+
+    // Config.
+    const rendered = renderEnvoyConfigFiles({
+      nodeId: this.workloadObject.name,
+      nodeCluster: this.workloadObject.name,
+      adminPort: this.adminPort,
+      listenerPort: this.listenerPort,
+      appPort: this.appPort,
+      appProtocol: props.appProtocol === EnvoyAppProtocol.HTTP2 ? 'HTTP2' : 'HTTP1',
+      healthPort: this.healthPort,
+      healthPath: ENVOY_HEALTH_PATH,
+      tls: tls ? { certDirectory: TLS_DIRECTORY, clientCaDirectory: tls.clientCaSecretName ? CLIENT_CA_DIRECTORY : undefined } : undefined,
+      upstreams,
+      accessLog: props.accessLog ?? true,
+      configDirectory: CONFIG_DIRECTORY,
+    });
+    const config = this._configMap(rendered.files);
+
+    // Volumes: the config, and the Secrets (read by Envoy only, never copied into the ConfigMap).
+    const configVolume = `${this.containerName}-config`;
+    const volumes: any[] = [{ configMap: { name: config.name }, name: configVolume }];
+    const mounts: any[] = [{ mountPath: CONFIG_DIRECTORY, name: configVolume, readOnly: true }];
+    if (tls) {
+      const tlsVolume = `${this.containerName}-tls`;
+      volumes.push({
+        name: tlsVolume,
+        secret: { items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }], secretName: tls.secretName },
+      });
+      mounts.push({ mountPath: TLS_DIRECTORY, name: tlsVolume, readOnly: true });
+      if (tls.clientCaSecretName) {
+        const caVolume = `${this.containerName}-client-ca`;
+        volumes.push({ name: caVolume, secret: { items: [{ key: 'ca.crt', path: 'ca.crt' }], secretName: tls.clientCaSecretName } });
+        mounts.push({ mountPath: CLIENT_CA_DIRECTORY, name: caVolume, readOnly: true });
+      }
+    }
+
+    const probe = (periodSeconds: number, failureThreshold: number) => ({
+      failureThreshold,
+      httpGet: { path: ENVOY_HEALTH_PATH, port: this.healthPort },
+      periodSeconds,
+      timeoutSeconds: 1,
+    });
+    const admin = `http://127.0.0.1:${this.adminPort}`;
+    const post = (path: string) => `/sidecar-tools/busybox wget -q -T 2 -O /dev/null --post-data '' '${admin}${path}'`;
+
+    this.spec = {
+      rank: RANK.PROXY,
+      container: {
+        args: [
+          '--config-path', `${CONFIG_DIRECTORY}/${BOOTSTRAP_FILE}`,
+          '--drain-time-s', String(drainSeconds),
+          '--drain-strategy', 'immediate',
+          '--disable-hot-restart',
+          '--concurrency', String(concurrency),
+          '--log-level', 'info',
+        ],
+        command: ['/usr/local/bin/envoy'],
+        image: this.image,
+        imagePullPolicy: 'IfNotPresent',
+        name: this.containerName,
+        ports: [
+          { containerPort: this.listenerPort, name: this.listenerPortName, protocol: 'TCP' },
+          { containerPort: this.healthPort, name: 'envoy-health', protocol: 'TCP' },
+        ],
+        readinessProbe: probe(5, 3),
+        resources: this._resources({ cpuRequest: '100m', cpuLimit: '1000m', memoryRequest: '64Mi', memoryLimit: '256Mi' }),
+        securityContext: restrictedSecurityContext(ENVOY_UID),
+        // Up to two minutes to become ready (Envoy resolves its upstreams' DNS names first).
+        startupProbe: probe(1, 120),
+        volumeMounts: mounts,
+      },
+      localPorts: [this.adminPort, ...upstreams.map(u => u.localPort)],
+      volumes,
+      appMounts: [],
+      appEnv: [],
+      podAnnotations: config.annotations,
+      shutdown: {
+        stopSeconds: EXIT_SECONDS,
+        appShutdownSeconds,
+        // Readiness drops first (the health listener answers 503), then the pod-facing listeners
+        // drain for drainTime; outbound listeners (MODIFY_ONLY, OUTBOUND) are left alone.
+        preStopScript: `${post('/healthcheck/fail')}; ${post('/drain_listeners?inboundonly&graceful')}`,
+      },
+      hold: (props.holdApplicationUntilProxyStarts ?? true)
+        ? { readyUrl: `http://127.0.0.1:${this.healthPort}${ENVOY_HEALTH_PATH}`, timeoutSeconds: DEFAULTS.holdTimeoutSeconds }
+        : undefined,
+    };
+  }
+
+  /**
+   * A Service port that sends traffic to Envoy's listener, for
+   * `deployment.exposeViaService({ ports: [envoy.servicePort()] })` or
+   * `new kplus.Service(scope, 'svc', { selector: deployment, ports: [envoy.servicePort()] })`.
+   */
+  public servicePort(options: EnvoyServicePortOptions = {}): kplus.ServicePort {
+    const port = options.port ?? (this.tls ? 443 : 80);
+    checkPort(this.describe(), 'service port', port);
+    return {
+      name: options.name ?? (this.tls ? 'https' : 'http'),
+      nodePort: options.nodePort,
+      port,
+      protocol: kplus.Protocol.TCP,
+      targetPort: this.listenerPort,
+    };
+  }
+
+  /**
+   * Adds a port to `service` that sends traffic to Envoy's listener (the Service must select the
+   * workload's pods). Do not expose the app's own port as well: that traffic would bypass Envoy.
+   */
+  public exposeVia(service: kplus.Service, options: EnvoyServicePortOptions = {}): void {
+    const { port, ...bind } = this.servicePort(options);
+    service.bind(port, bind);
+  }
+
+  /** @internal */
+  protected _spec() {
+    return this.spec;
+  }
+}
+
+type Resolved = OutboundRoute;
+
+function resolveUpstreams(who: string, upstreams: EnvoyUpstream[]): Resolved[] {
+  const seen = new Map<string, number>();
+  return upstreams.map((u, i) => {
+    const at = `upstreams[${i}]`;
+    checkDnsLabel(who, `${at} name`, u.name);
+    if (u.name.length > 50) {
+      throw new Error(`${who}: ${at} name '${u.name}' is ${u.name.length} characters long; use at most 50 (Envoy limits listener and cluster names to 60, and 'outbound-' is prepended).`);
+    }
+    const first = seen.get(u.name);
+    if (first !== undefined) {
+      throw new Error(`${who}: ${at} name '${u.name}' is also the name of upstreams[${first}]; give every upstream its own name.`);
+    }
+    seen.set(u.name, i);
+    const host = u.host.trim();
+    if (host === '') {
+      throw new Error(`${who}: ${at} '${u.name}' has an empty host; set the upstream's DNS name or IPv4 address, e.g. 'payments.shop.svc.cluster.local'.`);
+    }
+    if (host !== u.host || !(isIpv4(host) || (host.length <= 253 && HOST_NAME.test(host)))) {
+      throw new Error(
+        `${who}: ${at} '${u.name}' host '${u.host}' is not a DNS name or IPv4 address; give the bare host ` +
+        "(no scheme, port or path), e.g. 'api.example.com', and set port and tls separately.",
+      );
+    }
+    const tls = u.tls ?? false;
+    const port = u.port ?? (tls ? 443 : 80);
+    checkPort(who, `${at} '${u.name}' port`, port);
+    return { name: u.name, localPort: u.localPort, host, port, tls };
+  });
+}
+
+/** Checks each port Envoy binds, and that no two of them (nor appPort) are the same. */
+function checkPorts(who: string, appPort: number, bound: Array<[string, number]>): void {
+  checkPort(who, 'appPort', appPort);
+  const all: Array<[string, number]> = [['appPort', appPort], ...bound];
+  for (const [prop, port] of bound) {
+    checkPort(who, prop, port);
+    if (port < 1024) {
+      throw new Error(
+        `${who}: ${prop} ${port} is below 1024, which a non-root Envoy without NET_BIND_SERVICE cannot bind; ` +
+        'use a port from 1024 up (a Service can still expose 443 or 80: see servicePort()).',
+      );
+    }
+  }
+  for (let i = 0; i < all.length; i++) {
+    for (let j = i + 1; j < all.length; j++) {
+      if (all[i][1] === all[j][1]) {
+        throw new Error(
+          `${who}: ${all[j][0]} ${all[j][1]} is also ${all[i][0]}; every port of the pod's network namespace can be bound once: ` +
+          `choose another ${all[j][0]}.`,
+        );
+      }
+    }
+  }
+}
+
+function checkSecretName(who: string, prop: string, value: string): void {
+  if (value.length === 0 || value.length > 253 || !DNS_SUBDOMAIN.test(value)) {
+    throw new Error(
+      `${who}: ${prop} '${value}' is not a Secret name; use the name of a Secret in the workload's namespace ` +
+      "(lower-case letters, digits, '-' and '.', e.g. 'web-tls').",
+    );
+  }
+}
