@@ -1,0 +1,666 @@
+import { ApiObject, Duration, Testing } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { EnvoyAppProtocol, EnvoyUpstream, SidecarMode, WithEnvoy, WithEnvoyProps, WithLogAgent } from '../src';
+import { envoyBootstrapErrors, envoyMessageErrors, expectValidEnvoyBootstrap } from './util/envoy-proto';
+import {
+  containerOf, kplusWorkload, layoutOf, manifestOf, newChart, podMetadataOf, podSpecOf,
+} from './util/fixtures';
+import { SCHEMA_RELEASES, expectValidManifests } from './util/k8s-schema';
+
+type Extra = Partial<Omit<WithEnvoyProps, 'workload'>>;
+type Kind = 'Deployment' | 'StatefulSet' | 'Job';
+
+const TLS = { secretName: 'web-tls', clientCaSecretName: 'web-client-ca' };
+const PAYMENTS: EnvoyUpstream = { name: 'payments', localPort: 9001, host: 'payments.shop.svc.cluster.local', port: 8080 };
+const PARTNER: EnvoyUpstream = { name: 'partner-api', localPort: 9002, host: 'api.partner.example.com', tls: true };
+
+function synthEnvoy(kind: Kind, version: string, extra: Extra = {}) {
+  const { chart } = newChart();
+  const workload = kplusWorkload(chart, kind);
+  const envoy = new WithEnvoy(chart, 'envoy', { workload, kubernetesVersion: version, appPort: 8080, ...extra });
+  const manifests = Testing.synth(chart);
+  return { chart, workload, envoy, manifests, workloadManifest: manifestOf(manifests, kind) };
+}
+
+/** The files of the Envoy ConfigMap, parsed. */
+function envoyFiles(manifests: any[]): Record<string, any> {
+  const cm = manifests.find(m => m.kind === 'ConfigMap' && m.metadata.name.includes('envoy'));
+  if (!cm) throw new Error('no Envoy ConfigMap');
+  return Object.fromEntries(Object.entries(cm.data).map(([k, v]) => [k, JSON.parse(v as string)]));
+}
+
+function bootstrapOf(manifests: any[]): any {
+  return envoyFiles(manifests)['envoy.json'];
+}
+
+const listener = (b: any, name: string) => b.static_resources.listeners.find((l: any) => l.name === name);
+const cluster = (b: any, name: string) => b.static_resources.clusters.find((c: any) => c.name === name);
+const hcmOf = (l: any) => l.filter_chains[0].filters[0].typed_config;
+
+const ADMIN = 'http://127.0.0.1:9901';
+const POST = "/sidecar-tools/busybox wget -q -T 2 -O /dev/null --post-data ''";
+const DRAIN_SCRIPT = `${POST} '${ADMIN}/healthcheck/fail'; ${POST} '${ADMIN}/drain_listeners?inboundonly&graceful'`;
+const shell = (script: string) => ({ exec: { command: ['/sidecar-tools/busybox', 'sh', '-c', script] } });
+
+describe('WithEnvoy snapshots: both layouts for Deployment, StatefulSet and Job', () => {
+  for (const kind of ['Deployment', 'StatefulSet', 'Job'] as const) {
+    test(`${kind}, Kubernetes 1.27 (legacy)`, () => {
+      const { manifests, envoy } = synthEnvoy(kind, '1.27', {
+        tls: TLS, upstreams: [PAYMENTS, PARTNER], ...(kind === 'Job' ? { allowLegacyOnJob: true } : {}),
+      });
+      expect(envoy.layout).toBe('LEGACY');
+      expectValidManifests(manifests, '1.27');
+      expect(manifests).toMatchSnapshot();
+    });
+    test(`${kind}, Kubernetes 1.29 (native)`, () => {
+      const { manifests, envoy } = synthEnvoy(kind, '1.29', { tls: TLS, upstreams: [PAYMENTS, PARTNER] });
+      expect(envoy.layout).toBe('NATIVE');
+      expectValidManifests(manifests, '1.29');
+      expect(manifests).toMatchSnapshot();
+    });
+  }
+});
+
+describe('native layout: Envoy is ready before the app and stopped after it', () => {
+  test('Envoy is an init container with restartPolicy Always, a startupProbe and a readinessProbe on the health listener', () => {
+    const { workloadManifest } = synthEnvoy('Deployment', '1.29');
+    expect(layoutOf(workloadManifest)).toEqual({ init: ['sidecar-tools', 'envoy'], containers: ['app'] });
+    const envoy = containerOf(workloadManifest, 'envoy');
+    expect(envoy.restartPolicy).toBe('Always');
+    // The kubelet starts the next container (the app) only once this probe succeeds.
+    expect(envoy.startupProbe).toEqual({ failureThreshold: 120, httpGet: { path: '/ready', port: 15021 }, periodSeconds: 1, timeoutSeconds: 1 });
+    expect(envoy.readinessProbe).toEqual({ failureThreshold: 3, httpGet: { path: '/ready', port: 15021 }, periodSeconds: 5, timeoutSeconds: 1 });
+    expect(envoy.livenessProbe).toBeUndefined();
+  });
+
+  test('preStop fails the health check and starts the graceful inbound drain; no delay, no postStart', () => {
+    const { workloadManifest } = synthEnvoy('Deployment', '1.29');
+    const envoy = containerOf(workloadManifest, 'envoy');
+    expect(envoy.lifecycle).toEqual({ preStop: shell(DRAIN_SCRIPT) });
+    expect(envoy.volumeMounts).toContainEqual({ mountPath: '/sidecar-tools', name: 'sidecar-tools', readOnly: true });
+  });
+
+  test('the drain lasts drainTime and empties every connection at once (--drain-strategy immediate)', () => {
+    const { workloadManifest } = synthEnvoy('Deployment', '1.29', { drainTime: Duration.seconds(8) });
+    const args: string[] = containerOf(workloadManifest, 'envoy').args;
+    expect(args.slice(args.indexOf('--drain-time-s'), args.indexOf('--drain-time-s') + 2)).toEqual(['--drain-time-s', '8']);
+    expect(args.slice(args.indexOf('--drain-strategy'), args.indexOf('--drain-strategy') + 2)).toEqual(['--drain-strategy', 'immediate']);
+    expect(args).toContain('--disable-hot-restart');
+  });
+
+  test('order among the library\'s sidecars: log agent, then Envoy (Envoy stops first after the app)', () => {
+    const { chart } = newChart();
+    const dep = kplusWorkload(chart, 'Deployment') as kplus.Deployment;
+    // created in the "wrong" order on purpose: ranks decide
+    new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.29', appPort: 8080 });
+    new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: '1.29' });
+    const manifests = Testing.synth(chart);
+    const m = manifestOf(manifests, 'Deployment');
+    expect(layoutOf(m)).toEqual({ init: ['sidecar-tools', 'log-agent', 'envoy'], containers: ['app'] });
+    expectValidManifests(manifests, '1.29');
+  });
+
+  test('Envoy goes before the user\'s own init containers (they can use its outbound routes)', () => {
+    const { chart } = newChart();
+    const dep = kplusWorkload(chart, 'Deployment') as kplus.Deployment;
+    dep.addInitContainer({ name: 'migrate', image: 'ghcr.io/example/migrate:1', securityContext: { user: 1000 } });
+    new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.30', appPort: 8080, upstreams: [PAYMENTS] });
+    const m = manifestOf(Testing.synth(chart), 'Deployment');
+    expect(layoutOf(m).init).toEqual(['sidecar-tools', 'envoy', 'migrate']);
+  });
+
+  test('holdApplicationUntilProxyStarts does not apply: native always starts Envoy first', () => {
+    const { workloadManifest } = synthEnvoy('Deployment', '1.29', { holdApplicationUntilProxyStarts: false });
+    expect(layoutOf(workloadManifest)).toEqual({ init: ['sidecar-tools', 'envoy'], containers: ['app'] });
+    expect(containerOf(workloadManifest, 'envoy').lifecycle.postStart).toBeUndefined();
+  });
+
+  test('a native Envoy on a Job does not block completion and needs no allowLegacyOnJob', () => {
+    const { workloadManifest, manifests } = synthEnvoy('Job', '1.29');
+    expect(layoutOf(workloadManifest)).toEqual({ init: ['sidecar-tools', 'envoy'], containers: ['app'] });
+    expect(podSpecOf(workloadManifest).restartPolicy).toBe('Never');
+    expectValidManifests(manifests, '1.29');
+  });
+});
+
+describe('legacy layout', () => {
+  test('by default Envoy is the FIRST container and its postStart waits until it is ready', () => {
+    const { workloadManifest } = synthEnvoy('Deployment', '1.27');
+    expect(layoutOf(workloadManifest)).toEqual({ init: ['sidecar-tools'], containers: ['envoy', 'app'] });
+    const spec = podSpecOf(workloadManifest);
+    for (const c of [...spec.initContainers, ...spec.containers]) expect(c.restartPolicy).toBeUndefined();
+    const postStart = containerOf(workloadManifest, 'envoy').lifecycle.postStart.exec.command;
+    expect(postStart.slice(0, 3)).toEqual(['/sidecar-tools/busybox', 'sh', '-c']);
+    expect(postStart[3]).toContain('/sidecar-tools/busybox wget -q -T 1 -O /dev/null http://127.0.0.1:15021/ready');
+    expect(postStart[3]).toContain('if [ $i -ge 60 ]; then exit 0; fi');
+  });
+
+  test('preStop: the same drain, then the app\'s shutdown time before Envoy gets SIGTERM', () => {
+    const { workloadManifest } = synthEnvoy('Deployment', '1.27', { appShutdownTime: Duration.seconds(20) });
+    expect(containerOf(workloadManifest, 'envoy').lifecycle.preStop).toEqual(shell(`${DRAIN_SCRIPT}; /sidecar-tools/busybox sleep 20`));
+  });
+
+  test('the drain script runs through busybox also from 1.30 (the sleep action cannot POST)', () => {
+    const { workloadManifest, manifests } = synthEnvoy('Deployment', '1.31', { mode: SidecarMode.LEGACY });
+    expect(containerOf(workloadManifest, 'envoy').lifecycle.preStop).toEqual(shell(`${DRAIN_SCRIPT}; /sidecar-tools/busybox sleep 10`));
+    expectValidManifests(manifests, '1.31');
+  });
+
+  test('holdApplicationUntilProxyStarts: false puts Envoy last, without postStart', () => {
+    const { workloadManifest } = synthEnvoy('Deployment', '1.27', { holdApplicationUntilProxyStarts: false });
+    expect(layoutOf(workloadManifest).containers).toEqual(['app', 'envoy']);
+    expect(containerOf(workloadManifest, 'envoy').lifecycle.postStart).toBeUndefined();
+  });
+
+  test('a legacy Envoy on a Job is refused unless allowLegacyOnJob (the app then calls /quitquitquit)', () => {
+    const { chart } = newChart();
+    new WithEnvoy(chart, 'envoy', { workload: kplusWorkload(chart, 'Job'), kubernetesVersion: '1.27', appPort: 8080 });
+    expect(() => Testing.synth(chart)).toThrow(
+      /\[test\/envoy\] WithEnvoy 'test\/envoy': a legacy sidecar on Job 'test-web-c8\w+' never exits, so the Job never completes\./,
+    );
+    const allowed = synthEnvoy('Job', '1.27', { allowLegacyOnJob: true });
+    expect(layoutOf(allowed.workloadManifest).containers).toEqual(['envoy', 'app']);
+  });
+
+  test('mode NATIVE on 1.27 is an error that says why', () => {
+    const { chart } = newChart();
+    const envoy = new WithEnvoy(chart, 'envoy', {
+      workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.27', mode: SidecarMode.NATIVE, appPort: 8080,
+    });
+    expect(() => envoy.layout).toThrow(/WithEnvoy 'test\/envoy': mode NATIVE on Kubernetes 1\.27: native sidecars need 1\.29/);
+  });
+});
+
+describe('grace period arithmetic', () => {
+  test('the drain fits in the app\'s share; Envoy adds one second to exit after it', () => {
+    const props = { appShutdownTime: Duration.seconds(40), drainTime: Duration.seconds(25) };
+    // native: app 40 + envoy 1
+    expect(podSpecOf(synthEnvoy('Deployment', '1.29', props).workloadManifest).terminationGracePeriodSeconds).toBe(41);
+    // legacy: preStop delay 40 + envoy 1
+    expect(podSpecOf(synthEnvoy('Deployment', '1.27', props).workloadManifest).terminationGracePeriodSeconds).toBe(41);
+    // defaults (app 10 + 1) stay under Kubernetes' 30
+    expect(podSpecOf(synthEnvoy('Deployment', '1.29').workloadManifest).terminationGracePeriodSeconds).toBe(30);
+  });
+
+  test('with a log agent: native stops them one after the other, legacy in parallel', () => {
+    const synth = (version: string) => {
+      const { chart } = newChart();
+      const dep = kplusWorkload(chart, 'Deployment');
+      const appShutdownTime = Duration.seconds(40);
+      new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: version, appPort: 8080, appShutdownTime, drainTime: Duration.seconds(30) });
+      new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: version, appShutdownTime });
+      return podSpecOf(manifestOf(Testing.synth(chart), 'Deployment')).terminationGracePeriodSeconds;
+    };
+    expect(synth('1.29')).toBe(40 + 1 + 6); // app, then Envoy (1s), then Fluent Bit (Grace 5 + 1)
+    expect(synth('1.27')).toBe(40 + 6); // max(40 + 1, 40 + 6)
+  });
+
+  test('for every drainTime the grace period covers preStop (drain) plus Envoy\'s exit', () => {
+    for (const drain of [1, 5, 10, 29, 30]) {
+      for (const version of ['1.27', '1.29']) {
+        const { workloadManifest } = synthEnvoy('Deployment', version, { drainTime: Duration.seconds(drain), appShutdownTime: Duration.seconds(30) });
+        expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBeGreaterThanOrEqual(drain + 1);
+      }
+    }
+  });
+
+  test('a user grace period that is too short is an error that explains the sum', () => {
+    const { chart } = newChart();
+    const dep = new kplus.Deployment(chart, 'web', {
+      containers: [{ name: 'app', image: 'ghcr.io/example/app:1', portNumber: 8080, securityContext: { user: 1000 } }],
+      terminationGracePeriod: Duration.seconds(20),
+    });
+    new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.29', appPort: 8080, appShutdownTime: Duration.seconds(25) });
+    expect(() => Testing.synth(chart)).toThrow(/terminationGracePeriodSeconds is 20, but its sidecars need 26 \(native: app 25s \+ envoy 1s\)/);
+  });
+});
+
+describe('ports: admin on localhost only, health listener for the kubelet', () => {
+  test('admin listens on 127.0.0.1 and is never a container port; it is declared as a local port', () => {
+    const { workloadManifest, manifests } = synthEnvoy('Deployment', '1.29', { upstreams: [PAYMENTS] });
+    const b = bootstrapOf(manifests);
+    expect(b.admin).toEqual({ address: { socket_address: { address: '127.0.0.1', port_value: 9901 } } });
+    const envoy = containerOf(workloadManifest, 'envoy');
+    expect(envoy.ports).toEqual([
+      { containerPort: 10000, name: 'envoy-http', protocol: 'TCP' },
+      { containerPort: 15021, name: 'envoy-health', protocol: 'TCP' },
+    ]);
+  });
+
+  test('only the inbound and health listeners face the pod IP; outbound routes are on 127.0.0.1', () => {
+    const b = bootstrapOf(synthEnvoy('Deployment', '1.29', { upstreams: [PAYMENTS, PARTNER] }).manifests);
+    const bound = b.static_resources.listeners.map((l: any) => [l.name, l.address.socket_address.address, l.address.socket_address.port_value]);
+    expect(bound).toEqual([
+      ['inbound', '0.0.0.0', 10000],
+      ['health', '0.0.0.0', 15021],
+      ['outbound-payments', '127.0.0.1', 9001],
+      ['outbound-partner-api', '127.0.0.1', 9002],
+    ]);
+  });
+
+  test('the health listener answers /ready itself (health_check filter, no pass-through)', () => {
+    const b = bootstrapOf(synthEnvoy('Deployment', '1.29').manifests);
+    const health = listener(b, 'health');
+    expect(health.traffic_direction).toBe('INBOUND');
+    const filters = hcmOf(health).http_filters;
+    expect(filters.map((f: any) => f.name)).toEqual(['envoy.filters.http.health_check', 'envoy.filters.http.router']);
+    expect(filters[0].typed_config.pass_through_mode).toBe(false);
+    expect(filters[0].typed_config.headers).toEqual([{ name: ':path', string_match: { exact: '/ready' } }]);
+  });
+
+  test('the drain spares outbound routes: inbound listeners are INBOUND, outbound ones OUTBOUND and MODIFY_ONLY', () => {
+    const b = bootstrapOf(synthEnvoy('Deployment', '1.29', { upstreams: [PAYMENTS] }).manifests);
+    expect(listener(b, 'inbound').traffic_direction).toBe('INBOUND');
+    expect(listener(b, 'inbound').drain_type).toBeUndefined();
+    expect(listener(b, 'outbound-payments')).toMatchObject({ traffic_direction: 'OUTBOUND', drain_type: 'MODIFY_ONLY' });
+  });
+
+  test('custom ports end up in the container, the probes, the hooks and the bootstrap', () => {
+    const { workloadManifest, manifests } = synthEnvoy('Deployment', '1.27', { listenerPort: 9443, adminPort: 19000, healthPort: 19021, appPort: 3000 });
+    const envoy = containerOf(workloadManifest, 'envoy');
+    expect(envoy.ports.map((p: any) => p.containerPort)).toEqual([9443, 19021]);
+    expect(envoy.startupProbe.httpGet.port).toBe(19021);
+    expect(envoy.lifecycle.preStop.exec.command[3]).toContain("'http://127.0.0.1:19000/drain_listeners?inboundonly&graceful'");
+    expect(envoy.lifecycle.postStart.exec.command[3]).toContain('http://127.0.0.1:19021/ready');
+    const b = bootstrapOf(manifests);
+    expect(b.admin.address.socket_address.port_value).toBe(19000);
+    expect(cluster(b, 'local-app').load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address)
+      .toEqual({ address: '127.0.0.1', port_value: 3000 });
+  });
+
+  test('the listener port must not be a port of the app: the error names both containers', () => {
+    const { chart } = newChart();
+    new WithEnvoy(chart, 'envoy', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29', appPort: 3000, listenerPort: 8080 });
+    expect(() => Testing.synth(chart)).toThrow(
+      /\[test\/envoy\] WithEnvoy 'test\/envoy': port 8080 of sidecar 'envoy' is also a port of container 'app' on Deployment 'test-web-c8\w+'; choose another port for one of them\./,
+    );
+  });
+
+  test('the localhost-only ports (admin, outbound routes) are checked against the app\'s ports too', () => {
+    for (const extra of [{ adminPort: 8080 }, { upstreams: [{ ...PAYMENTS, localPort: 8080 }] }]) {
+      const { chart } = newChart();
+      new WithEnvoy(chart, 'envoy', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29', appPort: 3000, ...extra });
+      expect(() => Testing.synth(chart)).toThrow(/port 8080 of sidecar 'envoy' is also a port of container 'app'/);
+    }
+  });
+
+  test('a second WithEnvoy on the same workload is an error that names both', () => {
+    const { chart } = newChart();
+    const dep = kplusWorkload(chart, 'Deployment');
+    new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.29', appPort: 8080 });
+    new WithEnvoy(chart, 'envoy2', {
+      workload: dep, kubernetesVersion: '1.29', appPort: 8080, containerName: 'envoy2', listenerPort: 10001, adminPort: 9902, healthPort: 15022,
+    });
+    expect(() => Testing.synth(chart)).toThrow(
+      /WithEnvoy 'test\/envoy2': Deployment 'test-web-c8\w+' already has a WithEnvoy \('WithEnvoy 'test\/envoy''\); attach one WithEnvoy per workload\./,
+    );
+  });
+});
+
+describe('TLS and mutual TLS', () => {
+  test('plain: no transport socket on the listener, and no Secret volume', () => {
+    const { manifests, workloadManifest } = synthEnvoy('Deployment', '1.29');
+    const inbound = listener(bootstrapOf(manifests), 'inbound');
+    expect(inbound.filter_chains[0].transport_socket).toBeUndefined();
+    expect(hcmOf(inbound).forward_client_cert_details).toBe('SANITIZE');
+    expect(podSpecOf(workloadManifest).volumes.filter((v: any) => v.secret)).toEqual([]);
+    expect(Object.keys(envoyFiles(manifests))).toEqual(['envoy.json']);
+  });
+
+  test('TLS: the certificate comes from the Secret through file SDS that watches the mount (rotation without restart)', () => {
+    const { manifests, workloadManifest } = synthEnvoy('Deployment', '1.29', { tls: { secretName: 'web-tls' } });
+    const files = envoyFiles(manifests);
+    const inbound = listener(files['envoy.json'], 'inbound');
+    const tls = inbound.filter_chains[0].transport_socket.typed_config;
+    expect(tls['@type']).toBe('type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext');
+    expect(tls.require_client_certificate).toBeUndefined();
+    expect(tls.common_tls_context.tls_certificate_sds_secret_configs).toEqual([{
+      name: 'server-cert',
+      sds_config: { path_config_source: { path: '/etc/envoy/config/sds-server-cert.json' }, resource_api_version: 'V3' },
+    }]);
+    expect(files['sds-server-cert.json'].resources[0].tls_certificate).toEqual({
+      certificate_chain: { filename: '/etc/envoy/tls/tls.crt' },
+      private_key: { filename: '/etc/envoy/tls/tls.key' },
+      watched_directory: { path: '/etc/envoy/tls' },
+    });
+    // the Secret is mounted read-only into Envoy only
+    expect(podSpecOf(workloadManifest).volumes).toContainEqual({
+      name: 'envoy-tls',
+      secret: { items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }], secretName: 'web-tls' },
+    });
+    expect(containerOf(workloadManifest, 'envoy').volumeMounts).toContainEqual({ mountPath: '/etc/envoy/tls', name: 'envoy-tls', readOnly: true });
+    expect(JSON.stringify(containerOf(workloadManifest, 'app'))).not.toContain('envoy-tls');
+    // defaults that follow from TLS
+    expect(inbound.address.socket_address.port_value).toBe(8443);
+    expect(containerOf(workloadManifest, 'envoy').ports[0]).toEqual({ containerPort: 8443, name: 'envoy-https', protocol: 'TCP' });
+  });
+
+  test('mutual TLS: client certificates are required, verified against ca.crt, and passed to the app', () => {
+    const { manifests, workloadManifest } = synthEnvoy('Deployment', '1.29', { tls: TLS });
+    const files = envoyFiles(manifests);
+    const inbound = listener(files['envoy.json'], 'inbound');
+    const tls = inbound.filter_chains[0].transport_socket.typed_config;
+    expect(tls.require_client_certificate).toBe(true);
+    expect(tls.common_tls_context.validation_context_sds_secret_config.name).toBe('client-ca');
+    expect(files['sds-client-ca.json'].resources[0].validation_context).toEqual({
+      trusted_ca: { filename: '/etc/envoy/client-ca/ca.crt' },
+      watched_directory: { path: '/etc/envoy/client-ca' },
+    });
+    expect(hcmOf(inbound).forward_client_cert_details).toBe('SANITIZE_SET');
+    expect(hcmOf(inbound).set_current_client_cert_details).toEqual({ dns: true, subject: true, uri: true });
+    expect(podSpecOf(workloadManifest).volumes).toContainEqual({
+      name: 'envoy-client-ca', secret: { items: [{ key: 'ca.crt', path: 'ca.crt' }], secretName: 'web-client-ca' },
+    });
+  });
+
+  test('no certificate material is ever copied into the ConfigMap', () => {
+    const { manifests } = synthEnvoy('Deployment', '1.29', { tls: TLS });
+    const cm = JSON.stringify(manifests.filter(m => m.kind === 'ConfigMap'));
+    expect(cm).not.toMatch(/BEGIN|inline_string|inline_bytes|secretKeyRef/);
+  });
+
+  test('every file the config refers to is provided by a volume mounted into Envoy', () => {
+    const { manifests, workloadManifest } = synthEnvoy('Deployment', '1.29', { tls: TLS, upstreams: [PAYMENTS, PARTNER] });
+    const files = envoyFiles(manifests);
+    const envoy = containerOf(workloadManifest, 'envoy');
+    const volumes: any[] = podSpecOf(workloadManifest).volumes;
+    const configMap = manifests.find(m => m.kind === 'ConfigMap' && m.metadata.name.includes('envoy'));
+    const provided = new Set<string>();
+    for (const mount of envoy.volumeMounts) {
+      const v = volumes.find(x => x.name === mount.name);
+      const keys: string[] = v.configMap ? (v.configMap.name === configMap.metadata.name ? Object.keys(configMap.data) : [])
+        : v.secret ? v.secret.items.map((i: any) => i.path) : [];
+      for (const k of keys) provided.add(`${mount.mountPath}/${k}`);
+    }
+    const referenced: string[] = [];
+    const walk = (x: any): void => {
+      if (Array.isArray(x)) { x.forEach(walk); return; }
+      if (x && typeof x === 'object') {
+        for (const [k, v] of Object.entries(x)) {
+          if ((k === 'filename' || (k === 'path' && typeof v === 'string' && v.startsWith('/etc/'))) && typeof v === 'string') referenced.push(v);
+          walk(v);
+        }
+      }
+    };
+    walk(files);
+    const fromImage = ['/etc/ssl/certs/ca-certificates.crt'];
+    const dirs = [...provided].map(p => p.slice(0, p.lastIndexOf('/')));
+    const missing = referenced.filter(f => !provided.has(f) && !fromImage.includes(f) && !dirs.includes(f));
+    expect(referenced.length).toBeGreaterThan(5);
+    expect(missing).toEqual([]);
+  });
+});
+
+describe('inbound route and outbound routes', () => {
+  test('inbound forwards everything to the app on 127.0.0.1 without Envoy\'s 15 s route timeout', () => {
+    const b = bootstrapOf(synthEnvoy('Deployment', '1.29').manifests);
+    const hcm = hcmOf(listener(b, 'inbound'));
+    expect(hcm.route_config.virtual_hosts[0].routes).toEqual([{ match: { prefix: '/' }, route: { cluster: 'local-app', timeout: '0s' } }]);
+    expect(hcm.use_remote_address).toBe(true);
+    expect(cluster(b, 'local-app').typed_extension_protocol_options['envoy.extensions.upstreams.http.v3.HttpProtocolOptions'].explicit_http_config)
+      .toEqual({ http_protocol_options: {} });
+  });
+
+  test('appProtocol HTTP2 talks h2c to the app (gRPC)', () => {
+    const b = bootstrapOf(synthEnvoy('Deployment', '1.29', { appProtocol: EnvoyAppProtocol.HTTP2 }).manifests);
+    expect(cluster(b, 'local-app').typed_extension_protocol_options['envoy.extensions.upstreams.http.v3.HttpProtocolOptions'].explicit_http_config)
+      .toEqual({ http2_protocol_options: {} });
+  });
+
+  test('a TLS upstream: SNI and a SAN check on the host, system CAs, Host header rewritten', () => {
+    const b = bootstrapOf(synthEnvoy('Deployment', '1.29', { upstreams: [PARTNER] }).manifests);
+    const c = cluster(b, 'outbound-partner-api');
+    expect(c.type).toBe('STRICT_DNS');
+    expect(c.dns_lookup_family).toBe('V4_PREFERRED');
+    expect(c.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address).toEqual({ address: 'api.partner.example.com', port_value: 443 });
+    const tls = c.transport_socket.typed_config;
+    expect(tls.sni).toBe('api.partner.example.com');
+    expect(tls.common_tls_context.validation_context).toEqual({
+      match_typed_subject_alt_names: [{ matcher: { exact: 'api.partner.example.com' }, san_type: 'DNS' }],
+      trusted_ca: { filename: '/etc/ssl/certs/ca-certificates.crt' },
+    });
+    const route = hcmOf(listener(b, 'outbound-partner-api')).route_config.virtual_hosts[0].routes[0].route;
+    expect(route).toEqual({ cluster: 'outbound-partner-api', host_rewrite_literal: 'api.partner.example.com', timeout: '0s' });
+  });
+
+  test('a plain upstream on a non-default port keeps the port in the Host header; an IPv4 host is STATIC', () => {
+    const b = bootstrapOf(synthEnvoy('Deployment', '1.29', {
+      upstreams: [PAYMENTS, { name: 'legacy', localPort: 9003, host: '10.0.0.7', port: 8443, tls: true }],
+    }).manifests);
+    expect(hcmOf(listener(b, 'outbound-payments')).route_config.virtual_hosts[0].routes[0].route.host_rewrite_literal)
+      .toBe('payments.shop.svc.cluster.local:8080');
+    expect(cluster(b, 'outbound-payments').transport_socket).toBeUndefined();
+    const ip = cluster(b, 'outbound-legacy');
+    expect(ip.type).toBe('STATIC');
+    expect(ip.dns_lookup_family).toBeUndefined();
+    expect(ip.transport_socket.typed_config.sni).toBeUndefined();
+    expect(ip.transport_socket.typed_config.common_tls_context.validation_context.match_typed_subject_alt_names)
+      .toEqual([{ matcher: { exact: '10.0.0.7' }, san_type: 'IP_ADDRESS' }]);
+  });
+
+  test('accessLog: false removes the access logs', () => {
+    const withLog = JSON.stringify(bootstrapOf(synthEnvoy('Deployment', '1.29', { upstreams: [PAYMENTS] }).manifests));
+    const without = JSON.stringify(bootstrapOf(synthEnvoy('Deployment', '1.29', { upstreams: [PAYMENTS], accessLog: false }).manifests));
+    expect(withLog).toContain('envoy.access_loggers.stdout');
+    expect(without).not.toContain('access_log');
+  });
+});
+
+describe('the Envoy config is valid against Envoy\'s v3 API (strict walk of the xDS protos)', () => {
+  const tlsVariants: Array<[string, Extra]> = [
+    ['plain', {}],
+    ['TLS', { tls: { secretName: 'web-tls' } }],
+    ['mTLS', { tls: TLS }],
+  ];
+  const upstreamVariants: Array<[string, EnvoyUpstream[]]> = [
+    ['no upstreams', []],
+    ['outbound routes', [PAYMENTS, PARTNER, { name: 'legacy', localPort: 9003, host: '10.0.0.7', port: 8443, tls: true }, { name: 'cache', localPort: 9004, host: '10.0.0.8' }]],
+  ];
+  for (const [tlsName, tlsProps] of tlsVariants) {
+    for (const [upName, upstreams] of upstreamVariants) {
+      for (const appProtocol of [EnvoyAppProtocol.HTTP1, EnvoyAppProtocol.HTTP2]) {
+        for (const accessLog of [true, false]) {
+          test(`${tlsName}, ${upName}, ${appProtocol}, accessLog ${accessLog}`, () => {
+            const { manifests } = synthEnvoy('Deployment', '1.29', { ...tlsProps, upstreams, appProtocol, accessLog });
+            const files = envoyFiles(manifests);
+            expectValidEnvoyBootstrap(files['envoy.json']);
+            for (const [name, body] of Object.entries(files)) {
+              if (name === 'envoy.json') continue;
+              expect(envoyMessageErrors('envoy.service.discovery.v3.DiscoveryResponse', body)).toEqual([]);
+            }
+          });
+        }
+      }
+    }
+  }
+
+  test('control: the walk does catch a misspelled field in what the construct renders', () => {
+    const { manifests } = synthEnvoy('Deployment', '1.29', { tls: TLS, upstreams: [PARTNER] });
+    const files = envoyFiles(manifests);
+    const b = files['envoy.json'];
+    b.static_resources.listeners[0].traffic_directon = b.static_resources.listeners[0].traffic_direction;
+    delete b.static_resources.listeners[0].traffic_direction;
+    expect(envoyBootstrapErrors(b)).toEqual(['static_resources.listeners[0].traffic_directon: unknown field of envoy.config.listener.v3.Listener']);
+    const sds = files['sds-server-cert.json'];
+    sds.resources[0].tls_certificate.private_ky = sds.resources[0].tls_certificate.private_key;
+    delete sds.resources[0].tls_certificate.private_key;
+    expect(envoyMessageErrors('envoy.service.discovery.v3.DiscoveryResponse', sds))
+      .toContain('resources[0].tls_certificate.private_ky: unknown field of envoy.extensions.transport_sockets.tls.v3.TlsCertificate');
+  });
+});
+
+describe('Kubernetes schema per target release', () => {
+  for (const release of SCHEMA_RELEASES) {
+    test(`${release}: ${Number(release.split('.')[1]) >= 29 ? 'native' : 'legacy'} layout is valid (strict)`, () => {
+      const { manifests, envoy } = synthEnvoy('Deployment', release, { tls: TLS, upstreams: [PAYMENTS] });
+      expect(envoy.layout).toBe(Number(release.split('.')[1]) >= 29 ? 'NATIVE' : 'LEGACY');
+      expectValidManifests(manifests, release);
+    });
+  }
+
+  test('1.28 with the SidecarContainers gate: native, still a preStop delay (termination is not ordered there)', () => {
+    const { manifests, envoy, workloadManifest } = synthEnvoy('Deployment', '1.28', { sidecarContainersGate: true });
+    expect(envoy.layout).toBe('NATIVE');
+    expect(containerOf(workloadManifest, 'envoy').lifecycle.preStop).toEqual(shell(`${DRAIN_SCRIPT}; /sidecar-tools/busybox sleep 10`));
+    expectValidManifests(manifests, '1.28');
+  });
+});
+
+describe('a Service in front of Envoy', () => {
+  test('servicePort(): 443 -> listener with TLS, 80 -> listener without', () => {
+    const { chart } = newChart();
+    const dep = kplusWorkload(chart, 'Deployment');
+    const tls = new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.29', appPort: 8080, tls: { secretName: 'web-tls' } });
+    expect(tls.servicePort()).toEqual({ name: 'https', nodePort: undefined, port: 443, protocol: 'TCP', targetPort: 8443 });
+    const { chart: c2 } = newChart();
+    const plain = new WithEnvoy(c2, 'envoy', { workload: kplusWorkload(c2, 'Deployment'), kubernetesVersion: '1.29', appPort: 8080 });
+    expect(plain.servicePort({ port: 8000, name: 'web', nodePort: 30080 })).toEqual({ name: 'web', nodePort: 30080, port: 8000, protocol: 'TCP', targetPort: 10000 });
+  });
+
+  test('the README recipe: a Service that selects the pods and targets Envoy\'s listener', () => {
+    const { chart } = newChart();
+    const dep = kplusWorkload(chart, 'Deployment');
+    const envoy = new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.29', appPort: 8080, tls: { secretName: 'web-tls' } });
+    new kplus.Service(chart, 'svc', { selector: dep, ports: [envoy.servicePort()] });
+    const manifests = Testing.synth(chart);
+    const svc = manifestOf(manifests, 'Service');
+    expect(svc.spec.ports).toEqual([{ name: 'https', port: 443, protocol: 'TCP', targetPort: 8443 }]);
+    expect(svc.spec.selector).toEqual(podMetadataOf(manifestOf(manifests, 'Deployment')).labels);
+    expectValidManifests(manifests, '1.29');
+  });
+
+  test('exposeVia() adds the port to an existing Service', () => {
+    const { chart } = newChart();
+    const dep = kplusWorkload(chart, 'Deployment');
+    const envoy = new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.27', appPort: 8080 });
+    const svc = new kplus.Service(chart, 'svc', { selector: dep });
+    envoy.exposeVia(svc, { port: 8080 });
+    expect(manifestOf(Testing.synth(chart), 'Service').spec.ports).toEqual([{ name: 'http', port: 8080, protocol: 'TCP', targetPort: 10000 }]);
+  });
+
+  test('cdk8s-plus refuses deployment.exposeViaService() towards Envoy (it checks only its own containers): hence the recipe', () => {
+    const { chart } = newChart();
+    const dep = kplusWorkload(chart, 'Deployment') as kplus.Deployment;
+    const envoy = new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.29', appPort: 8080 });
+    expect(() => dep.exposeViaService({ ports: [envoy.servicePort()] })).toThrow(/Port 10000 is not exposed by any container/);
+  });
+});
+
+describe('the container', () => {
+  test('runs envoy directly as uid 101 under the restricted Pod Security Standard, config mounted read-only', () => {
+    const { workloadManifest } = synthEnvoy('Deployment', '1.29');
+    const envoy = containerOf(workloadManifest, 'envoy');
+    expect(envoy.image).toBe('envoyproxy/envoy:v1.36.4');
+    expect(envoy.command).toEqual(['/usr/local/bin/envoy']);
+    expect(envoy.args.slice(0, 2)).toEqual(['--config-path', '/etc/envoy/config/envoy.json']);
+    expect(envoy.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: true, runAsNonRoot: true, runAsUser: 101, runAsGroup: 101,
+    });
+    expect(envoy.volumeMounts).toContainEqual({ mountPath: '/etc/envoy/config', name: 'envoy-config', readOnly: true });
+    expect(envoy.resources).toEqual({ limits: { cpu: '1000m', memory: '256Mi' }, requests: { cpu: '100m', memory: '64Mi' } });
+  });
+
+  test('image, concurrency, containerName and resources are configurable', () => {
+    const { workloadManifest } = synthEnvoy('Deployment', '1.29', {
+      image: 'registry.example.com/envoy:v1.36.4',
+      concurrency: 4,
+      containerName: 'proxy',
+      resources: { cpu: { request: kplus.Cpu.millis(250), limit: kplus.Cpu.millis(2000) } },
+    });
+    const proxy = containerOf(workloadManifest, 'proxy');
+    expect(proxy.image).toBe('registry.example.com/envoy:v1.36.4');
+    expect(proxy.args.slice(proxy.args.indexOf('--concurrency'), proxy.args.indexOf('--concurrency') + 2)).toEqual(['--concurrency', '4']);
+    expect(proxy.resources.requests.cpu).toBe('250m');
+    expect(podSpecOf(workloadManifest).volumes.map((v: any) => v.name)).toContain('proxy-config');
+  });
+
+  test('a config change rolls the pods (checksum annotation); the same config keeps it', () => {
+    const annotation = (extra: Extra) => podMetadataOf(synthEnvoy('Deployment', '1.29', extra).workloadManifest).annotations['checksum.sidecars.cdk8s.io/envoy'];
+    expect(annotation({ upstreams: [PAYMENTS] })).toMatch(/^[0-9a-f]{64}$/);
+    expect(annotation({ upstreams: [PAYMENTS] })).toBe(annotation({ upstreams: [PAYMENTS] }));
+    expect(annotation({ upstreams: [PAYMENTS] })).not.toBe(annotation({ upstreams: [PARTNER] }));
+  });
+
+  test('works on a raw ApiObject (Include / Helm) and puts the ConfigMap in its namespace', () => {
+    const { chart } = newChart();
+    const raw = new ApiObject(chart, 'raw', {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'shop-web', namespace: 'shop' },
+      spec: {
+        selector: { matchLabels: { app: 'shop-web' } },
+        template: {
+          metadata: { labels: { app: 'shop-web' } },
+          spec: { containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', ports: [{ containerPort: 8080 }] }] },
+        },
+      },
+    });
+    new WithEnvoy(chart, 'envoy', { workload: raw, kubernetesVersion: '1.29', appPort: 8080, listenerPort: 8443 });
+    const manifests = Testing.synth(chart);
+    expect(layoutOf(manifestOf(manifests, 'Deployment'))).toEqual({ init: ['sidecar-tools', 'envoy'], containers: ['app'] });
+    expect(manifestOf(manifests, 'ConfigMap').metadata.namespace).toBe('shop');
+    expectValidManifests(manifests, '1.29');
+  });
+});
+
+describe('input errors name the construct, the bad value and the fix', () => {
+  const make = (extra: Extra) => {
+    const { chart } = newChart();
+    return () => new WithEnvoy(chart, 'envoy', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29', appPort: 8080, ...extra });
+  };
+  const W = "WithEnvoy 'test/envoy'";
+  const cases: Array<[string, Extra, string]> = [
+    ['appPort out of range', { appPort: 70000 }, `${W}: appPort 70000 is not a valid port; use an integer from 1 to 65535.`],
+    ['appPort not an integer', { appPort: 80.5 }, `${W}: appPort 80.5 is not a valid port; use an integer from 1 to 65535.`],
+    ['listenerPort invalid', { listenerPort: 0 }, `${W}: listenerPort 0 is not a valid port; use an integer from 1 to 65535.`],
+    ['listenerPort = appPort', { listenerPort: 8080 },
+      `${W}: listenerPort 8080 is also appPort; every port of the pod's network namespace can be bound once: choose another listenerPort.`],
+    ['adminPort = healthPort', { adminPort: 15021 },
+      `${W}: healthPort 15021 is also adminPort; every port of the pod's network namespace can be bound once: choose another healthPort.`],
+    ['healthPort = appPort', { healthPort: 8080 },
+      `${W}: healthPort 8080 is also appPort; every port of the pod's network namespace can be bound once: choose another healthPort.`],
+    ['privileged listener port', { listenerPort: 443 },
+      `${W}: listenerPort 443 is below 1024, which a non-root Envoy without NET_BIND_SERVICE cannot bind; use a port from 1024 up (a Service can still expose 443 or 80: see servicePort()).`],
+    ['upstream localPort = listenerPort', { upstreams: [{ ...PAYMENTS, localPort: 10000 }] },
+      `${W}: upstreams[0] 'payments' localPort 10000 is also listenerPort; every port of the pod's network namespace can be bound once: choose another upstreams[0] 'payments' localPort.`],
+    ['two upstreams on one localPort', { upstreams: [PAYMENTS, { ...PARTNER, localPort: 9001 }] },
+      `${W}: upstreams[1] 'partner-api' localPort 9001 is also upstreams[0] 'payments' localPort; every port of the pod's network namespace can be bound once: choose another upstreams[1] 'partner-api' localPort.`],
+    ['upstream name not a DNS label', { upstreams: [{ ...PAYMENTS, name: 'Payments_API' }] },
+      `${W}: upstreams[0] name 'Payments_API' is not a valid DNS-1123 label; use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit (e.g. 'log-agent').`],
+    ['upstream name too long', { upstreams: [{ ...PAYMENTS, name: 'a'.repeat(51) }] },
+      `${W}: upstreams[0] name '${'a'.repeat(51)}' is 51 characters long; use at most 50 (Envoy limits listener and cluster names to 60, and 'outbound-' is prepended).`],
+    ['duplicate upstream names', { upstreams: [PAYMENTS, { ...PARTNER, name: 'payments' }] },
+      `${W}: upstreams[1] name 'payments' is also the name of upstreams[0]; give every upstream its own name.`],
+    ['empty host', { upstreams: [{ ...PAYMENTS, host: ' ' }] },
+      `${W}: upstreams[0] 'payments' has an empty host; set the upstream's DNS name or IPv4 address, e.g. 'payments.shop.svc.cluster.local'.`],
+    ['host with scheme and port', { upstreams: [{ ...PAYMENTS, host: 'https://api.example.com:443' }] },
+      `${W}: upstreams[0] 'payments' host 'https://api.example.com:443' is not a DNS name or IPv4 address; give the bare host (no scheme, port or path), e.g. 'api.example.com', and set port and tls separately.`],
+    ['upstream port invalid', { upstreams: [{ ...PAYMENTS, port: 0 }] },
+      `${W}: upstreams[0] 'payments' port 0 is not a valid port; use an integer from 1 to 65535.`],
+    ['empty tls.secretName', { tls: { secretName: '' } },
+      `${W}: tls.secretName '' is not a Secret name; use the name of a Secret in the workload's namespace (lower-case letters, digits, '-' and '.', e.g. 'web-tls').`],
+    ['invalid tls.clientCaSecretName', { tls: { secretName: 'web-tls', clientCaSecretName: 'Client CA' } },
+      `${W}: tls.clientCaSecretName 'Client CA' is not a Secret name; use the name of a Secret in the workload's namespace (lower-case letters, digits, '-' and '.', e.g. 'web-tls').`],
+    ['drainTime longer than appShutdownTime', { drainTime: Duration.seconds(15) },
+      `${W}: drainTime 15s is longer than appShutdownTime 10s: the listeners must finish draining while the app can still answer (Envoy is stopped once the app has shut down). Shorten drainTime to at most Duration.seconds(10) or raise appShutdownTime.`],
+    ['drainTime zero', { drainTime: Duration.seconds(0) },
+      `${W}: drainTime 0s leaves clients no time to move to other pods; use at least Duration.seconds(1).`],
+    ['drainTime fractional', { drainTime: Duration.millis(1500) },
+      `${W}: drainTime 1.5s is not a whole, non-negative number of seconds; use e.g. Duration.seconds(10).`],
+    ['concurrency', { concurrency: 0 }, `${W}: concurrency 0 is not a number of worker threads; use an integer from 1 to 64 (e.g. 2).`],
+    ['empty image', { image: '' }, `${W}: image '' is not an image reference; use e.g. 'envoyproxy/envoy:v1.36.4'.`],
+  ];
+  for (const [name, extra, message] of cases) {
+    test(name, () => {
+      expect(make(extra)).toThrow(message);
+      // the whole message, not a prefix
+      try { make(extra)(); } catch (e) { expect((e as Error).message).toBe(message); }
+    });
+  }
+
+  test('servicePort() with an invalid port', () => {
+    const { chart } = newChart();
+    const envoy = new WithEnvoy(chart, 'envoy', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29', appPort: 8080 });
+    expect(() => envoy.servicePort({ port: 0 })).toThrow(`${W}: service port 0 is not a valid port; use an integer from 1 to 65535.`);
+  });
+});
