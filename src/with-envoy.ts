@@ -242,7 +242,7 @@ export class WithEnvoy extends SidecarBase {
   /** The health listener's port (kubelet probes). */
   public readonly healthPort: number;
   /** Whether the listener terminates TLS. */
-  public readonly tls: boolean;
+  public readonly terminatesTls: boolean;
   /** How long the listeners drain when the pod stops. */
   public readonly drainTime: Duration;
   /** The Envoy image. */
@@ -256,9 +256,9 @@ export class WithEnvoy extends SidecarBase {
 
     // Ports.
     this.appPort = props.appPort;
-    this.tls = props.tls !== undefined;
-    this.listenerPort = props.listenerPort ?? (this.tls ? DEFAULTS.listenerPortTls : DEFAULTS.listenerPortPlain);
-    this.listenerPortName = this.tls ? 'envoy-https' : 'envoy-http';
+    this.terminatesTls = props.tls !== undefined;
+    this.listenerPort = props.listenerPort ?? (this.terminatesTls ? DEFAULTS.listenerPortTls : DEFAULTS.listenerPortPlain);
+    this.listenerPortName = this.terminatesTls ? 'envoy-https' : 'envoy-http';
     this.adminPort = props.adminPort ?? DEFAULTS.adminPort;
     this.healthPort = props.healthPort ?? DEFAULTS.healthPort;
     const upstreams = resolveUpstreams(who, props.upstreams ?? []);
@@ -393,10 +393,10 @@ export class WithEnvoy extends SidecarBase {
    * `new kplus.Service(scope, 'svc', { selector: deployment, ports: [envoy.servicePort()] })`.
    */
   public servicePort(options: EnvoyServicePortOptions = {}): kplus.ServicePort {
-    const port = options.port ?? (this.tls ? 443 : 80);
+    const port = options.port ?? (this.terminatesTls ? 443 : 80);
     checkPort(this.describe(), 'service port', port);
     return {
-      name: options.name ?? (this.tls ? 'https' : 'http'),
+      name: options.name ?? (this.terminatesTls ? 'https' : 'http'),
       nodePort: options.nodePort,
       port,
       protocol: kplus.Protocol.TCP,
