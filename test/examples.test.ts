@@ -1,0 +1,197 @@
+/**
+ * The example app (examples/), synthesized by the real cdk8s CLI exactly as
+ * `npm run synth:example` does, once per cluster, then checked:
+ * strict schema of the cluster's release, the layout of every sidecar,
+ * the per-cluster handling of the CronJob, and byte-identical output on a second run.
+ */
+import { spawn } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { parseAllDocuments } from 'yaml';
+import { containerOf, layoutOf, podSpecOf } from './util/fixtures';
+import { expectValidManifests } from './util/k8s-schema';
+
+const ROOT = path.resolve(__dirname, '..');
+const EXAMPLES = path.join(ROOT, 'examples');
+const CDK8S = path.join(ROOT, 'node_modules', '.bin', 'cdk8s');
+
+interface Cluster {
+  readonly version: string;
+  readonly layout: 'legacy' | 'native';
+}
+const CLUSTERS: Cluster[] = [
+  { version: '1.27', layout: 'legacy' },
+  { version: '1.29', layout: 'native' },
+];
+
+/** Every workload of the example app: its app containers and the sidecars it must get. */
+const WORKLOADS = [
+  { file: 'web.k8s.yaml', kind: 'Deployment', name: 'web', app: ['web'], sidecars: ['log-agent', 'tracer'] },
+  { file: 'ledger.k8s.yaml', kind: 'StatefulSet', name: 'ledger', app: ['ledger'], sidecars: ['log-agent'] },
+  { file: 'nightly-report.k8s.yaml', kind: 'CronJob', name: 'nightly-report', app: ['report'], sidecars: ['log-agent'] },
+  { file: 'metrics-exporter.k8s.yaml', kind: 'Deployment', name: 'metrics-exporter', app: ['exporter'], sidecars: ['log-agent'] },
+];
+const FILES = [...new Set(WORKLOADS.map((w) => w.file))].sort();
+
+/** Runs `cdk8s synth` in examples/ for one cluster; resolves to file name -> content. */
+function synth(version: string, outdir: string): Promise<Record<string, string>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(CDK8S, ['synth', '--check-upgrade', 'false', '--output', outdir], {
+      cwd: EXAMPLES,
+      env: { ...process.env, CDK8S_SIDECARS_KUBERNETES_VERSION: version },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d) => { output += d; });
+    child.stderr.on('data', (d) => { output += d; });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) {
+        reject(new Error(`cdk8s synth for ${version} exited with ${code}:\n${output}`));
+        return;
+      }
+      const files: Record<string, string> = {};
+      for (const f of fs.readdirSync(outdir).sort()) files[f] = fs.readFileSync(path.join(outdir, f), 'utf8');
+      resolve(files);
+    });
+  });
+}
+
+function parse(files: Record<string, string>): Record<string, any[]> {
+  const out: Record<string, any[]> = {};
+  for (const [f, text] of Object.entries(files)) {
+    out[f] = parseAllDocuments(text).map((d) => {
+      if (d.errors.length > 0) throw new Error(`${f}: ${d.errors.join('; ')}`);
+      return d.toJS();
+    });
+  }
+  return out;
+}
+
+function workload(manifests: Record<string, any[]>, w: typeof WORKLOADS[number]): any {
+  const found = (manifests[w.file] ?? []).filter((m) => m.kind === w.kind && m.metadata?.name === w.name);
+  if (found.length !== 1) throw new Error(`expected one ${w.kind} '${w.name}' in ${w.file}, found ${found.length}`);
+  return found[0];
+}
+
+/** Every container-like object (has an image) anywhere in a manifest. */
+function containersIn(node: any, found: any[] = []): any[] {
+  if (Array.isArray(node)) {
+    node.forEach((n) => containersIn(n, found));
+  } else if (node !== null && typeof node === 'object') {
+    if (typeof node.image === 'string') found.push(node);
+    Object.values(node).forEach((n) => containersIn(n, found));
+  }
+  return found;
+}
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cdk8s-sidecars-examples-'));
+const first: Record<string, Record<string, string>> = {};
+const second: Record<string, Record<string, string>> = {};
+
+beforeAll(async () => {
+  await Promise.all(CLUSTERS.flatMap((c) => [
+    synth(c.version, path.join(tmp, `a-${c.version}`)).then((f) => { first[c.version] = f; }),
+    synth(c.version, path.join(tmp, `b-${c.version}`)).then((f) => { second[c.version] = f; }),
+  ]));
+}, 300_000);
+
+afterAll(() => {
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe.each(CLUSTERS)('examples/ synthesized by the cdk8s CLI for a $version cluster ($layout)', (cluster) => {
+  const manifests = () => parse(first[cluster.version]);
+
+  test('writes one file per chart', () => {
+    expect(Object.keys(first[cluster.version])).toEqual(FILES);
+  });
+
+  test('every manifest is valid against the strict schema of its release', () => {
+    const all = Object.values(manifests()).flat();
+    expect(all.length).toBeGreaterThan(WORKLOADS.length);
+    expectValidManifests(all, cluster.version);
+  });
+
+  test('a second synth is byte-identical', () => {
+    expect(second[cluster.version]).toEqual(first[cluster.version]);
+  });
+
+  test.each(WORKLOADS)(`$kind $name gets its sidecars in the ${cluster.layout} layout`, (w) => {
+    const m = workload(manifests(), w);
+    const { init, containers } = layoutOf(m);
+    if (cluster.layout === 'native') {
+      // native: sidecars are the first init containers, with restartPolicy Always and a startupProbe
+      expect(init.slice(0, w.sidecars.length).sort()).toEqual([...w.sidecars].sort());
+      expect(containers).toEqual(w.app);
+      for (const s of w.sidecars) {
+        const c = containerOf(m, s);
+        expect(c.restartPolicy).toBe('Always');
+        expect(c.startupProbe).toBeDefined();
+      }
+    } else {
+      // legacy: sidecars are regular containers after the app, with a preStop delay
+      expect(containers.slice(0, w.app.length)).toEqual(w.app);
+      expect(containers.slice(w.app.length).sort()).toEqual([...w.sidecars].sort());
+      for (const s of w.sidecars) expect(init).not.toContain(s);
+      for (const s of w.sidecars) expect(containerOf(m, s).lifecycle?.preStop).toBeDefined();
+    }
+  });
+
+  if (cluster.layout === 'legacy') {
+    test('no container anywhere has a restartPolicy (1.27 does not know the field)', () => {
+      const offending = Object.values(manifests()).flat()
+        .flatMap((m) => containersIn(m).map((c) => ({ m, c })))
+        .filter(({ c }) => 'restartPolicy' in c)
+        .map(({ m, c }) => `${m.kind}/${m.metadata?.name}: ${c.name}`);
+      expect(offending).toEqual([]);
+    });
+  } else {
+    test('no regular container has a restartPolicy; only sidecars among the init containers do', () => {
+      for (const w of WORKLOADS) {
+        const spec = podSpecOf(workload(manifests(), w));
+        for (const c of spec.containers) expect(c.restartPolicy).toBeUndefined();
+        for (const c of spec.initContainers ?? []) {
+          expect([w.sidecars.includes(c.name), c.restartPolicy]).toEqual(
+            w.sidecars.includes(c.name) ? [true, 'Always'] : [false, undefined],
+          );
+        }
+      }
+    });
+  }
+
+  test('the CronJob can complete: legacy, the report stops the agent itself; native, nothing extra', () => {
+    const cron = workload(manifests(), WORKLOADS[2]);
+    const spec = podSpecOf(cron);
+    const report = containerOf(cron, 'report');
+    const agent = containerOf(cron, 'log-agent');
+    const stopVar = (report.env ?? []).find((e: any) => e.name === 'STOP_LOG_AGENT_ON_EXIT');
+    expect(spec.restartPolicy).toBe('Never');
+    expect(cron.spec.jobTemplate.spec.activeDeadlineSeconds).toBe(3600);
+    if (cluster.layout === 'legacy') {
+      expect(spec.shareProcessNamespace).toBe(true);
+      expect(stopVar).toEqual({ name: 'STOP_LOG_AGENT_ON_EXIT', value: 'true' });
+      // same user as the agent, so that the report may signal it
+      expect(report.securityContext.runAsUser).toBe(agent.securityContext.runAsUser);
+      expect(agent.command).toEqual(['/fluent-bit/bin/fluent-bit']); // what `pkill -x fluent-bit` matches
+    } else {
+      expect(spec.shareProcessNamespace).toBeUndefined();
+      expect(stopVar).toBeUndefined();
+    }
+  });
+
+  test('the included third-party manifest keeps its own fields and gets the agent on its log directory', () => {
+    const objects = manifests()['metrics-exporter.k8s.yaml'];
+    expect(objects.map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`).sort()).toEqual([
+      expect.stringMatching(/^ConfigMap\/monitoring\/metrics-exporter-exporter-logs-config-/),
+      'Deployment/monitoring/metrics-exporter',
+      'Service/monitoring/metrics-exporter',
+    ]);
+    const d = workload(manifests(), WORKLOADS[3]);
+    const exporter = containerOf(d, 'exporter');
+    expect(exporter.args).toContain('--log.file=/var/log/exporter/exporter.log');
+    expect(exporter.volumeMounts).toEqual([{ mountPath: '/var/log/exporter', name: 'log-agent-logs' }]);
+    expect(d.spec.replicas).toBe(2);
+  });
+});
