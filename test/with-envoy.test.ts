@@ -1,6 +1,6 @@
 import { ApiObject, Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
-import { EnvoyAppProtocol, EnvoyUpstream, SidecarMode, WithEnvoy, WithEnvoyProps, WithLogAgent } from '../src';
+import { EnvoyAppProtocol, EnvoyUpstream, SidecarMode, WithEnvoy, WithEnvoyProps, WithLogAgent, WithTracer } from '../src';
 import { envoyBootstrapErrors, envoyMessageErrors, expectValidEnvoyBootstrap } from './util/envoy-proto';
 import {
   containerOf, kplusWorkload, layoutOf, manifestOf, newChart, podMetadataOf, podSpecOf,
@@ -98,6 +98,22 @@ describe('native layout: Envoy is ready before the app and stopped after it', ()
     const m = manifestOf(manifests, 'Deployment');
     expect(layoutOf(m)).toEqual({ init: ['sidecar-tools', 'log-agent', 'envoy'], containers: ['app'] });
     expectValidManifests(manifests, '1.29');
+  });
+
+  test('all three agents: log agent, tracer, Envoy in both layouts (the README table)', () => {
+    for (const [version, expected] of [
+      ['1.29', { init: ['sidecar-tools', 'log-agent', 'tracer', 'envoy'], containers: ['app'] }],
+      ['1.27', { init: ['sidecar-tools'], containers: ['envoy', 'app', 'log-agent', 'tracer'] }],
+    ] as const) {
+      const { chart } = newChart();
+      const dep = kplusWorkload(chart, 'Deployment');
+      new WithEnvoy(chart, 'proxy', { workload: dep, kubernetesVersion: version, appPort: 8080 });
+      new WithTracer(chart, 'tracer', { workload: dep, kubernetesVersion: version, exporterEndpoint: 'otel-collector.observability:4317' });
+      new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: version });
+      const manifests = Testing.synth(chart);
+      expect(layoutOf(manifestOf(manifests, 'Deployment'))).toEqual(expected);
+      expectValidManifests(manifests, version);
+    }
   });
 
   test('Envoy goes before the user\'s own init containers (they can use its outbound routes)', () => {
