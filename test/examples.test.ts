@@ -9,6 +9,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { parseAllDocuments } from 'yaml';
+import { expectValidEnvoyBootstrap } from './util/envoy-proto';
 import { containerOf, layoutOf, podSpecOf } from './util/fixtures';
 import { expectValidManifests } from './util/k8s-schema';
 
@@ -27,11 +28,13 @@ const CLUSTERS: Cluster[] = [
 
 /** Every workload of the example app: its app containers and the sidecars it must get. */
 const WORKLOADS = [
-  { file: 'web.k8s.yaml', kind: 'Deployment', name: 'web', app: ['web'], sidecars: ['log-agent', 'tracer'] },
+  { file: 'web.k8s.yaml', kind: 'Deployment', name: 'web', app: ['web'], sidecars: ['log-agent', 'tracer', 'envoy'] },
   { file: 'ledger.k8s.yaml', kind: 'StatefulSet', name: 'ledger', app: ['ledger'], sidecars: ['log-agent'] },
   { file: 'nightly-report.k8s.yaml', kind: 'CronJob', name: 'nightly-report', app: ['report'], sidecars: ['log-agent'] },
   { file: 'metrics-exporter.k8s.yaml', kind: 'Deployment', name: 'metrics-exporter', app: ['exporter'], sidecars: ['log-agent'] },
 ];
+/** The busybox init container that provides a shell to the hooks of distroless agents. */
+const TOOLS = 'sidecar-tools';
 const FILES = [...new Set(WORKLOADS.map((w) => w.file))].sort();
 
 /** Runs `cdk8s synth` in examples/ for one cluster; resolves to file name -> content. */
@@ -122,8 +125,11 @@ describe.each(CLUSTERS)('examples/ synthesized by the cdk8s CLI for a $version c
     const m = workload(manifests(), w);
     const { init, containers } = layoutOf(m);
     if (cluster.layout === 'native') {
-      // native: sidecars are the first init containers, with restartPolicy Always and a startupProbe
-      expect(init.slice(0, w.sidecars.length).sort()).toEqual([...w.sidecars].sort());
+      // native: the sidecars are init containers (after the busybox `sidecar-tools` copy step
+      // when a hook needs a shell), in the order log agent, tracer, Envoy (stopped in reverse),
+      // each with restartPolicy Always and a startupProbe; the app containers are untouched
+      expect(init.filter((n) => n !== TOOLS)).toEqual(w.sidecars);
+      expect(init.indexOf(TOOLS)).toBeLessThanOrEqual(0);
       expect(containers).toEqual(w.app);
       for (const s of w.sidecars) {
         const c = containerOf(m, s);
@@ -131,11 +137,14 @@ describe.each(CLUSTERS)('examples/ synthesized by the cdk8s CLI for a $version c
         expect(c.startupProbe).toBeDefined();
       }
     } else {
-      // legacy: sidecars are regular containers after the app, with a preStop delay
-      expect(containers.slice(0, w.app.length)).toEqual(w.app);
-      expect(containers.slice(w.app.length).sort()).toEqual([...w.sidecars].sort());
-      for (const s of w.sidecars) expect(init).not.toContain(s);
+      // legacy: the sidecars are regular containers after the app, except Envoy, which goes
+      // first and holds the app (postStart waits until it is ready); each has a preStop hook
+      // that keeps it alive while the app shuts down
+      const expected = [...w.sidecars.filter((s) => s === 'envoy'), ...w.app, ...w.sidecars.filter((s) => s !== 'envoy')];
+      expect(containers).toEqual(expected);
+      expect(init.filter((n) => n !== TOOLS)).toEqual([]);
       for (const s of w.sidecars) expect(containerOf(m, s).lifecycle?.preStop).toBeDefined();
+      if (w.sidecars.includes('envoy')) expect(containerOf(m, 'envoy').lifecycle?.postStart).toBeDefined();
     }
   });
 
@@ -153,9 +162,7 @@ describe.each(CLUSTERS)('examples/ synthesized by the cdk8s CLI for a $version c
         const spec = podSpecOf(workload(manifests(), w));
         for (const c of spec.containers) expect(c.restartPolicy).toBeUndefined();
         for (const c of spec.initContainers ?? []) {
-          expect([w.sidecars.includes(c.name), c.restartPolicy]).toEqual(
-            w.sidecars.includes(c.name) ? [true, 'Always'] : [false, undefined],
-          );
+          expect(`${c.name}: ${c.restartPolicy}`).toBe(`${c.name}: ${w.sidecars.includes(c.name) ? 'Always' : undefined}`);
         }
       }
     });
@@ -179,6 +186,18 @@ describe.each(CLUSTERS)('examples/ synthesized by the cdk8s CLI for a $version c
       expect(spec.shareProcessNamespace).toBeUndefined();
       expect(stopVar).toBeUndefined();
     }
+  });
+
+  test('the web Service sends traffic to Envoy, never to the app, and Envoy\'s bootstrap is valid', () => {
+    const objects = manifests()['web.k8s.yaml'];
+    const svc = objects.find((o) => o.kind === 'Service');
+    const web = workload(manifests(), WORKLOADS[0]);
+    const envoy = containerOf(web, 'envoy');
+    expect(svc.spec.ports).toEqual([expect.objectContaining({ port: 443, targetPort: 8443 })]);
+    expect(envoy.ports).toContainEqual(expect.objectContaining({ containerPort: 8443 }));
+    expect(containerOf(web, 'web').ports).toBeUndefined();
+    const config = objects.find((o) => o.kind === 'ConfigMap' && o.data?.['envoy.json'] !== undefined);
+    expectValidEnvoyBootstrap(JSON.parse(config.data['envoy.json']));
   });
 
   test('the included third-party manifest keeps its own fields and gets the agent on its log directory', () => {
