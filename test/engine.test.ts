@@ -199,7 +199,7 @@ describe('collisions', () => {
     const a = sidecar('a', 1);
     const b = { ...sidecar('b', 2), kind: a.kind, owner: "With 'b'" };
     expect(applySidecars(deployment(), [a, b], T29).errors).toContain(
-      "With 'b': Deployment 'web' already has a Kind-a ('With 'a''); attach one Kind-a per workload.",
+      "With 'b': Deployment 'web' already has one: With 'a'; attach one Kind-a per workload.",
     );
   });
 

@@ -308,7 +308,7 @@ describe('ports: admin on localhost only, health listener for the kubelet', () =
       workload: dep, kubernetesVersion: '1.29', appPort: 8080, containerName: 'envoy2', listenerPort: 10001, adminPort: 9902, healthPort: 15022,
     });
     expect(() => Testing.synth(chart)).toThrow(
-      /WithEnvoy 'test\/envoy2': Deployment 'test-web-c8\w+' already has a WithEnvoy \('WithEnvoy 'test\/envoy''\); attach one WithEnvoy per workload\./,
+      /WithEnvoy 'test\/envoy2': Deployment 'test-web-c8\w+' already has one: WithEnvoy 'test\/envoy'; attach one WithEnvoy per workload\./,
     );
   });
 });

@@ -323,7 +323,7 @@ describe('bad input', () => {
     new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.29' });
     new WithLogAgent(chart, 'logs2', { workload, kubernetesVersion: '1.29', containerName: 'log-agent-2' });
     expect(() => Testing.synth(chart)).toThrow(
-      "WithLogAgent 'test/logs2': Deployment 'test-web-c8ba1bf5' already has a WithLogAgent ('WithLogAgent 'test/logs''); attach one WithLogAgent per workload.",
+      "WithLogAgent 'test/logs2': Deployment 'test-web-c8ba1bf5' already has one: WithLogAgent 'test/logs'; attach one WithLogAgent per workload.",
     );
   });
 

@@ -615,7 +615,7 @@ describe('workloads', () => {
   test('one WithTracer per workload', () => {
     const { chart, workload } = setup();
     new WithTracer(chart, 'tracer2', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: NATIVE, containerName: 'tracer2' });
-    expect(() => synth(chart)).toThrow(/WithTracer 'test\/tracer2': Deployment '.*' already has a WithTracer \('WithTracer 'test\/tracer''\)/);
+    expect(() => synth(chart)).toThrow(/WithTracer 'test\/tracer2': Deployment '.*' already has one: WithTracer 'test\/tracer'; attach one WithTracer per workload\./);
   });
 });
 

@@ -192,7 +192,7 @@ function checkCollisions(where: string, sidecars: SidecarSpec[], containers: Jso
   for (const s of sidecars) {
     const first = seenKinds.get(s.kind);
     if (first !== undefined) {
-      errors.push(`${s.owner}: ${where} already has a ${s.kind} ('${first}'); attach one ${s.kind} per workload.`);
+      errors.push(`${s.owner}: ${where} already has one: ${first}; attach one ${s.kind} per workload.`);
     } else {
       seenKinds.set(s.kind, s.owner);
     }
