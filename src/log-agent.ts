@@ -1,5 +1,7 @@
 import { Duration } from 'cdk8s';
 import { renderFluentBitConfig } from './agents/fluent-bit';
+import { FLUENTD_OUTPUT_PLUGIN, renderFluentdConfig } from './agents/fluentd';
+import { VectorUnsupportedOutputError, renderVectorConfig } from './agents/vector';
 import { Json } from './engine/spec';
 import { LogOutputConfig } from './log-output';
 import { durationSeconds } from './sidecar';
@@ -41,6 +43,12 @@ export interface LogAgentRendering {
   readonly stopSeconds: number;
   /** Extra env (besides the output's secrets and the pod's identity). */
   readonly env: Json[];
+  /**
+   * A directory the agent must be able to write besides the shared log directory (the root
+   * filesystem stays read-only), e.g. `/tmp` for Fluentd's supervisor socket. `WithLogAgent`
+   * mounts a small emptyDir of the agent's own there.
+   */
+  readonly scratchDirectory?: string;
   readonly defaultResources: { cpuRequest: string; cpuLimit: string; memoryRequest: string; memoryLimit: string };
 }
 
@@ -72,6 +80,69 @@ export interface FluentBitOptions {
 }
 
 /**
+ * Options of the Vector agent.
+ */
+export interface VectorOptions {
+  /**
+   * The Vector image. Its tag should name the version (`<x.y.z>-...`): the API section of the
+   * config differs from Vector 0.55 on (see `exposeGrpcApi`).
+   * @default 'timberio/vector:0.54.0-distroless-libc'
+   */
+  readonly image?: string;
+  /**
+   * How long Vector keeps draining its pipeline after SIGTERM before it exits anyway
+   * (`--graceful-shutdown-limit-secs`). Counts toward the pod's grace period.
+   * @default Duration.seconds(5)
+   */
+  readonly gracefulShutdownLimit?: Duration;
+  /**
+   * Port of Vector's API, bound to 0.0.0.0 so that the kubelet can probe `GET /health`.
+   * @default 8686
+   */
+  readonly apiPort?: number;
+  /**
+   * Accept an image of Vector 0.55 or later. From 0.55 the API port also serves Vector's gRPC
+   * observability API (`vector tap` streams the events, i.e. the logs) and it can no longer be
+   * turned off; binding it to the pod IP for the probes exposes it to the pod network. Set this
+   * only with a NetworkPolicy that keeps other pods off `apiPort`.
+   * @default false - an image of Vector 0.55+ is refused
+   */
+  readonly exposeGrpcApi?: boolean;
+}
+
+/**
+ * Options of the Fluentd agent.
+ */
+export interface FluentdOptions {
+  /**
+   * The Fluentd image (Debian based, with `tini` and `fluentd` on the PATH). The default image
+   * ships Fluentd's core plugins only: stdout, forward and HTTP. For Loki, Elasticsearch or
+   * OpenSearch give an image that also has `fluent-plugin-grafana-loki`,
+   * `fluent-plugin-elasticsearch` or `fluent-plugin-opensearch`; with your own image the
+   * config for those outputs is rendered and the plugin is assumed to be there.
+   * @default 'fluent/fluentd:v1.19.3-debian-2.4'
+   */
+  readonly image?: string;
+  /**
+   * How often the output's memory buffer is flushed (`flush_interval`).
+   * @default Duration.seconds(1)
+   */
+  readonly flushInterval?: Duration;
+  /**
+   * The time given to Fluentd after SIGTERM to flush its buffers (`flush_at_shutdown`) and
+   * exit. Fluentd has no limit of its own: this is the share of the pod's grace period
+   * reserved for it, after which the kubelet kills it.
+   * @default Duration.seconds(10)
+   */
+  readonly shutdownGrace?: Duration;
+  /**
+   * Port of in_monitor_agent on 0.0.0.0: the kubelet probes `GET /api/plugins.json`.
+   * @default 24220
+   */
+  readonly monitorPort?: number;
+}
+
+/**
  * The log shipper that runs in the sidecar. Choose one with a static method.
  */
 export abstract class LogAgent {
@@ -82,6 +153,27 @@ export abstract class LogAgent {
    */
   public static fluentBit(options: FluentBitOptions = {}): LogAgent {
     return new FluentBitAgent(options);
+  }
+
+  /**
+   * Vector: tails the log files with its file source (checkpoints in its data_dir on the
+   * shared volume), adds the pod's identity with a remap transform, drains for
+   * `gracefulShutdownLimit` after SIGTERM, and serves `GET /health` for the probes. Ships to
+   * stdout, HTTP, Loki, Elasticsearch and OpenSearch; Vector has no Fluent forward sink.
+   * @see https://vector.dev/docs/
+   */
+  public static vector(options: VectorOptions = {}): LogAgent {
+    return new VectorAgent(options);
+  }
+
+  /**
+   * Fluentd: tails the log files with in_tail (position file on the shared volume), adds the
+   * pod's identity with record_transformer, flushes its memory buffer at shutdown, and serves
+   * in_monitor_agent's `GET /api/plugins.json` for the probes.
+   * @see https://docs.fluentd.org/
+   */
+  public static fluentd(options: FluentdOptions = {}): LogAgent {
+    return new FluentdAgent(options);
   }
 
   /** The agent's name, e.g. `fluent-bit`. */
@@ -129,6 +221,130 @@ class FluentBitAgent extends LogAgent {
       stopSeconds: graceSeconds + 1,
       env: [],
       defaultResources: { cpuRequest: '20m', cpuLimit: '200m', memoryRequest: '32Mi', memoryLimit: '128Mi' },
+    };
+  }
+}
+
+/** The default Vector image (pinned; the last release whose API can be limited to `/health`). */
+export const VECTOR_IMAGE = 'timberio/vector:0.54.0-distroless-libc';
+
+/** The default Fluentd image (pinned; core plugins only). */
+export const FLUENTD_IMAGE = 'fluent/fluentd:v1.19.3-debian-2.4';
+
+/** `major.minor` of an image whose tag starts with a version, e.g. `0.54.0-distroless-libc`. */
+function imageVersion(image: string): { major: number; minor: number } | undefined {
+  const ref = image.split('@')[0];
+  const name = ref.slice(ref.lastIndexOf('/') + 1);
+  const colon = name.indexOf(':');
+  const m = colon < 0 ? null : /^v?(\d+)\.(\d+)(?:\.\d+)?(?:-|$)/.exec(name.slice(colon + 1));
+  return m ? { major: Number(m[1]), minor: Number(m[2]) } : undefined;
+}
+
+class VectorAgent extends LogAgent {
+  public readonly name = 'vector';
+
+  constructor(private readonly options: VectorOptions) {
+    super();
+  }
+
+  public _render(ctx: LogAgentContext): LogAgentRendering {
+    const limitSeconds = durationSeconds(ctx.who, 'vector gracefulShutdownLimit', this.options.gracefulShutdownLimit, 5);
+    if (limitSeconds < 1) {
+      throw new Error(`${ctx.who}: vector gracefulShutdownLimit must be at least 1 second (got ${limitSeconds}s); Vector accepts only a positive limit.`);
+    }
+    const apiPort = this.options.apiPort ?? 8686;
+    const image = this.options.image ?? VECTOR_IMAGE;
+    const v = imageVersion(image);
+    // Without a version in the tag, render for the pinned line: if the image is 0.55+, Vector
+    // refuses the config loudly rather than exposing its API silently.
+    const grpcApi = v !== undefined && (v.major > 0 || v.minor >= 55);
+    if (grpcApi && !this.options.exposeGrpcApi) {
+      throw new Error(
+        `${ctx.who}: Vector image '${image}' is 0.55 or later, where the API port that serves /health for the probes also ` +
+        'serves the gRPC observability API (`vector tap` streams the logs) and cannot be limited; bound to the pod IP it is ' +
+        `open to the pod network. Use ${VECTOR_IMAGE}, or set \`exposeGrpcApi: true\` and keep other pods off port ${apiPort} with a NetworkPolicy.`,
+      );
+    }
+    let rendered;
+    try {
+      rendered = renderVectorConfig({
+        logDirectory: ctx.logDirectory,
+        filePattern: ctx.filePattern,
+        apiPort,
+        legacyGraphqlApi: !grpcApi,
+        output: ctx.output,
+        secretVars: ctx.secretVars,
+      });
+    } catch (e) {
+      if (e instanceof VectorUnsupportedOutputError) throw new Error(`${ctx.who}: ${e.message}.`);
+      throw e;
+    }
+    return {
+      image,
+      command: ['/usr/bin/vector'],
+      args: ['--config', `${ctx.configDirectory}/vector.yaml`, '--graceful-shutdown-limit-secs', String(limitSeconds)],
+      files: { 'vector.yaml': rendered.yaml },
+      healthPort: apiPort,
+      healthPath: '/health',
+      healthPortName: 'vector-api',
+      // `nonroot` of the distroless base image.
+      uid: 65532,
+      // The limit, plus a second to exit.
+      stopSeconds: limitSeconds + 1,
+      env: [],
+      defaultResources: { cpuRequest: '20m', cpuLimit: '250m', memoryRequest: '64Mi', memoryLimit: '256Mi' },
+    };
+  }
+}
+
+class FluentdAgent extends LogAgent {
+  public readonly name = 'fluentd';
+
+  constructor(private readonly options: FluentdOptions) {
+    super();
+  }
+
+  public _render(ctx: LogAgentContext): LogAgentRendering {
+    const flushSeconds = durationSeconds(ctx.who, 'fluentd flushInterval', this.options.flushInterval, 1);
+    const graceSeconds = durationSeconds(ctx.who, 'fluentd shutdownGrace', this.options.shutdownGrace, 10);
+    if (flushSeconds < 1) throw new Error(`${ctx.who}: fluentd flushInterval must be at least 1 second (got ${flushSeconds}s).`);
+    if (graceSeconds < 1) throw new Error(`${ctx.who}: fluentd shutdownGrace must be at least 1 second (got ${graceSeconds}s); Fluentd needs time to flush its buffer.`);
+    const monitorPort = this.options.monitorPort ?? 24220;
+    const image = this.options.image ?? FLUENTD_IMAGE;
+    const plugin = FLUENTD_OUTPUT_PLUGIN[ctx.output.type];
+    if (plugin !== undefined && image === FLUENTD_IMAGE) {
+      throw new Error(
+        `${ctx.who}: the ${ctx.output.type} output needs the ${plugin} gem, which the default Fluentd image ${FLUENTD_IMAGE} ` +
+        'does not ship (it has the core plugins only: stdout, forward, http). Pass `LogAgent.fluentd({ image })` with an image ' +
+        `that has it (e.g. one built FROM ${FLUENTD_IMAGE} with \`gem install ${plugin}\`), or use LogAgent.fluentBit() or ` +
+        'LogAgent.vector(), which support this output natively.',
+      );
+    }
+    const config = renderFluentdConfig({
+      logDirectory: ctx.logDirectory,
+      filePattern: ctx.filePattern,
+      posFile: `${ctx.logDirectory}/.fluentd-tail.pos`,
+      flushIntervalSeconds: flushSeconds,
+      monitorPort,
+      output: ctx.output,
+      secretVars: ctx.secretVars,
+    });
+    return {
+      image,
+      // tini as PID 1, as in the image's own entrypoint; fluentd forwards SIGTERM to its worker.
+      command: ['tini', '--', 'fluentd'],
+      args: ['--config', `${ctx.configDirectory}/fluent.conf`],
+      files: { 'fluent.conf': config },
+      healthPort: monitorPort,
+      healthPath: '/api/plugins.json',
+      healthPortName: 'fluentd-mon',
+      // The image's `fluent` system user.
+      uid: 999,
+      stopSeconds: graceSeconds,
+      env: [],
+      // The supervisor opens its socket (and chunk backups go) under Dir.tmpdir.
+      scratchDirectory: '/tmp',
+      defaultResources: { cpuRequest: '50m', cpuLimit: '500m', memoryRequest: '128Mi', memoryLimit: '256Mi' },
     };
   }
 }

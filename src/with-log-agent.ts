@@ -11,7 +11,7 @@ import { SidecarBase, SidecarProps, checkPort } from './sidecar';
  */
 export interface WithLogAgentProps extends SidecarProps {
   /**
-   * The log shipper.
+   * The log shipper: `LogAgent.fluentBit()`, `LogAgent.vector()` or `LogAgent.fluentd()`.
    * @default LogAgent.fluentBit()
    */
   readonly agent?: LogAgent;
@@ -80,6 +80,11 @@ export class WithLogAgent extends SidecarBase {
     const config = this._configMap(r.files);
     const logVolume = `${this.containerName}-logs`;
     const configVolume = `${this.containerName}-config`;
+    // A writable directory of the agent's own, when it needs one (the root filesystem is read-only).
+    const scratch = r.scratchDirectory === undefined ? undefined : {
+      volume: { emptyDir: { sizeLimit: '64Mi' }, name: `${this.containerName}-tmp` },
+      mount: { mountPath: r.scratchDirectory, name: `${this.containerName}-tmp` },
+    };
     const probe = (periodSeconds: number, failureThreshold: number) => ({
       failureThreshold,
       httpGet: { path: r.healthPath, port: r.healthPort },
@@ -110,11 +115,13 @@ export class WithLogAgent extends SidecarBase {
         volumeMounts: [
           { mountPath: this.logDirectory, name: logVolume },
           { mountPath: configDirectory, name: configVolume, readOnly: true },
+          ...(scratch ? [scratch.mount] : []),
         ],
       },
       volumes: [
         { emptyDir: {}, name: logVolume },
         { configMap: { name: config.name }, name: configVolume },
+        ...(scratch ? [scratch.volume] : []),
       ],
       appMounts: [{ mountPath: this.logDirectory, name: logVolume }],
       appEnv: [],
