@@ -51,6 +51,14 @@ project.testTask.spawn(project.tasks.tryFind('eslint')!);
 project.testTask.exec('tsc --project examples/tsconfig.json');
 project.eslint?.addLintPattern('examples');
 
+// The consumer test: the `npm pack` tarball, installed with the README's command into a fresh
+// strict cdk8s TypeScript app, type-checks and synthesizes (needs the npm registry).
+const consumerTest = project.addTask('test:consumer', {
+  description: 'Packs the library, installs the tarball into a fresh cdk8s TypeScript app (strict), type-checks and synthesizes it',
+  exec: 'bash scripts/consumer-test.sh',
+});
+project.testTask.spawn(consumerTest);
+
 // The example app, synthesized by the real cdk8s CLI once per cluster.
 const clusters: Array<[string, string]> = [['cluster-1.27', '1.27'], ['cluster-1.29', '1.29']];
 const synthExample = project.addTask('synth:example', {
