@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Consumer test: installs the package as users get it (`npm pack` tarball, README's install
-# command) into a fresh cdk8s TypeScript app (strict, the `cdk8s init typescript-app` tsconfig),
+# Consumer test: installs the package as users get it (the jsii-pacmak JS tarball a release
+# publishes, with the README's install command) into a fresh cdk8s TypeScript app (strict, the `cdk8s init typescript-app` tsconfig),
 # type-checks and runs it. A broken `main`/`types`, a missing file, a runtime dependency that is
 # only a devDependency, or a file that should not ship makes it fail.
 #
@@ -48,8 +48,23 @@ if (unexpected.length || missing.length || entry.length) {
 }
 console.log(`  ${pack.filename}: ${files.length} files, ${pack.size} bytes`);
 EOF
-npm pack --pack-destination "$WORK" --ignore-scripts --silent > "$WORK/tarball-name"
-TARBALL="$WORK/$(tail -n 1 "$WORK/tarball-name")"
+
+# The tarball a release publishes: jsii-pacmak's JS target (what `projen package:js` builds into
+# dist/js/). It must hold exactly the files checked above.
+step "packaging the JS target with jsii-pacmak"
+npx jsii-pacmak --target js --outdir "$WORK/dist" > "$WORK/pacmak.log" 2>&1 || { cat "$WORK/pacmak.log" >&2; exit 1; }
+TARBALL=$(ls "$WORK"/dist/js/*.tgz)
+node - "$WORK/pack.json" "$TARBALL" <<'EOF2'
+const { execFileSync } = require('child_process');
+const [packJson, tarball] = process.argv.slice(2);
+const expected = JSON.parse(require('fs').readFileSync(packJson, 'utf8'))[0].files.map((f) => f.path).sort();
+const actual = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean)
+  .map((f) => f.replace(/^package\//, '')).sort();
+if (JSON.stringify(actual) !== JSON.stringify(expected)) {
+  console.error(`jsii-pacmak tarball ${tarball} differs from npm pack: ${JSON.stringify(actual)}`);
+  process.exit(1);
+}
+EOF2
 
 # 3. A fresh cdk8s TypeScript app, as `cdk8s init typescript-app` makes it (strict tsconfig,
 #    TypeScript 5.9), that installs the package with the README's command.
