@@ -167,8 +167,9 @@ export function renderVectorConfig(o: VectorConfigOptions): VectorConfig {
       [sinkId]: sink(o.output, o.secretVars),
     },
   };
-  // Vector may interpolate `${NAME}` in the text before parsing it: double quotes keep a
-  // secret with `: ` or ` #` in it one YAML string.
-  const yaml = Yaml.stringify(config).replace(/: (\$\{[A-Z0-9_]+\})$/gm, ': "$1"');
+  // Vector's pinned line interpolates `${NAME}` in the text, before parsing it. A literal block
+  // scalar keeps any secret (quotes, `: `, ` #`, backslashes) one YAML string; values with
+  // newlines are refused by Vector itself.
+  const yaml = Yaml.stringify(config).replace(/^( *)([^\s:]+): (\$\{[A-Z0-9_]+\})$/gm, '$1$2: |-\n$1  $3');
   return { config, yaml };
 }
