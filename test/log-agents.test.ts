@@ -1,0 +1,550 @@
+import { Duration, Testing, Yaml } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { parse as parseYaml } from 'yaml';
+import { FLUENTD_IMAGE, LogAgent, LogOutput, SidecarMode, VECTOR_IMAGE, WithLogAgent } from '../src';
+import {
+  WORKLOAD_KINDS, containerOf, kplusWorkload, layoutOf, manifestOf, newChart, podSpecOf,
+} from './util/fixtures';
+import { FluentDirective, fluentTagMatches, fluentValue, inTailTag, parseFluentConf } from './util/fluentd-conf';
+import { expectValidManifests } from './util/k8s-schema';
+
+type Props = Partial<ConstructorParameters<typeof WithLogAgent>[2]>;
+
+function synth(agent: LogAgent, extra: Props = {}, kind: typeof WORKLOAD_KINDS[number] = 'Deployment', version = '1.29') {
+  const { chart } = newChart();
+  const workload = kplusWorkload(chart, kind);
+  const construct = new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: version, agent, ...extra });
+  const manifests = Testing.synth(chart);
+  const workloadManifest = manifestOf(manifests, kind);
+  const configMap = manifestOf(manifests, 'ConfigMap');
+  return { construct, manifests, workloadManifest, configMap, sidecar: containerOf(workloadManifest, extra.containerName ?? 'log-agent') };
+}
+
+const secret = (name: string, key: string) => ({ secret: kplus.Secret.fromSecretName(newChart().chart, `${name}-${key}`, name), key });
+const basicAuth = { username: secret('log-basic', 'user'), password: secret('log-basic', 'pass') };
+
+/** One output of every kind, with credentials where the output takes them. */
+const OUTPUTS = {
+  stdout: () => LogOutput.stdout(),
+  forward: () => LogOutput.forward({ host: 'fluentd.logging', tls: true }),
+  http: () => LogOutput.http({ host: 'logs.example.com', uri: '/ingest', secretHeaders: { Authorization: secret('log-token', 'header') }, basicAuth }),
+  loki: () => LogOutput.loki({ host: 'loki.monitoring', labels: { team: 'shop' }, tenantId: 'shop', basicAuth }),
+  elasticsearch: () => LogOutput.elasticsearch({ host: 'es.logging', index: 'web', basicAuth }),
+  opensearch: () => LogOutput.opensearch({ host: 'os.logging', tls: false }),
+};
+type OutputName = keyof typeof OUTPUTS;
+const OUTPUT_NAMES = Object.keys(OUTPUTS) as OutputName[];
+
+/** What the pod's env gives the agent at run time (secrets included), for evaluating configs. */
+const RUNTIME_ENV: Record<string, string> = {
+  POD_NAME: 'web-1',
+  POD_NAMESPACE: 'shop',
+  NODE_NAME: 'node-a',
+  LOG_OUTPUT_USERNAME: 'shipper',
+  // what a careless config would break on: quotes, a backslash, `: ` and ` #`
+  LOG_OUTPUT_PASSWORD: 'p@ss: "w\\ord" #1',
+  LOG_OUTPUT_HEADER_AUTHORIZATION: 'Bearer a"b',
+};
+
+// ---------------------------------------------------------------------------------------------
+// Vector: the rendered vector.yaml as Vector reads it
+
+function vectorConfig(extra: Props = {}, agent = LogAgent.vector()) {
+  const r = synth(agent, extra);
+  const text: string = r.configMap.data['vector.yaml'];
+  return { ...r, text, config: parseYaml(text) };
+}
+
+/** Every transform/sink input names a defined source or transform, and every one of those is read. */
+function expectVectorGraph(config: any) {
+  const producers = new Set([...Object.keys(config.sources ?? {}), ...Object.keys(config.transforms ?? {})]);
+  const consumed = new Set<string>();
+  const consumers = { ...config.transforms, ...config.sinks };
+  expect(Object.keys(config.sinks ?? {})).toHaveLength(1);
+  for (const [id, c] of Object.entries<any>(consumers)) {
+    expect({ id, inputs: c.inputs }).toEqual({ id, inputs: expect.any(Array) });
+    for (const input of c.inputs) {
+      expect({ id, input, defined: producers.has(input) }).toEqual({ id, input, defined: true });
+      consumed.add(input);
+    }
+  }
+  for (const p of producers) expect({ producer: p, consumed: consumed.has(p) }).toEqual({ producer: p, consumed: true });
+}
+
+/** Vector's own interpolation: `$$` is `$`, `${NAME}` is the variable (it must exist). */
+function vectorInterpolate(text: string, env: Record<string, string>): string {
+  return text.replace(/\$\$|\$\{([A-Za-z0-9_.]+)\}|\$([A-Za-z0-9_.]+)/g, (m, a, b) => {
+    if (m === '$$') return '$';
+    const name = a ?? b;
+    if (!(name in env)) throw new Error(`Vector would not find \${${name}}`);
+    return env[name];
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fluentd: the rendered fluent.conf as Fluentd reads it
+
+function fluentdConfig(extra: Props = {}, agent = LogAgent.fluentd()) {
+  const r = synth(agent, extra);
+  const text: string = r.configMap.data['fluent.conf'];
+  return { ...r, text, conf: parseFluentConf(text) };
+}
+
+const only = (conf: FluentDirective[], name: string, type?: string) => {
+  const found = conf.filter(d => d.name === name && (type === undefined || d.params['@type']?.raw === type));
+  expect(found).toHaveLength(1);
+  return found[0];
+};
+const child = (d: FluentDirective, name: string) => {
+  const found = d.children.filter(c => c.name === name);
+  expect(found).toHaveLength(1);
+  return found[0];
+};
+const v = (d: FluentDirective, key: string, env: Record<string, string> = RUNTIME_ENV) => {
+  expect(Object.keys(d.params)).toContain(key);
+  return fluentValue(d.params[key], env);
+};
+
+/**
+ * Routing as Fluentd does it: each source with a tag emits events for a log file; every event
+ * must reach exactly the first <match> whose pattern matches, through the <filter>s before it;
+ * every <filter> and <match> pattern must match something a source emits.
+ */
+function expectFluentdRouting(conf: FluentDirective[], logFile: string) {
+  const emitted = conf.filter(d => d.name === 'source' && d.params.tag).map(d => inTailTag(fluentValue(d.params.tag), logFile));
+  expect(emitted.length).toBeGreaterThan(0);
+  const routed = conf.filter(d => d.name === 'filter' || d.name === 'match');
+  for (const r of routed) {
+    expect({ directive: `<${r.name} ${r.arg}>`, matchesASource: emitted.some(t => fluentTagMatches(r.arg, t)) })
+      .toEqual({ directive: `<${r.name} ${r.arg}>`, matchesASource: true });
+  }
+  for (const tag of emitted) {
+    const matchIndex = routed.findIndex(r => r.name === 'match' && fluentTagMatches(r.arg, tag));
+    expect({ tag, matched: matchIndex >= 0 }).toEqual({ tag, matched: true });
+    const filters = routed.slice(0, matchIndex).filter(r => r.name === 'filter' && fluentTagMatches(r.arg, tag));
+    expect(filters.map(f => f.params['@type'].raw)).toEqual(['record_transformer']);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const AGENTS = {
+  vector: () => LogAgent.vector(),
+  fluentd: () => LogAgent.fluentd(),
+};
+const HEALTH = {
+  vector: { path: '/health', port: 8686, name: 'vector-api' },
+  fluentd: { path: '/api/plugins.json', port: 24220, name: 'fluentd-mon' },
+};
+
+describe('snapshots: both layouts per agent, valid for the target release', () => {
+  for (const [name, agent] of Object.entries(AGENTS)) {
+    test(`${name}, Deployment, Kubernetes 1.27 (legacy)`, () => {
+      const { manifests, construct } = synth(agent(), {}, 'Deployment', '1.27');
+      expect(construct.layout).toBe('LEGACY');
+      expectValidManifests(manifests, '1.27');
+      expect(manifests).toMatchSnapshot();
+    });
+    test(`${name}, Deployment, Kubernetes 1.29 (native)`, () => {
+      const { manifests, construct } = synth(agent(), {}, 'Deployment', '1.29');
+      expect(construct.layout).toBe('NATIVE');
+      expectValidManifests(manifests, '1.29');
+      expect(manifests).toMatchSnapshot();
+    });
+  }
+
+  test.each(WORKLOAD_KINDS.flatMap(kind => (Object.keys(AGENTS) as Array<keyof typeof AGENTS>).map(agent => [agent, kind] as const)))(
+    '%s on a %s: valid on 1.27 (legacy) and 1.33 (native)', (agent, kind) => {
+      const jobLike = kind === 'Job' || kind === 'CronJob';
+      expectValidManifests(synth(AGENTS[agent](), jobLike ? { allowLegacyOnJob: true } : {}, kind, '1.27').manifests, '1.27');
+      expectValidManifests(synth(AGENTS[agent](), {}, kind, '1.33').manifests, '1.33');
+    });
+});
+
+describe.each(Object.keys(AGENTS) as Array<keyof typeof AGENTS>)('%s: the same guarantees as Fluent Bit', (name) => {
+  const agent = AGENTS[name];
+  const health = HEALTH[name];
+
+  test('native: initContainers[0], restartPolicy Always, startup and readiness probes on the health endpoint', () => {
+    const { workloadManifest } = synth(agent());
+    expect(layoutOf(workloadManifest)).toEqual({ init: ['log-agent'], containers: ['app'] });
+    const c = podSpecOf(workloadManifest).initContainers[0];
+    expect(c.restartPolicy).toBe('Always');
+    expect(c.startupProbe.httpGet).toEqual({ path: health.path, port: health.port });
+    expect(c.readinessProbe.httpGet).toEqual({ path: health.path, port: health.port });
+    expect(c.ports).toEqual([{ containerPort: health.port, name: health.name, protocol: 'TCP' }]);
+    expect(c.lifecycle).toBeUndefined();
+  });
+
+  test('legacy: the last container, without restartPolicy, kept alive by a preStop delay', () => {
+    const { workloadManifest, sidecar } = synth(agent(), { mode: SidecarMode.LEGACY }, 'Deployment', '1.30');
+    expect(layoutOf(workloadManifest)).toEqual({ init: [], containers: ['app', 'log-agent'] });
+    expect(sidecar.restartPolicy).toBeUndefined();
+    expect(sidecar.lifecycle).toEqual({ preStop: { sleep: { seconds: 10 } } });
+  });
+
+  test('the log directory is one emptyDir shared by the app and the agent', () => {
+    const { workloadManifest, sidecar } = synth(agent(), { logDirectory: '/logs' });
+    const mount = { mountPath: '/logs', name: 'log-agent-logs' };
+    expect(containerOf(workloadManifest, 'app').volumeMounts).toContainEqual(mount);
+    expect(sidecar.volumeMounts).toContainEqual(mount);
+    expect(podSpecOf(workloadManifest).volumes).toContainEqual({ emptyDir: {}, name: 'log-agent-logs' });
+  });
+
+  test('small resources of its own, restricted security context with a read-only root filesystem', () => {
+    const { sidecar } = synth(agent());
+    const expected = name === 'vector'
+      ? { limits: { cpu: '250m', memory: '256Mi' }, requests: { cpu: '20m', memory: '64Mi' } }
+      : { limits: { cpu: '500m', memory: '256Mi' }, requests: { cpu: '50m', memory: '128Mi' } };
+    expect(sidecar.resources).toEqual(expected);
+    expect(sidecar.imagePullPolicy).toBe('IfNotPresent');
+    expect(sidecar.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] },
+    });
+  });
+
+  test('the pod identity reaches the agent from the downward API', () => {
+    const { sidecar } = synth(agent());
+    expect(sidecar.env.slice(0, 3)).toEqual([
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+    ]);
+  });
+
+  test('secrets reach the agent as secretKeyRef env, never through its ConfigMap', () => {
+    const { sidecar, configMap } = synth(agent(), { output: OUTPUTS.http() });
+    expect(sidecar.env).toContainEqual({ name: 'LOG_OUTPUT_PASSWORD', valueFrom: { secretKeyRef: { key: 'pass', name: 'log-basic' } } });
+    expect(sidecar.env).toContainEqual({ name: 'LOG_OUTPUT_HEADER_AUTHORIZATION', valueFrom: { secretKeyRef: { key: 'header', name: 'log-token' } } });
+    expect(Yaml.stringify(configMap)).not.toMatch(/log-basic|log-token/);
+  });
+
+  test('the health port may not collide with the app', () => {
+    const port = name === 'vector' ? { agent: LogAgent.vector({ apiPort: 8080 }) } : { agent: LogAgent.fluentd({ monitorPort: 8080 }) };
+    expect(() => synth(port.agent)).toThrow(
+      "WithLogAgent 'test/logs': port 8080 of sidecar 'log-agent' is also a port of container 'app' on Deployment 'test-web-c8ba1bf5'; choose another port for one of them.",
+    );
+  });
+});
+
+describe('Vector', () => {
+  test('pinned image, overridable; vector binary, config file, graceful shutdown limit', () => {
+    const { sidecar } = vectorConfig();
+    expect(VECTOR_IMAGE).toMatch(/^timberio\/vector:\d+\.\d+\.\d+-distroless-libc$/);
+    expect(sidecar.image).toBe(VECTOR_IMAGE);
+    expect(sidecar.command).toEqual(['/usr/bin/vector']);
+    expect(sidecar.args).toEqual(['--config', '/etc/log-agent/vector.yaml', '--graceful-shutdown-limit-secs', '5']);
+    expect(sidecar.securityContext.runAsUser).toBe(65532);
+    const custom = synth(LogAgent.vector({ image: 'registry.local/vector:0.54.0-distroless-libc' })).sidecar;
+    expect(custom.image).toBe('registry.local/vector:0.54.0-distroless-libc');
+  });
+
+  test('tails the log directory from the beginning; checkpoints in data_dir on the shared volume, not tailed', () => {
+    const { config } = vectorConfig({ logDirectory: '/logs', filePattern: '*.json' });
+    expect(config.data_dir).toBe('/logs');
+    const source = config.sources.app_logs;
+    expect(source).toEqual({
+      type: 'file', include: ['/logs/*.json'], exclude: ['/logs/app_logs', '/logs/app_logs/*'], read_from: 'beginning',
+    });
+  });
+
+  test('the API serves /health on 0.0.0.0 (the kubelet probes the pod IP), GraphQL and the playground off', () => {
+    const { config, sidecar } = vectorConfig({}, LogAgent.vector({ apiPort: 9686 }));
+    expect(config.api).toEqual({ enabled: true, address: '0.0.0.0:9686', graphql: false, playground: false });
+    expect(sidecar.startupProbe.httpGet).toEqual({ path: '/health', port: 9686 });
+  });
+
+  test('the pod identity is added by a remap transform reading the env', () => {
+    const { config } = vectorConfig();
+    expect(config.transforms.pod_metadata.type).toBe('remap');
+    expect(config.transforms.pod_metadata.inputs).toEqual(['app_logs']);
+    expect(config.transforms.pod_metadata.source).toBe(
+      '.pod = get_env_var!("POD_NAME")\n.namespace = get_env_var!("POD_NAMESPACE")\n.node = get_env_var!("NODE_NAME")\n',
+    );
+  });
+
+  test('graceful shutdown limit: the flag and the grace period (native: app + limit + 1s)', () => {
+    const { sidecar, workloadManifest } = vectorConfig(
+      { appShutdownTime: Duration.seconds(50) }, LogAgent.vector({ gracefulShutdownLimit: Duration.seconds(7) }),
+    );
+    expect(sidecar.args.slice(2)).toEqual(['--graceful-shutdown-limit-secs', '7']);
+    expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(58);
+  });
+
+  test('graceful shutdown limit in the legacy layout: the preStop delay, then the limit', () => {
+    const { workloadManifest } = vectorConfig(
+      { mode: SidecarMode.LEGACY, kubernetesVersion: '1.30', appShutdownTime: Duration.seconds(40) },
+      LogAgent.vector({ gracefulShutdownLimit: Duration.seconds(20) }),
+    );
+    expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(61);
+  });
+
+  test('no scratch volume: Vector writes only its data_dir', () => {
+    const { workloadManifest } = vectorConfig();
+    expect(podSpecOf(workloadManifest).volumes.map((x: any) => x.name)).toEqual(['log-agent-logs', 'log-agent-config']);
+  });
+
+  describe('outputs: every sink reads a defined component, secrets come from the env', () => {
+    const supported = OUTPUT_NAMES.filter(o => o !== 'forward');
+
+    test.each(supported)('%s: the graph is closed and the config still parses once Vector interpolates the env', (name) => {
+      const { config, text } = vectorConfig({ output: OUTPUTS[name]() });
+      expectVectorGraph(config);
+      expect(config.sinks.output.inputs).toEqual(['pod_metadata']);
+      // the elasticsearch sink encodes JSON itself (its `encoding` has no codec)
+      if (config.sinks.output.type !== 'elasticsearch') expect(config.sinks.output.encoding).toEqual({ codec: 'json' });
+      const interpolated = parseYaml(vectorInterpolate(text, RUNTIME_ENV));
+      if (config.sinks.output.auth) expect(interpolated.sinks.output.auth.password).toBe(RUNTIME_ENV.LOG_OUTPUT_PASSWORD);
+    });
+
+    test('stdout: console sink', () => {
+      expect(vectorConfig().config.sinks.output).toEqual({
+        type: 'console', inputs: ['pod_metadata'], target: 'stdout', encoding: { codec: 'json' },
+      });
+    });
+
+    test('http: newline-delimited JSON, basic auth and secret headers from the env, TLS verified', () => {
+      expect(vectorConfig({ output: OUTPUTS.http() }).config.sinks.output).toEqual({
+        type: 'http',
+        inputs: ['pod_metadata'],
+        uri: 'https://logs.example.com:443/ingest',
+        method: 'post',
+        encoding: { codec: 'json' },
+        framing: { method: 'newline_delimited' },
+        auth: { strategy: 'basic', user: '${LOG_OUTPUT_USERNAME}', password: '${LOG_OUTPUT_PASSWORD}' },
+        request: { headers: { Authorization: '${LOG_OUTPUT_HEADER_AUTHORIZATION}' } },
+        tls: { verify_certificate: true, verify_hostname: true },
+      });
+    });
+
+    test('loki: endpoint, labels, tenant, no TLS by default', () => {
+      expect(vectorConfig({ output: OUTPUTS.loki() }).config.sinks.output).toEqual({
+        type: 'loki',
+        inputs: ['pod_metadata'],
+        endpoint: 'http://loki.monitoring:3100',
+        encoding: { codec: 'json' },
+        labels: { team: 'shop' },
+        tenant_id: 'shop',
+        auth: { strategy: 'basic', user: '${LOG_OUTPUT_USERNAME}', password: '${LOG_OUTPUT_PASSWORD}' },
+      });
+    });
+
+    test('elasticsearch: bulk into the index, API version detected', () => {
+      expect(vectorConfig({ output: OUTPUTS.elasticsearch() }).config.sinks.output).toEqual({
+        type: 'elasticsearch',
+        inputs: ['pod_metadata'],
+        endpoints: ['https://es.logging:9200'],
+        mode: 'bulk',
+        api_version: 'auto',
+        bulk: { index: 'web' },
+        auth: { strategy: 'basic', user: '${LOG_OUTPUT_USERNAME}', password: '${LOG_OUTPUT_PASSWORD}' },
+        tls: { verify_certificate: true, verify_hostname: true },
+      });
+    });
+
+    test('opensearch: the elasticsearch sink with typeless (v8) bulk requests', () => {
+      expect(vectorConfig({ output: OUTPUTS.opensearch() }).config.sinks.output).toEqual({
+        type: 'elasticsearch',
+        inputs: ['pod_metadata'],
+        endpoints: ['http://os.logging:9200'],
+        mode: 'bulk',
+        api_version: 'v8',
+        bulk: { index: 'app-logs' },
+      });
+    });
+
+    test('forward: refused, naming the alternatives', () => {
+      expect(() => vectorConfig({ output: OUTPUTS.forward() })).toThrow(
+        "WithLogAgent 'test/logs': Vector has no Fluent forward sink, so LogAgent.vector() cannot use LogOutput.forward(); " +
+        'ship with LogOutput.http(), loki(), elasticsearch(), opensearch() or stdout(), or keep the forward output with ' +
+        'LogAgent.fluentBit() or LogAgent.fluentd().',
+      );
+    });
+
+    test('a `$` in a user value stays a literal `$` (Vector interpolates the whole file)', () => {
+      const { text } = vectorConfig({ output: LogOutput.loki({ host: 'loki', labels: { cost: '$HOME' } }) });
+      expect(parseYaml(vectorInterpolate(text, RUNTIME_ENV)).sinks.output.labels).toEqual({ cost: '$HOME' });
+    });
+  });
+
+  describe('Vector 0.55+ (gRPC API on the probe port)', () => {
+    test('refused by default: the API would expose `tap` to the pod network', () => {
+      expect(() => vectorConfig({}, LogAgent.vector({ image: 'timberio/vector:0.55.0-distroless-libc' }))).toThrow(
+        /Vector image 'timberio\/vector:0\.55\.0-distroless-libc' is 0\.55 or later, .*Use timberio\/vector:0\.54\.0-distroless-libc, or set `exposeGrpcApi: true` and keep other pods off port 8686 with a NetworkPolicy\./,
+      );
+      expect(() => vectorConfig({}, LogAgent.vector({ image: 'mirror:5000/timberio/vector:1.0.0@sha256:abc' }))).toThrow(/is 0\.55 or later/);
+    });
+
+    test('accepted with exposeGrpcApi: api.graphql and api.playground are left out (0.55 rejects them)', () => {
+      const { config } = vectorConfig({}, LogAgent.vector({ image: 'timberio/vector:0.58.0-distroless-libc', exposeGrpcApi: true }));
+      expect(config.api).toEqual({ enabled: true, address: '0.0.0.0:8686' });
+    });
+
+    test('a tag without a version is rendered for the pinned line (Vector 0.55+ would refuse it loudly)', () => {
+      const { config } = vectorConfig({}, LogAgent.vector({ image: 'registry.local:5000/vector:stable' }));
+      expect(config.api).toMatchObject({ graphql: false, playground: false });
+    });
+  });
+
+  test('a limit below one second is refused', () => {
+    expect(() => vectorConfig({}, LogAgent.vector({ gracefulShutdownLimit: Duration.seconds(0) }))).toThrow(
+      "WithLogAgent 'test/logs': vector gracefulShutdownLimit must be at least 1 second (got 0s); Vector accepts only a positive limit.",
+    );
+  });
+});
+
+describe('Fluentd', () => {
+  test('pinned image, overridable; tini as PID 1, fluentd with the mounted config', () => {
+    const { sidecar } = fluentdConfig();
+    expect(FLUENTD_IMAGE).toMatch(/^fluent\/fluentd:v\d+\.\d+\.\d+-debian-\d+\.\d+$/);
+    expect(sidecar.image).toBe(FLUENTD_IMAGE);
+    expect(sidecar.command).toEqual(['tini', '--', 'fluentd']);
+    expect(sidecar.args).toEqual(['--config', '/etc/log-agent/fluent.conf']);
+    expect(sidecar.securityContext.runAsUser).toBe(999);
+    expect(synth(LogAgent.fluentd({ image: 'registry.local/fluentd:v1.19.3-debian-2.4' })).sidecar.image)
+      .toBe('registry.local/fluentd:v1.19.3-debian-2.4');
+  });
+
+  test('in_tail reads the log directory from the head, position file on the shared volume and not tailed', () => {
+    const { conf } = fluentdConfig({ logDirectory: '/logs', filePattern: '*.json' });
+    const tail = only(conf, 'source', 'tail');
+    expect(v(tail, 'path')).toBe('/logs/*.json');
+    expect(v(tail, 'pos_file')).toBe('/logs/.fluentd-tail.pos');
+    expect(JSON.parse(v(tail, 'exclude_path'))).toEqual(['/logs/.fluentd-tail.pos']);
+    expect(v(tail, 'read_from_head')).toBe('true');
+    expect(v(tail, 'follow_inodes')).toBe('true');
+    expect(child(tail, 'parse').params['@type'].raw).toBe('none');
+  });
+
+  test('monitor_agent on 0.0.0.0 for the probes, without config or debug info in its answers', () => {
+    const { conf, sidecar } = fluentdConfig({}, LogAgent.fluentd({ monitorPort: 24230 }));
+    const monitor = only(conf, 'source', 'monitor_agent');
+    expect(v(monitor, 'bind')).toBe('0.0.0.0');
+    expect(v(monitor, 'port')).toBe('24230');
+    expect(v(monitor, 'include_config')).toBe('false');
+    expect(v(monitor, 'include_debug_info')).toBe('false');
+    expect(sidecar.readinessProbe.httpGet).toEqual({ path: '/api/plugins.json', port: 24230 });
+  });
+
+  test('the pod identity is added by record_transformer from the env', () => {
+    const { conf } = fluentdConfig();
+    const record = child(only(conf, 'filter'), 'record');
+    expect(Object.fromEntries(Object.keys(record.params).map(k => [k, v(record, k)]))).toEqual({ pod: 'web-1', namespace: 'shop', node: 'node-a' });
+  });
+
+  test('a writable /tmp of its own (the supervisor socket), the root filesystem stays read-only', () => {
+    const { workloadManifest, sidecar } = fluentdConfig({ containerName: 'shipper' });
+    expect(podSpecOf(workloadManifest).volumes).toContainEqual({ emptyDir: { sizeLimit: '64Mi' }, name: 'shipper-tmp' });
+    expect(containerOf(workloadManifest, 'shipper').volumeMounts).toContainEqual({ mountPath: '/tmp', name: 'shipper-tmp' });
+    expect(containerOf(workloadManifest, 'app').volumeMounts).not.toContainEqual(expect.objectContaining({ name: 'shipper-tmp' }));
+    expect(sidecar.securityContext.readOnlyRootFilesystem).toBe(true);
+  });
+
+  test('shutdown: buffers flushed at shutdown, within the share of the grace period (native: app + shutdownGrace)', () => {
+    const { conf, workloadManifest } = fluentdConfig(
+      { output: OUTPUTS.forward(), appShutdownTime: Duration.seconds(50) },
+      LogAgent.fluentd({ shutdownGrace: Duration.seconds(12), flushInterval: Duration.seconds(2) }),
+    );
+    const buffer = child(only(conf, 'match'), 'buffer');
+    expect(v(buffer, 'flush_at_shutdown')).toBe('true');
+    expect(v(buffer, '@type')).toBe('memory');
+    expect(v(buffer, 'flush_interval')).toBe('2s');
+    expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(62);
+  });
+
+  test('shutdown in the legacy layout: the preStop delay, then shutdownGrace', () => {
+    const { workloadManifest } = fluentdConfig({ mode: SidecarMode.LEGACY, kubernetesVersion: '1.30', appShutdownTime: Duration.seconds(40) });
+    expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(50);
+  });
+
+  describe('outputs: every <filter> and <match> routes what in_tail emits; buffered outputs flush at shutdown', () => {
+    const core: OutputName[] = ['stdout', 'forward', 'http'];
+    const plugins: OutputName[] = ['loki', 'elasticsearch', 'opensearch'];
+    const withPlugins = () => LogAgent.fluentd({ image: 'registry.local/fluentd-plugins:1.0.0' });
+
+    test.each([...core.map(o => [o, 'default image'] as const), ...plugins.map(o => [o, 'own image'] as const)])('%s (%s)', (name, image) => {
+      const { conf } = fluentdConfig({ output: OUTPUTS[name]() }, image === 'own image' ? withPlugins() : undefined);
+      expectFluentdRouting(conf, '/var/log/app/web.log');
+      const match = only(conf, 'match');
+      expect(v(match, '@id')).toBe('out_logs');
+      if (name !== 'stdout') expect(v(child(match, 'buffer'), 'flush_at_shutdown')).toBe('true');
+    });
+
+    test('stdout: JSON lines', () => {
+      const match = only(fluentdConfig().conf, 'match', 'stdout');
+      expect(child(match, 'format').params['@type'].raw).toBe('json');
+    });
+
+    test('forward: the server, TLS with hostname verification', () => {
+      const match = only(fluentdConfig({ output: OUTPUTS.forward() }).conf, 'match', 'forward');
+      expect(v(match, 'transport')).toBe('tls');
+      expect(v(match, 'tls_verify_hostname')).toBe('true');
+      const server = child(match, 'server');
+      expect([v(server, 'host'), v(server, 'port')]).toEqual(['fluentd.logging', '24224']);
+      const plain = only(fluentdConfig({ output: LogOutput.forward({ host: 'fluentd' }) }).conf, 'match', 'forward');
+      expect(plain.params.transport).toBeUndefined();
+    });
+
+    test('http: endpoint, NDJSON, basic auth and secret headers evaluated from the env (JSON-escaped)', () => {
+      const match = only(fluentdConfig({ output: OUTPUTS.http() }).conf, 'match', 'http');
+      expect(v(match, 'endpoint')).toBe('https://logs.example.com:443/ingest');
+      expect(v(match, 'http_method')).toBe('post');
+      expect(v(match, 'json_array')).toBe('false');
+      expect(v(match, 'tls_verify_mode')).toBe('peer');
+      // a hash parameter: the evaluated string is parsed as JSON
+      expect(JSON.parse(v(match, 'headers'))).toEqual({ Authorization: 'Bearer a"b' });
+      const auth = child(match, 'auth');
+      expect([v(auth, 'method'), v(auth, 'username'), v(auth, 'password')]).toEqual(['basic', 'shipper', RUNTIME_ENV.LOG_OUTPUT_PASSWORD]);
+      expect(child(match, 'format').params['@type'].raw).toBe('json');
+    });
+
+    test('loki (own image): url, credentials, tenant, static labels, JSON lines', () => {
+      const match = only(fluentdConfig({ output: OUTPUTS.loki() }, withPlugins()).conf, 'match', 'loki');
+      expect(v(match, 'url')).toBe('http://loki.monitoring:3100');
+      expect([v(match, 'username'), v(match, 'password')]).toEqual(['shipper', RUNTIME_ENV.LOG_OUTPUT_PASSWORD]);
+      expect(v(match, 'tenant')).toBe('shop');
+      expect(JSON.parse(v(match, 'extra_labels'))).toEqual({ team: 'shop' });
+      expect(v(match, 'line_format')).toBe('json');
+    });
+
+    test.each(['elasticsearch', 'opensearch'] as const)('%s (own image): host, port, scheme, credentials, index, no type', (name) => {
+      const match = only(fluentdConfig({ output: OUTPUTS[name]() }, withPlugins()).conf, 'match', name);
+      const tls = name === 'elasticsearch';
+      expect(v(match, 'host')).toBe(tls ? 'es.logging' : 'os.logging');
+      expect(v(match, 'port')).toBe('9200');
+      expect(v(match, 'scheme')).toBe(tls ? 'https' : 'http');
+      expect(match.params.ssl_verify ? v(match, 'ssl_verify') : undefined).toBe(tls ? 'true' : undefined);
+      expect(v(match, 'index_name')).toBe(tls ? 'web' : 'app-logs');
+      expect(v(match, 'suppress_type_name')).toBe('true');
+      // the plugins require a tag (or _index) chunk key
+      expect(child(match, 'buffer').arg).toBe('tag');
+    });
+
+    test.each([
+      ['loki', 'fluent-plugin-grafana-loki'],
+      ['elasticsearch', 'fluent-plugin-elasticsearch'],
+      ['opensearch', 'fluent-plugin-opensearch'],
+    ] as const)('%s on the default image: refused, naming the gem and the ways out', (name, gem) => {
+      expect(() => fluentdConfig({ output: OUTPUTS[name]() })).toThrow(
+        `WithLogAgent 'test/logs': the ${name} output needs the ${gem} gem, which the default Fluentd image ${FLUENTD_IMAGE} ` +
+        'does not ship (it has the core plugins only: stdout, forward, http). Pass `LogAgent.fluentd({ image })` with an image ' +
+        `that has it (e.g. one built FROM ${FLUENTD_IMAGE} with \`gem install ${gem}\`), or use LogAgent.fluentBit() or ` +
+        'LogAgent.vector(), which support this output natively.',
+      );
+    });
+
+    test('user values that are not plain words are single-quoted (no embedded Ruby, no comment)', () => {
+      const { conf } = fluentdConfig({ output: LogOutput.elasticsearch({ host: 'es', index: "logs #{`id`} it's" }) }, withPlugins());
+      const match = only(conf, 'match', 'elasticsearch');
+      expect(match.params.index_name.kind).toBe('single');
+      expect(v(match, 'index_name')).toBe("logs #{`id`} it's");
+    });
+  });
+
+  test.each([
+    [{ shutdownGrace: Duration.seconds(0) }, 'fluentd shutdownGrace must be at least 1 second (got 0s)'],
+    [{ flushInterval: Duration.millis(500) }, 'fluentd flushInterval 0.5s is not a whole, non-negative number of seconds'],
+  ])('bad options %#', (options, message) => {
+    expect(() => fluentdConfig({}, LogAgent.fluentd(options))).toThrow(message);
+  });
+});
