@@ -79,6 +79,16 @@ export class WorkloadBinding {
   }
 
   private readonly sources: SidecarSource[] = [];
+
+  /**
+   * Every synth path validates the app, then calls `toJson()` on each object, in one
+   * synchronous run (and `App.synth` validates twice). Rendering is the hot path, so a
+   * successful validation's render is kept for the `toJson()` that follows: the next
+   * validation reuses it, the next `toJson()` consumes it, and it is dropped at the end of the
+   * current synchronous run whatever happens, so a later synth never sees a stale one.
+   * A render with errors is never kept.
+   */
+  private validated?: EngineResult;
   private readonly originalToJson: () => Json;
 
   private constructor(obj: ApiObject, private readonly options: BindingOptions) {
@@ -108,15 +118,6 @@ export class WorkloadBinding {
     }
   }
 
-  /**
-   * Every synth path validates the app, then calls `toJson()` on each object, in one
-   * synchronous run (and `App.synth` validates twice). Rendering is the hot path, so a
-   * successful validation's render is kept for the `toJson()` that follows: the next
-   * validation reuses it, the next `toJson()` consumes it, and it is dropped at the end of the
-   * current synchronous run whatever happens, so a later synth never sees a stale one.
-   * A render with errors is never kept.
-   */
-  private validated?: EngineResult;
 
   private validate(): string[] {
     if (this.validated) return [];
