@@ -1,0 +1,394 @@
+/**
+ * The baseline: the same three sidecars (Fluent Bit, OpenTelemetry Collector, Envoy) written by
+ * hand with cdk8s-plus-27 alone, in the legacy layout (one more entry in `spec.containers`), the
+ * way a platform team writes them without this library: `addContainer`, `addInitContainer`,
+ * `kplus.ConfigMap` with the config text, `Volume.from*` + `addVolume`/`mount`, a checksum
+ * annotation per ConfigMap.
+ *
+ * It mirrors what the library emits for Kubernetes 1.27 with its defaults, field for field as
+ * far as cdk8s-plus-27 can express it (see `equivalence.ts` for what it cannot, and how the two
+ * outputs are compared). The config files are constant text with the workload's name
+ * substituted, as one writes them by hand.
+ *
+ * The native layout cannot be written with cdk8s-plus-27 at all (its containers have no
+ * `restartPolicy`, and `addInitContainer` refuses probes), so there is no hand-written native
+ * app: the library's native output is timed against this legacy one.
+ */
+import { createHash } from 'crypto';
+import { Duration, Size } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { Construct } from 'constructs';
+
+const BUSYBOX = '/sidecar-tools/busybox';
+const shell = (script: string) => kplus.Handler.fromCommand([BUSYBOX, 'sh', '-c', script]);
+const field = (path: kplus.EnvFieldPaths) => kplus.EnvValue.fromFieldRef(path);
+const value = (v: string) => kplus.EnvValue.fromValue(v);
+const httpProbe = (path: string, port: number, periodSeconds: number, failureThreshold: number) =>
+  kplus.Probe.fromHttpGet(path, {
+    port,
+    periodSeconds: Duration.seconds(periodSeconds),
+    failureThreshold,
+    timeoutSeconds: Duration.seconds(1),
+  });
+const resources = (cpuRequest: number, cpuLimit: number, memoryRequest: number, memoryLimit: number): kplus.ContainerResources => ({
+  cpu: { request: kplus.Cpu.millis(cpuRequest), limit: kplus.Cpu.millis(cpuLimit) },
+  memory: { request: Size.mebibytes(memoryRequest), limit: Size.mebibytes(memoryLimit) },
+});
+/**
+ * The Pod Security Standard "restricted" context, as far as cdk8s-plus-27 goes: it has no
+ * `seccompProfile`, and its `Capability` enum has no `ALL` (the value is passed through as is).
+ */
+const restricted = (uid: number): kplus.ContainerSecurityContextProps => ({
+  user: uid,
+  group: uid,
+  ensureNonRoot: true,
+  privileged: false,
+  readOnlyRootFilesystem: true,
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ['ALL' as kplus.Capability] },
+});
+const checksum = (data: Record<string, string>) => createHash('sha256').update(JSON.stringify(data)).digest('hex');
+
+const FLUENT_BIT_CONF = `[SERVICE]
+    Flush        1
+    Grace        5
+    Daemon       Off
+    Log_Level    info
+    HTTP_Server  On
+    HTTP_Listen  0.0.0.0
+    HTTP_Port    2020
+    Health_Check On
+
+[INPUT]
+    Name             tail
+    Tag              app.*
+    Path             /var/log/app/*.log
+    DB               /var/log/app/.fluent-bit-offsets.db
+    DB.locking       true
+    Refresh_Interval 5
+    Read_from_Head   true
+    Skip_Long_Lines  On
+    Mem_Buf_Limit    16MB
+
+[FILTER]
+    Name   record_modifier
+    Match  *
+    Record pod \${POD_NAME}
+    Record namespace \${POD_NAMESPACE}
+    Record node \${NODE_NAME}
+
+[OUTPUT]
+    Name   stdout
+    Match  *
+    Format json_lines
+`;
+
+function otelConfig(deploymentName: string): string {
+  const pipeline = `      receivers:
+        - otlp
+      processors:
+        - memory_limiter
+        - resource
+        - batch
+      exporters:
+        - otlp
+`;
+  return `extensions:
+  health_check:
+    endpoint: 0.0.0.0:13133
+    path: /
+receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:4317
+      http:
+        endpoint: 127.0.0.1:4318
+processors:
+  memory_limiter:
+    check_interval: 1s
+    limit_mib: 102
+    spike_limit_mib: 20
+  resource:
+    attributes:
+      - action: insert
+        key: k8s.namespace.name
+        value: \${env:POD_NAMESPACE}
+      - action: insert
+        key: k8s.node.name
+        value: \${env:NODE_NAME}
+      - action: insert
+        key: k8s.pod.name
+        value: \${env:POD_NAME}
+      - action: insert
+        key: k8s.pod.uid
+        value: \${env:POD_UID}
+      - action: insert
+        key: k8s.deployment.name
+        value: ${deploymentName}
+  batch:
+    timeout: 1s
+    send_batch_size: 512
+    send_batch_max_size: 1024
+exporters:
+  otlp:
+    endpoint: otel-collector.observability:4317
+    tls:
+      insecure: true
+    timeout: 5s
+    sending_queue:
+      enabled: true
+      num_consumers: 10
+      queue_size: 10
+    retry_on_failure:
+      enabled: true
+      initial_interval: 1s
+      max_interval: 10s
+      max_elapsed_time: 60s
+service:
+  extensions:
+    - health_check
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    traces:
+${pipeline}    metrics:
+${pipeline}    logs:
+${pipeline}`;
+}
+
+function envoyBootstrap(deploymentName: string, appPort: number): string {
+  const hcm = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
+  const router = { name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } };
+  const address = (host: string, port: number) => ({ socket_address: { address: host, port_value: port } });
+  const bootstrap = {
+    node: { cluster: deploymentName, id: deploymentName },
+    admin: { address: address('127.0.0.1', 9901) },
+    static_resources: {
+      listeners: [
+        {
+          name: 'inbound',
+          address: address('0.0.0.0', 10000),
+          traffic_direction: 'INBOUND',
+          filter_chains: [{
+            filters: [{
+              name: 'envoy.filters.network.http_connection_manager',
+              typed_config: {
+                '@type': hcm,
+                'stat_prefix': 'inbound',
+                'codec_type': 'AUTO',
+                'use_remote_address': true,
+                'forward_client_cert_details': 'SANITIZE',
+                'upgrade_configs': [{ upgrade_type: 'websocket' }],
+                'route_config': {
+                  name: 'inbound',
+                  virtual_hosts: [{ name: 'app', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'local-app', timeout: '0s' } }] }],
+                },
+                'http_filters': [router],
+                'access_log': [{
+                  name: 'envoy.access_loggers.stdout',
+                  typed_config: { '@type': 'type.googleapis.com/envoy.extensions.access_loggers.stream.v3.StdoutAccessLog' },
+                }],
+              },
+            }],
+          }],
+        },
+        {
+          name: 'health',
+          address: address('0.0.0.0', 15021),
+          traffic_direction: 'INBOUND',
+          filter_chains: [{
+            filters: [{
+              name: 'envoy.filters.network.http_connection_manager',
+              typed_config: {
+                '@type': hcm,
+                'stat_prefix': 'health',
+                'codec_type': 'AUTO',
+                'route_config': {
+                  name: 'health',
+                  virtual_hosts: [{ name: 'health', domains: ['*'], routes: [{ match: { prefix: '/' }, direct_response: { status: 404 } }] }],
+                },
+                'http_filters': [
+                  {
+                    name: 'envoy.filters.http.health_check',
+                    typed_config: {
+                      '@type': 'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck',
+                      'pass_through_mode': false,
+                      'headers': [{ name: ':path', string_match: { exact: '/ready' } }],
+                    },
+                  },
+                  router,
+                ],
+              },
+            }],
+          }],
+        },
+      ],
+      clusters: [{
+        name: 'local-app',
+        type: 'STATIC',
+        connect_timeout: '1s',
+        lb_policy: 'ROUND_ROBIN',
+        load_assignment: { cluster_name: 'local-app', endpoints: [{ lb_endpoints: [{ endpoint: { address: address('127.0.0.1', appPort) } }] }] },
+        typed_extension_protocol_options: {
+          'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
+            '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+            'explicit_http_config': { http_protocol_options: {} },
+          },
+        },
+      }],
+    },
+  };
+  return `${JSON.stringify(bootstrap, null, 2)}\n`;
+}
+
+/** A ConfigMap in its own group construct (`<id>/config`), and its checksum. */
+function configMap(group: Construct, data: Record<string, string>): { cm: kplus.ConfigMap; checksum: string } {
+  return { cm: new kplus.ConfigMap(group, 'config', { data }), checksum: checksum(data) };
+}
+
+/**
+ * A Deployment of `app` with the log agent, the tracer and Envoy added by hand, legacy layout,
+ * with the library's defaults. `ids` name the groups that own each sidecar's ConfigMap (the
+ * construct ids the library variant gives its sidecar constructs, so the generated names match).
+ */
+export function handWrittenDeployment(
+  scope: Construct,
+  id: string,
+  app: kplus.ContainerProps,
+  ids: { logs: string; tracer: string; envoy: string },
+  appPort: number,
+): kplus.Deployment {
+  const deployment = new kplus.Deployment(scope, id);
+  const name = deployment.name;
+  // The configs, one ConfigMap each (log agent, tracer, Envoy).
+  const logsGroup = new Construct(scope, ids.logs);
+  const logsConfig = configMap(logsGroup, { 'fluent-bit.conf': FLUENT_BIT_CONF });
+  const tracerGroup = new Construct(scope, ids.tracer);
+  const tracerConfig = configMap(tracerGroup, { 'config.yaml': otelConfig(name) });
+  const envoyGroup = new Construct(scope, ids.envoy);
+  const envoyConfig = configMap(envoyGroup, { 'envoy.json': envoyBootstrap(name, appPort) });
+
+  const tools = kplus.Volume.fromEmptyDir(deployment, 'sidecar-tools', 'sidecar-tools', { sizeLimit: Size.mebibytes(8) });
+  const toolsMount: kplus.VolumeMount = { volume: tools, path: '/sidecar-tools', readOnly: true };
+
+  // Envoy: first container, holds the app until ready (postStart), drains on preStop.
+  const envoyVolume = kplus.Volume.fromConfigMap(envoyGroup, 'volume', envoyConfig.cm, { name: 'envoy-config' });
+  const admin = (path: string) => `${BUSYBOX} wget -q -T 2 -O /dev/null --post-data '' 'http://127.0.0.1:9901${path}'`;
+  deployment.addContainer({
+    name: 'envoy',
+    image: 'envoyproxy/envoy:v1.36.4',
+    imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
+    command: ['/usr/local/bin/envoy'],
+    args: [
+      '--config-path', '/etc/envoy/config/envoy.json',
+      '--drain-time-s', '5',
+      '--drain-strategy', 'immediate',
+      '--disable-hot-restart',
+      '--concurrency', '2',
+      '--log-level', 'info',
+    ],
+    ports: [
+      { number: 10000, name: 'envoy-http', protocol: kplus.Protocol.TCP },
+      { number: 15021, name: 'envoy-health', protocol: kplus.Protocol.TCP },
+    ],
+    readiness: httpProbe('/ready', 15021, 5, 3),
+    startup: httpProbe('/ready', 15021, 1, 120),
+    lifecycle: {
+      postStart: shell(
+        `i=0; until ${BUSYBOX} wget -q -T 1 -O /dev/null http://127.0.0.1:15021/ready; do ` +
+        `i=$((i+1)); if [ $i -ge 60 ]; then exit 0; fi; ${BUSYBOX} sleep 1; done`,
+      ),
+      preStop: shell(`${admin('/healthcheck/fail')}; ${admin('/drain_listeners?inboundonly&graceful')}; ${BUSYBOX} sleep 10`),
+    },
+    resources: resources(100, 1000, 64, 256),
+    securityContext: restricted(101),
+    volumeMounts: [{ volume: envoyVolume, path: '/etc/envoy/config', readOnly: true }, toolsMount],
+  });
+
+  // The app container, after Envoy: the shared log directory and the OTEL_* variables.
+  const logs = kplus.Volume.fromEmptyDir(logsGroup, 'logs', 'log-agent-logs');
+  const appContainer = deployment.addContainer(app);
+  appContainer.mount('/var/log/app', logs);
+  appContainer.env.addVariable('OTEL_EXPORTER_OTLP_ENDPOINT', value('http://127.0.0.1:4317'));
+  appContainer.env.addVariable('OTEL_EXPORTER_OTLP_PROTOCOL', value('grpc'));
+  appContainer.env.addVariable('OTEL_SERVICE_NAME', value(name));
+  appContainer.env.addVariable('OTEL_RESOURCE_ATTRIBUTES_POD_NAMESPACE', field(kplus.EnvFieldPaths.POD_NAMESPACE));
+  appContainer.env.addVariable('OTEL_RESOURCE_ATTRIBUTES_NODE_NAME', field(kplus.EnvFieldPaths.NODE_NAME));
+  appContainer.env.addVariable('OTEL_RESOURCE_ATTRIBUTES_POD_NAME', field(kplus.EnvFieldPaths.POD_NAME));
+  appContainer.env.addVariable('OTEL_RESOURCE_ATTRIBUTES_POD_UID', field(kplus.EnvFieldPaths.POD_UID));
+  appContainer.env.addVariable('OTEL_RESOURCE_ATTRIBUTES', value(
+    'k8s.namespace.name=$(OTEL_RESOURCE_ATTRIBUTES_POD_NAMESPACE),k8s.node.name=$(OTEL_RESOURCE_ATTRIBUTES_NODE_NAME),' +
+    'k8s.pod.name=$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME),k8s.pod.uid=$(OTEL_RESOURCE_ATTRIBUTES_POD_UID),' +
+    `k8s.deployment.name=${encodeURIComponent(name)}`,
+  ));
+
+  // Fluent Bit.
+  const logsConfigVolume = kplus.Volume.fromConfigMap(logsGroup, 'volume', logsConfig.cm, { name: 'log-agent-config' });
+  const sleep = shell(`${BUSYBOX} sleep 10`);
+  deployment.addContainer({
+    name: 'log-agent',
+    image: 'fluent/fluent-bit:3.2.10',
+    imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
+    command: ['/fluent-bit/bin/fluent-bit'],
+    args: ['--config', '/etc/log-agent/fluent-bit.conf'],
+    envVariables: {
+      POD_NAME: field(kplus.EnvFieldPaths.POD_NAME),
+      POD_NAMESPACE: field(kplus.EnvFieldPaths.POD_NAMESPACE),
+      NODE_NAME: field(kplus.EnvFieldPaths.NODE_NAME),
+    },
+    ports: [{ number: 2020, name: 'fb-http', protocol: kplus.Protocol.TCP }],
+    readiness: httpProbe('/api/v1/health', 2020, 10, 3),
+    startup: httpProbe('/api/v1/health', 2020, 1, 30),
+    lifecycle: { preStop: sleep },
+    resources: resources(20, 200, 32, 128),
+    securityContext: restricted(65532),
+    volumeMounts: [
+      { volume: logs, path: '/var/log/app' },
+      { volume: logsConfigVolume, path: '/etc/log-agent', readOnly: true },
+      toolsMount,
+    ],
+  });
+
+  // OpenTelemetry Collector.
+  const tracerVolume = kplus.Volume.fromConfigMap(tracerGroup, 'volume', tracerConfig.cm, { name: 'tracer-config' });
+  deployment.addContainer({
+    name: 'tracer',
+    image: 'otel/opentelemetry-collector:0.139.0',
+    imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
+    args: ['--config=/etc/otelcol/config.yaml'],
+    envVariables: {
+      POD_NAMESPACE: field(kplus.EnvFieldPaths.POD_NAMESPACE),
+      NODE_NAME: field(kplus.EnvFieldPaths.NODE_NAME),
+      POD_NAME: field(kplus.EnvFieldPaths.POD_NAME),
+      POD_UID: field(kplus.EnvFieldPaths.POD_UID),
+      GOMEMLIMIT: value('102MiB'),
+    },
+    ports: [{ number: 13133, name: 'otel-health', protocol: kplus.Protocol.TCP }],
+    readiness: httpProbe('/', 13133, 10, 3),
+    startup: httpProbe('/', 13133, 1, 30),
+    lifecycle: { preStop: sleep },
+    resources: resources(50, 500, 64, 128),
+    securityContext: restricted(10001),
+    volumeMounts: [{ volume: tracerVolume, path: '/etc/otelcol', readOnly: true }, toolsMount],
+  });
+
+  // busybox for the hooks (distroless agents have no shell).
+  deployment.addInitContainer({
+    name: 'sidecar-tools',
+    image: 'busybox:1.36.1',
+    imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
+    command: ['/bin/busybox', 'cp', '/bin/busybox', '/sidecar-tools/busybox'],
+    resources: resources(10, 50, 16, 16),
+    securityContext: restricted(65532),
+    volumeMounts: [{ volume: tools, path: '/sidecar-tools' }],
+  });
+  for (const v of [logs, logsConfigVolume, tracerVolume, envoyVolume, tools]) deployment.addVolume(v);
+
+  // Roll the pods when a config changes.
+  deployment.podMetadata.addAnnotation('checksum.sidecars.cdk8s.io/envoy', envoyConfig.checksum);
+  deployment.podMetadata.addAnnotation('checksum.sidecars.cdk8s.io/log-agent', logsConfig.checksum);
+  deployment.podMetadata.addAnnotation('checksum.sidecars.cdk8s.io/tracer', tracerConfig.checksum);
+  return deployment;
+}
