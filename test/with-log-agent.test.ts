@@ -137,6 +137,8 @@ describe('the shared log directory and the agent config', () => {
     expect(conf).toMatch(/^\s+HTTP_Server\s+On$/m);
     expect(conf).toMatch(/^\s+Health_Check\s+On$/m);
     expect(conf).toMatch(/^\s+HTTP_Port\s+2020$/m);
+    // new files (e.g. a short Job's) are picked up within a second
+    expect(conf).toMatch(/^\s+Refresh_Interval\s+1$/m);
   });
 
   test('the agent mounts the ConfigMap it owns, and a checksum of it rolls the pods', () => {

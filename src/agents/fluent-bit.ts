@@ -82,7 +82,8 @@ export function renderFluentBitConfig(o: FluentBitConfigOptions): string {
       ['Path', `${o.logDirectory}/${o.filePattern}`],
       ['DB', o.dbPath],
       ['DB.locking', 'true'],
-      ['Refresh_Interval', 5],
+      // New log files are found by scanning: every second, so a short Job's last file is not missed.
+      ['Refresh_Interval', 1],
       ['Read_from_Head', 'true'],
       ['Skip_Long_Lines', 'On'],
       ['Mem_Buf_Limit', '16MB'],
