@@ -25,13 +25,13 @@ const AGENT_UID = 65532;
 
 /**
  * The report's entrypoint. `STOP_LOG_AGENT_ON_EXIT` is set on legacy clusters only. The agent
- * looks for new log files every 5 s and flushes every second: waiting 6 s before stopping it
+ * looks for new log files and flushes every second: waiting 3 s before stopping it
  * lets it read the report's last lines first.
  */
 const ENTRYPOINT = [
   '/app/nightly-report --log-file=/var/log/app/report.log',
   'status=$?',
-  'if [ "${STOP_LOG_AGENT_ON_EXIT:-}" = true ]; then sleep 6; pkill -TERM -x fluent-bit; fi',
+  'if [ "${STOP_LOG_AGENT_ON_EXIT:-}" = true ]; then sleep 3; pkill -TERM -x fluent-bit; fi',
   'exit $status',
 ].join('\n');
 
