@@ -140,6 +140,14 @@ export interface FluentdOptions {
    * @default 24220
    */
   readonly monitorPort?: number;
+  /**
+   * Accept an image of Fluentd older than 1.19.3. Before 1.19.3 in_monitor_agent still answers
+   * `?debug=1` and `?with_ivars=...` with the plugins' settings (output passwords included) on
+   * the pod IP, where the probes need it; keep other pods off `monitorPort` with a
+   * NetworkPolicy if you set this.
+   * @default false - an image tagged with a Fluentd version below 1.19.3 is refused
+   */
+  readonly allowMonitorDebugInfo?: boolean;
 }
 
 /**
@@ -231,13 +239,13 @@ export const VECTOR_IMAGE = 'timberio/vector:0.54.0-distroless-libc';
 /** The default Fluentd image (pinned; core plugins only). */
 export const FLUENTD_IMAGE = 'fluent/fluentd:v1.19.3-debian-2.4';
 
-/** `major.minor` of an image whose tag starts with a version, e.g. `0.54.0-distroless-libc`. */
-function imageVersion(image: string): { major: number; minor: number } | undefined {
+/** The version an image's tag starts with, e.g. `0.54.0-distroless-libc` or `v1.19.3-debian-2.4`. */
+function imageVersion(image: string): { major: number; minor: number; patch: number } | undefined {
   const ref = image.split('@')[0];
   const name = ref.slice(ref.lastIndexOf('/') + 1);
   const colon = name.indexOf(':');
-  const m = colon < 0 ? null : /^v?(\d+)\.(\d+)(?:\.\d+)?(?:-|$)/.exec(name.slice(colon + 1));
-  return m ? { major: Number(m[1]), minor: Number(m[2]) } : undefined;
+  const m = colon < 0 ? null : /^v?(\d+)\.(\d+)(?:\.(\d+))?(?:-|$)/.exec(name.slice(colon + 1));
+  return m ? { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3] ?? 0) } : undefined;
 }
 
 class VectorAgent extends LogAgent {
@@ -311,6 +319,18 @@ class FluentdAgent extends LogAgent {
     if (graceSeconds < 1) throw new Error(`${ctx.who}: fluentd shutdownGrace must be at least 1 second (got ${graceSeconds}s); Fluentd needs time to flush its buffer.`);
     const monitorPort = this.options.monitorPort ?? 24220;
     const image = this.options.image ?? FLUENTD_IMAGE;
+    // Only the upstream images' tags are Fluentd versions; the tag of an image of your own is not.
+    const repo = image.split('@')[0].replace(/:[^/]*$/, '');
+    const upstream = ['fluentd', 'fluentd-kubernetes-daemonset'].includes(repo.slice(repo.lastIndexOf('/') + 1));
+    const v = upstream ? imageVersion(image) : undefined;
+    const leaksDebugInfo = v !== undefined && (v.major < 1 || (v.major === 1 && (v.minor < 19 || (v.minor === 19 && v.patch < 3))));
+    if (leaksDebugInfo && !this.options.allowMonitorDebugInfo) {
+      throw new Error(
+        `${ctx.who}: Fluentd image '${image}' is older than 1.19.3, whose in_monitor_agent (on the pod IP for the probes) ` +
+        "still answers ?debug=1 and ?with_ivars= with the plugins' settings, output passwords included. " +
+        `Use ${FLUENTD_IMAGE} or later, or set \`allowMonitorDebugInfo: true\` and keep other pods off port ${monitorPort} with a NetworkPolicy.`,
+      );
+    }
     const plugin = FLUENTD_OUTPUT_PLUGIN[ctx.output.type];
     if (plugin !== undefined && image === FLUENTD_IMAGE) {
       throw new Error(

@@ -413,7 +413,23 @@ describe('Fluentd', () => {
     expect(JSON.parse(v(tail, 'exclude_path'))).toEqual(['/logs/.fluentd-tail.pos']);
     expect(v(tail, 'read_from_head')).toBe('true');
     expect(v(tail, 'follow_inodes')).toBe('true');
+    // new files (e.g. a short Job's) are picked up within a second
+    expect(v(tail, 'refresh_interval')).toBe('1s');
     expect(child(tail, 'parse').params['@type'].raw).toBe('none');
+  });
+
+  test('an upstream Fluentd image older than 1.19.3 is refused: its monitor_agent leaks plugin settings', () => {
+    for (const image of ['fluent/fluentd:v1.16.2-debian-1.1', 'fluent/fluentd-kubernetes-daemonset:v1.19.2-debian-elasticsearch8-1.0', 'mirror.local/fluentd:v1.19.2']) {
+      expect(() => synth(LogAgent.fluentd({ image }))).toThrow(
+        `WithLogAgent 'test/logs': Fluentd image '${image}' is older than 1.19.3, whose in_monitor_agent (on the pod IP for the probes) ` +
+        "still answers ?debug=1 and ?with_ivars= with the plugins' settings, output passwords included. " +
+        'Use fluent/fluentd:v1.19.3-debian-2.4 or later, or set `allowMonitorDebugInfo: true` and keep other pods off port 24220 with a NetworkPolicy.',
+      );
+    }
+    expect(synth(LogAgent.fluentd({ image: 'fluent/fluentd:v1.16.2-debian-1.1', allowMonitorDebugInfo: true })).sidecar.image).toBe('fluent/fluentd:v1.16.2-debian-1.1');
+    // 1.19.3+, and images of your own (their tag is not a Fluentd version), pass
+    expect(synth(LogAgent.fluentd({ image: 'fluent/fluentd:v1.20.0-debian-1.0' })).sidecar.image).toBe('fluent/fluentd:v1.20.0-debian-1.0');
+    expect(synth(LogAgent.fluentd({ image: 'registry.local/fluentd-plugins:1.0.0' })).sidecar.image).toBe('registry.local/fluentd-plugins:1.0.0');
   });
 
   test('monitor_agent on 0.0.0.0 for the probes, without config or debug info in its answers', () => {

@@ -208,7 +208,8 @@ export function renderFluentdConfig(o: FluentdConfigOptions): string {
         ['tag', FLUENTD_IDS.tag],
         ['read_from_head', true],
         ['follow_inodes', true],
-        ['refresh_interval', '5s'],
+        // New log files are found by scanning: every second, so a short Job's last file is not missed.
+        ['refresh_interval', '1s'],
       ],
       children: [{ name: 'parse', params: [['@type', 'none']] }],
     },
