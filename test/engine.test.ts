@@ -252,3 +252,10 @@ describe('API server rules (SIDECARS.md §4)', () => {
     expect(checkPodSpec(spec, { minor: 28, gate: false }, where)[0]).toMatch(/drops without the SidecarContainers feature gate/);
   });
 });
+
+test('the hook tools are a static busybox (the musl build): they must run inside FROM-scratch agent images', () => {
+  const r = applySidecars(deployment(), [sidecar('a', 1, { layout: 'LEGACY' })], T27);
+  const tools = r.manifest.spec.template.spec.initContainers[0];
+  expect(tools.name).toBe(TOOLS.containerName);
+  expect(tools.image).toMatch(/^busybox:\d+\.\d+\.\d+-(musl|uclibc)$/);
+});

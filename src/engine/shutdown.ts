@@ -13,7 +13,8 @@ export const TOOLS = {
   containerName: 'sidecar-tools',
   volumeName: 'sidecar-tools',
   mountPath: '/sidecar-tools',
-  image: 'busybox:1.36.1',
+  // The musl build is static; the default (glibc) one is dynamic and cannot run in a FROM-scratch image.
+  image: 'busybox:1.36.1-musl',
   /** the busybox binary inside the sidecars */
   busybox: '/sidecar-tools/busybox',
 } as const;
