@@ -80,6 +80,13 @@ function describe(scope: IConstruct): string {
  */
 export function checkVersion(who: string, raw: string): KubeVersion {
   const v = parseKubernetesVersion(raw);
+  const vendor = /^(v?\d+\.\d+(?:\.\d+)?)[-+]/.exec(raw);
+  if (!v && vendor) {
+    throw new Error(
+      `${who}: kubernetesVersion '${raw}' carries a vendor suffix (as \`kubectl get nodes\` prints it); ` +
+      `drop it and give the Kubernetes version alone, e.g. '${vendor[1]}'.`,
+    );
+  }
   if (!v) {
     throw new Error(
       `${who}: kubernetesVersion '${raw}' is not a Kubernetes version. ` +

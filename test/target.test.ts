@@ -88,6 +88,13 @@ describe('target precedence: prop > CDK8S_SIDECARS_KUBERNETES_VERSION > Sidecars
     expect(() => agentIn()).toThrow("test/logs: environment variable CDK8S_SIDECARS_KUBERNETES_VERSION: kubernetesVersion 'banana' is not a Kubernetes version.");
   }));
 
+  test('a version with a vendor suffix says what to write instead', () => withEnv(ENV, undefined, () => {
+    expect(() => agentIn({ kubernetesVersion: 'v1.29.3-eks-ae9a62a' })).toThrow(
+      "test/logs: kubernetesVersion 'v1.29.3-eks-ae9a62a' carries a vendor suffix (as `kubectl get nodes` prints it); drop it and give the Kubernetes version alone, e.g. 'v1.29.3'.",
+    );
+    expect(() => agentIn({ kubernetesVersion: '1.30.1+k3s1' })).toThrow("e.g. '1.30.1'");
+  }));
+
   test('a bad version in configure() is an error at once', () => {
     const { app } = newChart();
     expect(() => Sidecars.configure(app, { kubernetesVersion: '1.x' })).toThrow("Sidecars.configure(the App): kubernetesVersion '1.x' is not a Kubernetes version.");
