@@ -89,6 +89,15 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const userInit: Json[] = spec.initContainers ?? [];
   const userVolumes: Json[] = spec.volumes ?? [];
 
+  // Without an app container a native layout leaves `containers: []`, which the API server
+  // rejects, and a legacy one emits a pod that runs nothing but sidecars.
+  if (userContainers.length === 0) {
+    errors.push(
+      `${where}: has no app containers (spec.containers is empty), so its sidecars would have nothing to serve ` +
+      'and the API server rejects a pod without containers. Add the app\'s containers to the workload ' +
+      '(containers added after the sidecar constructs count too).',
+    );
+  }
   errors.push(...checkCollisions(where, ordered, userContainers, userInit, userVolumes));
 
   // A legacy sidecar never exits, so a Job's pod never completes.
