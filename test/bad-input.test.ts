@@ -11,13 +11,16 @@ import * as path from 'path';
 import { ApiObject, App, Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 // Imported module by module (not from '../src'), so that constructs in progress cannot break this suite.
+import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
+import { WithTracer } from '../src/with-tracer';
 
 const ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
 const savedEnv = process.env[ENV];
 beforeEach(() => { delete process.env[ENV]; });
 afterAll(() => { if (savedEnv !== undefined) process.env[ENV] = savedEnv; else delete process.env[ENV]; });
 
+const ENDPOINT = 'otel-collector.observability:4317';
 const USER = { user: 1000, group: 1000 };
 
 /** What a case gets to build its app with. */
@@ -58,12 +61,31 @@ function ctx(app: App, chart: Chart): Ctx {
   };
 }
 
+const APP = { name: 'app', image: 'ghcr.io/example/app:1.0.0', ports: [{ containerPort: 8080 }] };
 
 const CASES: Case[] = [
   {
     name: 'a raw workload without app containers',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.raw({ containers: [] }), kubernetesVersion: '1.30' }),
     message: ["[test/logs] Deployment 'raw'", 'has no app containers (spec.containers is empty)', "Add the app's containers to the workload"],
+  },
+  {
+    name: 'a user container called sidecar-tools where the hooks need the tools (legacy before 1.30)',
+    build: c => new WithLogAgent(c.chart, 'logs', {
+      workload: c.raw({ containers: [APP, { name: 'sidecar-tools', image: 'busybox:1.36' }] }), kubernetesVersion: '1.27',
+    }),
+    message: ["[test/logs] Deployment 'raw': container name 'sidecar-tools' is the name of the library's init container",
+      "that the preStop/postStart hooks of WithLogAgent 'test/logs' need", 'rename your container'],
+  },
+  {
+    name: 'two sidecars whose derived volume names clash',
+    build: c => {
+      const workload = c.deployment();
+      new WithLogAgent(c.chart, 'logs', { workload, kubernetesVersion: '1.29', containerName: 'tracer' });
+      new WithTracer(c.chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.29', containerName: 'otel' });
+      new WithEnvoy(c.chart, 'envoy', { workload, kubernetesVersion: '1.29', appPort: 8080, containerName: 'tracer' });
+    },
+    message: ["WithEnvoy 'test/envoy'", "volume name 'tracer-config' is already used by the sidecar of WithLogAgent 'test/logs'", 'choose another containerName for one of them'],
   },
 ];
 

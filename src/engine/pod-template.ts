@@ -115,12 +115,14 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
 
   // Containers in their layout.
   let needsTools = false;
+  const toolUsers: string[] = [];
   const native: Json[] = [];
   const legacyFirst: Json[] = [];
   const legacyLast: Json[] = [];
   for (const s of ordered) {
     const { lifecycle, needsTools: tools } = lifecycleFor(s, target);
     needsTools = needsTools || tools;
+    if (tools) toolUsers.push(s.owner);
     // Copies: the output must never share objects with the specs (callers may edit it).
     const c: Json = structuredClone(s.container);
     if (lifecycle) c.lifecycle = lifecycle;
@@ -132,6 +134,17 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
       legacyFirst.push(sortKeys(c));
     } else {
       legacyLast.push(sortKeys(c));
+    }
+  }
+
+  // The tools' names are the library's whenever a hook needs them.
+  if (needsTools) {
+    const why = `the preStop/postStart hooks of ${toolUsers.join(', ')} need (busybox)`;
+    for (const c of [...userContainers, ...userInit].filter(x => x.name === TOOLS.containerName)) {
+      errors.push(`${where}: container name '${c.name}' is the name of the library's init container that ${why}; rename your container.`);
+    }
+    for (const v of userVolumes.filter(x => x.name === TOOLS.volumeName)) {
+      errors.push(`${where}: volume name '${v.name}' is the name of the library's volume that ${why}; rename your volume.`);
     }
   }
 
@@ -216,7 +229,7 @@ function checkCollisions(where: string, sidecars: SidecarSpec[], containers: Jso
     }
     const other = sidecarNames.get(name);
     if (other !== undefined && other !== s.owner) {
-      errors.push(`${s.owner}: container name '${name}' is already used by the sidecar of '${other}' on ${where}; choose another containerName.`);
+      errors.push(`${s.owner}: container name '${name}' is already used by the sidecar of ${other} on ${where}; choose another containerName.`);
     }
     sidecarNames.set(name, s.owner);
     if (name === TOOLS.containerName) {
@@ -233,7 +246,10 @@ function checkCollisions(where: string, sidecars: SidecarSpec[], containers: Jso
       }
       const other = sidecarVolumes.get(v.name);
       if (other !== undefined && other !== s.owner) {
-        errors.push(`${s.owner}: volume name '${v.name}' is already used by the sidecar of '${other}' on ${where}.`);
+        errors.push(
+          `${s.owner}: volume name '${v.name}' is already used by the sidecar of ${other} on ${where}; ` +
+          'choose another containerName for one of them (volume names derive from it).',
+        );
       }
       sidecarVolumes.set(v.name, s.owner);
     }
