@@ -40,7 +40,11 @@ export class SidecarValidation {
           try {
             manifest = obj.toJson();
           } catch (e) {
-            errors.push(`${obj.node.path}: ${(e as Error).message}`);
+            const message = (e as Error).message;
+            // A workload with sidecars reports its own errors (the binding's validation, under the
+            // sidecar construct's path): do not list them a second time.
+            if (message.startsWith('cdk8s-sidecars: ')) continue;
+            errors.push(`${obj.node.path}: ${message}`);
             continue;
           }
           for (const problem of checkManifest(manifest, target.version.minor, target.gate)) {

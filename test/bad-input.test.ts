@@ -11,6 +11,7 @@ import * as path from 'path';
 import { ApiObject, App, Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 // Imported module by module (not from '../src'), so that constructs in progress cannot break this suite.
+import { SidecarValidation } from '../src/validation';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
 import { WithTracer } from '../src/with-tracer';
@@ -122,5 +123,24 @@ describe('the bad-input catalogue', () => {
     } finally {
       fs.rmSync(outdir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('what the catalogue found', () => {
+  test('with SidecarValidation on the app, a sidecar error is reported once (not again as a failed toJson)', () => {
+    const app = new App({ outdir: fs.mkdtempSync(path.join(os.tmpdir(), 'sidecars-bad-')) });
+    const chart = new Chart(app, 'test');
+    const raw = ctx(app, chart).raw({ containers: [APP], terminationGracePeriodSeconds: 5 });
+    new WithLogAgent(chart, 'logs', { workload: raw, kubernetesVersion: '1.29' });
+    SidecarValidation.addTo(app, { kubernetesVersion: '1.29' });
+    let message = '';
+    try {
+      app.synth();
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message.match(/terminationGracePeriodSeconds is 5/g)).toHaveLength(1);
+    expect(message).not.toContain('cdk8s-sidecars:');
+    fs.rmSync(app.outdir, { recursive: true, force: true });
   });
 });
