@@ -370,6 +370,7 @@ export class WithEnvoy extends SidecarBase {
         volumeMounts: mounts,
       },
       localPorts: [this.adminPort, ...upstreams.map(u => u.localPort)],
+      appPorts: [this.appPort],
       volumes,
       appMounts: [],
       appEnv: [],

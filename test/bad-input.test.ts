@@ -88,6 +88,15 @@ const CASES: Case[] = [
     },
     message: ["WithEnvoy 'test/envoy'", "volume name 'tracer-config' is already used by the sidecar of WithLogAgent 'test/logs'", 'choose another containerName for one of them'],
   },
+  {
+    name: 'Envoy sends the app\'s traffic to a port another sidecar binds',
+    build: c => {
+      const workload = c.raw({ containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0' }] });
+      new WithLogAgent(c.chart, 'logs', { workload, kubernetesVersion: '1.30' });
+      new WithEnvoy(c.chart, 'envoy', { workload, kubernetesVersion: '1.30', appPort: 2020 });
+    },
+    message: ["WithEnvoy 'test/envoy'", "the app's port 2020, where envoy sends the app's traffic, is bound by sidecar 'log-agent'", 'Choose another port for one of them'],
+  },
 ];
 
 /** `parts` occur in `line` in this order. */

@@ -274,6 +274,16 @@ function checkCollisions(where: string, sidecars: SidecarSpec[], containers: Jso
       sidecarPorts.set(port, s.container.name);
     }
   }
+  for (const s of sidecars) {
+    for (const port of s.appPorts ?? []) {
+      for (const other of sidecars.filter(x => x !== s && boundPorts(x).includes(port))) {
+        errors.push(
+          `${s.owner}: the app's port ${port}, where ${s.container.name} sends the app's traffic, is bound by sidecar ` +
+          `'${other.container.name}' (${other.owner}) on ${where}; the traffic would reach that sidecar. Choose another port for one of them.`,
+        );
+      }
+    }
+  }
 
   // Mount paths the sidecar adds to app containers.
   for (const s of sidecars) {

@@ -78,6 +78,12 @@ export interface SidecarSpec {
    */
   readonly localPorts?: number[];
 
+  /**
+   * Ports the sidecar expects the APP to listen on (Envoy forwards to `127.0.0.1:<appPort>`): no
+   * other sidecar may bind them, or its traffic would reach that sidecar instead of the app.
+   */
+  readonly appPorts?: number[];
+
   /** Pod volumes this sidecar needs (names must not collide with the user's). */
   readonly volumes: Json[];
 
