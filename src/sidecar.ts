@@ -166,18 +166,39 @@ export abstract class SidecarBase extends Construct {
 
   /** Renders the resources prop, falling back to the agent's defaults. @internal */
   protected _resources(defaults: { cpuRequest: string; cpuLimit: string; memoryRequest: string; memoryLimit: string }): Json {
+    const who = this.describe();
     const r = this._props.resources;
-    const memory = (size: any, fallback: string) => (size ? `${size.toMebibytes()}Mi` : fallback);
-    return {
+    const memory = (size: any, prop: string, fallback: string) => {
+      if (!size) return fallback;
+      try {
+        return `${size.toMebibytes()}Mi`;
+      } catch {
+        throw new Error(`${who}: resources.memory.${prop} ${size.toKibibytes()}Ki is not a whole number of mebibytes; use e.g. Size.mebibytes(64).`);
+      }
+    };
+    const out = {
       limits: {
         cpu: r?.cpu?.limit?.amount ?? defaults.cpuLimit,
-        memory: memory(r?.memory?.limit, defaults.memoryLimit),
+        memory: memory(r?.memory?.limit, 'limit', defaults.memoryLimit),
       },
       requests: {
         cpu: r?.cpu?.request?.amount ?? defaults.cpuRequest,
-        memory: memory(r?.memory?.request, defaults.memoryRequest),
+        memory: memory(r?.memory?.request, 'request', defaults.memoryRequest),
       },
     };
+    // The API server rejects a request above its limit, also when one of them is the default.
+    for (const [resource, given] of [['cpu', r?.cpu], ['memory', r?.memory]] as const) {
+      const request: string = (out.requests as any)[resource];
+      const limit: string = (out.limits as any)[resource];
+      if (quantity(request) > quantity(limit)) {
+        const dflt = (x: unknown) => (x === undefined ? ' (the default)' : '');
+        throw new Error(
+          `${who}: resources.${resource} request ${request}${dflt(given?.request)} is above the limit ${limit}${dflt(given?.limit)}, ` +
+          `which the API server rejects; set resources.${resource}.limit to at least ${request}, or a smaller resources.${resource}.request.`,
+        );
+      }
+    }
+    return out;
   }
 }
 
@@ -202,6 +223,13 @@ export function checkPort(who: string, prop: string, value: number): void {
   if (!Number.isInteger(value) || value < 1 || value > 65535) {
     throw new Error(`${who}: ${prop} ${value} is not a valid port; use an integer from 1 to 65535.`);
   }
+}
+
+/** A CPU ('500m', '1', '0.5') or memory ('64Mi') quantity as a number, for comparisons. */
+function quantity(q: string): number {
+  const m = /^(\d+(?:\.\d+)?)(m|Mi)?$/.exec(q);
+  if (!m) return NaN;
+  return Number(m[1]) * (m[2] === 'm' ? 1 : m[2] === 'Mi' ? 1 : 1000);
 }
 
 /** @internal */

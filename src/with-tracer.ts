@@ -221,8 +221,9 @@ export class WithTracer extends SidecarBase {
       throw new Error(`${who}: image '${image}' is not an image reference; use e.g. '${OTEL_COLLECTOR_IMAGE}'.`);
     }
 
-    const resources = this._resources(DEFAULT_RESOURCES);
+    // The collector's own floor first: its message says more than "request above limit".
     const memoryLimitMiB = this.memoryLimitMiB(who);
+    const resources = this._resources(DEFAULT_RESOURCES);
     // memory_limiter: hard limit at 80 % of the container's limit (the collector's own RSS sits
     // ~50 MiB above its heap), spike limit 20 % of that; GOMEMLIMIT at 80 % of the container's
     // limit, as the memory_limiter documentation recommends.
@@ -316,7 +317,8 @@ export class WithTracer extends SidecarBase {
 
   private memoryLimitMiB(who: string): number {
     const limit = this._props.resources?.memory?.limit;
-    const mib = limit ? limit.toMebibytes() : Number(DEFAULT_RESOURCES.memoryLimit.replace('Mi', ''));
+    // (toKibibytes: a limit that is not whole MiB is reported by _resources)
+    const mib = limit ? limit.toKibibytes() / 1024 : Number(DEFAULT_RESOURCES.memoryLimit.replace('Mi', ''));
     if (!(mib >= MIN_MEMORY_LIMIT_MIB)) {
       throw new Error(
         `${who}: memory limit ${mib}Mi is too small for the collector (its process needs ~50 MiB besides its data); ` +

@@ -8,7 +8,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { ApiObject, App, Chart } from 'cdk8s';
+import { ApiObject, App, Chart, Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 // Imported module by module (not from '../src'), so that constructs in progress cannot break this suite.
 import { SidecarValidation } from '../src/validation';
@@ -96,6 +96,21 @@ const CASES: Case[] = [
       new WithEnvoy(c.chart, 'envoy', { workload, kubernetesVersion: '1.30', appPort: 2020 });
     },
     message: ["WithEnvoy 'test/envoy'", "the app's port 2020, where envoy sends the app's traffic, is bound by sidecar 'log-agent'", 'Choose another port for one of them'],
+  },
+  {
+    name: 'a cpu request above the default limit',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, resources: { cpu: { request: kplus.Cpu.units(1) } } }),
+    message: ["WithTracer 'test/tracer'", 'resources.cpu request 1 is above the limit 500m (the default)', 'set resources.cpu.limit to at least 1'],
+  },
+  {
+    name: 'a memory limit below the default request',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), resources: { memory: { limit: Size.mebibytes(16) } } }),
+    message: ["WithLogAgent 'test/logs'", 'resources.memory request 32Mi (the default) is above the limit 16Mi', 'or a smaller resources.memory.request'],
+  },
+  {
+    name: 'memory that is not whole mebibytes',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, resources: { memory: { request: Size.kibibytes(100) } } }),
+    message: ["WithEnvoy 'test/envoy'", 'resources.memory.request 100Ki is not a whole number of mebibytes', 'use e.g. Size.mebibytes(64)'],
   },
 ];
 
