@@ -225,6 +225,19 @@ export function checkPort(who: string, prop: string, value: number): void {
   }
 }
 
+/**
+ * A port an agent listens on: it runs as non-root without NET_BIND_SERVICE, so it cannot bind
+ * below 1024 (unless the runtime lowers `ip_unprivileged_port_start`, which containerd 1.x does
+ * not do by default).
+ * @internal
+ */
+export function checkListenPort(who: string, prop: string, value: number): void {
+  checkPort(who, prop, value);
+  if (value < 1024) {
+    throw new Error(`${who}: ${prop} ${value} is below 1024, which the agent (non-root, without NET_BIND_SERVICE) cannot bind; use a port from 1024 up.`);
+  }
+}
+
 /** A CPU ('500m', '1', '0.5') or memory ('64Mi') quantity as a number, for comparisons. */
 function quantity(q: string): number {
   const m = /^(\d+(?:\.\d+)?)(m|Mi)?$/.exec(q);

@@ -4,7 +4,7 @@ import { restrictedSecurityContext } from './engine/shutdown';
 import { RANK, SidecarSpec } from './engine/spec';
 import { LogAgent } from './log-agent';
 import { LogOutput, outputSecretEnv } from './log-output';
-import { SidecarBase, SidecarProps, checkPort } from './sidecar';
+import { SidecarBase, SidecarProps, checkListenPort, checkPort } from './sidecar';
 
 /**
  * Props of `WithLogAgent`.
@@ -76,7 +76,7 @@ export class WithLogAgent extends SidecarBase {
     const r = this.agent._render({
       who, logDirectory: this.logDirectory, filePattern, configDirectory, output: o, secretVars: secrets.vars,
     });
-    checkPort(who, 'agent health port', r.healthPort);
+    checkListenPort(who, `${this.agent.name} health port`, r.healthPort);
     const config = this._configMap(r.files);
     const logVolume = `${this.containerName}-logs`;
     const configVolume = `${this.containerName}-config`;

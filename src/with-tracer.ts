@@ -6,7 +6,7 @@ import {
 } from './agents/otel-collector';
 import { restrictedSecurityContext } from './engine/shutdown';
 import { Json, RANK, SidecarSpec } from './engine/spec';
-import { SidecarBase, SidecarProps, checkPort, durationSeconds } from './sidecar';
+import { SidecarBase, SidecarProps, checkListenPort, checkPort, durationSeconds } from './sidecar';
 
 /**
  * The OTLP transport the app's SDK uses to reach the local agent
@@ -205,7 +205,7 @@ export class WithTracer extends SidecarBase {
     this.serviceName = checkServiceName(who, props.serviceName ?? this.workloadObject.name);
     const sampling = checkSamplingRatio(who, props.samplingRatio);
     const healthPort = props.healthPort ?? 13133;
-    checkPort(who, 'healthPort', healthPort);
+    checkListenPort(who, 'healthPort', healthPort);
     if (healthPort === GRPC_PORT || healthPort === HTTP_PORT) {
       throw new Error(`${who}: healthPort ${healthPort} is taken by the agent's OTLP receivers (${GRPC_PORT}, ${HTTP_PORT}); choose another port.`);
     }

@@ -11,6 +11,7 @@ import * as path from 'path';
 import { ApiObject, App, Chart, Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 // Imported module by module (not from '../src'), so that constructs in progress cannot break this suite.
+import { LogAgent } from '../src/log-agent';
 import { SidecarValidation } from '../src/validation';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
@@ -96,6 +97,16 @@ const CASES: Case[] = [
       new WithEnvoy(c.chart, 'envoy', { workload, kubernetesVersion: '1.30', appPort: 2020 });
     },
     message: ["WithEnvoy 'test/envoy'", "the app's port 2020, where envoy sends the app's traffic, is bound by sidecar 'log-agent'", 'Choose another port for one of them'],
+  },
+  {
+    name: 'a Fluent Bit HTTP port below 1024 (the agent runs as non-root)',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentBit({ httpPort: 80 }) }),
+    message: ["WithLogAgent 'test/logs'", 'fluent-bit health port 80 is below 1024', 'use a port from 1024 up'],
+  },
+  {
+    name: 'a tracer health port below 1024',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, healthPort: 443 }),
+    message: ["WithTracer 'test/tracer'", 'healthPort 443 is below 1024', 'use a port from 1024 up'],
   },
   {
     name: 'a cpu request above the default limit',
