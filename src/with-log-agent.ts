@@ -1,6 +1,6 @@
 import * as path from 'path';
 import { Construct } from 'constructs';
-import { restrictedSecurityContext } from './engine/shutdown';
+import { TOOLS, restrictedSecurityContext } from './engine/shutdown';
 import { RANK, SidecarSpec } from './engine/spec';
 import { LogAgent } from './log-agent';
 import { LogOutput, outputSecretEnv } from './log-output';
@@ -67,7 +67,12 @@ export class WithLogAgent extends SidecarBase {
     }
     const o = this.output._config;
     if ('host' in o) {
-      if (o.host.trim() === '') throw new Error(`${who}: the ${o.type} output needs a host; got an empty string.`);
+      if (o.host.trim() === '') {
+        throw new Error(
+          `${who}: the ${o.type} output needs a host; got an empty string. ` +
+          `Set host to the destination's DNS name or IP address, e.g. LogOutput.${o.type}({ host: 'logs.example.com' }).`,
+        );
+      }
       checkPort(who, `${o.type} output port`, o.port);
     }
 
@@ -77,6 +82,19 @@ export class WithLogAgent extends SidecarBase {
       who, logDirectory: this.logDirectory, filePattern, configDirectory, output: o, secretVars: secrets.vars,
     });
     checkListenPort(who, `${this.agent.name} health port`, r.healthPort);
+    // A second mount at one path is rejected by the API server; one inside a read-only mount cannot be created.
+    for (const [what, dir, nested] of [
+      ['config directory', configDirectory, true],
+      ['hook tools directory', TOOLS.mountPath, true],
+      ...(r.scratchDirectory ? [['scratch directory', r.scratchDirectory, false] as const] : []),
+    ] as const) {
+      if (this.logDirectory === dir || (nested && this.logDirectory.startsWith(`${dir}/`))) {
+        throw new Error(
+          `${who}: logDirectory '${this.logDirectory}' is ${this.logDirectory === dir ? '' : 'inside '}the agent's ${what} '${dir}'; ` +
+          "choose a directory of its own, e.g. '/var/log/app'.",
+        );
+      }
+    }
     const config = this._configMap(r.files);
     const logVolume = `${this.containerName}-logs`;
     const configVolume = `${this.containerName}-config`;

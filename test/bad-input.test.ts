@@ -12,6 +12,7 @@ import { ApiObject, App, Chart, Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 // Imported module by module (not from '../src'), so that constructs in progress cannot break this suite.
 import { LogAgent } from '../src/log-agent';
+import { LogOutput } from '../src/log-output';
 import { SidecarValidation } from '../src/validation';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
@@ -90,6 +91,11 @@ const CASES: Case[] = [
     message: ["WithEnvoy 'test/envoy'", "volume name 'tracer-config' is already used by the sidecar of WithLogAgent 'test/logs'", 'choose another containerName for one of them'],
   },
   {
+    name: 'an HTTP log output without a host',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), output: LogOutput.http({ host: '' }) }),
+    message: ["WithLogAgent 'test/logs'", 'the http output needs a host; got an empty string', "Set host to the destination's DNS name or IP address"],
+  },
+  {
     name: 'Envoy sends the app\'s traffic to a port another sidecar binds',
     build: c => {
       const workload = c.raw({ containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0' }] });
@@ -107,6 +113,16 @@ const CASES: Case[] = [
     name: 'a tracer health port below 1024',
     build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, healthPort: 443 }),
     message: ["WithTracer 'test/tracer'", 'healthPort 443 is below 1024', 'use a port from 1024 up'],
+  },
+  {
+    name: 'the log directory is the agent\'s own config directory',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), logDirectory: '/etc/log-agent' }),
+    message: ["WithLogAgent 'test/logs'", "logDirectory '/etc/log-agent' is the agent's config directory '/etc/log-agent'", 'choose a directory of its own'],
+  },
+  {
+    name: 'the log directory inside the hook tools directory',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), kubernetesVersion: '1.27', logDirectory: '/sidecar-tools/logs' }),
+    message: ["WithLogAgent 'test/logs'", "logDirectory '/sidecar-tools/logs' is inside the agent's hook tools directory '/sidecar-tools'", 'choose a directory of its own'],
   },
   {
     name: 'a cpu request above the default limit',
