@@ -1,5 +1,5 @@
 import { createHash } from 'crypto';
-import { ApiObject, Duration } from 'cdk8s';
+import { ApiObject, Chart, Duration } from 'cdk8s';
 import { ContainerResources } from 'cdk8s-plus-27';
 import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
@@ -151,6 +151,15 @@ export abstract class SidecarBase extends Construct {
     const sorted: Record<string, string> = {};
     for (const k of Object.keys(data).sort()) sorted[k] = data[k];
     const namespace = this.workloadObject.metadata.namespace;
+    const chartNamespace = Chart.of(this).namespace;
+    if (namespace === undefined && chartNamespace !== undefined) {
+      // cdk8s would put the ConfigMap into this construct's chart's namespace, where the pod cannot mount it.
+      throw new Error(
+        `${this.describe()}: the workload '${this.workloadObject.node.path}' has no namespace, but this construct's chart puts ` +
+        `objects into namespace '${chartNamespace}', so the agent's ConfigMap would not be in the pod's namespace. ` +
+        "Create the construct in the workload's chart, or give the workload a namespace.",
+      );
+    }
     const cm = new ApiObject(this, 'config', {
       apiVersion: 'v1',
       kind: 'ConfigMap',

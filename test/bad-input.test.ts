@@ -139,6 +139,14 @@ const CASES: Case[] = [
     build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, resources: { memory: { request: Size.kibibytes(100) } } }),
     message: ["WithEnvoy 'test/envoy'", 'resources.memory.request 100Ki is not a whole number of mebibytes', 'use e.g. Size.mebibytes(64)'],
   },
+  {
+    name: 'a construct in a namespaced chart on a workload without a namespace',
+    build: c => {
+      const other = new Chart(c.app, 'sidecars', { namespace: 'observability' });
+      new WithLogAgent(other, 'logs', { workload: c.deployment(), kubernetesVersion: '1.29' });
+    },
+    message: ["WithLogAgent 'sidecars/logs'", "has no namespace, but this construct's chart puts objects into namespace 'observability'", "Create the construct in the workload's chart"],
+  },
 ];
 
 /** `parts` occur in `line` in this order. */
