@@ -8,11 +8,14 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { ApiObject, App, Chart, Size } from 'cdk8s';
+import { ApiObject, App, Chart, Cron, Duration, Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
+import { Construct } from 'constructs';
 // Imported module by module (not from '../src'), so that constructs in progress cannot break this suite.
 import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
+import { Sidecars } from '../src/settings';
+import { SidecarMode } from '../src/target';
 import { SidecarValidation } from '../src/validation';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
@@ -65,12 +68,152 @@ function ctx(app: App, chart: Chart): Ctx {
 }
 
 const APP = { name: 'app', image: 'ghcr.io/example/app:1.0.0', ports: [{ containerPort: 8080 }] };
+const secret = (scope: Construct, name: string, key: string) => ({ secret: kplus.Secret.fromSecretName(scope, `${name}-${key}`, name), key });
 
 const CASES: Case[] = [
+  // ---------------------------------------------------------------- target
+  {
+    name: 'a version copied from `kubectl version` (vendor suffix)',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, kubernetesVersion: 'v1.29.3-eks-adc7111' }),
+    message: ['test/tracer', "kubernetesVersion 'v1.29.3-eks-adc7111' carries a vendor suffix", "drop it and give the Kubernetes version alone, e.g. 'v1.29.3'"],
+  },
+  {
+    name: 'an empty version',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, kubernetesVersion: '' }),
+    message: ['test/envoy', "kubernetesVersion '' is not a Kubernetes version", "Use the lowest minor version of the cluster's API server and nodes"],
+  },
+  {
+    name: 'Sidecars.configure with a version that is not one',
+    build: c => Sidecars.configure(c.chart, { kubernetesVersion: 'latest' }),
+    message: ["Sidecars.configure('test')", "kubernetesVersion 'latest' is not a Kubernetes version", "e.g. '1.29'"],
+  },
+  {
+    name: 'the environment variable holds a version that is not one',
+    build: c => {
+      process.env[ENV] = '1.29-gke';
+      new WithLogAgent(c.chart, 'logs', { workload: c.deployment() });
+    },
+    message: ['test/logs: environment variable CDK8S_SIDECARS_KUBERNETES_VERSION', "kubernetesVersion '1.29-gke'", "e.g. '1.29'"],
+  },
+  {
+    name: 'mode NATIVE on 1.27 (inherited from Sidecars.configure)',
+    build: c => {
+      Sidecars.configure(c.app, { kubernetesVersion: '1.27', mode: SidecarMode.NATIVE });
+      new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT });
+    },
+    message: ["WithTracer 'test/tracer'", 'mode NATIVE on Kubernetes 1.27', 'Target 1.29 or later, or use SidecarMode.AUTO / SidecarMode.LEGACY'],
+  },
+  {
+    name: 'mode NATIVE on 1.28 without the SidecarContainers gate',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, kubernetesVersion: '1.28', mode: SidecarMode.NATIVE }),
+    message: ["WithEnvoy 'test/envoy'", 'mode NATIVE on Kubernetes 1.28 without the SidecarContainers feature gate', 'Set `sidecarContainersGate: true`'],
+  },
+  {
+    name: 'a mode that is not a SidecarMode (plain JavaScript)',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), kubernetesVersion: '1.29', mode: 'native' as SidecarMode }),
+    message: ["WithLogAgent 'test/logs'", "unknown mode 'native'", 'use SidecarMode.AUTO, SidecarMode.NATIVE or SidecarMode.LEGACY'],
+  },
+  {
+    name: 'the sidecars of one workload target different clusters',
+    build: c => {
+      const workload = c.deployment();
+      new WithLogAgent(c.chart, 'logs', { workload, kubernetesVersion: '1.29' });
+      new WithTracer(c.chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.30' });
+    },
+    message: ["Deployment 'web': its sidecars target different clusters", "'test/logs': 1.29, 'test/tracer': 1.30", 'give them the same kubernetesVersion'],
+  },
+
+  // ---------------------------------------------------------------- workload
+  {
+    name: 'a Service as the workload',
+    build: c => {
+      const svc = new kplus.Service(c.chart, 'svc', { ports: [{ port: 80 }] });
+      new WithEnvoy(c.chart, 'envoy', { workload: svc, appPort: 8080 });
+    },
+    message: ["WithEnvoy 'test/envoy'", "workload 'test/svc' is a v1 Service, which has no pod template", 'Attach sidecars to a Pod, Deployment'],
+  },
+  {
+    name: 'a plain construct as the workload',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: new Construct(c.chart, 'group'), exporterEndpoint: ENDPOINT }),
+    message: ["WithTracer 'test/tracer'", "workload 'test/group' is neither a cdk8s-plus workload nor a cdk8s ApiObject", 'Pass a cdk8s-plus-27 Deployment'],
+  },
+  {
+    name: 'a custom resource (Argo Rollout) as the workload',
+    build: c => {
+      const rollout = new ApiObject(c.chart, 'rollout', { apiVersion: 'argoproj.io/v1alpha1', kind: 'Rollout', metadata: { name: 'web' } });
+      new WithLogAgent(c.chart, 'logs', { workload: rollout });
+    },
+    message: ["WithLogAgent 'test/logs'", "workload 'test/rollout' is a argoproj.io/v1alpha1 Rollout, which has no pod template", 'Attach sidecars to a'],
+  },
   {
     name: 'a raw workload without app containers',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.raw({ containers: [] }), kubernetesVersion: '1.30' }),
     message: ["[test/logs] Deployment 'raw'", 'has no app containers (spec.containers is empty)', "Add the app's containers to the workload"],
+  },
+
+  // ---------------------------------------------------------------- Jobs
+  {
+    name: 'a legacy Envoy on a Job (1.28 without the gate)',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.raw({ containers: [APP], restartPolicy: 'Never' }, 'Job'), appPort: 8080, kubernetesVersion: '1.28' }),
+    message: ["WithEnvoy 'test/envoy'", "a legacy sidecar on Job 'raw' never exits, so the Job never completes", 'set `allowLegacyOnJob: true`'],
+  },
+  {
+    name: 'a tracer forced LEGACY on a CronJob',
+    build: c => {
+      const job = new kplus.CronJob(c.chart, 'nightly', {
+        metadata: { name: 'nightly' }, schedule: Cron.daily(), containers: [{ image: 'ghcr.io/example/report:1', securityContext: USER }],
+      });
+      new WithTracer(c.chart, 'tracer', { workload: job, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.31', mode: SidecarMode.LEGACY });
+    },
+    message: ["WithTracer 'test/tracer'", "a legacy sidecar on CronJob 'nightly' never exits", 'Target Kubernetes 1.29+'],
+  },
+
+  // ---------------------------------------------------------------- collisions with the user's containers
+  {
+    name: 'containerName is the name of a user init container',
+    build: c => {
+      const dep = c.deployment();
+      dep.addInitContainer({ name: 'migrate', image: 'ghcr.io/example/migrate:1', securityContext: USER });
+      new WithTracer(c.chart, 'tracer', { workload: dep, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.30', containerName: 'migrate' });
+    },
+    message: ["WithTracer 'test/tracer'", "container name 'migrate' is already used by a container of Deployment 'web'", 'choose another containerName'],
+  },
+  {
+    name: 'a user container already called envoy',
+    build: c => new WithEnvoy(c.chart, 'envoy', {
+      workload: c.raw({ containers: [APP, { name: 'envoy', image: 'envoyproxy/envoy:v1.30.0' }] }), appPort: 8080, kubernetesVersion: '1.29',
+    }),
+    message: ["WithEnvoy 'test/envoy'", "container name 'envoy' is already used by a container of Deployment 'raw'", 'choose another containerName'],
+  },
+  {
+    name: 'a user volume with the name the tracer derives',
+    build: c => new WithTracer(c.chart, 'tracer', {
+      workload: c.raw({ containers: [APP], volumes: [{ name: 'tracer-config', emptyDir: {} }] }), exporterEndpoint: ENDPOINT, kubernetesVersion: '1.29',
+    }),
+    message: ["WithTracer 'test/tracer'", "volume name 'tracer-config' is already used by Deployment 'raw'", 'choose another containerName (volume names derive from it)'],
+  },
+  {
+    name: 'the app listens on the tracer\'s OTLP port (localhost-only, undeclared by the agent)',
+    build: c => new WithTracer(c.chart, 'tracer', {
+      workload: c.raw({ containers: [{ ...APP, ports: [{ containerPort: 4317 }] }] }), exporterEndpoint: ENDPOINT, kubernetesVersion: '1.29',
+    }),
+    message: ["WithTracer 'test/tracer'", "port 4317 of sidecar 'tracer' is also a port of container 'app'", 'choose another port for one of them'],
+  },
+  {
+    name: 'a user init container on Envoy\'s admin port',
+    build: c => new WithEnvoy(c.chart, 'envoy', {
+      workload: c.raw({ containers: [APP], initContainers: [{ name: 'warmup', image: 'x:1', ports: [{ containerPort: 9901 }] }] }), appPort: 8080, kubernetesVersion: '1.33',
+    }),
+    message: ["WithEnvoy 'test/envoy'", "port 9901 of sidecar 'envoy' is also a port of container 'warmup'", 'choose another port for one of them'],
+  },
+  {
+    name: 'the log directory is already a mount of the app (custom directory)',
+    build: c => new WithLogAgent(c.chart, 'logs', {
+      workload: c.raw({ containers: [{ ...APP, volumeMounts: [{ name: 'data', mountPath: '/logs' }] }], volumes: [{ name: 'data', emptyDir: {} }] }),
+      kubernetesVersion: '1.29',
+      logDirectory: '/logs',
+    }),
+    message: ["WithLogAgent 'test/logs'", "container 'app' of Deployment 'raw' already mounts volume 'data' at /logs", 'choose another directory for the sidecar'],
   },
   {
     name: 'a user container called sidecar-tools where the hooks need the tools (legacy before 1.30)',
@@ -79,6 +222,22 @@ const CASES: Case[] = [
     }),
     message: ["[test/logs] Deployment 'raw': container name 'sidecar-tools' is the name of the library's init container",
       "that the preStop/postStart hooks of WithLogAgent 'test/logs' need", 'rename your container'],
+  },
+  {
+    name: 'containerName sidecar-tools (reserved)',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), kubernetesVersion: '1.29', containerName: 'sidecar-tools' }),
+    message: ["WithLogAgent 'test/logs'", "container name 'sidecar-tools' is reserved for the library's hook tools", 'choose another containerName'],
+  },
+
+  // ---------------------------------------------------------------- collisions between the sidecars
+  {
+    name: 'two sidecars with one containerName',
+    build: c => {
+      const workload = c.deployment();
+      new WithLogAgent(c.chart, 'logs', { workload, kubernetesVersion: '1.29', containerName: 'envoy' });
+      new WithEnvoy(c.chart, 'envoy', { workload, kubernetesVersion: '1.29', appPort: 8080 });
+    },
+    message: ["WithEnvoy 'test/envoy'", "container name 'envoy' is already used by the sidecar of", 'choose another containerName'],
   },
   {
     name: 'two sidecars whose derived volume names clash',
@@ -91,10 +250,276 @@ const CASES: Case[] = [
     message: ["WithEnvoy 'test/envoy'", "volume name 'tracer-config' is already used by the sidecar of WithLogAgent 'test/logs'", 'choose another containerName for one of them'],
   },
   {
+    name: 'Envoy\'s listener on the log agent\'s port',
+    build: c => {
+      const workload = c.deployment();
+      new WithLogAgent(c.chart, 'logs', { workload, kubernetesVersion: '1.29' });
+      new WithEnvoy(c.chart, 'envoy', { workload, kubernetesVersion: '1.29', appPort: 8080, listenerPort: 2020 });
+    },
+    message: ["WithEnvoy 'test/envoy'", "port 2020 of sidecar 'envoy' is also used by sidecar 'log-agent'", 'choose another port'],
+  },
+  {
+    name: 'the same construct twice on one workload',
+    build: c => {
+      const workload = c.deployment();
+      new WithTracer(c.chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.29' });
+      new WithTracer(c.chart, 'tracer2', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.29', containerName: 'tracer-2', healthPort: 13134 });
+    },
+    message: ["WithTracer 'test/tracer2'", "Deployment 'web' already has one: WithTracer 'test/tracer'", 'attach one WithTracer per workload'],
+  },
+
+  // ---------------------------------------------------------------- grace periods and times
+  {
+    name: 'a grace period set too low for a native Envoy',
+    build: c => new WithEnvoy(c.chart, 'envoy', {
+      workload: c.deployment({ terminationGracePeriod: Duration.seconds(10) }), appPort: 8080, kubernetesVersion: '1.31',
+    }),
+    message: ["Deployment 'web': terminationGracePeriodSeconds is 10", 'but its sidecars need 11 (native: app 10s + envoy 1s)', 'Raise terminationGracePeriodSeconds to at least 11'],
+  },
+  {
+    name: 'a raw grace period too low for a legacy log agent',
+    build: c => new WithLogAgent(c.chart, 'logs', {
+      workload: c.raw({ containers: [APP], terminationGracePeriodSeconds: 5 }), kubernetesVersion: '1.27', appShutdownTime: Duration.seconds(20),
+    }),
+    message: ["Deployment 'raw': terminationGracePeriodSeconds is 5", 'but its sidecars need 26 (legacy log-agent: preStop delay 20s + stop 6s)', 'at least 26'],
+  },
+  {
+    name: 'appShutdownTime that is not whole seconds',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, appShutdownTime: Duration.millis(2500) }),
+    message: ["WithTracer 'test/tracer'", 'appShutdownTime 2.5s is not a whole, non-negative number of seconds', 'use e.g. Duration.seconds(10)'],
+  },
+  {
+    name: 'an Envoy drain longer than the app\'s shutdown',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, drainTime: Duration.seconds(15) }),
+    message: ["WithEnvoy 'test/envoy'", 'drainTime 15s is longer than appShutdownTime 10s', 'Shorten drainTime to at most Duration.seconds(10) or raise appShutdownTime'],
+  },
+  {
+    name: 'an Envoy drain of zero',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, drainTime: Duration.seconds(0) }),
+    message: ["WithEnvoy 'test/envoy'", 'drainTime 0s leaves clients no time', 'use at least Duration.seconds(1)'],
+  },
+  {
+    name: 'a tracer drain too short to export',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, drainTime: Duration.seconds(1) }),
+    message: ["WithTracer 'test/tracer'", 'drainTime 1s is too short', 'use at least Duration.seconds(2)'],
+  },
+  {
+    name: 'a Fluent Bit grace that is not whole seconds',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentBit({ grace: Duration.millis(1500) }) }),
+    message: ["WithLogAgent 'test/logs'", 'fluentBit grace 1.5s is not a whole, non-negative number of seconds', 'use e.g. Duration.seconds(10)'],
+  },
+  {
+    name: 'a Vector shutdown limit of zero',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.vector({ gracefulShutdownLimit: Duration.seconds(0) }) }),
+    message: ["WithLogAgent 'test/logs'", 'vector gracefulShutdownLimit must be at least 1 second (got 0s)', 'Vector accepts only a positive limit'],
+  },
+  {
+    name: 'a Fluentd shutdown grace of zero',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentd({ shutdownGrace: Duration.seconds(0) }) }),
+    message: ["WithLogAgent 'test/logs'", 'fluentd shutdownGrace must be at least 1 second (got 0s)', 'Fluentd needs time to flush its buffer'],
+  },
+
+  // ---------------------------------------------------------------- ports
+  {
+    name: 'Envoy appPort 0',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 0 }),
+    message: ["WithEnvoy 'test/envoy'", 'appPort 0 is not a valid port', 'use an integer from 1 to 65535'],
+  },
+  {
+    name: 'Envoy listening on 443 as non-root',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, listenerPort: 443 }),
+    message: ["WithEnvoy 'test/envoy'", 'listenerPort 443 is below 1024', 'use a port from 1024 up'],
+  },
+  {
+    name: 'Envoy admin and health on one port',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, adminPort: 15021 }),
+    message: ["WithEnvoy 'test/envoy'", 'healthPort 15021 is also adminPort', 'choose another healthPort'],
+  },
+  {
+    name: 'an Envoy upstream on the app\'s port',
+    build: c => new WithEnvoy(c.chart, 'envoy', {
+      workload: c.deployment(), appPort: 8080, upstreams: [{ name: 'payments', localPort: 8080, host: 'payments.shop.svc.cluster.local' }],
+    }),
+    message: ["WithEnvoy 'test/envoy'", "upstreams[0] 'payments' localPort 8080 is also appPort", "choose another upstreams[0] 'payments' localPort"],
+  },
+  {
+    name: 'an Envoy Service port out of range',
+    build: c => {
+      const envoy = new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080 });
+      envoy.servicePort({ port: 70000 });
+    },
+    message: ["WithEnvoy 'test/envoy'", 'service port 70000 is not a valid port', 'use an integer from 1 to 65535'],
+  },
+  {
+    name: 'the tracer\'s health port on its own OTLP receiver',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, healthPort: 4318 }),
+    message: ["WithTracer 'test/tracer'", 'healthPort 4318 is taken by the agent\'s OTLP receivers', 'choose another port'],
+  },
+  {
+    name: 'a Fluent Bit HTTP port out of range',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentBit({ httpPort: 0 }) }),
+    message: ["WithLogAgent 'test/logs'", 'health port 0 is not a valid port', 'use an integer from 1 to 65535'],
+  },
+  {
+    name: 'a Loki port out of range',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), output: LogOutput.loki({ host: 'loki.monitoring', port: -1 }) }),
+    message: ["WithLogAgent 'test/logs'", 'loki output port -1 is not a valid port', 'use an integer from 1 to 65535'],
+  },
+
+  // ---------------------------------------------------------------- names
+  {
+    name: 'a containerName with a dot',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, containerName: 'envoy.proxy' }),
+    message: ["WithEnvoy 'test/envoy'", "containerName 'envoy.proxy' is not a valid DNS-1123 label", "use at most 63 lower-case letters, digits and '-'"],
+  },
+  {
+    name: 'a containerName of 64 characters',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, containerName: 'a'.repeat(64) }),
+    message: ["WithTracer 'test/tracer'", `containerName '${'a'.repeat(64)}' is not a valid DNS-1123 label`, 'use at most 63'],
+  },
+  {
+    name: 'an upstream name with capitals',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, upstreams: [{ name: 'Payments', localPort: 9100, host: 'payments' }] }),
+    message: ["WithEnvoy 'test/envoy'", "upstreams[0] name 'Payments' is not a valid DNS-1123 label", 'lower-case letters'],
+  },
+  {
+    name: 'two upstreams with one name',
+    build: c => new WithEnvoy(c.chart, 'envoy', {
+      workload: c.deployment(),
+      appPort: 8080,
+      upstreams: [{ name: 'payments', localPort: 9100, host: 'payments' }, { name: 'payments', localPort: 9101, host: 'payments-v2' }],
+    }),
+    message: ["WithEnvoy 'test/envoy'", "upstreams[1] name 'payments' is also the name of upstreams[0]", 'give every upstream its own name'],
+  },
+  {
+    name: 'an upstream name too long for Envoy',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, upstreams: [{ name: 'p'.repeat(51), localPort: 9100, host: 'payments' }] }),
+    message: ["WithEnvoy 'test/envoy'", `upstreams[0] name '${'p'.repeat(51)}' is 51 characters long`, 'use at most 50'],
+  },
+
+  // ---------------------------------------------------------------- TLS and Secrets
+  {
+    name: 'TLS without its Secret (empty secretName)',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, tls: { secretName: '' } }),
+    message: ["WithEnvoy 'test/envoy'", "tls.secretName '' is not a Secret name", "use the name of a Secret in the workload's namespace"],
+  },
+  {
+    name: 'mTLS with a client CA Secret name that is not one',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, tls: { secretName: 'web-tls', clientCaSecretName: 'Client_CA' } }),
+    message: ["WithEnvoy 'test/envoy'", "tls.clientCaSecretName 'Client_CA' is not a Secret name", "e.g. 'web-tls'"],
+  },
+  {
+    name: 'an exporter header without a Secret key',
+    build: c => new WithTracer(c.chart, 'tracer', {
+      workload: c.deployment(), exporterEndpoint: ENDPOINT, exporterHeaders: { authorization: { ...secret(c.chart, 'otel', 'token'), key: '' } },
+    }),
+    message: ["WithTracer 'test/tracer'", "exporterHeaders 'authorization' needs a SecretValue", 'values come only from Secrets'],
+  },
+  {
+    name: 'a gRPC-reserved exporter header',
+    build: c => new WithTracer(c.chart, 'tracer', {
+      workload: c.deployment(), exporterEndpoint: ENDPOINT, exporterHeaders: { 'grpc-timeout': secret(c.chart, 'otel', 'timeout') },
+    }),
+    message: ["WithTracer 'test/tracer'", "exporterHeaders name 'grpc-timeout' is reserved by gRPC", 'use a plain text header name'],
+  },
+
+  // ---------------------------------------------------------------- endpoints and hosts
+  {
+    name: 'an empty exporter endpoint',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: '' }),
+    message: ["WithTracer 'test/tracer'", 'exporterEndpoint is empty', "e.g. 'otel-collector.observability:4317'"],
+  },
+  {
+    name: 'an exporter endpoint with a scheme',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: 'https://otel.example.com:4317' }),
+    message: ["WithTracer 'test/tracer'", "exporterEndpoint 'https://otel.example.com:4317' has a scheme ('https://')", 'give host:port only'],
+  },
+  {
+    name: 'an exporter endpoint without a port',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: 'otel-collector.observability' }),
+    message: ["WithTracer 'test/tracer'", "exporterEndpoint 'otel-collector.observability' is not host:port", "use e.g. 'otel-collector.observability:4317'"],
+  },
+  {
+    name: 'an exporter endpoint that is the agent itself',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: 'localhost:4317' }),
+    message: ["WithTracer 'test/tracer'", "exporterEndpoint 'localhost:4317' is the agent's own receiver", "Give the central collector's address"],
+  },
+  {
+    name: 'an upstream host with a scheme',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, upstreams: [{ name: 'api', localPort: 9100, host: 'https://api.example.com' }] }),
+    message: ["WithEnvoy 'test/envoy'", "upstreams[0] 'api' host 'https://api.example.com' is not a DNS name or IPv4 address", 'give the bare host (no scheme, port or path)'],
+  },
+  {
+    name: 'an empty upstream host',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, upstreams: [{ name: 'api', localPort: 9100, host: ' ' }] }),
+    message: ["WithEnvoy 'test/envoy'", "upstreams[0] 'api' has an empty host", "set the upstream's DNS name or IPv4 address"],
+  },
+  {
     name: 'an HTTP log output without a host',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), output: LogOutput.http({ host: '' }) }),
     message: ["WithLogAgent 'test/logs'", 'the http output needs a host; got an empty string', "Set host to the destination's DNS name or IP address"],
   },
+  {
+    name: 'Vector with the forward output',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.vector(), output: LogOutput.forward({ host: 'fluentd.logging' }) }),
+    message: ["WithLogAgent 'test/logs'", 'LogAgent.vector() cannot use LogOutput.forward()', 'or keep the forward output with LogAgent.fluentBit() or LogAgent.fluentd()'],
+  },
+  {
+    name: 'Fluentd\'s default image with the Loki output',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentd(), output: LogOutput.loki({ host: 'loki.monitoring' }) }),
+    message: ["WithLogAgent 'test/logs'", 'the loki output needs the fluent-plugin-grafana-loki gem', 'Pass `LogAgent.fluentd({ image })`'],
+  },
+  {
+    name: 'a Vector 0.55 image without exposeGrpcApi',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.vector({ image: 'timberio/vector:0.55.0-distroless-libc' }) }),
+    message: ["WithLogAgent 'test/logs'", "Vector image 'timberio/vector:0.55.0-distroless-libc' is 0.55 or later", 'set `exposeGrpcApi: true`'],
+  },
+
+  // ---------------------------------------------------------------- other props
+  {
+    name: 'a sampling ratio above 1',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, samplingRatio: 1.5 }),
+    message: ["WithTracer 'test/tracer'", 'samplingRatio 1.5 is out of range', 'use a number from 0 (no traces) to 1 (every trace)'],
+  },
+  {
+    name: 'a resource attribute the tracer sets itself',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, resourceAttributes: { 'k8s.pod.name': 'x' } }),
+    message: ["WithTracer 'test/tracer'", "resourceAttributes key 'k8s.pod.name' is set by the construct", 'remove it'],
+  },
+  {
+    name: 'a service name with a leading space',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, serviceName: ' checkout' }),
+    message: ["WithTracer 'test/tracer'", "serviceName ' checkout' must be a non-empty name without leading or trailing spaces", "e.g. 'checkout'"],
+  },
+  {
+    name: 'a collector memory limit too small',
+    build: c => new WithTracer(c.chart, 'tracer', {
+      workload: c.deployment(), exporterEndpoint: ENDPOINT, resources: { memory: { request: Size.mebibytes(32), limit: Size.mebibytes(48) } },
+    }),
+    message: ["WithTracer 'test/tracer'", 'memory limit 48Mi is too small for the collector', 'give resources.memory.limit at least Size.mebibytes(64)'],
+  },
+  {
+    name: 'an Envoy image with a space',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, image: 'envoyproxy/envoy: v1.36.4' }),
+    message: ["WithEnvoy 'test/envoy'", "image 'envoyproxy/envoy: v1.36.4' is not an image reference", "use e.g. 'envoyproxy/envoy:"],
+  },
+  {
+    name: 'zero Envoy worker threads',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, concurrency: 0 }),
+    message: ["WithEnvoy 'test/envoy'", 'concurrency 0 is not a number of worker threads', 'use an integer from 1 to 64'],
+  },
+  {
+    name: 'the log directory /tmp',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), logDirectory: '/tmp' }),
+    message: ["WithLogAgent 'test/logs'", "logDirectory '/tmp' must be an absolute, normalized directory of its own", "e.g. '/var/log/app'"],
+  },
+  {
+    name: 'a file pattern with a directory',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), filePattern: 'app/*.log' }),
+    message: ["WithLogAgent 'test/logs'", "filePattern 'app/*.log' must be a file-name glob without '/'", "e.g. '*.log'"],
+  },
+
+  // ---------------------------------------------------------------- found by the catalogue and the property tests
   {
     name: 'Envoy sends the app\'s traffic to a port another sidecar binds',
     build: c => {
@@ -125,6 +550,11 @@ const CASES: Case[] = [
     message: ["WithLogAgent 'test/logs'", "logDirectory '/sidecar-tools/logs' is inside the agent's hook tools directory '/sidecar-tools'", 'choose a directory of its own'],
   },
   {
+    name: 'the log directory is Fluentd\'s scratch directory',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentd(), logDirectory: '/tmp' }),
+    message: ["WithLogAgent 'test/logs'", "logDirectory '/tmp' must be an absolute, normalized directory of its own", "e.g. '/var/log/app'"],
+  },
+  {
     name: 'a cpu request above the default limit',
     build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, resources: { cpu: { request: kplus.Cpu.units(1) } } }),
     message: ["WithTracer 'test/tracer'", 'resources.cpu request 1 is above the limit 500m (the default)', 'set resources.cpu.limit to at least 1'],
@@ -147,6 +577,34 @@ const CASES: Case[] = [
     },
     message: ["WithLogAgent 'sidecars/logs'", "has no namespace, but this construct's chart puts objects into namespace 'observability'", "Create the construct in the workload's chart"],
   },
+
+  // ---------------------------------------------------------------- SidecarValidation
+  {
+    name: 'SidecarValidation.addTo with a version that is not one',
+    build: c => SidecarValidation.addTo(c.chart, { kubernetesVersion: 'v1.30.x' }),
+    message: ["SidecarValidation.addTo('test')", "kubernetesVersion 'v1.30.x' is not a Kubernetes version", "e.g. '1.29'"],
+  },
+  {
+    name: 'SidecarValidation.checkManifest with a version that is not one',
+    build: () => SidecarValidation.checkManifest({ kind: 'Pod' }, 'latest'),
+    message: ['SidecarValidation.checkManifest', "kubernetesVersion 'latest' is not a Kubernetes version", "e.g. '1.29'"],
+  },
+  {
+    name: 'SidecarValidation: the user\'s own native sidecar on 1.28 without the gate',
+    build: c => {
+      c.raw({ containers: [APP], initContainers: [{ name: 'proxy', image: 'x:1', restartPolicy: 'Always' }] });
+      SidecarValidation.addTo(c.app, { kubernetesVersion: '1.28' });
+    },
+    message: ["test/raw: Deployment 'raw': init container 'proxy'", "has restartPolicy 'Always', which Kubernetes 1.28 drops without the SidecarContainers feature gate", 'Target 1.29+ or use the legacy layout'],
+  },
+  {
+    name: 'SidecarValidation: a preStop sleep action on 1.29',
+    build: c => {
+      c.raw({ containers: [{ ...APP, lifecycle: { preStop: { sleep: { seconds: 5 } } } }] });
+      SidecarValidation.addTo(c.app, { kubernetesVersion: '1.29' });
+    },
+    message: ["test/raw: Deployment 'raw': container 'app'", 'uses the preStop sleep action, which Kubernetes 1.29 does not have', 'Use an exec hook or target 1.30+'],
+  },
 ];
 
 /** `parts` occur in `line` in this order. */
@@ -161,6 +619,12 @@ function inOrder(line: string, parts: string[]): boolean {
 }
 
 describe('the bad-input catalogue', () => {
+  test('has at least 40 cases, each with the construct, the bad value and the fix', () => {
+    expect(CASES.length).toBeGreaterThanOrEqual(40);
+    for (const c of CASES) expect(c.message).toHaveLength(3);
+    expect(new Set(CASES.map(c => c.name)).size).toBe(CASES.length);
+  });
+
   test.each(CASES.map(c => [c.name, c] as const))('%s', (_name, c) => {
     const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecars-bad-'));
     try {

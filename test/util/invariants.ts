@@ -1,0 +1,764 @@
+/**
+ * The model and the invariants of the property tests.
+ *
+ * The model (`sidecarFacts`, `expectedErrors`) says, from a scenario's plain data and the
+ * library's documented behaviour, what each sidecar looks like (name, volumes, ports, layout,
+ * shutdown needs) and which errors synthesis must report. It is written from the docs and
+ * SIDECARS.md, not from the engine's code: where the two disagree, a property fails.
+ *
+ * Every invariant returns a list of violations (empty when it holds), so that a failing case
+ * prints every broken rule at once.
+ */
+import { createHash } from 'crypto';
+import {
+  CHART_ID, COMPLETING_KINDS, EnvoyCase, LogAgentCase, Scenario, SidecarCase, SidecarType, TracerCase, nativeWorks, sidecarPath,
+} from './arbitraries';
+import { podMetadataOf, podSpecOf } from './fixtures';
+import { schemaErrors } from './k8s-schema';
+import { restrictedViolations, volumeViolations } from './pss';
+import { SidecarMode } from '../../src/target';
+import { SidecarValidation } from '../../src/validation';
+
+// ---------------------------------------------------------------------------
+// The model
+// ---------------------------------------------------------------------------
+
+export const TOOLS_NAME = 'sidecar-tools';
+const TOOLS_PATH = '/sidecar-tools';
+const KUBERNETES_DEFAULT_GRACE = 30;
+const CHECKSUM_PREFIX = 'checksum.sidecars.cdk8s.io/';
+
+/** What the docs promise about one sidecar construct of a scenario. */
+export interface SidecarFacts {
+  readonly type: SidecarType;
+  readonly ctor: string;
+  readonly path: string;
+  /** How messages name the construct: `WithLogAgent 'test/logs'`. */
+  readonly owner: string;
+  readonly name: string;
+  readonly rank: number;
+  /** undefined when the target cannot run the requested mode. */
+  readonly layout?: 'NATIVE' | 'LEGACY';
+  readonly volumes: string[];
+  readonly configVolume: string;
+  /** Every port the agent binds (declared and localhost-only). */
+  readonly ports: number[];
+  /** Mounts added to every app container. */
+  readonly appMounts: Array<{ mountPath: string; name: string }>;
+  /** Env added to every app container (unless it sets the variable itself), in order. */
+  readonly appEnv: string[];
+  /** Known values of some of the added env variables. */
+  readonly appEnvValues: Record<string, string>;
+  readonly stopSeconds: number;
+  readonly appShutdownSeconds: number;
+  readonly preStopScript: boolean;
+  readonly hold: boolean;
+  readonly allowLegacyOnJob: boolean;
+  readonly mode: SidecarMode;
+  /** Ports the sidecar sends the app's traffic to (Envoy's appPort): no other sidecar may bind them. */
+  readonly appPorts: number[];
+  /** The container's resources: the given ones, the agent's defaults for the rest. */
+  readonly resources: { requests: { cpu: string; memory: string }; limits: { cpu: string; memory: string } };
+}
+
+/** The agents' default resources (cpu millicores, memory MiB), as documented. */
+const DEFAULT_RESOURCES: Record<string, [number, number, number, number]> = {
+  'fluent-bit': [20, 200, 32, 128],
+  'vector': [20, 250, 64, 256],
+  'fluentd': [50, 500, 128, 256],
+  'tracer': [50, 500, 64, 128],
+  'envoy': [100, 1000, 64, 256],
+};
+
+function resourcesOf(sc: SidecarCase, key: string): SidecarFacts['resources'] {
+  const [cr, cl, mr, ml] = DEFAULT_RESOURCES[key];
+  const r = sc.resources ?? {};
+  return {
+    requests: { cpu: `${r.cpuRequest ?? cr}m`, memory: `${r.memoryRequest ?? mr}Mi` },
+    limits: { cpu: `${r.cpuLimit ?? cl}m`, memory: `${r.memoryLimit ?? ml}Mi` },
+  };
+}
+
+const TRACER_APP_ENV = [
+  'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_SERVICE_NAME',
+  'OTEL_RESOURCE_ATTRIBUTES_POD_NAMESPACE', 'OTEL_RESOURCE_ATTRIBUTES_NODE_NAME',
+  'OTEL_RESOURCE_ATTRIBUTES_POD_NAME', 'OTEL_RESOURCE_ATTRIBUTES_POD_UID', 'OTEL_RESOURCE_ATTRIBUTES',
+];
+
+/** The documented layout decision (SIDECARS.md §2), or undefined for NATIVE on a target that cannot. */
+export function expectedLayout(s: Scenario, mode: SidecarMode): 'NATIVE' | 'LEGACY' | undefined {
+  const works = nativeWorks(s.target);
+  switch (mode) {
+    case SidecarMode.LEGACY: return 'LEGACY';
+    case SidecarMode.AUTO: return works ? 'NATIVE' : 'LEGACY';
+    case SidecarMode.NATIVE: return works ? 'NATIVE' : undefined;
+  }
+}
+
+/** The facts of one sidecar; `workloadName` is the workload's `metadata.name`. */
+export function sidecarFacts(s: Scenario, sc: SidecarCase, workloadName: string): SidecarFacts {
+  // precedence: the construct's own mode, then Sidecars.configure()'s (none in the 'prop' scenarios), then AUTO
+  const mode = sc.mode ?? (s.target.source === 'prop' ? undefined : s.target.configureMode) ?? SidecarMode.AUTO;
+  const path = sidecarPath(s, sc.type);
+  const common = {
+    type: sc.type,
+    path,
+    layout: expectedLayout(s, mode),
+    appShutdownSeconds: sc.appShutdown ?? 10,
+    allowLegacyOnJob: sc.allowLegacyOnJob ?? false,
+    mode,
+    preStopScript: false,
+    hold: false,
+    appPorts: [] as number[],
+  };
+  switch (sc.type) {
+    case 'log': {
+      const c = sc as LogAgentCase;
+      const name = c.containerName ?? 'log-agent';
+      // Fluent Bit: Grace + 1 s to exit, HTTP server 2020; Vector: gracefulShutdownLimit + 1 s, API 8686;
+      // Fluentd: shutdownGrace, monitor agent 24220, and a scratch emptyDir for /tmp.
+      const agent = {
+        'fluent-bit': { port: 2020, stop: (c.agentGrace ?? 5) + 1, scratch: false },
+        'vector': { port: 8686, stop: (c.agentGrace ?? 5) + 1, scratch: false },
+        'fluentd': { port: 24220, stop: c.agentGrace ?? 10, scratch: true },
+      }[c.agent];
+      return {
+        ...common,
+        ctor: 'WithLogAgent',
+        owner: `WithLogAgent '${path}'`,
+        name,
+        rank: 100,
+        volumes: [`${name}-logs`, `${name}-config`, ...(agent.scratch ? [`${name}-tmp`] : [])],
+        configVolume: `${name}-config`,
+        ports: [c.healthPort ?? agent.port],
+        appMounts: [{ mountPath: c.logDirectory ?? '/var/log/app', name: `${name}-logs` }],
+        appEnv: [],
+        appEnvValues: {},
+        stopSeconds: agent.stop,
+        resources: resourcesOf(c, c.agent),
+      };
+    }
+    case 'envoy': {
+      const c = sc as EnvoyCase;
+      const name = c.containerName ?? 'envoy';
+      return {
+        ...common,
+        ctor: 'WithEnvoy',
+        owner: `WithEnvoy '${path}'`,
+        name,
+        rank: 300,
+        volumes: [`${name}-config`, ...(c.tls ? [`${name}-tls`] : []), ...(c.tls === 'mtls' ? [`${name}-client-ca`] : [])],
+        configVolume: `${name}-config`,
+        ports: [c.listenerPort ?? (c.tls ? 8443 : 10000), c.healthPort ?? 15021, c.adminPort ?? 9901, ...c.upstreams.map(u => u.localPort)],
+        appMounts: [],
+        appEnv: [],
+        appEnvValues: {},
+        // Envoy exits at once on SIGTERM (the drain runs in preStop, within appShutdownTime)
+        stopSeconds: 1,
+        // preStop: fail the health check, drain the inbound listeners
+        preStopScript: true,
+        hold: c.hold ?? true,
+        appPorts: [c.appPort],
+        resources: resourcesOf(c, 'envoy'),
+      };
+    }
+    case 'tracer': {
+      const c = sc as TracerCase;
+      const name = c.containerName ?? 'tracer';
+      const http = c.protocol === 'http/protobuf';
+      const drain = c.drain ?? 10;
+      return {
+        ...common,
+        ctor: 'WithTracer',
+        owner: `WithTracer '${path}'`,
+        name,
+        rank: 200,
+        volumes: [`${name}-config`],
+        configVolume: `${name}-config`,
+        ports: [c.healthPort ?? 13133, 4317, 4318],
+        appMounts: [],
+        appEnv: [...TRACER_APP_ENV, ...(c.sampling !== undefined ? ['OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG'] : [])],
+        appEnvValues: {
+          OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${http ? 4318 : 4317}`,
+          OTEL_EXPORTER_OTLP_PROTOCOL: http ? 'http/protobuf' : 'grpc',
+          OTEL_SERVICE_NAME: (c.serviceName ?? workloadName).replace(/\$/g, '$$$$'),
+          ...(c.sampling !== undefined ? { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(c.sampling) } : {}),
+        },
+        // each export attempt gets half of drainTime, at most two attempts, plus a second to exit
+        stopSeconds: 2 * Math.floor(drain / 2) + 1,
+        resources: resourcesOf(c, 'tracer'),
+      };
+    }
+  }
+}
+
+/** The facts of every sidecar of a scenario, in the library's order (rank, then name). */
+export function orderedFacts(s: Scenario, workloadName: string): SidecarFacts[] {
+  return s.sidecars.map(sc => sidecarFacts(s, sc, workloadName))
+    .sort((a, b) => a.rank - b.rank || a.name.localeCompare(b.name));
+}
+
+/** Whether a sidecar's hooks need the busybox tools (docs of shutdown handling). */
+function needsTools(f: SidecarFacts, minor: number): boolean {
+  if (f.layout === 'NATIVE' && minor >= 29) return f.preStopScript;
+  return f.preStopScript || minor < 30 || (f.hold && f.layout === 'LEGACY');
+}
+
+/** The grace period the sidecars need (SIDECARS.md §3): app + sum(stop) when stopped in order, else max(app + stop). */
+export function graceNeed(facts: SidecarFacts[], minor: number): number {
+  const app = Math.max(0, ...facts.map(f => f.appShutdownSeconds));
+  const ordered = facts.filter(f => f.layout === 'NATIVE' && minor >= 29);
+  let need = ordered.length > 0 ? app + ordered.reduce((a, f) => a + f.stopSeconds, 0) : 0;
+  for (const f of facts.filter(x => !ordered.includes(x))) need = Math.max(need, f.appShutdownSeconds + f.stopSeconds);
+  return need;
+}
+
+/** The user's containers / init containers / volumes of the workload (from the baseline synth). */
+interface UserPod {
+  readonly where: string;
+  readonly containers: any[];
+  readonly init: any[];
+  readonly volumes: string[];
+  /** terminationGracePeriodSeconds as the user set it; undefined when unset (or cdk8s-plus's default 30). */
+  readonly grace?: number;
+  /** The value the workload has before the library touches it. */
+  readonly graceWritten?: number;
+}
+
+function userPod(s: Scenario, baseline: any): UserPod {
+  const spec = podSpecOf(baseline);
+  const written: number | undefined = spec.terminationGracePeriodSeconds;
+  // cdk8s-plus-27 writes 30 when its prop is unset; on its workloads 30 means "unset" (documented in sidecar.ts)
+  const grace = s.workload.flavor === 'kplus' && written === KUBERNETES_DEFAULT_GRACE ? undefined : written;
+  return {
+    where: `${baseline.kind} '${baseline.metadata.name}'`,
+    containers: spec.containers ?? [],
+    init: spec.initContainers ?? [],
+    volumes: (spec.volumes ?? []).map((v: any) => v.name),
+    grace,
+    graceWritten: written,
+  };
+}
+
+function esc(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** One expected error, as a pattern that names the construct or workload, the bad value and the fix. */
+export interface ExpectedError {
+  readonly pattern: RegExp;
+  /** The kind of mistake (for coverage statistics). */
+  readonly category: string;
+  /** The mistake, with its values. */
+  readonly why: string;
+}
+
+/**
+ * The errors synthesis must report for a scenario (empty: it must succeed). `baseline` is the
+ * workload's manifest synthesized without the sidecars.
+ */
+export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
+  const user = userPod(s, baseline);
+  const facts = orderedFacts(s, baseline.metadata.name);
+  const W = esc(user.where);
+  const out: ExpectedError[] = [];
+  const add = (category: string, detail: string, pattern: string) => out.push({ category, why: `${category}: ${detail}`, pattern: new RegExp(pattern) });
+  // The user's own native sidecars on a target that drops the field (the rules of the result)
+  const userNativeErrors = () => {
+    if (nativeWorks(s.target)) return;
+    for (const c of user.init.filter(x => x.restartPolicy === 'Always')) {
+      // reported by the binding, or (no sidecars) by SidecarValidation under the object's path
+      add('user\'s native sidecar on a target without native sidecars', c.name,
+        `^(?:${esc(CHART_ID)}/\\S+: )?${W}: init container '${esc(c.name)}' has restartPolicy 'Always', which Kubernetes 1\\.${s.target.minor} .*: ` +
+        'the pod would hang in Init\\. Target 1\\.29\\+ or use the legacy layout\\.$');
+    }
+  };
+  if (s.sidecars.length === 0) {
+    if (s.target.validate) userNativeErrors();
+    return out;
+  }
+
+  // Constructor errors: the first construct (in creation order) with one throws, nothing else runs.
+  for (const sc of s.sidecars) {
+    const f = facts.find(x => x.type === sc.type)!;
+    for (const resource of ['cpu', 'memory'] as const) {
+      const request = f.resources.requests[resource];
+      const limit = f.resources.limits[resource];
+      if (parseFloat(request) > parseFloat(limit)) {
+        add('resource request above its limit', `${resource} ${request} > ${limit}`,
+          `^${esc(f.owner)}: resources\\.${resource} request ${esc(request)}( \\(the default\\))? is above the limit ${esc(limit)}( \\(the default\\))?, ` +
+          `which the API server rejects; set resources\\.${resource}\\.limit to at least ${esc(request)}, or a smaller resources\\.${resource}\\.request\\.$`);
+        return out;
+      }
+    }
+  }
+
+  // The layout decision fails first: the engine then does not run.
+  for (const f of facts) {
+    if (f.layout !== undefined) continue;
+    const rest = s.target.minor === 28
+      ? ' without the SidecarContainers feature gate: .* Set `sidecarContainersGate: true` .*'
+      : ': native sidecars need 1\\.29 .* Target 1\\.29 or later, or use SidecarMode\\.AUTO / SidecarMode\\.LEGACY\\.';
+    add('NATIVE mode where it cannot run', `1.${s.target.minor}`, `^${esc(f.owner)}: mode NATIVE on Kubernetes 1\\.${s.target.minor}${rest}$`);
+  }
+  if (out.length > 0) return out;
+
+  if (user.containers.length === 0) {
+    add('no app containers', user.where, `^${W}: has no app containers \\(spec\\.containers is empty\\), .* Add the app's containers to the workload`);
+  }
+  const userNames = new Set([...user.containers, ...user.init].map(c => c.name));
+  const sidecarNames = new Map<string, string>();
+  for (const f of facts) {
+    const n = esc(f.name);
+    if (userNames.has(f.name)) {
+      add('sidecar name is a user container\'s', f.name, `^${esc(f.owner)}: container name '${n}' is already used by a container of ${W}; choose another containerName\\.$`);
+    }
+    const other = sidecarNames.get(f.name);
+    if (other !== undefined) {
+      add('two sidecars with one name', f.name, `^${esc(f.owner)}: container name '${n}' is already used by the sidecar of ${esc(other)} on ${W}; choose another containerName\\.$`);
+    }
+    sidecarNames.set(f.name, f.owner);
+    if (f.name === TOOLS_NAME) {
+      add('reserved container name', f.name, `^${esc(f.owner)}: container name '${n}' is reserved for the library's hook tools; choose another containerName\\.$`);
+    }
+  }
+  const sidecarVolumes = new Map<string, string>();
+  for (const f of facts) {
+    for (const v of f.volumes) {
+      if (user.volumes.includes(v) || v === TOOLS_NAME) {
+        add('sidecar volume is a user volume\'s name', v, `^${esc(f.owner)}: volume name '${esc(v)}' is already used by ${W}; choose another containerName \\(volume names derive from it\\)\\.$`);
+      }
+      const other = sidecarVolumes.get(v);
+      if (other !== undefined) {
+        add('two sidecars with one volume name', v,
+          `^${esc(f.owner)}: volume name '${esc(v)}' is already used by the sidecar of ${esc(other)} on ${W}; choose another containerName for one of them \\(volume names derive from it\\)\\.$`);
+      }
+      sidecarVolumes.set(v, f.owner);
+    }
+  }
+  const userPorts = new Set<number>();
+  for (const c of [...user.containers, ...user.init]) for (const p of c.ports ?? []) userPorts.add(p.containerPort);
+  const sidecarPorts = new Map<number, string>();
+  for (const f of facts) {
+    for (const p of new Set(f.ports)) {
+      if (userPorts.has(p)) {
+        add('sidecar port is a user container\'s', String(p), `^${esc(f.owner)}: port ${p} of sidecar '${esc(f.name)}' is also a port of container '[^']+' on ${W}; choose another port for one of them\\.$`);
+      }
+      const other = sidecarPorts.get(p);
+      if (other !== undefined) {
+        add('two sidecars bind one port', String(p), `^${esc(f.owner)}: port ${p} of sidecar '${esc(f.name)}' is also used by sidecar '${esc(other)}' on ${W}; choose another port\\.$`);
+      }
+      sidecarPorts.set(p, f.name);
+    }
+  }
+  for (const f of facts) {
+    for (const p of f.appPorts) {
+      for (const o of facts.filter(x => x !== f && x.ports.includes(p))) {
+        add('the app\'s port is bound by another sidecar', `${p} ${o.name}`,
+          `^${esc(f.owner)}: the app's port ${p}, where ${esc(f.name)} sends the app's traffic, is bound by sidecar '${esc(o.name)}' \\(${esc(o.owner)}\\) on ${W}; ` +
+          'the traffic would reach that sidecar\\. Choose another port for one of them\\.$');
+      }
+    }
+  }
+  for (const f of facts) {
+    for (const m of f.appMounts) {
+      for (const c of user.containers) {
+        const clash = (c.volumeMounts ?? []).find((x: any) => x.mountPath === m.mountPath && x.name !== m.name);
+        if (clash) {
+          add('log directory is a user mount', m.mountPath, `^${esc(f.owner)}: container '${esc(c.name)}' of ${W} already mounts volume '${esc(clash.name)}' at ${esc(m.mountPath)}; choose another directory for the sidecar\\.$`);
+        }
+      }
+    }
+  }
+  if (COMPLETING_KINDS.has(baseline.kind)) {
+    for (const f of facts) {
+      if (f.layout === 'LEGACY' && !f.allowLegacyOnJob) {
+        add('legacy sidecar on a Job', f.name, `^${esc(f.owner)}: a legacy sidecar on ${W} never exits, so the Job never completes\\. .*\`allowLegacyOnJob: true\``);
+      }
+    }
+  }
+  const need = graceNeed(facts, s.target.minor);
+  if (user.grace !== undefined && user.grace < need) {
+    add('grace period set too low', `${user.grace} < ${need}`, `^${W}: terminationGracePeriodSeconds is ${user.grace}, but its sidecars need ${need} \\(.*\\)\\. Raise terminationGracePeriodSeconds to at least ${need}, `);
+  }
+
+  // The API server's rules on the result: duplicates the library would emit, the user's own mistakes.
+  userNativeErrors();
+  const tools = facts.some(f => needsTools(f, s.target.minor));
+  if (tools) {
+    for (const c of [...user.containers, ...user.init].filter(x => x.name === TOOLS_NAME)) {
+      add('a user container has the tools\' name', c.name,
+        `^${W}: container name '${TOOLS_NAME}' is the name of the library's init container that the preStop/postStart hooks of .* need \\(busybox\\); rename your container\\.$`);
+    }
+    if (user.volumes.includes(TOOLS_NAME)) {
+      add('a user volume has the tools\' name', TOOLS_NAME,
+        `^${W}: volume name '${TOOLS_NAME}' is the name of the library's volume that the preStop/postStart hooks of .* need \\(busybox\\); rename your volume\\.$`);
+    }
+  }
+  const finalNames = [
+    ...(tools ? [TOOLS_NAME] : []),
+    ...facts.map(f => f.name),
+    ...[...user.init, ...user.containers].map(c => c.name),
+  ];
+  for (const [name, count] of countOf(finalNames)) {
+    if (count > 1) add('duplicate container name in the result', name, `^${W}: container name '${esc(name)}' is used ${count} times; names must be unique across initContainers and containers\\.$`);
+  }
+  const finalVolumes = [...user.volumes, ...facts.flatMap(f => f.volumes), ...(tools ? [TOOLS_NAME] : [])];
+  for (const [name, count] of countOf(finalVolumes)) {
+    if (count > 1) add('duplicate volume name in the result', name, `^${W}: volume name '${esc(name)}' is used ${count} times; volume names must be unique\\.$`);
+  }
+  return out;
+}
+
+function countOf(values: string[]): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const v of values) m.set(v, (m.get(v) ?? 0) + 1);
+  return m;
+}
+
+/**
+ * The single error lines of a failed synthesis ("Validation failed with the following errors:
+ * [path] message", one per line), without the construct-path prefix.
+ */
+export function errorLines(message: string): string[] {
+  const lines = message.split('\n');
+  if (!lines[0].startsWith('Validation failed with the following errors:')) return [message];
+  return lines.slice(1).map(l => l.replace(/^ {2}\[[^\]]*\] /, ''));
+}
+
+/** Every reported error is expected and every expected error is reported. */
+export function errorViolations(message: string, expected: ExpectedError[]): string[] {
+  const v: string[] = [];
+  const lines = errorLines(message);
+  for (const line of lines) {
+    if (!expected.some(e => e.pattern.test(line))) v.push(`unexpected error: ${line}`);
+  }
+  for (const e of expected) {
+    if (!lines.some(l => e.pattern.test(l))) v.push(`missing error (${e.why}): ${e.pattern}`);
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------------------
+// Invariants of a successful synthesis
+// ---------------------------------------------------------------------------
+
+/** Canonical JSON (keys sorted), for comparisons that ignore key order. */
+export function canonical(x: any): string {
+  return JSON.stringify(x, (_k, v) => (v && typeof v === 'object' && !Array.isArray(v)
+    ? Object.fromEntries(Object.keys(v).sort().map(k => [k, v[k]]))
+    : v));
+}
+
+function same(a: any, b: any): boolean {
+  return canonical(a) === canonical(b);
+}
+
+const IANA_SVC_NAME = /^(?=.*[a-z])(?!.*--)[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$/;
+
+/**
+ * API server rules that neither the schema nor the library's rules module check, on every
+ * container of the result: mount paths and port names unique per container, port names valid
+ * IANA service names, requests not above limits.
+ */
+export function moreApiRuleViolations(workload: any): string[] {
+  const v: string[] = [];
+  const spec = podSpecOf(workload);
+  for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) {
+    const at = `container '${c.name}'`;
+    const paths = (c.volumeMounts ?? []).map((m: any) => m.mountPath);
+    for (const p of new Set(paths)) if (paths.filter((x: string) => x === p).length > 1) v.push(`${at}: mountPath ${p} is not unique`);
+    const portNames = (c.ports ?? []).map((p: any) => p.name).filter((n: any) => n !== undefined);
+    for (const n of portNames) {
+      if (!IANA_SVC_NAME.test(n)) v.push(`${at}: port name '${n}' is not an IANA service name`);
+      if (portNames.filter((x: string) => x === n).length > 1) v.push(`${at}: port name '${n}' is not unique`);
+    }
+    for (const r of ['cpu', 'memory']) {
+      const req = c.resources?.requests?.[r];
+      const lim = c.resources?.limits?.[r];
+      if (req !== undefined && lim !== undefined && quantity(req) > quantity(lim)) v.push(`${at}: ${r} request ${req} is above its limit ${lim}`);
+    }
+  }
+  return v;
+}
+
+/** A Kubernetes quantity ('500m', '1', '1.5', '64Mi', '1Gi') as a number (cpu in cores, memory in bytes). */
+function quantity(q: string | number): number {
+  const m = /^(\d+(?:\.\d+)?)(m|Ki|Mi|Gi)?$/.exec(String(q));
+  if (!m) return NaN;
+  const scale: Record<string, number> = { m: 0.001, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
+  return Number(m[1]) * (m[2] ? scale[m[2]] : 1);
+}
+
+/** Strict schema of the target release, for every manifest. */
+export function schemaViolations(manifests: any[], minor: number): string[] {
+  return manifests.flatMap(m => schemaErrors(m, `1.${minor}`));
+}
+
+/** The API server's rules (SIDECARS.md §4) and the target's fields, through the public entry point. */
+export function apiRuleViolations(s: Scenario, workload: any): string[] {
+  const v = SidecarValidation.checkManifest(workload, s.target.versionText, s.target.gate);
+  const spec = podSpecOf(workload);
+  // spec.containers is required and may not be empty (a workload without sidecars is the user's own business)
+  if (s.sidecars.length > 0 && (!Array.isArray(spec.containers) || spec.containers.length === 0)) {
+    v.push('spec.containers is empty: the API server rejects the pod');
+  }
+  return v;
+}
+
+const names = (cs: any[] = []) => cs.map(c => c.name);
+
+/**
+ * Layout, order and contents: each sidecar exactly once in the layout the matrix demands, in the
+ * documented order; the user's containers, init containers and volumes unchanged except for the
+ * documented additions; everything outside the pod template unchanged.
+ */
+export function layoutViolations(s: Scenario, baseline: any, out: any): string[] {
+  const v: string[] = [];
+  const minor = s.target.minor;
+  const facts = orderedFacts(s, baseline.metadata.name);
+  const user = userPod(s, baseline);
+  const spec = podSpecOf(out);
+  const init: any[] = spec.initContainers ?? [];
+  const containers: any[] = spec.containers ?? [];
+
+  if (facts.length === 0) {
+    if (!same(baseline, out)) v.push('a workload without sidecars changed');
+    return v;
+  }
+
+  // Each sidecar exactly once, in its layout.
+  for (const f of facts) {
+    const inInit = init.filter(c => c.name === f.name).length;
+    const inContainers = containers.filter(c => c.name === f.name).length;
+    const [want, other] = f.layout === 'NATIVE' ? [inInit, inContainers] : [inContainers, inInit];
+    if (want !== 1 || other !== 0) v.push(`${f.owner}: expected once in ${f.layout === 'NATIVE' ? 'initContainers' : 'containers'}, found ${inInit} in initContainers and ${inContainers} in containers`);
+  }
+
+  // initContainers: [tools], native sidecars by rank, then the user's init containers unchanged.
+  const tools = facts.some(f => needsTools(f, minor)) ? 1 : 0;
+  const native = facts.filter(f => f.layout === 'NATIVE');
+  const expectedInit = [...(tools ? [TOOLS_NAME] : []), ...native.map(f => f.name), ...names(user.init)];
+  if (!same(names(init), expectedInit)) v.push(`initContainers are ${canonical(names(init))}, expected ${canonical(expectedInit)}`);
+  user.init.forEach((c, i) => {
+    const got = init[tools + native.length + i];
+    if (!same(got, c)) v.push(`user init container '${c.name}' changed: ${canonical(got)} != ${canonical(c)}`);
+  });
+
+  // containers: legacy sidecars that hold the app first, then the app containers, then the other legacy sidecars by rank.
+  const legacy = facts.filter(f => f.layout === 'LEGACY');
+  const first = legacy.filter(f => f.hold);
+  const last = legacy.filter(f => !f.hold);
+  const expectedContainers = [...first.map(f => f.name), ...names(user.containers), ...last.map(f => f.name)];
+  if (!same(names(containers), expectedContainers)) v.push(`containers are ${canonical(names(containers))}, expected ${canonical(expectedContainers)}`);
+  user.containers.forEach((c, i) => {
+    const got = containers[first.length + i];
+    if (got) v.push(...wiringViolations(c, got, facts));
+  });
+
+  // volumes: the user's unchanged and first, then the sidecars' by rank, then the tools'.
+  const volumes: any[] = spec.volumes ?? [];
+  const baseVolumes: any[] = podSpecOf(baseline).volumes ?? [];
+  const expectedVolumes = [...baseVolumes.map(x => x.name), ...facts.flatMap(f => f.volumes), ...(tools ? [TOOLS_NAME] : [])];
+  if (!same(names(volumes), expectedVolumes)) v.push(`volumes are ${canonical(names(volumes))}, expected ${canonical(expectedVolumes)}`);
+  baseVolumes.forEach((b, i) => {
+    if (!same(volumes[i], b)) v.push(`user volume '${b.name}' changed`);
+  });
+
+  // The rest of the pod spec: unchanged but for the grace period.
+  const baseSpec = podSpecOf(baseline);
+  for (const key of new Set([...Object.keys(baseSpec), ...Object.keys(spec)])) {
+    if (['containers', 'initContainers', 'volumes', 'terminationGracePeriodSeconds'].includes(key)) continue;
+    if (!same(baseSpec[key], spec[key])) v.push(`pod spec field ${key} changed: ${canonical(spec[key])} != ${canonical(baseSpec[key])}`);
+  }
+  const need = graceNeed(facts, minor);
+  const grace = spec.terminationGracePeriodSeconds;
+  if (user.grace !== undefined) {
+    if (grace !== user.grace) v.push(`terminationGracePeriodSeconds set by the user (${user.grace}) became ${grace}`);
+  } else if (grace !== Math.max(KUBERNETES_DEFAULT_GRACE, need)) {
+    v.push(`terminationGracePeriodSeconds is ${grace}, expected max(30, ${need})`);
+  }
+
+  // Pod template metadata: the user's, plus one checksum annotation per sidecar.
+  const meta = podMetadataOf(out);
+  const baseMeta = podMetadataOf(baseline);
+  const annotations = { ...(meta.annotations ?? {}) };
+  for (const f of facts) {
+    if (typeof annotations[CHECKSUM_PREFIX + f.name] !== 'string') v.push(`no checksum annotation for '${f.name}'`);
+    delete annotations[CHECKSUM_PREFIX + f.name];
+  }
+  if (!same(annotations, baseMeta.annotations ?? {})) v.push(`pod template annotations changed: ${canonical(annotations)} != ${canonical(baseMeta.annotations ?? {})}`);
+
+  // Everything outside the pod template: unchanged.
+  const strip = (m: any) => {
+    const c = structuredClone(m);
+    const pm = podMetadataOf(c);
+    delete pm.annotations;
+    delete podSpecOf(c).containers;
+    delete podSpecOf(c).initContainers;
+    delete podSpecOf(c).volumes;
+    delete podSpecOf(c).terminationGracePeriodSeconds;
+    if (m.kind === 'Pod') c.metadata.annotations = Object.fromEntries(Object.entries(m.metadata.annotations ?? {}).filter(([k]) => !k.startsWith(CHECKSUM_PREFIX)));
+    return c;
+  };
+  if (!same(strip(baseline), strip(out))) v.push(`the workload changed outside the pod template: ${canonical(strip(out))} != ${canonical(strip(baseline))}`);
+  return v;
+}
+
+/** An app container: unchanged but for the documented mounts and env, appended; the user's env wins. */
+function wiringViolations(base: any, got: any, facts: SidecarFacts[]): string[] {
+  const v: string[] = [];
+  const at = `app container '${base.name}'`;
+  const mounts: any[] = [...(base.volumeMounts ?? [])];
+  const env: any[] = [...(base.env ?? [])];
+  const added: Array<[string, SidecarFacts]> = [];
+  for (const f of facts) {
+    for (const m of f.appMounts) {
+      if (!mounts.some(x => x.mountPath === m.mountPath && x.name === m.name)) mounts.push(m);
+    }
+    for (const name of f.appEnv) {
+      if (!env.some(x => x.name === name)) {
+        env.push({ name });
+        added.push([name, f]);
+      }
+    }
+  }
+  for (const key of new Set([...Object.keys(base), ...Object.keys(got)])) {
+    if (key === 'env' || key === 'volumeMounts') continue;
+    if (!same(base[key], got[key])) v.push(`${at}: field ${key} changed`);
+  }
+  if (!same(got.volumeMounts ?? [], mounts)) v.push(`${at}: volumeMounts ${canonical(got.volumeMounts ?? [])}, expected ${canonical(mounts)}`);
+  const gotEnv: any[] = got.env ?? [];
+  if (!same(names(gotEnv), names(env))) v.push(`${at}: env names ${canonical(names(gotEnv))}, expected ${canonical(names(env))}`);
+  (base.env ?? []).forEach((e: any, i: number) => {
+    if (!same(gotEnv[i], e)) v.push(`${at}: the user's env ${e.name} changed`);
+  });
+  for (const [name, f] of added) {
+    const e = gotEnv.find(x => x.name === name);
+    if (!e) continue;
+    const want = f.appEnvValues[name];
+    if (want !== undefined && e.value !== want) v.push(`${at}: ${name} is ${JSON.stringify(e.value)}, expected ${JSON.stringify(want)}`);
+  }
+  // $(VAR) in an added value refers only to variables defined before it (the kubelet expands in order)
+  gotEnv.forEach((e, i) => {
+    if (!added.some(([n]) => n === e.name) || typeof e.value !== 'string') return;
+    for (const m of e.value.replace(/\$\$/g, '').matchAll(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g)) {
+      if (!gotEnv.slice(0, i).some(x => x.name === m[1])) v.push(`${at}: ${e.name} refers to $(${m[1]}), which is not defined before it`);
+    }
+  });
+  return v;
+}
+
+/**
+ * The containers the library adds: restricted profile, resources, probes and hooks per layout,
+ * the tools wired where a hook uses them, allowed volume types.
+ */
+export function addedContainerViolations(s: Scenario, baseline: any, out: any): string[] {
+  const v: string[] = [];
+  const minor = s.target.minor;
+  const facts = orderedFacts(s, baseline.metadata.name);
+  if (facts.length === 0) return v;
+  const user = userPod(s, baseline);
+  const spec = podSpecOf(out);
+  const all: any[] = [...(spec.initContainers ?? []), ...(spec.containers ?? [])];
+  const userNames = new Set([...user.containers, ...user.init].map(c => c.name));
+  const added = all.filter(c => !userNames.has(c.name));
+
+  for (const c of added) {
+    for (const p of restrictedViolations(c, {})) v.push(`restricted profile: ${p}`);
+    for (const kind of ['requests', 'limits']) {
+      for (const r of ['cpu', 'memory']) {
+        if (c.resources?.[kind]?.[r] === undefined) v.push(`container '${c.name}' has no ${kind}.${r}`);
+      }
+    }
+    const usesTools = JSON.stringify(c.lifecycle ?? {}).includes(`${TOOLS_PATH}/`);
+    if (usesTools && !(c.volumeMounts ?? []).some((m: any) => m.name === TOOLS_NAME && m.mountPath === TOOLS_PATH)) {
+      v.push(`container '${c.name}' runs ${TOOLS_PATH} in a hook but does not mount it`);
+    }
+  }
+  const toolsUsed = added.some(c => JSON.stringify(c.lifecycle ?? {}).includes(`${TOOLS_PATH}/`));
+  // (a user's own init container may carry the name when the library needs no tools)
+  const toolsContainer = userNames.has(TOOLS_NAME) ? -1 : (spec.initContainers ?? []).findIndex((c: any) => c.name === TOOLS_NAME);
+  if (toolsUsed !== (toolsContainer === 0)) v.push(`hooks ${toolsUsed ? 'use' : 'do not use'} the tools, but the tools init container is at ${toolsContainer}`);
+  if (toolsContainer >= 0 && (spec.initContainers[toolsContainer].restartPolicy !== undefined)) v.push('the tools init container has a restartPolicy');
+
+  for (const f of facts) {
+    const c = all.find(x => x.name === f.name);
+    if (!c) continue;
+    const at = `${f.owner} (${f.layout})`;
+    if (!same(c.resources, f.resources)) v.push(`${at}: resources ${canonical(c.resources)}, expected ${canonical(f.resources)}`);
+    if (f.layout === 'NATIVE') {
+      if (c.restartPolicy !== 'Always') v.push(`${at}: restartPolicy is ${c.restartPolicy}`);
+      if (!c.startupProbe) v.push(`${at}: no startupProbe (the app would start before the sidecar is ready)`);
+    } else if (c.restartPolicy !== undefined) {
+      v.push(`${at}: a regular container with restartPolicy`);
+    }
+    if (!c.readinessProbe) v.push(`${at}: no readinessProbe`);
+    const orderedStop = f.layout === 'NATIVE' && minor >= 29;
+    const preStop = c.lifecycle?.preStop;
+    if (orderedStop) {
+      if (!!preStop !== f.preStopScript) v.push(`${at}: preStop ${preStop ? 'set' : 'missing'} on a native sidecar stopped after the app`);
+    } else if (!preStop) {
+      v.push(`${at}: no preStop delay although it is stopped together with the app`);
+    } else if (preStop.sleep) {
+      if (minor < 30) v.push(`${at}: preStop sleep action on 1.${minor}`);
+      if (preStop.sleep.seconds !== f.appShutdownSeconds) v.push(`${at}: preStop sleeps ${preStop.sleep.seconds}s, expected ${f.appShutdownSeconds}s`);
+    } else if (!String(preStop.exec?.command?.join(' ')).includes(`sleep ${f.appShutdownSeconds}`)) {
+      v.push(`${at}: preStop does not wait appShutdownTime (${f.appShutdownSeconds}s): ${canonical(preStop)}`);
+    }
+  }
+
+  const userVolumes = new Set(user.volumes);
+  for (const vol of spec.volumes ?? []) {
+    if (!userVolumes.has(vol.name)) for (const p of volumeViolations(vol)) v.push(`restricted profile: ${p}`);
+  }
+  return v;
+}
+
+/**
+ * Manifests besides the workload: the baseline's unchanged, plus one ConfigMap per sidecar in the
+ * workload's namespace, whose checksum is the pod template's annotation.
+ */
+export function manifestSetViolations(s: Scenario, baselineManifests: any[], manifests: any[]): string[] {
+  const v: string[] = [];
+  const baseIndex = workloadIndex(baselineManifests);
+  const outIndex = workloadIndex(manifests);
+  const baseline = baselineManifests[baseIndex];
+  const out = manifests[outIndex];
+  const facts = orderedFacts(s, baseline.metadata.name);
+  const others = manifests.filter((_m, i) => i !== outIndex);
+  const baseOthers = baselineManifests.filter((_m, i) => i !== baseIndex);
+  for (const b of baseOthers) {
+    if (!others.some(m => same(m, b))) v.push(`${b.kind} '${b.metadata?.name}' changed or disappeared`);
+  }
+  const extra = others.filter(m => !baseOthers.some(b => same(m, b)));
+  if (extra.length !== facts.length || !extra.every(m => m.kind === 'ConfigMap')) {
+    v.push(`expected ${facts.length} new ConfigMap(s), got ${extra.map(m => m.kind).join(', ') || 'none'}`);
+  }
+  const volumes: any[] = podSpecOf(out).volumes ?? [];
+  const annotations = podMetadataOf(out).annotations ?? {};
+  for (const f of facts) {
+    const vol = volumes.find(x => x.name === f.configVolume);
+    const cm = extra.find(m => m.metadata?.name === vol?.configMap?.name);
+    if (!cm) {
+      v.push(`${f.owner}: no ConfigMap behind volume '${f.configVolume}'`);
+      continue;
+    }
+    if (cm.metadata.namespace !== out.metadata.namespace) v.push(`${f.owner}: ConfigMap in namespace ${cm.metadata.namespace}, workload in ${out.metadata.namespace}`);
+    const checksum = createHash('sha256').update(JSON.stringify(cm.data)).digest('hex');
+    if (annotations[CHECKSUM_PREFIX + f.name] !== checksum) v.push(`${f.owner}: checksum annotation does not match its ConfigMap`);
+  }
+  // the user's JSON patches are still applied
+  const [key, value] = s.workload.annotation;
+  if (out.metadata.annotations?.[key] !== value) v.push(`the user's annotation patch ${key} is gone`);
+  if (s.workload.podPatch && podSpecOf(out).priorityClassName !== 'high') v.push("the user's priorityClassName patch is gone");
+  return v;
+}
+
+/** The index of the workload manifest (the one with a pod template) in a synthesized chart. */
+export function workloadIndex(manifests: any[]): number {
+  const kinds = ['Pod', 'Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job', 'CronJob'];
+  const found = manifests.map((m, i) => [m, i] as const).filter(([m]) => kinds.includes(m.kind));
+  if (found.length !== 1) throw new Error(`expected one workload, found ${found.length}`);
+  return found[0][1];
+}
