@@ -109,7 +109,12 @@ export function checkEquivalent(hand: Json[], lib: Json[]): string {
   if (!isDeepStrictEqual(a, b)) {
     throw new Error(`hand-written and library (legacy) outputs differ:\n  ${differences(a, b).join('\n  ')}`);
   }
-  return `${census(hand)}; projections deep-equal`;
+  // The check must be able to fail: one changed value deep in the last Deployment is caught.
+  const changed = structuredClone(hand);
+  const last = [...changed].reverse().find(o => o.kind === 'Deployment');
+  last.spec.template.spec.containers.at(-1).env.at(-1).value += ' ';
+  if (isDeepStrictEqual(project(changed), b)) throw new Error('the equivalence check does not see a changed env value');
+  return `${census(hand)}; projections deep-equal (and a one-character change is caught)`;
 }
 
 /**
