@@ -83,7 +83,8 @@ function check(s: Scenario, coverage: Coverage): void {
   }
   if (expected.length > 0) fail('synthesis succeeded, but the model expects errors', expected.map(x => `${x.why}: ${x.pattern}`));
 
-  const manifests = parseAllDocuments(yaml).map(d => d.toJSON());
+  // cdk8s writes YAML 1.1: read it back the same way (e.g. `0o7` is a string in 1.1, an integer in 1.2)
+  const manifests = parseAllDocuments(yaml, { version: '1.1' }).map(d => d.toJSON());
   const out = manifests[workloadIndex(manifests)];
   // Without sidecars the library must leave the workload alone (whatever the user wrote).
   const touched = s.sidecars.length > 0;
