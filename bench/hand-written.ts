@@ -65,7 +65,7 @@ const FLUENT_BIT_CONF = `[SERVICE]
     Path             /var/log/app/*.log
     DB               /var/log/app/.fluent-bit-offsets.db
     DB.locking       true
-    Refresh_Interval 5
+    Refresh_Interval 1
     Read_from_Head   true
     Skip_Long_Lines  On
     Mem_Buf_Limit    16MB
@@ -377,7 +377,7 @@ export function handWrittenDeployment(
   // busybox for the hooks (distroless agents have no shell).
   deployment.addInitContainer({
     name: 'sidecar-tools',
-    image: 'busybox:1.36.1',
+    image: 'busybox:1.36.1-musl',
     imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
     command: ['/bin/busybox', 'cp', '/bin/busybox', '/sidecar-tools/busybox'],
     resources: resources(10, 50, 16, 16),
