@@ -15,6 +15,26 @@ import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject } from './
 import { Json, SidecarSpec } from './engine/spec';
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
+const PASSES = Symbol.for('cdk8s-sidecars.validation-passes');
+
+/**
+ * Counts the validation passes over the app: cdk8s validates the root first in every pass
+ * (pre-order), so a validation on the root marks the start of each one.
+ */
+function countValidationPasses(root: IConstruct): void {
+  if ((root as any)[PASSES] !== undefined) return;
+  (root as any)[PASSES] = 0;
+  root.node.addValidation({
+    validate: () => {
+      (root as any)[PASSES] += 1;
+      return [];
+    },
+  });
+}
+
+function validationPass(root: IConstruct): number {
+  return (root as any)[PASSES];
+}
 
 /** What a sidecar construct gives the binding: its spec and target, computed at synthesis. */
 export interface SidecarSource {
@@ -81,21 +101,25 @@ export class WorkloadBinding {
   private readonly sources: SidecarSource[] = [];
 
   /**
-   * Every synth path validates the app, then calls `toJson()` on each object, in one
-   * synchronous run (and `App.synth` validates twice). Rendering is the hot path, so a
-   * successful validation's render is kept for the `toJson()` that follows: the next
-   * validation reuses it, the next `toJson()` consumes it, and it is dropped at the end of the
-   * current synchronous run whatever happens, so a later synth never sees a stale one.
-   * A render with errors is never kept.
+   * The render of the latest validation, for the `toJson()` that follows it.
+   *
+   * Every synth path runs a validation pass over the whole app (cdk8s' `validate(app)`), then
+   * calls `toJson()` on the objects, with no user code in between. So a render made by this
+   * workload's validation is reused by its `toJson()` only if no other validation pass has
+   * started since (a root validation counts the passes) and only within the same synchronous
+   * run. Every validation renders afresh: a change made between two synths (also of two
+   * different charts, or after a failed synth) is always seen.
    */
-  private validated?: EngineResult;
+  private validated?: { readonly result: EngineResult; readonly pass: number };
   private readonly originalToJson: () => Json;
+  private readonly root: IConstruct;
 
   private constructor(obj: ApiObject, private readonly options: BindingOptions) {
     this.originalToJson = obj.toJson.bind(obj);
+    this.root = obj.node.root;
+    countValidationPasses(this.root);
     Object.defineProperty(obj, 'toJson', {
       value: () => {
-        // The validation that ran just before (same synchronous synth) already rendered it.
         const result = this.takeValidated() ?? this.render();
         if (result.errors.length > 0) {
           throw new Error(`cdk8s-sidecars: ${result.errors.join('\n')}`);
@@ -118,21 +142,22 @@ export class WorkloadBinding {
     }
   }
 
-
   private validate(): string[] {
-    if (this.validated) return [];
     const result = this.render();
-    if (result.errors.length === 0) {
-      this.validated = result;
-      queueMicrotask(() => { this.validated = undefined; });
+    this.validated = result.errors.length === 0 ? { result, pass: validationPass(this.root) } : undefined;
+    if (this.validated) {
+      const kept = this.validated;
+      queueMicrotask(() => {
+        if (this.validated === kept) this.validated = undefined;
+      });
     }
     return result.errors;
   }
 
   private takeValidated(): EngineResult | undefined {
-    const result = this.validated;
+    const kept = this.validated;
     this.validated = undefined;
-    return result;
+    return kept && kept.pass === validationPass(this.root) ? kept.result : undefined;
   }
 
   /** The workload's manifest with every attached sidecar, and every error found. */

@@ -120,11 +120,17 @@ export abstract class SidecarBase extends Construct {
    */
   protected abstract _spec(target: ResolvedTarget): Omit<SidecarSpec, 'layout' | 'allowLegacyOnJob' | 'owner' | 'kind'>;
 
+  /** The rendered sidecar per resolved target (the target is resolved anew at every synthesis). */
+  private readonly rendered = new Map<string, RenderedSidecar>();
+
   private renderSidecar(): RenderedSidecar {
     const target = this.resolved();
     if (target.decision.error !== undefined) {
       throw new Error(`${this.describe()}: ${target.decision.error}`);
     }
+    const key = `${target.version.minor}|${target.gate}|${target.decision.layout}`;
+    const cached = this.rendered.get(key);
+    if (cached) return cached;
     const spec: SidecarSpec = {
       ...this._spec(target),
       owner: this.describe(),
@@ -132,7 +138,9 @@ export abstract class SidecarBase extends Construct {
       layout: target.decision.layout,
       allowLegacyOnJob: this._props.allowLegacyOnJob ?? false,
     };
-    return { spec, minor: target.version.minor, gate: target.gate };
+    const rendered = { spec, minor: target.version.minor, gate: target.gate };
+    this.rendered.set(key, rendered);
+    return rendered;
   }
 
   /**

@@ -167,17 +167,27 @@ describe('the render kept from validation is never stale', () => {
     expect(() => Testing.synth(chart)).toThrow(/container name 'shipper' is already used/);
   });
 
-  test('one render per synth: validation\'s render is reused by toJson (the hot path)', () => {
+  test('one render per validation pass: toJson reuses the render of the pass just before it (the hot path)', () => {
     const spy = jest.spyOn(kplus.k8s.KubeDeployment.prototype, 'toJson');
     try {
       const { app, chart } = nativeApp();
-      Testing.synth(chart);
+      Testing.synth(chart); // one pass, then toJson
       expect(spy).toHaveBeenCalledTimes(1);
       spy.mockClear();
-      app.synthYaml(); // validates twice, then serializes
-      expect(spy).toHaveBeenCalledTimes(1);
+      app.synthYaml(); // two passes (synthYaml's and Chart.toJson's), then toJson
+      expect(spy).toHaveBeenCalledTimes(2);
     } finally {
       spy.mockRestore();
     }
+  });
+
+  test('two charts: synthesizing one validates the other too; a change to the other before its own synth is seen', () => {
+    const { app, chart } = nativeApp();
+    const other = new Chart(app, 'other');
+    const dep2 = kplusWorkload(other, 'Deployment') as kplus.Deployment;
+    new WithLogAgent(other, 'logs', { workload: dep2, kubernetesVersion: '1.29' });
+    Testing.synth(chart); // validates (and renders) 'other' as well
+    dep2.addContainer({ name: 'late', image: 'ghcr.io/example/late:1' });
+    expect(layoutOf(manifestOf(Testing.synth(other), 'Deployment')).containers).toEqual(['app', 'late']);
   });
 });

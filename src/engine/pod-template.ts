@@ -120,20 +120,17 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const legacyFirst: Json[] = [];
   const legacyLast: Json[] = [];
   for (const s of ordered) {
-    const { lifecycle, needsTools: tools } = lifecycleFor(s, target);
-    needsTools = needsTools || tools;
-    if (tools) toolUsers.push(s.owner);
-    // Copies: the output must never share objects with the specs (callers may edit it).
-    const c: Json = structuredClone(s.container);
-    if (lifecycle) c.lifecycle = lifecycle;
-    if (tools) c.volumeMounts = [...(c.volumeMounts ?? []), { mountPath: TOOLS.mountPath, name: TOOLS.volumeName, readOnly: true }];
+    const placed = placedContainer(s, target);
+    needsTools = needsTools || placed.needsTools;
+    if (placed.needsTools) toolUsers.push(s.owner);
+    // A copy: the output must never share objects with the specs (callers may edit it).
+    const c = copyJson(placed.container);
     if (s.layout === 'NATIVE') {
-      c.restartPolicy = 'Always';
-      native.push(sortKeys(c));
+      native.push(c);
     } else if (s.hold) {
-      legacyFirst.push(sortKeys(c));
+      legacyFirst.push(c);
     } else {
-      legacyLast.push(sortKeys(c));
+      legacyLast.push(c);
     }
   }
 
@@ -155,7 +152,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const initContainers = [...tools, ...native, ...userInit];
   if (initContainers.length > 0) spec.initContainers = initContainers;
   spec.containers = [...legacyFirst, ...appContainers, ...legacyLast];
-  const volumes = [...userVolumes, ...ordered.flatMap(s => s.volumes.map(v => sortKeys(structuredClone(v)))), ...(needsTools ? [toolsVolume()] : [])];
+  const volumes = [...userVolumes, ...ordered.flatMap(s => s.volumes.map(v => sortKeys(copyJson(v)))), ...(needsTools ? [toolsVolume()] : [])];
   if (volumes.length > 0) spec.volumes = volumes;
 
   // Annotations that roll the pods when a sidecar's config changes.
@@ -184,6 +181,42 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   return { manifest, errors };
 }
 
+/**
+ * A sidecar's container in its layout for a target: the spec's container with the lifecycle
+ * hooks, the tools mount and `restartPolicy`, keys sorted. The same spec and target always give
+ * the same container, so it is worked out once per (spec, target) and copied per render.
+ */
+const placedCache = new WeakMap<SidecarSpec, Map<number, { container: Json; needsTools: boolean }>>();
+
+function placedContainer(s: SidecarSpec, target: EngineTarget): { container: Json; needsTools: boolean } {
+  let byTarget = placedCache.get(s);
+  if (!byTarget) {
+    byTarget = new Map();
+    placedCache.set(s, byTarget);
+  }
+  const cached = byTarget.get(target.minor);
+  if (cached) return cached;
+  const { lifecycle, needsTools } = lifecycleFor(s, target);
+  const c: Json = copyJson(s.container);
+  if (lifecycle) c.lifecycle = lifecycle;
+  if (needsTools) c.volumeMounts = [...(c.volumeMounts ?? []), { mountPath: TOOLS.mountPath, name: TOOLS.volumeName, readOnly: true }];
+  if (s.layout === 'NATIVE') c.restartPolicy = 'Always';
+  const placed = { container: sortKeys(c), needsTools };
+  byTarget.set(target.minor, placed);
+  return placed;
+}
+
+/** A deep copy of plain JSON (objects, arrays, scalars): faster than structuredClone for small objects. */
+export function copyJson<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(copyJson) as unknown as T;
+  if (value !== null && typeof value === 'object') {
+    const out: Json = {};
+    for (const k of Object.keys(value)) out[k] = copyJson((value as Json)[k]);
+    return out as T;
+  }
+  return value;
+}
+
 function withAppWiring(app: Json, sidecars: SidecarSpec[]): Json {
   const mounts: Json[] = [...(app.volumeMounts ?? [])];
   const env: Json[] = [...(app.env ?? [])];
@@ -191,12 +224,12 @@ function withAppWiring(app: Json, sidecars: SidecarSpec[]): Json {
   for (const s of sidecars) {
     for (const m of s.appMounts) {
       if (mounts.some(x => x.mountPath === m.mountPath && x.name === m.name)) continue;
-      mounts.push(sortKeys(structuredClone(m)));
+      mounts.push(sortKeys(copyJson(m)));
       changed = true;
     }
     for (const e of s.appEnv) {
       if (env.some(x => x.name === e.name)) continue;
-      env.push(sortKeys(structuredClone(e)));
+      env.push(sortKeys(copyJson(e)));
       changed = true;
     }
   }
