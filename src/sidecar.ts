@@ -70,6 +70,9 @@ export abstract class SidecarBase extends Construct {
   /** @internal */
   protected readonly _props: SidecarProps;
 
+  /** The rendered sidecar per resolved target (the target is resolved anew at every synthesis). */
+  private readonly rendered = new Map<string, RenderedSidecar>();
+
   protected constructor(scope: Construct, id: string, props: SidecarProps, private readonly defaultContainerName: string) {
     super(scope, id);
     this._props = props;
@@ -119,9 +122,6 @@ export abstract class SidecarBase extends Construct {
    * @internal
    */
   protected abstract _spec(target: ResolvedTarget): Omit<SidecarSpec, 'layout' | 'allowLegacyOnJob' | 'owner' | 'kind'>;
-
-  /** The rendered sidecar per resolved target (the target is resolved anew at every synthesis). */
-  private readonly rendered = new Map<string, RenderedSidecar>();
 
   private renderSidecar(): RenderedSidecar {
     const target = this.resolved();
