@@ -74,17 +74,30 @@ export function formatVersion(v: KubeVersion): string {
   return `${v.major}.${v.minor}`;
 }
 
-/** @internal */
-export function atLeast(v: KubeVersion, minor: number): boolean {
-  return v.minor >= minor;
-}
-
 /**
- * `lifecycle.*.sleep` (no shell needed): alpha 1.29, beta (on by default) 1.30.
+ * What a target release does with sidecars (SIDECARS.md §2). Every version fact the library
+ * relies on is here; the engine asks these instead of comparing version numbers.
  * @internal
  */
-export function supportsSleepAction(v: KubeVersion): boolean {
-  return atLeast(v, 30);
+export interface TargetCapabilities {
+  /** `initContainers[].restartPolicy: Always` is kept and honoured (1.29+, 1.28 with the gate). */
+  readonly nativeSidecars: boolean;
+  /** Native sidecars are stopped after the app containers, in reverse order (1.29+). */
+  readonly orderedTermination: boolean;
+  /** The `sleep` lifecycle action (beta, on by default, from 1.30). */
+  readonly sleepAction: boolean;
+  /** `sleep` with 0 seconds (PodLifecycleSleepActionAllowZero, beta from 1.33). */
+  readonly sleepZero: boolean;
+}
+
+/** @internal */
+export function capabilities(minor: number, gate: boolean): TargetCapabilities {
+  return {
+    nativeSidecars: minor >= 29 || (minor === 28 && gate),
+    orderedTermination: minor >= 29,
+    sleepAction: minor >= 30,
+    sleepZero: minor >= 33,
+  };
 }
 
 /** The outcome of the layout decision. @internal */
@@ -97,7 +110,7 @@ export type LayoutDecision =
  * @internal
  */
 export function resolveLayout(v: KubeVersion, mode: SidecarMode, gate: boolean): LayoutDecision {
-  const nativeWorks = atLeast(v, 29) || (v.minor === 28 && gate);
+  const nativeWorks = capabilities(v.minor, gate).nativeSidecars;
   switch (mode) {
     case SidecarMode.LEGACY:
       return { layout: SidecarLayout.LEGACY };

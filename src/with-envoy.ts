@@ -341,7 +341,6 @@ export class WithEnvoy extends SidecarBase {
       timeoutSeconds: 1,
     });
     const admin = `http://127.0.0.1:${this.adminPort}`;
-    const post = (path: string) => `/sidecar-tools/busybox wget -q -T 2 -O /dev/null --post-data '' '${admin}${path}'`;
 
     this.spec = {
       rank: RANK.PROXY,
@@ -380,7 +379,7 @@ export class WithEnvoy extends SidecarBase {
         appShutdownSeconds,
         // Readiness drops first (the health listener answers 503), then the pod-facing listeners
         // drain for drainTime; outbound listeners (MODIFY_ONLY, OUTBOUND) are left alone.
-        preStopScript: `${post('/healthcheck/fail')}; ${post('/drain_listeners?inboundonly&graceful')}`,
+        preStopPosts: [`${admin}/healthcheck/fail`, `${admin}/drain_listeners?inboundonly&graceful`],
       },
       hold: (props.holdApplicationUntilProxyStarts ?? true)
         ? { readyUrl: `http://127.0.0.1:${this.healthPort}${ENVOY_HEALTH_PATH}`, timeoutSeconds: DEFAULTS.holdTimeoutSeconds }

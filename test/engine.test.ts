@@ -133,20 +133,44 @@ describe('placement and order', () => {
 });
 
 describe('shutdown', () => {
-  test('native with a preStop script runs it through the tools; without one there is no hook', () => {
+  const DRAIN = 'http://127.0.0.1:9901/drain';
+  const POST = `/sidecar-tools/busybox wget -q -T 2 -O /dev/null --post-data '' '${DRAIN}'`;
+
+  test('native: preStop POSTs go through the tools; without them there is no hook', () => {
     const r = applySidecars(deployment(), [
       sidecar('log-agent', RANK.LOG_AGENT),
-      sidecar('envoy', RANK.PROXY, { shutdown: { stopSeconds: 6, appShutdownSeconds: 10, preStopScript: 'drain' } }),
+      sidecar('envoy', RANK.PROXY, { shutdown: { stopSeconds: 6, appShutdownSeconds: 10, preStopPosts: [DRAIN] } }),
     ], T29);
     const init = r.manifest.spec.template.spec.initContainers;
     expect(names(init)).toEqual([TOOLS.containerName, 'log-agent', 'envoy']);
     expect(init[1].lifecycle).toBeUndefined();
-    expect(init[2].lifecycle).toEqual({ preStop: { exec: { command: ['/sidecar-tools/busybox', 'sh', '-c', 'drain'] } } });
+    expect(init[2].lifecycle).toEqual({ preStop: { exec: { command: ['/sidecar-tools/busybox', 'sh', '-c', POST] } } });
   });
 
-  test('legacy: a preStop script then the delay', () => {
-    const r = applySidecars(deployment(), [sidecar('envoy', RANK.PROXY, { layout: 'LEGACY', shutdown: { stopSeconds: 2, appShutdownSeconds: 15, preStopScript: 'drain' } })], { minor: 31, gate: false });
-    expect(r.manifest.spec.template.spec.containers[1].lifecycle.preStop.exec.command[3]).toBe('drain; /sidecar-tools/busybox sleep 15');
+  test('legacy: the POSTs, then the delay', () => {
+    const r = applySidecars(deployment(), [sidecar('envoy', RANK.PROXY, { layout: 'LEGACY', shutdown: { stopSeconds: 2, appShutdownSeconds: 15, preStopPosts: [DRAIN] } })], { minor: 31, gate: false });
+    expect(r.manifest.spec.template.spec.containers[1].lifecycle.preStop.exec.command[3]).toBe(`${POST}; /sidecar-tools/busybox sleep 15`);
+  });
+
+  test('legacy: every sidecar waits out the workload\'s longest app shutdown time, not only its own', () => {
+    const r = applySidecars(deployment(), [
+      sidecar('log-agent', RANK.LOG_AGENT, { layout: 'LEGACY', shutdown: { stopSeconds: 6, appShutdownSeconds: 10 } }),
+      sidecar('envoy', RANK.PROXY, { layout: 'LEGACY', shutdown: { stopSeconds: 1, appShutdownSeconds: 40 } }),
+    ], { minor: 31, gate: false });
+    const containers = r.manifest.spec.template.spec.containers;
+    expect(containers.map((c: Json) => c.lifecycle?.preStop)).toEqual([undefined, { sleep: { seconds: 40 } }, { sleep: { seconds: 40 } }]);
+    // 40 s app + the slowest stop (6 s)
+    expect(r.manifest.spec.template.spec.terminationGracePeriodSeconds).toBe(46);
+  });
+
+  test('legacy with no app shutdown time: no delay at all (a 0 s sleep is rejected before 1.33)', () => {
+    const zero = sidecar('log-agent', RANK.LOG_AGENT, { layout: 'LEGACY', shutdown: { stopSeconds: 6, appShutdownSeconds: 0 } });
+    for (const minor of [27, 31, 33]) {
+      const r = applySidecars(deployment(), [zero], { minor, gate: false });
+      expect(r.errors).toEqual([]);
+      expect(r.manifest.spec.template.spec.containers[1].lifecycle).toBeUndefined();
+      expect(r.manifest.spec.template.spec.initContainers).toBeUndefined();
+    }
   });
 
   test('grace arithmetic: native = app + sum of stops; legacy = max(app + stop)', () => {
@@ -155,7 +179,7 @@ describe('shutdown', () => {
     expect(graceNeed([a, b], T29).seconds).toBe(20 + 5 + 7);
     expect(graceNeed([{ ...a, layout: 'LEGACY' }, { ...b, layout: 'LEGACY' }], T29).seconds).toBe(27);
     // 1.28 with the gate: native, but stopped together with the app
-    expect(graceNeed([a, b], { minor: 28 }).seconds).toBe(27);
+    expect(graceNeed([a, b], { minor: 28, gate: true }).seconds).toBe(27);
   });
 
   test('native on 1.28 (gate on): sidecars are not stopped after the app, so they get the preStop delay', () => {
@@ -203,6 +227,24 @@ describe('collisions', () => {
     );
   });
 
+  test('hostNetwork pods are refused: the sidecars would listen on the node', () => {
+    const r = applySidecars(deployment({ hostNetwork: true }), [sidecar('a', 1)], T29);
+    expect(r.errors).toEqual([
+      "Deployment 'web': uses hostNetwork: true, so its sidecars would listen on the node's network (admin and receiver ports " +
+      "on the node's loopback, open to every host-network process; health ports on the node IP, colliding between pods on one node). " +
+      'Drop hostNetwork from the workload, or attach no sidecar to it.',
+    ]);
+  });
+
+  test('a bare Pod meant to complete (restartPolicy Never/OnFailure) is treated like a Job', () => {
+    const pod = (restartPolicy?: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'app', image: 'a' }], restartPolicy } });
+    const legacy = sidecar('a', 1, { layout: 'LEGACY' });
+    expect(applySidecars(pod('Never'), [legacy], T27).errors[0]).toMatch(/^With 'a': a legacy sidecar on Pod 'p' never exits, so the pod \(restartPolicy Never\) never completes\./);
+    expect(applySidecars(pod('OnFailure'), [legacy], T27).errors[0]).toMatch(/restartPolicy OnFailure/);
+    expect(applySidecars(pod('Always'), [legacy], T27).errors).toEqual([]);
+    expect(applySidecars(pod(), [legacy], T27).errors).toEqual([]);
+  });
+
   test('legacy sidecars on Jobs', () => {
     const job = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: { template: { spec: { containers: [{ name: 'app', image: 'a' }], restartPolicy: 'Never' } } } };
     const legacy = sidecar('a', 1, { layout: 'LEGACY' });
@@ -237,6 +279,8 @@ describe('API server rules (SIDECARS.md §4)', () => {
       "Deployment 'web': init container 'i' has restartPolicy 'Always', which Kubernetes 1.27 does not know (the field is dropped or rejected): the pod would hang in Init. Target 1.29+ or use the legacy layout."],
     ['sleep action before 1.30', { containers: [{ name: 'c', lifecycle: { preStop: { sleep: { seconds: 1 } } } }] }, 29,
       "Deployment 'web': container 'c' uses the preStop sleep action, which Kubernetes 1.29 does not have (beta from 1.30). Use an exec hook or target 1.30+."],
+    ['a 0 s sleep before 1.33', { containers: [{ name: 'c', lifecycle: { preStop: { sleep: { seconds: 0 } } } }] }, 32,
+      "Deployment 'web': container 'c' has a preStop sleep of 0 seconds, which Kubernetes 1.32 rejects (allowed from 1.33). Sleep at least 1 second or drop the hook."],
   ])('%s', (_name, spec, minor, message) => {
     expect(checkPodSpec(spec, { minor, gate: false }, where)).toEqual([message]);
   });

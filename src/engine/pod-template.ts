@@ -7,7 +7,7 @@
  * rules on the result.
  */
 import { checkPodSpec } from './rules';
-import { KUBERNETES_DEFAULT_GRACE_SECONDS, TOOLS, graceNeed, lifecycleFor, toolsInitContainer, toolsVolume } from './shutdown';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS, TOOLS, appShutdownOf, graceNeed, lifecycleFor, toolsInitContainer, toolsVolume } from './shutdown';
 import { EngineTarget, Json, SidecarSpec } from './spec';
 
 /** Kinds that carry a pod template, and where. */
@@ -100,12 +100,24 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   }
   errors.push(...checkCollisions(where, ordered, userContainers, userInit, userVolumes));
 
-  // A legacy sidecar never exits, so a Job's pod never completes.
-  if (COMPLETING_KINDS.has(manifest.kind)) {
+  // Sidecars share the pod's network namespace: their localhost-only ports and the ports the
+  // kubelet probes must be the pod's, not the node's.
+  if (spec.hostNetwork === true) {
+    errors.push(
+      `${where}: uses hostNetwork: true, so its sidecars would listen on the node's network (admin and ` +
+      'receiver ports on the node\'s loopback, open to every host-network process; health ports on the node IP, ' +
+      'colliding between pods on one node). Drop hostNetwork from the workload, or attach no sidecar to it.',
+    );
+  }
+
+  // A legacy sidecar never exits, so a Job's pod (or a bare Pod that is meant to complete)
+  // never completes.
+  const podCompletes = manifest.kind === 'Pod' && spec.restartPolicy !== undefined && spec.restartPolicy !== 'Always';
+  if (COMPLETING_KINDS.has(manifest.kind) || podCompletes) {
     for (const s of ordered) {
       if (s.layout === 'LEGACY' && !s.allowLegacyOnJob) {
         errors.push(
-          `${s.owner}: a legacy sidecar on ${where} never exits, so the Job never completes. ` +
+          `${s.owner}: a legacy sidecar on ${where} never exits, so the ${podCompletes ? `pod (restartPolicy ${spec.restartPolicy})` : 'Job'} never completes. ` +
           'Target Kubernetes 1.29+ (native sidecars do not block completion), or set ' +
           '`allowLegacyOnJob: true` if the app stops the sidecar itself.',
         );
@@ -119,8 +131,9 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const native: Json[] = [];
   const legacyFirst: Json[] = [];
   const legacyLast: Json[] = [];
+  const appShutdown = appShutdownOf(ordered);
   for (const s of ordered) {
-    const placed = placedContainer(s, target);
+    const placed = placedContainer(s, target, appShutdown);
     needsTools = needsTools || placed.needsTools;
     if (placed.needsTools) toolUsers.push(s.owner);
     // A copy: the output must never share objects with the specs (callers may edit it).
@@ -186,23 +199,24 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
  * hooks, the tools mount and `restartPolicy`, keys sorted. The same spec and target always give
  * the same container, so it is worked out once per (spec, target) and copied per render.
  */
-const placedCache = new WeakMap<SidecarSpec, Map<number, { container: Json; needsTools: boolean }>>();
+const placedCache = new WeakMap<SidecarSpec, Map<string, { container: Json; needsTools: boolean }>>();
 
-function placedContainer(s: SidecarSpec, target: EngineTarget): { container: Json; needsTools: boolean } {
+function placedContainer(s: SidecarSpec, target: EngineTarget, appShutdown: number): { container: Json; needsTools: boolean } {
   let byTarget = placedCache.get(s);
   if (!byTarget) {
     byTarget = new Map();
     placedCache.set(s, byTarget);
   }
-  const cached = byTarget.get(target.minor);
+  const key = `${target.minor}|${target.gate}|${appShutdown}`;
+  const cached = byTarget.get(key);
   if (cached) return cached;
-  const { lifecycle, needsTools } = lifecycleFor(s, target);
+  const { lifecycle, needsTools } = lifecycleFor(s, target, appShutdown);
   const c: Json = copyJson(s.container);
   if (lifecycle) c.lifecycle = lifecycle;
   if (needsTools) c.volumeMounts = [...(c.volumeMounts ?? []), { mountPath: TOOLS.mountPath, name: TOOLS.volumeName, readOnly: true }];
   if (s.layout === 'NATIVE') c.restartPolicy = 'Always';
   const placed = { container: sortKeys(c), needsTools };
-  byTarget.set(target.minor, placed);
+  byTarget.set(key, placed);
   return placed;
 }
 

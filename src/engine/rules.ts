@@ -2,6 +2,7 @@
  * Layer 2: the API server's semantic rules for a pod spec (SIDECARS.md §4) and the fields a
  * target release does not know. Schemas check shape only; these are the rules they miss.
  */
+import { capabilities } from '../target';
 import { Json } from './spec';
 
 /** What the rules need to know about the target. */
@@ -21,7 +22,8 @@ export function checkPodSpec(spec: Json, target: RuleTarget, where: string): str
   const errors: string[] = [];
   const init: Json[] = spec.initContainers ?? [];
   const containers: Json[] = spec.containers ?? [];
-  const nativeKnown = target.minor >= 29 || (target.minor === 28 && target.gate);
+  const caps = capabilities(target.minor, target.gate);
+  const nativeKnown = caps.nativeSidecars;
 
   for (const c of init) {
     const at = `${where}: init container '${c.name}'`;
@@ -59,7 +61,14 @@ export function checkPodSpec(spec: Json, target: RuleTarget, where: string): str
 
   for (const c of [...init, ...containers]) {
     for (const hook of ['preStop', 'postStart']) {
-      if (c.lifecycle?.[hook]?.sleep !== undefined && target.minor < 30) {
+      const sleep = c.lifecycle?.[hook]?.sleep;
+      if (sleep !== undefined && caps.sleepAction && sleep.seconds === 0 && !caps.sleepZero) {
+        errors.push(
+          `${where}: container '${c.name}' has a ${hook} sleep of 0 seconds, which Kubernetes 1.${target.minor} ` +
+          'rejects (allowed from 1.33). Sleep at least 1 second or drop the hook.',
+        );
+      }
+      if (sleep !== undefined && !caps.sleepAction) {
         errors.push(
           `${where}: container '${c.name}' uses the ${hook} sleep action, which Kubernetes 1.${target.minor} ` +
           'does not have (beta from 1.30). Use an exec hook or target 1.30+.',

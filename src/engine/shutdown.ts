@@ -1,6 +1,7 @@
 /**
  * Layer 2: shutdown handling per layout, the sidecar tools, and the grace-period arithmetic.
  */
+import { capabilities } from '../target';
 import { EngineTarget, Json, SidecarSpec } from './spec';
 
 /**
@@ -60,28 +61,31 @@ function shell(script: string): Json {
   return { exec: { command: [TOOLS.busybox, 'sh', '-c', script] } };
 }
 
-/** The lifecycle hooks of a sidecar in its layout, and whether they need the tools. */
-export function lifecycleFor(spec: SidecarSpec, target: EngineTarget): { lifecycle?: Json; needsTools: boolean } {
-  const { preStopScript, appShutdownSeconds } = spec.shutdown;
+/**
+ * The lifecycle hooks of a sidecar in its layout, and whether they need the tools.
+ * `appShutdownSeconds` is the workload's (the largest of its sidecars'): every sidecar that
+ * is stopped together with the app must outlive the app's whole shutdown, not its own guess.
+ */
+export function lifecycleFor(spec: SidecarSpec, target: EngineTarget, appShutdownSeconds: number): { lifecycle?: Json; needsTools: boolean } {
+  const caps = capabilities(target.minor, target.gate);
   const B = TOOLS.busybox;
-  if (spec.layout === 'NATIVE' && orderedTermination(target)) {
-    // Ordering does the work: the sidecar is stopped only after the app has exited.
-    if (!preStopScript) return { needsTools: false };
-    return { lifecycle: { preStop: shell(preStopScript) }, needsTools: true };
-  }
-
-  // Legacy, or native on 1.28 (gate on) where sidecars are NOT stopped after the app:
-  // a preStop delay keeps the sidecar alive while the app shuts down.
+  const posts = (spec.shutdown.preStopPosts ?? []).map(url => `${B} wget -q -T 2 -O /dev/null --post-data '' '${url}'`);
+  const steps: string[] = [...posts];
   const lifecycle: Json = {};
-  let needsTools = false;
-  if (preStopScript) {
-    lifecycle.preStop = shell(`${preStopScript}; ${B} sleep ${appShutdownSeconds}`);
-    needsTools = true;
-  } else if (target.minor >= 30) {
-    lifecycle.preStop = { sleep: { seconds: appShutdownSeconds } };
+  let needsTools = posts.length > 0;
+
+  // Native from 1.29: ordering does the work, the sidecar is stopped only after the app has
+  // exited. Legacy, and native on 1.28 (gate on) where sidecars are NOT stopped after the app:
+  // a preStop delay keeps the sidecar alive while the app shuts down.
+  const delay = spec.layout === 'NATIVE' && caps.orderedTermination ? 0 : appShutdownSeconds;
+  if (delay > 0 && posts.length === 0 && caps.sleepAction) {
+    lifecycle.preStop = { sleep: { seconds: delay } };
   } else {
-    lifecycle.preStop = shell(`${B} sleep ${appShutdownSeconds}`);
-    needsTools = true;
+    if (delay > 0) steps.push(`${B} sleep ${delay}`);
+    if (steps.length > 0) {
+      lifecycle.preStop = shell(steps.join('; '));
+      needsTools = true;
+    }
   }
   if (spec.hold && spec.layout === 'LEGACY') {
     // Regular containers start in order and a postStart hook blocks the next one.
@@ -92,15 +96,7 @@ export function lifecycleFor(spec: SidecarSpec, target: EngineTarget): { lifecyc
     );
     needsTools = true;
   }
-  return { lifecycle, needsTools };
-}
-
-/**
- * Native sidecars are stopped after the app (in reverse order) from 1.29; on 1.28 with the
- * gate on they start in order but are terminated together with the app.
- */
-export function orderedTermination(target: EngineTarget): boolean {
-  return target.minor >= 29;
+  return { lifecycle: Object.keys(lifecycle).length > 0 ? lifecycle : undefined, needsTools };
 }
 
 /** What the pod needs, and why (for messages). */
@@ -110,28 +106,33 @@ export interface GraceNeed {
 }
 
 /**
- * The grace period the sidecars need (SIDECARS.md §3):
- * - legacy (and native on 1.28): every sidecar waits out the app, then stops, all in parallel:
- *   max(app + stop);
+ * The grace period the sidecars need (SIDECARS.md §3), with `app` the workload's app shutdown
+ * time (the largest of its sidecars'):
  * - native (>= 1.29): the app shuts down first, then the sidecars stop one after another:
- *   app + sum(stop).
+ *   app + sum(stop);
+ * - legacy (and native on 1.28): every sidecar waits out the app, then stops, all in parallel:
+ *   app + max(stop).
  */
 export function graceNeed(sidecars: SidecarSpec[], target: EngineTarget): GraceNeed {
-  const app = Math.max(0, ...sidecars.map(s => s.shutdown.appShutdownSeconds));
+  const app = appShutdownOf(sidecars);
+  const ordered = capabilities(target.minor, target.gate).orderedTermination;
+  const sequential = sidecars.filter(s => s.layout === 'NATIVE' && ordered);
+  const parallel = sidecars.filter(s => !(s.layout === 'NATIVE' && ordered));
   let seconds = 0;
   const parts: string[] = [];
-  const sequential = (s: SidecarSpec) => s.layout === 'NATIVE' && orderedTermination(target);
-  const native = sidecars.filter(sequential);
-  if (native.length > 0) {
-    const sum = native.reduce((acc, s) => acc + s.shutdown.stopSeconds, 0);
-    seconds = app + sum;
-    parts.push(`native: app ${app}s + ${native.map(s => `${s.container.name} ${s.shutdown.stopSeconds}s`).join(' + ')}`);
+  if (sequential.length > 0) {
+    seconds = app + sequential.reduce((acc, s) => acc + s.shutdown.stopSeconds, 0);
+    parts.push(`native: app ${app}s + ${sequential.map(s => `${s.container.name} ${s.shutdown.stopSeconds}s`).join(' + ')}`);
   }
-  for (const s of sidecars.filter(x => !sequential(x))) {
-    const need = s.shutdown.appShutdownSeconds + s.shutdown.stopSeconds;
-    if (need > seconds) seconds = need;
+  for (const s of parallel) {
+    seconds = Math.max(seconds, app + s.shutdown.stopSeconds);
     const label = s.layout === 'LEGACY' ? 'legacy' : 'native on 1.28 (unordered stop)';
-    parts.push(`${label} ${s.container.name}: preStop delay ${s.shutdown.appShutdownSeconds}s + stop ${s.shutdown.stopSeconds}s`);
+    parts.push(`${label} ${s.container.name}: preStop delay ${app}s + stop ${s.shutdown.stopSeconds}s`);
   }
   return { seconds: Math.ceil(seconds), explanation: parts.join('; ') };
+}
+
+/** The workload's app shutdown time: the largest of its sidecars' `appShutdownSeconds`. */
+export function appShutdownOf(sidecars: SidecarSpec[]): number {
+  return Math.max(0, ...sidecars.map(s => s.shutdown.appShutdownSeconds));
 }

@@ -38,10 +38,11 @@ export interface ShutdownSpec {
   readonly appShutdownSeconds: number;
 
   /**
-   * A shell snippet (busybox `sh`) to run at `preStop` in BOTH layouts, before any legacy delay,
-   * e.g. Envoy's `POST /drain_listeners?graceful`. Runs with the sidecar tools (busybox) on PATH.
+   * URLs (on 127.0.0.1) to POST to, in order, at `preStop` in BOTH layouts, before any legacy
+   * delay, e.g. Envoy's `/drain_listeners?graceful`. The engine sends them with the sidecar
+   * tools (busybox wget), so the agent's image needs no shell.
    */
-  readonly preStopScript?: string;
+  readonly preStopPosts?: string[];
 }
 
 /** Legacy-only: hold the app containers until this sidecar is ready (Istio's holdApplicationUntilProxyStarts). */
@@ -108,8 +109,10 @@ export interface SidecarSpec {
   readonly allowLegacyOnJob: boolean;
 }
 
-/** The target release as the engine needs it. */
+/** The target release as the engine needs it (its capabilities come from the target layer). */
 export interface EngineTarget {
   /** Kubernetes minor version (1.x). */
   readonly minor: number;
+  /** The SidecarContainers gate is on (only matters for 1.28). */
+  readonly gate: boolean;
 }

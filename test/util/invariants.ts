@@ -198,18 +198,27 @@ export function orderedFacts(s: Scenario, workloadName: string): SidecarFacts[] 
     .sort((a, b) => a.rank - b.rank || a.name.localeCompare(b.name));
 }
 
-/** Whether a sidecar's hooks need the busybox tools (docs of shutdown handling). */
-function needsTools(f: SidecarFacts, minor: number): boolean {
-  if (f.layout === 'NATIVE' && minor >= 29) return f.preStopScript;
-  return f.preStopScript || minor < 30 || (f.hold && f.layout === 'LEGACY');
+/**
+ * How long the app of the workload takes to shut down: the longest `appShutdownTime` of its
+ * sidecars. Every sidecar stopped together with the app must outlive all of it (SIDECARS.md §1:
+ * the point is that no sidecar dies before the app is done).
+ */
+export function appShutdown(facts: SidecarFacts[]): number {
+  return Math.max(0, ...facts.map(f => f.appShutdownSeconds));
 }
 
-/** The grace period the sidecars need (SIDECARS.md §3): app + sum(stop) when stopped in order, else max(app + stop). */
+/** Whether a sidecar's hooks need the busybox tools (docs of shutdown handling). */
+function needsTools(f: SidecarFacts, minor: number, app: number): boolean {
+  if (f.layout === 'NATIVE' && minor >= 29) return f.preStopScript;
+  return f.preStopScript || (app > 0 && minor < 30) || (f.hold && f.layout === 'LEGACY');
+}
+
+/** The grace period the sidecars need (SIDECARS.md §3): app + sum(stop) when stopped in order, else app + max(stop). */
 export function graceNeed(facts: SidecarFacts[], minor: number): number {
-  const app = Math.max(0, ...facts.map(f => f.appShutdownSeconds));
+  const app = appShutdown(facts);
   const ordered = facts.filter(f => f.layout === 'NATIVE' && minor >= 29);
   let need = ordered.length > 0 ? app + ordered.reduce((a, f) => a + f.stopSeconds, 0) : 0;
-  for (const f of facts.filter(x => !ordered.includes(x))) need = Math.max(need, f.appShutdownSeconds + f.stopSeconds);
+  for (const f of facts.filter(x => !ordered.includes(x))) need = Math.max(need, app + f.stopSeconds);
   return need;
 }
 
@@ -384,7 +393,7 @@ export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
 
   // The API server's rules on the result: duplicates the library would emit, the user's own mistakes.
   userNativeErrors();
-  const tools = facts.some(f => needsTools(f, s.target.minor));
+  const tools = facts.some(f => needsTools(f, s.target.minor, appShutdown(facts)));
   if (tools) {
     for (const c of [...user.containers, ...user.init].filter(x => x.name === TOOLS_NAME)) {
       add('a user container has the tools\' name', c.name,
@@ -536,7 +545,7 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
   }
 
   // initContainers: [tools], native sidecars by rank, then the user's init containers unchanged.
-  const tools = facts.some(f => needsTools(f, minor)) ? 1 : 0;
+  const tools = facts.some(f => needsTools(f, minor, appShutdown(facts))) ? 1 : 0;
   const native = facts.filter(f => f.layout === 'NATIVE');
   const expectedInit = [...(tools ? [TOOLS_NAME] : []), ...native.map(f => f.name), ...names(user.init)];
   if (!same(names(init), expectedInit)) v.push(`initContainers are ${canonical(names(init))}, expected ${canonical(expectedInit)}`);
@@ -693,18 +702,25 @@ export function addedContainerViolations(s: Scenario, baseline: any, out: any): 
     } else if (c.restartPolicy !== undefined) {
       v.push(`${at}: a regular container with restartPolicy`);
     }
-    if (!c.readinessProbe) v.push(`${at}: no readinessProbe`);
+    // Only the proxy is in the request path: its readiness counts toward the pod's. An agent's
+    // must not (a log or telemetry backend outage would take the app out of its Services).
+    const inRequestPath = f.ctor === 'WithEnvoy';
+    if (inRequestPath && !c.readinessProbe) v.push(`${at}: no readinessProbe`);
+    if (!inRequestPath && c.readinessProbe) v.push(`${at}: a readinessProbe on an agent outside the request path`);
     const orderedStop = f.layout === 'NATIVE' && minor >= 29;
     const preStop = c.lifecycle?.preStop;
+    const app = appShutdown(facts);
     if (orderedStop) {
       if (!!preStop !== f.preStopScript) v.push(`${at}: preStop ${preStop ? 'set' : 'missing'} on a native sidecar stopped after the app`);
+    } else if (app === 0) {
+      if (!!preStop !== f.preStopScript) v.push(`${at}: preStop ${preStop ? 'set' : 'missing'} with an app that needs no shutdown time`);
     } else if (!preStop) {
       v.push(`${at}: no preStop delay although it is stopped together with the app`);
     } else if (preStop.sleep) {
       if (minor < 30) v.push(`${at}: preStop sleep action on 1.${minor}`);
-      if (preStop.sleep.seconds !== f.appShutdownSeconds) v.push(`${at}: preStop sleeps ${preStop.sleep.seconds}s, expected ${f.appShutdownSeconds}s`);
-    } else if (!String(preStop.exec?.command?.join(' ')).includes(`sleep ${f.appShutdownSeconds}`)) {
-      v.push(`${at}: preStop does not wait appShutdownTime (${f.appShutdownSeconds}s): ${canonical(preStop)}`);
+      if (preStop.sleep.seconds !== app) v.push(`${at}: preStop sleeps ${preStop.sleep.seconds}s, expected the app's ${app}s`);
+    } else if (!String(preStop.exec?.command?.join(' ')).includes(`sleep ${app}`)) {
+      v.push(`${at}: preStop does not wait the app's shutdown time (${app}s): ${canonical(preStop)}`);
     }
   }
 
