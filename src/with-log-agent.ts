@@ -126,7 +126,8 @@ export class WithLogAgent extends SidecarBase {
         imagePullPolicy: 'IfNotPresent',
         name: this.containerName,
         ports: [{ containerPort: r.healthPort, name: r.healthPortName, protocol: 'TCP' }],
-        readinessProbe: probe(10, 3),
+        // No readinessProbe: the agent is not in the request path, and a log backend outage (the
+        // health check fails after output errors) must not take the app out of its Services.
         resources: this._resources(r.defaultResources),
         securityContext: restrictedSecurityContext(r.uid),
         startupProbe: probe(1, 30),

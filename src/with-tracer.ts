@@ -293,7 +293,8 @@ export class WithTracer extends SidecarBase {
         imagePullPolicy: 'IfNotPresent',
         name: this.containerName,
         ports: [{ containerPort: healthPort, name: 'otel-health', protocol: 'TCP' }],
-        readinessProbe: probe(10, 3),
+        // No readinessProbe: the agent is not in the request path, and a telemetry backend outage
+        // must not take the app out of its Services.
         resources,
         securityContext: restrictedSecurityContext(OTEL_COLLECTOR_UID),
         startupProbe: probe(1, 30),

@@ -165,13 +165,13 @@ describe.each(Object.keys(AGENTS) as Array<keyof typeof AGENTS>)('%s: the same g
   const agent = AGENTS[name];
   const health = HEALTH[name];
 
-  test('native: initContainers[0], restartPolicy Always, startup and readiness probes on the health endpoint', () => {
+  test('native: initContainers[0], restartPolicy Always, a startup probe on the health endpoint, no readiness probe', () => {
     const { workloadManifest } = synth(agent());
     expect(layoutOf(workloadManifest)).toEqual({ init: ['log-agent'], containers: ['app'] });
     const c = podSpecOf(workloadManifest).initContainers[0];
     expect(c.restartPolicy).toBe('Always');
     expect(c.startupProbe.httpGet).toEqual({ path: health.path, port: health.port });
-    expect(c.readinessProbe.httpGet).toEqual({ path: health.path, port: health.port });
+    expect(c.readinessProbe).toBeUndefined();
     expect(c.ports).toEqual([{ containerPort: health.port, name: health.name, protocol: 'TCP' }]);
     expect(c.lifecycle).toBeUndefined();
   });
@@ -439,7 +439,7 @@ describe('Fluentd', () => {
     expect(v(monitor, 'port')).toBe('24230');
     expect(v(monitor, 'include_config')).toBe('false');
     expect(v(monitor, 'include_debug_info')).toBe('false');
-    expect(sidecar.readinessProbe.httpGet).toEqual({ path: '/api/plugins.json', port: 24230 });
+    expect(sidecar.startupProbe.httpGet).toEqual({ path: '/api/plugins.json', port: 24230 });
   });
 
   test('the pod identity is added by record_transformer from the env', () => {

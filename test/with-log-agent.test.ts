@@ -37,14 +37,15 @@ describe('WithLogAgent snapshots: both layouts for every workload kind', () => {
 });
 
 describe('native layout', () => {
-  test('the agent is initContainers[0] with restartPolicy Always and a startupProbe on its health endpoint', () => {
+  test('the agent is initContainers[0] with restartPolicy Always, a startupProbe on its health endpoint and no readinessProbe', () => {
     const { workloadManifest } = synthLogAgent('Deployment', '1.29');
     const spec = podSpecOf(workloadManifest);
     expect(layoutOf(workloadManifest)).toEqual({ init: ['log-agent'], containers: ['app'] });
     const agent = spec.initContainers[0];
     expect(agent.restartPolicy).toBe('Always');
     expect(agent.startupProbe.httpGet).toEqual({ path: '/api/v1/health', port: 2020 });
-    expect(agent.readinessProbe.httpGet).toEqual({ path: '/api/v1/health', port: 2020 });
+    // not in the request path: a log backend outage must not make the pod NotReady
+    expect(agent.readinessProbe).toBeUndefined();
     // ordering does the shutdown work: no legacy workaround
     expect(agent.lifecycle).toBeUndefined();
     expect(spec.volumes.map((v: any) => v.name)).not.toContain('sidecar-tools');

@@ -131,7 +131,8 @@ describe('layout', () => {
     const agent = containerOf(m, 'tracer');
     expect(agent.restartPolicy).toBe('Always');
     expect(agent.startupProbe).toEqual({ failureThreshold: 30, httpGet: { path: '/', port: 13133 }, periodSeconds: 1, timeoutSeconds: 1 });
-    expect(agent.readinessProbe).toEqual({ failureThreshold: 3, httpGet: { path: '/', port: 13133 }, periodSeconds: 10, timeoutSeconds: 1 });
+    // not in the request path: a telemetry backend outage must not make the pod NotReady
+    expect(agent.readinessProbe).toBeUndefined();
     // Native ordering does the shutdown work: no preStop delay.
     expect(agent.lifecycle).toBeUndefined();
   });
@@ -257,9 +258,7 @@ describe('ports and bind addresses', () => {
     const agent = containerOf(workloadOf(manifests), 'tracer');
     const { config } = collectorConfig(manifests);
     expect(config.extensions.health_check).toEqual({ endpoint: '0.0.0.0:14000', path: '/' });
-    for (const probe of [agent.startupProbe, agent.readinessProbe]) {
-      expect(probe.httpGet).toEqual({ path: config.extensions.health_check.path, port: 14000 });
-    }
+    expect(agent.startupProbe.httpGet).toEqual({ path: config.extensions.health_check.path, port: 14000 });
     expect(agent.ports).toEqual([{ containerPort: 14000, name: 'otel-health', protocol: 'TCP' }]);
   });
 
