@@ -139,5 +139,21 @@ export function renderOtelCollectorConfig(o: OtelCollectorConfigOptions): OtelCo
       pipelines,
     },
   };
-  return { config, yaml: Yaml.stringify(config) };
+  return { config, yaml: stringifyOnce(config) };
+}
+
+/**
+ * YAML of a config, kept per distinct config: a platform app gives hundreds of workloads the
+ * same collector config, and YAML serialization is the costly part of building one.
+ */
+const yamlCache = new Map<string, string>();
+function stringifyOnce(config: object): string {
+  const key = JSON.stringify(config);
+  let yaml = yamlCache.get(key);
+  if (yaml === undefined) {
+    yaml = Yaml.stringify(config);
+    if (yamlCache.size >= 256) yamlCache.clear();
+    yamlCache.set(key, yaml);
+  }
+  return yaml;
 }
