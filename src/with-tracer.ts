@@ -148,6 +148,9 @@ const APP_POD_ENV: Array<[attribute: string, env: string, fieldPath: string]> = 
   ['k8s.pod.uid', 'OTEL_RESOURCE_ATTRIBUTES_POD_UID', 'metadata.uid'],
 ];
 
+/** The agent's env var that holds the workload's name (the config refers to it). */
+const WORKLOAD_NAME_ENV = 'K8S_WORKLOAD_NAME';
+
 /** The `k8s.<kind>.name` resource attribute of each workload kind (semantic conventions). */
 const WORKLOAD_ATTRIBUTE: Record<string, string | undefined> = {
   Deployment: 'k8s.deployment.name',
@@ -241,8 +244,10 @@ export class WithTracer extends SidecarBase {
       exporterEndpoint: this.exporterEndpoint,
       exporterTls: this.exporterTls,
       headerVars: Object.fromEntries(headers.map(h => [h.header, h.env])),
-      resourceVars: Object.fromEntries(AGENT_POD_ENV.map(([attribute, name]) => [attribute, name])),
-      resourceValues: workloadAttribute ? { [workloadAttribute]: workloadName } : {},
+      resourceVars: {
+        ...Object.fromEntries(AGENT_POD_ENV.map(([attribute, name]) => [attribute, name])),
+        ...(workloadAttribute ? { [workloadAttribute]: WORKLOAD_NAME_ENV } : {}),
+      },
       exportTimeoutSeconds,
       exportConsumers: EXPORT_CONSUMERS,
       memoryLimitMiB: limitMiB,
@@ -286,6 +291,7 @@ export class WithTracer extends SidecarBase {
         args: [`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`],
         env: [
           ...AGENT_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath)),
+          ...(workloadAttribute ? [{ name: WORKLOAD_NAME_ENV, value: workloadName }] : []),
           { name: 'GOMEMLIMIT', value: `${limitMiB}MiB` },
           ...headers.map(h => ({ name: h.env, valueFrom: { secretKeyRef: { key: h.key, name: h.secretName } } })),
         ],

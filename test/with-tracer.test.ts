@@ -402,7 +402,9 @@ describe('app env', () => {
       const keys = config.processors.resource.attributes.map((a: any) => a.key);
       if (attribute) {
         expect(attrs).toContain(`${attribute}=${m.metadata.name}`);
-        expect(config.processors.resource.attributes).toContainEqual({ action: 'insert', key: attribute, value: m.metadata.name });
+        // the config only refers to an env var, so every workload of a kind shares one config text
+        expect(config.processors.resource.attributes).toContainEqual({ action: 'insert', key: attribute, value: '${env:K8S_WORKLOAD_NAME}' });
+        expect(envOf(containerOf(m, 'tracer')).K8S_WORKLOAD_NAME).toBe(m.metadata.name);
       } else {
         expect(attrs).not.toMatch(/k8s\.[a-z]+\.name=(?!\$)/);
         expect(keys).toEqual(['k8s.namespace.name', 'k8s.node.name', 'k8s.pod.name', 'k8s.pod.uid']);
@@ -494,7 +496,8 @@ describe('collector config', () => {
     const agent = containerOf(workloadOf(manifests), 'tracer');
     const { config } = collectorConfig(manifests);
     const env = envOf(agent);
-    const fromEnv = config.processors.resource.attributes.filter((a: any) => String(a.value).startsWith('${env:'));
+    expect(config.processors.resource.attributes.every((a: any) => String(a.value).startsWith('${env:'))).toBe(true);
+    const fromEnv = config.processors.resource.attributes.filter((a: any) => a.key !== 'k8s.deployment.name');
     expect(fromEnv.map((a: any) => a.key)).toEqual(['k8s.namespace.name', 'k8s.node.name', 'k8s.pod.name', 'k8s.pod.uid']);
     const fieldPaths: Record<string, string> = {
       'k8s.namespace.name': 'metadata.namespace',
@@ -508,6 +511,17 @@ describe('collector config', () => {
       // insert: a value the SDK already set wins.
       expect(a.action).toBe('insert');
     }
+  });
+
+  test('two workloads of a kind share one config text (the ConfigMaps are byte-identical)', () => {
+    const { chart } = newChart();
+    for (const id of ['a', 'b']) {
+      const workload = kplusWorkload(chart, 'Deployment', id);
+      new WithTracer(chart, `${id}-tracer`, { workload, exporterEndpoint: 'otel-collector.observability:4317' });
+    }
+    const configs = synth(chart).filter(m => m.kind === 'ConfigMap').map(m => m.data['config.yaml']);
+    expect(configs).toHaveLength(2);
+    expect(configs[0]).toBe(configs[1]);
   });
 
   test('every ${env:VAR} in the config is defined on the agent container', () => {

@@ -61,8 +61,6 @@ export interface OtelCollectorConfigOptions {
   readonly headerVars: Record<string, string>;
   /** resource attribute key -> env var (downward API) that holds its value. */
   readonly resourceVars: Record<string, string>;
-  /** resource attribute key -> fixed value (e.g. `k8s.deployment.name`). */
-  readonly resourceValues: Record<string, string>;
   /** Per-attempt export timeout (the drain bound is derived from it). */
   readonly exportTimeoutSeconds: number;
   /** Requests the exporter sends in parallel; also the queue's size (see `drainBoundSeconds`). */
@@ -92,10 +90,8 @@ export function drainBoundSeconds(exportTimeoutSeconds: number): number {
 
 /** The collector's `config.yaml`. */
 export function renderOtelCollectorConfig(o: OtelCollectorConfigOptions): OtelCollectorConfig {
-  const attributes = [
-    ...Object.keys(o.resourceVars).sort().map(key => ({ action: 'insert', key, value: env(o.resourceVars[key]) })),
-    ...Object.keys(o.resourceValues).sort().map(key => ({ action: 'insert', key, value: o.resourceValues[key] })),
-  ];
+  // Values come from env vars only, so that every workload of a kind shares one config text.
+  const attributes = Object.keys(o.resourceVars).sort().map(key => ({ action: 'insert', key, value: env(o.resourceVars[key]) }));
   const headers: Record<string, string> = {};
   for (const name of Object.keys(o.headerVars).sort()) headers[name] = env(o.headerVars[name]);
 
@@ -144,7 +140,8 @@ export function renderOtelCollectorConfig(o: OtelCollectorConfigOptions): OtelCo
 
 /**
  * YAML of a config, kept per distinct config: a platform app gives hundreds of workloads the
- * same collector config, and YAML serialization is the costly part of building one.
+ * same collector config (everything workload-specific comes from env vars), and YAML
+ * serialization is the costly part of building one.
  */
 const yamlCache = new Map<string, string>();
 function stringifyOnce(config: object): string {
