@@ -83,7 +83,7 @@ const FLUENT_BIT_CONF = `[SERVICE]
     Format json_lines
 `;
 
-function otelConfig(deploymentName: string): string {
+function otelConfig(): string {
   const pipeline = `      receivers:
         - otlp
       processors:
@@ -112,6 +112,9 @@ processors:
   resource:
     attributes:
       - action: insert
+        key: k8s.deployment.name
+        value: \${env:K8S_WORKLOAD_NAME}
+      - action: insert
         key: k8s.namespace.name
         value: \${env:POD_NAMESPACE}
       - action: insert
@@ -123,9 +126,6 @@ processors:
       - action: insert
         key: k8s.pod.uid
         value: \${env:POD_UID}
-      - action: insert
-        key: k8s.deployment.name
-        value: ${deploymentName}
   batch:
     timeout: 1s
     send_batch_size: 512
@@ -266,7 +266,7 @@ export function handWrittenDeployment(
   const logsGroup = new Construct(scope, ids.logs);
   const logsConfig = configMap(logsGroup, { 'fluent-bit.conf': FLUENT_BIT_CONF });
   const tracerGroup = new Construct(scope, ids.tracer);
-  const tracerConfig = configMap(tracerGroup, { 'config.yaml': otelConfig(name) });
+  const tracerConfig = configMap(tracerGroup, { 'config.yaml': otelConfig() });
   const envoyGroup = new Construct(scope, ids.envoy);
   const envoyConfig = configMap(envoyGroup, { 'envoy.json': envoyBootstrap(name, appPort) });
 
@@ -362,6 +362,7 @@ export function handWrittenDeployment(
       NODE_NAME: field(kplus.EnvFieldPaths.NODE_NAME),
       POD_NAME: field(kplus.EnvFieldPaths.POD_NAME),
       POD_UID: field(kplus.EnvFieldPaths.POD_UID),
+      K8S_WORKLOAD_NAME: value(name),
       GOMEMLIMIT: value('102MiB'),
     },
     ports: [{ number: 13133, name: 'otel-health', protocol: kplus.Protocol.TCP }],
