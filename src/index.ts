@@ -1,9 +1,28 @@
-export * from './target';
-export * from './settings';
-export * from './sidecar';
-export * from './log-output';
-export * from './log-agent';
-export * from './with-log-agent';
-export * from './with-tracer';
-export * from './validation';
-export * from './with-envoy';
+// The public API, named one by one: the modules also export helpers for each other (the engine,
+// input checks, config renderers) that are not part of it.
+
+// target
+export { SidecarLayout, SidecarMode, DEFAULT_KUBERNETES_VERSION } from './target';
+export { Sidecars, SidecarTargetOptions, KUBERNETES_VERSION_ENV } from './settings';
+export { SidecarValidation } from './validation';
+
+// shared construct base
+export { SidecarBase, SidecarProps } from './sidecar';
+
+// WithLogAgent
+export {
+  BasicAuth, ForwardOutputOptions, HttpOutputOptions, LogDestinationOptions, LogOutput, LokiOutputOptions, SearchOutputOptions,
+} from './log-output';
+export {
+  FluentBitOptions, FluentdOptions, LogAgent, VectorOptions, FLUENT_BIT_IMAGE, FLUENTD_IMAGE, VECTOR_IMAGE,
+} from './log-agent';
+export { WithLogAgent, WithLogAgentProps } from './with-log-agent';
+
+// WithTracer
+export { OtlpProtocol, WithTracer, WithTracerProps } from './with-tracer';
+
+// WithEnvoy
+export {
+  EnvoyAppProtocol, EnvoyServicePortOptions, EnvoyTlsOptions, EnvoyUpstream, WithEnvoy, WithEnvoyProps,
+  ENVOY_HEALTH_PATH, ENVOY_IMAGE, ENVOY_UID,
+} from './with-envoy';
