@@ -55,6 +55,13 @@ describe('SidecarValidation.addTo: the same release-aware checks over the whole 
     expect(() => Testing.synth(chart)).not.toThrow();
   }));
 
+  test('catches a construct pinned to a release the pipeline\'s cluster does not have', () => withEnv(ENV, '1.27', () => {
+    const { app, chart } = newChart();
+    new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29' });
+    SidecarValidation.addTo(app);
+    expect(() => Testing.synth(chart)).toThrow(/init container 'log-agent' has restartPolicy 'Always', which Kubernetes 1\.27 does not know/);
+  }));
+
   test('a bad version is an error at once', () => {
     const { app } = newChart();
     expect(() => SidecarValidation.addTo(app, { kubernetesVersion: 'one.two' })).toThrow(
