@@ -3,7 +3,7 @@
  * small resources of its own, and every volume it adds is of an allowed type.
  */
 import { Testing } from 'cdk8s';
-import { SidecarMode, WithLogAgent } from '../src';
+import { LogAgent, SidecarMode, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { WORKLOAD_KINDS, kplusWorkload, newChart, podSpecOf } from './util/fixtures';
 import { restrictedViolations, volumeViolations } from './util/pss';
 
@@ -30,25 +30,42 @@ describe('the restricted-profile checker itself', () => {
   });
 });
 
-describe('WithLogAgent containers and volumes', () => {
-  for (const kind of WORKLOAD_KINDS) {
-    for (const [version, mode] of [['1.27', SidecarMode.AUTO], ['1.29', SidecarMode.AUTO], ['1.30', SidecarMode.LEGACY]] as const) {
-      test(`${kind} on ${version} (${mode})`, () => {
-        const { chart } = newChart();
-        const workload = kplusWorkload(chart, kind);
-        new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: version, mode, allowLegacyOnJob: true });
-        const m = Testing.synth(chart).find(x => x.kind === kind);
-        const spec = podSpecOf(m);
-        const added = [...(spec.initContainers ?? []), ...spec.containers].filter((c: any) => !USER_CONTAINERS.has(c.name));
-        expect(added.length).toBeGreaterThan(0);
-        for (const c of added) {
-          // the pod-level context is the user's: our containers must not rely on it
-          expect(restrictedViolations(c, {})).toEqual([]);
-          expect(c.resources.requests).toBeDefined();
-          expect(c.resources.limits).toBeDefined();
-        }
-        for (const v of spec.volumes) expect(volumeViolations(v)).toEqual([]);
-      });
+type Attach = (chart: any, workload: any, props: any) => void;
+const SIDECARS: Array<[string, Attach]> = [
+  ['WithLogAgent (Fluent Bit)', (c, workload, p) => new WithLogAgent(c, 'logs', { workload, ...p })],
+  ['WithLogAgent (Vector)', (c, workload, p) => new WithLogAgent(c, 'logs', { workload, agent: LogAgent.vector(), ...p })],
+  ['WithLogAgent (Fluentd)', (c, workload, p) => new WithLogAgent(c, 'logs', { workload, agent: LogAgent.fluentd(), ...p })],
+  ['WithTracer', (c, workload, p) => new WithTracer(c, 'tracer', { workload, exporterEndpoint: 'otel-collector.observability:4317', ...p })],
+  ['WithEnvoy (mTLS, upstream)', (c, workload, p) => new WithEnvoy(c, 'envoy', {
+    workload, appPort: 8080, tls: { secretName: 'web-tls', clientCaSecretName: 'web-ca' },
+    upstreams: [{ name: 'payments', localPort: 9002, host: 'payments.shop.svc', port: 8080 }], ...p,
+  })],
+];
+
+describe('every container and volume the library adds', () => {
+  for (const [name, attach] of SIDECARS) {
+    for (const kind of WORKLOAD_KINDS) {
+      for (const [version, mode] of [['1.27', SidecarMode.AUTO], ['1.29', SidecarMode.AUTO], ['1.30', SidecarMode.LEGACY]] as const) {
+        test(`${name} on a ${kind}, ${version} (${mode})`, () => {
+          const { chart } = newChart();
+          const workload = kplusWorkload(chart, kind);
+          attach(chart, workload, { kubernetesVersion: version, mode, allowLegacyOnJob: true });
+          const m = Testing.synth(chart).find(x => x.kind === kind);
+          const spec = podSpecOf(m);
+          const added = [...(spec.initContainers ?? []), ...spec.containers].filter((c: any) => !USER_CONTAINERS.has(c.name));
+          expect(added.length).toBeGreaterThan(0);
+          for (const c of added) {
+            // the pod-level context is the user's: our containers must not rely on it
+            expect(restrictedViolations(c, {})).toEqual([]);
+            expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
+            for (const r of ['cpu', 'memory']) {
+              expect(c.resources.requests[r]).toBeDefined();
+              expect(c.resources.limits[r]).toBeDefined();
+            }
+          }
+          for (const v of spec.volumes) expect(volumeViolations(v)).toEqual([]);
+        });
+      }
     }
   }
 });
