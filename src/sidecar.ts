@@ -4,7 +4,7 @@ import { ContainerResources } from 'cdk8s-plus-27';
 import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './engine/shutdown';
-import { Json, SidecarSpec } from './engine/spec';
+import { AgentSpec, Json, SidecarSpec } from './engine/spec';
 import { ResolvedTarget, SidecarTargetOptions, resolveTarget } from './settings';
 import { SidecarLayout, formatVersion } from './target';
 
@@ -70,6 +70,13 @@ export abstract class SidecarBase extends Construct {
   /** @internal */
   protected readonly _props: SidecarProps;
 
+  /**
+   * The agent as data (what the layout and target do not decide). Each construct sets it at
+   * the end of its constructor.
+   * @internal
+   */
+  protected _agent?: AgentSpec;
+
   /** The rendered sidecar per resolved target (the target is resolved anew at every synthesis). */
   private readonly rendered = new Map<string, RenderedSidecar>();
 
@@ -117,12 +124,6 @@ export abstract class SidecarBase extends Construct {
     return resolveTarget(this, this._props);
   }
 
-  /**
-   * The agent as data for the given target (without layout decisions).
-   * @internal
-   */
-  protected abstract _spec(target: ResolvedTarget): Omit<SidecarSpec, 'layout' | 'allowLegacyOnJob' | 'owner' | 'kind'>;
-
   private renderSidecar(): RenderedSidecar {
     const target = this.resolved();
     if (target.decision.error !== undefined) {
@@ -131,8 +132,9 @@ export abstract class SidecarBase extends Construct {
     const key = `${target.version.minor}|${target.gate}|${target.decision.layout}`;
     const cached = this.rendered.get(key);
     if (cached) return cached;
+    if (!this._agent) throw new Error(`${this.describe()}: the construct did not describe its agent`);
     const spec: SidecarSpec = {
-      ...this._spec(target),
+      ...this._agent,
       owner: this.describe(),
       kind: this.constructor.name,
       layout: target.decision.layout,
@@ -270,4 +272,14 @@ export function durationSeconds(who: string, prop: string, d: Duration | undefin
     throw new Error(`${who}: ${prop} ${s}s is not a whole, non-negative number of seconds; use e.g. Duration.seconds(10).`);
   }
   return s;
+}
+
+/** An HTTP GET probe on the agent's health endpoint. @internal */
+export function httpProbe(path: string, port: number, periodSeconds: number, failureThreshold: number): Json {
+  return { failureThreshold, httpGet: { path, port }, periodSeconds, timeoutSeconds: 1 };
+}
+
+/** An env var from the downward API. @internal */
+export function fieldEnv(name: string, fieldPath: string): Json {
+  return { name, valueFrom: { fieldRef: { fieldPath } } };
 }

@@ -3,8 +3,8 @@ import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { BOOTSTRAP_FILE, OutboundRoute, isIpv4, renderEnvoyConfigFiles } from './agents/envoy-bootstrap';
 import { restrictedSecurityContext } from './engine/shutdown';
-import { RANK, SidecarSpec } from './engine/spec';
-import { SidecarBase, SidecarProps, checkDnsLabel, checkPort, durationSeconds } from './sidecar';
+import { RANK } from './engine/spec';
+import { SidecarBase, SidecarProps, checkDnsLabel, checkPort, durationSeconds, httpProbe } from './sidecar';
 
 /** The default Envoy image (pinned). `drain_listeners?inboundonly&graceful` needs Envoy 1.34 or later. */
 export const ENVOY_IMAGE = 'envoyproxy/envoy:v1.36.4';
@@ -248,8 +248,6 @@ export class WithEnvoy extends SidecarBase {
   /** The Envoy image. */
   public readonly image: string;
 
-  private readonly spec: Omit<SidecarSpec, 'layout' | 'allowLegacyOnJob' | 'owner' | 'kind'>;
-
   constructor(scope: Construct, id: string, props: WithEnvoyProps) {
     super(scope, id, props, DEFAULTS.containerName);
     const who = this.describe();
@@ -334,15 +332,10 @@ export class WithEnvoy extends SidecarBase {
       }
     }
 
-    const probe = (periodSeconds: number, failureThreshold: number) => ({
-      failureThreshold,
-      httpGet: { path: ENVOY_HEALTH_PATH, port: this.healthPort },
-      periodSeconds,
-      timeoutSeconds: 1,
-    });
+    const probe = (periodSeconds: number, failureThreshold: number) => httpProbe(ENVOY_HEALTH_PATH, this.healthPort, periodSeconds, failureThreshold);
     const admin = `http://127.0.0.1:${this.adminPort}`;
 
-    this.spec = {
+    this._agent = {
       rank: RANK.PROXY,
       container: {
         args: [
@@ -413,10 +406,6 @@ export class WithEnvoy extends SidecarBase {
     service.bind(port, bind);
   }
 
-  /** @internal */
-  protected _spec() {
-    return this.spec;
-  }
 }
 
 type Resolved = OutboundRoute;

@@ -1,10 +1,10 @@
 import * as path from 'path';
 import { Construct } from 'constructs';
 import { TOOLS, restrictedSecurityContext } from './engine/shutdown';
-import { RANK, SidecarSpec } from './engine/spec';
+import { RANK } from './engine/spec';
 import { LogAgent } from './log-agent';
 import { LogOutput, outputSecretEnv } from './log-output';
-import { SidecarBase, SidecarProps, checkListenPort, checkPort } from './sidecar';
+import { SidecarBase, SidecarProps, checkListenPort, checkPort, fieldEnv, httpProbe } from './sidecar';
 
 /**
  * Props of `WithLogAgent`.
@@ -51,8 +51,6 @@ export class WithLogAgent extends SidecarBase {
   public readonly output: LogOutput;
   /** The shared log directory. */
   public readonly logDirectory: string;
-
-  private readonly spec: Omit<SidecarSpec, 'layout' | 'allowLegacyOnJob' | 'owner' | 'kind'>;
 
   constructor(scope: Construct, id: string, props: WithLogAgentProps) {
     super(scope, id, props, 'log-agent');
@@ -103,14 +101,9 @@ export class WithLogAgent extends SidecarBase {
       volume: { emptyDir: { sizeLimit: '64Mi' }, name: `${this.containerName}-tmp` },
       mount: { mountPath: r.scratchDirectory, name: `${this.containerName}-tmp` },
     };
-    const probe = (periodSeconds: number, failureThreshold: number) => ({
-      failureThreshold,
-      httpGet: { path: r.healthPath, port: r.healthPort },
-      periodSeconds,
-      timeoutSeconds: 1,
-    });
+    const probe = (periodSeconds: number, failureThreshold: number) => httpProbe(r.healthPath, r.healthPort, periodSeconds, failureThreshold);
 
-    this.spec = {
+    this._agent = {
       rank: RANK.LOG_AGENT,
       container: {
         args: r.args,
@@ -149,15 +142,8 @@ export class WithLogAgent extends SidecarBase {
     };
   }
 
-  /** @internal */
-  protected _spec() {
-    return this.spec;
-  }
 }
 
-function fieldEnv(name: string, fieldPath: string) {
-  return { name, valueFrom: { fieldRef: { fieldPath } } };
-}
 
 function checkLogDirectory(who: string, dir: string): void {
   const reserved = ['/', '/etc', '/bin', '/usr', '/proc', '/sys', '/dev', '/var', '/tmp'];

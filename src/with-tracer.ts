@@ -5,8 +5,8 @@ import {
   OTEL_COLLECTOR_IMAGE, OTEL_COLLECTOR_UID, drainBoundSeconds, renderOtelCollectorConfig,
 } from './agents/otel-collector';
 import { restrictedSecurityContext } from './engine/shutdown';
-import { Json, RANK, SidecarSpec } from './engine/spec';
-import { SidecarBase, SidecarProps, checkListenPort, checkPort, durationSeconds } from './sidecar';
+import { Json, RANK } from './engine/spec';
+import { SidecarBase, SidecarProps, checkListenPort, checkPort, durationSeconds, fieldEnv, httpProbe } from './sidecar';
 
 /**
  * The OTLP transport the app's SDK uses to reach the local agent
@@ -194,8 +194,6 @@ export class WithTracer extends SidecarBase {
   /** `OTEL_EXPORTER_OTLP_ENDPOINT` for the app containers, e.g. `http://127.0.0.1:4317`. */
   public readonly appEndpoint: string;
 
-  private readonly spec: Omit<SidecarSpec, 'layout' | 'allowLegacyOnJob' | 'owner' | 'kind'>;
-
   constructor(scope: Construct, id: string, props: WithTracerProps) {
     super(scope, id, props, 'tracer');
     const who = this.describe();
@@ -255,12 +253,7 @@ export class WithTracer extends SidecarBase {
     });
     const config = this._configMap({ [CONFIG_FILE]: rendered.yaml });
     const configVolume = `${this.containerName}-config`;
-    const probe = (periodSeconds: number, failureThreshold: number) => ({
-      failureThreshold,
-      httpGet: { path: HEALTH_PATH, port: healthPort },
-      periodSeconds,
-      timeoutSeconds: 1,
-    });
+    const probe = (periodSeconds: number, failureThreshold: number) => httpProbe(HEALTH_PATH, healthPort, periodSeconds, failureThreshold);
 
     const appPort = this.protocol === OtlpProtocol.GRPC ? GRPC_PORT : HTTP_PORT;
     this.appEndpoint = `http://${LOOPBACK}:${appPort}`;
@@ -285,7 +278,7 @@ export class WithTracer extends SidecarBase {
         : []),
     ];
 
-    this.spec = {
+    this._agent = {
       rank: RANK.TRACER,
       container: {
         args: [`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`],
@@ -317,10 +310,6 @@ export class WithTracer extends SidecarBase {
     };
   }
 
-  /** @internal */
-  protected _spec() {
-    return this.spec;
-  }
 
   private memoryLimitMiB(who: string): number {
     const limit = this._props.resources?.memory?.limit;
@@ -336,9 +325,6 @@ export class WithTracer extends SidecarBase {
   }
 }
 
-function fieldEnv(name: string, fieldPath: string): Json {
-  return { name, valueFrom: { fieldRef: { fieldPath } } };
-}
 
 /** `$` starts a `$(VAR)` reference in a container's env value; `$$` is a literal `$`. */
 function escapeDollar(value: string): string {

@@ -76,12 +76,8 @@ function errorOf(fn: () => unknown): string {
 class FakeProxy extends SidecarBase {
   constructor(scope: Construct, id: string, props: SidecarProps) {
     super(scope, id, props, 'proxy');
-  }
-
-  /** @internal */
-  protected _spec() {
     const probe = { httpGet: { path: '/ready', port: 15021 }, periodSeconds: 1 };
-    return {
+    this._agent = {
       rank: RANK.PROXY,
       container: {
         image: 'envoyproxy/envoy:v1.36.4',

@@ -116,3 +116,6 @@ export interface EngineTarget {
   /** The SidecarContainers gate is on (only matters for 1.28). */
   readonly gate: boolean;
 }
+
+/** What a construct describes of its agent: the spec without what the base and target decide. */
+export type AgentSpec = Omit<SidecarSpec, 'layout' | 'allowLegacyOnJob' | 'owner' | 'kind'>;
