@@ -83,7 +83,7 @@ bench.spawn(project.compileTask);
 bench.exec('tsc --project bench/tsconfig.json');
 bench.exec('node --expose-gc .bench/bench.js', { receiveArgs: true });
 
-for (const pattern of ['/examples/', '/bench/', '/.ci/', '/scripts/']) {
+for (const pattern of ['/examples/', '/bench/', '/.bench/', '/.ci/', '/scripts/', '/.consumer-test/']) {
   project.addPackageIgnore(pattern);
 }
 

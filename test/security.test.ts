@@ -37,8 +37,11 @@ const SIDECARS: Array<[string, Attach]> = [
   ['WithLogAgent (Fluentd)', (c, workload, p) => new WithLogAgent(c, 'logs', { workload, agent: LogAgent.fluentd(), ...p })],
   ['WithTracer', (c, workload, p) => new WithTracer(c, 'tracer', { workload, exporterEndpoint: 'otel-collector.observability:4317', ...p })],
   ['WithEnvoy (mTLS, upstream)', (c, workload, p) => new WithEnvoy(c, 'envoy', {
-    workload, appPort: 8080, tls: { secretName: 'web-tls', clientCaSecretName: 'web-ca' },
-    upstreams: [{ name: 'payments', localPort: 9002, host: 'payments.shop.svc', port: 8080 }], ...p,
+    workload,
+    appPort: 8080,
+    tls: { secretName: 'web-tls', clientCaSecretName: 'web-ca' },
+    upstreams: [{ name: 'payments', localPort: 9002, host: 'payments.shop.svc', port: 8080 }],
+    ...p,
   })],
 ];
 
