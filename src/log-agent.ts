@@ -74,6 +74,7 @@ export interface FluentBitOptions {
   readonly grace?: Duration;
   /**
    * Port of Fluent Bit's HTTP server (health check for the probes, metrics).
+   * 1024 or above: the agent runs as non-root without NET_BIND_SERVICE.
    * @default 2020
    */
   readonly httpPort?: number;
@@ -97,6 +98,7 @@ export interface VectorOptions {
   readonly gracefulShutdownLimit?: Duration;
   /**
    * Port of Vector's API, bound to 0.0.0.0 so that the kubelet can probe `GET /health`.
+   * 1024 or above: the agent runs as non-root without NET_BIND_SERVICE.
    * @default 8686
    */
   readonly apiPort?: number;
@@ -137,6 +139,7 @@ export interface FluentdOptions {
   readonly shutdownGrace?: Duration;
   /**
    * Port of in_monitor_agent on 0.0.0.0: the kubelet probes `GET /api/plugins.json`.
+   * 1024 or above: the agent runs as non-root without NET_BIND_SERVICE.
    * @default 24220
    */
   readonly monitorPort?: number;

@@ -105,6 +105,7 @@ export interface WithTracerProps extends SidecarProps {
   /**
    * Port of the health_check extension, bound on all interfaces so that the kubelet's startup and
    * readiness probes reach it.
+   * 1024 or above: the agent runs as non-root without NET_BIND_SERVICE.
    * @default 13133
    */
   readonly healthPort?: number;
