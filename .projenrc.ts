@@ -53,6 +53,8 @@ const project = new cdk8s.ConstructLibraryCdk8s({
 project.testTask.reset('jest --ci', { receiveArgs: true });
 project.testTask.spawn(project.tasks.tryFind('eslint')!);
 project.testTask.exec('tsc --project examples/tsconfig.json');
+// Rewriting snapshots is a separate, deliberate command (it also writes new ones).
+project.tasks.tryFind('test:update')?.reset('jest -u --ci=false', { receiveArgs: true });
 project.eslint?.addLintPattern('examples');
 
 // The consumer test: the `npm pack` tarball, installed with the README's command into a fresh
