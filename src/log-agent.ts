@@ -4,7 +4,7 @@ import { FLUENTD_OUTPUT_PLUGIN, renderFluentdConfig } from './agents/fluentd';
 import { VectorUnsupportedOutputError, renderVectorConfig } from './agents/vector';
 import { Json } from './engine/spec';
 import { LogOutputConfig } from './log-output';
-import { durationSeconds } from './sidecar';
+import { durationSeconds, positiveSeconds } from './sidecar';
 
 /**
  * What a log agent is told by `WithLogAgent`. Every agent gets the same context, so a new
@@ -205,9 +205,8 @@ class FluentBitAgent extends LogAgent {
   }
 
   public _render(ctx: LogAgentContext): LogAgentRendering {
-    const flushSeconds = durationSeconds(ctx.who, 'fluentBit flushInterval', this.options.flushInterval, 1);
+    const flushSeconds = positiveSeconds(ctx.who, 'fluentBit flushInterval', this.options.flushInterval, 1);
     const graceSeconds = durationSeconds(ctx.who, 'fluentBit grace', this.options.grace, 5);
-    if (flushSeconds < 1) throw new Error(`${ctx.who}: fluentBit flushInterval must be at least 1 second (got ${flushSeconds}s).`);
     const httpPort = this.options.httpPort ?? 2020;
     const config = renderFluentBitConfig({
       logDirectory: ctx.logDirectory,
@@ -259,10 +258,8 @@ class VectorAgent extends LogAgent {
   }
 
   public _render(ctx: LogAgentContext): LogAgentRendering {
-    const limitSeconds = durationSeconds(ctx.who, 'vector gracefulShutdownLimit', this.options.gracefulShutdownLimit, 5);
-    if (limitSeconds < 1) {
-      throw new Error(`${ctx.who}: vector gracefulShutdownLimit must be at least 1 second (got ${limitSeconds}s); Vector accepts only a positive limit.`);
-    }
+    const limitSeconds = positiveSeconds(ctx.who, 'vector gracefulShutdownLimit', this.options.gracefulShutdownLimit, 5,
+      'Vector accepts only a positive limit');
     const apiPort = this.options.apiPort ?? 8686;
     const image = this.options.image ?? VECTOR_IMAGE;
     const v = imageVersion(image);
@@ -316,10 +313,8 @@ class FluentdAgent extends LogAgent {
   }
 
   public _render(ctx: LogAgentContext): LogAgentRendering {
-    const flushSeconds = durationSeconds(ctx.who, 'fluentd flushInterval', this.options.flushInterval, 1);
-    const graceSeconds = durationSeconds(ctx.who, 'fluentd shutdownGrace', this.options.shutdownGrace, 10);
-    if (flushSeconds < 1) throw new Error(`${ctx.who}: fluentd flushInterval must be at least 1 second (got ${flushSeconds}s).`);
-    if (graceSeconds < 1) throw new Error(`${ctx.who}: fluentd shutdownGrace must be at least 1 second (got ${graceSeconds}s); Fluentd needs time to flush its buffer.`);
+    const flushSeconds = positiveSeconds(ctx.who, 'fluentd flushInterval', this.options.flushInterval, 1);
+    const graceSeconds = positiveSeconds(ctx.who, 'fluentd shutdownGrace', this.options.shutdownGrace, 10, 'Fluentd needs time to flush its buffer');
     const monitorPort = this.options.monitorPort ?? 24220;
     const image = this.options.image ?? FLUENTD_IMAGE;
     // Only the upstream images' tags are Fluentd versions; the tag of an image of your own is not.

@@ -48,7 +48,7 @@ export interface SidecarProps extends SidecarTargetOptions {
 }
 
 /** Defaults shared by all agents. @internal */
-export const DEFAULT_APP_SHUTDOWN_SECONDS = 10;
+const DEFAULT_APP_SHUTDOWN_SECONDS = 10;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -271,6 +271,16 @@ export function durationSeconds(who: string, prop: string, d: Duration | undefin
   if (!Number.isFinite(s) || s < 0 || !Number.isInteger(s)) {
     throw new Error(`${who}: ${prop} ${s}s is not a whole, non-negative number of seconds; use e.g. Duration.seconds(10).`);
   }
+  return s;
+}
+
+/**
+ * `durationSeconds` for a time that must be at least 1 second; `why` ends the message.
+ * @internal
+ */
+export function positiveSeconds(who: string, prop: string, d: Duration | undefined, fallback: number, why?: string): number {
+  const s = durationSeconds(who, prop, d, fallback);
+  if (s < 1) throw new Error(`${who}: ${prop} must be at least 1 second (got ${s}s)${why ? `; ${why}` : ''}.`);
   return s;
 }
 

@@ -560,7 +560,14 @@ describe('Fluentd', () => {
   test.each([
     [{ shutdownGrace: Duration.seconds(0) }, 'fluentd shutdownGrace must be at least 1 second (got 0s)'],
     [{ flushInterval: Duration.millis(500) }, 'fluentd flushInterval 0.5s is not a whole, non-negative number of seconds'],
+    [{ flushInterval: Duration.seconds(0) }, "WithLogAgent 'test/logs': fluentd flushInterval must be at least 1 second (got 0s)."],
   ])('bad options %#', (options, message) => {
     expect(() => fluentdConfig({}, LogAgent.fluentd(options))).toThrow(message);
+  });
+
+  test('Fluent Bit: a flush interval of 0 is refused too', () => {
+    expect(() => synth(LogAgent.fluentBit({ flushInterval: Duration.seconds(0) }))).toThrow(
+      "WithLogAgent 'test/logs': fluentBit flushInterval must be at least 1 second (got 0s).",
+    );
   });
 });

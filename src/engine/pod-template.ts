@@ -221,7 +221,7 @@ function placedContainer(s: SidecarSpec, target: EngineTarget, appShutdown: numb
 }
 
 /** A deep copy of plain JSON (objects, arrays, scalars): faster than structuredClone for small objects. */
-export function copyJson<T>(value: T): T {
+function copyJson<T>(value: T): T {
   if (Array.isArray(value)) return value.map(copyJson) as unknown as T;
   if (value !== null && typeof value === 'object') {
     const out: Json = {};
@@ -347,7 +347,7 @@ function checkCollisions(where: string, sidecars: SidecarSpec[], containers: Jso
 }
 
 /** The ports a sidecar binds: the declared ones plus the undeclared (localhost-only) ones. */
-export function boundPorts(s: SidecarSpec): number[] {
+function boundPorts(s: SidecarSpec): number[] {
   const declared = (s.container.ports ?? []).map((p: Json) => p.containerPort as number);
   return [...new Set([...declared, ...(s.localPorts ?? [])])];
 }
@@ -359,7 +359,7 @@ function reorderInPlace(o: Json): void {
 }
 
 /** Returns a shallow copy with the keys in alphabetical order (as cdk8s emits them). */
-export function sortKeys<T extends Json>(o: T): T {
+function sortKeys<T extends Json>(o: T): T {
   const out: Json = {};
   for (const k of Object.keys(o).sort()) out[k] = o[k];
   return out as T;
