@@ -1,6 +1,6 @@
 import { IConstruct } from 'constructs';
 import {
-  DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, SidecarMode,
+  DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarMode,
   parseKubernetesVersion, resolveLayout,
 } from './target';
 
@@ -9,15 +9,17 @@ import {
  */
 export interface SidecarTargetOptions {
   /**
-   * The LOWEST minor version among the target cluster's API server and nodes
-   * (`1.29`, `v1.29`, `1.29.3` or `v1.29.3`). Native sidecars need every kubelet to be new
-   * enough, not only the control plane.
+   * The LOWEST version among the target cluster's API server and nodes
+   * (`1.29`, `v1.29`, `1.29.3` or `v1.29.3`), 1.27 or later. Native sidecars need every kubelet
+   * to be new enough, not only the control plane. With a patch version (`1.29.3`) the emitted
+   * pods are also checked against the known bugs of that patch release.
    *
    * Precedence: this prop on a construct, then the environment variable
    * `CDK8S_SIDECARS_KUBERNETES_VERSION`, then `Sidecars.configure()` on an enclosing scope,
    * then `1.27`.
    *
-   * @default - see precedence above; finally '1.27' (legacy layout)
+   * @default - the environment variable CDK8S_SIDECARS_KUBERNETES_VERSION if set, else the
+   * value given to Sidecars.configure() on an enclosing scope, else '1.27' (legacy layout)
    */
   readonly kubernetesVersion?: string;
 
@@ -31,13 +33,25 @@ export interface SidecarTargetOptions {
    * Whether the SidecarContainers feature gate is on across the cluster (API server,
    * controller manager, scheduler and every kubelet). Only matters for 1.28, where the gate is
    * alpha and off by default.
-   * @default false
+   *
+   * Precedence: this prop on a construct, then the environment variable
+   * `CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE` (`true` or `false`), then `Sidecars.configure()`
+   * on an enclosing scope, then `false`.
+   *
+   * @default - the environment variable CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE if set, else the
+   * value given to Sidecars.configure() on an enclosing scope, else false
    */
   readonly sidecarContainersGate?: boolean;
 }
 
 /** The environment variable a pipeline sets to synthesize the same app for another cluster. */
 export const KUBERNETES_VERSION_ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
+
+/**
+ * The environment variable a pipeline sets (`true` or `false`) to say whether the 1.28
+ * SidecarContainers feature gate is on; the counterpart of `sidecarContainersGate`.
+ */
+export const SIDECAR_CONTAINERS_GATE_ENV = 'CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE';
 
 const DEFAULTS = Symbol.for('cdk8s-sidecars.defaults');
 
@@ -93,7 +107,45 @@ export function checkVersion(who: string, raw: string): KubeVersion {
       "Use the lowest minor version of the cluster's API server and nodes, e.g. '1.29', 'v1.29', '1.29.3' or 'v1.29.3'.",
     );
   }
+  if (v.minor < OLDEST_SUPPORTED_MINOR) {
+    // YAML and JSON read an unquoted 1.30 as the number 1.3, which arrives here as '1.3'.
+    const yamlTrap = v.patch === undefined && /\.\d$/.test(raw) && v.minor * 10 >= OLDEST_SUPPORTED_MINOR
+      ? ` If the value came from YAML or JSON, an unquoted 1.${v.minor}0 is read as the number 1.${v.minor}: quote it ('1.${v.minor}0').`
+      : '';
+    throw new Error(
+      `${who}: kubernetesVersion '${raw}' is older than 1.${OLDEST_SUPPORTED_MINOR}, the oldest release this library supports.` +
+      `${yamlTrap} Give the lowest minor version of the cluster's API server and nodes, 1.${OLDEST_SUPPORTED_MINOR} or later.`,
+    );
+  }
   return v;
+}
+
+/**
+ * The value of an environment variable of ours, or undefined when unset. Set but empty is an
+ * error: a pipeline that meant to set it has a bug, and a silent fallback would hide it.
+ */
+function envValue(self: IConstruct, name: string, example: string, fallback: string): string | undefined {
+  const value = process.env[name];
+  if (value === undefined) return undefined;
+  if (value.trim() === '') {
+    throw new Error(
+      `${self.node.path}: environment variable ${name} is set but empty. ` +
+      `Set it (e.g. ${name}=${example}) or unset it to use ${fallback}.`,
+    );
+  }
+  return value;
+}
+
+/** The SidecarContainers gate from its environment variable, or undefined when unset. */
+function gateFromEnv(self: IConstruct): boolean | undefined {
+  const raw = envValue(self, SIDECAR_CONTAINERS_GATE_ENV, 'true', 'Sidecars.configure() or the default false');
+  if (raw === undefined) return undefined;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw new Error(
+    `${self.node.path}: environment variable ${SIDECAR_CONTAINERS_GATE_ENV} is '${raw}'; ` +
+    "use 'true' (the SidecarContainers feature gate is on in the API server and every kubelet) or 'false'.",
+  );
 }
 
 /** Where the target version came from, for messages. @internal */
@@ -121,13 +173,15 @@ export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): Re
     if (!c) continue;
     Object.assign(inherited, stripUndefined(c));
   }
-  const env = process.env[KUBERNETES_VERSION_ENV];
-
   let raw: string;
   let source: VersionSource;
+  // The environment is read only where it counts (after the prop), as for the gate below.
+  const env = props.kubernetesVersion === undefined
+    ? envValue(self, KUBERNETES_VERSION_ENV, '1.29', 'Sidecars.configure() or the default 1.27')
+    : undefined;
   if (props.kubernetesVersion !== undefined) {
     raw = props.kubernetesVersion; source = 'prop';
-  } else if (env !== undefined && env !== '') {
+  } else if (env !== undefined) {
     raw = env; source = 'env';
   } else if (inherited.kubernetesVersion !== undefined) {
     raw = inherited.kubernetesVersion; source = 'configure';
@@ -137,7 +191,7 @@ export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): Re
   const who = source === 'env' ? `${self.node.path}: environment variable ${KUBERNETES_VERSION_ENV}` : self.node.path;
   const version = checkVersion(who, raw);
   const mode = props.mode ?? inherited.mode ?? SidecarMode.AUTO;
-  const gate = props.sidecarContainersGate ?? inherited.sidecarContainersGate ?? false;
+  const gate = props.sidecarContainersGate ?? gateFromEnv(self) ?? inherited.sidecarContainersGate ?? false;
   return { version, source, mode, gate, decision: resolveLayout(version, mode, gate) };
 }
 

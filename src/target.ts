@@ -46,10 +46,18 @@ export enum SidecarLayout {
  */
 export const DEFAULT_KUBERNETES_VERSION = '1.27';
 
-/** A parsed Kubernetes minor release. @internal */
+/**
+ * The oldest minor release the library emits for: 1.27, the release cdk8s-plus-27 is for.
+ * @internal
+ */
+export const OLDEST_SUPPORTED_MINOR = 27;
+
+/** A parsed Kubernetes release. @internal */
 export interface KubeVersion {
   readonly major: number;
   readonly minor: number;
+  /** The patch release when the user gave one (`1.29.3` -> 3); used for the known-bugs check. */
+  readonly patch?: number;
   /** as the user wrote it */
   readonly raw: string;
 }
@@ -66,12 +74,20 @@ export function parseKubernetesVersion(raw: string): KubeVersion | undefined {
   const major = Number(m[1]);
   const minor = Number(m[2]);
   if (major !== 1 || minor > 99) return undefined;
-  return { major, minor, raw };
+  if (m[3] === undefined) return { major, minor, raw };
+  const patch = Number(m[3]);
+  if (patch > 999) return undefined;
+  return { major, minor, patch, raw };
 }
 
 /** `1.29` @internal */
 export function formatVersion(v: KubeVersion): string {
   return `${v.major}.${v.minor}`;
+}
+
+/** `1.29.3`, or `1.29` when no patch was given. @internal */
+export function formatFullVersion(v: KubeVersion): string {
+  return v.patch === undefined ? formatVersion(v) : `${v.major}.${v.minor}.${v.patch}`;
 }
 
 /**

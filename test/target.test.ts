@@ -108,3 +108,108 @@ describe('target precedence: prop > CDK8S_SIDECARS_KUBERNETES_VERSION > Sidecars
     expect(() => Testing.synth(chart)).toThrow(/its sidecars target different clusters \('test\/a': 1\.29, 'test\/b': 1\.30\)/);
   }));
 });
+
+describe('versions the library does not support, and empty or bad environment variables (issue 16)', () => {
+  const GATE = 'CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE';
+  function agentIn(props: { kubernetesVersion?: string; sidecarContainersGate?: boolean } = {}) {
+    const { app, chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    const agent = new WithLogAgent(chart, 'logs', { workload, ...props });
+    return { app, chart, agent };
+  }
+
+  test('the parser keeps the patch version when one is given', () => {
+    expect(parseKubernetesVersion('v1.29.3')).toEqual({ major: 1, minor: 29, patch: 3, raw: 'v1.29.3' });
+    expect(parseKubernetesVersion('1.31.0')).toMatchObject({ minor: 31, patch: 0 });
+    expect(parseKubernetesVersion('1.29')).toEqual({ major: 1, minor: 29, raw: '1.29' });
+  });
+
+  // `kubernetesVersion: 1.30` in a YAML values file arrives as the number 1.3; the old code gave
+  // legacy output for it without a word.
+  test.each(['1.3', 'v1.3'])('%s (what YAML makes of 1.30) is refused, with the YAML trap named', raw => withEnv(ENV, undefined, () => {
+    expect(() => agentIn({ kubernetesVersion: raw })).toThrow(
+      `test/logs: kubernetesVersion '${raw}' is older than 1.27, the oldest release this library supports. ` +
+      "If the value came from YAML or JSON, an unquoted 1.30 is read as the number 1.3: quote it ('1.30'). " +
+      "Give the lowest minor version of the cluster's API server and nodes, 1.27 or later.",
+    );
+  }));
+
+  test('1.3 from the environment variable and from configure() is refused too', () => {
+    withEnv(ENV, '1.3', () => expect(() => agentIn()).toThrow(/environment variable CDK8S_SIDECARS_KUBERNETES_VERSION: kubernetesVersion '1\.3' is older than 1\.27.*quote it \('1\.30'\)/));
+    const { app } = newChart();
+    expect(() => Sidecars.configure(app, { kubernetesVersion: 'v1.3' })).toThrow(/^Sidecars\.configure\(the App\): kubernetesVersion 'v1\.3' is older than 1\.27/);
+  });
+
+  test.each(['1.26', '1.26.15', 'v1.0', '1.2'])('%s is older than 1.27 and refused without the YAML hint', raw => withEnv(ENV, undefined, () => {
+    expect(() => agentIn({ kubernetesVersion: raw })).toThrow(`test/logs: kubernetesVersion '${raw}' is older than 1.27, the oldest release this library supports. Give the lowest`);
+  }));
+
+  test('1.27 (the oldest supported) and 1.8x are accepted', () => withEnv(ENV, undefined, () => {
+    expect(agentIn({ kubernetesVersion: '1.27' }).agent.targetVersion).toBe('1.27');
+    expect(agentIn({ kubernetesVersion: '1.80' }).agent.targetVersion).toBe('1.80');
+  }));
+
+  test.each(['', ' '])('a set but empty CDK8S_SIDECARS_KUBERNETES_VERSION (%j) is an error, not a fallback to 1.27', value => withEnv(ENV, value, () => {
+    expect(() => agentIn()).toThrow(
+      'test/logs: environment variable CDK8S_SIDECARS_KUBERNETES_VERSION is set but empty. ' +
+      'Set it (e.g. CDK8S_SIDECARS_KUBERNETES_VERSION=1.29) or unset it to use Sidecars.configure() or the default 1.27.',
+    );
+  }));
+
+  test('an empty CDK8S_SIDECARS_KUBERNETES_VERSION is an error also when configure() gives a version (it would be overridden)', () => withEnv(ENV, '', () => {
+    const { app, agent } = withEnv(ENV, undefined, () => agentIn());
+    Sidecars.configure(app, { kubernetesVersion: '1.29' });
+    expect(() => agent.layout).toThrow(/environment variable CDK8S_SIDECARS_KUBERNETES_VERSION is set but empty/);
+  }));
+
+  test('a construct with an explicit kubernetesVersion does not read the environment variable', () => withEnv(ENV, '', () => {
+    expect(agentIn({ kubernetesVersion: '1.30' }).agent.targetVersion).toBe('1.30');
+  }));
+
+  describe('CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE', () => {
+    const both = (version: string | undefined, gate: string | undefined, fn: () => void) => withEnv(ENV, version, () => withEnv(GATE, gate, fn));
+
+    test('true turns the 1.28 gate on (native), false leaves it off (legacy)', () => {
+      both('1.28', 'true', () => expect(agentIn().agent.layout).toBe(SidecarLayout.NATIVE));
+      both('1.28', 'false', () => expect(agentIn().agent.layout).toBe(SidecarLayout.LEGACY));
+      both('1.28', undefined, () => expect(agentIn().agent.layout).toBe(SidecarLayout.LEGACY));
+    });
+
+    test('precedence: prop > environment variable > Sidecars.configure > false', () => {
+      both('1.28', 'false', () => {
+        const { app, agent } = agentIn();
+        Sidecars.configure(app, { sidecarContainersGate: true });
+        expect(agent.layout).toBe(SidecarLayout.LEGACY); // env beats configure
+        expect(agentIn({ sidecarContainersGate: true }).agent.layout).toBe(SidecarLayout.NATIVE); // prop beats env
+      });
+      both('1.28', 'true', () => {
+        const { app, agent } = agentIn();
+        Sidecars.configure(app, { sidecarContainersGate: false });
+        expect(agent.layout).toBe(SidecarLayout.NATIVE);
+        expect(agentIn({ sidecarContainersGate: false }).agent.layout).toBe(SidecarLayout.LEGACY);
+      });
+      both('1.28', undefined, () => {
+        const { app, agent } = agentIn();
+        Sidecars.configure(app, { sidecarContainersGate: true });
+        expect(agent.layout).toBe(SidecarLayout.NATIVE);
+      });
+    });
+
+    test.each(['TRUE', 'yes', '1', 'on', 'true '])('%j is an error that names the variable and the accepted values', value => both('1.28', value, () => {
+      expect(() => agentIn()).toThrow(
+        `test/logs: environment variable CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE is '${value}'; use 'true' (the SidecarContainers feature gate is on in the API server and every kubelet) or 'false'.`,
+      );
+    }));
+
+    test('set but empty is an error', () => both('1.28', '', () => {
+      expect(() => agentIn()).toThrow(
+        'test/logs: environment variable CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE is set but empty. ' +
+        'Set it (e.g. CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE=true) or unset it to use Sidecars.configure() or the default false.',
+      );
+    }));
+
+    test('a bad value is not read when the prop decides', () => both('1.28', 'yes', () => {
+      expect(agentIn({ sidecarContainersGate: true }).agent.layout).toBe(SidecarLayout.NATIVE);
+    }));
+  });
+});
