@@ -11,8 +11,10 @@
  */
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
-import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject } from './engine/pod-template';
+import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from './engine/pod-template';
 import { Json, SidecarSpec } from './engine/spec';
+import { findKnownBugs } from './known-bugs';
+import { printWarnings, recordWarnings } from './warnings';
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
 const PASSES = Symbol.for('cdk8s-sidecars.validation-passes');
@@ -47,6 +49,8 @@ export interface RenderedSidecar {
   readonly spec: SidecarSpec;
   /** Kubernetes minor version the sidecar targets. */
   readonly minor: number;
+  /** The patch version, when the target names one (for the known-bugs check). */
+  readonly patch?: number;
   readonly gate: boolean;
 }
 
@@ -114,7 +118,11 @@ export class WorkloadBinding {
   private readonly originalToJson: () => Json;
   private readonly root: IConstruct;
 
+  private readonly obj: ApiObject;
+  private warnings: string[] = [];
+
   private constructor(obj: ApiObject, private readonly options: BindingOptions) {
+    this.obj = obj;
     this.originalToJson = obj.toJson.bind(obj);
     this.root = obj.node.root;
     countValidationPasses(this.root);
@@ -144,6 +152,7 @@ export class WorkloadBinding {
 
   private validate(): string[] {
     const result = this.render();
+    printWarnings(this.root, validationPass(this.root), this.warnings);
     this.validated = result.errors.length === 0 ? { result, pass: validationPass(this.root) } : undefined;
     if (this.validated) {
       const kept = this.validated;
@@ -168,12 +177,15 @@ export class WorkloadBinding {
     const targets = new Map<string, string>();
     let minor = 0;
     let gate = false;
+    let patch: number | undefined;
     for (const source of this.sources) {
       try {
         const r = source.renderSidecar();
         specs.push(r.spec);
         minor = r.minor;
         gate = r.gate;
+        // The lowest patch any of them names (the cluster's oldest node decides).
+        if (r.patch !== undefined) patch = Math.min(patch ?? r.patch, r.patch);
         targets.set(source.node.path, `1.${r.minor}${r.gate ? ' (gate on)' : ''}`);
       } catch (e) {
         errors.push((e as Error).message);
@@ -186,8 +198,18 @@ export class WorkloadBinding {
         '). A workload runs on one cluster: give them the same kubernetesVersion (or set it once with Sidecars.configure).',
       );
     }
+    this.warnings = [];
+    recordWarnings(this.obj, []);
     if (errors.length > 0) return { manifest: base, errors };
     // `base` is a fresh object from toJson(): the engine may work on it in place.
-    return applySidecars(base, specs, { minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true });
+    const result = applySidecars(base, specs, { minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true });
+    if (result.errors.length > 0) return result;
+    // Known bugs of the target's patch release, on the pod as emitted (src/known-bugs.ts).
+    const findings = findKnownBugs(`'${this.obj.node.path}' (${describeObject(result.manifest)})`,
+      podTemplateOf(result.manifest)!.spec, { major: 1, minor, patch, raw: '' });
+    this.warnings = findings.filter(f => f.level === 'warning').map(f => f.message);
+    recordWarnings(this.obj, this.warnings);
+    const bugErrors = findings.filter(f => f.level === 'error').map(f => f.message);
+    return bugErrors.length > 0 ? { manifest: result.manifest, errors: bugErrors } : result;
   }
 }

@@ -3,7 +3,8 @@
 
 // target
 export { SidecarLayout, SidecarMode, DEFAULT_KUBERNETES_VERSION } from './target';
-export { Sidecars, SidecarTargetOptions, KUBERNETES_VERSION_ENV } from './settings';
+export { Sidecars, SidecarTargetOptions, KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV } from './settings';
+export { SidecarWarnings } from './warnings';
 export { SidecarValidation } from './validation';
 
 // shared construct base

@@ -129,7 +129,7 @@ export abstract class SidecarBase extends Construct {
     if (target.decision.error !== undefined) {
       throw new Error(`${this.describe()}: ${target.decision.error}`);
     }
-    const key = `${target.version.minor}|${target.gate}|${target.decision.layout}`;
+    const key = `${target.version.minor}|${target.version.patch}|${target.gate}|${target.decision.layout}`;
     const cached = this.rendered.get(key);
     if (cached) return cached;
     if (!this._agent) throw new Error(`${this.describe()}: the construct did not describe its agent`);
@@ -140,7 +140,7 @@ export abstract class SidecarBase extends Construct {
       layout: target.decision.layout,
       allowLegacyOnJob: this._props.allowLegacyOnJob ?? false,
     };
-    const rendered = { spec, minor: target.version.minor, gate: target.gate };
+    const rendered = { spec, minor: target.version.minor, patch: target.version.patch, gate: target.gate };
     this.rendered.set(key, rendered);
     return rendered;
   }

@@ -1,0 +1,182 @@
+/**
+ * Layer 1 (target): known bugs of Kubernetes patch releases that hit the pods this library
+ * emits. THE one table of them; checked on the final pod template of every workload with a
+ * sidecar, when the target names a patch version (`1.29.3`; a bare `1.29` says nothing about
+ * the patch, so nothing is checked).
+ *
+ * Each entry names the upstream issue, the pull requests that fixed it and the first fixed
+ * patch of each release line, as the kubernetes/kubernetes CHANGELOG files give them. A bug
+ * whose pods still work (but slower, or hang only after some other failure) is a warning; one
+ * where the pod cannot work would be an error.
+ *
+ * The engine (src/engine) never compares versions; this module does, on the engine's output.
+ */
+import { Json } from './engine/spec';
+import { KubeVersion, formatFullVersion } from './target';
+
+/** What a known bug does to one pod, with what to do about it. @internal */
+export interface KnownBugHit {
+  readonly level: 'error' | 'warning';
+  /** What happens in this pod, naming its containers (no version, no fix: the caller adds those). */
+  readonly what: string;
+  /** What the user can do besides upgrading (a layout or a setting that avoids it). */
+  readonly avoid: string;
+}
+
+/** A known bug of some Kubernetes patch releases. @internal */
+export interface KnownKubernetesBug {
+  /** The upstream issue, e.g. `kubernetes#125880`. */
+  readonly issue: string;
+  /** The pull requests that fixed it, e.g. `kubernetes#125935`. */
+  readonly fixedBy: string;
+  /** One line: what goes wrong. */
+  readonly summary: string;
+  /**
+   * The first fixed patch of each release line, ascending. The last entry is an `x.y.0`: every
+   * later minor has the fix. A minor line between `firstAffectedMinor` and that one without an
+   * entry never got the fix.
+   */
+  readonly fixedIn: readonly string[];
+  /** The first minor release that has the bug. */
+  readonly firstAffectedMinor: number;
+  /** Where the fixed versions were read (CHANGELOG file and release). */
+  readonly sources: readonly string[];
+  /** Whether (and how) the bug hits this pod spec. */
+  readonly check: (pod: Json) => KnownBugHit | undefined;
+}
+
+const quoted = (names: string[]) => names.map(n => `'${n}'`).join(', ');
+
+/**
+ * THE table. Versions checked in kubernetes/kubernetes (master, 2026):
+ * - kubernetes#125880: CHANGELOG/CHANGELOG-1.29.md v1.29.8 (cherry-pick #126332),
+ *   CHANGELOG-1.30.md v1.30.4 (#126331), CHANGELOG-1.31.md v1.31.0 (#125935): "Fixed a bug that
+ *   init containers with `Always` restartPolicy may not terminate gracefully if the pod hasn't
+ *   initialized yet." No 1.28 cherry-pick.
+ * - kubernetes#132826: CHANGELOG-1.33.md v1.33.6 (#134801), CHANGELOG-1.34.md v1.34.2 (#134800),
+ *   CHANGELOG-1.35.md v1.35.0-alpha.2 (#133072): "Fixed a startup probe race condition that caused
+ *   main containers to remain stuck in "Initializing" state when sidecar containers with startup
+ *   probes failed initially but succeeded on restart in pods with restartPolicy=Never." No
+ *   cherry-pick to 1.28-1.32.
+ * @internal
+ */
+export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
+  {
+    issue: 'kubernetes#125880',
+    fixedBy: 'kubernetes#125935',
+    summary: 'a native sidecar followed by an init container that has not started is not sent SIGTERM when the pod is deleted, until the grace period is over',
+    fixedIn: ['1.29.8', '1.30.4', '1.31.0'],
+    firstAffectedMinor: 28,
+    sources: [
+      'https://github.com/kubernetes/kubernetes/issues/125880',
+      'CHANGELOG/CHANGELOG-1.29.md v1.29.8 (#126332)', 'CHANGELOG/CHANGELOG-1.30.md v1.30.4 (#126331)', 'CHANGELOG/CHANGELOG-1.31.md v1.31.0 (#125935)',
+    ],
+    check: pod => {
+      // The kubelet stops a native sidecar only after every init container declared after it
+      // has stopped; one that never started held the earlier sidecars until the grace period
+      // ran out. A pod is only hit when a native sidecar has an init container after it.
+      const init: Json[] = pod.initContainers ?? [];
+      const affected = init.filter((c, i) => c.restartPolicy === 'Always' && i < init.length - 1).map(c => c.name);
+      if (affected.length === 0) return undefined;
+      const after = init.slice(init.findIndex(c => c.name === affected[0]) + 1).map(c => c.name);
+      const grace = pod.terminationGracePeriodSeconds ?? 30;
+      return {
+        level: 'warning',
+        what:
+          `native sidecar(s) ${quoted(affected)} have init container(s) after them (${quoted(after)}); when the pod is deleted ` +
+          'before those have started (a rollout or scale-down while it initializes, a sidecar whose startupProbe fails), ' +
+          `${quoted(affected)} get no SIGTERM until terminationGracePeriodSeconds (${grace}s) is over, so the pod stays Terminating that long ` +
+          'and the sidecars are then killed without a graceful stop',
+        avoid: 'or keep init containers out of the pod and give at most one sidecar the native layout (mode: SidecarMode.LEGACY on the others)',
+      };
+    },
+  },
+  {
+    issue: 'kubernetes#132826',
+    fixedBy: 'kubernetes#133072',
+    summary: 'in a pod with restartPolicy Never, a native sidecar that exits before its first startup probe keeps the app containers from ever starting',
+    fixedIn: ['1.33.6', '1.34.2', '1.35.0'],
+    firstAffectedMinor: 28,
+    sources: [
+      'https://github.com/kubernetes/kubernetes/issues/132826',
+      'CHANGELOG/CHANGELOG-1.33.md v1.33.6 (#134801)', 'CHANGELOG/CHANGELOG-1.34.md v1.34.2 (#134800)', 'CHANGELOG/CHANGELOG-1.35.md v1.35.0-alpha.2 (#133072)',
+    ],
+    check: pod => {
+      // The startup probe worker of a terminated container quits for good when the POD's
+      // restartPolicy is Never, although the sidecar itself is restarted: the sidecar never
+      // counts as started, so the app containers never start (pkg/kubelet/prober/worker.go
+      // before #133072). OnFailure and Always keep the worker.
+      if (pod.restartPolicy !== 'Never') return undefined;
+      const probed = (pod.initContainers ?? []).filter((c: Json) => c.restartPolicy === 'Always' && c.startupProbe !== undefined).map((c: Json) => c.name);
+      if (probed.length === 0) return undefined;
+      return {
+        level: 'warning',
+        what:
+          `the pod has restartPolicy Never and native sidecar(s) ${quoted(probed)} with a startupProbe; if one of them exits before ` +
+          'its first startup probe (a crash at start: bad config, OOM), the kubelet restarts it but never probes it again, and the ' +
+          'app containers never start: the pod stays in Init until it is deleted (a Job never finishes unless activeDeadlineSeconds is set)',
+        avoid: 'or use restartPolicy: OnFailure in the pod template if the app may be restarted in place',
+      };
+    },
+  },
+];
+
+function parseFixed(v: string): { minor: number; patch: number } {
+  const [, minor, patch] = v.split('.').map(Number);
+  return { minor, patch };
+}
+
+/**
+ * Whether `bug` is present in `version`: true, false, or undefined when the patch is needed to
+ * tell and was not given. @internal
+ */
+export function hasBug(bug: KnownKubernetesBug, version: KubeVersion): boolean | undefined {
+  if (version.minor < bug.firstAffectedMinor) return false;
+  const fixes = bug.fixedIn.map(parseFixed);
+  if (version.minor > fixes[fixes.length - 1].minor) return false;
+  const line = fixes.find(f => f.minor === version.minor);
+  if (!line) return true;
+  if (line.patch === 0) return false;
+  if (version.patch === undefined) return undefined;
+  return version.patch < line.patch;
+}
+
+/** `1.29.8 or later`, or for a line that never got the fix `1.29.8 or later (no 1.28 patch has the fix)`. */
+function upgradeAdvice(bug: KnownKubernetesBug, version: KubeVersion): string {
+  const fixes = bug.fixedIn.map(parseFixed);
+  const line = fixes.find(f => f.minor === version.minor);
+  if (line) return `upgrade the cluster to 1.${line.minor}.${line.patch} or later`;
+  const next = fixes.find(f => f.minor > version.minor)!;
+  return `no 1.${version.minor} patch has the fix: upgrade the cluster to 1.${next.minor}.${next.patch} or later`;
+}
+
+/** One finding: a known bug that hits a pod at the target version. @internal */
+export interface KnownBugFinding {
+  readonly issue: string;
+  readonly level: 'error' | 'warning';
+  readonly message: string;
+}
+
+/**
+ * The known bugs of `version` that hit the pod spec `pod` of the workload described by `where`.
+ * Only a target with a patch version is checked. @internal
+ */
+export function findKnownBugs(
+  where: string, pod: Json, version: KubeVersion, table: readonly KnownKubernetesBug[] = KNOWN_KUBERNETES_BUGS,
+): KnownBugFinding[] {
+  if (version.patch === undefined) return [];
+  const out: KnownBugFinding[] = [];
+  for (const bug of table) {
+    if (hasBug(bug, version) !== true) continue;
+    const hit = bug.check(pod);
+    if (!hit) continue;
+    out.push({
+      issue: bug.issue,
+      level: hit.level,
+      message:
+        `${where}: Kubernetes ${formatFullVersion(version)} has ${bug.issue} (fixed in ${bug.fixedIn.join(', ')} by ${bug.fixedBy}): ` +
+        `${hit.what}. To avoid it, ${upgradeAdvice(bug, version)}, ${hit.avoid}.`,
+    });
+  }
+  return out;
+}

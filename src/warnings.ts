@@ -1,0 +1,60 @@
+/**
+ * How a warning reaches the user. cdk8s has no Annotations (unlike the AWS CDK), so a warning
+ * (a problem the pod survives, e.g. a known bug of the target's patch release) is
+ *   1. printed to stderr once per synthesis, while cdk8s validates the app (before any file is
+ *      written), as `[cdk8s-sidecars] WARNING: <message>`;
+ *   2. kept on the workload and readable with `SidecarWarnings.of(scope)` (tests, pipelines that
+ *      want to fail on warnings).
+ * Messages are deterministic: the same app and target give the same messages in the same order.
+ */
+import { IConstruct } from 'constructs';
+
+const WARNINGS = Symbol.for('cdk8s-sidecars.warnings');
+const PRINTED = Symbol.for('cdk8s-sidecars.printed-warnings');
+
+/**
+ * The warnings the library found while synthesizing, e.g. a known bug of the target's
+ * Kubernetes patch release that hits the emitted pods.
+ */
+export class SidecarWarnings {
+  /**
+   * The warnings of the latest synthesis (or validation) of every workload inside `scope` that
+   * has a sidecar, in construct-tree order. Empty before the first synthesis.
+   *
+   * @example
+   * app.synth();
+   * if (SidecarWarnings.of(app).length > 0) process.exitCode = 1;
+   */
+  public static of(scope: IConstruct): string[] {
+    const out: string[] = [];
+    for (const c of scope.node.findAll()) {
+      const w: string[] | undefined = (c as any)[WARNINGS];
+      if (w) out.push(...w);
+    }
+    return out;
+  }
+
+  private constructor() {}
+}
+
+/** Replaces the warnings of one workload object. @internal */
+export function recordWarnings(obj: IConstruct, warnings: string[]): void {
+  (obj as any)[WARNINGS] = [...warnings];
+}
+
+/**
+ * Prints `warnings` to stderr, each message once per validation pass of the app `root`
+ * (`pass` counts the passes). @internal
+ */
+export function printWarnings(root: IConstruct, pass: number, warnings: string[]): void {
+  let printed: { pass: number; messages: Set<string> } | undefined = (root as any)[PRINTED];
+  if (!printed || printed.pass !== pass) {
+    printed = { pass, messages: new Set() };
+    (root as any)[PRINTED] = printed;
+  }
+  for (const w of warnings) {
+    if (printed.messages.has(w)) continue;
+    printed.messages.add(w);
+    process.stderr.write(`[cdk8s-sidecars] WARNING: ${w}\n`);
+  }
+}

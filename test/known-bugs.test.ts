@@ -1,0 +1,195 @@
+/**
+ * Known bugs of Kubernetes patch releases (issue 14 point 4): the table, which versions have
+ * which bug, which emitted pods each one hits, and how the warning reaches the user.
+ *
+ * The expected versions are the CHANGELOG entries, written out here as data (not computed from
+ * the table): kubernetes#125880 fixed in v1.29.8 (#126332), v1.30.4 (#126331), v1.31.0
+ * (#125935), no 1.28 patch; kubernetes#132826 fixed in v1.33.6 (#134801), v1.34.2 (#134800),
+ * v1.35.0 (#133072), no patch for 1.28-1.32.
+ */
+import { ApiObject, Testing } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { SidecarMode, SidecarWarnings, WithLogAgent, WithTracer } from '../src';
+import { KNOWN_KUBERNETES_BUGS, KnownKubernetesBug, findKnownBugs, hasBug } from '../src/known-bugs';
+import { parseKubernetesVersion } from '../src/target';
+import { APP_CONTAINER, kplusWorkload, manifestOf, newChart, podSpecOf, withEnv } from './util/fixtures';
+
+const ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
+const v = (raw: string) => parseKubernetesVersion(raw)!;
+const bug = (issue: string) => KNOWN_KUBERNETES_BUGS.find(b => b.issue === issue)!;
+const ENDPOINT = 'otel-gateway.observability:4317';
+
+describe('which releases have which bug', () => {
+  // [version, has kubernetes#125880, has kubernetes#132826]; undefined = the patch is needed to tell.
+  test.each([
+    ['1.27.16', false, false],
+    ['1.28.0', true, true], ['1.28.15', true, true], ['1.28', true, true],
+    ['1.29.0', true, true], ['1.29.7', true, true], ['1.29.8', false, true], ['1.29.15', false, true], ['1.29', undefined, true],
+    ['1.30.3', true, true], ['1.30.4', false, true], ['1.30', undefined, true],
+    ['1.31.0', false, true], ['1.31', false, true], ['1.32.9', false, true],
+    ['1.33.0', false, true], ['1.33.5', false, true], ['1.33.6', false, false], ['1.33', false, undefined],
+    ['1.34.1', false, true], ['1.34.2', false, false], ['1.34', false, undefined],
+    ['1.35.0', false, false], ['1.35', false, false], ['1.40.1', false, false],
+  ])('%s', (raw, b125880, b132826) => {
+    expect(hasBug(bug('kubernetes#125880'), v(raw as string))).toBe(b125880);
+    expect(hasBug(bug('kubernetes#132826'), v(raw as string))).toBe(b132826);
+  });
+
+  test('every entry names its issue, the fix, the fixed versions and where they were read', () => {
+    for (const b of KNOWN_KUBERNETES_BUGS) {
+      expect(b.issue).toMatch(/^kubernetes#\d+$/);
+      expect(b.fixedBy).toMatch(/^kubernetes#\d+$/);
+      expect(b.fixedIn[b.fixedIn.length - 1]).toMatch(/^1\.\d+\.0$/);
+      expect(b.sources.length).toBeGreaterThanOrEqual(b.fixedIn.length);
+    }
+  });
+});
+
+describe('which emitted pods a bug hits', () => {
+  const sidecar = (name: string, extra: object = {}) => ({ name, image: 'x', restartPolicy: 'Always', startupProbe: { httpGet: { port: 2020 } }, ...extra });
+
+  test('kubernetes#125880: only a native sidecar with an init container after it', () => {
+    const at = v('1.30.1');
+    expect(findKnownBugs('w', { initContainers: [sidecar('log-agent')], containers: [{ name: 'app' }] }, at)).toEqual([]);
+    const hit = findKnownBugs('w', { initContainers: [sidecar('log-agent'), sidecar('tracer'), { name: 'migrate' }], containers: [], terminationGracePeriodSeconds: 47 }, at);
+    expect(hit).toHaveLength(1);
+    expect(hit[0].message).toBe(
+      "w: Kubernetes 1.30.1 has kubernetes#125880 (fixed in 1.29.8, 1.30.4, 1.31.0 by kubernetes#125935): native sidecar(s) 'log-agent', 'tracer' " +
+      "have init container(s) after them ('tracer', 'migrate'); when the pod is deleted before those have started (a rollout or scale-down while it " +
+      "initializes, a sidecar whose startupProbe fails), 'log-agent', 'tracer' get no SIGTERM until terminationGracePeriodSeconds (47s) is over, so the " +
+      'pod stays Terminating that long and the sidecars are then killed without a graceful stop. To avoid it, upgrade the cluster to 1.30.4 or later, ' +
+      'or keep init containers out of the pod and give at most one sidecar the native layout (mode: SidecarMode.LEGACY on the others).',
+    );
+    // A regular init container BEFORE the only native sidecar does not count.
+    expect(findKnownBugs('w', { initContainers: [{ name: 'tools' }, sidecar('log-agent')] }, at)).toEqual([]);
+  });
+
+  test('kubernetes#132826: only restartPolicy Never with a native sidecar that has a startupProbe', () => {
+    const at = v('1.33.5');
+    const pod = (restartPolicy: string | undefined, init: object[]) => ({ restartPolicy, initContainers: init, containers: [{ name: 'app' }] });
+    expect(findKnownBugs('w', pod('Never', [sidecar('log-agent')]), at).map(f => f.issue)).toEqual(['kubernetes#132826']);
+    expect(findKnownBugs('w', pod('OnFailure', [sidecar('log-agent')]), at)).toEqual([]);
+    expect(findKnownBugs('w', pod(undefined, [sidecar('log-agent')]), at)).toEqual([]);
+    expect(findKnownBugs('w', pod('Never', [sidecar('log-agent', { startupProbe: undefined })]), at)).toEqual([]);
+    expect(findKnownBugs('w', pod('Never', [{ name: 'plain-init', startupProbe: undefined }]), at)).toEqual([]);
+  });
+
+  test('for a release line that never got the fix, the advice names the next line', () => {
+    const [f] = findKnownBugs('w', { restartPolicy: 'Never', initContainers: [sidecar('log-agent')] }, v('1.32.4'));
+    expect(f.message).toContain('To avoid it, no 1.32 patch has the fix: upgrade the cluster to 1.33.6 or later, or use restartPolicy: OnFailure');
+  });
+
+  test('without a patch version nothing is checked', () => {
+    expect(findKnownBugs('w', { restartPolicy: 'Never', initContainers: [sidecar('a'), sidecar('b')] }, v('1.29'))).toEqual([]);
+  });
+
+  test('a bug whose pod cannot work is reported at error level', () => {
+    const table: KnownKubernetesBug[] = [{
+      issue: 'kubernetes#1', fixedBy: 'kubernetes#2', summary: 's', fixedIn: ['1.30.0'], firstAffectedMinor: 29, sources: ['x'],
+      check: () => ({ level: 'error', what: 'it breaks', avoid: 'or not' }),
+    }];
+    expect(findKnownBugs('w', {}, v('1.29.1'), table)).toEqual([{
+      issue: 'kubernetes#1', level: 'error',
+      message: 'w: Kubernetes 1.29.1 has kubernetes#1 (fixed in 1.30.0 by kubernetes#2): it breaks. To avoid it, no 1.29 patch has the fix: upgrade the cluster to 1.30.0 or later, or not.',
+    }]);
+  });
+});
+
+describe('warnings on synthesized apps', () => {
+  let stderr: jest.SpyInstance;
+  beforeEach(() => {
+    stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+  });
+  afterEach(() => stderr.mockRestore());
+  const printed = () => stderr.mock.calls.map(c => String(c[0])).filter(s => s.startsWith('[cdk8s-sidecars] WARNING: '));
+
+  function deploymentWithTwo(kubernetesVersion: string) {
+    const { app, chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    new WithLogAgent(chart, 'logs', { workload, kubernetesVersion });
+    new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion });
+    return { app, chart };
+  }
+
+  test('1.29.3, two native sidecars: kubernetes#125880 is printed once per synthesis and readable with SidecarWarnings.of', () => withEnv(ENV, undefined, () => {
+    const { app, chart } = deploymentWithTwo('1.29.3');
+    expect(SidecarWarnings.of(app)).toEqual([]);
+    const manifest = manifestOf(Testing.synth(chart), 'Deployment');
+    const init = podSpecOf(manifest).initContainers.map((c: any) => c.name);
+    const warnings = SidecarWarnings.of(app);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(new RegExp(
+      `^'test/web/Resource' \\(Deployment '${manifest.metadata.name}'\\): Kubernetes 1\\.29\\.3 has kubernetes#125880 .*native sidecar\\(s\\) '${init[0]}' ` +
+      `have init container\\(s\\) after them \\('${init[1]}'\\).*upgrade the cluster to 1\\.29\\.8 or later`,
+    ));
+    expect(printed()).toEqual([`[cdk8s-sidecars] WARNING: ${warnings[0]}\n`]);
+    Testing.synth(chart);
+    expect(printed()).toHaveLength(2); // once more for the second synthesis, not once per render
+    expect(SidecarWarnings.of(chart)).toEqual(warnings);
+  }));
+
+  test('the fixed patch (1.29.8), the bare minor (1.29) and the legacy layout give no warning', () => withEnv(ENV, undefined, () => {
+    for (const version of ['1.29.8', '1.29']) {
+      const { app, chart } = deploymentWithTwo(version);
+      Testing.synth(chart);
+      expect(SidecarWarnings.of(app)).toEqual([]);
+    }
+    const { app, chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.29.3', mode: SidecarMode.LEGACY });
+    new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.29.3', mode: SidecarMode.LEGACY });
+    Testing.synth(chart);
+    expect(SidecarWarnings.of(app)).toEqual([]);
+    expect(printed()).toEqual([]);
+  }));
+
+  test('a Job (restartPolicy Never) on 1.33.5 gets kubernetes#132826; on 1.33.6 or with OnFailure it does not', () => withEnv(ENV, undefined, () => {
+    const job = (version: string, restartPolicy?: kplus.RestartPolicy) => {
+      const { app, chart } = newChart();
+      const workload = new kplus.Job(chart, 'job', { containers: [APP_CONTAINER], ...(restartPolicy ? { restartPolicy } : {}) });
+      new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: version });
+      Testing.synth(chart);
+      return SidecarWarnings.of(app);
+    };
+    const [w] = job('1.33.5');
+    expect(w).toMatch(/^'test\/job\/Resource' \(Job '.*'\): Kubernetes 1\.33\.5 has kubernetes#132826 \(fixed in 1\.33\.6, 1\.34\.2, 1\.35\.0 by kubernetes#133072\): the pod has restartPolicy Never and native sidecar\(s\) 'log-agent' with a startupProbe;.*upgrade the cluster to 1\.33\.6 or later, or use restartPolicy: OnFailure/);
+    expect(job('1.33.6')).toEqual([]);
+    expect(job('1.33.5', kplus.RestartPolicy.ON_FAILURE)).toEqual([]);
+  }));
+
+  test('the lowest patch named on a workload counts; the environment variable can name it', () => {
+    withEnv(ENV, '1.30.2', () => {
+      const { app, chart } = newChart();
+      const workload = kplusWorkload(chart, 'Deployment');
+      new WithLogAgent(chart, 'logs', { workload });
+      new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT });
+      app.synth();
+      expect(SidecarWarnings.of(app).map(w => /has (kubernetes#\d+)/.exec(w)![1])).toEqual(['kubernetes#125880']);
+    });
+    withEnv(ENV, undefined, () => {
+      const { app, chart } = newChart();
+      const workload = kplusWorkload(chart, 'Deployment');
+      new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.30.9' });
+      new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.30.1' });
+      Testing.synth(chart);
+      expect(SidecarWarnings.of(app)[0]).toContain('Kubernetes 1.30.1 has kubernetes#125880');
+    });
+  });
+
+  test('a user init container after our only native sidecar on a raw object counts too', () => withEnv(ENV, undefined, () => {
+    const { app, chart } = newChart();
+    const obj = new ApiObject(chart, 'raw', {
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'raw' },
+      spec: {
+        selector: { matchLabels: { app: 'raw' } },
+        template: {
+          metadata: { labels: { app: 'raw' } },
+          spec: { initContainers: [{ name: 'migrate', image: 'ghcr.io/example/migrate:1' }], containers: [{ name: 'app', image: 'ghcr.io/example/app:1' }] },
+        },
+      },
+    });
+    new WithLogAgent(chart, 'logs', { workload: obj, kubernetesVersion: 'v1.29.1' });
+    Testing.synth(chart);
+    expect(SidecarWarnings.of(app)).toEqual([expect.stringContaining("native sidecar(s) 'log-agent' have init container(s) after them ('migrate')")]);
+  }));
+});
