@@ -85,11 +85,17 @@ describe('which emitted pods a bug hits', () => {
 
   test('a bug whose pod cannot work is reported at error level', () => {
     const table: KnownKubernetesBug[] = [{
-      issue: 'kubernetes#1', fixedBy: 'kubernetes#2', summary: 's', fixedIn: ['1.30.0'], firstAffectedMinor: 29, sources: ['x'],
+      issue: 'kubernetes#1',
+      fixedBy: 'kubernetes#2',
+      summary: 's',
+      fixedIn: ['1.30.0'],
+      firstAffectedMinor: 29,
+      sources: ['x'],
       check: () => ({ level: 'error', what: 'it breaks', avoid: 'or not' }),
     }];
     expect(findKnownBugs('w', {}, v('1.29.1'), table)).toEqual([{
-      issue: 'kubernetes#1', level: 'error',
+      issue: 'kubernetes#1',
+      level: 'error',
       message: 'w: Kubernetes 1.29.1 has kubernetes#1 (fixed in 1.30.0 by kubernetes#2): it breaks. To avoid it, no 1.29 patch has the fix: upgrade the cluster to 1.30.0 or later, or not.',
     }]);
   });
@@ -179,7 +185,9 @@ describe('warnings on synthesized apps', () => {
   test('a user init container after our only native sidecar on a raw object counts too', () => withEnv(ENV, undefined, () => {
     const { app, chart } = newChart();
     const obj = new ApiObject(chart, 'raw', {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'raw' },
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'raw' },
       spec: {
         selector: { matchLabels: { app: 'raw' } },
         template: {
