@@ -52,7 +52,7 @@ const quoted = (names: string[]) => names.map(n => `'${n}'`).join(', ');
  * - kubernetes#125880: CHANGELOG/CHANGELOG-1.29.md v1.29.8 (cherry-pick #126332),
  *   CHANGELOG-1.30.md v1.30.4 (#126331), CHANGELOG-1.31.md v1.31.0 (#125935): "Fixed a bug that
  *   init containers with `Always` restartPolicy may not terminate gracefully if the pod hasn't
- *   initialized yet." No 1.28 cherry-pick.
+ *   initialized yet." 1.28 has no ordered termination, so not this bug.
  * - kubernetes#132826: CHANGELOG-1.33.md v1.33.6 (#134801), CHANGELOG-1.34.md v1.34.2 (#134800),
  *   CHANGELOG-1.35.md v1.35.0-alpha.2 (#133072): "Fixed a startup probe race condition that caused
  *   main containers to remain stuck in "Initializing" state when sidecar containers with startup
@@ -66,7 +66,9 @@ export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
     fixedBy: 'kubernetes#125935',
     summary: 'a native sidecar followed by an init container that has not started is not sent SIGTERM when the pod is deleted, until the grace period is over',
     fixedIn: ['1.29.8', '1.30.4', '1.31.0'],
-    firstAffectedMinor: 28,
+    // The ordered termination it breaks came with 1.29 (kubernetes#120620, "terminate sidecars
+    // after main containers"); 1.28 stops all containers at once.
+    firstAffectedMinor: 29,
     sources: [
       'https://github.com/kubernetes/kubernetes/issues/125880',
       'CHANGELOG/CHANGELOG-1.29.md v1.29.8 (#126332)', 'CHANGELOG/CHANGELOG-1.30.md v1.30.4 (#126331)', 'CHANGELOG/CHANGELOG-1.31.md v1.31.0 (#125935)',

@@ -4,8 +4,9 @@
  *
  * The expected versions are the CHANGELOG entries, written out here as data (not computed from
  * the table): kubernetes#125880 fixed in v1.29.8 (#126332), v1.30.4 (#126331), v1.31.0
- * (#125935), no 1.28 patch; kubernetes#132826 fixed in v1.33.6 (#134801), v1.34.2 (#134800),
- * v1.35.0 (#133072), no patch for 1.28-1.32.
+ * (#125935), and absent from 1.28, which has no ordered termination (kubernetes#120620 came
+ * with 1.29); kubernetes#132826 fixed in v1.33.6 (#134801), v1.34.2 (#134800), v1.35.0
+ * (#133072), no patch for 1.28-1.32.
  */
 import { ApiObject, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
@@ -23,7 +24,7 @@ describe('which releases have which bug', () => {
   // [version, has kubernetes#125880, has kubernetes#132826]; undefined = the patch is needed to tell.
   test.each([
     ['1.27.16', false, false],
-    ['1.28.0', true, true], ['1.28.15', true, true], ['1.28', true, true],
+    ['1.28.0', false, true], ['1.28.15', false, true], ['1.28', false, true],
     ['1.29.0', true, true], ['1.29.7', true, true], ['1.29.8', false, true], ['1.29.15', false, true], ['1.29', undefined, true],
     ['1.30.3', true, true], ['1.30.4', false, true], ['1.30', undefined, true],
     ['1.31.0', false, true], ['1.31', false, true], ['1.32.9', false, true],
@@ -161,6 +162,18 @@ describe('warnings on synthesized apps', () => {
     expect(w).toMatch(/^'test\/job\/Resource' \(Job '.*'\): Kubernetes 1\.33\.5 has kubernetes#132826 \(fixed in 1\.33\.6, 1\.34\.2, 1\.35\.0 by kubernetes#133072\): the pod has restartPolicy Never and native sidecar\(s\) 'log-agent' with a startupProbe;.*upgrade the cluster to 1\.33\.6 or later, or use restartPolicy: OnFailure/);
     expect(job('1.33.6')).toEqual([]);
     expect(job('1.33.5', kplus.RestartPolicy.ON_FAILURE)).toEqual([]);
+  }));
+
+  test('1.28.9 with the gate: a Job gets kubernetes#132826 only, and the advice names the first fixed line', () => withEnv(ENV, undefined, () => {
+    const { app, chart } = newChart();
+    const workload = kplusWorkload(chart, 'Job');
+    new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.28.9', sidecarContainersGate: true });
+    new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.28.9', sidecarContainersGate: true });
+    Testing.synth(chart);
+    const warnings = SidecarWarnings.of(app);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('Kubernetes 1.28.9 has kubernetes#132826');
+    expect(warnings[0]).toContain('To avoid it, no 1.28 patch has the fix: upgrade the cluster to 1.33.6 or later, or use restartPolicy: OnFailure');
   }));
 
   test('the lowest patch named on a workload counts; the environment variable can name it', () => {
