@@ -23,7 +23,7 @@ export class SidecarWarnings {
    *
    * @example
    * app.synth();
-   * if (SidecarWarnings.of(app).length > 0) process.exitCode = 1;
+   * const warnings = SidecarWarnings.of(app); // [] when there are none
    */
   public static of(scope: IConstruct): string[] {
     const out: string[] = [];
