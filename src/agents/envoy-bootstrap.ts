@@ -118,7 +118,9 @@ export interface EnvoyBootstrapOptions {
 /**
  * Buffer and HTTP/2 flow-control limits of Envoy's edge best practices
  * (envoyproxy/envoy `docs/root/configuration/best_practices/edge.rst`): without them a few large
- * uploads or slow readers let Envoy buffer up to 1 MiB per connection and 256 MiB per HTTP/2 stream.
+ * uploads or slow readers let Envoy buffer up to 1 MiB per connection, and HTTP/2 up to 16 MiB per
+ * stream, 24 MiB per connection and 1024 streams per connection (Envoy 1.36's defaults,
+ * `changelogs/1.36.0.yaml`, "safe_http2_options"; 256 MiB windows before).
  */
 export const ENVOY_LIMITS = {
   perConnectionBufferBytes: 32768,
@@ -136,7 +138,11 @@ export const ENVOY_LIMITS = {
    * 1025th concurrent request with a 503.
    */
   circuitBreakerMax: 4294967295,
-  /** Retries of a request the app never saw (Istio's `defaultInboundRetryOn`, with its 2 retries). */
+  /**
+   * Retries of a request the upstream never received, so safe for every method (Istio's
+   * `defaultInboundRetryOn` with its 2 retries, `pilot/pkg/networking/core/route/retry/retry.go`;
+   * `reset-before-request` exists since Envoy 1.31).
+   */
   retryOn: 'reset-before-request',
   numRetries: 2,
 } as const;
