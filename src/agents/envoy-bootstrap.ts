@@ -126,7 +126,12 @@ export const ENVOY_LIMITS = {
   perConnectionBufferBytes: 32768,
   http2InitialStreamWindowBytes: 65536,
   http2InitialConnectionWindowBytes: 1048576,
-  http2MaxConcurrentStreams: 100,
+  /**
+   * Envoy 1.36's own default, written out (the edge guide's 100 would stall the 101st long-lived
+   * gRPC stream a client multiplexes on one connection; Istio leaves Envoy's default). Memory is
+   * bounded by the connection window, not by the stream count.
+   */
+  http2MaxConcurrentStreams: 1024,
   /** Overload manager: shrink the heap at 95 % of max_heap_size_bytes, stop accepting requests at 98 %. */
   shrinkHeapAt: 0.95,
   stopAcceptingRequestsAt: 0.98,
