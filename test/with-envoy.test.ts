@@ -1,6 +1,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { ApiObject, Duration, Size, Testing } from 'cdk8s';
+import { ApiObject, Cron, Duration, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { EnvoyAppProtocol, EnvoyUpstream, SidecarMode, WithEnvoy, WithEnvoyProps, WithLogAgent, WithTracer } from '../src';
@@ -749,6 +749,29 @@ describe('the app side: probes and ports Envoy can see', () => {
     expect(synthWith([app({ ports: [{ number: 8080 }], liveness: kplus.Probe.fromCommand(['/bin/true']) })])).not.toThrow();
     expect(synthWith([app({ ports: [{ number: 8080 }], liveness: kplus.Probe.fromTcpSocket({ port: 8080, host: '10.0.0.1' }) })])).not.toThrow();
     expect(synthWith([app({ ports: [{ number: 8080 }, { number: 9090 }], startup: kplus.Probe.fromTcpSocket({ port: 9090 }) })])).not.toThrow();
+  });
+
+  test('the same check on a raw ApiObject (Include / Helm) and on a CronJob', () => {
+    const { chart } = newChart();
+    const raw = new ApiObject(chart, 'raw', {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'raw' },
+      spec: {
+        selector: { matchLabels: { app: 'raw' } },
+        template: {
+          metadata: { labels: { app: 'raw' } },
+          spec: { containers: [{ name: 'web', image: 'x', ports: [{ containerPort: 8080, name: 'http' }], readinessProbe: { httpGet: { path: '/', port: 'http' } } }] },
+        },
+      },
+    });
+    new WithEnvoy(chart, 'envoy', { workload: raw, kubernetesVersion: '1.29', appPort: 8080 });
+    expect(() => Testing.synth(chart)).toThrow(/container 'web' has a readinessProbe \(httpGet\) on appPort 8080/);
+
+    const c2 = newChart().chart;
+    const cron = new kplus.CronJob(c2, 'nightly', { containers: [app({ portNumber: 8080 })], schedule: Cron.daily() });
+    new WithEnvoy(c2, 'envoy', { workload: cron, kubernetesVersion: '1.29', appPort: 8080 });
+    expect(() => Testing.synth(c2)).toThrow(/container 'app' has a startupProbe \(tcpSocket\) on appPort 8080/);
   });
 
   test('an appPort that none of the declared ports matches is reported; an app that declares none is fine', () => {
