@@ -1,10 +1,11 @@
 import { Duration } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
-import { BOOTSTRAP_FILE, OutboundRoute, isIpv4, renderEnvoyConfigFiles } from './agents/envoy-bootstrap';
+import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, isIpv4, renderEnvoyConfigFiles } from './agents/envoy-bootstrap';
+import { podTemplateOf } from './engine/pod-template';
 import { restrictedSecurityContext } from './engine/shutdown';
-import { RANK } from './engine/spec';
-import { SidecarBase, SidecarProps, checkDnsLabel, checkPort, durationSeconds, httpProbe } from './sidecar';
+import { Json, RANK } from './engine/spec';
+import { SidecarBase, SidecarProps, checkDnsLabel, checkPort, durationSeconds, httpProbe, positiveSeconds } from './sidecar';
 
 /** The default Envoy image (pinned). `drain_listeners?inboundonly&graceful` needs Envoy 1.34 or later. */
 export const ENVOY_IMAGE = 'envoyproxy/envoy:v1.36.4';
@@ -101,8 +102,52 @@ export interface WithEnvoyProps extends SidecarProps {
   /**
    * The port the app listens on. Envoy forwards to `127.0.0.1:<appPort>`: bind the app to
    * 127.0.0.1 (or keep the port out of every Service) so that traffic cannot bypass Envoy.
+   *
+   * When the app's containers declare ports, one of them must be `appPort` (an error at synthesis
+   * otherwise). Declare it with cdk8s-plus `ports: [{ number: 8080 }]`, not `portNumber`:
+   * `portNumber` also adds a TCP startup probe on the pod IP, which an app bound to 127.0.0.1 never
+   * passes (see `appListensOnPodIp`).
    */
   readonly appPort: number;
+
+  /**
+   * The app also listens on the pod IP (e.g. `0.0.0.0:<appPort>`), so the kubelet's probes on
+   * `appPort` can reach it. Traffic on the pod IP then bypasses Envoy (and its TLS): keep
+   * `appPort` out of every Service and NetworkPolicy ingress rule.
+   *
+   * Off by default: a probe of an app container on `appPort` on the pod IP (cdk8s-plus-27's
+   * startup probe for `portNumber`, or your own `tcpSocket` / `httpGet` / `grpc` probe without
+   * `host`) is an error at synthesis, because the kubelet can never reach an app bound to
+   * 127.0.0.1 and the pod would restart forever.
+   * @default false
+   */
+  readonly appListensOnPodIp?: boolean;
+
+  /**
+   * How many proxies in front of the pod (the Ingress controller, a cloud load balancer) append to
+   * `X-Forwarded-For` (Envoy's `xff_num_trusted_hops`). Envoy leaves the header alone
+   * (`use_remote_address: false`, as Istio's sidecars); this only tells Envoy which entry is the
+   * client, for its access log and its internal/external decision.
+   * @default 0
+   */
+  readonly trustedProxyHops?: number;
+
+  /**
+   * How long a request or stream may stay idle (no bytes either way) before Envoy resets it
+   * (`stream_idle_timeout`). `Duration.seconds(0)` turns it off, as Istio does for its sidecars: the
+   * app decides how long idle gRPC streams, WebSockets, long polls and server-sent events live.
+   * Envoy's own default (5 minutes) would cut them.
+   * @default Duration.seconds(0) (off)
+   */
+  readonly streamIdleTimeout?: Duration;
+
+  /**
+   * How long Envoy keeps an idle connection to the app open. It must be shorter than the app's
+   * keep-alive timeout (Node.js 5 s, uvicorn 5 s, gunicorn 2 s), or Envoy may send a request on a
+   * connection the app is closing (503 `UC`). Envoy's own default is 1 hour.
+   * @default Duration.seconds(1)
+   */
+  readonly appIdleTimeout?: Duration;
 
   /**
    * How Envoy talks to the app.
@@ -142,6 +187,10 @@ export interface WithEnvoyProps extends SidecarProps {
    * close the connection (HTTP/1.1 `Connection: close`, HTTP/2 GOAWAY); then the listeners stop
    * accepting. Requests already accepted are still answered. Must not exceed `appShutdownTime`,
    * so the drain ends while the app can still answer.
+   *
+   * The app gets SIGTERM at the same moment: it must keep accepting and answering requests for
+   * `drainTime` after it (Envoy still forwards what arrives meanwhile), or those requests fail with
+   * 503 `UF`. Many servers stop accepting at once on SIGTERM: delay that in the app.
    * @default Duration.seconds(5)
    */
   readonly drainTime?: Duration;
@@ -196,6 +245,7 @@ const DEFAULTS = {
   drainSeconds: 5,
   concurrency: 2,
   holdTimeoutSeconds: 60,
+  appIdleSeconds: 1,
 } as const;
 
 /** The readiness path of the health listener. */
@@ -292,12 +342,22 @@ export class WithEnvoy extends SidecarBase {
         `Shorten drainTime to at most Duration.seconds(${appShutdownSeconds}) or raise appShutdownTime.`,
       );
     }
+    const trustedProxyHops = props.trustedProxyHops ?? 0;
+    if (!Number.isInteger(trustedProxyHops) || trustedProxyHops < 0 || trustedProxyHops > 10) {
+      throw new Error(`${who}: trustedProxyHops ${trustedProxyHops} is not a number of proxies; use an integer from 0 to 10 (e.g. 1 behind an Ingress controller).`);
+    }
+    const streamIdleSeconds = durationSeconds(who, 'streamIdleTimeout', props.streamIdleTimeout, 0);
+    const appIdleSeconds = positiveSeconds(
+      who, 'appIdleTimeout', props.appIdleTimeout, DEFAULTS.appIdleSeconds,
+      "Envoy's 0 would mean no idle timeout; use one shorter than the app's keep-alive timeout, e.g. Duration.seconds(1)",
+    );
     const concurrency = props.concurrency ?? DEFAULTS.concurrency;
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
       throw new Error(`${who}: concurrency ${concurrency} is not a number of worker threads; use an integer from 1 to 64 (e.g. 2).`);
     }
 
     // Config.
+    const resources = this._resources({ cpuRequest: '100m', cpuLimit: '1000m', memoryRequest: '64Mi', memoryLimit: '256Mi' });
     const rendered = renderEnvoyConfigFiles({
       nodeId: this.workloadObject.name,
       nodeCluster: this.workloadObject.name,
@@ -311,6 +371,10 @@ export class WithEnvoy extends SidecarBase {
       upstreams,
       accessLog: props.accessLog ?? true,
       configDirectory: CONFIG_DIRECTORY,
+      xffNumTrustedHops: trustedProxyHops,
+      streamIdleTimeoutSeconds: streamIdleSeconds,
+      appIdleTimeoutSeconds: appIdleSeconds,
+      maxHeapBytes: maxHeapBytes(resources.limits.memory),
     });
     const config = this._configMap(rendered.files);
 
@@ -355,7 +419,7 @@ export class WithEnvoy extends SidecarBase {
           { containerPort: this.healthPort, name: 'envoy-health', protocol: 'TCP' },
         ],
         readinessProbe: probe(5, 3),
-        resources: this._resources({ cpuRequest: '100m', cpuLimit: '1000m', memoryRequest: '64Mi', memoryLimit: '256Mi' }),
+        resources,
         securityContext: restrictedSecurityContext(ENVOY_UID),
         // Up to two minutes to become ready (Envoy resolves its upstreams' DNS names first).
         startupProbe: probe(1, 120),
@@ -378,12 +442,22 @@ export class WithEnvoy extends SidecarBase {
         ? { readyUrl: `http://127.0.0.1:${this.healthPort}${ENVOY_HEALTH_PATH}`, timeoutSeconds: DEFAULTS.holdTimeoutSeconds }
         : undefined,
     };
+
+    // The app's side, seen in the workload's own pod template at synthesis (containers can be
+    // added to a cdk8s-plus workload after this constructor).
+    const appListensOnPodIp = props.appListensOnPodIp ?? false;
+    this.node.addValidation({
+      validate: () => checkAppContainers(who, this.appPort, appListensOnPodIp, ownPodSpec(this.workloadObject)),
+    });
   }
 
   /**
-   * A Service port that sends traffic to Envoy's listener, for
-   * `deployment.exposeViaService({ ports: [envoy.servicePort()] })` or
+   * A Service port that sends traffic to Envoy's listener:
    * `new kplus.Service(scope, 'svc', { selector: deployment, ports: [envoy.servicePort()] })`.
+   *
+   * Not for `deployment.exposeViaService({ ports: [envoy.servicePort()] })`: cdk8s-plus-27 checks
+   * the target port against the workload's own containers only and throws "Port 8443 is not
+   * exposed by any container". To add the port to an existing Service, use `exposeVia()`.
    */
   public servicePort(options: EnvoyServicePortOptions = {}): kplus.ServicePort {
     const port = options.port ?? (this.terminatesTls ? 443 : 80);
@@ -463,6 +537,63 @@ function checkPorts(who: string, appPort: number, bound: Array<[string, number]>
       }
     }
   }
+}
+
+/** The heap the overload manager guards: a share of the container's memory limit ('256Mi'). */
+function maxHeapBytes(memoryLimit: string): number {
+  const m = /^(\d+)Mi$/.exec(memoryLimit);
+  const mebibytes = m ? Number(m[1]) : 256;
+  return Math.floor(mebibytes * 1024 * 1024 * ENVOY_LIMITS.heapShareOfMemoryLimit);
+}
+
+/**
+ * The workload's pod spec as the user wrote it (its class's own `toJson()`, before the sidecars
+ * are added by the binding's wrapper on the instance).
+ */
+function ownPodSpec(obj: { toJson(): any }): Json | undefined {
+  const own = Object.getPrototypeOf(obj).toJson as () => Json;
+  return podTemplateOf(own.call(obj))?.spec;
+}
+
+const PROBES = ['startupProbe', 'readinessProbe', 'livenessProbe'] as const;
+
+/**
+ * The app's containers against `appPort`: a probe that the kubelet sends to the pod IP on
+ * `appPort` never reaches an app bound to 127.0.0.1 (it would restart forever), and an `appPort`
+ * that none of the declared ports matches is most likely the wrong port.
+ */
+function checkAppContainers(who: string, appPort: number, appListensOnPodIp: boolean, spec: Json | undefined): string[] {
+  const containers: Json[] = spec?.containers ?? [];
+  const errors: string[] = [];
+  if (!appListensOnPodIp) {
+    for (const c of containers) {
+      const named = new Map<string, number>((c.ports ?? []).filter((p: Json) => p.name).map((p: Json) => [p.name, p.containerPort]));
+      const portOf = (port: unknown) => (typeof port === 'string' ? named.get(port) ?? Number(port) : port);
+      for (const kind of PROBES) {
+        const probe = c[kind];
+        if (!probe) continue;
+        const action = probe.tcpSocket ? 'tcpSocket' : probe.httpGet ? 'httpGet' : probe.grpc ? 'grpc' : undefined;
+        if (!action || portOf(probe[action].port) !== appPort || probe[action].host) continue;
+        errors.push(
+          `${who}: container '${c.name}' has a ${kind} (${action}) on appPort ${appPort}. The kubelet probes the pod IP, but ` +
+          `behind Envoy the app listens on 127.0.0.1:${appPort}: the probe can never pass and the pod restarts forever. ` +
+          'cdk8s-plus-27 adds a TCP startupProbe for `portNumber`: leave portNumber out (declare the port with ' +
+          `\`ports: [{ number: ${appPort} }]\`), or probe with an exec command; if the app does listen on the pod IP too, ` +
+          'set appListensOnPodIp: true.',
+        );
+      }
+    }
+  }
+  const declared = containers.flatMap(c => (c.ports ?? []).map((p: Json) => `${p.containerPort} ('${c.name}')`));
+  const matches = containers.some(c => (c.ports ?? []).some((p: Json) => p.containerPort === appPort));
+  if (declared.length > 0 && !matches) {
+    errors.push(
+      `${who}: appPort ${appPort} is none of the ports the app's containers declare (${declared.join(', ')}), so Envoy ` +
+      "would forward to a port nothing listens on. Set appPort to the port the app listens on, or declare it on the app's " +
+      `container (\`ports: [{ number: ${appPort} }]\`).`,
+    );
+  }
+  return errors;
 }
 
 function checkSecretName(who: string, prop: string, value: string): void {

@@ -1,13 +1,36 @@
-import { ApiObject, Duration, Testing } from 'cdk8s';
+import * as fs from 'fs';
+import * as path from 'path';
+import { ApiObject, Cron, Duration, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
+import { Construct } from 'constructs';
 import { EnvoyAppProtocol, EnvoyUpstream, SidecarMode, WithEnvoy, WithEnvoyProps, WithLogAgent, WithTracer } from '../src';
 import { envoyBootstrapErrors, envoyMessageErrors, expectValidEnvoyBootstrap } from './util/envoy-proto';
 import {
-  containerOf, kplusWorkload, layoutOf, manifestOf, newChart, podMetadataOf, podSpecOf,
+  APP_CONTAINER, WorkloadKind, containerOf, kplusWorkload as anyWorkload, layoutOf, manifestOf, newChart, podMetadataOf, podSpecOf,
 } from './util/fixtures';
 import { SCHEMA_RELEASES, expectValidManifests } from './util/k8s-schema';
 
 type Extra = Partial<Omit<WithEnvoyProps, 'workload'>>;
+
+/**
+ * The app as the README tells users to write it behind Envoy: it listens on 127.0.0.1:8080 and
+ * declares the port with `ports`, not `portNumber` (whose TCP startup probe on the pod IP could
+ * never pass). The shared fixture's `portNumber: 8080` is that trap (see 'the app side' below).
+ */
+const appBehindEnvoy = (appPort = 8080): kplus.ContainerProps => ({ ...APP_CONTAINER, portNumber: undefined, ports: [{ number: appPort }] });
+
+function kplusWorkload(scope: Construct, kind: WorkloadKind, id = 'web', appPort = 8080): kplus.AbstractPod {
+  const containers = [appBehindEnvoy(appPort)];
+  switch (kind) {
+    case 'Deployment': return new kplus.Deployment(scope, id, { containers });
+    case 'StatefulSet': {
+      const service = new kplus.Service(scope, `${id}-svc`, { ports: [{ port: appPort }], clusterIP: 'None' });
+      return new kplus.StatefulSet(scope, id, { containers, service });
+    }
+    case 'Job': return new kplus.Job(scope, id, { containers });
+    default: return anyWorkload(scope, kind, id);
+  }
+}
 type Kind = 'Deployment' | 'StatefulSet' | 'Job';
 
 const TLS = { secretName: 'web-tls', clientCaSecretName: 'web-client-ca' };
@@ -16,7 +39,7 @@ const PARTNER: EnvoyUpstream = { name: 'partner-api', localPort: 9002, host: 'ap
 
 function synthEnvoy(kind: Kind, version: string, extra: Extra = {}) {
   const { chart } = newChart();
-  const workload = kplusWorkload(chart, kind);
+  const workload = kplusWorkload(chart, kind, 'web', extra.appPort);
   const envoy = new WithEnvoy(chart, 'envoy', { workload, kubernetesVersion: version, appPort: 8080, ...extra });
   const manifests = Testing.synth(chart);
   return { chart, workload, envoy, manifests, workloadManifest: manifestOf(manifests, kind) };
@@ -223,7 +246,7 @@ describe('grace period arithmetic', () => {
   test('a user grace period that is too short is an error that explains the sum', () => {
     const { chart } = newChart();
     const dep = new kplus.Deployment(chart, 'web', {
-      containers: [{ name: 'app', image: 'ghcr.io/example/app:1', portNumber: 8080, securityContext: { user: 1000 } }],
+      containers: [{ name: 'app', image: 'ghcr.io/example/app:1', ports: [{ number: 8080 }], securityContext: { user: 1000 } }],
       terminationGracePeriod: Duration.seconds(20),
     });
     new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.29', appPort: 8080, appShutdownTime: Duration.seconds(25) });
@@ -411,8 +434,10 @@ describe('inbound route and outbound routes', () => {
   test('inbound forwards everything to the app on 127.0.0.1 without Envoy\'s 15 s route timeout', () => {
     const b = bootstrapOf(synthEnvoy('Deployment', '1.29').manifests);
     const hcm = hcmOf(listener(b, 'inbound'));
-    expect(hcm.route_config.virtual_hosts[0].routes).toEqual([{ match: { prefix: '/' }, route: { cluster: 'local-app', timeout: '0s' } }]);
-    expect(hcm.use_remote_address).toBe(true);
+    expect(hcm.route_config.virtual_hosts[0].routes).toEqual([{
+      match: { prefix: '/' },
+      route: { cluster: 'local-app', retry_policy: { num_retries: 2, retry_on: 'reset-before-request' }, timeout: '0s' },
+    }]);
     expect(cluster(b, 'local-app').typed_extension_protocol_options['envoy.extensions.upstreams.http.v3.HttpProtocolOptions'].explicit_http_config)
       .toEqual({ http_protocol_options: {} });
   });
@@ -420,7 +445,9 @@ describe('inbound route and outbound routes', () => {
   test('appProtocol HTTP2 talks h2c to the app (gRPC)', () => {
     const b = bootstrapOf(synthEnvoy('Deployment', '1.29', { appProtocol: EnvoyAppProtocol.HTTP2 }).manifests);
     expect(cluster(b, 'local-app').typed_extension_protocol_options['envoy.extensions.upstreams.http.v3.HttpProtocolOptions'].explicit_http_config)
-      .toEqual({ http2_protocol_options: {} });
+      .toEqual({
+        http2_protocol_options: { initial_connection_window_size: 1048576, initial_stream_window_size: 65536, max_concurrent_streams: 1024 },
+      });
   });
 
   test('a TLS upstream: SNI and a SAN check on the host, system CAs, Host header rewritten', () => {
@@ -436,7 +463,12 @@ describe('inbound route and outbound routes', () => {
       trusted_ca: { filename: '/etc/ssl/certs/ca-certificates.crt' },
     });
     const route = hcmOf(listener(b, 'outbound-partner-api')).route_config.virtual_hosts[0].routes[0].route;
-    expect(route).toEqual({ cluster: 'outbound-partner-api', host_rewrite_literal: 'api.partner.example.com', timeout: '0s' });
+    expect(route).toEqual({
+      cluster: 'outbound-partner-api',
+      host_rewrite_literal: 'api.partner.example.com',
+      retry_policy: { num_retries: 2, retry_on: 'reset-before-request' },
+      timeout: '0s',
+    });
   });
 
   test('a plain upstream on a non-default port keeps the port in the Host header; an IPv4 host is STATIC', () => {
@@ -519,6 +551,243 @@ describe('Kubernetes schema per target release', () => {
     expect(envoy.layout).toBe('NATIVE');
     expect(containerOf(workloadManifest, 'envoy').lifecycle.preStop).toEqual(shell(`${DRAIN_SCRIPT}; /sidecar-tools/busybox sleep 10`));
     expectValidManifests(manifests, '1.28');
+  });
+});
+
+/**
+ * What Envoy's HTTP connection manager does to the headers the app receives, modelled on
+ * envoyproxy/envoy `source/common/http/conn_manager_utility.cc` (`mutateRequestHeaders`, v1.36):
+ * with `use_remote_address` Envoy appends the peer to X-Forwarded-For, overwrites X-Forwarded-Proto
+ * from the connection unless `xff_num_trusted_hops` > 0, and (an "edge request") replaces
+ * x-request-id unless `preserve_external_request_id`; without it, it only fills in a missing
+ * X-Forwarded-Proto / x-request-id.
+ */
+function headersSeenByApp(hcm: any, request: Record<string, string>, peer: string, tls: boolean): Record<string, string> {
+  const out = { ...request };
+  const trustedHops = hcm.xff_num_trusted_hops ?? 0;
+  const useRemote = hcm.use_remote_address === true;
+  if (useRemote) {
+    if (!hcm.skip_xff_append) out['x-forwarded-for'] = out['x-forwarded-for'] ? `${out['x-forwarded-for']}, ${peer}` : peer;
+    if (trustedHops === 0 || !out['x-forwarded-proto']) out['x-forwarded-proto'] = tls ? 'https' : 'http';
+  }
+  if (!out['x-forwarded-proto']) out['x-forwarded-proto'] = tls ? 'https' : 'http';
+  // A peer on the pod network is "internal" only with a single XFF address; the Ingress's request
+  // carries the client's public address, so it is an external (edge) request when useRemote.
+  const edge = useRemote;
+  if ((edge && !hcm.preserve_external_request_id) || !out['x-request-id']) out['x-request-id'] = 'generated-by-envoy';
+  return out;
+}
+
+describe('a transparent sidecar: what Envoy changes and leaves alone on the way to the app', () => {
+  const INGRESS_REQUEST = { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https', 'x-request-id': 'ingress-4711' };
+
+  test('the Ingress\'s X-Forwarded-For / -Proto and x-request-id reach the app unchanged (conn_manager_utility.cc)', () => {
+    const b = bootstrapOf(synthEnvoy('Deployment', '1.29').manifests);
+    const hcm = hcmOf(listener(b, 'inbound'));
+    // The Ingress terminated TLS and talks plain HTTP to the pod from its own pod IP.
+    expect(headersSeenByApp(hcm, INGRESS_REQUEST, '10.1.2.3', false)).toEqual(INGRESS_REQUEST);
+    // Istio's sidecars: PILOT_SIDECAR_USE_REMOTE_ADDRESS defaults to false (pilot/pkg/features/xds.go).
+    expect(hcm.use_remote_address).toBe(false);
+    // A request without them still gets both (Envoy fills in what is missing).
+    expect(headersSeenByApp(hcm, {}, '10.1.2.3', true)).toEqual({ 'x-forwarded-proto': 'https', 'x-request-id': 'generated-by-envoy' });
+  });
+
+  test('trustedProxyHops sets xff_num_trusted_hops (Envoy\'s view of the client only); 0 by default', () => {
+    const plain = hcmOf(listener(bootstrapOf(synthEnvoy('Deployment', '1.29').manifests), 'inbound'));
+    expect(plain.xff_num_trusted_hops ?? 0).toBe(0);
+    const b = bootstrapOf(synthEnvoy('Deployment', '1.29', { trustedProxyHops: 1 }).manifests);
+    const hcm = hcmOf(listener(b, 'inbound'));
+    expect(hcm.xff_num_trusted_hops).toBe(1);
+    expect(headersSeenByApp(hcm, INGRESS_REQUEST, '10.1.2.3', false)).toEqual(INGRESS_REQUEST);
+    expect(() => synthEnvoy('Deployment', '1.29', { trustedProxyHops: -1 })).toThrow(/trustedProxyHops -1 is not a number of proxies/);
+  });
+
+  test('long streams live: stream_idle_timeout is off (Envoy\'s default is 5 min, http_connection_manager.proto) unless set', () => {
+    const b = bootstrapOf(synthEnvoy('Deployment', '1.29', { upstreams: [PAYMENTS] }).manifests);
+    for (const name of ['inbound', 'outbound-payments']) {
+      // 0s disables the timeout (http_connection_manager.proto: "A value of 0 will completely disable ...").
+      expect(hcmOf(listener(b, name)).stream_idle_timeout).toBe('0s');
+    }
+    const set = bootstrapOf(synthEnvoy('Deployment', '1.29', { streamIdleTimeout: Duration.hours(1) }).manifests);
+    expect(hcmOf(listener(set, 'inbound')).stream_idle_timeout).toBe('3600s');
+  });
+
+  test('no circuit breaker trips under load: every cluster allows 2^32-1 connections, pending requests, requests and retries (Istio)', () => {
+    // Envoy's defaults (envoy/config/cluster/v3/circuit_breaker.proto): 1024 / 1024 / 1024 / 3.
+    const b = bootstrapOf(synthEnvoy('Deployment', '1.29', { upstreams: [PAYMENTS, PARTNER] }).manifests);
+    const concurrent = 100_000; // WebSockets or gRPC streams open at once
+    for (const c of b.static_resources.clusters) {
+      const [t] = c.circuit_breakers.thresholds;
+      for (const field of ['max_connections', 'max_pending_requests', 'max_requests', 'max_retries']) {
+        expect(t[field]).toBe(2 ** 32 - 1);
+        expect(t[field]).toBeGreaterThan(concurrent);
+      }
+    }
+  });
+
+  test('an idle keep-alive the app closes never takes a request: idle timeout below 2 s, reset-before-request retries (Istio inbound)', () => {
+    const b = bootstrapOf(synthEnvoy('Deployment', '1.29', { upstreams: [PAYMENTS] }).manifests);
+    const opts = cluster(b, 'local-app').typed_extension_protocol_options['envoy.extensions.upstreams.http.v3.HttpProtocolOptions'];
+    // Shorter than gunicorn's 2 s, uvicorn's and Node's 5 s keep-alive (Envoy's default: 1 h).
+    const idle = Number(/^(\d+)s$/.exec(opts.common_http_protocol_options.idle_timeout)![1]);
+    expect(idle).toBeGreaterThan(0);
+    expect(idle).toBeLessThan(2);
+    // istio pilot/pkg/networking/core/route/retry/retry.go: defaultInboundRetryOn = "reset-before-request".
+    for (const name of ['inbound', 'outbound-payments']) {
+      expect(hcmOf(listener(b, name)).route_config.virtual_hosts[0].routes[0].route.retry_policy.retry_on).toBe('reset-before-request');
+    }
+    const longer = bootstrapOf(synthEnvoy('Deployment', '1.29', { appIdleTimeout: Duration.seconds(4) }).manifests);
+    expect(cluster(longer, 'local-app').typed_extension_protocol_options['envoy.extensions.upstreams.http.v3.HttpProtocolOptions']
+      .common_http_protocol_options.idle_timeout).toBe('4s');
+    expect(() => synthEnvoy('Deployment', '1.29', { appIdleTimeout: Duration.seconds(0) })).toThrow(/appIdleTimeout must be at least 1 second/);
+  });
+
+  test('Envoy stays inside its memory limit: overload manager on a heap below the limit, bounded buffers and HTTP/2 windows (edge best practices)', () => {
+    for (const [resources, limitMi] of [[undefined, 256], [{ memory: { limit: Size.mebibytes(512) } }, 512]] as const) {
+      const b = bootstrapOf(synthEnvoy('Deployment', '1.29', { upstreams: [PAYMENTS], resources: resources as any }).manifests);
+      const om = b.overload_manager;
+      const heap = om.resource_monitors.find((m: any) => m.name === 'envoy.resource_monitors.fixed_heap');
+      expect(heap.typed_config.max_heap_size_bytes).toBeLessThan(limitMi * 1024 * 1024);
+      expect(heap.typed_config.max_heap_size_bytes).toBeGreaterThan(limitMi * 1024 * 1024 / 2);
+      const actions = Object.fromEntries(om.actions.map((a: any) => [a.name, a.triggers[0].threshold.value]));
+      expect(actions['envoy.overload_actions.stop_accepting_requests']).toBeLessThan(1);
+      expect(actions['envoy.overload_actions.shrink_heap']).toBeLessThan(actions['envoy.overload_actions.stop_accepting_requests']);
+      // Worst case of one connection's buffers (Envoy's default per_connection_buffer_limit_bytes is 1 MiB).
+      for (const l of b.static_resources.listeners.filter((x: any) => x.name !== 'health')) expect(l.per_connection_buffer_limit_bytes).toBe(32768);
+      for (const c of b.static_resources.clusters) expect(c.per_connection_buffer_limit_bytes).toBe(32768);
+      // HTTP/2: Envoy 1.36's defaults are 16 MiB per stream and 24 MiB per connection
+      // (changelogs/1.36.0.yaml): a dozen uploading clients could fill the whole 256Mi limit.
+      // The connection window bounds what one connection buffers, whatever the stream count.
+      const h2 = hcmOf(listener(b, 'inbound')).http2_protocol_options;
+      expect(h2.initial_connection_window_size).toBeLessThanOrEqual(1024 * 1024);
+      expect(h2.initial_stream_window_size).toBeLessThanOrEqual(h2.initial_connection_window_size);
+      // ... while a gRPC client may still multiplex as many long-lived streams as Envoy 1.36 allows.
+      expect(h2.max_concurrent_streams).toBeGreaterThanOrEqual(1024);
+    }
+  });
+
+  test('WebSocket upgrades pass on every listener, the outbound routes included', () => {
+    const b = bootstrapOf(synthEnvoy('Deployment', '1.29', { upstreams: [PAYMENTS, PARTNER] }).manifests);
+    for (const name of ['inbound', 'outbound-payments', 'outbound-partner-api']) {
+      expect(hcmOf(listener(b, name)).upgrade_configs).toEqual([{ upgrade_type: 'websocket' }]);
+    }
+  });
+
+  test('every option combination still validates against Envoy\'s v3 protos', () => {
+    for (const extra of [
+      { trustedProxyHops: 2, streamIdleTimeout: Duration.minutes(30), appIdleTimeout: Duration.seconds(3) },
+      { appProtocol: EnvoyAppProtocol.HTTP2, upstreams: [PAYMENTS, PARTNER], tls: TLS, resources: { memory: { limit: Size.mebibytes(128) } } },
+    ] as Extra[]) {
+      expectValidEnvoyBootstrap(bootstrapOf(synthEnvoy('Deployment', '1.29', extra).manifests));
+    }
+  });
+
+  test('the README says the app must keep accepting requests for drainTime after SIGTERM', () => {
+    const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## WithEnvoy'), readme.indexOf('## WithTracer'));
+    expect(section).toMatch(/keep accepting[^.]*requests[^.]*drainTime[^.]*SIGTERM/);
+    expect(section).toMatch(/503 `UF`/);
+  });
+});
+
+describe('the app side: probes and ports Envoy can see', () => {
+  const synthWith = (containers: kplus.ContainerProps[], extra: Extra = {}) => {
+    const { chart } = newChart();
+    const dep = new kplus.Deployment(chart, 'web', { containers });
+    new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.29', appPort: 8080, ...extra });
+    return () => Testing.synth(chart);
+  };
+  const app = (more: Partial<kplus.ContainerProps>): kplus.ContainerProps => ({ name: 'app', image: 'ghcr.io/example/app:1', securityContext: { user: 1000 }, ...more });
+
+  test('portNumber on appPort (cdk8s-plus-27 adds a TCP startupProbe on the pod IP) is an error that says what to do', () => {
+    expect(synthWith([app({ portNumber: 8080 })])).toThrow(
+      /WithEnvoy 'test\/envoy': container 'app' has a startupProbe \(tcpSocket\) on appPort 8080\. The kubelet probes the pod IP.*leave portNumber out.*appListensOnPodIp: true/,
+    );
+  });
+
+  test('the README\'s WithEnvoy examples synthesize, and no app container has a probe on the pod IP it cannot pass', () => {
+    // The two README examples (WithEnvoy, "All three agents on one workload"), written out.
+    const { chart } = newChart();
+    const web = new kplus.Deployment(chart, 'web', {
+      containers: [{ name: 'app', image: 'ghcr.io/example/web:2.3.0', args: ['--listen=127.0.0.1:8080'], ports: [{ number: 8080 }] }],
+    });
+    const envoy = new WithEnvoy(chart, 'envoy', {
+      workload: web,
+      kubernetesVersion: '1.29',
+      appPort: 8080,
+      tls: { secretName: 'web-tls', clientCaSecretName: 'web-client-ca' },
+      upstreams: [
+        { name: 'partner', localPort: 9001, host: 'api.partner.example.com', tls: true },
+        { name: 'payments', localPort: 9002, host: 'payments.shop.svc.cluster.local', port: 8080 },
+      ],
+      appShutdownTime: Duration.seconds(20),
+      drainTime: Duration.seconds(10),
+    });
+    new kplus.Service(chart, 'web-svc', { selector: web, ports: [envoy.servicePort()] });
+    const checkout = new kplus.Deployment(chart, 'checkout', {
+      metadata: { name: 'checkout' },
+      containers: [{ name: 'app', image: 'ghcr.io/example/checkout:1.4.2', ports: [{ number: 8080 }] }],
+    });
+    new WithLogAgent(chart, 'logs', { workload: checkout, kubernetesVersion: '1.29' });
+    new WithTracer(chart, 'tracer', { workload: checkout, kubernetesVersion: '1.29', exporterEndpoint: 'otel-collector.observability:4317', exporterTls: false });
+    new WithEnvoy(chart, 'proxy', { workload: checkout, kubernetesVersion: '1.29', appPort: 8080 });
+    const manifests = Testing.synth(chart);
+    for (const m of manifests.filter(x => x.kind === 'Deployment')) {
+      const appContainer = podSpecOf(m).containers.find((c: any) => c.name === 'app');
+      // The app listens on 127.0.0.1 only: any probe on the pod IP would fail forever.
+      for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) expect(appContainer[probe]).toBeUndefined();
+    }
+  });
+
+  test('appListensOnPodIp: true is the documented opt-out', () => {
+    expect(synthWith([app({ portNumber: 8080 })], { appListensOnPodIp: true })).not.toThrow();
+  });
+
+  test('an httpGet probe on appPort by port name is caught too; a probe with host, an exec probe or another port is not', () => {
+    const named = app({ ports: [{ number: 8080, name: 'http' }], readiness: kplus.Probe.fromHttpGet('/healthz', { port: 8080 }) });
+    expect(synthWith([named])).toThrow(/container 'app' has a readinessProbe \(httpGet\) on appPort 8080/);
+    expect(synthWith([app({ ports: [{ number: 8080 }], liveness: kplus.Probe.fromCommand(['/bin/true']) })])).not.toThrow();
+    expect(synthWith([app({ ports: [{ number: 8080 }], liveness: kplus.Probe.fromTcpSocket({ port: 8080, host: '10.0.0.1' }) })])).not.toThrow();
+    expect(synthWith([app({ ports: [{ number: 8080 }, { number: 9090 }], startup: kplus.Probe.fromTcpSocket({ port: 9090 }) })])).not.toThrow();
+  });
+
+  test('the same check on a raw ApiObject (Include / Helm) and on a CronJob', () => {
+    const { chart } = newChart();
+    const raw = new ApiObject(chart, 'raw', {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'raw' },
+      spec: {
+        selector: { matchLabels: { app: 'raw' } },
+        template: {
+          metadata: { labels: { app: 'raw' } },
+          spec: { containers: [{ name: 'web', image: 'x', ports: [{ containerPort: 8080, name: 'http' }], readinessProbe: { httpGet: { path: '/', port: 'http' } } }] },
+        },
+      },
+    });
+    new WithEnvoy(chart, 'envoy', { workload: raw, kubernetesVersion: '1.29', appPort: 8080 });
+    expect(() => Testing.synth(chart)).toThrow(/container 'web' has a readinessProbe \(httpGet\) on appPort 8080/);
+
+    const c2 = newChart().chart;
+    const cron = new kplus.CronJob(c2, 'nightly', { containers: [app({ portNumber: 8080 })], schedule: Cron.daily() });
+    new WithEnvoy(c2, 'envoy', { workload: cron, kubernetesVersion: '1.29', appPort: 8080 });
+    expect(() => Testing.synth(c2)).toThrow(/container 'app' has a startupProbe \(tcpSocket\) on appPort 8080/);
+  });
+
+  test('an appPort that none of the declared ports matches is reported; an app that declares none is fine', () => {
+    expect(synthWith([app({ ports: [{ number: 9090 }] })])).toThrow(
+      /appPort 8080 is none of the ports the app's containers declare \(9090 \('app'\)\)/,
+    );
+    expect(synthWith([app({})])).not.toThrow();
+    expect(synthWith([app({ ports: [{ number: 8080 }] }), app({ name: 'metrics', ports: [{ number: 9100 }] })])).not.toThrow();
+  });
+
+  test('empty Secret names in the TLS references are refused at once', () => {
+    for (const tls of [{ secretName: '' }, { secretName: 'web-tls', clientCaSecretName: '' }]) {
+      const { chart } = newChart();
+      const dep = new kplus.Deployment(chart, 'web', { containers: [app({})] });
+      expect(() => new WithEnvoy(chart, 'envoy', { workload: dep, appPort: 8080, tls })).toThrow(/is not a Secret name/);
+    }
   });
 });
 

@@ -12,6 +12,13 @@
  *   and `drain_type: MODIFY_ONLY`, so neither the inbound drain nor `/healthcheck/fail` touches the app's
  *   own outgoing calls while it shuts down.
  *
+ * Transparent to the app (Istio's sidecar defaults are the reference, istio/istio
+ * `pilot/pkg/networking/core/listener_builder.go`, `cluster_traffic_policy.go`, `route/retry/retry.go`):
+ * `use_remote_address: false` (client headers pass unchanged), no stream idle timeout, no circuit
+ * breaker limits, `reset-before-request` retries and a short idle timeout towards the app; the
+ * overload manager and buffer / HTTP/2 window limits of Envoy's edge best practices keep Envoy
+ * inside its memory limit (`docs/root/configuration/best_practices/edge.rst`).
+ *
  * Certificates are never copied into the config: the listener reads them through file-based SDS
  * (`path_config_source`) from the Secret volumes, with `watched_directory` on each mount so a
  * rotated Secret (cert-manager) is picked up without a restart (Kubernetes swaps the mount's
@@ -34,6 +41,7 @@ const T = {
   secret: `${TYPE}envoy.extensions.transport_sockets.tls.v3.Secret`,
   httpOptions: `${TYPE}envoy.extensions.upstreams.http.v3.HttpProtocolOptions`,
   stdoutLog: `${TYPE}envoy.extensions.access_loggers.stream.v3.StdoutAccessLog`,
+  fixedHeap: `${TYPE}envoy.extensions.resource_monitors.fixed_heap.v3.FixedHeapConfig`,
 } as const;
 
 /** Names used inside the bootstrap (clusters, listeners, secrets). */
@@ -93,7 +101,56 @@ export interface EnvoyBootstrapOptions {
   readonly accessLog: boolean;
   /** Where the config files (this bootstrap and the SDS files) are mounted. */
   readonly configDirectory: string;
+  /**
+   * `xff_num_trusted_hops` of the inbound listener: how many proxies in front of the pod (the
+   * Ingress) append to `X-Forwarded-For`. Only Envoy's own view of the client (access log,
+   * internal/external) depends on it; the headers reach the app unchanged. Default 0.
+   */
+  readonly xffNumTrustedHops?: number;
+  /** `stream_idle_timeout` of the inbound and outbound listeners, in seconds; 0 turns it off. Default 0. */
+  readonly streamIdleTimeoutSeconds?: number;
+  /** Idle timeout of Envoy's connections to the app, in seconds (below the app's keep-alive). Default 1. */
+  readonly appIdleTimeoutSeconds?: number;
+  /** The heap size the overload manager guards (bytes), from the container's memory limit. */
+  readonly maxHeapBytes: number;
 }
+
+/**
+ * Buffer and HTTP/2 flow-control limits of Envoy's edge best practices
+ * (envoyproxy/envoy `docs/root/configuration/best_practices/edge.rst`): without them a few large
+ * uploads or slow readers let Envoy buffer up to 1 MiB per connection, and HTTP/2 up to 16 MiB per
+ * stream, 24 MiB per connection and 1024 streams per connection (Envoy 1.36's defaults,
+ * `changelogs/1.36.0.yaml`, "safe_http2_options"; 256 MiB windows before).
+ */
+export const ENVOY_LIMITS = {
+  perConnectionBufferBytes: 32768,
+  http2InitialStreamWindowBytes: 65536,
+  http2InitialConnectionWindowBytes: 1048576,
+  /**
+   * Envoy 1.36's own default, written out (the edge guide's 100 would stall the 101st long-lived
+   * gRPC stream a client multiplexes on one connection; Istio leaves Envoy's default). Memory is
+   * bounded by the connection window, not by the stream count.
+   */
+  http2MaxConcurrentStreams: 1024,
+  /** Overload manager: shrink the heap at 95 % of max_heap_size_bytes, stop accepting requests at 98 %. */
+  shrinkHeapAt: 0.95,
+  stopAcceptingRequestsAt: 0.98,
+  /** The share of the container's memory limit the heap may use (the rest: binary, stacks, fragmentation). */
+  heapShareOfMemoryLimit: 0.8,
+  /**
+   * Circuit breaker thresholds: Istio sets every one to MaxUint32 (`getDefaultCircuitBreakerThresholds`);
+   * Envoy's own defaults (1024 connections / pending / requests, 3 retries) would answer the
+   * 1025th concurrent request with a 503.
+   */
+  circuitBreakerMax: 4294967295,
+  /**
+   * Retries of a request the upstream never received, so safe for every method (Istio's
+   * `defaultInboundRetryOn` with its 2 retries, `pilot/pkg/networking/core/route/retry/retry.go`;
+   * `reset-before-request` exists since Envoy 1.31).
+   */
+  retryOn: 'reset-before-request',
+  numRetries: 2,
+} as const;
 
 /** The files of the Envoy ConfigMap: `envoy.json` plus one SDS file per secret. */
 export interface EnvoyConfigFiles {
@@ -121,6 +178,48 @@ export function isIpv4(host: string): boolean {
 
 function stdoutAccessLog(): EnvoyJson[] {
   return [{ name: 'envoy.access_loggers.stdout', typed_config: { '@type': T.stdoutLog } }];
+}
+
+/** HTTP/2 limits of the edge best practices (see ENVOY_LIMITS). */
+function http2Limits(): EnvoyJson {
+  return {
+    initial_connection_window_size: ENVOY_LIMITS.http2InitialConnectionWindowBytes,
+    initial_stream_window_size: ENVOY_LIMITS.http2InitialStreamWindowBytes,
+    max_concurrent_streams: ENVOY_LIMITS.http2MaxConcurrentStreams,
+  };
+}
+
+/**
+ * What the inbound and outbound HTTP connection managers share: WebSocket upgrades pass
+ * (`upgrade_configs`, as Istio's listeners), long streams live (`stream_idle_timeout`, 0 = off as
+ * in Istio's listener_builder.go; Envoy's default cuts a stream idle for 5 minutes), and HTTP/2
+ * clients get bounded windows.
+ */
+function transparentHcm(o: EnvoyBootstrapOptions): EnvoyJson {
+  return {
+    stream_idle_timeout: `${o.streamIdleTimeoutSeconds ?? 0}s`,
+    upgrade_configs: [{ upgrade_type: 'websocket' }],
+    http2_protocol_options: http2Limits(),
+  };
+}
+
+/** Retry a request only when the upstream never received it: safe for every method. */
+function retryPolicy(): EnvoyJson {
+  return { num_retries: ENVOY_LIMITS.numRetries, retry_on: ENVOY_LIMITS.retryOn };
+}
+
+/** No circuit breaker limits (Istio's defaults): the app, not Envoy, decides how much load it takes. */
+function circuitBreakers(): EnvoyJson {
+  const max = ENVOY_LIMITS.circuitBreakerMax;
+  return {
+    thresholds: [{
+      max_connections: max,
+      max_pending_requests: max,
+      max_requests: max,
+      max_retries: max,
+      track_remaining: true,
+    }],
+  };
 }
 
 function router(): EnvoyJson {
@@ -158,21 +257,27 @@ function inboundListener(o: EnvoyBootstrapOptions): EnvoyJson {
     '@type': T.hcm,
     'stat_prefix': 'inbound',
     'codec_type': 'AUTO',
-    // The pod is the edge of the app: append the real client address to X-Forwarded-For and set
-    // X-Forwarded-Proto from the connection.
-    'use_remote_address': true,
+    // A sidecar, not an edge proxy (Istio leaves it false for sidecars: PILOT_SIDECAR_USE_REMOTE_ADDRESS).
+    // With false, envoy source/common/http/conn_manager_utility.cc (mutateRequestHeaders) appends
+    // nothing to X-Forwarded-For, keeps the X-Forwarded-Proto the Ingress set (it only fills in a
+    // missing one) and keeps the client's x-request-id (a new one only where there is none).
+    'use_remote_address': false,
+    ...(o.xffNumTrustedHops ? { xff_num_trusted_hops: o.xffNumTrustedHops } : {}),
     // The app can trust X-Forwarded-Client-Cert: clients' own values are always removed; with
     // mutual TLS, Envoy sets it from the verified client certificate.
     'forward_client_cert_details': mtls ? 'SANITIZE_SET' : 'SANITIZE',
     ...(mtls ? { set_current_client_cert_details: { dns: true, subject: true, uri: true } } : {}),
-    'upgrade_configs': [{ upgrade_type: 'websocket' }],
+    ...transparentHcm(o),
     'route_config': {
       name: 'inbound',
       virtual_hosts: [{
         name: 'app',
         domains: ['*'],
         // A transparent sidecar: no route timeout (Envoy's default is 15 s); the app decides.
-        routes: [{ match: { prefix: '/' }, route: { cluster: ENVOY_NAMES.appCluster, timeout: '0s' } }],
+        routes: [{
+          match: { prefix: '/' },
+          route: { cluster: ENVOY_NAMES.appCluster, retry_policy: retryPolicy(), timeout: '0s' },
+        }],
       }],
     },
     'http_filters': [router()],
@@ -186,6 +291,7 @@ function inboundListener(o: EnvoyBootstrapOptions): EnvoyJson {
     name: ENVOY_NAMES.inboundListener,
     address: socketAddress('0.0.0.0', o.listenerPort),
     traffic_direction: 'INBOUND',
+    per_connection_buffer_limit_bytes: ENVOY_LIMITS.perConnectionBufferBytes,
     filter_chains: [chain],
   };
 }
@@ -236,6 +342,7 @@ function outboundListener(o: EnvoyBootstrapOptions, u: OutboundRoute): EnvoyJson
     traffic_direction: 'OUTBOUND',
     // Not drained by /healthcheck/fail: the app may still call out while it shuts down.
     drain_type: 'MODIFY_ONLY',
+    per_connection_buffer_limit_bytes: ENVOY_LIMITS.perConnectionBufferBytes,
     filter_chains: [{
       filters: [{
         name: 'envoy.filters.network.http_connection_manager',
@@ -243,6 +350,7 @@ function outboundListener(o: EnvoyBootstrapOptions, u: OutboundRoute): EnvoyJson
           '@type': T.hcm,
           'stat_prefix': `outbound_${u.name.replace(/-/g, '_')}`,
           'codec_type': 'AUTO',
+          ...transparentHcm(o),
           'route_config': {
             name,
             virtual_hosts: [{
@@ -253,6 +361,7 @@ function outboundListener(o: EnvoyBootstrapOptions, u: OutboundRoute): EnvoyJson
                 route: {
                   cluster: name,
                   host_rewrite_literal: u.port === defaultPort ? u.host : `${u.host}:${u.port}`,
+                  retry_policy: retryPolicy(),
                   timeout: '0s',
                 },
               }],
@@ -273,17 +382,25 @@ function httpOptions(config: EnvoyJson): EnvoyJson {
 }
 
 function appCluster(o: EnvoyBootstrapOptions): EnvoyJson {
-  const explicit = o.appProtocol === 'HTTP2' ? { http2_protocol_options: {} } : { http_protocol_options: {} };
+  const explicit = o.appProtocol === 'HTTP2' ? { http2_protocol_options: http2Limits() } : { http_protocol_options: {} };
   return {
     name: ENVOY_NAMES.appCluster,
     type: 'STATIC',
     connect_timeout: '1s',
     lb_policy: 'ROUND_ROBIN',
+    circuit_breakers: circuitBreakers(),
+    per_connection_buffer_limit_bytes: ENVOY_LIMITS.perConnectionBufferBytes,
     load_assignment: {
       cluster_name: ENVOY_NAMES.appCluster,
       endpoints: [{ lb_endpoints: [{ endpoint: { address: socketAddress('127.0.0.1', o.appPort) } }] }],
     },
-    typed_extension_protocol_options: httpOptions({ explicit_http_config: explicit }),
+    typed_extension_protocol_options: httpOptions({
+      // Envoy closes an idle connection to the app before the app does (Node 5 s, uvicorn 5 s,
+      // gunicorn 2 s keep-alive): a request then never lands on a connection the app is closing.
+      // Envoy's default is 1 hour (HttpProtocolOptions.idle_timeout, envoy/config/core/v3/protocol.proto).
+      common_http_protocol_options: { idle_timeout: `${o.appIdleTimeoutSeconds ?? 1}s` },
+      explicit_http_config: explicit,
+    }),
   };
 }
 
@@ -295,13 +412,15 @@ function upstreamCluster(u: OutboundRoute): EnvoyJson {
     type: ip ? 'STATIC' : 'STRICT_DNS',
     connect_timeout: '5s',
     lb_policy: 'ROUND_ROBIN',
+    circuit_breakers: circuitBreakers(),
+    per_connection_buffer_limit_bytes: ENVOY_LIMITS.perConnectionBufferBytes,
     load_assignment: {
       cluster_name: name,
       endpoints: [{ lb_endpoints: [{ endpoint: { address: socketAddress(u.host, u.port) } }] }],
     },
     // The app picks the protocol: HTTP/1.1 stays HTTP/1.1, h2c (gRPC) stays HTTP/2.
     typed_extension_protocol_options: httpOptions({
-      use_downstream_protocol_config: { http2_protocol_options: {}, http_protocol_options: {} },
+      use_downstream_protocol_config: { http2_protocol_options: http2Limits(), http_protocol_options: {} },
     }),
   };
   if (!ip) {
@@ -334,6 +453,26 @@ export function renderEnvoyBootstrap(o: EnvoyBootstrapOptions): EnvoyJson {
       listeners: [inboundListener(o), healthListener(o), ...o.upstreams.map(u => outboundListener(o, u))],
       clusters: [appCluster(o), ...o.upstreams.map(upstreamCluster)],
     },
+    overload_manager: overloadManager(o),
+  };
+}
+
+/**
+ * Envoy's overload manager (envoyproxy/envoy `docs/root/configuration/operations/overload_manager/
+ * overload_manager.rst`, edge best practices): past 95 % of the heap Envoy returns free memory to
+ * the system, past 98 % it answers new requests with 503 instead of being OOM-killed with every
+ * request in flight.
+ */
+function overloadManager(o: EnvoyBootstrapOptions): EnvoyJson {
+  const heap = 'envoy.resource_monitors.fixed_heap';
+  const trigger = (value: number) => [{ name: heap, threshold: { value } }];
+  return {
+    refresh_interval: '0.25s',
+    resource_monitors: [{ name: heap, typed_config: { '@type': T.fixedHeap, 'max_heap_size_bytes': o.maxHeapBytes } }],
+    actions: [
+      { name: 'envoy.overload_actions.shrink_heap', triggers: trigger(ENVOY_LIMITS.shrinkHeapAt) },
+      { name: 'envoy.overload_actions.stop_accepting_requests', triggers: trigger(ENVOY_LIMITS.stopAcceptingRequestsAt) },
+    ],
   };
 }
 

@@ -302,7 +302,20 @@ export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
     }
   }
 
+  // WithEnvoy's own check of the app's side (src/with-envoy.ts checkAppContainers): when the app's
+  // containers declare ports, appPort must be one of them. (The generated containers declare
+  // their ports with `ports`, which adds no probe, so the probe check never fires here.) It is a
+  // validation of its own: reported whatever the layout decision says.
+  const declared = user.containers.flatMap((c: any) => (c.ports ?? []).map((p: any) => p.containerPort as number));
+  for (const f of facts) {
+    for (const p of f.appPorts) {
+      if (declared.length > 0 && !declared.includes(p)) {
+        add('appPort is none of the declared ports', String(p), `^${esc(f.owner)}: appPort ${p} is none of the ports the app's containers declare \\(`);
+      }
+    }
+  }
   // The layout decision fails first: the engine then does not run.
+  const beforeLayout = out.length;
   for (const f of facts) {
     if (f.layout !== undefined) continue;
     const rest = s.target.minor === 28
@@ -310,7 +323,7 @@ export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
       : ': native sidecars need 1\\.29 .* Target 1\\.29 or later, or use SidecarMode\\.AUTO / SidecarMode\\.LEGACY\\.';
     add('NATIVE mode where it cannot run', `1.${s.target.minor}`, `^${esc(f.owner)}: mode NATIVE on Kubernetes 1\\.${s.target.minor}${rest}$`);
   }
-  if (out.length > 0) return out;
+  if (out.length > beforeLayout) return out;
 
   if (user.containers.length === 0) {
     add('no app containers', user.where, `^${W}: has no app containers \\(spec\\.containers is empty\\), .* Add the app's containers to the workload`);
