@@ -11,6 +11,7 @@
  */
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
+import { InjectedProxy } from './engine/injected';
 import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject } from './engine/pod-template';
 import { Json, SidecarSpec } from './engine/spec';
 
@@ -44,7 +45,10 @@ export interface SidecarSource {
 }
 
 export interface RenderedSidecar {
-  readonly spec: SidecarSpec;
+  /** A sidecar the engine places... */
+  readonly spec?: SidecarSpec;
+  /** ...or a proxy a mesh injects at admission (WithMeshProxy): checked and budgeted only. */
+  readonly injected?: InjectedProxy;
   /** Kubernetes minor version the sidecar targets. */
   readonly minor: number;
   readonly gate: boolean;
@@ -165,13 +169,15 @@ export class WorkloadBinding {
     const base = this.originalToJson();
     const errors: string[] = [];
     const specs: SidecarSpec[] = [];
+    const injected: InjectedProxy[] = [];
     const targets = new Map<string, string>();
     let minor = 0;
     let gate = false;
     for (const source of this.sources) {
       try {
         const r = source.renderSidecar();
-        specs.push(r.spec);
+        if (r.spec) specs.push(r.spec);
+        if (r.injected) injected.push(r.injected);
         minor = r.minor;
         gate = r.gate;
         targets.set(source.node.path, `1.${r.minor}${r.gate ? ' (gate on)' : ''}`);
@@ -188,6 +194,6 @@ export class WorkloadBinding {
     }
     if (errors.length > 0) return { manifest: base, errors };
     // `base` is a fresh object from toJson(): the engine may work on it in place.
-    return applySidecars(base, specs, { minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true });
+    return applySidecars(base, specs, { minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true, injected });
   }
 }
