@@ -5,6 +5,7 @@
 import { run } from '@bufbuild/cel';
 import { Testing } from 'cdk8s';
 import { kplusWorkload, newChart, podMetadataOf, podSpecOf, withEnv } from './util/fixtures';
+import { SCHEMA_RELEASES, expectValidManifests, schemaErrors } from './util/k8s-schema';
 import { injectIstio } from './util/mesh-injection';
 // Imported module by module (not from '../src'), so that other constructs in progress cannot break this suite.
 import { GUARD_EXPRESSION, GUARD_MESSAGE_EXPRESSION, NativeSidecarGuard } from '../src/guard';
@@ -73,6 +74,23 @@ describe('objects per release', () => {
       const { policy, binding } = guard(version, { allowBetaApi: true });
       expect(policy.apiVersion).toBe('admissionregistration.k8s.io/v1beta1');
       expect(binding.apiVersion).toBe('admissionregistration.k8s.io/v1beta1');
+    }
+  });
+
+  test('valid, strict, for every release it emits for; the per-release schemas agree on where the API is', () => {
+    for (const release of SCHEMA_RELEASES) {
+      const minor = Number(release.split('.')[1]);
+      if (minor < 28) {
+        // Only v1alpha1 exists there: the guard's v1beta1 objects have no schema.
+        const { chart } = newChart();
+        new NativeSidecarGuard(chart, 'g', { namespaces: ['shop'], kubernetesVersion: '1.30' });
+        const objs = Testing.synth(chart).map(m => ({ ...m, apiVersion: 'admissionregistration.k8s.io/v1beta1' }));
+        expect(schemaErrors(objs[0], release)).toEqual([expect.stringMatching(/no schema for apiVersion/)]);
+        continue;
+      }
+      const { chart } = newChart();
+      new NativeSidecarGuard(chart, 'g', { namespaces: ['shop'], kubernetesVersion: release, allowBetaApi: true });
+      expectValidManifests(Testing.synth(chart), release);
     }
   });
 
