@@ -28,6 +28,8 @@ const project = new cdk8s.ConstructLibraryCdk8s({
     'protobufjs@^7.4.0',
     'smol-toml@^1.3.0',
     'cdk8s-cli@^2.200.0',
+    // CEL evaluator (CommonJS build) for the NativeSidecarGuard's expressions (test/guard.test.ts)
+    '@bufbuild/cel@^0.6.1',
   ],
 
   // Snapshots must be able to fail: `test` runs `jest --ci`, `test:update` rewrites on purpose.

@@ -11,6 +11,7 @@
  */
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
+import { InjectedProxy } from './engine/injected';
 import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from './engine/pod-template';
 import { Json, SidecarSpec } from './engine/spec';
 import { findKnownBugs } from './known-bugs';
@@ -46,7 +47,10 @@ export interface SidecarSource {
 }
 
 export interface RenderedSidecar {
-  readonly spec: SidecarSpec;
+  /** A sidecar the engine places... */
+  readonly spec?: SidecarSpec;
+  /** ...or a proxy a mesh injects at admission (WithMeshProxy): checked and budgeted only. */
+  readonly injected?: InjectedProxy;
   /** Kubernetes minor version the sidecar targets. */
   readonly minor: number;
   /** The patch version, when the target names one (for the known-bugs check). */
@@ -174,6 +178,7 @@ export class WorkloadBinding {
     const base = this.originalToJson();
     const errors: string[] = [];
     const specs: SidecarSpec[] = [];
+    const injected: InjectedProxy[] = [];
     const targets = new Map<string, string>();
     let minor = 0;
     let gate = false;
@@ -181,7 +186,8 @@ export class WorkloadBinding {
     for (const source of this.sources) {
       try {
         const r = source.renderSidecar();
-        specs.push(r.spec);
+        if (r.spec) specs.push(r.spec);
+        if (r.injected) injected.push(r.injected);
         minor = r.minor;
         gate = r.gate;
         // The lowest patch any of them names (the cluster's oldest node decides).
@@ -202,7 +208,7 @@ export class WorkloadBinding {
     recordWarnings(this.obj, []);
     if (errors.length > 0) return { manifest: base, errors };
     // `base` is a fresh object from toJson(): the engine may work on it in place.
-    const result = applySidecars(base, specs, { minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true });
+    const result = applySidecars(base, specs, { minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true, injected });
     if (result.errors.length > 0) return result;
     // Known bugs of the target's patch release, on the pod as emitted (src/known-bugs.ts).
     const findings = findKnownBugs(`'${this.obj.node.path}' (${describeObject(result.manifest)})`,

@@ -27,3 +27,7 @@ export {
   EnvoyAppProtocol, EnvoyServicePortOptions, EnvoyTlsOptions, EnvoyUpstream, WithEnvoy, WithEnvoyProps,
   ENVOY_HEALTH_PATH, ENVOY_IMAGE, ENVOY_UID,
 } from './with-envoy';
+
+// Meshes and the admission guard
+export { Mesh, WithMeshProxy, WithMeshProxyProps } from './with-mesh';
+export { NativeSidecarGuard, NativeSidecarGuardProps } from './guard';

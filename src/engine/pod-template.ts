@@ -6,6 +6,7 @@
  * env, annotations and shutdown handling, sets the grace period and checks the API server's
  * rules on the result.
  */
+import { InjectedProxy, NATIVE_SIDECARS_ANNOTATION, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
 import { checkPodSpec } from './rules';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS, TOOLS, appShutdownOf, graceNeed, lifecycleFor, toolsInitContainer, toolsVolume } from './shutdown';
 import { EngineTarget, Json, SidecarSpec } from './spec';
@@ -72,6 +73,8 @@ export interface ApplyOptions extends EngineTarget {
    * @default false
    */
   readonly mutateInput?: boolean;
+  /** Proxies a mesh injects at admission (src/engine/injected.ts): checked and budgeted, never placed. */
+  readonly injected?: InjectedProxy[];
 }
 
 export function applySidecars(input: Json, sidecars: SidecarSpec[], target: ApplyOptions): EngineResult {
@@ -99,6 +102,8 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     );
   }
   errors.push(...checkCollisions(where, ordered, userContainers, userInit, userVolumes));
+  const injected = target.injected ?? [];
+  errors.push(...checkInjected(where, manifest, template, injected, ordered, boundPorts, target));
 
   // Sidecars share the pod's network namespace: their localhost-only ports and the ports the
   // kubelet probes must be the pod's, not the node's.
@@ -131,7 +136,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const native: Json[] = [];
   const legacyFirst: Json[] = [];
   const legacyLast: Json[] = [];
-  const appShutdown = appShutdownOf(ordered);
+  const appShutdown = appShutdownOf([...ordered, ...injected.map(asGraceSpec)]);
   for (const s of ordered) {
     const placed = placedContainer(s, target, appShutdown);
     needsTools = needsTools || placed.needsTools;
@@ -169,13 +174,16 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   if (volumes.length > 0) spec.volumes = volumes;
 
   // Annotations that roll the pods when a sidecar's config changes.
-  const annotations = Object.assign({}, ...ordered.map(s => s.podAnnotations));
+  const annotations = Object.assign({}, ...ordered.map(s => s.podAnnotations), ...injected.map(p => meshAnnotations(p, appShutdown, target)));
+  // The marker NativeSidecarGuard (src/guard.ts) checks: these must arrive with restartPolicy Always.
+  const marked = nativeSidecarNames(injected, native);
+  if (marked.length > 0) annotations[NATIVE_SIDECARS_ANNOTATION] = marked.join(',');
   if (Object.keys(annotations).length > 0) {
     template.metadata.annotations = sortKeys({ ...(template.metadata.annotations ?? {}), ...annotations });
   }
 
   // Grace period.
-  const need = graceNeed(ordered, target);
+  const need = graceNeed([...ordered, ...injected.map(asGraceSpec)], target);
   const current = spec.terminationGracePeriodSeconds;
   if (current === undefined || current === target.graceWrittenByDefault) {
     spec.terminationGracePeriodSeconds = Math.max(KUBERNETES_DEFAULT_GRACE_SECONDS, need.seconds);

@@ -27,6 +27,8 @@ export const TOOLS_NAME = 'sidecar-tools';
 const TOOLS_PATH = '/sidecar-tools';
 const KUBERNETES_DEFAULT_GRACE = 30;
 const CHECKSUM_PREFIX = 'checksum.sidecars.cdk8s.io/';
+/** NativeSidecarGuard's marker on pod templates with native sidecars (the names, in initContainers order). */
+const NATIVE_MARKER = 'sidecars.cdk8s.io/native-sidecars';
 
 /** What the docs promise about one sidecar construct of a scenario. */
 export interface SidecarFacts {
@@ -601,7 +603,8 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
     v.push(`terminationGracePeriodSeconds is ${grace}, expected max(30, ${need})`);
   }
 
-  // Pod template metadata: the user's, plus one checksum annotation per sidecar.
+  // Pod template metadata: the user's, plus one checksum annotation per sidecar, plus (native
+  // layout) the guard's marker listing the native sidecars in initContainers order.
   const meta = podMetadataOf(out);
   const baseMeta = podMetadataOf(baseline);
   const annotations = { ...(meta.annotations ?? {}) };
@@ -609,6 +612,9 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
     if (typeof annotations[CHECKSUM_PREFIX + f.name] !== 'string') v.push(`no checksum annotation for '${f.name}'`);
     delete annotations[CHECKSUM_PREFIX + f.name];
   }
+  const marker = native.map(f => f.name).join(',');
+  if ((annotations[NATIVE_MARKER] ?? '') !== marker) v.push(`annotation ${NATIVE_MARKER} is ${canonical(annotations[NATIVE_MARKER])}, expected '${marker}'`);
+  delete annotations[NATIVE_MARKER];
   if (!same(annotations, baseMeta.annotations ?? {})) v.push(`pod template annotations changed: ${canonical(annotations)} != ${canonical(baseMeta.annotations ?? {})}`);
 
   // Everything outside the pod template: unchanged.
@@ -620,7 +626,7 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
     delete podSpecOf(c).initContainers;
     delete podSpecOf(c).volumes;
     delete podSpecOf(c).terminationGracePeriodSeconds;
-    if (m.kind === 'Pod') c.metadata.annotations = Object.fromEntries(Object.entries(m.metadata.annotations ?? {}).filter(([k]) => !k.startsWith(CHECKSUM_PREFIX)));
+    if (m.kind === 'Pod') c.metadata.annotations = Object.fromEntries(Object.entries(m.metadata.annotations ?? {}).filter(([k]) => !k.startsWith(CHECKSUM_PREFIX) && k !== NATIVE_MARKER));
     return c;
   };
   if (!same(strip(baseline), strip(out))) v.push(`the workload changed outside the pod template: ${canonical(strip(out))} != ${canonical(strip(baseline))}`);
