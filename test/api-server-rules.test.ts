@@ -3,6 +3,8 @@
  * (pkg/apis/core/validation/validation.go and friends, named beside each case), and the names,
  * annotations and objects the constructs emit checked against those rules.
  */
+import * as fs from 'fs';
+import * as path from 'path';
 import { ApiObject, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { LogAgent, SidecarMode, SidecarValidation, WithEnvoy, WithLogAgent, WithTracer } from '../src';
@@ -352,5 +354,50 @@ describe('issue 16 point 6: kubectl picks the app, not a sidecar placed first', 
     const m = manifestOf(Testing.synth(chart), 'Deployment');
     expect(podSpecOf(m).containers[0].name).toBe('app');
     expect(podMetadataOf(m).annotations?.['kubectl.kubernetes.io/default-container']).toBeUndefined();
+  });
+});
+
+describe('point 8: the README says what the source does', () => {
+  const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8').replace(/\s+/g, ' ');
+
+  test('the API server messages it quotes are the ones validation.go has (v1.27.0 / v1.28.0), and the rules quote them too', () => {
+    expect(readme).not.toMatch(/must not be set for init containers/);
+    expect(readme).toMatch(/`Forbidden: may not be set for init containers` \(1\.27\)/);
+    expect(readme).toMatch(/`Forbidden: may not be set for init containers without restartPolicy=Always` \(1\.28/);
+    const pod = { initContainers: [{ name: 's', restartPolicy: 'Always', startupProbe: {} }], containers: [{ name: 'app' }] };
+    expect(checkPodSpec(pod, { minor: 27, gate: false }, 'Pod', { kind: 'Pod' })[0]).toMatch(/\("may not be set for init containers"\)/);
+    expect(checkPodSpec(pod, { minor: 28, gate: false }, 'Pod', { kind: 'Pod' })[0]).toMatch(/\("may not be set for init containers without restartPolicy=Always"\)/);
+  });
+
+  test('an API server that drops restartPolicy rejects a Deployment at kubectl apply: no FailedCreate on the ReplicaSet for that', () => {
+    expect(readme).not.toMatch(/No pod is created\. The controller reports `FailedCreate`/);
+    expect(readme).toMatch(/\*\*`kubectl apply` fails\*\*/);
+  });
+
+  test('init containers are not said to be served by every sidecar: the log mount and OTEL_* env go to spec.containers only', () => {
+    expect(readme).not.toMatch(/so they are served too/);
+    const spec: SidecarSpec = {
+      owner: "WithX 'x'",
+      kind: 'WithX',
+      rank: 1,
+      layout: 'NATIVE',
+      allowLegacyOnJob: false,
+      container: { name: 'x', image: 'x:1', startupProbe: { httpGet: { path: '/', port: 9000 } } },
+      volumes: [{ name: 'x-logs', emptyDir: {} }],
+      appMounts: [{ name: 'x-logs', mountPath: '/var/log/app' }],
+      appEnv: [{ name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: 'http://127.0.0.1:4318' }],
+      podAnnotations: {},
+      shutdown: { stopSeconds: 1, appShutdownSeconds: 1 },
+    };
+    const deployment = {
+      kind: 'Deployment',
+      metadata: { name: 'web' },
+      spec: { template: { spec: { initContainers: [{ name: 'migrate', image: 'm' }], containers: [{ name: 'app', image: 'a' }] } } },
+    };
+    const out = applySidecars(deployment, [spec], { minor: 29, gate: false }).manifest.spec.template.spec;
+    const migrate = out.initContainers.find((c: Json) => c.name === 'migrate');
+    expect(migrate.env).toBeUndefined();
+    expect(migrate.volumeMounts).toBeUndefined();
+    expect(readme).toMatch(/The log directory mount and the `OTEL_\*` variables, though, are added to `spec\.containers` only/);
   });
 });
