@@ -129,6 +129,31 @@ describe('point 3: per-release rules that agree with the API server', () => {
     expect(check(spec(30), 33)).toEqual([]);
   });
 
+  test('a grace period too short for a legacy sidecar\'s sleep delay is reported once, as its cause', () => {
+    const spec: SidecarSpec = {
+      owner: "WithX 'x'",
+      kind: 'WithX',
+      rank: 1,
+      layout: 'LEGACY',
+      allowLegacyOnJob: false,
+      container: { name: 'x', image: 'x:1', startupProbe: { httpGet: { path: '/', port: 9000 } } },
+      volumes: [],
+      appMounts: [],
+      appEnv: [],
+      podAnnotations: {},
+      shutdown: { stopSeconds: 2, appShutdownSeconds: 10 },
+    };
+    const deployment = {
+      kind: 'Deployment',
+      metadata: { name: 'web' },
+      spec: { template: { spec: { terminationGracePeriodSeconds: 5, containers: [{ name: 'app', image: 'a' }] } } },
+    };
+    const r = applySidecars(deployment, [spec], { minor: 30, gate: false });
+    expect(r.manifest.spec.template.spec.containers[1].lifecycle.preStop).toEqual({ sleep: { seconds: 10 } });
+    expect(r.errors).toHaveLength(1);
+    expect(r.errors[0]).toMatch(/^Deployment 'web': terminationGracePeriodSeconds is 5, but its sidecars need 12/);
+  });
+
   test('SidecarValidation.checkManifest passes no sleep hook the API server rejects', () => {
     const deployment = {
       apiVersion: 'apps/v1',

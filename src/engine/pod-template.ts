@@ -209,7 +209,9 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     );
   }
 
-  errors.push(...checkPodSpec(spec, target, where, { kind: manifest.kind, controllerVolumes }));
+  // The sidecars' own hooks are covered by the grace-period check above (reported once, as the cause).
+  const graceCheckedContainers = ordered.map(s => s.container.name);
+  errors.push(...checkPodSpec(spec, target, where, { kind: manifest.kind, controllerVolumes, graceCheckedContainers }));
   // Keep cdk8s' alphabetical key order for the objects the engine added keys to.
   reorderInPlace(template.metadata);
   reorderInPlace(spec);

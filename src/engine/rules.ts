@@ -31,6 +31,12 @@ export interface PodSpecContext {
    * `updateStorage`).
    */
   readonly controllerVolumes?: string[];
+  /**
+   * Containers whose hooks the caller has already checked against the grace period (the
+   * library's own sidecars: the engine's grace-period check covers their sleeps), so that a
+   * too-short grace period is reported once, as its cause.
+   */
+  readonly graceCheckedContainers?: string[];
 }
 
 /** One API-server rule, with where it comes from. */
@@ -55,6 +61,7 @@ interface PodUnderCheck {
   readonly containers: Json[];
   readonly volumes: Json[];
   readonly controllerVolumes: string[];
+  readonly graceCheckedContainers: string[];
   /** `terminationGracePeriodSeconds` after defaulting (the API server defaults it to 30 before validating). */
   readonly graceSeconds: number;
 }
@@ -260,9 +267,11 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     releases: '1.30+',
     source: 'validation.go validateSleepAction, sleep.Seconds > gracePeriod is invalid (v1.30.0, v1.33.0); ' +
       'the grace period defaults to 30 before validation',
-    check: pod => !pod.caps.sleepAction ? [] : [...pod.init, ...pod.containers].flatMap(c => sleepHooks(c)
-      .filter(h => typeof h.seconds === 'number' && h.seconds > pod.graceSeconds)
-      .map(({ hook, seconds }) => `${pod.where}: container '${c.name}' has a ${hook} sleep of ${seconds} seconds, longer than the pod's ` +
+    check: pod => !pod.caps.sleepAction ? [] : [...pod.init, ...pod.containers]
+      .filter(c => !pod.graceCheckedContainers.includes(c.name))
+      .flatMap(c => sleepHooks(c)
+        .filter(h => typeof h.seconds === 'number' && h.seconds > pod.graceSeconds)
+        .map(({ hook, seconds }) => `${pod.where}: container '${c.name}' has a ${hook} sleep of ${seconds} seconds, longer than the pod's ` +
         `terminationGracePeriodSeconds (${pod.graceSeconds}), which the API server rejects. Shorten the sleep or raise terminationGracePeriodSeconds.`)),
   },
   {
@@ -310,6 +319,7 @@ export function checkPodSpec(spec: Json, target: RuleTarget, where: string, cont
     containers: spec.containers ?? [],
     volumes: spec.volumes ?? [],
     controllerVolumes: context.controllerVolumes ?? [],
+    graceCheckedContainers: context.graceCheckedContainers ?? [],
     graceSeconds: spec.terminationGracePeriodSeconds ?? KUBERNETES_DEFAULT_GRACE_SECONDS,
   };
   return POD_SPEC_RULES.flatMap(rule => rule.check(pod));
