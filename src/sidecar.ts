@@ -14,13 +14,15 @@ import { SidecarLayout, formatVersion } from './target';
 export interface SidecarProps extends SidecarTargetOptions {
   /**
    * The workload to attach the sidecar to: a cdk8s-plus-27 Deployment, StatefulSet, DaemonSet,
-   * Job, CronJob or Pod, or any cdk8s `ApiObject` of one of those kinds or a ReplicaSet
+   * Job, CronJob or Pod, or any cdk8s `ApiObject` of one of those kinds, a ReplicaSet or a ReplicationController
    * (a raw `KubeDeployment`, objects from `Include` or `Helm`).
    */
   readonly workload: IConstruct;
 
   /**
-   * Name of the sidecar container (a DNS-1123 label). Volume names derive from it.
+   * Name of the sidecar container: a DNS-1123 label of at most 53 characters, so that the volume
+   * names derived from it (`<containerName>-config`, `-logs`, `-tmp`, `-tls`, `-client-ca`) are
+   * DNS-1123 labels of at most 63 characters too, as the API server requires.
    * @default - the construct's own default, e.g. 'log-agent'
    */
   readonly containerName?: string;
@@ -51,6 +53,13 @@ export interface SidecarProps extends SidecarTargetOptions {
 const DEFAULT_APP_SHUTDOWN_SECONDS = 10;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * Volume names are `<containerName><suffix>`, and the API server requires each to be a DNS-1123
+ * label of at most 63 characters (kubernetes pkg/apis/core/validation/validation.go,
+ * ValidateVolumes). The longest suffix is WithEnvoy's `-client-ca`.
+ */
+const MAX_CONTAINER_NAME_LENGTH = 63 - '-client-ca'.length;
 
 /**
  * The base of every sidecar construct: target resolution, workload binding, the config
@@ -85,7 +94,7 @@ export abstract class SidecarBase extends Construct {
     this._props = props;
     this.containerName = props.containerName ?? this.defaultContainerName;
     this.workloadObject = workloadApiObject(this.describe(), props.workload);
-    checkDnsLabel(this.describe(), 'containerName', this.containerName);
+    checkDnsLabel(this.describe(), 'containerName', this.containerName, MAX_CONTAINER_NAME_LENGTH);
     // An explicit version is checked at once; inherited ones at synthesis.
     this.resolved();
     const source: SidecarSource = { node: this.node, renderSidecar: () => this.renderSidecar() };
@@ -228,10 +237,13 @@ export interface SidecarConfig {
 }
 
 /** @internal */
-export function checkDnsLabel(who: string, prop: string, value: string): void {
-  if (value.length > 63 || !DNS_LABEL.test(value)) {
+export function checkDnsLabel(who: string, prop: string, value: string, maxLength = 63): void {
+  if (value.length > maxLength || !DNS_LABEL.test(value)) {
+    const why = maxLength < 63 && value.length > maxLength && DNS_LABEL.test(value)
+      ? ` is ${value.length} characters; names derived from it (volumes '<${prop}>-client-ca' and the like) must fit in 63, so`
+      : ' is not a valid DNS-1123 label;';
     throw new Error(
-      `${who}: ${prop} '${value}' is not a valid DNS-1123 label; use at most 63 lower-case letters, digits ` +
+      `${who}: ${prop} '${value}'${why} use at most ${maxLength} lower-case letters, digits ` +
       "and '-', starting and ending with a letter or digit (e.g. 'log-agent').",
     );
   }

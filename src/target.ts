@@ -104,6 +104,16 @@ export interface TargetCapabilities {
   readonly sleepAction: boolean;
   /** `sleep` with 0 seconds (PodLifecycleSleepActionAllowZero, beta from 1.33). */
   readonly sleepZero: boolean;
+  /**
+   * `resizePolicy` on init containers (AllowSidecarResizePolicy follows InPlacePodVerticalScaling,
+   * beta and on by default from 1.33).
+   */
+  readonly initContainerResizePolicy: boolean;
+  /**
+   * `restartPolicy` (Always, OnFailure, Never) on every container, not only `Always` on init
+   * containers (ContainerRestartRules: alpha and off in 1.34, beta and on from 1.35).
+   */
+  readonly containerRestartPolicy: boolean;
 }
 
 /** @internal */
@@ -113,6 +123,8 @@ export function capabilities(minor: number, gate: boolean): TargetCapabilities {
     orderedTermination: minor >= 29,
     sleepAction: minor >= 30,
     sleepZero: minor >= 33,
+    initContainerResizePolicy: minor >= 33,
+    containerRestartPolicy: minor >= 35,
   };
 }
 

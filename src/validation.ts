@@ -1,6 +1,6 @@
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
-import { SUPPORTED_KINDS, describeObject, podTemplateOf } from './engine/pod-template';
+import { SUPPORTED_KINDS, controllerVolumesOf, describeObject, podTemplateOf } from './engine/pod-template';
 import { checkPodSpec } from './engine/rules';
 import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
 
@@ -10,8 +10,8 @@ import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
  */
 export class SidecarValidation {
   /**
-   * Checks every workload (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob)
-   * inside `scope` at synthesis, after every sidecar is in place, whether or not a sidecar
+   * Checks every workload (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob,
+   * ReplicationController) inside `scope` at synthesis, after every sidecar is in place, whether or not a sidecar
    * construct touched it (your own `restartPolicy: Always` init containers, objects from
    * `Include` or `Helm`, ...). Problems fail synthesis before any file is written.
    *
@@ -59,7 +59,8 @@ export class SidecarValidation {
   /**
    * Checks one manifest (plain Kubernetes JSON, e.g. parsed from a YAML file) for the given
    * target release. Returns one message per problem; an empty list when it is fine or when
-   * the object carries no pod template.
+   * the object carries no pod template. A `kind: List` (what `kubectl get -o yaml` prints) is
+   * checked item by item.
    *
    * @param manifest a Kubernetes object as plain JSON
    * @param kubernetesVersion the lowest minor version of the cluster's API server and nodes
@@ -74,8 +75,15 @@ export class SidecarValidation {
 }
 
 function checkManifest(manifest: any, minor: number, gate: boolean): string[] {
-  if (!manifest || typeof manifest !== 'object' || !SUPPORTED_KINDS.includes(manifest.kind)) return [];
+  if (!manifest || typeof manifest !== 'object') return [];
+  // What `kubectl get -o yaml` prints for several objects: `kind: List` (or `<Kind>List`) with `items`.
+  if (typeof manifest.kind === 'string' && manifest.kind.endsWith('List') && Array.isArray(manifest.items)) {
+    return manifest.items.flatMap((item: any, i: number) =>
+      checkManifest(item, minor, gate).map(problem => `${manifest.kind} items[${i}]: ${problem}`));
+  }
+  if (!SUPPORTED_KINDS.includes(manifest.kind)) return [];
   const template = podTemplateOf(structuredClone(manifest));
   if (!template) return [];
-  return checkPodSpec(template.spec, { minor, gate }, describeObject(manifest));
+  const context = { kind: manifest.kind, controllerVolumes: controllerVolumesOf(manifest) };
+  return checkPodSpec(template.spec, { minor, gate }, describeObject(manifest), context);
 }

@@ -370,12 +370,18 @@ const CASES: Case[] = [
   {
     name: 'a containerName with a dot',
     build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, containerName: 'envoy.proxy' }),
-    message: ["WithEnvoy 'test/envoy'", "containerName 'envoy.proxy' is not a valid DNS-1123 label", "use at most 63 lower-case letters, digits and '-'"],
+    message: ["WithEnvoy 'test/envoy'", "containerName 'envoy.proxy' is not a valid DNS-1123 label", "use at most 53 lower-case letters, digits and '-'"],
   },
   {
     name: 'a containerName of 64 characters',
     build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, containerName: 'a'.repeat(64) }),
-    message: ["WithTracer 'test/tracer'", `containerName '${'a'.repeat(64)}' is not a valid DNS-1123 label`, 'use at most 63'],
+    message: ["WithTracer 'test/tracer'", `containerName '${'a'.repeat(64)}' is 64 characters`, 'must fit in 63, so use at most 53'],
+  },
+  {
+    // '<name>-client-ca' would be 64 characters: the API server rejects such a volume name.
+    name: 'a containerName of 54 characters (its volume names would not fit in 63)',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, containerName: 'e'.repeat(54) }),
+    message: ["WithEnvoy 'test/envoy'", `containerName '${'e'.repeat(54)}' is 54 characters`, 'use at most 53'],
   },
   {
     name: 'an upstream name with capitals',
@@ -595,7 +601,7 @@ const CASES: Case[] = [
       c.raw({ containers: [APP], initContainers: [{ name: 'proxy', image: 'x:1', restartPolicy: 'Always' }] });
       SidecarValidation.addTo(c.app, { kubernetesVersion: '1.28' });
     },
-    message: ["test/raw: Deployment 'raw': init container 'proxy'", "has restartPolicy 'Always', which Kubernetes 1.28 drops without the SidecarContainers feature gate", 'Target 1.29+ or use the legacy layout'],
+    message: ["test/raw: Deployment 'raw': init container 'proxy'", "has restartPolicy 'Always' (a native sidecar), which Kubernetes 1.28 drops without the SidecarContainers feature gate", "Either move 'proxy' to spec.containers"],
   },
   {
     name: 'SidecarValidation: a preStop sleep action on 1.29',

@@ -58,7 +58,7 @@ describe('podTemplateOf', () => {
   test('kinds without a pod template', () => {
     expect(podTemplateOf({ kind: 'Service' })).toBeUndefined();
     const r = applySidecars({ kind: 'Service', metadata: { name: 's' } }, [sidecar('a', 1)], T29);
-    expect(r.errors).toEqual(["Service 's': kind Service has no pod template; supported kinds: Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob."]);
+    expect(r.errors).toEqual(["Service 's': kind Service has no pod template; supported kinds: Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, ReplicationController."]);
   });
 });
 
@@ -258,9 +258,9 @@ describe('API server rules (SIDECARS.md §4)', () => {
   const where = "Deployment 'web'";
   test.each<[string, Json, number, string]>([
     ['init restartPolicy other than Always', { initContainers: [{ name: 'i', restartPolicy: 'OnFailure' }], containers: [] }, 29,
-      "Deployment 'web': init container 'i' has restartPolicy 'OnFailure': only 'Always' is allowed on init containers."],
+      "Deployment 'web': init container 'i' has restartPolicy 'OnFailure': only 'Always' is allowed on init containers in Kubernetes 1.29."],
     ['restartPolicy on a regular container', { containers: [{ name: 'c', restartPolicy: 'Always' }] }, 29,
-      "Deployment 'web': container 'c' sets restartPolicy 'Always': restartPolicy may not be set for non-init containers."],
+      "Deployment 'web': container 'c' sets restartPolicy 'Always': restartPolicy may not be set for non-init containers in Kubernetes 1.29 (allowed from 1.35). Remove it."],
     ['probes on a plain init container', { initContainers: [{ name: 'i', readinessProbe: {} }], containers: [] }, 29,
       "Deployment 'web': init container 'i' sets readinessProbe, which is forbidden on init containers without restartPolicy 'Always'."],
     ['lifecycle on a plain init container', { initContainers: [{ name: 'i', lifecycle: {} }], containers: [] }, 29,
@@ -271,12 +271,15 @@ describe('API server rules (SIDECARS.md §4)', () => {
       "Deployment 'web': volume name 'v' is used 2 times; volume names must be unique."],
     ['mount of a missing volume', { containers: [{ name: 'c', volumeMounts: [{ name: 'nope', mountPath: '/x' }] }] }, 29,
       "Deployment 'web': container 'c' mounts volume 'nope', which is not a volume of the pod."],
-    ['resizePolicy on an init container', { initContainers: [{ name: 'i', restartPolicy: 'Always', resizePolicy: [] }], containers: [] }, 29,
-      "Deployment 'web': init container 'i' sets resizePolicy, which must not be set on init containers."],
+    ['resizePolicy on an init container before 1.33', { initContainers: [{ name: 'i', restartPolicy: 'Always', resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }] }], containers: [] }, 32,
+      "Deployment 'web': init container 'i' sets resizePolicy, which Kubernetes 1.32 refuses on init containers (allowed from 1.33). Remove it or target 1.33+."],
     ['host port collision', { containers: [{ name: 'a', ports: [{ containerPort: 1, hostPort: 80 }] }, { name: 'b', ports: [{ containerPort: 2, hostPort: 80 }] }] }, 29,
       "Deployment 'web': hostPort 80/TCP is used by both 'a' and 'b'."],
     ['restartPolicy Always on 1.27', { initContainers: [{ name: 'i', restartPolicy: 'Always' }], containers: [] }, 27,
-      "Deployment 'web': init container 'i' has restartPolicy 'Always', which Kubernetes 1.27 does not know (the field is dropped or rejected): the pod would hang in Init. Target 1.29+ or use the legacy layout."],
+      "Deployment 'web': init container 'i' has restartPolicy 'Always' (a native sidecar), which Kubernetes 1.27 does not know (its API server drops the field, " +
+      'or rejects the object under strict field validation): without the field it runs as an ordinary init container; if it never exits (a sidecar does not), ' +
+      "the pod hangs in Init. Either move 'i' to spec.containers (it then runs beside the app, but neither starts before nor stops after it), " +
+      'or target Kubernetes 1.29 or later if every node runs it.'],
     ['sleep action before 1.30', { containers: [{ name: 'c', lifecycle: { preStop: { sleep: { seconds: 1 } } } }] }, 29,
       "Deployment 'web': container 'c' uses the preStop sleep action, which Kubernetes 1.29 does not have (beta from 1.30). Use an exec hook or target 1.30+."],
     ['a 0 s sleep before 1.33', { containers: [{ name: 'c', lifecycle: { preStop: { sleep: { seconds: 0 } } } }] }, 32,

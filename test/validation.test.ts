@@ -23,7 +23,7 @@ describe('SidecarValidation.addTo: the same release-aware checks over the whole 
     podWithNativeInit(chart, 'pod');
     SidecarValidation.addTo(app, { kubernetesVersion: '1.27' });
     expect(() => Testing.synth(chart)).toThrow(
-      "[] test/pod: Pod 'pod': init container 'own-sidecar' has restartPolicy 'Always', which Kubernetes 1.27 does not know",
+      "[] test/pod: Pod 'pod': init container 'own-sidecar' has restartPolicy 'Always' (a native sidecar), which Kubernetes 1.27 does not know",
     );
   }));
 
@@ -59,7 +59,7 @@ describe('SidecarValidation.addTo: the same release-aware checks over the whole 
     const { app, chart } = newChart();
     new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29' });
     SidecarValidation.addTo(app);
-    expect(() => Testing.synth(chart)).toThrow(/init container 'log-agent' has restartPolicy 'Always', which Kubernetes 1\.27 does not know/);
+    expect(() => Testing.synth(chart)).toThrow(/init container 'log-agent' has restartPolicy 'Always' \(a native sidecar\), which Kubernetes 1\.27 does not know/);
   }));
 
   test('a bad version is an error at once', () => {
@@ -81,7 +81,11 @@ describe('SidecarValidation.checkManifest: plain JSON, e.g. from a YAML file', (
     expect(SidecarValidation.checkManifest(pod, '1.29')).toEqual([]);
     expect(SidecarValidation.checkManifest(pod, '1.28', true)).toEqual([]);
     expect(SidecarValidation.checkManifest(pod, '1.28')).toEqual([
-      "Pod 'p': init container 's' has restartPolicy 'Always', which Kubernetes 1.28 drops without the SidecarContainers feature gate: the pod would hang in Init. Target 1.29+ or use the legacy layout.",
+      "Pod 'p': init container 's' has restartPolicy 'Always' (a native sidecar), which Kubernetes 1.28 drops without the SidecarContainers feature gate: " +
+      'without the field, readinessProbe is forbidden on an init container, so the API server rejects the Pod ("may not be set for init containers ' +
+      'without restartPolicy=Always"). ' +
+      "Either move 's' to spec.containers (it then runs beside the app, but neither starts before nor stops after it), turn the SidecarContainers gate on " +
+      'in the API server and every kubelet and say so (`sidecarContainersGate: true`), or target Kubernetes 1.29 or later if every node runs it.',
     ]);
   });
   test('objects without a pod template pass; the input is not changed', () => {

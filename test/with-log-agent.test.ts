@@ -344,7 +344,7 @@ describe('bad input', () => {
     const { chart } = newChart();
     const cm = new kplus.ConfigMap(chart, 'cm');
     expect(() => new WithLogAgent(chart, 'logs', { workload: cm })).toThrow(
-      "WithLogAgent 'test/logs': workload 'test/cm' is a v1 ConfigMap, which has no pod template. Attach sidecars to a Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob.",
+      "WithLogAgent 'test/logs': workload 'test/cm' is a v1 ConfigMap, which has no pod template. Attach sidecars to a Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, ReplicationController.",
     );
     const raw = new ApiObject(chart, 'svc', { apiVersion: 'v1', kind: 'Service' });
     expect(() => new WithLogAgent(chart, 'logs2', { workload: raw })).toThrow("workload 'test/svc' is a v1 Service, which has no pod template");

@@ -7,7 +7,7 @@
  * rules on the result.
  */
 import { InjectedProxy, NATIVE_SIDECARS_ANNOTATION, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
-import { checkPodSpec } from './rules';
+import { DNS1123_LABEL_MAX_LENGTH, checkPodSpec, isDns1123Label } from './rules';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS, TOOLS, appShutdownOf, graceNeed, lifecycleFor, toolsInitContainer, toolsVolume } from './shutdown';
 import { EngineTarget, Json, SidecarSpec } from './spec';
 
@@ -20,6 +20,7 @@ const TEMPLATE_PATHS: Record<string, string[]> = {
   ReplicaSet: ['spec', 'template'],
   Job: ['spec', 'template'],
   CronJob: ['spec', 'jobTemplate', 'spec', 'template'],
+  ReplicationController: ['spec', 'template'],
 };
 
 /** The kinds the engine accepts. */
@@ -49,6 +50,20 @@ export function podTemplateOf(manifest: Json): { metadata: Json; spec: Json } | 
   node.spec = node.spec ?? {};
   return { metadata: node.metadata, spec: node.spec };
 }
+
+/**
+ * Volume names the workload's controller adds to each pod: one per StatefulSet
+ * `volumeClaimTemplates` entry, named after the claim template (kubernetes
+ * `pkg/controller/statefulset/stateful_set_utils.go`, `updateStorage`).
+ */
+export function controllerVolumesOf(manifest: Json): string[] {
+  if (manifest.kind !== 'StatefulSet') return [];
+  const templates: Json[] = Array.isArray(manifest.spec?.volumeClaimTemplates) ? manifest.spec.volumeClaimTemplates : [];
+  return templates.map(t => t?.metadata?.name).filter((n): n is string => typeof n === 'string');
+}
+
+/** The annotation `kubectl logs` / `exec` / `attach` read to pick a container when none is named. */
+export const DEFAULT_CONTAINER_ANNOTATION = 'kubectl.kubernetes.io/default-container';
 
 export interface EngineResult {
   /** The manifest with the sidecars in place (a new object; the input is not changed). */
@@ -91,6 +106,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const userContainers: Json[] = spec.containers ?? [];
   const userInit: Json[] = spec.initContainers ?? [];
   const userVolumes: Json[] = spec.volumes ?? [];
+  const controllerVolumes = controllerVolumesOf(manifest);
 
   // Without an app container a native layout leaves `containers: []`, which the API server
   // rejects, and a legacy one emits a pod that runs nothing but sidecars.
@@ -101,7 +117,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
       '(containers added after the sidecar constructs count too).',
     );
   }
-  errors.push(...checkCollisions(where, ordered, userContainers, userInit, userVolumes));
+  errors.push(...checkCollisions(where, ordered, userContainers, userInit, userVolumes, controllerVolumes));
   const injected = target.injected ?? [];
   errors.push(...checkInjected(where, manifest, template, injected, ordered, boundPorts, target));
 
@@ -178,6 +194,12 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // The marker NativeSidecarGuard (src/guard.ts) checks: these must arrive with restartPolicy Always.
   const marked = nativeSidecarNames(injected, native);
   if (marked.length > 0) annotations[NATIVE_SIDECARS_ANNOTATION] = marked.join(',');
+  // A sidecar first in spec.containers would be what `kubectl logs` and `kubectl exec` pick
+  // without -c: point them at the app (kubectl's podcmd.FindOrDefaultContainerByName reads this
+  // annotation), unless the user chose a container already.
+  if (legacyFirst.length > 0 && appContainers.length > 0 && template.metadata.annotations?.[DEFAULT_CONTAINER_ANNOTATION] === undefined) {
+    annotations[DEFAULT_CONTAINER_ANNOTATION] = appContainers[0].name;
+  }
   if (Object.keys(annotations).length > 0) {
     template.metadata.annotations = sortKeys({ ...(template.metadata.annotations ?? {}), ...annotations });
   }
@@ -195,7 +217,9 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     );
   }
 
-  errors.push(...checkPodSpec(spec, target, where));
+  // The sidecars' own hooks are covered by the grace-period check above (reported once, as the cause).
+  const graceCheckedContainers = ordered.map(s => s.container.name);
+  errors.push(...checkPodSpec(spec, target, where, { kind: manifest.kind, controllerVolumes, graceCheckedContainers }));
   // Keep cdk8s' alphabetical key order for the objects the engine added keys to.
   reorderInPlace(template.metadata);
   reorderInPlace(spec);
@@ -262,7 +286,9 @@ function withAppWiring(app: Json, sidecars: SidecarSpec[]): Json {
   return sortKeys(out);
 }
 
-function checkCollisions(where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[], volumes: Json[]): string[] {
+function checkCollisions(
+  where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[], volumes: Json[], controllerVolumes: string[],
+): string[] {
   const errors: string[] = [];
 
   const seenKinds = new Map<string, string>();
@@ -293,10 +319,25 @@ function checkCollisions(where: string, sidecars: SidecarSpec[], containers: Jso
   }
 
   const userVolumeNames = new Set(volumes.map(v => v.name));
+  const claimNames = new Set(controllerVolumes);
   const sidecarVolumes = new Map<string, string>();
   for (const s of sidecars) {
     for (const v of s.volumes) {
-      if (userVolumeNames.has(v.name) || v.name === TOOLS.volumeName) {
+      // The API server checks every volume name as a DNS-1123 label (validation.go ValidateVolumes).
+      if (!isDns1123Label(v.name)) {
+        const longest = Math.max(...s.volumes.map(x => String(x.name).length - s.container.name.length));
+        errors.push(
+          `${s.owner}: volume name '${v.name}' (derived from containerName '${s.container.name}') is not a DNS-1123 label of at most ` +
+          `${DNS1123_LABEL_MAX_LENGTH} characters, so the API server would reject the pod; use a containerName of at most ` +
+          `${DNS1123_LABEL_MAX_LENGTH - longest} characters.`,
+        );
+      }
+      if (claimNames.has(v.name)) {
+        errors.push(
+          `${s.owner}: volume name '${v.name}' is the name of a volumeClaimTemplate of ${where}, whose claim the StatefulSet controller ` +
+          'would mount in its place; choose another containerName (volume names derive from it).',
+        );
+      } else if (userVolumeNames.has(v.name) || v.name === TOOLS.volumeName) {
         errors.push(`${s.owner}: volume name '${v.name}' is already used by ${where}; choose another containerName (volume names derive from it).`);
       }
       const other = sidecarVolumes.get(v.name);

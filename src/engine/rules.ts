@@ -1,8 +1,15 @@
 /**
  * Layer 2: the API server's semantic rules for a pod spec (SIDECARS.md §4) and the fields a
  * target release does not know. Schemas check shape only; these are the rules they miss.
+ *
+ * Every rule is a row of `POD_SPEC_RULES`: what it checks, the releases it applies to (as the
+ * API server behaves with its default feature gates) and the upstream source it was read from,
+ * so that a reader can re-check it. "validation.go" is kubernetes/kubernetes
+ * `pkg/apis/core/validation/validation.go`; the rules were read at the tags named in each row.
+ * Version facts come from the capabilities table in `src/target.ts`; no rule compares versions.
  */
-import { capabilities } from '../target';
+import { TargetCapabilities, capabilities } from '../target';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './shutdown';
 import { Json } from './spec';
 
 /** What the rules need to know about the target. */
@@ -13,103 +20,307 @@ export interface RuleTarget {
   readonly gate: boolean;
 }
 
+/** What the rules need to know about the workload beyond its pod spec. */
+export interface PodSpecContext {
+  /** The workload's kind (what it changes: a StatefulSet's template is not validated on its own). */
+  readonly kind?: string;
+  /**
+   * Volume names the workload's controller adds to every pod: a StatefulSet's
+   * `volumeClaimTemplates` (the controller adds one volume per claim template, replacing a
+   * template volume of the same name: kubernetes `pkg/controller/statefulset/stateful_set_utils.go`,
+   * `updateStorage`).
+   */
+  readonly controllerVolumes?: string[];
+  /**
+   * Containers whose hooks the caller has already checked against the grace period (the
+   * library's own sidecars: the engine's grace-period check covers their sleeps), so that a
+   * too-short grace period is reported once, as its cause.
+   */
+  readonly graceCheckedContainers?: string[];
+}
+
+/** One API-server rule, with where it comes from. */
+export interface PodSpecRule {
+  /** What it checks. */
+  readonly name: string;
+  /** The releases it applies to, e.g. `1.27-1.32` or `all` (the supported 1.27+). */
+  readonly releases: string;
+  /** The upstream source: file, function and the tags it was read at. */
+  readonly source: string;
+  /** One message per violation. */
+  readonly check: (pod: PodUnderCheck) => string[];
+}
+
+/** The pod spec and its surroundings, as the rules see them. */
+interface PodUnderCheck {
+  readonly where: string;
+  readonly kind?: string;
+  readonly minor: number;
+  readonly caps: TargetCapabilities;
+  readonly init: Json[];
+  readonly containers: Json[];
+  readonly volumes: Json[];
+  readonly controllerVolumes: string[];
+  readonly graceCheckedContainers: string[];
+  /** `terminationGracePeriodSeconds` after defaulting (the API server defaults it to 30 before validating). */
+  readonly graceSeconds: number;
+}
+
 const PROBES_AND_HOOKS = ['lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe'];
+const CONTAINER_RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
+
+/** `k8s.io/apimachinery/pkg/util/validation` `IsDNS1123Label`: at most 63 characters of [a-z0-9-], alphanumeric at both ends. */
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+export const DNS1123_LABEL_MAX_LENGTH = 63;
+
+/** True when `value` is a DNS-1123 label (what the API server requires of container and volume names). */
+export function isDns1123Label(value: unknown): boolean {
+  return typeof value === 'string' && value.length <= DNS1123_LABEL_MAX_LENGTH && DNS1123_LABEL.test(value);
+}
+
+function dnsLabelProblem(value: string): string {
+  return value.length > DNS1123_LABEL_MAX_LENGTH
+    ? `is ${value.length} characters, more than the ${DNS1123_LABEL_MAX_LENGTH} of a DNS-1123 label`
+    : "is not a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit)";
+}
+
+/** A user's init container that asks to be a native sidecar on a release that cannot run one. */
+function nativeSidecarOnOldRelease(pod: PodUnderCheck, c: Json): string {
+  const at = `${pod.where}: init container '${c.name}'`;
+  const release = `Kubernetes 1.${pod.minor}`;
+  const what = pod.minor === 28
+    ? `${release} drops without the SidecarContainers feature gate`
+    : `${release} does not know (its API server drops the field, or rejects the object under strict field validation)`;
+  const blocked = PROBES_AND_HOOKS.filter(f => c[f] !== undefined);
+  const consequence = blocked.length > 0
+    // validation.go validateInitContainers (v1.27.0: "may not be set for init containers";
+    // v1.28.0 with the gate off: "... without restartPolicy=Always"): probes and hooks are
+    // refused on an init container once restartPolicy is gone.
+    ? `without the field, ${blocked.join(', ')} ${blocked.length > 1 ? 'are' : 'is'} forbidden on an init container, so the API server ` +
+      `rejects ${rejected(pod.kind)} ("may not be set for init containers${pod.minor === 28 ? ' without restartPolicy=Always' : ''}")`
+    : 'without the field it runs as an ordinary init container; if it never exits (a sidecar does not), the pod hangs in Init';
+  const fixes = [
+    `move '${c.name}' to spec.containers (it then runs beside the app, but neither starts before nor stops after it)`,
+    ...(pod.minor === 28 ? ['turn the SidecarContainers gate on in the API server and every kubelet and say so (`sidecarContainersGate: true`)'] : []),
+    'target Kubernetes 1.29 or later if every node runs it',
+  ];
+  return `${at} has restartPolicy 'Always' (a native sidecar), which ${what}: ${consequence}. ` +
+    `Either ${fixes.slice(0, -1).join(', ')}, or ${fixes[fixes.length - 1]}.`;
+}
+
+/**
+ * What the API server rejects when a pod template is invalid: the workload itself, at
+ * `kubectl apply`, since its template goes through the same field dropping and pod-spec
+ * validation (ValidatePodTemplateSpec), except a StatefulSet's, whose template is not validated
+ * (pkg/apis/apps/validation/validation.go ValidatePodTemplateSpecForStatefulSet): its pods are.
+ */
+function rejected(kind: string | undefined): string {
+  if (kind === 'Pod') return 'the Pod';
+  if (kind === 'StatefulSet') return 'each of its pods (FailedCreate events on the StatefulSet; the StatefulSet itself is accepted)';
+  return `the ${kind ?? 'object'} at \`kubectl apply\``;
+}
+
+function hostPortKey(p: Json): string {
+  // AccumulateUniqueHostPorts keys by protocol (defaulted to TCP before validation), hostIP and port.
+  return `${p.hostIP ? `${p.hostIP}:` : ''}${p.hostPort}/${p.protocol ?? 'TCP'}`;
+}
+
+function count(names: string[]): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const n of names) m.set(n, (m.get(n) ?? 0) + 1);
+  return m;
+}
+
+function sleepHooks(c: Json): Array<{ hook: string; seconds: number }> {
+  const out: Array<{ hook: string; seconds: number }> = [];
+  for (const hook of ['preStop', 'postStart']) {
+    const sleep = c.lifecycle?.[hook]?.sleep;
+    if (sleep !== undefined) out.push({ hook, seconds: sleep.seconds });
+  }
+  return out;
+}
+
+/**
+ * The rules, one row each. Releases are those the library supports (1.27 and later); "all"
+ * means every one of them.
+ */
+export const POD_SPEC_RULES: readonly PodSpecRule[] = [
+  {
+    name: 'container names are DNS-1123 labels',
+    releases: 'all',
+    source: 'validation.go validateContainerCommon -> ValidateDNS1123Label (v1.27.0, v1.33.0)',
+    check: pod => [...pod.init, ...pod.containers]
+      .filter(c => !isDns1123Label(c.name))
+      .map(c => `${pod.where}: container name '${c.name}' ${dnsLabelProblem(String(c.name))}; the API server rejects it.`),
+  },
+  {
+    name: 'container names are unique across initContainers and containers',
+    releases: 'all',
+    source: 'validation.go validateInitContainers / validateContainers, allNames (v1.27.0, v1.33.0)',
+    check: pod => [...count([...pod.init, ...pod.containers].map(c => c.name))]
+      .filter(([, n]) => n > 1)
+      .map(([name, n]) => `${pod.where}: container name '${name}' is used ${n} times; names must be unique across initContainers and containers.`),
+  },
+  {
+    name: 'volume names are unique DNS-1123 labels',
+    releases: 'all',
+    source: 'validation.go ValidateVolumes (v1.27.0, v1.33.0)',
+    check: pod => [
+      ...pod.volumes
+        .filter(v => !isDns1123Label(v.name))
+        .map(v => `${pod.where}: volume name '${v.name}' ${dnsLabelProblem(String(v.name))}; the API server rejects it.`),
+      ...[...count(pod.volumes.map(v => v.name))]
+        .filter(([, n]) => n > 1)
+        .map(([name, n]) => `${pod.where}: volume name '${name}' is used ${n} times; volume names must be unique.`),
+    ],
+  },
+  {
+    name: 'every volume mount names a volume of the pod (a StatefulSet\'s claim templates count)',
+    releases: 'all',
+    source: 'validation.go ValidateVolumeMounts (v1.27.0, v1.33.0); a StatefulSet\'s template is not checked at all ' +
+      '(pkg/apis/apps/validation/validation.go ValidatePodTemplateSpecForStatefulSet, v1.27.0, v1.33.0), its pods get ' +
+      'the claim volumes from the controller (pkg/controller/statefulset/stateful_set_utils.go updateStorage)',
+    check: pod => {
+      const known = new Set([...pod.volumes.map(v => v.name), ...pod.controllerVolumes]);
+      return [...pod.init, ...pod.containers].flatMap(c => (c.volumeMounts ?? [])
+        .filter((m: Json) => !known.has(m.name))
+        .map((m: Json) => `${pod.where}: container '${c.name}' mounts volume '${m.name}', which is not a volume of the pod.`));
+    },
+  },
+  {
+    name: 'init container restartPolicy values',
+    releases: '1.27-1.34: Always only; 1.35+: Always, OnFailure, Never',
+    source: 'validation.go validateInitContainerRestartPolicy (v1.28.0, v1.33.0); ContainerRestartRules beta and on ' +
+      'in 1.35 (pkg/features/kube_features.go)',
+    check: pod => {
+      const allowed = pod.caps.containerRestartPolicy ? CONTAINER_RESTART_POLICIES : ['Always'];
+      return pod.init
+        .filter(c => c.restartPolicy !== undefined && !allowed.includes(c.restartPolicy))
+        .map(c => `${pod.where}: init container '${c.name}' has restartPolicy '${c.restartPolicy}': only ` +
+          `${allowed.map(x => `'${x}'`).join(', ')} ${allowed.length > 1 ? 'are' : 'is'} allowed on init containers` +
+          `${allowed.length > 1 ? '' : ` in Kubernetes 1.${pod.minor}`}.`);
+    },
+  },
+  {
+    name: 'native sidecars (init containers with restartPolicy Always) need 1.29+, or 1.28 with the gate',
+    releases: '1.27; 1.28 without the SidecarContainers gate',
+    source: 'v1.27.0 has no Container.restartPolicy; v1.28.0 pkg/api/pod/util.go dropDisabledFields drops it while ' +
+      'SidecarContainers (alpha) is off, then validation.go validateInitContainers refuses probes and hooks',
+    check: pod => pod.caps.nativeSidecars ? [] : pod.init
+      .filter(c => c.restartPolicy === 'Always')
+      .map(c => nativeSidecarOnOldRelease(pod, c)),
+  },
+  {
+    name: 'probes and lifecycle hooks only on native sidecars among init containers',
+    releases: 'all',
+    source: 'validation.go validateInitContainers (v1.27.0: "may not be set for init containers"; v1.28.0+: ' +
+      '"may not be set for init containers without restartPolicy=Always")',
+    check: pod => pod.init
+      // An init container with restartPolicy Always is reported by the rule above where it is dropped.
+      .filter(c => c.restartPolicy !== 'Always')
+      .flatMap(c => PROBES_AND_HOOKS.filter(f => c[f] !== undefined)
+        .map(f => `${pod.where}: init container '${c.name}' sets ${f}, which is forbidden on init containers without restartPolicy 'Always'.`)),
+  },
+  {
+    name: 'resizePolicy on init containers',
+    releases: '1.27-1.32: refused; 1.33+: allowed',
+    source: 'validation.go validateInitContainers, "must not be set for init containers" unless ' +
+      'AllowSidecarResizePolicy, which pkg/api/pod/util.go sets from InPlacePodVerticalScaling (beta and on in v1.33.0)',
+    check: pod => pod.caps.initContainerResizePolicy ? [] : pod.init
+      .filter(c => c.resizePolicy !== undefined && (!Array.isArray(c.resizePolicy) || c.resizePolicy.length > 0))
+      .map(c => `${pod.where}: init container '${c.name}' sets resizePolicy, which Kubernetes 1.${pod.minor} refuses on init containers ` +
+        '(allowed from 1.33). Remove it or target 1.33+.'),
+  },
+  {
+    name: 'restartPolicy on regular containers',
+    releases: '1.27-1.34: refused; 1.35+: Always, OnFailure, Never',
+    source: 'validation.go validateContainers, "may not be set for non-init containers" (v1.28.0, v1.33.0); ' +
+      'ContainerRestartRules: alpha and off in 1.34, beta and on in 1.35 (pkg/features/kube_features.go)',
+    check: pod => pod.containers
+      .filter(c => c.restartPolicy !== undefined &&
+        !(pod.caps.containerRestartPolicy && CONTAINER_RESTART_POLICIES.includes(c.restartPolicy)))
+      .map(c => pod.caps.containerRestartPolicy
+        ? `${pod.where}: container '${c.name}' has restartPolicy '${c.restartPolicy}': only 'Always', 'OnFailure' and 'Never' are allowed.`
+        : `${pod.where}: container '${c.name}' sets restartPolicy '${c.restartPolicy}': restartPolicy may not be set for ` +
+          `non-init containers in Kubernetes 1.${pod.minor} (allowed from 1.35). Remove it.`),
+  },
+  {
+    name: 'the sleep lifecycle action exists',
+    releases: '1.27-1.29: no (the field is dropped, the hook then has no handler); 1.30+: yes',
+    source: 'PodLifecycleSleepAction: alpha 1.29, beta and on 1.30 (pkg/features/kube_features.go); pkg/api/pod/util.go ' +
+      'drops it while off, validation.go validateHandler then requires a handler',
+    check: pod => pod.caps.sleepAction ? [] : [...pod.init, ...pod.containers].flatMap(c => sleepHooks(c).map(({ hook }) =>
+      `${pod.where}: container '${c.name}' uses the ${hook} sleep action, which Kubernetes 1.${pod.minor} ` +
+      'does not have (beta from 1.30). Use an exec hook or target 1.30+.')),
+  },
+  {
+    name: 'a sleep action is at least 1 second',
+    releases: '1.30-1.32 (0 allowed from 1.33)',
+    source: 'validation.go validateSleepAction (v1.30.0); PodLifecycleSleepActionAllowZero beta and on in v1.33.0',
+    check: pod => !pod.caps.sleepAction || pod.caps.sleepZero ? [] : [...pod.init, ...pod.containers].flatMap(c => sleepHooks(c)
+      .filter(h => h.seconds === 0)
+      .map(({ hook }) => `${pod.where}: container '${c.name}' has a ${hook} sleep of 0 seconds, which Kubernetes 1.${pod.minor} ` +
+        'rejects (allowed from 1.33). Sleep at least 1 second or drop the hook.')),
+  },
+  {
+    name: 'a sleep action is no longer than terminationGracePeriodSeconds',
+    releases: '1.30+',
+    source: 'validation.go validateSleepAction, sleep.Seconds > gracePeriod is invalid (v1.30.0, v1.33.0); ' +
+      'the grace period defaults to 30 before validation',
+    check: pod => !pod.caps.sleepAction ? [] : [...pod.init, ...pod.containers]
+      .filter(c => !pod.graceCheckedContainers.includes(c.name))
+      .flatMap(c => sleepHooks(c)
+        .filter(h => typeof h.seconds === 'number' && h.seconds > pod.graceSeconds)
+        .map(({ hook, seconds }) => `${pod.where}: container '${c.name}' has a ${hook} sleep of ${seconds} seconds, longer than the pod's ` +
+        `terminationGracePeriodSeconds (${pod.graceSeconds}), which the API server rejects. Shorten the sleep or raise terminationGracePeriodSeconds.`)),
+  },
+  {
+    name: 'host ports: unique among regular containers, and within each init container',
+    releases: 'all',
+    source: 'validation.go validateContainers / validateInitContainers -> checkHostPortConflicts -> AccumulateUniqueHostPorts, ' +
+      'keyed by protocol, hostIP and port (v1.27.0, v1.33.0)',
+    check: pod => {
+      const errors: string[] = [];
+      // Regular containers run together: one host port for all of them.
+      const owners = new Map<string, string>();
+      for (const c of pod.containers) {
+        for (const p of c.ports ?? []) {
+          if (!p.hostPort) continue;
+          const key = hostPortKey(p);
+          const first = owners.get(key);
+          if (first !== undefined) {
+            errors.push(`${pod.where}: hostPort ${key} is used by both '${first}' and '${c.name}'.`);
+          } else {
+            owners.set(key, c.name);
+          }
+        }
+      }
+      // Init containers run one by one (the API server checks each alone, even native sidecars).
+      for (const c of pod.init) {
+        for (const [key, n] of count((c.ports ?? []).filter((p: Json) => p.hostPort).map(hostPortKey))) {
+          if (n > 1) errors.push(`${pod.where}: init container '${c.name}' declares hostPort ${key} ${n} times.`);
+        }
+      }
+      return errors;
+    },
+  },
+];
 
 /**
  * Checks a final pod spec. Returns one message per violation; `where` names the workload.
  */
-export function checkPodSpec(spec: Json, target: RuleTarget, where: string): string[] {
-  const errors: string[] = [];
-  const init: Json[] = spec.initContainers ?? [];
-  const containers: Json[] = spec.containers ?? [];
-  const caps = capabilities(target.minor, target.gate);
-  const nativeKnown = caps.nativeSidecars;
-
-  for (const c of init) {
-    const at = `${where}: init container '${c.name}'`;
-    if (c.restartPolicy !== undefined) {
-      if (c.restartPolicy !== 'Always') {
-        errors.push(`${at} has restartPolicy '${c.restartPolicy}': only 'Always' is allowed on init containers.`);
-      } else if (!nativeKnown) {
-        errors.push(
-          `${at} has restartPolicy 'Always', which Kubernetes 1.${target.minor} ` +
-          `${target.minor === 28 ? 'drops without the SidecarContainers feature gate' : 'does not know (the field is dropped or rejected)'}: ` +
-          'the pod would hang in Init. Target 1.29+ or use the legacy layout.',
-        );
-      }
-    }
-    if (c.restartPolicy !== 'Always') {
-      for (const field of PROBES_AND_HOOKS) {
-        if (c[field] !== undefined) {
-          errors.push(`${at} sets ${field}, which is forbidden on init containers without restartPolicy 'Always'.`);
-        }
-      }
-    }
-    if (c.resizePolicy !== undefined) {
-      errors.push(`${at} sets resizePolicy, which must not be set on init containers.`);
-    }
-  }
-
-  for (const c of containers) {
-    if (c.restartPolicy !== undefined) {
-      errors.push(
-        `${where}: container '${c.name}' sets restartPolicy '${c.restartPolicy}': ` +
-        'restartPolicy may not be set for non-init containers.',
-      );
-    }
-  }
-
-  for (const c of [...init, ...containers]) {
-    for (const hook of ['preStop', 'postStart']) {
-      const sleep = c.lifecycle?.[hook]?.sleep;
-      if (sleep !== undefined && caps.sleepAction && sleep.seconds === 0 && !caps.sleepZero) {
-        errors.push(
-          `${where}: container '${c.name}' has a ${hook} sleep of 0 seconds, which Kubernetes 1.${target.minor} ` +
-          'rejects (allowed from 1.33). Sleep at least 1 second or drop the hook.',
-        );
-      }
-      if (sleep !== undefined && !caps.sleepAction) {
-        errors.push(
-          `${where}: container '${c.name}' uses the ${hook} sleep action, which Kubernetes 1.${target.minor} ` +
-          'does not have (beta from 1.30). Use an exec hook or target 1.30+.',
-        );
-      }
-    }
-  }
-
-  const names = new Map<string, number>();
-  for (const c of [...init, ...containers]) names.set(c.name, (names.get(c.name) ?? 0) + 1);
-  for (const [name, count] of names) {
-    if (count > 1) {
-      errors.push(`${where}: container name '${name}' is used ${count} times; names must be unique across initContainers and containers.`);
-    }
-  }
-
-  const volumes = new Map<string, number>();
-  for (const v of spec.volumes ?? []) volumes.set(v.name, (volumes.get(v.name) ?? 0) + 1);
-  for (const [name, count] of volumes) {
-    if (count > 1) errors.push(`${where}: volume name '${name}' is used ${count} times; volume names must be unique.`);
-  }
-  for (const c of [...init, ...containers]) {
-    for (const m of c.volumeMounts ?? []) {
-      if (!volumes.has(m.name)) {
-        errors.push(`${where}: container '${c.name}' mounts volume '${m.name}', which is not a volume of the pod.`);
-      }
-    }
-  }
-
-  const hostPorts = new Map<string, string>();
-  for (const c of [...init, ...containers]) {
-    for (const p of c.ports ?? []) {
-      if (p.hostPort === undefined) continue;
-      const key = `${p.hostPort}/${p.protocol ?? 'TCP'}`;
-      const first = hostPorts.get(key);
-      if (first !== undefined) {
-        errors.push(`${where}: hostPort ${key} is used by both '${first}' and '${c.name}'.`);
-      } else {
-        hostPorts.set(key, c.name);
-      }
-    }
-  }
-  return errors;
+export function checkPodSpec(spec: Json, target: RuleTarget, where: string, context: PodSpecContext = {}): string[] {
+  const pod: PodUnderCheck = {
+    where,
+    kind: context.kind,
+    minor: target.minor,
+    caps: capabilities(target.minor, target.gate),
+    init: spec.initContainers ?? [],
+    containers: spec.containers ?? [],
+    volumes: spec.volumes ?? [],
+    controllerVolumes: context.controllerVolumes ?? [],
+    graceCheckedContainers: context.graceCheckedContainers ?? [],
+    graceSeconds: spec.terminationGracePeriodSeconds ?? KUBERNETES_DEFAULT_GRACE_SECONDS,
+  };
+  return POD_SPEC_RULES.flatMap(rule => rule.check(pod));
 }

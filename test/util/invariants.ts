@@ -280,8 +280,9 @@ export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
     for (const c of user.init.filter(x => x.restartPolicy === 'Always')) {
       // reported by the binding, or (no sidecars) by SidecarValidation under the object's path
       add('user\'s native sidecar on a target without native sidecars', c.name,
-        `^(?:${esc(CHART_ID)}/\\S+: )?${W}: init container '${esc(c.name)}' has restartPolicy 'Always', which Kubernetes 1\\.${s.target.minor} .*: ` +
-        'the pod would hang in Init\\. Target 1\\.29\\+ or use the legacy layout\\.$');
+        `^(?:${esc(CHART_ID)}/\\S+: )?${W}: init container '${esc(c.name)}' has restartPolicy 'Always' \\(a native sidecar\\), ` +
+        `which Kubernetes 1\\.${s.target.minor} .*: .*Either move '${esc(c.name)}' to spec\\.containers .*, ` +
+        'or target Kubernetes 1\\.29 or later if every node runs it\\.$');
     }
   };
   if (s.sidecars.length === 0) {
@@ -615,6 +616,16 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
   const marker = native.map(f => f.name).join(',');
   if ((annotations[NATIVE_MARKER] ?? '') !== marker) v.push(`annotation ${NATIVE_MARKER} is ${canonical(annotations[NATIVE_MARKER])}, expected '${marker}'`);
   delete annotations[NATIVE_MARKER];
+  // kubectl's default container: the app, when a sidecar is first in spec.containers and the
+  // user did not choose one (kubectl reads kubectl.kubernetes.io/default-container).
+  const DEFAULT_CONTAINER = 'kubectl.kubernetes.io/default-container';
+  const sidecarNames = new Set(facts.map(f => f.name));
+  const firstIsSidecar = (spec.containers ?? []).length > 0 && sidecarNames.has(spec.containers[0].name);
+  if (firstIsSidecar && baseMeta.annotations?.[DEFAULT_CONTAINER] === undefined) {
+    const app = spec.containers.find((c: any) => !sidecarNames.has(c.name));
+    if (annotations[DEFAULT_CONTAINER] !== app?.name) v.push(`${DEFAULT_CONTAINER} is ${annotations[DEFAULT_CONTAINER]}, expected the app '${app?.name}'`);
+    delete annotations[DEFAULT_CONTAINER];
+  }
   if (!same(annotations, baseMeta.annotations ?? {})) v.push(`pod template annotations changed: ${canonical(annotations)} != ${canonical(baseMeta.annotations ?? {})}`);
 
   // Everything outside the pod template: unchanged.
@@ -626,7 +637,11 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
     delete podSpecOf(c).initContainers;
     delete podSpecOf(c).volumes;
     delete podSpecOf(c).terminationGracePeriodSeconds;
-    if (m.kind === 'Pod') c.metadata.annotations = Object.fromEntries(Object.entries(m.metadata.annotations ?? {}).filter(([k]) => !k.startsWith(CHECKSUM_PREFIX) && k !== NATIVE_MARKER));
+    if (m.kind === 'Pod') {
+      // checked above with the pod template's annotations
+      c.metadata.annotations = Object.fromEntries(Object.entries(m.metadata.annotations ?? {})
+        .filter(([k]) => !k.startsWith(CHECKSUM_PREFIX) && k !== NATIVE_MARKER && k !== DEFAULT_CONTAINER));
+    }
     return c;
   };
   if (!same(strip(baseline), strip(out))) v.push(`the workload changed outside the pod template: ${canonical(strip(out))} != ${canonical(strip(baseline))}`);
