@@ -4,10 +4,11 @@ import { Construct } from 'constructs';
 import { BOOTSTRAP_FILE, OutboundRoute, isIpv4, renderEnvoyConfigFiles } from './agents/envoy-bootstrap';
 import { restrictedSecurityContext } from './engine/shutdown';
 import { RANK } from './engine/spec';
+import { DEFAULT_IMAGES } from './images';
 import { SidecarBase, SidecarProps, checkDnsLabel, checkPort, durationSeconds, httpProbe } from './sidecar';
 
 /** The default Envoy image (pinned). `drain_listeners?inboundonly&graceful` needs Envoy 1.34 or later. */
-export const ENVOY_IMAGE = 'envoyproxy/envoy:v1.36.4';
+export const ENVOY_IMAGE = DEFAULT_IMAGES.envoy.image;
 
 /** The uid of the `envoy` user in the envoyproxy/envoy images (their entrypoint's `ENVOY_UID`). */
 export const ENVOY_UID = 101;
