@@ -2,8 +2,8 @@ import { Duration } from 'cdk8s';
 import { renderFluentBitConfig } from './agents/fluent-bit';
 import { FLUENTD_OUTPUT_PLUGIN, renderFluentdConfig } from './agents/fluentd';
 import { VectorUnsupportedOutputError, renderVectorConfig } from './agents/vector';
-import { DEFAULT_IMAGES } from './images';
 import { Json } from './engine/spec';
+import { DEFAULT_IMAGES } from './images';
 import { LogOutputConfig } from './log-output';
 import { durationSeconds, positiveSeconds } from './sidecar';
 

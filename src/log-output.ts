@@ -170,14 +170,16 @@ function checkLabels(labels: Record<string, string>): void {
         "(Vector refuses any other name at start), e.g. 'app' or 'team_name'");
     }
     const v = labels[name];
-    const bad =
-      v === '' ? 'is empty (Fluent Bit refuses an empty label value: plugins/out_loki/loki.c, v3.2.10)'
-        : CONTROL.test(v) ? 'has a newline or another control character, which no agent config can hold'
-          : v.trim() !== v ? 'starts or ends with white space, which Fluent Bit trims (its `Labels` list is split on \',\' and trimmed)'
-            : v.includes(',') ? "has a ',', which splits Fluent Bit's `Labels` list (plugins/out_loki/loki.c, v3.2.10)"
-              : v.startsWith('$') || v.includes('${') ? "starts with '$' or has '${', which Fluent Bit reads as a record accessor or an environment variable"
-                : v.includes('{{') || v.includes('%') ? "has '{{' or '%', which Vector reads as a template field or a strftime time format (vector src/template.rs, v0.54.0)"
-                  : undefined;
+    const rules: Array<[boolean, string]> = [
+      [v === '', 'is empty (Fluent Bit refuses an empty label value: plugins/out_loki/loki.c, v3.2.10)'],
+      [CONTROL.test(v), 'has a newline or another control character, which no agent config can hold'],
+      [v.trim() !== v, "starts or ends with white space, which Fluent Bit trims (its `Labels` list is split on ',' and trimmed)"],
+      [v.includes(','), "has a ',', which splits Fluent Bit's `Labels` list (plugins/out_loki/loki.c, v3.2.10)"],
+      [v.includes('"'), "has a '\"', which Fluentd's Loki plugin sends backslash-escaped (fluent-plugin-grafana-loki `format_labels`)"],
+      [v.startsWith('$') || v.includes('${'), "starts with '$' or has '${', which Fluent Bit reads as a record accessor or an environment variable"],
+      [v.includes('{{') || v.includes('%'), "has '{{' or '%', which Vector reads as a template field or a strftime time format (vector src/template.rs, v0.54.0)"],
+    ];
+    const bad = rules.find(([broken]) => broken)?.[1];
     if (bad) refuse('loki', `label ${name} value`, v, `${bad}; use a plain value, e.g. 'shop-web'`);
   }
 }
@@ -208,8 +210,8 @@ function ref(factory: string, what: string, v: SecretValue): SecretRef {
       "'-' and '.'); the API server rejects such a reference. Give the Secret's name, e.g. kplus.Secret.fromSecretName(scope, 'id', 'log-creds')");
   }
   if (!SECRET_KEY.test(key)) {
-    refuse(factory, `${what}: key`, key, `is not a key of a Secret's data (letters, digits, '-', '_' and '.'); the API server rejects ` +
-      "such a reference. Give the key that holds the value in Secret '" + secretName + "', e.g. 'password'");
+    refuse(factory, `${what}: key`, key, "is not a key of a Secret's data (letters, digits, '-', '_' and '.'); the API server rejects " +
+      `such a reference. Give the key that holds the value in Secret '${secretName}', e.g. 'password'`);
   }
   return { secretName, key };
 }

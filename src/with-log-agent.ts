@@ -106,9 +106,9 @@ export class WithLogAgent extends SidecarBase {
     if (!(sizeLimitMiB >= 1)) {
       throw new Error(`${who}: logVolumeSizeLimit (${sizeLimitMiB} MiB) must be at least 1 MiB, e.g. Size.gibibytes(1).`);
     }
-    for (const [prop, id, min] of [['agentUser', props.agentUser, 1], ['agentGroup', props.agentGroup, 0]] as const) {
-      if (id !== undefined && (!Number.isInteger(id) || id < min || id > 2147483647)) {
-        throw new Error(`${who}: ${prop} ${id} must be a whole number from ${min} to 2147483647` +
+    for (const [prop, num, min] of [['agentUser', props.agentUser, 1], ['agentGroup', props.agentGroup, 0]] as const) {
+      if (num !== undefined && (!Number.isInteger(num) || num < min || num > 2147483647)) {
+        throw new Error(`${who}: ${prop} ${num} must be a whole number from ${min} to 2147483647` +
           `${min === 1 ? ' (the agent runs as non-root)' : ''}, e.g. the app's ${prop === 'agentUser' ? 'uid' : 'gid'}.`);
       }
     }

@@ -244,7 +244,10 @@ describe('Vector', () => {
     expect(config.data_dir).toBe('/logs');
     const source = config.sources.app_logs;
     expect(source).toEqual({
-      type: 'file', include: ['/logs/*.json'], exclude: ['/logs/app_logs', '/logs/app_logs/*'], read_from: 'beginning',
+      type: 'file',
+      include: ['/logs/*.json'],
+      exclude: ['/logs/app_logs', '/logs/app_logs/*'],
+      read_from: 'beginning',
       fingerprint: { strategy: 'device_and_inode' },
     });
   });
