@@ -139,7 +139,7 @@ const HOST = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-
 
 function checkHost(factory: string, host: string): void {
   // An empty host is reported by WithLogAgent, with the construct's path.
-  if (host.trim() === '') return;
+  if (host === '') return;
   if (!HOST.test(host)) {
     refuse(factory, 'host', host, "is not a DNS name or IPv4 address (RFC 1123: letters, digits, '-' and '.', at most 253 characters); " +
       "give the host alone, without scheme, port or path, e.g. 'logs.example.com'");
