@@ -191,7 +191,9 @@ const OUTPUT_ARBS: Record<string, fc.Arbitrary<() => LogOutput>> = {
     uri: mostly(holdable.map(u => `/${u}`)),
     headers: fc.dictionary(mostly(word), fc.constant(0), { maxKeys: 2 }),
   }).map(o => call(o, a => LogOutput.http({
-    host: a.host, uri: a.uri, basicAuth,
+    host: a.host,
+    uri: a.uri,
+    basicAuth,
     secretHeaders: Object.fromEntries(Object.keys(a.headers).map((h, i) => [h, secret('hdr', `k${i}`)])),
   }))),
   loki: fc.record({
@@ -358,10 +360,14 @@ function emptyDirRootMode(emptyDir: { medium?: string }): number {
   return emptyDir.medium === 'Memory' ? 0o1777 : 0o777;
 }
 
+/** Whether a permission bit is set. */
+// eslint-disable-next-line no-bitwise
+const bit = (mode: number, b: number) => (mode & b) !== 0;
+
 /** ruby/tmpdir lib/tmpdir.rb `Dir.tmpdir`: a world-writable directory without the sticky bit is skipped. */
 function rubyAcceptsTmpdir(mode: number): boolean {
-  const worldWritable = (mode & 0o002) !== 0;
-  const sticky = (mode & 0o1000) !== 0;
+  const worldWritable = bit(mode, 0o002);
+  const sticky = bit(mode, 0o1000);
   return !(worldWritable && !sticky);
 }
 
@@ -461,9 +467,9 @@ interface File { uid: number; gid: number; mode: number }
 
 /** POSIX read permission (owner, then group incl. supplementary, then others). */
 function canRead(p: Proc, f: File): boolean {
-  if (p.uid === f.uid) return (f.mode & 0o400) !== 0;
-  if (p.gid === f.gid || p.groups.includes(f.gid)) return (f.mode & 0o040) !== 0;
-  return (f.mode & 0o004) !== 0;
+  if (p.uid === f.uid) return bit(f.mode, 0o400);
+  if (p.gid === f.gid || p.groups.includes(f.gid)) return bit(f.mode, 0o040);
+  return bit(f.mode, 0o004);
 }
 
 /**
@@ -625,7 +631,9 @@ describe('every config key the library emits is one the pinned agent defines', (
         ...(plugin ? FLUENT_BIT_KEYS.plugins[plugin] ?? [] : []),
       ]);
       if (plugin) expect({ plugin, known: plugin in FLUENT_BIT_KEYS.plugins }).toEqual({ plugin, known: true });
-      for (const key of Object.keys(s.props)) expect({ section: s.name, plugin, key, defined: allowed.has(key) }).toEqual({ section: s.name, plugin, key, defined: true });
+      for (const key of Object.keys(s.props)) {
+        expect({ section: s.name, plugin, key, defined: allowed.has(key) }).toEqual({ section: s.name, plugin, key, defined: true });
+      }
     }
   });
 
@@ -644,10 +652,23 @@ describe('every config key the library emits is one the pinned agent defines', (
     transforms: { '*': { type: true, inputs: true, source: true } },
     sinks: {
       '*': {
-        'type': true, 'inputs': true, 'target': true, 'uri': true, 'method': true, 'endpoint': true, 'endpoints': true, 'labels': '*',
-        'tenant_id': true, 'mode': true, 'api_version': true, 'bulk': { index: true, action: true },
-        'encoding': { codec: true }, 'framing': { method: true }, 'request': { headers: '*' },
-        'auth': { strategy: true, user: true, password: true }, 'tls': { verify_certificate: true, verify_hostname: true },
+        type: true,
+        inputs: true,
+        target: true,
+        uri: true,
+        method: true,
+        endpoint: true,
+        endpoints: true,
+        labels: '*',
+        tenant_id: true,
+        mode: true,
+        api_version: true,
+        bulk: { index: true, action: true },
+        encoding: { codec: true },
+        framing: { method: true },
+        request: { headers: '*' },
+        auth: { strategy: true, user: true, password: true },
+        tls: { verify_certificate: true, verify_hostname: true },
       },
     },
   };
@@ -703,13 +724,20 @@ describe('every config key the library emits is one the pinned agent defines', (
       'chunk_full_threshold', 'queued_chunks_limit_size', 'compress', 'decompression_size_limit', 'disable_chunk_backup'],
     'server': ['host', 'name', 'port', 'shared_key', 'username', 'password', 'standby', 'weight'],
     'auth': ['method', 'username', 'password', 'aws_service', 'aws_region', 'aws_role_arn'],
-    'format': [], 'parse': [],
+    'format': [],
+    'parse': [],
     // record_transformer reads every key of <record> as a field name (conf.elements 'record')
     'record': ['*'],
   };
   const SECTIONS: Record<string, string[]> = {
-    'source/tail': ['parse'], 'match/stdout': ['format', 'buffer'], 'match/forward': ['server', 'buffer'], 'match/http': ['format', 'auth', 'buffer'],
-    'match/loki': ['buffer'], 'match/elasticsearch': ['buffer'], 'match/opensearch': ['buffer'], 'filter/record_transformer': ['record'],
+    'source/tail': ['parse'],
+    'match/stdout': ['format', 'buffer'],
+    'match/forward': ['server', 'buffer'],
+    'match/http': ['format', 'auth', 'buffer'],
+    'match/loki': ['buffer'],
+    'match/elasticsearch': ['buffer'],
+    'match/opensearch': ['buffer'],
+    'filter/record_transformer': ['record'],
   };
   test.each(Object.keys(ALL_OUTPUTS))('Fluentd 1.19.3, %s', (type) => {
     const conf = parseFluentConf(render('fluentd', ALL_OUTPUTS[type as keyof typeof ALL_OUTPUTS]()).text);
@@ -747,9 +775,15 @@ describe('every config key the library emits is one the pinned agent defines', (
     },
     exporters: {
       otlp: {
-        endpoint: true, tls: { insecure: true }, headers: '*', timeout: true, compression: true,
+        endpoint: true,
+        tls: { insecure: true },
+        headers: '*',
+        timeout: true,
+        compression: true,
         sending_queue: { enabled: true, num_consumers: true, queue_size: true },
-        retry_on_failure: { enabled: true, initial_interval: true, max_interval: true, max_elapsed_time: true, multiplier: true, randomization_factor: true },
+        retry_on_failure: {
+          enabled: true, initial_interval: true, max_interval: true, max_elapsed_time: true, multiplier: true, randomization_factor: true,
+        },
       },
     },
     service: { extensions: true, telemetry: { metrics: { level: true } }, pipelines: '*' },
