@@ -12,7 +12,7 @@ export interface BasicAuth {
 
 /** Options of a network destination. */
 export interface LogDestinationOptions {
-  /** Host name or IP address of the destination. */
+  /** DNS name or IPv4 address of the destination (RFC 1123; no scheme, port or path). */
   readonly host: string;
   /**
    * TCP port.
@@ -33,12 +33,13 @@ export interface ForwardOutputOptions extends LogDestinationOptions {}
 /** Options of `LogOutput.http()`. */
 export interface HttpOutputOptions extends LogDestinationOptions {
   /**
-   * The request path.
+   * The request path, with an optional query: only the characters RFC 3986 allows (percent-encode
+   * others). Vector refuses a `%` in it (its `uri` is a template).
    * @default '/'
    */
   readonly uri?: string;
   /**
-   * Headers whose values come from Secrets (e.g. `Authorization`).
+   * Headers whose values come from Secrets (e.g. `Authorization`). Names are HTTP tokens.
    * @default - none
    */
   readonly secretHeaders?: { [name: string]: SecretValue };
@@ -52,12 +53,15 @@ export interface HttpOutputOptions extends LogDestinationOptions {
 /** Options of `LogOutput.loki()`. */
 export interface LokiOutputOptions extends LogDestinationOptions {
   /**
-   * Stream labels.
+   * Stream labels: at least one; names `[a-zA-Z_][a-zA-Z0-9_]*`; static values that every agent
+   * reads as given (not empty, no control characters, no white space at either end, no `,`, `"`,
+   * leading `$`, `${`, `{{` or `%`).
    * @default { job: 'cdk8s-sidecars' }
    */
   readonly labels?: { [key: string]: string };
   /**
-   * Tenant ID (multi-tenant Loki; sent as `X-Scope-OrgID`).
+   * Tenant ID (multi-tenant Loki; sent as `X-Scope-OrgID`): letters, digits and `!-_.*'()`, at
+   * most 150 characters.
    * @default - single tenant
    */
   readonly tenantId?: string;
@@ -71,7 +75,8 @@ export interface LokiOutputOptions extends LogDestinationOptions {
 /** Options of `LogOutput.elasticsearch()` and `LogOutput.opensearch()`. */
 export interface SearchOutputOptions extends LogDestinationOptions {
   /**
-   * The index to write to.
+   * The index to write to: lower-case letters, digits, `.`, `_` and `-`, starting with a letter
+   * or digit (no date patterns or templates).
    * @default 'app-logs'
    */
   readonly index?: string;
