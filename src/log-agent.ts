@@ -3,6 +3,7 @@ import { renderFluentBitConfig } from './agents/fluent-bit';
 import { FLUENTD_OUTPUT_PLUGIN, renderFluentdConfig } from './agents/fluentd';
 import { VectorUnsupportedOutputError, renderVectorConfig } from './agents/vector';
 import { Json } from './engine/spec';
+import { DEFAULT_IMAGES } from './images';
 import { LogOutputConfig } from './log-output';
 import { durationSeconds, positiveSeconds } from './sidecar';
 
@@ -122,7 +123,7 @@ export interface FluentdOptions {
    * OpenSearch give an image that also has `fluent-plugin-grafana-loki`,
    * `fluent-plugin-elasticsearch` or `fluent-plugin-opensearch`; with your own image the
    * config for those outputs is rendered and the plugin is assumed to be there.
-   * @default 'fluent/fluentd:v1.19.3-debian-2.4'
+   * @default 'fluent/fluentd:v1.19.3-debian-2.2'
    */
   readonly image?: string;
   /**
@@ -195,7 +196,7 @@ export abstract class LogAgent {
 }
 
 /** The default Fluent Bit image (pinned). */
-export const FLUENT_BIT_IMAGE = 'fluent/fluent-bit:3.2.10';
+export const FLUENT_BIT_IMAGE = DEFAULT_IMAGES.fluentBit.image;
 
 class FluentBitAgent extends LogAgent {
   public readonly name = 'fluent-bit';
@@ -208,7 +209,7 @@ class FluentBitAgent extends LogAgent {
     const flushSeconds = positiveSeconds(ctx.who, 'fluentBit flushInterval', this.options.flushInterval, 1);
     const graceSeconds = durationSeconds(ctx.who, 'fluentBit grace', this.options.grace, 5);
     const httpPort = this.options.httpPort ?? 2020;
-    const config = renderFluentBitConfig({
+    const render = () => renderFluentBitConfig({
       logDirectory: ctx.logDirectory,
       filePattern: ctx.filePattern,
       dbPath: `${ctx.logDirectory}/.fluent-bit-offsets.db`,
@@ -218,6 +219,12 @@ class FluentBitAgent extends LogAgent {
       output: ctx.output,
       secretVars: ctx.secretVars,
     });
+    let config: string;
+    try {
+      config = render();
+    } catch (e) {
+      throw new Error(`${ctx.who}: ${(e as Error).message}.`);
+    }
     return {
       image: this.options.image ?? FLUENT_BIT_IMAGE,
       command: ['/fluent-bit/bin/fluent-bit'],
@@ -236,12 +243,12 @@ class FluentBitAgent extends LogAgent {
 }
 
 /** The default Vector image (pinned; the last release whose API can be limited to `/health`). */
-export const VECTOR_IMAGE = 'timberio/vector:0.54.0-distroless-libc';
+export const VECTOR_IMAGE = DEFAULT_IMAGES.vector.image;
 
 /** The default Fluentd image (pinned; core plugins only). */
-export const FLUENTD_IMAGE = 'fluent/fluentd:v1.19.3-debian-2.4';
+export const FLUENTD_IMAGE = DEFAULT_IMAGES.fluentd.image;
 
-/** The version an image's tag starts with, e.g. `0.54.0-distroless-libc` or `v1.19.3-debian-2.4`. */
+/** The version an image's tag starts with, e.g. `0.54.0-distroless-libc` or `v1.19.3-debian-2.2`. */
 function imageVersion(image: string): { major: number; minor: number; patch: number } | undefined {
   const ref = image.split('@')[0];
   const name = ref.slice(ref.lastIndexOf('/') + 1);

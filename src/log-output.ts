@@ -12,7 +12,7 @@ export interface BasicAuth {
 
 /** Options of a network destination. */
 export interface LogDestinationOptions {
-  /** Host name or IP address of the destination. */
+  /** DNS name or IPv4 address of the destination (RFC 1123; no scheme, port or path). */
   readonly host: string;
   /**
    * TCP port.
@@ -33,12 +33,13 @@ export interface ForwardOutputOptions extends LogDestinationOptions {}
 /** Options of `LogOutput.http()`. */
 export interface HttpOutputOptions extends LogDestinationOptions {
   /**
-   * The request path.
+   * The request path, with an optional query: only the characters RFC 3986 allows (percent-encode
+   * others). Vector refuses a `%` in it (its `uri` is a template).
    * @default '/'
    */
   readonly uri?: string;
   /**
-   * Headers whose values come from Secrets (e.g. `Authorization`).
+   * Headers whose values come from Secrets (e.g. `Authorization`). Names are HTTP tokens.
    * @default - none
    */
   readonly secretHeaders?: { [name: string]: SecretValue };
@@ -52,12 +53,15 @@ export interface HttpOutputOptions extends LogDestinationOptions {
 /** Options of `LogOutput.loki()`. */
 export interface LokiOutputOptions extends LogDestinationOptions {
   /**
-   * Stream labels.
+   * Stream labels: at least one; names `[a-zA-Z_][a-zA-Z0-9_]*`; static values that every agent
+   * reads as given (not empty, no control characters, no white space at either end, no `,`, `"`,
+   * leading `$`, `${`, `{{` or `%`).
    * @default { job: 'cdk8s-sidecars' }
    */
   readonly labels?: { [key: string]: string };
   /**
-   * Tenant ID (multi-tenant Loki; sent as `X-Scope-OrgID`).
+   * Tenant ID (multi-tenant Loki; sent as `X-Scope-OrgID`): letters, digits and `!-_.*'()`, at
+   * most 150 characters.
    * @default - single tenant
    */
   readonly tenantId?: string;
@@ -71,7 +75,8 @@ export interface LokiOutputOptions extends LogDestinationOptions {
 /** Options of `LogOutput.elasticsearch()` and `LogOutput.opensearch()`. */
 export interface SearchOutputOptions extends LogDestinationOptions {
   /**
-   * The index to write to.
+   * The index to write to: lower-case letters, digits, `.`, `_` and `-`, starting with a letter
+   * or digit (no date patterns or templates).
    * @default 'app-logs'
    */
   readonly index?: string;
@@ -119,12 +124,105 @@ export type LogOutputConfig =
     readonly basicAuth?: { username: SecretRef; password: SecretRef };
   };
 
-function ref(v: SecretValue): SecretRef {
-  return { secretName: v.secret.name, key: v.key };
+// ---------------------------------------------------------------------------------------------
+// What each factory accepts. A value reaches the agents' config files, so it is refused here when
+// the destination itself would refuse it or when one of the agents' config formats cannot hold it
+// (the renderers then only have to quote). Each rule names where it comes from.
+
+/** A value as shown in messages: quoted, with newlines and other control characters visible. */
+const show = (v: string) => JSON.stringify(v);
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+function refuse(factory: string, what: string, value: string, rule: string): never {
+  throw new Error(`LogOutput.${factory}(): ${what} ${show(value)} ${rule}.`);
 }
 
-function auth(a?: BasicAuth) {
-  return a ? { username: ref(a.username), password: ref(a.password) } : undefined;
+/** RFC 1123 host names (also IPv4 addresses): what every agent and the URLs they build accept. */
+const HOST = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+
+function checkHost(factory: string, host: string): void {
+  // An empty host is reported by WithLogAgent, with the construct's path.
+  if (host === '') return;
+  if (!HOST.test(host)) {
+    refuse(factory, 'host', host, "is not a DNS name or IPv4 address (RFC 1123: letters, digits, '-' and '.', at most 253 characters); " +
+      "give the host alone, without scheme, port or path, e.g. 'logs.example.com'");
+  }
+}
+
+/** RFC 3986 path-absolute with an optional query: no space, quote, `#`, `{`, control character. */
+const URI_PATH = /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*(?:\?(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?$/;
+
+/** RFC 9110 field-name (`token`). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * Loki label names: `[a-zA-Z_][a-zA-Z0-9_]*` (vectordotdev/vector src/sinks/loki/config.rs
+ * `valid_label_name`, v0.54.0: Vector refuses to start otherwise); `__` names are reserved.
+ */
+const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+
+function checkLabels(labels: Record<string, string>): void {
+  const names = Object.keys(labels);
+  if (names.length === 0) {
+    throw new Error('LogOutput.loki(): labels is empty; Loki needs at least one stream label (Vector refuses to start without one: ' +
+      "vector src/sinks/loki/config.rs, v0.54.0). Leave labels out for the default { job: 'cdk8s-sidecars' } or give one, e.g. { app: 'web' }.");
+  }
+  for (const name of names) {
+    if (!LABEL_NAME.test(name) || name.startsWith('__')) {
+      refuse('loki', 'label name', name, "is not a Loki label name: it must match [a-zA-Z_][a-zA-Z0-9_]* and not start with '__' " +
+        "(Vector refuses any other name at start), e.g. 'app' or 'team_name'");
+    }
+    const v = labels[name];
+    const rules: Array<[boolean, string]> = [
+      [v === '', 'is empty (Fluent Bit refuses an empty label value: plugins/out_loki/loki.c, v3.2.10)'],
+      [CONTROL.test(v), 'has a newline or another control character, which no agent config can hold'],
+      [v.trim() !== v, "starts or ends with white space, which Fluent Bit trims (its `Labels` list is split on ',' and trimmed)"],
+      [v.includes(','), "has a ',', which splits Fluent Bit's `Labels` list (plugins/out_loki/loki.c, v3.2.10)"],
+      [v.includes('"'), "has a '\"', which Fluentd's Loki plugin sends backslash-escaped (fluent-plugin-grafana-loki `format_labels`)"],
+      [v.startsWith('$') || v.includes('${'), "starts with '$' or has '${', which Fluent Bit reads as a record accessor or an environment variable"],
+      [v.includes('{{') || v.includes('%'), "has '{{' or '%', which Vector reads as a template field or a strftime time format (vector src/template.rs, v0.54.0)"],
+    ];
+    const bad = rules.find(([broken]) => broken)?.[1];
+    if (bad) refuse('loki', `label ${name} value`, v, `${bad}; use a plain value, e.g. 'shop-web'`);
+  }
+}
+
+/**
+ * Loki tenant IDs: letters, digits and `!-_.*'()`, at most 150 characters, not `.` or `..`
+ * (grafana/dskit tenant/tenant.go `ValidTenantID`, which Loki uses).
+ */
+const TENANT = /^[A-Za-z0-9!\-_.*'()]{1,150}$/;
+
+/**
+ * An index name every agent writes as given: lower-case letters, digits, `.`, `_` and `-`, not
+ * starting with `-`, `_` or `.` (a subset of Elasticsearch's rules, without the characters that
+ * the agents read as templates: Vector `{{ }}` and `%`, Fluentd `${}` placeholders).
+ */
+const INDEX = /^[a-z0-9][a-z0-9._-]{0,254}$/;
+
+/** A Secret's name: a DNS subdomain (RFC 1123). */
+const SECRET_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** A key of a Secret's data (Kubernetes `IsConfigMapKey`). */
+const SECRET_KEY = /^[-._a-zA-Z0-9]{1,253}$/;
+
+function ref(factory: string, what: string, v: SecretValue): SecretRef {
+  const secretName = v?.secret?.name ?? '';
+  const key = v?.key ?? '';
+  if (!SECRET_NAME.test(secretName)) {
+    refuse(factory, `${what}: Secret name`, secretName, 'is not the name of a Secret (a DNS subdomain: lower-case letters, digits, ' +
+      "'-' and '.'); the API server rejects such a reference. Give the Secret's name, e.g. kplus.Secret.fromSecretName(scope, 'id', 'log-creds')");
+  }
+  if (!SECRET_KEY.test(key)) {
+    refuse(factory, `${what}: key`, key, "is not a key of a Secret's data (letters, digits, '-', '_' and '.'); the API server rejects " +
+      `such a reference. Give the key that holds the value in Secret '${secretName}', e.g. 'password'`);
+  }
+  return { secretName, key };
+}
+
+function auth(factory: string, a?: BasicAuth) {
+  return a ? { username: ref(factory, 'basicAuth.username', a.username), password: ref(factory, 'basicAuth.password', a.password) } : undefined;
 }
 
 /**
@@ -139,35 +237,62 @@ export class LogOutput {
 
   /** The Fluent forward protocol (Fluentd, Fluent Bit, Vector's fluent source). */
   public static forward(options: ForwardOutputOptions): LogOutput {
+    checkHost('forward', options.host);
     return new LogOutput({ type: 'forward', host: options.host, port: options.port ?? 24224, tls: options.tls ?? false });
   }
 
   /** JSON lines over HTTP(S) POST. */
   public static http(options: HttpOutputOptions): LogOutput {
     const tls = options.tls ?? true;
+    checkHost('http', options.host);
+    const uri = options.uri ?? '/';
+    if (!URI_PATH.test(uri)) {
+      refuse('http', 'uri', uri, "is not a request path: it must start with '/' and hold only the characters RFC 3986 allows " +
+        "(percent-encode others; no spaces, quotes, '#' or '{'), e.g. '/ingest?source=k8s'");
+    }
     const headers: Record<string, SecretRef> = {};
-    for (const name of Object.keys(options.secretHeaders ?? {}).sort()) headers[name] = ref(options.secretHeaders![name]);
+    // Each header reaches the agent as an environment variable named after it (see outputSecretEnv).
+    const envNames = new Map<string, string>();
+    for (const name of Object.keys(options.secretHeaders ?? {}).sort()) {
+      if (!HEADER_NAME.test(name)) {
+        refuse('http', 'secretHeaders name', name, "is not an HTTP header name (RFC 9110 token: letters, digits and !#$%&'*+.^_`|~-), e.g. 'Authorization'");
+      }
+      const env = secretEnvName(`header_${name}`);
+      const other = envNames.get(env);
+      if (other !== undefined) {
+        refuse('http', 'secretHeaders name', name, `and ${show(other)} are the same header to the agent (both become ${env}); give each header once`);
+      }
+      envNames.set(env, name);
+      headers[name] = ref('http', `secretHeaders[${show(name)}]`, options.secretHeaders![name]);
+    }
     return new LogOutput({
       type: 'http',
       host: options.host,
       port: options.port ?? (tls ? 443 : 80),
       tls,
-      uri: options.uri ?? '/',
+      uri,
       headers,
-      basicAuth: auth(options.basicAuth),
+      basicAuth: auth('http', options.basicAuth),
     });
   }
 
   /** Grafana Loki. */
   public static loki(options: LokiOutputOptions): LogOutput {
+    checkHost('loki', options.host);
+    const labels = { ...(options.labels ?? { job: 'cdk8s-sidecars' }) };
+    checkLabels(labels);
+    if (options.tenantId !== undefined && (!TENANT.test(options.tenantId) || options.tenantId === '.' || options.tenantId === '..')) {
+      refuse('loki', 'tenantId', options.tenantId, "is not a Loki tenant ID (letters, digits and !-_.*'(), at most 150 characters, " +
+        "not '.' or '..': grafana/dskit tenant.ValidTenantID), e.g. 'team-a'");
+    }
     return new LogOutput({
       type: 'loki',
       host: options.host,
       port: options.port ?? 3100,
       tls: options.tls ?? false,
-      labels: options.labels ?? { job: 'cdk8s-sidecars' },
+      labels,
       tenantId: options.tenantId,
-      basicAuth: auth(options.basicAuth),
+      basicAuth: auth('loki', options.basicAuth),
     });
   }
 
@@ -182,13 +307,19 @@ export class LogOutput {
   }
 
   private static search(type: 'elasticsearch' | 'opensearch', options: SearchOutputOptions): LogOutput {
+    checkHost(type, options.host);
+    const index = options.index ?? 'app-logs';
+    if (!INDEX.test(index)) {
+      refuse(type, 'index', index, "is not an index name every agent writes as given: lower-case letters, digits, '.', '_' and '-', " +
+        "starting with a letter or digit, at most 255 characters (no templates or date patterns), e.g. 'shop-web'");
+    }
     return new LogOutput({
       type,
       host: options.host,
       port: options.port ?? 9200,
       tls: options.tls ?? true,
-      index: options.index ?? 'app-logs',
-      basicAuth: auth(options.basicAuth),
+      index,
+      basicAuth: auth(type, options.basicAuth),
     });
   }
 
@@ -213,7 +344,7 @@ export function outputSecretEnv(config: LogOutputConfig): { env: Array<{ name: s
   const env: Array<{ name: string; valueFrom: any }> = [];
   const vars: Record<string, string> = {};
   const add = (id: string, r: SecretRef) => {
-    const name = `LOG_OUTPUT_${id.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+    const name = secretEnvName(id);
     env.push({ name, valueFrom: { secretKeyRef: { key: r.key, name: r.secretName } } });
     vars[id] = name;
   };
@@ -225,4 +356,9 @@ export function outputSecretEnv(config: LogOutputConfig): { env: Array<{ name: s
     for (const [header, r] of Object.entries(config.headers)) add(`header_${header}`, r);
   }
   return { env, vars };
+}
+
+/** The environment variable that carries the secret with this id. @internal */
+export function secretEnvName(id: string): string {
+  return `LOG_OUTPUT_${id.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
 }

@@ -5,10 +5,11 @@ import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, isIpv4, renderEnvoyConfigF
 import { podTemplateOf } from './engine/pod-template';
 import { restrictedSecurityContext } from './engine/shutdown';
 import { Json, RANK } from './engine/spec';
+import { DEFAULT_IMAGES } from './images';
 import { SidecarBase, SidecarProps, checkDnsLabel, checkPort, durationSeconds, httpProbe, positiveSeconds } from './sidecar';
 
 /** The default Envoy image (pinned). `drain_listeners?inboundonly&graceful` needs Envoy 1.34 or later. */
-export const ENVOY_IMAGE = 'envoyproxy/envoy:v1.36.4';
+export const ENVOY_IMAGE = DEFAULT_IMAGES.envoy.image;
 
 /** The uid of the `envoy` user in the envoyproxy/envoy images (their entrypoint's `ENVOY_UID`). */
 export const ENVOY_UID = 101;

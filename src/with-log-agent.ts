@@ -1,4 +1,5 @@
 import * as path from 'path';
+import { Size, SizeRoundingBehavior } from 'cdk8s';
 import { Construct } from 'constructs';
 import { TOOLS, restrictedSecurityContext } from './engine/shutdown';
 import { RANK } from './engine/spec';
@@ -24,16 +25,47 @@ export interface WithLogAgentProps extends SidecarProps {
 
   /**
    * The directory the app writes its log files into: an emptyDir mounted into every app
-   * container (also those added later) and into the agent, which tails it.
+   * container (also those added later) and into the agent, which tails it. Letters, digits,
+   * `.`, `_`, `-` and `/` only (the path is written into the agent's config).
+   *
+   * The agent runs as its own user (see `agentUser`): it can read only the files the app makes
+   * readable to it. Files the app creates with mode 0644 (umask 022) are readable as they are.
+   * For files written 0640, give the pod an `fsGroup` (the kubelet gives the emptyDir that group
+   * with the setgid bit, so new files get it, and every container, the agent included, gets it as
+   * a supplementary group) or set `agentGroup` to the app's group. Files written 0600 are readable
+   * only by their owner: make the app write them 0640, or set `agentUser` to the app's user.
    * @default '/var/log/app'
    */
   readonly logDirectory?: string;
 
   /**
-   * Glob of the files to tail inside `logDirectory`.
+   * Glob of the files to tail inside `logDirectory`: letters, digits, `.`, `_`, `-`, `*` and `?`.
    * @default '*.log'
    */
   readonly filePattern?: string;
+
+  /**
+   * Size limit of the log emptyDir (`sizeLimit`). When the files in it (rotated files, the
+   * agent's offsets, files the agent still holds open after the app deleted them) grow past it,
+   * the kubelet evicts the pod. The app must rotate and delete its log files so that they stay
+   * well below the limit; the agent only reads them.
+   * @default Size.gibibytes(1)
+   */
+  readonly logVolumeSizeLimit?: Size;
+
+  /**
+   * The user the agent runs as (`runAsUser`), e.g. the app's user, to read log files the app
+   * writes with mode 0600. Must not be 0 (the agent runs as non-root).
+   * @default - the agent image's own user (Fluent Bit and Vector 65532, Fluentd 999)
+   */
+  readonly agentUser?: number;
+
+  /**
+   * The primary group the agent runs as (`runAsGroup`), e.g. the app's group, to read log files
+   * the app writes with mode 0640. A pod `fsGroup` is another way (see `logDirectory`).
+   * @default - the same number as the agent's user
+   */
+  readonly agentGroup?: number;
 }
 
 /**
@@ -62,6 +94,23 @@ export class WithLogAgent extends SidecarBase {
     checkLogDirectory(who, this.logDirectory);
     if (filePattern === '' || filePattern.includes('/') || /\s/.test(filePattern)) {
       throw new Error(`${who}: filePattern '${filePattern}' must be a file-name glob without '/' or spaces, e.g. '*.log'.`);
+    }
+    // Written into every agent's config: `,` splits Fluent Bit's and Fluentd's path lists, `$`
+    // and `#` are read as variables or embedded code, `[` `{` as glob classes or templates.
+    if (!/^[A-Za-z0-9._*?-]+$/.test(filePattern)) {
+      throw new Error(`${who}: filePattern ${JSON.stringify(filePattern)} may hold only letters, digits, '.', '_', '-', '*' and '?' ` +
+        "(the agents' config formats read other characters as lists, variables or templates), e.g. '*.log'.");
+    }
+    const sizeLimit = props.logVolumeSizeLimit ?? Size.gibibytes(1);
+    const sizeLimitMiB = sizeLimit.toMebibytes({ rounding: SizeRoundingBehavior.FLOOR });
+    if (!(sizeLimitMiB >= 1)) {
+      throw new Error(`${who}: logVolumeSizeLimit (${sizeLimitMiB} MiB) must be at least 1 MiB, e.g. Size.gibibytes(1).`);
+    }
+    for (const [prop, num, min] of [['agentUser', props.agentUser, 1], ['agentGroup', props.agentGroup, 0]] as const) {
+      if (num !== undefined && (!Number.isInteger(num) || num < min || num > 2147483647)) {
+        throw new Error(`${who}: ${prop} ${num} must be a whole number from ${min} to 2147483647` +
+          `${min === 1 ? ' (the agent runs as non-root)' : ''}, e.g. the app's ${prop === 'agentUser' ? 'uid' : 'gid'}.`);
+      }
     }
     const o = this.output._config;
     if ('host' in o) {
@@ -97,8 +146,13 @@ export class WithLogAgent extends SidecarBase {
     const logVolume = `${this.containerName}-logs`;
     const configVolume = `${this.containerName}-config`;
     // A writable directory of the agent's own, when it needs one (the root filesystem is read-only).
+    // A tmpfs: the kubelet mounts it without a mode option (kubernetes pkg/volume/emptydir/
+    // empty_dir.go `setupTmpfs`), so its root has tmpfs's default 1777. A disk-backed emptyDir is
+    // 0777 without the sticky bit, which Ruby's Dir.tmpdir refuses (ruby/tmpdir lib/tmpdir.rb:
+    // "world-writable" is skipped, then "could not find a temporary directory"): Fluentd's
+    // supervisor would crash at start. Its pages count toward the agent's memory limit.
     const scratch = r.scratchDirectory === undefined ? undefined : {
-      volume: { emptyDir: { sizeLimit: '64Mi' }, name: `${this.containerName}-tmp` },
+      volume: { emptyDir: { medium: 'Memory', sizeLimit: '16Mi' }, name: `${this.containerName}-tmp` },
       mount: { mountPath: r.scratchDirectory, name: `${this.containerName}-tmp` },
     };
     const probe = (periodSeconds: number, failureThreshold: number) => httpProbe(r.healthPath, r.healthPort, periodSeconds, failureThreshold);
@@ -122,7 +176,10 @@ export class WithLogAgent extends SidecarBase {
         // No readinessProbe: the agent is not in the request path, and a log backend outage (the
         // health check fails after output errors) must not take the app out of its Services.
         resources: this._resources(r.defaultResources),
-        securityContext: restrictedSecurityContext(r.uid),
+        securityContext: {
+          ...restrictedSecurityContext(props.agentUser ?? r.uid),
+          ...(props.agentGroup !== undefined ? { runAsGroup: props.agentGroup } : {}),
+        },
         startupProbe: probe(1, 30),
         volumeMounts: [
           { mountPath: this.logDirectory, name: logVolume },
@@ -131,7 +188,7 @@ export class WithLogAgent extends SidecarBase {
         ],
       },
       volumes: [
-        { emptyDir: {}, name: logVolume },
+        { emptyDir: { sizeLimit: sizeLimitMiB % 1024 === 0 ? `${sizeLimitMiB / 1024}Gi` : `${sizeLimitMiB}Mi` }, name: logVolume },
         { configMap: { name: config.name }, name: configVolume },
         ...(scratch ? [scratch.volume] : []),
       ],
@@ -147,6 +204,12 @@ export class WithLogAgent extends SidecarBase {
 
 function checkLogDirectory(who: string, dir: string): void {
   const reserved = ['/', '/etc', '/bin', '/usr', '/proc', '/sys', '/dev', '/var', '/tmp'];
+  if (path.posix.isAbsolute(dir) && !/^[A-Za-z0-9._/-]+$/.test(dir)) {
+    throw new Error(
+      `${who}: logDirectory ${JSON.stringify(dir)} may hold only letters, digits, '.', '_', '-' and '/' (the path is written into ` +
+      "the agent's config, whose formats read other characters as lists, variables or comments), e.g. '/var/log/app'.",
+    );
+  }
   if (!path.posix.isAbsolute(dir) || path.posix.normalize(dir) !== dir || dir.endsWith('/') || reserved.includes(dir)) {
     throw new Error(
       `${who}: logDirectory '${dir}' must be an absolute, normalized directory of its own (no trailing '/', not a system ` +

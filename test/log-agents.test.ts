@@ -188,7 +188,7 @@ describe.each(Object.keys(AGENTS) as Array<keyof typeof AGENTS>)('%s: the same g
     const mount = { mountPath: '/logs', name: 'log-agent-logs' };
     expect(containerOf(workloadManifest, 'app').volumeMounts).toContainEqual(mount);
     expect(sidecar.volumeMounts).toContainEqual(mount);
-    expect(podSpecOf(workloadManifest).volumes).toContainEqual({ emptyDir: {}, name: 'log-agent-logs' });
+    expect(podSpecOf(workloadManifest).volumes).toContainEqual({ emptyDir: { sizeLimit: '1Gi' }, name: 'log-agent-logs' });
   });
 
   test('small resources of its own, restricted security context with a read-only root filesystem', () => {
@@ -244,7 +244,11 @@ describe('Vector', () => {
     expect(config.data_dir).toBe('/logs');
     const source = config.sources.app_logs;
     expect(source).toEqual({
-      type: 'file', include: ['/logs/*.json'], exclude: ['/logs/app_logs', '/logs/app_logs/*'], read_from: 'beginning',
+      type: 'file',
+      include: ['/logs/*.json'],
+      exclude: ['/logs/app_logs', '/logs/app_logs/*'],
+      read_from: 'beginning',
+      fingerprint: { strategy: 'device_and_inode' },
     });
   });
 
@@ -362,8 +366,8 @@ describe('Vector', () => {
     });
 
     test('a `$` in a user value stays a literal `$` (Vector interpolates the whole file)', () => {
-      const { text } = vectorConfig({ output: LogOutput.loki({ host: 'loki', labels: { cost: '$HOME' } }) });
-      expect(parseYaml(vectorInterpolate(text, RUNTIME_ENV)).sinks.output.labels).toEqual({ cost: '$HOME' });
+      const { text } = vectorConfig({ output: LogOutput.loki({ host: 'loki', labels: { cost: 'US$HOME' } }) });
+      expect(parseYaml(vectorInterpolate(text, RUNTIME_ENV)).sinks.output.labels).toEqual({ cost: 'US$HOME' });
     });
   });
 
@@ -401,8 +405,8 @@ describe('Fluentd', () => {
     expect(sidecar.command).toEqual(['tini', '--', 'fluentd']);
     expect(sidecar.args).toEqual(['--config', '/etc/log-agent/fluent.conf']);
     expect(sidecar.securityContext.runAsUser).toBe(999);
-    expect(synth(LogAgent.fluentd({ image: 'registry.local/fluentd:v1.19.3-debian-2.4' })).sidecar.image)
-      .toBe('registry.local/fluentd:v1.19.3-debian-2.4');
+    expect(synth(LogAgent.fluentd({ image: 'registry.local/fluentd:v1.19.3-debian-2.2' })).sidecar.image)
+      .toBe('registry.local/fluentd:v1.19.3-debian-2.2');
   });
 
   test('in_tail reads the log directory from the head, position file on the shared volume and not tailed', () => {
@@ -423,7 +427,7 @@ describe('Fluentd', () => {
       expect(() => synth(LogAgent.fluentd({ image }))).toThrow(
         `WithLogAgent 'test/logs': Fluentd image '${image}' is older than 1.19.3, whose in_monitor_agent (on the pod IP for the probes) ` +
         "still answers ?debug=1 and ?with_ivars= with the plugins' settings, output passwords included. " +
-        'Use fluent/fluentd:v1.19.3-debian-2.4 or later, or set `allowMonitorDebugInfo: true` and keep other pods off port 24220 with a NetworkPolicy.',
+        'Use fluent/fluentd:v1.19.3-debian-2.2 or later, or set `allowMonitorDebugInfo: true` and keep other pods off port 24220 with a NetworkPolicy.',
       );
     }
     expect(synth(LogAgent.fluentd({ image: 'fluent/fluentd:v1.16.2-debian-1.1', allowMonitorDebugInfo: true })).sidecar.image).toBe('fluent/fluentd:v1.16.2-debian-1.1');
@@ -450,7 +454,8 @@ describe('Fluentd', () => {
 
   test('a writable /tmp of its own (the supervisor socket), the root filesystem stays read-only', () => {
     const { workloadManifest, sidecar } = fluentdConfig({ containerName: 'shipper' });
-    expect(podSpecOf(workloadManifest).volumes).toContainEqual({ emptyDir: { sizeLimit: '64Mi' }, name: 'shipper-tmp' });
+    // A tmpfs (root 1777): Ruby's Dir.tmpdir refuses the 0777 root of a disk-backed emptyDir.
+    expect(podSpecOf(workloadManifest).volumes).toContainEqual({ emptyDir: { medium: 'Memory', sizeLimit: '16Mi' }, name: 'shipper-tmp' });
     expect(containerOf(workloadManifest, 'shipper').volumeMounts).toContainEqual({ mountPath: '/tmp', name: 'shipper-tmp' });
     expect(containerOf(workloadManifest, 'app').volumeMounts).not.toContainEqual(expect.objectContaining({ name: 'shipper-tmp' }));
     expect(sidecar.securityContext.readOnlyRootFilesystem).toBe(true);
@@ -550,10 +555,17 @@ describe('Fluentd', () => {
     });
 
     test('user values that are not plain words are single-quoted (no embedded Ruby, no comment)', () => {
-      const { conf } = fluentdConfig({ output: LogOutput.elasticsearch({ host: 'es', index: "logs #{`id`} it's" }) }, withPlugins());
-      const match = only(conf, 'match', 'elasticsearch');
-      expect(match.params.index_name.kind).toBe('single');
-      expect(v(match, 'index_name')).toBe("logs #{`id`} it's");
+      const { conf } = fluentdConfig({ output: LogOutput.loki({ host: 'loki', tenantId: "team(it's)" }) }, withPlugins());
+      const match = only(conf, 'match', 'loki');
+      expect(match.params.tenant.kind).toBe('single');
+      expect(v(match, 'tenant')).toBe("team(it's)");
+    });
+
+    test('a label value with `#{...}` reaches Loki as written: Fluentd would run it as Ruby inside a JSON hash', () => {
+      // fluent/fluentd lib/fluent/config/literal_parser.rb `scan_json` (v1.19.3) evaluates `#{...}` in JSON values.
+      const { text, conf } = fluentdConfig({ output: LogOutput.loki({ host: 'loki', labels: { app: "#{ENV['LOG_OUTPUT_PASSWORD']}" } }) }, withPlugins());
+      expect(text).not.toContain("#{ENV['LOG_OUTPUT_PASSWORD']}");
+      expect(JSON.parse(v(only(conf, 'match', 'loki'), 'extra_labels'))).toEqual({ app: "#{ENV['LOG_OUTPUT_PASSWORD']}" });
     });
   });
 

@@ -126,7 +126,7 @@ describe('the shared log directory and the agent config', () => {
     expect(containerOf(m, 'app').volumeMounts).toContainEqual(mount);
     expect(containerOf(m, 'worker').volumeMounts).toContainEqual(mount);
     expect(containerOf(m, 'log-agent').volumeMounts).toContainEqual(mount);
-    expect(podSpecOf(m).volumes).toContainEqual({ emptyDir: {}, name: 'log-agent-logs' });
+    expect(podSpecOf(m).volumes).toContainEqual({ emptyDir: { sizeLimit: '1Gi' }, name: 'log-agent-logs' });
   });
 
   test('Fluent Bit tails the directory, keeps offsets on the shared volume, sets Grace and the health check', () => {

@@ -78,6 +78,16 @@ export function fluentLiteral(s: string): string {
   return SAFE.test(s) ? s : `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
+/**
+ * A JSON value (array or hash parameter). Fluentd reads a value that starts with `[` or `{` as
+ * JSON, but evaluates `#{...}` inside it as embedded Ruby and may take a `#` for a comment
+ * (fluent/fluentd lib/fluent/config/literal_parser.rb `scan_json`, v1.19.3). A `#` can only be in
+ * a JSON string, where `\u0023` is the same character: no `#` is left for Fluentd to read.
+ */
+export function fluentJson(v: unknown): string {
+  return JSON.stringify(v).replace(/#/g, '\\u0023');
+}
+
 /** A double-quoted string that evaluates to the value of an environment variable. */
 const envValue = (name: string) => `"#{ENV['${name}']}"`;
 
@@ -166,8 +176,8 @@ function output(o: LogOutputConfig, vars: Record<string, string>, flushIntervalS
           ['url', url(o)],
           ...basicAuth(vars, 'username', 'password'),
           ...(o.tenantId ? [['tenant', fluentLiteral(o.tenantId)]] as Param[] : []),
-          // A JSON hash literal (no embedded Ruby inside JSON): static labels only.
-          ['extra_labels', JSON.stringify(o.labels)],
+          // A JSON hash literal, `#` escaped (see fluentJson): static labels only.
+          ['extra_labels', fluentJson(o.labels)],
           ['line_format', 'json'],
           ...(o.tls ? [['insecure_tls', false]] as Param[] : []),
         ],
@@ -203,7 +213,7 @@ export function renderFluentdConfig(o: FluentdConfigOptions): string {
         ['@type', 'tail'],
         ['@id', FLUENTD_IDS.tail],
         ['path', fluentLiteral(path)],
-        ['exclude_path', JSON.stringify([o.posFile])],
+        ['exclude_path', fluentJson([o.posFile])],
         ['pos_file', fluentLiteral(o.posFile)],
         ['tag', FLUENTD_IDS.tag],
         ['read_from_head', true],

@@ -8,7 +8,7 @@
  * - `api.enabled`, `api.address`; `api.graphql` and `api.playground` (Vector < 0.55 only:
  *   0.55 moved the observability API from GraphQL to gRPC and rejects both keys; `GET /health`
  *   is served in both)
- * - file source `include`, `exclude`, `read_from`
+ * - file source `include`, `exclude`, `read_from`, `fingerprint.strategy`
  * - remap transform `inputs`, `source` (VRL `get_env_var!`)
  * - sinks: common `type`, `inputs`, `encoding.codec`;
  *   console `target`;
@@ -90,6 +90,15 @@ function sink(o: LogOutputConfig, vars: Record<string, string>): Json {
         'or keep the forward output with LogAgent.fluentBit() or LogAgent.fluentd()',
       );
     case 'http': {
+      // `uri` is a template in 0.54 (vector src/sinks/http/config.rs `uri: Template`): `%` starts
+      // a strftime item (src/template.rs), so a percent-encoded path would not be sent as given.
+      if (o.uri.includes('%')) {
+        throw new VectorUnsupportedOutputError(
+          `Vector reads the http output's uri ${JSON.stringify(o.uri)} as a template, where '%' starts a strftime time format ` +
+          '(vector src/template.rs, v0.54.0), so a percent-encoded path is not sent as given; use a uri without \'%\', ' +
+          'or LogAgent.fluentBit() or LogAgent.fluentd()',
+        );
+      }
       const headers: Record<string, string> = {};
       for (const h of Object.keys(o.headers)) headers[lit(h)] = env(vars[`header_${h}`]);
       return {
@@ -150,6 +159,11 @@ export function renderVectorConfig(o: VectorConfigOptions): VectorConfig {
         include: [lit(`${o.logDirectory}/${o.filePattern}`)],
         exclude: [lit(`${o.logDirectory}/${source}`), lit(`${o.logDirectory}/${source}/*`)],
         read_from: 'beginning',
+        // The default `checksum` fingerprint skips a file until its first line is complete and
+        // takes files whose first lines are equal for one file (vectordotdev/vector
+        // src/sources/file.rs `FingerprintConfig`, lib/file-source-common/src/fingerprinter.rs,
+        // v0.54.0). Device and inode tell every file on the log volume apart from its first byte.
+        fingerprint: { strategy: 'device_and_inode' },
       },
     },
     transforms: {

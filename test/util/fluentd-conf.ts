@@ -67,6 +67,17 @@ function parseValue(text: string, line: number): FluentValue {
     return { kind: 'single', raw: out };
   }
   if (text.startsWith('[') || text.startsWith('{')) {
+    // Fluentd reads JSON values character by character (fluent/fluentd
+    // lib/fluent/config/literal_parser.rb `scan_json`, v1.19.3): at a `#`, when the text so far
+    // closes to valid JSON the rest of the line is a comment; otherwise `#{...}` is embedded Ruby,
+    // evaluated even inside a JSON string. Neither may happen in what the library writes.
+    for (let i = text.indexOf('#'); i >= 0; i = text.indexOf('#', i + 1)) {
+      const prefix = text.slice(0, i).trimEnd().replace(/,$/, '') + (text.startsWith('[') ? ']' : '}');
+      let closes = false;
+      try { JSON.parse(prefix); closes = true; } catch { /* the '#' is inside a JSON string */ }
+      if (closes) fail(line, `'#' starts a comment inside the JSON value ${text}`);
+      if (/^#\{[^}]+\}/.test(text.slice(i))) fail(line, `Fluentd would evaluate embedded Ruby inside the JSON value ${text}`);
+    }
     try {
       JSON.parse(text);
     } catch (e) {

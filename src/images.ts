@@ -1,0 +1,53 @@
+/**
+ * Every image the library uses by default, in one place, each with the upstream source that shows
+ * its tag is published. `test/images.test.ts` checks that every default image in the code is one
+ * of these and that the README's image table matches this list.
+ *
+ * Bumping an image: change it here, name the release (notes, tag list) that publishes the new
+ * tag, and update the README table (the test says which rows differ).
+ * @internal
+ */
+export interface DefaultImage {
+  /** The image reference, `repository:tag`. */
+  readonly image: string;
+  /** What uses it. */
+  readonly usedBy: string;
+  /** Where upstream shows that this tag is published. */
+  readonly source: string;
+}
+
+/** @internal */
+export const DEFAULT_IMAGES = {
+  fluentBit: {
+    image: 'fluent/fluent-bit:3.2.10',
+    usedBy: 'LogAgent.fluentBit()',
+    // dockerfiles/Dockerfile at the tag: production stage FROM gcr.io/distroless/cc-debian12.
+    source: 'fluent/fluent-bit release v3.2.10 (git tag v3.2.10; images built from dockerfiles/Dockerfile, pushed as fluent/fluent-bit:<version>)',
+  },
+  vector: {
+    image: 'timberio/vector:0.54.0-distroless-libc',
+    usedBy: 'LogAgent.vector()',
+    source: 'vectordotdev/vector release v0.54.0 (git tag v0.54.0; distribution/docker/distroless-libc/Dockerfile, pushed as timberio/vector:<version>-distroless-libc)',
+  },
+  fluentd: {
+    // Not v1.19.3-debian-2.4: the -2.4 suffix belonged to v1.19.2 and was never published for v1.19.3.
+    image: 'fluent/fluentd:v1.19.3-debian-2.2',
+    usedBy: 'LogAgent.fluentd()',
+    source: 'fluent/fluentd-docker-image README.md "Supported tags" (`v1.19.3-debian-2.2`) and git tag v1.19.3-2.2 (v1.19/debian/Dockerfile)',
+  },
+  envoy: {
+    image: 'envoyproxy/envoy:v1.36.4',
+    usedBy: 'WithEnvoy',
+    source: 'envoyproxy.io version history v1.36: 1.36.4 (December 10, 2025); envoyproxy/envoy:v<version> is pushed per release',
+  },
+  otelCollector: {
+    image: 'otel/opentelemetry-collector:0.139.0',
+    usedBy: 'WithTracer',
+    source: 'open-telemetry/opentelemetry-collector-releases release v0.139.0 (distributions/otelcol, pushed as otel/opentelemetry-collector:<version>)',
+  },
+  busybox: {
+    image: 'busybox:1.36.1-musl',
+    usedBy: 'the hook tools init container (legacy preStop/postStart before Kubernetes 1.30)',
+    source: 'docker-library/docs busybox/README.md "Supported tags" (`busybox:1.36.1-musl`), Docker official image library/busybox',
+  },
+} as const satisfies Record<string, DefaultImage>;

@@ -1,0 +1,803 @@
+/**
+ * The log agents as the real programs see them (issue 11): each rendered config read back with the
+ * agent's own grammar, checked against the keys the pinned agent version defines, and the
+ * run-time facts (temporary directory, file permissions, TLS host names) simulated from the
+ * upstream sources named beside each check.
+ */
+import { Size, Testing } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import * as fc from 'fast-check';
+import { parse as parseYaml } from 'yaml';
+import { LogAgent, LogOutput, WithLogAgent, WithTracer } from '../src';
+import { LogOutputConfig, outputSecretEnv } from '../src/log-output';
+import { APP_CONTAINER, containerOf, kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
+import { fluentBitEnv, fluentBitLokiLabels, fluentBitSlist1, parseFluentBitConf } from './util/fluent-bit-conf';
+import { FluentDirective, fluentValue, parseFluentConf } from './util/fluentd-conf';
+
+const WHO = "WithLogAgent 'test/logs'";
+const PLUGIN_IMAGE = 'registry.local/fluentd-plugins:1.0.0';
+
+const AGENTS = {
+  fluentBit: () => LogAgent.fluentBit(),
+  vector: () => LogAgent.vector(),
+  fluentd: () => LogAgent.fluentd({ image: PLUGIN_IMAGE }),
+};
+type AgentName = keyof typeof AGENTS;
+const AGENT_NAMES = Object.keys(AGENTS) as AgentName[];
+
+/** The agent's config text for an output, as WithLogAgent asks for it. */
+function render(agent: AgentName, output: LogOutput, logDirectory = '/var/log/app', filePattern = '*.log') {
+  // WithLogAgent refuses an empty host before it renders (with-log-agent.test.ts 'bad input')
+  if ('host' in output._config && output._config.host === '') throw new Error(`${WHO}: the output needs a host`);
+  const secrets = outputSecretEnv(output._config);
+  const env: Record<string, string> = { POD_NAME: 'web-1', POD_NAMESPACE: 'shop', NODE_NAME: 'node-a' };
+  for (const e of secrets.env) env[e.name] = `secret of ${e.name}`;
+  const r = AGENTS[agent]()._render({
+    who: WHO, logDirectory, filePattern, configDirectory: '/etc/log-agent', output: output._config, secretVars: secrets.vars,
+  });
+  return { text: Object.values(r.files)[0], env, secrets };
+}
+
+const secret = (name: string, key: string) => ({ secret: kplus.Secret.fromSecretName(newChart().chart, `${name}-${key}`, name), key });
+const basicAuth = { username: secret('log-basic', 'user'), password: secret('log-basic', 'pass') };
+
+// ---------------------------------------------------------------------------------------------
+// Readers: Vector's interpolation and template grammar, the URL every agent builds
+
+/** Vector's own interpolation, done on the text before it is parsed: `$$` is `$`, `${NAME}` and `$NAME` the variable. */
+function vectorInterpolate(text: string, env: Record<string, string>): string {
+  return text.replace(/\$\$|\$\{([A-Za-z0-9_.]+)\}|\$([A-Za-z0-9_.]+)/g, (m, a, b) => {
+    if (m === '$$') return '$';
+    const name = a ?? b;
+    if (!(name in env)) throw new Error(`Vector would not find \${${name}}`);
+    return env[name];
+  });
+}
+
+/**
+ * A Vector template that renders to itself: no `{{ field }}` (src/template.rs `RE`, v0.54.0) and
+ * no strftime item (`%` starts one: `parse_literal`).
+ */
+function vectorStatic(template: string): string {
+  if (/\{\{[^}]+\}\}/.test(template) || template.includes('%')) throw new Error(`Vector template ${JSON.stringify(template)} is not static`);
+  return template;
+}
+
+const url = (o: { tls: boolean; host: string; port: number }, p = '') => `${o.tls ? 'https' : 'http'}://${o.host}:${o.port}${p}`;
+
+/** The values of an output as each agent reads them back from its config. */
+interface ReadBack {
+  host?: string;
+  url?: string;
+  uri?: string;
+  headers?: Record<string, string>;
+  labels?: Record<string, string>;
+  tenantId?: string;
+  index?: string;
+}
+
+function readFluentBit(text: string, env: Record<string, string>, type: LogOutputConfig['type']): ReadBack {
+  const sections = parseFluentBitConf(text);
+  expect(sections.map(s => s.name)).toEqual(['SERVICE', 'INPUT', 'FILTER', 'OUTPUT']);
+  const out = sections[3].props;
+  const one = (k: string) => {
+    expect({ k, values: out[k]?.length }).toEqual({ k, values: 1 });
+    return fluentBitEnv(out[k][0], env);
+  };
+  const r: ReadBack = {};
+  if (type === 'stdout') return r;
+  r.host = one('host');
+  if (type === 'http') {
+    r.uri = one('uri');
+    r.headers = Object.fromEntries((out.header ?? []).map(h => fluentBitSlist1(fluentBitEnv(h, env))));
+  }
+  if (type === 'loki') {
+    r.labels = fluentBitLokiLabels(one('labels'));
+    if (out.tenant_id) r.tenantId = one('tenant_id');
+  }
+  if (type === 'elasticsearch' || type === 'opensearch') r.index = one('index');
+  return r;
+}
+
+function readVector(text: string, env: Record<string, string>, type: LogOutputConfig['type']): ReadBack {
+  const sink = parseYaml(vectorInterpolate(text, env)).sinks.output;
+  switch (type) {
+    case 'http':
+      return { url: vectorStatic(sink.uri), headers: sink.request?.headers ?? {} };
+    case 'loki':
+      return {
+        url: sink.endpoint,
+        labels: Object.fromEntries(Object.entries<string>(sink.labels).map(([k, v]) => [vectorStatic(k), vectorStatic(v)])),
+        ...(sink.tenant_id !== undefined ? { tenantId: vectorStatic(sink.tenant_id) } : {}),
+      };
+    case 'elasticsearch':
+    case 'opensearch':
+      return { url: sink.endpoints[0], index: vectorStatic(sink.bulk.index) };
+    default:
+      return {};
+  }
+}
+
+function readFluentd(text: string, env: Record<string, string>, type: LogOutputConfig['type']): ReadBack {
+  const conf = parseFluentConf(text);
+  expect(conf.map(d => d.name)).toEqual(['source', 'source', 'filter', 'match']);
+  const match = conf[3];
+  const v = (d: FluentDirective, k: string) => fluentValue(d.params[k], env);
+  switch (type) {
+    case 'forward':
+      return { host: v(match.children.find(c => c.name === 'server')!, 'host') };
+    case 'http':
+      return { url: v(match, 'endpoint'), headers: match.params.headers ? JSON.parse(v(match, 'headers')) : {} };
+    case 'loki':
+      return {
+        url: v(match, 'url'),
+        labels: JSON.parse(v(match, 'extra_labels')),
+        ...(match.params.tenant ? { tenantId: v(match, 'tenant') } : {}),
+      };
+    case 'elasticsearch':
+    case 'opensearch':
+      return { host: v(match, 'host'), index: v(match, 'index_name') };
+    default:
+      return {};
+  }
+}
+
+/** What each agent must read back, from the output as data. */
+function expected(agent: AgentName, o: LogOutputConfig, env: Record<string, string>, vars: Record<string, string>): ReadBack {
+  const headers = o.type === 'http' ? Object.fromEntries(Object.keys(o.headers).map(h => [h, env[vars[`header_${h}`]]])) : undefined;
+  switch (o.type) {
+    case 'stdout': return {};
+    case 'forward': return { host: o.host };
+    case 'http':
+      return agent === 'fluentBit' ? { host: o.host, uri: o.uri, headers } : { url: url(o, o.uri), headers };
+    case 'loki': {
+      const tenant = o.tenantId !== undefined ? { tenantId: o.tenantId } : {};
+      return agent === 'fluentBit' ? { host: o.host, labels: o.labels, ...tenant } : { url: url(o), labels: o.labels, ...tenant };
+    }
+    case 'elasticsearch':
+    case 'opensearch':
+      return agent === 'vector' ? { url: url(o), index: o.index } : { host: o.host, index: o.index };
+  }
+}
+
+const READERS = { fluentBit: readFluentBit, vector: readVector, fluentd: readFluentd };
+
+// ---------------------------------------------------------------------------------------------
+// 8. User values never rewrite the agent config: read back exactly, or refused with a clear error
+
+const NASTY = [
+  '\n', '\r', '\t', '"', "'", '\\', '${', '#{', '#', '@include ', '@INCLUDE ', '[', ']', '<', '>', '</match>', '[OUTPUT]',
+  '{{', '}}', '{', '}', '%', '%F', '$', '$$', ',', '=', ' ', '/', '?', ':', '&', '*', 'é', 'a', 'Z', '0', '-', '.', '_',
+];
+const nasty = fc.array(fc.constantFrom(...NASTY), { maxLength: 8 }).map(a => a.join(''));
+const word = fc.stringMatching(/^[a-z][a-z0-9-]{0,8}$/);
+/** Characters the formats can hold once quoted: most values of this kind pass the factories. */
+const HOLDABLE = ['a', 'Z', '0', '#', "'", '<', '>', '[', ']', '@include', '=', '\\', 'é', '-', '.', '/', ':', '?', '&', '*', 'x$y', 'x y', '(', ')', '!'];
+const holdable = fc.array(fc.constantFrom(...HOLDABLE), { minLength: 1, maxLength: 6 }).map(a => a.join(''));
+const anyValue = fc.oneof(nasty, word, holdable, fc.string({ maxLength: 12 }));
+/** Mostly values that pass, so that the read-back is exercised; one in four anything. */
+const mostly = (ok: fc.Arbitrary<string>) => fc.oneof({ arbitrary: ok, weight: 3 }, { arbitrary: anyValue, weight: 1 });
+const hostArb = mostly(fc.tuple(word, word).map(([a, b]) => `${a}.${b}`));
+const labelName = mostly(fc.stringMatching(/^[a-z_][a-z0-9_]{0,6}$/));
+
+/** A factory call that shows its arguments in a counterexample. */
+const call = <T>(args: T, make: (a: T) => LogOutput) => Object.assign(() => make(args), { [fc.toStringMethod]: () => JSON.stringify(args) });
+
+/** The factories, from arbitrary values. */
+const OUTPUT_ARBS: Record<string, fc.Arbitrary<() => LogOutput>> = {
+  forward: fc.record({ host: hostArb, tls: fc.boolean() }).map(o => call(o, LogOutput.forward)),
+  http: fc.record({
+    host: hostArb,
+    uri: mostly(holdable.map(u => `/${u}`)),
+    headers: fc.dictionary(mostly(word), fc.constant(0), { maxKeys: 2 }),
+  }).map(o => call(o, a => LogOutput.http({
+    host: a.host,
+    uri: a.uri,
+    basicAuth,
+    secretHeaders: Object.fromEntries(Object.keys(a.headers).map((h, i) => [h, secret('hdr', `k${i}`)])),
+  }))),
+  loki: fc.record({
+    host: hostArb,
+    labels: fc.dictionary(labelName, mostly(holdable), { minKeys: 0, maxKeys: 3 }),
+    tenantId: fc.option(mostly(word), { nil: undefined }),
+  }).map(o => call(o, a => LogOutput.loki({ host: a.host, labels: a.labels, tenantId: a.tenantId, basicAuth }))),
+  elasticsearch: fc.record({ host: hostArb, index: mostly(word) }).map(o => call(o, a => LogOutput.elasticsearch({ ...a, basicAuth }))),
+  opensearch: fc.record({ host: hostArb, index: mostly(word) }).map(o => call(o, a => LogOutput.opensearch({ ...a, tls: false }))),
+};
+
+describe('8. every user value reaches the agent exactly as given, or is refused with a clear error', () => {
+  test.each(Object.keys(OUTPUT_ARBS))('%s: through every agent', (type) => {
+    let accepted = 0;
+    fc.assert(fc.property(OUTPUT_ARBS[type], (make) => {
+      let output: LogOutput;
+      try {
+        output = make();
+      } catch (e) {
+        // refused at the factory, naming the factory, the value and an example
+        expect((e as Error).message).toMatch(new RegExp(`^LogOutput\\.${type}\\(\\): .+ e\\.g\\. `, 's'));
+        return;
+      }
+      accepted++;
+      for (const agent of AGENT_NAMES) {
+        let rendered;
+        try {
+          rendered = render(agent, output);
+        } catch (e) {
+          // refused by an agent whose format cannot hold the value (or that has no such output)
+          expect((e as Error).message).toMatch(new RegExp(`^${WHO}: `));
+          continue;
+        }
+        const { text, env, secrets } = rendered;
+        expect({ agent, read: READERS[agent](text, env, output._config.type) })
+          .toEqual({ agent, read: expected(agent, output._config, env, secrets.vars) });
+      }
+    }), { numRuns: 150 });
+    // the property is not vacuous: values pass the factory too
+    expect(accepted).toBeGreaterThan(5);
+  });
+
+  test('the attacks of the issue: a label value or an index with a newline and an [OUTPUT] section, ${VAR} in a label', () => {
+    expect(() => LogOutput.loki({ host: 'loki', labels: { app: 'x\n[OUTPUT]\n    Name stdout\n    Match *' } }))
+      .toThrow('LogOutput.loki(): label app value "x\\n[OUTPUT]\\n    Name stdout\\n    Match *" has a newline or another control character');
+    expect(() => LogOutput.elasticsearch({ host: 'es', index: 'x\n[OUTPUT]\n    Name stdout' }))
+      .toThrow('LogOutput.elasticsearch(): index "x\\n[OUTPUT]\\n    Name stdout" is not an index name every agent writes as given');
+    expect(() => LogOutput.loki({ host: 'loki', labels: { app: '${LOG_OUTPUT_PASSWORD}' } }))
+      .toThrow("LogOutput.loki(): label app value \"${LOG_OUTPUT_PASSWORD}\" starts with '$' or has '${'");
+    expect(() => LogOutput.http({ host: 'h', uri: '/x\n</match>' })).toThrow('LogOutput.http(): uri "/x\\n</match>" is not a request path');
+    expect(() => LogOutput.http({ host: 'h', secretHeaders: { 'X-A\n<match **>': secret('s', 'k') } }))
+      .toThrow('LogOutput.http(): secretHeaders name "X-A\\n<match **>" is not an HTTP header name');
+    expect(() => LogOutput.forward({ host: 'fluentd\n[OUTPUT]' })).toThrow('LogOutput.forward(): host "fluentd\\n[OUTPUT]" is not a DNS name or IPv4 address');
+  });
+
+  test('values the formats can hold with quoting are read back exactly ("#", quotes, "@include", "[", "<", "$", "=")', () => {
+    const labels = { a: "it's #1 <b> [c] @include x", b: 'US$ 5=five', c: "\\'#{x}" };
+    const output = LogOutput.loki({ host: 'loki.example.com', labels, tenantId: "t(e)n'ant*" });
+    for (const agent of AGENT_NAMES) {
+      const { text, env, secrets } = render(agent, output);
+      expect(READERS[agent](text, env, 'loki')).toEqual(expected(agent, output._config, env, secrets.vars));
+    }
+  });
+
+  test('two header names that become one environment variable are refused', () => {
+    expect(() => LogOutput.http({ host: 'h', secretHeaders: { 'X-Key': secret('s', 'a'), 'X_Key': secret('s', 'b') } }))
+      .toThrow('LogOutput.http(): secretHeaders name "X_Key" and "X-Key" are the same header to the agent (both become LOG_OUTPUT_HEADER_X_KEY)');
+  });
+
+  test('Vector refuses a percent-encoded uri (its uri is a template, % starts a time format)', () => {
+    expect(() => render('vector', LogOutput.http({ host: 'h', uri: '/a%20b' })))
+      .toThrow(`${WHO}: Vector reads the http output's uri "/a%20b" as a template`);
+    const { text, env } = render('fluentBit', LogOutput.http({ host: 'h', uri: '/a%20b' }));
+    expect(readFluentBit(text, env, 'http').uri).toBe('/a%20b');
+  });
+
+  test.each([
+    [{ logDirectory: '/var/log/a,b' }, 'logDirectory "/var/log/a,b" may hold only letters, digits'],
+    [{ logDirectory: '/var/log/${HOME}' }, 'logDirectory "/var/log/${HOME}" may hold only'],
+    [{ logDirectory: '/var/log/a b' }, 'logDirectory "/var/log/a b" may hold only'],
+    [{ filePattern: '*.log,*.txt' }, 'filePattern "*.log,*.txt" may hold only letters'],
+    [{ filePattern: '{a,b}.log' }, 'filePattern "{a,b}.log" may hold only'],
+    [{ filePattern: '#{x}.log' }, 'filePattern "#{x}.log" may hold only'],
+  ])('logDirectory and filePattern are written into every config: %o is refused', (props, message) => {
+    const { chart } = newChart();
+    expect(() => new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment'), ...props })).toThrow(`${WHO}: ${message}`);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// 4. Loki labels, per agent grammar, at the factory call
+
+describe('4. Loki labels are refused at the factory when an agent would refuse them or read them differently', () => {
+  test.each([
+    [{}, 'labels is empty; Loki needs at least one stream label'],
+    [{ 'app-name': 'x' }, 'label name "app-name" is not a Loki label name'],
+    [{ '0app': 'x' }, 'label name "0app" is not a Loki label name'],
+    [{ __name: 'x' }, 'label name "__name" is not a Loki label name'],
+    [{ app: '' }, 'label app value "" is empty'],
+    [{ app: ' web' }, 'label app value " web" starts or ends with white space'],
+    [{ app: 'a,b=c' }, "label app value \"a,b=c\" has a ','"],
+    [{ app: '$kubernetes' }, "label app value \"$kubernetes\" starts with '$'"],
+    [{ app: 'a"b' }, 'label app value "a\\"b" has a \'"\''],
+    [{ app: '{{ host }}' }, "label app value \"{{ host }}\" has '{{' or '%'"],
+    [{ app: 'web-%F' }, "label app value \"web-%F\" has '{{' or '%'"],
+  ])('%o', (labels, message) => {
+    expect(() => LogOutput.loki({ host: 'loki', labels })).toThrow(`LogOutput.loki(): ${message}`);
+  });
+
+  test('accepted labels satisfy Vector valid_label_name and Fluent Bit parse_kv (property)', () => {
+    fc.assert(fc.property(fc.dictionary(labelName, mostly(holdable), { minKeys: 1, maxKeys: 3 }), (labels) => {
+      try {
+        LogOutput.loki({ host: 'loki', labels });
+      } catch {
+        return;
+      }
+      for (const [k, v] of Object.entries(labels)) {
+        // vector src/sinks/loki/config.rs valid_label_name (v0.54.0)
+        expect(/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(k.trim())).toBe(true);
+        // plugins/out_loki/loki.c parse_kv (v3.2.10), through the CLIST split
+        expect(fluentBitLokiLabels(`${k}=${v}`)).toEqual({ [k]: v });
+      }
+    }), { numRuns: 300 });
+  });
+
+  test('tenant IDs follow Loki (grafana/dskit tenant.ValidTenantID)', () => {
+    expect(() => LogOutput.loki({ host: 'loki', tenantId: 'a/b' })).toThrow('LogOutput.loki(): tenantId "a/b" is not a Loki tenant ID');
+    expect(() => LogOutput.loki({ host: 'loki', tenantId: '..' })).toThrow('is not a Loki tenant ID');
+    expect(() => LogOutput.loki({ host: 'loki', tenantId: 'x'.repeat(151) })).toThrow('is not a Loki tenant ID');
+    expect(LogOutput.loki({ host: 'loki', tenantId: "team-a_(1)!*'." }).type).toBe('loki');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// issue 16, point 2: empty or malformed Secret references
+
+describe('Secret references in the log outputs are refused at the factory when the API server would reject them', () => {
+  const bad = (name: string, key: string) => ({ secret: kplus.Secret.fromSecretName(newChart().chart, 'ref', name), key });
+  test.each([
+    ['basic auth, empty Secret name', () => LogOutput.loki({ host: 'l', basicAuth: { username: bad('', 'u'), password: secret('s', 'p') } }),
+      'LogOutput.loki(): basicAuth.username: Secret name "" is not the name of a Secret'],
+    ['basic auth, empty key', () => LogOutput.http({ host: 'h', basicAuth: { username: secret('s', 'u'), password: bad('creds', '') } }),
+      'LogOutput.http(): basicAuth.password: key "" is not a key of a Secret\'s data'],
+    ['header, empty key', () => LogOutput.http({ host: 'h', secretHeaders: { Authorization: bad('tok', '') } }),
+      'LogOutput.http(): secretHeaders["Authorization"]: key "" is not a key'],
+    ['header, upper-case Secret name', () => LogOutput.http({ host: 'h', secretHeaders: { Authorization: bad('Tok', 'k') } }),
+      'LogOutput.http(): secretHeaders["Authorization"]: Secret name "Tok" is not the name of a Secret'],
+    ['search, key with a slash', () => LogOutput.elasticsearch({ host: 'es', basicAuth: { username: bad('creds', 'a/b'), password: secret('s', 'p') } }),
+      'LogOutput.elasticsearch(): basicAuth.username: key "a/b" is not a key'],
+  ])('%s', (_, make, message) => {
+    expect(make).toThrow(message);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// 1. Fluentd's /tmp is a directory Ruby's Dir.tmpdir accepts
+
+/**
+ * The mode of an emptyDir's root as the kubelet makes it (kubernetes pkg/volume/emptydir/
+ * empty_dir.go): a directory chmod'ed to `perm` 0777; with `medium: Memory` a tmpfs mounted with
+ * only `size=`/`noswap` options, whose root keeps tmpfs's default mode 1777.
+ */
+function emptyDirRootMode(emptyDir: { medium?: string }): number {
+  return emptyDir.medium === 'Memory' ? 0o1777 : 0o777;
+}
+
+/** Whether a permission bit is set. */
+// eslint-disable-next-line no-bitwise
+const bit = (mode: number, b: number) => (mode & b) !== 0;
+
+/** ruby/tmpdir lib/tmpdir.rb `Dir.tmpdir`: a world-writable directory without the sticky bit is skipped. */
+function rubyAcceptsTmpdir(mode: number): boolean {
+  const worldWritable = bit(mode, 0o002);
+  const sticky = bit(mode, 0o1000);
+  return !(worldWritable && !sticky);
+}
+
+describe('1. Fluentd starts: its /tmp passes Dir.tmpdir', () => {
+  test('the /tmp volume is one Ruby accepts (a disk emptyDir, 0777 without the sticky bit, is not)', () => {
+    expect(rubyAcceptsTmpdir(0o777)).toBe(false);
+    const { chart } = newChart();
+    new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29', agent: LogAgent.fluentd() });
+    const m = manifestOf(Testing.synth(chart), 'Deployment');
+    const agent = containerOf(m, 'log-agent');
+    const tmpMount = agent.volumeMounts.find((vm: any) => vm.mountPath === '/tmp');
+    const volume = podSpecOf(m).volumes.find((v: any) => v.name === tmpMount.name);
+    expect(volume.emptyDir).toBeDefined();
+    expect(rubyAcceptsTmpdir(emptyDirRootMode(volume.emptyDir))).toBe(true);
+    // TMPDIR/TMP/TEMP would be tried first (Tmpname::TMPDIR_CANDIDATES): none points elsewhere
+    expect((agent.env ?? []).map((e: any) => e.name)).not.toEqual(expect.arrayContaining(['TMPDIR']));
+    // small: the pages count toward the agent's memory limit
+    expect(volume.emptyDir.sizeLimit).toBe('16Mi');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// 3. TLS verifies the host name wherever it verifies the chain, in every agent
+
+describe('3. TLS: chain verification always comes with host-name verification', () => {
+  const TLS_OUTPUTS = {
+    forward: () => LogOutput.forward({ host: 'fluentd.logging', tls: true }),
+    http: () => LogOutput.http({ host: 'logs.example.com' }),
+    loki: () => LogOutput.loki({ host: 'loki.monitoring', tls: true }),
+    elasticsearch: () => LogOutput.elasticsearch({ host: 'es.logging' }),
+    opensearch: () => LogOutput.opensearch({ host: 'os.logging' }),
+  };
+  test.each(Object.keys(TLS_OUTPUTS))('Fluent Bit %s: tls.verify On and tls.verify_hostname On (off by default: src/tls/flb_tls.c v3.2.10)', (type) => {
+    const { text } = render('fluentBit', TLS_OUTPUTS[type as keyof typeof TLS_OUTPUTS]());
+    const out = parseFluentBitConf(text).find(s => s.name === 'OUTPUT')!.props;
+    expect({ tls: out.tls, verify: out['tls.verify'], hostname: out['tls.verify_hostname'] })
+      .toEqual({ tls: ['On'], verify: ['On'], hostname: ['On'] });
+  });
+
+  test.each(Object.keys(TLS_OUTPUTS).filter(t => t !== 'forward'))('Vector %s: verify_certificate and verify_hostname', (type) => {
+    const { text, env } = render('vector', TLS_OUTPUTS[type as keyof typeof TLS_OUTPUTS]());
+    expect(parseYaml(vectorInterpolate(text, env)).sinks.output.tls).toEqual({ verify_certificate: true, verify_hostname: true });
+  });
+
+  test.each([
+    // out_forward: transport tls verifies the chain; tls_verify_hostname (default true) the name
+    ['forward', 'tls_verify_hostname', 'true'],
+    // out_http: tls_verify_mode peer; Net::HTTP checks the host name of a verified peer
+    ['http', 'tls_verify_mode', 'peer'],
+    // fluent-plugin-grafana-loki: insecure_tls false keeps Net::HTTP's verification (chain and name)
+    ['loki', 'insecure_tls', 'false'],
+    ['elasticsearch', 'ssl_verify', 'true'],
+    ['opensearch', 'ssl_verify', 'true'],
+  ])('Fluentd %s: %s %s', (type, key, value) => {
+    const { text, env } = render('fluentd', TLS_OUTPUTS[type as keyof typeof TLS_OUTPUTS]());
+    const match = parseFluentConf(text).find(d => d.name === 'match')!;
+    expect(fluentValue(match.params[key], env)).toBe(value);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// 5. Vector tells every file apart, whatever its first line
+
+/**
+ * The two strategies of vector 0.54 (src/sources/file.rs `FingerprintConfig`,
+ * lib/file-source-common/src/fingerprinter.rs): `checksum` over the first `lines` (default 1)
+ * complete lines, none until they exist; `device_and_inode` from the file's identity.
+ */
+function vectorFingerprint(strategy: any, file: { dev: number; ino: number; content: string }): string | undefined {
+  if (strategy?.strategy === 'device_and_inode') return `${file.dev}:${file.ino}`;
+  const lines = strategy?.lines ?? 1;
+  const parts = file.content.split('\n');
+  if (parts.length <= lines) return undefined; // not enough complete lines: not read at all
+  return `checksum:${parts.slice(0, lines).join('\n')}`;
+}
+
+test('5. Vector: the fingerprint neither skips a file without a complete first line nor merges files with equal first lines', () => {
+  const { text } = render('vector', LogOutput.stdout());
+  const source = parseYaml(text).sources.app_logs;
+  // one of the strategies 0.54 has
+  expect(['checksum', 'device_and_inode']).toContain(source.fingerprint?.strategy ?? 'checksum');
+  const files = [
+    { dev: 1, ino: 10, content: 'starting server v1.2\nrequest a\n' },
+    { dev: 1, ino: 11, content: 'starting server v1.2\nrequest b\n' }, // the same first line after a restart
+    { dev: 1, ino: 12, content: 'partial line, no newline yet' },
+  ];
+  const prints = files.map(f => vectorFingerprint(source.fingerprint, f));
+  expect(prints.every(p => p !== undefined)).toBe(true);
+  expect(new Set(prints).size).toBe(files.length);
+});
+
+// ---------------------------------------------------------------------------------------------
+// 6. The agent can read files the app writes 0640 / 0600, in the documented ways
+
+interface Proc { uid: number; gid: number; groups: number[] }
+interface File { uid: number; gid: number; mode: number }
+
+/** POSIX read permission (owner, then group incl. supplementary, then others). */
+function canRead(p: Proc, f: File): boolean {
+  if (p.uid === f.uid) return bit(f.mode, 0o400);
+  if (p.gid === f.gid || p.groups.includes(f.gid)) return bit(f.mode, 0o040);
+  return bit(f.mode, 0o004);
+}
+
+/**
+ * A file the app creates in the log emptyDir, and the agent process, as the kubelet sets them up:
+ * with a pod fsGroup the volume root gets that group and the setgid bit (pkg/volume/
+ * volume_linux.go SetVolumeOwnership), so new files get the fsGroup; every container gets the
+ * fsGroup as a supplementary group.
+ */
+function setup(extra: Partial<ConstructorParameters<typeof WithLogAgent>[2]>, fsGroup: number | undefined, mode: number) {
+  const { chart } = newChart();
+  const workload = new kplus.Deployment(chart, 'web', {
+    containers: [APP_CONTAINER], ...(fsGroup !== undefined ? { securityContext: { fsGroup } } : {}),
+  });
+  new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.29', ...extra });
+  const m = manifestOf(Testing.synth(chart), 'Deployment');
+  const pod = podSpecOf(m);
+  const app = containerOf(m, 'app').securityContext;
+  const agent = containerOf(m, 'log-agent').securityContext;
+  const podFsGroup: number | undefined = pod.securityContext?.fsGroup;
+  const file: File = { uid: app.runAsUser, gid: podFsGroup ?? app.runAsGroup, mode };
+  const proc: Proc = { uid: agent.runAsUser, gid: agent.runAsGroup, groups: podFsGroup !== undefined ? [podFsGroup] : [] };
+  return { file, proc, agent };
+}
+
+describe('6. reading the app\'s log files', () => {
+  test('0644 files are readable by default; 0640 and 0600 are not (the silent loss the README warns about)', () => {
+    expect(canRead(setup({}, undefined, 0o644).proc, setup({}, undefined, 0o644).file)).toBe(true);
+    const s = setup({}, undefined, 0o640);
+    expect(canRead(s.proc, s.file)).toBe(false);
+  });
+
+  test('a pod fsGroup makes 0640 files readable without any option', () => {
+    const s = setup({}, 2000, 0o640);
+    expect(s.file.gid).toBe(2000);
+    expect(canRead(s.proc, s.file)).toBe(true);
+  });
+
+  test("agentGroup: the app's gid makes 0640 files readable", () => {
+    const s = setup({ agentGroup: APP_CONTAINER.securityContext!.group! }, undefined, 0o640);
+    expect(s.agent.runAsGroup).toBe(1000);
+    expect(s.agent.runAsUser).toBe(65532);
+    expect(canRead(s.proc, s.file)).toBe(true);
+  });
+
+  test("agentUser: the app's uid makes 0600 files readable (still non-root)", () => {
+    expect(canRead(setup({ agentGroup: 1000 }, 2000, 0o600).proc, setup({ agentGroup: 1000 }, 2000, 0o600).file)).toBe(false);
+    const s = setup({ agentUser: 1000 }, undefined, 0o600);
+    expect(s.agent).toMatchObject({ runAsUser: 1000, runAsNonRoot: true });
+    expect(canRead(s.proc, s.file)).toBe(true);
+  });
+
+  test.each([
+    [{ agentUser: 0 }, 'agentUser 0 must be a whole number from 1 to 2147483647 (the agent runs as non-root)'],
+    [{ agentUser: 1.5 }, 'agentUser 1.5 must be a whole number'],
+    [{ agentGroup: -1 }, 'agentGroup -1 must be a whole number from 0 to 2147483647'],
+  ])('%o is refused', (props, message) => {
+    const { chart } = newChart();
+    expect(() => new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment'), ...props })).toThrow(`${WHO}: ${message}`);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// 7. The log emptyDir has a size limit
+
+describe('7. the log emptyDir has a sizeLimit', () => {
+  const logVolume = (props: Partial<ConstructorParameters<typeof WithLogAgent>[2]> = {}) => {
+    const { chart } = newChart();
+    new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29', ...props });
+    return podSpecOf(manifestOf(Testing.synth(chart), 'Deployment')).volumes.find((v: any) => v.name === 'log-agent-logs');
+  };
+  test('1Gi by default, overridable', () => {
+    expect(logVolume().emptyDir).toEqual({ sizeLimit: '1Gi' });
+    expect(logVolume({ logVolumeSizeLimit: Size.mebibytes(300) }).emptyDir).toEqual({ sizeLimit: '300Mi' });
+    expect(logVolume({ logVolumeSizeLimit: Size.gibibytes(5) }).emptyDir).toEqual({ sizeLimit: '5Gi' });
+  });
+  test('less than 1 MiB is refused', () => {
+    expect(() => logVolume({ logVolumeSizeLimit: Size.kibibytes(512) })).toThrow(`${WHO}: logVolumeSizeLimit (0 MiB) must be at least 1 MiB`);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Every key the library writes is one the pinned agent defines
+
+/**
+ * Fluent Bit v3.2.10 keys (compared without case, as Fluent Bit does). Sources: [SERVICE]
+ * src/flb_config.c `service_configs` (names in include/fluent-bit/flb_config.h); common input,
+ * filter and output properties src/flb_input.c, src/flb_filter.c, src/flb_output.c
+ * (`prop_key_check`) plus `name`; TLS src/tls/flb_tls.c; plugins: their `config_map`s.
+ */
+const FLUENT_BIT_KEYS = {
+  service: ['flush', 'grace', 'json.convert_nan_to_null', 'daemon', 'log_file', 'parsers_file', 'plugins_file', 'log_level', 'http_server',
+    'http_listen', 'http_port', 'health_check', 'hc_errors_count', 'hc_retry_failure_count', 'hc_period', 'dns.mode', 'dns.resolver',
+    'dns.prefer_ipv4', 'dns.prefer_ipv6', 'storage.path', 'storage.sync', 'storage.metrics', 'storage.checksum', 'storage.backlog.mem_limit',
+    'storage.max_chunks_up', 'storage.trim_files', 'coro_stack_size', 'scheduler.cap', 'scheduler.base', 'streams_file',
+    'sp.convert_from_str_to_num', 'enable_chunk_trace', 'hot_reload', 'hot_reload.ensure_thread_safety'],
+  input: ['name', 'tag', 'log_level', 'log_suppress_interval', 'routable', 'alias', 'mem_buf_limit', 'listen', 'host', 'port', 'ipv6',
+    'storage.type', 'threaded', 'storage.pause_on_chunks_overlimit'],
+  filter: ['name', 'match', 'match_regex', 'alias', 'log_level', 'log_suppress_interval'],
+  output: ['name', 'match', 'match_regex', 'alias', 'log_level', 'log_suppress_interval', 'host', 'port', 'ipv6', 'retry_limit',
+    'storage.total_limit_size', 'workers'],
+  tls: ['tls', 'tls.verify', 'tls.debug', 'tls.ca_file', 'tls.ca_path', 'tls.crt_file', 'tls.key_file', 'tls.key_passwd', 'tls.vhost', 'tls.verify_hostname'],
+  plugins: {
+    // plugins/in_tail/tail.c
+    tail: ['path', 'exclude_path', 'key', 'read_from_head', 'refresh_interval', 'watcher_interval', 'progress_check_interval',
+      'progress_check_interval_nsec', 'rotate_wait', 'docker_mode', 'docker_mode_flush', 'docker_mode_parser', 'path_key', 'offset_key',
+      'ignore_older', 'ignore_active_older_files', 'buffer_chunk_size', 'buffer_max_size', 'static_batch_size', 'event_batch_size',
+      'skip_long_lines', 'exit_on_eof', 'skip_empty_lines', 'file_cache_advise', 'inotify_watcher', 'parser', 'tag_regex', 'db', 'db.sync',
+      'db.locking', 'db.journal_mode', 'db.compare_filename', 'multiline', 'multiline_flush', 'parser_firstline', 'multiline.parser'],
+    // plugins/filter_record_modifier/filter_modifier.c
+    record_modifier: ['record', 'remove_key', 'allowlist_key', 'whitelist_key', 'uuid_key'],
+    // plugins/out_stdout/stdout.c
+    stdout: ['format', 'json_date_format', 'json_date_key'],
+    // plugins/out_forward/forward.c
+    forward: ['time_as_integer', 'retain_metadata_in_forward_mode', 'shared_key', 'self_hostname', 'empty_shared_key', 'send_options',
+      'require_ack_response', 'username', 'password', 'unix_path', 'upstream', 'tag', 'compress', 'fluentd_compat', 'add_option'],
+    // plugins/out_http/http.c
+    http: ['proxy', 'allow_duplicated_headers', 'log_response_payload', 'http_user', 'http_passwd', 'aws_auth', 'aws_service', 'header_tag',
+      'format', 'json_date_format', 'json_date_key', 'compress', 'header', 'uri', 'gelf_timestamp_key', 'gelf_host_key',
+      'gelf_short_message_key', 'gelf_full_message_key', 'gelf_level_key', 'body_key', 'headers_key'],
+    // plugins/out_loki/loki.c
+    loki: ['uri', 'tenant_id', 'tenant_id_key', 'labels', 'structured_metadata', 'structured_metadata_map_keys', 'auto_kubernetes_labels',
+      'drop_single_key', 'label_keys', 'remove_keys', 'line_format', 'label_map_path', 'http_user', 'http_passwd', 'buffer_size',
+      'bearer_token', 'header', 'compress'],
+    // plugins/out_es/es.c
+    es: ['index', 'type', 'suppress_type_name', 'http_user', 'http_passwd', 'compress', 'cloud_id', 'cloud_auth', 'aws_auth', 'aws_region',
+      'aws_sts_endpoint', 'aws_role_arn', 'aws_external_id', 'aws_service_name', 'aws_profile', 'logstash_format', 'logstash_prefix',
+      'logstash_prefix_separator', 'logstash_prefix_key', 'logstash_dateformat', 'time_key', 'time_key_format', 'time_key_nanos',
+      'include_tag_key', 'tag_key', 'buffer_size', 'path', 'pipeline', 'generate_id', 'write_operation', 'id_key', 'replace_dots',
+      'current_time_index', 'trace_output', 'trace_error'],
+    // plugins/out_opensearch/opensearch.c
+    opensearch: ['index', 'type', 'suppress_type_name', 'http_user', 'http_passwd', 'aws_auth', 'aws_region', 'aws_profile',
+      'aws_sts_endpoint', 'aws_role_arn', 'aws_external_id', 'aws_service_name', 'logstash_format', 'logstash_prefix',
+      'logstash_prefix_separator', 'logstash_prefix_key', 'logstash_dateformat', 'time_key', 'time_key_format', 'time_key_nanos',
+      'include_tag_key', 'tag_key', 'buffer_size', 'path', 'pipeline', 'generate_id', 'write_operation', 'id_key', 'replace_dots',
+      'current_time_index', 'trace_output', 'trace_error', 'compress'],
+  } as Record<string, string[]>,
+};
+
+const ALL_OUTPUTS = {
+  stdout: () => LogOutput.stdout(),
+  forward: () => LogOutput.forward({ host: 'fluentd.logging', tls: true }),
+  http: () => LogOutput.http({ host: 'logs.example.com', uri: '/ingest', secretHeaders: { Authorization: secret('tok', 'header') }, basicAuth }),
+  loki: () => LogOutput.loki({ host: 'loki.monitoring', labels: { team: 'shop' }, tenantId: 'shop', basicAuth, tls: true }),
+  elasticsearch: () => LogOutput.elasticsearch({ host: 'es.logging', index: 'web', basicAuth }),
+  opensearch: () => LogOutput.opensearch({ host: 'os.logging', tls: false }),
+};
+
+describe('every config key the library emits is one the pinned agent defines', () => {
+  test.each(Object.keys(ALL_OUTPUTS))('Fluent Bit 3.2.10, %s', (type) => {
+    const sections = parseFluentBitConf(render('fluentBit', ALL_OUTPUTS[type as keyof typeof ALL_OUTPUTS]()).text);
+    for (const s of sections) {
+      const kind = s.name.toLowerCase();
+      const plugin = kind === 'service' ? undefined : s.props.name[0];
+      const allowed = new Set([
+        ...(kind === 'service' ? FLUENT_BIT_KEYS.service : []),
+        ...(kind === 'input' ? [...FLUENT_BIT_KEYS.input, ...FLUENT_BIT_KEYS.tls] : []),
+        ...(kind === 'filter' ? FLUENT_BIT_KEYS.filter : []),
+        ...(kind === 'output' ? [...FLUENT_BIT_KEYS.output, ...FLUENT_BIT_KEYS.tls] : []),
+        ...(plugin ? FLUENT_BIT_KEYS.plugins[plugin] ?? [] : []),
+      ]);
+      if (plugin) expect({ plugin, known: plugin in FLUENT_BIT_KEYS.plugins }).toEqual({ plugin, known: true });
+      for (const key of Object.keys(s.props)) {
+        expect({ section: s.name, plugin, key, defined: allowed.has(key) }).toEqual({ section: s.name, plugin, key, defined: true });
+      }
+    }
+  });
+
+  /**
+   * Vector v0.54.0 config structs (serde names): global data_dir lib/vector-core/src/config/global_options.rs;
+   * api src/config/api.rs; file source src/sources/file.rs (FingerprintConfig tag `strategy`); remap
+   * src/transforms/remap.rs; sinks src/sinks/{console,http,loki,elasticsearch}/config.rs, bulk
+   * src/sinks/elasticsearch/config.rs BulkConfig; tls lib/vector-core/src/tls/settings.rs; auth
+   * src/http.rs (tag `strategy`, basic: user, password); request src/sinks/util/http.rs
+   * RequestConfig; encoding lib/codecs/src/encoding (tag `codec`; framing tag `method`).
+   */
+  const VECTOR_KEYS: Record<string, unknown> = {
+    data_dir: true,
+    api: { enabled: true, address: true, playground: true, graphql: true },
+    sources: { '*': { type: true, include: true, exclude: true, read_from: true, fingerprint: { strategy: true, lines: true, ignored_header_bytes: true } } },
+    transforms: { '*': { type: true, inputs: true, source: true } },
+    sinks: {
+      '*': {
+        type: true,
+        inputs: true,
+        target: true,
+        uri: true,
+        method: true,
+        endpoint: true,
+        endpoints: true,
+        labels: '*',
+        tenant_id: true,
+        mode: true,
+        api_version: true,
+        bulk: { index: true, action: true },
+        encoding: { codec: true },
+        framing: { method: true },
+        request: { headers: '*' },
+        auth: { strategy: true, user: true, password: true },
+        tls: { verify_certificate: true, verify_hostname: true },
+      },
+    },
+  };
+  function walk(obj: any, allowed: any, at: string[], bad: string[]): void {
+    for (const [k, v] of Object.entries(obj)) {
+      const rule = allowed === '*' ? '*' : allowed[k] ?? allowed['*'];
+      if (rule === undefined) { bad.push([...at, k].join('.')); continue; }
+      if (rule === '*' || rule === true) continue;
+      if (v && typeof v === 'object' && !Array.isArray(v)) walk(v, rule, [...at, k], bad);
+    }
+  }
+  test.each(Object.keys(ALL_OUTPUTS).filter(t => t !== 'forward'))('Vector 0.54.0, %s', (type) => {
+    const { text, env } = render('vector', ALL_OUTPUTS[type as keyof typeof ALL_OUTPUTS]());
+    const bad: string[] = [];
+    walk(parseYaml(vectorInterpolate(text, env)), VECTOR_KEYS, [], bad);
+    expect(bad).toEqual([]);
+  });
+
+  /**
+   * Fluentd v1.19.3 `config_param`s and `config_section`s (lib/fluent/plugin/*.rb at the tag;
+   * buffer: output.rb `<buffer>` and buffer.rb; `@type`, `@id` are system directives), and the
+   * output gems: fluent-plugin-grafana-loki (grafana/loki clients/cmd/fluentd/lib/fluent/plugin/out_loki.rb),
+   * fluent-plugin-elasticsearch v6.0.0 and fluent-plugin-opensearch v1.1.6 (lib/fluent/plugin/out_*.rb).
+   */
+  const SYSTEM = ['@type', '@id', '@label', '@log_level'];
+  const FLUENTD_KEYS: Record<string, string[]> = {
+    'source/tail': ['path', 'path_delimiter', 'glob_policy', 'tag', 'exclude_path', 'rotate_wait', 'pos_file', 'pos_file_compaction_interval',
+      'read_from_head', 'refresh_interval', 'read_lines_limit', 'read_bytes_limit_per_second', 'multiline_flush_interval',
+      'emit_unmatched_lines', 'enable_watch_timer', 'enable_stat_watcher', 'encoding', 'from_encoding', 'path_key', 'open_on_every_update',
+      'limit_recently_modified', 'skip_refresh_on_startup', 'ignore_repeated_permission_error', 'path_timezone', 'follow_inodes', 'max_line_size'],
+    'source/monitor_agent': ['bind', 'port', 'tag', 'emit_interval', 'include_config', 'include_retry', 'include_debug_info'],
+    'filter/record_transformer': ['remove_keys', 'keep_keys', 'renew_record', 'renew_time_key', 'enable_ruby', 'auto_typecast'],
+    'match/stdout': ['use_logger'],
+    'match/forward': ['transport', 'send_timeout', 'connect_timeout', 'heartbeat_type', 'heartbeat_interval', 'recover_wait', 'hard_timeout',
+      'phi_threshold', 'phi_failure_detector', 'require_ack_response', 'ack_response_timeout', 'read_interval_msec', 'read_length',
+      'expire_dns_cache', 'dns_round_robin', 'ignore_network_errors_at_startup', 'verify_connection_at_startup', 'compress', 'tls_version',
+      'tls_ciphers', 'tls_insecure_mode', 'tls_allow_self_signed_cert', 'tls_verify_hostname', 'tls_ca_cert_path', 'tls_cert_path',
+      'tls_client_cert_path', 'tls_client_private_key_path', 'tls_client_private_key_passphrase', 'tls_cert_thumbprint',
+      'tls_cert_logical_store_name', 'tls_cert_use_enterprise_store', 'keepalive', 'keepalive_timeout'],
+    'match/http': ['endpoint', 'http_method', 'proxy', 'content_type', 'json_array', 'headers', 'headers_from_placeholders', 'compress',
+      'allowed_hosts', 'open_timeout', 'read_timeout', 'ssl_timeout', 'reuse_connections', 'tls_ca_cert_path', 'tls_client_cert_path',
+      'tls_private_key_path', 'tls_private_key_passphrase', 'tls_verify_mode', 'tls_version', 'tls_ciphers', 'error_response_as_unrecoverable',
+      'retryable_response_codes'],
+    'match/loki': ['url', 'username', 'password', 'bearer_token_file', 'cert', 'key', 'ca_cert', 'ciphers', 'min_version', 'insecure_tls',
+      'custom_headers', 'compress', 'tenant', 'extra_labels', 'line_format', 'extract_kubernetes_labels', 'remove_keys', 'drop_single_key',
+      'include_thread_label'],
+    'match/elasticsearch': ['host', 'port', 'scheme', 'ssl_verify', 'user', 'password', 'index_name', 'suppress_type_name'],
+    'match/opensearch': ['host', 'port', 'scheme', 'ssl_verify', 'user', 'password', 'index_name', 'suppress_type_name'],
+    'buffer': ['flush_at_shutdown', 'flush_mode', 'flush_interval', 'flush_thread_count', 'flush_thread_interval', 'flush_thread_burst_interval',
+      'delayed_commit_timeout', 'overflow_action', 'retry_forever', 'retry_timeout', 'retry_max_times', 'retry_secondary_threshold',
+      'retry_type', 'retry_wait', 'retry_exponential_backoff_base', 'retry_max_interval', 'retry_randomize', 'timekey', 'timekey_wait',
+      'timekey_use_utc', 'timekey_zone', 'chunk_limit_size', 'total_limit_size', 'queue_limit_length', 'chunk_limit_records',
+      'chunk_full_threshold', 'queued_chunks_limit_size', 'compress', 'decompression_size_limit', 'disable_chunk_backup'],
+    'server': ['host', 'name', 'port', 'shared_key', 'username', 'password', 'standby', 'weight'],
+    'auth': ['method', 'username', 'password', 'aws_service', 'aws_region', 'aws_role_arn'],
+    'format': [],
+    'parse': [],
+    // record_transformer reads every key of <record> as a field name (conf.elements 'record')
+    'record': ['*'],
+  };
+  const SECTIONS: Record<string, string[]> = {
+    'source/tail': ['parse'],
+    'match/stdout': ['format', 'buffer'],
+    'match/forward': ['server', 'buffer'],
+    'match/http': ['format', 'auth', 'buffer'],
+    'match/loki': ['buffer'],
+    'match/elasticsearch': ['buffer'],
+    'match/opensearch': ['buffer'],
+    'filter/record_transformer': ['record'],
+  };
+  test.each(Object.keys(ALL_OUTPUTS))('Fluentd 1.19.3, %s', (type) => {
+    const conf = parseFluentConf(render('fluentd', ALL_OUTPUTS[type as keyof typeof ALL_OUTPUTS]()).text);
+    const check = (d: FluentDirective, id: string) => {
+      const allowed = FLUENTD_KEYS[id];
+      expect({ id, known: allowed !== undefined }).toEqual({ id, known: true });
+      for (const key of Object.keys(d.params)) {
+        const ok = allowed.includes('*') || SYSTEM.includes(key) || allowed.includes(key);
+        expect({ id, key, defined: ok }).toEqual({ id, key, defined: true });
+      }
+      for (const child of d.children) {
+        expect({ id, section: child.name, defined: (SECTIONS[id] ?? []).includes(child.name) }).toEqual({ id, section: child.name, defined: true });
+        check(child, child.name);
+      }
+    };
+    for (const d of conf) check(d, `${d.name}/${d.params['@type'].raw}`);
+  });
+
+  /**
+   * OpenTelemetry Collector v0.139.0 `mapstructure` names (open-telemetry/opentelemetry-collector at
+   * the tag: receiver/otlpreceiver/config.go, config/confignet, config/configgrpc, config/configtls,
+   * internal/memorylimiter/config.go, processor/batchprocessor/config.go, exporter/otlpexporter/config.go
+   * with exporterhelper TimeoutConfig, QueueBatchConfig (internal/queuebatch/config.go) and
+   * config/configretry/backoff.go, service/config.go, service/pipelines/config.go,
+   * service/telemetry/otelconftelemetry/config.go; contrib: extension/healthcheckextension/config.go,
+   * processor/resourceprocessor with internal/coreinternal/attraction (key, value, action)).
+   */
+  const OTEL_KEYS = {
+    extensions: { health_check: { endpoint: true, path: true } },
+    receivers: { otlp: { protocols: { grpc: { endpoint: true }, http: { endpoint: true } } } },
+    processors: {
+      memory_limiter: { check_interval: true, limit_mib: true, spike_limit_mib: true, limit_percentage: true, spike_limit_percentage: true },
+      resource: { attributes: true },
+      batch: { timeout: true, send_batch_size: true, send_batch_max_size: true },
+    },
+    exporters: {
+      otlp: {
+        endpoint: true,
+        tls: { insecure: true },
+        headers: '*',
+        timeout: true,
+        compression: true,
+        sending_queue: { enabled: true, num_consumers: true, queue_size: true },
+        retry_on_failure: {
+          enabled: true, initial_interval: true, max_interval: true, max_elapsed_time: true, multiplier: true, randomization_factor: true,
+        },
+      },
+    },
+    service: { extensions: true, telemetry: { metrics: { level: true } }, pipelines: '*' },
+  };
+  test("OpenTelemetry Collector 0.139.0, the tracer's config", () => {
+    const { chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    new WithTracer(chart, 'tracer', { workload, kubernetesVersion: '1.29', exporterEndpoint: 'otel-gateway.observability.svc:4317' });
+    const configMap = Testing.synth(chart).find((m: any) => m.kind === 'ConfigMap' && m.metadata.name.includes('tracer'));
+    const config = parseYaml(Object.values<string>(configMap.data)[0]);
+    const bad: string[] = [];
+    walk(config, OTEL_KEYS, [], bad);
+    expect(bad).toEqual([]);
+    for (const a of config.processors.resource.attributes) expect(Object.keys(a).every(k => ['key', 'value', 'action'].includes(k))).toBe(true);
+    for (const p of Object.values<any>(config.service.pipelines)) expect(Object.keys(p).sort()).toEqual(['exporters', 'processors', 'receivers']);
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * Every default image is in one list (src/images.ts) that names the upstream source of its tag;
+ * the code uses no other, and the README shows the same list.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { ENVOY_IMAGE, FLUENTD_IMAGE, FLUENT_BIT_IMAGE, VECTOR_IMAGE, WithTracer } from '../src';
+import { OTEL_COLLECTOR_IMAGE } from '../src/agents/otel-collector';
+import { TOOLS } from '../src/engine/shutdown';
+import { DEFAULT_IMAGES } from '../src/images';
+
+const ROOT = path.join(__dirname, '..');
+const LISTED = Object.values(DEFAULT_IMAGES).map(i => i.image);
+/** The repositories of the listed images (`fluent/fluentd`, `busybox`, ...). */
+const REPOS = new Set(LISTED.map(i => i.slice(0, i.lastIndexOf(':'))));
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap(e =>
+    e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []);
+}
+
+test('each listed image is repository:tag with a named upstream source', () => {
+  for (const [key, i] of Object.entries(DEFAULT_IMAGES)) {
+    expect({ key, image: i.image }).toEqual({ key, image: expect.stringMatching(/^[a-z0-9][a-z0-9._/-]*:[A-Za-z0-9][A-Za-z0-9._-]*$/) });
+    expect({ key, source: i.source.length > 20 }).toEqual({ key, source: true });
+  }
+  expect(new Set(LISTED).size).toBe(LISTED.length);
+});
+
+test('the Fluentd image is a published v1.19.3 tag (fluent/fluentd-docker-image lists -2.0 to -2.2 for v1.19.3; -2.4 was v1.19.2)', () => {
+  expect(FLUENTD_IMAGE).toBe('fluent/fluentd:v1.19.3-debian-2.2');
+  expect(FLUENTD_IMAGE).not.toBe('fluent/fluentd:v1.19.3-debian-2.4');
+});
+
+test('every default image the code uses is in the list', () => {
+  for (const image of [FLUENT_BIT_IMAGE, VECTOR_IMAGE, FLUENTD_IMAGE, ENVOY_IMAGE, WithTracer.DEFAULT_IMAGE, OTEL_COLLECTOR_IMAGE, TOOLS.image]) {
+    expect(LISTED).toContain(image);
+  }
+});
+
+test('no image literal of those repositories in src/ other than the listed ones', () => {
+  const found: Array<{ file: string; image: string }> = [];
+  for (const file of sourceFiles(path.join(ROOT, 'src'))) {
+    const text = fs.readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/['"`]([a-z0-9][a-z0-9._/-]*):(v?\d[A-Za-z0-9._-]*)['"`]/g)) {
+      if (REPOS.has(m[1])) found.push({ file: path.relative(ROOT, file), image: `${m[1]}:${m[2]}` });
+    }
+  }
+  expect(found.length).toBeGreaterThan(0);
+  for (const f of found) expect({ ...f, listed: LISTED.includes(f.image) }).toEqual({ ...f, listed: true });
+});
+
+test("the README's default-image table is the list", () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const table = /<!-- default-images:start -->\n([\s\S]*?)<!-- default-images:end -->/.exec(readme);
+  expect(table).not.toBeNull();
+  const rows = table![1].split('\n').filter(l => l.startsWith('| `')).map(l => l.split('|').map(c => c.trim()));
+  expect(rows.map(r => [r[1].replace(/`/g, ''), r[2]])).toEqual(Object.values(DEFAULT_IMAGES).map(i => [i.image, i.usedBy.includes(' ') ? i.usedBy : `\`${i.usedBy}\``]));
+});
+
+test('every tag of those repositories the README mentions is a listed one', () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const mentioned = [...readme.matchAll(/(?<![\w./-])([a-z0-9][a-z0-9._/-]*):(v?\d[A-Za-z0-9._-]*[A-Za-z0-9])/g)]
+    .filter(m => REPOS.has(m[1]))
+    .map(m => `${m[1]}:${m[2]}`);
+  expect(mentioned.length).toBeGreaterThan(LISTED.length);
+  for (const image of mentioned) expect({ image, listed: LISTED.includes(image) }).toEqual({ image, listed: true });
+});
