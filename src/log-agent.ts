@@ -1,7 +1,8 @@
 import { Duration } from 'cdk8s';
-import { renderFluentBitConfig } from './agents/fluent-bit';
-import { FLUENTD_OUTPUT_PLUGIN, renderFluentdConfig } from './agents/fluentd';
-import { VectorUnsupportedOutputError, renderVectorConfig } from './agents/vector';
+import { fluentBitShutdown, renderFluentBitConfig } from './agents/fluent-bit';
+import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './agents/fluentd';
+import { ShutdownModel } from './agents/shutdown-model';
+import { VectorUnsupportedOutputError, renderVectorConfig, vectorShutdown } from './agents/vector';
 import { Json } from './engine/spec';
 import { LogOutputConfig } from './log-output';
 import { durationSeconds, positiveSeconds } from './sidecar';
@@ -39,8 +40,8 @@ export interface LogAgentRendering {
   readonly healthPortName: string;
   /** Non-root uid the image runs as. */
   readonly uid: number;
-  /** Seconds the agent needs after SIGTERM to flush and exit. */
-  readonly stopSeconds: number;
+  /** The agent's shutdown (the model beside its renderer): stop time and read delay. */
+  readonly shutdown: ShutdownModel;
   /** Extra env (besides the output's secrets and the pod's identity). */
   readonly env: Json[];
   /**
@@ -227,8 +228,7 @@ class FluentBitAgent extends LogAgent {
       healthPath: '/api/v1/health',
       healthPortName: 'fb-http',
       uid: 65532,
-      // Grace, plus a second to exit.
-      stopSeconds: graceSeconds + 1,
+      shutdown: fluentBitShutdown(graceSeconds, ctx.output.type),
       env: [],
       defaultResources: { cpuRequest: '20m', cpuLimit: '200m', memoryRequest: '32Mi', memoryLimit: '128Mi' },
     };
@@ -297,8 +297,7 @@ class VectorAgent extends LogAgent {
       healthPortName: 'vector-api',
       // `nonroot` of the distroless base image.
       uid: 65532,
-      // The limit, plus a second to exit.
-      stopSeconds: limitSeconds + 1,
+      shutdown: vectorShutdown(limitSeconds),
       env: [],
       defaultResources: { cpuRequest: '20m', cpuLimit: '250m', memoryRequest: '64Mi', memoryLimit: '256Mi' },
     };
@@ -343,6 +342,7 @@ class FluentdAgent extends LogAgent {
       filePattern: ctx.filePattern,
       posFile: `${ctx.logDirectory}/.fluentd-tail.pos`,
       flushIntervalSeconds: flushSeconds,
+      shutdownGraceSeconds: graceSeconds,
       monitorPort,
       output: ctx.output,
       secretVars: ctx.secretVars,
@@ -358,7 +358,7 @@ class FluentdAgent extends LogAgent {
       healthPortName: 'fluentd-mon',
       // The image's `fluent` system user.
       uid: 999,
-      stopSeconds: graceSeconds,
+      shutdown: fluentdShutdown(graceSeconds, ctx.output),
       env: [],
       // The supervisor opens its socket (and chunk backups go) under Dir.tmpdir.
       scratchDirectory: '/tmp',

@@ -1,6 +1,6 @@
 import * as path from 'path';
 import { Construct } from 'constructs';
-import { TOOLS, restrictedSecurityContext } from './engine/shutdown';
+import { TOOLS, restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { RANK } from './engine/spec';
 import { LogAgent } from './log-agent';
 import { LogOutput, outputSecretEnv } from './log-output';
@@ -138,7 +138,7 @@ export class WithLogAgent extends SidecarBase {
       appMounts: [{ mountPath: this.logDirectory, name: logVolume }],
       appEnv: [],
       podAnnotations: config.annotations,
-      shutdown: { stopSeconds: r.stopSeconds, appShutdownSeconds: this.appShutdownSeconds() },
+      shutdown: { ...shutdownOf(r.shutdown), appShutdownSeconds: this.appShutdownSeconds() },
     };
   }
 

@@ -31,6 +31,14 @@ export interface ShutdownSpec {
   readonly stopSeconds: number;
 
   /**
+   * How long the agent must keep reading after the app's last write before it gets SIGTERM
+   * (Vector's file poll backoff, Fluent Bit's file scan: both stop reading at SIGTERM). The
+   * engine then delays the sidecar's SIGTERM with a `preStop` sleep in both layouts.
+   * @default 0
+   */
+  readonly readAfterAppExitSeconds?: number;
+
+  /**
    * How long the app is given to shut down. Legacy: the `preStop` delay that keeps the sidecar
    * alive while the app shuts down. Native: the share of the grace period the app gets before
    * the sidecars are stopped.
