@@ -14,7 +14,7 @@ export type Layout = 'NATIVE' | 'LEGACY';
 /**
  * Ranks of the library's own sidecars: lower comes first in `initContainers` (native) and is
  * therefore stopped LAST. Log agent, then tracer, then Envoy: Envoy stops first after the app,
- * the log agent last, so it ships the others' last lines too.
+ * the log agent last (it tails only the log directory, not the other sidecars' stdout).
  */
 export const RANK = {
   LOG_AGENT: 100,
