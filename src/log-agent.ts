@@ -68,8 +68,10 @@ export interface FluentBitOptions {
    */
   readonly flushInterval?: Duration;
   /**
-   * How long Fluent Bit keeps flushing after SIGTERM (`[SERVICE] Grace`). Counts toward the
-   * pod's grace period.
+   * How long Fluent Bit keeps flushing after SIGTERM (`[SERVICE] Grace`); keep it above
+   * `flushInterval`. Counts toward the pod's grace period, with a second to exit and, for a
+   * network output, a send in flight at the end (`net.connect_timeout` + `net.io_timeout`, 5 s
+   * each, noticed up to 2.5 s late each): 21 s by default, `stdout` 6 s.
    * @default Duration.seconds(5)
    */
   readonly grace?: Duration;
@@ -134,7 +136,8 @@ export interface FluentdOptions {
   /**
    * The time given to Fluentd after SIGTERM to flush its buffers (`flush_at_shutdown`) and
    * exit. Fluentd has no limit of its own: this is the share of the pod's grace period
-   * reserved for it, after which the kubelet kills it.
+   * reserved for it, after which the kubelet kills it. The output's connect, TLS and read (or
+   * request) timeouts share it, less a second to exit, so that one attempt always fits.
    * @default Duration.seconds(10)
    */
   readonly shutdownGrace?: Duration;
