@@ -2,8 +2,9 @@ import { Duration } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, isIpv4, renderEnvoyConfigFiles } from './agents/envoy-bootstrap';
+import { envoyShutdown } from './agents/envoy-shutdown';
 import { podTemplateOf } from './engine/pod-template';
-import { restrictedSecurityContext } from './engine/shutdown';
+import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { Json, RANK } from './engine/spec';
 import { DEFAULT_IMAGES } from './images';
 import { SidecarBase, SidecarProps, checkDnsLabel, checkPort, durationSeconds, httpProbe, positiveSeconds } from './sidecar';
@@ -252,8 +253,6 @@ const DEFAULTS = {
 /** The readiness path of the health listener. */
 export const ENVOY_HEALTH_PATH = '/ready';
 
-/** Seconds Envoy needs to exit after SIGTERM (it closes at once; the drain happens before). */
-const EXIT_SECONDS = 1;
 
 const CONFIG_DIRECTORY = '/etc/envoy/config';
 const TLS_DIRECTORY = '/etc/envoy/tls';
@@ -433,7 +432,8 @@ export class WithEnvoy extends SidecarBase {
       appEnv: [],
       podAnnotations: config.annotations,
       shutdown: {
-        stopSeconds: EXIT_SECONDS,
+        // Envoy exits at once on SIGTERM; the drain happens before (src/agents/envoy-shutdown.ts).
+        ...shutdownOf(envoyShutdown()),
         appShutdownSeconds,
         // Readiness drops first (the health listener answers 503), then the pod-facing listeners
         // drain for drainTime; outbound listeners (MODIFY_ONLY, OUTBOUND) are left alone.

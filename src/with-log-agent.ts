@@ -1,7 +1,7 @@
 import * as path from 'path';
 import { Size, SizeRoundingBehavior } from 'cdk8s';
 import { Construct } from 'constructs';
-import { TOOLS, restrictedSecurityContext } from './engine/shutdown';
+import { TOOLS, restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { RANK } from './engine/spec';
 import { LogAgent } from './log-agent';
 import { LogOutput, outputSecretEnv } from './log-output';
@@ -195,7 +195,7 @@ export class WithLogAgent extends SidecarBase {
       appMounts: [{ mountPath: this.logDirectory, name: logVolume }],
       appEnv: [],
       podAnnotations: config.annotations,
-      shutdown: { stopSeconds: r.stopSeconds, appShutdownSeconds: this.appShutdownSeconds() },
+      shutdown: { ...shutdownOf(r.shutdown), appShutdownSeconds: this.appShutdownSeconds() },
     };
   }
 

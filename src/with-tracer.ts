@@ -2,9 +2,9 @@ import { Duration } from 'cdk8s';
 import { SecretValue } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import {
-  OTEL_COLLECTOR_IMAGE, OTEL_COLLECTOR_UID, drainBoundSeconds, renderOtelCollectorConfig,
+  MIN_DRAIN_SECONDS, OTEL_COLLECTOR_IMAGE, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShutdown, renderOtelCollectorConfig,
 } from './agents/otel-collector';
-import { restrictedSecurityContext } from './engine/shutdown';
+import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { Json, RANK } from './engine/spec';
 import { SidecarBase, SidecarProps, checkListenPort, checkPort, durationSeconds, fieldEnv, httpProbe } from './sidecar';
 
@@ -94,10 +94,12 @@ export interface WithTracerProps extends SidecarProps {
   readonly image?: string;
 
   /**
-   * The bound on the agent's drain after SIGTERM. Each export attempt times out after half of
-   * it, the exporter queue holds as many requests as it sends in parallel, and retries stop at
-   * shutdown, so even with an unreachable backend the agent exits within this time. Counts
-   * toward the pod's grace period (plus one second to exit). At least 2 seconds.
+   * The bound on the agent's drain after SIGTERM. The collector shuts its traces, metrics and
+   * logs exporters down one after another, so this time is split among them as their export
+   * timeouts (10 s: 4 + 3 + 3); each exporter's queue holds only as many requests as it sends in
+   * parallel, and retries stop at shutdown, so even with an unreachable backend the agent exits
+   * within this time. Counts toward the pod's grace period (plus one second to exit). At least
+   * 3 seconds (a second per signal).
    * @default Duration.seconds(10)
    */
   readonly drainTime?: Duration;
@@ -212,10 +214,13 @@ export class WithTracer extends SidecarBase {
       throw new Error(`${who}: healthPort ${healthPort} is taken by the agent's OTLP receivers (${GRPC_PORT}, ${HTTP_PORT}); choose another port.`);
     }
     const drainSeconds = durationSeconds(who, 'drainTime', props.drainTime, DEFAULT_DRAIN_SECONDS);
-    if (drainSeconds < 2) {
-      throw new Error(`${who}: drainTime ${drainSeconds}s is too short: each export attempt gets half of it; use at least Duration.seconds(2).`);
+    if (drainSeconds < MIN_DRAIN_SECONDS) {
+      throw new Error(
+        `${who}: drainTime ${drainSeconds}s is too short: it is split among the traces, metrics and logs exporters, which ` +
+        `the collector stops one after another, and each export attempt needs a second; use at least Duration.seconds(${MIN_DRAIN_SECONDS}).`,
+      );
     }
-    const exportTimeoutSeconds = Math.floor(drainSeconds / 2);
+    const exportTimeoutSeconds = exportTimeouts(drainSeconds);
     const headers = headerEnv(who, props.exporterHeaders ?? {});
     const userAttributes = checkResourceAttributes(who, props.resourceAttributes ?? {});
     const image = props.image ?? OTEL_COLLECTOR_IMAGE;
@@ -306,8 +311,8 @@ export class WithTracer extends SidecarBase {
       appMounts: [],
       appEnv,
       podAnnotations: config.annotations,
-      // The drain bound, plus a second to exit.
-      shutdown: { stopSeconds: drainBoundSeconds(exportTimeoutSeconds) + 1, appShutdownSeconds: this.appShutdownSeconds() },
+      // The drain bound, plus a second to exit (the model beside the renderer).
+      shutdown: { ...shutdownOf(otelCollectorShutdown(drainSeconds)), appShutdownSeconds: this.appShutdownSeconds() },
     };
   }
 
