@@ -1,5 +1,10 @@
 import { cdk8s, javascript } from 'projen';
 
+/** The cdk8s-plus-XX versions whose assemblies the schema tests read (the newest of each line). */
+const CDK8S_PLUS_VERSIONS: Record<number, string> = {
+  28: '2.5.6', 29: '2.6.0', 30: '2.4.10', 31: '2.6.43', 32: '2.5.92', 33: '2.5.57', 34: '2.0.54',
+};
+
 const project = new cdk8s.ConstructLibraryCdk8s({
   name: 'cdk8s-sidecars',
   description:
@@ -12,8 +17,10 @@ const project = new cdk8s.ConstructLibraryCdk8s({
   defaultReleaseBranch: 'main',
   packageManager: javascript.NodePackageManager.NPM,
   projenrcTs: true,
+  // jsii and jsii-rosetta need Node >= 20.16.0 (their `engines`); the rest of the toolchain less.
+  minNodeVersion: '20.16.0',
 
-  // Toolchain (see ../shared/SIDECARS.md §8)
+  // Toolchain (see SIDECARS.md §8 in the team's facts sheet)
   cdk8sVersion: '2.70.106',
   constructsVersion: '10.3.0',
   jsiiVersion: '~6.0.0',
@@ -28,6 +35,10 @@ const project = new cdk8s.ConstructLibraryCdk8s({
     'protobufjs@^7.4.0',
     'smol-toml@^1.3.0',
     'cdk8s-cli@^2.200.0',
+    // The strict per-release schemas of the tests (test/util/k8s-schema.ts) are built from the
+    // jsii assemblies (.jsii) of these packages: cdk8s-plus-XX types every object of Kubernetes
+    // 1.XX (cdk8s-plus-27, the peer dependency, gives 1.27). Never imported by src/.
+    ...[28, 29, 30, 31, 32, 33, 34].map((minor) => `cdk8s-plus-${minor}@^${CDK8S_PLUS_VERSIONS[minor]}`),
   ],
 
   // Snapshots must be able to fail: `test` runs `jest --ci`, `test:update` rewrites on purpose.
@@ -88,5 +99,18 @@ bench.exec('node --expose-gc .bench/bench.js', { receiveArgs: true });
 for (const pattern of ['/examples/', '/bench/', '/.bench/', '/.ci/', '/scripts/', '/.consumer-test/']) {
   project.addPackageIgnore(pattern);
 }
+
+// npm 11 blocks dependencies' install scripts unless package.json `allowScripts` covers them,
+// and warns about each uncovered one on every install. None of these is needed (the tests pass
+// without them): record the denial so `npm ci` is quiet. @parcel/watcher (jest-haste-map, optional)
+// would build a native file watcher from source when no prebuilt one fits, backport (an optional
+// dependency of cdk8s-plus-XX) runs its own post-install step, protobufjs checks the version
+// scheme of its dependents.
+project.package.addField('allowScripts', { '@parcel/watcher': false, 'backport': false, 'protobufjs': false });
+
+// jsii prints a large end-of-life banner on Node 20 (EOL 2026-04-30) on every run (the
+// consumer test runs jsii, jsii-docgen and jsii-pacmak). Node 20 still builds and tests the
+// project (README: Quick start); the banner stays for any other unsupported version.
+project.tasks.addEnvironment('JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION', '20');
 
 project.synth();
