@@ -100,8 +100,8 @@ for (const pattern of ['/examples/', '/bench/', '/.bench/', '/.ci/', '/scripts/'
   project.addPackageIgnore(pattern);
 }
 
-// npm 11 blocks dependencies' install scripts unless package.json `allowScripts` covers them,
-// and warns about each uncovered one on every install. None of these is needed (the tests pass
+// npm 11.16+ warns about (npm 12 skips) dependency install scripts that package.json `allowScripts`
+// does not cover, on every install. None of these is needed (the tests pass
 // without them): record the denial so `npm ci` is quiet. @parcel/watcher (jest-haste-map, optional)
 // would build a native file watcher from source when no prebuilt one fits, backport (an optional
 // dependency of cdk8s-plus-XX) runs its own post-install step, protobufjs checks the version

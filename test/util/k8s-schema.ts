@@ -134,7 +134,7 @@ interface TypeRef {
   readonly union?: { readonly types: TypeRef[] };
 }
 
-/** The JSON name a `@schema` doc tag gives: 'io.k8s.api.core.v1.Container#restartPolicy' -> 'restartPolicy'. */
+/** The `@schema` doc tag: 'io.k8s.api.core.v1.Container' (a type), 'io.k8s.api.core.v1.Container#restartPolicy' (a property: its JSON name after '#'). */
 function schemaTag(docs: any, what: string): string {
   const tag = docs?.custom?.schema;
   if (typeof tag !== 'string') {
