@@ -1,10 +1,5 @@
 import { cdk8s, javascript } from 'projen';
 
-/** The cdk8s-plus-XX versions whose assemblies the schema tests read (the newest of each line). */
-const CDK8S_PLUS_VERSIONS: Record<number, string> = {
-  28: '2.5.6', 29: '2.6.0', 30: '2.4.10', 31: '2.6.43', 32: '2.5.92', 33: '2.5.57', 34: '2.0.54',
-};
-
 const project = new cdk8s.ConstructLibraryCdk8s({
   name: 'cdk8s-sidecars',
   description:
@@ -38,7 +33,13 @@ const project = new cdk8s.ConstructLibraryCdk8s({
     // The strict per-release schemas of the tests (test/util/k8s-schema.ts) are built from the
     // jsii assemblies (.jsii) of these packages: cdk8s-plus-XX types every object of Kubernetes
     // 1.XX (cdk8s-plus-27, the peer dependency, gives 1.27). Never imported by src/.
-    ...[28, 29, 30, 31, 32, 33, 34].map((minor) => `cdk8s-plus-${minor}@^${CDK8S_PLUS_VERSIONS[minor]}`),
+    'cdk8s-plus-28@^2.5.6',
+    'cdk8s-plus-29@^2.6.0',
+    'cdk8s-plus-30@^2.4.10',
+    'cdk8s-plus-31@^2.6.43',
+    'cdk8s-plus-32@^2.5.92',
+    'cdk8s-plus-33@^2.5.57',
+    'cdk8s-plus-34@^2.0.54',
   ],
 
   // Snapshots must be able to fail: `test` runs `jest --ci`, `test:update` rewrites on purpose.
