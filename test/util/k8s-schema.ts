@@ -152,12 +152,11 @@ interface Built {
 }
 
 function gvkKey(apiVersion: string, kind: string): string {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0 ? `/${apiVersion}/${kind}` : `${apiVersion.slice(0, slash)}/${apiVersion.slice(slash + 1)}/${kind}`;
+  return `${apiVersion.includes('/') ? '' : '/'}${apiVersion}/${kind}`;
 }
 
-/** Builds the definitions of one assembly (package directory). Exported for the tests. */
-export function buildDefinitions(dir: string): Built {
+/** Builds the definitions of one assembly (package directory). */
+function buildDefinitions(dir: string): Built {
   const assembly = JSON.parse(fs.readFileSync(path.join(dir, '.jsii'), 'utf-8'));
   const prefix = `${assembly.name}.k8s.`;
   const types: any[] = Object.values(assembly.types).filter((t: any) => t.fqn.startsWith(prefix));
@@ -302,22 +301,29 @@ function workerCache(): Map<string, Release> {
 
 const BUILDER_HASH = crypto.createHash('sha256').update(fs.readFileSync(__filename)).digest('hex').slice(0, 12);
 
+/** release -> its Release, for this module instance (spares the cache key's file read). */
+const loadedHere = new Map<string, Release>();
+
 function loadRelease(release: string): Release {
+  const here = loadedHere.get(release);
+  if (here) {
+    return here;
+  }
   const dir = packageDir(PACKAGE_FOR.get(release)!);
   const { name, version } = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf-8'));
   const cacheKey = `${name}@${version}#${BUILDER_HASH}`;
   const cache = workerCache();
-  const cached = cache.get(cacheKey);
-  if (cached) {
-    return cached;
+  let loaded = cache.get(cacheKey);
+  if (!loaded) {
+    const built = buildDefinitions(dir);
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    ajv.addFormat('date-time', RFC3339);
+    const schemaId = `k8s-${name}.json`;
+    ajv.addSchema({ $id: schemaId, definitions: built.definitions }, schemaId);
+    loaded = { ...built, schemaId, ajv, validators: new Map() };
+    cache.set(cacheKey, loaded);
   }
-  const built = buildDefinitions(dir);
-  const ajv = new Ajv({ strict: false, allErrors: true });
-  ajv.addFormat('date-time', RFC3339);
-  const schemaId = `k8s-${name}.json`;
-  ajv.addSchema({ $id: schemaId, definitions: built.definitions }, schemaId);
-  const loaded: Release = { ...built, schemaId, ajv, validators: new Map() };
-  cache.set(cacheKey, loaded);
+  loadedHere.set(release, loaded);
   return loaded;
 }
 
