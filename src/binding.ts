@@ -208,7 +208,9 @@ export class WorkloadBinding {
     recordWarnings(this.obj, []);
     if (errors.length > 0) return { manifest: base, errors };
     // `base` is a fresh object from toJson(): the engine may work on it in place.
-    const result = applySidecars(base, specs, { minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true, injected });
+    const result = applySidecars(base, specs, {
+      minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true, injected,
+    });
     if (result.errors.length > 0) return result;
     // Known bugs of the target's patch release, on the pod as emitted (src/known-bugs.ts).
     const findings = findKnownBugs(`'${this.obj.node.path}' (${describeObject(result.manifest)})`,
