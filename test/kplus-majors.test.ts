@@ -278,3 +278,27 @@ describe('the API without cdk8s-plus: plain objects of the library\'s own types'
     expect(graceWrittenByDefault(rawDeployment(new Chart(Testing.app(), 'x')))).toBeUndefined();
   });
 });
+
+test('the README\'s cdk8s-plus-34 example (section "cdk8s-plus majors"), written out, synthesizes in both layouts', () => {
+  for (const [version, native] of [['1.27', false], ['1.34', true]] as const) {
+    const app = Testing.app();
+    const chart = new Chart(app, 'shop');
+    const web = new kplus34.Deployment(chart, 'web', {
+      containers: [{ name: 'web', image: 'ghcr.io/example/web:1.0.0', args: ['--listen=127.0.0.1:8080'], ports: [{ number: 8080 }] }],
+    });
+    const creds = kplus34.Secret.fromSecretName(chart, 'creds', 'log-creds');
+    new WithLogAgent(chart, 'logs', {
+      workload: web,
+      kubernetesVersion: version,
+      resources: { cpu: { request: kplus34.Cpu.millis(50) }, memory: { limit: Size.mebibytes(128) } },
+      output: LogOutput.http({ host: 'logs.example.com', basicAuth: { username: { secret: creds, key: 'user' }, password: { secret: creds, key: 'password' } } }),
+    });
+    new WithTracer(chart, 'tracer', { workload: web, kubernetesVersion: version, exporterEndpoint: 'otel-collector.observability:4317', exporterTls: false });
+    const envoy = new WithEnvoy(chart, 'envoy', { workload: web, kubernetesVersion: version, appPort: 8080, tls: { secretName: 'web-tls' } });
+    new kplus34.Service(chart, 'web-svc', { selector: web, ports: [envoy.servicePort()] });
+    const manifests = Testing.synth(chart);
+    expectValidManifests(manifests, version);
+    const spec = manifests.find(m => m.kind === 'Deployment').spec.template.spec;
+    expect((spec.initContainers ?? []).filter((c: any) => c.restartPolicy === 'Always').length).toBe(native ? 3 : 0);
+  }
+});
