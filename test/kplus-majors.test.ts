@@ -4,7 +4,7 @@
  * layouts and checked against the schema of the major's own release; and what differs between
  * the majors' output (grace period, shareProcessNamespace, container restartPolicy).
  */
-import { ApiObject, Chart, Duration, Size, Testing } from 'cdk8s';
+import { ApiObject, Chart, Cron, Duration, Size, Testing } from 'cdk8s';
 import * as kplus27 from 'cdk8s-plus-27';
 import * as kplus28 from 'cdk8s-plus-28';
 import * as kplus29 from 'cdk8s-plus-29';
@@ -122,6 +122,28 @@ describe.each(MAJORS)('cdk8s-plus-%i', (major, kplus) => {
     const explicit = build(kplus, native, { grace: Duration.seconds(12) });
     expect(graceWrittenByDefault(explicit.web)).toBeUndefined();
     expect(() => Testing.synth(explicit.chart)).toThrow(/terminationGracePeriodSeconds is 12, but its sidecars need \d+/);
+  });
+});
+
+describe('every workload kind of every major is found and gets its sidecar', () => {
+  const KINDS = ['Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'Pod'];
+  test.each(MAJORS)('cdk8s-plus-%i', (major, kplus) => {
+    const chart = new Chart(Testing.app(), 'test');
+    for (const kind of KINDS) {
+      const containers = [{ name: 'app', image: 'nginx', ports: [{ number: 8080 }] }];
+      const props = kind === 'CronJob' ? { containers, schedule: Cron.daily() } : { containers };
+      const workload = new kplus[kind](chart, kind.toLowerCase(), props);
+      new WithLogAgent(chart, `logs-${kind.toLowerCase()}`, { workload, kubernetesVersion: '1.29' });
+    }
+    const manifests = Testing.synth(chart);
+    expectValidManifests(manifests, '1.29');
+    const pods = manifests.filter(m => KINDS.includes(m.kind)).map(m => [m.kind, m.kind === 'Pod' ? m.spec
+      : m.kind === 'CronJob' ? m.spec.jobTemplate.spec.template.spec : m.spec.template.spec]);
+    expect(pods.map(([kind]) => kind).sort()).toEqual([...KINDS].sort());
+    for (const [kind, spec] of pods) {
+      const agent = (spec.initContainers ?? []).find((c: any) => c.name === 'log-agent');
+      expect([major, kind, agent?.restartPolicy]).toEqual([major, kind, 'Always']);
+    }
   });
 });
 
