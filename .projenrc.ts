@@ -85,6 +85,8 @@ project.testTask.exec('tsc --project examples/tsconfig.json');
 // Rewriting snapshots is a separate, deliberate command (it also writes new ones).
 project.tasks.tryFind('test:update')?.reset('jest -u --ci=false', { receiveArgs: true });
 project.eslint?.addLintPattern('examples');
+// The example app is a user's app, built on cdk8s-plus-27 (a devDependency of the library, not a peer).
+project.eslint?.allowDevDeps('examples/**');
 
 // The consumer test: the `npm pack` tarball, installed with the README's command into a fresh
 // strict cdk8s TypeScript app, type-checks and synthesizes (needs the npm registry).
