@@ -67,6 +67,14 @@ const project = new cdk8s.ConstructLibraryCdk8s({
 project.testTask.reset('jest --ci', { receiveArgs: true });
 project.testTask.spawn(project.tasks.tryFind('eslint')!);
 project.testTask.exec('tsc --project examples/tsconfig.json');
+// Every TypeScript snippet of README.md, CONTRIBUTING.md, docs/*.md and the TSDoc @examples (what
+// API.md shows) type-checks against the library (scripts/check-snippets.ts; fragments that are
+// not meant to compile say so with ```ts nocompile). A snippet that does not compile fails the build.
+const snippets = project.addTask('test:snippets', {
+  description: 'Type-checks every TypeScript snippet of the README, docs/ and the TSDoc examples against the library',
+  exec: 'ts-node --transpile-only --project projenrc/tsconfig.json scripts/check-snippets.ts',
+});
+project.testTask.spawn(snippets);
 // Rewriting snapshots is a separate, deliberate command (it also writes new ones).
 project.tasks.tryFind('test:update')?.reset('jest -u --ci=false', { receiveArgs: true });
 project.eslint?.addLintPattern('examples');
