@@ -81,7 +81,7 @@ export function workloadApiObject(owner: string, workload: IConstruct): ApiObjec
   if (!obj) {
     throw new Error(
       `${owner}: workload '${workload.node.path}' is neither a cdk8s-plus workload nor a cdk8s ApiObject. ` +
-      `Pass a cdk8s-plus-27 Deployment, StatefulSet, DaemonSet, Job, CronJob or Pod, or an ApiObject of kind ${SUPPORTED_KINDS.join(', ')}.`,
+      `Pass a Deployment, StatefulSet, DaemonSet, Job, CronJob or Pod of cdk8s-plus (any major, 27 to 34), or an ApiObject of kind ${SUPPORTED_KINDS.join(', ')}.`,
     );
   }
   if (!SUPPORTED_KINDS.includes(obj.kind)) {
@@ -208,7 +208,9 @@ export class WorkloadBinding {
     recordWarnings(this.obj, []);
     if (errors.length > 0) return { manifest: base, errors };
     // `base` is a fresh object from toJson(): the engine may work on it in place.
-    const result = applySidecars(base, specs, { minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true, injected });
+    const result = applySidecars(base, specs, {
+      minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true, injected,
+    });
     if (result.errors.length > 0) return result;
     // Known bugs of the target's patch release, on the pod as emitted (src/known-bugs.ts).
     const findings = findKnownBugs(`'${this.obj.node.path}' (${describeObject(result.manifest)})`,

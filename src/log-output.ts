@@ -1,13 +1,13 @@
-import { SecretValue } from 'cdk8s-plus-27';
+import { SecretKeyReference } from './secret-ref';
 
 /**
  * Basic authentication, from a Secret only.
  */
 export interface BasicAuth {
   /** The user name. */
-  readonly username: SecretValue;
+  readonly username: SecretKeyReference;
   /** The password. */
-  readonly password: SecretValue;
+  readonly password: SecretKeyReference;
 }
 
 /** Options of a network destination. */
@@ -42,7 +42,7 @@ export interface HttpOutputOptions extends LogDestinationOptions {
    * Headers whose values come from Secrets (e.g. `Authorization`). Names are HTTP tokens.
    * @default - none
    */
-  readonly secretHeaders?: { [name: string]: SecretValue };
+  readonly secretHeaders?: { [name: string]: SecretKeyReference };
   /**
    * Basic authentication.
    * @default - none
@@ -207,12 +207,12 @@ const SECRET_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-
 /** A key of a Secret's data (Kubernetes `IsConfigMapKey`). */
 const SECRET_KEY = /^[-._a-zA-Z0-9]{1,253}$/;
 
-function ref(factory: string, what: string, v: SecretValue): SecretRef {
+function ref(factory: string, what: string, v: SecretKeyReference): SecretRef {
   const secretName = v?.secret?.name ?? '';
   const key = v?.key ?? '';
   if (!SECRET_NAME.test(secretName)) {
     refuse(factory, `${what}: Secret name`, secretName, 'is not the name of a Secret (a DNS subdomain: lower-case letters, digits, ' +
-      "'-' and '.'); the API server rejects such a reference. Give the Secret's name, e.g. kplus.Secret.fromSecretName(scope, 'id', 'log-creds')");
+      "'-' and '.'); the API server rejects such a reference. Give the Secret's name, e.g. { name: 'log-creds' } or kplus.Secret.fromSecretName(scope, 'id', 'log-creds')");
   }
   if (!SECRET_KEY.test(key)) {
     refuse(factory, `${what}: key`, key, "is not a key of a Secret's data (letters, digits, '-', '_' and '.'); the API server rejects " +
