@@ -8,9 +8,9 @@ import { ApiObject, App, Chart, Include, JsonPatch, Testing, Yaml } from 'cdk8s'
 import * as kplus from 'cdk8s-plus-27';
 import { parseAllDocuments } from 'yaml';
 import { LogOutput, WithEnvoy, WithLogAgent, WithTracer } from '../src';
-import { applySidecars } from '../src/engine/pod-template';
 import { containerOf, kplusWorkload, layoutOf, manifestOf, newChart, podSpecOf, rawDeployment } from './util/fixtures';
 import { expectValidManifests } from './util/k8s-schema';
+import { applySidecars } from '../src/engine/pod-template';
 
 function nativeApp(outdir?: string) {
   const app = outdir ? new App({ outdir }) : Testing.app();
@@ -240,12 +240,23 @@ describe('a constructor that throws leaves nothing behind', () => {
 describe('the engine caches a placed container only for a frozen spec', () => {
   test('a spec changed between two applySidecars calls gives the changed container', () => {
     const spec: any = {
-      owner: 'x', kind: 'X', rank: 1, layout: 'NATIVE', allowLegacyOnJob: false,
+      owner: 'x',
+      kind: 'X',
+      rank: 1,
+      layout: 'NATIVE',
+      allowLegacyOnJob: false,
       container: {
-        name: 'side', image: 'a:1', resources: { limits: { cpu: '100m', memory: '64Mi' }, requests: { cpu: '10m', memory: '64Mi' } },
-        securityContext: { runAsNonRoot: true, runAsUser: 101 }, startupProbe: { httpGet: { path: '/', port: 9000 } },
+        name: 'side',
+        image: 'a:1',
+        resources: { limits: { cpu: '100m', memory: '64Mi' }, requests: { cpu: '10m', memory: '64Mi' } },
+        securityContext: { runAsNonRoot: true, runAsUser: 101 },
+        startupProbe: { httpGet: { path: '/', port: 9000 } },
       },
-      volumes: [], appMounts: [], appEnv: [], podAnnotations: {}, shutdown: { stopSeconds: 1, appShutdownSeconds: 10 },
+      volumes: [],
+      appMounts: [],
+      appEnv: [],
+      podAnnotations: {},
+      shutdown: { stopSeconds: 1, appShutdownSeconds: 10 },
     };
     const pod = () => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'app', image: 'app:1' }] } });
     const first = applySidecars(pod(), [spec], { minor: 29, gate: false });
