@@ -6,7 +6,7 @@ import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } fr
 import { KUBERNETES_DEFAULT_GRACE_SECONDS, restrictedSecurityContext } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, SidecarSpec } from './engine/spec';
 import { checkDnsLabel, durationSeconds, quantity } from './private/checks';
-import { ResolvedTarget, SidecarTargetOptions, resolveTarget } from './settings';
+import { KUBERNETES_VERSION_ENV, ResolvedTarget, SidecarTargetOptions, VersionSource, resolveTarget } from './settings';
 import { SidecarLayout, formatVersion } from './target';
 
 /**
@@ -124,6 +124,14 @@ export interface AgentDescription {
   readonly hold?: HoldSpec;
 }
 
+/** Where a target came from, for messages. */
+const SOURCE_TEXT: Record<VersionSource, string> = {
+  prop: 'its kubernetesVersion prop',
+  env: `the environment variable ${KUBERNETES_VERSION_ENV}`,
+  configure: 'Sidecars.configure() on an enclosing scope',
+  default: 'the default',
+};
+
 /**
  * The base of every sidecar construct: target resolution, the container, config volume and
  * checksum built from the agent's description, and the binding to the workload. A subclass checks
@@ -149,7 +157,7 @@ export abstract class SidecarBase extends Construct {
   /** The spec per layout: derived from the frozen agent, so never stale. */
   private readonly specs = new Map<string, SidecarSpec>();
   /** The layout once read through `layout` (a later change of the target is an error). */
-  private layoutRead?: { readonly layout: SidecarLayout; readonly version: string };
+  private layoutRead?: { readonly layout: SidecarLayout; readonly version: string; readonly source: string };
 
   protected constructor(scope: Construct, id: string, props: SidecarProps, private readonly defaultContainerName: string) {
     super(scope, id);
@@ -169,8 +177,9 @@ export abstract class SidecarBase extends Construct {
    * cannot run the requested mode.
    */
   public get layout(): SidecarLayout {
-    const layout = this.decide().decision.layout!;
-    this.layoutRead ??= { layout, version: this.targetVersion };
+    const t = this.decide();
+    const layout = t.decision.layout!;
+    this.layoutRead ??= { layout, version: formatVersion(t.version), source: SOURCE_TEXT[t.source] };
     return layout;
   }
 
@@ -269,9 +278,10 @@ export abstract class SidecarBase extends Construct {
     const read = this.layoutRead;
     if (read && read.layout !== layout) {
       throw new Error(
-        `${this.describe()}: its layout was read as ${read.layout} (target ${read.version}) in your code, but the target is now ` +
-        `${formatVersion(target.version)}, which makes it ${layout}: code that branched on \`layout\` would be wrong. ` +
-        'Set the target (Sidecars.configure or kubernetesVersion) before reading `layout`.',
+        `${this.describe()}: \`layout\` was read as ${read.layout} (Kubernetes ${read.version}, from ${read.source}), but at synthesis ` +
+        `the target is Kubernetes ${formatVersion(target.version)} from ${SOURCE_TEXT[target.source]}, which makes it ${layout}: code ` +
+        'that branched on `layout` would be wrong. Set the target (Sidecars.configure, kubernetesVersion or the environment) ' +
+        'before reading `layout`, or branch at synthesis instead.',
       );
     }
     const agent = this.attached;
