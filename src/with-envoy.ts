@@ -4,12 +4,10 @@ import { Construct } from 'constructs';
 import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, renderEnvoyConfigFiles } from './agents/envoy-bootstrap';
 import { podTemplateOf } from './engine/pod-template';
 import { Json, RANK } from './engine/spec';
-import { DEFAULT_IMAGES } from './images';
-import { checkDnsLabel, checkImage, checkInteger, checkPort, checkSecretName, durationSeconds, isHost, positiveSeconds } from './private/checks';
+import { ENVOY_IMAGE } from './images';
+import { checkDnsLabel, checkImage, checkInteger, checkListenPort, checkPort, checkSecretName, durationSeconds, isHost, positiveSeconds } from './private/checks';
 import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
 
-/** The default Envoy image (pinned). `drain_listeners?inboundonly&graceful` needs Envoy 1.34 or later. */
-export const ENVOY_IMAGE = DEFAULT_IMAGES.envoy.image;
 
 /** The uid of the `envoy` user in the envoyproxy/envoy images (their entrypoint's `ENVOY_UID`). */
 export const ENVOY_UID = 101;
@@ -504,13 +502,7 @@ function checkPorts(who: string, appPort: number, bound: Array<[string, number]>
   checkPort(who, 'appPort', appPort);
   const all: Array<[string, number]> = [['appPort', appPort], ...bound];
   for (const [prop, port] of bound) {
-    checkPort(who, prop, port);
-    if (port < 1024) {
-      throw new Error(
-        `${who}: ${prop} ${port} is below 1024, which a non-root Envoy without NET_BIND_SERVICE cannot bind; ` +
-        'use a port from 1024 up (a Service can still expose 443 or 80: see servicePort()).',
-      );
-    }
+    checkListenPort(who, prop, port, 'use a port from 1024 up (a Service can still expose 443 or 80: see servicePort())');
   }
   for (let i = 0; i < all.length; i++) {
     for (let j = i + 1; j < all.length; j++) {

@@ -1,11 +1,10 @@
 import { Duration } from 'cdk8s';
 import { SecretValue } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
-import {
-  OTEL_COLLECTOR_IMAGE, OTEL_COLLECTOR_UID, drainBoundSeconds, renderOtelCollectorConfig,
-} from './agents/otel-collector';
+import { OTEL_COLLECTOR_UID, drainBoundSeconds, renderOtelCollectorConfig } from './agents/otel-collector';
 import { Json, RANK } from './engine/spec';
-import { checkImage, checkListenPort, checkPort, durationSeconds } from './private/checks';
+import { OTEL_COLLECTOR_IMAGE } from './images';
+import { checkImage, checkListenPort, checkPort, durationSeconds, isHost, isSecretKey, isSecretName } from './private/checks';
 import { SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
 /**
@@ -89,7 +88,7 @@ export interface WithTracerProps extends SidecarProps {
    * memory_limiter, batch and resource processors and the health_check extension works
    * (core `otel/opentelemetry-collector`, `otel/opentelemetry-collector-contrib`,
    * `otel/opentelemetry-collector-k8s`). Only `args` is set, so the image's own entrypoint runs.
-   * @default WithTracer.DEFAULT_IMAGE
+   * @default OTEL_COLLECTOR_IMAGE
    */
   readonly image?: string;
 
@@ -181,8 +180,11 @@ const WORKLOAD_ATTRIBUTE: Record<string, string | undefined> = {
  * alive while the app shuts down.
  */
 export class WithTracer extends SidecarBase {
-  /** The default collector image (the core distribution, pinned). */
-  public static readonly DEFAULT_IMAGE = OTEL_COLLECTOR_IMAGE;
+  /**
+   * The default collector image (the core distribution, pinned).
+   * @deprecated use `OTEL_COLLECTOR_IMAGE`, named like the other agents' default images
+   */
+  public static readonly DEFAULT_IMAGE: string = OTEL_COLLECTOR_IMAGE;
 
   /** Where the agent exports to (`host:port`). */
   public readonly exporterEndpoint: string;
@@ -327,8 +329,6 @@ function encodeAttributeValue(value: string): string {
   return encodeURIComponent(value);
 }
 
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
-const IPV6 = /^\[[0-9A-Fa-f:.]+\]$/;
 
 function checkEndpoint(who: string, endpoint: string | undefined): string {
   const example = "e.g. 'otel-collector.observability:4317'";
@@ -347,7 +347,7 @@ function checkEndpoint(who: string, endpoint: string | undefined): string {
     throw new Error(`${who}: exporterEndpoint '${endpoint}' is not host:port (the port is required); use ${example}.`);
   }
   const [, host, portText] = m;
-  if (!(HOST.test(host) || IPV6.test(host)) || host.length > 253) {
+  if (!isHost(host, { allowIpv6: true })) {
     throw new Error(
       `${who}: exporterEndpoint '${endpoint}' has an invalid host '${host}'; use a DNS name or an IP address ` +
       `(IPv6 in brackets) followed by ':port', ${example}.`,
@@ -420,6 +420,13 @@ function headerEnv(who: string, headers: { [name: string]: SecretValue }): Heade
     const value = headers[header];
     if (!value || !value.secret || typeof value.key !== 'string' || value.key === '') {
       throw new Error(`${who}: exporterHeaders '${header}' needs a SecretValue ({ secret, key }); values come only from Secrets.`);
+    }
+    if (!isSecretName(value.secret.name) || !isSecretKey(value.key)) {
+      throw new Error(
+        `${who}: exporterHeaders '${header}' refers to Secret '${value.secret.name}' key '${value.key}', which is not a Secret name ` +
+        "(lower-case letters, digits, '-' and '.') and key (letters, digits, '-', '_' and '.'); the API server rejects such a " +
+        "reference. Give e.g. { secret: kplus.Secret.fromSecretName(scope, 'id', 'otel-auth'), key: 'token' }.",
+      );
     }
     out.push({ header, env, secretName: value.secret.name, key: value.key });
   }
