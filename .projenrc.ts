@@ -12,8 +12,10 @@ const project = new cdk8s.ConstructLibraryCdk8s({
   defaultReleaseBranch: 'main',
   packageManager: javascript.NodePackageManager.NPM,
   projenrcTs: true,
+  // jsii and jsii-rosetta need Node >= 20.16.0 (their `engines`); the rest of the toolchain less.
+  minNodeVersion: '20.16.0',
 
-  // Toolchain (see ../shared/SIDECARS.md §8)
+  // Toolchain (see SIDECARS.md §8 in the team's facts sheet)
   cdk8sVersion: '2.70.106',
   constructsVersion: '10.3.0',
   jsiiVersion: '~6.0.0',
@@ -30,6 +32,16 @@ const project = new cdk8s.ConstructLibraryCdk8s({
     'cdk8s-cli@^2.200.0',
     // CEL evaluator (CommonJS build) for the NativeSidecarGuard's expressions (test/guard.test.ts)
     '@bufbuild/cel@^0.6.1',
+    // The strict per-release schemas of the tests (test/util/k8s-schema.ts) are built from the
+    // jsii assemblies (.jsii) of these packages: cdk8s-plus-XX types every object of Kubernetes
+    // 1.XX (cdk8s-plus-27, the peer dependency, gives 1.27). Never imported by src/.
+    'cdk8s-plus-28@^2.5.6',
+    'cdk8s-plus-29@^2.6.0',
+    'cdk8s-plus-30@^2.4.10',
+    'cdk8s-plus-31@^2.6.43',
+    'cdk8s-plus-32@^2.5.92',
+    'cdk8s-plus-33@^2.5.57',
+    'cdk8s-plus-34@^2.0.54',
   ],
 
   // Snapshots must be able to fail: `test` runs `jest --ci`, `test:update` rewrites on purpose.
@@ -90,5 +102,18 @@ bench.exec('node --expose-gc .bench/bench.js', { receiveArgs: true });
 for (const pattern of ['/examples/', '/bench/', '/.bench/', '/.ci/', '/scripts/', '/.consumer-test/']) {
   project.addPackageIgnore(pattern);
 }
+
+// npm 11.16+ warns about (npm 12 skips) dependency install scripts that package.json `allowScripts`
+// does not cover, on every install. None of these is needed (the tests pass
+// without them): record the denial so `npm ci` is quiet. @parcel/watcher (jest-haste-map, optional)
+// would build a native file watcher from source when no prebuilt one fits, backport (an optional
+// dependency of cdk8s-plus-XX) runs its own post-install step, protobufjs checks the version
+// scheme of its dependents.
+project.package.addField('allowScripts', { '@parcel/watcher': false, 'backport': false, 'protobufjs': false });
+
+// jsii prints a large end-of-life banner on Node 20 (EOL 2026-04-30) on every run (the
+// consumer test runs jsii, jsii-docgen and jsii-pacmak). Node 20 still builds and tests the
+// project (README: Quick start); the banner stays for any other unsupported version.
+project.tasks.addEnvironment('JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION', '20');
 
 project.synth();

@@ -84,14 +84,31 @@ const FLUENT_BIT_CONF = `[SERVICE]
 `;
 
 function otelConfig(): string {
-  const pipeline = `      receivers:
+  const pipeline = (signal: string) => `      receivers:
         - otlp
       processors:
         - memory_limiter
         - resource
         - batch
       exporters:
-        - otlp
+        - otlp/${signal}
+`;
+  // One exporter per signal: the collector stops them one after another, so their timeouts share drainTime (10 s).
+  const exporter = (signal: string, timeout: number) => `  otlp/${signal}:
+    endpoint: otel-collector.observability:4317
+    tls:
+      insecure: true
+    timeout: ${timeout}s
+    sending_queue:
+      enabled: true
+      sizer: requests
+      num_consumers: 10
+      queue_size: 10
+    retry_on_failure:
+      enabled: true
+      initial_interval: 1s
+      max_interval: 10s
+      max_elapsed_time: 60s
 `;
   return `extensions:
   health_check:
@@ -131,21 +148,7 @@ processors:
     send_batch_size: 512
     send_batch_max_size: 1024
 exporters:
-  otlp:
-    endpoint: otel-collector.observability:4317
-    tls:
-      insecure: true
-    timeout: 5s
-    sending_queue:
-      enabled: true
-      num_consumers: 10
-      queue_size: 10
-    retry_on_failure:
-      enabled: true
-      initial_interval: 1s
-      max_interval: 10s
-      max_elapsed_time: 60s
-service:
+${exporter('traces', 4)}${exporter('metrics', 3)}${exporter('logs', 3)}service:
   extensions:
     - health_check
   telemetry:
@@ -153,9 +156,9 @@ service:
       level: none
   pipelines:
     traces:
-${pipeline}    metrics:
-${pipeline}    logs:
-${pipeline}`;
+${pipeline('traces')}    metrics:
+${pipeline('metrics')}    logs:
+${pipeline('logs')}`;
 }
 
 function envoyBootstrap(deploymentName: string, appPort: number): string {
@@ -326,7 +329,8 @@ export function handWrittenDeployment(
 
   // Fluent Bit.
   const logsConfigVolume = kplus.Volume.fromConfigMap(logsGroup, 'volume', logsConfig.cm, { name: 'log-agent-config' });
-  const sleep = shell(`${BUSYBOX} sleep 10`);
+  // A plain delay: busybox sleep, no shell. Fluent Bit stops reading at SIGTERM: 2 s more for the app's last line.
+  const sleep = (seconds: number) => kplus.Handler.fromCommand([BUSYBOX, 'sleep', String(seconds)]);
   deployment.addContainer({
     name: 'log-agent',
     image: 'fluent/fluent-bit:3.2.10',
@@ -340,7 +344,7 @@ export function handWrittenDeployment(
     },
     ports: [{ number: 2020, name: 'fb-http', protocol: kplus.Protocol.TCP }],
     startup: httpProbe('/api/v1/health', 2020, 1, 30),
-    lifecycle: { preStop: sleep },
+    lifecycle: { preStop: sleep(12) },
     resources: resources(20, 200, 32, 128),
     securityContext: restricted(65532),
     volumeMounts: [
@@ -367,7 +371,7 @@ export function handWrittenDeployment(
     },
     ports: [{ number: 13133, name: 'otel-health', protocol: kplus.Protocol.TCP }],
     startup: httpProbe('/', 13133, 1, 30),
-    lifecycle: { preStop: sleep },
+    lifecycle: { preStop: sleep(10) },
     resources: resources(50, 500, 64, 128),
     securityContext: restricted(10001),
     volumeMounts: [{ volume: tracerVolume, path: '/etc/otelcol', readOnly: true }, toolsMount],

@@ -1,7 +1,8 @@
 import { Duration } from 'cdk8s';
-import { renderFluentBitConfig } from './agents/fluent-bit';
-import { FLUENTD_OUTPUT_PLUGIN, renderFluentdConfig } from './agents/fluentd';
-import { VectorUnsupportedOutputError, renderVectorConfig } from './agents/vector';
+import { fluentBitShutdown, renderFluentBitConfig } from './agents/fluent-bit';
+import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './agents/fluentd';
+import { ShutdownModel } from './agents/shutdown-model';
+import { VectorUnsupportedOutputError, renderVectorConfig, vectorShutdown } from './agents/vector';
 import { Json } from './engine/spec';
 import { FLUENTD_IMAGE, FLUENT_BIT_IMAGE, VECTOR_IMAGE } from './images';
 import { LogOutputConfig } from './log-output';
@@ -40,8 +41,8 @@ export interface LogAgentRendering {
   readonly healthPortName: string;
   /** Non-root uid the image runs as. */
   readonly uid: number;
-  /** Seconds the agent needs after SIGTERM to flush and exit. */
-  readonly stopSeconds: number;
+  /** The agent's shutdown (the model beside its renderer): stop time and read delay. */
+  readonly shutdown: ShutdownModel;
   /** Extra env (besides the output's secrets and the pod's identity). */
   readonly env: Json[];
   /**
@@ -68,8 +69,10 @@ export interface FluentBitOptions {
    */
   readonly flushInterval?: Duration;
   /**
-   * How long Fluent Bit keeps flushing after SIGTERM (`[SERVICE] Grace`). Counts toward the
-   * pod's grace period.
+   * How long Fluent Bit keeps flushing after SIGTERM (`[SERVICE] Grace`); keep it above
+   * `flushInterval`. Counts toward the pod's grace period, with a second to exit and, for a
+   * network output, a send in flight at the end (`net.connect_timeout` + `net.io_timeout`, 5 s
+   * each, noticed up to 2.5 s late each): 21 s by default, `stdout` 6 s.
    * @default Duration.seconds(5)
    */
   readonly grace?: Duration;
@@ -134,7 +137,8 @@ export interface FluentdOptions {
   /**
    * The time given to Fluentd after SIGTERM to flush its buffers (`flush_at_shutdown`) and
    * exit. Fluentd has no limit of its own: this is the share of the pod's grace period
-   * reserved for it, after which the kubelet kills it.
+   * reserved for it, after which the kubelet kills it. The output's connect, TLS and read (or
+   * request) timeouts share it, less a second to exit, so that one attempt always fits.
    * @default Duration.seconds(10)
    */
   readonly shutdownGrace?: Duration;
@@ -246,8 +250,7 @@ class FluentBitAgent extends LogAgent {
       healthPath: '/api/v1/health',
       healthPortName: 'fb-http',
       uid: 65532,
-      // Grace, plus a second to exit.
-      stopSeconds: graceSeconds + 1,
+      shutdown: fluentBitShutdown(graceSeconds, ctx.output.type),
       env: [],
       defaultResources: { cpuRequest: '20m', cpuLimit: '200m', memoryRequest: '32Mi', memoryLimit: '128Mi' },
     };
@@ -311,8 +314,7 @@ class VectorAgent extends LogAgent {
       healthPortName: 'vector-api',
       // `nonroot` of the distroless base image.
       uid: 65532,
-      // The limit, plus a second to exit.
-      stopSeconds: limitSeconds + 1,
+      shutdown: vectorShutdown(limitSeconds),
       env: [],
       defaultResources: { cpuRequest: '20m', cpuLimit: '250m', memoryRequest: '64Mi', memoryLimit: '256Mi' },
     };
@@ -357,6 +359,7 @@ class FluentdAgent extends LogAgent {
       filePattern: ctx.filePattern,
       posFile: `${ctx.logDirectory}/.fluentd-tail.pos`,
       flushIntervalSeconds: flushSeconds,
+      shutdownGraceSeconds: graceSeconds,
       monitorPort,
       output: ctx.output,
       secretVars: ctx.secretVars,
@@ -372,7 +375,7 @@ class FluentdAgent extends LogAgent {
       healthPortName: 'fluentd-mon',
       // The image's `fluent` system user.
       uid: 999,
-      stopSeconds: graceSeconds,
+      shutdown: fluentdShutdown(graceSeconds, ctx.output),
       env: [],
       // The supervisor opens its socket (and chunk backups go) under Dir.tmpdir.
       scratchDirectory: '/tmp',

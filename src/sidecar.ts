@@ -3,7 +3,7 @@ import { ApiObject, Chart, Duration } from 'cdk8s';
 import { ContainerResources } from 'cdk8s-plus-27';
 import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
-import { KUBERNETES_DEFAULT_GRACE_SECONDS, restrictedSecurityContext } from './engine/shutdown';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS, restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, SidecarSpec } from './engine/spec';
 import { checkDnsLabel, durationSeconds, quantity } from './private/checks';
 import { KUBERNETES_VERSION_ENV, ResolvedTarget, SidecarTargetOptions, VersionSource, resolveTarget } from './settings';
@@ -116,8 +116,11 @@ export interface AgentDescription {
   readonly appPorts?: number[];
   /** Env added to every app container. */
   readonly appEnv?: Json[];
-  /** Seconds the agent needs after SIGTERM to flush and exit. */
-  readonly stopSeconds: number;
+  /**
+   * The agent's stop time: seconds it needs after SIGTERM to flush and exit, and how long it must
+   * keep reading after the app's last write (the shutdown model beside its renderer, src/agents/).
+   */
+  readonly shutdown: { readonly stopSeconds: number; readonly readAfterAppExitSeconds: number };
   /** POSTs to localhost at preStop, in both layouts. */
   readonly preStopPosts?: string[];
   /** Legacy only: hold the app until the agent is ready. */
@@ -191,6 +194,14 @@ export abstract class SidecarBase extends Construct {
   }
 
   /**
+   * The agent as attached (frozen; undefined before `_attach`), for tests.
+   * @internal
+   */
+  public get _agent(): AgentSpec | undefined {
+    return this.attached;
+  }
+
+  /**
    * How messages name this construct, e.g. `WithLogAgent 'chart/logs'`.
    */
   protected describe(): string {
@@ -245,7 +256,7 @@ export abstract class SidecarBase extends Construct {
       appMounts,
       appEnv: agent.appEnv ?? [],
       podAnnotations: config?.annotations ?? {},
-      shutdown: { stopSeconds: agent.stopSeconds, appShutdownSeconds: this.appShutdownSeconds(), preStopPosts: agent.preStopPosts },
+      shutdown: { ...shutdownOf(agent.shutdown), appShutdownSeconds: this.appShutdownSeconds(), preStopPosts: agent.preStopPosts },
       hold: agent.hold,
     });
     this._bind({ node: this.node, renderSidecar: () => this.renderSidecar() });

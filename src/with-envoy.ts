@@ -2,6 +2,7 @@ import { Duration } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, renderEnvoyConfigFiles } from './agents/envoy-bootstrap';
+import { envoyShutdown } from './agents/envoy-shutdown';
 import { podTemplateOf } from './engine/pod-template';
 import { Json, RANK } from './engine/spec';
 import { ENVOY_IMAGE } from './images';
@@ -250,8 +251,6 @@ const DEFAULTS = {
 /** The readiness path of the health listener. */
 export const ENVOY_HEALTH_PATH = '/ready';
 
-/** Seconds Envoy needs to exit after SIGTERM (it closes at once; the drain happens before). */
-const EXIT_SECONDS = 1;
 
 const CONFIG_DIRECTORY = '/etc/envoy/config';
 const TLS_DIRECTORY = '/etc/envoy/tls';
@@ -321,8 +320,24 @@ export class WithEnvoy extends SidecarBase {
     const concurrency = props.concurrency ?? DEFAULTS.concurrency;
     checkInteger(who, 'concurrency', concurrency, 1, 64, 'a number of worker threads', 'e.g. 2');
     const resources = this._resources({ cpuRequest: '100m', cpuLimit: '1000m', memoryRequest: '64Mi', memoryLimit: '256Mi' });
-    const files = renderEnvoyConfigFiles({
-      ...this.ports(props, upstreams),
+    const files = this.renderConfig(props, upstreams, times, trustedProxyHops, resources);
+    // The app's side, seen in the workload's own pod template at synthesis (containers can be
+    // added to a cdk8s-plus workload after this constructor).
+    const appListensOnPodIp = props.appListensOnPodIp ?? false;
+    this.node.addValidation({ validate: () => checkAppContainers(who, this.appPort, appListensOnPodIp, ownPodSpec(this.workloadObject)) });
+    this._attach(this.describeAgent(props, { files, resources, upstreams, drainSeconds: times.drainSeconds, concurrency }));
+  }
+
+  /** Envoy's bootstrap and its xDS files, from checked values. */
+  private renderConfig(
+    props: WithEnvoyProps, upstreams: OutboundRoute[], times: ReturnType<typeof checkTimes>, trustedProxyHops: number, resources: Json,
+  ): Record<string, string> {
+    return renderEnvoyConfigFiles({
+      adminPort: this.adminPort,
+      listenerPort: this.listenerPort,
+      appPort: this.appPort,
+      healthPort: this.healthPort,
+      upstreams,
       nodeId: this.workloadObject.name,
       nodeCluster: this.workloadObject.name,
       appProtocol: props.appProtocol === EnvoyAppProtocol.HTTP2 ? 'HTTP2' : 'HTTP1',
@@ -337,15 +352,6 @@ export class WithEnvoy extends SidecarBase {
       appIdleTimeoutSeconds: times.appIdleSeconds,
       maxHeapBytes: maxHeapBytes(resources.limits.memory),
     }).files;
-    // The app's side, seen in the workload's own pod template at synthesis (containers can be
-    // added to a cdk8s-plus workload after this constructor).
-    const appListensOnPodIp = props.appListensOnPodIp ?? false;
-    this.node.addValidation({ validate: () => checkAppContainers(who, this.appPort, appListensOnPodIp, ownPodSpec(this.workloadObject)) });
-    this._attach(this.describeAgent(props, { files, resources, upstreams, drainSeconds: times.drainSeconds, concurrency }));
-  }
-
-  private ports(props: WithEnvoyProps, upstreams: OutboundRoute[]) {
-    return { adminPort: this.adminPort, listenerPort: this.listenerPort, appPort: props.appPort, healthPort: this.healthPort, upstreams };
   }
 
   /** Envoy as data: every value here has been checked. */
@@ -399,7 +405,8 @@ export class WithEnvoy extends SidecarBase {
       ],
       localPorts: [this.adminPort, ...r.upstreams.map(u => u.localPort)],
       appPorts: [this.appPort],
-      stopSeconds: EXIT_SECONDS,
+      // Envoy exits at once on SIGTERM; the drain happens before (src/agents/envoy-shutdown.ts).
+      shutdown: envoyShutdown(),
       // Readiness drops first (the health listener answers 503), then the pod-facing listeners
       // drain for drainTime; outbound listeners (MODIFY_ONLY, OUTBOUND) are left alone.
       preStopPosts: [`${admin}/healthcheck/fail`, `${admin}/drain_listeners?inboundonly&graceful`],

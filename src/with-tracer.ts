@@ -1,11 +1,11 @@
 import { Duration } from 'cdk8s';
 import { SecretValue } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
-import { OTEL_COLLECTOR_UID, drainBoundSeconds, renderOtelCollectorConfig } from './agents/otel-collector';
+import { MIN_DRAIN_SECONDS, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShutdown, renderOtelCollectorConfig } from './agents/otel-collector';
 import { Json, RANK } from './engine/spec';
 import { OTEL_COLLECTOR_IMAGE } from './images';
 import { checkImage, checkListenPort, checkPort, durationSeconds, isHost, isSecretKey, isSecretName } from './private/checks';
-import { SidecarBase, SidecarProps, fieldEnv } from './sidecar';
+import { AgentDescription, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
 /**
  * The OTLP transport the app's SDK uses to reach the local agent
@@ -93,10 +93,12 @@ export interface WithTracerProps extends SidecarProps {
   readonly image?: string;
 
   /**
-   * The bound on the agent's drain after SIGTERM. Each export attempt times out after half of
-   * it, the exporter queue holds as many requests as it sends in parallel, and retries stop at
-   * shutdown, so even with an unreachable backend the agent exits within this time. Counts
-   * toward the pod's grace period (plus one second to exit). At least 2 seconds.
+   * The bound on the agent's drain after SIGTERM. The collector shuts its traces, metrics and
+   * logs exporters down one after another, so this time is split among them as their export
+   * timeouts (10 s: 4 + 3 + 3); each exporter's queue holds only as many requests as it sends in
+   * parallel, and retries stop at shutdown, so even with an unreachable backend the agent exits
+   * within this time. Counts toward the pod's grace period (plus one second to exit). At least
+   * 3 seconds (a second per signal).
    * @default Duration.seconds(10)
    */
   readonly drainTime?: Duration;
@@ -214,53 +216,88 @@ export class WithTracer extends SidecarBase {
       throw new Error(`${who}: healthPort ${healthPort} is taken by the agent's OTLP receivers (${GRPC_PORT}, ${HTTP_PORT}); choose another port.`);
     }
     const drainSeconds = durationSeconds(who, 'drainTime', props.drainTime, DEFAULT_DRAIN_SECONDS);
-    if (drainSeconds < 2) {
-      throw new Error(`${who}: drainTime ${drainSeconds}s is too short: each export attempt gets half of it; use at least Duration.seconds(2).`);
+    if (drainSeconds < MIN_DRAIN_SECONDS) {
+      throw new Error(
+        `${who}: drainTime ${drainSeconds}s is too short: it is split among the traces, metrics and logs exporters, which ` +
+        `the collector stops one after another, and each export attempt needs a second; use at least Duration.seconds(${MIN_DRAIN_SECONDS}).`,
+      );
     }
-    const exportTimeoutSeconds = Math.floor(drainSeconds / 2);
     const headers = headerEnv(who, props.exporterHeaders ?? {});
     const userAttributes = checkResourceAttributes(who, props.resourceAttributes ?? {});
     const image = props.image ?? OTEL_COLLECTOR_IMAGE;
     checkImage(who, 'image', image, OTEL_COLLECTOR_IMAGE);
-
     // The collector's own floor first: its message says more than "request above limit".
     const memoryLimitMiB = this.memoryLimitMiB(who);
     const resources = this._resources(DEFAULT_RESOURCES);
+    this.appEndpoint = `http://${LOOPBACK}:${this.protocol === OtlpProtocol.GRPC ? GRPC_PORT : HTTP_PORT}`;
+    const appEnv = this.appEnv(userAttributes, sampling);
+    this._attach(this.describeAgent({ image, healthPort, drainSeconds, headers, memoryLimitMiB, resources, appEnv }));
+  }
+
+  /** The collector as data: every value here has been checked. */
+  private describeAgent(a: {
+    image: string; healthPort: number; drainSeconds: number; headers: HeaderEnv[]; memoryLimitMiB: number; resources: Json; appEnv: Json[];
+  }): AgentDescription {
     // memory_limiter: hard limit at 80 % of the container's limit (the collector's own RSS sits
     // ~50 MiB above its heap), spike limit 20 % of that; GOMEMLIMIT at 80 % of the container's
     // limit, as the memory_limiter documentation recommends.
-    const limitMiB = Math.floor(memoryLimitMiB * 0.8);
+    const limitMiB = Math.floor(a.memoryLimitMiB * 0.8);
     const spikeMiB = Math.max(1, Math.floor(limitMiB * 0.2));
-
     const workloadAttribute = WORKLOAD_ATTRIBUTE[this.workloadObject.kind];
-    const workloadName = this.workloadObject.name;
     const rendered = renderOtelCollectorConfig({
       receiverHost: LOOPBACK,
       grpcPort: GRPC_PORT,
       httpPort: HTTP_PORT,
-      healthPort,
+      healthPort: a.healthPort,
       healthPath: HEALTH_PATH,
       exporterEndpoint: this.exporterEndpoint,
       exporterTls: this.exporterTls,
-      headerVars: Object.fromEntries(headers.map(h => [h.header, h.env])),
+      headerVars: Object.fromEntries(a.headers.map(h => [h.header, h.env])),
       resourceVars: {
         ...Object.fromEntries(AGENT_POD_ENV.map(([attribute, name]) => [attribute, name])),
         ...(workloadAttribute ? { [workloadAttribute]: WORKLOAD_NAME_ENV } : {}),
       },
-      exportTimeoutSeconds,
+      exportTimeoutSeconds: exportTimeouts(a.drainSeconds),
       exportConsumers: EXPORT_CONSUMERS,
       memoryLimitMiB: limitMiB,
       memorySpikeLimitMiB: spikeMiB,
     });
+    return {
+      kind: 'WithTracer',
+      rank: RANK.TRACER,
+      image: a.image,
+      args: [`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`],
+      user: OTEL_COLLECTOR_UID,
+      env: [
+        ...AGENT_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath)),
+        ...(workloadAttribute ? [{ name: WORKLOAD_NAME_ENV, value: this.workloadObject.name }] : []),
+        { name: 'GOMEMLIMIT', value: `${limitMiB}MiB` },
+        ...a.headers.map(h => ({ name: h.env, valueFrom: { secretKeyRef: { key: h.key, name: h.secretName } } })),
+      ],
+      ports: [{ containerPort: a.healthPort, name: 'otel-health', protocol: 'TCP' }],
+      // No readinessProbe: the agent is not in the request path, and a telemetry backend outage
+      // must not take the app out of its Services.
+      health: { path: HEALTH_PATH, port: a.healthPort, startup: { periodSeconds: 1, failureThreshold: 30 } },
+      resources: a.resources,
+      files: { [CONFIG_FILE]: rendered.yaml },
+      volumes: [{ suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true }],
+      // Bound on loopback only, so not container ports; still checked against the app's ports.
+      localPorts: [GRPC_PORT, HTTP_PORT],
+      appEnv: a.appEnv,
+      // The drain bound, plus a second to exit (the model beside the renderer).
+      shutdown: otelCollectorShutdown(a.drainSeconds),
+    };
+  }
 
-    const appPort = this.protocol === OtlpProtocol.GRPC ? GRPC_PORT : HTTP_PORT;
-    this.appEndpoint = `http://${LOOPBACK}:${appPort}`;
+  /** The OTEL_* variables every app container gets. */
+  private appEnv(userAttributes: string[], sampling: number | undefined): Json[] {
+    const workloadAttribute = WORKLOAD_ATTRIBUTE[this.workloadObject.kind];
     const resourceAttributes = [
       ...APP_POD_ENV.map(([attribute, name]) => `${attribute}=$(${name})`),
-      ...(workloadAttribute ? [`${workloadAttribute}=${encodeAttributeValue(workloadName)}`] : []),
+      ...(workloadAttribute ? [`${workloadAttribute}=${encodeAttributeValue(this.workloadObject.name)}`] : []),
       ...userAttributes,
     ].join(',');
-    const appEnv: Json[] = [
+    return [
       { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: this.appEndpoint },
       { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', value: this.protocol },
       { name: 'OTEL_SERVICE_NAME', value: escapeDollar(this.serviceName) },
@@ -275,34 +312,7 @@ export class WithTracer extends SidecarBase {
         ]
         : []),
     ];
-
-    this._attach({
-      kind: 'WithTracer',
-      rank: RANK.TRACER,
-      image,
-      args: [`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`],
-      user: OTEL_COLLECTOR_UID,
-      env: [
-        ...AGENT_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath)),
-        ...(workloadAttribute ? [{ name: WORKLOAD_NAME_ENV, value: workloadName }] : []),
-        { name: 'GOMEMLIMIT', value: `${limitMiB}MiB` },
-        ...headers.map(h => ({ name: h.env, valueFrom: { secretKeyRef: { key: h.key, name: h.secretName } } })),
-      ],
-      ports: [{ containerPort: healthPort, name: 'otel-health', protocol: 'TCP' }],
-      // No readinessProbe: the agent is not in the request path, and a telemetry backend outage
-      // must not take the app out of its Services.
-      health: { path: HEALTH_PATH, port: healthPort, startup: { periodSeconds: 1, failureThreshold: 30 } },
-      resources,
-      files: { [CONFIG_FILE]: rendered.yaml },
-      volumes: [{ suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true }],
-      // Bound on loopback only, so not container ports; still checked against the app's ports.
-      localPorts: [GRPC_PORT, HTTP_PORT],
-      appEnv,
-      // The drain bound, plus a second to exit.
-      stopSeconds: drainBoundSeconds(exportTimeoutSeconds) + 1,
-    });
   }
-
 
   private memoryLimitMiB(who: string): number {
     const limit = this._props.resources?.memory?.limit;

@@ -569,7 +569,9 @@ const FLUENT_BIT_KEYS = {
     'storage.type', 'threaded', 'storage.pause_on_chunks_overlimit'],
   filter: ['name', 'match', 'match_regex', 'alias', 'log_level', 'log_suppress_interval'],
   output: ['name', 'match', 'match_regex', 'alias', 'log_level', 'log_suppress_interval', 'host', 'port', 'ipv6', 'retry_limit',
-    'storage.total_limit_size', 'workers'],
+    'storage.total_limit_size', 'workers',
+    // the network settings of every output with an upstream: src/flb_upstream.c `upstream_net[]` config map
+    'net.connect_timeout', 'net.io_timeout'],
   tls: ['tls', 'tls.verify', 'tls.debug', 'tls.ca_file', 'tls.ca_path', 'tls.crt_file', 'tls.key_file', 'tls.key_passwd', 'tls.vhost', 'tls.verify_hostname'],
   plugins: {
     // plugins/in_tail/tail.c
@@ -715,8 +717,8 @@ describe('every config key the library emits is one the pinned agent defines', (
     'match/loki': ['url', 'username', 'password', 'bearer_token_file', 'cert', 'key', 'ca_cert', 'ciphers', 'min_version', 'insecure_tls',
       'custom_headers', 'compress', 'tenant', 'extra_labels', 'line_format', 'extract_kubernetes_labels', 'remove_keys', 'drop_single_key',
       'include_thread_label'],
-    'match/elasticsearch': ['host', 'port', 'scheme', 'ssl_verify', 'user', 'password', 'index_name', 'suppress_type_name'],
-    'match/opensearch': ['host', 'port', 'scheme', 'ssl_verify', 'user', 'password', 'index_name', 'suppress_type_name'],
+    'match/elasticsearch': ['host', 'port', 'scheme', 'ssl_verify', 'user', 'password', 'index_name', 'suppress_type_name', 'request_timeout'],
+    'match/opensearch': ['host', 'port', 'scheme', 'ssl_verify', 'user', 'password', 'index_name', 'suppress_type_name', 'request_timeout'],
     'buffer': ['flush_at_shutdown', 'flush_mode', 'flush_interval', 'flush_thread_count', 'flush_thread_interval', 'flush_thread_burst_interval',
       'delayed_commit_timeout', 'overflow_action', 'retry_forever', 'retry_timeout', 'retry_max_times', 'retry_secondary_threshold',
       'retry_type', 'retry_wait', 'retry_exponential_backoff_base', 'retry_max_interval', 'retry_randomize', 'timekey', 'timekey_wait',
@@ -780,7 +782,7 @@ describe('every config key the library emits is one the pinned agent defines', (
         headers: '*',
         timeout: true,
         compression: true,
-        sending_queue: { enabled: true, num_consumers: true, queue_size: true },
+        sending_queue: { enabled: true, num_consumers: true, queue_size: true, sizer: true },
         retry_on_failure: {
           enabled: true, initial_interval: true, max_interval: true, max_elapsed_time: true, multiplier: true, randomization_factor: true,
         },
@@ -795,7 +797,19 @@ describe('every config key the library emits is one the pinned agent defines', (
     const configMap = Testing.synth(chart).find((m: any) => m.kind === 'ConfigMap' && m.metadata.name.includes('tracer'));
     const config = parseYaml(Object.values<string>(configMap.data)[0]);
     const bad: string[] = [];
-    walk(config, OTEL_KEYS, [], bad);
+    // A component ID is `type[/name]` (component/identifiable.go): `otlp/traces` is an otlp
+    // exporter, checked against the otlp exporter's keys.
+    const { service, ...components } = config;
+    for (const [kind, byId] of Object.entries<any>(components)) {
+      const types = (OTEL_KEYS as any)[kind];
+      if (types === undefined) { bad.push(kind); continue; }
+      for (const [id, body] of Object.entries<any>(byId)) {
+        const rule = types[id.split('/')[0]];
+        if (rule === undefined) bad.push(`${kind}.${id}`);
+        else if (rule !== true && body) walk(body, rule, [kind, id], bad);
+      }
+    }
+    walk({ service }, { service: OTEL_KEYS.service }, [], bad);
     expect(bad).toEqual([]);
     for (const a of config.processors.resource.attributes) expect(Object.keys(a).every(k => ['key', 'value', 'action'].includes(k))).toBe(true);
     for (const p of Object.values<any>(config.service.pipelines)) expect(Object.keys(p).sort()).toEqual(['exporters', 'processors', 'receivers']);

@@ -325,7 +325,7 @@ describe('point 7: SidecarValidation.checkManifest on other tools\' output', () 
     const obj = new ApiObject(chart, 'rc', rc);
     new WithLogAgent(chart, 'logs', { workload: obj, kubernetesVersion: '1.29' });
     const out = manifestOf(Testing.synth(chart), 'ReplicationController');
-    expect(out.spec.template.spec.initContainers.map((c: Json) => c.name)).toEqual(['log-agent', 'proxy']);
+    expect(out.spec.template.spec.initContainers.map((c: Json) => c.name)).toEqual(['sidecar-tools', 'log-agent', 'proxy']);
   });
 
   describe('host ports as validateContainers / validateInitContainers / AccumulateUniqueHostPorts check them', () => {

@@ -299,7 +299,8 @@ const CASES: Case[] = [
     build: c => new WithLogAgent(c.chart, 'logs', {
       workload: c.raw({ containers: [APP], terminationGracePeriodSeconds: 5 }), kubernetesVersion: '1.27', appShutdownTime: Duration.seconds(20),
     }),
-    message: ["Deployment 'raw': terminationGracePeriodSeconds is 5", 'but its sidecars need 26 (legacy log-agent: preStop delay 20s + stop 6s)', 'at least 26'],
+    // the delay: the app's 20 s and Fluent Bit's 2 s to read the last line
+    message: ["Deployment 'raw': terminationGracePeriodSeconds is 5", 'but its sidecars need 28 (legacy log-agent: preStop delay 22s + stop 6s)', 'at least 28'],
   },
   {
     name: 'appShutdownTime that is not whole seconds',
@@ -318,8 +319,8 @@ const CASES: Case[] = [
   },
   {
     name: 'a tracer drain too short to export',
-    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, drainTime: Duration.seconds(1) }),
-    message: ["WithTracer 'test/tracer'", 'drainTime 1s is too short', 'use at least Duration.seconds(2)'],
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, drainTime: Duration.seconds(2) }),
+    message: ["WithTracer 'test/tracer'", 'drainTime 2s is too short', 'use at least Duration.seconds(3)'],
   },
   {
     name: 'a Fluent Bit grace that is not whole seconds',

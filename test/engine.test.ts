@@ -188,7 +188,8 @@ describe('shutdown', () => {
     const init = r.manifest.spec.template.spec.initContainers;
     expect(names(init)).toEqual([TOOLS.containerName, 'log-agent']);
     expect(init[1].restartPolicy).toBe('Always');
-    expect(init[1].lifecycle.preStop.exec.command[3]).toBe('/sidecar-tools/busybox sleep 10');
+    // a plain delay runs busybox sleep itself, without a shell around it
+    expect(init[1].lifecycle.preStop).toEqual({ exec: { command: ['/sidecar-tools/busybox', 'sleep', '10'] } });
   });
 
   test('unset grace is raised; the default value of a generator can stand for unset', () => {

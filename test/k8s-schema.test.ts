@@ -1,6 +1,9 @@
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
 import { Chart, Cron, Duration, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
-import { expectValidManifests, SCHEMA_RELEASES, schemaErrors } from './util/k8s-schema';
+import { expectValidManifests, SCHEMA_RELEASES, schemaErrors, schemaSource } from './util/k8s-schema';
 
 // ---------------------------------------------------------------------------
 // Hand-written manifests, shaped like cdk8s output (quantities as strings,
@@ -134,30 +137,24 @@ const releasesFrom = (first: string) => SCHEMA_RELEASES.filter((r) => Number(r.s
 
 // ---------------------------------------------------------------------------
 
-describe('SCHEMA_RELEASES', () => {
-  test('lists the shared schema releases in version order', () => {
+describe('SCHEMA_RELEASES and where each comes from', () => {
+  test('1.27 to 1.35, in version order', () => {
     expect(SCHEMA_RELEASES).toEqual(['1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33', '1.34', '1.35']);
   });
-});
 
-describe('schema directory', () => {
-  test('a missing directory is a clear error at import', () => {
-    const saved = process.env.K8S_SCHEMAS_DIR;
-    process.env.K8S_SCHEMAS_DIR = '/nonexistent/k8s-schemas';
-    try {
-      jest.isolateModules(() => {
-        // eslint-disable-next-line @typescript-eslint/no-require-imports
-        expect(() => require('./util/k8s-schema')).toThrow(
-          'Kubernetes JSON schemas not found: directory /nonexistent/k8s-schemas does not exist.',
-        );
-      });
-    } finally {
-      if (saved === undefined) {
-        delete process.env.K8S_SCHEMAS_DIR;
-      } else {
-        process.env.K8S_SCHEMAS_DIR = saved;
-      }
-    }
+  // The package.json devDependencies (each pinned by the lock file): cdk8s-plus-XX for 1.XX.
+  const devDependencies: Record<string, string> = JSON.parse(
+    fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf-8')).devDependencies;
+
+  test.each(SCHEMA_RELEASES.filter((r) => r !== '1.35'))('%s: its own cdk8s-plus assembly, a dev dependency', (release) => {
+    const name = `cdk8s-plus-${release.split('.')[1]}`;
+    expect(devDependencies[name]).toBeDefined();
+    expect(schemaSource(release)).toMatch(new RegExp(`^${name}@\\d+\\.\\d+\\.\\d+$`));
+  });
+
+  test('1.35: no cdk8s-plus-35 is published, so the newest assembly (1.34) checks it', () => {
+    expect(devDependencies['cdk8s-plus-35']).toBeUndefined();
+    expect(schemaSource('v1.35.2')).toMatch(/^cdk8s-plus-34@\d+\.\d+\.\d+ \(Kubernetes 1\.34: no newer assembly is published\)$/);
   });
 });
 
@@ -169,7 +166,8 @@ describe('versions', () => {
   });
 
   test('a release without a schema file throws, listing the available ones', () => {
-    expect(() => schemaErrors(deployment(), '1.26')).toThrow(/No Kubernetes schema for release 1\.26 .*available: 1\.27, 1\.28,.*1\.35/);
+    expect(() => schemaErrors(deployment(), '1.26')).toThrow(/No Kubernetes schema for release 1\.26 .*available: 1\.27, 1\.28,.*1\.35\.$/);
+    expect(() => schemaErrors(deployment(), '1.36')).toThrow(/No Kubernetes schema for release 1\.36 /);
   });
 
   test('a malformed version throws', () => {
@@ -261,20 +259,210 @@ describe('types', () => {
     ]);
   });
 
-  test('ports must be integers, int32 in range, and required fields present', () => {
+  test('ports must be numbers, and required fields present', () => {
     const manifest = deployment(podSpec({ containers: [{ image: 'x', ports: [{ containerPort: '80' }] }] }));
-    manifest.spec.replicas = 2 ** 31;
     expect(schemaErrors(manifest, '1.29')).toEqual([
-      'Deployment/web /spec/replicas: must match format "int32"',
       'Deployment/web /spec/template/spec/containers/0: must have required property \'name\'',
-      'Deployment/web /spec/template/spec/containers/0/ports/0/containerPort: must be integer',
+      'Deployment/web /spec/template/spec/containers/0/ports/0/containerPort: must be number',
     ]);
   });
 
-  test('byte-format (base64) fields are checked', () => {
+  test('date-time fields are checked', () => {
+    const manifest = deployment();
+    manifest.metadata.creationTimestamp = 'yesterday';
+    expect(schemaErrors(manifest, '1.29')).toEqual([
+      'Deployment/web /metadata/creationTimestamp: must match format "date-time"',
+    ]);
+    manifest.metadata.creationTimestamp = '2026-11-30T12:00:00Z';
+    expect(schemaErrors(manifest, '1.29')).toEqual([]);
+  });
+
+  // The limits of the source: jsii has one `number` type for integer, int32, int64 and double, and
+  // a plain string for the `byte` format, so these pass here (the API server rejects them). The
+  // library emits integers from TypeScript numbers it checks itself, and no binaryData.
+  test('what the assemblies cannot say: integer vs fraction, int32 range, base64', () => {
+    const manifest = deployment(podSpec({ containers: [container({ ports: [{ containerPort: 80.5 }] })] }));
+    manifest.spec.replicas = 2 ** 31;
     const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'conf' }, binaryData: { blob: 'not base64!' } };
-    expect(schemaErrors(cm, '1.29')).toEqual([
-      'ConfigMap/conf /binaryData/blob: must match format "byte"',
+    expect([...schemaErrors(manifest, '1.29'), ...schemaErrors(cm, '1.29')]).toEqual([]);
+  });
+
+  test('status is not part of the cdk8s props, so it is rejected', () => {
+    expect(schemaErrors({ ...deployment(), status: { replicas: 1 } }, '1.29')).toEqual([
+      'Deployment/web /: must NOT have additional properties ("status")',
+    ]);
+  });
+});
+
+/**
+ * Fields each release adds (found by comparing the Kubernetes OpenAPI definitions of v1.27.0 to
+ * v1.35.0, api/openapi-spec/swagger.json in kubernetes/kubernetes, by hand): a manifest that uses
+ * one is valid from that release on, and an unknown-field error before it.
+ */
+const NEW_FIELDS: Array<{ since: string; field: string; at: string; spec: () => Record<string, any> }> = [
+  {
+    since: '1.28',
+    field: 'restartPolicy',
+    at: '/spec/template/spec/initContainers/0',
+    spec: () => podSpec({ initContainers: [{ name: 'log-agent', image: 'fluent/fluent-bit:3.0', restartPolicy: 'Always' }] }),
+  },
+  {
+    since: '1.29',
+    field: 'sleep',
+    at: '/spec/template/spec/containers/0/lifecycle/preStop',
+    spec: () => podSpec({ containers: [container({ lifecycle: { preStop: { sleep: { seconds: 5 } } } })] }),
+  },
+  {
+    since: '1.30',
+    field: 'appArmorProfile',
+    at: '/spec/template/spec/containers/0/securityContext',
+    spec: () => podSpec({ containers: [container({ securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } })] }),
+  },
+  {
+    since: '1.31',
+    field: 'image',
+    at: '/spec/template/spec/volumes/0',
+    spec: () => podSpec({ volumes: [{ name: 'models', image: { reference: 'registry.example.com/models:1' } }] }),
+  },
+  {
+    since: '1.32',
+    field: 'resources',
+    at: '/spec/template/spec',
+    spec: () => podSpec({ resources: { limits: { cpu: '2', memory: '1Gi' } } }),
+  },
+  {
+    since: '1.33',
+    field: 'stopSignal',
+    at: '/spec/template/spec/containers/0/lifecycle',
+    spec: () => podSpec({ containers: [container({ lifecycle: { stopSignal: 'SIGTERM' } })] }),
+  },
+  {
+    since: '1.34',
+    field: 'restartPolicyRules',
+    at: '/spec/template/spec/initContainers/0',
+    spec: () => podSpec({ initContainers: [{ name: 'log-agent', image: 'fluent/fluent-bit:3.0', restartPolicy: 'Always', restartPolicyRules: [{ action: 'Restart', exitCodes: { operator: 'In', values: [42] } }] }] }),
+  },
+  {
+    since: '1.35',
+    field: 'workloadRef',
+    at: '/spec/template/spec',
+    spec: () => podSpec({ workloadRef: { name: 'training', podGroup: 'workers' } }),
+  },
+];
+
+const minorOf = (release: string) => Number(release.split('.')[1]);
+
+describe('each release accepts its own new fields and rejects those of later releases', () => {
+  const cases = SCHEMA_RELEASES.flatMap((release) => NEW_FIELDS.map((f) => [release, f.field, f.since, f] as const));
+  test.each(cases)('%s: %s (new in %s)', (release, field, since, f) => {
+    // 1.35 is checked against the 1.34 assembly: the field new in 1.35 is unknown there too.
+    const known = minorOf(release) >= minorOf(since) && since !== '1.35';
+    const expected = known ? [] : [`Deployment/web ${f.at}: must NOT have additional properties ("${field}")`];
+    if (field === 'restartPolicyRules' && minorOf(release) < 28) {
+      // The native sidecar the rules belong to is unknown on 1.27 as well.
+      expected.unshift(`Deployment/web ${f.at}: must NOT have additional properties ("restartPolicy")`);
+    }
+    expect(schemaErrors(deployment(f.spec()), release)).toEqual(expected);
+  });
+});
+
+describe('what the old schemas rejected is rejected at every release', () => {
+  test.each(SCHEMA_RELEASES)('wrong types on %s', (release) => {
+    const manifest = deployment(podSpec({ containers: [container({ image: 5, args: 'serve' })] }));
+    manifest.spec.replicas = 'two';
+    expect(schemaErrors(manifest, release)).toEqual([
+      'Deployment/web /spec/replicas: must be number',
+      'Deployment/web /spec/template/spec/containers/0/args: must be array',
+      'Deployment/web /spec/template/spec/containers/0/image: must be string',
+    ]);
+  });
+
+  test.each(SCHEMA_RELEASES)('missing required fields on %s', (release) => {
+    const manifest = deployment(podSpec({ containers: [{ image: 'nginx' }] }));
+    delete manifest.spec.selector;
+    expect(schemaErrors(manifest, release)).toEqual([
+      'Deployment/web /spec: must have required property \'selector\'',
+      'Deployment/web /spec/template/spec/containers/0: must have required property \'name\'',
+    ]);
+  });
+
+  test.each(SCHEMA_RELEASES)('an apiVersion the release does not serve on %s', (release) => {
+    expect(schemaErrors({ ...deployment(), apiVersion: 'apps/v1beta2' }, release)).toEqual([
+      `Deployment/web /: no schema for apiVersion "apps/v1beta2" kind "Deployment" in Kubernetes ${release}; `
+      + `Kubernetes ${release} serves Deployment as apps/v1`,
+    ]);
+  });
+});
+
+describe('JSON names come from the assembly, not from the jsii names', () => {
+  // Names whose jsii form differs: JSONSchemaProps' x-kubernetes-* (xKubernetes...), $ref and
+  // $schema (ref, schema), openAPIV3Schema (openApiv3Schema), acronyms (hostIPC: hostIpc,
+  // nonResourceURLs: nonResourceUrLs, downwardAPI: downwardApi). Digits occur in no 1.27-1.34
+  // field name but fieldsV1 and openAPIV3Schema (no x509...).
+  test.each(SCHEMA_RELEASES)('CRD schemas with x-kubernetes-*, $ref and $schema on %s', (release) => {
+    const crd: Record<string, any> = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.example.com' },
+      spec: {
+        group: 'example.com',
+        names: { kind: 'Widget', plural: 'widgets' },
+        scope: 'Namespaced',
+        versions: [{
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              '$schema': 'http://json-schema.org/draft-04/schema#',
+              'type': 'object',
+              'x-kubernetes-preserve-unknown-fields': true,
+              'x-kubernetes-validations': [{ rule: 'self.size() > 0' }],
+              'properties': { spec: { '$ref': '#/definitions/x', 'x-kubernetes-int-or-string': true } },
+            },
+          },
+        }],
+      },
+    };
+    expect(schemaErrors(crd, release)).toEqual([]);
+    crd.spec.versions[0].schema = { openApiv3Schema: { xKubernetesPreserveUnknownFields: true } };
+    expect(schemaErrors(crd, release)).toEqual([
+      'CustomResourceDefinition/widgets.example.com /spec/versions/0/schema: must NOT have additional properties ("openApiv3Schema")',
+    ]);
+    crd.spec.versions[0].schema = { openAPIV3Schema: { xKubernetesPreserveUnknownFields: true } };
+    expect(schemaErrors(crd, release)).toEqual([
+      'CustomResourceDefinition/widgets.example.com /spec/versions/0/schema/openAPIV3Schema: must NOT have additional properties ("xKubernetesPreserveUnknownFields")',
+    ]);
+  });
+
+  test.each(SCHEMA_RELEASES)('acronyms (clusterIPs, hostIPC, setHostnameAsFQDN, downwardAPI, nonResourceURLs) on %s', (release) => {
+    const svc = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web' },
+      spec: { clusterIP: 'None', clusterIPs: ['None'], externalIPs: ['192.0.2.1'], ports: [{ port: 80 }], sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } } },
+    };
+    const workload = deployment(podSpec({
+      hostIPC: false,
+      hostPID: false,
+      setHostnameAsFQDN: true,
+      containers: [container({ ports: [{ containerPort: 80, hostIP: '0.0.0.0' }] })],
+      volumes: [{ name: 'info', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] } }],
+    }));
+    workload.metadata.managedFields = [{ manager: 'kubectl', operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': {} } }];
+    const role = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: 'metrics' },
+      rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }],
+    };
+    expect([svc, workload, role].flatMap((m) => schemaErrors(m, release))).toEqual([]);
+    expect([
+      { ...svc, spec: { clusterIp: 'None', ports: [{ port: 80 }] } },
+      { ...role, rules: [{ nonResourceUrLs: ['/metrics'], verbs: ['get'] }] },
+    ].flatMap((m) => schemaErrors(m, release))).toEqual([
+      'Service/web /spec: must NOT have additional properties ("clusterIp")',
+      'ClusterRole/metrics /rules/0: must NOT have additional properties ("nonResourceUrLs")',
     ]);
   });
 });
@@ -369,5 +557,38 @@ describe('real cdk8s output', () => {
     const manifests = Testing.synth(chart);
     expect(manifests.map((m) => m.kind).sort()).toEqual(['ConfigMap', 'CronJob', 'Deployment', 'Service']);
     expect(() => expectValidManifests(manifests, release)).not.toThrow();
+  });
+});
+
+describe('the clone is self-contained', () => {
+  const root = path.join(__dirname, '..');
+  // Paths outside the clone that exist only on the maintainers' machines. Spelled in pieces, so
+  // that this file does not name them itself.
+  const outside = new RegExp([
+    ['\\.\\.', 'shared(/|\\b)'].join('/'),
+    ['', 'shared', '(k8s-schemas|real-manifests)'].join('/'),
+    ['', 'work', '(shared|main|wt)\\b'].join('/'),
+  ].join('|'));
+
+  test('no tracked file (tests, scripts, projen tasks, docs) names such a path', () => {
+    const files = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf-8' }).split('\0').filter(Boolean);
+    expect(files).toEqual(expect.arrayContaining(['package.json', '.projenrc.ts', '.ci/run', 'README.md', 'test/util/k8s-schema.ts']));
+    const hits = files
+      .filter((f) => fs.statSync(path.join(root, f)).isFile())
+      .flatMap((f) => fs.readFileSync(path.join(root, f), 'utf-8').split('\n')
+        .map((line, i) => (outside.test(line) ? `${f}:${i + 1}: ${line.trim()}` : undefined))
+        .filter((hit): hit is string => hit !== undefined));
+    expect(hits).toEqual([]);
+  });
+
+  test('the pattern finds what it is for', () => {
+    const examples = [
+      ['..', 'shared', 'k8s-schemas'],
+      ["path.resolve(__dirname, '..", '..', '..', "shared')"],
+      ['', 'tmp', 'clone', 'shared', 'real-manifests', 'a.yaml'],
+      ['', 'work', 'shared', 'SIDECARS.md'],
+    ].map((parts) => parts.join('/'));
+    expect(examples.filter((p) => outside.test(p))).toEqual(examples);
+    expect(outside.test('the shared log directory /var/log/app')).toBe(false);
   });
 });

@@ -165,22 +165,27 @@ describe.each(Object.keys(AGENTS) as Array<keyof typeof AGENTS>)('%s: the same g
   const agent = AGENTS[name];
   const health = HEALTH[name];
 
+  // The delay each agent needs after the app's exit before SIGTERM (its shutdown model): Vector
+  // polls idle files every 2048 ms and stops reading at SIGTERM; Fluentd reads to the end.
+  const readDelay = name === 'vector' ? 3 : 0;
+
   test('native: initContainers[0], restartPolicy Always, a startup probe on the health endpoint, no readiness probe', () => {
-    const { workloadManifest } = synth(agent());
+    const { workloadManifest } = synth(agent(), {}, 'Deployment', '1.30');
     expect(layoutOf(workloadManifest)).toEqual({ init: ['log-agent'], containers: ['app'] });
     const c = podSpecOf(workloadManifest).initContainers[0];
     expect(c.restartPolicy).toBe('Always');
     expect(c.startupProbe.httpGet).toEqual({ path: health.path, port: health.port });
     expect(c.readinessProbe).toBeUndefined();
     expect(c.ports).toEqual([{ containerPort: health.port, name: health.name, protocol: 'TCP' }]);
-    expect(c.lifecycle).toBeUndefined();
+    // the preStop runs from the pod's termination: the app's 10 s, then the read delay
+    expect(c.lifecycle).toEqual(readDelay > 0 ? { preStop: { sleep: { seconds: 10 + readDelay } } } : undefined);
   });
 
   test('legacy: the last container, without restartPolicy, kept alive by a preStop delay', () => {
     const { workloadManifest, sidecar } = synth(agent(), { mode: SidecarMode.LEGACY }, 'Deployment', '1.30');
     expect(layoutOf(workloadManifest)).toEqual({ init: [], containers: ['app', 'log-agent'] });
     expect(sidecar.restartPolicy).toBeUndefined();
-    expect(sidecar.lifecycle).toEqual({ preStop: { sleep: { seconds: 10 } } });
+    expect(sidecar.lifecycle).toEqual({ preStop: { sleep: { seconds: 10 + readDelay } } });
   });
 
   test('the log directory is one emptyDir shared by the app and the agent', () => {
@@ -267,12 +272,12 @@ describe('Vector', () => {
     );
   });
 
-  test('graceful shutdown limit: the flag and the grace period (native: app + limit + 1s)', () => {
+  test('graceful shutdown limit: the flag and the grace period (native: app + 3 s poll delay + limit + 1s)', () => {
     const { sidecar, workloadManifest } = vectorConfig(
       { appShutdownTime: Duration.seconds(50) }, LogAgent.vector({ gracefulShutdownLimit: Duration.seconds(7) }),
     );
     expect(sidecar.args.slice(2)).toEqual(['--graceful-shutdown-limit-secs', '7']);
-    expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(58);
+    expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(61);
   });
 
   test('graceful shutdown limit in the legacy layout: the preStop delay, then the limit', () => {
@@ -280,11 +285,12 @@ describe('Vector', () => {
       { mode: SidecarMode.LEGACY, kubernetesVersion: '1.30', appShutdownTime: Duration.seconds(40) },
       LogAgent.vector({ gracefulShutdownLimit: Duration.seconds(20) }),
     );
-    expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(61);
+    // 40 s app + 3 s poll delay + 20 s limit + 1 s exit
+    expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(64);
   });
 
   test('no scratch volume: Vector writes only its data_dir', () => {
-    const { workloadManifest } = vectorConfig();
+    const { workloadManifest } = vectorConfig({ kubernetesVersion: '1.30' });
     expect(podSpecOf(workloadManifest).volumes.map((x: any) => x.name)).toEqual(['log-agent-logs', 'log-agent-config']);
   });
 

@@ -8,7 +8,9 @@
  * which messages. When it must succeed: valid against the strict schema of the release; the API
  * server's rules hold; each sidecar appears once, in the layout and order the docs promise; the
  * user's containers, init containers, volumes, env and patches are unchanged but for the
- * documented additions; every added container meets the restricted profile; and the output is
+ * documented additions; every added container meets the restricted profile; terminated by the
+ * simulated kubelet (test/util/kubelet-termination.ts) no container is cut short and every
+ * sidecar outlives the app's last line; and the output is
  * byte-identical when the app is built and synthesized twice. When it must fail: exactly the
  * expected errors are reported, and nothing is written.
  *
@@ -24,7 +26,7 @@ import { parseAllDocuments } from 'yaml';
 import { ContainerCase, Scenario, buildScenario, inScenarioEnv, scenarioArb } from './util/arbitraries';
 import {
   addedContainerViolations, apiRuleViolations, errorViolations, expectedErrors, layoutViolations,
-  manifestSetViolations, moreApiRuleViolations, orderedFacts, schemaViolations, workloadIndex,
+  manifestSetViolations, moreApiRuleViolations, orderedFacts, schemaViolations, terminationViolations, workloadIndex,
 } from './util/invariants';
 
 const ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
@@ -95,6 +97,7 @@ function check(s: Scenario, coverage: Coverage): void {
     ...layoutViolations(s, baseline, out),
     ...addedContainerViolations(s, baseline, out),
     ...manifestSetViolations(s, base, manifests),
+    ...terminationViolations(s, baseline, out).map(x => `simulated termination: ${x}`),
   ];
   const rebuilt = buildScenario(s, { withSidecars: true });
   const again = inScenarioEnv(s, () => rebuilt.app.synthYaml());

@@ -38,7 +38,7 @@ describe('WithLogAgent snapshots: both layouts for every workload kind', () => {
 
 describe('native layout', () => {
   test('the agent is initContainers[0] with restartPolicy Always, a startupProbe on its health endpoint and no readinessProbe', () => {
-    const { workloadManifest } = synthLogAgent('Deployment', '1.29');
+    const { workloadManifest } = synthLogAgent('Deployment', '1.30');
     const spec = podSpecOf(workloadManifest);
     expect(layoutOf(workloadManifest)).toEqual({ init: ['log-agent'], containers: ['app'] });
     const agent = spec.initContainers[0];
@@ -46,8 +46,9 @@ describe('native layout', () => {
     expect(agent.startupProbe.httpGet).toEqual({ path: '/api/v1/health', port: 2020 });
     // not in the request path: a log backend outage must not make the pod NotReady
     expect(agent.readinessProbe).toBeUndefined();
-    // ordering does the shutdown work: no legacy workaround
-    expect(agent.lifecycle).toBeUndefined();
+    // Fluent Bit stops reading at SIGTERM: its preStop (which starts with the pod's termination)
+    // holds SIGTERM back for the app's shutdown (10 s) and its file scan (2 s)
+    expect(agent.lifecycle).toEqual({ preStop: { sleep: { seconds: 12 } } });
     expect(spec.volumes.map((v: any) => v.name)).not.toContain('sidecar-tools');
   });
 
@@ -70,7 +71,8 @@ describe('native layout', () => {
 
   test('a Job with a native agent is fine (the agent does not block completion)', () => {
     const { workloadManifest, manifests } = synthLogAgent('Job', '1.29');
-    expect(layoutOf(workloadManifest)).toEqual({ init: ['log-agent'], containers: ['app'] });
+    // (before 1.30 the read delay's preStop runs busybox sleep from the tools)
+    expect(layoutOf(workloadManifest)).toEqual({ init: ['sidecar-tools', 'log-agent'], containers: ['app'] });
     expect(podSpecOf(workloadManifest).restartPolicy).toBe('Never');
     expectValidManifests(manifests, '1.29');
   });
@@ -83,24 +85,25 @@ describe('legacy layout', () => {
     expect(layoutOf(workloadManifest)).toEqual({ init: ['sidecar-tools'], containers: ['app', 'log-agent'] });
     for (const c of [...spec.initContainers, ...spec.containers]) expect(c.restartPolicy).toBeUndefined();
     const agent = containerOf(workloadManifest, 'log-agent');
-    // no sleep action before 1.30: busybox from the tools init container
-    expect(agent.lifecycle.preStop.exec.command).toEqual(['/sidecar-tools/busybox', 'sh', '-c', '/sidecar-tools/busybox sleep 10']);
+    // no sleep action before 1.30: busybox from the tools init container, without a shell;
+    // the app's 10 s and Fluent Bit's 2 s to read the app's last line
+    expect(agent.lifecycle.preStop.exec.command).toEqual(['/sidecar-tools/busybox', 'sleep', '12']);
     expect(agent.volumeMounts).toContainEqual({ mountPath: '/sidecar-tools', name: 'sidecar-tools', readOnly: true });
   });
 
   test('from 1.30 the delay is the sleep action and no tools container is needed', () => {
     const { workloadManifest, manifests } = synthLogAgent('Deployment', '1.30', { mode: SidecarMode.LEGACY });
     const agent = containerOf(workloadManifest, 'log-agent');
-    expect(agent.lifecycle).toEqual({ preStop: { sleep: { seconds: 10 } } });
+    expect(agent.lifecycle).toEqual({ preStop: { sleep: { seconds: 12 } } });
     expect(layoutOf(workloadManifest).init).toEqual([]);
     expectValidManifests(manifests, '1.30');
   });
 
   test('appShutdownTime sets the delay and counts toward the grace period', () => {
     const { workloadManifest } = synthLogAgent('Deployment', '1.30', { mode: SidecarMode.LEGACY, appShutdownTime: Duration.seconds(40) });
-    expect(containerOf(workloadManifest, 'log-agent').lifecycle.preStop.sleep.seconds).toBe(40);
-    // 40s delay + Grace 5s + 1s to exit
-    expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(46);
+    expect(containerOf(workloadManifest, 'log-agent').lifecycle.preStop.sleep.seconds).toBe(42);
+    // 40 s app + 2 s to read its last line + Grace 5 s + 1 s to exit (stdout: no network)
+    expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(48);
   });
 
   test('a legacy agent on a Job or CronJob is refused unless allowLegacyOnJob', () => {
@@ -259,7 +262,7 @@ describe('resources and security', () => {
   });
 
   test('containerName renames the container and its volumes', () => {
-    const { workloadManifest } = synthLogAgent('Deployment', '1.29', { containerName: 'shipper' });
+    const { workloadManifest } = synthLogAgent('Deployment', '1.30', { containerName: 'shipper' });
     expect(layoutOf(workloadManifest).init).toEqual(['shipper']);
     expect(podSpecOf(workloadManifest).volumes.map((v: any) => v.name)).toEqual(['shipper-logs', 'shipper-config']);
   });
@@ -268,8 +271,9 @@ describe('resources and security', () => {
 describe('grace period', () => {
   test('unset: raised to cover the sidecars (never below the Kubernetes default of 30)', () => {
     const m = synthLogAgent('Deployment', '1.29', { appShutdownTime: Duration.seconds(50) }).workloadManifest;
-    // native: app 50 + log-agent (Grace 5 + 1)
-    expect(podSpecOf(m).terminationGracePeriodSeconds).toBe(56);
+    // native: the preStop delay (app 50 + 2 s to read the last line) + log-agent (Grace 5 + 1)
+    expect(podSpecOf(m).terminationGracePeriodSeconds).toBe(58);
+    // cdk8s-plus-27 writes 30; nothing needs more, so it stays
     expect(podSpecOf(synthLogAgent('Deployment', '1.29').workloadManifest).terminationGracePeriodSeconds).toBe(30);
   });
 
@@ -280,7 +284,8 @@ describe('grace period', () => {
     });
     new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: '1.29' });
     expect(() => Testing.synth(chart)).toThrow(
-      "Deployment 'test-web-c8ba1bf5': terminationGracePeriodSeconds is 10, but its sidecars need 16 (native: app 10s + log-agent 6s). Raise terminationGracePeriodSeconds to at least 16",
+      "Deployment 'test-web-c8ba1bf5': terminationGracePeriodSeconds is 10, but its sidecars need 18 (native: log-agent's preStop delay 12s + log-agent 6s). " +
+      'Raise terminationGracePeriodSeconds to at least 18',
     );
   });
 

@@ -224,7 +224,8 @@ describe.each(CASES)('%s on 1.%s: injected as the real injector would', (mesh, m
   });
 
   test('every container exits within the grace period, and the sidecars and the proxy outlive the app (kubelet order)', () => {
-    const grace = injected.spec.terminationGracePeriodSeconds;
+    // unset: Kubernetes' default 30 s (pkg/apis/core/v1/defaults.go); the library writes it only when it needs more
+    const grace = injected.spec.terminationGracePeriodSeconds ?? 30;
     const stops: Record<string, number> = { 'app': 10, 'log-agent': 8, 'tracer': 6, [facts.proxy]: injected.proxyStopSeconds };
     const exits = simulateTermination(injected.spec, name => stops[name] ?? 0);
     const app = exits.find(e => e.name === 'app')!.at;

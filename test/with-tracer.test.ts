@@ -86,7 +86,7 @@ class FakeProxy extends SidecarBase {
       health: { path: '/ready', port: 15021, startup: { periodSeconds: 1, failureThreshold: 3 } },
       resources: { limits: { cpu: '100m', memory: '64Mi' }, requests: { cpu: '10m', memory: '64Mi' } },
       volumes: [],
-      stopSeconds: 2,
+      shutdown: { stopSeconds: 2, readAfterAppExitSeconds: 0 },
     });
   }
 }
@@ -135,7 +135,8 @@ describe('layout', () => {
     expect(layoutOf(m)).toEqual({ init: ['sidecar-tools'], containers: ['app', 'tracer'] });
     const agent = containerOf(m, 'tracer');
     expect(agent.restartPolicy).toBeUndefined();
-    expect(agent.lifecycle).toEqual({ preStop: { exec: { command: ['/sidecar-tools/busybox', 'sh', '-c', '/sidecar-tools/busybox sleep 12'] } } });
+    // a plain delay: busybox sleep itself, no shell around it
+    expect(agent.lifecycle).toEqual({ preStop: { exec: { command: ['/sidecar-tools/busybox', 'sleep', '12'] } } });
   });
 
   test('legacy from 1.30: the preStop delay is a sleep action (no shell in the distroless image)', () => {
@@ -153,7 +154,8 @@ describe('layout', () => {
     new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: NATIVE });
     const manifests = synth(chart);
     expectValidManifests(manifests, NATIVE);
-    expect(layoutOf(workloadOf(manifests))).toEqual({ init: ['log-agent', 'tracer'], containers: ['app'] });
+    // (the tools: Fluent Bit's read delay before 1.30 is a busybox preStop sleep)
+    expect(layoutOf(workloadOf(manifests))).toEqual({ init: ['sidecar-tools', 'log-agent', 'tracer'], containers: ['app'] });
   });
 
   test('with WithLogAgent, the legacy order is app, log agent, tracer', () => {
@@ -172,7 +174,7 @@ describe('layout', () => {
     new FakeProxy(chart, 'proxy', { workload, kubernetesVersion: NATIVE });
     new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: NATIVE });
     new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: NATIVE });
-    expect(layoutOf(workloadOf(synth(chart)))).toEqual({ init: ['log-agent', 'tracer', 'proxy'], containers: ['app'] });
+    expect(layoutOf(workloadOf(synth(chart)))).toEqual({ init: ['sidecar-tools', 'log-agent', 'tracer', 'proxy'], containers: ['app'] });
   });
 
   test('with a log agent and a proxy, the legacy order is app, log agent, tracer, proxy', () => {
@@ -443,16 +445,21 @@ describe('collector config', () => {
     expect(Object.keys(config.exporters).every(r => used('exporters').has(r))).toBe(true);
   });
 
-  test('the exporter sends to exporterEndpoint over TLS by default', () => {
+  test('the exporters (one per signal) send to exporterEndpoint over TLS by default', () => {
     const { config } = collectorConfig(synth(setup().chart));
-    expect(config.exporters.otlp.endpoint).toBe(ENDPOINT);
-    expect(config.exporters.otlp.tls).toEqual({ insecure: false });
-    expect(config.exporters.otlp.headers).toBeUndefined();
+    expect(Object.keys(config.exporters)).toEqual(['otlp/traces', 'otlp/metrics', 'otlp/logs']);
+    for (const signal of ['traces', 'metrics', 'logs']) {
+      const exporter = config.exporters[`otlp/${signal}`];
+      expect(config.service.pipelines[signal].exporters).toEqual([`otlp/${signal}`]);
+      expect(exporter.endpoint).toBe(ENDPOINT);
+      expect(exporter.tls).toEqual({ insecure: false });
+      expect(exporter.headers).toBeUndefined();
+    }
   });
 
   test('exporterTls: false makes the exporter plaintext', () => {
     const { config } = collectorConfig(synth(setup('Deployment', { exporterTls: false }).chart));
-    expect(config.exporters.otlp.tls).toEqual({ insecure: true });
+    for (const exporter of Object.values<any>(config.exporters)) expect(exporter.tls).toEqual({ insecure: true });
   });
 
   test('headers come from Secrets through env vars; the ConfigMap holds only ${env:...} references', () => {
@@ -471,7 +478,7 @@ describe('collector config', () => {
     const manifests = synth(chart);
     const agent = containerOf(workloadOf(manifests), 'tracer');
     const { config, configMap } = collectorConfig(manifests);
-    expect(config.exporters.otlp.headers).toEqual({
+    expect(config.exporters['otlp/traces'].headers).toEqual({
       'authorization': '${env:OTEL_EXPORTER_HEADER_AUTHORIZATION}',
       'x-api-key': '${env:OTEL_EXPORTER_HEADER_X_API_KEY}',
     });
@@ -568,19 +575,27 @@ describe('collector config', () => {
 // ---------------------------------------------------------------------------
 
 describe('graceful shutdown', () => {
-  test('the drain is bounded: export attempts time out after half of drainTime, the queue is one round deep', () => {
+  test('the drain is bounded: the exporters, stopped one after another, share drainTime as their timeouts; one round each', () => {
+    const timeouts = (c: any) => ['traces', 'metrics', 'logs'].map(signal => c.exporters[`otlp/${signal}`].timeout);
     const { config } = collectorConfig(synth(setup().chart));
-    expect(config.exporters.otlp.timeout).toBe('5s');
-    expect(config.exporters.otlp.sending_queue).toEqual({ enabled: true, num_consumers: 10, queue_size: 10 });
+    expect(timeouts(config)).toEqual(['4s', '3s', '3s']);
+    for (const exporter of Object.values<any>(config.exporters)) {
+      expect(exporter.sending_queue).toEqual({ enabled: true, sizer: 'requests', num_consumers: 10, queue_size: 10 });
+    }
     expect(config.processors.batch.timeout).toBe('1s');
     const custom = collectorConfig(synth(setup('Deployment', { drainTime: Duration.seconds(7) }).chart)).config;
-    expect(custom.exporters.otlp.timeout).toBe('3s');
+    expect(timeouts(custom)).toEqual(['3s', '2s', '2s']);
+    const least = collectorConfig(synth(setup('Deployment', { drainTime: Duration.seconds(3) }).chart)).config;
+    expect(timeouts(least)).toEqual(['1s', '1s', '1s']);
   });
 
   test('the drain counts toward the grace period (native: app, then the agent)', () => {
     const m = workloadOf(synth(setup('Deployment', { drainTime: Duration.seconds(40) }).chart));
     // app 10 s + drain 40 s + 1 s to exit
     expect(podSpecOf(m).terminationGracePeriodSeconds).toBe(51);
+    // an odd drainTime too: drainTime + 1 s (it was 2 * floor(D / 2) + 1)
+    const odd = workloadOf(synth(setup('Deployment', { drainTime: Duration.seconds(41) }).chart));
+    expect(podSpecOf(odd).terminationGracePeriodSeconds).toBe(52);
   });
 
   test('a grace period shorter than the agent needs is an error that names the agent', () => {
@@ -689,8 +704,9 @@ describe('validation', () => {
   });
 
   test('drainTime', () => {
-    expect(errorOf(make({ drainTime: Duration.seconds(1) }))).toBe(
-      `${who}: drainTime 1s is too short: each export attempt gets half of it; use at least Duration.seconds(2).`,
+    expect(errorOf(make({ drainTime: Duration.seconds(2) }))).toBe(
+      `${who}: drainTime 2s is too short: it is split among the traces, metrics and logs exporters, which the collector stops ` +
+      'one after another, and each export attempt needs a second; use at least Duration.seconds(3).',
     );
     expect(errorOf(make({ drainTime: Duration.millis(2500) }))).toBe(
       `${who}: drainTime 2.5s is not a whole, non-negative number of seconds; use e.g. Duration.seconds(10).`,

@@ -3,6 +3,7 @@
  * @see https://docs.fluentbit.io/manual/administration/configuring-fluent-bit/classic-mode
  */
 import { LogOutputConfig } from '../log-output';
+import { ShutdownModel, shutdownModel } from './shutdown-model';
 
 export interface FluentBitConfigOptions {
   /** Directory the app writes its log files into. */
@@ -102,7 +103,7 @@ export function renderFluentBitConfig(o: FluentBitConfigOptions): string {
       ['DB', given('offsets file', o.dbPath)],
       ['DB.locking', 'true'],
       // New log files are found by scanning: every second, so a short Job's last file is not missed.
-      ['Refresh_Interval', 1],
+      ['Refresh_Interval', FLUENT_BIT_SHUTDOWN.refreshIntervalSeconds],
       ['Read_from_Head', 'true'],
       ['Skip_Long_Lines', 'On'],
       ['Mem_Buf_Limit', '16MB'],
@@ -114,6 +115,70 @@ export function renderFluentBitConfig(o: FluentBitConfigOptions): string {
       ['Record', `namespace ${env('POD_NAMESPACE')}`],
       ['Record', `node ${env('NODE_NAME')}`],
     ]),
-    section('OUTPUT', outputSection(o.output, o.secretVars)),
+    // Every network output gets connect and I/O timeouts: they bound the shutdown (fluentBitShutdown).
+    section('OUTPUT', [...outputSection(o.output, o.secretVars), ...(o.output.type === 'stdout' ? [] : netTimeouts())]),
   ].join('\n');
+}
+
+// ---------------------------------------------------------------------------
+// Shutdown model (fluent/fluent-bit v3.2.10)
+// ---------------------------------------------------------------------------
+
+/** The values the shutdown model rests on; the renderer emits the same ones. */
+export const FLUENT_BIT_SHUTDOWN = {
+  /** tail `Refresh_Interval`: how often new files are looked for. */
+  refreshIntervalSeconds: 1,
+  /** `net.connect_timeout` of every network output (connect, DNS and TLS handshake; default 10 s). */
+  connectTimeoutSeconds: 5,
+  /** `net.io_timeout` of every network output (each read or write; default 0 = none). */
+  ioTimeoutSeconds: 5,
+  /**
+   * How late a connection timeout can fire: a worker checks its connections every 1.5 s
+   * (`cb_thread_sched_timer`, `src/flb_output_thread.c`) against deadlines in whole seconds
+   * (`time(NULL)`, `flb_upstream_conn_timeouts`, `src/flb_upstream.c`).
+   */
+  timeoutLateSeconds: 2.5,
+  /** Leaving the process after the engine has stopped. */
+  exitSeconds: 1,
+} as const;
+
+/** `net.*` timeouts of a network output (keys of `src/flb_upstream.c` `upstream_net`, v3.2.10). */
+function netTimeouts(): Section {
+  return [
+    ['net.connect_timeout', `${FLUENT_BIT_SHUTDOWN.connectTimeoutSeconds}s`],
+    ['net.io_timeout', `${FLUENT_BIT_SHUTDOWN.ioTimeoutSeconds}s`],
+  ];
+}
+
+/**
+ * Fluent Bit's shutdown (v3.2.10):
+ * - Reads: nothing after SIGTERM. The engine pauses every input at once (`flb_input_pause_all`,
+ *   `src/flb_engine.c`, FLB_ENGINE_STOP). Before it, `tail` reads a watched file on its inotify
+ *   event (`plugins/in_tail/tail_fs_inotify.c`) and finds a new file at the next scan
+ *   (`Refresh_Interval`, 1 s): a line written at the app's exit is read within
+ *   `Refresh_Interval` + 1 s, so the agent must get SIGTERM that long after the app's exit.
+ * - Flushes: the chunks already read, for up to `Grace` seconds: the engine re-checks every
+ *   second and stops at the first tick without running tasks, at the latest after `Grace`
+ *   ticks (at least one; retries are rescheduled at once, `flb_engine_reschedule_retries`).
+ *   A chunk the engine has not dispatched by then is lost, so `Grace` should exceed `Flush`.
+ * - Then `flb_engine_shutdown` stops the outputs: a worker thread (http, es, opensearch, loki,
+ *   forward) exits only when none of its connections is busy (`src/flb_output_thread.c`). A
+ *   send started just before the end of `Grace` can take `net.connect_timeout` + `net.io_timeout`
+ *   (the I/O deadline is renewed by every read and write, `src/flb_io.c`), each detected up
+ *   to 2.5 s late. Without `net.io_timeout` (default 0) a stalled backend holds the worker until
+ *   the kubelet kills it, which is why the renderer sets it.
+ * - The `stdout` output has no connections: the bound is the grace loop and the exit.
+ */
+export function fluentBitShutdown(graceSeconds: number, output: LogOutputConfig['type']): ShutdownModel {
+  const f = FLUENT_BIT_SHUTDOWN;
+  const terms: Array<readonly [string, number]> = [['Grace (engine ticks of 1 s, at least one)', Math.max(graceSeconds, 1)]];
+  if (output !== 'stdout') {
+    terms.push(
+      ['in-flight send: net.connect_timeout', f.connectTimeoutSeconds],
+      ['in-flight send: net.io_timeout', f.ioTimeoutSeconds],
+      ['both timeouts detected late (1.5 s checks, whole-second deadlines)', 2 * f.timeoutLateSeconds],
+    );
+  }
+  terms.push(['exit', f.exitSeconds]);
+  return shutdownModel(terms, f.refreshIntervalSeconds + 1);
 }

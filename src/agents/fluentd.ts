@@ -22,6 +22,7 @@
  *   `ssl_verify`, `user`, `password`, `index_name`, `suppress_type_name`
  */
 import { LogOutputConfig } from '../log-output';
+import { ShutdownModel, shutdownModel } from './shutdown-model';
 
 /** The `@id`s and the tag of the rendered config. */
 export const FLUENTD_IDS = {
@@ -53,6 +54,8 @@ export interface FluentdConfigOptions {
   /** in_tail's position file, on the shared volume. */
   readonly posFile: string;
   readonly flushIntervalSeconds: number;
+  /** The time Fluentd gets after SIGTERM (`shutdownGrace`): one flush attempt must fit in it. */
+  readonly shutdownGraceSeconds: number;
   /** Port of in_monitor_agent on 0.0.0.0 (the kubelet probes `/api/plugins.json`). */
   readonly monitorPort: number;
   readonly output: LogOutputConfig;
@@ -243,7 +246,67 @@ export function renderFluentdConfig(o: FluentdConfigOptions): string {
         params: [['pod', envValue('POD_NAME')], ['namespace', envValue('POD_NAMESPACE')], ['node', envValue('NODE_NAME')]],
       }],
     },
-    output(o.output, o.secretVars, o.flushIntervalSeconds),
+    withAttemptTimeouts(output(o.output, o.secretVars, o.flushIntervalSeconds), o.output, o.shutdownGraceSeconds),
   ];
   return directives.map(d => render(d)).join('\n\n') + '\n';
+}
+
+// ---------------------------------------------------------------------------
+// Shutdown model (fluent/fluentd v1.19.3)
+// ---------------------------------------------------------------------------
+
+/**
+ * The timeouts that bound one flush attempt of an output, in the order an attempt meets them
+ * (the keys exist at the pinned releases: out_http `open_timeout`, `ssl_timeout`, `read_timeout`
+ * (`lib/fluent/plugin/out_http.rb`, v1.19.3); out_forward `connect_timeout`, `send_timeout`
+ * (`lib/fluent/plugin/out_forward.rb`); fluent-plugin-elasticsearch / -opensearch
+ * `request_timeout`). stdout has no network; fluent-plugin-grafana-loki has no timeout setting.
+ */
+export function fluentdAttemptTimeouts(out: LogOutputConfig): string[] {
+  switch (out.type) {
+    case 'http': return ['open_timeout', ...(out.tls ? ['ssl_timeout'] : []), 'read_timeout'];
+    case 'forward': return ['connect_timeout', 'send_timeout'];
+    case 'elasticsearch':
+    case 'opensearch': return ['request_timeout'];
+    case 'loki':
+    case 'stdout': return [];
+  }
+}
+
+/** Leaving the process once the buffers are flushed. */
+const FLUENTD_EXIT_SECONDS = 1;
+
+/** Each attempt timeout: an equal share of `shutdownGrace` minus the exit, at least 1 s. */
+export function fluentdAttemptTimeoutSeconds(shutdownGraceSeconds: number, out: LogOutputConfig): number {
+  const phases = fluentdAttemptTimeouts(out).length;
+  return phases === 0 ? 0 : Math.max(1, Math.floor((shutdownGraceSeconds - FLUENTD_EXIT_SECONDS) / phases));
+}
+
+function withAttemptTimeouts(d: Directive, out: LogOutputConfig, shutdownGraceSeconds: number): Directive {
+  const seconds = fluentdAttemptTimeoutSeconds(shutdownGraceSeconds, out);
+  const timeouts = fluentdAttemptTimeouts(out).map((k): Param => [k, seconds]);
+  return timeouts.length === 0 ? d : { ...d, params: [...d.params, ...timeouts] };
+}
+
+/**
+ * Fluentd's shutdown (v1.19.3):
+ * - Reads: every watched file to its end. in_tail's `shutdown` detaches each watcher after a
+ *   last `on_notify` (`lib/fluent/plugin/in_tail.rb`), reading for up to 5 s
+ *   (`SHUTDOWN_TIMEOUT`). So it needs no time after the app's exit, except for a file created
+ *   within the last `refresh_interval` (1 s) before SIGTERM, which it has not found yet.
+ * - Flushes: `flush_at_shutdown` enqueues every chunk (`before_shutdown`), and the flush thread
+ *   sends them until `after_shutdown`, retrying failures with backoff
+ *   (`lib/fluent/plugin/output.rb` `flush_thread_run`): Fluentd has NO limit of its own. The
+ *   bound is the kubelet's kill at `shutdownGrace`; the renderer gives each phase of an attempt
+ *   an equal share of it (less a second to exit), so one attempt at the last chunk always fits.
+ *   Ruby's own `write_timeout` (60 s) and fluent-plugin-grafana-loki, which has no timeouts, are
+ *   not bounded by these.
+ */
+export function fluentdShutdown(shutdownGraceSeconds: number, out: LogOutputConfig): ShutdownModel {
+  const keys = fluentdAttemptTimeouts(out);
+  const attempt = keys.length * fluentdAttemptTimeoutSeconds(shutdownGraceSeconds, out);
+  const terms: Array<readonly [string, number]> = attempt + FLUENTD_EXIT_SECONDS > shutdownGraceSeconds
+    ? [[`one flush attempt (${keys.join(' + ')})`, attempt], ['exit', FLUENTD_EXIT_SECONDS]]
+    : [['shutdownGrace (no limit of its own: the kubelet kills it then)', shutdownGraceSeconds]];
+  return shutdownModel(terms, 0);
 }

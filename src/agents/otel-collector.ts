@@ -9,13 +9,15 @@
  * - resource `attributes[].{key, value, action}` (action `insert`: a value the SDK already set wins)
  * - batch `timeout`, `send_batch_size`, `send_batch_max_size`
  * - otlp exporter `endpoint` (host:port), `tls.insecure`, `headers`, and the exporterhelper
- *   settings `timeout`, `sending_queue.{enabled, num_consumers, queue_size}`,
+ *   settings `timeout` (`TimeoutConfig`), `sending_queue.{enabled, sizer, num_consumers, queue_size}`
+ *   (`exporter/exporterhelper/internal/queuebatch/config.go`, v0.139.0),
  *   `retry_on_failure.{enabled, initial_interval, max_interval, max_elapsed_time}`
  * - health_check extension `endpoint`, `path`
  * - `service.telemetry.metrics.level: none` (no internal metrics server, so no port 8888)
  * - `${env:NAME}` substitution (the env config provider) for secrets and downward-API values
  */
 import { Yaml } from 'cdk8s';
+import { ShutdownModel, shutdownModel } from './shutdown-model';
 import { Json } from '../engine/spec';
 
 /**
@@ -39,6 +41,7 @@ export const COMPONENTS = {
   memoryLimiter: 'memory_limiter',
   resource: 'resource',
   batch: 'batch',
+  /** One otlp exporter per signal (`otlp/traces`, ...), each with its own export timeout. */
   exporter: 'otlp',
   healthCheck: 'health_check',
 } as const;
@@ -61,8 +64,8 @@ export interface OtelCollectorConfigOptions {
   readonly headerVars: Record<string, string>;
   /** resource attribute key -> env var (downward API) that holds its value. */
   readonly resourceVars: Record<string, string>;
-  /** Per-attempt export timeout (the drain bound is derived from it). */
-  readonly exportTimeoutSeconds: number;
+  /** Per-attempt export timeout of each signal's exporter (see `otelCollectorShutdown`). */
+  readonly exportTimeoutSeconds: Record<Signal, number>;
   /** Requests the exporter sends in parallel; also the queue's size (see `drainBoundSeconds`). */
   readonly exportConsumers: number;
   readonly memoryLimitMiB: number;
@@ -77,15 +80,46 @@ export interface OtelCollectorConfig {
 
 const env = (name: string) => `\${env:${name}}`;
 
+export type Signal = typeof SIGNALS[number];
+
+/** The exporter of one signal, e.g. `otlp/traces`. */
+export function exporterId(signal: Signal): string {
+  return `${COMPONENTS.exporter}/${signal}`;
+}
+
+/** The least drain time: every signal's export attempt needs a whole second. */
+export const MIN_DRAIN_SECONDS = SIGNALS.length;
+
 /**
- * The worst-case time the collector needs to drain after SIGTERM when the backend does not
- * answer: receivers stop, the batch processor flushes into the exporter's queue, and the
- * exporter first stops retrying, then sends what is queued. With `queue_size` equal to
- * `num_consumers`, that is at most two rounds of attempts (the ones in flight, then the queued
- * ones), each bounded by the export timeout.
+ * The export timeout of each signal: `drainSeconds` split into whole seconds, the larger shares
+ * first (10 s: traces 4, metrics 3, logs 3), so that they add up to `drainSeconds`.
  */
-export function drainBoundSeconds(exportTimeoutSeconds: number): number {
-  return 2 * exportTimeoutSeconds;
+export function exportTimeouts(drainSeconds: number): Record<Signal, number> {
+  const n = SIGNALS.length;
+  const out = {} as Record<Signal, number>;
+  SIGNALS.forEach((signal, i) => { out[signal] = Math.floor(drainSeconds / n) + (i < drainSeconds % n ? 1 : 0); });
+  return out;
+}
+
+/**
+ * The collector's shutdown (open-telemetry/opentelemetry-collector v0.139.0), with a backend
+ * that does not answer:
+ * - Reads: the OTLP receivers stop first (`Graph.ShutdownAll`, `service/internal/graph/graph.go`:
+ *   components in topological order, one after another). The app's SDK has sent its spans and
+ *   metrics before it exited, so nothing is read after SIGTERM.
+ * - Flushes: the batch processors flush into the exporters' queues; then each exporter shuts
+ *   down, ONE AFTER ANOTHER (traces, metrics, logs: one exporter instance per signal). An
+ *   exporter first stops its retries (`BaseExporter.Shutdown`,
+ *   `exporter/exporterhelper/internal/base_exporter.go`: a retry waiting for its backoff returns
+ *   at once, `retry_sender.go`), then drains its queue. The memory queue frees a request's room
+ *   only when its export is done (`onDone`, `internal/queue/memory_queue.go`), so with
+ *   `queue_size` = `num_consumers` (requests) every queued request is in flight at once: one
+ *   round, bounded by the signal's export `timeout`.
+ * - Bound: the sum of the three export timeouts (= `drainTime`), plus a second to exit.
+ */
+export function otelCollectorShutdown(drainSeconds: number): ShutdownModel {
+  const timeouts = exportTimeouts(drainSeconds);
+  return shutdownModel([...SIGNALS.map(s => [`${exporterId(s)} timeout`, timeouts[s]] as const), ['exit', 1]], 0);
 }
 
 /** The collector's `config.yaml`. */
@@ -95,19 +129,20 @@ export function renderOtelCollectorConfig(o: OtelCollectorConfigOptions): OtelCo
   const headers: Record<string, string> = {};
   for (const name of Object.keys(o.headerVars).sort()) headers[name] = env(o.headerVars[name]);
 
-  const exporter: Json = {
+  const exporter = (signal: Signal): Json => ({
     endpoint: o.exporterEndpoint,
     tls: { insecure: !o.exporterTls },
     ...(Object.keys(headers).length > 0 ? { headers } : {}),
-    timeout: `${o.exportTimeoutSeconds}s`,
-    sending_queue: { enabled: true, num_consumers: o.exportConsumers, queue_size: o.exportConsumers },
+    timeout: `${o.exportTimeoutSeconds[signal]}s`,
+    // `requests` (the default) made explicit: the one-round drain rests on it.
+    sending_queue: { enabled: true, sizer: 'requests', num_consumers: o.exportConsumers, queue_size: o.exportConsumers },
     retry_on_failure: { enabled: true, initial_interval: '1s', max_interval: '10s', max_elapsed_time: '60s' },
-  };
+  });
 
   const processors = [COMPONENTS.memoryLimiter, COMPONENTS.resource, COMPONENTS.batch];
   const pipelines: Json = {};
   for (const signal of SIGNALS) {
-    pipelines[signal] = { receivers: [COMPONENTS.receiver], processors: [...processors], exporters: [COMPONENTS.exporter] };
+    pipelines[signal] = { receivers: [COMPONENTS.receiver], processors: [...processors], exporters: [exporterId(signal)] };
   }
 
   const config: Json = {
@@ -128,7 +163,7 @@ export function renderOtelCollectorConfig(o: OtelCollectorConfigOptions): OtelCo
       [COMPONENTS.resource]: { attributes },
       [COMPONENTS.batch]: { timeout: '1s', send_batch_size: 512, send_batch_max_size: 1024 },
     },
-    exporters: { [COMPONENTS.exporter]: exporter },
+    exporters: Object.fromEntries(SIGNALS.map(signal => [exporterId(signal), exporter(signal)])),
     service: {
       extensions: [COMPONENTS.healthCheck],
       telemetry: { metrics: { level: 'none' } },

@@ -23,6 +23,7 @@
 import { Yaml } from 'cdk8s';
 import { Json } from '../engine/spec';
 import { LogOutputConfig } from '../log-output';
+import { ShutdownModel, shutdownModel } from './shutdown-model';
 
 /** The component ids of the rendered topology. */
 export const VECTOR_COMPONENTS = {
@@ -186,4 +187,41 @@ export function renderVectorConfig(o: VectorConfigOptions): VectorConfig {
   // newlines are refused by Vector itself.
   const yaml = Yaml.stringify(config).replace(/^( *)([^\s:]+): (\$\{[A-Z0-9_]+\})$/gm, '$1$2: |-\n$1  $3');
   return { config, yaml };
+}
+
+// ---------------------------------------------------------------------------
+// Shutdown model (vectordotdev/vector v0.54.0)
+// ---------------------------------------------------------------------------
+
+/** The values the shutdown model rests on. */
+export const VECTOR_SHUTDOWN = {
+  /**
+   * The file source's idle poll backoff: after a pass that read nothing it sleeps up to
+   * 2048 ms (`backoff_cap`, `lib/file-source/src/file_server.rs`), and a SIGTERM ends that sleep
+   * and the source. New files are globbed in the same loop (`glob_minimum_cooldown_ms`, 1 s,
+   * elapsed by the end of a 2 s sleep).
+   */
+  pollBackoffMillis: 2048,
+  /** Leaving the process after the topology has stopped. */
+  exitSeconds: 1,
+} as const;
+
+/**
+ * Vector's shutdown (v0.54.0):
+ * - Reads: nothing after SIGTERM. The file server stops at the shutdown signal instead of
+ *   finishing its backoff sleep (`lib/file-source/src/file_server.rs`). A line written at the
+ *   app's exit is read by the next pass, at most 2048 ms later: 3 s in whole seconds (leaving
+ *   ~0.95 s for the pass itself), so the agent must get SIGTERM that long after the app's exit.
+ * - Flushes: what the source has read drains through the transform to the sink; batches are
+ *   sent when the stream ends. `RunningTopology::stop` (`src/topology/running.rs`) waits for the
+ *   components until `--graceful-shutdown-limit-secs`, then kills them ("Failed to gracefully
+ *   shut down in time. Killing components."), whatever the sink's request timeout.
+ * - Bound: the limit, plus a second to exit.
+ */
+export function vectorShutdown(gracefulShutdownLimitSeconds: number): ShutdownModel {
+  const v = VECTOR_SHUTDOWN;
+  return shutdownModel(
+    [['--graceful-shutdown-limit-secs', gracefulShutdownLimitSeconds], ['exit', v.exitSeconds]],
+    Math.ceil(v.pollBackoffMillis / 1000),
+  );
 }

@@ -210,11 +210,12 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     template.metadata.annotations = sortKeys({ ...(template.metadata.annotations ?? {}), ...annotations });
   }
 
-  // Grace period.
-  const need = graceNeed([...ordered, ...injected.map(asGraceSpec)], target);
+  // Grace period: raised only where the sidecars need more than the pod gets anyway (an unset
+  // field is Kubernetes' 30 s; cdk8s-plus-27's written-by-default 30 stays as it is).
+  const need = graceNeed([...ordered, ...injected.map(asGraceSpec)], target, userInit);
   const current = spec.terminationGracePeriodSeconds;
   if (current === undefined || current === target.graceWrittenByDefault) {
-    spec.terminationGracePeriodSeconds = Math.max(KUBERNETES_DEFAULT_GRACE_SECONDS, need.seconds);
+    if (need.seconds > (current ?? KUBERNETES_DEFAULT_GRACE_SECONDS)) spec.terminationGracePeriodSeconds = need.seconds;
   } else if (current < need.seconds) {
     errors.push(
       `${where}: terminationGracePeriodSeconds is ${current}, but its sidecars need ${need.seconds} ` +

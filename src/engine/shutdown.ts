@@ -61,6 +61,41 @@ function shell(script: string): Json {
   return { exec: { command: [TOOLS.busybox, 'sh', '-c', script] } };
 }
 
+/** The stop time and read delay of an agent's shutdown model, as the engine takes them. */
+export function shutdownOf(
+  model: { readonly stopSeconds: number; readonly readAfterAppExitSeconds: number },
+): { stopSeconds: number; readAfterAppExitSeconds?: number } {
+  return model.readAfterAppExitSeconds > 0
+    ? { stopSeconds: model.stopSeconds, readAfterAppExitSeconds: model.readAfterAppExitSeconds }
+    : { stopSeconds: model.stopSeconds };
+}
+
+/**
+ * What a native sidecar of the USER's own (an init container with `restartPolicy: Always`)
+ * counts in the budget: the kubelet's minimum grace (`minimumGracePeriodInSeconds`, 2 s,
+ * `pkg/kubelet/kuberuntime/kuberuntime_container.go`). They sit after ours in `initContainers`,
+ * so from 1.29 they are stopped before ours, one after another, and ours wait for them.
+ */
+export const USER_NATIVE_SIDECAR_STOP_SECONDS = 2;
+
+/**
+ * How long a sidecar's `preStop` hook holds its SIGTERM back, counted from the pod's
+ * termination: the kubelet runs every container's `preStop` at once when the pod starts
+ * terminating, also a native sidecar's, NOT when its turn comes (`killContainer`,
+ * `pkg/kubelet/kuberuntime/kuberuntime_container.go`: preStop, then `waitForTurn`, then SIGTERM).
+ * - stopped with the app (legacy, and native on 1.28 where the stop is not ordered): the app's
+ *   whole shutdown, plus the agent's read delay;
+ * - native from 1.29 (stopped after every app container has exited): only an agent that must
+ *   keep reading after the app's exit needs a delay, and it too runs from the termination's
+ *   start: the app's shutdown plus the read delay.
+ */
+export function preStopDelayOf(spec: SidecarSpec, target: EngineTarget, appShutdownSeconds: number): number {
+  const ordered = spec.layout === 'NATIVE' && capabilities(target.minor, target.gate).orderedTermination;
+  const read = spec.shutdown.readAfterAppExitSeconds ?? 0;
+  if (ordered) return read > 0 ? appShutdownSeconds + read : 0;
+  return appShutdownSeconds + read;
+}
+
 /**
  * The lifecycle hooks of a sidecar in its layout, and whether they need the tools.
  * `appShutdownSeconds` is the workload's (the largest of its sidecars'): every sidecar that
@@ -70,22 +105,20 @@ export function lifecycleFor(spec: SidecarSpec, target: EngineTarget, appShutdow
   const caps = capabilities(target.minor, target.gate);
   const B = TOOLS.busybox;
   const posts = (spec.shutdown.preStopPosts ?? []).map(url => `${B} wget -q -T 2 -O /dev/null --post-data '' '${url}'`);
-  const steps: string[] = [...posts];
   const lifecycle: Json = {};
   let needsTools = posts.length > 0;
 
-  // Native from 1.29: ordering does the work, the sidecar is stopped only after the app has
-  // exited. Legacy, and native on 1.28 (gate on) where sidecars are NOT stopped after the app:
-  // a preStop delay keeps the sidecar alive while the app shuts down.
-  const delay = spec.layout === 'NATIVE' && caps.orderedTermination ? 0 : appShutdownSeconds;
-  if (delay > 0 && posts.length === 0 && caps.sleepAction) {
-    lifecycle.preStop = { sleep: { seconds: delay } };
-  } else {
-    if (delay > 0) steps.push(`${B} sleep ${delay}`);
-    if (steps.length > 0) {
-      lifecycle.preStop = shell(steps.join('; '));
+  const delay = preStopDelayOf(spec, target, appShutdownSeconds);
+  if (posts.length === 0) {
+    if (delay > 0 && caps.sleepAction) {
+      lifecycle.preStop = { sleep: { seconds: delay } };
+    } else if (delay > 0) {
+      // No shell needed for a plain delay.
+      lifecycle.preStop = { exec: { command: [B, 'sleep', String(delay)] } };
       needsTools = true;
     }
+  } else {
+    lifecycle.preStop = shell([...posts, ...(delay > 0 ? [`${B} sleep ${delay}`] : [])].join('; '));
   }
   if (spec.hold && spec.layout === 'LEGACY') {
     // Regular containers start in order and a postStart hook blocks the next one.
@@ -106,30 +139,59 @@ export interface GraceNeed {
 }
 
 /**
- * The grace period the sidecars need (SIDECARS.md §3), with `app` the workload's app shutdown
- * time (the largest of its sidecars'):
- * - native (>= 1.29): the app shuts down first, then the sidecars stop one after another:
- *   app + sum(stop);
- * - legacy (and native on 1.28): every sidecar waits out the app, then stops, all in parallel:
- *   app + max(stop).
+ * The grace period the pod needs, in the kubelet's termination order
+ * (`pkg/kubelet/kuberuntime/kuberuntime_termination_order.go`, 1.29+; SIDECARS.md §3), with
+ * `app` the workload's app shutdown time (the largest of its sidecars'). Every sidecar's time
+ * runs from the pod's termination: its `preStop` delay (`preStopDelayOf`), then SIGTERM, then
+ * its stop time.
+ * - Stopped with the app (legacy; native on 1.28, where the stop is not ordered): at once,
+ *   each ends at its delay + its stop time.
+ * - Native from 1.29: a native sidecar waits for EVERY entry of `spec.containers` (the app and
+ *   the legacy sidecars) and for every native sidecar after it in `initContainers` (the user's,
+ *   then ours in reverse order), then for its own `preStop`: app + longest legacy stop + the
+ *   sum of the native stops, when no `preStop` delay is longer.
  */
-export function graceNeed(sidecars: SidecarSpec[], target: EngineTarget): GraceNeed {
+export function graceNeed(sidecars: SidecarSpec[], target: EngineTarget, userInitContainers: Json[] = []): GraceNeed {
   const app = appShutdownOf(sidecars);
   const ordered = capabilities(target.minor, target.gate).orderedTermination;
-  const sequential = sidecars.filter(s => s.layout === 'NATIVE' && ordered);
-  const parallel = sidecars.filter(s => !(s.layout === 'NATIVE' && ordered));
-  let seconds = 0;
+  const isSequential = (s: SidecarSpec) => s.layout === 'NATIVE' && ordered;
   const parts: string[] = [];
-  if (sequential.length > 0) {
-    seconds = app + sequential.reduce((acc, s) => acc + s.shutdown.stopSeconds, 0);
-    parts.push(`native: app ${app}s + ${sequential.map(s => `${s.container.name} ${s.shutdown.stopSeconds}s`).join(' + ')}`);
-  }
-  for (const s of parallel) {
-    seconds = Math.max(seconds, app + s.shutdown.stopSeconds);
+  // Everything in spec.containers, and the sidecars stopped with the app.
+  let mainEnd = app;
+  let end = app;
+  for (const s of sidecars.filter(x => !isSequential(x))) {
+    const delay = preStopDelayOf(s, target, app);
+    const done = delay + s.shutdown.stopSeconds;
+    end = Math.max(end, done);
+    if (s.layout === 'LEGACY') mainEnd = Math.max(mainEnd, done);
     const label = s.layout === 'LEGACY' ? 'legacy' : 'native on 1.28 (unordered stop)';
-    parts.push(`${label} ${s.container.name}: preStop delay ${app}s + stop ${s.shutdown.stopSeconds}s`);
+    parts.push(`${label} ${s.container.name}: preStop delay ${delay}s + stop ${s.shutdown.stopSeconds}s`);
   }
-  return { seconds: Math.ceil(seconds), explanation: parts.join('; ') };
+  const natives = sidecars.filter(isSequential);
+  // The user's native sidecars wait for our legacy ones too.
+  const users = ordered ? userInitContainers.filter(c => c.restartPolicy === 'Always') : [];
+  if (natives.length > 0 || users.length > 0) {
+    const steps: string[] = [mainEnd === app ? `app ${app}s` : `every container of spec.containers ${mainEnd}s`];
+    let t = mainEnd;
+    for (const c of users) {
+      t += USER_NATIVE_SIDECAR_STOP_SECONDS;
+      steps.push(`${c.name} ${USER_NATIVE_SIDECAR_STOP_SECONDS}s`);
+    }
+    // Ours are initContainers in rank order, so stopped in reverse rank order.
+    for (const s of [...natives].reverse()) {
+      const delay = preStopDelayOf(s, target, app);
+      if (delay > t) {
+        // its own preStop delay (counted from the termination's start) outlasts everything before it
+        t = delay;
+        steps.splice(0, steps.length, `${s.container.name}'s preStop delay ${delay}s`);
+      }
+      t += s.shutdown.stopSeconds;
+      steps.push(`${s.container.name} ${s.shutdown.stopSeconds}s`);
+    }
+    end = Math.max(end, t);
+    parts.unshift(`native: ${steps.join(' + ')}`);
+  }
+  return { seconds: Math.ceil(end), explanation: parts.join('; ') };
 }
 
 /** The workload's app shutdown time: the largest of its sidecars' `appShutdownSeconds`. */

@@ -14,7 +14,7 @@ export type Layout = 'NATIVE' | 'LEGACY';
 /**
  * Ranks of the library's own sidecars: lower comes first in `initContainers` (native) and is
  * therefore stopped LAST. Log agent, then tracer, then Envoy: Envoy stops first after the app,
- * the log agent last, so it ships the others' last lines too.
+ * the log agent last (it tails only the log directory, not the other sidecars' stdout).
  */
 export const RANK = {
   LOG_AGENT: 100,
@@ -29,6 +29,14 @@ export interface ShutdownSpec {
    * (Fluent Bit `Grace`, the collector's drain, Envoy's exit).
    */
   readonly stopSeconds: number;
+
+  /**
+   * How long the agent must keep reading after the app's last write before it gets SIGTERM
+   * (Vector's file poll backoff, Fluent Bit's file scan: both stop reading at SIGTERM). The
+   * engine then delays the sidecar's SIGTERM with a `preStop` sleep in both layouts.
+   * @default 0
+   */
+  readonly readAfterAppExitSeconds?: number;
 
   /**
    * How long the app is given to shut down. Legacy: the `preStop` delay that keeps the sidecar

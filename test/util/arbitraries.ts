@@ -356,7 +356,7 @@ export const tracerArb: fc.Arbitrary<TracerCase> = fc.record({
   resources: resourcesArb,
   protocol: fc.option(fc.constantFrom(OtlpProtocol.GRPC, OtlpProtocol.HTTP_PROTOBUF), { nil: undefined }),
   healthPort: fc.option(fc.constantFrom(13134, 2020), { nil: undefined, freq: 8 }),
-  drain: fc.option(fc.integer({ min: 2, max: 20 }), { nil: undefined }),
+  drain: fc.option(fc.integer({ min: 3, max: 20 }), { nil: undefined }),
   sampling: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
   serviceName: fc.option(fc.constantFrom('checkout', 'price$svc', 'a b'), { nil: undefined }),
   exporterTls: fc.option(fc.boolean(), { nil: undefined }),

@@ -15,7 +15,14 @@ import {
 } from './arbitraries';
 import { podMetadataOf, podSpecOf } from './fixtures';
 import { schemaErrors } from './k8s-schema';
+import { Simulation, cutShort, leastGrace, simulateTermination } from './kubelet-termination';
 import { restrictedViolations, volumeViolations } from './pss';
+import { envoyShutdown } from '../../src/agents/envoy-shutdown';
+import { fluentBitShutdown } from '../../src/agents/fluent-bit';
+import { fluentdShutdown } from '../../src/agents/fluentd';
+import { otelCollectorShutdown } from '../../src/agents/otel-collector';
+import { ShutdownModel } from '../../src/agents/shutdown-model';
+import { vectorShutdown } from '../../src/agents/vector';
 import { SidecarMode } from '../../src/target';
 import { SidecarValidation } from '../../src/validation';
 
@@ -51,7 +58,10 @@ export interface SidecarFacts {
   readonly appEnv: string[];
   /** Known values of some of the added env variables. */
   readonly appEnvValues: Record<string, string>;
+  /** Seconds from SIGTERM to exit, at most: the agent's shutdown model (src/agents/). */
   readonly stopSeconds: number;
+  /** Seconds the agent must keep reading after the app's exit before SIGTERM (the model). */
+  readonly readAfterAppExitSeconds: number;
   readonly appShutdownSeconds: number;
   readonly preStopScript: boolean;
   readonly hold: boolean;
@@ -117,13 +127,14 @@ export function sidecarFacts(s: Scenario, sc: SidecarCase, workloadName: string)
     case 'log': {
       const c = sc as LogAgentCase;
       const name = c.containerName ?? 'log-agent';
-      // Fluent Bit: Grace + 1 s to exit, HTTP server 2020; Vector: gracefulShutdownLimit + 1 s, API 8686;
-      // Fluentd: shutdownGrace, monitor agent 24220, and a scratch emptyDir for /tmp.
+      // Fluent Bit: HTTP server 2020; Vector: API 8686; Fluentd: monitor agent 24220, and a scratch
+      // emptyDir for /tmp. The shutdown: each agent's model, beside its renderer.
       const agent = {
-        'fluent-bit': { port: 2020, stop: (c.agentGrace ?? 5) + 1, scratch: false },
-        'vector': { port: 8686, stop: (c.agentGrace ?? 5) + 1, scratch: false },
-        'fluentd': { port: 24220, stop: c.agentGrace ?? 10, scratch: true },
+        'fluent-bit': { port: 2020, model: () => fluentBitShutdown(c.agentGrace ?? 5, c.output), scratch: false },
+        'vector': { port: 8686, model: () => vectorShutdown(c.agentGrace ?? 5), scratch: false },
+        'fluentd': { port: 24220, model: () => fluentdShutdown(c.agentGrace ?? 10, outputConfig(c.output)), scratch: true },
       }[c.agent];
+      const model = agent.model();
       return {
         ...common,
         ctor: 'WithLogAgent',
@@ -136,7 +147,7 @@ export function sidecarFacts(s: Scenario, sc: SidecarCase, workloadName: string)
         appMounts: [{ mountPath: c.logDirectory ?? '/var/log/app', name: `${name}-logs` }],
         appEnv: [],
         appEnvValues: {},
-        stopSeconds: agent.stop,
+        ...shutdownFacts(model),
         resources: resourcesOf(c, c.agent),
       };
     }
@@ -156,7 +167,7 @@ export function sidecarFacts(s: Scenario, sc: SidecarCase, workloadName: string)
         appEnv: [],
         appEnvValues: {},
         // Envoy exits at once on SIGTERM (the drain runs in preStop, within appShutdownTime)
-        stopSeconds: 1,
+        ...shutdownFacts(envoyShutdown()),
         // preStop: fail the health check, drain the inbound listeners
         preStopScript: true,
         hold: c.hold ?? true,
@@ -186,12 +197,21 @@ export function sidecarFacts(s: Scenario, sc: SidecarCase, workloadName: string)
           OTEL_SERVICE_NAME: (c.serviceName ?? workloadName).replace(/\$/g, '$$$$'),
           ...(c.sampling !== undefined ? { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(c.sampling) } : {}),
         },
-        // each export attempt gets half of drainTime, at most two attempts, plus a second to exit
-        stopSeconds: 2 * Math.floor(drain / 2) + 1,
+        // the three exporters drain one after another within drainTime, plus a second to exit
+        ...shutdownFacts(otelCollectorShutdown(drain)),
         resources: resourcesOf(c, 'tracer'),
       };
     }
   }
+}
+
+function shutdownFacts(m: ShutdownModel): { stopSeconds: number; readAfterAppExitSeconds: number } {
+  return { stopSeconds: m.stopSeconds, readAfterAppExitSeconds: m.readAfterAppExitSeconds };
+}
+
+/** The output as the renderers see it (what the shutdown models look at: type and TLS, as generated). */
+function outputConfig(o: LogAgentCase['output']): any {
+  return { type: o, tls: o === 'http' || o === 'elasticsearch' };
 }
 
 /** The facts of every sidecar of a scenario, in the library's order (rank, then name). */
@@ -209,19 +229,108 @@ export function appShutdown(facts: SidecarFacts[]): number {
   return Math.max(0, ...facts.map(f => f.appShutdownSeconds));
 }
 
-/** Whether a sidecar's hooks need the busybox tools (docs of shutdown handling). */
-function needsTools(f: SidecarFacts, minor: number, app: number): boolean {
-  if (f.layout === 'NATIVE' && minor >= 29) return f.preStopScript;
-  return f.preStopScript || (app > 0 && minor < 30) || (f.hold && f.layout === 'LEGACY');
+/**
+ * The documented `preStop` delay of a sidecar, from the pod's termination on: stopped with the
+ * app (legacy, native on 1.28), the app's whole shutdown plus the agent's read delay; native
+ * from 1.29, only the agent's read delay after the app's shutdown, if it has one.
+ */
+export function preStopDelay(f: SidecarFacts, minor: number, app: number): number {
+  if (f.layout === 'NATIVE' && minor >= 29) return f.readAfterAppExitSeconds > 0 ? app + f.readAfterAppExitSeconds : 0;
+  return app + f.readAfterAppExitSeconds;
 }
 
-/** The grace period the sidecars need (SIDECARS.md §3): app + sum(stop) when stopped in order, else app + max(stop). */
-export function graceNeed(facts: SidecarFacts[], minor: number): number {
+/** Whether a sidecar's hooks need the busybox tools (docs of shutdown handling). */
+function needsTools(f: SidecarFacts, minor: number, app: number): boolean {
+  const delay = preStopDelay(f, minor, app);
+  return f.preStopScript || (delay > 0 && minor < 30) || (f.hold && f.layout === 'LEGACY');
+}
+
+/** Every sidecar gets SIGTERM only after the app has exited (at `appExit`) and it has read the app's last line. */
+function lastLineViolations(sim: Simulation, sidecars: Array<[SidecarFacts, string]>, appExit: number): string[] {
+  const v: string[] = [];
+  for (const [f, id] of sidecars) {
+    const c = sim.containers.get(id);
+    if (!c) continue;
+    const needed = appExit + f.readAfterAppExitSeconds;
+    if (c.sigterm < needed) v.push(`'${f.name}' gets SIGTERM at ${c.sigterm}s, before the app's last line (written at ${appExit}s) is read (${needed}s)`);
+  }
+  return v;
+}
+
+/**
+ * The pod the docs describe (the user's containers and init containers, the sidecars in their
+ * layout with their documented preStop delays), for the termination simulation. Containers are
+ * named by position (a scenario may give two of them one name: that is an error of its own).
+ */
+interface ModelPod {
+  readonly spec: any;
+  /** seconds from SIGTERM to exit, by container name */
+  readonly exits: Map<string, number>;
+  readonly sidecars: Array<[SidecarFacts, string]>;
+}
+
+function modelPod(facts: SidecarFacts[], user: UserPod, minor: number): ModelPod {
   const app = appShutdown(facts);
-  const ordered = facts.filter(f => f.layout === 'NATIVE' && minor >= 29);
-  let need = ordered.length > 0 ? app + ordered.reduce((a, f) => a + f.stopSeconds, 0) : 0;
-  for (const f of facts.filter(x => !ordered.includes(x))) need = Math.max(need, app + f.stopSeconds);
-  return need;
+  const hook = (f: SidecarFacts) => {
+    const d = preStopDelay(f, minor, app);
+    return d > 0 ? { lifecycle: { preStop: { sleep: { seconds: d } } } } : {};
+  };
+  const exits = new Map<string, number>();
+  const sidecars: Array<[SidecarFacts, string]> = facts.map((f, i) => [f, `sidecar-${i}`]);
+  for (const [f, id] of sidecars) exits.set(id, f.stopSeconds);
+  // (a workload without app containers is an error of its own; the budget still counts the app's time)
+  const containers = (user.containers.length > 0 ? user.containers : [{}]).map((_c, i) => ({ name: `app-${i}` }));
+  containers.forEach(c => exits.set(c.name, app));
+  // the user's own native sidecars: the kubelet's minimum grace of 2 s (what the library assumes for them, README)
+  const init = user.init.map((c, i) => ({ name: `init-${i}`, restartPolicy: c.restartPolicy }));
+  init.forEach(c => exits.set(c.name, 2));
+  return {
+    spec: {
+      containers: [...containers, ...sidecars.filter(([f]) => f.layout === 'LEGACY').map(([f, id]) => ({ name: id, ...hook(f) }))],
+      initContainers: [...sidecars.filter(([f]) => f.layout === 'NATIVE').map(([f, id]) => ({ name: id, restartPolicy: 'Always', ...hook(f) })), ...init],
+    },
+    exits,
+    sidecars,
+  };
+}
+
+/**
+ * The grace period the pod needs, derived from the kubelet's termination order
+ * (test/util/kubelet-termination.ts), not from the library's formula: the least one with which
+ * no container is killed or stopped before its turn, and every sidecar gets SIGTERM only after
+ * the app's last line (written when the app exits, at the end of its shutdown time) is read.
+ */
+export function graceNeed(facts: SidecarFacts[], minor: number, user: UserPod): number {
+  const app = appShutdown(facts);
+  const pod = modelPod(facts, user, minor);
+  return leastGrace(
+    { spec: pod.spec, minor, behaviour: id => ({ exitAfterSigterm: pod.exits.get(id)! }) },
+    sim => lastLineViolations(sim, pod.sidecars, app),
+  );
+}
+
+/**
+ * The synthesized pod, terminated by the simulated kubelet with its grace period (and the
+ * kubelet's 2-second minimum): no container is cut short, and the app's last line is read
+ * before each sidecar's SIGTERM, whether the app takes its whole shutdown time or exits at once.
+ */
+export function terminationViolations(s: Scenario, baseline: any, out: any): string[] {
+  const facts = orderedFacts(s, baseline.metadata.name);
+  if (facts.length === 0 || facts.some(f => f.layout === undefined)) return [];
+  const app = appShutdown(facts);
+  const user = userPod(s, baseline);
+  const natives = new Set(user.init.filter(c => c.restartPolicy === 'Always').map(c => c.name));
+  const v: string[] = [];
+  for (const appExit of new Set([app, Math.floor(app / 2), 0])) {
+    // the sidecars: their models; the user's own native sidecars: 2 s (README); the app: appExit
+    const behaviour = (name: string) => {
+      const f = facts.find(x => x.name === name);
+      return { exitAfterSigterm: f ? f.stopSeconds : natives.has(name) ? 2 : appExit };
+    };
+    const sim = simulateTermination({ spec: podSpecOf(out), minor: s.target.minor, behaviour });
+    for (const x of [...cutShort(sim), ...lastLineViolations(sim, facts.map(f => [f, f.name]), appExit)]) v.push(`app exits at ${appExit}s: ${x}`);
+  }
+  return v;
 }
 
 /** The user's containers / init containers / volumes of the workload (from the baseline synth). */
@@ -402,7 +511,7 @@ export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
       }
     }
   }
-  const need = graceNeed(facts, s.target.minor);
+  const need = graceNeed(facts, s.target.minor, user);
   if (user.grace !== undefined && user.grace < need) {
     add('grace period set too low', `${user.grace} < ${need}`, `^${W}: terminationGracePeriodSeconds is ${user.grace}, but its sidecars need ${need} \\(.*\\)\\. Raise terminationGracePeriodSeconds to at least ${need}, `);
   }
@@ -596,12 +705,15 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
     if (['containers', 'initContainers', 'volumes', 'terminationGracePeriodSeconds'].includes(key)) continue;
     if (!same(baseSpec[key], spec[key])) v.push(`pod spec field ${key} changed: ${canonical(spec[key])} != ${canonical(baseSpec[key])}`);
   }
-  const need = graceNeed(facts, minor);
+  const need = graceNeed(facts, minor, user);
   const grace = spec.terminationGracePeriodSeconds;
   if (user.grace !== undefined) {
     if (grace !== user.grace) v.push(`terminationGracePeriodSeconds set by the user (${user.grace}) became ${grace}`);
-  } else if (grace !== Math.max(KUBERNETES_DEFAULT_GRACE, need)) {
-    v.push(`terminationGracePeriodSeconds is ${grace}, expected max(30, ${need})`);
+  } else if (need > (user.graceWritten ?? KUBERNETES_DEFAULT_GRACE)) {
+    if (grace !== need) v.push(`terminationGracePeriodSeconds is ${grace}, expected the ${need} s the simulated termination needs`);
+  } else if (grace !== user.graceWritten) {
+    // nothing needs more than the pod gets anyway: emit only what changes behaviour
+    v.push(`terminationGracePeriodSeconds is ${grace}, expected it unchanged (${user.graceWritten}): the pod needs only ${need} s`);
   }
 
   // Pod template metadata: the user's, plus one checksum annotation per sidecar, plus (native
@@ -741,20 +853,20 @@ export function addedContainerViolations(s: Scenario, baseline: any, out: any): 
     const inRequestPath = f.ctor === 'WithEnvoy';
     if (inRequestPath && !c.readinessProbe) v.push(`${at}: no readinessProbe`);
     if (!inRequestPath && c.readinessProbe) v.push(`${at}: a readinessProbe on an agent outside the request path`);
-    const orderedStop = f.layout === 'NATIVE' && minor >= 29;
     const preStop = c.lifecycle?.preStop;
-    const app = appShutdown(facts);
-    if (orderedStop) {
-      if (!!preStop !== f.preStopScript) v.push(`${at}: preStop ${preStop ? 'set' : 'missing'} on a native sidecar stopped after the app`);
-    } else if (app === 0) {
-      if (!!preStop !== f.preStopScript) v.push(`${at}: preStop ${preStop ? 'set' : 'missing'} with an app that needs no shutdown time`);
+    const delay = preStopDelay(f, minor, appShutdown(facts));
+    if (delay === 0) {
+      if (!!preStop !== f.preStopScript) v.push(`${at}: preStop ${preStop ? 'set' : 'missing'} with no delay to wait`);
     } else if (!preStop) {
-      v.push(`${at}: no preStop delay although it is stopped together with the app`);
+      v.push(`${at}: no preStop delay although it needs ${delay}s`);
     } else if (preStop.sleep) {
       if (minor < 30) v.push(`${at}: preStop sleep action on 1.${minor}`);
-      if (preStop.sleep.seconds !== app) v.push(`${at}: preStop sleeps ${preStop.sleep.seconds}s, expected the app's ${app}s`);
-    } else if (!String(preStop.exec?.command?.join(' ')).includes(`sleep ${app}`)) {
-      v.push(`${at}: preStop does not wait the app's shutdown time (${app}s): ${canonical(preStop)}`);
+      if (preStop.sleep.seconds !== delay) v.push(`${at}: preStop sleeps ${preStop.sleep.seconds}s, expected ${delay}s`);
+    } else {
+      const command: string[] = preStop.exec?.command ?? [];
+      if (!command.join(' ').endsWith(`sleep ${delay}`)) v.push(`${at}: preStop does not wait ${delay}s: ${canonical(preStop)}`);
+      // a plain delay needs no shell
+      if (!f.preStopScript && command.includes('sh')) v.push(`${at}: preStop wraps a plain sleep in a shell: ${canonical(preStop)}`);
     }
   }
 

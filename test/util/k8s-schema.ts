@@ -1,21 +1,40 @@
 /**
- * Strict, per-release Kubernetes JSON-schema validation for synthesized manifests.
+ * Strict, per-release Kubernetes schema validation for synthesized manifests.
  *
- * The schemas are the openapi2jsonschema `definitions` files that cdk8s keeps
- * (`<repo>/../shared/k8s-schemas/vX.Y.0.json`, or `$K8S_SCHEMAS_DIR`). They are
- * not strict on their own, so every schema node with `properties` gets
- * `additionalProperties: false` (unless it is marked
- * `x-kubernetes-preserve-unknown-fields`). That mirrors the API server's
- * `Strict` field validation (kubectl's default): an unknown field, such as
- * `restartPolicy` on a container before 1.28, is an error.
+ * The schemas are built at test time from npm packages that `npm ci` installs (dev
+ * dependencies): the jsii assembly (`.jsii`, JSON) of `cdk8s-plus-XX` describes every API object
+ * of Kubernetes 1.XX, as `cdk8s import k8s@1.XX` generated it from that release's OpenAPI
+ * definitions. Each `k8s.*` struct becomes one JSON-schema definition:
  *
- * Only the shape is checked. The API server's semantic rules (e.g. which
- * containers may set `restartPolicy`) are not part of the schemas.
+ * - its name and every property's JSON name come from the assembly's `@schema` doc tags
+ *   (`io.k8s.api.core.v1.Container#restartPolicy`, `...JSONSchemaProps#x-kubernetes-preserve-unknown-fields`),
+ *   never from re-deriving them from the camelCase jsii names;
+ * - non-optional properties are required; anything else is an unknown field (`additionalProperties:
+ *   false`), which mirrors the API server's `Strict` field validation (kubectl's default): an
+ *   unknown field, such as `restartPolicy` on a container before 1.28, is an error;
+ * - types: string, boolean, number, arrays, maps, `k8s.IntOrString` (string or integer),
+ *   `k8s.Quantity` (string or number), `date` (an RFC 3339 string), structs by reference;
+ *   `any` (RawExtension, JSON) takes anything;
+ * - the top-level objects (`KubeDeployment`, ...) take `apiVersion` and `kind` from the
+ *   package's compiled `KubeX.GVK` constants, as an enum of the one value each.
  *
- * Each release file is read and transformed at most once per module instance
- * (jest gives every test file its own), and one validator per (release, kind)
- * is compiled on first use and cached.
+ * What the assemblies do not carry, and so is not checked: integer versus fractional numbers and
+ * the int32/int64 range (jsii has one `number` type), the `byte` (base64) format, and the enum
+ * values of string fields (not in the OpenAPI v2 definitions cdk8s imports either). `status` is
+ * not part of the cdk8s props either, so a manifest with `status` is rejected.
+ *
+ * Releases: each `cdk8s-plus-XX` in package.json's devDependencies gives 1.XX. A release the
+ * tests target past the newest published package (1.35: there is no cdk8s-plus-35) is checked
+ * against the newest assembly (`schemaSource()` says which): fields new in that release are then
+ * rejected, so a test that needs one fails instead of passing unchecked.
+ *
+ * Only the shape is checked. The API server's semantic rules (e.g. which containers may set
+ * `restartPolicy`) are not part of the schemas.
+ *
+ * Each assembly is read and translated at most once per jest worker (see `workerCache()`), and one
+ * validator per (assembly, kind) is compiled on first use and cached with it.
  */
+import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
@@ -23,33 +42,43 @@ import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 /** A Kubernetes release, e.g. '1.29', 'v1.29' or '1.29.3' (the patch is ignored). */
 export type K8sVersion = string;
 
-const SCHEMA_FILE = /^v(\d+)\.(\d+)\.0\.json$/;
+/** The newest release the tests target (test/util/arbitraries.ts MINORS); see "Releases" above. */
+const NEWEST_TARGET_MINOR = 35;
 
-function schemaDir(): string {
-  const dir = process.env.K8S_SCHEMAS_DIR ?? path.resolve(__dirname, '../../../shared/k8s-schemas');
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
-    throw new Error(
-      `Kubernetes JSON schemas not found: directory ${dir} does not exist. `
-      + 'Expected shared/k8s-schemas/ next to the repository checkout (holding vX.Y.0.json files), '
-      + 'or set K8S_SCHEMAS_DIR to a directory that holds them.',
-    );
+const REPO_ROOT = path.resolve(__dirname, '../..');
+
+/** minor -> the package whose assembly types that release, from package.json's devDependencies. */
+function assemblyPackages(): Map<number, string> {
+  const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf-8'));
+  const found = new Map<number, string>();
+  for (const name of Object.keys(pkg.devDependencies ?? {})) {
+    const m = /^cdk8s-plus-(\d+)$/.exec(name);
+    if (m) {
+      found.set(Number(m[1]), name);
+    }
   }
-  return dir;
+  if (found.size === 0) {
+    throw new Error('Kubernetes schemas: package.json has no cdk8s-plus-XX devDependency to build them from.');
+  }
+  return found;
 }
 
-const SCHEMA_DIR = schemaDir();
+const PACKAGES = assemblyPackages();
+const NEWEST_PACKAGE_MINOR = Math.max(...PACKAGES.keys());
 
-/** The releases with a schema file, sorted by version: ['1.27', '1.28', ...]. */
-export const SCHEMA_RELEASES: string[] = fs.readdirSync(SCHEMA_DIR)
-  .map((f) => SCHEMA_FILE.exec(f))
-  .filter((m): m is RegExpExecArray => m !== null)
-  .map((m) => [Number(m[1]), Number(m[2])])
-  .sort((a, b) => a[0] - b[0] || a[1] - b[1])
-  .map(([major, minor]) => `${major}.${minor}`);
-
-if (SCHEMA_RELEASES.length === 0) {
-  throw new Error(`Kubernetes JSON schemas not found: ${SCHEMA_DIR} holds no vX.Y.0.json files.`);
+/** release ('1.29') -> the package whose assembly is used for it. */
+const PACKAGE_FOR = new Map<string, string>();
+for (let minor = Math.min(...PACKAGES.keys()); minor <= Math.max(NEWEST_TARGET_MINOR, NEWEST_PACKAGE_MINOR); minor++) {
+  const own = PACKAGES.get(minor);
+  if (own) {
+    PACKAGE_FOR.set(`1.${minor}`, own);
+  } else if (minor > NEWEST_PACKAGE_MINOR) {
+    PACKAGE_FOR.set(`1.${minor}`, PACKAGES.get(NEWEST_PACKAGE_MINOR)!);
+  }
 }
+
+/** The releases with a schema, sorted by version: ['1.27', '1.28', ...]. */
+export const SCHEMA_RELEASES: string[] = [...PACKAGE_FOR.keys()];
 
 /** '1.29' | 'v1.29' | '1.29.3' | 'v1.29.0' -> '1.29'; throws when there is no schema for it. */
 function normalizeRelease(version: K8sVersion): string {
@@ -58,139 +87,243 @@ function normalizeRelease(version: K8sVersion): string {
     throw new Error(`Invalid Kubernetes version '${version}': expected e.g. '1.29', 'v1.29' or '1.29.3'.`);
   }
   const release = `${Number(m[1])}.${Number(m[2])}`;
-  if (!SCHEMA_RELEASES.includes(release)) {
+  if (!PACKAGE_FOR.has(release)) {
     throw new Error(
-      `No Kubernetes schema for release ${release} (from '${version}') in ${SCHEMA_DIR}; `
+      `No Kubernetes schema for release ${release} (from '${version}'): no cdk8s-plus-XX assembly covers it; `
       + `available: ${SCHEMA_RELEASES.join(', ')}.`,
     );
   }
   return release;
 }
 
-// ---------------------------------------------------------------------------
-// Loading and making the schemas strict
-// ---------------------------------------------------------------------------
+function packageDir(name: string): string {
+  const dir = path.join(REPO_ROOT, 'node_modules', name);
+  if (!fs.existsSync(path.join(dir, '.jsii'))) {
+    throw new Error(`Kubernetes schemas: ${dir}/.jsii not found; run \`npm ci\` (${name} is a dev dependency).`);
+  }
+  return dir;
+}
 
-/** Keywords whose value is a map of name -> schema. */
-const SCHEMA_MAP_KEYWORDS = ['properties', 'patternProperties', 'definitions', '$defs'];
-/** Keywords whose value is a schema or an array of schemas. */
-const SCHEMA_KEYWORDS = ['additionalProperties', 'items', 'additionalItems', 'not', 'oneOf', 'anyOf', 'allOf'];
+/**
+ * Where the schema of a release comes from: '<package>@<version>', plus a note when the
+ * release is newer than the package's own.
+ */
+export function schemaSource(version: K8sVersion): string {
+  const release = normalizeRelease(version);
+  const name = PACKAGE_FOR.get(release)!;
+  const { version: pkgVersion } = JSON.parse(fs.readFileSync(path.join(packageDir(name), 'package.json'), 'utf-8'));
+  const own = `1.${name.replace('cdk8s-plus-', '')}`;
+  return own === release
+    ? `${name}@${pkgVersion}`
+    : `${name}@${pkgVersion} (Kubernetes ${own}: no newer assembly is published)`;
+}
+
+// ---------------------------------------------------------------------------
+// From a jsii assembly to JSON-schema definitions
+// ---------------------------------------------------------------------------
 
 function isObject(x: unknown): x is Record<string, any> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
-/**
- * Makes a schema node (in place) strict, and strips what Ajv does not need.
- * Walks keyword positions only, so property *names* such as
- * JSONSchemaProps' `x-kubernetes-preserve-unknown-fields` are left alone.
- */
-function strictify(node: unknown, formats: Set<string>): void {
-  if (Array.isArray(node)) {
-    node.forEach((n) => strictify(n, formats));
-    return;
-  }
-  if (!isObject(node)) {
-    return;
-  }
-  const preserveUnknown = node['x-kubernetes-preserve-unknown-fields'] === true;
-  if (node['x-kubernetes-int-or-string'] === true) {
-    // Not used by the built-in definitions (they use oneOf), but CRD-style schemas do.
-    delete node.type;
-    node.anyOf = [{ type: 'integer' }, { type: 'string' }];
-  }
-  for (const key of Object.keys(node)) {
-    if (key.startsWith('x-kubernetes-') || key === 'description') {
-      delete node[key];
-    }
-  }
-  if (typeof node.format === 'string') {
-    formats.add(node.format);
-  }
-  if (isObject(node.properties) && node.additionalProperties === undefined && !preserveUnknown) {
-    node.additionalProperties = false;
-  }
-  for (const key of SCHEMA_MAP_KEYWORDS) {
-    if (isObject(node[key])) {
-      for (const child of Object.values(node[key])) {
-        strictify(child, formats);
-      }
-    }
-  }
-  for (const key of SCHEMA_KEYWORDS) {
-    if (node[key] !== undefined) {
-      strictify(node[key], formats);
-    }
-  }
+/** A jsii type reference (spec: TypeReference). */
+interface TypeRef {
+  readonly primitive?: string;
+  readonly fqn?: string;
+  readonly collection?: { readonly kind: 'array' | 'map'; readonly elementtype: TypeRef };
+  readonly union?: { readonly types: TypeRef[] };
 }
 
-const INT32_MIN = -(2 ** 31);
-const INT32_MAX = 2 ** 31 - 1;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+/** The `@schema` doc tag: 'io.k8s.api.core.v1.Container' (a type), 'io.k8s.api.core.v1.Container#restartPolicy' (a property: its JSON name after '#'). */
+function schemaTag(docs: any, what: string): string {
+  const tag = docs?.custom?.schema;
+  if (typeof tag !== 'string') {
+    throw new Error(`Kubernetes schemas: ${what} has no @schema doc tag; cannot map it to its JSON name.`);
+  }
+  return tag;
+}
 
-/** The formats the definitions use; any other format is accepted as is. */
-const KNOWN_FORMATS = {
-  'int32': { type: 'number' as const, validate: (n: number) => n >= INT32_MIN && n <= INT32_MAX },
-  'int64': true as const,
-  'double': true as const,
-  'byte': BASE64,
-  'date-time': RFC3339,
-};
-
-interface Release {
-  readonly release: string;
-  readonly schemaId: string;
-  readonly ajv: Ajv;
+interface Built {
+  readonly definitions: Record<string, any>;
   /** 'group/version/Kind' (group '' for core) -> definition name. */
   readonly byGvk: Map<string, string>;
   /** Kind -> the apiVersions it has in this release (for error hints). */
   readonly apiVersionsByKind: Map<string, string[]>;
-  readonly validators: Map<string, ValidateFunction>;
 }
 
-const releases = new Map<string, Release>();
-
-function gvkKey(group: string, version: string, kind: string): string {
-  return `${group}/${version}/${kind}`;
+function gvkKey(apiVersion: string, kind: string): string {
+  return `${apiVersion.includes('/') ? '' : '/'}${apiVersion}/${kind}`;
 }
 
-function loadRelease(release: string): Release {
-  const cached = releases.get(release);
-  if (cached) {
-    return cached;
-  }
-  const file = path.join(SCHEMA_DIR, `v${release}.0.json`);
-  const doc = JSON.parse(fs.readFileSync(file, 'utf-8'));
-  if (!isObject(doc) || !isObject(doc.definitions)) {
-    throw new Error(`${file}: expected an object with "definitions"`);
-  }
-  const definitions: Record<string, any> = doc.definitions;
+/** Builds the definitions of one assembly (package directory). */
+function buildDefinitions(dir: string): Built {
+  const assembly = JSON.parse(fs.readFileSync(path.join(dir, '.jsii'), 'utf-8'));
+  const prefix = `${assembly.name}.k8s.`;
+  const types: any[] = Object.values(assembly.types).filter((t: any) => t.fqn.startsWith(prefix));
+  const byFqn = new Map(types.map((t) => [t.fqn, t]));
 
-  const byGvk = new Map<string, string>();
-  const apiVersionsByKind = new Map<string, string[]>();
-  for (const [name, def] of Object.entries(definitions)) {
-    for (const gvk of def['x-kubernetes-group-version-kind'] ?? []) {
-      byGvk.set(gvkKey(gvk.group, gvk.version, gvk.kind), name);
-      const apiVersion = gvk.group ? `${gvk.group}/${gvk.version}` : gvk.version;
-      apiVersionsByKind.set(gvk.kind, [...(apiVersionsByKind.get(gvk.kind) ?? []), apiVersion]);
+  // The GVK of each KubeX class, from the compiled module: `KubeDeployment.GVK = { apiVersion:
+  // 'apps/v1', kind: 'Deployment' }` after the class, or `static GVK = {...}` inside it (newer tsc).
+  const js = fs.readFileSync(path.join(dir, 'lib/imports/k8s.js'), 'utf-8');
+  const gvkOf = new Map<string, { apiVersion: string; kind: string }>();
+  let inClass = '';
+  for (const m of js.matchAll(/^class (Kube\w+) |^(?:(Kube\w+)\.|\s+static )GVK = \{\s*apiVersion: '([^']+)',\s*kind: '([^']+)',?\s*\}/gm)) {
+    if (m[1]) {
+      inClass = m[1];
+    } else {
+      gvkOf.set(m[2] ?? inClass, { apiVersion: m[3], kind: m[4] });
     }
   }
 
-  const formats = new Set<string>();
-  for (const def of Object.values(definitions)) {
-    strictify(def, formats);
+  const schemaOf = (ref: TypeRef, where: string): any => {
+    if (ref.primitive) {
+      switch (ref.primitive) {
+        case 'string': return { type: 'string' };
+        case 'number': return { type: 'number' };
+        case 'boolean': return { type: 'boolean' };
+        case 'date': return { type: 'string', format: 'date-time' };
+        case 'any':
+        case 'json': return {};
+        default: throw new Error(`Kubernetes schemas: ${where}: unknown jsii primitive '${ref.primitive}'`);
+      }
+    }
+    if (ref.collection) {
+      const element = schemaOf(ref.collection.elementtype, where);
+      return ref.collection.kind === 'array'
+        ? { type: 'array', items: element }
+        : { type: 'object', additionalProperties: element };
+    }
+    if (ref.union) {
+      return { anyOf: ref.union.types.map((t) => schemaOf(t, where)) };
+    }
+    const fqn = ref.fqn!;
+    if (fqn === `${prefix}IntOrString`) {
+      return { oneOf: [{ type: 'string' }, { type: 'integer' }] };
+    }
+    if (fqn === `${prefix}Quantity`) {
+      return { oneOf: [{ type: 'string' }, { type: 'number' }] };
+    }
+    const target = byFqn.get(fqn);
+    if (target?.kind === 'enum') {
+      // jsii keeps the member names, not their values (only DeleteOptions' kind is one).
+      return { type: 'string' };
+    }
+    if (target?.kind === 'interface') {
+      return { $ref: `#/definitions/${schemaTag(target.docs, fqn)}` };
+    }
+    throw new Error(`Kubernetes schemas: ${where}: unsupported type ${fqn}`);
+  };
+
+  const definitions: Record<string, any> = {};
+  for (const t of types) {
+    if (t.kind !== 'interface') {
+      continue;
+    }
+    const name = schemaTag(t.docs, t.fqn);
+    const properties: Record<string, any> = {};
+    const required: string[] = [];
+    // In name order, as in the API's definitions: Ajv reports errors in this order.
+    const props = [...(t.properties ?? [])].sort((a, b) => (schemaTag(a.docs, a.name) < schemaTag(b.docs, b.name) ? -1 : 1));
+    for (const p of props) {
+      const where = `${t.fqn}.${p.name}`;
+      const tag = schemaTag(p.docs, where);
+      const hash = tag.indexOf('#');
+      if (hash < 0 || tag.slice(0, hash) !== name) {
+        throw new Error(`Kubernetes schemas: ${where}: @schema '${tag}' is not a property of ${name}`);
+      }
+      const jsonName = tag.slice(hash + 1);
+      properties[jsonName] = schemaOf(p.type, where);
+      if (!p.optional) {
+        required.push(jsonName);
+      }
+    }
+    if (definitions[name]) {
+      throw new Error(`Kubernetes schemas: ${t.fqn}: definition ${name} is defined twice`);
+    }
+    definitions[name] = {
+      type: 'object',
+      properties,
+      ...(required.length > 0 ? { required } : {}),
+      additionalProperties: false,
+    };
   }
 
-  const ajv = new Ajv({ strict: false, allErrors: true });
-  for (const format of formats) {
-    ajv.addFormat(format, (KNOWN_FORMATS as Record<string, any>)[format] ?? true);
+  const byGvk = new Map<string, string>();
+  const apiVersionsByKind = new Map<string, string[]>();
+  for (const t of types) {
+    if (t.kind !== 'class' || !t.name.startsWith('Kube')) {
+      continue;
+    }
+    const gvk = gvkOf.get(t.name);
+    if (!gvk) {
+      throw new Error(`Kubernetes schemas: ${t.fqn}: no ${t.name}.GVK in ${dir}/lib/imports/k8s.js`);
+    }
+    const name = schemaTag(t.docs, t.fqn);
+    const def = definitions[name];
+    // io.k8s.api.apps.v1.Deployment is apps/v1 Deployment: version and kind end the name.
+    if (!name.endsWith(`.${gvk.apiVersion.split('/').pop()}.${gvk.kind}`)) {
+      throw new Error(`Kubernetes schemas: ${t.fqn}: GVK ${gvk.apiVersion} ${gvk.kind} does not match its schema ${name}`);
+    }
+    if (!def) {
+      throw new Error(`Kubernetes schemas: ${t.fqn}: no definition ${name}`);
+    }
+    // cdk8s leaves apiVersion and kind out of the props (it writes them itself).
+    def.properties.apiVersion = { type: 'string', enum: [gvk.apiVersion] };
+    def.properties.kind = { type: 'string', enum: [gvk.kind] };
+    byGvk.set(gvkKey(gvk.apiVersion, gvk.kind), name);
+    apiVersionsByKind.set(gvk.kind, [...(apiVersionsByKind.get(gvk.kind) ?? []), gvk.apiVersion]);
   }
-  const schemaId = `k8s-v${release}.0.json`;
-  ajv.addSchema({ $id: schemaId, definitions }, schemaId);
+  return { definitions, byGvk, apiVersionsByKind };
+}
 
-  const loaded: Release = { release, schemaId, ajv, byGvk, apiVersionsByKind, validators: new Map() };
-  releases.set(release, loaded);
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+
+interface Release extends Built {
+  readonly schemaId: string;
+  readonly ajv: Ajv;
+  readonly validators: Map<string, ValidateFunction>;
+}
+
+/**
+ * The built releases of this jest worker. Jest evaluates this module again for every test file
+ * (each has its own module registry), but Node's core modules are one object per worker: the
+ * cache hangs on `os` under a registered symbol, so an assembly is translated and a kind
+ * compiled (Ajv, the costly part: about 0.5 s for the first pod-bearing kind of a release) once
+ * per worker instead of once per test file. The key holds the package version and a hash of
+ * this file, so an edited builder (jest --watch keeps its workers) starts afresh.
+ */
+function workerCache(): Map<string, Release> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const holder = require('os') as Record<symbol, Map<string, Release> | undefined>;
+  const key = Symbol.for('cdk8s-sidecars:test/util/k8s-schema');
+  return (holder[key] ??= new Map());
+}
+
+const BUILDER_HASH = crypto.createHash('sha256').update(fs.readFileSync(__filename)).digest('hex').slice(0, 12);
+
+/** release -> its Release, for this module instance (spares the cache key's file read). */
+const loadedHere = new Map<string, Release>();
+
+function loadRelease(release: string): Release {
+  const here = loadedHere.get(release);
+  if (here) {
+    return here;
+  }
+  const dir = packageDir(PACKAGE_FOR.get(release)!);
+  const { name, version } = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf-8'));
+  const cacheKey = `${name}@${version}#${BUILDER_HASH}`;
+  const cache = workerCache();
+  let loaded = cache.get(cacheKey);
+  if (!loaded) {
+    const built = buildDefinitions(dir);
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    ajv.addFormat('date-time', RFC3339);
+    const schemaId = `k8s-${name}.json`;
+    ajv.addSchema({ $id: schemaId, definitions: built.definitions }, schemaId);
+    loaded = { ...built, schemaId, ajv, validators: new Map() };
+    cache.set(cacheKey, loaded);
+  }
+  loadedHere.set(release, loaded);
   return loaded;
 }
 
@@ -258,10 +391,11 @@ function foldOneOf(errors: ErrorObject[]): string[] {
  * resource, or an API version that the release does not serve) yields one
  * "no schema" error rather than passing.
  *
- * @throws when `version` is malformed or has no schema file.
+ * @throws when `version` is malformed or no assembly covers it.
  */
 export function schemaErrors(manifest: any, version: K8sVersion): string[] {
-  const rel = loadRelease(normalizeRelease(version));
+  const release = normalizeRelease(version);
+  const rel = loadRelease(release);
   const label = describe(manifest);
   if (!isObject(manifest)) {
     return [`${label} /: manifest must be an object, got ${JSON.stringify(manifest)}`];
@@ -270,16 +404,13 @@ export function schemaErrors(manifest: any, version: K8sVersion): string[] {
   if (typeof apiVersion !== 'string' || typeof kind !== 'string') {
     return [`${label} /: apiVersion and kind must be strings (apiVersion: ${JSON.stringify(apiVersion)}, kind: ${JSON.stringify(kind)})`];
   }
-  const slash = apiVersion.indexOf('/');
-  const group = slash < 0 ? '' : apiVersion.slice(0, slash);
-  const groupVersion = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
-  const definition = rel.byGvk.get(gvkKey(group, groupVersion, kind));
+  const definition = rel.byGvk.get(gvkKey(apiVersion, kind));
   if (!definition) {
     const known = rel.apiVersionsByKind.get(kind);
     const hint = known
-      ? `; Kubernetes ${rel.release} serves ${kind} as ${known.join(', ')}`
-      : ` (not a built-in kind of Kubernetes ${rel.release}: a custom resource cannot be validated here)`;
-    return [`${label} /: no schema for apiVersion "${apiVersion}" kind "${kind}" in Kubernetes ${rel.release}${hint}`];
+      ? `; Kubernetes ${release} serves ${kind} as ${known.join(', ')}`
+      : ` (not a built-in kind of Kubernetes ${release}: a custom resource cannot be validated here)`;
+    return [`${label} /: no schema for apiVersion "${apiVersion}" kind "${kind}" in Kubernetes ${release}${hint}`];
   }
   const validate = validatorFor(rel, definition);
   if (validate(manifest)) {
