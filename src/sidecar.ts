@@ -98,8 +98,11 @@ export interface AgentDescription {
   readonly env?: Json[];
   /** Declared container ports (pod-facing). */
   readonly ports: Json[];
-  /** HTTP health endpoint: a startup probe always, a readiness probe when `readiness` is set. */
-  readonly health: {
+  /**
+   * HTTP health endpoint: a startup probe always, a readiness probe when `readiness` is set.
+   * Leave it out only when `containerOverrides` brings the probes (the engine needs a startupProbe).
+   */
+  readonly health?: {
     readonly path: string;
     readonly port: number;
     readonly startup: { readonly periodSeconds: number; readonly failureThreshold: number };
@@ -125,6 +128,12 @@ export interface AgentDescription {
   readonly preStopPosts?: string[];
   /** Legacy only: hold the app until the agent is ready. */
   readonly hold?: HoldSpec;
+  /**
+   * Fields of a user-given container that the description has no field for (`workingDir`,
+   * `envFrom`, an exec `startupProbe`, ...), set over the built container. Not `name`,
+   * `restartPolicy` or `lifecycle` (the base and the engine own those).
+   */
+  readonly containerOverrides?: Json;
 }
 
 /** Where a target came from, for messages. */
@@ -227,8 +236,12 @@ export abstract class SidecarBase extends Construct {
       mounts.push({ mountPath: v.mountPath, name, ...(v.readOnly ? { readOnly: true } : {}) });
       if (v.shareWithApp) appMounts.push({ mountPath: v.mountPath, name });
     }
+    const health = agent.health;
     const probe = (p: { periodSeconds: number; failureThreshold: number }) =>
-      httpProbe(agent.health.path, agent.health.port, p.periodSeconds, p.failureThreshold);
+      httpProbe(health!.path, health!.port, p.periodSeconds, p.failureThreshold);
+    for (const owned of ['name', 'restartPolicy', 'lifecycle']) {
+      if (agent.containerOverrides?.[owned] !== undefined) throw new Error(`${this.describe()}: the container's ${owned} is set by the library`);
+    }
     const container: Json = {
       args: agent.args,
       ...(agent.command ? { command: agent.command } : {}),
@@ -237,14 +250,15 @@ export abstract class SidecarBase extends Construct {
       imagePullPolicy: 'IfNotPresent',
       name: this.containerName,
       ports: agent.ports,
-      ...(agent.health.readiness ? { readinessProbe: probe(agent.health.readiness) } : {}),
+      ...(health?.readiness ? { readinessProbe: probe(health.readiness) } : {}),
       resources: agent.resources,
       securityContext: {
         ...restrictedSecurityContext(agent.user),
         ...(agent.group !== undefined ? { runAsGroup: agent.group } : {}),
       },
-      startupProbe: probe(agent.health.startup),
+      ...(health ? { startupProbe: probe(health.startup) } : {}),
       volumeMounts: mounts,
+      ...agent.containerOverrides,
     };
     this.attached = deepFreeze({
       kind: agent.kind,

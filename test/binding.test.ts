@@ -6,11 +6,13 @@ import * as os from 'os';
 import * as path from 'path';
 import { ApiObject, App, Chart, Include, JsonPatch, Testing, Yaml } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
+import { Construct } from 'constructs';
 import { parseAllDocuments } from 'yaml';
 import { LogOutput, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { containerOf, kplusWorkload, layoutOf, manifestOf, newChart, podSpecOf, rawDeployment } from './util/fixtures';
 import { expectValidManifests } from './util/k8s-schema';
 import { applySidecars } from '../src/engine/pod-template';
+import { SidecarBase, SidecarProps } from '../src/sidecar';
 
 function nativeApp(outdir?: string) {
   const app = outdir ? new App({ outdir }) : Testing.app();
@@ -267,5 +269,49 @@ describe('the engine caches a placed container only for a frozen spec', () => {
     spec.container.image = 'b:2';
     const second = applySidecars(pod(), [spec], { minor: 29, gate: false });
     expect(second.manifest.spec.initContainers[0].image).toBe('b:2');
+  });
+});
+
+describe('SidecarBase: the skeleton a generic sidecar plugs into', () => {
+  class GivenSidecar extends SidecarBase {
+    constructor(scope: Construct, id: string, props: SidecarProps) {
+      super(scope, id, props, 'given');
+      this._attach({
+        kind: 'GivenSidecar',
+        rank: 400,
+        image: 'ghcr.io/example/given:1',
+        args: ['--serve'],
+        user: 1234,
+        ports: [],
+        resources: { limits: { cpu: '100m', memory: '64Mi' }, requests: { cpu: '10m', memory: '32Mi' } },
+        files: { 'given.conf': 'a = 1\n' },
+        volumes: [{ suffix: '-config', mountPath: '/etc/given', readOnly: true }],
+        shutdown: { stopSeconds: 1, readAfterAppExitSeconds: 0 },
+        containerOverrides: { workingDir: '/work', startupProbe: { exec: { command: ['/bin/ready'] }, periodSeconds: 1 } },
+      });
+    }
+  }
+
+  test('a user-given container (exec probe, workingDir) with a config file: container, config volume and checksum built once', () => {
+    const { chart } = newChart();
+    const dep = kplusWorkload(chart, 'Deployment');
+    new GivenSidecar(chart, 'given', { workload: dep, kubernetesVersion: '1.29' });
+    const manifests = Testing.synth(chart);
+    const spec = podSpecOf(manifestOf(manifests, 'Deployment'));
+    const given = spec.initContainers.find((c: any) => c.name === 'given');
+    expect(given).toMatchObject({
+      image: 'ghcr.io/example/given:1',
+      args: ['--serve'],
+      workingDir: '/work',
+      restartPolicy: 'Always',
+      startupProbe: { exec: { command: ['/bin/ready'] } },
+      securityContext: { runAsUser: 1234, runAsNonRoot: true, readOnlyRootFilesystem: true },
+      volumeMounts: [{ mountPath: '/etc/given', name: 'given-config', readOnly: true }],
+    });
+    const cm = manifests.find((m: any) => m.kind === 'ConfigMap');
+    expect(cm.data).toEqual({ 'given.conf': 'a = 1\n' });
+    expect(spec.volumes).toContainEqual({ configMap: { name: cm.metadata.name }, name: 'given-config' });
+    const annotations = manifestOf(manifests, 'Deployment').spec.template.metadata.annotations;
+    expect(annotations['checksum.sidecars.cdk8s.io/given']).toMatch(/^[0-9a-f]{64}$/);
   });
 });
