@@ -200,6 +200,27 @@ describe('the render kept from validation is never stale', () => {
     }
   });
 
+  test('one engine run per synthesis when nothing changed (the render key hits); a change between validation and toJson is seen', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const engine = require('../src/engine/pod-template');
+    const spy = jest.spyOn(engine, 'applySidecars');
+    try {
+      const { chart, dep } = nativeApp();
+      Testing.synth(chart); // validation renders, toJson() reuses it
+      expect(spy).toHaveBeenCalledTimes(1);
+      Testing.synth(chart); // same content again: still the same render
+      expect(spy).toHaveBeenCalledTimes(1);
+      ApiObject.of(dep).addJsonPatch(JsonPatch.add('/metadata/annotations', { tier: 'web' }));
+      const json = ApiObject.of(dep).toJson(); // content changed: rendered anew
+      expect(spy).toHaveBeenCalledTimes(2);
+      expect(json.metadata.annotations.tier).toBe('web');
+      json.spec.template.spec.containers.push({ name: 'mutated-by-caller' });
+      expect(layoutOf(ApiObject.of(dep).toJson()).containers).toEqual(['app']); // the kept render is never handed out
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   test('two charts: synthesizing one validates the other too; a change to the other before its own synth is seen', () => {
     const { app, chart } = nativeApp();
     const other = new Chart(app, 'other');

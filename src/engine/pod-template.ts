@@ -267,7 +267,7 @@ function placeContainer(s: SidecarSpec, target: EngineTarget, appShutdown: numbe
 }
 
 /** A deep copy of plain JSON (objects, arrays, scalars): faster than structuredClone for small objects. */
-function copyJson<T>(value: T): T {
+export function copyJson<T>(value: T): T {
   if (Array.isArray(value)) return value.map(copyJson) as unknown as T;
   if (value !== null && typeof value === 'object') {
     const out: Json = {};
