@@ -12,31 +12,28 @@
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { InjectedProxy } from './engine/injected';
-import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from './engine/pod-template';
+import { EngineResult, SUPPORTED_KINDS, applySidecars, copyJson, describeObject, podTemplateOf } from './engine/pod-template';
 import { Json, SidecarSpec } from './engine/spec';
 import { findKnownBugs } from './known-bugs';
 import { printWarnings, recordWarnings } from './warnings';
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
-const PASSES = Symbol.for('cdk8s-sidecars.validation-passes');
+const specIds = new WeakMap<SidecarSpec, number>();
+let nextSpecId = 0;
 
-/**
- * Counts the validation passes over the app: cdk8s validates the root first in every pass
- * (pre-order), so a validation on the root marks the start of each one.
- */
-function countValidationPasses(root: IConstruct): void {
-  if ((root as any)[PASSES] !== undefined) return;
-  (root as any)[PASSES] = 0;
-  root.node.addValidation({
-    validate: () => {
-      (root as any)[PASSES] += 1;
-      return [];
-    },
-  });
-}
-
-function validationPass(root: IConstruct): number {
-  return (root as any)[PASSES];
+/** The cache key of a render (see WorkloadBinding.last), or undefined when a spec is not frozen. */
+function renderKey(base: Json, specs: SidecarSpec[], injected: InjectedProxy[], minor: number, gate: boolean, patch?: number): string | undefined {
+  const ids: number[] = [];
+  for (const s of specs) {
+    if (!Object.isFrozen(s) || !Object.isFrozen(s.container)) return undefined;
+    let id = specIds.get(s);
+    if (id === undefined) {
+      id = nextSpecId++;
+      specIds.set(s, id);
+    }
+    ids.push(id);
+  }
+  return `${minor}|${gate}|${patch}|${ids.join(',')}|${JSON.stringify(injected)}|${JSON.stringify(base)}`;
 }
 
 /** What a sidecar construct gives the binding: its spec and target, computed at synthesis. */
@@ -108,31 +105,27 @@ export class WorkloadBinding {
 
   private readonly sources: SidecarSource[] = [];
 
-  /**
-   * The render of the latest validation, for the `toJson()` that follows it.
-   *
-   * Every synth path runs a validation pass over the whole app (cdk8s' `validate(app)`), then
-   * calls `toJson()` on the objects, with no user code in between. So a render made by this
-   * workload's validation is reused by its `toJson()` only if no other validation pass has
-   * started since (a root validation counts the passes) and only within the same synchronous
-   * run. Every validation renders afresh: a change made between two synths (also of two
-   * different charts, or after a failed synth) is always seen.
-   */
-  private validated?: { readonly result: EngineResult; readonly pass: number };
   private readonly originalToJson: () => Json;
-  private readonly root: IConstruct;
 
   private readonly obj: ApiObject;
   private warnings: string[] = [];
+  /**
+   * The last render, under a key that holds everything a render reads: the workload's own
+   * manifest (its content, as its toJson() returns it now), the sidecars' specs (frozen, so their
+   * identity stands for their content), the mesh proxies (their content) and the target. Every
+   * validation and every toJson() computes the key afresh, so a change made anywhere between
+   * two calls gives another key and a new render.
+   */
+  private last?: { readonly key: string; readonly result: EngineResult; readonly warnings: string[] };
 
   private constructor(obj: ApiObject, private readonly options: BindingOptions) {
     this.obj = obj;
     this.originalToJson = obj.toJson.bind(obj);
-    this.root = obj.node.root;
-    countValidationPasses(this.root);
     Object.defineProperty(obj, 'toJson', {
       value: () => {
-        const result = this.takeValidated() ?? this.render();
+        // Rendered anew at every call: the validation before it renders and reports, and a
+        // direct toJson() (no validation) sees every change made since.
+        const result = this.render();
         if (result.errors.length > 0) {
           throw new Error(`cdk8s-sidecars: ${result.errors.join('\n')}`);
         }
@@ -156,21 +149,8 @@ export class WorkloadBinding {
 
   private validate(): string[] {
     const result = this.render();
-    printWarnings(this.root, validationPass(this.root), this.warnings);
-    this.validated = result.errors.length === 0 ? { result, pass: validationPass(this.root) } : undefined;
-    if (this.validated) {
-      const kept = this.validated;
-      queueMicrotask(() => {
-        if (this.validated === kept) this.validated = undefined;
-      });
-    }
+    printWarnings(this.warnings);
     return result.errors;
-  }
-
-  private takeValidated(): EngineResult | undefined {
-    const kept = this.validated;
-    this.validated = undefined;
-    return kept && kept.pass === validationPass(this.root) ? kept.result : undefined;
   }
 
   /** The workload's manifest with every attached sidecar, and every error found. */
@@ -207,6 +187,23 @@ export class WorkloadBinding {
     this.warnings = [];
     recordWarnings(this.obj, []);
     if (errors.length > 0) return { manifest: base, errors };
+    const key = renderKey(base, specs, injected, minor, gate, patch);
+    const last = this.last;
+    if (key !== undefined && last?.key === key) {
+      this.warnings = last.warnings;
+      recordWarnings(this.obj, this.warnings);
+      return { manifest: copyJson(last.result.manifest), errors: [...last.result.errors] };
+    }
+    const rendered = this.renderAnew(base, specs, injected, minor, gate, patch);
+    this.last = key === undefined
+      ? undefined
+      : { key, result: { manifest: copyJson(rendered.manifest), errors: rendered.errors }, warnings: this.warnings };
+    return rendered;
+  }
+
+  private renderAnew(
+    base: Json, specs: SidecarSpec[], injected: InjectedProxy[], minor: number, gate: boolean, patch: number | undefined,
+  ): EngineResult {
     // `base` is a fresh object from toJson(): the engine may work on it in place.
     const result = applySidecars(base, specs, {
       minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true, injected,

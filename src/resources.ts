@@ -1,5 +1,6 @@
 import { Size } from 'cdk8s';
 import { Json } from './engine/spec';
+import { quantity } from './private/checks';
 
 /**
  * A CPU quantity, e.g. `{ amount: '250m' }`.
@@ -140,10 +141,3 @@ export function renderResources(who: string, r: SidecarResources | undefined, de
  * a decimal number, in cores or with the `m` (milli) suffix.
  */
 const CPU = /^\d+(\.\d+)?m?$/;
-
-/** A CPU ('500m', '1', '0.5') or memory ('64Mi') quantity as a number, for comparisons. */
-function quantity(q: string): number {
-  const m = /^(\d+(?:\.\d+)?)(m|Mi)?$/.exec(q);
-  if (!m) return NaN;
-  return Number(m[1]) * (m[2] === 'm' ? 1 : m[2] === 'Mi' ? 1 : 1000);
-}

@@ -8,7 +8,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { ApiObject, App, Chart, Cron, Duration, Size } from 'cdk8s';
+import { ApiObject, App, Chart, Cron, Duration, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 // Imported module by module (not from '../src'), so that constructs in progress cannot break this suite.
@@ -268,6 +268,24 @@ const CASES: Case[] = [
     message: ["WithTracer 'test/tracer2'", "Deployment 'web' already has one: WithTracer 'test/tracer'", 'attach one WithTracer per workload'],
   },
 
+  {
+    name: 'a sidecar construct whose workload belongs to another App',
+    build: c => {
+      const other = new Chart(new App(), 'other');
+      new WithLogAgent(c.chart, 'logs', { workload: new kplus.Deployment(other, 'web', { containers: [{ image: 'ghcr.io/example/app:1.0.0' }] }) });
+    },
+    message: ["WithLogAgent 'test/logs'", "workload 'other/web/Resource' belongs to another cdk8s App", "Create the construct in the workload's App"],
+  },
+  {
+    name: '`layout` read, then the target changed so that the layout differs',
+    build: c => {
+      const logs = new WithLogAgent(c.chart, 'logs', { workload: c.deployment() });
+      void logs.layout; // LEGACY (1.27, the default)
+      Sidecars.configure(c.app, { kubernetesVersion: '1.29' });
+    },
+    message: ["WithLogAgent 'test/logs'", '`layout` was read as LEGACY (Kubernetes 1.27, from the default), but at synthesis the target is Kubernetes 1.29 from Sidecars.configure()', 'before reading `layout`'],
+  },
+
   // ---------------------------------------------------------------- grace periods and times
   {
     name: 'a grace period set too low for a native Envoy',
@@ -307,17 +325,48 @@ const CASES: Case[] = [
   {
     name: 'a Fluent Bit grace that is not whole seconds',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentBit({ grace: Duration.millis(1500) }) }),
-    message: ["WithLogAgent 'test/logs'", 'fluentBit grace 1.5s is not a whole, non-negative number of seconds', 'use e.g. Duration.seconds(10)'],
+    message: ['LogAgent.fluentBit()', 'grace 1.5s is not a whole, non-negative number of seconds', 'use e.g. Duration.seconds(10)'],
   },
   {
     name: 'a Vector shutdown limit of zero',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.vector({ gracefulShutdownLimit: Duration.seconds(0) }) }),
-    message: ["WithLogAgent 'test/logs'", 'vector gracefulShutdownLimit must be at least 1 second (got 0s)', 'Vector accepts only a positive limit'],
+    message: ['LogAgent.vector()', 'gracefulShutdownLimit must be at least 1 second (got 0s)', 'Vector accepts only a positive limit'],
   },
   {
     name: 'a Fluentd shutdown grace of zero',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentd({ shutdownGrace: Duration.seconds(0) }) }),
-    message: ["WithLogAgent 'test/logs'", 'fluentd shutdownGrace must be at least 1 second (got 0s)', 'Fluentd needs time to flush its buffer'],
+    message: ['LogAgent.fluentd()', 'shutdownGrace must be at least 1 second (got 0s)', 'Fluentd needs time to flush its buffer'],
+  },
+
+  {
+    name: 'a log agent image that is not an image reference',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentBit({ image: 'not an image' }) }),
+    message: ['LogAgent.fluentBit()', "image 'not an image' is not an image reference", "use e.g. 'fluent/fluent-bit:"],
+  },
+  {
+    name: 'an empty Vector image',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.vector({ image: '' }) }),
+    message: ['LogAgent.vector()', "image '' is not an image reference", "use e.g. 'timberio/vector:"],
+  },
+  {
+    name: 'a Fluentd monitor port below 1024',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentd({ monitorPort: 80 }) }),
+    message: ['LogAgent.fluentd()', 'monitorPort 80 is below 1024', 'use a port from 1024 up'],
+  },
+  {
+    name: 'an exporter header from a Secret reference the API server rejects',
+    build: c => new WithTracer(c.chart, 'tracer', {
+      workload: c.deployment(),
+      exporterEndpoint: ENDPOINT,
+      exporterHeaders: { authorization: { secret: kplus.Secret.fromSecretName(c.chart, 's', 'Bad_Name'), key: 'token' } },
+    }),
+    message: ["WithTracer 'test/tracer'", "exporterHeaders 'authorization' refers to Secret 'Bad_Name' key 'token'", 'Give e.g.'],
+  },
+
+  {
+    name: 'a log output host with a scheme and a path',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), output: LogOutput.http({ host: 'http://logs.example.com/x' }) }),
+    message: ['LogOutput.http()', 'host "http://logs.example.com/x" is not a DNS name or IPv4 address', 'give the host alone, without scheme, port or path'],
   },
 
   // ---------------------------------------------------------------- ports
@@ -359,7 +408,7 @@ const CASES: Case[] = [
   {
     name: 'a Fluent Bit HTTP port out of range',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentBit({ httpPort: 0 }) }),
-    message: ["WithLogAgent 'test/logs'", 'health port 0 is not a valid port', 'use an integer from 1 to 65535'],
+    message: ['LogAgent.fluentBit()', 'httpPort 0 is not a valid port', 'use an integer from 1 to 65535'],
   },
   {
     name: 'a Loki port out of range',
@@ -539,7 +588,7 @@ const CASES: Case[] = [
   {
     name: 'a Fluent Bit HTTP port below 1024 (the agent runs as non-root)',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentBit({ httpPort: 80 }) }),
-    message: ["WithLogAgent 'test/logs'", 'fluent-bit health port 80 is below 1024', 'use a port from 1024 up'],
+    message: ['LogAgent.fluentBit()', 'httpPort 80 is below 1024', 'use a port from 1024 up'],
   },
   {
     name: 'a tracer health port below 1024',
@@ -603,6 +652,14 @@ const CASES: Case[] = [
       SidecarValidation.addTo(c.app, { kubernetesVersion: '1.28' });
     },
     message: ["test/raw: Deployment 'raw': init container 'proxy'", "has restartPolicy 'Always' (a native sidecar), which Kubernetes 1.28 drops without the SidecarContainers feature gate", "Either move 'proxy' to spec.containers"],
+  },
+  {
+    name: 'SidecarValidation on 1.27 and a sidecar construct pinned to 1.29',
+    build: c => {
+      new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), kubernetesVersion: '1.29' });
+      SidecarValidation.addTo(c.app, { kubernetesVersion: '1.27' });
+    },
+    message: ["SidecarValidation.addTo(app), Kubernetes 1.27: test/web/Resource: Deployment 'web'", "pinned by WithLogAgent 'test/logs' (kubernetesVersion: \"1.29\", Kubernetes 1.29)", 'remove those props'],
   },
   {
     name: 'SidecarValidation: a preStop sleep action on 1.29',
@@ -672,5 +729,24 @@ describe('what the catalogue found', () => {
     expect(message.match(/terminationGracePeriodSeconds is 5/g)).toHaveLength(1);
     expect(message).not.toContain('cdk8s-sidecars:');
     fs.rmSync(app.outdir, { recursive: true, force: true });
+  });
+});
+
+describe('errors that are one cause are reported once', () => {
+  test('two log agents on one workload: one message, the cause (not the name, volume and port clashes that follow)', () => {
+    const app = Testing.app();
+    const chart = new Chart(app, 'test');
+    const workload = ctx(app, chart).deployment();
+    new WithLogAgent(chart, 'a', { workload, kubernetesVersion: '1.29' });
+    new WithLogAgent(chart, 'b', { workload, kubernetesVersion: '1.29' });
+    let message = '';
+    try {
+      Testing.synth(chart);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    const lines = message.split('\n').filter(l => l.trim().startsWith('['));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('attach one WithLogAgent per workload');
   });
 });

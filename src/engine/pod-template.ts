@@ -66,7 +66,10 @@ export function controllerVolumesOf(manifest: Json): string[] {
 export const DEFAULT_CONTAINER_ANNOTATION = 'kubectl.kubernetes.io/default-container';
 
 export interface EngineResult {
-  /** The manifest with the sidecars in place (a new object; the input is not changed). */
+  /**
+   * The manifest with the sidecars in place: a new object, unless `ApplyOptions.mutateInput`
+   * was set, in which case it is the input itself, changed in place.
+   */
   readonly manifest: Json;
   /** Every problem found; the manifest must not be emitted when there is any. */
   readonly errors: string[];
@@ -76,15 +79,14 @@ export interface EngineResult {
  * Places `sidecars` into the pod template of `input` for `target`.
  */
 export interface ApplyOptions extends EngineTarget {
-  /** The SidecarContainers gate is on (only matters for 1.28). */
-  readonly gate: boolean;
   /**
    * A `terminationGracePeriodSeconds` value that stands for "not set by the user" (cdk8s-plus,
    * every major, always writes 30 when its prop is unset); such a value is raised like an absent one.
    */
   readonly graceWrittenByDefault?: number;
   /**
-   * Work on `input` itself instead of a copy (the caller hands over a fresh object).
+   * Work on `input` itself instead of a copy (the caller hands over a fresh object): the result's
+   * `manifest` is then `input`, changed in place.
    * @default false
    */
   readonly mutateInput?: boolean;
@@ -102,6 +104,10 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const spec = template.spec;
   const errors: string[] = [];
   const ordered = [...sidecars].sort((a, b) => a.rank - b.rank || a.container.name.localeCompare(b.container.name));
+  // Two sidecars of one kind: the cause of every clash that would follow (names, volumes,
+  // ports), so it is reported alone.
+  const twice = duplicateKinds(where, sidecars);
+  if (twice.length > 0) return { manifest, errors: twice };
 
   const userContainers: Json[] = spec.containers ?? [];
   const userInit: Json[] = spec.initContainers ?? [];
@@ -229,12 +235,15 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
 
 /**
  * A sidecar's container in its layout for a target: the spec's container with the lifecycle
- * hooks, the tools mount and `restartPolicy`, keys sorted. The same spec and target always give
- * the same container, so it is worked out once per (spec, target) and copied per render.
+ * hooks, the tools mount and `restartPolicy`, keys sorted. Worked out once per (spec, target)
+ * and copied per render, but only for a FROZEN spec (`Object.isFrozen`, as SidecarBase hands
+ * over): only then does the spec's identity stand for its content. A spec that can still change
+ * is worked out at every call.
  */
 const placedCache = new WeakMap<SidecarSpec, Map<string, { container: Json; needsTools: boolean }>>();
 
 function placedContainer(s: SidecarSpec, target: EngineTarget, appShutdown: number): { container: Json; needsTools: boolean } {
+  if (!Object.isFrozen(s) || !Object.isFrozen(s.container)) return placeContainer(s, target, appShutdown);
   let byTarget = placedCache.get(s);
   if (!byTarget) {
     byTarget = new Map();
@@ -243,18 +252,22 @@ function placedContainer(s: SidecarSpec, target: EngineTarget, appShutdown: numb
   const key = `${target.minor}|${target.gate}|${appShutdown}`;
   const cached = byTarget.get(key);
   if (cached) return cached;
+  const placed = placeContainer(s, target, appShutdown);
+  byTarget.set(key, placed);
+  return placed;
+}
+
+function placeContainer(s: SidecarSpec, target: EngineTarget, appShutdown: number): { container: Json; needsTools: boolean } {
   const { lifecycle, needsTools } = lifecycleFor(s, target, appShutdown);
   const c: Json = copyJson(s.container);
   if (lifecycle) c.lifecycle = lifecycle;
   if (needsTools) c.volumeMounts = [...(c.volumeMounts ?? []), { mountPath: TOOLS.mountPath, name: TOOLS.volumeName, readOnly: true }];
   if (s.layout === 'NATIVE') c.restartPolicy = 'Always';
-  const placed = { container: sortKeys(c), needsTools };
-  byTarget.set(key, placed);
-  return placed;
+  return { container: sortKeys(c), needsTools };
 }
 
 /** A deep copy of plain JSON (objects, arrays, scalars): faster than structuredClone for small objects. */
-function copyJson<T>(value: T): T {
+export function copyJson<T>(value: T): T {
   if (Array.isArray(value)) return value.map(copyJson) as unknown as T;
   if (value !== null && typeof value === 'object') {
     const out: Json = {};
@@ -287,11 +300,8 @@ function withAppWiring(app: Json, sidecars: SidecarSpec[]): Json {
   return sortKeys(out);
 }
 
-function checkCollisions(
-  where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[], volumes: Json[], controllerVolumes: string[],
-): string[] {
+function duplicateKinds(where: string, sidecars: SidecarSpec[]): string[] {
   const errors: string[] = [];
-
   const seenKinds = new Map<string, string>();
   for (const s of sidecars) {
     const first = seenKinds.get(s.kind);
@@ -301,6 +311,13 @@ function checkCollisions(
       seenKinds.set(s.kind, s.owner);
     }
   }
+  return errors;
+}
+
+function checkCollisions(
+  where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[], volumes: Json[], controllerVolumes: string[],
+): string[] {
+  const errors: string[] = [];
 
   const userNames = new Set([...containers, ...init].map(c => c.name));
   const sidecarNames = new Map<string, string>();
