@@ -118,7 +118,7 @@ describe('warnings on synthesized apps', () => {
     return { app, chart };
   }
 
-  test('1.29.3, two native sidecars: kubernetes#125880 is printed once per synthesis and readable with SidecarWarnings.of', () => withEnv(ENV, undefined, () => {
+  test('1.29.3, two native sidecars: kubernetes#125880 is printed once per app and readable with SidecarWarnings.of', () => withEnv(ENV, undefined, () => {
     const { app, chart } = deploymentWithTwo('1.29.3');
     expect(SidecarWarnings.of(app)).toEqual([]);
     const manifest = manifestOf(Testing.synth(chart), 'Deployment');
