@@ -11,7 +11,7 @@ import {
 } from '../src';
 import { containerOf, kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { parseFluentConf } from './util/fluentd-conf';
-import { Behaviour, cutShort, leastGrace, simulateTermination } from './util/kubelet-termination';
+import { Behaviour, Simulation, cutShort, leastGrace, simulateTermination } from './util/kubelet-termination';
 import { envoyShutdown } from '../src/agents/envoy-shutdown';
 import { FLUENT_BIT_SHUTDOWN, fluentBitShutdown } from '../src/agents/fluent-bit';
 import { fluentdShutdown } from '../src/agents/fluentd';
@@ -204,11 +204,21 @@ function behaviours(constructs: Array<WithLogAgent | WithTracer | WithEnvoy>, ap
 /** The least grace period the synthesized pod needs, in the simulated kubelet, with the app taking `app` seconds. */
 type Sidecar = WithLogAgent | WithTracer | WithEnvoy;
 function simulatedNeed(spec: any, minor: number, constructs: Sidecar[], app: number, others: Record<string, number> = {}) {
-  const reads = new Map(constructs.map(c => [c.containerName, specOf(c).readAfterAppExitSeconds ?? 0]));
-  return leastGrace({ spec, minor, behaviour: behaviours(constructs, app, others) }, sim => [...reads].flatMap(([name, read]) => {
-    const c = sim.containers.get(name)!;
-    return c.sigterm < app + read ? [`${name} stopped reading at ${c.sigterm}s`] : [];
-  }));
+  return leastGrace({ spec, minor, behaviour: behaviours(constructs, app, others) }, sim => lastLineMissed(sim, constructs, others));
+}
+
+/**
+ * The sidecars that got SIGTERM before they could read the app's last line: written when the
+ * last app container exits in the simulation (after its own preStop hook and its shutdown).
+ */
+function lastLineMissed(sim: Simulation, constructs: Sidecar[], others: Record<string, number> = {}): string[] {
+  const ours = new Set(constructs.map(c => c.containerName));
+  const appExit = Math.max(0, ...[...sim.containers.values()].filter(c => c.kind === 'container' && !ours.has(c.name) && !(c.name in others)).map(c => c.exit));
+  return constructs.flatMap(c => {
+    const t = sim.containers.get(c.containerName)!;
+    const read = specOf(c).readAfterAppExitSeconds ?? 0;
+    return t.sigterm < appExit + read ? [`${c.containerName} stopped reading at ${t.sigterm}s, before the app's last line (at ${appExit}s) was in (${appExit + read}s)`] : [];
+  });
 }
 
 describe('native and legacy sidecars in one pod (1.29+): the budget follows the kubelet\'s order', () => {
@@ -266,12 +276,155 @@ describe('native and legacy sidecars in one pod (1.29+): the budget follows the 
         },
       },
     });
-    const tracer = new WithTracer(chart, 'tracer', { workload: raw, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.30', appShutdownTime: Duration.seconds(20) });
+    const tracer = new WithTracer(chart, 'tracer', {
+      workload: raw, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.30', appShutdownTime: Duration.seconds(20), userSidecarStopTime: Duration.seconds(7),
+    });
     const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
-    // the app's 20 s, the user's mesh (the kubelet's minimum, 2 s), then the tracer's 11 s
-    const need = simulatedNeed(spec, 30, [tracer], 20, { mesh: 2 });
-    expect(need).toBe(33);
+    // the app's 20 s, the user's mesh (its 7 s, as the user says), then the tracer's 11 s
+    const need = simulatedNeed(spec, 30, [tracer], 20, { mesh: 7 });
+    expect(need).toBe(38);
     expect(spec.terminationGracePeriodSeconds).toBe(need);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// The app's own preStop hook, an explicit grace above the need, the user's own native sidecars
+// ---------------------------------------------------------------------------
+
+/** A raw Deployment whose pod spec is `pod` (the app container named 'web'). */
+function rawDeployment(chart: any, app: object = {}, pod: object = {}) {
+  return new ApiObject(chart, 'web', {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web' },
+    spec: {
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx:1.27', ...app }], ...pod } },
+    },
+  });
+}
+
+describe('the app\'s own preStop hook runs before its SIGTERM (kubelet killContainer: preStop, then SIGTERM)', () => {
+  // The review's case: `preStop: sleep 20`, the app then takes its default 10 s: it exits at 30 s.
+  test.each([
+    ['1.30', { sleep: { seconds: 20 } }],
+    ['1.33', { sleep: { seconds: 20 } }],
+    ['1.29', { exec: { command: ['/bin/sleep', '20'] } }],
+    ['1.29', { exec: { command: ['sleep', '20'] } }],
+    ['1.27', { exec: { command: ['sleep', '20'] } }],
+  ])('%s, preStop %j, with WithLogAgent: the log agent outlives the app and reads its last line', (version, preStop) => {
+    const { chart } = newChart();
+    const logs = new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, { lifecycle: { preStop } }), kubernetesVersion: version });
+    const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
+    const minor = Number(version.split('.')[1]);
+    const sim = simulateTermination({ spec, minor, behaviour: behaviours([logs], 10) });
+    // the simulated kubelet: the app's hook 20 s, then SIGTERM, exit 10 s later
+    expect(sim.containers.get('web')).toMatchObject({ sigterm: 20, exit: 30, killed: false });
+    expect(cutShort(sim)).toEqual([]);
+    expect(lastLineMissed(sim, [logs])).toEqual([]);
+    expect(spec.terminationGracePeriodSeconds).toBe(simulatedNeed(spec, minor, [logs], 10));
+  });
+
+  test('a hook whose duration cannot be read (ingress-nginx\'s /wait-shutdown), without appShutdownTime: an error that says what to set', () => {
+    for (const preStop of [{ exec: { command: ['/wait-shutdown'] } }, { httpGet: { path: '/drain', port: 8080 } }, { exec: { command: ['sh', '-c', 'sleep 5'] } }]) {
+      const { chart } = newChart();
+      new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, { lifecycle: { preStop } }), kubernetesVersion: '1.30' });
+      expect(() => Testing.synth(chart)).toThrow(
+        "Deployment 'web': container(s) 'web' have a preStop hook whose duration the library cannot read (only a sleep action or an exec of exactly " +
+        '`sleep N` can be read); the kubelet runs it before it sends SIGTERM, so the app exits only after the hook AND its own shutdown. ' +
+        'Set `appShutdownTime` on the sidecar constructs to cover both (the longest the hook can take plus the app\'s shutdown after SIGTERM).',
+      );
+    }
+  });
+
+  test('with appShutdownTime covering the hook and the app\'s shutdown, the sidecars outlive both', () => {
+    const { chart } = newChart();
+    const workload = rawDeployment(chart, { lifecycle: { preStop: { exec: { command: ['/wait-shutdown'] } } } }, { terminationGracePeriodSeconds: 300 });
+    const logs = new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.30', appShutdownTime: Duration.seconds(280), agent: LogAgent.vector() });
+    const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
+    // the hook takes 250 s (the simulation cannot read it: the behaviour says it), the app 30 s more
+    const sim = simulateTermination({ spec, minor: 30, behaviour: n => n === 'web' ? { exitAfterSigterm: 30, preStopSeconds: 250 } : behaviours([logs], 0)(n) });
+    expect(sim.containers.get('web')!.exit).toBe(280);
+    expect(cutShort(sim)).toEqual([]);
+    expect(lastLineMissed(sim, [logs])).toEqual([]);
+  });
+});
+
+describe('an explicit grace period above the need: the app may use it, and the sidecars still outlive it', () => {
+  /**
+   * Whether some preStop delay of each sidecar (searched, not computed) lets the pod serve an app
+   * that exits at `appExit`: nobody cut short and every last line read.
+   */
+  function servable(spec: any, minor: number, constructs: Sidecar[], appExit: number): boolean {
+    const names = constructs.map(c => c.containerName);
+    const grace = spec.terminationGracePeriodSeconds;
+    const tryDelays = (i: number, s: any): boolean => {
+      if (i === names.length) {
+        const sim = simulateTermination({ spec: s, minor, behaviour: behaviours(constructs, appExit) });
+        return cutShort(sim).length === 0 && lastLineMissed(sim, constructs).length === 0;
+      }
+      for (let d = 0; d <= grace; d++) {
+        const withHook = (c: any) => c.name !== names[i] ? c : { ...c, lifecycle: d > 0 ? { preStop: { sleep: { seconds: d } } } : undefined };
+        if (tryDelays(i + 1, { ...s, containers: s.containers.map(withHook), initContainers: (s.initContainers ?? []).map(withHook) })) return true;
+      }
+      return false;
+    };
+    return tryDelays(0, spec);
+  }
+
+  test.each([
+    ['1.30', {}],
+    ['1.30', { mode: SidecarMode.LEGACY }],
+    ['1.33', { agent: LogAgent.vector() }],
+  ] as const)('%s %j: every app exit time that some choice of delays could serve within 60 s is served', (version, extra) => {
+    const { chart } = newChart();
+    const logs = new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, {}, { terminationGracePeriodSeconds: 60 }), kubernetesVersion: version, ...extra });
+    const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
+    expect(spec.terminationGracePeriodSeconds).toBe(60);
+    const minor = Number(version.split('.')[1]);
+    let latest = -1;
+    for (let appExit = 0; appExit <= 60; appExit++) {
+      if (!servable(spec, minor, [logs], appExit)) break;
+      latest = appExit;
+      const sim = simulateTermination({ spec, minor, behaviour: behaviours([logs], appExit) });
+      expect([appExit, ...cutShort(sim), ...lastLineMissed(sim, [logs])]).toEqual([appExit]);
+    }
+    // well beyond the default appShutdownTime of 10 s
+    expect(latest).toBeGreaterThan(40);
+  });
+});
+
+describe('the user\'s own native sidecars: their stop time is the user\'s to say', () => {
+  const mesh = { name: 'mesh', image: 'ghcr.io/example/tail:1', command: ['sh', '-c', 'tail -F /var/log/app/app.log'], restartPolicy: 'Always' };
+
+  test('1.29+, with a native sidecar of ours that waits for them: an error without userSidecarStopTime', () => {
+    const { chart } = newChart();
+    new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, {}, { initContainers: [mesh] }), kubernetesVersion: '1.30' });
+    expect(() => Testing.synth(chart)).toThrow(
+      "Deployment 'web': has native sidecars of its own ('mesh'), which Kubernetes 1.30 stops before the library's ('log-agent'), and those wait for them; " +
+      'how long yours take to stop after SIGTERM cannot be read from the manifest',
+    );
+  });
+
+  test('a sidecar that ignores SIGTERM (tail -F as PID 1) and is killed after the 7 s the user gives it: ours still get their time', () => {
+    const { chart } = newChart();
+    const logs = new WithLogAgent(chart, 'logs', {
+      workload: rawDeployment(chart, {}, { initContainers: [mesh] }), kubernetesVersion: '1.30', userSidecarStopTime: Duration.seconds(7), appShutdownTime: Duration.seconds(20),
+    });
+    const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
+    const need = simulatedNeed(spec, 30, [logs], 20, { mesh: 7 });
+    expect(spec.terminationGracePeriodSeconds).toBe(need);
+    // what the 2 s the library used to count would have left: the log agent killed
+    const sim = simulateTermination({ spec: { ...spec, terminationGracePeriodSeconds: need - 5 }, minor: 30, behaviour: behaviours([logs], 20, { mesh: 7 }) });
+    expect(cutShort(sim).join('\n')).toMatch(/'log-agent' is killed/);
+  });
+
+  test('legacy sidecars of ours, or 1.28 (no ordered stop): no error, ours do not wait for them', () => {
+    for (const [version, extra] of [['1.30', { mode: SidecarMode.LEGACY }], ['1.28', { sidecarContainersGate: true }]] as const) {
+      const { chart } = newChart();
+      new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, {}, { initContainers: [mesh] }), kubernetesVersion: version, ...extra });
+      expect(() => Testing.synth(chart)).not.toThrow();
+    }
   });
 });
 
