@@ -161,7 +161,11 @@ export abstract class SidecarBase extends Construct {
     const spec: SidecarSpec = {
       ...this._agent,
       // whether appShutdownTime was given, and the user's own native sidecars' stop time (src/engine/shutdown.ts)
-      shutdown: { ...this._agent.shutdown, appShutdownGiven: this._props.appShutdownTime !== undefined, userSidecarStopSeconds: this.userSidecarStopSeconds() },
+      shutdown: {
+        ...this._agent.shutdown,
+        appShutdownGiven: this._props.appShutdownTime !== undefined,
+        userSidecarStopSeconds: this.userSidecarStopSeconds(),
+      },
       owner: this.describe(),
       kind: this.constructor.name,
       layout: target.decision.layout,

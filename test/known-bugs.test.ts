@@ -210,7 +210,8 @@ describe('warnings on synthesized apps', () => {
         metadata: { labels: { app: 'raw' } },
         spec: {
           ...(kind === 'Job' ? { restartPolicy: 'OnFailure' } : {}),
-          initContainers, containers: [{ name: 'app', image: 'ghcr.io/example/app:1' }],
+          initContainers,
+          containers: [{ name: 'app', image: 'ghcr.io/example/app:1' }],
         },
       },
     },

@@ -415,7 +415,8 @@ describe('the user\'s own native sidecars: their stop time is the user\'s to say
     const need = simulatedNeed(spec, 30, [logs], 20, { mesh: 7 });
     expect(spec.terminationGracePeriodSeconds).toBe(need);
     // what the 2 s the library used to count would have left: the log agent killed
-    const sim = simulateTermination({ spec: { ...spec, terminationGracePeriodSeconds: need - 5 }, minor: 30, behaviour: behaviours([logs], 20, { mesh: 7 }) });
+    const short = { ...spec, terminationGracePeriodSeconds: need - 5 };
+    const sim = simulateTermination({ spec: short, minor: 30, behaviour: behaviours([logs], 20, { mesh: 7 }) });
     expect(cutShort(sim).join('\n')).toMatch(/'log-agent' is killed/);
   });
 
