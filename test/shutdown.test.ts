@@ -1,6 +1,6 @@
 /**
- * Shutdown, end to end: each agent's shutdown model against numbers worked out by hand from the
- * agent's own code, the timeouts the renderers set for those models, the grace budget against
+ * Shutdown, end to end: each agent's budget against a timeline of its shutdown written from its
+ * own code and the values read back from the rendered config, the grace budget against
  * the kubelet termination simulation (test/util/kubelet-termination.ts), and what is emitted.
  */
 import { ApiObject, Duration, Testing } from 'cdk8s';
@@ -12,11 +12,6 @@ import {
 import { containerOf, kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { parseFluentConf } from './util/fluentd-conf';
 import { Behaviour, Simulation, cutShort, leastGrace, simulateTermination } from './util/kubelet-termination';
-import { envoyShutdown } from '../src/agents/envoy-shutdown';
-import { FLUENT_BIT_SHUTDOWN, fluentBitShutdown } from '../src/agents/fluent-bit';
-import { fluentdShutdown } from '../src/agents/fluentd';
-import { otelCollectorShutdown } from '../src/agents/otel-collector';
-import { vectorShutdown } from '../src/agents/vector';
 import { applySidecars } from '../src/engine/pod-template';
 import { RANK, SidecarSpec } from '../src/engine/spec';
 
@@ -46,107 +41,193 @@ function specOf(construct: WithLogAgent | WithTracer | WithEnvoy): SidecarSpec['
   return (construct as any)._agent.shutdown;
 }
 
+// ---------------------------------------------------------------------------
+// Each agent's shutdown as a timeline, from its own code and the rendered config
+// ---------------------------------------------------------------------------
+
 /**
- * Worked out by hand from each agent's code at the pinned tag (see the models in src/agents/), with
- * the defaults: Fluent Bit Grace 5, Vector limit 5, Fluentd shutdownGrace 10.
+ * What an agent does after SIGTERM, step by step, written here from the agent's own shutdown code
+ * at the pinned tag (NOT from src/agents/), with the values read back from the rendered config
+ * text and container args. `stop` is the latest it can exit; `read` how long after the app's
+ * last write it must still get no SIGTERM.
  */
-const BY_HAND: Record<AgentName, (o: OutputName) => { stop: number; read: number }> = {
-  // 5 ticks of the engine, then an in-flight send: connect 5 + io 5, each noticed up to 2.5 s late
-  // (1.5 s checks, whole-second deadlines), then exit 1. stdout has no connection.
-  // Reading stops at SIGTERM: a new file is found within Refresh_Interval 1 s, + 1 s.
-  'fluent-bit': o => ({ stop: o === 'stdout' ? 5 + 1 : 5 + 5 + 5 + 2.5 + 2.5 + 1, read: 2 }),
-  // the graceful shutdown limit, then exit; the poll backoff is 2048 ms: 3 whole seconds
-  'vector': () => ({ stop: 5 + 1, read: 3 }),
-  // no limit of its own: the kubelet's kill at shutdownGrace; in_tail reads to the end at shutdown
-  'fluentd': () => ({ stop: 10, read: 0 }),
+interface Timeline {
+  readonly stop: number;
+  readonly read: number;
+  readonly steps: string[];
+}
+
+/** Upstream facts that are not settings: each read in the agent's code at the pinned tag. */
+const UPSTREAM = {
+  // fluent/fluent-bit v3.2.10 src/flb_output_thread.c cb_thread_sched_timer: a worker checks its
+  // connections every 1.5 s; src/flb_upstream.c flb_upstream_conn_timeouts: deadlines in whole
+  // seconds (time(NULL)): a timeout fires up to 1.5 + 1 s after it is due.
+  fluentBitTimeoutLate: 1.5 + 1,
+  // vectordotdev/vector v0.54.0 lib/file-source/src/file_server.rs: an idle file is polled with a
+  // backoff that doubles up to 2048 ms, and the file server stops at SIGTERM.
+  vectorPollBackoffMillis: 2048,
+  // leaving the process once the agent's own shutdown is over (Envoy: source/server/server.cc
+  // shuts down at once on SIGTERM, v1.36.4)
+  exit: 1,
 };
 
-describe('each agent\'s shutdown model: the budgeted stop time is the model\'s bound', () => {
+/** `key value` of an INI-like section (Fluent Bit classic config). */
+function fluentBitValue(conf: string, section: string, key: string): string | undefined {
+  const body = conf.slice(conf.indexOf(`[${section}]`)).split(/\n\s*\[/)[0];
+  return new RegExp(`^\\s+${key.replace('.', '\\.')}\\s+(\\S+)$`, 'm').exec(body)?.[1];
+}
+
+const seconds = (v: string | undefined) => (v === undefined ? undefined : Number(/^(\d+)s?$/.exec(v)![1]));
+
+/**
+ * Fluent Bit v3.2.10: at SIGTERM the engine pauses every input (src/flb_engine.c, FLB_ENGINE_STOP:
+ * nothing more is read); it re-checks each second and stops at the first tick without tasks, after
+ * `Grace` ticks at the latest (at least one); then each worker output exits when none of its
+ * connections is busy (src/flb_output_thread.c): a send started last may take its connect timeout
+ * and its I/O timeout, each noticed late. A file is read on its inotify event or found at the next
+ * scan (`Refresh_Interval`), so a last line needs the scan interval and a second.
+ */
+function fluentBitTimeline(conf: string, output: OutputName): Timeline {
+  const grace = Math.max(Number(fluentBitValue(conf, 'SERVICE', 'Grace')), 1);
+  const steps = [`engine ticks: ${grace}s`];
+  let stop = grace;
+  if (output !== 'stdout') {
+    const connect = seconds(fluentBitValue(conf, 'OUTPUT', 'net.connect_timeout'));
+    const io = seconds(fluentBitValue(conf, 'OUTPUT', 'net.io_timeout'));
+    // without them a stalled backend holds the worker until the kill: there is no bound to budget
+    if (connect === undefined || io === undefined || io === 0) throw new Error(`no bound: net.connect_timeout ${connect}, net.io_timeout ${io}`);
+    stop += connect + io + 2 * UPSTREAM.fluentBitTimeoutLate;
+    steps.push(`in-flight send: connect ${connect}s + io ${io}s, each noticed up to ${UPSTREAM.fluentBitTimeoutLate}s late`);
+  }
+  stop += UPSTREAM.exit;
+  return { stop, read: Number(fluentBitValue(conf, 'INPUT', 'Refresh_Interval')) + 1, steps };
+}
+
+/**
+ * Vector v0.54.0: the topology waits for its components until `--graceful-shutdown-limit-secs`,
+ * then kills them (src/topology/running.rs); the file source stops reading at SIGTERM, so a line
+ * written during an idle backoff is read only if SIGTERM waits for the whole backoff.
+ */
+function vectorTimeline(args: string[]): Timeline {
+  const limit = Number(args[args.indexOf('--graceful-shutdown-limit-secs') + 1]);
+  return { stop: limit + UPSTREAM.exit, read: Math.ceil(UPSTREAM.vectorPollBackoffMillis / 1000), steps: [`limit ${limit}s`] };
+}
+
+/**
+ * Fluentd v1.19.3 (lib/fluent/root_agent.rb `shutdown`: inputs first, each plugin's
+ * before_shutdown then shutdown): in_tail reads every watched file to its end
+ * (lib/fluent/plugin/in_tail.rb `shutdown` -> `detach` -> a last `on_notify`); then the output's
+ * `before_shutdown` -> `force_flush` -> `submit_flush_all` sends the queued chunks one attempt
+ * each, `while !@retry && @buffer.queued?`, so it stops at the first failed attempt and makes
+ * none when the backend was already failing; `after_shutdown` stops and joins the flush threads:
+ * nothing is retried (lib/fluent/plugin/output.rb). It has no time limit of its own: what bounds
+ * one attempt are the output's timeouts (read from the config); the kubelet's kill at the
+ * `shutdownGrace` the library gives it bounds the rest (several chunks, an output without
+ * timeouts such as fluent-plugin-grafana-loki). The budget must at least fit one attempt.
+ */
+function fluentdTimeline(conf: string, shutdownGrace: number): Timeline {
+  const match = parseFluentConf(conf).find(d => d.name === 'match')!;
+  const phases = ['open_timeout', 'ssl_timeout', 'read_timeout', 'connect_timeout', 'send_timeout', 'request_timeout']
+    .filter(k => match.params[k] !== undefined).map(k => [k, Number(match.params[k].raw)] as const);
+  const attempt = phases.reduce((a, [, v]) => a + v, 0);
+  const attemptText = phases.map(([k, v]) => `${k} ${v}s`).join(' + ') || 'no network timeouts';
+  const steps = [`one attempt: ${attemptText}`, `killed at shutdownGrace ${shutdownGrace}s`];
+  return { stop: Math.max(shutdownGrace, attempt + UPSTREAM.exit), read: 0, steps };
+}
+
+/**
+ * The collector v0.139.0: the receivers stop first, then the exporters one after another
+ * (service/internal/graph/graph.go ShutdownAll); each stops retrying and drains its queue
+ * (exporter/exporterhelper): ceil(queue_size / num_consumers) rounds of its `timeout`.
+ */
+function collectorTimeline(configText: string): Timeline {
+  const config = parseYaml(configText);
+  const steps: string[] = [];
+  let stop = 0;
+  for (const [id, e] of Object.entries<any>(config.exporters)) {
+    const rounds = Math.ceil(e.sending_queue.queue_size / e.sending_queue.num_consumers);
+    const t = seconds(e.timeout)!;
+    stop += rounds * t;
+    steps.push(`${id}: ${rounds} x ${t}s`);
+  }
+  return { stop: stop + UPSTREAM.exit, read: 0, steps };
+}
+
+function synthLogAgent(agent: AgentName, output: OutputName, shutdownGrace?: number) {
+  const { chart } = newChart();
+  const construct = new WithLogAgent(chart, 'logs', {
+    workload: kplusWorkload(chart, 'Deployment'),
+    kubernetesVersion: '1.30',
+    agent: shutdownGrace === undefined ? AGENTS[agent](output) : LogAgent.fluentd({
+      shutdownGrace: Duration.seconds(shutdownGrace), ...(['loki', 'elasticsearch', 'opensearch'].includes(output) ? { image: PLUGIN_IMAGE } : {}),
+    }),
+    output: OUTPUTS[output](),
+  });
+  const out = Testing.synth(chart);
+  return { construct, data: manifestOf(out, 'ConfigMap').data, container: containerOf(manifestOf(out, 'Deployment'), 'log-agent') };
+}
+
+describe('each agent\'s shutdown: the budget is the end of its timeline (upstream code + the rendered config)', () => {
   test.each(COMBINATIONS)('%s with the %s output', (agent, output) => {
-    const { chart } = newChart();
-    const construct = new WithLogAgent(chart, 'logs', {
-      workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.30', agent: AGENTS[agent](output), output: OUTPUTS[output](),
-    });
-    const budgeted = specOf(construct);
-    const model = {
-      'fluent-bit': () => fluentBitShutdown(5, output),
-      'vector': () => vectorShutdown(5),
-      'fluentd': () => fluentdShutdown(10, construct.output._config),
+    const { construct, data, container } = synthLogAgent(agent, output);
+    const timeline = {
+      'fluent-bit': () => fluentBitTimeline(data['fluent-bit.conf'], output),
+      'vector': () => vectorTimeline(container.args),
+      // LogAgent.fluentd()'s documented default shutdownGrace
+      'fluentd': () => fluentdTimeline(data['fluent.conf'], 10),
     }[agent]();
-    const hand = BY_HAND[agent](output);
-    expect(model.stopSeconds).toBe(hand.stop);
-    expect(model.readAfterAppExitSeconds).toBe(hand.read);
-    expect(budgeted.stopSeconds).toBe(model.stopSeconds);
-    expect(budgeted.readAfterAppExitSeconds ?? 0).toBe(model.readAfterAppExitSeconds);
+    const budgeted = specOf(construct);
+    expect({ stop: budgeted.stopSeconds, read: budgeted.readAfterAppExitSeconds ?? 0 })
+      .toEqual({ stop: Math.ceil(timeline.stop), read: timeline.read });
   });
 
-  test('the tracer: three exporters stopped one after another, timeouts adding up to drainTime, + 1 s to exit', () => {
+  test('Fluentd with a short shutdownGrace: the budget still fits one attempt (every phase at least 1 s)', () => {
+    for (const output of ['http', 'forward', 'elasticsearch', 'stdout'] as const) {
+      const { construct, data } = synthLogAgent('fluentd', output, 2);
+      expect(specOf(construct).stopSeconds).toBe(fluentdTimeline(data['fluent.conf'], 2).stop);
+    }
+  });
+
+  test('the tracer: its exporters stop one after another, each within its rendered timeout; drainTime + 1 s as documented', () => {
     for (const drain of [3, 10, 11, 41]) {
       const { chart } = newChart();
       const tracer = new WithTracer(chart, 'tracer', {
         workload: kplusWorkload(chart, 'Deployment'), exporterEndpoint: ENDPOINT, kubernetesVersion: '1.30', drainTime: Duration.seconds(drain),
       });
-      expect(otelCollectorShutdown(drain).stopSeconds).toBe(drain + 1);
-      expect(specOf(tracer).stopSeconds).toBe(drain + 1);
-      const config = parseYaml(manifestOf(Testing.synth(chart), 'ConfigMap').data['config.yaml']);
-      const timeouts = ['traces', 'metrics', 'logs'].map(signal => Number(/^(\d+)s$/.exec(config.exporters[`otlp/${signal}`].timeout)![1]));
-      expect(timeouts.reduce((a, b) => a + b, 0)).toBe(drain);
-      expect(Math.min(...timeouts)).toBeGreaterThanOrEqual(1);
+      const timeline = collectorTimeline(manifestOf(Testing.synth(chart), 'ConfigMap').data['config.yaml']);
+      expect(specOf(tracer).stopSeconds).toBe(timeline.stop);
+      expect(specOf(tracer).readAfterAppExitSeconds ?? 0).toBe(timeline.read);
+      // README: "drainTime + 1 s"
+      expect(timeline.stop).toBe(drain + 1);
     }
   });
 
-  test('Envoy: exits at once (its drain runs in preStop)', () => {
+  test('Envoy: exits at once on SIGTERM; its drain runs in preStop', () => {
     const { chart } = newChart();
-    const envoy = new WithEnvoy(chart, 'envoy', { workload: kplusWorkload(chart, 'Deployment'), appPort: 8080, kubernetesVersion: '1.30' });
-    expect(envoyShutdown().stopSeconds).toBe(1);
-    expect(specOf(envoy).stopSeconds).toBe(1);
-  });
-
-  test('Fluentd: shutdownGrace is all it gets, so each phase of one flush attempt gets a share of it', () => {
-    const http = LogOutput.http({ host: 'logs.example.com' })._config;
-    expect(fluentdShutdown(10, http).stopSeconds).toBe(10);
-    // too short for one attempt of three 1-second phases and the exit: the bound is the attempt
-    expect(fluentdShutdown(2, http).stopSeconds).toBe(3 + 1);
-    expect(fluentdShutdown(2, LogOutput.stdout()._config).stopSeconds).toBe(2);
+    const envoy = new WithEnvoy(chart, 'envoy', { workload: kplusWorkload(chart, 'Deployment'), appPort: 8080, appListensOnPodIp: true, kubernetesVersion: '1.30' });
+    const c = containerOf(manifestOf(Testing.synth(chart), 'Deployment'), 'envoy');
+    expect(JSON.stringify(c.lifecycle.preStop)).toMatch(/drain_listeners/);
+    expect(specOf(envoy).stopSeconds).toBe(UPSTREAM.exit);
   });
 });
 
-describe('the timeouts the models rest on are in the rendered config', () => {
-  function configOf(agent: AgentName, output: OutputName, file: string): string {
-    const { chart } = newChart();
-    new WithLogAgent(chart, 'logs', {
-      workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.30', agent: AGENTS[agent](output), output: OUTPUTS[output](),
-    });
-    return manifestOf(Testing.synth(chart), 'ConfigMap').data[file];
-  }
-
-  test.each(Object.keys(OUTPUTS) as OutputName[])('Fluent Bit, %s: net.connect_timeout and net.io_timeout on every network output', output => {
-    const conf = configOf('fluent-bit', output, 'fluent-bit.conf');
-    const outputSection = conf.slice(conf.indexOf('[OUTPUT]'));
-    const value = (key: string) => new RegExp(`^\\s+${key.replace('.', '\\.')}\\s+(\\S+)$`, 'm').exec(outputSection)?.[1];
+describe('the timeouts the timelines rest on are in the rendered config', () => {
+  test.each(Object.keys(OUTPUTS) as OutputName[])('Fluent Bit, %s: a network output has both timeouts (else no bound)', output => {
+    const conf = synthLogAgent('fluent-bit', output).data['fluent-bit.conf'];
     if (output === 'stdout') {
-      expect(value('net.io_timeout')).toBeUndefined();
+      expect(fluentBitValue(conf, 'OUTPUT', 'net.io_timeout')).toBeUndefined();
     } else {
-      expect(value('net.connect_timeout')).toBe(`${FLUENT_BIT_SHUTDOWN.connectTimeoutSeconds}s`);
-      expect(value('net.io_timeout')).toBe(`${FLUENT_BIT_SHUTDOWN.ioTimeoutSeconds}s`);
+      expect(() => fluentBitTimeline(conf, output)).not.toThrow();
     }
-    expect(/^\s+Refresh_Interval\s+1$/m.test(conf)).toBe(true);
   });
 
-  test.each([
-    // shutdownGrace 10, less 1 s to exit, shared by the phases of one attempt
-    ['http', { open_timeout: '3', ssl_timeout: '3', read_timeout: '3' }],
-    ['forward', { connect_timeout: '4', send_timeout: '4' }],
-    ['elasticsearch', { request_timeout: '9' }],
-    ['opensearch', { request_timeout: '9' }],
-    ['loki', {}],
-    ['stdout', {}],
-  ] as const)('Fluentd, %s: %j', (output, expected) => {
-    const conf = parseFluentConf(configOf('fluentd', output, 'fluent.conf'));
-    const match = conf.find(d => d.name === 'match')!;
-    const keys = ['open_timeout', 'ssl_timeout', 'read_timeout', 'connect_timeout', 'send_timeout', 'request_timeout'];
-    const got = Object.fromEntries(keys.filter(k => match.params[k] !== undefined).map(k => [k, match.params[k].raw]));
-    expect(got).toEqual(expected);
+  test.each(['http', 'forward', 'elasticsearch', 'opensearch'] as const)('Fluentd, %s: one attempt and the exit fit into shutdownGrace', output => {
+    const conf = synthLogAgent('fluentd', output).data['fluent.conf'];
+    const match = parseFluentConf(conf).find(d => d.name === 'match')!;
+    const phases = ['open_timeout', 'ssl_timeout', 'read_timeout', 'connect_timeout', 'send_timeout', 'request_timeout'].filter(k => match.params[k] !== undefined);
+    // out_http.rb, out_forward.rb: without these an attempt has no bound of its own
+    expect(phases.length).toBeGreaterThan(0);
+    expect(fluentdTimeline(conf, 10).stop).toBe(10);
   });
 });
 
