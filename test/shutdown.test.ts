@@ -475,6 +475,17 @@ describe('an explicit grace period above the need: the app may use it, and the s
   });
 });
 
+test('a Job with an explicit grace period of 120 s: its pod still completes soon after its app (the slack is not given to the app)', () => {
+  const { chart } = newChart();
+  const job = new kplus.Job(chart, 'job', { containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0' }], terminationGracePeriod: Duration.seconds(120) });
+  const logs = new WithLogAgent(chart, 'logs', { workload: job, kubernetesVersion: '1.30' });
+  const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Job'));
+  // the app completes: the kubelet stops the sidecars as in a termination that starts then
+  const completed = { ...spec, containers: [] };
+  const sim = simulateTermination({ spec: completed, minor: 30, behaviour: behaviours([logs], 0) });
+  expect(sim.end).toBeLessThan(30);
+});
+
 describe('the user\'s own native sidecars: their stop time is the user\'s to say', () => {
   const mesh = { name: 'mesh', image: 'ghcr.io/example/tail:1', command: ['sh', '-c', 'tail -F /var/log/app/app.log'], restartPolicy: 'Always' };
 

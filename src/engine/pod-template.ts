@@ -162,7 +162,9 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   errors.push(...unknownHookErrors(where, graceSpecs, appEnd), ...userSidecarErrors(where, graceSpecs, target, userInit));
   const need = graceNeed(graceSpecs, target, userInit, appEnd);
   const current = spec.terminationGracePeriodSeconds;
-  const explicitGrace = current === undefined || current === target.graceWrittenByDefault ? undefined : current;
+  // (not for a pod that completes: a native agent's delay would hold every completed run that long)
+  const completes = COMPLETING_KINDS.has(manifest.kind) || podCompletes;
+  const explicitGrace = current === undefined || current === target.graceWrittenByDefault || completes ? undefined : current;
   const appShutdown = effectiveAppEnd(appEnd, need, explicitGrace).seconds;
   for (const s of ordered) {
     const placed = placedContainer(s, target, appShutdown);

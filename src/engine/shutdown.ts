@@ -102,7 +102,9 @@ export function userSidecarStopOf(sidecars: SidecarSpec[]): number | undefined {
  */
 export function userSidecarErrors(where: string, sidecars: SidecarSpec[], target: EngineTarget, userInit: Json[]): string[] {
   const ordered = capabilities(target.minor, target.gate).orderedTermination;
-  const ours = sidecars.filter(s => s.layout === 'NATIVE');
+  // The library's own placed sidecars: those have the prop (a mesh's injected proxy, asGraceSpec,
+  // has none to give, so it alone raises no error and the user's sidecars count nothing for it).
+  const ours = sidecars.filter(s => s.layout === 'NATIVE' && !s.kind.startsWith('mesh:'));
   const users = userInit.filter(c => c.restartPolicy === 'Always').map(c => c.name);
   if (!ordered || ours.length === 0 || users.length === 0 || userSidecarStopOf(sidecars) !== undefined) return [];
   return [
@@ -319,7 +321,9 @@ export function graceNeed(sidecars: SidecarSpec[], target: EngineTarget, userIni
  * term of the need grows with the app's end one for one, so the app's end that makes the need
  * equal to the grace is `app + (grace - need)`: the sidecars' delays then use all of the grace,
  * and a sidecar stopped at its end still fits before the kill. With the grace unset (or at least
- * the need) the app has what `appShutdownTime` says.
+ * the need) the app has what `appShutdownTime` says; the caller passes no grace for a pod that
+ * completes (a Job's: a native agent's delay, which also runs when the app completes, would hold
+ * every completed run that long).
  */
 export function effectiveAppEnd(app: AppEnd, need: GraceNeed, explicitGrace: number | undefined): AppEnd {
   if (explicitGrace === undefined || explicitGrace <= need.seconds) return app;

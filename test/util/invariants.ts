@@ -363,8 +363,16 @@ export function graceNeed(facts: SidecarFacts[], minor: number, user: UserPod, a
  */
 function modelAppEnd(facts: SidecarFacts[], minor: number, user: UserPod): number {
   const app = appShutdown(facts);
-  const within = user.grace !== undefined && user.grace >= graceNeed(facts, minor, user) ? appTimeWithin(facts, minor, user, user.grace) : app;
+  const within = slackGoesToApp(facts, minor, user) ? appTimeWithin(facts, minor, user, user.grace!) : app;
   return appEnd(user, within, minor);
+}
+
+/**
+ * The workload's own explicit grace period is above the need, and its pod does not complete
+ * (README: then the rest is given to the app; a Job's is not, or every completed run would wait).
+ */
+function slackGoesToApp(facts: SidecarFacts[], minor: number, user: UserPod): boolean {
+  return user.grace !== undefined && !user.completes && user.grace >= graceNeed(facts, minor, user);
 }
 
 /**
@@ -398,8 +406,7 @@ export function terminationViolations(s: Scenario, baseline: any, out: any): str
   const unreadable = new Set(user.containers.filter(unreadableHook).map(c => c.name));
   const v: string[] = [];
   // with the workload's own grace above the need, the app may take longer (README)
-  const explicit = user.grace !== undefined && user.grace >= graceNeed(facts, s.target.minor, user);
-  const within = explicit ? appTimeWithin(facts, s.target.minor, user, user.grace!) : app;
+  const within = slackGoesToApp(facts, s.target.minor, user) ? appTimeWithin(facts, s.target.minor, user, user.grace!) : app;
   for (const appExit of new Set([within, app, Math.floor(app / 2), 0])) {
     // the sidecars: their models; the user's own native sidecars: the userSidecarStopTime given (README); the app: appExit after its hook
     const behaviour = (name: string) => {
@@ -423,6 +430,8 @@ interface UserPod {
   readonly grace?: number;
   /** The value the workload has before the library touches it. */
   readonly graceWritten?: number;
+  /** Its pods are meant to complete (a Job's, a CronJob's, a bare Pod's with restartPolicy other than Always). */
+  readonly completes: boolean;
 }
 
 function userPod(s: Scenario, baseline: any): UserPod {
@@ -437,6 +446,7 @@ function userPod(s: Scenario, baseline: any): UserPod {
     volumes: (spec.volumes ?? []).map((v: any) => v.name),
     grace,
     graceWritten: written,
+    completes: COMPLETING_KINDS.has(baseline.kind) || (baseline.kind === 'Pod' && spec.restartPolicy !== undefined && spec.restartPolicy !== 'Always'),
   };
 }
 
