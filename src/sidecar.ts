@@ -335,7 +335,11 @@ export abstract class SidecarBase extends Construct {
       spec = deepFreeze({
         ...rest,
         // whether appShutdownTime was given, and the user's own native sidecars' stop time (src/engine/shutdown.ts)
-        shutdown: { ...rest.shutdown, appShutdownGiven: this._props.appShutdownTime !== undefined, userSidecarStopSeconds: this.userSidecarStopSeconds() },
+        shutdown: {
+          ...rest.shutdown,
+          appShutdownGiven: this._props.appShutdownTime !== undefined,
+          userSidecarStopSeconds: this.userSidecarStopSeconds(),
+        },
         owner: this.describe(),
         kind,
         layout,
