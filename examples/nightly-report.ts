@@ -60,7 +60,8 @@ export class NightlyReportChart extends Chart {
     });
 
     // The layout follows the target cluster (CDK8S_SIDECARS_KUBERNETES_VERSION here); read it
-    // after any `Sidecars.configure()` that applies to this chart.
+    // after any `Sidecars.configure()` that applies to this chart: once read it is fixed, and a
+    // later change of the target that would flip it fails synthesis.
     if (logs.layout === SidecarLayout.LEGACY) {
       ApiObject.of(report).addJsonPatch(JsonPatch.add('/spec/jobTemplate/spec/template/spec/shareProcessNamespace', true));
       report.containers[0].env.addVariable('STOP_LOG_AGENT_ON_EXIT', kplus.EnvValue.fromValue('true'));

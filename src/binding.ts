@@ -18,27 +18,6 @@ import { findKnownBugs } from './known-bugs';
 import { printWarnings, recordWarnings } from './warnings';
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
-const PASSES = Symbol.for('cdk8s-sidecars.validation-passes');
-
-/**
- * Counts the validation passes over the app: cdk8s validates the root first in every pass
- * (pre-order), so a validation on the root marks the start of each one.
- */
-function countValidationPasses(root: IConstruct): void {
-  if ((root as any)[PASSES] !== undefined) return;
-  (root as any)[PASSES] = 0;
-  root.node.addValidation({
-    validate: () => {
-      (root as any)[PASSES] += 1;
-      return [];
-    },
-  });
-}
-
-function validationPass(root: IConstruct): number {
-  return (root as any)[PASSES];
-}
-
 /** What a sidecar construct gives the binding: its spec and target, computed at synthesis. */
 export interface SidecarSource {
   readonly node: IConstruct['node'];
@@ -108,19 +87,7 @@ export class WorkloadBinding {
 
   private readonly sources: SidecarSource[] = [];
 
-  /**
-   * The render of the latest validation, for the `toJson()` that follows it.
-   *
-   * Every synth path runs a validation pass over the whole app (cdk8s' `validate(app)`), then
-   * calls `toJson()` on the objects, with no user code in between. So a render made by this
-   * workload's validation is reused by its `toJson()` only if no other validation pass has
-   * started since (a root validation counts the passes) and only within the same synchronous
-   * run. Every validation renders afresh: a change made between two synths (also of two
-   * different charts, or after a failed synth) is always seen.
-   */
-  private validated?: { readonly result: EngineResult; readonly pass: number };
   private readonly originalToJson: () => Json;
-  private readonly root: IConstruct;
 
   private readonly obj: ApiObject;
   private warnings: string[] = [];
@@ -128,11 +95,11 @@ export class WorkloadBinding {
   private constructor(obj: ApiObject, private readonly options: BindingOptions) {
     this.obj = obj;
     this.originalToJson = obj.toJson.bind(obj);
-    this.root = obj.node.root;
-    countValidationPasses(this.root);
     Object.defineProperty(obj, 'toJson', {
       value: () => {
-        const result = this.takeValidated() ?? this.render();
+        // Rendered anew at every call: the validation before it renders and reports, and a
+        // direct toJson() (no validation) sees every change made since.
+        const result = this.render();
         if (result.errors.length > 0) {
           throw new Error(`cdk8s-sidecars: ${result.errors.join('\n')}`);
         }
@@ -156,21 +123,8 @@ export class WorkloadBinding {
 
   private validate(): string[] {
     const result = this.render();
-    printWarnings(this.root, validationPass(this.root), this.warnings);
-    this.validated = result.errors.length === 0 ? { result, pass: validationPass(this.root) } : undefined;
-    if (this.validated) {
-      const kept = this.validated;
-      queueMicrotask(() => {
-        if (this.validated === kept) this.validated = undefined;
-      });
-    }
+    printWarnings(this.warnings);
     return result.errors;
-  }
-
-  private takeValidated(): EngineResult | undefined {
-    const kept = this.validated;
-    this.validated = undefined;
-    return kept && kept.pass === validationPass(this.root) ? kept.result : undefined;
   }
 
   /** The workload's manifest with every attached sidecar, and every error found. */
@@ -208,7 +162,9 @@ export class WorkloadBinding {
     recordWarnings(this.obj, []);
     if (errors.length > 0) return { manifest: base, errors };
     // `base` is a fresh object from toJson(): the engine may work on it in place.
-    const result = applySidecars(base, specs, { minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true, injected });
+    const result = applySidecars(base, specs, {
+      minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true, injected,
+    });
     if (result.errors.length > 0) return result;
     // Known bugs of the target's patch release, on the pod as emitted (src/known-bugs.ts).
     const findings = findKnownBugs(`'${this.obj.node.path}' (${describeObject(result.manifest)})`,

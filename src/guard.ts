@@ -2,7 +2,7 @@ import { ApiObject, ApiObjectProps } from 'cdk8s';
 import { Construct } from 'constructs';
 import { NATIVE_SIDECARS_ANNOTATION } from './engine/injected';
 import { checkVersion, resolveTarget } from './settings';
-import { checkDnsLabel } from './sidecar';
+import { checkDnsLabel } from './private/checks';
 import { KubeVersion, formatVersion } from './target';
 
 /**

@@ -6,7 +6,7 @@ import { VectorUnsupportedOutputError, renderVectorConfig, vectorShutdown } from
 import { Json } from './engine/spec';
 import { DEFAULT_IMAGES } from './images';
 import { LogOutputConfig } from './log-output';
-import { durationSeconds, positiveSeconds } from './sidecar';
+import { durationSeconds, positiveSeconds } from './private/checks';
 
 /**
  * What a log agent is told by `WithLogAgent`. Every agent gets the same context, so a new

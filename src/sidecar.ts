@@ -3,9 +3,10 @@ import { ApiObject, Chart, Duration } from 'cdk8s';
 import { ContainerResources } from 'cdk8s-plus-27';
 import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
-import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './engine/shutdown';
-import { AgentSpec, Json, SidecarSpec } from './engine/spec';
-import { ResolvedTarget, SidecarTargetOptions, resolveTarget } from './settings';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS, restrictedSecurityContext } from './engine/shutdown';
+import { AgentSpec, HoldSpec, Json, SidecarSpec } from './engine/spec';
+import { checkDnsLabel, durationSeconds, quantity } from './private/checks';
+import { KUBERNETES_VERSION_ENV, ResolvedTarget, SidecarTargetOptions, VersionSource, resolveTarget } from './settings';
 import { SidecarLayout, formatVersion } from './target';
 
 /**
@@ -52,8 +53,6 @@ export interface SidecarProps extends SidecarTargetOptions {
 /** Defaults shared by all agents. @internal */
 const DEFAULT_APP_SHUTDOWN_SECONDS = 10;
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
 /**
  * Volume names are `<containerName><suffix>`, and the API server requires each to be a DNS-1123
  * label of at most 63 characters (kubernetes pkg/apis/core/validation/validation.go,
@@ -62,8 +61,84 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const MAX_CONTAINER_NAME_LENGTH = 63 - '-client-ca'.length;
 
 /**
- * The base of every sidecar construct: target resolution, workload binding, the config
- * ConfigMap and the checks every agent shares. Subclasses describe their agent as data.
+ * A volume of the agent's container. The agent's config volume is the entry without `source`.
+ * @internal
+ */
+export interface AgentVolume {
+  /** Appended to the container name to name the volume, e.g. `-tls`. */
+  readonly suffix: string;
+  /** The volume source, e.g. `{ emptyDir: {} }`; omitted for the ConfigMap of the agent's files. */
+  readonly source?: Json;
+  /** Where the agent's container mounts it. */
+  readonly mountPath: string;
+  readonly readOnly?: boolean;
+  /** Also mounted at `mountPath` into every app container (e.g. a shared log directory). */
+  readonly shareWithApp?: boolean;
+}
+
+/**
+ * A sidecar agent described as data: what `SidecarBase._attach()` turns into the container, the
+ * config ConfigMap and volume, the checksum annotation and the engine's spec. Everything here is
+ * checked by the construct before it attaches. `WithSidecar`-style constructs hand a user-given
+ * container over as the same fields.
+ * @internal
+ */
+export interface AgentDescription {
+  /** One per workload: the engine refuses a second sidecar of the same kind. Fixed per class, e.g. 'WithEnvoy'. */
+  readonly kind: string;
+  /** Order among the sidecars (engine `RANK`). */
+  readonly rank: number;
+  readonly image: string;
+  readonly command?: string[];
+  readonly args: string[];
+  /** `runAsUser` (and `runAsGroup` unless `group` is given). */
+  readonly user: number;
+  readonly group?: number;
+  /** The agent container's env. */
+  readonly env?: Json[];
+  /** Declared container ports (pod-facing). */
+  readonly ports: Json[];
+  /** HTTP health endpoint: a startup probe always, a readiness probe when `readiness` is set. */
+  readonly health: {
+    readonly path: string;
+    readonly port: number;
+    readonly startup: { readonly periodSeconds: number; readonly failureThreshold: number };
+    readonly readiness?: { readonly periodSeconds: number; readonly failureThreshold: number };
+  };
+  /** The container's requests and limits (see `_resources`). */
+  readonly resources: Json;
+  /** Files of the agent's config ConfigMap (mounted by the volume without `source`). */
+  readonly files?: Record<string, string>;
+  readonly volumes: AgentVolume[];
+  /** Ports bound on localhost only (not declared), checked against the app's ports. */
+  readonly localPorts?: number[];
+  /** Ports the app must listen on (no sidecar may bind them). */
+  readonly appPorts?: number[];
+  /** Env added to every app container. */
+  readonly appEnv?: Json[];
+  /** Seconds the agent needs after SIGTERM to flush and exit (its shutdown model, e.g. src/agents/*-shutdown). */
+  readonly stopSeconds: number;
+  /** Seconds the agent must keep reading after the app's last write (engine `ShutdownSpec.readAfterAppExitSeconds`). */
+  readonly readAfterAppExitSeconds?: number;
+  /** POSTs to localhost at preStop, in both layouts. */
+  readonly preStopPosts?: string[];
+  /** Legacy only: hold the app until the agent is ready. */
+  readonly hold?: HoldSpec;
+}
+
+/** Where a target came from, for messages. */
+const SOURCE_TEXT: Record<VersionSource, string> = {
+  prop: 'its kubernetesVersion prop',
+  env: `the environment variable ${KUBERNETES_VERSION_ENV}`,
+  configure: 'Sidecars.configure() on an enclosing scope',
+  default: 'the default',
+};
+
+/**
+ * The base of every sidecar construct: target resolution, the container, config volume and
+ * checksum built from the agent's description, and the binding to the workload. A subclass checks
+ * its props, describes its agent and calls `_attach()` as the LAST step of its constructor, so a
+ * constructor that throws leaves nothing behind.
  */
 export abstract class SidecarBase extends Construct {
   /**
@@ -79,40 +154,35 @@ export abstract class SidecarBase extends Construct {
   /** @internal */
   protected readonly _props: SidecarProps;
 
-  /**
-   * The agent as data (what the layout and target do not decide). Each construct sets it at
-   * the end of its constructor.
-   * @internal
-   */
-  protected _agent?: AgentSpec;
-
-  /** The rendered sidecar per resolved target (the target is resolved anew at every synthesis). */
-  private readonly rendered = new Map<string, RenderedSidecar>();
+  /** The agent as the engine takes it, frozen once attached (the same content for every synthesis). */
+  private attached?: AgentSpec & { readonly kind: string };
+  /** The spec per layout: derived from the frozen agent, so never stale. */
+  private readonly specs = new Map<string, SidecarSpec>();
+  /** The layout once read through `layout` (a later change of the target is an error). */
+  private layoutRead?: { readonly layout: SidecarLayout; readonly version: string; readonly source: string };
 
   protected constructor(scope: Construct, id: string, props: SidecarProps, private readonly defaultContainerName: string) {
     super(scope, id);
     this._props = props;
     this.containerName = props.containerName ?? this.defaultContainerName;
     this.workloadObject = workloadApiObject(this.describe(), props.workload);
+    checkSameApp(this.describe(), this, this.workloadObject);
     checkDnsLabel(this.describe(), 'containerName', this.containerName, MAX_CONTAINER_NAME_LENGTH);
     // An explicit version is checked at once; inherited ones at synthesis.
     this.resolved();
-    const source: SidecarSource = { node: this.node, renderSidecar: () => this.renderSidecar() };
-    // cdk8s-plus-27 writes terminationGracePeriodSeconds: 30 when its prop is unset, so on its
-    // workloads 30 means "unset" and is raised when the sidecars need more.
-    const isKplus = !ApiObject.isApiObject(props.workload);
-    WorkloadBinding.of(this.workloadObject, { graceWrittenByDefault: isKplus ? KUBERNETES_DEFAULT_GRACE_SECONDS : undefined }).add(source);
   }
 
   /**
-   * The layout this sidecar is emitted in, resolved from the target (read at synthesis, so
-   * `Sidecars.configure()` and `CDK8S_SIDECARS_KUBERNETES_VERSION` count whenever they are set).
-   * Throws when the target cannot run the requested mode.
+   * The layout this sidecar is emitted in, resolved from the target. Reading it fixes it: a
+   * target that changes afterwards (`Sidecars.configure()` on an enclosing scope) so that the
+   * layout would differ is an error at synthesis, which names both. Throws when the target
+   * cannot run the requested mode.
    */
   public get layout(): SidecarLayout {
-    const t = this.resolved();
-    if (t.decision.error !== undefined) throw new Error(`${this.describe()}: ${t.decision.error}`);
-    return t.decision.layout;
+    const t = this.decide();
+    const layout = t.decision.layout!;
+    this.layoutRead ??= { layout, version: formatVersion(t.version), source: SOURCE_TEXT[t.source] };
+    return layout;
   }
 
   /**
@@ -129,29 +199,107 @@ export abstract class SidecarBase extends Construct {
     return `${this.constructor.name} '${this.node.path}'`;
   }
 
+  /**
+   * Builds the agent's container, config ConfigMap and checksum from `agent` and attaches the
+   * sidecar to the workload. Call it once, as the last step of the constructor, after every
+   * prop has been checked.
+   * @internal
+   */
+  protected _attach(agent: AgentDescription): void {
+    if (this.attached) throw new Error(`${this.describe()}: the sidecar is already attached`);
+    const config = agent.files ? this.configMap(agent.files) : undefined;
+    const volumes: Json[] = [];
+    const mounts: Json[] = [];
+    const appMounts: Json[] = [];
+    for (const v of agent.volumes) {
+      const name = `${this.containerName}${v.suffix}`;
+      if (v.source === undefined && !config) throw new Error(`${this.describe()}: volume '${name}' has no source and the agent has no files`);
+      volumes.push({ ...(v.source ?? { configMap: { name: config!.name } }), name });
+      mounts.push({ mountPath: v.mountPath, name, ...(v.readOnly ? { readOnly: true } : {}) });
+      if (v.shareWithApp) appMounts.push({ mountPath: v.mountPath, name });
+    }
+    const probe = (p: { periodSeconds: number; failureThreshold: number }) =>
+      httpProbe(agent.health.path, agent.health.port, p.periodSeconds, p.failureThreshold);
+    const container: Json = {
+      args: agent.args,
+      ...(agent.command ? { command: agent.command } : {}),
+      ...(agent.env && agent.env.length > 0 ? { env: agent.env } : {}),
+      image: agent.image,
+      imagePullPolicy: 'IfNotPresent',
+      name: this.containerName,
+      ports: agent.ports,
+      ...(agent.health.readiness ? { readinessProbe: probe(agent.health.readiness) } : {}),
+      resources: agent.resources,
+      securityContext: {
+        ...restrictedSecurityContext(agent.user),
+        ...(agent.group !== undefined ? { runAsGroup: agent.group } : {}),
+      },
+      startupProbe: probe(agent.health.startup),
+      volumeMounts: mounts,
+    };
+    this.attached = deepFreeze({
+      kind: agent.kind,
+      rank: agent.rank,
+      container,
+      localPorts: agent.localPorts,
+      appPorts: agent.appPorts,
+      volumes,
+      appMounts,
+      appEnv: agent.appEnv ?? [],
+      podAnnotations: config?.annotations ?? {},
+      shutdown: {
+        stopSeconds: agent.stopSeconds,
+        ...(agent.readAfterAppExitSeconds ? { readAfterAppExitSeconds: agent.readAfterAppExitSeconds } : {}),
+        appShutdownSeconds: this.appShutdownSeconds(),
+        ...(agent.preStopPosts ? { preStopPosts: agent.preStopPosts } : {}),
+      },
+      hold: agent.hold,
+    });
+    this._bind({ node: this.node, renderSidecar: () => this.renderSidecar() });
+  }
+
+  /**
+   * Registers with the workload's binding (the last step of `_attach`).
+   * @internal
+   */
+  protected _bind(source: SidecarSource): void {
+    // cdk8s-plus-27 writes terminationGracePeriodSeconds: 30 when its prop is unset, so on its
+    // workloads 30 means "unset" and is raised when the sidecars need more.
+    const isKplus = !ApiObject.isApiObject(this._props.workload);
+    WorkloadBinding.of(this.workloadObject, { graceWrittenByDefault: isKplus ? KUBERNETES_DEFAULT_GRACE_SECONDS : undefined }).add(source);
+  }
+
   private resolved(): ResolvedTarget {
     return resolveTarget(this, this._props);
   }
 
+  private decide(): ResolvedTarget {
+    const t = this.resolved();
+    if (t.decision.error !== undefined) throw new Error(`${this.describe()}: ${t.decision.error}`);
+    return t;
+  }
+
   private renderSidecar(): RenderedSidecar {
-    const target = this.resolved();
-    if (target.decision.error !== undefined) {
-      throw new Error(`${this.describe()}: ${target.decision.error}`);
+    const target = this.decide();
+    const layout = target.decision.layout!;
+    const read = this.layoutRead;
+    if (read && read.layout !== layout) {
+      throw new Error(
+        `${this.describe()}: \`layout\` was read as ${read.layout} (Kubernetes ${read.version}, from ${read.source}), but at synthesis ` +
+        `the target is Kubernetes ${formatVersion(target.version)} from ${SOURCE_TEXT[target.source]}, which makes it ${layout}: code ` +
+        'that branched on `layout` would be wrong. Set the target (Sidecars.configure, kubernetesVersion or the environment) ' +
+        'before reading `layout`, or branch at synthesis instead.',
+      );
     }
-    const key = `${target.version.minor}|${target.version.patch}|${target.gate}|${target.decision.layout}`;
-    const cached = this.rendered.get(key);
-    if (cached) return cached;
-    if (!this._agent) throw new Error(`${this.describe()}: the construct did not describe its agent`);
-    const spec: SidecarSpec = {
-      ...this._agent,
-      owner: this.describe(),
-      kind: this.constructor.name,
-      layout: target.decision.layout,
-      allowLegacyOnJob: this._props.allowLegacyOnJob ?? false,
-    };
-    const rendered = { spec, minor: target.version.minor, patch: target.version.patch, gate: target.gate };
-    this.rendered.set(key, rendered);
-    return rendered;
+    const agent = this.attached;
+    if (!agent) throw new Error(`${this.describe()}: the construct did not attach its agent`);
+    let spec = this.specs.get(layout);
+    if (!spec) {
+      const { kind, ...rest } = agent;
+      spec = deepFreeze({ ...rest, owner: this.describe(), kind, layout, allowLegacyOnJob: this._props.allowLegacyOnJob ?? false });
+      this.specs.set(layout, spec);
+    }
+    return { spec, minor: target.version.minor, patch: target.version.patch, gate: target.gate };
   }
 
   /**
@@ -166,7 +314,7 @@ export abstract class SidecarBase extends Construct {
    * namespace. Returns its name and a checksum annotation that rolls the pods on change.
    * @internal
    */
-  protected _configMap(data: Record<string, string>): SidecarConfig {
+  private configMap(data: Record<string, string>): SidecarConfig {
     const sorted: Record<string, string> = {};
     for (const k of Object.keys(data).sort()) sorted[k] = data[k];
     const namespace = this.workloadObject.metadata.namespace;
@@ -236,69 +384,31 @@ export interface SidecarConfig {
   readonly annotations: Record<string, string>;
 }
 
-/** @internal */
-export function checkDnsLabel(who: string, prop: string, value: string, maxLength = 63): void {
-  if (value.length > maxLength || !DNS_LABEL.test(value)) {
-    const why = maxLength < 63 && value.length > maxLength && DNS_LABEL.test(value)
-      ? ` is ${value.length} characters; names derived from it (volumes '<${prop}>-client-ca' and the like) must fit in 63, so`
-      : ' is not a valid DNS-1123 label;';
-    throw new Error(
-      `${who}: ${prop} '${value}'${why} use at most ${maxLength} lower-case letters, digits ` +
-      "and '-', starting and ending with a letter or digit (e.g. 'log-agent').",
-    );
-  }
-}
-
-/** @internal */
-export function checkPort(who: string, prop: string, value: number): void {
-  if (!Number.isInteger(value) || value < 1 || value > 65535) {
-    throw new Error(`${who}: ${prop} ${value} is not a valid port; use an integer from 1 to 65535.`);
-  }
-}
-
-/**
- * A port an agent listens on: it runs as non-root without NET_BIND_SERVICE, so it cannot bind
- * below 1024 (unless the runtime lowers `ip_unprivileged_port_start`, which containerd 1.x does
- * not do by default).
- * @internal
- */
-export function checkListenPort(who: string, prop: string, value: number): void {
-  checkPort(who, prop, value);
-  if (value < 1024) {
-    throw new Error(`${who}: ${prop} ${value} is below 1024, which the agent (non-root, without NET_BIND_SERVICE) cannot bind; use a port from 1024 up.`);
-  }
-}
-
-/** A CPU ('500m', '1', '0.5') or memory ('64Mi') quantity as a number, for comparisons. */
-function quantity(q: string): number {
-  const m = /^(\d+(?:\.\d+)?)(m|Mi)?$/.exec(q);
-  if (!m) return NaN;
-  return Number(m[1]) * (m[2] === 'm' ? 1 : m[2] === 'Mi' ? 1 : 1000);
-}
-
-/** @internal */
-export function durationSeconds(who: string, prop: string, d: Duration | undefined, fallback: number): number {
-  if (d === undefined) return fallback;
-  const s = d.toSeconds({ integral: false });
-  if (!Number.isFinite(s) || s < 0 || !Number.isInteger(s)) {
-    throw new Error(`${who}: ${prop} ${s}s is not a whole, non-negative number of seconds; use e.g. Duration.seconds(10).`);
-  }
-  return s;
-}
-
-/**
- * `durationSeconds` for a time that must be at least 1 second; `why` ends the message.
- * @internal
- */
-export function positiveSeconds(who: string, prop: string, d: Duration | undefined, fallback: number, why?: string): number {
-  const s = durationSeconds(who, prop, d, fallback);
-  if (s < 1) throw new Error(`${who}: ${prop} must be at least 1 second (got ${s}s)${why ? `; ${why}` : ''}.`);
-  return s;
-}
-
 /** An HTTP GET probe on the agent's health endpoint. @internal */
 export function httpProbe(path: string, port: number, periodSeconds: number, failureThreshold: number): Json {
   return { failureThreshold, httpGet: { path, port }, periodSeconds, timeoutSeconds: 1 };
+}
+
+/** Freezes plain JSON in depth, so that an object's identity stands for its content. @internal */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const v of Object.values(value as object)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/**
+ * A sidecar and its workload must be in one cdk8s App: the binding wraps the workload's
+ * `toJson()`, and another App never validates this construct, so nothing would be emitted.
+ */
+function checkSameApp(who: string, self: IConstruct, workload: ApiObject): void {
+  if (self.node.root !== workload.node.root) {
+    throw new Error(
+      `${who}: workload '${workload.node.path}' belongs to another cdk8s App than this construct, so this sidecar would never ` +
+      "be synthesized. Create the construct in the workload's App (e.g. in the workload's chart).",
+    );
+  }
 }
 
 /** An env var from the downward API. @internal */

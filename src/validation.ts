@@ -3,6 +3,7 @@ import { IConstruct } from 'constructs';
 import { SUPPORTED_KINDS, controllerVolumesOf, describeObject, podTemplateOf } from './engine/pod-template';
 import { checkPodSpec } from './engine/rules';
 import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
+import { formatVersion } from './target';
 
 /**
  * The release-aware checks the constructs run on the workloads they touch (the API server's
@@ -22,8 +23,9 @@ export class SidecarValidation {
    * SidecarValidation.addTo(app);
    */
   public static addTo(scope: IConstruct, options: SidecarTargetOptions = {}): void {
+    const who = `SidecarValidation.addTo(${scope.node.path === '' ? 'app' : `'${scope.node.path}'`})`;
     if (options.kubernetesVersion !== undefined) {
-      checkVersion(`SidecarValidation.addTo('${scope.node.path}')`, options.kubernetesVersion);
+      checkVersion(who, options.kubernetesVersion);
     }
     scope.node.addValidation({
       validate: () => {
@@ -47,8 +49,10 @@ export class SidecarValidation {
             errors.push(`${obj.node.path}: ${message}`);
             continue;
           }
-          for (const problem of checkManifest(manifest, target.version.minor, target.gate)) {
-            errors.push(`${obj.node.path}: ${problem}`);
+          const problems = checkManifest(manifest, target.version.minor, target.gate);
+          const hint = problems.length > 0 ? pinnedHint(obj, formatVersion(target.version)) : '';
+          for (const problem of problems) {
+            errors.push(`${who}, Kubernetes ${formatVersion(target.version)}: ${obj.node.path}: ${problem}${hint}`);
           }
         }
         return errors;
@@ -72,6 +76,31 @@ export class SidecarValidation {
   }
 
   private constructor() {}
+}
+
+/**
+ * The sidecar constructs on `obj` that were given their own `kubernetesVersion` (or mode or gate)
+ * and so emit for another release than the validation checks for: named with the prop to remove.
+ */
+function pinnedHint(obj: ApiObject, version: string): string {
+  const pinned: string[] = [];
+  for (const c of obj.node.root.node.findAll()) {
+    const props = (c as any)._props ?? (c as any).props;
+    if ((c as any).workloadObject !== obj || !props) continue;
+    const own = (['kubernetesVersion', 'mode', 'sidecarContainersGate'] as const).filter(k => props[k] !== undefined);
+    if (own.length === 0) continue;
+    let theirs = '';
+    try {
+      theirs = formatVersion(resolveTarget(c, props).version);
+    } catch {
+      theirs = '?';
+    }
+    const given = own.map(k => `${k}: ${JSON.stringify(props[k])}`).join(', ');
+    pinned.push(`${(c as any).constructor.name} '${c.node.path}' (${given}${theirs !== version ? `, Kubernetes ${theirs}` : ''})`);
+  }
+  if (pinned.length === 0) return '';
+  return ` The sidecars of this workload were pinned by ${pinned.join(', ')}: remove those props so that they follow the ` +
+    'same target as SidecarValidation (Sidecars.configure), or give SidecarValidation.addTo the release the cluster runs.';
 }
 
 function checkManifest(manifest: any, minor: number, gate: boolean): string[] {

@@ -10,7 +10,6 @@
 import { IConstruct } from 'constructs';
 
 const WARNINGS = Symbol.for('cdk8s-sidecars.warnings');
-const PRINTED = Symbol.for('cdk8s-sidecars.printed-warnings');
 
 /**
  * The warnings the library found while synthesizing, e.g. a known bug of the target's
@@ -43,18 +42,9 @@ export function recordWarnings(obj: IConstruct, warnings: string[]): void {
 }
 
 /**
- * Prints `warnings` to stderr, each message once per validation pass of the app `root`
- * (`pass` counts the passes). @internal
+ * Prints `warnings` to stderr. Called by each workload's validation, which runs once per
+ * synthesis (messages name the workload, so no two workloads print the same line). @internal
  */
-export function printWarnings(root: IConstruct, pass: number, warnings: string[]): void {
-  let printed: { pass: number; messages: Set<string> } | undefined = (root as any)[PRINTED];
-  if (!printed || printed.pass !== pass) {
-    printed = { pass, messages: new Set() };
-    (root as any)[PRINTED] = printed;
-  }
-  for (const w of warnings) {
-    if (printed.messages.has(w)) continue;
-    printed.messages.add(w);
-    process.stderr.write(`[cdk8s-sidecars] WARNING: ${w}\n`);
-  }
+export function printWarnings(warnings: string[]): void {
+  for (const w of warnings) process.stderr.write(`[cdk8s-sidecars] WARNING: ${w}\n`);
 }

@@ -1,13 +1,14 @@
 import { Duration } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
-import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, isIpv4, renderEnvoyConfigFiles } from './agents/envoy-bootstrap';
+import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, renderEnvoyConfigFiles } from './agents/envoy-bootstrap';
 import { envoyShutdown } from './agents/envoy-shutdown';
 import { podTemplateOf } from './engine/pod-template';
-import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
+import { shutdownOf } from './engine/shutdown';
 import { Json, RANK } from './engine/spec';
 import { DEFAULT_IMAGES } from './images';
-import { SidecarBase, SidecarProps, checkDnsLabel, checkPort, durationSeconds, httpProbe, positiveSeconds } from './sidecar';
+import { checkDnsLabel, checkImage, checkInteger, checkPort, checkSecretName, durationSeconds, isHost, positiveSeconds } from './private/checks';
+import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
 
 /** The default Envoy image (pinned). `drain_listeners?inboundonly&graceful` needs Envoy 1.34 or later. */
 export const ENVOY_IMAGE = DEFAULT_IMAGES.envoy.image;
@@ -258,8 +259,6 @@ const CONFIG_DIRECTORY = '/etc/envoy/config';
 const TLS_DIRECTORY = '/etc/envoy/tls';
 const CLIENT_CA_DIRECTORY = '/etc/envoy/client-ca';
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const HOST_NAME = /^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*$/;
 
 /**
  * Attaches an Envoy proxy sidecar to a workload: traffic enters the pod on Envoy's listener
@@ -301,14 +300,13 @@ export class WithEnvoy extends SidecarBase {
   constructor(scope: Construct, id: string, props: WithEnvoyProps) {
     super(scope, id, props, DEFAULTS.containerName);
     const who = this.describe();
-
-    // Ports.
     this.appPort = props.appPort;
     this.terminatesTls = props.tls !== undefined;
     this.listenerPort = props.listenerPort ?? (this.terminatesTls ? DEFAULTS.listenerPortTls : DEFAULTS.listenerPortPlain);
     this.listenerPortName = this.terminatesTls ? 'envoy-https' : 'envoy-http';
     this.adminPort = props.adminPort ?? DEFAULTS.adminPort;
     this.healthPort = props.healthPort ?? DEFAULTS.healthPort;
+    this.image = props.image ?? ENVOY_IMAGE;
     const upstreams = resolveUpstreams(who, props.upstreams ?? []);
     checkPorts(who, this.appPort, [
       ['listenerPort', this.listenerPort],
@@ -316,140 +314,102 @@ export class WithEnvoy extends SidecarBase {
       ['healthPort', this.healthPort],
       ...upstreams.map((u, i): [string, number] => [`upstreams[${i}] '${u.name}' localPort`, u.localPort]),
     ]);
-
-    // TLS.
-    const tls = props.tls;
-    if (tls) {
-      checkSecretName(who, 'tls.secretName', tls.secretName);
-      if (tls.clientCaSecretName !== undefined) checkSecretName(who, 'tls.clientCaSecretName', tls.clientCaSecretName);
-    }
-
-    // Image, drain, threads.
-    this.image = props.image ?? ENVOY_IMAGE;
-    if (this.image.trim() === '' || /\s/.test(this.image)) {
-      throw new Error(`${who}: image '${this.image}' is not an image reference; use e.g. '${ENVOY_IMAGE}'.`);
-    }
-    const drainSeconds = durationSeconds(who, 'drainTime', props.drainTime, DEFAULTS.drainSeconds);
-    this.drainTime = Duration.seconds(drainSeconds);
-    const appShutdownSeconds = this.appShutdownSeconds();
-    if (drainSeconds < 1) {
-      throw new Error(`${who}: drainTime ${drainSeconds}s leaves clients no time to move to other pods; use at least Duration.seconds(1).`);
-    }
-    if (drainSeconds > appShutdownSeconds) {
-      throw new Error(
-        `${who}: drainTime ${drainSeconds}s is longer than appShutdownTime ${appShutdownSeconds}s: the listeners must finish ` +
-        'draining while the app can still answer (Envoy is stopped once the app has shut down). ' +
-        `Shorten drainTime to at most Duration.seconds(${appShutdownSeconds}) or raise appShutdownTime.`,
-      );
-    }
+    checkTls(who, props.tls);
+    checkImage(who, 'image', this.image, ENVOY_IMAGE);
+    const times = checkTimes(who, props, this.appShutdownSeconds());
+    this.drainTime = Duration.seconds(times.drainSeconds);
     const trustedProxyHops = props.trustedProxyHops ?? 0;
-    if (!Number.isInteger(trustedProxyHops) || trustedProxyHops < 0 || trustedProxyHops > 10) {
-      throw new Error(`${who}: trustedProxyHops ${trustedProxyHops} is not a number of proxies; use an integer from 0 to 10 (e.g. 1 behind an Ingress controller).`);
-    }
-    const streamIdleSeconds = durationSeconds(who, 'streamIdleTimeout', props.streamIdleTimeout, 0);
-    const appIdleSeconds = positiveSeconds(
-      who, 'appIdleTimeout', props.appIdleTimeout, DEFAULTS.appIdleSeconds,
-      "Envoy's 0 would mean no idle timeout; use one shorter than the app's keep-alive timeout, e.g. Duration.seconds(1)",
-    );
+    checkInteger(who, 'trustedProxyHops', trustedProxyHops, 0, 10, 'a number of proxies', 'e.g. 1 behind an Ingress controller');
     const concurrency = props.concurrency ?? DEFAULTS.concurrency;
-    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
-      throw new Error(`${who}: concurrency ${concurrency} is not a number of worker threads; use an integer from 1 to 64 (e.g. 2).`);
-    }
-
-    // Config.
+    checkInteger(who, 'concurrency', concurrency, 1, 64, 'a number of worker threads', 'e.g. 2');
     const resources = this._resources({ cpuRequest: '100m', cpuLimit: '1000m', memoryRequest: '64Mi', memoryLimit: '256Mi' });
-    const rendered = renderEnvoyConfigFiles({
+    const files = renderEnvoyConfigFiles({
+      ...this.ports(props, upstreams),
       nodeId: this.workloadObject.name,
       nodeCluster: this.workloadObject.name,
-      adminPort: this.adminPort,
-      listenerPort: this.listenerPort,
-      appPort: this.appPort,
       appProtocol: props.appProtocol === EnvoyAppProtocol.HTTP2 ? 'HTTP2' : 'HTTP1',
-      healthPort: this.healthPort,
       healthPath: ENVOY_HEALTH_PATH,
-      tls: tls ? { certDirectory: TLS_DIRECTORY, clientCaDirectory: tls.clientCaSecretName ? CLIENT_CA_DIRECTORY : undefined } : undefined,
-      upstreams,
+      tls: props.tls
+        ? { certDirectory: TLS_DIRECTORY, clientCaDirectory: props.tls.clientCaSecretName ? CLIENT_CA_DIRECTORY : undefined }
+        : undefined,
       accessLog: props.accessLog ?? true,
       configDirectory: CONFIG_DIRECTORY,
       xffNumTrustedHops: trustedProxyHops,
-      streamIdleTimeoutSeconds: streamIdleSeconds,
-      appIdleTimeoutSeconds: appIdleSeconds,
+      streamIdleTimeoutSeconds: times.streamIdleSeconds,
+      appIdleTimeoutSeconds: times.appIdleSeconds,
       maxHeapBytes: maxHeapBytes(resources.limits.memory),
-    });
-    const config = this._configMap(rendered.files);
+    }).files;
+    // The app's side, seen in the workload's own pod template at synthesis (containers can be
+    // added to a cdk8s-plus workload after this constructor).
+    const appListensOnPodIp = props.appListensOnPodIp ?? false;
+    this.node.addValidation({ validate: () => checkAppContainers(who, this.appPort, appListensOnPodIp, ownPodSpec(this.workloadObject)) });
+    this._attach(this.describeAgent(props, { files, resources, upstreams, drainSeconds: times.drainSeconds, concurrency }));
+  }
 
-    // Volumes: the config, and the Secrets (read by Envoy only, never copied into the ConfigMap).
-    const configVolume = `${this.containerName}-config`;
-    const volumes: any[] = [{ configMap: { name: config.name }, name: configVolume }];
-    const mounts: any[] = [{ mountPath: CONFIG_DIRECTORY, name: configVolume, readOnly: true }];
-    if (tls) {
-      const tlsVolume = `${this.containerName}-tls`;
-      volumes.push({
-        name: tlsVolume,
-        secret: { items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }], secretName: tls.secretName },
-      });
-      mounts.push({ mountPath: TLS_DIRECTORY, name: tlsVolume, readOnly: true });
-      if (tls.clientCaSecretName) {
-        const caVolume = `${this.containerName}-client-ca`;
-        volumes.push({ name: caVolume, secret: { items: [{ key: 'ca.crt', path: 'ca.crt' }], secretName: tls.clientCaSecretName } });
-        mounts.push({ mountPath: CLIENT_CA_DIRECTORY, name: caVolume, readOnly: true });
-      }
-    }
+  private ports(props: WithEnvoyProps, upstreams: OutboundRoute[]) {
+    return { adminPort: this.adminPort, listenerPort: this.listenerPort, appPort: props.appPort, healthPort: this.healthPort, upstreams };
+  }
 
-    const probe = (periodSeconds: number, failureThreshold: number) => httpProbe(ENVOY_HEALTH_PATH, this.healthPort, periodSeconds, failureThreshold);
+  /** Envoy as data: every value here has been checked. */
+  private describeAgent(props: WithEnvoyProps, r: {
+    files: Record<string, string>; resources: Json; upstreams: OutboundRoute[]; drainSeconds: number; concurrency: number;
+  }): AgentDescription {
     const admin = `http://127.0.0.1:${this.adminPort}`;
-
-    this._agent = {
+    const tls = props.tls;
+    return {
+      kind: 'WithEnvoy',
       rank: RANK.PROXY,
-      container: {
-        args: [
-          '--config-path', `${CONFIG_DIRECTORY}/${BOOTSTRAP_FILE}`,
-          '--drain-time-s', String(drainSeconds),
-          '--drain-strategy', 'immediate',
-          '--disable-hot-restart',
-          '--concurrency', String(concurrency),
-          '--log-level', 'info',
-        ],
-        command: ['/usr/local/bin/envoy'],
-        image: this.image,
-        imagePullPolicy: 'IfNotPresent',
-        name: this.containerName,
-        ports: [
-          { containerPort: this.listenerPort, name: this.listenerPortName, protocol: 'TCP' },
-          { containerPort: this.healthPort, name: 'envoy-health', protocol: 'TCP' },
-        ],
-        readinessProbe: probe(5, 3),
-        resources,
-        securityContext: restrictedSecurityContext(ENVOY_UID),
-        // Up to two minutes to become ready (Envoy resolves its upstreams' DNS names first).
-        startupProbe: probe(1, 120),
-        volumeMounts: mounts,
+      image: this.image,
+      command: ['/usr/local/bin/envoy'],
+      args: [
+        '--config-path', `${CONFIG_DIRECTORY}/${BOOTSTRAP_FILE}`,
+        '--drain-time-s', String(r.drainSeconds),
+        '--drain-strategy', 'immediate',
+        '--disable-hot-restart',
+        '--concurrency', String(r.concurrency),
+        '--log-level', 'info',
+      ],
+      user: ENVOY_UID,
+      ports: [
+        { containerPort: this.listenerPort, name: this.listenerPortName, protocol: 'TCP' },
+        { containerPort: this.healthPort, name: 'envoy-health', protocol: 'TCP' },
+      ],
+      // Up to two minutes to become ready (Envoy resolves its upstreams' DNS names first).
+      health: {
+        path: ENVOY_HEALTH_PATH,
+        port: this.healthPort,
+        startup: { periodSeconds: 1, failureThreshold: 120 },
+        readiness: { periodSeconds: 5, failureThreshold: 3 },
       },
-      localPorts: [this.adminPort, ...upstreams.map(u => u.localPort)],
+      resources: r.resources,
+      files: r.files,
+      // The Secrets are read by Envoy only, never copied into the ConfigMap.
+      volumes: [
+        { suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true },
+        ...(tls ? [{
+          suffix: '-tls',
+          source: { secret: { items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }], secretName: tls.secretName } },
+          mountPath: TLS_DIRECTORY,
+          readOnly: true,
+        }] : []),
+        ...(tls?.clientCaSecretName ? [{
+          suffix: '-client-ca',
+          source: { secret: { items: [{ key: 'ca.crt', path: 'ca.crt' }], secretName: tls.clientCaSecretName } },
+          mountPath: CLIENT_CA_DIRECTORY,
+          readOnly: true,
+        }] : []),
+      ],
+      localPorts: [this.adminPort, ...r.upstreams.map(u => u.localPort)],
       appPorts: [this.appPort],
-      volumes,
-      appMounts: [],
-      appEnv: [],
-      podAnnotations: config.annotations,
-      shutdown: {
-        // Envoy exits at once on SIGTERM; the drain happens before (src/agents/envoy-shutdown.ts).
-        ...shutdownOf(envoyShutdown()),
-        appShutdownSeconds,
-        // Readiness drops first (the health listener answers 503), then the pod-facing listeners
-        // drain for drainTime; outbound listeners (MODIFY_ONLY, OUTBOUND) are left alone.
-        preStopPosts: [`${admin}/healthcheck/fail`, `${admin}/drain_listeners?inboundonly&graceful`],
-      },
+      // Envoy exits at once on SIGTERM; the drain happens before (src/agents/envoy-shutdown.ts).
+      ...shutdownOf(envoyShutdown()),
+      // Readiness drops first (the health listener answers 503), then the pod-facing listeners
+      // drain for drainTime; outbound listeners (MODIFY_ONLY, OUTBOUND) are left alone.
+      preStopPosts: [`${admin}/healthcheck/fail`, `${admin}/drain_listeners?inboundonly&graceful`],
       hold: (props.holdApplicationUntilProxyStarts ?? true)
         ? { readyUrl: `http://127.0.0.1:${this.healthPort}${ENVOY_HEALTH_PATH}`, timeoutSeconds: DEFAULTS.holdTimeoutSeconds }
         : undefined,
     };
-
-    // The app's side, seen in the workload's own pod template at synthesis (containers can be
-    // added to a cdk8s-plus workload after this constructor).
-    const appListensOnPodIp = props.appListensOnPodIp ?? false;
-    this.node.addValidation({
-      validate: () => checkAppContainers(who, this.appPort, appListensOnPodIp, ownPodSpec(this.workloadObject)),
-    });
   }
 
   /**
@@ -483,9 +443,7 @@ export class WithEnvoy extends SidecarBase {
 
 }
 
-type Resolved = OutboundRoute;
-
-function resolveUpstreams(who: string, upstreams: EnvoyUpstream[]): Resolved[] {
+function resolveUpstreams(who: string, upstreams: EnvoyUpstream[]): OutboundRoute[] {
   const seen = new Map<string, number>();
   return upstreams.map((u, i) => {
     const at = `upstreams[${i}]`;
@@ -502,7 +460,7 @@ function resolveUpstreams(who: string, upstreams: EnvoyUpstream[]): Resolved[] {
     if (host === '') {
       throw new Error(`${who}: ${at} '${u.name}' has an empty host; set the upstream's DNS name or IPv4 address, e.g. 'payments.shop.svc.cluster.local'.`);
     }
-    if (host !== u.host || !(isIpv4(host) || (host.length <= 253 && HOST_NAME.test(host)))) {
+    if (host !== u.host || !isHost(host)) {
       throw new Error(
         `${who}: ${at} '${u.name}' host '${u.host}' is not a DNS name or IPv4 address; give the bare host ` +
         "(no scheme, port or path), e.g. 'api.example.com', and set port and tls separately.",
@@ -513,6 +471,33 @@ function resolveUpstreams(who: string, upstreams: EnvoyUpstream[]): Resolved[] {
     checkPort(who, `${at} '${u.name}' port`, port);
     return { name: u.name, localPort: u.localPort, host, port, tls };
   });
+}
+
+function checkTls(who: string, tls: EnvoyTlsOptions | undefined): void {
+  if (!tls) return;
+  checkSecretName(who, 'tls.secretName', tls.secretName);
+  if (tls.clientCaSecretName !== undefined) checkSecretName(who, 'tls.clientCaSecretName', tls.clientCaSecretName);
+}
+
+/** drainTime (within appShutdownTime), streamIdleTimeout and appIdleTimeout, in seconds. */
+function checkTimes(who: string, props: WithEnvoyProps, appShutdownSeconds: number) {
+  const drainSeconds = durationSeconds(who, 'drainTime', props.drainTime, DEFAULTS.drainSeconds);
+  if (drainSeconds < 1) {
+    throw new Error(`${who}: drainTime ${drainSeconds}s leaves clients no time to move to other pods; use at least Duration.seconds(1).`);
+  }
+  if (drainSeconds > appShutdownSeconds) {
+    throw new Error(
+      `${who}: drainTime ${drainSeconds}s is longer than appShutdownTime ${appShutdownSeconds}s: the listeners must finish ` +
+      'draining while the app can still answer (Envoy is stopped once the app has shut down). ' +
+      `Shorten drainTime to at most Duration.seconds(${appShutdownSeconds}) or raise appShutdownTime.`,
+    );
+  }
+  const streamIdleSeconds = durationSeconds(who, 'streamIdleTimeout', props.streamIdleTimeout, 0);
+  const appIdleSeconds = positiveSeconds(
+    who, 'appIdleTimeout', props.appIdleTimeout, DEFAULTS.appIdleSeconds,
+    "Envoy's 0 would mean no idle timeout; use one shorter than the app's keep-alive timeout, e.g. Duration.seconds(1)",
+  );
+  return { drainSeconds, streamIdleSeconds, appIdleSeconds };
 }
 
 /** Checks each port Envoy binds, and that no two of them (nor appPort) are the same. */
@@ -595,13 +580,4 @@ function checkAppContainers(who: string, appPort: number, appListensOnPodIp: boo
     );
   }
   return errors;
-}
-
-function checkSecretName(who: string, prop: string, value: string): void {
-  if (value.length === 0 || value.length > 253 || !DNS_SUBDOMAIN.test(value)) {
-    throw new Error(
-      `${who}: ${prop} '${value}' is not a Secret name; use the name of a Secret in the workload's namespace ` +
-      "(lower-case letters, digits, '-' and '.', e.g. 'web-tls').",
-    );
-  }
 }

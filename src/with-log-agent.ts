@@ -1,11 +1,12 @@
 import * as path from 'path';
 import { Size, SizeRoundingBehavior } from 'cdk8s';
 import { Construct } from 'constructs';
-import { TOOLS, restrictedSecurityContext, shutdownOf } from './engine/shutdown';
+import { TOOLS, shutdownOf } from './engine/shutdown';
 import { RANK } from './engine/spec';
 import { LogAgent } from './log-agent';
 import { LogOutput, outputSecretEnv } from './log-output';
-import { SidecarBase, SidecarProps, checkListenPort, checkPort, fieldEnv, httpProbe } from './sidecar';
+import { checkListenPort, checkPort } from './private/checks';
+import { AgentVolume, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
 /**
  * Props of `WithLogAgent`.
@@ -92,26 +93,9 @@ export class WithLogAgent extends SidecarBase {
     this.logDirectory = props.logDirectory ?? '/var/log/app';
     const filePattern = props.filePattern ?? '*.log';
     checkLogDirectory(who, this.logDirectory);
-    if (filePattern === '' || filePattern.includes('/') || /\s/.test(filePattern)) {
-      throw new Error(`${who}: filePattern '${filePattern}' must be a file-name glob without '/' or spaces, e.g. '*.log'.`);
-    }
-    // Written into every agent's config: `,` splits Fluent Bit's and Fluentd's path lists, `$`
-    // and `#` are read as variables or embedded code, `[` `{` as glob classes or templates.
-    if (!/^[A-Za-z0-9._*?-]+$/.test(filePattern)) {
-      throw new Error(`${who}: filePattern ${JSON.stringify(filePattern)} may hold only letters, digits, '.', '_', '-', '*' and '?' ` +
-        "(the agents' config formats read other characters as lists, variables or templates), e.g. '*.log'.");
-    }
-    const sizeLimit = props.logVolumeSizeLimit ?? Size.gibibytes(1);
-    const sizeLimitMiB = sizeLimit.toMebibytes({ rounding: SizeRoundingBehavior.FLOOR });
-    if (!(sizeLimitMiB >= 1)) {
-      throw new Error(`${who}: logVolumeSizeLimit (${sizeLimitMiB} MiB) must be at least 1 MiB, e.g. Size.gibibytes(1).`);
-    }
-    for (const [prop, num, min] of [['agentUser', props.agentUser, 1], ['agentGroup', props.agentGroup, 0]] as const) {
-      if (num !== undefined && (!Number.isInteger(num) || num < min || num > 2147483647)) {
-        throw new Error(`${who}: ${prop} ${num} must be a whole number from ${min} to 2147483647` +
-          `${min === 1 ? ' (the agent runs as non-root)' : ''}, e.g. the app's ${prop === 'agentUser' ? 'uid' : 'gid'}.`);
-      }
-    }
+    checkFilePattern(who, filePattern);
+    const sizeLimitMiB = checkSizeLimit(who, props.logVolumeSizeLimit ?? Size.gibibytes(1));
+    checkIds(who, props);
     const o = this.output._config;
     if ('host' in o) {
       if (o.host.trim() === '') {
@@ -122,85 +106,102 @@ export class WithLogAgent extends SidecarBase {
       }
       checkPort(who, `${o.type} output port`, o.port);
     }
-
-    const configDirectory = '/etc/log-agent';
     const secrets = outputSecretEnv(o);
     const r = this.agent._render({
-      who, logDirectory: this.logDirectory, filePattern, configDirectory, output: o, secretVars: secrets.vars,
+      who, logDirectory: this.logDirectory, filePattern, configDirectory: CONFIG_DIRECTORY, output: o, secretVars: secrets.vars,
     });
     checkListenPort(who, `${this.agent.name} health port`, r.healthPort);
-    // A second mount at one path is rejected by the API server; one inside a read-only mount cannot be created.
-    for (const [what, dir, nested] of [
-      ['config directory', configDirectory, true],
-      ['hook tools directory', TOOLS.mountPath, true],
-      ...(r.scratchDirectory ? [['scratch directory', r.scratchDirectory, false] as const] : []),
-    ] as const) {
-      if (this.logDirectory === dir || (nested && this.logDirectory.startsWith(`${dir}/`))) {
-        throw new Error(
-          `${who}: logDirectory '${this.logDirectory}' is ${this.logDirectory === dir ? '' : 'inside '}the agent's ${what} '${dir}'; ` +
-          "choose a directory of its own, e.g. '/var/log/app'.",
-        );
-      }
-    }
-    const config = this._configMap(r.files);
-    const logVolume = `${this.containerName}-logs`;
-    const configVolume = `${this.containerName}-config`;
-    // A writable directory of the agent's own, when it needs one (the root filesystem is read-only).
-    // A tmpfs: the kubelet mounts it without a mode option (kubernetes pkg/volume/emptydir/
-    // empty_dir.go `setupTmpfs`), so its root has tmpfs's default 1777. A disk-backed emptyDir is
-    // 0777 without the sticky bit, which Ruby's Dir.tmpdir refuses (ruby/tmpdir lib/tmpdir.rb:
-    // "world-writable" is skipped, then "could not find a temporary directory"): Fluentd's
-    // supervisor would crash at start. Its pages count toward the agent's memory limit.
-    const scratch = r.scratchDirectory === undefined ? undefined : {
-      volume: { emptyDir: { medium: 'Memory', sizeLimit: '16Mi' }, name: `${this.containerName}-tmp` },
-      mount: { mountPath: r.scratchDirectory, name: `${this.containerName}-tmp` },
-    };
-    const probe = (periodSeconds: number, failureThreshold: number) => httpProbe(r.healthPath, r.healthPort, periodSeconds, failureThreshold);
-
-    this._agent = {
+    checkMounts(who, this.logDirectory, r.scratchDirectory);
+    this._attach({
+      kind: 'WithLogAgent',
       rank: RANK.LOG_AGENT,
-      container: {
-        args: r.args,
-        command: r.command,
-        env: [
-          fieldEnv('POD_NAME', 'metadata.name'),
-          fieldEnv('POD_NAMESPACE', 'metadata.namespace'),
-          fieldEnv('NODE_NAME', 'spec.nodeName'),
-          ...r.env,
-          ...secrets.env,
-        ],
-        image: r.image,
-        imagePullPolicy: 'IfNotPresent',
-        name: this.containerName,
-        ports: [{ containerPort: r.healthPort, name: r.healthPortName, protocol: 'TCP' }],
-        // No readinessProbe: the agent is not in the request path, and a log backend outage (the
-        // health check fails after output errors) must not take the app out of its Services.
-        resources: this._resources(r.defaultResources),
-        securityContext: {
-          ...restrictedSecurityContext(props.agentUser ?? r.uid),
-          ...(props.agentGroup !== undefined ? { runAsGroup: props.agentGroup } : {}),
-        },
-        startupProbe: probe(1, 30),
-        volumeMounts: [
-          { mountPath: this.logDirectory, name: logVolume },
-          { mountPath: configDirectory, name: configVolume, readOnly: true },
-          ...(scratch ? [scratch.mount] : []),
-        ],
-      },
+      image: r.image,
+      command: r.command,
+      args: r.args,
+      user: props.agentUser ?? r.uid,
+      group: props.agentGroup,
+      env: [...POD_ENV, ...r.env, ...secrets.env],
+      ports: [{ containerPort: r.healthPort, name: r.healthPortName, protocol: 'TCP' }],
+      // No readinessProbe: the agent is not in the request path, and a log backend outage (the
+      // health check fails after output errors) must not take the app out of its Services.
+      health: { path: r.healthPath, port: r.healthPort, startup: { periodSeconds: 1, failureThreshold: 30 } },
+      resources: this._resources(r.defaultResources),
+      files: r.files,
       volumes: [
-        { emptyDir: { sizeLimit: sizeLimitMiB % 1024 === 0 ? `${sizeLimitMiB / 1024}Gi` : `${sizeLimitMiB}Mi` }, name: logVolume },
-        { configMap: { name: config.name }, name: configVolume },
-        ...(scratch ? [scratch.volume] : []),
+        {
+          suffix: '-logs',
+          source: { emptyDir: { sizeLimit: sizeLimitMiB % 1024 === 0 ? `${sizeLimitMiB / 1024}Gi` : `${sizeLimitMiB}Mi` } },
+          mountPath: this.logDirectory,
+          shareWithApp: true,
+        },
+        { suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true },
+        ...(r.scratchDirectory === undefined ? [] : [scratchVolume(r.scratchDirectory)]),
       ],
-      appMounts: [{ mountPath: this.logDirectory, name: logVolume }],
-      appEnv: [],
-      podAnnotations: config.annotations,
-      shutdown: { ...shutdownOf(r.shutdown), appShutdownSeconds: this.appShutdownSeconds() },
-    };
+      ...shutdownOf(r.shutdown),
+    });
   }
-
 }
 
+const CONFIG_DIRECTORY = '/etc/log-agent';
+
+const POD_ENV = [fieldEnv('POD_NAME', 'metadata.name'), fieldEnv('POD_NAMESPACE', 'metadata.namespace'), fieldEnv('NODE_NAME', 'spec.nodeName')];
+
+/**
+ * A writable directory of the agent's own, when it needs one (the root filesystem is read-only).
+ * A tmpfs: the kubelet mounts it without a mode option (kubernetes pkg/volume/emptydir/
+ * empty_dir.go `setupTmpfs`), so its root has tmpfs's default 1777. A disk-backed emptyDir is
+ * 0777 without the sticky bit, which Ruby's Dir.tmpdir refuses (ruby/tmpdir lib/tmpdir.rb:
+ * "world-writable" is skipped, then "could not find a temporary directory"): Fluentd's
+ * supervisor would crash at start. Its pages count toward the agent's memory limit.
+ */
+function scratchVolume(mountPath: string): AgentVolume {
+  return { suffix: '-tmp', source: { emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } }, mountPath };
+}
+
+function checkFilePattern(who: string, filePattern: string): void {
+  if (filePattern === '' || filePattern.includes('/') || /\s/.test(filePattern)) {
+    throw new Error(`${who}: filePattern '${filePattern}' must be a file-name glob without '/' or spaces, e.g. '*.log'.`);
+  }
+  // Written into every agent's config: `,` splits Fluent Bit's and Fluentd's path lists, `$`
+  // and `#` are read as variables or embedded code, `[` `{` as glob classes or templates.
+  if (!/^[A-Za-z0-9._*?-]+$/.test(filePattern)) {
+    throw new Error(`${who}: filePattern ${JSON.stringify(filePattern)} may hold only letters, digits, '.', '_', '-', '*' and '?' ` +
+      "(the agents' config formats read other characters as lists, variables or templates), e.g. '*.log'.");
+  }
+}
+
+function checkSizeLimit(who: string, sizeLimit: Size): number {
+  const sizeLimitMiB = sizeLimit.toMebibytes({ rounding: SizeRoundingBehavior.FLOOR });
+  if (!(sizeLimitMiB >= 1)) {
+    throw new Error(`${who}: logVolumeSizeLimit (${sizeLimitMiB} MiB) must be at least 1 MiB, e.g. Size.gibibytes(1).`);
+  }
+  return sizeLimitMiB;
+}
+
+function checkIds(who: string, props: WithLogAgentProps): void {
+  for (const [prop, num, min] of [['agentUser', props.agentUser, 1], ['agentGroup', props.agentGroup, 0]] as const) {
+    if (num !== undefined && (!Number.isInteger(num) || num < min || num > 2147483647)) {
+      throw new Error(`${who}: ${prop} ${num} must be a whole number from ${min} to 2147483647` +
+        `${min === 1 ? ' (the agent runs as non-root)' : ''}, e.g. the app's ${prop === 'agentUser' ? 'uid' : 'gid'}.`);
+    }
+  }
+}
+
+/** A second mount at one path is rejected by the API server; one inside a read-only mount cannot be created. */
+function checkMounts(who: string, logDirectory: string, scratchDirectory: string | undefined): void {
+  for (const [what, dir, nested] of [
+    ['config directory', CONFIG_DIRECTORY, true],
+    ['hook tools directory', TOOLS.mountPath, true],
+    ...(scratchDirectory ? [['scratch directory', scratchDirectory, false] as const] : []),
+  ] as const) {
+    if (logDirectory === dir || (nested && logDirectory.startsWith(`${dir}/`))) {
+      throw new Error(
+        `${who}: logDirectory '${logDirectory}' is ${logDirectory === dir ? '' : 'inside '}the agent's ${what} '${dir}'; ` +
+        "choose a directory of its own, e.g. '/var/log/app'.",
+      );
+    }
+  }
+}
 
 function checkLogDirectory(who: string, dir: string): void {
   const reserved = ['/', '/etc', '/bin', '/usr', '/proc', '/sys', '/dev', '/var', '/tmp'];

@@ -4,7 +4,7 @@ import { RenderedSidecar, WorkloadBinding, workloadApiObject } from './binding';
 import { InjectedProxy, MESH_FACTS } from './engine/injected';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './engine/shutdown';
 import { ResolvedTarget, SidecarTargetOptions, resolveTarget } from './settings';
-import { durationSeconds, positiveSeconds } from './sidecar';
+import { durationSeconds, positiveSeconds } from './private/checks';
 import { SidecarLayout, formatVersion } from './target';
 
 /**

@@ -4,9 +4,10 @@ import { Construct } from 'constructs';
 import {
   MIN_DRAIN_SECONDS, OTEL_COLLECTOR_IMAGE, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShutdown, renderOtelCollectorConfig,
 } from './agents/otel-collector';
-import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
+import { shutdownOf } from './engine/shutdown';
 import { Json, RANK } from './engine/spec';
-import { SidecarBase, SidecarProps, checkListenPort, checkPort, durationSeconds, fieldEnv, httpProbe } from './sidecar';
+import { checkImage, checkListenPort, checkPort, durationSeconds } from './private/checks';
+import { SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
 /**
  * The OTLP transport the app's SDK uses to reach the local agent
@@ -224,9 +225,7 @@ export class WithTracer extends SidecarBase {
     const headers = headerEnv(who, props.exporterHeaders ?? {});
     const userAttributes = checkResourceAttributes(who, props.resourceAttributes ?? {});
     const image = props.image ?? OTEL_COLLECTOR_IMAGE;
-    if (image.trim() === '' || /\s/.test(image)) {
-      throw new Error(`${who}: image '${image}' is not an image reference; use e.g. '${OTEL_COLLECTOR_IMAGE}'.`);
-    }
+    checkImage(who, 'image', image, OTEL_COLLECTOR_IMAGE);
 
     // The collector's own floor first: its message says more than "request above limit".
     const memoryLimitMiB = this.memoryLimitMiB(who);
@@ -257,9 +256,6 @@ export class WithTracer extends SidecarBase {
       memoryLimitMiB: limitMiB,
       memorySpikeLimitMiB: spikeMiB,
     });
-    const config = this._configMap({ [CONFIG_FILE]: rendered.yaml });
-    const configVolume = `${this.containerName}-config`;
-    const probe = (periodSeconds: number, failureThreshold: number) => httpProbe(HEALTH_PATH, healthPort, periodSeconds, failureThreshold);
 
     const appPort = this.protocol === OtlpProtocol.GRPC ? GRPC_PORT : HTTP_PORT;
     this.appEndpoint = `http://${LOOPBACK}:${appPort}`;
@@ -284,36 +280,31 @@ export class WithTracer extends SidecarBase {
         : []),
     ];
 
-    this._agent = {
+    this._attach({
+      kind: 'WithTracer',
       rank: RANK.TRACER,
-      container: {
-        args: [`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`],
-        env: [
-          ...AGENT_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath)),
-          ...(workloadAttribute ? [{ name: WORKLOAD_NAME_ENV, value: workloadName }] : []),
-          { name: 'GOMEMLIMIT', value: `${limitMiB}MiB` },
-          ...headers.map(h => ({ name: h.env, valueFrom: { secretKeyRef: { key: h.key, name: h.secretName } } })),
-        ],
-        image,
-        imagePullPolicy: 'IfNotPresent',
-        name: this.containerName,
-        ports: [{ containerPort: healthPort, name: 'otel-health', protocol: 'TCP' }],
-        // No readinessProbe: the agent is not in the request path, and a telemetry backend outage
-        // must not take the app out of its Services.
-        resources,
-        securityContext: restrictedSecurityContext(OTEL_COLLECTOR_UID),
-        startupProbe: probe(1, 30),
-        volumeMounts: [{ mountPath: CONFIG_DIRECTORY, name: configVolume, readOnly: true }],
-      },
+      image,
+      args: [`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`],
+      user: OTEL_COLLECTOR_UID,
+      env: [
+        ...AGENT_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath)),
+        ...(workloadAttribute ? [{ name: WORKLOAD_NAME_ENV, value: workloadName }] : []),
+        { name: 'GOMEMLIMIT', value: `${limitMiB}MiB` },
+        ...headers.map(h => ({ name: h.env, valueFrom: { secretKeyRef: { key: h.key, name: h.secretName } } })),
+      ],
+      ports: [{ containerPort: healthPort, name: 'otel-health', protocol: 'TCP' }],
+      // No readinessProbe: the agent is not in the request path, and a telemetry backend outage
+      // must not take the app out of its Services.
+      health: { path: HEALTH_PATH, port: healthPort, startup: { periodSeconds: 1, failureThreshold: 30 } },
+      resources,
+      files: { [CONFIG_FILE]: rendered.yaml },
+      volumes: [{ suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true }],
       // Bound on loopback only, so not container ports; still checked against the app's ports.
       localPorts: [GRPC_PORT, HTTP_PORT],
-      volumes: [{ configMap: { name: config.name }, name: configVolume }],
-      appMounts: [],
       appEnv,
-      podAnnotations: config.annotations,
       // The drain bound, plus a second to exit (the model beside the renderer).
-      shutdown: { ...shutdownOf(otelCollectorShutdown(drainSeconds)), appShutdownSeconds: this.appShutdownSeconds() },
-    };
+      ...shutdownOf(otelCollectorShutdown(drainSeconds)),
+    });
   }
 
 

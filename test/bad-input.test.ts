@@ -8,7 +8,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { ApiObject, App, Chart, Cron, Duration, Size } from 'cdk8s';
+import { ApiObject, App, Chart, Cron, Duration, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 // Imported module by module (not from '../src'), so that constructs in progress cannot break this suite.
@@ -266,6 +266,24 @@ const CASES: Case[] = [
       new WithTracer(c.chart, 'tracer2', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.29', containerName: 'tracer-2', healthPort: 13134 });
     },
     message: ["WithTracer 'test/tracer2'", "Deployment 'web' already has one: WithTracer 'test/tracer'", 'attach one WithTracer per workload'],
+  },
+
+  {
+    name: 'a sidecar construct whose workload belongs to another App',
+    build: c => {
+      const other = new Chart(new App(), 'other');
+      new WithLogAgent(c.chart, 'logs', { workload: new kplus.Deployment(other, 'web', { containers: [{ image: 'ghcr.io/example/app:1.0.0' }] }) });
+    },
+    message: ["WithLogAgent 'test/logs'", "workload 'other/web/Resource' belongs to another cdk8s App", "Create the construct in the workload's App"],
+  },
+  {
+    name: '`layout` read, then the target changed so that the layout differs',
+    build: c => {
+      const logs = new WithLogAgent(c.chart, 'logs', { workload: c.deployment() });
+      void logs.layout; // LEGACY (1.27, the default)
+      Sidecars.configure(c.app, { kubernetesVersion: '1.29' });
+    },
+    message: ["WithLogAgent 'test/logs'", '`layout` was read as LEGACY (Kubernetes 1.27, from the default), but at synthesis the target is Kubernetes 1.29 from Sidecars.configure()', 'before reading `layout`'],
   },
 
   // ---------------------------------------------------------------- grace periods and times
@@ -605,6 +623,14 @@ const CASES: Case[] = [
     message: ["test/raw: Deployment 'raw': init container 'proxy'", "has restartPolicy 'Always' (a native sidecar), which Kubernetes 1.28 drops without the SidecarContainers feature gate", "Either move 'proxy' to spec.containers"],
   },
   {
+    name: 'SidecarValidation on 1.27 and a sidecar construct pinned to 1.29',
+    build: c => {
+      new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), kubernetesVersion: '1.29' });
+      SidecarValidation.addTo(c.app, { kubernetesVersion: '1.27' });
+    },
+    message: ["SidecarValidation.addTo(app), Kubernetes 1.27: test/web/Resource: Deployment 'web'", "pinned by WithLogAgent 'test/logs' (kubernetesVersion: \"1.29\", Kubernetes 1.29)", 'remove those props'],
+  },
+  {
     name: 'SidecarValidation: a preStop sleep action on 1.29',
     build: c => {
       c.raw({ containers: [{ ...APP, lifecycle: { preStop: { sleep: { seconds: 5 } } } }] });
@@ -672,5 +698,24 @@ describe('what the catalogue found', () => {
     expect(message.match(/terminationGracePeriodSeconds is 5/g)).toHaveLength(1);
     expect(message).not.toContain('cdk8s-sidecars:');
     fs.rmSync(app.outdir, { recursive: true, force: true });
+  });
+});
+
+describe('errors that are one cause are reported once', () => {
+  test('two log agents on one workload: one message, the cause (not the name, volume and port clashes that follow)', () => {
+    const app = Testing.app();
+    const chart = new Chart(app, 'test');
+    const workload = ctx(app, chart).deployment();
+    new WithLogAgent(chart, 'a', { workload, kubernetesVersion: '1.29' });
+    new WithLogAgent(chart, 'b', { workload, kubernetesVersion: '1.29' });
+    let message = '';
+    try {
+      Testing.synth(chart);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    const lines = message.split('\n').filter(l => l.trim().startsWith('['));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('attach one WithLogAgent per workload');
   });
 });

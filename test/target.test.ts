@@ -73,6 +73,20 @@ describe('target precedence: prop > CDK8S_SIDECARS_KUBERNETES_VERSION > Sidecars
     expect(agent.layout).toBe(SidecarLayout.LEGACY);
   }));
 
+  test('`layout` is fixed once read: a later configure() that flips it fails synthesis naming both; one that keeps it is fine', () => withEnv(ENV, undefined, () => {
+    const flipped = agentIn();
+    expect(flipped.agent.layout).toBe(SidecarLayout.LEGACY);
+    Sidecars.configure(flipped.app, { kubernetesVersion: '1.29' });
+    expect(() => Testing.synth(flipped.chart)).toThrow(/`layout` was read as LEGACY \(Kubernetes 1\.27, from the default\).*Kubernetes 1\.29 from Sidecars\.configure\(\).*NATIVE/);
+    const kept = agentIn();
+    expect(kept.agent.layout).toBe(SidecarLayout.LEGACY);
+    Sidecars.configure(kept.app, { kubernetesVersion: '1.28' }); // still legacy (no gate)
+    expect(layoutOf(manifestOf(Testing.synth(kept.chart), 'Deployment')).containers).toEqual(['app', 'log-agent']);
+    const unread = agentIn();
+    Sidecars.configure(unread.app, { kubernetesVersion: '1.29' }); // never read: no error
+    expect(layoutOf(manifestOf(Testing.synth(unread.chart), 'Deployment')).init).toEqual(['log-agent']);
+  }));
+
   test('the environment variable overrides configure()', () => withEnv(ENV, '1.29', () => {
     const { app, agent } = agentIn();
     Sidecars.configure(app, { kubernetesVersion: '1.27' });

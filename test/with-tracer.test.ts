@@ -76,22 +76,18 @@ function errorOf(fn: () => unknown): string {
 class FakeProxy extends SidecarBase {
   constructor(scope: Construct, id: string, props: SidecarProps) {
     super(scope, id, props, 'proxy');
-    const probe = { httpGet: { path: '/ready', port: 15021 }, periodSeconds: 1 };
-    this._agent = {
+    this._attach({
+      kind: 'FakeProxy',
       rank: RANK.PROXY,
-      container: {
-        image: 'envoyproxy/envoy:v1.36.4',
-        name: this.containerName,
-        resources: { limits: { cpu: '100m', memory: '64Mi' }, requests: { cpu: '10m', memory: '64Mi' } },
-        securityContext: { runAsNonRoot: true, runAsUser: 101 },
-        startupProbe: probe,
-      },
+      image: 'envoyproxy/envoy:v1.36.4',
+      args: [],
+      user: 101,
+      ports: [],
+      health: { path: '/ready', port: 15021, startup: { periodSeconds: 1, failureThreshold: 3 } },
+      resources: { limits: { cpu: '100m', memory: '64Mi' }, requests: { cpu: '10m', memory: '64Mi' } },
       volumes: [],
-      appMounts: [],
-      appEnv: [],
-      podAnnotations: {},
-      shutdown: { stopSeconds: 2, appShutdownSeconds: this.appShutdownSeconds() },
-    };
+      stopSeconds: 2,
+    });
   }
 }
 

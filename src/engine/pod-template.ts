@@ -102,6 +102,10 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const spec = template.spec;
   const errors: string[] = [];
   const ordered = [...sidecars].sort((a, b) => a.rank - b.rank || a.container.name.localeCompare(b.container.name));
+  // Two sidecars of one kind: the cause of every clash that would follow (names, volumes,
+  // ports), so it is reported alone.
+  const twice = duplicateKinds(where, sidecars);
+  if (twice.length > 0) return { manifest, errors: twice };
 
   const userContainers: Json[] = spec.containers ?? [];
   const userInit: Json[] = spec.initContainers ?? [];
@@ -229,12 +233,15 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
 
 /**
  * A sidecar's container in its layout for a target: the spec's container with the lifecycle
- * hooks, the tools mount and `restartPolicy`, keys sorted. The same spec and target always give
- * the same container, so it is worked out once per (spec, target) and copied per render.
+ * hooks, the tools mount and `restartPolicy`, keys sorted. Worked out once per (spec, target)
+ * and copied per render, but only for a FROZEN spec (`Object.isFrozen`, as SidecarBase hands
+ * over): only then does the spec's identity stand for its content. A spec that can still change
+ * is worked out at every call.
  */
 const placedCache = new WeakMap<SidecarSpec, Map<string, { container: Json; needsTools: boolean }>>();
 
 function placedContainer(s: SidecarSpec, target: EngineTarget, appShutdown: number): { container: Json; needsTools: boolean } {
+  if (!Object.isFrozen(s) || !Object.isFrozen(s.container)) return placeContainer(s, target, appShutdown);
   let byTarget = placedCache.get(s);
   if (!byTarget) {
     byTarget = new Map();
@@ -243,14 +250,18 @@ function placedContainer(s: SidecarSpec, target: EngineTarget, appShutdown: numb
   const key = `${target.minor}|${target.gate}|${appShutdown}`;
   const cached = byTarget.get(key);
   if (cached) return cached;
+  const placed = placeContainer(s, target, appShutdown);
+  byTarget.set(key, placed);
+  return placed;
+}
+
+function placeContainer(s: SidecarSpec, target: EngineTarget, appShutdown: number): { container: Json; needsTools: boolean } {
   const { lifecycle, needsTools } = lifecycleFor(s, target, appShutdown);
   const c: Json = copyJson(s.container);
   if (lifecycle) c.lifecycle = lifecycle;
   if (needsTools) c.volumeMounts = [...(c.volumeMounts ?? []), { mountPath: TOOLS.mountPath, name: TOOLS.volumeName, readOnly: true }];
   if (s.layout === 'NATIVE') c.restartPolicy = 'Always';
-  const placed = { container: sortKeys(c), needsTools };
-  byTarget.set(key, placed);
-  return placed;
+  return { container: sortKeys(c), needsTools };
 }
 
 /** A deep copy of plain JSON (objects, arrays, scalars): faster than structuredClone for small objects. */
@@ -287,11 +298,8 @@ function withAppWiring(app: Json, sidecars: SidecarSpec[]): Json {
   return sortKeys(out);
 }
 
-function checkCollisions(
-  where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[], volumes: Json[], controllerVolumes: string[],
-): string[] {
+function duplicateKinds(where: string, sidecars: SidecarSpec[]): string[] {
   const errors: string[] = [];
-
   const seenKinds = new Map<string, string>();
   for (const s of sidecars) {
     const first = seenKinds.get(s.kind);
@@ -301,6 +309,13 @@ function checkCollisions(
       seenKinds.set(s.kind, s.owner);
     }
   }
+  return errors;
+}
+
+function checkCollisions(
+  where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[], volumes: Json[], controllerVolumes: string[],
+): string[] {
+  const errors: string[] = [];
 
   const userNames = new Set([...containers, ...init].map(c => c.name));
   const sidecarNames = new Map<string, string>();
