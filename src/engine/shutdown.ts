@@ -93,7 +93,7 @@ export function preStopDelayOf(spec: SidecarSpec, target: EngineTarget, appShutd
   const ordered = spec.layout === 'NATIVE' && capabilities(target.minor, target.gate).orderedTermination;
   const read = spec.shutdown.readAfterAppExitSeconds ?? 0;
   if (ordered) return read > 0 ? appShutdownSeconds + read : 0;
-  return appShutdownSeconds + read;
+  return (spec.shutdown.outliveApp ?? true) ? appShutdownSeconds + read : read;
 }
 
 /**
@@ -151,7 +151,7 @@ export interface GraceNeed {
  *   then ours in reverse order), then for its own `preStop`: app + longest legacy stop + the
  *   sum of the native stops, when no `preStop` delay is longer.
  */
-export function graceNeed(sidecars: SidecarSpec[], target: EngineTarget, userInitContainers: Json[] = []): GraceNeed {
+export function graceNeed(sidecars: SidecarSpec[], target: EngineTarget, userInitContainers: Json[] = [], initOrder?: string[]): GraceNeed {
   const app = appShutdownOf(sidecars);
   const ordered = capabilities(target.minor, target.gate).orderedTermination;
   const isSequential = (s: SidecarSpec) => s.layout === 'NATIVE' && ordered;
@@ -173,20 +173,26 @@ export function graceNeed(sidecars: SidecarSpec[], target: EngineTarget, userIni
   if (natives.length > 0 || users.length > 0) {
     const steps: string[] = [mainEnd === app ? `app ${app}s` : `every container of spec.containers ${mainEnd}s`];
     let t = mainEnd;
-    for (const c of users) {
-      t += USER_NATIVE_SIDECAR_STOP_SECONDS;
-      steps.push(`${c.name} ${USER_NATIVE_SIDECAR_STOP_SECONDS}s`);
+    // Stopped in reverse order of initContainers: by default ours (in rank order) come before
+    // the user's; `initOrder` (the names as placed) says otherwise where a sidecar was
+    // positioned after a user init container. Names it does not hold (an injected proxy) stay first.
+    type Native = { name: string; stop: number; delay: number };
+    let chain: Native[] = [
+      ...natives.map(s => ({ name: s.container.name as string, stop: s.shutdown.stopSeconds, delay: preStopDelayOf(s, target, app) })),
+      ...users.map(c => ({ name: c.name as string, stop: USER_NATIVE_SIDECAR_STOP_SECONDS, delay: 0 })),
+    ];
+    if (initOrder) {
+      const at = (n: Native) => initOrder.indexOf(n.name);
+      chain = chain.map((n, i) => ({ n, i })).sort((a, b) => at(a.n) - at(b.n) || a.i - b.i).map(x => x.n);
     }
-    // Ours are initContainers in rank order, so stopped in reverse rank order.
-    for (const s of [...natives].reverse()) {
-      const delay = preStopDelayOf(s, target, app);
-      if (delay > t) {
+    for (const n of [...chain].reverse()) {
+      if (n.delay > t) {
         // its own preStop delay (counted from the termination's start) outlasts everything before it
-        t = delay;
-        steps.splice(0, steps.length, `${s.container.name}'s preStop delay ${delay}s`);
+        t = n.delay;
+        steps.splice(0, steps.length, `${n.name}'s preStop delay ${n.delay}s`);
       }
-      t += s.shutdown.stopSeconds;
-      steps.push(`${s.container.name} ${s.shutdown.stopSeconds}s`);
+      t += n.stop;
+      steps.push(`${n.name} ${n.stop}s`);
     }
     end = Math.max(end, t);
     parts.unshift(`native: ${steps.join(' + ')}`);
