@@ -28,6 +28,12 @@ export {
   ENVOY_HEALTH_PATH, ENVOY_IMAGE, ENVOY_UID,
 } from './with-envoy';
 
+// Any sidecar: WithSidecar, AdoptSidecar
+export {
+  AdoptSidecar, AdoptSidecarProps, SidecarCheck, SidecarCheckOptions, SidecarEmptyDirOptions, SidecarHttpCheckOptions, SidecarPort,
+  SidecarQuit, SidecarRunOptions, SidecarSecretKey, SidecarVolume, WithSidecar, WithSidecarProps,
+} from './with-sidecar';
+
 // Meshes and the admission guard
 export { Mesh, WithMeshProxy, WithMeshProxyProps } from './with-mesh';
 export { NativeSidecarGuard, NativeSidecarGuardProps } from './guard';

@@ -4,7 +4,7 @@ import { ContainerResources } from 'cdk8s-plus-27';
 import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS, restrictedSecurityContext } from './engine/shutdown';
-import { AgentSpec, HoldSpec, Json, SidecarSpec } from './engine/spec';
+import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
 import { checkDnsLabel, durationSeconds, quantity } from './private/checks';
 import { KUBERNETES_VERSION_ENV, ResolvedTarget, SidecarTargetOptions, VersionSource, resolveTarget } from './settings';
 import { SidecarLayout, formatVersion } from './target';
@@ -124,6 +124,32 @@ export interface AgentDescription {
   readonly preStopPosts?: string[];
   /** Legacy only: hold the app until the agent is ready. */
   readonly hold?: HoldSpec;
+}
+
+/**
+ * A whole container as data, for `SidecarBase._attachContainer` (see the engine's `SidecarSpec`
+ * for each field).
+ * @internal
+ */
+export interface ContainerDescription {
+  readonly kind: string;
+  readonly rank: number;
+  /** The container without `restartPolicy` and `lifecycle`; for `adopt`, only the fields laid over the workload's. */
+  readonly container: Json;
+  /** Files of a ConfigMap of the sidecar's own, mounted read-only at `filesMountPath`. */
+  readonly files?: Record<string, string>;
+  readonly filesMountPath?: string;
+  /** Pod volumes the sidecar brings. */
+  readonly volumes: Json[];
+  readonly appMounts?: Json[];
+  readonly appEnv?: Json[];
+  readonly localPorts?: number[];
+  readonly shutdown: Omit<ShutdownSpec, 'appShutdownSeconds'>;
+  readonly hold?: HoldSpec;
+  readonly adopt?: boolean;
+  readonly after?: string;
+  readonly serveInitContainers?: boolean;
+  readonly quit?: QuitSpec;
 }
 
 /** Where a target came from, for messages. */
@@ -254,6 +280,41 @@ export abstract class SidecarBase extends Construct {
         ...(agent.preStopPosts ? { preStopPosts: agent.preStopPosts } : {}),
       },
       hold: agent.hold,
+    });
+    this._bind({ node: this.node, renderSidecar: () => this.renderSidecar() });
+  }
+
+  /**
+   * The other way in: a whole container given as data (WithSidecar) or a container of the
+   * workload to adopt (AdoptSidecar). The files, if any, go into the config ConfigMap, mounted at
+   * `filesMountPath`. Like `_attach`, the last step of the constructor.
+   * @internal
+   */
+  protected _attachContainer(d: ContainerDescription): void {
+    if (this.attached) throw new Error(`${this.describe()}: the sidecar is already attached`);
+    const config = d.files ? this.configMap(d.files) : undefined;
+    const container: Json = { ...d.container };
+    const volumes = [...d.volumes];
+    if (config) {
+      const name = `${this.containerName}-config`;
+      volumes.push({ configMap: { name: config.name }, name });
+      container.volumeMounts = [...(container.volumeMounts ?? []), { mountPath: d.filesMountPath, name, readOnly: true }];
+    }
+    this.attached = deepFreeze({
+      kind: d.kind,
+      rank: d.rank,
+      container,
+      localPorts: d.localPorts,
+      volumes,
+      appMounts: d.appMounts ?? [],
+      appEnv: d.appEnv ?? [],
+      podAnnotations: config?.annotations ?? {},
+      shutdown: { ...d.shutdown, appShutdownSeconds: this.appShutdownSeconds() },
+      hold: d.hold,
+      adopt: d.adopt,
+      after: d.after,
+      serveInitContainers: d.serveInitContainers,
+      quit: d.quit,
     });
     this._bind({ node: this.node, renderSidecar: () => this.renderSidecar() });
   }

@@ -4,11 +4,11 @@
  * endpoint of a legacy sidecar on a Job. The grace budgets are checked against the kubelet
  * simulation (test/util/kubelet-termination.ts), not against the engine's formula.
  */
+import { cutShort, leastGrace, simulateTermination } from './util/kubelet-termination';
 import { applySidecars, podTemplateOf } from '../src/engine/pod-template';
 import { checkPodSpec } from '../src/engine/rules';
 import { TOOLS } from '../src/engine/shutdown';
 import { Json, SidecarSpec } from '../src/engine/spec';
-import { cutShort, leastGrace, simulateTermination } from './util/kubelet-termination';
 
 function sidecar(name: string, over: Partial<SidecarSpec> = {}): SidecarSpec {
   return {

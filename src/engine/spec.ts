@@ -20,6 +20,8 @@ export const RANK = {
   LOG_AGENT: 100,
   TRACER: 200,
   PROXY: 300,
+  /** The user's own sidecars (WithSidecar, AdoptSidecar): after ours, so stopped before them. */
+  CUSTOM: 400,
 } as const;
 
 /** How a sidecar shuts down. All times in seconds. */
