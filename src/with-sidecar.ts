@@ -429,7 +429,7 @@ export class WithSidecar extends SidecarBase {
         ...(props.readOnlyRootFilesystem === false ? { readOnlyRootFilesystem: false } : {}),
       },
       ...(run.startupProbe ? { startupProbe: run.startupProbe } : {}),
-      ...(volumes.length > 0 ? { volumeMounts: volumes.map(v => ({ mountPath: v._mountPath, name: v._name, ...(v._readOnly ? { readOnly: true } : {}) })) } : {}),
+      ...(volumes.length > 0 ? { volumeMounts: volumes.map(mountOf) } : {}),
     };
     this._attachContainer({
       kind: `WithSidecar '${this.containerName}'`,
@@ -574,6 +574,10 @@ function checkPorts(who: string, ports: SidecarPort[], localPorts: number[]): Js
     }
     return { containerPort: p.number, ...(p.name ? { name: p.name } : {}), protocol: 'TCP' };
   });
+}
+
+function mountOf(v: SidecarVolume): Json {
+  return { mountPath: v._mountPath, name: v._name, ...(v._readOnly ? { readOnly: true } : {}) };
 }
 
 function checkPath(who: string, prop: string, path: string): void {
