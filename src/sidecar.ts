@@ -48,6 +48,25 @@ export interface SidecarProps extends SidecarTargetOptions {
    * @default false
    */
   readonly allowLegacyOnJob?: boolean;
+
+  /**
+   * Native layout: place the sidecar right after this init container of the workload (e.g. one
+   * that fetches a secret the sidecar needs), instead of before every init container of the
+   * user's. Checked against the workload at synthesis (an error names the init containers
+   * present). Legacy layout: the sidecar is in `spec.containers`, which start after every init
+   * container anyway; the name is still checked.
+   * @default - before the workload's own init containers
+   */
+  readonly after?: string;
+
+  /**
+   * Native layout: the workload's init containers that start after the sidecar get what the app
+   * containers get (the log directory mount, the `OTEL_*` env, ...). Native sidecars start before
+   * them, so they can be served; refused in the legacy layout (an entry of `spec.containers`
+   * starts only after every init container).
+   * @default false
+   */
+  readonly serveInitContainers?: boolean;
 }
 
 /** Defaults shared by all agents. @internal */
@@ -147,8 +166,6 @@ export interface ContainerDescription {
   readonly shutdown: Omit<ShutdownSpec, 'appShutdownSeconds'>;
   readonly hold?: HoldSpec;
   readonly adopt?: boolean;
-  readonly after?: string;
-  readonly serveInitContainers?: boolean;
   readonly quit?: QuitSpec;
 }
 
@@ -194,6 +211,7 @@ export abstract class SidecarBase extends Construct {
     this.workloadObject = workloadApiObject(this.describe(), props.workload);
     checkSameApp(this.describe(), this, this.workloadObject);
     checkDnsLabel(this.describe(), 'containerName', this.containerName, MAX_CONTAINER_NAME_LENGTH);
+    if (props.after !== undefined) checkDnsLabel(this.describe(), 'after', props.after);
     // An explicit version is checked at once; inherited ones at synthesis.
     this.resolved();
   }
@@ -280,6 +298,8 @@ export abstract class SidecarBase extends Construct {
         ...(agent.preStopPosts ? { preStopPosts: agent.preStopPosts } : {}),
       },
       hold: agent.hold,
+      after: this._props.after,
+      serveInitContainers: this._props.serveInitContainers,
     });
     this._bind({ node: this.node, renderSidecar: () => this.renderSidecar() });
   }
@@ -312,8 +332,8 @@ export abstract class SidecarBase extends Construct {
       shutdown: { ...d.shutdown, appShutdownSeconds: this.appShutdownSeconds() },
       hold: d.hold,
       adopt: d.adopt,
-      after: d.after,
-      serveInitContainers: d.serveInitContainers,
+      after: this._props.after,
+      serveInitContainers: this._props.serveInitContainers,
       quit: d.quit,
     });
     this._bind({ node: this.node, renderSidecar: () => this.renderSidecar() });

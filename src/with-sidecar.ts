@@ -255,14 +255,6 @@ export interface SidecarRunOptions {
    * @default - none
    */
   readonly jobQuit?: SidecarQuit;
-
-  /**
-   * Native layout: place the sidecar right after this init container of the workload (e.g. one
-   * that fetches a secret the sidecar needs), instead of before every init container of the user.
-   * Checked against the workload at synthesis.
-   * @default - before the workload's own init containers
-   */
-  readonly after?: string;
 }
 
 /**
@@ -359,14 +351,6 @@ export interface WithSidecarProps extends SidecarProps, SidecarRunOptions {
    * @default - none
    */
   readonly appEnv?: { [name: string]: string };
-
-  /**
-   * Native layout: the workload's init containers that start after the sidecar get what the app
-   * containers get (`appEnv`, the volumes with `appMountPath`). An error in the legacy layout,
-   * where the sidecar starts only after every init container.
-   * @default false
-   */
-  readonly serveInitContainers?: boolean;
 }
 
 const DEFAULT_USER = 65532;
@@ -444,8 +428,6 @@ export class WithSidecar extends SidecarBase {
       localPorts: props.localPorts,
       shutdown: run.shutdown,
       hold: run.hold,
-      after: props.after,
-      serveInitContainers: props.serveInitContainers,
       quit: run.quit,
     });
   }
@@ -468,6 +450,9 @@ export class AdoptSidecar extends SidecarBase {
   constructor(scope: Construct, id: string, props: AdoptSidecarProps) {
     super(scope, id, checkAdoptProps(scope, id, props), props.containerName!);
     const who = this.describe();
+    if (props.serveInitContainers) {
+      throw new Error(`${who}: serveInitContainers has nothing to give for an adopted container (it brings no mounts or env for the app); drop it.`);
+    }
     const run = runOptions(who, props, this.containerName);
     const container: Json = {
       name: this.containerName,
@@ -482,7 +467,6 @@ export class AdoptSidecar extends SidecarBase {
       shutdown: run.shutdown,
       hold: run.hold,
       adopt: true,
-      after: props.after,
       quit: run.quit,
     });
   }
@@ -513,7 +497,6 @@ function runOptions(who: string, props: SidecarRunOptions, containerName: string
     );
   }
   const stopSeconds = durationSeconds(who, 'stopTime', props.stopTime, DEFAULT_STOP_SECONDS);
-  if (props.after !== undefined) checkDnsLabel(who, 'after', props.after);
   if (props.jobQuit !== undefined && !(props.jobQuit instanceof SidecarQuit)) {
     throw new Error(`${who}: jobQuit must be made with SidecarQuit.http().`);
   }

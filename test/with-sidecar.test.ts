@@ -24,7 +24,9 @@ import * as path from 'path';
 import { ApiObject, Chart, Duration, Include, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { checkPodSpec } from '../src/engine/rules';
+import { WithLogAgent } from '../src/with-log-agent';
 import { AdoptSidecar, SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
+import { WithTracer } from '../src/with-tracer';
 import { manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { expectValidManifests } from './util/k8s-schema';
 import { restrictedViolations } from './util/pss';
@@ -378,5 +380,49 @@ describe('WithSidecar', () => {
     expect(names(podSpecOf(manifestOf(Testing.synth(chart), 'Deployment')).initContainers)).toEqual(['a', 'b']);
     new WithSidecar(chart, 'c', { workload: d, kubernetesVersion: '1.29', image: 'c:1', containerName: 'a' });
     expect(() => Testing.synth(chart)).toThrow(/attach one WithSidecar 'a' per workload/);
+  });
+});
+
+describe('serveInitContainers and after on the library\'s own agents (SidecarProps)', () => {
+  function withInit(chart: Chart) {
+    const d = new kplus.Deployment(chart, 'web', { containers: [{ name: 'app', image: 'app:1', securityContext: { user: 1000 } }] });
+    d.addInitContainer({ name: 'migrate', image: 'migrate:1', securityContext: { user: 1000 } });
+    return d;
+  }
+
+  test('1.29: the log directory mount and the OTEL_* env reach the user\'s init container', () => {
+    const { chart } = newChart();
+    const d = withInit(chart);
+    new WithLogAgent(chart, 'logs', { workload: d, kubernetesVersion: '1.29', serveInitContainers: true });
+    new WithTracer(chart, 'tracer', { workload: d, kubernetesVersion: '1.29', exporterEndpoint: 'otel.example.com:4317', serveInitContainers: true });
+    const spec = podSpecOf(manifestOf(synthChecked(chart, '1.29'), 'Deployment'));
+    const migrate = spec.initContainers.find((c: any) => c.name === 'migrate');
+    const app = spec.containers[0];
+    expect(migrate.volumeMounts).toEqual(app.volumeMounts);
+    expect(migrate.env.map((e: any) => e.name)).toEqual(app.env.map((e: any) => e.name));
+    expect(migrate.env.some((e: any) => e.name.startsWith('OTEL_'))).toBe(true);
+  });
+
+  test('1.27: refused with the construct path, why and the fix', () => {
+    const { chart } = newChart();
+    new WithLogAgent(chart, 'logs', { workload: withInit(chart), kubernetesVersion: '1.27', serveInitContainers: true });
+    expect(() => Testing.synth(chart)).toThrow(
+      /WithLogAgent 'test\/logs': serveInitContainers asks the sidecar to serve the init containers of Deployment '.*', but in the legacy layout \(Kubernetes 1.27\).*Target Kubernetes 1.29 or later/,
+    );
+  });
+
+  test('after: the log agent after the user\'s init container (which it then does not serve)', () => {
+    const { chart } = newChart();
+    new WithLogAgent(chart, 'logs', { workload: withInit(chart), kubernetesVersion: '1.30', after: 'migrate' });
+    const spec = podSpecOf(manifestOf(synthChecked(chart, '1.30'), 'Deployment'));
+    expect(names(spec.initContainers)).toEqual(['migrate', 'log-agent']);
+  });
+
+  test('after a name the workload does not have: the error names the init containers present', () => {
+    const { chart } = newChart();
+    new WithLogAgent(chart, 'logs', { workload: withInit(chart), kubernetesVersion: '1.30', after: 'migrations' });
+    expect(() => Testing.synth(chart)).toThrow(
+      "WithLogAgent 'test/logs': after 'migrations' names no init container of Deployment 'test-web-c8ba1bf5'; its init containers are 'migrate'. Name one of them, or drop `after`.",
+    );
   });
 });
