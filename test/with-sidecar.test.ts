@@ -21,7 +21,7 @@
  *   (`auto_auth { method { type, config } }`, `template { destination }`), `exit_after_auth`.
  */
 import * as path from 'path';
-import { ApiObject, Chart, Duration, Include, Testing } from 'cdk8s';
+import { ApiObject, Chart, Cron, Duration, Include, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { checkPodSpec } from '../src/engine/rules';
 import { WithLogAgent } from '../src/with-log-agent';
@@ -51,7 +51,7 @@ function synthChecked(chart: Chart, version: string): any[] {
 
 function cloudSqlCronJob(chart: Chart, kubernetesVersion: string) {
   const job = new kplus.CronJob(chart, 'report', {
-    schedule: { expressionString: '0 3 * * *' } as any,
+    schedule: Cron.daily(),
     containers: [{
       name: 'report',
       image: 'ghcr.io/example/report:1.0.0',
