@@ -722,6 +722,14 @@ const CASES: Case[] = [
     message: ["WithSidecar 'test/side'", 'a legacy sidecar on Job \'raw\' never exits', 'Target Kubernetes 1.29+'],
   },
   {
+    name: 'WithSidecar: a volume name the workload already uses',
+    build: c => new WithSidecar(c.chart, 'side', {
+      workload: c.raw({ containers: [APP], volumes: [{ name: 'data', emptyDir: {} }] }),
+      kubernetesVersion: '1.29', image: 'example/side:1', volumes: [SidecarVolume.emptyDir('data', '/data')],
+    }),
+    message: ["WithSidecar 'test/side'", "volume name 'data' is already used by Deployment 'raw'", "give the sidecar's volume another name"],
+  },
+  {
     name: 'AdoptSidecar without containerName',
     build: c => new AdoptSidecar(c.chart, 'adopt', { workload: c.deployment() }),
     message: ["AdoptSidecar 'test/adopt'", 'containerName is required', "e.g. 'cloud-sql-proxy'"],

@@ -366,7 +366,9 @@ function checkCollisions(
           'would mount in its place; choose another containerName (volume names derive from it).',
         );
       } else if (userVolumeNames.has(v.name) || v.name === TOOLS.volumeName) {
-        errors.push(`${s.owner}: volume name '${v.name}' is already used by ${where}; choose another containerName (volume names derive from it).`);
+        // WithSidecar's volumes are named by the user; the agents' derive from the container name.
+        const fix = v.name.startsWith(s.container.name) ? 'choose another containerName (volume names derive from it)' : 'give the sidecar\'s volume another name';
+        errors.push(`${s.owner}: volume name '${v.name}' is already used by ${where}; ${fix}.`);
       }
       const other = sidecarVolumes.get(v.name);
       if (other !== undefined && other !== s.owner) {
