@@ -12,12 +12,30 @@
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { InjectedProxy } from './engine/injected';
-import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from './engine/pod-template';
+import { EngineResult, SUPPORTED_KINDS, applySidecars, copyJson, describeObject, podTemplateOf } from './engine/pod-template';
 import { Json, SidecarSpec } from './engine/spec';
 import { findKnownBugs } from './known-bugs';
 import { printWarnings, recordWarnings } from './warnings';
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
+const specIds = new WeakMap<SidecarSpec, number>();
+let nextSpecId = 0;
+
+/** The cache key of a render (see WorkloadBinding.last), or undefined when a spec is not frozen. */
+function renderKey(base: Json, specs: SidecarSpec[], injected: InjectedProxy[], minor: number, gate: boolean, patch?: number): string | undefined {
+  const ids: number[] = [];
+  for (const s of specs) {
+    if (!Object.isFrozen(s) || !Object.isFrozen(s.container)) return undefined;
+    let id = specIds.get(s);
+    if (id === undefined) {
+      id = nextSpecId++;
+      specIds.set(s, id);
+    }
+    ids.push(id);
+  }
+  return `${minor}|${gate}|${patch}|${ids.join(',')}|${JSON.stringify(injected)}|${JSON.stringify(base)}`;
+}
+
 /** What a sidecar construct gives the binding: its spec and target, computed at synthesis. */
 export interface SidecarSource {
   readonly node: IConstruct['node'];
@@ -91,6 +109,14 @@ export class WorkloadBinding {
 
   private readonly obj: ApiObject;
   private warnings: string[] = [];
+  /**
+   * The last render, under a key that holds everything a render reads: the workload's own
+   * manifest (its content, as its toJson() returns it now), the sidecars' specs (frozen, so their
+   * identity stands for their content), the mesh proxies (their content) and the target. Every
+   * validation and every toJson() computes the key afresh, so a change made anywhere between
+   * two calls gives another key and a new render.
+   */
+  private last?: { readonly key: string; readonly result: EngineResult; readonly warnings: string[] };
 
   private constructor(obj: ApiObject, private readonly options: BindingOptions) {
     this.obj = obj;
@@ -161,6 +187,23 @@ export class WorkloadBinding {
     this.warnings = [];
     recordWarnings(this.obj, []);
     if (errors.length > 0) return { manifest: base, errors };
+    const key = renderKey(base, specs, injected, minor, gate, patch);
+    const last = this.last;
+    if (key !== undefined && last?.key === key) {
+      this.warnings = last.warnings;
+      recordWarnings(this.obj, this.warnings);
+      return { manifest: copyJson(last.result.manifest), errors: [...last.result.errors] };
+    }
+    const rendered = this.renderAnew(base, specs, injected, minor, gate, patch);
+    this.last = key === undefined
+      ? undefined
+      : { key, result: { manifest: copyJson(rendered.manifest), errors: rendered.errors }, warnings: this.warnings };
+    return rendered;
+  }
+
+  private renderAnew(
+    base: Json, specs: SidecarSpec[], injected: InjectedProxy[], minor: number, gate: boolean, patch: number | undefined,
+  ): EngineResult {
     // `base` is a fresh object from toJson(): the engine may work on it in place.
     const result = applySidecars(base, specs, {
       minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true, injected,

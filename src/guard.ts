@@ -1,8 +1,8 @@
 import { ApiObject, ApiObjectProps } from 'cdk8s';
 import { Construct } from 'constructs';
 import { NATIVE_SIDECARS_ANNOTATION } from './engine/injected';
-import { checkVersion, resolveTarget } from './settings';
 import { checkDnsLabel } from './private/checks';
+import { checkVersion, resolveTarget } from './settings';
 import { KubeVersion, formatVersion } from './target';
 
 /**

@@ -51,3 +51,20 @@ export const DEFAULT_IMAGES = {
     source: 'docker-library/docs busybox/README.md "Supported tags" (`busybox:1.36.1-musl`), Docker official image library/busybox',
   },
 } as const satisfies Record<string, DefaultImage>;
+
+// The default image of each agent, exported as `<AGENT>_IMAGE` (the one naming scheme).
+
+/** The default Fluent Bit image of `LogAgent.fluentBit()` (pinned). */
+export const FLUENT_BIT_IMAGE: string = DEFAULT_IMAGES.fluentBit.image;
+
+/** The default Vector image of `LogAgent.vector()` (pinned; the last release whose API can be limited to `/health`). */
+export const VECTOR_IMAGE: string = DEFAULT_IMAGES.vector.image;
+
+/** The default Fluentd image of `LogAgent.fluentd()` (pinned; core plugins only). */
+export const FLUENTD_IMAGE: string = DEFAULT_IMAGES.fluentd.image;
+
+/** The default Envoy image of `WithEnvoy` (pinned). `drain_listeners?inboundonly&graceful` needs Envoy 1.34 or later. */
+export const ENVOY_IMAGE: string = DEFAULT_IMAGES.envoy.image;
+
+/** The default OpenTelemetry Collector image of `WithTracer` (the core distribution, pinned). */
+export const OTEL_COLLECTOR_IMAGE: string = DEFAULT_IMAGES.otelCollector.image;

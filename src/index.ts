@@ -15,7 +15,7 @@ export {
   BasicAuth, ForwardOutputOptions, HttpOutputOptions, LogDestinationOptions, LogOutput, LokiOutputOptions, SearchOutputOptions,
 } from './log-output';
 export {
-  FluentBitOptions, FluentdOptions, LogAgent, VectorOptions, FLUENT_BIT_IMAGE, FLUENTD_IMAGE, VECTOR_IMAGE,
+  FluentBitOptions, FluentdOptions, LogAgent, VectorOptions,
 } from './log-agent';
 export { WithLogAgent, WithLogAgentProps } from './with-log-agent';
 
@@ -25,8 +25,11 @@ export { OtlpProtocol, WithTracer, WithTracerProps } from './with-tracer';
 // WithEnvoy
 export {
   EnvoyAppProtocol, EnvoyServicePortOptions, EnvoyTlsOptions, EnvoyUpstream, WithEnvoy, WithEnvoyProps,
-  ENVOY_HEALTH_PATH, ENVOY_IMAGE, ENVOY_UID,
+  ENVOY_HEALTH_PATH, ENVOY_UID,
 } from './with-envoy';
+
+// The default images, one name each: <AGENT>_IMAGE
+export { ENVOY_IMAGE, FLUENT_BIT_IMAGE, FLUENTD_IMAGE, OTEL_COLLECTOR_IMAGE, VECTOR_IMAGE } from './images';
 
 // Any sidecar: WithSidecar, AdoptSidecar
 export {

@@ -4,9 +4,9 @@ import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './a
 import { ShutdownModel } from './agents/shutdown-model';
 import { VectorUnsupportedOutputError, renderVectorConfig, vectorShutdown } from './agents/vector';
 import { Json } from './engine/spec';
-import { DEFAULT_IMAGES } from './images';
+import { FLUENTD_IMAGE, FLUENT_BIT_IMAGE, VECTOR_IMAGE } from './images';
 import { LogOutputConfig } from './log-output';
-import { durationSeconds, positiveSeconds } from './private/checks';
+import { checkImage, checkListenPort, durationSeconds, positiveSeconds } from './private/checks';
 
 /**
  * What a log agent is told by `WithLogAgent`. Every agent gets the same context, so a new
@@ -168,6 +168,11 @@ export abstract class LogAgent {
    * @see https://docs.fluentbit.io/manual/
    */
   public static fluentBit(options: FluentBitOptions = {}): LogAgent {
+    const who = 'LogAgent.fluentBit()';
+    checkImage(who, 'image', options.image ?? FLUENT_BIT_IMAGE, FLUENT_BIT_IMAGE);
+    if (options.httpPort !== undefined) checkListenPort(who, 'httpPort', options.httpPort);
+    positiveSeconds(who, 'flushInterval', options.flushInterval, 1);
+    durationSeconds(who, 'grace', options.grace, 5);
     return new FluentBitAgent(options);
   }
 
@@ -179,6 +184,10 @@ export abstract class LogAgent {
    * @see https://vector.dev/docs/
    */
   public static vector(options: VectorOptions = {}): LogAgent {
+    const who = 'LogAgent.vector()';
+    checkImage(who, 'image', options.image ?? VECTOR_IMAGE, VECTOR_IMAGE);
+    if (options.apiPort !== undefined) checkListenPort(who, 'apiPort', options.apiPort);
+    positiveSeconds(who, 'gracefulShutdownLimit', options.gracefulShutdownLimit, 5, 'Vector accepts only a positive limit');
     return new VectorAgent(options);
   }
 
@@ -189,6 +198,11 @@ export abstract class LogAgent {
    * @see https://docs.fluentd.org/
    */
   public static fluentd(options: FluentdOptions = {}): LogAgent {
+    const who = 'LogAgent.fluentd()';
+    checkImage(who, 'image', options.image ?? FLUENTD_IMAGE, FLUENTD_IMAGE);
+    if (options.monitorPort !== undefined) checkListenPort(who, 'monitorPort', options.monitorPort);
+    positiveSeconds(who, 'flushInterval', options.flushInterval, 1);
+    positiveSeconds(who, 'shutdownGrace', options.shutdownGrace, 10, 'Fluentd needs time to flush its buffer');
     return new FluentdAgent(options);
   }
 
@@ -199,8 +213,6 @@ export abstract class LogAgent {
   public abstract _render(ctx: LogAgentContext): LogAgentRendering;
 }
 
-/** The default Fluent Bit image (pinned). */
-export const FLUENT_BIT_IMAGE = DEFAULT_IMAGES.fluentBit.image;
 
 class FluentBitAgent extends LogAgent {
   public readonly name = 'fluent-bit';
@@ -245,11 +257,6 @@ class FluentBitAgent extends LogAgent {
   }
 }
 
-/** The default Vector image (pinned; the last release whose API can be limited to `/health`). */
-export const VECTOR_IMAGE = DEFAULT_IMAGES.vector.image;
-
-/** The default Fluentd image (pinned; core plugins only). */
-export const FLUENTD_IMAGE = DEFAULT_IMAGES.fluentd.image;
 
 /** The version an image's tag starts with, e.g. `0.54.0-distroless-libc` or `v1.19.3-debian-2.2`. */
 function imageVersion(image: string): { major: number; minor: number; patch: number } | undefined {

@@ -1,4 +1,5 @@
 import { SecretValue } from 'cdk8s-plus-27';
+import { isHost, isSecretKey, isSecretName } from './private/checks';
 
 /**
  * Basic authentication, from a Secret only.
@@ -139,13 +140,12 @@ function refuse(factory: string, what: string, value: string, rule: string): nev
   throw new Error(`LogOutput.${factory}(): ${what} ${show(value)} ${rule}.`);
 }
 
-/** RFC 1123 host names (also IPv4 addresses): what every agent and the URLs they build accept. */
-const HOST = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
 function checkHost(factory: string, host: string): void {
   // An empty host is reported by WithLogAgent, with the construct's path.
   if (host === '') return;
-  if (!HOST.test(host)) {
+  // RFC 1123 host names (also IPv4 addresses), a trailing '.' allowed: what every agent and the URLs they build accept.
+  if (!isHost(host, { allowTrailingDot: true })) {
     refuse(factory, 'host', host, "is not a DNS name or IPv4 address (RFC 1123: letters, digits, '-' and '.', at most 253 characters); " +
       "give the host alone, without scheme, port or path, e.g. 'logs.example.com'");
   }
@@ -202,19 +202,15 @@ const TENANT = /^[A-Za-z0-9!\-_.*'()]{1,150}$/;
  */
 const INDEX = /^[a-z0-9][a-z0-9._-]{0,254}$/;
 
-/** A Secret's name: a DNS subdomain (RFC 1123). */
-const SECRET_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-/** A key of a Secret's data (Kubernetes `IsConfigMapKey`). */
-const SECRET_KEY = /^[-._a-zA-Z0-9]{1,253}$/;
 
 function ref(factory: string, what: string, v: SecretValue): SecretRef {
   const secretName = v?.secret?.name ?? '';
   const key = v?.key ?? '';
-  if (!SECRET_NAME.test(secretName)) {
+  if (!isSecretName(secretName)) {
     refuse(factory, `${what}: Secret name`, secretName, 'is not the name of a Secret (a DNS subdomain: lower-case letters, digits, ' +
       "'-' and '.'); the API server rejects such a reference. Give the Secret's name, e.g. kplus.Secret.fromSecretName(scope, 'id', 'log-creds')");
   }
-  if (!SECRET_KEY.test(key)) {
+  if (!isSecretKey(key)) {
     refuse(factory, `${what}: key`, key, "is not a key of a Secret's data (letters, digits, '-', '_' and '.'); the API server rejects " +
       `such a reference. Give the key that holds the value in Secret '${secretName}', e.g. 'password'`);
   }

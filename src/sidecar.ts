@@ -3,7 +3,7 @@ import { ApiObject, Chart, Duration } from 'cdk8s';
 import { ContainerResources } from 'cdk8s-plus-27';
 import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
-import { KUBERNETES_DEFAULT_GRACE_SECONDS, restrictedSecurityContext } from './engine/shutdown';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS, restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
 import { checkDnsLabel, durationSeconds, quantity } from './private/checks';
 import { KUBERNETES_VERSION_ENV, ResolvedTarget, SidecarTargetOptions, VersionSource, resolveTarget } from './settings';
@@ -117,8 +117,11 @@ export interface AgentDescription {
   readonly env?: Json[];
   /** Declared container ports (pod-facing). */
   readonly ports: Json[];
-  /** HTTP health endpoint: a startup probe always, a readiness probe when `readiness` is set. */
-  readonly health: {
+  /**
+   * HTTP health endpoint: a startup probe always, a readiness probe when `readiness` is set.
+   * Leave it out only when `containerOverrides` brings the probes (the engine needs a startupProbe).
+   */
+  readonly health?: {
     readonly path: string;
     readonly port: number;
     readonly startup: { readonly periodSeconds: number; readonly failureThreshold: number };
@@ -135,14 +138,21 @@ export interface AgentDescription {
   readonly appPorts?: number[];
   /** Env added to every app container. */
   readonly appEnv?: Json[];
-  /** Seconds the agent needs after SIGTERM to flush and exit (its shutdown model, e.g. src/agents/*-shutdown). */
-  readonly stopSeconds: number;
-  /** Seconds the agent must keep reading after the app's last write (engine `ShutdownSpec.readAfterAppExitSeconds`). */
-  readonly readAfterAppExitSeconds?: number;
+  /**
+   * The agent's stop time: seconds it needs after SIGTERM to flush and exit, and how long it must
+   * keep reading after the app's last write (the shutdown model beside its renderer, src/agents/).
+   */
+  readonly shutdown: { readonly stopSeconds: number; readonly readAfterAppExitSeconds: number };
   /** POSTs to localhost at preStop, in both layouts. */
   readonly preStopPosts?: string[];
   /** Legacy only: hold the app until the agent is ready. */
   readonly hold?: HoldSpec;
+  /**
+   * Fields of a user-given container that the description has no field for (`workingDir`,
+   * `envFrom`, an exec `startupProbe`, ...), set over the built container. Not `name`,
+   * `restartPolicy` or `lifecycle` (the base and the engine own those).
+   */
+  readonly containerOverrides?: Json;
 }
 
 /**
@@ -237,6 +247,14 @@ export abstract class SidecarBase extends Construct {
   }
 
   /**
+   * The agent as attached (frozen; undefined before `_attach`), for tests.
+   * @internal
+   */
+  public get _agent(): AgentSpec | undefined {
+    return this.attached;
+  }
+
+  /**
    * How messages name this construct, e.g. `WithLogAgent 'chart/logs'`.
    */
   protected describe(): string {
@@ -262,8 +280,12 @@ export abstract class SidecarBase extends Construct {
       mounts.push({ mountPath: v.mountPath, name, ...(v.readOnly ? { readOnly: true } : {}) });
       if (v.shareWithApp) appMounts.push({ mountPath: v.mountPath, name });
     }
+    const health = agent.health;
     const probe = (p: { periodSeconds: number; failureThreshold: number }) =>
-      httpProbe(agent.health.path, agent.health.port, p.periodSeconds, p.failureThreshold);
+      httpProbe(health!.path, health!.port, p.periodSeconds, p.failureThreshold);
+    for (const owned of ['name', 'restartPolicy', 'lifecycle']) {
+      if (agent.containerOverrides?.[owned] !== undefined) throw new Error(`${this.describe()}: the container's ${owned} is set by the library`);
+    }
     const container: Json = {
       args: agent.args,
       ...(agent.command ? { command: agent.command } : {}),
@@ -272,14 +294,15 @@ export abstract class SidecarBase extends Construct {
       imagePullPolicy: 'IfNotPresent',
       name: this.containerName,
       ports: agent.ports,
-      ...(agent.health.readiness ? { readinessProbe: probe(agent.health.readiness) } : {}),
+      ...(health?.readiness ? { readinessProbe: probe(health.readiness) } : {}),
       resources: agent.resources,
       securityContext: {
         ...restrictedSecurityContext(agent.user),
         ...(agent.group !== undefined ? { runAsGroup: agent.group } : {}),
       },
-      startupProbe: probe(agent.health.startup),
+      ...(health ? { startupProbe: probe(health.startup) } : {}),
       volumeMounts: mounts,
+      ...agent.containerOverrides,
     };
     this.attached = deepFreeze({
       kind: agent.kind,
@@ -291,12 +314,7 @@ export abstract class SidecarBase extends Construct {
       appMounts,
       appEnv: agent.appEnv ?? [],
       podAnnotations: config?.annotations ?? {},
-      shutdown: {
-        stopSeconds: agent.stopSeconds,
-        ...(agent.readAfterAppExitSeconds ? { readAfterAppExitSeconds: agent.readAfterAppExitSeconds } : {}),
-        appShutdownSeconds: this.appShutdownSeconds(),
-        ...(agent.preStopPosts ? { preStopPosts: agent.preStopPosts } : {}),
-      },
+      shutdown: { ...shutdownOf(agent.shutdown), appShutdownSeconds: this.appShutdownSeconds(), preStopPosts: agent.preStopPosts },
       hold: agent.hold,
       after: this._props.after,
       serveInitContainers: this._props.serveInitContainers,

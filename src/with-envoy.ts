@@ -4,14 +4,11 @@ import { Construct } from 'constructs';
 import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, renderEnvoyConfigFiles } from './agents/envoy-bootstrap';
 import { envoyShutdown } from './agents/envoy-shutdown';
 import { podTemplateOf } from './engine/pod-template';
-import { shutdownOf } from './engine/shutdown';
 import { Json, RANK } from './engine/spec';
-import { DEFAULT_IMAGES } from './images';
-import { checkDnsLabel, checkImage, checkInteger, checkPort, checkSecretName, durationSeconds, isHost, positiveSeconds } from './private/checks';
+import { ENVOY_IMAGE } from './images';
+import { checkDnsLabel, checkImage, checkInteger, checkListenPort, checkPort, checkSecretName, durationSeconds, isHost, positiveSeconds } from './private/checks';
 import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
 
-/** The default Envoy image (pinned). `drain_listeners?inboundonly&graceful` needs Envoy 1.34 or later. */
-export const ENVOY_IMAGE = DEFAULT_IMAGES.envoy.image;
 
 /** The uid of the `envoy` user in the envoyproxy/envoy images (their entrypoint's `ENVOY_UID`). */
 export const ENVOY_UID = 101;
@@ -323,8 +320,24 @@ export class WithEnvoy extends SidecarBase {
     const concurrency = props.concurrency ?? DEFAULTS.concurrency;
     checkInteger(who, 'concurrency', concurrency, 1, 64, 'a number of worker threads', 'e.g. 2');
     const resources = this._resources({ cpuRequest: '100m', cpuLimit: '1000m', memoryRequest: '64Mi', memoryLimit: '256Mi' });
-    const files = renderEnvoyConfigFiles({
-      ...this.ports(props, upstreams),
+    const files = this.renderConfig(props, upstreams, times, trustedProxyHops, resources);
+    // The app's side, seen in the workload's own pod template at synthesis (containers can be
+    // added to a cdk8s-plus workload after this constructor).
+    const appListensOnPodIp = props.appListensOnPodIp ?? false;
+    this.node.addValidation({ validate: () => checkAppContainers(who, this.appPort, appListensOnPodIp, ownPodSpec(this.workloadObject)) });
+    this._attach(this.describeAgent(props, { files, resources, upstreams, drainSeconds: times.drainSeconds, concurrency }));
+  }
+
+  /** Envoy's bootstrap and its xDS files, from checked values. */
+  private renderConfig(
+    props: WithEnvoyProps, upstreams: OutboundRoute[], times: ReturnType<typeof checkTimes>, trustedProxyHops: number, resources: Json,
+  ): Record<string, string> {
+    return renderEnvoyConfigFiles({
+      adminPort: this.adminPort,
+      listenerPort: this.listenerPort,
+      appPort: this.appPort,
+      healthPort: this.healthPort,
+      upstreams,
       nodeId: this.workloadObject.name,
       nodeCluster: this.workloadObject.name,
       appProtocol: props.appProtocol === EnvoyAppProtocol.HTTP2 ? 'HTTP2' : 'HTTP1',
@@ -339,15 +352,6 @@ export class WithEnvoy extends SidecarBase {
       appIdleTimeoutSeconds: times.appIdleSeconds,
       maxHeapBytes: maxHeapBytes(resources.limits.memory),
     }).files;
-    // The app's side, seen in the workload's own pod template at synthesis (containers can be
-    // added to a cdk8s-plus workload after this constructor).
-    const appListensOnPodIp = props.appListensOnPodIp ?? false;
-    this.node.addValidation({ validate: () => checkAppContainers(who, this.appPort, appListensOnPodIp, ownPodSpec(this.workloadObject)) });
-    this._attach(this.describeAgent(props, { files, resources, upstreams, drainSeconds: times.drainSeconds, concurrency }));
-  }
-
-  private ports(props: WithEnvoyProps, upstreams: OutboundRoute[]) {
-    return { adminPort: this.adminPort, listenerPort: this.listenerPort, appPort: props.appPort, healthPort: this.healthPort, upstreams };
   }
 
   /** Envoy as data: every value here has been checked. */
@@ -402,7 +406,7 @@ export class WithEnvoy extends SidecarBase {
       localPorts: [this.adminPort, ...r.upstreams.map(u => u.localPort)],
       appPorts: [this.appPort],
       // Envoy exits at once on SIGTERM; the drain happens before (src/agents/envoy-shutdown.ts).
-      ...shutdownOf(envoyShutdown()),
+      shutdown: envoyShutdown(),
       // Readiness drops first (the health listener answers 503), then the pod-facing listeners
       // drain for drainTime; outbound listeners (MODIFY_ONLY, OUTBOUND) are left alone.
       preStopPosts: [`${admin}/healthcheck/fail`, `${admin}/drain_listeners?inboundonly&graceful`],
@@ -505,13 +509,7 @@ function checkPorts(who: string, appPort: number, bound: Array<[string, number]>
   checkPort(who, 'appPort', appPort);
   const all: Array<[string, number]> = [['appPort', appPort], ...bound];
   for (const [prop, port] of bound) {
-    checkPort(who, prop, port);
-    if (port < 1024) {
-      throw new Error(
-        `${who}: ${prop} ${port} is below 1024, which a non-root Envoy without NET_BIND_SERVICE cannot bind; ` +
-        'use a port from 1024 up (a Service can still expose 443 or 80: see servicePort()).',
-      );
-    }
+    checkListenPort(who, prop, port, 'use a port from 1024 up (a Service can still expose 443 or 80: see servicePort())');
   }
   for (let i = 0; i < all.length; i++) {
     for (let j = i + 1; j < all.length; j++) {

@@ -1,12 +1,12 @@
 import * as path from 'path';
 import { Size, SizeRoundingBehavior } from 'cdk8s';
 import { Construct } from 'constructs';
-import { TOOLS, shutdownOf } from './engine/shutdown';
-import { RANK } from './engine/spec';
-import { LogAgent } from './log-agent';
-import { LogOutput, outputSecretEnv } from './log-output';
+import { TOOLS } from './engine/shutdown';
+import { Json, RANK } from './engine/spec';
+import { LogAgent, LogAgentRendering } from './log-agent';
+import { LogOutput, LogOutputConfig, outputSecretEnv } from './log-output';
 import { checkListenPort, checkPort } from './private/checks';
-import { AgentVolume, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
+import { AgentDescription, AgentVolume, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
 /**
  * Props of `WithLogAgent`.
@@ -97,22 +97,19 @@ export class WithLogAgent extends SidecarBase {
     const sizeLimitMiB = checkSizeLimit(who, props.logVolumeSizeLimit ?? Size.gibibytes(1));
     checkIds(who, props);
     const o = this.output._config;
-    if ('host' in o) {
-      if (o.host.trim() === '') {
-        throw new Error(
-          `${who}: the ${o.type} output needs a host; got an empty string. ` +
-          `Set host to the destination's DNS name or IP address, e.g. LogOutput.${o.type}({ host: 'logs.example.com' }).`,
-        );
-      }
-      checkPort(who, `${o.type} output port`, o.port);
-    }
+    checkOutput(who, o);
     const secrets = outputSecretEnv(o);
     const r = this.agent._render({
       who, logDirectory: this.logDirectory, filePattern, configDirectory: CONFIG_DIRECTORY, output: o, secretVars: secrets.vars,
     });
     checkListenPort(who, `${this.agent.name} health port`, r.healthPort);
     checkMounts(who, this.logDirectory, r.scratchDirectory);
-    this._attach({
+    this._attach(this.describeAgent(props, r, secrets.env, sizeLimitMiB));
+  }
+
+  /** The log agent as data: every value here has been checked. */
+  private describeAgent(props: WithLogAgentProps, r: LogAgentRendering, secretEnv: Json[], sizeLimitMiB: number): AgentDescription {
+    return {
       kind: 'WithLogAgent',
       rank: RANK.LOG_AGENT,
       image: r.image,
@@ -120,7 +117,7 @@ export class WithLogAgent extends SidecarBase {
       args: r.args,
       user: props.agentUser ?? r.uid,
       group: props.agentGroup,
-      env: [...POD_ENV, ...r.env, ...secrets.env],
+      env: [...POD_ENV, ...r.env, ...secretEnv],
       ports: [{ containerPort: r.healthPort, name: r.healthPortName, protocol: 'TCP' }],
       // No readinessProbe: the agent is not in the request path, and a log backend outage (the
       // health check fails after output errors) must not take the app out of its Services.
@@ -137,8 +134,8 @@ export class WithLogAgent extends SidecarBase {
         { suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true },
         ...(r.scratchDirectory === undefined ? [] : [scratchVolume(r.scratchDirectory)]),
       ],
-      ...shutdownOf(r.shutdown),
-    });
+      shutdown: r.shutdown,
+    };
   }
 }
 
@@ -156,6 +153,17 @@ const POD_ENV = [fieldEnv('POD_NAME', 'metadata.name'), fieldEnv('POD_NAMESPACE'
  */
 function scratchVolume(mountPath: string): AgentVolume {
   return { suffix: '-tmp', source: { emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } }, mountPath };
+}
+
+function checkOutput(who: string, o: LogOutputConfig): void {
+  if (!('host' in o)) return;
+  if (o.host.trim() === '') {
+    throw new Error(
+      `${who}: the ${o.type} output needs a host; got an empty string. ` +
+      `Set host to the destination's DNS name or IP address, e.g. LogOutput.${o.type}({ host: 'logs.example.com' }).`,
+    );
+  }
+  checkPort(who, `${o.type} output port`, o.port);
 }
 
 function checkFilePattern(who: string, filePattern: string): void {

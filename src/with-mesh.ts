@@ -3,8 +3,8 @@ import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, WorkloadBinding, workloadApiObject } from './binding';
 import { InjectedProxy, MESH_FACTS } from './engine/injected';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './engine/shutdown';
-import { ResolvedTarget, SidecarTargetOptions, resolveTarget } from './settings';
 import { durationSeconds, positiveSeconds } from './private/checks';
+import { ResolvedTarget, SidecarTargetOptions, resolveTarget } from './settings';
 import { SidecarLayout, formatVersion } from './target';
 
 /**

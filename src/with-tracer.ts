@@ -1,13 +1,11 @@
 import { Duration } from 'cdk8s';
 import { SecretValue } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
-import {
-  MIN_DRAIN_SECONDS, OTEL_COLLECTOR_IMAGE, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShutdown, renderOtelCollectorConfig,
-} from './agents/otel-collector';
-import { shutdownOf } from './engine/shutdown';
+import { MIN_DRAIN_SECONDS, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShutdown, renderOtelCollectorConfig } from './agents/otel-collector';
 import { Json, RANK } from './engine/spec';
-import { checkImage, checkListenPort, checkPort, durationSeconds } from './private/checks';
-import { SidecarBase, SidecarProps, fieldEnv } from './sidecar';
+import { OTEL_COLLECTOR_IMAGE } from './images';
+import { checkImage, checkListenPort, checkPort, durationSeconds, isHost, isSecretKey, isSecretName } from './private/checks';
+import { AgentDescription, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
 /**
  * The OTLP transport the app's SDK uses to reach the local agent
@@ -90,7 +88,7 @@ export interface WithTracerProps extends SidecarProps {
    * memory_limiter, batch and resource processors and the health_check extension works
    * (core `otel/opentelemetry-collector`, `otel/opentelemetry-collector-contrib`,
    * `otel/opentelemetry-collector-k8s`). Only `args` is set, so the image's own entrypoint runs.
-   * @default WithTracer.DEFAULT_IMAGE
+   * @default OTEL_COLLECTOR_IMAGE
    */
   readonly image?: string;
 
@@ -184,8 +182,11 @@ const WORKLOAD_ATTRIBUTE: Record<string, string | undefined> = {
  * alive while the app shuts down.
  */
 export class WithTracer extends SidecarBase {
-  /** The default collector image (the core distribution, pinned). */
-  public static readonly DEFAULT_IMAGE = OTEL_COLLECTOR_IMAGE;
+  /**
+   * The default collector image (the core distribution, pinned).
+   * @deprecated use `OTEL_COLLECTOR_IMAGE`, named like the other agents' default images
+   */
+  public static readonly DEFAULT_IMAGE: string = OTEL_COLLECTOR_IMAGE;
 
   /** Where the agent exports to (`host:port`). */
   public readonly exporterEndpoint: string;
@@ -221,50 +222,82 @@ export class WithTracer extends SidecarBase {
         `the collector stops one after another, and each export attempt needs a second; use at least Duration.seconds(${MIN_DRAIN_SECONDS}).`,
       );
     }
-    const exportTimeoutSeconds = exportTimeouts(drainSeconds);
     const headers = headerEnv(who, props.exporterHeaders ?? {});
     const userAttributes = checkResourceAttributes(who, props.resourceAttributes ?? {});
     const image = props.image ?? OTEL_COLLECTOR_IMAGE;
     checkImage(who, 'image', image, OTEL_COLLECTOR_IMAGE);
-
     // The collector's own floor first: its message says more than "request above limit".
     const memoryLimitMiB = this.memoryLimitMiB(who);
     const resources = this._resources(DEFAULT_RESOURCES);
+    this.appEndpoint = `http://${LOOPBACK}:${this.protocol === OtlpProtocol.GRPC ? GRPC_PORT : HTTP_PORT}`;
+    const appEnv = this.appEnv(userAttributes, sampling);
+    this._attach(this.describeAgent({ image, healthPort, drainSeconds, headers, memoryLimitMiB, resources, appEnv }));
+  }
+
+  /** The collector as data: every value here has been checked. */
+  private describeAgent(a: {
+    image: string; healthPort: number; drainSeconds: number; headers: HeaderEnv[]; memoryLimitMiB: number; resources: Json; appEnv: Json[];
+  }): AgentDescription {
     // memory_limiter: hard limit at 80 % of the container's limit (the collector's own RSS sits
     // ~50 MiB above its heap), spike limit 20 % of that; GOMEMLIMIT at 80 % of the container's
     // limit, as the memory_limiter documentation recommends.
-    const limitMiB = Math.floor(memoryLimitMiB * 0.8);
+    const limitMiB = Math.floor(a.memoryLimitMiB * 0.8);
     const spikeMiB = Math.max(1, Math.floor(limitMiB * 0.2));
-
     const workloadAttribute = WORKLOAD_ATTRIBUTE[this.workloadObject.kind];
-    const workloadName = this.workloadObject.name;
     const rendered = renderOtelCollectorConfig({
       receiverHost: LOOPBACK,
       grpcPort: GRPC_PORT,
       httpPort: HTTP_PORT,
-      healthPort,
+      healthPort: a.healthPort,
       healthPath: HEALTH_PATH,
       exporterEndpoint: this.exporterEndpoint,
       exporterTls: this.exporterTls,
-      headerVars: Object.fromEntries(headers.map(h => [h.header, h.env])),
+      headerVars: Object.fromEntries(a.headers.map(h => [h.header, h.env])),
       resourceVars: {
         ...Object.fromEntries(AGENT_POD_ENV.map(([attribute, name]) => [attribute, name])),
         ...(workloadAttribute ? { [workloadAttribute]: WORKLOAD_NAME_ENV } : {}),
       },
-      exportTimeoutSeconds,
+      exportTimeoutSeconds: exportTimeouts(a.drainSeconds),
       exportConsumers: EXPORT_CONSUMERS,
       memoryLimitMiB: limitMiB,
       memorySpikeLimitMiB: spikeMiB,
     });
+    return {
+      kind: 'WithTracer',
+      rank: RANK.TRACER,
+      image: a.image,
+      args: [`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`],
+      user: OTEL_COLLECTOR_UID,
+      env: [
+        ...AGENT_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath)),
+        ...(workloadAttribute ? [{ name: WORKLOAD_NAME_ENV, value: this.workloadObject.name }] : []),
+        { name: 'GOMEMLIMIT', value: `${limitMiB}MiB` },
+        ...a.headers.map(h => ({ name: h.env, valueFrom: { secretKeyRef: { key: h.key, name: h.secretName } } })),
+      ],
+      ports: [{ containerPort: a.healthPort, name: 'otel-health', protocol: 'TCP' }],
+      // No readinessProbe: the agent is not in the request path, and a telemetry backend outage
+      // must not take the app out of its Services.
+      health: { path: HEALTH_PATH, port: a.healthPort, startup: { periodSeconds: 1, failureThreshold: 30 } },
+      resources: a.resources,
+      files: { [CONFIG_FILE]: rendered.yaml },
+      volumes: [{ suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true }],
+      // Bound on loopback only, so not container ports; still checked against the app's ports.
+      localPorts: [GRPC_PORT, HTTP_PORT],
+      appEnv: a.appEnv,
+      // The drain bound, plus a second to exit (the model beside the renderer).
+      shutdown: otelCollectorShutdown(a.drainSeconds),
+    };
+  }
 
-    const appPort = this.protocol === OtlpProtocol.GRPC ? GRPC_PORT : HTTP_PORT;
-    this.appEndpoint = `http://${LOOPBACK}:${appPort}`;
+  /** The OTEL_* variables every app container gets. */
+  private appEnv(userAttributes: string[], sampling: number | undefined): Json[] {
+    const workloadAttribute = WORKLOAD_ATTRIBUTE[this.workloadObject.kind];
     const resourceAttributes = [
       ...APP_POD_ENV.map(([attribute, name]) => `${attribute}=$(${name})`),
-      ...(workloadAttribute ? [`${workloadAttribute}=${encodeAttributeValue(workloadName)}`] : []),
+      ...(workloadAttribute ? [`${workloadAttribute}=${encodeAttributeValue(this.workloadObject.name)}`] : []),
       ...userAttributes,
     ].join(',');
-    const appEnv: Json[] = [
+    return [
       { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: this.appEndpoint },
       { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', value: this.protocol },
       { name: 'OTEL_SERVICE_NAME', value: escapeDollar(this.serviceName) },
@@ -279,34 +312,7 @@ export class WithTracer extends SidecarBase {
         ]
         : []),
     ];
-
-    this._attach({
-      kind: 'WithTracer',
-      rank: RANK.TRACER,
-      image,
-      args: [`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`],
-      user: OTEL_COLLECTOR_UID,
-      env: [
-        ...AGENT_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath)),
-        ...(workloadAttribute ? [{ name: WORKLOAD_NAME_ENV, value: workloadName }] : []),
-        { name: 'GOMEMLIMIT', value: `${limitMiB}MiB` },
-        ...headers.map(h => ({ name: h.env, valueFrom: { secretKeyRef: { key: h.key, name: h.secretName } } })),
-      ],
-      ports: [{ containerPort: healthPort, name: 'otel-health', protocol: 'TCP' }],
-      // No readinessProbe: the agent is not in the request path, and a telemetry backend outage
-      // must not take the app out of its Services.
-      health: { path: HEALTH_PATH, port: healthPort, startup: { periodSeconds: 1, failureThreshold: 30 } },
-      resources,
-      files: { [CONFIG_FILE]: rendered.yaml },
-      volumes: [{ suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true }],
-      // Bound on loopback only, so not container ports; still checked against the app's ports.
-      localPorts: [GRPC_PORT, HTTP_PORT],
-      appEnv,
-      // The drain bound, plus a second to exit (the model beside the renderer).
-      ...shutdownOf(otelCollectorShutdown(drainSeconds)),
-    });
   }
-
 
   private memoryLimitMiB(who: string): number {
     const limit = this._props.resources?.memory?.limit;
@@ -333,8 +339,6 @@ function encodeAttributeValue(value: string): string {
   return encodeURIComponent(value);
 }
 
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
-const IPV6 = /^\[[0-9A-Fa-f:.]+\]$/;
 
 function checkEndpoint(who: string, endpoint: string | undefined): string {
   const example = "e.g. 'otel-collector.observability:4317'";
@@ -353,7 +357,7 @@ function checkEndpoint(who: string, endpoint: string | undefined): string {
     throw new Error(`${who}: exporterEndpoint '${endpoint}' is not host:port (the port is required); use ${example}.`);
   }
   const [, host, portText] = m;
-  if (!(HOST.test(host) || IPV6.test(host)) || host.length > 253) {
+  if (!isHost(host, { allowIpv6: true })) {
     throw new Error(
       `${who}: exporterEndpoint '${endpoint}' has an invalid host '${host}'; use a DNS name or an IP address ` +
       `(IPv6 in brackets) followed by ':port', ${example}.`,
@@ -426,6 +430,13 @@ function headerEnv(who: string, headers: { [name: string]: SecretValue }): Heade
     const value = headers[header];
     if (!value || !value.secret || typeof value.key !== 'string' || value.key === '') {
       throw new Error(`${who}: exporterHeaders '${header}' needs a SecretValue ({ secret, key }); values come only from Secrets.`);
+    }
+    if (!isSecretName(value.secret.name) || !isSecretKey(value.key)) {
+      throw new Error(
+        `${who}: exporterHeaders '${header}' refers to Secret '${value.secret.name}' key '${value.key}', which is not a Secret name ` +
+        "(lower-case letters, digits, '-' and '.') and key (letters, digits, '-', '_' and '.'); the API server rejects such a " +
+        "reference. Give e.g. { secret: kplus.Secret.fromSecretName(scope, 'id', 'otel-auth'), key: 'token' }.",
+      );
     }
     out.push({ header, env, secretName: value.secret.name, key: value.key });
   }

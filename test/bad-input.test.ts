@@ -326,17 +326,48 @@ const CASES: Case[] = [
   {
     name: 'a Fluent Bit grace that is not whole seconds',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentBit({ grace: Duration.millis(1500) }) }),
-    message: ["WithLogAgent 'test/logs'", 'fluentBit grace 1.5s is not a whole, non-negative number of seconds', 'use e.g. Duration.seconds(10)'],
+    message: ['LogAgent.fluentBit()', 'grace 1.5s is not a whole, non-negative number of seconds', 'use e.g. Duration.seconds(10)'],
   },
   {
     name: 'a Vector shutdown limit of zero',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.vector({ gracefulShutdownLimit: Duration.seconds(0) }) }),
-    message: ["WithLogAgent 'test/logs'", 'vector gracefulShutdownLimit must be at least 1 second (got 0s)', 'Vector accepts only a positive limit'],
+    message: ['LogAgent.vector()', 'gracefulShutdownLimit must be at least 1 second (got 0s)', 'Vector accepts only a positive limit'],
   },
   {
     name: 'a Fluentd shutdown grace of zero',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentd({ shutdownGrace: Duration.seconds(0) }) }),
-    message: ["WithLogAgent 'test/logs'", 'fluentd shutdownGrace must be at least 1 second (got 0s)', 'Fluentd needs time to flush its buffer'],
+    message: ['LogAgent.fluentd()', 'shutdownGrace must be at least 1 second (got 0s)', 'Fluentd needs time to flush its buffer'],
+  },
+
+  {
+    name: 'a log agent image that is not an image reference',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentBit({ image: 'not an image' }) }),
+    message: ['LogAgent.fluentBit()', "image 'not an image' is not an image reference", "use e.g. 'fluent/fluent-bit:"],
+  },
+  {
+    name: 'an empty Vector image',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.vector({ image: '' }) }),
+    message: ['LogAgent.vector()', "image '' is not an image reference", "use e.g. 'timberio/vector:"],
+  },
+  {
+    name: 'a Fluentd monitor port below 1024',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentd({ monitorPort: 80 }) }),
+    message: ['LogAgent.fluentd()', 'monitorPort 80 is below 1024', 'use a port from 1024 up'],
+  },
+  {
+    name: 'an exporter header from a Secret reference the API server rejects',
+    build: c => new WithTracer(c.chart, 'tracer', {
+      workload: c.deployment(),
+      exporterEndpoint: ENDPOINT,
+      exporterHeaders: { authorization: { secret: kplus.Secret.fromSecretName(c.chart, 's', 'Bad_Name'), key: 'token' } },
+    }),
+    message: ["WithTracer 'test/tracer'", "exporterHeaders 'authorization' refers to Secret 'Bad_Name' key 'token'", 'Give e.g.'],
+  },
+
+  {
+    name: 'a log output host with a scheme and a path',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), output: LogOutput.http({ host: 'http://logs.example.com/x' }) }),
+    message: ['LogOutput.http()', 'host "http://logs.example.com/x" is not a DNS name or IPv4 address', 'give the host alone, without scheme, port or path'],
   },
 
   // ---------------------------------------------------------------- ports
@@ -378,7 +409,7 @@ const CASES: Case[] = [
   {
     name: 'a Fluent Bit HTTP port out of range',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentBit({ httpPort: 0 }) }),
-    message: ["WithLogAgent 'test/logs'", 'health port 0 is not a valid port', 'use an integer from 1 to 65535'],
+    message: ['LogAgent.fluentBit()', 'httpPort 0 is not a valid port', 'use an integer from 1 to 65535'],
   },
   {
     name: 'a Loki port out of range',
@@ -558,7 +589,7 @@ const CASES: Case[] = [
   {
     name: 'a Fluent Bit HTTP port below 1024 (the agent runs as non-root)',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentBit({ httpPort: 80 }) }),
-    message: ["WithLogAgent 'test/logs'", 'fluent-bit health port 80 is below 1024', 'use a port from 1024 up'],
+    message: ['LogAgent.fluentBit()', 'httpPort 80 is below 1024', 'use a port from 1024 up'],
   },
   {
     name: 'a tracer health port below 1024',

@@ -4,8 +4,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { ENVOY_IMAGE, FLUENTD_IMAGE, FLUENT_BIT_IMAGE, VECTOR_IMAGE, WithTracer } from '../src';
-import { OTEL_COLLECTOR_IMAGE } from '../src/agents/otel-collector';
+import { ENVOY_IMAGE, FLUENTD_IMAGE, FLUENT_BIT_IMAGE, OTEL_COLLECTOR_IMAGE, VECTOR_IMAGE, WithTracer } from '../src';
+import { OTEL_COLLECTOR_IMAGE as RENDERER_OTEL_IMAGE } from '../src/agents/otel-collector';
 import { TOOLS } from '../src/engine/shutdown';
 import { DEFAULT_IMAGES } from '../src/images';
 
@@ -33,7 +33,9 @@ test('the Fluentd image is a published v1.19.3 tag (fluent/fluentd-docker-image 
 });
 
 test('every default image the code uses is in the list', () => {
-  for (const image of [FLUENT_BIT_IMAGE, VECTOR_IMAGE, FLUENTD_IMAGE, ENVOY_IMAGE, WithTracer.DEFAULT_IMAGE, OTEL_COLLECTOR_IMAGE, TOOLS.image]) {
+  for (const image of [
+    FLUENT_BIT_IMAGE, VECTOR_IMAGE, FLUENTD_IMAGE, ENVOY_IMAGE, WithTracer.DEFAULT_IMAGE, OTEL_COLLECTOR_IMAGE, RENDERER_OTEL_IMAGE, TOOLS.image,
+  ]) {
     expect(LISTED).toContain(image);
   }
 });
@@ -65,4 +67,13 @@ test('every tag of those repositories the README mentions is a listed one', () =
     .map(m => `${m[1]}:${m[2]}`);
   expect(mentioned.length).toBeGreaterThan(LISTED.length);
   for (const image of mentioned) expect({ image, listed: LISTED.includes(image) }).toEqual({ image, listed: true });
+});
+
+test('every default image has one public name, <AGENT>_IMAGE; the old WithTracer.DEFAULT_IMAGE still works as an alias', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const api = require('../src');
+  const names = Object.keys(api).filter(k => k.endsWith('_IMAGE')).sort();
+  expect(names).toEqual(['ENVOY_IMAGE', 'FLUENTD_IMAGE', 'FLUENT_BIT_IMAGE', 'OTEL_COLLECTOR_IMAGE', 'VECTOR_IMAGE']);
+  expect(names.map(n => api[n]).sort()).toEqual(Object.values(DEFAULT_IMAGES).map(i => i.image).filter(i => !i.startsWith('busybox')).sort());
+  expect(WithTracer.DEFAULT_IMAGE).toBe(OTEL_COLLECTOR_IMAGE);
 });

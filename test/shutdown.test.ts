@@ -43,7 +43,7 @@ const COMBINATIONS = (Object.keys(AGENTS) as AgentName[]).flatMap(agent => (Obje
 
 /** The spec a construct hands to the engine (what the engine budgets). */
 function specOf(construct: WithLogAgent | WithTracer | WithEnvoy): SidecarSpec['shutdown'] {
-  return (construct as any).attached.shutdown;
+  return (construct as any)._agent.shutdown;
 }
 
 /**

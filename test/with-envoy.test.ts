@@ -907,7 +907,7 @@ describe('input errors name the construct, the bad value and the fix', () => {
     ['healthPort = appPort', { healthPort: 8080 },
       `${W}: healthPort 8080 is also appPort; every port of the pod's network namespace can be bound once: choose another healthPort.`],
     ['privileged listener port', { listenerPort: 443 },
-      `${W}: listenerPort 443 is below 1024, which a non-root Envoy without NET_BIND_SERVICE cannot bind; use a port from 1024 up (a Service can still expose 443 or 80: see servicePort()).`],
+      `${W}: listenerPort 443 is below 1024, which the agent (non-root, without NET_BIND_SERVICE) cannot bind; use a port from 1024 up (a Service can still expose 443 or 80: see servicePort()).`],
     ['upstream localPort = listenerPort', { upstreams: [{ ...PAYMENTS, localPort: 10000 }] },
       `${W}: upstreams[0] 'payments' localPort 10000 is also listenerPort; every port of the pod's network namespace can be bound once: choose another upstreams[0] 'payments' localPort.`],
     ['two upstreams on one localPort', { upstreams: [PAYMENTS, { ...PARTNER, localPort: 9001 }] },

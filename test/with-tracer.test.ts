@@ -86,7 +86,7 @@ class FakeProxy extends SidecarBase {
       health: { path: '/ready', port: 15021, startup: { periodSeconds: 1, failureThreshold: 3 } },
       resources: { limits: { cpu: '100m', memory: '64Mi' }, requests: { cpu: '10m', memory: '64Mi' } },
       volumes: [],
-      stopSeconds: 2,
+      shutdown: { stopSeconds: 2, readAfterAppExitSeconds: 0 },
     });
   }
 }

@@ -66,7 +66,10 @@ export function controllerVolumesOf(manifest: Json): string[] {
 export const DEFAULT_CONTAINER_ANNOTATION = 'kubectl.kubernetes.io/default-container';
 
 export interface EngineResult {
-  /** The manifest with the sidecars in place (a new object; the input is not changed). */
+  /**
+   * The manifest with the sidecars in place: a new object, unless `ApplyOptions.mutateInput`
+   * was set, in which case it is the input itself, changed in place.
+   */
   readonly manifest: Json;
   /** Every problem found; the manifest must not be emitted when there is any. */
   readonly errors: string[];
@@ -76,15 +79,14 @@ export interface EngineResult {
  * Places `sidecars` into the pod template of `input` for `target`.
  */
 export interface ApplyOptions extends EngineTarget {
-  /** The SidecarContainers gate is on (only matters for 1.28). */
-  readonly gate: boolean;
   /**
    * A `terminationGracePeriodSeconds` value that stands for "not set by the user" (cdk8s-plus-27
    * always writes 30 when its prop is unset); such a value is raised like an absent one.
    */
   readonly graceWrittenByDefault?: number;
   /**
-   * Work on `input` itself instead of a copy (the caller hands over a fresh object).
+   * Work on `input` itself instead of a copy (the caller hands over a fresh object): the result's
+   * `manifest` is then `input`, changed in place.
    * @default false
    */
   readonly mutateInput?: boolean;
@@ -277,7 +279,7 @@ function placeContainer(s: SidecarSpec, target: EngineTarget, appShutdown: numbe
 }
 
 /** A deep copy of plain JSON (objects, arrays, scalars): faster than structuredClone for small objects. */
-function copyJson<T>(value: T): T {
+export function copyJson<T>(value: T): T {
   if (Array.isArray(value)) return value.map(copyJson) as unknown as T;
   if (value !== null && typeof value === 'object') {
     const out: Json = {};

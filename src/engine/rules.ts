@@ -10,15 +10,10 @@
  */
 import { TargetCapabilities, capabilities } from '../target';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './shutdown';
-import { Json } from './spec';
+import { EngineTarget, Json } from './spec';
 
-/** What the rules need to know about the target. */
-export interface RuleTarget {
-  /** Kubernetes minor version (1.x). */
-  readonly minor: number;
-  /** The SidecarContainers gate is on (only matters for 1.28). */
-  readonly gate: boolean;
-}
+/** What the rules need to know about the target: the engine's target. */
+export type RuleTarget = EngineTarget;
 
 /** What the rules need to know about the workload beyond its pod spec. */
 export interface PodSpecContext {
