@@ -756,7 +756,9 @@ const CASES: Case[] = [
     name: 'WithSidecar: a volume name the workload already uses',
     build: c => new WithSidecar(c.chart, 'side', {
       workload: c.raw({ containers: [APP], volumes: [{ name: 'data', emptyDir: {} }] }),
-      kubernetesVersion: '1.29', image: 'example/side:1', volumes: [SidecarVolume.emptyDir('data', '/data')],
+      kubernetesVersion: '1.29',
+      image: 'example/side:1',
+      volumes: [SidecarVolume.emptyDir('data', '/data')],
     }),
     message: ["WithSidecar 'test/side'", "volume name 'data' is already used by Deployment 'raw'", "give the sidecar's volume another name"],
   },
