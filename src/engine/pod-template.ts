@@ -485,7 +485,7 @@ function hookConflicts(s: SidecarSpec, target: EngineTarget, appShutdown: number
   return Object.keys(lifecycle ?? {}).filter(hook => own[hook] !== undefined).map(hook =>
     `${s.owner}: adopted container '${s.container.name}' has its own lifecycle.${hook}, but in the ${s.layout.toLowerCase()} ` +
     `layout at Kubernetes 1.${target.minor} the library needs that hook (${hook === 'preStop' ? 'to keep it alive through the app\'s shutdown' : 'to hold the app until it has started'}). ` +
-    `Remove lifecycle.${hook} from the manifest (e.g. with a JSON patch), or ${hook === 'preStop' ? 'set outliveApp: false' : 'drop holdApplication'}.`,
+    `Remove lifecycle.${hook} from the manifest (e.g. with a JSON patch), or ${hook === 'preStop' ? 'set outliveApp: false' : 'drop holdApplicationUntilStarted'}.`,
   );
 }
 
