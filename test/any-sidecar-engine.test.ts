@@ -151,6 +151,14 @@ describe('adopt: a container of spec.containers becomes a version-aware sidecar'
     expect(podOf(r.manifest).initContainers[0].lifecycle).toEqual({ preStop: { exec: { command: ['/bin/drain'] } } });
   });
 
+  test('its own postStart with the legacy hold: an error naming the prop to drop', () => {
+    const withHook = vendorPod();
+    podOf(withHook).containers[0].lifecycle = { postStart: { exec: { command: ['/bin/warm-up'] } } };
+    const hold = { readyUrl: 'http://127.0.0.1:7000/ready', timeoutSeconds: 60 };
+    expect(applySidecars(withHook, [adoptProxy({ ...LEGACY, hold, shutdown: { stopSeconds: 5, appShutdownSeconds: 10, outliveApp: false } })], T27).errors)
+      .toEqual([expect.stringMatching(/has its own lifecycle.postStart, .* Remove lifecycle.postStart from the manifest \(e.g. with a JSON patch\), or drop holdApplicationUntilStarted\.$/)]);
+  });
+
   test('the input is not changed', () => {
     const m = vendorPod();
     const before = structuredClone(m);
