@@ -155,7 +155,8 @@ describe('adopt: a container of spec.containers becomes a version-aware sidecar'
     const withHook = vendorPod();
     podOf(withHook).containers[0].lifecycle = { postStart: { exec: { command: ['/bin/warm-up'] } } };
     const hold = { readyUrl: 'http://127.0.0.1:7000/ready', timeoutSeconds: 60 };
-    expect(applySidecars(withHook, [adoptProxy({ ...LEGACY, hold, shutdown: { stopSeconds: 5, appShutdownSeconds: 10, outliveApp: false } })], T27).errors)
+    const shutdown = { stopSeconds: 5, appShutdownSeconds: 10, outliveApp: false };
+    expect(applySidecars(withHook, [adoptProxy({ ...LEGACY, hold, shutdown })], T27).errors)
       .toEqual([expect.stringMatching(/has its own lifecycle.postStart, .* Remove lifecycle.postStart from the manifest \(e.g. with a JSON patch\), or drop holdApplicationUntilStarted\.$/)]);
   });
 
