@@ -155,7 +155,6 @@ function vaultAgent(chart: Chart, kubernetesVersion: string) {
     command: ['vault'],
     args: ['agent', '-config=/etc/vault-agent/config.hcl'],
     configFiles: { 'config.hcl': VAULT_AGENT_CONFIG },
-    env: { SKIP_SETCAP: 'true' },
     user: 100,
     group: 1000,
     volumes: [
