@@ -4,11 +4,18 @@ const project = new cdk8s.ConstructLibraryCdk8s({
   name: 'cdk8s-sidecars',
   description:
     'Log agent (Fluent Bit), Envoy proxy and OpenTelemetry tracer sidecars for cdk8s workloads, ' +
-    'in the native (restartPolicy: Always) or legacy layout chosen from the target Kubernetes version.',
+    'in the native (restartPolicy: Always) or legacy layout chosen from the target Kubernetes version. ' +
+    'For cdk8s-plus-27 to cdk8s-plus-34 workloads or plain ApiObjects: needs only cdk8s and constructs.',
   author: 'cdk8s-sidecars maintainers',
   authorAddress: 'maintainers@cdk8s-sidecars.dev',
   repositoryUrl: 'https://github.com/cdk8s-sidecars/cdk8s-sidecars.git',
-  keywords: ['cdk8s', 'kubernetes', 'sidecar', 'native-sidecar', 'fluent-bit', 'envoy', 'opentelemetry'],
+  keywords: [
+    'cdk8s', 'kubernetes', 'sidecar', 'native-sidecar', 'fluent-bit', 'envoy', 'opentelemetry',
+    // The cdk8s-plus majors whose workloads, Services, Secrets and resources the API takes (README:
+    // "cdk8s-plus majors"); none of them is a dependency.
+    'cdk8s-plus', 'cdk8s-plus-27', 'cdk8s-plus-28', 'cdk8s-plus-29', 'cdk8s-plus-30', 'cdk8s-plus-31',
+    'cdk8s-plus-32', 'cdk8s-plus-33', 'cdk8s-plus-34',
+  ],
   defaultReleaseBranch: 'main',
   packageManager: javascript.NodePackageManager.NPM,
   projenrcTs: true,
@@ -20,8 +27,15 @@ const project = new cdk8s.ConstructLibraryCdk8s({
   constructsVersion: '10.3.0',
   jsiiVersion: '~6.0.0',
 
-  peerDeps: ['cdk8s-plus-27@^2.9.5'],
+  // No cdk8s-plus at all at runtime (issue 20): the API takes workloads, Services, Secret
+  // references and resources of any cdk8s-plus major by shape (src/resources.ts,
+  // src/secret-ref.ts, src/service-port.ts), so a cdk8s-plus-34 app installs no cdk8s-plus-27, and
+  // jsii-pacmak's Python/Java/Go/.NET packages do not require it either. The peer dependencies
+  // are the ones projen adds: cdk8s and constructs.
   devDeps: [
+    // The tests build workloads with every cdk8s-plus major; cdk8s-plus-27 at the lowest version
+    // the library supports.
+    'cdk8s-plus-27@2.9.5',
     '@types/node@^20',
     'ajv@^8.17.1',
     'yaml@^2.6.0',
@@ -34,7 +48,8 @@ const project = new cdk8s.ConstructLibraryCdk8s({
     '@bufbuild/cel@^0.6.1',
     // The strict per-release schemas of the tests (test/util/k8s-schema.ts) are built from the
     // jsii assemblies (.jsii) of these packages: cdk8s-plus-XX types every object of Kubernetes
-    // 1.XX (cdk8s-plus-27, the peer dependency, gives 1.27). Never imported by src/.
+    // 1.XX (cdk8s-plus-27 gives 1.27). Never imported by src/; test/kplus-majors.test.ts builds
+    // the same workloads with each of them.
     'cdk8s-plus-28@^2.5.6',
     'cdk8s-plus-29@^2.6.0',
     'cdk8s-plus-30@^2.4.10',

@@ -6,7 +6,8 @@
 #
 #   bash scripts/consumer-test.sh        (run by `npm test` as the `test:consumer` task)
 #
-# Needs the npm registry (it installs cdk8s, cdk8s-plus-27, constructs, typescript, @types/node).
+# Needs the npm registry (it installs cdk8s, cdk8s-plus-27, cdk8s-plus-34, constructs, typescript,
+# @types/node; npm's cache serves what it has).
 # KEEP_CONSUMER_TEST=1 keeps the temporary directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,23 @@ step() { echo "consumer test [${SECONDS}s]: $*"; }
 step "compiling with jsii, generating API.md"
 npx jsii --silence-warnings=reserved-word
 npx jsii-docgen -o API.md
+
+# No cdk8s-plus at runtime nor in the types (issue 20): no require/import of it in lib/ (a
+# type-only import would still be in a .d.ts), and the jsii assembly (which jsii-pacmak turns into
+# the Python/Java/Go/.NET dependencies) names only cdk8s and constructs.
+step "checking that lib/ and .jsii do not depend on cdk8s-plus"
+node - <<'EOF'
+const fs = require('fs');
+const path = require('path');
+const walk = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]));
+const uses = walk('lib').filter((f) => /\.(js|d\.ts)$/.test(f))
+  .filter((f) => /(require\(|from |import\()\s*['"]cdk8s-plus-\d+/.test(fs.readFileSync(f, 'utf8')));
+const deps = Object.keys(JSON.parse(fs.readFileSync('.jsii', 'utf8')).dependencies ?? {}).sort();
+if (uses.length || JSON.stringify(deps) !== '["cdk8s","constructs"]') {
+  console.error(`cdk8s-plus in the package: files ${JSON.stringify(uses)}; jsii dependencies ${JSON.stringify(deps)}`);
+  process.exit(1);
+}
+EOF
 
 # 2. The tarball holds only what a consumer needs.
 step "checking the file list of npm pack"
@@ -66,13 +84,14 @@ if (JSON.stringify(actual) !== JSON.stringify(expected)) {
 }
 EOF2
 
-# 3. A fresh cdk8s TypeScript app, as `cdk8s init typescript-app` makes it (strict tsconfig,
-#    TypeScript 5.9), that installs the package with the README's command.
-step "creating a cdk8s app in $WORK/app"
-APP="$WORK/app"
-mkdir -p "$APP"
-cp "$ROOT/node_modules/cdk8s-cli/templates/typescript-app/tsconfig.json" "$APP/tsconfig.json"
-cat > "$APP/package.json" <<'EOF'
+# 3. Two fresh cdk8s TypeScript apps, as `cdk8s init typescript-app` makes them (strict tsconfig,
+#    TypeScript 5.9), that install the package with the README's command: one on cdk8s-plus-27
+#    (today's API as it was), one on the newest cdk8s-plus major (34) that must not get
+#    cdk8s-plus-27 at all (issue 20). Both install the same tarball; npm's cache serves the second.
+new_app() { # <dir>; main.ts from stdin
+  mkdir -p "$1"
+  cp "$ROOT/node_modules/cdk8s-cli/templates/typescript-app/tsconfig.json" "$1/tsconfig.json"
+  cat > "$1/package.json" <<'EOF'
 {
   "name": "consumer-app",
   "version": "1.0.0",
@@ -84,11 +103,13 @@ cat > "$APP/package.json" <<'EOF'
   }
 }
 EOF
-cat > "$APP/cdk8s.yaml" <<'EOF'
-language: typescript
-app: node main.js
-EOF
-cat > "$APP/main.ts" <<'EOF'
+  printf 'language: typescript\napp: node main.js\n' > "$1/cdk8s.yaml"
+  cat > "$1/main.ts"
+}
+
+APP="$WORK/app"
+step "creating a cdk8s-plus-27 app in $APP"
+new_app "$APP" <<'EOF'
 import { App, Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { LogOutput, SidecarLayout, WithEnvoy, WithLogAgent, WithTracer } from 'cdk8s-sidecars';
@@ -107,24 +128,98 @@ console.log(`layout=${layout} target=${logs.targetVersion}`);
 app.synth();
 EOF
 
+# The cdk8s-plus-34 app: every construct, the major's own Secret references, resources and
+# Services (servicePort() and exposeVia()), no casts.
+APP34="$WORK/app34"
+step "creating a cdk8s-plus-34 app in $APP34"
+new_app "$APP34" <<'EOF'
+import { App, Chart, Size } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-34';
+import {
+  LogAgent, LogOutput, Mesh, NativeSidecarGuard, SidecarLayout, WithEnvoy, WithLogAgent, WithMeshProxy, WithTracer,
+} from 'cdk8s-sidecars';
+
+const app = new App({ outdir: 'dist' });
+const chart = new Chart(app, 'consumer', { namespace: 'shop' });
+const web = new kplus.Deployment(chart, 'web', {
+  metadata: { name: 'web' },
+  containers: [{ name: 'web', image: 'ghcr.io/example/web:1.0.0', args: ['--listen=127.0.0.1:8080'], ports: [{ number: 8080 }] }],
+});
+const creds = kplus.Secret.fromSecretName(chart, 'creds', 'log-creds');
+const password: kplus.SecretValue = { secret: creds, key: 'password' };
+const resources: kplus.ContainerResources = {
+  cpu: { request: kplus.Cpu.millis(50), limit: kplus.Cpu.millis(500) },
+  memory: { request: Size.mebibytes(48), limit: Size.mebibytes(128) },
+};
+const logs: WithLogAgent = new WithLogAgent(chart, 'logs', {
+  workload: web,
+  agent: LogAgent.fluentBit(),
+  resources,
+  output: LogOutput.http({ host: 'logs.example.com', basicAuth: { username: { secret: creds, key: 'user' }, password } }),
+});
+new WithTracer(chart, 'tracer', {
+  workload: web,
+  exporterEndpoint: 'otel-collector.observability:4317',
+  exporterTls: false,
+  exporterHeaders: { authorization: { secret: kplus.Secret.fromSecretName(chart, 'otel', 'otel-auth'), key: 'token' } },
+});
+const envoy = new WithEnvoy(chart, 'envoy', { workload: web, appPort: 8080, tls: { secretName: 'web-tls' } });
+new kplus.Service(chart, 'web-svc', { metadata: { name: 'web' }, selector: web, ports: [envoy.servicePort()] });
+const internal = new kplus.Service(chart, 'web-internal', {
+  metadata: { name: 'web-internal' }, selector: web, ports: [{ name: 'metrics', port: 9090 }],
+});
+envoy.exposeVia(internal, { name: 'https-internal', port: 8443 });
+
+// A mesh-injected workload, and the admission guard where the cluster has the v1 policy API (1.30+).
+const api = new kplus.Deployment(chart, 'api', {
+  metadata: { name: 'api' },
+  containers: [{ name: 'api', image: 'ghcr.io/example/api:1.0.0', ports: [{ number: 9000 }] }],
+});
+new WithMeshProxy(chart, 'mesh', { workload: api, mesh: Mesh.ISTIO });
+if (Number(logs.targetVersion.split('.')[1]) >= 30) new NativeSidecarGuard(chart, 'guard', { namespaces: ['shop'] });
+
+const layout: SidecarLayout = logs.layout;
+console.log(`layout=${layout} target=${logs.targetVersion}`);
+app.synth();
+EOF
+
+install_app() { # <dir> <cdk8s-plus package>
+  # --omit=optional: cdk8s-plus' optional `backport` dependency is not needed to synthesize.
+  (cd "$1" && npm install --no-audit --no-fund --prefer-offline --omit=optional --loglevel=error \
+    "$TARBALL" cdk8s "$2" constructs)
+}
 step "installing the tarball and its peers (npm install cdk8s-sidecars cdk8s cdk8s-plus-27 constructs)"
-# --omit=optional: cdk8s-plus-27's optional `backport` dependency is not needed to synthesize.
-(cd "$APP" && npm install --no-audit --no-fund --omit=optional --loglevel=error \
-  "$TARBALL" cdk8s cdk8s-plus-27 constructs)
+install_app "$APP" cdk8s-plus-27
+step "installing the tarball and its peers into the cdk8s-plus-34 app (npm install cdk8s-sidecars cdk8s cdk8s-plus-34 constructs)"
+install_app "$APP34" cdk8s-plus-34
+step "checking that the cdk8s-plus-34 app has no cdk8s-plus-27 (nor any other cdk8s-plus major)"
+(cd "$APP34" && node - <<'EOF'
+const fs = require('fs');
+const lock = JSON.parse(fs.readFileSync('package-lock.json', 'utf8'));
+const plus = Object.keys(lock.packages).filter((p) => /(^|\/)node_modules\/cdk8s-plus-\d+$/.test(p));
+if (JSON.stringify(plus) !== '["node_modules/cdk8s-plus-34"]' || fs.existsSync('node_modules/cdk8s-plus-27')) {
+  console.error(`cdk8s-plus-34 app: expected only node_modules/cdk8s-plus-34, got ${JSON.stringify(plus)}`);
+  process.exit(1);
+}
+const peers = JSON.parse(fs.readFileSync('node_modules/cdk8s-sidecars/package.json', 'utf8')).peerDependencies;
+console.log(`  cdk8s-plus packages: ${plus.join(', ')}; cdk8s-sidecars peers: ${Object.keys(peers).join(', ')}`);
+EOF
+)
 
-# 4. Type-check (strict, every .d.ts included: no skipLibCheck) and run it, per cluster.
-step "type-checking (strict; CommonJS as generated by cdk8s init, then node16 resolution)"
-(cd "$APP" && npx tsc && npx tsc --noEmit --module node16 --moduleResolution node16)
+# 4. Type-check (strict, every .d.ts included: no skipLibCheck) and run them, per cluster.
+step "type-checking both apps (strict; CommonJS as generated by cdk8s init, then node16 resolution)"
+for dir in "$APP" "$APP34"; do
+  (cd "$dir" && npx tsc && npx tsc --noEmit --module node16 --moduleResolution node16)
+done
 
-step "synthesizing for a 1.27 and a 1.29 cluster"
-check_output() { # <version> <expected layout>
-  (cd "$APP" && rm -rf dist && CDK8S_SIDECARS_KUBERNETES_VERSION="$1" node main.js | tee "$WORK/out-$1.txt")
-  grep -qx "layout=$2 target=$1" "$WORK/out-$1.txt"
-  (cd "$APP" && node - "$2" <<'EOF'
+check_output() { # <app dir> <version> <expected layout>
+  (cd "$1" && rm -rf dist && CDK8S_SIDECARS_KUBERNETES_VERSION="$2" node main.js | tee "$1/out-$2.txt")
+  grep -qx "layout=$3 target=$2" "$1/out-$2.txt"
+  (cd "$1" && node - "$3" <<'EOF'
 const { Yaml } = require('cdk8s');
 const expected = process.argv[2];
 const objects = Yaml.load('dist/consumer.k8s.yaml');
-const d = objects.find((o) => o.kind === 'Deployment');
+const d = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'web');
 const spec = d.spec.template.spec;
 const names = (cs) => (cs ?? []).map((c) => c.name);
 const sidecars = ['log-agent', 'tracer', 'envoy'];
@@ -137,12 +232,27 @@ if (expected === 'NATIVE') {
   if (!sidecars.every((s) => names(spec.containers).includes(s))) fail('expected the sidecars in containers');
   if ([...spec.containers, ...(spec.initContainers ?? [])].some((c) => 'restartPolicy' in c)) fail('no container may have restartPolicy');
 }
+// The cdk8s-plus-34 app's Services (servicePort() and exposeVia()) and Secret references.
+const service = (name) => objects.find((o) => o.kind === 'Service' && o.metadata.name === name);
+if (service('web')) {
+  const ports = (name) => JSON.stringify(service(name).spec.ports);
+  if (ports('web') !== JSON.stringify([{ name: 'https', port: 443, targetPort: 8443 }])) fail(`Service web ports ${ports('web')}`);
+  const internal = [{ name: 'metrics', port: 9090 }, { name: 'https-internal', port: 8443, protocol: 'TCP', targetPort: 8443 }];
+  if (ports('web-internal') !== JSON.stringify(internal)) fail(`Service web-internal ports ${ports('web-internal')}`);
+  const env = [...spec.containers, ...(spec.initContainers ?? [])].flatMap((c) => c.env ?? []);
+  const refs = env.filter((e) => e.valueFrom?.secretKeyRef).map((e) => `${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`).sort();
+  if (JSON.stringify(refs) !== '["log-creds/password","log-creds/user","otel-auth/token"]') fail(`secretKeyRefs ${JSON.stringify(refs)}`);
+}
 console.log(`  ${objects.length} objects; Deployment initContainers ${JSON.stringify(names(spec.initContainers))}, containers ${JSON.stringify(names(spec.containers))}`);
 EOF
   )
 }
-check_output 1.27 LEGACY
-check_output 1.29 NATIVE
+step "synthesizing the cdk8s-plus-27 app for a 1.27 and a 1.29 cluster"
+check_output "$APP" 1.27 LEGACY
+check_output "$APP" 1.29 NATIVE
+step "synthesizing the cdk8s-plus-34 app for a 1.27 and a 1.34 cluster"
+check_output "$APP34" 1.27 LEGACY
+check_output "$APP34" 1.34 NATIVE
 
 # 5. ES module consumers get the named exports too.
 step "importing from an ES module"

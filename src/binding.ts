@@ -78,7 +78,7 @@ export function workloadApiObject(owner: string, workload: IConstruct): ApiObjec
   if (!obj) {
     throw new Error(
       `${owner}: workload '${workload.node.path}' is neither a cdk8s-plus workload nor a cdk8s ApiObject. ` +
-      `Pass a cdk8s-plus-27 Deployment, StatefulSet, DaemonSet, Job, CronJob or Pod, or an ApiObject of kind ${SUPPORTED_KINDS.join(', ')}.`,
+      `Pass a Deployment, StatefulSet, DaemonSet, Job, CronJob or Pod of cdk8s-plus (any major, 27 to 34), or an ApiObject of kind ${SUPPORTED_KINDS.join(', ')}.`,
     );
   }
   if (!SUPPORTED_KINDS.includes(obj.kind)) {

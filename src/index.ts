@@ -10,6 +10,12 @@ export { SidecarValidation } from './validation';
 // shared construct base
 export { SidecarBase, SidecarProps } from './sidecar';
 
+// Types a user of any cdk8s-plus major (or of none) passes: the cdk8s-plus objects of every
+// major (27 to 34) are of these shapes.
+export { CpuQuantity, SidecarCpuResources, SidecarResources, SidecarSizeResources } from './resources';
+export { SecretKeyReference, SecretReference } from './secret-ref';
+export { SidecarServicePort } from './service-port';
+
 // WithLogAgent
 export {
   BasicAuth, ForwardOutputOptions, HttpOutputOptions, LogDestinationOptions, LogOutput, LokiOutputOptions, SearchOutputOptions,

@@ -1,14 +1,14 @@
-import { SecretValue } from 'cdk8s-plus-27';
 import { isHost, isSecretKey, isSecretName } from './private/checks';
+import { SecretKeyReference } from './secret-ref';
 
 /**
  * Basic authentication, from a Secret only.
  */
 export interface BasicAuth {
   /** The user name. */
-  readonly username: SecretValue;
+  readonly username: SecretKeyReference;
   /** The password. */
-  readonly password: SecretValue;
+  readonly password: SecretKeyReference;
 }
 
 /** Options of a network destination. */
@@ -43,7 +43,7 @@ export interface HttpOutputOptions extends LogDestinationOptions {
    * Headers whose values come from Secrets (e.g. `Authorization`). Names are HTTP tokens.
    * @default - none
    */
-  readonly secretHeaders?: { [name: string]: SecretValue };
+  readonly secretHeaders?: { [name: string]: SecretKeyReference };
   /**
    * Basic authentication.
    * @default - none
@@ -203,12 +203,12 @@ const TENANT = /^[A-Za-z0-9!\-_.*'()]{1,150}$/;
 const INDEX = /^[a-z0-9][a-z0-9._-]{0,254}$/;
 
 
-function ref(factory: string, what: string, v: SecretValue): SecretRef {
+function ref(factory: string, what: string, v: SecretKeyReference): SecretRef {
   const secretName = v?.secret?.name ?? '';
   const key = v?.key ?? '';
   if (!isSecretName(secretName)) {
     refuse(factory, `${what}: Secret name`, secretName, 'is not the name of a Secret (a DNS subdomain: lower-case letters, digits, ' +
-      "'-' and '.'); the API server rejects such a reference. Give the Secret's name, e.g. kplus.Secret.fromSecretName(scope, 'id', 'log-creds')");
+      "'-' and '.'); the API server rejects such a reference. Give the Secret's name, e.g. { name: 'log-creds' } or kplus.Secret.fromSecretName(scope, 'id', 'log-creds')");
   }
   if (!isSecretKey(key)) {
     refuse(factory, `${what}: key`, key, "is not a key of a Secret's data (letters, digits, '-', '_' and '.'); the API server rejects " +

@@ -1,21 +1,22 @@
 import { createHash } from 'crypto';
 import { ApiObject, Chart, Duration } from 'cdk8s';
-import { ContainerResources } from 'cdk8s-plus-27';
 import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
-import { KUBERNETES_DEFAULT_GRACE_SECONDS, restrictedSecurityContext, shutdownOf } from './engine/shutdown';
+import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
-import { checkDnsLabel, durationSeconds, quantity } from './private/checks';
+import { checkDnsLabel, durationSeconds } from './private/checks';
+import { DefaultResources, SidecarResources, renderResources } from './resources';
 import { KUBERNETES_VERSION_ENV, ResolvedTarget, SidecarTargetOptions, VersionSource, resolveTarget } from './settings';
 import { SidecarLayout, formatVersion } from './target';
+import { graceWrittenByDefault } from './workload-defaults';
 
 /**
  * Props shared by every sidecar construct.
  */
 export interface SidecarProps extends SidecarTargetOptions {
   /**
-   * The workload to attach the sidecar to: a cdk8s-plus-27 Deployment, StatefulSet, DaemonSet,
-   * Job, CronJob or Pod, or any cdk8s `ApiObject` of one of those kinds, a ReplicaSet or a ReplicationController
+   * The workload to attach the sidecar to: a Deployment, StatefulSet, DaemonSet, Job, CronJob
+   * or Pod of any cdk8s-plus major (27 to 34), or any cdk8s `ApiObject` of one of those kinds, a ReplicaSet or a ReplicationController
    * (a raw `KubeDeployment`, objects from `Include` or `Helm`).
    */
   readonly workload: IConstruct;
@@ -29,10 +30,11 @@ export interface SidecarProps extends SidecarTargetOptions {
   readonly containerName?: string;
 
   /**
-   * Resource requests and limits of the sidecar container.
+   * Resource requests and limits of the sidecar container (a cdk8s-plus `ContainerResources`
+   * of any major is one).
    * @default - small requests and limits of the agent's own (not cdk8s-plus's 1 CPU / 512Mi)
    */
-  readonly resources?: ContainerResources;
+  readonly resources?: SidecarResources;
 
   /**
    * How long the app takes to shut down after SIGTERM. Legacy layout: the `preStop` delay that
@@ -362,10 +364,9 @@ export abstract class SidecarBase extends Construct {
    * @internal
    */
   protected _bind(source: SidecarSource): void {
-    // cdk8s-plus-27 writes terminationGracePeriodSeconds: 30 when its prop is unset, so on its
-    // workloads 30 means "unset" and is raised when the sidecars need more.
-    const isKplus = !ApiObject.isApiObject(this._props.workload);
-    WorkloadBinding.of(this.workloadObject, { graceWrittenByDefault: isKplus ? KUBERNETES_DEFAULT_GRACE_SECONDS : undefined }).add(source);
+    // cdk8s-plus (every major) writes terminationGracePeriodSeconds: 30 when its prop is unset, so
+    // on its workloads 30 means "unset" and is raised when the sidecars need more.
+    WorkloadBinding.of(this.workloadObject, { graceWrittenByDefault: graceWrittenByDefault(this._props.workload) }).add(source);
   }
 
   private resolved(): ResolvedTarget {
@@ -440,40 +441,8 @@ export abstract class SidecarBase extends Construct {
   }
 
   /** Renders the resources prop, falling back to the agent's defaults. @internal */
-  protected _resources(defaults: { cpuRequest: string; cpuLimit: string; memoryRequest: string; memoryLimit: string }): Json {
-    const who = this.describe();
-    const r = this._props.resources;
-    const memory = (size: any, prop: string, fallback: string) => {
-      if (!size) return fallback;
-      try {
-        return `${size.toMebibytes()}Mi`;
-      } catch {
-        throw new Error(`${who}: resources.memory.${prop} ${size.toKibibytes()}Ki is not a whole number of mebibytes; use e.g. Size.mebibytes(64).`);
-      }
-    };
-    const out = {
-      limits: {
-        cpu: r?.cpu?.limit?.amount ?? defaults.cpuLimit,
-        memory: memory(r?.memory?.limit, 'limit', defaults.memoryLimit),
-      },
-      requests: {
-        cpu: r?.cpu?.request?.amount ?? defaults.cpuRequest,
-        memory: memory(r?.memory?.request, 'request', defaults.memoryRequest),
-      },
-    };
-    // The API server rejects a request above its limit, also when one of them is the default.
-    for (const [resource, given] of [['cpu', r?.cpu], ['memory', r?.memory]] as const) {
-      const request: string = (out.requests as any)[resource];
-      const limit: string = (out.limits as any)[resource];
-      if (quantity(request) > quantity(limit)) {
-        const dflt = (x: unknown) => (x === undefined ? ' (the default)' : '');
-        throw new Error(
-          `${who}: resources.${resource} request ${request}${dflt(given?.request)} is above the limit ${limit}${dflt(given?.limit)}, ` +
-          `which the API server rejects; set resources.${resource}.limit to at least ${request}, or a smaller resources.${resource}.request.`,
-        );
-      }
-    }
-    return out;
+  protected _resources(defaults: DefaultResources): Json {
+    return renderResources(this.describe(), this._props.resources, defaults);
   }
 }
 

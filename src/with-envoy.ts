@@ -1,12 +1,12 @@
 import { Duration } from 'cdk8s';
-import * as kplus from 'cdk8s-plus-27';
-import { Construct } from 'constructs';
+import { Construct, IConstruct } from 'constructs';
 import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, renderEnvoyConfigFiles } from './agents/envoy-bootstrap';
 import { envoyShutdown } from './agents/envoy-shutdown';
 import { podTemplateOf } from './engine/pod-template';
 import { Json, RANK } from './engine/spec';
 import { ENVOY_IMAGE } from './images';
 import { checkDnsLabel, checkImage, checkInteger, checkListenPort, checkPort, checkSecretName, durationSeconds, isHost, positiveSeconds } from './private/checks';
+import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck } from './service-port';
 import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
 
 
@@ -115,7 +115,7 @@ export interface WithEnvoyProps extends SidecarProps {
    * `appPort` can reach it. Traffic on the pod IP then bypasses Envoy (and its TLS): keep
    * `appPort` out of every Service and NetworkPolicy ingress rule.
    *
-   * Off by default: a probe of an app container on `appPort` on the pod IP (cdk8s-plus-27's
+   * Off by default: a probe of an app container on `appPort` on the pod IP (cdk8s-plus'
    * startup probe for `portNumber`, or your own `tcpSocket` / `httpGet` / `grpc` probe without
    * `host`) is an error at synthesis, because the kubelet can never reach an app bound to
    * 127.0.0.1 and the pod would restart forever.
@@ -418,31 +418,36 @@ export class WithEnvoy extends SidecarBase {
 
   /**
    * A Service port that sends traffic to Envoy's listener:
-   * `new kplus.Service(scope, 'svc', { selector: deployment, ports: [envoy.servicePort()] })`.
+   * `new kplus.Service(scope, 'svc', { selector: deployment, ports: [envoy.servicePort()] })`,
+   * with a Service of any cdk8s-plus major (27 to 34). The port is TCP (the Kubernetes default;
+   * the value has no `protocol`, as a cdk8s-plus `Protocol` is each major's own enum).
    *
-   * Not for `deployment.exposeViaService({ ports: [envoy.servicePort()] })`: cdk8s-plus-27 checks
+   * Not for `deployment.exposeViaService({ ports: [envoy.servicePort()] })`: cdk8s-plus checks
    * the target port against the workload's own containers only and throws "Port 8443 is not
    * exposed by any container". To add the port to an existing Service, use `exposeVia()`.
    */
-  public servicePort(options: EnvoyServicePortOptions = {}): kplus.ServicePort {
+  public servicePort(options: EnvoyServicePortOptions = {}): SidecarServicePort {
     const port = options.port ?? (this.terminatesTls ? 443 : 80);
     checkPort(this.describe(), 'service port', port);
     return {
       name: options.name ?? (this.terminatesTls ? 'https' : 'http'),
       nodePort: options.nodePort,
       port,
-      protocol: kplus.Protocol.TCP,
       targetPort: this.listenerPort,
     };
   }
 
   /**
-   * Adds a port to `service` that sends traffic to Envoy's listener (the Service must select the
-   * workload's pods). Do not expose the app's own port as well: that traffic would bypass Envoy.
+   * Adds a TCP port to `service` that sends traffic to Envoy's listener (the Service must select
+   * the workload's pods). `service` is a Service of any cdk8s-plus major (27 to 34) or a v1
+   * Service `ApiObject` (e.g. a `KubeService`). Do not expose the app's own port as well: that
+   * traffic would bypass Envoy. A port whose name or number the Service already has is an error
+   * at synthesis (the API server would reject the Service).
    */
-  public exposeVia(service: kplus.Service, options: EnvoyServicePortOptions = {}): void {
-    const { port, ...bind } = this.servicePort(options);
-    service.bind(port, bind);
+  public exposeVia(service: IConstruct, options: EnvoyServicePortOptions = {}): void {
+    const who = this.describe();
+    const obj = addServicePort(who, service, this.servicePort(options));
+    if (claimServicePortCheck(obj)) this.node.addValidation({ validate: () => checkServicePorts(who, obj) });
   }
 
 }
@@ -561,7 +566,7 @@ function checkAppContainers(who: string, appPort: number, appListensOnPodIp: boo
         errors.push(
           `${who}: container '${c.name}' has a ${kind} (${action}) on appPort ${appPort}. The kubelet probes the pod IP, but ` +
           `behind Envoy the app listens on 127.0.0.1:${appPort}: the probe can never pass and the pod restarts forever. ` +
-          'cdk8s-plus-27 adds a TCP startupProbe for `portNumber`: leave portNumber out (declare the port with ' +
+          'cdk8s-plus (every major) adds a TCP startupProbe for `portNumber`: leave portNumber out (declare the port with ' +
           `\`ports: [{ number: ${appPort} }]\`), or probe with an exec command; if the app does listen on the pod IP too, ` +
           'set appListensOnPodIp: true.',
         );

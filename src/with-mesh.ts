@@ -28,8 +28,8 @@ export enum Mesh {
  */
 export interface WithMeshProxyProps extends SidecarTargetOptions {
   /**
-   * The workload the mesh injects its proxy into: a cdk8s-plus-27 Deployment, StatefulSet,
-   * DaemonSet, Job, CronJob or Pod, or an `ApiObject` of one of those kinds or a ReplicaSet.
+   * The workload the mesh injects its proxy into: a Deployment, StatefulSet, DaemonSet,
+   * Job, CronJob or Pod of any cdk8s-plus major (27 to 34), or an `ApiObject` of one of those kinds or a ReplicaSet.
    */
   readonly workload: IConstruct;
 

@@ -1,10 +1,10 @@
 import { Duration } from 'cdk8s';
-import { SecretValue } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { MIN_DRAIN_SECONDS, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShutdown, renderOtelCollectorConfig } from './agents/otel-collector';
 import { Json, RANK } from './engine/spec';
 import { OTEL_COLLECTOR_IMAGE } from './images';
 import { checkImage, checkListenPort, checkPort, durationSeconds, isHost, isSecretKey, isSecretName } from './private/checks';
+import { SecretKeyReference } from './secret-ref';
 import { AgentDescription, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
 /**
@@ -47,7 +47,7 @@ export interface WithTracerProps extends SidecarProps {
    * variables and the config refers to them as `${env:...}`; the ConfigMap never holds them.
    * @default - none
    */
-  readonly exporterHeaders?: { [name: string]: SecretValue };
+  readonly exporterHeaders?: { [name: string]: SecretKeyReference };
 
   /**
    * `OTEL_SERVICE_NAME` given to the app containers (a container that sets it keeps its own).
@@ -401,7 +401,7 @@ interface HeaderEnv {
   readonly key: string;
 }
 
-function headerEnv(who: string, headers: { [name: string]: SecretValue }): HeaderEnv[] {
+function headerEnv(who: string, headers: { [name: string]: SecretKeyReference }): HeaderEnv[] {
   const out: HeaderEnv[] = [];
   const seen = new Map<string, string>();
   for (const header of Object.keys(headers).sort()) {
@@ -428,8 +428,8 @@ function headerEnv(who: string, headers: { [name: string]: SecretValue }): Heade
     }
     seen.set(env, header);
     const value = headers[header];
-    if (!value || !value.secret || typeof value.key !== 'string' || value.key === '') {
-      throw new Error(`${who}: exporterHeaders '${header}' needs a SecretValue ({ secret, key }); values come only from Secrets.`);
+    if (!value || typeof value.secret?.name !== 'string' || value.secret.name === '' || typeof value.key !== 'string' || value.key === '') {
+      throw new Error(`${who}: exporterHeaders '${header}' needs a Secret reference ({ secret, key }, e.g. { secret: { name: 'otel-auth' }, key: 'token' }); values come only from Secrets.`);
     }
     if (!isSecretName(value.secret.name) || !isSecretKey(value.key)) {
       throw new Error(

@@ -136,7 +136,7 @@ const CASES: Case[] = [
   {
     name: 'a plain construct as the workload',
     build: c => new WithTracer(c.chart, 'tracer', { workload: new Construct(c.chart, 'group'), exporterEndpoint: ENDPOINT }),
-    message: ["WithTracer 'test/tracer'", "workload 'test/group' is neither a cdk8s-plus workload nor a cdk8s ApiObject", 'Pass a cdk8s-plus-27 Deployment'],
+    message: ["WithTracer 'test/tracer'", "workload 'test/group' is neither a cdk8s-plus workload nor a cdk8s ApiObject", 'Pass a Deployment, StatefulSet, DaemonSet, Job, CronJob or Pod of cdk8s-plus (any major, 27 to 34)'],
   },
   {
     name: 'a custom resource (Argo Rollout) as the workload',
@@ -470,7 +470,7 @@ const CASES: Case[] = [
     build: c => new WithTracer(c.chart, 'tracer', {
       workload: c.deployment(), exporterEndpoint: ENDPOINT, exporterHeaders: { authorization: { ...secret(c.chart, 'otel', 'token'), key: '' } },
     }),
-    message: ["WithTracer 'test/tracer'", "exporterHeaders 'authorization' needs a SecretValue", 'values come only from Secrets'],
+    message: ["WithTracer 'test/tracer'", "exporterHeaders 'authorization' needs a Secret reference", 'values come only from Secrets'],
   },
   {
     name: 'a gRPC-reserved exporter header',

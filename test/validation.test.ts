@@ -23,7 +23,7 @@ describe('SidecarValidation.addTo: the same release-aware checks over the whole 
     podWithNativeInit(chart, 'pod');
     SidecarValidation.addTo(app, { kubernetesVersion: '1.27' });
     expect(() => Testing.synth(chart)).toThrow(
-      "[] test/pod: Pod 'pod': init container 'own-sidecar' has restartPolicy 'Always' (a native sidecar), which Kubernetes 1.27 does not know",
+      "[] SidecarValidation.addTo(app), Kubernetes 1.27: test/pod: Pod 'pod': init container 'own-sidecar' has restartPolicy 'Always' (a native sidecar), which Kubernetes 1.27 does not know",
     );
   }));
 
@@ -65,7 +65,7 @@ describe('SidecarValidation.addTo: the same release-aware checks over the whole 
   test('a bad version is an error at once', () => {
     const { app } = newChart();
     expect(() => SidecarValidation.addTo(app, { kubernetesVersion: 'one.two' })).toThrow(
-      "SidecarValidation.addTo(''): kubernetesVersion 'one.two' is not a Kubernetes version.",
+      "SidecarValidation.addTo(app): kubernetesVersion 'one.two' is not a Kubernetes version.",
     );
   });
 });

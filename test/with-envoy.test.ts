@@ -798,10 +798,11 @@ describe('a Service in front of Envoy', () => {
     const { chart } = newChart();
     const dep = kplusWorkload(chart, 'Deployment');
     const tls = new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.29', appPort: 8080, tls: { secretName: 'web-tls' } });
-    expect(tls.servicePort()).toEqual({ name: 'https', nodePort: undefined, port: 443, protocol: 'TCP', targetPort: 8443 });
+    // No protocol: a cdk8s-plus Protocol is each major's own enum; a Service port is TCP by default.
+    expect(tls.servicePort()).toEqual({ name: 'https', nodePort: undefined, port: 443, targetPort: 8443 });
     const { chart: c2 } = newChart();
     const plain = new WithEnvoy(c2, 'envoy', { workload: kplusWorkload(c2, 'Deployment'), kubernetesVersion: '1.29', appPort: 8080 });
-    expect(plain.servicePort({ port: 8000, name: 'web', nodePort: 30080 })).toEqual({ name: 'web', nodePort: 30080, port: 8000, protocol: 'TCP', targetPort: 10000 });
+    expect(plain.servicePort({ port: 8000, name: 'web', nodePort: 30080 })).toEqual({ name: 'web', nodePort: 30080, port: 8000, targetPort: 10000 });
   });
 
   test('the README recipe: a Service that selects the pods and targets Envoy\'s listener', () => {
@@ -811,7 +812,7 @@ describe('a Service in front of Envoy', () => {
     new kplus.Service(chart, 'svc', { selector: dep, ports: [envoy.servicePort()] });
     const manifests = Testing.synth(chart);
     const svc = manifestOf(manifests, 'Service');
-    expect(svc.spec.ports).toEqual([{ name: 'https', port: 443, protocol: 'TCP', targetPort: 8443 }]);
+    expect(svc.spec.ports).toEqual([{ name: 'https', port: 443, targetPort: 8443 }]);
     expect(svc.spec.selector).toEqual(podMetadataOf(manifestOf(manifests, 'Deployment')).labels);
     expectValidManifests(manifests, '1.29');
   });

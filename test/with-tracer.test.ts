@@ -699,7 +699,7 @@ describe('validation', () => {
 
   test('exporterHeaders must be Secret values', () => {
     expect(errorOf(make({ exporterHeaders: { authorization: 'Bearer abc' as any } }))).toBe(
-      `${who}: exporterHeaders 'authorization' needs a SecretValue ({ secret, key }); values come only from Secrets.`,
+      `${who}: exporterHeaders 'authorization' needs a Secret reference ({ secret, key }, e.g. { secret: { name: 'otel-auth' }, key: 'token' }); values come only from Secrets.`,
     );
   });
 

@@ -80,8 +80,8 @@ export interface EngineResult {
  */
 export interface ApplyOptions extends EngineTarget {
   /**
-   * A `terminationGracePeriodSeconds` value that stands for "not set by the user" (cdk8s-plus-27
-   * always writes 30 when its prop is unset); such a value is raised like an absent one.
+   * A `terminationGracePeriodSeconds` value that stands for "not set by the user" (cdk8s-plus,
+   * every major, always writes 30 when its prop is unset); such a value is raised like an absent one.
    */
   readonly graceWrittenByDefault?: number;
   /**
@@ -222,7 +222,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   }
 
   // Grace period: raised only where the sidecars need more than the pod gets anyway (an unset
-  // field is Kubernetes' 30 s; cdk8s-plus-27's written-by-default 30 stays as it is).
+  // field is Kubernetes' 30 s; cdk8s-plus' written-by-default 30 stays as it is).
   const need = graceNeed([...ordered, ...injected.map(asGraceSpec)], target, userInit, initContainers.map(c => c.name));
   const current = spec.terminationGracePeriodSeconds;
   if (current === undefined || current === target.graceWrittenByDefault) {

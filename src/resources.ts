@@ -1,0 +1,143 @@
+import { Size } from 'cdk8s';
+import { Json } from './engine/spec';
+import { quantity } from './private/checks';
+
+/**
+ * A CPU quantity, e.g. `{ amount: '250m' }`.
+ *
+ * `Cpu.millis(250)` / `Cpu.units(1)` of any cdk8s-plus major (27 and later) is one (its `amount`
+ * is the quantity), so TypeScript users of cdk8s-plus pass theirs as it is.
+ */
+export interface CpuQuantity {
+  /** The Kubernetes quantity: whole millicores (`'250m'`) or cores (`'1'`, `'0.5'`). */
+  readonly amount: string;
+}
+
+/** CPU request and limit of a sidecar container. */
+export interface SidecarCpuResources {
+  /**
+   * The CPU the scheduler reserves for the sidecar.
+   * @default - the agent's own default
+   */
+  readonly request?: CpuQuantity;
+  /**
+   * The CPU the sidecar may use at most.
+   * @default - the agent's own default
+   */
+  readonly limit?: CpuQuantity;
+}
+
+/** Request and limit of a size resource (memory, ephemeral storage), in whole mebibytes. */
+export interface SidecarSizeResources {
+  /**
+   * What the scheduler reserves for the sidecar.
+   * @default - the agent's own default (memory); none (ephemeral storage)
+   */
+  readonly request?: Size;
+  /**
+   * What the sidecar may use at most.
+   * @default - the agent's own default (memory); none (ephemeral storage)
+   */
+  readonly limit?: Size;
+}
+
+/**
+ * Resource requests and limits of a sidecar container.
+ *
+ * The library's own type, with the shape of cdk8s-plus' `ContainerResources`: the
+ * `ContainerResources` of every cdk8s-plus major (27 to 34) is one, so TypeScript users of
+ * cdk8s-plus pass `{ cpu: { request: kplus.Cpu.millis(100) }, memory: { limit: Size.mebibytes(128) } }`
+ * as before, with the cdk8s-plus major they use. Users of other jsii languages build it from
+ * `CpuQuantity` and cdk8s `Size`.
+ */
+export interface SidecarResources {
+  /**
+   * CPU request and limit.
+   * @default - the agent's own default
+   */
+  readonly cpu?: SidecarCpuResources;
+  /**
+   * Memory request and limit (whole mebibytes).
+   * @default - the agent's own default
+   */
+  readonly memory?: SidecarSizeResources;
+  /**
+   * Ephemeral storage (the container's writable layer, logs and emptyDir volumes not backed by
+   * memory) request and limit (whole mebibytes).
+   * @default - none
+   */
+  readonly ephemeralStorage?: SidecarSizeResources;
+}
+
+/** The agent's default requests and limits. @internal */
+export interface DefaultResources {
+  readonly cpuRequest: string;
+  readonly cpuLimit: string;
+  readonly memoryRequest: string;
+  readonly memoryLimit: string;
+}
+
+/**
+ * The container's `resources`: the given requests and limits, the agent's defaults for CPU and
+ * memory. Throws (naming `who`) on a size that is not whole mebibytes, a CPU amount that is
+ * not a quantity, or a request above its limit.
+ * @internal
+ */
+export function renderResources(who: string, r: SidecarResources | undefined, defaults: DefaultResources): Json {
+  const size = (s: Size | undefined, prop: string, fallback: string | undefined): string | undefined => {
+    if (!s) return fallback;
+    try {
+      return `${s.toMebibytes()}Mi`;
+    } catch {
+      throw new Error(`${who}: resources.${prop} ${s.toKibibytes()}Ki is not a whole number of mebibytes; use e.g. Size.mebibytes(64).`);
+    }
+  };
+  const cpu = (c: CpuQuantity | undefined, prop: string, fallback: string): string => {
+    if (c === undefined) return fallback;
+    const amount = c?.amount;
+    if (typeof amount !== 'string' || !CPU.test(amount)) {
+      throw new Error(`${who}: resources.cpu.${prop} ${JSON.stringify(amount)} is not a CPU quantity; use e.g. { amount: '250m' } or cdk8s-plus Cpu.millis(250).`);
+    }
+    return amount;
+  };
+  const limits: Record<string, string> = {
+    cpu: cpu(r?.cpu?.limit, 'limit', defaults.cpuLimit),
+    memory: size(r?.memory?.limit, 'memory.limit', defaults.memoryLimit)!,
+  };
+  const requests: Record<string, string> = {
+    cpu: cpu(r?.cpu?.request, 'request', defaults.cpuRequest),
+    memory: size(r?.memory?.request, 'memory.request', defaults.memoryRequest)!,
+  };
+  const storageLimit = size(r?.ephemeralStorage?.limit, 'ephemeralStorage.limit', undefined);
+  const storageRequest = size(r?.ephemeralStorage?.request, 'ephemeralStorage.request', undefined);
+  if (storageLimit !== undefined) limits['ephemeral-storage'] = storageLimit;
+  if (storageRequest !== undefined) requests['ephemeral-storage'] = storageRequest;
+
+  // The API server rejects a request above its limit, also when one of them is the default
+  // (kubernetes pkg/apis/core/validation/validation.go, ValidateResourceRequirements: "must be
+  // less than or equal to <resource> limit"). A storage request without a limit is fine.
+  const given: Record<string, { request?: unknown; limit?: unknown } | undefined> = {
+    'cpu': r?.cpu, 'memory': r?.memory, 'ephemeral-storage': r?.ephemeralStorage,
+  };
+  const propOf: Record<string, string> = { 'cpu': 'cpu', 'memory': 'memory', 'ephemeral-storage': 'ephemeralStorage' };
+  for (const resource of ['cpu', 'memory', 'ephemeral-storage']) {
+    const request = requests[resource];
+    const limit = limits[resource];
+    if (request === undefined || limit === undefined) continue;
+    if (quantity(request) > quantity(limit)) {
+      const dflt = (x: unknown) => (x === undefined ? ' (the default)' : '');
+      const prop = propOf[resource];
+      throw new Error(
+        `${who}: resources.${prop} request ${request}${dflt(given[resource]?.request)} is above the limit ${limit}${dflt(given[resource]?.limit)}, ` +
+        `which the API server rejects; set resources.${prop}.limit to at least ${request}, or a smaller resources.${prop}.request.`,
+      );
+    }
+  }
+  return { limits, requests };
+}
+
+/**
+ * A CPU quantity as cdk8s-plus writes it (`Cpu.millis(250)` -> '250m', `Cpu.units(0.5)` -> '0.5'):
+ * a decimal number, in cores or with the `m` (milli) suffix.
+ */
+const CPU = /^\d+(\.\d+)?m?$/;

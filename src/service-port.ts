@@ -1,0 +1,132 @@
+import { ApiObject } from 'cdk8s';
+import { IConstruct } from 'constructs';
+import { Json } from './engine/spec';
+
+/**
+ * A Service port, in the shape of cdk8s-plus' `ServicePort`: the value of `servicePort()` goes
+ * into `ports` of a `Service` of every cdk8s-plus major (27 to 34) as it is.
+ *
+ * It has no `protocol` (a cdk8s-plus `Protocol` is an enum of each major's own, which no type of
+ * this library can be): the port is TCP, Kubernetes' default for a Service port.
+ */
+export interface SidecarServicePort {
+  /** The Service's port. */
+  readonly port: number;
+  /**
+   * The name of the Service port.
+   * @default - none
+   */
+  readonly name?: string;
+  /**
+   * The node port.
+   * @default - allocated by Kubernetes when the Service type needs one
+   */
+  readonly nodePort?: number;
+  /**
+   * The container port the Service sends the traffic to.
+   * @default - `port`
+   */
+  readonly targetPort?: number;
+}
+
+const EXTRA_PORTS = Symbol.for('cdk8s-sidecars.service-ports');
+const CHECKED = Symbol.for('cdk8s-sidecars.service-ports-checked');
+
+/**
+ * True the first time it is called for `obj`: the caller registers the check of its ports
+ * (once per Service, however many ports are added to it).
+ * @internal
+ */
+export function claimServicePortCheck(obj: ApiObject): boolean {
+  if ((obj as any)[CHECKED]) return false;
+  (obj as any)[CHECKED] = true;
+  return true;
+}
+
+/**
+ * The `ApiObject` of kind Service behind `service`: a cdk8s-plus Service of any major, or an
+ * `ApiObject` (e.g. a `KubeService`). Throws a message naming `who` and what is accepted.
+ * @internal
+ */
+export function serviceApiObject(who: string, service: IConstruct): ApiObject {
+  let obj: ApiObject | undefined;
+  if (ApiObject.isApiObject(service)) {
+    obj = service;
+  } else {
+    try {
+      obj = ApiObject.of(service);
+    } catch {
+      obj = undefined;
+    }
+  }
+  if (!obj || obj.kind !== 'Service' || obj.apiVersion !== 'v1') {
+    const what = obj ? `a ${obj.apiVersion} ${obj.kind}` : 'neither a cdk8s-plus Service nor a cdk8s ApiObject';
+    throw new Error(
+      `${who}: '${service.node.path}' is ${what}; pass a cdk8s-plus Service (any major) or a v1 Service ApiObject (e.g. a KubeService).`,
+    );
+  }
+  return obj;
+}
+
+/**
+ * Adds `port` (TCP) to `service`. A cdk8s-plus Service (any major) gets it through its own
+ * `bind()`, so it renders the port with its others; a raw ApiObject gets it appended to
+ * `spec.ports` of its manifest (after its patches), whenever it is synthesized.
+ * @internal
+ */
+export function addServicePort(who: string, service: IConstruct, port: SidecarServicePort): ApiObject {
+  const obj = serviceApiObject(who, service);
+  const { port: number, ...options } = port;
+  if (!ApiObject.isApiObject(service) && typeof (service as any).bind === 'function') {
+    // cdk8s-plus-27..34 Service.bind(port: number, options?: ServiceBindOptions); Protocol.TCP is 'TCP'.
+    (service as any).bind(number, { ...options, protocol: 'TCP' });
+    return obj;
+  }
+  let extra: Json[] | undefined = (obj as any)[EXTRA_PORTS];
+  if (!extra) {
+    const added: Json[] = [];
+    extra = added;
+    (obj as any)[EXTRA_PORTS] = added;
+    const original = obj.toJson.bind(obj);
+    Object.defineProperty(obj, 'toJson', {
+      value: () => {
+        const json = original();
+        json.spec = { ...(json.spec ?? {}), ports: [...(json.spec?.ports ?? []), ...added] };
+        return json;
+      },
+      configurable: true,
+      writable: true,
+    });
+  }
+  extra.push(JSON.parse(JSON.stringify({ name: port.name, nodePort: port.nodePort, port: number, protocol: 'TCP', targetPort: port.targetPort })));
+  return obj;
+}
+
+/**
+ * What the API server rejects in a Service's ports: ServicePort.name "must have unique names ...
+ * Optional if only one ServicePort is defined" (the core/v1 API reference, e.g. the field's doc
+ * in cdk8s-plus-27's lib/imports/k8s.d.ts), and the same port and protocol twice
+ * (kubernetes pkg/apis/core/validation/validation.go, ValidateService: "Duplicate value").
+ * @internal
+ */
+export function checkServicePorts(who: string, obj: ApiObject): string[] {
+  const ports: Json[] = obj.toJson()?.spec?.ports ?? [];
+  const errors: string[] = [];
+  const names = new Map<string, number>();
+  const numbers = new Map<string, number>();
+  ports.forEach((p, i) => {
+    const at = `Service '${obj.node.path}' spec.ports[${i}]`;
+    if (p.name !== undefined) {
+      const first = names.get(p.name);
+      if (first !== undefined) errors.push(`${who}: ${at} has the name '${p.name}' of spec.ports[${first}]; the API server rejects duplicate port names. Give exposeVia() another name.`);
+      else names.set(p.name, i);
+    } else if (ports.length > 1) {
+      errors.push(`${who}: ${at} (port ${p.port}) has no name; the API server requires a name on every port of a Service with more than one. Name it.`);
+    }
+    const key = `${p.port}/${p.protocol ?? 'TCP'}`;
+    const first = numbers.get(key);
+    if (first !== undefined) errors.push(`${who}: ${at} is port ${key}, as is spec.ports[${first}]; the API server rejects duplicate ports. Give exposeVia() another port.`);
+    else numbers.set(key, i);
+  });
+  return errors;
+}
