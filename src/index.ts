@@ -40,7 +40,7 @@ export { ENVOY_IMAGE, FLUENT_BIT_IMAGE, FLUENTD_IMAGE, OTEL_COLLECTOR_IMAGE, VEC
 // Any sidecar: WithSidecar, AdoptSidecar
 export {
   AdoptSidecar, AdoptSidecarProps, SidecarCheck, SidecarCheckOptions, SidecarEmptyDirOptions, SidecarHttpCheckOptions, SidecarPort,
-  SidecarQuit, SidecarRunOptions, SidecarSecretKey, SidecarVolume, WithSidecar, WithSidecarProps,
+  SidecarQuit, SidecarRunOptions, SidecarVolume, WithSidecar, WithSidecarProps,
 } from './with-sidecar';
 
 // Meshes and the admission guard

@@ -3,6 +3,7 @@ import { Construct } from 'constructs';
 import { TOOLS, restrictedSecurityContext } from './engine/shutdown';
 import { HoldSpec, Json, QuitSpec, RANK } from './engine/spec';
 import { checkDnsLabel, checkImage, checkInteger, checkPort, durationSeconds, isSecretKey, isSecretName } from './private/checks';
+import { SecretKeyReference, SecretReference } from './secret-ref';
 import { SidecarBase, SidecarProps } from './sidecar';
 
 /**
@@ -140,9 +141,10 @@ export class SidecarVolume {
       options.appMountPath, options.appReadOnly ?? true);
   }
 
-  /** A new volume of a Secret's keys (read-only). */
-  public static secret(name: string, secretName: string, mountPath: string): SidecarVolume {
-    if (!isSecretName(secretName)) throw new Error(`SidecarVolume.secret('${name}'): secretName '${secretName}' is not a Secret name (a DNS-1123 subdomain), e.g. 'db-credentials'.`);
+  /** A new volume of a Secret's keys (read-only); any cdk8s-plus `ISecret` is a `SecretReference`. */
+  public static secret(name: string, secret: SecretReference, mountPath: string): SidecarVolume {
+    const secretName = secret?.name;
+    if (!isSecretName(secretName)) throw new Error(`SidecarVolume.secret('${name}'): Secret name '${secretName}' is not a Secret name (a DNS-1123 subdomain), e.g. 'db-credentials'.`);
     return new SidecarVolume(name, mountPath, true, { secret: { secretName } });
   }
 
@@ -182,16 +184,6 @@ export interface SidecarPort {
    * @default - none
    */
   readonly name?: string;
-}
-
-/**
- * A key of a Secret, as an env var of the sidecar.
- */
-export interface SidecarSecretKey {
-  /** The Secret, in the workload's namespace. */
-  readonly secretName: string;
-  /** The key in it. */
-  readonly key: string;
 }
 
 /**
@@ -286,7 +278,7 @@ export interface WithSidecarProps extends SidecarProps, SidecarRunOptions {
    * Env vars of the sidecar from Secret keys.
    * @default - none
    */
-  readonly secretEnv?: { [name: string]: SidecarSecretKey };
+  readonly secretEnv?: { [name: string]: SecretKeyReference };
 
   /**
    * Declared container ports (those the kubelet or a Service reaches).
@@ -520,7 +512,7 @@ function checkEnvName(who: string, prop: string, name: string): void {
   }
 }
 
-function envList(who: string, plain: { [name: string]: string } | undefined, secrets: { [name: string]: SidecarSecretKey } | undefined, prop = 'env'): Json[] {
+function envList(who: string, plain: { [name: string]: string } | undefined, secrets: { [name: string]: SecretKeyReference } | undefined, prop = 'env'): Json[] {
   const out: Json[] = [];
   for (const [name, value] of Object.entries(plain ?? {})) {
     checkEnvName(who, prop, name);
@@ -530,10 +522,13 @@ function envList(who: string, plain: { [name: string]: string } | undefined, sec
   for (const [name, ref] of Object.entries(secrets ?? {})) {
     checkEnvName(who, 'secretEnv', name);
     if (plain && name in plain) throw new Error(`${who}: '${name}' is both in env and secretEnv; set it in one of them.`);
-    if (!ref || !isSecretName(ref.secretName) || !isSecretKey(ref.key)) {
-      throw new Error(`${who}: secretEnv '${name}' needs a Secret name (DNS-1123 subdomain) and a key, e.g. { secretName: 'oauth2-proxy', key: 'client-secret' } (got ${JSON.stringify(ref)}).`);
+    if (!ref || !isSecretName(ref.secret?.name) || !isSecretKey(ref.key)) {
+      throw new Error(
+        `${who}: secretEnv '${name}' needs a Secret (its name a DNS-1123 subdomain) and a key, ` +
+        `e.g. { secret: { name: 'oauth2-proxy' }, key: 'client-secret' } (got ${JSON.stringify(ref)}).`,
+      );
     }
-    out.push({ name, valueFrom: { secretKeyRef: { key: ref.key, name: ref.secretName } } });
+    out.push({ name, valueFrom: { secretKeyRef: { key: ref.key, name: ref.secret.name } } });
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));
 }

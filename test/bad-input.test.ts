@@ -710,8 +710,8 @@ const CASES: Case[] = [
   },
   {
     name: 'WithSidecar: a secretEnv without a key',
-    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', secretEnv: { TOKEN: { secretName: 'creds', key: '' } } }),
-    message: ["WithSidecar 'test/side'", "secretEnv 'TOKEN' needs a Secret name (DNS-1123 subdomain) and a key", "e.g. { secretName: 'oauth2-proxy', key: 'client-secret' }"],
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', secretEnv: { TOKEN: { secret: { name: 'creds' }, key: '' } } }),
+    message: ["WithSidecar 'test/side'", "secretEnv 'TOKEN' needs a Secret (its name a DNS-1123 subdomain) and a key", "e.g. { secret: { name: 'oauth2-proxy' }, key: 'client-secret' }"],
   },
   {
     name: 'WithSidecar: two volumes at one path',

@@ -212,8 +212,8 @@ function oauth2Proxy(chart: Chart, kubernetesVersion: string) {
       '--reverse-proxy=true',
     ],
     secretEnv: {
-      OAUTH2_PROXY_CLIENT_SECRET: { secretName: 'dashboard-oauth2', key: 'client-secret' },
-      OAUTH2_PROXY_COOKIE_SECRET: { secretName: 'dashboard-oauth2', key: 'cookie-secret' },
+      OAUTH2_PROXY_CLIENT_SECRET: { secret: { name: 'dashboard-oauth2' }, key: 'client-secret' },
+      OAUTH2_PROXY_COOKIE_SECRET: { secret: { name: 'dashboard-oauth2' }, key: 'cookie-secret' },
     },
     ports: [{ number: 4180, name: 'oauth2-http' }],
     startupCheck: SidecarCheck.http(4180, { path: '/ping' }),
