@@ -82,9 +82,19 @@ const project = new cdk8s.ConstructLibraryCdk8s({
 project.testTask.reset('jest --ci', { receiveArgs: true });
 project.testTask.spawn(project.tasks.tryFind('eslint')!);
 project.testTask.exec('tsc --project examples/tsconfig.json');
+// Every TypeScript snippet of README.md, CONTRIBUTING.md, docs/*.md and the TSDoc @examples (what
+// API.md shows) type-checks against the library (scripts/check-snippets.ts; fragments that are
+// not meant to compile say so with ```ts nocompile). A snippet that does not compile fails the build.
+const snippets = project.addTask('test:snippets', {
+  description: 'Type-checks every TypeScript snippet of the README, docs/ and the TSDoc examples against the library',
+  exec: 'ts-node --transpile-only --project projenrc/tsconfig.json scripts/check-snippets.ts',
+});
+project.testTask.spawn(snippets);
 // Rewriting snapshots is a separate, deliberate command (it also writes new ones).
 project.tasks.tryFind('test:update')?.reset('jest -u --ci=false', { receiveArgs: true });
 project.eslint?.addLintPattern('examples');
+// The example app is a user's app, built on cdk8s-plus-27 (a devDependency of the library, not a peer).
+project.eslint?.allowDevDeps('examples/**');
 
 // The consumer test: the `npm pack` tarball, installed with the README's command into a fresh
 // strict cdk8s TypeScript app, type-checks and synthesizes (needs the npm registry).
@@ -114,7 +124,9 @@ bench.spawn(project.compileTask);
 bench.exec('tsc --project bench/tsconfig.json');
 bench.exec('node --expose-gc .bench/bench.js', { receiveArgs: true });
 
-for (const pattern of ['/examples/', '/bench/', '/.bench/', '/.ci/', '/scripts/', '/.consumer-test/']) {
+// docs/ and CONTRIBUTING.md live in the repository (the README links there); the package ships
+// README.md and API.md (the consumer test checks the file list).
+for (const pattern of ['/examples/', '/bench/', '/.bench/', '/.ci/', '/scripts/', '/.consumer-test/', '/docs/', '/CONTRIBUTING.md']) {
   project.addPackageIgnore(pattern);
 }
 

@@ -149,7 +149,7 @@ export class WorkloadBinding {
 
   private validate(): string[] {
     const result = this.render();
-    printWarnings(this.warnings);
+    printWarnings(this.obj.node.root, this.warnings);
     return result.errors;
   }
 

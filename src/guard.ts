@@ -25,7 +25,8 @@ export interface NativeSidecarGuardProps {
    * The LOWEST minor version among the cluster's API servers. Precedence as on the sidecar
    * constructs: this prop, then `CDK8S_SIDECARS_KUBERNETES_VERSION`, then
    * `Sidecars.configure()`, then 1.27.
-   * @default - see above
+   * @default - the environment variable CDK8S_SIDECARS_KUBERNETES_VERSION if set, else the
+   * value given to Sidecars.configure() on an enclosing scope, else '1.27' (no policy API: an error)
    */
   readonly kubernetesVersion?: string;
 

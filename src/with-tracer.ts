@@ -104,8 +104,9 @@ export interface WithTracerProps extends SidecarProps {
   readonly drainTime?: Duration;
 
   /**
-   * Port of the health_check extension, bound on all interfaces so that the kubelet's startup and
-   * readiness probes reach it.
+   * Port of the health_check extension, bound on all interfaces so that the kubelet's startup
+   * probe reaches it (the only probe: no readiness probe, so that a telemetry backend outage does
+   * not take the app out of its Services).
    * 1024 or above: the agent runs as non-root without NET_BIND_SERVICE.
    * @default 13133
    */

@@ -3,11 +3,10 @@
  * (pkg/apis/core/validation/validation.go and friends, named beside each case), and the names,
  * annotations and objects the constructs emit checked against those rules.
  */
-import * as fs from 'fs';
-import * as path from 'path';
 import { ApiObject, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { LogAgent, SidecarMode, SidecarValidation, WithEnvoy, WithLogAgent, WithTracer } from '../src';
+import { allDocs, readDoc } from './util/docs';
 import { kplusWorkload, manifestOf, newChart, podMetadataOf, podSpecOf } from './util/fixtures';
 import { applySidecars } from '../src/engine/pod-template';
 import { POD_SPEC_RULES, checkPodSpec } from '../src/engine/rules';
@@ -383,25 +382,28 @@ describe('issue 16 point 6: kubectl picks the app, not a sidecar placed first', 
   });
 });
 
-describe('point 8: the README says what the source does', () => {
-  const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8').replace(/\s+/g, ' ');
+describe('point 8: the docs say what the source does', () => {
+  // every page for what must not be said anywhere; the page that says it for what must be said
+  const docs = allDocs(true);
+  const troubleshooting = readDoc('docs/troubleshooting.md', true);
+  const target = readDoc('docs/target.md', true);
 
   test('the API server messages it quotes are the ones validation.go has (v1.27.0 / v1.28.0), and the rules quote them too', () => {
-    expect(readme).not.toMatch(/must not be set for init containers/);
-    expect(readme).toMatch(/`Forbidden: may not be set for init containers` \(1\.27\)/);
-    expect(readme).toMatch(/`Forbidden: may not be set for init containers without restartPolicy=Always` \(1\.28/);
+    expect(docs).not.toMatch(/must not be set for init containers/);
+    expect(troubleshooting).toMatch(/`Forbidden: may not be set for init containers` \(1\.27\)/);
+    expect(troubleshooting).toMatch(/`Forbidden: may not be set for init containers without restartPolicy=Always` \(1\.28/);
     const pod = { initContainers: [{ name: 's', restartPolicy: 'Always', startupProbe: {} }], containers: [{ name: 'app' }] };
     expect(checkPodSpec(pod, { minor: 27, gate: false }, 'Pod', { kind: 'Pod' })[0]).toMatch(/\("may not be set for init containers"\)/);
     expect(checkPodSpec(pod, { minor: 28, gate: false }, 'Pod', { kind: 'Pod' })[0]).toMatch(/\("may not be set for init containers without restartPolicy=Always"\)/);
   });
 
   test('an API server that drops restartPolicy rejects a Deployment at kubectl apply: no FailedCreate on the ReplicaSet for that', () => {
-    expect(readme).not.toMatch(/No pod is created\. The controller reports `FailedCreate`/);
-    expect(readme).toMatch(/\*\*`kubectl apply` fails\*\*/);
+    expect(docs).not.toMatch(/No pod is created\. The controller reports `FailedCreate`/);
+    expect(troubleshooting).toMatch(/\*\*`kubectl apply` fails\*\*/);
   });
 
   test('init containers are not said to be served by every sidecar: the log mount and OTEL_* env go to spec.containers only', () => {
-    expect(readme).not.toMatch(/so they are served too/);
+    expect(docs).not.toMatch(/so they are served too/);
     const spec: SidecarSpec = {
       owner: "WithX 'x'",
       kind: 'WithX',
@@ -424,6 +426,6 @@ describe('point 8: the README says what the source does', () => {
     const migrate = out.initContainers.find((c: Json) => c.name === 'migrate');
     expect(migrate.env).toBeUndefined();
     expect(migrate.volumeMounts).toBeUndefined();
-    expect(readme).toMatch(/The log directory mount and the `OTEL_\*` variables, though, are added to `spec\.containers` only/);
+    expect(target).toMatch(/The log directory mount and the `OTEL_\*` variables, though, are added to `spec\.containers` only/);
   });
 });

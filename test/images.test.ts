@@ -8,6 +8,7 @@ import { ENVOY_IMAGE, FLUENTD_IMAGE, FLUENT_BIT_IMAGE, OTEL_COLLECTOR_IMAGE, VEC
 import { OTEL_COLLECTOR_IMAGE as RENDERER_OTEL_IMAGE } from '../src/agents/otel-collector';
 import { TOOLS } from '../src/engine/shutdown';
 import { DEFAULT_IMAGES } from '../src/images';
+import { allDocs } from './util/docs';
 
 const ROOT = path.join(__dirname, '..');
 const LISTED = Object.values(DEFAULT_IMAGES).map(i => i.image);
@@ -60,9 +61,9 @@ test("the README's default-image table is the list", () => {
   expect(rows.map(r => [r[1].replace(/`/g, ''), r[2]])).toEqual(Object.values(DEFAULT_IMAGES).map(i => [i.image, i.usedBy.includes(' ') ? i.usedBy : `\`${i.usedBy}\``]));
 });
 
-test('every tag of those repositories the README mentions is a listed one', () => {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const mentioned = [...readme.matchAll(/(?<![\w./-])([a-z0-9][a-z0-9._/-]*):(v?\d[A-Za-z0-9._-]*[A-Za-z0-9])/g)]
+test('every tag of those repositories the docs (README, CONTRIBUTING, docs/) mention is a listed one', () => {
+  const docs = allDocs();
+  const mentioned = [...docs.matchAll(/(?<![\w./-])([a-z0-9][a-z0-9._/-]*):(v?\d[A-Za-z0-9._-]*[A-Za-z0-9])/g)]
     .filter(m => REPOS.has(m[1]))
     .map(m => `${m[1]}:${m[2]}`);
   expect(mentioned.length).toBeGreaterThan(LISTED.length);

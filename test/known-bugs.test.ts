@@ -8,7 +8,7 @@
  * with 1.29); kubernetes#132826 fixed in v1.33.6 (#134801), v1.34.2 (#134800), v1.35.0
  * (#133072), no patch for 1.28-1.32.
  */
-import { ApiObject, Testing } from 'cdk8s';
+import { ApiObject, Chart, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { SidecarMode, SidecarWarnings, WithLogAgent, WithTracer } from '../src';
 import { KNOWN_KUBERNETES_BUGS, KnownKubernetesBug, findKnownBugs, hasBug } from '../src/known-bugs';
@@ -118,7 +118,7 @@ describe('warnings on synthesized apps', () => {
     return { app, chart };
   }
 
-  test('1.29.3, two native sidecars: kubernetes#125880 is printed once per synthesis and readable with SidecarWarnings.of', () => withEnv(ENV, undefined, () => {
+  test('1.29.3, two native sidecars: kubernetes#125880 is printed once per app and readable with SidecarWarnings.of', () => withEnv(ENV, undefined, () => {
     const { app, chart } = deploymentWithTwo('1.29.3');
     expect(SidecarWarnings.of(app)).toEqual([]);
     const manifest = manifestOf(Testing.synth(chart), 'Deployment');
@@ -132,8 +132,17 @@ describe('warnings on synthesized apps', () => {
     ));
     expect(printed()).toEqual([`[cdk8s-sidecars] WARNING: ${warnings[0]}\n`]);
     Testing.synth(chart);
-    expect(printed()).toHaveLength(2); // once more for the second synthesis, not once per render
+    expect(printed()).toHaveLength(1); // once per app: not again for a second synthesis, nor per render
     expect(SidecarWarnings.of(chart)).toEqual(warnings);
+  }));
+
+  test('App.synthYaml() with several charts prints each warning once (cdk8s validates the app once, then again per chart)', () => withEnv(ENV, undefined, () => {
+    const { app, chart } = deploymentWithTwo('1.29.3');
+    new Chart(app, 'second');
+    new Chart(app, 'third');
+    app.synthYaml();
+    expect(SidecarWarnings.of(app)).toHaveLength(1);
+    expect(printed()).toEqual([`[cdk8s-sidecars] WARNING: ${SidecarWarnings.of(chart)[0]}\n`]);
   }));
 
   test('the fixed patch (1.29.8), the bare minor (1.29) and the legacy layout give no warning', () => withEnv(ENV, undefined, () => {

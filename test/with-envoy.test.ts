@@ -1,9 +1,8 @@
-import * as fs from 'fs';
-import * as path from 'path';
 import { ApiObject, Cron, Duration, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { EnvoyAppProtocol, EnvoyUpstream, SidecarMode, WithEnvoy, WithEnvoyProps, WithLogAgent, WithTracer } from '../src';
+import { readDoc } from './util/docs';
 import { envoyBootstrapErrors, envoyMessageErrors, expectValidEnvoyBootstrap } from './util/envoy-proto';
 import {
   APP_CONTAINER, WorkloadKind, containerOf, kplusWorkload as anyWorkload, layoutOf, manifestOf, newChart, podMetadataOf, podSpecOf,
@@ -684,11 +683,13 @@ describe('a transparent sidecar: what Envoy changes and leaves alone on the way 
     }
   });
 
-  test('the README says the app must keep accepting requests for drainTime after SIGTERM', () => {
-    const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+  test('the docs say the app must keep accepting requests for drainTime after SIGTERM (README and docs/envoy.md)', () => {
+    const readme = readDoc('README.md');
     const section = readme.slice(readme.indexOf('## WithEnvoy'), readme.indexOf('## WithTracer'));
     expect(section).toMatch(/keep accepting[^.]*requests[^.]*drainTime[^.]*SIGTERM/);
-    expect(section).toMatch(/503 `UF`/);
+    const envoy = readDoc('docs/envoy.md');
+    expect(envoy).toMatch(/keep accepting[^.]*requests[^.]*drainTime[^.]*SIGTERM/);
+    expect(envoy).toMatch(/503 `UF`/);
   });
 });
 
