@@ -64,32 +64,38 @@ export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
   {
     issue: 'kubernetes#125880',
     fixedBy: 'kubernetes#125935',
-    summary: 'a native sidecar followed by an init container that has not started is not sent SIGTERM when the pod is deleted, until the grace period is over',
+    summary: 'a native sidecar followed by another native sidecar that is not running is not sent SIGTERM when the pod is deleted, until the grace period is over',
     fixedIn: ['1.29.8', '1.30.4', '1.31.0'],
     // The ordered termination it breaks came with 1.29 (kubernetes#120620, "terminate sidecars
     // after main containers"); 1.28 stops all containers at once.
     firstAffectedMinor: 29,
     sources: [
-      'https://github.com/kubernetes/kubernetes/issues/125880',
+      'https://github.com/kubernetes/kubernetes/issues/125880', 'https://github.com/kubernetes/kubernetes/pull/125935',
       'CHANGELOG/CHANGELOG-1.29.md v1.29.8 (#126332)', 'CHANGELOG/CHANGELOG-1.30.md v1.30.4 (#126331)', 'CHANGELOG/CHANGELOG-1.31.md v1.31.0 (#125935)',
     ],
     check: pod => {
-      // The kubelet stops a native sidecar only after every init container declared after it
-      // has stopped; one that never started held the earlier sidecars until the grace period
-      // ran out. A pod is only hit when a native sidecar has an init container after it.
+      // pkg/kubelet/kuberuntime/kuberuntime_termination_order.go `newTerminationOrdering`: a
+      // restartable init container waits for the main containers (a channel pre-closed for one
+      // that is not running) and for the NEXT restartable init container after it
+      // (`previousSidecarName`); an ordinary init container's channel is waited on by nobody.
+      // Before kubernetes#125935 the init containers' channels were never pre-closed
+      // (`to.terminated[ic.Name] = make(chan struct{})`), so a native sidecar whose next native
+      // sidecar had not started (its own start, or an ordinary init container between them, not
+      // finished) waited out the grace period. The PR: "may not receive SIGTERM if the last
+      // restartable init container hasn't run". So only a native sidecar with another one after it.
       const init: Json[] = pod.initContainers ?? [];
-      const affected = init.filter((c, i) => c.restartPolicy === 'Always' && i < init.length - 1).map(c => c.name);
-      if (affected.length === 0) return undefined;
-      const after = init.slice(init.findIndex(c => c.name === affected[0]) + 1).map(c => c.name);
+      const natives = init.filter(c => c.restartPolicy === 'Always').map(c => c.name as string);
+      if (natives.length < 2) return undefined;
+      const affected = natives.slice(0, -1);
       const grace = pod.terminationGracePeriodSeconds ?? 30;
       return {
         level: 'warning',
         what:
-          `native sidecar(s) ${quoted(affected)} have init container(s) after them (${quoted(after)}); when the pod is deleted ` +
-          'before those have started (a rollout or scale-down while it initializes, a sidecar whose startupProbe fails), ' +
+          `native sidecar(s) ${quoted(affected)} have another native sidecar after them (${quoted(natives.slice(1))}); when the pod is deleted ` +
+          'before that one is running (a rollout or scale-down while the pod initializes, a sidecar whose startupProbe fails), ' +
           `${quoted(affected)} get no SIGTERM until terminationGracePeriodSeconds (${grace}s) is over, so the pod stays Terminating that long ` +
           'and the sidecars are then killed without a graceful stop',
-        avoid: 'or keep init containers out of the pod and give at most one sidecar the native layout (mode: SidecarMode.LEGACY on the others)',
+        avoid: 'or give at most one sidecar of the pod the native layout (mode: SidecarMode.LEGACY on the library\'s others)',
       };
     },
   },

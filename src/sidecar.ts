@@ -37,12 +37,28 @@ export interface SidecarProps extends SidecarTargetOptions {
   readonly resources?: SidecarResources;
 
   /**
-   * How long the app takes to shut down after SIGTERM. Legacy layout: the `preStop` delay that
-   * keeps the sidecar alive meanwhile. Native layout: the share of the grace period the app
-   * gets before the sidecars are stopped. Counts toward `terminationGracePeriodSeconds`.
+   * How long the app takes to shut down after SIGTERM. The kubelet runs the app container's own
+   * `preStop` hook first and sends SIGTERM after it: a hook whose duration can be read (the
+   * `sleep` action, or an exec of exactly `sleep N` / `/bin/sleep N`) is added to this. For any
+   * other hook (an exec of another program, `httpGet`) this must cover the hook AND the app's
+   * shutdown after it; leaving it unset then is an error. Legacy layout: the sidecars'
+   * `preStop` delay keeps them alive until then. Native layout: the share of the grace period
+   * the app gets before the sidecars are stopped. Counts toward `terminationGracePeriodSeconds`;
+   * a workload's own grace period above what the sidecars need is given to the app too.
    * @default Duration.seconds(10)
    */
   readonly appShutdownTime?: Duration;
+
+  /**
+   * How long each of the workload's OWN native sidecars (init containers with `restartPolicy:
+   * Always` that are not this library's) takes from SIGTERM to its exit. From Kubernetes 1.29
+   * they are stopped before the library's native sidecars, which wait for them; the library
+   * cannot read it from the manifest, so with such sidecars and a native sidecar of the
+   * library's on 1.29+ it is required. Counted once per such sidecar in
+   * `terminationGracePeriodSeconds`.
+   * @default - none: an error when the workload has native sidecars of its own (1.29+)
+   */
+  readonly userSidecarStopTime?: Duration;
 
   /**
    * Accept a legacy sidecar on a Job or CronJob. A legacy sidecar never exits, so the pod never
@@ -224,6 +240,7 @@ export abstract class SidecarBase extends Construct {
     checkSameApp(this.describe(), this, this.workloadObject);
     checkDnsLabel(this.describe(), 'containerName', this.containerName, MAX_CONTAINER_NAME_LENGTH);
     if (props.after !== undefined) checkDnsLabel(this.describe(), 'after', props.after);
+    this.userSidecarStopSeconds(); // checked here, before anything is attached
     // An explicit version is checked at once; inherited ones at synthesis.
     this.resolved();
   }
@@ -396,7 +413,19 @@ export abstract class SidecarBase extends Construct {
     let spec = this.specs.get(layout);
     if (!spec) {
       const { kind, ...rest } = agent;
-      spec = deepFreeze({ ...rest, owner: this.describe(), kind, layout, allowLegacyOnJob: this._props.allowLegacyOnJob ?? false });
+      spec = deepFreeze({
+        ...rest,
+        // whether appShutdownTime was given, and the user's own native sidecars' stop time (src/engine/shutdown.ts)
+        shutdown: {
+          ...rest.shutdown,
+          appShutdownGiven: this._props.appShutdownTime !== undefined,
+          userSidecarStopSeconds: this.userSidecarStopSeconds(),
+        },
+        owner: this.describe(),
+        kind,
+        layout,
+        allowLegacyOnJob: this._props.allowLegacyOnJob ?? false,
+      });
       this.specs.set(layout, spec);
     }
     return { spec, minor: target.version.minor, patch: target.version.patch, gate: target.gate };
@@ -407,6 +436,12 @@ export abstract class SidecarBase extends Construct {
    */
   protected appShutdownSeconds(): number {
     return durationSeconds(this.describe(), 'appShutdownTime', this._props.appShutdownTime, DEFAULT_APP_SHUTDOWN_SECONDS);
+  }
+
+  /** `userSidecarStopTime` in seconds (validated), or undefined when not given. */
+  private userSidecarStopSeconds(): number | undefined {
+    const t = this._props.userSidecarStopTime;
+    return t === undefined ? undefined : durationSeconds(this.describe(), 'userSidecarStopTime', t, 0);
   }
 
   /**

@@ -296,7 +296,8 @@ describe('the grace budget, against the kubelet simulation', () => {
   // A user's native sidecar (e.g. a vendor's) and ours with a read delay; where ours goes changes
   // the kubelet's order: ours after it is stopped BEFORE it.
   const userNative = { name: 'vendor-agent', image: 'v:1', restartPolicy: 'Always' };
-  const ours = (after?: string) => sidecar('ours', { after, shutdown: { stopSeconds: 6, appShutdownSeconds: 10, readAfterAppExitSeconds: 3 } });
+  // userSidecarStopSeconds: the user's native sidecars' stop time, which the manifest cannot tell (main's userSidecarStopTime)
+  const ours = (after?: string) => sidecar('ours', { after, shutdown: { stopSeconds: 6, appShutdownSeconds: 10, readAfterAppExitSeconds: 3, userSidecarStopSeconds: 2 } });
 
   test.each([
     ['before the user\'s native sidecar (default)', undefined, ['ours', 'vendor-agent']],
@@ -320,7 +321,7 @@ describe('the grace budget, against the kubelet simulation', () => {
   test('a long app shutdown: the budget rises above 30 and the simulation agrees in both orders', () => {
     for (const after of [undefined, 'vendor-agent']) {
       const m = workload('Deployment', { containers: [{ name: 'app', image: 'a:1' }], initContainers: [userNative] });
-      const s = sidecar('ours', { after, shutdown: { stopSeconds: 6, appShutdownSeconds: 25, readAfterAppExitSeconds: 3 } });
+      const s = sidecar('ours', { after, shutdown: { stopSeconds: 6, appShutdownSeconds: 25, readAfterAppExitSeconds: 3, userSidecarStopSeconds: 2 } });
       const pod = podOf(applySidecars(m, [s], T30).manifest);
       const least = leastGrace({ spec: pod, minor: 30, behaviour: behaviour({ app: 25, ours: 6 }) },
         sim => (sim.containers.get('ours')!.sigterm < 28 ? ['read'] : []));

@@ -3,7 +3,7 @@
  * (pkg/apis/core/validation/validation.go and friends, named beside each case), and the names,
  * annotations and objects the constructs emit checked against those rules.
  */
-import { ApiObject, Testing } from 'cdk8s';
+import { ApiObject, Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { LogAgent, SidecarMode, SidecarValidation, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { allDocs, readDoc } from './util/docs';
@@ -322,7 +322,8 @@ describe('point 7: SidecarValidation.checkManifest on other tools\' output', () 
     // and a sidecar construct attaches to one (its pod template is at spec.template, as a ReplicaSet's)
     const { chart } = newChart();
     const obj = new ApiObject(chart, 'rc', rc);
-    new WithLogAgent(chart, 'logs', { workload: obj, kubernetesVersion: '1.29' });
+    // (the proxy is a native sidecar of the user's: its stop time is the user's to say)
+    new WithLogAgent(chart, 'logs', { workload: obj, kubernetesVersion: '1.29', userSidecarStopTime: Duration.seconds(2) });
     const out = manifestOf(Testing.synth(chart), 'ReplicationController');
     expect(out.spec.template.spec.initContainers.map((c: Json) => c.name)).toEqual(['sidecar-tools', 'log-agent', 'proxy']);
   });

@@ -8,7 +8,7 @@
  * with 1.29); kubernetes#132826 fixed in v1.33.6 (#134801), v1.34.2 (#134800), v1.35.0
  * (#133072), no patch for 1.28-1.32.
  */
-import { ApiObject, Chart, Testing } from 'cdk8s';
+import { ApiObject, Chart, Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { SidecarMode, SidecarWarnings, WithLogAgent, WithTracer } from '../src';
 import { KNOWN_KUBERNETES_BUGS, KnownKubernetesBug, findKnownBugs, hasBug } from '../src/known-bugs';
@@ -49,17 +49,21 @@ describe('which releases have which bug', () => {
 describe('which emitted pods a bug hits', () => {
   const sidecar = (name: string, extra: object = {}) => ({ name, image: 'x', restartPolicy: 'Always', startupProbe: { httpGet: { port: 2020 } }, ...extra });
 
-  test('kubernetes#125880: only a native sidecar with an init container after it', () => {
+  test('kubernetes#125880: only a native sidecar with another native sidecar after it', () => {
     const at = v('1.30.1');
     expect(findKnownBugs('w', { initContainers: [sidecar('log-agent')], containers: [{ name: 'app' }] }, at)).toEqual([]);
-    const hit = findKnownBugs('w', { initContainers: [sidecar('log-agent'), sidecar('tracer'), { name: 'migrate' }], containers: [], terminationGracePeriodSeconds: 47 }, at);
+    // An ordinary init container after the only native sidecar: nobody waits for it
+    // (kuberuntime_termination_order.go: a sidecar waits for the main containers and the NEXT
+    // restartable init container only), so the old check's warning was wrong.
+    expect(findKnownBugs('w', { initContainers: [sidecar('log-agent'), { name: 'migrate' }], containers: [{ name: 'app' }] }, at)).toEqual([]);
+    const hit = findKnownBugs('w', { initContainers: [sidecar('log-agent'), { name: 'migrate' }, sidecar('tracer')], containers: [], terminationGracePeriodSeconds: 47 }, at);
     expect(hit).toHaveLength(1);
     expect(hit[0].message).toBe(
-      "w: Kubernetes 1.30.1 has kubernetes#125880 (fixed in 1.29.8, 1.30.4, 1.31.0 by kubernetes#125935): native sidecar(s) 'log-agent', 'tracer' " +
-      "have init container(s) after them ('tracer', 'migrate'); when the pod is deleted before those have started (a rollout or scale-down while it " +
-      "initializes, a sidecar whose startupProbe fails), 'log-agent', 'tracer' get no SIGTERM until terminationGracePeriodSeconds (47s) is over, so the " +
+      "w: Kubernetes 1.30.1 has kubernetes#125880 (fixed in 1.29.8, 1.30.4, 1.31.0 by kubernetes#125935): native sidecar(s) 'log-agent' " +
+      "have another native sidecar after them ('tracer'); when the pod is deleted before that one is running (a rollout or scale-down while the pod " +
+      "initializes, a sidecar whose startupProbe fails), 'log-agent' get no SIGTERM until terminationGracePeriodSeconds (47s) is over, so the " +
       'pod stays Terminating that long and the sidecars are then killed without a graceful stop. To avoid it, upgrade the cluster to 1.30.4 or later, ' +
-      'or keep init containers out of the pod and give at most one sidecar the native layout (mode: SidecarMode.LEGACY on the others).',
+      "or give at most one sidecar of the pod the native layout (mode: SidecarMode.LEGACY on the library's others).",
     );
     // A regular init container BEFORE the only native sidecar does not count.
     expect(findKnownBugs('w', { initContainers: [{ name: 'tools' }, sidecar('log-agent')] }, at)).toEqual([]);
@@ -128,7 +132,7 @@ describe('warnings on synthesized apps', () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(new RegExp(
       `^'test/web/Resource' \\(Deployment '${manifest.metadata.name}'\\): Kubernetes 1\\.29\\.3 has kubernetes#125880 .*native sidecar\\(s\\) '${init[0]}' ` +
-      `have init container\\(s\\) after them \\('${init[1]}'\\).*upgrade the cluster to 1\\.29\\.8 or later`,
+      `have another native sidecar after them \\('${init[1]}'\\).*upgrade the cluster to 1\\.29\\.8 or later`,
     ));
     expect(printed()).toEqual([`[cdk8s-sidecars] WARNING: ${warnings[0]}\n`]);
     Testing.synth(chart);
@@ -205,22 +209,38 @@ describe('warnings on synthesized apps', () => {
     });
   });
 
-  test('a user init container after our only native sidecar on a raw object counts too', () => withEnv(ENV, undefined, () => {
-    const { app, chart } = newChart();
-    const obj = new ApiObject(chart, 'raw', {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'raw' },
-      spec: {
-        selector: { matchLabels: { app: 'raw' } },
-        template: {
-          metadata: { labels: { app: 'raw' } },
-          spec: { initContainers: [{ name: 'migrate', image: 'ghcr.io/example/migrate:1' }], containers: [{ name: 'app', image: 'ghcr.io/example/app:1' }] },
+  const rawWithInit = (chart: any, initContainers: object[], kind = 'Deployment') => new ApiObject(chart, 'raw', {
+    apiVersion: kind === 'Job' ? 'batch/v1' : 'apps/v1',
+    kind,
+    metadata: { name: 'raw' },
+    spec: {
+      ...(kind === 'Job' ? {} : { selector: { matchLabels: { app: 'raw' } } }),
+      template: {
+        metadata: { labels: { app: 'raw' } },
+        spec: {
+          ...(kind === 'Job' ? { restartPolicy: 'OnFailure' } : {}),
+          initContainers,
+          containers: [{ name: 'app', image: 'ghcr.io/example/app:1' }],
         },
       },
+    },
+  });
+
+  test('a Job with an ordinary init container after our only native sidecar: no kubernetes#125880 warning', () => withEnv(ENV, undefined, () => {
+    const { app, chart } = newChart();
+    new WithLogAgent(chart, 'logs', { workload: rawWithInit(chart, [{ name: 'migrate', image: 'ghcr.io/example/migrate:1' }], 'Job'), kubernetesVersion: 'v1.29.1' });
+    const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Job'));
+    expect(spec.initContainers.map((c: any) => c.name)).toEqual(['sidecar-tools', 'log-agent', 'migrate']);
+    expect(SidecarWarnings.of(app)).toEqual([]);
+  }));
+
+  test('two native sidecars (ours, then the user\'s): kubernetes#125880 names ours', () => withEnv(ENV, undefined, () => {
+    const { app, chart } = newChart();
+    const mesh = { name: 'mesh', image: 'ghcr.io/example/mesh:1', restartPolicy: 'Always', startupProbe: { tcpSocket: { port: 15000 } } };
+    new WithLogAgent(chart, 'logs', {
+      workload: rawWithInit(chart, [{ name: 'migrate', image: 'ghcr.io/example/migrate:1' }, mesh]), kubernetesVersion: 'v1.29.1', userSidecarStopTime: Duration.seconds(3),
     });
-    new WithLogAgent(chart, 'logs', { workload: obj, kubernetesVersion: 'v1.29.1' });
     Testing.synth(chart);
-    expect(SidecarWarnings.of(app)).toEqual([expect.stringContaining("native sidecar(s) 'log-agent' have init container(s) after them ('migrate')")]);
+    expect(SidecarWarnings.of(app)).toEqual([expect.stringContaining("native sidecar(s) 'log-agent' have another native sidecar after them ('mesh')")]);
   }));
 });

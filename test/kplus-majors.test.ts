@@ -189,7 +189,8 @@ describe('what differs between the majors', () => {
       containers: [{ name: 'app', image: 'nginx', ports: [{ number: 8080 }] }],
       initContainers: [{ name: 'mine', image: 'busybox', restartPolicy: kplus.ContainerRestartPolicy.ALWAYS }],
     });
-    new WithLogAgent(chart, 'logs', { workload: web, kubernetesVersion: '1.29' });
+    // ours wait for it, and how long it takes after SIGTERM is the user's to say (userSidecarStopTime)
+    new WithLogAgent(chart, 'logs', { workload: web, kubernetesVersion: '1.29', userSidecarStopTime: Duration.seconds(2) });
     const manifests = Testing.synth(chart);
     expectValidManifests(manifests, '1.29');
     const init = manifests[0].spec.template.spec.initContainers;

@@ -246,6 +246,8 @@ function buildAny(c: AnySidecarCase) {
     kubernetesVersion: `1.${c.minor}`,
     sidecarContainersGate: c.gate,
     appShutdownTime: Duration.seconds(c.appShutdownSeconds),
+    // the user's native init containers stop in 2 s (the simulation's behaviour below)
+    userSidecarStopTime: Duration.seconds(2),
     allowLegacyOnJob: c.allowLegacyOnJob,
     after: c.after !== undefined ? c.init[c.after].name : undefined,
     startupCheck: c.check ? anyCheck(c.check) : undefined,

@@ -1,6 +1,6 @@
 /**
- * Shutdown, end to end: each agent's shutdown model against numbers worked out by hand from the
- * agent's own code, the timeouts the renderers set for those models, the grace budget against
+ * Shutdown, end to end: each agent's budget against a timeline of its shutdown written from its
+ * own code and the values read back from the rendered config, the grace budget against
  * the kubelet termination simulation (test/util/kubelet-termination.ts), and what is emitted.
  */
 import { ApiObject, Duration, Testing } from 'cdk8s';
@@ -11,12 +11,7 @@ import {
 } from '../src';
 import { containerOf, kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { parseFluentConf } from './util/fluentd-conf';
-import { Behaviour, cutShort, leastGrace, simulateTermination } from './util/kubelet-termination';
-import { envoyShutdown } from '../src/agents/envoy-shutdown';
-import { FLUENT_BIT_SHUTDOWN, fluentBitShutdown } from '../src/agents/fluent-bit';
-import { fluentdShutdown } from '../src/agents/fluentd';
-import { otelCollectorShutdown } from '../src/agents/otel-collector';
-import { vectorShutdown } from '../src/agents/vector';
+import { Behaviour, Simulation, cutShort, leastGrace, simulateTermination } from './util/kubelet-termination';
 import { applySidecars } from '../src/engine/pod-template';
 import { RANK, SidecarSpec } from '../src/engine/spec';
 
@@ -46,107 +41,193 @@ function specOf(construct: WithLogAgent | WithTracer | WithEnvoy): SidecarSpec['
   return (construct as any)._agent.shutdown;
 }
 
+// ---------------------------------------------------------------------------
+// Each agent's shutdown as a timeline, from its own code and the rendered config
+// ---------------------------------------------------------------------------
+
 /**
- * Worked out by hand from each agent's code at the pinned tag (see the models in src/agents/), with
- * the defaults: Fluent Bit Grace 5, Vector limit 5, Fluentd shutdownGrace 10.
+ * What an agent does after SIGTERM, step by step, written here from the agent's own shutdown code
+ * at the pinned tag (NOT from src/agents/), with the values read back from the rendered config
+ * text and container args. `stop` is the latest it can exit; `read` how long after the app's
+ * last write it must still get no SIGTERM.
  */
-const BY_HAND: Record<AgentName, (o: OutputName) => { stop: number; read: number }> = {
-  // 5 ticks of the engine, then an in-flight send: connect 5 + io 5, each noticed up to 2.5 s late
-  // (1.5 s checks, whole-second deadlines), then exit 1. stdout has no connection.
-  // Reading stops at SIGTERM: a new file is found within Refresh_Interval 1 s, + 1 s.
-  'fluent-bit': o => ({ stop: o === 'stdout' ? 5 + 1 : 5 + 5 + 5 + 2.5 + 2.5 + 1, read: 2 }),
-  // the graceful shutdown limit, then exit; the poll backoff is 2048 ms: 3 whole seconds
-  'vector': () => ({ stop: 5 + 1, read: 3 }),
-  // no limit of its own: the kubelet's kill at shutdownGrace; in_tail reads to the end at shutdown
-  'fluentd': () => ({ stop: 10, read: 0 }),
+interface Timeline {
+  readonly stop: number;
+  readonly read: number;
+  readonly steps: string[];
+}
+
+/** Upstream facts that are not settings: each read in the agent's code at the pinned tag. */
+const UPSTREAM = {
+  // fluent/fluent-bit v3.2.10 src/flb_output_thread.c cb_thread_sched_timer: a worker checks its
+  // connections every 1.5 s; src/flb_upstream.c flb_upstream_conn_timeouts: deadlines in whole
+  // seconds (time(NULL)): a timeout fires up to 1.5 + 1 s after it is due.
+  fluentBitTimeoutLate: 1.5 + 1,
+  // vectordotdev/vector v0.54.0 lib/file-source/src/file_server.rs: an idle file is polled with a
+  // backoff that doubles up to 2048 ms, and the file server stops at SIGTERM.
+  vectorPollBackoffMillis: 2048,
+  // leaving the process once the agent's own shutdown is over (Envoy: source/server/server.cc
+  // shuts down at once on SIGTERM, v1.36.4)
+  exit: 1,
 };
 
-describe('each agent\'s shutdown model: the budgeted stop time is the model\'s bound', () => {
+/** `key value` of an INI-like section (Fluent Bit classic config). */
+function fluentBitValue(conf: string, section: string, key: string): string | undefined {
+  const body = conf.slice(conf.indexOf(`[${section}]`)).split(/\n\s*\[/)[0];
+  return new RegExp(`^\\s+${key.replace('.', '\\.')}\\s+(\\S+)$`, 'm').exec(body)?.[1];
+}
+
+const seconds = (v: string | undefined) => (v === undefined ? undefined : Number(/^(\d+)s?$/.exec(v)![1]));
+
+/**
+ * Fluent Bit v3.2.10: at SIGTERM the engine pauses every input (src/flb_engine.c, FLB_ENGINE_STOP:
+ * nothing more is read); it re-checks each second and stops at the first tick without tasks, after
+ * `Grace` ticks at the latest (at least one); then each worker output exits when none of its
+ * connections is busy (src/flb_output_thread.c): a send started last may take its connect timeout
+ * and its I/O timeout, each noticed late. A file is read on its inotify event or found at the next
+ * scan (`Refresh_Interval`), so a last line needs the scan interval and a second.
+ */
+function fluentBitTimeline(conf: string, output: OutputName): Timeline {
+  const grace = Math.max(Number(fluentBitValue(conf, 'SERVICE', 'Grace')), 1);
+  const steps = [`engine ticks: ${grace}s`];
+  let stop = grace;
+  if (output !== 'stdout') {
+    const connect = seconds(fluentBitValue(conf, 'OUTPUT', 'net.connect_timeout'));
+    const io = seconds(fluentBitValue(conf, 'OUTPUT', 'net.io_timeout'));
+    // without them a stalled backend holds the worker until the kill: there is no bound to budget
+    if (connect === undefined || io === undefined || io === 0) throw new Error(`no bound: net.connect_timeout ${connect}, net.io_timeout ${io}`);
+    stop += connect + io + 2 * UPSTREAM.fluentBitTimeoutLate;
+    steps.push(`in-flight send: connect ${connect}s + io ${io}s, each noticed up to ${UPSTREAM.fluentBitTimeoutLate}s late`);
+  }
+  stop += UPSTREAM.exit;
+  return { stop, read: Number(fluentBitValue(conf, 'INPUT', 'Refresh_Interval')) + 1, steps };
+}
+
+/**
+ * Vector v0.54.0: the topology waits for its components until `--graceful-shutdown-limit-secs`,
+ * then kills them (src/topology/running.rs); the file source stops reading at SIGTERM, so a line
+ * written during an idle backoff is read only if SIGTERM waits for the whole backoff.
+ */
+function vectorTimeline(args: string[]): Timeline {
+  const limit = Number(args[args.indexOf('--graceful-shutdown-limit-secs') + 1]);
+  return { stop: limit + UPSTREAM.exit, read: Math.ceil(UPSTREAM.vectorPollBackoffMillis / 1000), steps: [`limit ${limit}s`] };
+}
+
+/**
+ * Fluentd v1.19.3 (lib/fluent/root_agent.rb `shutdown`: inputs first, each plugin's
+ * before_shutdown then shutdown): in_tail reads every watched file to its end
+ * (lib/fluent/plugin/in_tail.rb `shutdown` -> `detach` -> a last `on_notify`); then the output's
+ * `before_shutdown` -> `force_flush` -> `submit_flush_all` sends the queued chunks one attempt
+ * each, `while !@retry && @buffer.queued?`, so it stops at the first failed attempt and makes
+ * none when the backend was already failing; `after_shutdown` stops and joins the flush threads:
+ * nothing is retried (lib/fluent/plugin/output.rb). It has no time limit of its own: what bounds
+ * one attempt are the output's timeouts (read from the config); the kubelet's kill at the
+ * `shutdownGrace` the library gives it bounds the rest (several chunks, an output without
+ * timeouts such as fluent-plugin-grafana-loki). The budget must at least fit one attempt.
+ */
+function fluentdTimeline(conf: string, shutdownGrace: number): Timeline {
+  const match = parseFluentConf(conf).find(d => d.name === 'match')!;
+  const phases = ['open_timeout', 'ssl_timeout', 'read_timeout', 'connect_timeout', 'send_timeout', 'request_timeout']
+    .filter(k => match.params[k] !== undefined).map(k => [k, Number(match.params[k].raw)] as const);
+  const attempt = phases.reduce((a, [, v]) => a + v, 0);
+  const attemptText = phases.map(([k, v]) => `${k} ${v}s`).join(' + ') || 'no network timeouts';
+  const steps = [`one attempt: ${attemptText}`, `killed at shutdownGrace ${shutdownGrace}s`];
+  return { stop: Math.max(shutdownGrace, attempt + UPSTREAM.exit), read: 0, steps };
+}
+
+/**
+ * The collector v0.139.0: the receivers stop first, then the exporters one after another
+ * (service/internal/graph/graph.go ShutdownAll); each stops retrying and drains its queue
+ * (exporter/exporterhelper): ceil(queue_size / num_consumers) rounds of its `timeout`.
+ */
+function collectorTimeline(configText: string): Timeline {
+  const config = parseYaml(configText);
+  const steps: string[] = [];
+  let stop = 0;
+  for (const [id, e] of Object.entries<any>(config.exporters)) {
+    const rounds = Math.ceil(e.sending_queue.queue_size / e.sending_queue.num_consumers);
+    const t = seconds(e.timeout)!;
+    stop += rounds * t;
+    steps.push(`${id}: ${rounds} x ${t}s`);
+  }
+  return { stop: stop + UPSTREAM.exit, read: 0, steps };
+}
+
+function synthLogAgent(agent: AgentName, output: OutputName, shutdownGrace?: number) {
+  const { chart } = newChart();
+  const construct = new WithLogAgent(chart, 'logs', {
+    workload: kplusWorkload(chart, 'Deployment'),
+    kubernetesVersion: '1.30',
+    agent: shutdownGrace === undefined ? AGENTS[agent](output) : LogAgent.fluentd({
+      shutdownGrace: Duration.seconds(shutdownGrace), ...(['loki', 'elasticsearch', 'opensearch'].includes(output) ? { image: PLUGIN_IMAGE } : {}),
+    }),
+    output: OUTPUTS[output](),
+  });
+  const out = Testing.synth(chart);
+  return { construct, data: manifestOf(out, 'ConfigMap').data, container: containerOf(manifestOf(out, 'Deployment'), 'log-agent') };
+}
+
+describe('each agent\'s shutdown: the budget is the end of its timeline (upstream code + the rendered config)', () => {
   test.each(COMBINATIONS)('%s with the %s output', (agent, output) => {
-    const { chart } = newChart();
-    const construct = new WithLogAgent(chart, 'logs', {
-      workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.30', agent: AGENTS[agent](output), output: OUTPUTS[output](),
-    });
-    const budgeted = specOf(construct);
-    const model = {
-      'fluent-bit': () => fluentBitShutdown(5, output),
-      'vector': () => vectorShutdown(5),
-      'fluentd': () => fluentdShutdown(10, construct.output._config),
+    const { construct, data, container } = synthLogAgent(agent, output);
+    const timeline = {
+      'fluent-bit': () => fluentBitTimeline(data['fluent-bit.conf'], output),
+      'vector': () => vectorTimeline(container.args),
+      // LogAgent.fluentd()'s documented default shutdownGrace
+      'fluentd': () => fluentdTimeline(data['fluent.conf'], 10),
     }[agent]();
-    const hand = BY_HAND[agent](output);
-    expect(model.stopSeconds).toBe(hand.stop);
-    expect(model.readAfterAppExitSeconds).toBe(hand.read);
-    expect(budgeted.stopSeconds).toBe(model.stopSeconds);
-    expect(budgeted.readAfterAppExitSeconds ?? 0).toBe(model.readAfterAppExitSeconds);
+    const budgeted = specOf(construct);
+    expect({ stop: budgeted.stopSeconds, read: budgeted.readAfterAppExitSeconds ?? 0 })
+      .toEqual({ stop: Math.ceil(timeline.stop), read: timeline.read });
   });
 
-  test('the tracer: three exporters stopped one after another, timeouts adding up to drainTime, + 1 s to exit', () => {
+  test('Fluentd with a short shutdownGrace: the budget still fits one attempt (every phase at least 1 s)', () => {
+    for (const output of ['http', 'forward', 'elasticsearch', 'stdout'] as const) {
+      const { construct, data } = synthLogAgent('fluentd', output, 2);
+      expect(specOf(construct).stopSeconds).toBe(fluentdTimeline(data['fluent.conf'], 2).stop);
+    }
+  });
+
+  test('the tracer: its exporters stop one after another, each within its rendered timeout; drainTime + 1 s as documented', () => {
     for (const drain of [3, 10, 11, 41]) {
       const { chart } = newChart();
       const tracer = new WithTracer(chart, 'tracer', {
         workload: kplusWorkload(chart, 'Deployment'), exporterEndpoint: ENDPOINT, kubernetesVersion: '1.30', drainTime: Duration.seconds(drain),
       });
-      expect(otelCollectorShutdown(drain).stopSeconds).toBe(drain + 1);
-      expect(specOf(tracer).stopSeconds).toBe(drain + 1);
-      const config = parseYaml(manifestOf(Testing.synth(chart), 'ConfigMap').data['config.yaml']);
-      const timeouts = ['traces', 'metrics', 'logs'].map(signal => Number(/^(\d+)s$/.exec(config.exporters[`otlp/${signal}`].timeout)![1]));
-      expect(timeouts.reduce((a, b) => a + b, 0)).toBe(drain);
-      expect(Math.min(...timeouts)).toBeGreaterThanOrEqual(1);
+      const timeline = collectorTimeline(manifestOf(Testing.synth(chart), 'ConfigMap').data['config.yaml']);
+      expect(specOf(tracer).stopSeconds).toBe(timeline.stop);
+      expect(specOf(tracer).readAfterAppExitSeconds ?? 0).toBe(timeline.read);
+      // README: "drainTime + 1 s"
+      expect(timeline.stop).toBe(drain + 1);
     }
   });
 
-  test('Envoy: exits at once (its drain runs in preStop)', () => {
+  test('Envoy: exits at once on SIGTERM; its drain runs in preStop', () => {
     const { chart } = newChart();
-    const envoy = new WithEnvoy(chart, 'envoy', { workload: kplusWorkload(chart, 'Deployment'), appPort: 8080, kubernetesVersion: '1.30' });
-    expect(envoyShutdown().stopSeconds).toBe(1);
-    expect(specOf(envoy).stopSeconds).toBe(1);
-  });
-
-  test('Fluentd: shutdownGrace is all it gets, so each phase of one flush attempt gets a share of it', () => {
-    const http = LogOutput.http({ host: 'logs.example.com' })._config;
-    expect(fluentdShutdown(10, http).stopSeconds).toBe(10);
-    // too short for one attempt of three 1-second phases and the exit: the bound is the attempt
-    expect(fluentdShutdown(2, http).stopSeconds).toBe(3 + 1);
-    expect(fluentdShutdown(2, LogOutput.stdout()._config).stopSeconds).toBe(2);
+    const envoy = new WithEnvoy(chart, 'envoy', { workload: kplusWorkload(chart, 'Deployment'), appPort: 8080, appListensOnPodIp: true, kubernetesVersion: '1.30' });
+    const c = containerOf(manifestOf(Testing.synth(chart), 'Deployment'), 'envoy');
+    expect(JSON.stringify(c.lifecycle.preStop)).toMatch(/drain_listeners/);
+    expect(specOf(envoy).stopSeconds).toBe(UPSTREAM.exit);
   });
 });
 
-describe('the timeouts the models rest on are in the rendered config', () => {
-  function configOf(agent: AgentName, output: OutputName, file: string): string {
-    const { chart } = newChart();
-    new WithLogAgent(chart, 'logs', {
-      workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.30', agent: AGENTS[agent](output), output: OUTPUTS[output](),
-    });
-    return manifestOf(Testing.synth(chart), 'ConfigMap').data[file];
-  }
-
-  test.each(Object.keys(OUTPUTS) as OutputName[])('Fluent Bit, %s: net.connect_timeout and net.io_timeout on every network output', output => {
-    const conf = configOf('fluent-bit', output, 'fluent-bit.conf');
-    const outputSection = conf.slice(conf.indexOf('[OUTPUT]'));
-    const value = (key: string) => new RegExp(`^\\s+${key.replace('.', '\\.')}\\s+(\\S+)$`, 'm').exec(outputSection)?.[1];
+describe('the timeouts the timelines rest on are in the rendered config', () => {
+  test.each(Object.keys(OUTPUTS) as OutputName[])('Fluent Bit, %s: a network output has both timeouts (else no bound)', output => {
+    const conf = synthLogAgent('fluent-bit', output).data['fluent-bit.conf'];
     if (output === 'stdout') {
-      expect(value('net.io_timeout')).toBeUndefined();
+      expect(fluentBitValue(conf, 'OUTPUT', 'net.io_timeout')).toBeUndefined();
     } else {
-      expect(value('net.connect_timeout')).toBe(`${FLUENT_BIT_SHUTDOWN.connectTimeoutSeconds}s`);
-      expect(value('net.io_timeout')).toBe(`${FLUENT_BIT_SHUTDOWN.ioTimeoutSeconds}s`);
+      expect(() => fluentBitTimeline(conf, output)).not.toThrow();
     }
-    expect(/^\s+Refresh_Interval\s+1$/m.test(conf)).toBe(true);
   });
 
-  test.each([
-    // shutdownGrace 10, less 1 s to exit, shared by the phases of one attempt
-    ['http', { open_timeout: '3', ssl_timeout: '3', read_timeout: '3' }],
-    ['forward', { connect_timeout: '4', send_timeout: '4' }],
-    ['elasticsearch', { request_timeout: '9' }],
-    ['opensearch', { request_timeout: '9' }],
-    ['loki', {}],
-    ['stdout', {}],
-  ] as const)('Fluentd, %s: %j', (output, expected) => {
-    const conf = parseFluentConf(configOf('fluentd', output, 'fluent.conf'));
-    const match = conf.find(d => d.name === 'match')!;
-    const keys = ['open_timeout', 'ssl_timeout', 'read_timeout', 'connect_timeout', 'send_timeout', 'request_timeout'];
-    const got = Object.fromEntries(keys.filter(k => match.params[k] !== undefined).map(k => [k, match.params[k].raw]));
-    expect(got).toEqual(expected);
+  test.each(['http', 'forward', 'elasticsearch', 'opensearch'] as const)('Fluentd, %s: one attempt and the exit fit into shutdownGrace', output => {
+    const conf = synthLogAgent('fluentd', output).data['fluent.conf'];
+    const match = parseFluentConf(conf).find(d => d.name === 'match')!;
+    const phases = ['open_timeout', 'ssl_timeout', 'read_timeout', 'connect_timeout', 'send_timeout', 'request_timeout'].filter(k => match.params[k] !== undefined);
+    // out_http.rb, out_forward.rb: without these an attempt has no bound of its own
+    expect(phases.length).toBeGreaterThan(0);
+    expect(fluentdTimeline(conf, 10).stop).toBe(10);
   });
 });
 
@@ -204,11 +285,21 @@ function behaviours(constructs: Array<WithLogAgent | WithTracer | WithEnvoy>, ap
 /** The least grace period the synthesized pod needs, in the simulated kubelet, with the app taking `app` seconds. */
 type Sidecar = WithLogAgent | WithTracer | WithEnvoy;
 function simulatedNeed(spec: any, minor: number, constructs: Sidecar[], app: number, others: Record<string, number> = {}) {
-  const reads = new Map(constructs.map(c => [c.containerName, specOf(c).readAfterAppExitSeconds ?? 0]));
-  return leastGrace({ spec, minor, behaviour: behaviours(constructs, app, others) }, sim => [...reads].flatMap(([name, read]) => {
-    const c = sim.containers.get(name)!;
-    return c.sigterm < app + read ? [`${name} stopped reading at ${c.sigterm}s`] : [];
-  }));
+  return leastGrace({ spec, minor, behaviour: behaviours(constructs, app, others) }, sim => lastLineMissed(sim, constructs, others));
+}
+
+/**
+ * The sidecars that got SIGTERM before they could read the app's last line: written when the
+ * last app container exits in the simulation (after its own preStop hook and its shutdown).
+ */
+function lastLineMissed(sim: Simulation, constructs: Sidecar[], others: Record<string, number> = {}): string[] {
+  const ours = new Set(constructs.map(c => c.containerName));
+  const appExit = Math.max(0, ...[...sim.containers.values()].filter(c => c.kind === 'container' && !ours.has(c.name) && !(c.name in others)).map(c => c.exit));
+  return constructs.flatMap(c => {
+    const t = sim.containers.get(c.containerName)!;
+    const read = specOf(c).readAfterAppExitSeconds ?? 0;
+    return t.sigterm < appExit + read ? [`${c.containerName} stopped reading at ${t.sigterm}s, before the app's last line (at ${appExit}s) was in (${appExit + read}s)`] : [];
+  });
 }
 
 describe('native and legacy sidecars in one pod (1.29+): the budget follows the kubelet\'s order', () => {
@@ -266,12 +357,167 @@ describe('native and legacy sidecars in one pod (1.29+): the budget follows the 
         },
       },
     });
-    const tracer = new WithTracer(chart, 'tracer', { workload: raw, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.30', appShutdownTime: Duration.seconds(20) });
+    const tracer = new WithTracer(chart, 'tracer', {
+      workload: raw, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.30', appShutdownTime: Duration.seconds(20), userSidecarStopTime: Duration.seconds(7),
+    });
     const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
-    // the app's 20 s, the user's mesh (the kubelet's minimum, 2 s), then the tracer's 11 s
-    const need = simulatedNeed(spec, 30, [tracer], 20, { mesh: 2 });
-    expect(need).toBe(33);
+    // the app's 20 s, the user's mesh (its 7 s, as the user says), then the tracer's 11 s
+    const need = simulatedNeed(spec, 30, [tracer], 20, { mesh: 7 });
+    expect(need).toBe(38);
     expect(spec.terminationGracePeriodSeconds).toBe(need);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// The app's own preStop hook, an explicit grace above the need, the user's own native sidecars
+// ---------------------------------------------------------------------------
+
+/** A raw Deployment whose pod spec is `pod` (the app container named 'web'). */
+function rawDeployment(chart: any, app: object = {}, pod: object = {}) {
+  return new ApiObject(chart, 'web', {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web' },
+    spec: {
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx:1.27', ...app }], ...pod } },
+    },
+  });
+}
+
+describe('the app\'s own preStop hook runs before its SIGTERM (kubelet killContainer: preStop, then SIGTERM)', () => {
+  // The review's case: `preStop: sleep 20`, the app then takes its default 10 s: it exits at 30 s.
+  test.each([
+    ['1.30', { sleep: { seconds: 20 } }],
+    ['1.33', { sleep: { seconds: 20 } }],
+    ['1.29', { exec: { command: ['/bin/sleep', '20'] } }],
+    ['1.29', { exec: { command: ['sleep', '20'] } }],
+    ['1.27', { exec: { command: ['sleep', '20'] } }],
+  ])('%s, preStop %j, with WithLogAgent: the log agent outlives the app and reads its last line', (version, preStop) => {
+    const { chart } = newChart();
+    const logs = new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, { lifecycle: { preStop } }), kubernetesVersion: version });
+    const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
+    const minor = Number(version.split('.')[1]);
+    const sim = simulateTermination({ spec, minor, behaviour: behaviours([logs], 10) });
+    // the simulated kubelet: the app's hook 20 s, then SIGTERM, exit 10 s later
+    expect(sim.containers.get('web')).toMatchObject({ sigterm: 20, exit: 30, killed: false });
+    expect(cutShort(sim)).toEqual([]);
+    expect(lastLineMissed(sim, [logs])).toEqual([]);
+    expect(spec.terminationGracePeriodSeconds).toBe(simulatedNeed(spec, minor, [logs], 10));
+  });
+
+  test('a hook whose duration cannot be read (ingress-nginx\'s /wait-shutdown), without appShutdownTime: an error that says what to set', () => {
+    for (const preStop of [{ exec: { command: ['/wait-shutdown'] } }, { httpGet: { path: '/drain', port: 8080 } }, { exec: { command: ['sh', '-c', 'sleep 5'] } }]) {
+      const { chart } = newChart();
+      new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, { lifecycle: { preStop } }), kubernetesVersion: '1.30' });
+      expect(() => Testing.synth(chart)).toThrow(
+        "Deployment 'web': container(s) 'web' have a preStop hook whose duration the library cannot read (only a sleep action or an exec of exactly " +
+        '`sleep N` can be read); the kubelet runs it before it sends SIGTERM, so the app exits only after the hook AND its own shutdown. ' +
+        'Set `appShutdownTime` on the sidecar constructs to cover both (the longest the hook can take plus the app\'s shutdown after SIGTERM).',
+      );
+    }
+  });
+
+  test('with appShutdownTime covering the hook and the app\'s shutdown, the sidecars outlive both', () => {
+    const { chart } = newChart();
+    const workload = rawDeployment(chart, { lifecycle: { preStop: { exec: { command: ['/wait-shutdown'] } } } }, { terminationGracePeriodSeconds: 300 });
+    const logs = new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.30', appShutdownTime: Duration.seconds(280), agent: LogAgent.vector() });
+    const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
+    // the hook takes 250 s (the simulation cannot read it: the behaviour says it), the app 30 s more
+    const sim = simulateTermination({ spec, minor: 30, behaviour: n => n === 'web' ? { exitAfterSigterm: 30, preStopSeconds: 250 } : behaviours([logs], 0)(n) });
+    expect(sim.containers.get('web')!.exit).toBe(280);
+    expect(cutShort(sim)).toEqual([]);
+    expect(lastLineMissed(sim, [logs])).toEqual([]);
+  });
+});
+
+describe('an explicit grace period above the need: the app may use it, and the sidecars still outlive it', () => {
+  /**
+   * Whether some preStop delay of each sidecar (searched, not computed) lets the pod serve an app
+   * that exits at `appExit`: nobody cut short and every last line read.
+   */
+  function servable(spec: any, minor: number, constructs: Sidecar[], appExit: number): boolean {
+    const names = constructs.map(c => c.containerName);
+    const grace = spec.terminationGracePeriodSeconds;
+    const tryDelays = (i: number, s: any): boolean => {
+      if (i === names.length) {
+        const sim = simulateTermination({ spec: s, minor, behaviour: behaviours(constructs, appExit) });
+        return cutShort(sim).length === 0 && lastLineMissed(sim, constructs).length === 0;
+      }
+      for (let d = 0; d <= grace; d++) {
+        const withHook = (c: any) => c.name !== names[i] ? c : { ...c, lifecycle: d > 0 ? { preStop: { sleep: { seconds: d } } } : undefined };
+        if (tryDelays(i + 1, { ...s, containers: s.containers.map(withHook), initContainers: (s.initContainers ?? []).map(withHook) })) return true;
+      }
+      return false;
+    };
+    return tryDelays(0, spec);
+  }
+
+  test.each([
+    ['1.30', {}],
+    ['1.30', { mode: SidecarMode.LEGACY }],
+    ['1.33', { agent: LogAgent.vector() }],
+  ] as const)('%s %j: every app exit time that some choice of delays could serve within 60 s is served', (version, extra) => {
+    const { chart } = newChart();
+    const logs = new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, {}, { terminationGracePeriodSeconds: 60 }), kubernetesVersion: version, ...extra });
+    const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
+    expect(spec.terminationGracePeriodSeconds).toBe(60);
+    const minor = Number(version.split('.')[1]);
+    let latest = -1;
+    for (let appExit = 0; appExit <= 60; appExit++) {
+      if (!servable(spec, minor, [logs], appExit)) break;
+      latest = appExit;
+      const sim = simulateTermination({ spec, minor, behaviour: behaviours([logs], appExit) });
+      expect([appExit, ...cutShort(sim), ...lastLineMissed(sim, [logs])]).toEqual([appExit]);
+    }
+    // well beyond the default appShutdownTime of 10 s
+    expect(latest).toBeGreaterThan(40);
+  });
+});
+
+test('a Job with an explicit grace period of 120 s: its pod still completes soon after its app (the slack is not given to the app)', () => {
+  const { chart } = newChart();
+  const job = new kplus.Job(chart, 'job', { containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0' }], terminationGracePeriod: Duration.seconds(120) });
+  const logs = new WithLogAgent(chart, 'logs', { workload: job, kubernetesVersion: '1.30' });
+  const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Job'));
+  // the app completes: the kubelet stops the sidecars as in a termination that starts then
+  const completed = { ...spec, containers: [] };
+  const sim = simulateTermination({ spec: completed, minor: 30, behaviour: behaviours([logs], 0) });
+  expect(sim.end).toBeLessThan(30);
+});
+
+describe('the user\'s own native sidecars: their stop time is the user\'s to say', () => {
+  const mesh = { name: 'mesh', image: 'ghcr.io/example/tail:1', command: ['sh', '-c', 'tail -F /var/log/app/app.log'], restartPolicy: 'Always' };
+
+  test('1.29+, with a native sidecar of ours that waits for them: an error without userSidecarStopTime', () => {
+    const { chart } = newChart();
+    new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, {}, { initContainers: [mesh] }), kubernetesVersion: '1.30' });
+    expect(() => Testing.synth(chart)).toThrow(
+      "Deployment 'web': has native sidecars of its own ('mesh'), which Kubernetes 1.30 stops before the library's ('log-agent'), and those wait for them; " +
+      'how long yours take to stop after SIGTERM cannot be read from the manifest',
+    );
+  });
+
+  test('a sidecar that ignores SIGTERM (tail -F as PID 1) and is killed after the 7 s the user gives it: ours still get their time', () => {
+    const { chart } = newChart();
+    const logs = new WithLogAgent(chart, 'logs', {
+      workload: rawDeployment(chart, {}, { initContainers: [mesh] }), kubernetesVersion: '1.30', userSidecarStopTime: Duration.seconds(7), appShutdownTime: Duration.seconds(20),
+    });
+    const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
+    const need = simulatedNeed(spec, 30, [logs], 20, { mesh: 7 });
+    expect(spec.terminationGracePeriodSeconds).toBe(need);
+    // what the 2 s the library used to count would have left: the log agent killed
+    const short = { ...spec, terminationGracePeriodSeconds: need - 5 };
+    const sim = simulateTermination({ spec: short, minor: 30, behaviour: behaviours([logs], 20, { mesh: 7 }) });
+    expect(cutShort(sim).join('\n')).toMatch(/'log-agent' is killed/);
+  });
+
+  test('legacy sidecars of ours, or 1.28 (no ordered stop): no error, ours do not wait for them', () => {
+    for (const [version, extra] of [['1.30', { mode: SidecarMode.LEGACY }], ['1.28', { sidecarContainersGate: true }]] as const) {
+      const { chart } = newChart();
+      new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, {}, { initContainers: [mesh] }), kubernetesVersion: version, ...extra });
+      expect(() => Testing.synth(chart)).not.toThrow();
+    }
   });
 });
 

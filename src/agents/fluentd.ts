@@ -290,17 +290,24 @@ function withAttemptTimeouts(d: Directive, out: LogOutputConfig, shutdownGraceSe
 
 /**
  * Fluentd's shutdown (v1.19.3):
+ * - Order: `lib/fluent/root_agent.rb` `shutdown` calls each plugin's `before_shutdown` and then
+ *   its `shutdown`, inputs first, outputs last; then `after_shutdown`, `close`.
  * - Reads: every watched file to its end. in_tail's `shutdown` detaches each watcher after a
  *   last `on_notify` (`lib/fluent/plugin/in_tail.rb`), reading for up to 5 s
- *   (`SHUTDOWN_TIMEOUT`). So it needs no time after the app's exit, except for a file created
- *   within the last `refresh_interval` (1 s) before SIGTERM, which it has not found yet.
- * - Flushes: `flush_at_shutdown` enqueues every chunk (`before_shutdown`), and the flush thread
- *   sends them until `after_shutdown`, retrying failures with backoff
- *   (`lib/fluent/plugin/output.rb` `flush_thread_run`): Fluentd has NO limit of its own. The
- *   bound is the kubelet's kill at `shutdownGrace`; the renderer gives each phase of an attempt
- *   an equal share of it (less a second to exit), so one attempt at the last chunk always fits.
- *   Ruby's own `write_timeout` (60 s) and fluent-plugin-grafana-loki, which has no timeouts, are
- *   not bounded by these.
+ *   (`IOHandler::SHUTDOWN_TIMEOUT`), and moves the pos file past what it read. A file created
+ *   within the last `refresh_interval` (1 s) before SIGTERM is not watched yet and is not read.
+ * - Flushes: ONE attempt per queued chunk, and no retry. The output's `before_shutdown` ->
+ *   `force_flush` enqueues every chunk and `submit_flush_all` sends them
+ *   `while !@retry && @buffer.queued?`: it stops at the first failed attempt, and makes none when
+ *   the backend was already failing at SIGTERM (`@retry` set). `after_shutdown` sets
+ *   `@output_flush_threads_running = false` and joins the flush threads, so nothing is retried
+ *   (`lib/fluent/plugin/output.rb`). What is left in the memory buffer is then dropped, while
+ *   the pos file has moved past those lines: they are lost.
+ * - Bound: Fluentd has no time limit of its own; one attempt is bounded by the output's timeouts
+ *   (the renderer gives each phase an equal share of `shutdownGrace` less a second to exit, so
+ *   one attempt at the first chunk fits), and the kubelet's kill at `shutdownGrace` bounds the
+ *   rest (several chunks: one per file; a long read at shutdown; Ruby's own `write_timeout`,
+ *   60 s, and fluent-plugin-grafana-loki, which has no timeout setting).
  */
 export function fluentdShutdown(shutdownGraceSeconds: number, out: LogOutputConfig): ShutdownModel {
   const keys = fluentdAttemptTimeouts(out);

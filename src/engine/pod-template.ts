@@ -8,7 +8,10 @@
  */
 import { InjectedProxy, NATIVE_SIDECARS_ANNOTATION, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
 import { DNS1123_LABEL_MAX_LENGTH, checkPodSpec, isDns1123Label } from './rules';
-import { KUBERNETES_DEFAULT_GRACE_SECONDS, TOOLS, appShutdownOf, graceNeed, lifecycleFor, toolsInitContainer, toolsVolume } from './shutdown';
+import {
+  KUBERNETES_DEFAULT_GRACE_SECONDS, TOOLS, appEndOf, appShutdownOf, effectiveAppEnd, graceNeed, lifecycleFor, toolsInitContainer, toolsVolume,
+  unknownHookErrors, userSidecarErrors,
+} from './shutdown';
 import { EngineTarget, Json, SidecarSpec } from './spec';
 
 /** Kinds that carry a pod template, and where. */
@@ -164,7 +167,17 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const native: Json[] = [];
   const legacyFirst: Json[] = [];
   const legacyLast: Json[] = [];
-  const appShutdown = appShutdownOf([...ordered, ...injected.map(asGraceSpec)]);
+  // When the app has exited (its own preStop hook, then its shutdown), and the grace it needs;
+  // with an explicit grace above the need, the app may use the rest (src/engine/shutdown.ts).
+  const graceSpecs = [...ordered, ...injected.map(asGraceSpec)];
+  const appEnd = appEndOf(userContainers, appShutdownOf(graceSpecs));
+  errors.push(...unknownHookErrors(where, graceSpecs, appEnd), ...userSidecarErrors(where, graceSpecs, target, userInit));
+  // in the order they will be placed (`after` can put one of ours behind a user's native sidecar)
+  const need = graceNeed(graceSpecs, target, userInit, appEnd, initOrderOf(ordered.filter(s => s.layout === 'NATIVE'), userInit));
+  const current = spec.terminationGracePeriodSeconds;
+  // (not for a pod that completes: a native agent's delay would hold every completed run that long)
+  const explicitGrace = current === undefined || current === target.graceWrittenByDefault || completes ? undefined : current;
+  const appShutdown = effectiveAppEnd(appEnd, need, explicitGrace).seconds;
   for (const s of ordered) {
     const placed = placedContainer(s, target, appShutdown);
     if (s.adopt) errors.push(...hookConflicts(s, target, appShutdown));
@@ -223,8 +236,6 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
 
   // Grace period: raised only where the sidecars need more than the pod gets anyway (an unset
   // field is Kubernetes' 30 s; cdk8s-plus' written-by-default 30 stays as it is).
-  const need = graceNeed([...ordered, ...injected.map(asGraceSpec)], target, userInit, initContainers.map(c => c.name));
-  const current = spec.terminationGracePeriodSeconds;
   if (current === undefined || current === target.graceWrittenByDefault) {
     if (need.seconds > (current ?? KUBERNETES_DEFAULT_GRACE_SECONDS)) spec.terminationGracePeriodSeconds = need.seconds;
   } else if (current < need.seconds) {
@@ -523,6 +534,12 @@ function checkPlacement(where: string, sidecars: SidecarSpec[], init: Json[], ta
     }
   }
   return errors;
+}
+
+/** The names of `initContainers` as `placeNative` lays them out (without the tools). */
+function initOrderOf(natives: SidecarSpec[], userInit: Json[]): string[] {
+  const named = natives.map(s => ({ name: s.container.name as string }));
+  return placeNative([], natives, named, userInit).map(c => c.name);
 }
 
 /**

@@ -71,44 +71,158 @@ export function shutdownOf(
 }
 
 /**
- * What a native sidecar of the USER's own (an init container with `restartPolicy: Always`)
- * counts in the budget: the kubelet's minimum grace (`minimumGracePeriodInSeconds`, 2 s,
- * `pkg/kubelet/kuberuntime/kuberuntime_container.go`). They sit after ours in `initContainers`,
- * so from 1.29 they are stopped before ours, one after another, and ours wait for them.
+ * The user's own native sidecars (init containers with `restartPolicy: Always` that are not the
+ * library's) sit after ours in `initContainers`, so from 1.29 they are stopped BEFORE ours, one
+ * after another, and ours wait for them (`kuberuntime_termination_order.go`). How long one takes
+ * from SIGTERM to its exit is the user's to say (`userSidecarStopTime`): the library cannot know
+ * it, and one that ignores SIGTERM (e.g. `sh -c 'tail -F ...'` as PID 1) runs until it is killed,
+ * holding ours until the grace period has run out. The kubelet's minimum grace
+ * (`minimumGracePeriodInSeconds`, 2 s, `kuberuntime_container.go`) is what a container gets when
+ * the budget has run out, not a stop time. See `userSidecarErrors`.
  */
-export const USER_NATIVE_SIDECAR_STOP_SECONDS = 2;
+export interface UserSidecars {
+  /** Their names, in `initContainers` order. */
+  readonly names: string[];
+  /** Seconds each takes from SIGTERM to exit, as the user gave it; undefined when not given. */
+  readonly stopSeconds?: number;
+}
+
+/**
+ * The user's native sidecars' stop time the budget counts: the largest `userSidecarStopSeconds`
+ * any of the workload's sidecar specs gives, or undefined.
+ */
+export function userSidecarStopOf(sidecars: SidecarSpec[]): number | undefined {
+  const given = sidecars.map(s => s.shutdown.userSidecarStopSeconds).filter((x): x is number => x !== undefined);
+  return given.length > 0 ? Math.max(...given) : undefined;
+}
+
+/**
+ * An error when the pod has native sidecars of the user's and at least one of the library's
+ * native sidecars waits for them (1.29+), but no construct said how long they take to stop.
+ */
+export function userSidecarErrors(where: string, sidecars: SidecarSpec[], target: EngineTarget, userInit: Json[]): string[] {
+  const ordered = capabilities(target.minor, target.gate).orderedTermination;
+  // The library's own placed sidecars: those have the prop (a mesh's injected proxy, asGraceSpec,
+  // has none to give, so it alone raises no error and the user's sidecars count nothing for it).
+  const ours = sidecars.filter(s => s.layout === 'NATIVE' && !s.kind.startsWith('mesh:'));
+  const users = userInit.filter(c => c.restartPolicy === 'Always').map(c => c.name);
+  if (!ordered || ours.length === 0 || users.length === 0 || userSidecarStopOf(sidecars) !== undefined) return [];
+  return [
+    `${where}: has native sidecars of its own (${users.map(n => `'${n}'`).join(', ')}), which Kubernetes 1.${target.minor} stops ` +
+    `before the library's (${ours.map(s => `'${s.container.name}'`).join(', ')}), and those wait for them; how long yours take to stop ` +
+    'after SIGTERM cannot be read from the manifest (one that ignores SIGTERM runs until it is killed, and ours are then killed too). ' +
+    'Set `userSidecarStopTime` on one of the sidecar constructs to the longest time one of them takes from SIGTERM to its exit: ' +
+    'it is counted once per such sidecar in terminationGracePeriodSeconds.',
+  ];
+}
+
+/**
+ * How long the app's own `preStop` hook takes, read from the hook, or undefined when it cannot be
+ * read. The kubelet runs a container's `preStop` hook first and sends SIGTERM only when it has
+ * returned (`killContainer`, `pkg/kubelet/kuberuntime/kuberuntime_container.go`, v1.29.0 on:
+ * `gracePeriod -= executePreStopHook(...)`, then `waitForTurn`, then `StopContainer`), so the
+ * app's shutdown starts only after it. Known: the `sleep` action (1.30+), and an exec hook that is
+ * exactly `sleep N` (`sleep`, `/bin/sleep`, `/usr/bin/sleep`, N whole seconds). Anything else (an
+ * exec of another program, `httpGet`: e.g. ingress-nginx's `/wait-shutdown`) takes as long as it
+ * takes. No hook: 0.
+ */
+export function appPreStopSeconds(container: Json): number | undefined {
+  const hook = container.lifecycle?.preStop;
+  if (hook === undefined || hook === null) return 0;
+  if (hook.sleep !== undefined) {
+    const n = Number(hook.sleep.seconds);
+    return Number.isInteger(n) && n >= 0 ? n : undefined;
+  }
+  const command = hook.exec?.command;
+  if (Array.isArray(command) && command.length === 2 && ['sleep', '/bin/sleep', '/usr/bin/sleep'].includes(command[0]) && /^\d+$/.test(String(command[1]))) {
+    return Number(command[1]);
+  }
+  return undefined;
+}
+
+/** When the app containers have exited, counted from the pod's termination. */
+export interface AppEnd {
+  /** Seconds from the pod's termination to the last app container's exit. */
+  readonly seconds: number;
+  /** How, for messages: `app 10s` or `web's preStop 20s + app 10s`. */
+  readonly explanation: string;
+  /** App containers whose `preStop` duration cannot be read (`appPreStopSeconds`). */
+  readonly unknownHooks: string[];
+}
+
+/**
+ * When the app has exited: its own `preStop` hook (if its duration can be read), then the
+ * workload's `appShutdownSeconds`. For a hook whose duration cannot be read,
+ * `appShutdownSeconds` is taken to cover the hook AND the app's shutdown (the user must have set
+ * `appShutdownTime` so: `unknownHookErrors`).
+ */
+export function appEndOf(appContainers: Json[], appShutdownSeconds: number): AppEnd {
+  let seconds = appShutdownSeconds;
+  let explanation = `app ${appShutdownSeconds}s`;
+  const unknownHooks: string[] = [];
+  for (const c of appContainers) {
+    const hook = appPreStopSeconds(c);
+    if (hook === undefined) {
+      unknownHooks.push(c.name);
+    } else if (hook + appShutdownSeconds > seconds) {
+      seconds = hook + appShutdownSeconds;
+      explanation = `${c.name}'s preStop ${hook}s + app ${appShutdownSeconds}s`;
+    }
+  }
+  return { seconds, explanation, unknownHooks };
+}
+
+/**
+ * An error when an app container has a `preStop` hook whose duration cannot be read and no
+ * construct of the workload gave `appShutdownTime` (the 10 s default would be a guess that
+ * ignores the hook, and the sidecars would be stopped before the app has exited).
+ */
+export function unknownHookErrors(where: string, sidecars: SidecarSpec[], app: AppEnd): string[] {
+  if (app.unknownHooks.length === 0) return [];
+  const ours = sidecars.filter(s => s.shutdown.appShutdownGiven !== undefined);
+  if (ours.length === 0 || ours.some(s => s.shutdown.appShutdownGiven === true)) return [];
+  return [
+    `${where}: container(s) ${app.unknownHooks.map(n => `'${n}'`).join(', ')} have a preStop hook whose duration the library ` +
+    'cannot read (only a sleep action or an exec of exactly `sleep N` can be read); the kubelet runs it before it sends SIGTERM, ' +
+    'so the app exits only after the hook AND its own shutdown. Set `appShutdownTime` on the sidecar constructs to cover both ' +
+    '(the longest the hook can take plus the app\'s shutdown after SIGTERM).',
+  ];
+}
 
 /**
  * How long a sidecar's `preStop` hook holds its SIGTERM back, counted from the pod's
  * termination: the kubelet runs every container's `preStop` at once when the pod starts
  * terminating, also a native sidecar's, NOT when its turn comes (`killContainer`,
- * `pkg/kubelet/kuberuntime/kuberuntime_container.go`: preStop, then `waitForTurn`, then SIGTERM).
- * - stopped with the app (legacy, and native on 1.28 where the stop is not ordered): the app's
- *   whole shutdown, plus the agent's read delay;
+ * `pkg/kubelet/kuberuntime/kuberuntime_container.go`, v1.29.0 on: preStop, then `waitForTurn`,
+ * then SIGTERM). `appEndSeconds` is when the app has exited, counted from the pod's termination
+ * (`appEndOf`: the app's own `preStop` hook, then its shutdown; with an explicit grace period
+ * above the need, the time the app really has: `effectiveAppEnd`).
+ * - stopped with the app (legacy, and native on 1.28 where the stop is not ordered): until the
+ *   app has exited, plus the agent's read delay;
  * - native from 1.29 (stopped after every app container has exited): only an agent that must
  *   keep reading after the app's exit needs a delay, and it too runs from the termination's
- *   start: the app's shutdown plus the read delay.
+ *   start: the app's end plus the read delay.
  */
-export function preStopDelayOf(spec: SidecarSpec, target: EngineTarget, appShutdownSeconds: number): number {
+export function preStopDelayOf(spec: SidecarSpec, target: EngineTarget, appEndSeconds: number): number {
   const ordered = spec.layout === 'NATIVE' && capabilities(target.minor, target.gate).orderedTermination;
   const read = spec.shutdown.readAfterAppExitSeconds ?? 0;
-  if (ordered) return read > 0 ? appShutdownSeconds + read : 0;
-  return (spec.shutdown.outliveApp ?? true) ? appShutdownSeconds + read : read;
+  if (ordered) return read > 0 ? appEndSeconds + read : 0;
+  return (spec.shutdown.outliveApp ?? true) ? appEndSeconds + read : read;
 }
 
 /**
  * The lifecycle hooks of a sidecar in its layout, and whether they need the tools.
- * `appShutdownSeconds` is the workload's (the largest of its sidecars'): every sidecar that
- * is stopped together with the app must outlive the app's whole shutdown, not its own guess.
+ * `appEndSeconds` is the workload's (`appEndOf`, `effectiveAppEnd`): every sidecar that is
+ * stopped together with the app must outlive the app's whole shutdown, not its own guess.
  */
-export function lifecycleFor(spec: SidecarSpec, target: EngineTarget, appShutdownSeconds: number): { lifecycle?: Json; needsTools: boolean } {
+export function lifecycleFor(spec: SidecarSpec, target: EngineTarget, appEndSeconds: number): { lifecycle?: Json; needsTools: boolean } {
   const caps = capabilities(target.minor, target.gate);
   const B = TOOLS.busybox;
   const posts = (spec.shutdown.preStopPosts ?? []).map(url => `${B} wget -q -T 2 -O /dev/null --post-data '' '${url}'`);
   const lifecycle: Json = {};
   let needsTools = posts.length > 0;
 
-  const delay = preStopDelayOf(spec, target, appShutdownSeconds);
+  const delay = preStopDelayOf(spec, target, appEndSeconds);
   if (posts.length === 0) {
     if (delay > 0 && caps.sleepAction) {
       lifecycle.preStop = { sleep: { seconds: delay } };
@@ -141,26 +255,30 @@ export interface GraceNeed {
 /**
  * The grace period the pod needs, in the kubelet's termination order
  * (`pkg/kubelet/kuberuntime/kuberuntime_termination_order.go`, 1.29+; SIDECARS.md §3), with
- * `app` the workload's app shutdown time (the largest of its sidecars'). Every sidecar's time
- * runs from the pod's termination: its `preStop` delay (`preStopDelayOf`), then SIGTERM, then
- * its stop time.
+ * `app` when the app has exited (`appEndOf`: its own `preStop`, then its shutdown). Every
+ * sidecar's time runs from the pod's termination: its `preStop` delay (`preStopDelayOf`), then
+ * SIGTERM, then its stop time.
  * - Stopped with the app (legacy; native on 1.28, where the stop is not ordered): at once,
  *   each ends at its delay + its stop time.
  * - Native from 1.29: a native sidecar waits for EVERY entry of `spec.containers` (the app and
- *   the legacy sidecars) and for every native sidecar after it in `initContainers` (the user's,
- *   then ours in reverse order), then for its own `preStop`: app + longest legacy stop + the
- *   sum of the native stops, when no `preStop` delay is longer.
+ *   the legacy sidecars) and for the next native sidecar after it in `initContainers` (the
+ *   user's, then ours in reverse order), then for its own `preStop`: app end + longest legacy
+ *   stop + the sum of the native stops (the user's at `users.stopSeconds` each), when no
+ *   `preStop` delay is longer.
  */
-export function graceNeed(sidecars: SidecarSpec[], target: EngineTarget, userInitContainers: Json[] = [], initOrder?: string[]): GraceNeed {
-  const app = appShutdownOf(sidecars);
+export function graceNeed(
+  sidecars: SidecarSpec[], target: EngineTarget, userInit: Json[] = [], app?: AppEnd, initOrder?: string[],
+): GraceNeed {
+  const appEnd = app ?? appEndOf([], appShutdownOf(sidecars));
+  const appSeconds = appEnd.seconds;
   const ordered = capabilities(target.minor, target.gate).orderedTermination;
   const isSequential = (s: SidecarSpec) => s.layout === 'NATIVE' && ordered;
   const parts: string[] = [];
   // Everything in spec.containers, and the sidecars stopped with the app.
-  let mainEnd = app;
-  let end = app;
+  let mainEnd = appSeconds;
+  let end = appSeconds;
   for (const s of sidecars.filter(x => !isSequential(x))) {
-    const delay = preStopDelayOf(s, target, app);
+    const delay = preStopDelayOf(s, target, appSeconds);
     const done = delay + s.shutdown.stopSeconds;
     end = Math.max(end, done);
     if (s.layout === 'LEGACY') mainEnd = Math.max(mainEnd, done);
@@ -168,18 +286,20 @@ export function graceNeed(sidecars: SidecarSpec[], target: EngineTarget, userIni
     parts.push(`${label} ${s.container.name}: preStop delay ${delay}s + stop ${s.shutdown.stopSeconds}s`);
   }
   const natives = sidecars.filter(isSequential);
-  // The user's native sidecars wait for our legacy ones too.
-  const users = ordered ? userInitContainers.filter(c => c.restartPolicy === 'Always') : [];
+  // The user's native sidecars wait for our legacy ones too; without a stop time of theirs
+  // (an error of its own when ours wait for them: userSidecarErrors) they count nothing.
+  const users = ordered ? userInit.filter(c => c.restartPolicy === 'Always') : [];
+  const userStop = userSidecarStopOf(sidecars) ?? 0;
   if (natives.length > 0 || users.length > 0) {
-    const steps: string[] = [mainEnd === app ? `app ${app}s` : `every container of spec.containers ${mainEnd}s`];
+    const steps: string[] = [mainEnd === appSeconds ? appEnd.explanation : `every container of spec.containers ${mainEnd}s`];
     let t = mainEnd;
     // Stopped in reverse order of initContainers: by default ours (in rank order) come before
     // the user's; `initOrder` (the names as placed) says otherwise where a sidecar was
     // positioned after a user init container. Names it does not hold (an injected proxy) stay first.
     type Native = { name: string; stop: number; delay: number };
     let chain: Native[] = [
-      ...natives.map(s => ({ name: s.container.name as string, stop: s.shutdown.stopSeconds, delay: preStopDelayOf(s, target, app) })),
-      ...users.map(c => ({ name: c.name as string, stop: USER_NATIVE_SIDECAR_STOP_SECONDS, delay: 0 })),
+      ...natives.map(s => ({ name: s.container.name as string, stop: s.shutdown.stopSeconds, delay: preStopDelayOf(s, target, appSeconds) })),
+      ...users.map(c => ({ name: c.name as string, stop: userStop, delay: 0 })),
     ];
     if (initOrder) {
       const at = (n: Native) => initOrder.indexOf(n.name);
@@ -196,8 +316,27 @@ export function graceNeed(sidecars: SidecarSpec[], target: EngineTarget, userIni
     }
     end = Math.max(end, t);
     parts.unshift(`native: ${steps.join(' + ')}`);
+  } else if (appEnd.explanation !== `app ${appSeconds}s`) {
+    parts.unshift(appEnd.explanation);
   }
   return { seconds: Math.ceil(end), explanation: parts.join('; ') };
+}
+
+/**
+ * When the app has exited, at the latest, with the grace period the pod will have: a workload
+ * whose own explicit `terminationGracePeriodSeconds` is above what its sidecars need lets the app
+ * run that much longer before the kubelet kills it, so the sidecars must outlive that too. Every
+ * term of the need grows with the app's end one for one, so the app's end that makes the need
+ * equal to the grace is `app + (grace - need)`: the sidecars' delays then use all of the grace,
+ * and a sidecar stopped at its end still fits before the kill. With the grace unset (or at least
+ * the need) the app has what `appShutdownTime` says; the caller passes no grace for a pod that
+ * completes (a Job's: a native agent's delay, which also runs when the app completes, would hold
+ * every completed run that long).
+ */
+export function effectiveAppEnd(app: AppEnd, need: GraceNeed, explicitGrace: number | undefined): AppEnd {
+  if (explicitGrace === undefined || explicitGrace <= need.seconds) return app;
+  const seconds = app.seconds + (explicitGrace - need.seconds);
+  return { ...app, seconds, explanation: `the app, within terminationGracePeriodSeconds ${explicitGrace}, ${seconds}s` };
 }
 
 /** The workload's app shutdown time: the largest of its sidecars' `appShutdownSeconds`. */

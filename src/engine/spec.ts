@@ -48,6 +48,20 @@ export interface ShutdownSpec {
   readonly appShutdownSeconds: number;
 
   /**
+   * Whether the user gave `appShutdownSeconds` (`appShutdownTime`), rather than the default: an
+   * app `preStop` hook whose duration cannot be read needs it (src/engine/shutdown.ts,
+   * `unknownHookErrors`). Undefined: not known (e.g. a mesh proxy), counts neither way.
+   */
+  readonly appShutdownGiven?: boolean;
+
+  /**
+   * How long each of the user's own native sidecars (init containers with `restartPolicy:
+   * Always` that are not the library's) takes from SIGTERM to its exit (`userSidecarStopTime`).
+   * From 1.29 the library's native sidecars wait for them. Undefined: not given.
+   */
+  readonly userSidecarStopSeconds?: number;
+
+  /**
    * URLs (on 127.0.0.1) to POST to, in order, at `preStop` in BOTH layouts, before any legacy
    * delay, e.g. Envoy's `/drain_listeners?graceful`. The engine sends them with the sidecar
    * tools (busybox wget), so the agent's image needs no shell.

@@ -75,6 +75,29 @@ export interface ContainerCase {
   readonly ports: number[];
   readonly env: EnvCase[];
   readonly mounts: MountCase[];
+  /** The app container's own preStop hook (app containers only). */
+  readonly preStop?: PreStopCase;
+}
+
+/**
+ * An app container's own `preStop` hook: a sleep action or an exec of exactly `sleep N` (their
+ * duration can be read), or an exec of another program / an httpGet (it cannot: e.g.
+ * ingress-nginx's `/wait-shutdown`).
+ */
+export type PreStopCase =
+  | { readonly type: 'sleep'; readonly seconds: number }
+  | { readonly type: 'exec-sleep'; readonly bin: 'sleep' | '/bin/sleep'; readonly seconds: number }
+  | { readonly type: 'exec-other' }
+  | { readonly type: 'http' };
+
+/** The JSON of a preStop hook. */
+export function preStopJson(h: PreStopCase): any {
+  switch (h.type) {
+    case 'sleep': return { sleep: { seconds: h.seconds } };
+    case 'exec-sleep': return { exec: { command: [h.bin, String(h.seconds)] } };
+    case 'exec-other': return { exec: { command: ['/wait-shutdown'] } };
+    case 'http': return { httpGet: { path: '/drain', port: 8080 } };
+  }
 }
 
 export interface InitCase extends ContainerCase {
@@ -123,6 +146,8 @@ interface CommonSidecarCase {
   readonly appShutdown?: number;
   readonly allowLegacyOnJob?: boolean;
   readonly resources?: ResourcesCase;
+  /** userSidecarStopTime in seconds. */
+  readonly userSidecarStop?: number;
 }
 
 export type OutputCase = 'stdout' | 'forward' | 'http' | 'loki' | 'elasticsearch' | 'opensearch';
@@ -278,8 +303,15 @@ export function workloadArb(target: TargetCase, flavor?: 'kplus' | 'raw'): fc.Ar
       jobRestartPolicy: fc.constantFrom('Never' as const, 'OnFailure' as const),
       annotation: fc.tuple(label.map(l => `example.com/${l}`), fc.string({ maxLength: 10 })),
       podPatch: fc.boolean(),
+      // the app containers' own preStop hooks (sometimes): a sleep action only where it exists, never
+      // longer than the user's grace period (the API server rejects that, a rule of its own)
+      preStops: fc.array(fc.option(preStopArb(target.minor), { nil: undefined, freq: 3 }), { minLength: nContainers, maxLength: nContainers }),
     }).chain(w => {
-      const containerArbs = w.names.slice(0, nContainers).map(n => containerArb(n, volumes));
+      const fits = (h: PreStopCase | undefined) => h === undefined || !('seconds' in h) || w.grace === undefined || h.seconds <= w.grace;
+      const containerArbs = w.names.slice(0, nContainers).map((n, i) => containerArb(n, volumes).map((c): ContainerCase => {
+        const h = w.preStops[i];
+        return h !== undefined && fits(h) ? { ...c, preStop: h } : c;
+      }));
       const initArbs = w.names.slice(nContainers).map((n, i) => containerArb(n, volumes).map((c): InitCase => ({
         ...c,
         // a native init container (the user's own sidecar) only on raw objects and targets that know the field
@@ -312,6 +344,16 @@ export function workloadArb(target: TargetCase, flavor?: 'kplus' | 'raw'): fc.Ar
   });
 }
 
+function preStopArb(minor: number): fc.Arbitrary<PreStopCase> {
+  return fc.oneof(
+    ...(minor >= 30 ? [fc.record({ type: fc.constant('sleep' as const), seconds: fc.integer({ min: 1, max: 25 }) })] : []),
+    fc.record({ type: fc.constant('exec-sleep' as const), bin: fc.constantFrom('sleep' as const, '/bin/sleep' as const), seconds: fc.integer({ min: 0, max: 25 }) }),
+    fc.constant({ type: 'exec-other' as const }),
+    fc.constant({ type: 'http' as const }),
+  );
+}
+
+const userSidecarStopArb = fc.option(fc.integer({ min: 0, max: 12 }), { nil: undefined, freq: 2 });
 const modeArb = fc.option(fc.constantFrom(SidecarMode.AUTO, SidecarMode.NATIVE, SidecarMode.LEGACY), { nil: undefined, freq: 2 });
 const appShutdownArb = fc.option(fc.integer({ min: 0, max: 60 }), { nil: undefined });
 const allowArb = fc.option(fc.boolean(), { nil: undefined });
@@ -338,6 +380,7 @@ export const logAgentArb: fc.Arbitrary<LogAgentCase> = fc.record({
   containerName: fc.option(fc.constantFrom('shipper', 'tracer', 'sidecar-tools'), { nil: undefined, freq: 8 }),
   mode: modeArb,
   appShutdown: appShutdownArb,
+  userSidecarStop: userSidecarStopArb,
   allowLegacyOnJob: allowArb,
   resources: resourcesArb,
   logDirectory: fc.option(fc.constantFrom(...LOG_DIRECTORIES.slice(1)), { nil: undefined }),
@@ -352,6 +395,7 @@ export const tracerArb: fc.Arbitrary<TracerCase> = fc.record({
   containerName: fc.option(fc.constantFrom('otel', 'log-agent'), { nil: undefined, freq: 8 }),
   mode: modeArb,
   appShutdown: appShutdownArb,
+  userSidecarStop: userSidecarStopArb,
   allowLegacyOnJob: allowArb,
   resources: resourcesArb,
   protocol: fc.option(fc.constantFrom(OtlpProtocol.GRPC, OtlpProtocol.HTTP_PROTOBUF), { nil: undefined }),
@@ -371,6 +415,7 @@ export const envoyArb: fc.Arbitrary<EnvoyCase> = fc.record({
   mode: modeArb,
   // Envoy's drain must fit into appShutdownTime, so at least a second
   appShutdown: fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }),
+  userSidecarStop: userSidecarStopArb,
   allowLegacyOnJob: allowArb,
   resources: resourcesArb,
   // rarely a port another sidecar binds (Envoy would send the app's traffic there)
@@ -513,6 +558,7 @@ function createSidecar(scope: Construct, s: Scenario, sc: SidecarCase, workload:
     containerName: sc.containerName,
     mode: sc.mode,
     appShutdownTime: sc.appShutdown === undefined ? undefined : Duration.seconds(sc.appShutdown),
+    userSidecarStopTime: sc.userSidecarStop === undefined ? undefined : Duration.seconds(sc.userSidecarStop),
     allowLegacyOnJob: sc.allowLegacyOnJob,
     resources: sc.resources === undefined ? undefined : {
       cpu: { request: millis(sc.resources.cpuRequest), limit: millis(sc.resources.cpuLimit) },
@@ -606,6 +652,8 @@ function kplusWorkload(chart: Chart, w: WorkloadCase, early: ContainerCase[], la
     envVariables: Object.fromEntries(c.env.map(e => [e.name, kplus.EnvValue.fromValue(e.value)])),
     volumeMounts: c.mounts.map(m => ({ volume: volumes.get(m.volume)!, path: m.path })),
     securityContext: USER_SECURITY,
+    // cdk8s-plus-27 has no sleep action: that hook is left out here (the model reads the baseline)
+    ...(c.preStop && c.preStop.type !== 'sleep' ? { lifecycle: { preStop: kplusPreStop(c.preStop) } } : {}),
   });
   const common = {
     // (an explicit `name: undefined` breaks cdk8s' metadata: leave absent keys out)
@@ -644,12 +692,18 @@ function kplusWorkload(chart: Chart, w: WorkloadCase, early: ContainerCase[], la
   };
 }
 
+function kplusPreStop(h: PreStopCase): kplus.Handler {
+  const json = preStopJson(h);
+  return json.httpGet ? kplus.Handler.fromHttpGet(json.httpGet.path, { port: json.httpGet.port }) : kplus.Handler.fromCommand(json.exec.command);
+}
+
 /** The raw JSON of a user container. */
 export function rawContainer(c: ContainerCase, native = false): any {
   const out: any = { name: c.name, image: c.image };
   if (c.ports.length > 0) out.ports = c.ports.map(containerPort => ({ containerPort }));
   if (c.env.length > 0) out.env = c.env.map(e => ({ name: e.name, value: e.value }));
   if (c.mounts.length > 0) out.volumeMounts = c.mounts.map(m => ({ mountPath: m.path, name: m.volume }));
+  if (c.preStop) out.lifecycle = { preStop: preStopJson(c.preStop) };
   if (native) {
     out.restartPolicy = 'Always';
     out.startupProbe = { exec: { command: ['/bin/true'] }, periodSeconds: 1 };

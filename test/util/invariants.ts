@@ -63,6 +63,10 @@ export interface SidecarFacts {
   /** Seconds the agent must keep reading after the app's exit before SIGTERM (the model). */
   readonly readAfterAppExitSeconds: number;
   readonly appShutdownSeconds: number;
+  /** appShutdownTime was given on the construct. */
+  readonly appShutdownGiven: boolean;
+  /** userSidecarStopTime in seconds, when given. */
+  readonly userSidecarStop?: number;
   readonly preStopScript: boolean;
   readonly hold: boolean;
   readonly allowLegacyOnJob: boolean;
@@ -117,6 +121,8 @@ export function sidecarFacts(s: Scenario, sc: SidecarCase, workloadName: string)
     path,
     layout: expectedLayout(s, mode),
     appShutdownSeconds: sc.appShutdown ?? 10,
+    appShutdownGiven: sc.appShutdown !== undefined,
+    userSidecarStop: sc.userSidecarStop,
     allowLegacyOnJob: sc.allowLegacyOnJob ?? false,
     mode,
     preStopScript: false,
@@ -230,19 +236,41 @@ export function appShutdown(facts: SidecarFacts[]): number {
 }
 
 /**
- * The documented `preStop` delay of a sidecar, from the pod's termination on: stopped with the
- * app (legacy, native on 1.28), the app's whole shutdown plus the agent's read delay; native
- * from 1.29, only the agent's read delay after the app's shutdown, if it has one.
+ * Whether a sidecar has a `preStop` delay at all (README, *Shutdown and the grace period*): a
+ * native sidecar stopped in order (1.29+) only when its agent must keep reading after the app's
+ * exit; every other one (legacy, native on 1.28) whenever the app or the agent needs time. HOW
+ * LONG the delay is, is not modelled here: the termination simulation checks what it does.
  */
-export function preStopDelay(f: SidecarFacts, minor: number, app: number): number {
-  if (f.layout === 'NATIVE' && minor >= 29) return f.readAfterAppExitSeconds > 0 ? app + f.readAfterAppExitSeconds : 0;
-  return app + f.readAfterAppExitSeconds;
+function hasDelay(f: SidecarFacts, minor: number, end: number): boolean {
+  if (f.layout === 'NATIVE' && minor >= 29) return f.readAfterAppExitSeconds > 0;
+  return end + f.readAfterAppExitSeconds > 0;
 }
 
 /** Whether a sidecar's hooks need the busybox tools (docs of shutdown handling). */
-function needsTools(f: SidecarFacts, minor: number, app: number): boolean {
-  const delay = preStopDelay(f, minor, app);
-  return f.preStopScript || (delay > 0 && minor < 30) || (f.hold && f.layout === 'LEGACY');
+function needsTools(f: SidecarFacts, minor: number, end: number): boolean {
+  return f.preStopScript || (hasDelay(f, minor, end) && minor < 30) || (f.hold && f.layout === 'LEGACY');
+}
+
+/** An app container's preStop hook the library cannot read (README): an exec of something other than `sleep N`, an httpGet. */
+function unreadableHook(c: any): boolean {
+  const h = c.lifecycle?.preStop;
+  if (!h || h.sleep) return false;
+  const command: string[] | undefined = h.exec?.command;
+  return !(command && command.length === 2 && ['sleep', '/bin/sleep'].includes(command[0]) && /^\d+$/.test(command[1]));
+}
+
+/**
+ * When the user's app containers have exited, counted from the pod's termination, when each
+ * takes `app` seconds after its SIGTERM: what the simulated kubelet says (it runs each one's own
+ * preStop hook first). A hook the library cannot read counts nothing: `appShutdownTime` covers it.
+ */
+function appEnd(user: UserPod, app: number, minor: number): number {
+  const containers = (user.containers.length > 0 ? user.containers : [{}]).map((c, i) => ({ name: `app-${i}`, lifecycle: c.lifecycle }));
+  const unreadable = new Set(containers.filter(unreadableHook).map(c => c.name));
+  const sim = simulateTermination({
+    spec: { containers }, minor, graceSeconds: 3600, behaviour: n => ({ exitAfterSigterm: app, ...(unreadable.has(n) ? { preStopSeconds: 0 } : {}) }),
+  });
+  return sim.end;
 }
 
 /** Every sidecar gets SIGTERM only after the app has exited (at `appExit`) and it has read the app's last line. */
@@ -267,23 +295,29 @@ interface ModelPod {
   /** seconds from SIGTERM to exit, by container name */
   readonly exits: Map<string, number>;
   readonly sidecars: Array<[SidecarFacts, string]>;
+  /** App containers whose preStop hook the library cannot read (appShutdownTime covers it). */
+  readonly unreadable: Set<string>;
 }
 
-function modelPod(facts: SidecarFacts[], user: UserPod, minor: number): ModelPod {
-  const app = appShutdown(facts);
+function modelPod(facts: SidecarFacts[], user: UserPod, minor: number, app: number): ModelPod {
+  // Each sidecar's preStop holds it until the app's last line is in (the requirement itself,
+  // SIDECARS.md §1), in every layout: one stopped in order (1.29+) is held by its turn anyway.
+  const end = appEnd(user, app, minor);
   const hook = (f: SidecarFacts) => {
-    const d = preStopDelay(f, minor, app);
+    const d = end + f.readAfterAppExitSeconds;
     return d > 0 ? { lifecycle: { preStop: { sleep: { seconds: d } } } } : {};
   };
   const exits = new Map<string, number>();
   const sidecars: Array<[SidecarFacts, string]> = facts.map((f, i) => [f, `sidecar-${i}`]);
   for (const [f, id] of sidecars) exits.set(id, f.stopSeconds);
   // (a workload without app containers is an error of its own; the budget still counts the app's time)
-  const containers = (user.containers.length > 0 ? user.containers : [{}]).map((_c, i) => ({ name: `app-${i}` }));
+  // The user's app containers keep their own preStop hooks (the kubelet runs them before SIGTERM).
+  const containers = (user.containers.length > 0 ? user.containers : [{}]).map((c, i) => ({ name: `app-${i}`, lifecycle: c.lifecycle }));
+  const unreadable = new Set(containers.filter(unreadableHook).map(c => c.name));
   containers.forEach(c => exits.set(c.name, app));
-  // the user's own native sidecars: the kubelet's minimum grace of 2 s (what the library assumes for them, README)
+  // the user's own native sidecars: the userSidecarStopTime given (README); none given, nothing
   const init = user.init.map((c, i) => ({ name: `init-${i}`, restartPolicy: c.restartPolicy }));
-  init.forEach(c => exits.set(c.name, 2));
+  init.forEach(c => exits.set(c.name, userSidecarStop(facts) ?? 0));
   return {
     spec: {
       containers: [...containers, ...sidecars.filter(([f]) => f.layout === 'LEGACY').map(([f, id]) => ({ name: id, ...hook(f) }))],
@@ -291,22 +325,70 @@ function modelPod(facts: SidecarFacts[], user: UserPod, minor: number): ModelPod
     },
     exits,
     sidecars,
+    unreadable,
   };
+}
+
+/** The user's native sidecars' stop time the constructs give (the largest), or undefined. */
+function userSidecarStop(facts: SidecarFacts[]): number | undefined {
+  const given = facts.map(f => f.userSidecarStop).filter((x): x is number => x !== undefined);
+  return given.length > 0 ? Math.max(...given) : undefined;
+}
+
+/** The sidecars that got SIGTERM before the app's last line (written when the last app container exits) was read. */
+function lastLines(sim: Simulation, sidecars: Array<[SidecarFacts, string]>, appNames: string[]): string[] {
+  const exit = Math.max(0, ...appNames.map(n => sim.containers.get(n)?.exit ?? 0));
+  return lastLineViolations(sim, sidecars, exit);
 }
 
 /**
  * The grace period the pod needs, derived from the kubelet's termination order
  * (test/util/kubelet-termination.ts), not from the library's formula: the least one with which
  * no container is killed or stopped before its turn, and every sidecar gets SIGTERM only after
- * the app's last line (written when the app exits, at the end of its shutdown time) is read.
+ * the app's last line (written when the app exits, after its own preStop hook and `app`
+ * seconds of shutdown) is read.
  */
-export function graceNeed(facts: SidecarFacts[], minor: number, user: UserPod): number {
-  const app = appShutdown(facts);
-  const pod = modelPod(facts, user, minor);
+export function graceNeed(facts: SidecarFacts[], minor: number, user: UserPod, app = appShutdown(facts)): number {
+  const pod = modelPod(facts, user, minor, app);
+  const appNames = pod.spec.containers.filter((c: any) => c.name.startsWith('app-')).map((c: any) => c.name);
   return leastGrace(
-    { spec: pod.spec, minor, behaviour: id => ({ exitAfterSigterm: pod.exits.get(id)! }) },
-    sim => lastLineViolations(sim, pod.sidecars, app),
+    { spec: pod.spec, minor, behaviour: id => ({ exitAfterSigterm: pod.exits.get(id)!, ...(pod.unreadable.has(id) ? { preStopSeconds: 0 } : {}) }) },
+    sim => lastLines(sim, pod.sidecars, appNames),
   );
+}
+
+/**
+ * When the app has exited (from the pod's termination), with what the workload's own explicit
+ * grace period above the need gives it: what each sidecar's delay must cover.
+ */
+function modelAppEnd(facts: SidecarFacts[], minor: number, user: UserPod): number {
+  const app = appShutdown(facts);
+  const within = slackGoesToApp(facts, minor, user) ? appTimeWithin(facts, minor, user, user.grace!) : app;
+  return appEnd(user, within, minor);
+}
+
+/**
+ * The workload's own explicit grace period is above the need, and its pod does not complete
+ * (README: then the rest is given to the app; a Job's is not, or every completed run would wait).
+ */
+function slackGoesToApp(facts: SidecarFacts[], minor: number, user: UserPod): boolean {
+  return user.grace !== undefined && !user.completes && user.grace >= graceNeed(facts, minor, user);
+}
+
+/**
+ * The longest the app may take after its SIGTERM with the workload's own explicit grace period
+ * `grace`: the largest app time whose simulated need still fits (README: a grace period above
+ * what the sidecars need is given to the app). Searched, not computed.
+ */
+function appTimeWithin(facts: SidecarFacts[], minor: number, user: UserPod, grace: number): number {
+  let lo = appShutdown(facts);
+  let hi = grace;
+  if (graceNeed(facts, minor, user, lo) > grace) return lo;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (graceNeed(facts, minor, user, mid) <= grace) lo = mid; else hi = mid - 1;
+  }
+  return lo;
 }
 
 /**
@@ -320,15 +402,20 @@ export function terminationViolations(s: Scenario, baseline: any, out: any): str
   const app = appShutdown(facts);
   const user = userPod(s, baseline);
   const natives = new Set(user.init.filter(c => c.restartPolicy === 'Always').map(c => c.name));
+  const appNames = (podSpecOf(out).containers ?? []).map((c: any) => c.name).filter((n: string) => user.containers.some(c => c.name === n));
+  const unreadable = new Set(user.containers.filter(unreadableHook).map(c => c.name));
   const v: string[] = [];
-  for (const appExit of new Set([app, Math.floor(app / 2), 0])) {
-    // the sidecars: their models; the user's own native sidecars: 2 s (README); the app: appExit
+  // with the workload's own grace above the need, the app may take longer (README)
+  const within = slackGoesToApp(facts, s.target.minor, user) ? appTimeWithin(facts, s.target.minor, user, user.grace!) : app;
+  for (const appExit of new Set([within, app, Math.floor(app / 2), 0])) {
+    // the sidecars: their models; the user's own native sidecars: the userSidecarStopTime given (README); the app: appExit after its hook
     const behaviour = (name: string) => {
       const f = facts.find(x => x.name === name);
-      return { exitAfterSigterm: f ? f.stopSeconds : natives.has(name) ? 2 : appExit };
+      const exitAfterSigterm = f ? f.stopSeconds : natives.has(name) ? userSidecarStop(facts) ?? 0 : appExit;
+      return { exitAfterSigterm, ...(unreadable.has(name) ? { preStopSeconds: 0 } : {}) };
     };
     const sim = simulateTermination({ spec: podSpecOf(out), minor: s.target.minor, behaviour });
-    for (const x of [...cutShort(sim), ...lastLineViolations(sim, facts.map(f => [f, f.name]), appExit)]) v.push(`app exits at ${appExit}s: ${x}`);
+    for (const x of [...cutShort(sim), ...lastLines(sim, facts.map(f => [f, f.name]), appNames)]) v.push(`app exits ${appExit}s after its SIGTERM: ${x}`);
   }
   return v;
 }
@@ -343,6 +430,8 @@ interface UserPod {
   readonly grace?: number;
   /** The value the workload has before the library touches it. */
   readonly graceWritten?: number;
+  /** Its pods are meant to complete (a Job's, a CronJob's, a bare Pod's with restartPolicy other than Always). */
+  readonly completes: boolean;
 }
 
 function userPod(s: Scenario, baseline: any): UserPod {
@@ -357,6 +446,7 @@ function userPod(s: Scenario, baseline: any): UserPod {
     volumes: (spec.volumes ?? []).map((v: any) => v.name),
     grace,
     graceWritten: written,
+    completes: COMPLETING_KINDS.has(baseline.kind) || (baseline.kind === 'Pod' && spec.restartPolicy !== undefined && spec.restartPolicy !== 'Always'),
   };
 }
 
@@ -519,6 +609,18 @@ export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
       }
     }
   }
+  // An app preStop hook the library cannot read, and no construct gave appShutdownTime (README).
+  const unreadable = user.containers.filter(unreadableHook).map(c => c.name);
+  if (unreadable.length > 0 && !facts.some(f => f.appShutdownGiven)) {
+    add('app preStop hook of unknown duration without appShutdownTime', unreadable.join(','),
+      `^${W}: container\\(s\\) ${unreadable.map(n => `'${esc(n)}'`).join(', ')} have a preStop hook whose duration the library cannot read .*Set \`appShutdownTime\` on the sidecar constructs to cover both`);
+  }
+  // The user's own native sidecars, which the library's native ones wait for (1.29+), without userSidecarStopTime.
+  const userNatives = user.init.filter(c => c.restartPolicy === 'Always').map(c => c.name);
+  if (s.target.minor >= 29 && facts.some(f => f.layout === 'NATIVE') && userNatives.length > 0 && userSidecarStop(facts) === undefined) {
+    add('the user\'s native sidecars without userSidecarStopTime', userNatives.join(','),
+      `^${W}: has native sidecars of its own \\(${userNatives.map(n => `'${esc(n)}'`).join(', ')}\\), which Kubernetes 1\\.${s.target.minor} stops before the library's .*Set \`userSidecarStopTime\``);
+  }
   const need = graceNeed(facts, s.target.minor, user);
   if (user.grace !== undefined && user.grace < need) {
     add('grace period set too low', `${user.grace} < ${need}`, `^${W}: terminationGracePeriodSeconds is ${user.grace}, but its sidecars need ${need} \\(.*\\)\\. Raise terminationGracePeriodSeconds to at least ${need}, `);
@@ -526,7 +628,7 @@ export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
 
   // The API server's rules on the result: duplicates the library would emit, the user's own mistakes.
   userNativeErrors();
-  const tools = facts.some(f => needsTools(f, s.target.minor, appShutdown(facts)));
+  const tools = facts.some(f => needsTools(f, s.target.minor, modelAppEnd(facts, s.target.minor, user)));
   if (tools) {
     for (const c of [...user.containers, ...user.init].filter(x => x.name === TOOLS_NAME)) {
       add('a user container has the tools\' name', c.name, `^${W}: .*'${TOOLS_NAME}'`);
@@ -676,7 +778,7 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
   }
 
   // initContainers: [tools], native sidecars by rank, then the user's init containers unchanged.
-  const tools = facts.some(f => needsTools(f, minor, appShutdown(facts))) ? 1 : 0;
+  const tools = facts.some(f => needsTools(f, minor, modelAppEnd(facts, minor, user))) ? 1 : 0;
   const native = facts.filter(f => f.layout === 'NATIVE');
   const expectedInit = [...(tools ? [TOOLS_NAME] : []), ...native.map(f => f.name), ...names(user.init)];
   if (!same(names(init), expectedInit)) v.push(`initContainers are ${canonical(names(init))}, expected ${canonical(expectedInit)}`);
@@ -860,17 +962,19 @@ export function addedContainerViolations(s: Scenario, baseline: any, out: any): 
     if (inRequestPath && !c.readinessProbe) v.push(`${at}: no readinessProbe`);
     if (!inRequestPath && c.readinessProbe) v.push(`${at}: a readinessProbe on an agent outside the request path`);
     const preStop = c.lifecycle?.preStop;
-    const delay = preStopDelay(f, minor, appShutdown(facts));
-    if (delay === 0) {
+    // Whether there is a delay, and its shape; how long it is, the termination simulation checks
+    // (terminationViolations), from the kubelet's order rather than from a copy of the formula.
+    const delay = hasDelay(f, minor, modelAppEnd(facts, minor, user));
+    if (!delay) {
       if (!!preStop !== f.preStopScript) v.push(`${at}: preStop ${preStop ? 'set' : 'missing'} with no delay to wait`);
     } else if (!preStop) {
-      v.push(`${at}: no preStop delay although it needs ${delay}s`);
+      v.push(`${at}: no preStop delay although it needs one`);
     } else if (preStop.sleep) {
       if (minor < 30) v.push(`${at}: preStop sleep action on 1.${minor}`);
-      if (preStop.sleep.seconds !== delay) v.push(`${at}: preStop sleeps ${preStop.sleep.seconds}s, expected ${delay}s`);
+      if (f.preStopScript) v.push(`${at}: a sleep action where a script (its POSTs) is needed`);
     } else {
       const command: string[] = preStop.exec?.command ?? [];
-      if (!command.join(' ').endsWith(`sleep ${delay}`)) v.push(`${at}: preStop does not wait ${delay}s: ${canonical(preStop)}`);
+      if (!/ sleep \d+$/.test(command.join(' '))) v.push(`${at}: preStop does not end with a sleep: ${canonical(preStop)}`);
       // a plain delay needs no shell
       if (!f.preStopScript && command.includes('sh')) v.push(`${at}: preStop wraps a plain sleep in a shell: ${canonical(preStop)}`);
     }

@@ -24,6 +24,12 @@
 export interface Behaviour {
   /** Seconds from SIGTERM to its exit, when not killed first. */
   readonly exitAfterSigterm: number;
+  /**
+   * How long its `preStop` hook takes, for a hook whose duration cannot be read from it (an
+   * exec of some program, `httpGet`).
+   * @default - read from the hook (`preStopSeconds`)
+   */
+  readonly preStopSeconds?: number;
 }
 
 export interface SimulationInput {
@@ -94,7 +100,7 @@ export function simulateTermination(input: SimulationInput): Simulation {
     let gp = grace;
     let t = 0;
     let preStopEnd = 0;
-    const hook = preStopSeconds(c);
+    const hook = input.behaviour(c.name).preStopSeconds ?? preStopSeconds(c);
     if (c.lifecycle?.preStop && gp > 0) {
       const took = Math.min(hook, gp);
       t += took;
