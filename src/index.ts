@@ -37,6 +37,12 @@ export {
 // The default images, one name each: <AGENT>_IMAGE
 export { ENVOY_IMAGE, FLUENT_BIT_IMAGE, FLUENTD_IMAGE, OTEL_COLLECTOR_IMAGE, VECTOR_IMAGE } from './images';
 
+// Any sidecar: WithSidecar, AdoptSidecar
+export {
+  AdoptSidecar, AdoptSidecarProps, SidecarCheck, SidecarCheckOptions, SidecarEmptyDirOptions, SidecarHttpCheckOptions, SidecarPort,
+  SidecarQuit, SidecarRunOptions, SidecarVolume, WithSidecar, WithSidecarProps,
+} from './with-sidecar';
+
 // Meshes and the admission guard
 export { Mesh, WithMeshProxy, WithMeshProxyProps } from './with-mesh';
 export { NativeSidecarGuard, NativeSidecarGuardProps } from './guard';

@@ -3,7 +3,7 @@ import { ApiObject, Chart, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
-import { AgentSpec, HoldSpec, Json, SidecarSpec } from './engine/spec';
+import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
 import { checkDnsLabel, durationSeconds } from './private/checks';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
 import { KUBERNETES_VERSION_ENV, ResolvedTarget, SidecarTargetOptions, VersionSource, resolveTarget } from './settings';
@@ -66,6 +66,25 @@ export interface SidecarProps extends SidecarTargetOptions {
    * @default false
    */
   readonly allowLegacyOnJob?: boolean;
+
+  /**
+   * Native layout: place the sidecar right after this init container of the workload (e.g. one
+   * that fetches a secret the sidecar needs), instead of before every init container of the
+   * user's. Checked against the workload at synthesis (an error names the init containers
+   * present). Legacy layout: the sidecar is in `spec.containers`, which start after every init
+   * container anyway; the name is still checked.
+   * @default - before the workload's own init containers
+   */
+  readonly after?: string;
+
+  /**
+   * Native layout: the workload's init containers that start after the sidecar get what the app
+   * containers get (the log directory mount, the `OTEL_*` env, ...). Native sidecars start before
+   * them, so they can be served; refused in the legacy layout (an entry of `spec.containers`
+   * starts only after every init container).
+   * @default false
+   */
+  readonly serveInitContainers?: boolean;
 }
 
 /** Defaults shared by all agents. @internal */
@@ -154,6 +173,30 @@ export interface AgentDescription {
   readonly containerOverrides?: Json;
 }
 
+/**
+ * A whole container as data, for `SidecarBase._attachContainer` (see the engine's `SidecarSpec`
+ * for each field).
+ * @internal
+ */
+export interface ContainerDescription {
+  readonly kind: string;
+  readonly rank: number;
+  /** The container without `restartPolicy` and `lifecycle`; for `adopt`, only the fields laid over the workload's. */
+  readonly container: Json;
+  /** Files of a ConfigMap of the sidecar's own, mounted read-only at `filesMountPath`. */
+  readonly files?: Record<string, string>;
+  readonly filesMountPath?: string;
+  /** Pod volumes the sidecar brings. */
+  readonly volumes: Json[];
+  readonly appMounts?: Json[];
+  readonly appEnv?: Json[];
+  readonly localPorts?: number[];
+  readonly shutdown: Omit<ShutdownSpec, 'appShutdownSeconds'>;
+  readonly hold?: HoldSpec;
+  readonly adopt?: boolean;
+  readonly quit?: QuitSpec;
+}
+
 /** Where a target came from, for messages. */
 const SOURCE_TEXT: Record<VersionSource, string> = {
   prop: 'its kubernetesVersion prop',
@@ -196,6 +239,7 @@ export abstract class SidecarBase extends Construct {
     this.workloadObject = workloadApiObject(this.describe(), props.workload);
     checkSameApp(this.describe(), this, this.workloadObject);
     checkDnsLabel(this.describe(), 'containerName', this.containerName, MAX_CONTAINER_NAME_LENGTH);
+    if (props.after !== undefined) checkDnsLabel(this.describe(), 'after', props.after);
     this.userSidecarStopSeconds(); // checked here, before anything is attached
     // An explicit version is checked at once; inherited ones at synthesis.
     this.resolved();
@@ -291,6 +335,43 @@ export abstract class SidecarBase extends Construct {
       podAnnotations: config?.annotations ?? {},
       shutdown: { ...shutdownOf(agent.shutdown), appShutdownSeconds: this.appShutdownSeconds(), preStopPosts: agent.preStopPosts },
       hold: agent.hold,
+      after: this._props.after,
+      serveInitContainers: this._props.serveInitContainers,
+    });
+    this._bind({ node: this.node, renderSidecar: () => this.renderSidecar() });
+  }
+
+  /**
+   * The other way in: a whole container given as data (WithSidecar) or a container of the
+   * workload to adopt (AdoptSidecar). The files, if any, go into the config ConfigMap, mounted at
+   * `filesMountPath`. Like `_attach`, the last step of the constructor.
+   * @internal
+   */
+  protected _attachContainer(d: ContainerDescription): void {
+    if (this.attached) throw new Error(`${this.describe()}: the sidecar is already attached`);
+    const config = d.files ? this.configMap(d.files) : undefined;
+    const container: Json = { ...d.container };
+    const volumes = [...d.volumes];
+    if (config) {
+      const name = `${this.containerName}-config`;
+      volumes.push({ configMap: { name: config.name }, name });
+      container.volumeMounts = [...(container.volumeMounts ?? []), { mountPath: d.filesMountPath, name, readOnly: true }];
+    }
+    this.attached = deepFreeze({
+      kind: d.kind,
+      rank: d.rank,
+      container,
+      localPorts: d.localPorts,
+      volumes,
+      appMounts: d.appMounts ?? [],
+      appEnv: d.appEnv ?? [],
+      podAnnotations: config?.annotations ?? {},
+      shutdown: { ...d.shutdown, appShutdownSeconds: this.appShutdownSeconds() },
+      hold: d.hold,
+      adopt: d.adopt,
+      after: this._props.after,
+      serveInitContainers: this._props.serveInitContainers,
+      quit: d.quit,
     });
     this._bind({ node: this.node, renderSidecar: () => this.renderSidecar() });
   }

@@ -19,6 +19,7 @@ import { SidecarMode } from '../src/target';
 import { SidecarValidation } from '../src/validation';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
+import { AdoptSidecar, SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
 import { WithTracer } from '../src/with-tracer';
 
 const ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
@@ -668,6 +669,122 @@ const CASES: Case[] = [
       SidecarValidation.addTo(c.app, { kubernetesVersion: '1.29' });
     },
     message: ["test/raw: Deployment 'raw': container 'app'", 'uses the preStop sleep action, which Kubernetes 1.29 does not have', 'Use an exec hook or target 1.30+'],
+  },
+  // ---------------------------------------------------------------- WithSidecar, AdoptSidecar (issue 18)
+  {
+    name: 'WithSidecar without an image',
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: ' ' }),
+    message: ["WithSidecar 'test/side'", "image ' ' is not an image reference", "use e.g. 'gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.25.3'"],
+  },
+  {
+    name: 'WithSidecar as root',
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', user: 0 }),
+    message: ["WithSidecar 'test/side'", 'user 0 is not a non-root uid', 'use an integer from 1 to 2147483647'],
+  },
+  {
+    name: 'WithSidecar: holdApplicationUntilStarted with a TCP check',
+    build: c => new WithSidecar(c.chart, 'side', {
+      workload: c.deployment(), image: 'example/side:1', startupCheck: SidecarCheck.tcp(5432), holdApplicationUntilStarted: true,
+    }),
+    message: ["WithSidecar 'test/side'", 'holdApplicationUntilStarted needs an HTTP startupCheck', 'use startupCheck: SidecarCheck.http(port, { path })'],
+  },
+  {
+    name: 'SidecarCheck.http with a path without /',
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', startupCheck: SidecarCheck.http(9090, { path: 'startup' }) }),
+    message: ['SidecarCheck.http()', "path 'startup' must start with '/'", "e.g. '/ready'"],
+  },
+  {
+    name: 'SidecarCheck with a timeout shorter than its period',
+    build: () => SidecarCheck.tcp(80, { period: Duration.seconds(10), timeout: Duration.seconds(5) }),
+    message: ['SidecarCheck', 'timeout 5s is shorter than period 10s', 'use a timeout of at least one period'],
+  },
+  {
+    name: 'SidecarQuit.http on port 0',
+    build: () => SidecarQuit.http(0, '/quitquitquit'),
+    message: ['SidecarQuit.http()', 'port 0 is not a valid port', 'use an integer from 1 to 65535'],
+  },
+  {
+    name: 'WithSidecar: an env var name with a space',
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', env: { 'DB HOST': 'x' } }),
+    message: ["WithSidecar 'test/side'", "env 'DB HOST' is not an env var name", "e.g. 'DB_HOST'"],
+  },
+  {
+    name: 'WithSidecar: a secretEnv without a key',
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', secretEnv: { TOKEN: { secret: { name: 'creds' }, key: '' } } }),
+    message: ["WithSidecar 'test/side'", "secretEnv 'TOKEN' needs a Secret (its name a DNS-1123 subdomain) and a key", "e.g. { secret: { name: 'oauth2-proxy' }, key: 'client-secret' }"],
+  },
+  {
+    name: 'WithSidecar: two volumes at one path',
+    build: c => new WithSidecar(c.chart, 'side', {
+      workload: c.deployment(),
+      image: 'example/side:1',
+      volumes: [SidecarVolume.emptyDir('a', '/data'), SidecarVolume.emptyDir('b', '/data')],
+    }),
+    message: ["WithSidecar 'test/side'", "volume 'b' and volume 'a' are both mounted at /data", 'give each its own directory'],
+  },
+  {
+    name: 'WithSidecar: a volume over the hook tools directory',
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', volumes: [SidecarVolume.emptyDir('t', '/sidecar-tools')] }),
+    message: ["WithSidecar 'test/side'", "volume 't' is mounted at /sidecar-tools, the library's hook tools directory", 'choose another directory'],
+  },
+  {
+    name: 'WithSidecar: serveInitContainers on 1.27',
+    build: c => new WithSidecar(c.chart, 'side', {
+      workload: c.raw({ initContainers: [{ name: 'migrate', image: 'm:1' }], containers: [APP] }),
+      kubernetesVersion: '1.27',
+      image: 'example/side:1',
+      serveInitContainers: true,
+    }),
+    message: ["WithSidecar 'test/side'", 'serveInitContainers asks the sidecar to serve the init containers', 'Target Kubernetes 1.29 or later'],
+  },
+  {
+    name: 'WithSidecar: after an init container the workload does not have',
+    build: c => new WithSidecar(c.chart, 'side', {
+      workload: c.raw({ initContainers: [{ name: 'migrate', image: 'm:1' }], containers: [APP] }),
+      kubernetesVersion: '1.29',
+      image: 'example/side:1',
+      after: 'fetch-secret',
+    }),
+    message: ["WithSidecar 'test/side'", "after 'fetch-secret' names no init container of Deployment 'raw'; its init containers are 'migrate'", 'Name one of them'],
+  },
+  {
+    name: 'WithSidecar: legacy on a Job without a quit endpoint',
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.raw({ containers: [APP], restartPolicy: 'Never' }, 'Job'), kubernetesVersion: '1.27', image: 'example/side:1' }),
+    message: ["WithSidecar 'test/side'", 'a legacy sidecar on Job \'raw\' never exits', 'Target Kubernetes 1.29+'],
+  },
+  {
+    name: 'WithSidecar: a volume name the workload already uses',
+    build: c => new WithSidecar(c.chart, 'side', {
+      workload: c.raw({ containers: [APP], volumes: [{ name: 'data', emptyDir: {} }] }),
+      kubernetesVersion: '1.29',
+      image: 'example/side:1',
+      volumes: [SidecarVolume.emptyDir('data', '/data')],
+    }),
+    message: ["WithSidecar 'test/side'", "volume name 'data' is already used by Deployment 'raw'", "give the sidecar's volume another name"],
+  },
+  {
+    name: 'AdoptSidecar without containerName',
+    build: c => new AdoptSidecar(c.chart, 'adopt', { workload: c.deployment() }),
+    message: ["AdoptSidecar 'test/adopt'", 'containerName is required', "e.g. 'cloud-sql-proxy'"],
+  },
+  {
+    name: 'AdoptSidecar: a container the workload does not have',
+    build: c => new AdoptSidecar(c.chart, 'adopt', { workload: c.raw({ containers: [APP] }), kubernetesVersion: '1.29', containerName: 'proxy' }),
+    message: ["AdoptSidecar 'test/adopt'", "Deployment 'raw' has no container named 'proxy' to adopt; its spec.containers are 'app'", 'Name one of them as containerName'],
+  },
+  {
+    name: 'AdoptSidecar: the only container',
+    build: c => new AdoptSidecar(c.chart, 'adopt', { workload: c.raw({ containers: [APP] }), kubernetesVersion: '1.29', containerName: 'app' }),
+    message: ["Deployment 'raw'", "adopting 'app' as sidecar leaves no app container", 'Adopt only the sidecars, not the app'],
+  },
+  {
+    name: 'AdoptSidecar: a preStop of its own where the legacy layout needs one',
+    build: c => new AdoptSidecar(c.chart, 'adopt', {
+      workload: c.raw({ containers: [APP, { name: 'proxy', image: 'p:1', lifecycle: { preStop: { exec: { command: ['/drain'] } } } }] }),
+      kubernetesVersion: '1.27',
+      containerName: 'proxy',
+    }),
+    message: ["AdoptSidecar 'test/adopt'", "adopted container 'proxy' has its own lifecycle.preStop", 'Remove lifecycle.preStop from the manifest (e.g. with a JSON patch), or set outliveApp: false'],
   },
 ];
 

@@ -20,14 +20,21 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { Chart, Testing } from 'cdk8s';
+import { ApiObject, Chart, Duration, Testing } from 'cdk8s';
 import * as fc from 'fast-check';
 import { parseAllDocuments } from 'yaml';
-import { ContainerCase, Scenario, buildScenario, inScenarioEnv, scenarioArb } from './util/arbitraries';
+import { checkPodSpec } from '../src/engine/rules';
+import { AdoptSidecar, SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
 import {
-  addedContainerViolations, apiRuleViolations, errorViolations, expectedErrors, layoutViolations,
+  AnyCheckCase, AnySidecarCase, ContainerCase, Scenario, anySidecarArb, buildScenario, inScenarioEnv, nativeWorks, scenarioArb,
+} from './util/arbitraries';
+import { podSpecOf } from './util/fixtures';
+import {
+  addedContainerViolations, apiRuleViolations, canonical, errorViolations, expectedErrors, layoutViolations,
   manifestSetViolations, moreApiRuleViolations, orderedFacts, schemaViolations, terminationViolations, workloadIndex,
 } from './util/invariants';
+import { cutShort, simulateTermination } from './util/kubelet-termination';
+import { restrictedViolations } from './util/pss';
 
 const ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
 const savedEnv = process.env[ENV];
@@ -185,4 +192,179 @@ test('property: a synthesis does not reuse a render made before the app changed'
     });
     expect(stateful).toEqual(fresh);
   }), { numRuns: RUNS ?? 50, seed: SEED });
+});
+
+// ---------------------------------------------------------------------------
+// WithSidecar and AdoptSidecar (issue 18): random containers and options through WithSidecar,
+// adopt on random workloads. Expectations from the target and the options alone (not from the
+// engine), the termination from the kubelet simulation.
+// ---------------------------------------------------------------------------
+
+const VENDOR = 'vendor-proxy';
+const QUIT_PORT = 22000;
+
+function anyWorkload(chart: Chart, c: AnySidecarCase): ApiObject {
+  const vendor = {
+    name: VENDOR,
+    image: 'vendor.example.com/proxy:1.2.3',
+    args: c.args,
+    ports: c.ports.map(p => ({ containerPort: p })),
+    env: c.env.map(e => ({ name: e.name, value: e.value })),
+    ...(c.readiness ? { readinessProbe: { tcpSocket: { port: 21999 } } } : {}),
+    resources: { limits: { cpu: '100m', memory: '64Mi' }, requests: { cpu: '10m', memory: '32Mi' } },
+  };
+  const completes = c.kind === 'Job' || c.kind === 'CronJob';
+  const podSpec = {
+    containers: [{ name: 'app', image: 'app:1', ports: [{ containerPort: 8080 }] }, ...(c.adopt ? [vendor] : [])],
+    ...(c.init.length > 0 ? { initContainers: c.init.map(i => ({ name: i.name, image: 'init:1', ...(i.native ? { restartPolicy: 'Always' } : {}) })) } : {}),
+    ...(completes ? { restartPolicy: 'Never' } : {}),
+  };
+  const template = { metadata: { labels: { app: 'w' } }, spec: podSpec };
+  const selector = { matchLabels: { app: 'w' } };
+  switch (c.kind) {
+    case 'Job': return new ApiObject(chart, 'w', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'w' }, spec: { template } });
+    case 'CronJob': return new ApiObject(chart, 'w', { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'w' }, spec: { schedule: '0 3 * * *', jobTemplate: { spec: { template } } } });
+    case 'StatefulSet': return new ApiObject(chart, 'w', { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'w' }, spec: { serviceName: 'w', selector, template } });
+    default: return new ApiObject(chart, 'w', { apiVersion: 'apps/v1', kind: c.kind, metadata: { name: 'w' }, spec: { selector, template } });
+  }
+}
+
+function anyCheck(k: AnyCheckCase): SidecarCheck {
+  const o = { period: Duration.seconds(k.period), timeout: Duration.seconds(Math.max(k.timeout, k.period)) };
+  if (k.type === 'http') return SidecarCheck.http(k.port, { ...o, path: k.path });
+  if (k.type === 'tcp') return SidecarCheck.tcp(k.port, o);
+  return SidecarCheck.exec(['/bin/check', String(k.port)], o);
+}
+
+function buildAny(c: AnySidecarCase) {
+  const app = Testing.app();
+  const chart = new Chart(app, 'test');
+  const workload = anyWorkload(chart, c);
+  const original = structuredClone(workload.toJson());
+  const common = {
+    workload,
+    kubernetesVersion: `1.${c.minor}`,
+    sidecarContainersGate: c.gate,
+    appShutdownTime: Duration.seconds(c.appShutdownSeconds),
+    // the user's native init containers stop in 2 s (the simulation's behaviour below)
+    userSidecarStopTime: Duration.seconds(2),
+    allowLegacyOnJob: c.allowLegacyOnJob,
+    after: c.after !== undefined ? c.init[c.after].name : undefined,
+    startupCheck: c.check ? anyCheck(c.check) : undefined,
+    holdApplicationUntilStarted: c.hold,
+    stopTime: Duration.seconds(c.stopSeconds),
+    outliveApp: c.outliveApp,
+    jobQuit: c.quit ? SidecarQuit.http(QUIT_PORT, '/quitquitquit', 'QUIT_URL') : undefined,
+  };
+  if (c.adopt) {
+    new AdoptSidecar(chart, 'side', { ...common, containerName: VENDOR });
+  } else {
+    new WithSidecar(chart, 'side', {
+      ...common,
+      containerName: VENDOR,
+      image: 'example/side:1',
+      args: c.args,
+      env: Object.fromEntries(c.env.map(e => [e.name, e.value])),
+      ports: c.ports.map(p => ({ number: p })),
+      localPorts: c.quit ? [QUIT_PORT] : undefined,
+      readinessCheck: c.readiness ? SidecarCheck.tcp(21999) : undefined,
+      appEnv: Object.fromEntries(c.appEnv.map(e => [e.name, e.value])),
+      volumes: c.shared ? [SidecarVolume.emptyDir('side-shared', '/shared', { appMountPath: '/shared' })] : undefined,
+      serveInitContainers: c.serve,
+    });
+  }
+  return { chart, original };
+}
+
+function anyViolations(c: AnySidecarCase): string[] {
+  const native = nativeWorks(c);
+  const completes = c.kind === 'Job' || c.kind === 'CronJob';
+  const expected = [
+    ...(!native && completes && !c.quit && !c.allowLegacyOnJob ? [/never exits, so the Job never completes/] : []),
+    ...(!native && c.serve && !c.adopt ? [/serveInitContainers asks the sidecar to serve the init containers/] : []),
+  ];
+  const { chart, original } = buildAny(c);
+  let manifests: any[];
+  try {
+    manifests = Testing.synth(chart);
+  } catch (e) {
+    const message = (e as Error).message;
+    const lines = message.split('\n').filter(l => l.includes("'test/side'"));
+    const v: string[] = [];
+    if (expected.length === 0) v.push(`synthesis failed, expected success: ${message}`);
+    for (const re of expected) if (!re.test(message)) v.push(`missing ${re}`);
+    if (lines.length !== expected.length) v.push(`${lines.length} error lines, expected ${expected.length}: ${message}`);
+    return v;
+  }
+  if (expected.length > 0) return [`synthesis succeeded, expected ${expected.join(', ')}`];
+  const v: string[] = [];
+  v.push(...schemaViolations(manifests, c.minor));
+  const out = manifests.find(m => m.metadata.name === 'w');
+  const pod = podSpecOf(out);
+  v.push(...checkPodSpec(pod, { minor: c.minor, gate: c.gate }, 'w', { kind: c.kind }));
+  const init: any[] = pod.initContainers ?? [];
+  const initNames = init.map(x => x.name);
+  const containerNames = pod.containers.map((x: any) => x.name);
+  const side = [...init, ...pod.containers].filter(x => x.name === VENDOR);
+  if (side.length !== 1) return [...v, `'${VENDOR}' appears ${side.length} times`];
+  const s = side[0];
+  const userInit = c.init.map(i => i.name);
+  if (native) {
+    if (s.restartPolicy !== 'Always') v.push('native: no restartPolicy Always');
+    // before the user's init containers, or right after the named one
+    const firstUser = initNames.findIndex(n => userInit.includes(n));
+    const want = c.after !== undefined ? initNames.indexOf(userInit[c.after]) + 1 : firstUser >= 0 ? firstUser - 1 : -1;
+    const at = initNames.indexOf(VENDOR);
+    if (want >= 0 && at !== want) v.push(`native: at initContainers[${at}], expected [${want}] (${initNames.join(', ')})`);
+    if (containerNames.includes(VENDOR)) v.push('native: still in spec.containers');
+    // served: the init containers after it have the app env; those before it do not
+    if (c.serve && !c.adopt) {
+      for (const [i, n] of initNames.entries()) {
+        if (!userInit.includes(n)) continue;
+        const has = c.appEnv.every(e => (init[i].env ?? []).some((x: any) => x.name === e.name && x.value === e.value));
+        if (i > at && !has) v.push(`init container '${n}' after the sidecar is not served`);
+        if (i < at && c.appEnv.length > 0 && (init[i].env ?? []).length > 0) v.push(`init container '${n}' before the sidecar is served`);
+      }
+    } else {
+      for (const x of init.filter(y => userInit.includes(y.name))) if (x.env !== undefined) v.push(`init container '${x.name}' got env without serveInitContainers`);
+    }
+  } else {
+    if (s.restartPolicy !== undefined) v.push('legacy: restartPolicy set');
+    const want = c.hold ? 0 : containerNames.length - 1;
+    if (containerNames.indexOf(VENDOR) !== want) v.push(`legacy: at containers[${containerNames.indexOf(VENDOR)}], expected [${want}]`);
+    const appEnv = pod.containers.find((x: any) => x.name === 'app').env ?? [];
+    const hasQuit = appEnv.some((e: any) => e.name === 'QUIT_URL' && e.value === `http://127.0.0.1:${QUIT_PORT}/quitquitquit`);
+    if (hasQuit !== (completes && c.quit)) v.push(`legacy: the app's QUIT_URL is ${hasQuit ? 'set' : 'missing'} (completes ${completes}, quit ${c.quit})`);
+  }
+  if (c.check && s.startupProbe === undefined) v.push('no startupProbe for the startup check');
+  if (c.adopt) {
+    // every original field kept (the engine adds only restartPolicy / startupProbe / its hooks and the tools mount)
+    const before = podSpecOf(original).containers.find((x: any) => x.name === VENDOR);
+    const { restartPolicy, startupProbe, lifecycle, volumeMounts, ...rest } = s;
+    if (canonical(rest) !== canonical(before)) v.push(`adopted fields changed: ${canonical(rest)} vs ${canonical(before)}`);
+  } else {
+    v.push(...restrictedViolations(s).map(x => `restricted: ${x}`));
+  }
+  // The kubelet's order: nobody cut short, and the sidecar outlives the app's shutdown where promised.
+  const behaviour = (name: string) => ({ exitAfterSigterm: name === 'app' ? c.appShutdownSeconds : name === VENDOR ? c.stopSeconds : 2 });
+  const sim = simulateTermination({ spec: pod, minor: c.minor, behaviour });
+  v.push(...cutShort(sim));
+  const ordered = native && c.minor >= 29;
+  if ((ordered || c.outliveApp !== false) && sim.containers.get(VENDOR)!.sigterm < c.appShutdownSeconds) {
+    v.push(`'${VENDOR}' gets SIGTERM at ${sim.containers.get(VENDOR)!.sigterm}s, before the app's shutdown (${c.appShutdownSeconds}s) ends`);
+  }
+  return v;
+}
+
+test('property: any container through WithSidecar, adopt on random workloads (every target 1.27-1.35)', () => {
+  const seen = { ok: 0, failed: 0, native: 0, legacy: 0, adopt: 0 };
+  fc.assert(fc.property(anySidecarArb, c => {
+    const v = anyViolations(c);
+    if (v.length > 0) throw new Error(`violations:\n  - ${v.join('\n  - ')}`);
+    seen[nativeWorks(c) ? 'native' : 'legacy']++;
+    if (c.adopt) seen.adopt++;
+  }), { numRuns: RUNS ?? 150, seed: SEED });
+  expect(seen.native).toBeGreaterThan(0);
+  expect(seen.legacy).toBeGreaterThan(0);
+  expect(seen.adopt).toBeGreaterThan(0);
 });

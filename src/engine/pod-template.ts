@@ -106,14 +106,18 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   }
   const spec = template.spec;
   const errors: string[] = [];
-  const ordered = [...sidecars].sort((a, b) => a.rank - b.rank || a.container.name.localeCompare(b.container.name));
   // Two sidecars of one kind: the cause of every clash that would follow (names, volumes,
   // ports), so it is reported alone.
   const twice = duplicateKinds(where, sidecars);
   if (twice.length > 0) return { manifest, errors: twice };
 
-  const userContainers: Json[] = spec.containers ?? [];
   const userInit: Json[] = spec.initContainers ?? [];
+  // Adopted containers leave spec.containers and become sidecars with their own fields.
+  const adoption = adoptContainers(where, sidecars, spec.containers ?? [], userInit);
+  if (adoption.errors.length > 0) return { manifest, errors: adoption.errors };
+  const userContainers: Json[] = adoption.containers;
+  const ordered = [...adoption.sidecars].sort((a, b) => a.rank - b.rank || a.container.name.localeCompare(b.container.name));
+  errors.push(...checkPlacement(where, ordered, userInit, target));
   const userVolumes: Json[] = spec.volumes ?? [];
   const controllerVolumes = controllerVolumesOf(manifest);
 
@@ -143,9 +147,11 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // A legacy sidecar never exits, so a Job's pod (or a bare Pod that is meant to complete)
   // never completes.
   const podCompletes = manifest.kind === 'Pod' && spec.restartPolicy !== undefined && spec.restartPolicy !== 'Always';
-  if (COMPLETING_KINDS.has(manifest.kind) || podCompletes) {
+  const completes = COMPLETING_KINDS.has(manifest.kind) || podCompletes;
+  if (completes) {
     for (const s of ordered) {
-      if (s.layout === 'LEGACY' && !s.allowLegacyOnJob) {
+      // With a quit endpoint the app stops the sidecar itself (its URL is in the app's env).
+      if (s.layout === 'LEGACY' && !s.allowLegacyOnJob && !s.quit) {
         errors.push(
           `${s.owner}: a legacy sidecar on ${where} never exits, so the ${podCompletes ? `pod (restartPolicy ${spec.restartPolicy})` : 'Job'} never completes. ` +
           'Target Kubernetes 1.29+ (native sidecars do not block completion), or set ' +
@@ -166,14 +172,15 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const graceSpecs = [...ordered, ...injected.map(asGraceSpec)];
   const appEnd = appEndOf(userContainers, appShutdownOf(graceSpecs));
   errors.push(...unknownHookErrors(where, graceSpecs, appEnd), ...userSidecarErrors(where, graceSpecs, target, userInit));
-  const need = graceNeed(graceSpecs, target, userInit, appEnd);
+  // in the order they will be placed (`after` can put one of ours behind a user's native sidecar)
+  const need = graceNeed(graceSpecs, target, userInit, appEnd, initOrderOf(ordered.filter(s => s.layout === 'NATIVE'), userInit));
   const current = spec.terminationGracePeriodSeconds;
   // (not for a pod that completes: a native agent's delay would hold every completed run that long)
-  const completes = COMPLETING_KINDS.has(manifest.kind) || podCompletes;
   const explicitGrace = current === undefined || current === target.graceWrittenByDefault || completes ? undefined : current;
   const appShutdown = effectiveAppEnd(appEnd, need, explicitGrace).seconds;
   for (const s of ordered) {
     const placed = placedContainer(s, target, appShutdown);
+    if (s.adopt) errors.push(...hookConflicts(s, target, appShutdown));
     needsTools = needsTools || placed.needsTools;
     if (placed.needsTools) toolUsers.push(s.owner);
     // A copy: the output must never share objects with the specs (callers may edit it).
@@ -198,11 +205,15 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     }
   }
 
-  // App containers: shared mounts and env (the user's own values win).
-  const appContainers = userContainers.map(app => withAppWiring(app, ordered));
+  // App containers: shared mounts and env (the user's own values win); on a completing pod, the
+  // quit URLs of the legacy sidecars the app stops.
+  const appWiring = ordered.map(s => (completes && s.layout === 'LEGACY' && s.quit
+    ? { ...s, appEnv: [...s.appEnv, { name: s.quit.env, value: s.quit.url }] }
+    : s));
+  const appContainers = userContainers.map(app => withAppWiring(app, appWiring));
 
   const tools = needsTools ? [toolsInitContainer()] : [];
-  const initContainers = [...tools, ...native, ...userInit];
+  const initContainers = placeNative(tools, ordered.filter(s => s.layout === 'NATIVE'), native, userInit);
   if (initContainers.length > 0) spec.initContainers = initContainers;
   spec.containers = [...legacyFirst, ...appContainers, ...legacyLast];
   const volumes = [...userVolumes, ...ordered.flatMap(s => s.volumes.map(v => sortKeys(copyJson(v)))), ...(needsTools ? [toolsVolume()] : [])];
@@ -271,7 +282,8 @@ function placedContainer(s: SidecarSpec, target: EngineTarget, appShutdown: numb
 function placeContainer(s: SidecarSpec, target: EngineTarget, appShutdown: number): { container: Json; needsTools: boolean } {
   const { lifecycle, needsTools } = lifecycleFor(s, target, appShutdown);
   const c: Json = copyJson(s.container);
-  if (lifecycle) c.lifecycle = lifecycle;
+  // An adopted container's own hooks are kept beside the engine's (a clash is an error, hookConflicts).
+  if (lifecycle) c.lifecycle = { ...(c.lifecycle ?? {}), ...lifecycle };
   if (needsTools) c.volumeMounts = [...(c.volumeMounts ?? []), { mountPath: TOOLS.mountPath, name: TOOLS.volumeName, readOnly: true }];
   if (s.layout === 'NATIVE') c.restartPolicy = 'Always';
   return { container: sortKeys(c), needsTools };
@@ -367,7 +379,9 @@ function checkCollisions(
           'would mount in its place; choose another containerName (volume names derive from it).',
         );
       } else if (userVolumeNames.has(v.name) || v.name === TOOLS.volumeName) {
-        errors.push(`${s.owner}: volume name '${v.name}' is already used by ${where}; choose another containerName (volume names derive from it).`);
+        // WithSidecar's volumes are named by the user; the agents' derive from the container name.
+        const fix = v.name.startsWith(s.container.name) ? 'choose another containerName (volume names derive from it)' : 'give the sidecar\'s volume another name';
+        errors.push(`${s.owner}: volume name '${v.name}' is already used by ${where}; ${fix}.`);
       }
       const other = sidecarVolumes.get(v.name);
       if (other !== undefined && other !== s.owner) {
@@ -428,6 +442,130 @@ function checkCollisions(
 function boundPorts(s: SidecarSpec): number[] {
   const declared = (s.container.ports ?? []).map((p: Json) => p.containerPort as number);
   return [...new Set([...declared, ...(s.localPorts ?? [])])];
+}
+
+/**
+ * Takes the adopted containers out of `containers`: each adopting spec gets the workload's own
+ * container with every field kept, the spec's fields laid over it.
+ */
+function adoptContainers(where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[]):
+{ sidecars: SidecarSpec[]; containers: Json[]; errors: string[] } {
+  const errors: string[] = [];
+  const taken = new Set<string>();
+  const present = containers.map(c => `'${c.name}'`).join(', ') || 'none';
+  const out = sidecars.map(s => {
+    if (!s.adopt) return s;
+    const name: string = s.container.name;
+    const original = containers.find(c => c.name === name);
+    if (!original) {
+      const inInit = init.find(c => c.name === name);
+      errors.push(inInit
+        ? `${s.owner}: '${name}' is an init container of ${where}${inInit.restartPolicy === 'Always' ? ' (a native sidecar already)' : ''}, ` +
+          `not an entry of spec.containers; adopt takes one of spec.containers (${present}).`
+        : `${s.owner}: ${where} has no container named '${name}' to adopt; its spec.containers are ${present}. ` +
+          'Name one of them as containerName (the name in the manifest, e.g. from `kubectl get -o yaml`).');
+      return s;
+    }
+    if (taken.has(name)) {
+      errors.push(`${s.owner}: container '${name}' of ${where} is adopted twice; adopt it once.`);
+      return s;
+    }
+    taken.add(name);
+    const container: Json = { ...copyJson(original), ...copyJson(s.container) };
+    // Its place is decided by the layout: a restartPolicy of its own is not kept.
+    delete container.restartPolicy;
+    return { ...s, container };
+  });
+  const rest = containers.filter(c => !taken.has(c.name));
+  if (errors.length === 0 && taken.size > 0 && rest.length === 0) {
+    errors.push(
+      `${where}: adopting ${[...taken].map(n => `'${n}'`).join(', ')} as sidecar leaves no app container in spec.containers; ` +
+      'a sidecar needs an app to serve. Adopt only the sidecars, not the app.',
+    );
+  }
+  return { sidecars: out, containers: rest, errors };
+}
+
+/**
+ * An adopted container's own hooks where the engine needs the same hook (a legacy `preStop`
+ * delay or drain, the legacy hold's `postStart`): the engine cannot honour both.
+ */
+function hookConflicts(s: SidecarSpec, target: EngineTarget, appShutdown: number): string[] {
+  const own: Json = s.container.lifecycle ?? {};
+  const { lifecycle } = lifecycleFor(s, target, appShutdown);
+  return Object.keys(lifecycle ?? {}).filter(hook => own[hook] !== undefined).map(hook =>
+    `${s.owner}: adopted container '${s.container.name}' has its own lifecycle.${hook}, but in the ${s.layout.toLowerCase()} ` +
+    `layout at Kubernetes 1.${target.minor} the library needs that hook (${hook === 'preStop' ? 'to keep it alive through the app\'s shutdown' : 'to hold the app until it has started'}). ` +
+    `Remove lifecycle.${hook} from the manifest (e.g. with a JSON patch), or ${hook === 'preStop' ? 'set outliveApp: false' : 'drop holdApplicationUntilStarted'}.`,
+  );
+}
+
+/** `after` names a user init container; `serveInitContainers` needs the native layout. */
+function checkPlacement(where: string, sidecars: SidecarSpec[], init: Json[], target: EngineTarget): string[] {
+  const errors: string[] = [];
+  const names = init.map(c => c.name as string);
+  for (const s of sidecars) {
+    if (s.after !== undefined && !names.includes(s.after)) {
+      errors.push(
+        `${s.owner}: after '${s.after}' names no init container of ${where}; its init containers are ` +
+        `${names.length > 0 ? names.map(n => `'${n}'`).join(', ') : 'none'}. Name one of them, or drop \`after\`.`,
+      );
+    }
+    if (s.serveInitContainers && s.layout === 'LEGACY') {
+      errors.push(
+        `${s.owner}: serveInitContainers asks the sidecar to serve the init containers of ${where}, but in the legacy layout ` +
+        `(Kubernetes 1.${target.minor}${target.minor === 28 && !target.gate ? ' without the SidecarContainers gate' : ''}) it is an entry of spec.containers, ` +
+        'which starts only after every init container has finished. Target Kubernetes 1.29 or later (native sidecars start before them), or drop serveInitContainers.',
+      );
+    }
+    if (s.serveInitContainers && s.layout === 'NATIVE') {
+      const served = s.after === undefined ? init : init.slice(names.indexOf(s.after) + 1);
+      for (const m of s.appMounts) {
+        for (const c of served) {
+          const clash = (c.volumeMounts ?? []).find((x: Json) => x.mountPath === m.mountPath && x.name !== m.name);
+          if (clash) {
+            errors.push(
+              `${s.owner}: init container '${c.name}' of ${where} already mounts volume '${clash.name}' at ${m.mountPath}, where ` +
+              'serveInitContainers would mount the sidecar\'s; choose another directory for the sidecar.',
+            );
+          }
+        }
+      }
+    }
+  }
+  return errors;
+}
+
+/** The names of `initContainers` as `placeNative` lays them out (without the tools). */
+function initOrderOf(natives: SidecarSpec[], userInit: Json[]): string[] {
+  const named = natives.map(s => ({ name: s.container.name as string }));
+  return placeNative([], natives, named, userInit).map(c => c.name);
+}
+
+/**
+ * initContainers in order: the tools, then our native sidecars (rank order), then the user's;
+ * a sidecar with `after` goes right after that user init container (after any of ours placed
+ * there before it). The user's init containers after a sidecar with `serveInitContainers` get
+ * its app wiring.
+ */
+function placeNative(tools: Json[], specs: SidecarSpec[], placed: Json[], userInit: Json[]): Json[] {
+  const first = specs.map((s, i) => ({ s, c: placed[i] })).filter(x => x.s.after === undefined);
+  const out: Json[] = [...tools, ...first.map(x => x.c), ...userInit];
+  const owner = new Map<Json, SidecarSpec>(specs.map((s, i) => [placed[i], s]));
+  for (const [i, s] of specs.entries()) {
+    if (s.after === undefined) continue;
+    let at = out.findIndex(c => c.name === s.after && !owner.has(c) && !tools.includes(c)) + 1;
+    if (at === 0) at = out.length; // reported by checkPlacement
+    while (at < out.length && owner.get(out[at])?.after === s.after) at++;
+    out.splice(at, 0, placed[i]);
+  }
+  const users = new Set(userInit);
+  const serving: SidecarSpec[] = [];
+  return out.map(c => {
+    const s = owner.get(c);
+    if (s?.serveInitContainers) serving.push(s);
+    return users.has(c) && serving.length > 0 ? withAppWiring(c, serving) : c;
+  });
 }
 
 function reorderInPlace(o: Json): void {

@@ -207,7 +207,7 @@ export function preStopDelayOf(spec: SidecarSpec, target: EngineTarget, appEndSe
   const ordered = spec.layout === 'NATIVE' && capabilities(target.minor, target.gate).orderedTermination;
   const read = spec.shutdown.readAfterAppExitSeconds ?? 0;
   if (ordered) return read > 0 ? appEndSeconds + read : 0;
-  return appEndSeconds + read;
+  return (spec.shutdown.outliveApp ?? true) ? appEndSeconds + read : read;
 }
 
 /**
@@ -266,7 +266,9 @@ export interface GraceNeed {
  *   stop + the sum of the native stops (the user's at `users.stopSeconds` each), when no
  *   `preStop` delay is longer.
  */
-export function graceNeed(sidecars: SidecarSpec[], target: EngineTarget, userInit: Json[] = [], app?: AppEnd): GraceNeed {
+export function graceNeed(
+  sidecars: SidecarSpec[], target: EngineTarget, userInit: Json[] = [], app?: AppEnd, initOrder?: string[],
+): GraceNeed {
   const appEnd = app ?? appEndOf([], appShutdownOf(sidecars));
   const appSeconds = appEnd.seconds;
   const ordered = capabilities(target.minor, target.gate).orderedTermination;
@@ -291,20 +293,26 @@ export function graceNeed(sidecars: SidecarSpec[], target: EngineTarget, userIni
   if (natives.length > 0 || users.length > 0) {
     const steps: string[] = [mainEnd === appSeconds ? appEnd.explanation : `every container of spec.containers ${mainEnd}s`];
     let t = mainEnd;
-    for (const c of users) {
-      t += userStop;
-      steps.push(`${c.name} ${userStop}s`);
+    // Stopped in reverse order of initContainers: by default ours (in rank order) come before
+    // the user's; `initOrder` (the names as placed) says otherwise where a sidecar was
+    // positioned after a user init container. Names it does not hold (an injected proxy) stay first.
+    type Native = { name: string; stop: number; delay: number };
+    let chain: Native[] = [
+      ...natives.map(s => ({ name: s.container.name as string, stop: s.shutdown.stopSeconds, delay: preStopDelayOf(s, target, appSeconds) })),
+      ...users.map(c => ({ name: c.name as string, stop: userStop, delay: 0 })),
+    ];
+    if (initOrder) {
+      const at = (n: Native) => initOrder.indexOf(n.name);
+      chain = chain.map((n, i) => ({ n, i })).sort((a, b) => at(a.n) - at(b.n) || a.i - b.i).map(x => x.n);
     }
-    // Ours are initContainers in rank order, so stopped in reverse rank order.
-    for (const s of [...natives].reverse()) {
-      const delay = preStopDelayOf(s, target, appSeconds);
-      if (delay > t) {
+    for (const n of [...chain].reverse()) {
+      if (n.delay > t) {
         // its own preStop delay (counted from the termination's start) outlasts everything before it
-        t = delay;
-        steps.splice(0, steps.length, `${s.container.name}'s preStop delay ${delay}s`);
+        t = n.delay;
+        steps.splice(0, steps.length, `${n.name}'s preStop delay ${n.delay}s`);
       }
-      t += s.shutdown.stopSeconds;
-      steps.push(`${s.container.name} ${s.shutdown.stopSeconds}s`);
+      t += n.stop;
+      steps.push(`${n.name} ${n.stop}s`);
     }
     end = Math.max(end, t);
     parts.unshift(`native: ${steps.join(' + ')}`);

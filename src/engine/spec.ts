@@ -20,6 +20,8 @@ export const RANK = {
   LOG_AGENT: 100,
   TRACER: 200,
   PROXY: 300,
+  /** The user's own sidecars (WithSidecar, AdoptSidecar): after ours, so stopped before them. */
+  CUSTOM: 400,
 } as const;
 
 /** How a sidecar shuts down. All times in seconds. */
@@ -65,6 +67,15 @@ export interface ShutdownSpec {
    * tools (busybox wget), so the agent's image needs no shell.
    */
   readonly preStopPosts?: string[];
+
+  /**
+   * Whether the sidecar must outlive the app's shutdown where it is stopped together with the
+   * app (legacy; native on 1.28 without ordered termination): a `preStop` delay of
+   * `appShutdownSeconds`. `false`: it gets SIGTERM with the app (after its own read delay).
+   * Native from 1.29 it is stopped after the app anyway.
+   * @default true
+   */
+  readonly outliveApp?: boolean;
 }
 
 /** Legacy-only: hold the app containers until this sidecar is ready (Istio's holdApplicationUntilProxyStarts). */
@@ -129,6 +140,47 @@ export interface SidecarSpec {
 
   /** The user accepted a legacy sidecar on a Job/CronJob (the pod never completes). */
   readonly allowLegacyOnJob: boolean;
+
+  /**
+   * Adopt a container the workload already has: `container.name` names an entry of
+   * `spec.containers`, which is taken out of there and placed as this sidecar with every one of
+   * its own fields kept; the fields of `container` are laid over it (e.g. a `startupProbe`).
+   * `container` then needs only `name`, and `volumes` is empty (the pod has its volumes).
+   * @default false
+   */
+  readonly adopt?: boolean;
+
+  /**
+   * Native layout: place the sidecar right after this init container of the user's (e.g. one
+   * that fetches a secret the sidecar needs), instead of before every user init container.
+   * Checked against the workload at synthesis. Legacy layout: the sidecar is in
+   * `spec.containers`, which start after every init container anyway; the name is still checked.
+   */
+  readonly after?: string;
+
+  /**
+   * Native layout: the user's init containers that start after the sidecar get what the app
+   * containers get (`appMounts`, `appEnv`). Refused in the legacy layout, where the sidecar
+   * starts after every init container and cannot serve them.
+   * @default false
+   */
+  readonly serveInitContainers?: boolean;
+
+  /**
+   * Legacy layout on a Job / CronJob / completing Pod: the app stops the sidecar through this
+   * endpoint (e.g. the Cloud SQL Auth Proxy's `/quitquitquit`), so the pod can complete; the
+   * engine gives every app container the URL in `env`. Native layout: unused (native sidecars
+   * do not block completion).
+   */
+  readonly quit?: QuitSpec;
+}
+
+/** How the app stops a legacy sidecar on a Job (see `SidecarSpec.quit`). */
+export interface QuitSpec {
+  /** `http://127.0.0.1:<port><path>` the app sends a request to when it is done. */
+  readonly url: string;
+  /** The env var of the app containers that carries `url`. */
+  readonly env: string;
 }
 
 /** The target release as the engine needs it (its capabilities come from the target layer). */

@@ -754,3 +754,81 @@ function rawWorkload(chart: Chart, w: WorkloadCase, early: ContainerCase[], late
     addContainer,
   };
 }
+
+// ---------------------------------------------------------------------------
+// WithSidecar and AdoptSidecar (issue 18): a random container and options, or a random vendor
+// container of the workload to adopt, on a raw workload with random user init containers.
+// ---------------------------------------------------------------------------
+
+export interface AnyCheckCase {
+  readonly type: 'http' | 'tcp' | 'exec';
+  readonly port: number;
+  readonly path: string;
+  readonly period: number;
+  readonly timeout: number;
+}
+
+export interface AnySidecarCase {
+  readonly minor: number;
+  readonly gate: boolean;
+  readonly kind: 'Deployment' | 'Job' | 'CronJob' | 'DaemonSet' | 'StatefulSet';
+  /** The user's init containers; `native` ones only where the target runs native sidecars. */
+  readonly init: { readonly name: string; readonly native: boolean }[];
+  /** Adopt the workload's container 'vendor-proxy' instead of adding one. */
+  readonly adopt: boolean;
+  /** The vendor container's own fields (adopt), or the WithSidecar's container. */
+  readonly args: string[];
+  readonly ports: number[];
+  readonly env: { readonly name: string; readonly value: string }[];
+  readonly readiness: boolean;
+  readonly check?: AnyCheckCase;
+  /** Only with an HTTP check. */
+  readonly hold: boolean;
+  readonly stopSeconds: number;
+  readonly outliveApp?: boolean;
+  readonly quit: boolean;
+  readonly allowLegacyOnJob: boolean;
+  /** Index into `init` to place the sidecar after. */
+  readonly after?: number;
+  readonly serve: boolean;
+  readonly appShutdownSeconds: number;
+  readonly appEnv: { readonly name: string; readonly value: string }[];
+  /** A shared emptyDir mounted into the app (WithSidecar only). */
+  readonly shared: boolean;
+}
+
+const anyCheckArb: fc.Arbitrary<AnyCheckCase> = fc.record({
+  type: fc.constantFrom('http', 'tcp', 'exec'),
+  port: fc.integer({ min: 20000, max: 20999 }),
+  path: fc.constantFrom('/', '/ready', '/startup', '/healthz'),
+  period: fc.integer({ min: 1, max: 5 }),
+  timeout: fc.integer({ min: 5, max: 300 }),
+});
+
+export const anySidecarArb: fc.Arbitrary<AnySidecarCase> = fc.record({
+  minor: fc.constantFrom(...MINORS),
+  gate: fc.boolean(),
+  kind: fc.constantFrom('Deployment', 'Job', 'CronJob', 'DaemonSet', 'StatefulSet'),
+  init: fc.uniqueArray(fc.record({ name: label.map(l => `init-${l}`), native: fc.boolean() }), { maxLength: 3, selector: c => c.name }),
+  adopt: fc.boolean(),
+  args: fc.array(fc.constantFrom('--verbose', '--port=20500', '--structured-logs', 'instance:a:b'), { maxLength: 3 }),
+  ports: fc.uniqueArray(fc.integer({ min: 21000, max: 21999 }), { maxLength: 2 }),
+  env: fc.uniqueArray(fc.record({ name: fc.stringMatching(/^S_[A-Z]{1,6}$/), value: envValue }), { maxLength: 2, selector: e => e.name }),
+  readiness: fc.boolean(),
+  check: fc.option(anyCheckArb, { nil: undefined }),
+  hold: fc.boolean(),
+  stopSeconds: fc.integer({ min: 0, max: 40 }),
+  outliveApp: fc.option(fc.boolean(), { nil: undefined }),
+  quit: fc.boolean(),
+  allowLegacyOnJob: fc.boolean(),
+  after: fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined }),
+  serve: fc.boolean(),
+  appShutdownSeconds: fc.integer({ min: 0, max: 60 }),
+  appEnv: fc.uniqueArray(fc.record({ name: fc.stringMatching(/^A_[A-Z]{1,6}$/), value: envValue }), { maxLength: 2, selector: e => e.name }),
+  shared: fc.boolean(),
+}).map(c => ({
+  ...c,
+  init: c.init.map(i => ({ ...i, native: i.native && nativeWorks(c) })),
+  after: c.after !== undefined && c.after < c.init.length ? c.after : undefined,
+  hold: c.hold && c.check?.type === 'http',
+}));

@@ -1,0 +1,589 @@
+import { Duration, Size, SizeRoundingBehavior } from 'cdk8s';
+import { Construct } from 'constructs';
+import { TOOLS, restrictedSecurityContext } from './engine/shutdown';
+import { HoldSpec, Json, QuitSpec, RANK } from './engine/spec';
+import { checkDnsLabel, checkImage, checkInteger, checkPort, durationSeconds, isSecretKey, isSecretName } from './private/checks';
+import { SecretKeyReference, SecretReference } from './secret-ref';
+import { SidecarBase, SidecarProps } from './sidecar';
+
+/**
+ * Options of a check (a startup or readiness check of a sidecar).
+ */
+export interface SidecarCheckOptions {
+  /**
+   * How often the kubelet runs the check.
+   * @default Duration.seconds(1)
+   */
+  readonly period?: Duration;
+
+  /**
+   * How long the check may keep failing before the kubelet gives up (startup: restarts the
+   * container; readiness: marks it not ready). Rounded up to whole periods.
+   * @default Duration.minutes(2)
+   */
+  readonly timeout?: Duration;
+}
+
+/**
+ * Options of an HTTP check.
+ */
+export interface SidecarHttpCheckOptions extends SidecarCheckOptions {
+  /**
+   * The path to GET; any status from 200 to 399 passes.
+   * @default '/'
+   */
+  readonly path?: string;
+}
+
+/**
+ * How the kubelet tells that a sidecar has started (or is ready): an HTTP GET, a TCP connect or
+ * a command in the container. Native layout: the `startupProbe`, which the kubelet waits for
+ * before it starts the next init container and the app. Legacy layout: the container's
+ * `startupProbe` too, and (HTTP only) the optional hold of the app.
+ * @see https://kubernetes.io/docs/tasks/configure-pod-container/configure-liveness-readiness-startup-probes/
+ */
+export class SidecarCheck {
+  /**
+   * An HTTP GET on the pod IP: the endpoint must listen on `0.0.0.0` (the kubelet connects to
+   * the pod IP, not to the container's loopback).
+   */
+  public static http(port: number, options: SidecarHttpCheckOptions = {}): SidecarCheck {
+    const path = options.path ?? '/';
+    if (typeof path !== 'string' || !path.startsWith('/') || /\s/.test(path)) {
+      throw new Error(`SidecarCheck.http(): path '${path}' must start with '/' and hold no white space, e.g. '/ready'.`);
+    }
+    checkPort('SidecarCheck.http()', 'port', port);
+    return new SidecarCheck({ httpGet: { path, port } }, options, `http://127.0.0.1:${port}${path}`);
+  }
+
+  /** A TCP connect to the pod IP. */
+  public static tcp(port: number, options: SidecarCheckOptions = {}): SidecarCheck {
+    checkPort('SidecarCheck.tcp()', 'port', port);
+    return new SidecarCheck({ tcpSocket: { port } }, options);
+  }
+
+  /** A command run in the sidecar's container (its image must have it); exit 0 passes. */
+  public static exec(command: string[], options: SidecarCheckOptions = {}): SidecarCheck {
+    if (!Array.isArray(command) || command.length === 0 || command.some(c => typeof c !== 'string' || c === '')) {
+      throw new Error(`SidecarCheck.exec(): command ${JSON.stringify(command)} must be a non-empty list of non-empty strings, e.g. ['/bin/sh', '-c', 'test -s /vault/secrets/db'].`);
+    }
+    return new SidecarCheck({ exec: { command: [...command] } }, options);
+  }
+
+  private constructor(
+    private readonly action: Json,
+    private readonly options: SidecarCheckOptions,
+    /** The URL the legacy hold waits for (HTTP checks only). */
+    private readonly url?: string,
+  ) {
+    const who = 'SidecarCheck';
+    const period = durationSeconds(who, 'period', options.period, 1);
+    const timeout = durationSeconds(who, 'timeout', options.timeout, 120);
+    if (period < 1) throw new Error(`${who}: period must be at least 1 second (got ${period}s); use e.g. Duration.seconds(1).`);
+    if (timeout < period) throw new Error(`${who}: timeout ${timeout}s is shorter than period ${period}s; use a timeout of at least one period.`);
+  }
+
+  /** The probe. @internal */
+  public _probe(): Json {
+    const period = durationSeconds('SidecarCheck', 'period', this.options.period, 1);
+    const timeout = durationSeconds('SidecarCheck', 'timeout', this.options.timeout, 120);
+    return { ...this.action, failureThreshold: Math.ceil(timeout / period), periodSeconds: period, timeoutSeconds: 1 };
+  }
+
+  /** The legacy hold, for HTTP checks. @internal */
+  public _hold(): HoldSpec | undefined {
+    if (!this.url) return undefined;
+    return { readyUrl: this.url, timeoutSeconds: durationSeconds('SidecarCheck', 'timeout', this.options.timeout, 120) };
+  }
+}
+
+/**
+ * Options of an emptyDir volume of a sidecar.
+ */
+export interface SidecarEmptyDirOptions {
+  /**
+   * Also mount it at this path in every app container (e.g. the directory a Vault agent renders
+   * secrets into). With `serveInitContainers`, the user's init containers get it too.
+   * @default - the sidecar's alone
+   */
+  readonly appMountPath?: string;
+
+  /**
+   * Mount it read-only in the app containers.
+   * @default true
+   */
+  readonly appReadOnly?: boolean;
+
+  /**
+   * Keep it in memory (tmpfs; counts toward the sidecar's memory limit): for secrets.
+   * @default false
+   */
+  readonly memory?: boolean;
+
+  /**
+   * Its size limit.
+   * @default Size.mebibytes(16)
+   */
+  readonly sizeLimit?: Size;
+}
+
+/**
+ * A volume the sidecar mounts: a new emptyDir, Secret or ConfigMap volume named by you, or a
+ * volume the workload already has.
+ */
+export class SidecarVolume {
+  /** A new emptyDir volume, optionally shared with the app containers. */
+  public static emptyDir(name: string, mountPath: string, options: SidecarEmptyDirOptions = {}): SidecarVolume {
+    const size = options.sizeLimit?.toMebibytes({ rounding: SizeRoundingBehavior.FLOOR }) ?? 16;
+    if (!(size >= 1)) throw new Error(`SidecarVolume.emptyDir('${name}'): sizeLimit must be at least 1 MiB (got ${size} MiB), e.g. Size.mebibytes(16).`);
+    if (options.appMountPath !== undefined) checkPath(`SidecarVolume.emptyDir('${name}')`, 'appMountPath', options.appMountPath);
+    return new SidecarVolume(name, mountPath, false, { emptyDir: { ...(options.memory ? { medium: 'Memory' } : {}), sizeLimit: `${size}Mi` } },
+      options.appMountPath, options.appReadOnly ?? true);
+  }
+
+  /** A new volume of a Secret's keys (read-only); any cdk8s-plus `ISecret` is a `SecretReference`. */
+  public static secret(name: string, secret: SecretReference, mountPath: string): SidecarVolume {
+    const secretName = secret?.name;
+    if (!isSecretName(secretName)) throw new Error(`SidecarVolume.secret('${name}'): Secret name '${secretName}' is not a Secret name (a DNS-1123 subdomain), e.g. 'db-credentials'.`);
+    return new SidecarVolume(name, mountPath, true, { secret: { secretName } });
+  }
+
+  /** A new volume of a ConfigMap's keys (read-only). */
+  public static configMap(name: string, configMapName: string, mountPath: string): SidecarVolume {
+    if (!isSecretName(configMapName)) throw new Error(`SidecarVolume.configMap('${name}'): configMapName '${configMapName}' is not a ConfigMap name (a DNS-1123 subdomain), e.g. 'proxy-config'.`);
+    return new SidecarVolume(name, mountPath, true, { configMap: { name: configMapName } });
+  }
+
+  /** A volume the workload already has (checked at synthesis like every mount). */
+  public static fromPod(volumeName: string, mountPath: string, readOnly: boolean = true): SidecarVolume {
+    return new SidecarVolume(volumeName, mountPath, readOnly);
+  }
+
+  private constructor(
+    /** @internal */ public readonly _name: string,
+    /** @internal */ public readonly _mountPath: string,
+    /** @internal */ public readonly _readOnly: boolean,
+    /** @internal */ public readonly _source?: Json,
+    /** @internal */ public readonly _appMountPath?: string,
+    /** @internal */ public readonly _appReadOnly?: boolean,
+  ) {
+    const who = `SidecarVolume '${_name}'`;
+    checkDnsLabel(who, 'name', _name);
+    checkPath(who, 'mountPath', _mountPath);
+  }
+}
+
+/**
+ * A declared container port of the sidecar.
+ */
+export interface SidecarPort {
+  /** The port number. */
+  readonly number: number;
+  /**
+   * Its name (an IANA_SVC_NAME: at most 15 characters).
+   * @default - none
+   */
+  readonly name?: string;
+}
+
+/**
+ * How the app stops a legacy sidecar on a Job, so the Job can complete.
+ */
+export class SidecarQuit {
+  /**
+   * The app sends a request to `http://127.0.0.1:<port><path>` when it is done (e.g. the Cloud SQL
+   * Auth Proxy's `/quitquitquit` with `--quitquitquit`, admin port 9091). The engine gives every
+   * app container the URL in the env var `envName`, only where the app must call it (a legacy
+   * sidecar on a Job, CronJob or completing Pod).
+   */
+  public static http(port: number, path: string, envName?: string): SidecarQuit {
+    checkPort('SidecarQuit.http()', 'port', port);
+    if (typeof path !== 'string' || !path.startsWith('/') || /\s/.test(path)) {
+      throw new Error(`SidecarQuit.http(): path '${path}' must start with '/' and hold no white space, e.g. '/quitquitquit'.`);
+    }
+    if (envName !== undefined) checkEnvName('SidecarQuit.http()', 'envName', envName);
+    return new SidecarQuit(`http://127.0.0.1:${port}${path}`, envName);
+  }
+
+  private constructor(/** @internal */ public readonly _url: string, /** @internal */ public readonly _env?: string) {}
+}
+
+/**
+ * Options that say how the engine runs a sidecar, shared by `WithSidecar` and `AdoptSidecar`.
+ */
+export interface SidecarRunOptions {
+  /**
+   * How the kubelet tells that the sidecar has started: its `startupProbe`. Native layout: the
+   * app (and the init containers after the sidecar) start only once it passes.
+   * @default - none: the sidecar counts as started as soon as it runs
+   */
+  readonly startupCheck?: SidecarCheck;
+
+  /**
+   * Legacy layout: hold the app containers until the (HTTP) startup check passes: the sidecar goes
+   * first in `spec.containers` with a `postStart` wait (Istio's holdApplicationUntilProxyStarts).
+   * Native layout: not needed (the startup probe does it).
+   * @default false
+   */
+  readonly holdApplicationUntilStarted?: boolean;
+
+  /**
+   * How long the sidecar needs after SIGTERM to finish and exit; counted in the grace period.
+   * @default Duration.seconds(5)
+   */
+  readonly stopTime?: Duration;
+
+  /**
+   * Whether the sidecar must outlive the app's shutdown where it is stopped together with the
+   * app (legacy layout, and 1.28): a `preStop` delay of `appShutdownTime`. From 1.29 a native
+   * sidecar is stopped after the app anyway.
+   * @default true
+   */
+  readonly outliveApp?: boolean;
+
+  /**
+   * Legacy layout on a Job or CronJob: how the app stops the sidecar so the Job completes. Without
+   * one, a legacy sidecar on a Job is an error (unless `allowLegacyOnJob`).
+   * @default - none
+   */
+  readonly jobQuit?: SidecarQuit;
+}
+
+/**
+ * Props of `WithSidecar`.
+ */
+export interface WithSidecarProps extends SidecarProps, SidecarRunOptions {
+  /** The image, e.g. 'gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.25.3'. */
+  readonly image: string;
+
+  /**
+   * The entrypoint.
+   * @default - the image's
+   */
+  readonly command?: string[];
+
+  /**
+   * The arguments.
+   * @default - the image's
+   */
+  readonly args?: string[];
+
+  /**
+   * Env vars of the sidecar.
+   * @default - none
+   */
+  readonly env?: { [name: string]: string };
+
+  /**
+   * Env vars of the sidecar from Secret keys.
+   * @default - none
+   */
+  readonly secretEnv?: { [name: string]: SecretKeyReference };
+
+  /**
+   * Declared container ports (those the kubelet or a Service reaches).
+   * @default - none
+   */
+  readonly ports?: SidecarPort[];
+
+  /**
+   * Ports it binds on 127.0.0.1 only (not declared): checked against the app's and the other
+   * sidecars' ports.
+   * @default - none
+   */
+  readonly localPorts?: number[];
+
+  /**
+   * Volumes it mounts.
+   * @default - none
+   */
+  readonly volumes?: SidecarVolume[];
+
+  /**
+   * Config files, in a ConfigMap of the sidecar's own (a checksum annotation rolls the pods when
+   * they change), mounted read-only at `configDirectory`. No secrets here: use `secretEnv` or a
+   * `SidecarVolume.secret`.
+   * @default - none
+   */
+  readonly configFiles?: { [fileName: string]: string };
+
+  /**
+   * Where `configFiles` are mounted.
+   * @default '/etc/<containerName>'
+   */
+  readonly configDirectory?: string;
+
+  /**
+   * The uid the sidecar runs as (never root).
+   * @default 65532 (distroless `nonroot`)
+   */
+  readonly user?: number;
+
+  /**
+   * The gid it runs as.
+   * @default - the same as `user`
+   */
+  readonly group?: number;
+
+  /**
+   * A read-only root filesystem (give the sidecar an emptyDir where it writes).
+   * @default true
+   */
+  readonly readOnlyRootFilesystem?: boolean;
+
+  /**
+   * A readiness check (counts toward the pod's Ready condition: only for sidecars in the request path).
+   * @default - none
+   */
+  readonly readinessCheck?: SidecarCheck;
+
+  /**
+   * Env vars added to every app container (a variable the container sets itself wins), e.g. the
+   * address of the sidecar.
+   * @default - none
+   */
+  readonly appEnv?: { [name: string]: string };
+}
+
+const DEFAULT_USER = 65532;
+const DEFAULT_STOP_SECONDS = 5;
+const RESERVED_PATHS = [TOOLS.mountPath];
+
+/**
+ * Any container as a version-aware sidecar of a workload: the same engine as the library's own
+ * agents places it (native init container with `restartPolicy: Always` from 1.29, legacy entry
+ * of `spec.containers` below), with its startup check, shutdown, grace budget and Job handling.
+ * Restricted security context (non-root, no privilege escalation, all capabilities dropped,
+ * RuntimeDefault seccomp, read-only root filesystem).
+ */
+export class WithSidecar extends SidecarBase {
+  constructor(scope: Construct, id: string, props: WithSidecarProps) {
+    super(scope, id, props, 'sidecar');
+    const who = this.describe();
+    checkImage(who, 'image', props.image, 'gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.25.3');
+    for (const [prop, list] of [['command', props.command], ['args', props.args]] as const) {
+      if (list !== undefined && (!Array.isArray(list) || list.some(x => typeof x !== 'string'))) {
+        throw new Error(`${who}: ${prop} must be a list of strings (got ${JSON.stringify(list)}).`);
+      }
+    }
+    const user = props.user ?? DEFAULT_USER;
+    checkInteger(who, 'user', user, 1, 2147483647, 'a non-root uid', 'e.g. 65532');
+    if (props.group !== undefined) checkInteger(who, 'group', props.group, 0, 2147483647, 'a gid', 'e.g. 65532');
+    const env = envList(who, props.env, props.secretEnv);
+    const appEnv = envList(who, props.appEnv, undefined, 'appEnv');
+    const ports = checkPorts(who, props.ports ?? [], props.localPorts ?? []);
+    const volumes = props.volumes ?? [];
+    const configDirectory = props.configDirectory ?? `/etc/${this.containerName}`;
+    if (props.configFiles !== undefined) {
+      checkPath(who, 'configDirectory', configDirectory);
+      for (const name of Object.keys(props.configFiles)) {
+        if (!/^[-._a-zA-Z0-9]+$/.test(name) || name.length > 253) {
+          throw new Error(`${who}: configFiles key '${name}' is not a ConfigMap key (letters, digits, '-', '_', '.'); use a file name such as 'config.hcl'.`);
+        }
+      }
+    }
+    checkMountPaths(who, volumes, props.configFiles !== undefined ? configDirectory : undefined);
+    const run = runOptions(who, props, this.containerName);
+    if (props.readinessCheck !== undefined && !(props.readinessCheck instanceof SidecarCheck)) {
+      throw new Error(`${who}: readinessCheck must be made with SidecarCheck.http(), .tcp() or .exec().`);
+    }
+
+    const podVolumes = volumes.filter(v => v._source !== undefined).map(v => ({ ...v._source, name: v._name }));
+    const container: Json = {
+      ...(props.args ? { args: [...props.args] } : {}),
+      ...(props.command ? { command: [...props.command] } : {}),
+      ...(env.length > 0 ? { env } : {}),
+      image: props.image,
+      imagePullPolicy: 'IfNotPresent',
+      name: this.containerName,
+      ...(ports.length > 0 ? { ports } : {}),
+      ...(props.readinessCheck ? { readinessProbe: props.readinessCheck._probe() } : {}),
+      resources: this._resources({ cpuRequest: '50m', cpuLimit: '500m', memoryRequest: '64Mi', memoryLimit: '256Mi' }),
+      securityContext: {
+        ...restrictedSecurityContext(user),
+        ...(props.group !== undefined ? { runAsGroup: props.group } : {}),
+        ...(props.readOnlyRootFilesystem === false ? { readOnlyRootFilesystem: false } : {}),
+      },
+      ...(run.startupProbe ? { startupProbe: run.startupProbe } : {}),
+      ...(volumes.length > 0 ? { volumeMounts: volumes.map(mountOf) } : {}),
+    };
+    this._attachContainer({
+      kind: `WithSidecar '${this.containerName}'`,
+      rank: RANK.CUSTOM,
+      container,
+      files: props.configFiles,
+      filesMountPath: configDirectory,
+      volumes: podVolumes,
+      appMounts: volumes.filter(v => v._appMountPath !== undefined)
+        .map(v => ({ mountPath: v._appMountPath, name: v._name, ...(v._appReadOnly ? { readOnly: true } : {}) })),
+      appEnv,
+      localPorts: props.localPorts,
+      shutdown: run.shutdown,
+      hold: run.hold,
+      quit: run.quit,
+    });
+  }
+}
+
+/**
+ * Props of `AdoptSidecar`.
+ */
+export interface AdoptSidecarProps extends SidecarProps, SidecarRunOptions {}
+
+/**
+ * Makes a container the workload already has (in `spec.containers`, by `containerName`) a
+ * version-aware sidecar: moved to a native sidecar (init container with `restartPolicy: Always`)
+ * for native targets, every one of its own fields kept; left in `spec.containers` below, with the
+ * shutdown and Job handling. The startup check becomes its `startupProbe`. Works on cdk8s-plus
+ * workloads, raw `ApiObject`s and objects from `Include` or `Helm`: the legacy sidecars of vendor
+ * manifests move to native cluster by cluster without forking the YAML.
+ */
+export class AdoptSidecar extends SidecarBase {
+  constructor(scope: Construct, id: string, props: AdoptSidecarProps) {
+    super(scope, id, checkAdoptProps(scope, id, props), props.containerName!);
+    const who = this.describe();
+    if (props.serveInitContainers) {
+      throw new Error(`${who}: serveInitContainers has nothing to give for an adopted container (it brings no mounts or env for the app); drop it.`);
+    }
+    const run = runOptions(who, props, this.containerName);
+    const container: Json = {
+      name: this.containerName,
+      ...(props.resources ? { resources: this._resources({ cpuRequest: '50m', cpuLimit: '500m', memoryRequest: '64Mi', memoryLimit: '256Mi' }) } : {}),
+      ...(run.startupProbe ? { startupProbe: run.startupProbe } : {}),
+    };
+    this._attachContainer({
+      kind: `AdoptSidecar '${this.containerName}'`,
+      rank: RANK.CUSTOM,
+      container,
+      volumes: [],
+      shutdown: run.shutdown,
+      hold: run.hold,
+      adopt: true,
+      quit: run.quit,
+    });
+  }
+}
+
+/** `containerName` names the container to adopt: required here (checked before the base uses it). */
+function checkAdoptProps(scope: Construct, id: string, props: AdoptSidecarProps): AdoptSidecarProps {
+  if (props.containerName === undefined) {
+    const path = [scope.node.path, id].filter(x => x !== '').join('/');
+    throw new Error(
+      `AdoptSidecar '${path}': containerName is required: the name of the container of the workload's spec.containers to adopt ` +
+      "(e.g. 'cloud-sql-proxy', as in the manifest).",
+    );
+  }
+  return props;
+}
+
+/** The engine's view of the run options, checked. */
+function runOptions(who: string, props: SidecarRunOptions, containerName: string) {
+  if (props.startupCheck !== undefined && !(props.startupCheck instanceof SidecarCheck)) {
+    throw new Error(`${who}: startupCheck must be made with SidecarCheck.http(), .tcp() or .exec().`);
+  }
+  const hold = props.holdApplicationUntilStarted ? props.startupCheck?._hold() : undefined;
+  if (props.holdApplicationUntilStarted && !hold) {
+    throw new Error(
+      `${who}: holdApplicationUntilStarted needs an HTTP startupCheck (the legacy hold waits for it with an HTTP GET from the ` +
+      'sidecar\'s container); use startupCheck: SidecarCheck.http(port, { path }), or drop holdApplicationUntilStarted.',
+    );
+  }
+  const stopSeconds = durationSeconds(who, 'stopTime', props.stopTime, DEFAULT_STOP_SECONDS);
+  if (props.jobQuit !== undefined && !(props.jobQuit instanceof SidecarQuit)) {
+    throw new Error(`${who}: jobQuit must be made with SidecarQuit.http().`);
+  }
+  const quit: QuitSpec | undefined = props.jobQuit
+    ? { url: props.jobQuit._url, env: props.jobQuit._env ?? `${containerName.toUpperCase().replace(/-/g, '_')}_QUIT_URL` }
+    : undefined;
+  return {
+    startupProbe: props.startupCheck?._probe(),
+    hold,
+    quit,
+    shutdown: { stopSeconds, ...(props.outliveApp === false ? { outliveApp: false } : {}) },
+  };
+}
+
+const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
+
+/** An env var name as the API server takes it (validation.go validateEnvVarName, IsEnvVarName). */
+function checkEnvName(who: string, prop: string, name: string): void {
+  if (typeof name !== 'string' || !ENV_NAME.test(name)) {
+    throw new Error(`${who}: ${prop} '${name}' is not an env var name (letters, digits, '_', '-', '.', not starting with a digit), e.g. 'DB_HOST'.`);
+  }
+}
+
+function envList(who: string, plain: { [name: string]: string } | undefined, secrets: { [name: string]: SecretKeyReference } | undefined, prop = 'env'): Json[] {
+  const out: Json[] = [];
+  for (const [name, value] of Object.entries(plain ?? {})) {
+    checkEnvName(who, prop, name);
+    if (typeof value !== 'string') throw new Error(`${who}: ${prop} '${name}' must be a string (got ${JSON.stringify(value)}); quote numbers, e.g. '5432'.`);
+    out.push({ name, value });
+  }
+  for (const [name, ref] of Object.entries(secrets ?? {})) {
+    checkEnvName(who, 'secretEnv', name);
+    if (plain && name in plain) throw new Error(`${who}: '${name}' is both in env and secretEnv; set it in one of them.`);
+    if (!ref || !isSecretName(ref.secret?.name) || !isSecretKey(ref.key)) {
+      throw new Error(
+        `${who}: secretEnv '${name}' needs a Secret (its name a DNS-1123 subdomain) and a key, ` +
+        `e.g. { secret: { name: 'oauth2-proxy' }, key: 'client-secret' } (got ${JSON.stringify(ref)}).`,
+      );
+    }
+    out.push({ name, valueFrom: { secretKeyRef: { key: ref.key, name: ref.secret.name } } });
+  }
+  return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+function checkPorts(who: string, ports: SidecarPort[], localPorts: number[]): Json[] {
+  const seen = new Set<number>();
+  const names = new Set<string>();
+  for (const p of [...ports.map(x => x?.number), ...localPorts]) {
+    checkPort(who, 'port', p);
+    if (seen.has(p)) throw new Error(`${who}: port ${p} is listed twice (ports and localPorts); list it once.`);
+    seen.add(p);
+  }
+  return ports.map(p => {
+    if (p.name !== undefined) {
+      // IANA_SVC_NAME: validation.go validateContainerPorts -> IsValidPortName
+      if (!/^(?=.{1,15}$)(?=.*[a-z])[a-z0-9]([a-z0-9]|-(?!-))*[a-z0-9]?$/.test(p.name) || p.name.endsWith('-')) {
+        throw new Error(`${who}: port name '${p.name}' is not an IANA service name (at most 15 lower-case letters, digits and single '-', with a letter), e.g. 'http'.`);
+      }
+      if (names.has(p.name)) throw new Error(`${who}: port name '${p.name}' is used twice; name each port once.`);
+      names.add(p.name);
+    }
+    return { containerPort: p.number, ...(p.name ? { name: p.name } : {}), protocol: 'TCP' };
+  });
+}
+
+function mountOf(v: SidecarVolume): Json {
+  return { mountPath: v._mountPath, name: v._name, ...(v._readOnly ? { readOnly: true } : {}) };
+}
+
+function checkPath(who: string, prop: string, path: string): void {
+  if (typeof path !== 'string' || !path.startsWith('/') || path.includes(':') || /\s/.test(path) || path.split('/').includes('..')) {
+    throw new Error(`${who}: ${prop} '${path}' must be an absolute path without ':', '..' or white space, e.g. '/var/run/proxy'.`);
+  }
+}
+
+function checkMountPaths(who: string, volumes: SidecarVolume[], configDirectory: string | undefined): void {
+  const paths = new Map<string, string>();
+  const names = new Set<string>();
+  for (const v of volumes) {
+    if (!(v instanceof SidecarVolume)) throw new Error(`${who}: volumes must be made with SidecarVolume.emptyDir(), .secret(), .configMap() or .fromPod().`);
+    if (names.has(v._name)) throw new Error(`${who}: volume '${v._name}' is listed twice; list it once.`);
+    names.add(v._name);
+  }
+  const all: [string, string][] = [
+    ...volumes.map(v => [v._mountPath, `volume '${v._name}'`] as [string, string]),
+    ...(configDirectory ? [[configDirectory, 'configFiles'] as [string, string]] : []),
+  ];
+  for (const [path, what] of all) {
+    const other = paths.get(path);
+    if (other) throw new Error(`${who}: ${what} and ${other} are both mounted at ${path}; give each its own directory.`);
+    paths.set(path, what);
+    for (const reserved of RESERVED_PATHS) {
+      if (path === reserved || path.startsWith(`${reserved}/`)) {
+        throw new Error(`${who}: ${what} is mounted at ${path}, the library's hook tools directory ${reserved}; choose another directory.`);
+      }
+    }
+  }
+}
