@@ -9,7 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import {
   LogAgent, LogOutput, SidecarMode, WithEnvoy, WithLogAgent, WithTracer,
 } from '../src';
-import { containerOf, kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
+import { containerOf, kplusWorkload, manifestOf, newChart, podSpecOf, rawDeployment } from './util/fixtures';
 import { parseFluentConf } from './util/fluentd-conf';
 import { Behaviour, Simulation, cutShort, leastGrace, simulateTermination } from './util/kubelet-termination';
 import { applySidecars } from '../src/engine/pod-template';
@@ -337,25 +337,14 @@ describe('native and legacy sidecars in one pod (1.29+): the budget follows the 
 
   test('the user\'s own native sidecars (after ours in initContainers, so stopped before ours) count too', () => {
     const { chart } = newChart();
-    const raw = new ApiObject(chart, 'raw', {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'raw' },
-      spec: {
-        selector: { matchLabels: { app: 'raw' } },
-        template: {
-          metadata: { labels: { app: 'raw' } },
-          spec: {
-            containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0' }],
-            initContainers: [{
-              name: 'mesh',
-              image: 'ghcr.io/example/mesh:1.0.0',
-              restartPolicy: 'Always',
-              startupProbe: { tcpSocket: { port: 15000 } },
-            }],
-          },
-        },
-      },
+    const raw = rawDeployment(chart, 'raw', {
+      containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0' }],
+      initContainers: [{
+        name: 'mesh',
+        image: 'ghcr.io/example/mesh:1.0.0',
+        restartPolicy: 'Always',
+        startupProbe: { tcpSocket: { port: 15000 } },
+      }],
     });
     const tracer = new WithTracer(chart, 'tracer', {
       workload: raw, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.30', appShutdownTime: Duration.seconds(20), userSidecarStopTime: Duration.seconds(7),

@@ -5,7 +5,7 @@ import { EnvoyAppProtocol, EnvoyUpstream, SidecarMode, WithEnvoy, WithEnvoyProps
 import { readDoc } from './util/docs';
 import { envoyBootstrapErrors, envoyMessageErrors, expectValidEnvoyBootstrap } from './util/envoy-proto';
 import {
-  APP_CONTAINER, WorkloadKind, containerOf, kplusWorkload as anyWorkload, layoutOf, manifestOf, newChart, podMetadataOf, podSpecOf,
+  APP_CONTAINER, WorkloadKind, containerOf, kplusWorkload as anyWorkload, layoutOf, manifestOf, newChart, podMetadataOf, podSpecOf, rawDeployment,
 } from './util/fixtures';
 import { SCHEMA_RELEASES, expectValidManifests } from './util/k8s-schema';
 
@@ -756,18 +756,7 @@ describe('the app side: probes and ports Envoy can see', () => {
 
   test('the same check on a raw ApiObject (Include / Helm) and on a CronJob', () => {
     const { chart } = newChart();
-    const raw = new ApiObject(chart, 'raw', {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'raw' },
-      spec: {
-        selector: { matchLabels: { app: 'raw' } },
-        template: {
-          metadata: { labels: { app: 'raw' } },
-          spec: { containers: [{ name: 'web', image: 'x', ports: [{ containerPort: 8080, name: 'http' }], readinessProbe: { httpGet: { path: '/', port: 'http' } } }] },
-        },
-      },
-    });
+    const raw = rawDeployment(chart, 'raw', { containers: [{ name: 'web', image: 'x', ports: [{ containerPort: 8080, name: 'http' }], readinessProbe: { httpGet: { path: '/', port: 'http' } } }] });
     new WithEnvoy(chart, 'envoy', { workload: raw, kubernetesVersion: '1.29', appPort: 8080 });
     expect(() => Testing.synth(chart)).toThrow(/container 'web' has a readinessProbe \(httpGet\) on appPort 8080/);
 

@@ -27,7 +27,7 @@ import { checkPodSpec } from '../src/engine/rules';
 import { WithLogAgent } from '../src/with-log-agent';
 import { AdoptSidecar, SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
 import { WithTracer } from '../src/with-tracer';
-import { manifestOf, newChart, podSpecOf } from './util/fixtures';
+import { manifestOf, newChart, podSpecOf, rawDeployment } from './util/fixtures';
 import { expectValidManifests } from './util/k8s-schema';
 import { restrictedViolations } from './util/pss';
 
@@ -340,20 +340,9 @@ describe('WithSidecar', () => {
 
   test('after and serveInitContainers on a raw ApiObject: placed after the named init container, which is served', () => {
     const { chart } = newChart();
-    const raw = new ApiObject(chart, 'raw', {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'raw' },
-      spec: {
-        selector: { matchLabels: { app: 'raw' } },
-        template: {
-          metadata: { labels: { app: 'raw' } },
-          spec: {
-            initContainers: [{ name: 'fetch-ca', image: 'fetch:1' }, { name: 'migrate', image: 'migrate:1' }],
-            containers: [{ name: 'app', image: 'app:1' }],
-          },
-        },
-      },
+    const raw = rawDeployment(chart, 'raw', {
+      initContainers: [{ name: 'fetch-ca', image: 'fetch:1' }, { name: 'migrate', image: 'migrate:1' }],
+      containers: [{ name: 'app', image: 'app:1' }],
     });
     new WithSidecar(chart, 'proxy', {
       workload: raw,

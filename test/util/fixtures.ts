@@ -81,8 +81,11 @@ export function containerOf(manifest: any, name: string): any {
   return c;
 }
 
-/** A raw Deployment as an ApiObject (as Include/Helm produce). */
-export function rawDeployment(scope: Construct, id = 'raw'): ApiObject {
+/**
+ * A raw Deployment as an ApiObject (as Include/Helm produce), with `podSpec` as its pod template's
+ * spec (default: one app container on 8080).
+ */
+export function rawDeployment(scope: Construct, id = 'raw', podSpec?: any): ApiObject {
   return new ApiObject(scope, id, {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -91,7 +94,7 @@ export function rawDeployment(scope: Construct, id = 'raw'): ApiObject {
       selector: { matchLabels: { app: id } },
       template: {
         metadata: { labels: { app: id } },
-        spec: { containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', ports: [{ containerPort: 8080 }] }] },
+        spec: podSpec ?? { containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', ports: [{ containerPort: 8080 }] }] },
       },
     },
   });
