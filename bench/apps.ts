@@ -18,12 +18,16 @@ export const TARGET: Record<Exclude<Variant, 'hand-legacy'>, string> = {
 
 const APP_PORT = 8080;
 
-/** The user's part, the same in every variant. */
+/**
+ * The user's part, the same in every variant. The port is declared with `ports`, not
+ * `portNumber`: for `portNumber` cdk8s-plus-27 adds a TCP startup probe on the pod IP, which
+ * behind Envoy (the app listens on 127.0.0.1) can never pass, and `WithEnvoy` refuses it.
+ */
 function appContainer(i: number): kplus.ContainerProps {
   return {
     name: 'app',
     image: `ghcr.io/example/svc-${i}:1.0.${i % 10}`,
-    portNumber: APP_PORT,
+    ports: [{ number: APP_PORT }],
     securityContext: { user: 1000, group: 1000 },
   };
 }

@@ -165,6 +165,8 @@ function envoyBootstrap(deploymentName: string, appPort: number): string {
   const hcm = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
   const router = { name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } };
   const address = (host: string, port: number) => ({ socket_address: { address: host, port_value: port } });
+  const heap = 'envoy.resource_monitors.fixed_heap';
+  const MAX = 4294967295; // the circuit breakers' limits, lifted
   const bootstrap = {
     node: { cluster: deploymentName, id: deploymentName },
     admin: { address: address('127.0.0.1', 9901) },
@@ -174,6 +176,7 @@ function envoyBootstrap(deploymentName: string, appPort: number): string {
           name: 'inbound',
           address: address('0.0.0.0', 10000),
           traffic_direction: 'INBOUND',
+          per_connection_buffer_limit_bytes: 32768,
           filter_chains: [{
             filters: [{
               name: 'envoy.filters.network.http_connection_manager',
@@ -181,12 +184,21 @@ function envoyBootstrap(deploymentName: string, appPort: number): string {
                 '@type': hcm,
                 'stat_prefix': 'inbound',
                 'codec_type': 'AUTO',
-                'use_remote_address': true,
+                'use_remote_address': false,
                 'forward_client_cert_details': 'SANITIZE',
+                'stream_idle_timeout': '0s',
                 'upgrade_configs': [{ upgrade_type: 'websocket' }],
+                'http2_protocol_options': { initial_connection_window_size: 1048576, initial_stream_window_size: 65536, max_concurrent_streams: 1024 },
                 'route_config': {
                   name: 'inbound',
-                  virtual_hosts: [{ name: 'app', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'local-app', timeout: '0s' } }] }],
+                  virtual_hosts: [{
+                    name: 'app',
+                    domains: ['*'],
+                    routes: [{
+                      match: { prefix: '/' },
+                      route: { cluster: 'local-app', retry_policy: { num_retries: 2, retry_on: 'reset-before-request' }, timeout: '0s' },
+                    }],
+                  }],
                 },
                 'http_filters': [router],
                 'access_log': [{
@@ -233,14 +245,34 @@ function envoyBootstrap(deploymentName: string, appPort: number): string {
         type: 'STATIC',
         connect_timeout: '1s',
         lb_policy: 'ROUND_ROBIN',
+        circuit_breakers: {
+          thresholds: [{ max_connections: MAX, max_pending_requests: MAX, max_requests: MAX, max_retries: MAX, track_remaining: true }],
+        },
+        per_connection_buffer_limit_bytes: 32768,
         load_assignment: { cluster_name: 'local-app', endpoints: [{ lb_endpoints: [{ endpoint: { address: address('127.0.0.1', appPort) } }] }] },
         typed_extension_protocol_options: {
           'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
             '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+            'common_http_protocol_options': { idle_timeout: '1s' },
             'explicit_http_config': { http_protocol_options: {} },
           },
         },
       }],
+    },
+    overload_manager: {
+      refresh_interval: '0.25s',
+      resource_monitors: [{
+        name: heap,
+        typed_config: {
+          '@type': 'type.googleapis.com/envoy.extensions.resource_monitors.fixed_heap.v3.FixedHeapConfig',
+          // 80 % of the container's 256 MiB memory limit
+          'max_heap_size_bytes': 214748364,
+        },
+      }],
+      actions: [
+        { name: 'envoy.overload_actions.shrink_heap', triggers: [{ name: heap, threshold: { value: 0.95 } }] },
+        { name: 'envoy.overload_actions.stop_accepting_requests', triggers: [{ name: heap, threshold: { value: 0.98 } }] },
+      ],
     },
   };
   return `${JSON.stringify(bootstrap, null, 2)}\n`;
