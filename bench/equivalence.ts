@@ -15,6 +15,8 @@
  * - `securityContext.seccompProfile` on containers: cdk8s-plus-27 cannot express it (the
  *   library sets `RuntimeDefault` on every container it adds, as the restricted Pod Security
  *   Standard asks); so the hand-written app is in fact a little LESS than the library's.
+ * - an `emptyDir.sizeLimit` written in Gi by the library and in Mi by cdk8s-plus-27 (its `Size`
+ *   always renders mebibytes): `1Gi` and `1024Mi` are the same quantity.
  *
  * Everything else must match exactly: the objects (kinds, names, count, order), every container
  * in order (name, image, pull policy, command, args, ports, env in order with its sources,
@@ -67,6 +69,7 @@ function normalize(node: Json, path: string[]): Json {
   if (key === 'httpGet' && node.scheme === 'HTTP') delete node.scheme;
   if (node.kind === 'ConfigMap' && node.immutable === false) delete node.immutable;
   if (key === 'securityContext' && isContainer(path)) delete node.seccompProfile;
+  if (key === 'emptyDir' && typeof node.sizeLimit === 'string') node.sizeLimit = node.sizeLimit.replace(/^(\d+)Gi$/, (_: string, n: string) => `${Number(n) * 1024}Mi`);
   for (const k of Object.keys(node)) node[k] = normalize(node[k], [...path, k]);
   if (Array.isArray(node.volumes) && Array.isArray(node.containers)) {
     node.volumes = [...node.volumes].sort((a: Json, b: Json) => a.name.localeCompare(b.name));

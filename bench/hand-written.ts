@@ -343,7 +343,8 @@ export function handWrittenDeployment(
   });
 
   // The app container, after Envoy: the shared log directory and the OTEL_* variables.
-  const logs = kplus.Volume.fromEmptyDir(logsGroup, 'logs', 'log-agent-logs');
+  // a size limit, so an app that never rotates cannot fill the node's disk (issue 11)
+  const logs = kplus.Volume.fromEmptyDir(logsGroup, 'logs', 'log-agent-logs', { sizeLimit: Size.gibibytes(1) });
   const appContainer = deployment.addContainer(app);
   appContainer.mount('/var/log/app', logs);
   appContainer.env.addVariable('OTEL_EXPORTER_OTLP_ENDPOINT', value('http://127.0.0.1:4317'));
@@ -425,5 +426,7 @@ export function handWrittenDeployment(
   deployment.podMetadata.addAnnotation('checksum.sidecars.cdk8s.io/envoy', envoyConfig.checksum);
   deployment.podMetadata.addAnnotation('checksum.sidecars.cdk8s.io/log-agent', logsConfig.checksum);
   deployment.podMetadata.addAnnotation('checksum.sidecars.cdk8s.io/tracer', tracerConfig.checksum);
+  // Envoy is first in spec.containers: kubectl logs/exec without -c should reach the app (issue 16)
+  deployment.podMetadata.addAnnotation('kubectl.kubernetes.io/default-container', 'app');
   return deployment;
 }
