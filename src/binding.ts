@@ -41,6 +41,11 @@ export interface SidecarSource {
   readonly node: IConstruct['node'];
   /** Throws with a clear message when the construct's own input is wrong. */
   renderSidecar(): RenderedSidecar;
+  /**
+   * Checks of the workload's own pod spec (as its `toJson()` returns it, before any sidecar is
+   * added), run in every render on the manifest the render reads anyway; returns the errors.
+   */
+  checkWorkload?(podSpec: Json | undefined): string[];
 }
 
 export interface RenderedSidecar {
@@ -156,6 +161,15 @@ export class WorkloadBinding {
   /** The workload's manifest with every attached sidecar, and every error found. */
   public render(): EngineResult {
     const base = this.originalToJson();
+    // The sources' checks of the workload's own pod spec, on this same manifest (before the
+    // engine adds the sidecars to it): no extra toJson() of the workload per check.
+    const ownSpec = podTemplateOf(base)?.spec;
+    const workloadErrors = this.sources.flatMap(source => source.checkWorkload?.(ownSpec) ?? []);
+    const result = this.renderOn(base);
+    return workloadErrors.length === 0 ? result : { manifest: result.manifest, errors: [...result.errors, ...workloadErrors] };
+  }
+
+  private renderOn(base: Json): EngineResult {
     const errors: string[] = [];
     const specs: SidecarSpec[] = [];
     const injected: InjectedProxy[] = [];

@@ -338,7 +338,7 @@ export abstract class SidecarBase extends Construct {
       after: this._props.after,
       serveInitContainers: this._props.serveInitContainers,
     });
-    this._bind({ node: this.node, renderSidecar: () => this.renderSidecar() });
+    this._bind({ node: this.node, renderSidecar: () => this.renderSidecar(), checkWorkload: spec => this._checkWorkload(spec) });
   }
 
   /**
@@ -373,7 +373,17 @@ export abstract class SidecarBase extends Construct {
       serveInitContainers: this._props.serveInitContainers,
       quit: d.quit,
     });
-    this._bind({ node: this.node, renderSidecar: () => this.renderSidecar() });
+    this._bind({ node: this.node, renderSidecar: () => this.renderSidecar(), checkWorkload: spec => this._checkWorkload(spec) });
+  }
+
+  /**
+   * Checks of the workload's own pod spec at synthesis, before the sidecars are added (none by
+   * default). The binding runs them in every render, on the manifest it renders anyway, so a
+   * check costs no extra `toJson()` of the workload.
+   * @internal
+   */
+  protected _checkWorkload(_podSpec: Json | undefined): string[] {
+    return [];
   }
 
   /**

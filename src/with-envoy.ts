@@ -2,7 +2,6 @@ import { Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, renderEnvoyConfigFiles } from './agents/envoy-bootstrap';
 import { envoyShutdown } from './agents/envoy-shutdown';
-import { podTemplateOf } from './engine/pod-template';
 import { Json, RANK } from './engine/spec';
 import { ENVOY_IMAGE } from './images';
 import { checkDnsLabel, checkImage, checkInteger, checkListenPort, checkPort, checkSecretName, durationSeconds, isHost, positiveSeconds } from './private/checks';
@@ -294,6 +293,8 @@ export class WithEnvoy extends SidecarBase {
   /** The Envoy image. */
   public readonly image: string;
 
+  private readonly appListensOnPodIp: boolean;
+
   constructor(scope: Construct, id: string, props: WithEnvoyProps) {
     super(scope, id, props, DEFAULTS.containerName);
     const who = this.describe();
@@ -321,10 +322,7 @@ export class WithEnvoy extends SidecarBase {
     checkInteger(who, 'concurrency', concurrency, 1, 64, 'a number of worker threads', 'e.g. 2');
     const resources = this._resources({ cpuRequest: '100m', cpuLimit: '1000m', memoryRequest: '64Mi', memoryLimit: '256Mi' });
     const files = this.renderConfig(props, upstreams, times, trustedProxyHops, resources);
-    // The app's side, seen in the workload's own pod template at synthesis (containers can be
-    // added to a cdk8s-plus workload after this constructor).
-    const appListensOnPodIp = props.appListensOnPodIp ?? false;
-    this.node.addValidation({ validate: () => checkAppContainers(who, this.appPort, appListensOnPodIp, ownPodSpec(this.workloadObject)) });
+    this.appListensOnPodIp = props.appListensOnPodIp ?? false;
     this._attach(this.describeAgent(props, { files, resources, upstreams, drainSeconds: times.drainSeconds, concurrency }));
   }
 
@@ -414,6 +412,15 @@ export class WithEnvoy extends SidecarBase {
         ? { readyUrl: `http://127.0.0.1:${this.healthPort}${ENVOY_HEALTH_PATH}`, timeoutSeconds: DEFAULTS.holdTimeoutSeconds }
         : undefined,
     };
+  }
+
+  /**
+   * The app's side, seen in the workload's own pod template at synthesis (containers can be
+   * added to a workload after this constructor): probes on `appPort` and the declared ports.
+   * @internal
+   */
+  protected _checkWorkload(podSpec: Json | undefined): string[] {
+    return checkAppContainers(this.describe(), this.appPort, this.appListensOnPodIp, podSpec);
   }
 
   /**
@@ -539,11 +546,6 @@ function maxHeapBytes(memoryLimit: string): number {
  * The workload's pod spec as the user wrote it (its class's own `toJson()`, before the sidecars
  * are added by the binding's wrapper on the instance).
  */
-function ownPodSpec(obj: { toJson(): any }): Json | undefined {
-  const own = Object.getPrototypeOf(obj).toJson as () => Json;
-  return podTemplateOf(own.call(obj))?.spec;
-}
-
 const PROBES = ['startupProbe', 'readinessProbe', 'livenessProbe'] as const;
 
 /**
