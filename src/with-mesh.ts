@@ -2,10 +2,10 @@ import { ApiObject, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, WorkloadBinding, workloadApiObject } from './binding';
 import { InjectedProxy, MESH_FACTS } from './engine/injected';
-import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './engine/shutdown';
 import { durationSeconds, positiveSeconds } from './private/checks';
 import { ResolvedTarget, SidecarTargetOptions, resolveTarget } from './settings';
 import { SidecarLayout, formatVersion } from './target';
+import { graceWrittenByDefault } from './workload-defaults';
 
 /**
  * A service mesh that injects its proxy into pods at admission.
@@ -111,8 +111,8 @@ export class WithMeshProxy extends Construct {
     this.workloadObject = workloadApiObject(who, props.workload);
     // An explicit version is checked at once; inherited ones at synthesis.
     this.resolved();
-    const isKplus = !ApiObject.isApiObject(props.workload);
-    WorkloadBinding.of(this.workloadObject, { graceWrittenByDefault: isKplus ? KUBERNETES_DEFAULT_GRACE_SECONDS : undefined })
+    // the same "written by default" rule as the sidecar constructs (src/workload-defaults.ts)
+    WorkloadBinding.of(this.workloadObject, { graceWrittenByDefault: graceWrittenByDefault(props.workload) })
       .add({ node: this.node, renderSidecar: () => this.render() });
   }
 
