@@ -482,7 +482,7 @@ describe('the user\'s own native sidecars: their stop time is the user\'s to say
     const { chart } = newChart();
     new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, {}, { initContainers: [mesh] }), kubernetesVersion: '1.30' });
     expect(() => Testing.synth(chart)).toThrow(
-      "Deployment 'web': has native sidecars of its own ('mesh'), which Kubernetes 1.30 stops before the library's ('log-agent'), and those wait for them; " +
+      "Deployment 'web': has native sidecars of its own ('mesh'), which Kubernetes 1.30 stops one at a time with the library's ('log-agent'), in reverse order of initContainers, so every one placed before them waits for them; " +
       'how long yours take to stop after SIGTERM cannot be read from the manifest',
     );
   });

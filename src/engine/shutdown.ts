@@ -109,7 +109,8 @@ export function userSidecarErrors(where: string, sidecars: SidecarSpec[], target
   if (!ordered || ours.length === 0 || users.length === 0 || userSidecarStopOf(sidecars) !== undefined) return [];
   return [
     `${where}: has native sidecars of its own (${users.map(n => `'${n}'`).join(', ')}), which Kubernetes 1.${target.minor} stops ` +
-    `before the library's (${ours.map(s => `'${s.container.name}'`).join(', ')}), and those wait for them; how long yours take to stop ` +
+    `one at a time with the library's (${ours.map(s => `'${s.container.name}'`).join(', ')}), in reverse order of initContainers, ` +
+    'so every one placed before them waits for them; how long yours take to stop ' +
     'after SIGTERM cannot be read from the manifest (one that ignores SIGTERM runs until it is killed, and ours are then killed too). ' +
     'Set `userSidecarStopTime` on one of the sidecar constructs to the longest time one of them takes from SIGTERM to its exit: ' +
     'it is counted once per such sidecar in terminationGracePeriodSeconds.',

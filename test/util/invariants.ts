@@ -619,7 +619,7 @@ export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
   const userNatives = user.init.filter(c => c.restartPolicy === 'Always').map(c => c.name);
   if (s.target.minor >= 29 && facts.some(f => f.layout === 'NATIVE') && userNatives.length > 0 && userSidecarStop(facts) === undefined) {
     add('the user\'s native sidecars without userSidecarStopTime', userNatives.join(','),
-      `^${W}: has native sidecars of its own \\(${userNatives.map(n => `'${esc(n)}'`).join(', ')}\\), which Kubernetes 1\\.${s.target.minor} stops before the library's .*Set \`userSidecarStopTime\``);
+      `^${W}: has native sidecars of its own \\(${userNatives.map(n => `'${esc(n)}'`).join(', ')}\\), which Kubernetes 1\\.${s.target.minor} stops one at a time with the library's .*Set \`userSidecarStopTime\``);
   }
   const need = graceNeed(facts, s.target.minor, user);
   if (user.grace !== undefined && user.grace < need) {
