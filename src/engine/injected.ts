@@ -95,9 +95,11 @@ export interface InjectedProxy {
 
 /**
  * The injected proxy as a sidecar spec, for the grace budget only (never placed): it stops
- * like one of the library's sidecars in its layout. Native: the injector puts it before every
- * other init container (see `injectedLayout`), so the kubelet stops it LAST, after the app and
- * after the library's sidecars. Legacy: it gets SIGTERM with the app and, with the annotations
+ * like one of the library's sidecars in its layout. Native: the injector puts it after its own
+ * init containers (istio-init / istio-validation, linkerd-init) and before every other init
+ * container, ours included (Istio `reorderPod`: "{istio-init/istio-validation} => proxy => rest";
+ * see `injectedLayout`), so the kubelet stops it LAST, after the app and after the library's
+ * sidecars. Legacy: it gets SIGTERM with the app and, with the annotations
  * below, outlives the app's shutdown by its own stop time, like a legacy sidecar's preStop delay.
  */
 export function asGraceSpec(p: InjectedProxy): SidecarSpec {
