@@ -5,8 +5,9 @@ import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } fr
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
 import { checkDnsLabel, durationSeconds } from './private/checks';
+import { TargetReader, checkSameApp } from './private/target-reader';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
-import { KUBERNETES_VERSION_ENV, ResolvedTarget, SidecarTargetOptions, VersionSource, resolveTarget } from './settings';
+import { SidecarTargetOptions } from './settings';
 import { SidecarLayout, formatVersion } from './target';
 import { graceWrittenByDefault } from './workload-defaults';
 
@@ -197,14 +198,6 @@ export interface ContainerDescription {
   readonly quit?: QuitSpec;
 }
 
-/** Where a target came from, for messages. */
-const SOURCE_TEXT: Record<VersionSource, string> = {
-  prop: 'its kubernetesVersion prop',
-  env: `the environment variable ${KUBERNETES_VERSION_ENV}`,
-  configure: 'Sidecars.configure() on an enclosing scope',
-  default: 'the default',
-};
-
 /**
  * The base of every sidecar construct: target resolution, the container, config volume and
  * checksum built from the agent's description, and the binding to the workload. A subclass checks
@@ -229,12 +222,13 @@ export abstract class SidecarBase extends Construct {
   private attached?: AgentSpec & { readonly kind: string };
   /** The spec per layout: derived from the frozen agent, so never stale. */
   private readonly specs = new Map<string, SidecarSpec>();
-  /** The layout once read through `layout` (a later change of the target is an error). */
-  private layoutRead?: { readonly layout: SidecarLayout; readonly version: string; readonly source: string };
+  /** The target as this construct reads it (the layout fixed once read). */
+  private readonly target: TargetReader;
 
   protected constructor(scope: Construct, id: string, props: SidecarProps, private readonly defaultContainerName: string) {
     super(scope, id);
     this._props = props;
+    this.target = new TargetReader(this, props, () => this.describe());
     this.containerName = props.containerName ?? this.defaultContainerName;
     this.workloadObject = workloadApiObject(this.describe(), props.workload);
     checkSameApp(this.describe(), this, this.workloadObject);
@@ -242,7 +236,7 @@ export abstract class SidecarBase extends Construct {
     if (props.after !== undefined) checkDnsLabel(this.describe(), 'after', props.after);
     this.userSidecarStopSeconds(); // checked here, before anything is attached
     // An explicit version is checked at once; inherited ones at synthesis.
-    this.resolved();
+    this.target.resolved();
   }
 
   /**
@@ -252,17 +246,14 @@ export abstract class SidecarBase extends Construct {
    * cannot run the requested mode.
    */
   public get layout(): SidecarLayout {
-    const t = this.decide();
-    const layout = t.decision.layout!;
-    this.layoutRead ??= { layout, version: formatVersion(t.version), source: SOURCE_TEXT[t.source] };
-    return layout;
+    return this.target.layout();
   }
 
   /**
    * The Kubernetes minor version this sidecar targets, e.g. `1.29`.
    */
   public get targetVersion(): string {
-    return formatVersion(this.resolved().version);
+    return formatVersion(this.target.resolved().version);
   }
 
   /**
@@ -396,28 +387,9 @@ export abstract class SidecarBase extends Construct {
     WorkloadBinding.of(this.workloadObject, { graceWrittenByDefault: graceWrittenByDefault(this._props.workload) }).add(source);
   }
 
-  private resolved(): ResolvedTarget {
-    return resolveTarget(this, this._props);
-  }
-
-  private decide(): ResolvedTarget {
-    const t = this.resolved();
-    if (t.decision.error !== undefined) throw new Error(`${this.describe()}: ${t.decision.error}`);
-    return t;
-  }
-
   private renderSidecar(): RenderedSidecar {
-    const target = this.decide();
+    const target = this.target.atSynthesis();
     const layout = target.decision.layout!;
-    const read = this.layoutRead;
-    if (read && read.layout !== layout) {
-      throw new Error(
-        `${this.describe()}: \`layout\` was read as ${read.layout} (Kubernetes ${read.version}, from ${read.source}), but at synthesis ` +
-        `the target is Kubernetes ${formatVersion(target.version)} from ${SOURCE_TEXT[target.source]}, which makes it ${layout}: code ` +
-        'that branched on `layout` would be wrong. Set the target (Sidecars.configure, kubernetesVersion or the environment) ' +
-        'before reading `layout`, or branch at synthesis instead.',
-      );
-    }
     const agent = this.attached;
     if (!agent) throw new Error(`${this.describe()}: the construct did not attach its agent`);
     let spec = this.specs.get(layout);
@@ -509,19 +481,6 @@ export function deepFreeze<T>(value: T): T {
     Object.freeze(value);
   }
   return value;
-}
-
-/**
- * A sidecar and its workload must be in one cdk8s App: the binding wraps the workload's
- * `toJson()`, and another App never validates this construct, so nothing would be emitted.
- */
-function checkSameApp(who: string, self: IConstruct, workload: ApiObject): void {
-  if (self.node.root !== workload.node.root) {
-    throw new Error(
-      `${who}: workload '${workload.node.path}' belongs to another cdk8s App than this construct, so this sidecar would never ` +
-      "be synthesized. Create the construct in the workload's App (e.g. in the workload's chart).",
-    );
-  }
 }
 
 /** An env var from the downward API. @internal */

@@ -3,7 +3,8 @@ import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, WorkloadBinding, workloadApiObject } from './binding';
 import { InjectedProxy, MESH_FACTS } from './engine/injected';
 import { durationSeconds, positiveSeconds } from './private/checks';
-import { ResolvedTarget, SidecarTargetOptions, resolveTarget } from './settings';
+import { TargetReader, checkSameApp } from './private/target-reader';
+import { SidecarTargetOptions } from './settings';
 import { SidecarLayout, formatVersion } from './target';
 import { graceWrittenByDefault } from './workload-defaults';
 
@@ -94,6 +95,7 @@ export class WithMeshProxy extends Construct {
   public readonly proxyContainerName: string;
 
   private readonly props: WithMeshProxyProps;
+  private readonly target: TargetReader;
   private readonly appShutdownSeconds: number;
   private readonly stopSeconds: number;
 
@@ -109,8 +111,10 @@ export class WithMeshProxy extends Construct {
     this.appShutdownSeconds = durationSeconds(who, 'appShutdownTime', props.appShutdownTime, DEFAULT_APP_SHUTDOWN_SECONDS);
     this.stopSeconds = positiveSeconds(who, 'proxyStopTime', props.proxyStopTime, DEFAULT_PROXY_STOP_SECONDS, 'the proxy needs time to drain');
     this.workloadObject = workloadApiObject(who, props.workload);
+    checkSameApp(who, this, this.workloadObject);
+    this.target = new TargetReader(this, props, () => this.describe());
     // An explicit version is checked at once; inherited ones at synthesis.
-    this.resolved();
+    this.target.resolved();
     // the same "written by default" rule as the sidecar constructs (src/workload-defaults.ts)
     WorkloadBinding.of(this.workloadObject, { graceWrittenByDefault: graceWrittenByDefault(props.workload) })
       .add({ node: this.node, renderSidecar: () => this.render() });
@@ -118,39 +122,33 @@ export class WithMeshProxy extends Construct {
 
   /**
    * The layout the injector is told to use, resolved from the target like a sidecar's.
-   * Throws when the target cannot run the requested mode.
+   *
+   * Reading it fixes it, as for a sidecar. Throws when the target cannot run the requested mode.
    */
   public get layout(): SidecarLayout {
-    const t = this.resolved();
-    if (t.decision.error !== undefined) throw new Error(`${this.describe()}: ${t.decision.error}`);
-    return t.decision.layout;
+    return this.target.layout();
   }
 
   /** The Kubernetes minor version this construct targets, e.g. `1.29`. */
   public get targetVersion(): string {
-    return formatVersion(this.resolved().version);
+    return formatVersion(this.target.resolved().version);
   }
 
   private describe(): string {
     return `WithMeshProxy '${this.node.path}'`;
   }
 
-  private resolved(): ResolvedTarget {
-    return resolveTarget(this, this.props);
-  }
-
   private render(): RenderedSidecar {
-    const target = this.resolved();
-    if (target.decision.error !== undefined) throw new Error(`${this.describe()}: ${target.decision.error}`);
+    const target = this.target.atSynthesis();
     const injected: InjectedProxy = {
       owner: this.describe(),
       mesh: this.mesh,
-      layout: target.decision.layout,
+      layout: target.decision.layout!,
       stopSeconds: this.stopSeconds,
       appShutdownSeconds: this.appShutdownSeconds,
       holdApplication: this.props.holdApplication ?? true,
       allowLegacyOnJob: this.props.allowLegacyOnJob ?? false,
     };
-    return { injected, minor: target.version.minor, gate: target.gate };
+    return { injected, minor: target.version.minor, patch: target.version.patch, gate: target.gate };
   }
 }

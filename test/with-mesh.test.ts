@@ -11,6 +11,7 @@ import { ISTIO, LINKERD, Injection, injectIstio, injectLinkerd, simulateTerminat
 import { InjectedProxy, MeshKind } from '../src/engine/injected';
 import { applySidecars } from '../src/engine/pod-template';
 import { Json, RANK, SidecarSpec } from '../src/engine/spec';
+import { Sidecars } from '../src/settings';
 import { SidecarMode } from '../src/target';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
@@ -255,4 +256,23 @@ test('without a mesh, the engine output carries the marker in the native layout 
   expect(native.manifest.spec.template.metadata.annotations[MARKER]).toBe('log-agent');
   const legacy = applySidecars(deployment(), [spec('log-agent', RANK.LOG_AGENT, 5, 'LEGACY')], { minor: 27, gate: false });
   expect(legacy.manifest.spec.template.metadata.annotations?.[MARKER]).toBeUndefined();
+});
+
+describe('the target is read as the sidecar constructs read it (src/private/target-reader.ts)', () => {
+  test('a workload of another App is refused', () => {
+    const { chart } = newChart();
+    const other = newChart().chart;
+    const workload = kplusWorkload(other, 'Deployment');
+    expect(() => new WithMeshProxy(chart, 'mesh', { workload, mesh: Mesh.ISTIO, kubernetesVersion: '1.29' }))
+      .toThrow(/^WithMeshProxy 'test\/mesh': workload '.*' belongs to another cdk8s App than this construct/);
+  });
+
+  test('layout is fixed once read: a later Sidecars.configure() that flips it fails the synthesis, naming both targets', () => {
+    const { app, chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    const mesh = new WithMeshProxy(chart, 'mesh', { workload, mesh: Mesh.LINKERD });
+    expect(mesh.layout).toBe('LEGACY'); // the default, 1.27
+    Sidecars.configure(app, { kubernetesVersion: '1.29' });
+    expect(() => Testing.synth(chart)).toThrow(/`layout` was read as LEGACY \(Kubernetes 1\.27, from the default\), but at synthesis the target is Kubernetes 1\.29 from Sidecars\.configure\(\)/);
+  });
 });

@@ -1,0 +1,75 @@
+/**
+ * The target as a construct reads it: resolved afresh at every call (so `Sidecars.configure()` and
+ * the environment count whenever they are set), the layout fixed once read through `layout`
+ * (a later target that flips it is an error at synthesis, naming both), and the check that the
+ * workload is in the construct's own App. Shared by the sidecar constructs (SidecarBase) and
+ * WithMeshProxy, which read the target the same way.
+ */
+import { ApiObject } from 'cdk8s';
+import { IConstruct } from 'constructs';
+import { KUBERNETES_VERSION_ENV, ResolvedTarget, SidecarTargetOptions, VersionSource, resolveTarget } from '../settings';
+import { SidecarLayout, formatVersion } from '../target';
+
+/** Where a target came from, for messages. */
+const SOURCE_TEXT: Record<VersionSource, string> = {
+  prop: 'its kubernetesVersion prop',
+  env: `the environment variable ${KUBERNETES_VERSION_ENV}`,
+  configure: 'Sidecars.configure() on an enclosing scope',
+  default: 'the default',
+};
+
+export class TargetReader {
+  /** The layout once read through `layout()` (a later change of the target is an error). */
+  private layoutRead?: { readonly layout: SidecarLayout; readonly version: string; readonly source: string };
+
+  constructor(private readonly scope: IConstruct, private readonly options: SidecarTargetOptions, private readonly who: () => string) {}
+
+  /** The target as it resolves now (no check of the mode). */
+  public resolved(): ResolvedTarget {
+    return resolveTarget(this.scope, this.options);
+  }
+
+  /** The target, or an error when it cannot run the requested mode. */
+  public decide(): ResolvedTarget {
+    const t = this.resolved();
+    if (t.decision.error !== undefined) throw new Error(`${this.who()}: ${t.decision.error}`);
+    return t;
+  }
+
+  /** The layout, read by user code: fixed from now on. */
+  public layout(): SidecarLayout {
+    const t = this.decide();
+    const layout = t.decision.layout!;
+    this.layoutRead ??= { layout, version: formatVersion(t.version), source: SOURCE_TEXT[t.source] };
+    return layout;
+  }
+
+  /** The target at synthesis: `decide()`, and an error when a layout read earlier has flipped. */
+  public atSynthesis(): ResolvedTarget {
+    const target = this.decide();
+    const layout = target.decision.layout!;
+    const read = this.layoutRead;
+    if (read && read.layout !== layout) {
+      throw new Error(
+        `${this.who()}: \`layout\` was read as ${read.layout} (Kubernetes ${read.version}, from ${read.source}), but at synthesis ` +
+        `the target is Kubernetes ${formatVersion(target.version)} from ${SOURCE_TEXT[target.source]}, which makes it ${layout}: code ` +
+        'that branched on `layout` would be wrong. Set the target (Sidecars.configure, kubernetesVersion or the environment) ' +
+        'before reading `layout`, or branch at synthesis instead.',
+      );
+    }
+    return target;
+  }
+}
+
+/**
+ * A construct and its workload must be in one cdk8s App: the binding wraps the workload's
+ * `toJson()`, and another App never validates this construct, so nothing would be emitted.
+ */
+export function checkSameApp(who: string, self: IConstruct, workload: ApiObject): void {
+  if (self.node.root !== workload.node.root) {
+    throw new Error(
+      `${who}: workload '${workload.node.path}' belongs to another cdk8s App than this construct, so this sidecar would never ` +
+      "be synthesized. Create the construct in the workload's App (e.g. in the workload's chart).",
+    );
+  }
+}
