@@ -12,28 +12,57 @@
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { InjectedProxy } from './engine/injected';
-import { EngineResult, SUPPORTED_KINDS, applySidecars, copyJson, describeObject, podTemplateOf } from './engine/pod-template';
+import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from './engine/pod-template';
 import { Json, SidecarSpec } from './engine/spec';
 import { findKnownBugs } from './known-bugs';
 import { printWarnings, recordWarnings } from './warnings';
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
-const specIds = new WeakMap<SidecarSpec, number>();
-let nextSpecId = 0;
+const SYNTHESIS = Symbol.for('cdk8s-sidecars.synthesis');
 
-/** The cache key of a render (see WorkloadBinding.last), or undefined when a spec is not frozen. */
-function renderKey(base: Json, specs: SidecarSpec[], injected: InjectedProxy[], minor: number, gate: boolean, patch?: number): string | undefined {
-  const ids: number[] = [];
-  for (const s of specs) {
-    if (!Object.isFrozen(s) || !Object.isFrozen(s.container)) return undefined;
-    let id = specIds.get(s);
-    if (id === undefined) {
-      id = nextSpecId++;
-      specIds.set(s, id);
-    }
-    ids.push(id);
+/**
+ * One call of `app.synth()` or `app.synthYaml()`. cdk8s validates the whole app at the start of
+ * the call and then again inside every chart's `toJson()` (`App._synthChart`, cdk8s 2.70), so an
+ * app of C charts is validated C + 1 times by one call. Nothing the user wrote runs between
+ * those passes, so each binding renders for its validation once per call and the later passes
+ * reuse the errors (a render per pass made synthesis quadratic in the number of charts). The
+ * scope starts when the call starts and is dropped when it returns: the next call, a direct
+ * `toJson()`, `Chart.toJson()` or `Testing.synth()` outside it validate afresh. `toJson()` never
+ * reads it: every manifest is rendered from the workload as it is at that moment.
+ */
+interface Synthesis {
+  readonly errors: Map<WorkloadBinding, string[]>;
+}
+
+/** Wraps `synth` and `synthYaml` of the App at the root of `scope` (once) to open a Synthesis per call. */
+function trackSyntheses(scope: IConstruct): void {
+  const root: any = scope.node.root;
+  if (Object.prototype.hasOwnProperty.call(root, SYNTHESIS)) return;
+  Object.defineProperty(root, SYNTHESIS, { value: { current: undefined as Synthesis | undefined }, enumerable: false });
+  for (const method of ['synth', 'synthYaml']) {
+    const original = root[method];
+    // the root of a construct tree that is not a cdk8s App: every validation renders
+    if (typeof original !== 'function') continue;
+    Object.defineProperty(root, method, {
+      value: function (this: unknown, ...args: unknown[]) {
+        const holder = root[SYNTHESIS];
+        const outer: Synthesis | undefined = holder.current;
+        holder.current = outer ?? { errors: new Map() };
+        try {
+          return original.apply(this, args);
+        } finally {
+          holder.current = outer;
+        }
+      },
+      configurable: true,
+      writable: true,
+    });
   }
-  return `${minor}|${gate}|${patch}|${ids.join(',')}|${JSON.stringify(injected)}|${JSON.stringify(base)}`;
+}
+
+/** The synthesis call in progress on the App of `scope`, if any. */
+function currentSynthesis(scope: IConstruct): Synthesis | undefined {
+  return (scope.node.root as any)[SYNTHESIS]?.current;
 }
 
 /** What a sidecar construct gives the binding: its spec and target, computed at synthesis. */
@@ -114,22 +143,13 @@ export class WorkloadBinding {
 
   private readonly obj: ApiObject;
   private warnings: string[] = [];
-  /**
-   * The last render, under a key that holds everything a render reads: the workload's own
-   * manifest (its content, as its toJson() returns it now), the sidecars' specs (frozen, so their
-   * identity stands for their content), the mesh proxies (their content) and the target. Every
-   * validation and every toJson() computes the key afresh, so a change made anywhere between
-   * two calls gives another key and a new render.
-   */
-  private last?: { readonly key: string; readonly result: EngineResult; readonly warnings: string[] };
-
   private constructor(obj: ApiObject, private readonly options: BindingOptions) {
     this.obj = obj;
     this.originalToJson = obj.toJson.bind(obj);
+    trackSyntheses(obj);
     Object.defineProperty(obj, 'toJson', {
       value: () => {
-        // Rendered anew at every call: the validation before it renders and reports, and a
-        // direct toJson() (no validation) sees every change made since.
+        // Rendered anew at every call, from the workload as it is now: no render is kept.
         const result = this.render();
         if (result.errors.length > 0) {
           throw new Error(`cdk8s-sidecars: ${result.errors.join('\n')}`);
@@ -153,9 +173,14 @@ export class WorkloadBinding {
   }
 
   private validate(): string[] {
-    const result = this.render();
+    // Within one app.synth() / app.synthYaml() call, the first pass's errors (see Synthesis).
+    const synthesis = currentSynthesis(this.obj);
+    const seen = synthesis?.errors.get(this);
+    if (seen) return [...seen];
+    const errors = this.render().errors;
+    synthesis?.errors.set(this, errors);
     printWarnings(this.obj.node.root, this.warnings);
-    return result.errors;
+    return [...errors];
   }
 
   /** The workload's manifest with every attached sidecar, and every error found. */
@@ -201,18 +226,7 @@ export class WorkloadBinding {
     this.warnings = [];
     recordWarnings(this.obj, []);
     if (errors.length > 0) return { manifest: base, errors };
-    const key = renderKey(base, specs, injected, minor, gate, patch);
-    const last = this.last;
-    if (key !== undefined && last?.key === key) {
-      this.warnings = last.warnings;
-      recordWarnings(this.obj, this.warnings);
-      return { manifest: copyJson(last.result.manifest), errors: [...last.result.errors] };
-    }
-    const rendered = this.renderAnew(base, specs, injected, minor, gate, patch);
-    this.last = key === undefined
-      ? undefined
-      : { key, result: { manifest: copyJson(rendered.manifest), errors: rendered.errors }, warnings: this.warnings };
-    return rendered;
+    return this.renderAnew(base, specs, injected, minor, gate, patch);
   }
 
   private renderAnew(

@@ -154,7 +154,7 @@ test('a ReplicaSet and a Pod ApiObject work too', () => {
   expectValidManifests(manifests, '1.33');
 });
 
-describe('the render kept from validation is never stale', () => {
+describe('no render is kept: every synth path sees every change', () => {
   test('synth, change the workload, synth again (same synchronous run)', () => {
     const { chart, dep } = nativeApp();
     expect(layoutOf(manifestOf(Testing.synth(chart), 'Deployment')).containers).toEqual(['app']);
@@ -200,25 +200,11 @@ describe('the render kept from validation is never stale', () => {
     }
   });
 
-  test('one engine run per synthesis when nothing changed (the render key hits); a change between validation and toJson is seen', () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const engine = require('../src/engine/pod-template');
-    const spy = jest.spyOn(engine, 'applySidecars');
-    try {
-      const { chart, dep } = nativeApp();
-      Testing.synth(chart); // validation renders, toJson() reuses it
-      expect(spy).toHaveBeenCalledTimes(1);
-      Testing.synth(chart); // same content again: still the same render
-      expect(spy).toHaveBeenCalledTimes(1);
-      ApiObject.of(dep).addJsonPatch(JsonPatch.add('/metadata/annotations', { tier: 'web' }));
-      const json = ApiObject.of(dep).toJson(); // content changed: rendered anew
-      expect(spy).toHaveBeenCalledTimes(2);
-      expect(json.metadata.annotations.tier).toBe('web');
-      json.spec.template.spec.containers.push({ name: 'mutated-by-caller' });
-      expect(layoutOf(ApiObject.of(dep).toJson()).containers).toEqual(['app']); // the kept render is never handed out
-    } finally {
-      spy.mockRestore();
-    }
+  test('a manifest handed out is the caller\'s: changing it changes nothing of the next toJson()', () => {
+    const { dep } = nativeApp();
+    const json = ApiObject.of(dep).toJson();
+    json.spec.template.spec.containers.push({ name: 'mutated-by-caller' });
+    expect(layoutOf(ApiObject.of(dep).toJson()).containers).toEqual(['app']);
   });
 
   test('two charts: synthesizing one validates the other too; a change to the other before its own synth is seen', () => {
@@ -229,6 +215,78 @@ describe('the render kept from validation is never stale', () => {
     Testing.synth(chart); // validates (and renders) 'other' as well
     dep2.addContainer({ name: 'late', image: 'ghcr.io/example/late:1' });
     expect(layoutOf(manifestOf(Testing.synth(other), 'Deployment')).containers).toEqual(['app', 'late']);
+  });
+});
+
+/**
+ * A raw Deployment whose own toJson() counts its calls (the binding wraps the object's toJson as
+ * it finds it, so the count is of the renders of this workload).
+ */
+function countedWorkload(chart: Chart, id: string): { obj: ApiObject; calls: () => number } {
+  const obj = rawDeployment(chart, id);
+  let calls = 0;
+  const own = obj.toJson.bind(obj);
+  Object.defineProperty(obj, 'toJson', { value: () => { calls++; return own(); }, configurable: true, writable: true });
+  return { obj, calls: () => calls };
+}
+
+describe('one synthesis renders each workload twice, whatever the number of charts', () => {
+  // cdk8s (2.70) validates the whole app once at the start of app.synth()/synthYaml() and once
+  // more inside every chart's toJson(): an app of C charts is validated C + 1 times per call. A
+  // render per validation pass made synthesis quadratic in the number of charts (an app of 200
+  // one-workload charts took 9x the hand-written time); the library renders for the first pass
+  // of a call and for toJson(), 2 per workload.
+  const build = (charts: number) => {
+    const app = Testing.app();
+    const workloads = Array.from({ length: charts }, (_x, i) => {
+      const chart = new Chart(app, `c${i}`);
+      const w = countedWorkload(chart, `w${i}`);
+      new WithLogAgent(chart, 'logs', { workload: w.obj, kubernetesVersion: '1.29' });
+      return w;
+    });
+    return { app, workloads };
+  };
+
+  test.each([1, 2, 7])('app.synthYaml() with %i chart(s): 2 renders per workload', (charts) => {
+    const { app, workloads } = build(charts);
+    app.synthYaml();
+    expect(workloads.map(w => w.calls())).toEqual(workloads.map(() => 2));
+    // a second call is a synthesis of its own: validated again
+    app.synthYaml();
+    expect(workloads.map(w => w.calls())).toEqual(workloads.map(() => 4));
+  });
+
+  test('app.synth() (files written) with 5 charts: 2 renders per workload', () => {
+    const { app, workloads } = build(5);
+    app.synth();
+    expect(workloads.map(w => w.calls())).toEqual([2, 2, 2, 2, 2]);
+    expect(fs.readdirSync(app.outdir).filter(f => f.endsWith('.k8s.yaml'))).toHaveLength(5);
+  });
+
+  test('outside app.synth(): Testing.synth(chart) validates the whole app (one render per workload), then renders its own chart\'s', () => {
+    const { app, workloads } = build(3);
+    Testing.synth(app.node.findChild('c1') as Chart);
+    expect(workloads.map(w => w.calls())).toEqual([1, 2, 1]);
+  });
+
+  test('a synthesis that fails validation, a fix, and another synthesis: the failed one\'s errors are not reused', () => {
+    const { app } = build(3);
+    const bad = rawDeployment(app.node.findChild('c0') as Chart, 'bad', { containers: [{ name: 'log-agent', image: 'x' }] });
+    new WithLogAgent(app.node.findChild('c0') as Chart, 'logs-bad', { workload: bad, kubernetesVersion: '1.29' });
+    expect(() => app.synthYaml()).toThrow(/container name 'log-agent' is already used/);
+    ApiObject.of(bad).addJsonPatch(JsonPatch.replace('/spec/template/spec/containers/0/name', 'app'));
+    const docs = parseAllDocuments(app.synthYaml()).map(d => d.toJSON());
+    expect(layoutOf(docs.find((m: any) => m.metadata?.name === 'bad')).containers).toEqual(['app']);
+  });
+
+  test('a change between two app.synthYaml() calls of one synchronous run is seen by the second', () => {
+    const { app, chart, dep } = nativeApp();
+    new Chart(app, 'second');
+    app.synthYaml();
+    dep.addContainer({ name: 'late', image: 'ghcr.io/example/late:1' });
+    const docs = parseAllDocuments(app.synthYaml()).map(d => d.toJSON());
+    expect(layoutOf(manifestOf(docs, 'Deployment')).containers).toEqual(['app', 'late']);
+    expect(chart).toBeDefined();
   });
 });
 
