@@ -1,7 +1,7 @@
 import { ApiObject, ApiObjectProps } from 'cdk8s';
 import { Construct } from 'constructs';
 import { NATIVE_SIDECARS_ANNOTATION } from './engine/injected';
-import { checkDnsLabel } from './private/checks';
+import { checkDnsLabel, checkObjectName } from './private/checks';
 import { checkVersion, resolveTarget } from './settings';
 import { KubeVersion, formatVersion } from './target';
 
@@ -106,48 +106,15 @@ export class NativeSidecarGuard extends Construct {
     const who = this.describe();
     this.props = props;
     this.name = props.name ?? DEFAULT_NAME;
-    if (this.name.length > 253 || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(this.name)) {
-      throw new Error(`${who}: name '${this.name}' is not a valid object name; use lower-case letters, digits, '-' and '.' (e.g. '${DEFAULT_NAME}').`);
-    }
+    checkObjectName(who, 'name', this.name, 'a valid object name', DEFAULT_NAME);
     if (!Array.isArray(props.namespaces) || props.namespaces.length === 0) {
       throw new Error(`${who}: namespaces is empty, so the guard would check no pod; list the namespaces your workloads run in, e.g. ['shop'].`);
     }
     for (const ns of props.namespaces) checkDnsLabel(who, 'namespaces entry', ns);
     if (props.kubernetesVersion !== undefined) checkVersion(who, props.kubernetesVersion);
-    const namespaces = [...new Set(props.namespaces)].sort();
     const apiVersion = () => this.apiVersion();
-
-    this.policy = new VersionedApiObject(this, 'policy', apiVersion, {
-      apiVersion: `${GROUP}/v1`,
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: this.name },
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: {
-          resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }],
-        },
-        validations: [{
-          expression: GUARD_EXPRESSION,
-          message: GUARD_MESSAGE,
-          messageExpression: GUARD_MESSAGE_EXPRESSION,
-          reason: 'Invalid',
-        }],
-      },
-    });
-    this.binding = new VersionedApiObject(this, 'binding', apiVersion, {
-      apiVersion: `${GROUP}/v1`,
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: this.name },
-      spec: {
-        matchResources: {
-          namespaceSelector: {
-            matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: namespaces }],
-          },
-        },
-        policyName: this.name,
-        validationActions: ['Deny'],
-      },
-    });
+    this.policy = new VersionedApiObject(this, 'policy', apiVersion, policyProps(this.name));
+    this.binding = new VersionedApiObject(this, 'binding', apiVersion, bindingProps(this.name, [...new Set(props.namespaces)].sort()));
     // The target may come from the environment or Sidecars.configure(): checked at synthesis,
     // before any file is written.
     this.node.addValidation({
@@ -201,4 +168,43 @@ class VersionedApiObject extends ApiObject {
   public toJson(): any {
     return { ...super.toJson(), apiVersion: this.version() };
   }
+}
+
+/** The ValidatingAdmissionPolicy: pods created with the marker annotation must carry native sidecars. */
+function policyProps(name: string): ApiObjectProps {
+  return {
+    apiVersion: `${GROUP}/v1`,
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }],
+      },
+      validations: [{
+        expression: GUARD_EXPRESSION,
+        message: GUARD_MESSAGE,
+        messageExpression: GUARD_MESSAGE_EXPRESSION,
+        reason: 'Invalid',
+      }],
+    },
+  };
+}
+
+/** The binding: the policy, denying, in the listed namespaces. */
+function bindingProps(name: string, namespaces: string[]): ApiObjectProps {
+  return {
+    apiVersion: `${GROUP}/v1`,
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name },
+    spec: {
+      matchResources: {
+        namespaceSelector: {
+          matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: namespaces }],
+        },
+      },
+      policyName: name,
+      validationActions: ['Deny'],
+    },
+  };
 }

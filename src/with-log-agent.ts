@@ -1,11 +1,11 @@
 import * as path from 'path';
-import { Size, SizeRoundingBehavior } from 'cdk8s';
+import { Size } from 'cdk8s';
 import { Construct } from 'constructs';
 import { TOOLS } from './engine/shutdown';
 import { Json, RANK } from './engine/spec';
 import { LogAgent, LogAgentRendering } from './log-agent';
 import { LogOutput, LogOutputConfig, outputSecretEnv } from './log-output';
-import { checkListenPort, checkPort } from './private/checks';
+import { checkInteger, checkListenPort, checkPort, sizeLimitMiB } from './private/checks';
 import { AgentDescription, AgentVolume, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
 /**
@@ -94,8 +94,9 @@ export class WithLogAgent extends SidecarBase {
     const filePattern = props.filePattern ?? '*.log';
     checkLogDirectory(who, this.logDirectory);
     checkFilePattern(who, filePattern);
-    const sizeLimitMiB = checkSizeLimit(who, props.logVolumeSizeLimit ?? Size.gibibytes(1));
-    checkIds(who, props);
+    const sizeLimit = sizeLimitMiB(who, 'logVolumeSizeLimit', props.logVolumeSizeLimit, 1024, 'Size.gibibytes(1)');
+    if (props.agentUser !== undefined) checkInteger(who, 'agentUser', props.agentUser, 1, 2147483647, 'a non-root uid', "e.g. the app's uid");
+    if (props.agentGroup !== undefined) checkInteger(who, 'agentGroup', props.agentGroup, 0, 2147483647, 'a gid', "e.g. the app's gid");
     const o = this.output._config;
     checkOutput(who, o);
     const secrets = outputSecretEnv(o);
@@ -104,11 +105,11 @@ export class WithLogAgent extends SidecarBase {
     });
     checkListenPort(who, `${this.agent.name} health port`, r.healthPort);
     checkMounts(who, this.logDirectory, r.scratchDirectory);
-    this._attach(this.describeAgent(props, r, secrets.env, sizeLimitMiB));
+    this._attach(this.describeAgent(props, r, secrets.env, sizeLimit));
   }
 
   /** The log agent as data: every value here has been checked. */
-  private describeAgent(props: WithLogAgentProps, r: LogAgentRendering, secretEnv: Json[], sizeLimitMiB: number): AgentDescription {
+  private describeAgent(props: WithLogAgentProps, r: LogAgentRendering, secretEnv: Json[], logLimitMiB: number): AgentDescription {
     return {
       kind: 'WithLogAgent',
       rank: RANK.LOG_AGENT,
@@ -127,7 +128,7 @@ export class WithLogAgent extends SidecarBase {
       volumes: [
         {
           suffix: '-logs',
-          source: { emptyDir: { sizeLimit: sizeLimitMiB % 1024 === 0 ? `${sizeLimitMiB / 1024}Gi` : `${sizeLimitMiB}Mi` } },
+          source: { emptyDir: { sizeLimit: logLimitMiB % 1024 === 0 ? `${logLimitMiB / 1024}Gi` : `${logLimitMiB}Mi` } },
           mountPath: this.logDirectory,
           shareWithApp: true,
         },
@@ -175,23 +176,6 @@ function checkFilePattern(who: string, filePattern: string): void {
   if (!/^[A-Za-z0-9._*?-]+$/.test(filePattern)) {
     throw new Error(`${who}: filePattern ${JSON.stringify(filePattern)} may hold only letters, digits, '.', '_', '-', '*' and '?' ` +
       "(the agents' config formats read other characters as lists, variables or templates), e.g. '*.log'.");
-  }
-}
-
-function checkSizeLimit(who: string, sizeLimit: Size): number {
-  const sizeLimitMiB = sizeLimit.toMebibytes({ rounding: SizeRoundingBehavior.FLOOR });
-  if (!(sizeLimitMiB >= 1)) {
-    throw new Error(`${who}: logVolumeSizeLimit (${sizeLimitMiB} MiB) must be at least 1 MiB, e.g. Size.gibibytes(1).`);
-  }
-  return sizeLimitMiB;
-}
-
-function checkIds(who: string, props: WithLogAgentProps): void {
-  for (const [prop, num, min] of [['agentUser', props.agentUser, 1], ['agentGroup', props.agentGroup, 0]] as const) {
-    if (num !== undefined && (!Number.isInteger(num) || num < min || num > 2147483647)) {
-      throw new Error(`${who}: ${prop} ${num} must be a whole number from ${min} to 2147483647` +
-        `${min === 1 ? ' (the agent runs as non-root)' : ''}, e.g. the app's ${prop === 'agentUser' ? 'uid' : 'gid'}.`);
-    }
   }
 }
 

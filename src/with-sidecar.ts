@@ -1,8 +1,11 @@
-import { Duration, Size, SizeRoundingBehavior } from 'cdk8s';
+import { Duration, Size } from 'cdk8s';
 import { Construct } from 'constructs';
 import { TOOLS, restrictedSecurityContext } from './engine/shutdown';
 import { HoldSpec, Json, QuitSpec, RANK } from './engine/spec';
-import { checkDnsLabel, checkImage, checkInteger, checkPort, durationSeconds, isSecretKey, isSecretName } from './private/checks';
+import {
+  checkConfigMapKey, checkDnsLabel, checkEnvName, checkHttpPath, checkImage, checkInteger, checkMountPath, checkObjectName, checkPort,
+  checkStringList, durationSeconds, isSecretKey, isSecretName, sizeLimitMiB,
+} from './private/checks';
 import { SecretKeyReference, SecretReference } from './secret-ref';
 import { SidecarBase, SidecarProps } from './sidecar';
 
@@ -49,9 +52,7 @@ export class SidecarCheck {
    */
   public static http(port: number, options: SidecarHttpCheckOptions = {}): SidecarCheck {
     const path = options.path ?? '/';
-    if (typeof path !== 'string' || !path.startsWith('/') || /\s/.test(path)) {
-      throw new Error(`SidecarCheck.http(): path '${path}' must start with '/' and hold no white space, e.g. '/ready'.`);
-    }
+    checkHttpPath('SidecarCheck.http()', 'path', path, '/ready');
     checkPort('SidecarCheck.http()', 'port', port);
     return new SidecarCheck({ httpGet: { path, port } }, options, `http://127.0.0.1:${port}${path}`);
   }
@@ -134,9 +135,8 @@ export interface SidecarEmptyDirOptions {
 export class SidecarVolume {
   /** A new emptyDir volume, optionally shared with the app containers. */
   public static emptyDir(name: string, mountPath: string, options: SidecarEmptyDirOptions = {}): SidecarVolume {
-    const size = options.sizeLimit?.toMebibytes({ rounding: SizeRoundingBehavior.FLOOR }) ?? 16;
-    if (!(size >= 1)) throw new Error(`SidecarVolume.emptyDir('${name}'): sizeLimit must be at least 1 MiB (got ${size} MiB), e.g. Size.mebibytes(16).`);
-    if (options.appMountPath !== undefined) checkPath(`SidecarVolume.emptyDir('${name}')`, 'appMountPath', options.appMountPath);
+    const size = sizeLimitMiB(`SidecarVolume.emptyDir('${name}')`, 'sizeLimit', options.sizeLimit, 16, 'Size.mebibytes(16)');
+    if (options.appMountPath !== undefined) checkMountPath(`SidecarVolume.emptyDir('${name}')`, 'appMountPath', options.appMountPath);
     return new SidecarVolume(name, mountPath, false, { emptyDir: { ...(options.memory ? { medium: 'Memory' } : {}), sizeLimit: `${size}Mi` } },
       options.appMountPath, options.appReadOnly ?? true);
   }
@@ -144,13 +144,13 @@ export class SidecarVolume {
   /** A new volume of a Secret's keys (read-only); any cdk8s-plus `ISecret` is a `SecretReference`. */
   public static secret(name: string, secret: SecretReference, mountPath: string): SidecarVolume {
     const secretName = secret?.name;
-    if (!isSecretName(secretName)) throw new Error(`SidecarVolume.secret('${name}'): Secret name '${secretName}' is not a Secret name (a DNS-1123 subdomain), e.g. 'db-credentials'.`);
+    checkObjectName(`SidecarVolume.secret('${name}')`, 'Secret name', secretName, 'a Secret name', 'db-credentials');
     return new SidecarVolume(name, mountPath, true, { secret: { secretName } });
   }
 
   /** A new volume of a ConfigMap's keys (read-only). */
   public static configMap(name: string, configMapName: string, mountPath: string): SidecarVolume {
-    if (!isSecretName(configMapName)) throw new Error(`SidecarVolume.configMap('${name}'): configMapName '${configMapName}' is not a ConfigMap name (a DNS-1123 subdomain), e.g. 'proxy-config'.`);
+    checkObjectName(`SidecarVolume.configMap('${name}')`, 'configMapName', configMapName, 'a ConfigMap name', 'proxy-config');
     return new SidecarVolume(name, mountPath, true, { configMap: { name: configMapName } });
   }
 
@@ -169,7 +169,7 @@ export class SidecarVolume {
   ) {
     const who = `SidecarVolume '${_name}'`;
     checkDnsLabel(who, 'name', _name);
-    checkPath(who, 'mountPath', _mountPath);
+    checkMountPath(who, 'mountPath', _mountPath);
   }
 }
 
@@ -198,9 +198,7 @@ export class SidecarQuit {
    */
   public static http(port: number, path: string, envName?: string): SidecarQuit {
     checkPort('SidecarQuit.http()', 'port', port);
-    if (typeof path !== 'string' || !path.startsWith('/') || /\s/.test(path)) {
-      throw new Error(`SidecarQuit.http(): path '${path}' must start with '/' and hold no white space, e.g. '/quitquitquit'.`);
-    }
+    checkHttpPath('SidecarQuit.http()', 'path', path, '/quitquitquit');
     if (envName !== undefined) checkEnvName('SidecarQuit.http()', 'envName', envName);
     return new SidecarQuit(`http://127.0.0.1:${port}${path}`, envName);
   }
@@ -360,47 +358,22 @@ export class WithSidecar extends SidecarBase {
   constructor(scope: Construct, id: string, props: WithSidecarProps) {
     super(scope, id, props, 'sidecar');
     const who = this.describe();
-    checkImage(who, 'image', props.image, 'gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.25.3');
-    for (const [prop, list] of [['command', props.command], ['args', props.args]] as const) {
-      if (list !== undefined && (!Array.isArray(list) || list.some(x => typeof x !== 'string'))) {
-        throw new Error(`${who}: ${prop} must be a list of strings (got ${JSON.stringify(list)}).`);
-      }
-    }
-    const user = props.user ?? DEFAULT_USER;
-    checkInteger(who, 'user', user, 1, 2147483647, 'a non-root uid', 'e.g. 65532');
-    if (props.group !== undefined) checkInteger(who, 'group', props.group, 0, 2147483647, 'a gid', 'e.g. 65532');
-    const env = envList(who, props.env, props.secretEnv);
-    const appEnv = envList(who, props.appEnv, undefined, 'appEnv');
-    const ports = checkPorts(who, props.ports ?? [], props.localPorts ?? []);
-    const volumes = props.volumes ?? [];
     const configDirectory = props.configDirectory ?? `/etc/${this.containerName}`;
-    if (props.configFiles !== undefined) {
-      checkPath(who, 'configDirectory', configDirectory);
-      for (const name of Object.keys(props.configFiles)) {
-        if (!/^[-._a-zA-Z0-9]+$/.test(name) || name.length > 253) {
-          throw new Error(`${who}: configFiles key '${name}' is not a ConfigMap key (letters, digits, '-', '_', '.'); use a file name such as 'config.hcl'.`);
-        }
-      }
-    }
-    checkMountPaths(who, volumes, props.configFiles !== undefined ? configDirectory : undefined);
+    const checked = checkSidecarProps(who, props, configDirectory);
     const run = runOptions(who, props, this.containerName);
-    if (props.readinessCheck !== undefined && !(props.readinessCheck instanceof SidecarCheck)) {
-      throw new Error(`${who}: readinessCheck must be made with SidecarCheck.http(), .tcp() or .exec().`);
-    }
-
-    const podVolumes = volumes.filter(v => v._source !== undefined).map(v => ({ ...v._source, name: v._name }));
+    const volumes = props.volumes ?? [];
     const container: Json = {
       ...(props.args ? { args: [...props.args] } : {}),
       ...(props.command ? { command: [...props.command] } : {}),
-      ...(env.length > 0 ? { env } : {}),
+      ...(checked.env.length > 0 ? { env: checked.env } : {}),
       image: props.image,
       imagePullPolicy: 'IfNotPresent',
       name: this.containerName,
-      ...(ports.length > 0 ? { ports } : {}),
+      ...(checked.ports.length > 0 ? { ports: checked.ports } : {}),
       ...(props.readinessCheck ? { readinessProbe: props.readinessCheck._probe() } : {}),
       resources: this._resources({ cpuRequest: '50m', cpuLimit: '500m', memoryRequest: '64Mi', memoryLimit: '256Mi' }),
       securityContext: {
-        ...restrictedSecurityContext(user),
+        ...restrictedSecurityContext(checked.user),
         ...(props.group !== undefined ? { runAsGroup: props.group } : {}),
         ...(props.readOnlyRootFilesystem === false ? { readOnlyRootFilesystem: false } : {}),
       },
@@ -413,16 +386,38 @@ export class WithSidecar extends SidecarBase {
       container,
       files: props.configFiles,
       filesMountPath: configDirectory,
-      volumes: podVolumes,
+      volumes: volumes.filter(v => v._source !== undefined).map(v => ({ ...v._source, name: v._name })),
       appMounts: volumes.filter(v => v._appMountPath !== undefined)
         .map(v => ({ mountPath: v._appMountPath, name: v._name, ...(v._appReadOnly ? { readOnly: true } : {}) })),
-      appEnv,
+      appEnv: checked.appEnv,
       localPorts: props.localPorts,
       shutdown: run.shutdown,
       hold: run.hold,
       quit: run.quit,
     });
   }
+}
+
+/** Every check of WithSidecar's own props (src/private/checks.ts), and the values they give. */
+function checkSidecarProps(who: string, props: WithSidecarProps, configDirectory: string) {
+  checkImage(who, 'image', props.image, 'gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.25.3');
+  checkStringList(who, 'command', props.command);
+  checkStringList(who, 'args', props.args);
+  const user = props.user ?? DEFAULT_USER;
+  checkInteger(who, 'user', user, 1, 2147483647, 'a non-root uid', 'e.g. 65532');
+  if (props.group !== undefined) checkInteger(who, 'group', props.group, 0, 2147483647, 'a gid', 'e.g. 65532');
+  const env = envList(who, props.env, props.secretEnv);
+  const appEnv = envList(who, props.appEnv, undefined, 'appEnv');
+  const ports = checkPorts(who, props.ports ?? [], props.localPorts ?? []);
+  if (props.configFiles !== undefined) {
+    checkMountPath(who, 'configDirectory', configDirectory);
+    for (const name of Object.keys(props.configFiles)) checkConfigMapKey(who, 'configFiles key', name, 'config.hcl');
+  }
+  checkMountPaths(who, props.volumes ?? [], props.configFiles !== undefined ? configDirectory : undefined);
+  if (props.readinessCheck !== undefined && !(props.readinessCheck instanceof SidecarCheck)) {
+    throw new Error(`${who}: readinessCheck must be made with SidecarCheck.http(), .tcp() or .exec().`);
+  }
+  return { user, env, appEnv, ports };
 }
 
 /**
@@ -503,15 +498,6 @@ function runOptions(who: string, props: SidecarRunOptions, containerName: string
   };
 }
 
-const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
-
-/** An env var name as the API server takes it (validation.go validateEnvVarName, IsEnvVarName). */
-function checkEnvName(who: string, prop: string, name: string): void {
-  if (typeof name !== 'string' || !ENV_NAME.test(name)) {
-    throw new Error(`${who}: ${prop} '${name}' is not an env var name (letters, digits, '_', '-', '.', not starting with a digit), e.g. 'DB_HOST'.`);
-  }
-}
-
 function envList(who: string, plain: { [name: string]: string } | undefined, secrets: { [name: string]: SecretKeyReference } | undefined, prop = 'env'): Json[] {
   const out: Json[] = [];
   for (const [name, value] of Object.entries(plain ?? {})) {
@@ -556,12 +542,6 @@ function checkPorts(who: string, ports: SidecarPort[], localPorts: number[]): Js
 
 function mountOf(v: SidecarVolume): Json {
   return { mountPath: v._mountPath, name: v._name, ...(v._readOnly ? { readOnly: true } : {}) };
-}
-
-function checkPath(who: string, prop: string, path: string): void {
-  if (typeof path !== 'string' || !path.startsWith('/') || path.includes(':') || /\s/.test(path) || path.split('/').includes('..')) {
-    throw new Error(`${who}: ${prop} '${path}' must be an absolute path without ':', '..' or white space, e.g. '/var/run/proxy'.`);
-  }
 }
 
 function checkMountPaths(who: string, volumes: SidecarVolume[], configDirectory: string | undefined): void {

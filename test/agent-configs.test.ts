@@ -522,9 +522,9 @@ describe('6. reading the app\'s log files', () => {
   });
 
   test.each([
-    [{ agentUser: 0 }, 'agentUser 0 must be a whole number from 1 to 2147483647 (the agent runs as non-root)'],
-    [{ agentUser: 1.5 }, 'agentUser 1.5 must be a whole number'],
-    [{ agentGroup: -1 }, 'agentGroup -1 must be a whole number from 0 to 2147483647'],
+    [{ agentUser: 0 }, "agentUser 0 is not a non-root uid; use an integer from 1 to 2147483647 (e.g. the app's uid)."],
+    [{ agentUser: 1.5 }, 'agentUser 1.5 is not a non-root uid'],
+    [{ agentGroup: -1 }, "agentGroup -1 is not a gid; use an integer from 0 to 2147483647 (e.g. the app's gid)."],
   ])('%o is refused', (props, message) => {
     const { chart } = newChart();
     expect(() => new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment'), ...props })).toThrow(`${WHO}: ${message}`);
@@ -546,7 +546,7 @@ describe('7. the log emptyDir has a sizeLimit', () => {
     expect(logVolume({ logVolumeSizeLimit: Size.gibibytes(5) }).emptyDir).toEqual({ sizeLimit: '5Gi' });
   });
   test('less than 1 MiB is refused', () => {
-    expect(() => logVolume({ logVolumeSizeLimit: Size.kibibytes(512) })).toThrow(`${WHO}: logVolumeSizeLimit (0 MiB) must be at least 1 MiB`);
+    expect(() => logVolume({ logVolumeSizeLimit: Size.kibibytes(512) })).toThrow(`${WHO}: logVolumeSizeLimit must be at least 1 MiB (got 0 MiB), e.g. Size.gibibytes(1).`);
   });
 });
 

@@ -786,6 +786,37 @@ const CASES: Case[] = [
     }),
     message: ["AdoptSidecar 'test/adopt'", "adopted container 'proxy' has its own lifecycle.preStop", 'Remove lifecycle.preStop from the manifest (e.g. with a JSON patch), or set outliveApp: false'],
   },
+  // The shared checks of src/private/checks.ts, each through one construct or factory that uses it.
+  {
+    name: 'WithLogAgent: agentUser 0 (root)',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agentUser: 0 }),
+    message: ["WithLogAgent 'test/logs'", 'agentUser 0 is not a non-root uid', "use an integer from 1 to 2147483647 (e.g. the app's uid)"],
+  },
+  {
+    name: 'WithLogAgent: a log volume under 1 MiB',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), logVolumeSizeLimit: Size.kibibytes(512) }),
+    message: ["WithLogAgent 'test/logs'", 'logVolumeSizeLimit must be at least 1 MiB (got 0 MiB)', 'e.g. Size.gibibytes(1)'],
+  },
+  {
+    name: 'SidecarVolume.configMap with a name that is no object name',
+    build: () => SidecarVolume.configMap('cfg', 'Proxy_Config', '/etc/proxy'),
+    message: ["SidecarVolume.configMap('cfg')", "configMapName 'Proxy_Config' is not a ConfigMap name (a DNS-1123 subdomain", "e.g. 'proxy-config'"],
+  },
+  {
+    name: 'SidecarQuit.http with a path with a space',
+    build: () => SidecarQuit.http(9091, '/quit now'),
+    message: ['SidecarQuit.http()', "path '/quit now' must start with '/' and hold no white space", "e.g. '/quitquitquit'"],
+  },
+  {
+    name: 'WithSidecar: a configFiles key that is no file name',
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', configFiles: { 'conf/main.hcl': 'a = 1' } }),
+    message: ["WithSidecar 'test/side'", "configFiles key 'conf/main.hcl' is not a ConfigMap key", "use a file name such as 'config.hcl'"],
+  },
+  {
+    name: 'WithSidecar: args that are no list of strings',
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', args: ['--port', 5432 as any] }),
+    message: ["WithSidecar 'test/side'", 'args must be a list of strings (got ["--port",5432])', "quote numbers, e.g. ['--port', '5432']"],
+  },
 ];
 
 /** `parts` occur in `line` in this order. */

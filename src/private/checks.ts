@@ -4,7 +4,7 @@
  * a construct's description (`WithEnvoy 'chart/envoy'`) or a factory (`LogAgent.fluentBit()`).
  * @internal
  */
-import { Duration } from 'cdk8s';
+import { Duration, Size, SizeRoundingBehavior } from 'cdk8s';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -112,6 +112,58 @@ export function checkSecretName(who: string, prop: string, value: string): void 
       "(lower-case letters, digits, '-' and '.', e.g. 'web-tls').",
     );
   }
+}
+
+/** An object name (a ConfigMap's, a policy's): a DNS-1123 subdomain (apimachinery validation.IsDNS1123Subdomain). */
+export function checkObjectName(who: string, prop: string, value: string, what: string, example: string): void {
+  if (!isSecretName(value)) {
+    throw new Error(`${who}: ${prop} '${value}' is not ${what} (a DNS-1123 subdomain: lower-case letters, digits, '-' and '.'), e.g. '${example}'.`);
+  }
+}
+
+/** A key of a ConfigMap's data, which becomes a file name (apimachinery validation.IsConfigMapKey). */
+export function checkConfigMapKey(who: string, prop: string, key: string, example: string): void {
+  if (!isSecretKey(key)) {
+    throw new Error(`${who}: ${prop} '${key}' is not a ConfigMap key (letters, digits, '-', '_', '.'); use a file name such as '${example}'.`);
+  }
+}
+
+/**
+ * An env var name as the API server takes it (kubernetes pkg/apis/core/validation/validation.go
+ * validateEnvVarName -> apimachinery validation.IsEnvVarName).
+ */
+export function checkEnvName(who: string, prop: string, name: string): void {
+  if (typeof name !== 'string' || !/^[-._a-zA-Z][-._a-zA-Z0-9]*$/.test(name)) {
+    throw new Error(`${who}: ${prop} '${name}' is not an env var name (letters, digits, '_', '-', '.', not starting with a digit), e.g. 'DB_HOST'.`);
+  }
+}
+
+/** The path of an HTTP request a probe or hook makes: starts with '/', no white space (it goes into the request line). */
+export function checkHttpPath(who: string, prop: string, path: string, example: string): void {
+  if (typeof path !== 'string' || !path.startsWith('/') || /\s/.test(path)) {
+    throw new Error(`${who}: ${prop} '${path}' must start with '/' and hold no white space, e.g. '${example}'.`);
+  }
+}
+
+/** A mount path: absolute, without ':' (validation.go validateVolumeMounts), '..' or white space. */
+export function checkMountPath(who: string, prop: string, path: string): void {
+  if (typeof path !== 'string' || !path.startsWith('/') || path.includes(':') || /\s/.test(path) || path.split('/').includes('..')) {
+    throw new Error(`${who}: ${prop} '${path}' must be an absolute path without ':', '..' or white space, e.g. '/var/run/proxy'.`);
+  }
+}
+
+/** A list of strings (a container's command or args), when given. */
+export function checkStringList(who: string, prop: string, list: unknown): void {
+  if (list !== undefined && (!Array.isArray(list) || list.some(x => typeof x !== 'string'))) {
+    throw new Error(`${who}: ${prop} must be a list of strings (got ${JSON.stringify(list)}); quote numbers, e.g. ['--port', '5432'].`);
+  }
+}
+
+/** An emptyDir's size limit in whole MiB (rounded down), at least 1; `fallback` when unset. */
+export function sizeLimitMiB(who: string, prop: string, size: Size | undefined, fallback: number, example: string): number {
+  const mib = size === undefined ? fallback : size.toMebibytes({ rounding: SizeRoundingBehavior.FLOOR });
+  if (!(mib >= 1)) throw new Error(`${who}: ${prop} must be at least 1 MiB (got ${mib} MiB), e.g. ${example}.`);
+  return mib;
 }
 
 /** A CPU ('500m', '1', '0.5') or memory ('64Mi') quantity as a number, for comparisons; NaN otherwise. */
