@@ -173,6 +173,8 @@ export function checkInjected(
   where: string, manifest: Json, template: { metadata: Json; spec: Json }, proxies: InjectedProxy[],
   sidecars: SidecarSpec[], boundPorts: (s: SidecarSpec) => number[], target: EngineTarget,
 ): string[] {
+  // every check below is of a proxy (most workloads have none)
+  if (proxies.length === 0) return [];
   const errors: string[] = [];
   const user: Json[] = [...(template.spec.containers ?? []), ...(template.spec.initContainers ?? [])];
   const bound = [
