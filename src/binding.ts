@@ -162,13 +162,14 @@ export class WorkloadBinding {
   }
 
   /**
-   * Attaches a sidecar. The first source also registers the validation that reports every
-   * error on this workload before anything is written.
+   * Attaches a sidecar. The first one also registers, on the workload's object, the validation
+   * that reports every error on this workload before anything is written (cdk8s prefixes each
+   * message with the workload's path; each message names the construct it is about).
    */
   public add(source: SidecarSource): void {
     this.sources.push(source);
     if (this.sources.length === 1) {
-      source.node.addValidation({ validate: () => this.validate() });
+      this.obj.node.addValidation({ validate: () => this.validate() });
     }
   }
 

@@ -149,7 +149,7 @@ const CASES: Case[] = [
   {
     name: 'a raw workload without app containers',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.raw({ containers: [] }), kubernetesVersion: '1.30' }),
-    message: ["[test/logs] Deployment 'raw'", 'has no app containers (spec.containers is empty)', "Add the app's containers to the workload"],
+    message: ["[test/raw] Deployment 'raw'", 'has no app containers (spec.containers is empty)', "Add the app's containers to the workload"],
   },
 
   // ---------------------------------------------------------------- Jobs
@@ -221,7 +221,7 @@ const CASES: Case[] = [
     build: c => new WithLogAgent(c.chart, 'logs', {
       workload: c.raw({ containers: [APP, { name: 'sidecar-tools', image: 'busybox:1.36' }] }), kubernetesVersion: '1.27',
     }),
-    message: ["[test/logs] Deployment 'raw': container name 'sidecar-tools' is the name of the library's init container",
+    message: ["[test/raw] Deployment 'raw': container name 'sidecar-tools' is the name of the library's init container",
       "that the preStop/postStart hooks of WithLogAgent 'test/logs' need", 'rename your container'],
   },
   {

@@ -290,6 +290,25 @@ describe('one synthesis renders each workload twice, whatever the number of char
   });
 });
 
+describe('errors are reported under the workload\'s path', () => {
+  test('the second construct\'s error on a workload is not prefixed with the first construct\'s path', () => {
+    const { chart } = newChart();
+    const dep = kplusWorkload(chart, 'Deployment');
+    new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: '1.29' });
+    new WithTracer(chart, 'tracer', { workload: dep, kubernetesVersion: '1.29', exporterEndpoint: 'otel:4317', containerName: 'app' });
+    let message = '';
+    try {
+      Testing.synth(chart);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    const line = message.split('\n').find(l => l.includes("WithTracer 'test/tracer': container name 'app'"));
+    expect(line).toBeDefined();
+    expect(line!.trim().startsWith(`[${ApiObject.of(dep).node.path}] `)).toBe(true);
+    expect(message).not.toContain('[test/logs]');
+  });
+});
+
 describe('a constructor that throws leaves nothing behind', () => {
   test('new WithEnvoy(..., { appPort: 70000 }) throws; the caller catches it; the next synth works and has no Envoy', () => {
     const { chart } = newChart();
