@@ -309,8 +309,8 @@ class Walker {
         this.error(at, 'violates (validate.rules).repeated.unique: items must be unique');
       }
       if (isObject(repeated.items)) items.forEach((item, i) => this.valueRules(repeated.items as Json, item, `${at}[${i}]`, '(validate.rules).repeated.items'));
-    } else if (field.fieldKind !== 'map' && field.fieldKind !== 'list' && (set || (field.fieldKind !== 'message' && !field.oneof))) {
-      // PGV checks unset proto3 scalars against their default value (what reflect returns).
+    } else if (field.fieldKind !== 'map' && field.fieldKind !== 'list' && (set || (field.fieldKind !== 'message' && !field.oneof && !field.proto.proto3Optional))) {
+      // PGV checks unset proto3 scalars without presence against their default value (what reflect returns).
       this.valueRules(rules, value, at, '(validate.rules)');
     }
   }
