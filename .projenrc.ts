@@ -40,8 +40,11 @@ const project = new cdk8s.ConstructLibraryCdk8s({
     'ajv@^8.17.1',
     'yaml@^2.6.0',
     'fast-check@^4.0.0',
+    // The Envoy config check (test/util/envoy-proto.ts): @grpc/grpc-js-xds vendors Envoy's .proto
+    // files, protobufjs parses them, @bufbuild/protobuf's fromJson is the strict proto3 JSON parser.
     '@grpc/grpc-js-xds@^1.14.1',
     'protobufjs@^7.4.0',
+    '@bufbuild/protobuf@^2.17.0',
     'smol-toml@^1.3.0',
     'cdk8s-cli@^2.200.0',
     // CEL evaluator (CommonJS build) for the NativeSidecarGuard's expressions (test/guard.test.ts)
