@@ -194,7 +194,7 @@ describe('legacy layout', () => {
     const { chart } = newChart();
     new WithEnvoy(chart, 'envoy', { workload: kplusWorkload(chart, 'Job'), kubernetesVersion: '1.27', appPort: 8080 });
     expect(() => Testing.synth(chart)).toThrow(
-      /\[test\/envoy\] WithEnvoy 'test\/envoy': a legacy sidecar on Job 'test-web-c8\w+' never exits, so the Job never completes\./,
+      /\[test\/web\/Resource\] WithEnvoy 'test\/envoy': a legacy sidecar on Job 'test-web-c8\w+' never exits, so the Job never completes\./,
     );
     const allowed = synthEnvoy('Job', '1.27', { allowLegacyOnJob: true });
     expect(layoutOf(allowed.workloadManifest).containers).toEqual(['envoy', 'app']);
@@ -312,7 +312,7 @@ describe('ports: admin on localhost only, health listener for the kubelet', () =
     const { chart } = newChart();
     new WithEnvoy(chart, 'envoy', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29', appPort: 3000, listenerPort: 8080 });
     expect(() => Testing.synth(chart)).toThrow(
-      /\[test\/envoy\] WithEnvoy 'test\/envoy': port 8080 of sidecar 'envoy' is also a port of container 'app' on Deployment 'test-web-c8\w+'; choose another port for one of them\./,
+      /\[test\/web\/Resource\] WithEnvoy 'test\/envoy': port 8080 of sidecar 'envoy' is also a port of container 'app' on Deployment 'test-web-c8\w+'; choose another port for one of them\./,
     );
   });
 

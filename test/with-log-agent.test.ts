@@ -112,7 +112,7 @@ describe('legacy layout', () => {
       const workload = kplusWorkload(chart, kind);
       new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.27' });
       expect(() => Testing.synth(chart)).toThrow(
-        /\[test\/logs\] WithLogAgent 'test\/logs': a legacy sidecar on (Job|CronJob) 'test-web-c8\w+' never exits, so the Job never completes\. Target Kubernetes 1\.29\+ .* or set `allowLegacyOnJob: true`/,
+        /\[test\/web\/Resource\] WithLogAgent 'test\/logs': a legacy sidecar on (Job|CronJob) 'test-web-c8\w+' never exits, so the Job never completes\. Target Kubernetes 1\.29\+ .* or set `allowLegacyOnJob: true`/,
       );
     }
   });
