@@ -13,6 +13,7 @@ import { createHash } from 'crypto';
 import {
   CHART_ID, COMPLETING_KINDS, EnvoyCase, LogAgentCase, Scenario, SidecarCase, SidecarType, TracerCase, nativeWorks, sidecarPath,
 } from './arbitraries';
+import { ResourceOwner, documentedResources } from './docs';
 import { podMetadataOf, podSpecOf } from './fixtures';
 import { schemaErrors } from './k8s-schema';
 import { Simulation, cutShort, leastGrace, simulateTermination } from './kubelet-termination';
@@ -77,21 +78,21 @@ export interface SidecarFacts {
   readonly resources: { requests: { cpu: string; memory: string }; limits: { cpu: string; memory: string } };
 }
 
-/** The agents' default resources (cpu millicores, memory MiB), as documented. */
-const DEFAULT_RESOURCES: Record<string, [number, number, number, number]> = {
-  'fluent-bit': [20, 200, 32, 128],
-  'vector': [20, 250, 64, 256],
-  'fluentd': [50, 500, 128, 256],
-  'tracer': [50, 500, 64, 128],
-  'envoy': [100, 1000, 64, 256],
-};
+/** The default resources as the docs state them (read from docs/*.md, not copied from the code). */
+const DOCUMENTED_RESOURCES = documentedResources();
 
-function resourcesOf(sc: SidecarCase, key: string): SidecarFacts['resources'] {
-  const [cr, cl, mr, ml] = DEFAULT_RESOURCES[key];
+/**
+ * The container's resources: each given value unchanged (in the unit the scenario gives it), the
+ * documented default for each one not given.
+ */
+function resourcesOf(sc: SidecarCase, owner: ResourceOwner): SidecarFacts['resources'] {
+  const d = DOCUMENTED_RESOURCES[owner];
   const r = sc.resources ?? {};
+  const cpu = (n: number | undefined, dflt: string) => (n === undefined ? dflt : `${n}m`);
+  const mem = (n: number | undefined, dflt: string) => (n === undefined ? dflt : `${n}Mi`);
   return {
-    requests: { cpu: `${r.cpuRequest ?? cr}m`, memory: `${r.memoryRequest ?? mr}Mi` },
-    limits: { cpu: `${r.cpuLimit ?? cl}m`, memory: `${r.memoryLimit ?? ml}Mi` },
+    requests: { cpu: cpu(r.cpuRequest, d.requests.cpu), memory: mem(r.memoryRequest, d.requests.memory) },
+    limits: { cpu: cpu(r.cpuLimit, d.limits.cpu), memory: mem(r.memoryLimit, d.limits.memory) },
   };
 }
 
@@ -507,7 +508,7 @@ export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
     for (const resource of ['cpu', 'memory'] as const) {
       const request = f.resources.requests[resource];
       const limit = f.resources.limits[resource];
-      if (parseFloat(request) > parseFloat(limit)) {
+      if (quantity(request) > quantity(limit)) {
         add('resource request above its limit', `${resource} ${request} > ${limit}`,
           `^${esc(f.owner)}: resources\\.${resource} request ${esc(request)}( \\(the default\\))? is above the limit ${esc(limit)}( \\(the default\\))?, ` +
           `which the API server rejects; set resources\\.${resource}\\.limit to at least ${esc(request)}, or a smaller resources\\.${resource}\\.request\\.$`);
