@@ -8,11 +8,14 @@
  * which messages. When it must succeed: valid against the strict schema of the release; the API
  * server's rules hold; each sidecar appears once, in the layout and order the docs promise; the
  * user's containers, init containers, volumes, env and patches are unchanged but for the
- * documented additions; every added container meets the restricted profile; terminated by the
- * simulated kubelet (test/util/kubelet-termination.ts) no container is cut short and every
- * sidecar outlives the app's last line; and the output is
- * byte-identical when the app is built and synthesized twice. When it must fail: exactly the
- * expected errors are reported, and nothing is written.
+ * documented additions; every added container meets the restricted profile, has the documented
+ * default resources (or the given ones) and hooks that run only what exists on the target
+ * (test/util/hooks.ts), with the hook tools there exactly when a hook runs them; terminated by the
+ * simulated kubelet (test/util/kubelet-termination.ts) no container is cut short, every sidecar
+ * outlives the app's last line, and no preStop delay is a second longer than that needs; and the
+ * output is byte-identical when the app is built and synthesized twice. When it must fail:
+ * exactly the expected errors are reported (each naming its owner, the bad value and the fix),
+ * and nothing is written.
  *
  * Runs: FC_NUM_RUNS overrides the number of runs of each property, FC_SEED replays a run (the seed
  * is printed with every failure, with the counterexample).

@@ -3,8 +3,16 @@
  *
  * The model (`sidecarFacts`, `expectedErrors`) says, from a scenario's plain data and the
  * library's documented behaviour, what each sidecar looks like (name, volumes, ports, layout,
- * shutdown needs) and which errors synthesis must report. It is written from the docs and
- * SIDECARS.md, not from the engine's code: where the two disagree, a property fails.
+ * resources, shutdown needs) and which errors synthesis must report. It is written from the docs
+ * and SIDECARS.md, not from the engine's code: where the two disagree, a property fails. It does
+ * not restate the library's formulas:
+ * - default resources are read from the docs (test/util/docs.ts `documentedResources`);
+ * - the grace period a pod needs, and whether and how long a sidecar's preStop delay is, come
+ *   from a simulation of the kubelet's termination (test/util/kubelet-termination.ts);
+ * - whether the hook tools are there is read from the output, and what the hooks may run is a
+ *   property of the output (test/util/hooks.ts);
+ * - an expected error is a pattern for its owner, its bad value and "says what to do"
+ *   (`errorPattern`); the exact wording of each is pinned in test/bad-input.test.ts.
  *
  * Every invariant returns a list of violations (empty when it holds), so that a failing case
  * prints every broken rule at once.
