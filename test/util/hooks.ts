@@ -3,16 +3,20 @@
  * (not by restating when the library needs its hook tools):
  *
  * - The agents' images have nothing a hook could use: Fluent Bit's is distroless
- *   (fluent/fluent-bit dockerfiles/Dockerfile at v3.2.10: `FROM gcr.io/distroless/cc-debian12`),
- *   Vector's `-distroless-libc` (vectordotdev/vector distribution/docker/distroless-libc/Dockerfile
- *   at v0.54.0), the collector's is `FROM scratch` (open-telemetry/opentelemetry-collector-releases
- *   distributions/otelcol/Dockerfile), and every image can be replaced by the user's (`image`), of
- *   which nothing is known. So a hook may run only what the library brings itself: a program under
- *   /sidecar-tools/ (docs/shutdown.md: a static busybox copied there by the `sidecar-tools` init
- *   container), or, inside a `sh -c` of that busybox, the shell's own builtins.
- * - The `sleep` action: kubernetes/kubernetes pkg/features/kube_features.go at v1.30.0,
- *   PodLifecycleSleepAction "alpha: v1.29, beta: v1.30", `{Default: true, PreRelease: featuregate.Beta}`:
- *   off by default on 1.29, on from 1.30. A sleep of 0 s needs PodLifecycleSleepActionAllowZero
+ *   (fluent/fluent-bit dockerfiles/Dockerfile at v3.2.10: `FROM gcr.io/distroless/cc-debian12`,
+ *   as src/images.ts notes), Vector's `-distroless-libc` (vectordotdev/vector
+ *   distribution/docker/distroless-libc/Dockerfile: `FROM gcr.io/distroless/cc-debian*`, only
+ *   /usr/bin/vector copied in), the collector's `FROM scratch` with only /otelcol
+ *   (open-telemetry/opentelemetry-collector-releases distributions/otelcol/Dockerfile; the
+ *   Dockerfiles of Vector and the collector as stored, not read at the pinned tags). Envoy's and
+ *   Fluentd's images are not distroless, but every image can be replaced by the user's
+ *   (`image`), of which nothing is known: the hooks may rely on none of them. So a hook may run
+ *   only what the library brings itself: a program under /sidecar-tools/ (docs/shutdown.md: a
+ *   static busybox copied there by the `sidecar-tools` init container), or, inside a `sh -c` of
+ *   that busybox, the shell's own builtins.
+ * - The `sleep` action: kubernetes/kubernetes pkg/features/kube_features.go of the 1.30 line
+ *   (as stored; the tag itself not read): PodLifecycleSleepAction "alpha: v1.29, beta: v1.30",
+ *   `{Default: true, PreRelease: featuregate.Beta}`: off by default on 1.29, on from 1.30. A sleep of 0 s needs PodLifecycleSleepActionAllowZero
  *   (beta in 1.33) and does nothing anyway.
  */
 
