@@ -225,6 +225,28 @@ const CASES: Case[] = [
       "that the preStop/postStart hooks of WithLogAgent 'test/logs' need", 'rename your container'],
   },
   {
+    name: 'a user volume called sidecar-tools where the hooks need the tools (legacy before 1.30)',
+    build: c => new WithLogAgent(c.chart, 'logs', {
+      workload: c.raw({ containers: [APP], volumes: [{ name: 'sidecar-tools', emptyDir: {} }] }), kubernetesVersion: '1.27',
+    }),
+    message: ["[test/logs] Deployment 'raw': volume name 'sidecar-tools' is the name of the library's volume",
+      "that the preStop/postStart hooks of WithLogAgent 'test/logs' need (busybox)", 'rename your volume'],
+  },
+  {
+    name: 'the result would have a container name twice (the user\'s sidecar-tools and the tools\')',
+    build: c => new WithLogAgent(c.chart, 'logs', {
+      workload: c.raw({ containers: [APP, { name: 'sidecar-tools', image: 'busybox:1.36' }] }), kubernetesVersion: '1.27',
+    }),
+    message: ["[test/logs] Deployment 'raw'", "container name 'sidecar-tools' is used 2 times", 'names must be unique across initContainers and containers'],
+  },
+  {
+    name: 'the result would have a volume name twice (the user\'s sidecar-tools and the tools\')',
+    build: c => new WithLogAgent(c.chart, 'logs', {
+      workload: c.raw({ containers: [APP], volumes: [{ name: 'sidecar-tools', emptyDir: {} }] }), kubernetesVersion: '1.27',
+    }),
+    message: ["[test/logs] Deployment 'raw'", "volume name 'sidecar-tools' is used 2 times", 'volume names must be unique'],
+  },
+  {
     name: 'containerName sidecar-tools (reserved)',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), kubernetesVersion: '1.29', containerName: 'sidecar-tools' }),
     message: ["WithLogAgent 'test/logs'", "container name 'sidecar-tools' is reserved for the library's hook tools", 'choose another containerName'],
@@ -302,6 +324,24 @@ const CASES: Case[] = [
     }),
     // the delay: the app's 20 s and Fluent Bit's 2 s to read the last line
     message: ["Deployment 'raw': terminationGracePeriodSeconds is 5", 'but its sidecars need 28 (legacy log-agent: preStop delay 22s + stop 6s)', 'at least 28'],
+  },
+  {
+    name: 'an app preStop hook whose duration cannot be read, without appShutdownTime',
+    build: c => new WithLogAgent(c.chart, 'logs', {
+      workload: c.raw({ containers: [{ ...APP, lifecycle: { preStop: { exec: { command: ['/wait-shutdown'] } } } }] }), kubernetesVersion: '1.29',
+    }),
+    message: ["[test/logs] Deployment 'raw'", "container(s) 'app' have a preStop hook whose duration the library cannot read",
+      'Set `appShutdownTime` on the sidecar constructs to cover both'],
+  },
+  {
+    name: 'the user\'s own native sidecar before ours (1.29), without userSidecarStopTime',
+    build: c => new WithTracer(c.chart, 'tracer', {
+      workload: c.raw({ containers: [APP], initContainers: [{ name: 'proxy', image: 'x:1', restartPolicy: 'Always' }] }),
+      exporterEndpoint: ENDPOINT,
+      kubernetesVersion: '1.29',
+    }),
+    message: ["[test/tracer] Deployment 'raw'", "has native sidecars of its own ('proxy'), which Kubernetes 1.29 stops one at a time with the library's ('tracer')",
+      'Set `userSidecarStopTime` on one of the sidecar constructs'],
   },
   {
     name: 'appShutdownTime that is not whole seconds',
@@ -577,6 +617,20 @@ const CASES: Case[] = [
   },
 
   // ---------------------------------------------------------------- found by the catalogue and the property tests
+  {
+    name: 'Envoy\'s appPort is none of the ports the app declares',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.raw({ containers: [APP] }), appPort: 3000, kubernetesVersion: '1.29' }),
+    message: ["WithEnvoy 'test/envoy'", "appPort 3000 is none of the ports the app's containers declare (8080 ('app'))",
+      "Set appPort to the port the app listens on, or declare it on the app's container"],
+  },
+  {
+    name: 'the user\'s own native sidecar on 1.27, with a sidecar construct',
+    build: c => new WithLogAgent(c.chart, 'logs', {
+      workload: c.raw({ containers: [APP], initContainers: [{ name: 'proxy', image: 'x:1', restartPolicy: 'Always' }] }), kubernetesVersion: '1.27',
+    }),
+    message: ["[test/logs] Deployment 'raw': init container 'proxy'", "has restartPolicy 'Always' (a native sidecar), which Kubernetes 1.27",
+      "Either move 'proxy' to spec.containers"],
+  },
   {
     name: 'Envoy sends the app\'s traffic to a port another sidecar binds',
     build: c => {

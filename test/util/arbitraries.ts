@@ -208,6 +208,33 @@ export interface Scenario {
   readonly sidecars: SidecarCase[];
 }
 
+/** The name of the library's hook tools (init container and volume). */
+const TOOLS = 'sidecar-tools';
+/** What `renameToolsClashes` renames them to: no generated name starts with `x-`. */
+const RENAMED_TOOLS = 'x-tools-renamed';
+
+/**
+ * The same scenario with every name 'sidecar-tools' of the user's (containers, init containers,
+ * volumes and their mounts) and of the constructs (containerName) renamed; undefined when there
+ * is none. Its synthesized output says whether the hooks need the tools, which the original's
+ * failed synthesis cannot (the names change nothing the hooks depend on).
+ */
+export function renameToolsClashes(s: Scenario): Scenario | undefined {
+  const w = s.workload;
+  const has = [...w.containers, ...w.initContainers].some(c => c.name === TOOLS)
+    || w.volumes.includes(TOOLS) || s.sidecars.some(c => c.containerName === TOOLS);
+  if (!has) return undefined;
+  const name = (n: string) => (n === TOOLS ? RENAMED_TOOLS : n);
+  const container = <C extends ContainerCase>(c: C): C => ({
+    ...c, name: name(c.name), mounts: c.mounts.map(m => ({ ...m, volume: name(m.volume) })),
+  });
+  return {
+    ...s,
+    workload: { ...w, containers: w.containers.map(container), initContainers: w.initContainers.map(container), volumes: w.volumes.map(name) },
+    sidecars: s.sidecars.map(c => (c.containerName === TOOLS ? { ...c, containerName: RENAMED_TOOLS } : c)),
+  };
+}
+
 /** Native sidecars work on the target (SIDECARS.md §2). */
 export function nativeWorks(t: Pick<TargetCase, 'minor' | 'gate'>): boolean {
   return t.minor >= 29 || (t.minor === 28 && t.gate);

@@ -13,3 +13,48 @@ export function readDoc(file: string, flat = false): string {
 export function allDocs(flat = false): string {
   return markdownFiles().map(f => readDoc(f, flat)).join('\n');
 }
+
+/** A container's requests and limits as Kubernetes quantities ('20m', '32Mi'). */
+export interface DocumentedResources {
+  readonly requests: { readonly cpu: string; readonly memory: string };
+  readonly limits: { readonly cpu: string; readonly memory: string };
+}
+
+/** What the docs call each container whose default resources they state. */
+export type ResourceOwner = 'fluent-bit' | 'vector' | 'fluentd' | 'tracer' | 'envoy' | 'tools' | 'sidecar';
+
+const QUANTITIES = String.raw`(\d+m) ?\/ ?(\d+Mi), limits (\d+m) ?\/ ?(\d+Mi)`;
+
+function resourcesFrom(m: RegExpMatchArray | null, where: string): DocumentedResources {
+  if (!m) throw new Error(`${where} no longer states the default resources in the form this test reads ('requests 20m/32Mi, limits 200m/128Mi')`);
+  return { requests: { cpu: m[1], memory: m[2] }, limits: { cpu: m[3], memory: m[4] } };
+}
+
+/**
+ * The default requests and limits as the user-facing documentation states them (not as the code
+ * has them): the log agents' comparison table in docs/log-agents.md, the options of
+ * docs/envoy.md and docs/tracer.md, the hook tools in docs/shutdown.md, WithSidecar's defaults
+ * in README.md. Tests compare the synthesized containers with these, so that the docs and the
+ * code are checked against each other.
+ */
+export function documentedResources(): Record<ResourceOwner, DocumentedResources> {
+  // | | Fluent Bit | Vector | Fluentd |  ...  | default resources | 20m / 32Mi, limits 200m / 128Mi | ... |
+  const lines = readDoc('docs/log-agents.md').split('\n');
+  const header = lines.findIndex(l => /^\|\s*\|\s*Fluent Bit\s*\|\s*Vector\s*\|\s*Fluentd\s*\|$/.test(l.trim()));
+  const row = lines.findIndex((l, i) => i > header && l.startsWith('| default resources |'));
+  if (header < 0 || row < 0) throw new Error('docs/log-agents.md no longer has the agents\' table with a "default resources" row');
+  const cells = lines[row].split('|').slice(2, 5).map(c => c.trim());
+  const agent = (i: number, name: string) => resourcesFrom(new RegExp(`^${QUANTITIES}$`).exec(cells[i]), `docs/log-agents.md (${name})`);
+  const option = (file: string) => resourcesFrom(new RegExp(`\`resources\` \\(default requests ${QUANTITIES}\\)`).exec(readDoc(file, true)), file);
+  return {
+    'fluent-bit': agent(0, 'Fluent Bit'),
+    'vector': agent(1, 'Vector'),
+    'fluentd': agent(2, 'Fluentd'),
+    'envoy': option('docs/envoy.md'),
+    'tracer': option('docs/tracer.md'),
+    'tools': resourcesFrom(new RegExp(`\`sidecar-tools\` init container \\(\`busybox:[^\`]+\`, restricted, requests ${QUANTITIES}\\)`)
+      .exec(readDoc('docs/shutdown.md', true)), 'docs/shutdown.md (the hook tools)'),
+    'sidecar': resourcesFrom(new RegExp(`Defaults: the Pod Security "restricted" context .{0,300}?, requests ${QUANTITIES},`)
+      .exec(readDoc('README.md', true)), 'README.md (WithSidecar\'s defaults)'),
+  };
+}

@@ -3,8 +3,16 @@
  *
  * The model (`sidecarFacts`, `expectedErrors`) says, from a scenario's plain data and the
  * library's documented behaviour, what each sidecar looks like (name, volumes, ports, layout,
- * shutdown needs) and which errors synthesis must report. It is written from the docs and
- * SIDECARS.md, not from the engine's code: where the two disagree, a property fails.
+ * resources, shutdown needs) and which errors synthesis must report. It is written from the docs
+ * and SIDECARS.md, not from the engine's code: where the two disagree, a property fails. It does
+ * not restate the library's formulas:
+ * - default resources are read from the docs (test/util/docs.ts `documentedResources`);
+ * - the grace period a pod needs, and whether and how long a sidecar's preStop delay is, come
+ *   from a simulation of the kubelet's termination (test/util/kubelet-termination.ts);
+ * - whether the hook tools are there is read from the output, and what the hooks may run is a
+ *   property of the output (test/util/hooks.ts);
+ * - an expected error is a pattern for its owner, its bad value and "says what to do"
+ *   (`errorPattern`); the exact wording of each is pinned in test/bad-input.test.ts.
  *
  * Every invariant returns a list of violations (empty when it holds), so that a failing case
  * prints every broken rule at once.
@@ -13,7 +21,9 @@ import { createHash } from 'crypto';
 import {
   CHART_ID, COMPLETING_KINDS, EnvoyCase, LogAgentCase, Scenario, SidecarCase, SidecarType, TracerCase, nativeWorks, sidecarPath,
 } from './arbitraries';
+import { ResourceOwner, documentedResources } from './docs';
 import { podMetadataOf, podSpecOf } from './fixtures';
+import { TOOLS_NAME, TOOLS_PATH, hookSleep, hookViolations, shortenedSleep, usesTools } from './hooks';
 import { schemaErrors } from './k8s-schema';
 import { Simulation, cutShort, leastGrace, simulateTermination } from './kubelet-termination';
 import { restrictedViolations, volumeViolations } from './pss';
@@ -30,8 +40,6 @@ import { SidecarValidation } from '../../src/validation';
 // The model
 // ---------------------------------------------------------------------------
 
-export const TOOLS_NAME = 'sidecar-tools';
-const TOOLS_PATH = '/sidecar-tools';
 const KUBERNETES_DEFAULT_GRACE = 30;
 const CHECKSUM_PREFIX = 'checksum.sidecars.cdk8s.io/';
 /** NativeSidecarGuard's marker on pod templates with native sidecars (the names, in initContainers order). */
@@ -67,8 +75,12 @@ export interface SidecarFacts {
   readonly appShutdownGiven: boolean;
   /** userSidecarStopTime in seconds, when given. */
   readonly userSidecarStop?: number;
-  readonly preStopScript: boolean;
+  /** Envoy: holdApplicationUntilProxyStarts (legacy: first in spec.containers, a postStart wait). */
   readonly hold: boolean;
+  /** The agent's health port (the hold's postStart waits on it). */
+  readonly healthPort: number;
+  /** Envoy's admin port (its preStop POSTs the drain there, docs/envoy.md), else undefined. */
+  readonly adminPort?: number;
   readonly allowLegacyOnJob: boolean;
   readonly mode: SidecarMode;
   /** Ports the sidecar sends the app's traffic to (Envoy's appPort): no other sidecar may bind them. */
@@ -77,21 +89,21 @@ export interface SidecarFacts {
   readonly resources: { requests: { cpu: string; memory: string }; limits: { cpu: string; memory: string } };
 }
 
-/** The agents' default resources (cpu millicores, memory MiB), as documented. */
-const DEFAULT_RESOURCES: Record<string, [number, number, number, number]> = {
-  'fluent-bit': [20, 200, 32, 128],
-  'vector': [20, 250, 64, 256],
-  'fluentd': [50, 500, 128, 256],
-  'tracer': [50, 500, 64, 128],
-  'envoy': [100, 1000, 64, 256],
-};
+/** The default resources as the docs state them (read from docs/*.md, not copied from the code). */
+const DOCUMENTED_RESOURCES = documentedResources();
 
-function resourcesOf(sc: SidecarCase, key: string): SidecarFacts['resources'] {
-  const [cr, cl, mr, ml] = DEFAULT_RESOURCES[key];
+/**
+ * The container's resources: each given value unchanged (in the unit the scenario gives it), the
+ * documented default for each one not given.
+ */
+function resourcesOf(sc: SidecarCase, owner: ResourceOwner): SidecarFacts['resources'] {
+  const d = DOCUMENTED_RESOURCES[owner];
   const r = sc.resources ?? {};
+  const cpu = (n: number | undefined, dflt: string) => (n === undefined ? dflt : `${n}m`);
+  const mem = (n: number | undefined, dflt: string) => (n === undefined ? dflt : `${n}Mi`);
   return {
-    requests: { cpu: `${r.cpuRequest ?? cr}m`, memory: `${r.memoryRequest ?? mr}Mi` },
-    limits: { cpu: `${r.cpuLimit ?? cl}m`, memory: `${r.memoryLimit ?? ml}Mi` },
+    requests: { cpu: cpu(r.cpuRequest, d.requests.cpu), memory: mem(r.memoryRequest, d.requests.memory) },
+    limits: { cpu: cpu(r.cpuLimit, d.limits.cpu), memory: mem(r.memoryLimit, d.limits.memory) },
   };
 }
 
@@ -125,7 +137,6 @@ export function sidecarFacts(s: Scenario, sc: SidecarCase, workloadName: string)
     userSidecarStop: sc.userSidecarStop,
     allowLegacyOnJob: sc.allowLegacyOnJob ?? false,
     mode,
-    preStopScript: false,
     hold: false,
     appPorts: [] as number[],
   };
@@ -150,6 +161,7 @@ export function sidecarFacts(s: Scenario, sc: SidecarCase, workloadName: string)
         volumes: [`${name}-logs`, `${name}-config`, ...(agent.scratch ? [`${name}-tmp`] : [])],
         configVolume: `${name}-config`,
         ports: [c.healthPort ?? agent.port],
+        healthPort: c.healthPort ?? agent.port,
         appMounts: [{ mountPath: c.logDirectory ?? '/var/log/app', name: `${name}-logs` }],
         appEnv: [],
         appEnvValues: {},
@@ -174,9 +186,9 @@ export function sidecarFacts(s: Scenario, sc: SidecarCase, workloadName: string)
         appEnvValues: {},
         // Envoy exits at once on SIGTERM (the drain runs in preStop, within appShutdownTime)
         ...shutdownFacts(envoyShutdown()),
-        // preStop: fail the health check, drain the inbound listeners
-        preStopScript: true,
         hold: c.hold ?? true,
+        healthPort: c.healthPort ?? 15021,
+        adminPort: c.adminPort ?? 9901,
         appPorts: [c.appPort],
         resources: resourcesOf(c, 'envoy'),
       };
@@ -195,6 +207,7 @@ export function sidecarFacts(s: Scenario, sc: SidecarCase, workloadName: string)
         volumes: [`${name}-config`],
         configVolume: `${name}-config`,
         ports: [c.healthPort ?? 13133, 4317, 4318],
+        healthPort: c.healthPort ?? 13133,
         appMounts: [],
         appEnv: [...TRACER_APP_ENV, ...(c.sampling !== undefined ? ['OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG'] : [])],
         appEnvValues: {
@@ -233,22 +246,6 @@ export function orderedFacts(s: Scenario, workloadName: string): SidecarFacts[] 
  */
 export function appShutdown(facts: SidecarFacts[]): number {
   return Math.max(0, ...facts.map(f => f.appShutdownSeconds));
-}
-
-/**
- * Whether a sidecar has a `preStop` delay at all (README, *Shutdown and the grace period*): a
- * native sidecar stopped in order (1.29+) only when its agent must keep reading after the app's
- * exit; every other one (legacy, native on 1.28) whenever the app or the agent needs time. HOW
- * LONG the delay is, is not modelled here: the termination simulation checks what it does.
- */
-function hasDelay(f: SidecarFacts, minor: number, end: number): boolean {
-  if (f.layout === 'NATIVE' && minor >= 29) return f.readAfterAppExitSeconds > 0;
-  return end + f.readAfterAppExitSeconds > 0;
-}
-
-/** Whether a sidecar's hooks need the busybox tools (docs of shutdown handling). */
-function needsTools(f: SidecarFacts, minor: number, end: number): boolean {
-  return f.preStopScript || (hasDelay(f, minor, end) && minor < 30) || (f.hold && f.layout === 'LEGACY');
 }
 
 /** An app container's preStop hook the library cannot read (README): an exec of something other than `sleep N`, an httpGet. */
@@ -358,16 +355,6 @@ export function graceNeed(facts: SidecarFacts[], minor: number, user: UserPod, a
 }
 
 /**
- * When the app has exited (from the pod's termination), with what the workload's own explicit
- * grace period above the need gives it: what each sidecar's delay must cover.
- */
-function modelAppEnd(facts: SidecarFacts[], minor: number, user: UserPod): number {
-  const app = appShutdown(facts);
-  const within = slackGoesToApp(facts, minor, user) ? appTimeWithin(facts, minor, user, user.grace!) : app;
-  return appEnd(user, within, minor);
-}
-
-/**
  * The workload's own explicit grace period is above the need, and its pod does not complete
  * (README: then the rest is given to the app; a Job's is not, or every completed run would wait).
  */
@@ -404,18 +391,46 @@ export function terminationViolations(s: Scenario, baseline: any, out: any): str
   const natives = new Set(user.init.filter(c => c.restartPolicy === 'Always').map(c => c.name));
   const appNames = (podSpecOf(out).containers ?? []).map((c: any) => c.name).filter((n: string) => user.containers.some(c => c.name === n));
   const unreadable = new Set(user.containers.filter(unreadableHook).map(c => c.name));
-  const v: string[] = [];
   // with the workload's own grace above the need, the app may take longer (README)
   const within = slackGoesToApp(facts, s.target.minor, user) ? appTimeWithin(facts, s.target.minor, user, user.grace!) : app;
-  for (const appExit of new Set([within, app, Math.floor(app / 2), 0])) {
-    // the sidecars: their models; the user's own native sidecars: the userSidecarStopTime given (README); the app: appExit after its hook
-    const behaviour = (name: string) => {
-      const f = facts.find(x => x.name === name);
-      const exitAfterSigterm = f ? f.stopSeconds : natives.has(name) ? userSidecarStop(facts) ?? 0 : appExit;
-      return { exitAfterSigterm, ...(unreadable.has(name) ? { preStopSeconds: 0 } : {}) };
-    };
-    const sim = simulateTermination({ spec: podSpecOf(out), minor: s.target.minor, behaviour });
-    for (const x of [...cutShort(sim), ...lastLines(sim, facts.map(f => [f, f.name]), appNames)]) v.push(`app exits ${appExit}s after its SIGTERM: ${x}`);
+  // Every sidecar (ours, and the user's own native ones) takes its whole stop time (what the grace
+  // period must cover) or exits at once (what one that waits its turn after it must not rely
+  // on), in every combination.
+  const stoppable = [...facts.map(f => f.name), ...natives];
+  const quick = (n: number): Array<Set<string>> => (n === 0 ? [new Set()] : quick(n - 1).flatMap(q => [q, new Set([...q, stoppable[n - 1]])]));
+  const combinations = quick(stoppable.length);
+  const violations = (spec: any): string[] => {
+    const v: string[] = [];
+    for (const appExit of new Set([within, app, Math.floor(app / 2), 0])) {
+      for (const fast of combinations) {
+        // the sidecars: their models; the user's own native sidecars: the userSidecarStopTime given (README); the app: appExit after its hook
+        const behaviour = (name: string) => {
+          const f = facts.find(x => x.name === name);
+          const exitAfterSigterm = fast.has(name) ? 0 : f ? f.stopSeconds : natives.has(name) ? userSidecarStop(facts) ?? 0 : appExit;
+          return { exitAfterSigterm, ...(unreadable.has(name) ? { preStopSeconds: 0 } : {}) };
+        };
+        const sim = simulateTermination({ spec, minor: s.target.minor, behaviour });
+        const when = `app exits ${appExit}s after its SIGTERM${fast.size > 0 ? `, ${[...fast].map(n => `'${n}'`).join(', ')} at once after theirs` : ''}`;
+        for (const x of [...cutShort(sim), ...lastLines(sim, facts.map(f => [f, f.name]), appNames)]) v.push(`${when}: ${x}`);
+      }
+    }
+    return [...new Set(v)];
+  };
+  const spec = podSpecOf(out);
+  const v = violations(spec);
+  if (v.length > 0) return v;
+  // No sidecar's preStop delay is longer than needed: with a second less, something above
+  // breaks. (Together: each delay is exactly what the kubelet's order needs, and there is a
+  // delay exactly where one is needed, without restating when that is.)
+  for (const f of facts) {
+    const list = f.layout === 'NATIVE' ? 'initContainers' : 'containers';
+    const i = (spec[list] ?? []).findIndex((c: any) => c.name === f.name);
+    const hook = spec[list]?.[i]?.lifecycle?.preStop;
+    const seconds = hookSleep(hook);
+    if (seconds === undefined || !(seconds > 0)) continue;
+    const shorter = structuredClone(spec);
+    shorter[list][i].lifecycle.preStop = shortenedSleep(hook, 1);
+    if (violations(shorter).length === 0) v.push(`'${f.name}': its preStop delay of ${seconds}s is longer than needed (${seconds - 1}s breaks nothing)`);
   }
   return v;
 }
@@ -454,16 +469,23 @@ function esc(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/**
- * A clash reported by the library: the message starts with `who` (the construct's description,
- * which holds its path) and names the clashing value. The exact wording
- * is test/bad-input.test.ts's business; here only "fails if and only if the output has a clash,
- * and the message names the path and the value".
- */
-function clashPattern(who: string, value: string | number): string {
+/** A value named in a message: quoted, or standing alone (not part of a longer name, number, version or path). */
+function valueRe(value: string | number): string {
   const v = esc(String(value));
-  // the value quoted, or standing alone (not part of a longer name, number or path)
-  return `^${esc(who)}: .*(?:'${v}'|(?<![\\w./-])${v}(?![\\w-]))`;
+  return `(?:'${v}'|(?<![\\w./-])${v}(?![\\w-]|\\.\\w))`;
+}
+
+/** The message says what to do: a clause that starts with an imperative ("; set ...", ". Raise ...", "Either move ..."). */
+const FIX = '(?=.*(?:[.;:(] |, or |Either )(?:[Ss]et|[Uu]se|[Aa]dd|[Rr]aise|[Rr]emove|[Mm]ove|[Rr]ename|[Tt]arget|[Gg]ive|[Cc]hoose|[Dd]eclare|[Ss]horten|[Aa]ttach|[Dd]rop)\\b)';
+
+/**
+ * A reported error, by what it must say rather than how: it starts with `who` (the construct's
+ * description, which holds its path, or the workload's), names each of `values` (the bad value,
+ * the field it is in), and says what to do. The exact wording of every message is pinned in the
+ * bad-input catalogue (test/bad-input.test.ts), not here.
+ */
+function errorPattern(who: string, values: Array<string | number>, o: { prefix?: string; fix?: boolean } = {}): string {
+  return `^${o.prefix ?? ''}${esc(who)}: ${values.map(x => `(?=.*${valueRe(x)})`).join('')}${o.fix === false ? '' : FIX}`;
 }
 
 /** One expected error, as a pattern that names the construct or workload, the bad value and the fix. */
@@ -473,27 +495,33 @@ export interface ExpectedError {
   readonly category: string;
   /** The mistake, with its values. */
   readonly why: string;
+  /**
+   * Allowed but not required: the model cannot tell whether the output would have had the hook
+   * tools (the scenario with the user's clashing name renamed failed too).
+   */
+  readonly optional?: boolean;
 }
 
 /**
  * The errors synthesis must report for a scenario (empty: it must succeed). `baseline` is the
- * workload's manifest synthesized without the sidecars.
+ * workload's manifest synthesized without the sidecars. `tools`: whether the output has the hook
+ * tools, as seen on the synthesized output of the same scenario with every user name
+ * 'sidecar-tools' renamed (`renameToolsClashes`); undefined when that failed too, or was not needed.
  */
-export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
+export function expectedErrors(s: Scenario, baseline: any, tools?: boolean): ExpectedError[] {
   const user = userPod(s, baseline);
   const facts = orderedFacts(s, baseline.metadata.name);
-  const W = esc(user.where);
+  const W = user.where;
   const out: ExpectedError[] = [];
-  const add = (category: string, detail: string, pattern: string) => out.push({ category, why: `${category}: ${detail}`, pattern: new RegExp(pattern) });
+  const add = (category: string, detail: string, pattern: string, optional = false) =>
+    out.push({ category, why: `${category}: ${detail}`, pattern: new RegExp(pattern), ...(optional ? { optional } : {}) });
   // The user's own native sidecars on a target that drops the field (the rules of the result)
   const userNativeErrors = () => {
     if (nativeWorks(s.target)) return;
     for (const c of user.init.filter(x => x.restartPolicy === 'Always')) {
       // reported by the binding, or (no sidecars) by SidecarValidation (naming itself and its release) under the object's path
-      add('user\'s native sidecar on a target without native sidecars', c.name,
-        `^(?:SidecarValidation\\.addTo\\([^)]*\\), Kubernetes 1\\.\\d+: )?(?:${esc(CHART_ID)}/\\S+: )?${W}: init container '${esc(c.name)}' has restartPolicy 'Always' \\(a native sidecar\\), ` +
-        `which Kubernetes 1\\.${s.target.minor} .*: .*Either move '${esc(c.name)}' to spec\\.containers .*, ` +
-        'or target Kubernetes 1\\.29 or later if every node runs it\\.$');
+      const prefix = `(?:SidecarValidation\\.addTo\\([^)]*\\), Kubernetes 1\\.\\d+: )?(?:${esc(CHART_ID)}/\\S+: )?`;
+      add('user\'s native sidecar on a target without native sidecars', c.name, errorPattern(W, [c.name, 'Always', `1.${s.target.minor}`], { prefix }));
     }
   };
   if (s.sidecars.length === 0) {
@@ -507,10 +535,8 @@ export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
     for (const resource of ['cpu', 'memory'] as const) {
       const request = f.resources.requests[resource];
       const limit = f.resources.limits[resource];
-      if (parseFloat(request) > parseFloat(limit)) {
-        add('resource request above its limit', `${resource} ${request} > ${limit}`,
-          `^${esc(f.owner)}: resources\\.${resource} request ${esc(request)}( \\(the default\\))? is above the limit ${esc(limit)}( \\(the default\\))?, ` +
-          `which the API server rejects; set resources\\.${resource}\\.limit to at least ${esc(request)}, or a smaller resources\\.${resource}\\.request\\.$`);
+      if (quantity(request) > quantity(limit)) {
+        add('resource request above its limit', `${resource} ${request} > ${limit}`, errorPattern(f.owner, [`resources.${resource}`, request, limit]));
         return out;
       }
     }
@@ -524,7 +550,7 @@ export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
   for (const f of facts) {
     for (const p of f.appPorts) {
       if (declared.length > 0 && !declared.includes(p)) {
-        add('appPort is none of the declared ports', String(p), `^${esc(f.owner)}: appPort ${p} is none of the ports the app's containers declare \\(`);
+        add('appPort is none of the declared ports', String(p), errorPattern(f.owner, ['appPort', p]));
       }
     }
   }
@@ -532,40 +558,37 @@ export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
   const beforeLayout = out.length;
   for (const f of facts) {
     if (f.layout !== undefined) continue;
-    const rest = s.target.minor === 28
-      ? ' without the SidecarContainers feature gate: .* Set `sidecarContainersGate: true` .*'
-      : ': native sidecars need 1\\.29 .* Target 1\\.29 or later, or use SidecarMode\\.AUTO / SidecarMode\\.LEGACY\\.';
-    add('NATIVE mode where it cannot run', `1.${s.target.minor}`, `^${esc(f.owner)}: mode NATIVE on Kubernetes 1\\.${s.target.minor}${rest}$`);
+    add('NATIVE mode where it cannot run', `1.${s.target.minor}`, errorPattern(f.owner, ['NATIVE', `1.${s.target.minor}`]));
   }
   if (out.length > beforeLayout) return out;
 
   if (user.containers.length === 0) {
-    add('no app containers', user.where, `^${W}: has no app containers \\(spec\\.containers is empty\\), .* Add the app's containers to the workload`);
+    add('no app containers', user.where, errorPattern(W, ['spec.containers']));
   }
   const userNames = new Set([...user.containers, ...user.init].map(c => c.name));
   const sidecarNames = new Map<string, string>();
   for (const f of facts) {
     if (userNames.has(f.name)) {
-      add('sidecar name is a user container\'s', f.name, clashPattern(f.owner, f.name));
+      add('sidecar name is a user container\'s', f.name, errorPattern(f.owner, [f.name]));
     }
     const other = sidecarNames.get(f.name);
     if (other !== undefined) {
-      add('two sidecars with one name', f.name, clashPattern(f.owner, f.name));
+      add('two sidecars with one name', f.name, errorPattern(f.owner, [f.name]));
     }
     sidecarNames.set(f.name, f.owner);
     if (f.name === TOOLS_NAME) {
-      add('reserved container name', f.name, clashPattern(f.owner, f.name));
+      add('reserved container name', f.name, errorPattern(f.owner, [f.name]));
     }
   }
   const sidecarVolumes = new Map<string, string>();
   for (const f of facts) {
     for (const v of f.volumes) {
       if (user.volumes.includes(v) || v === TOOLS_NAME) {
-        add('sidecar volume is a user volume\'s name', v, clashPattern(f.owner, v));
+        add('sidecar volume is a user volume\'s name', v, errorPattern(f.owner, [v]));
       }
       const other = sidecarVolumes.get(v);
       if (other !== undefined) {
-        add('two sidecars with one volume name', v, clashPattern(f.owner, v));
+        add('two sidecars with one volume name', v, errorPattern(f.owner, [v]));
       }
       sidecarVolumes.set(v, f.owner);
     }
@@ -576,11 +599,11 @@ export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
   for (const f of facts) {
     for (const p of new Set(f.ports)) {
       if (userPorts.has(p)) {
-        add('sidecar port is a user container\'s', String(p), clashPattern(f.owner, p));
+        add('sidecar port is a user container\'s', String(p), errorPattern(f.owner, [p]));
       }
       const other = sidecarPorts.get(p);
       if (other !== undefined) {
-        add('two sidecars bind one port', String(p), clashPattern(f.owner, p));
+        add('two sidecars bind one port', String(p), errorPattern(f.owner, [p]));
       }
       sidecarPorts.set(p, f.name);
     }
@@ -588,7 +611,7 @@ export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
   for (const f of facts) {
     for (const p of f.appPorts) {
       for (const o of facts.filter(x => x !== f && x.ports.includes(p))) {
-        add('the app\'s port is bound by another sidecar', `${p} ${o.name}`, clashPattern(f.owner, p));
+        add('the app\'s port is bound by another sidecar', `${p} ${o.name}`, errorPattern(f.owner, [p, o.name]));
       }
     }
   }
@@ -597,7 +620,7 @@ export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
       for (const c of user.containers) {
         const clash = (c.volumeMounts ?? []).find((x: any) => x.mountPath === m.mountPath && x.name !== m.name);
         if (clash) {
-          add('log directory is a user mount', m.mountPath, clashPattern(f.owner, m.mountPath));
+          add('log directory is a user mount', m.mountPath, errorPattern(f.owner, [m.mountPath, c.name]));
         }
       }
     }
@@ -605,50 +628,46 @@ export function expectedErrors(s: Scenario, baseline: any): ExpectedError[] {
   if (COMPLETING_KINDS.has(baseline.kind)) {
     for (const f of facts) {
       if (f.layout === 'LEGACY' && !f.allowLegacyOnJob) {
-        add('legacy sidecar on a Job', f.name, `^${esc(f.owner)}: a legacy sidecar on ${W} never exits, so the Job never completes\\. .*\`allowLegacyOnJob: true\``);
+        add('legacy sidecar on a Job', f.name, errorPattern(f.owner, ['legacy', W]));
       }
     }
   }
   // An app preStop hook the library cannot read, and no construct gave appShutdownTime (README).
   const unreadable = user.containers.filter(unreadableHook).map(c => c.name);
   if (unreadable.length > 0 && !facts.some(f => f.appShutdownGiven)) {
-    add('app preStop hook of unknown duration without appShutdownTime', unreadable.join(','),
-      `^${W}: container\\(s\\) ${unreadable.map(n => `'${esc(n)}'`).join(', ')} have a preStop hook whose duration the library cannot read .*Set \`appShutdownTime\` on the sidecar constructs to cover both`);
+    add('app preStop hook of unknown duration without appShutdownTime', unreadable.join(','), errorPattern(W, [...unreadable, 'preStop', 'appShutdownTime']));
   }
   // The user's own native sidecars, which the library's native ones wait for (1.29+), without userSidecarStopTime.
   const userNatives = user.init.filter(c => c.restartPolicy === 'Always').map(c => c.name);
   if (s.target.minor >= 29 && facts.some(f => f.layout === 'NATIVE') && userNatives.length > 0 && userSidecarStop(facts) === undefined) {
-    add('the user\'s native sidecars without userSidecarStopTime', userNatives.join(','),
-      `^${W}: has native sidecars of its own \\(${userNatives.map(n => `'${esc(n)}'`).join(', ')}\\), which Kubernetes 1\\.${s.target.minor} stops one at a time with the library's .*Set \`userSidecarStopTime\``);
+    add('the user\'s native sidecars without userSidecarStopTime', userNatives.join(','), errorPattern(W, [...userNatives, `1.${s.target.minor}`, 'userSidecarStopTime']));
   }
   const need = graceNeed(facts, s.target.minor, user);
   if (user.grace !== undefined && user.grace < need) {
-    add('grace period set too low', `${user.grace} < ${need}`, `^${W}: terminationGracePeriodSeconds is ${user.grace}, but its sidecars need ${need} \\(.*\\)\\. Raise terminationGracePeriodSeconds to at least ${need}, `);
+    add('grace period set too low', `${user.grace} < ${need}`, errorPattern(W, ['terminationGracePeriodSeconds', user.grace, need]));
   }
 
   // The API server's rules on the result: duplicates the library would emit, the user's own mistakes.
   userNativeErrors();
-  const tools = facts.some(f => needsTools(f, s.target.minor, modelAppEnd(facts, s.target.minor, user)));
-  if (tools) {
+  // The hook tools' names, where the output has the tools (unknown: allowed, not required).
+  if (tools !== false) {
+    const optional = tools === undefined;
     for (const c of [...user.containers, ...user.init].filter(x => x.name === TOOLS_NAME)) {
-      add('a user container has the tools\' name', c.name, `^${W}: .*'${TOOLS_NAME}'`);
+      add('a user container has the tools\' name', c.name, errorPattern(W, [TOOLS_NAME]), optional);
     }
     if (user.volumes.includes(TOOLS_NAME)) {
-      add('a user volume has the tools\' name', TOOLS_NAME, `^${W}: .*'${TOOLS_NAME}'`);
+      add('a user volume has the tools\' name', TOOLS_NAME, errorPattern(W, [TOOLS_NAME]), optional);
     }
   }
-  const finalNames = [
-    ...(tools ? [TOOLS_NAME] : []),
-    ...facts.map(f => f.name),
-    ...[...user.init, ...user.containers].map(c => c.name),
-  ];
-  for (const [name, count] of countOf(finalNames)) {
-    if (count > 1) add('duplicate container name in the result', name, `^${W}: .*'${esc(name)}'.*${count}`);
-  }
-  const finalVolumes = [...user.volumes, ...facts.flatMap(f => f.volumes), ...(tools ? [TOOLS_NAME] : [])];
-  for (const [name, count] of countOf(finalVolumes)) {
-    if (count > 1) add('duplicate volume name in the result', name, `^${W}: .*'${esc(name)}'.*${count}`);
-  }
+  // Names used twice in the result: the library's and the user's, and the tools' once more where the output has them.
+  const duplicates = (category: string, values: string[]) => {
+    for (const [name, count] of countOf(values)) {
+      const counts = name !== TOOLS_NAME || tools === false ? [count] : tools ? [count + 1] : [count, count + 1];
+      for (const n of counts.filter(x => x > 1)) add(category, name, errorPattern(W, [name, n], { fix: false }), counts.length > 1);
+    }
+  };
+  duplicates('duplicate container name in the result', [...facts.map(f => f.name), ...[...user.init, ...user.containers].map(c => c.name)]);
+  duplicates('duplicate volume name in the result', [...user.volumes, ...facts.flatMap(f => f.volumes)]);
   return out;
 }
 
@@ -676,7 +695,7 @@ export function errorViolations(message: string, expected: ExpectedError[]): str
     if (!expected.some(e => e.pattern.test(line))) v.push(`unexpected error: ${line}`);
   }
   for (const e of expected) {
-    if (!lines.some(l => e.pattern.test(l))) v.push(`missing error (${e.why}): ${e.pattern}`);
+    if (!e.optional && !lines.some(l => e.pattern.test(l))) v.push(`missing error (${e.why}): ${e.pattern}`);
   }
   return v;
 }
@@ -778,7 +797,9 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
   }
 
   // initContainers: [tools], native sidecars by rank, then the user's init containers unchanged.
-  const tools = facts.some(f => needsTools(f, minor, modelAppEnd(facts, minor, user))) ? 1 : 0;
+  // (Whether the tools are there is the output's own business: addedContainerViolations checks
+  // that they are there exactly when a hook runs them, and what the hooks may run.)
+  const tools = addedContainers(user, out).some(usesTools) ? 1 : 0;
   const native = facts.filter(f => f.layout === 'NATIVE');
   const expectedInit = [...(tools ? [TOOLS_NAME] : []), ...native.map(f => f.name), ...names(user.init)];
   if (!same(names(init), expectedInit)) v.push(`initContainers are ${canonical(names(init))}, expected ${canonical(expectedInit)}`);
@@ -912,6 +933,13 @@ function wiringViolations(base: any, got: any, facts: SidecarFacts[]): string[] 
   return v;
 }
 
+/** The containers of the output that are not the user's. */
+function addedContainers(user: UserPod, out: any): any[] {
+  const spec = podSpecOf(out);
+  const userNames = new Set([...user.containers, ...user.init].map(c => c.name));
+  return [...(spec.initContainers ?? []), ...(spec.containers ?? [])].filter(c => !userNames.has(c.name));
+}
+
 /**
  * The containers the library adds: restricted profile, resources, probes and hooks per layout,
  * the tools wired where a hook uses them, allowed volume types.
@@ -925,7 +953,7 @@ export function addedContainerViolations(s: Scenario, baseline: any, out: any): 
   const spec = podSpecOf(out);
   const all: any[] = [...(spec.initContainers ?? []), ...(spec.containers ?? [])];
   const userNames = new Set([...user.containers, ...user.init].map(c => c.name));
-  const added = all.filter(c => !userNames.has(c.name));
+  const added = addedContainers(user, out);
 
   for (const c of added) {
     for (const p of restrictedViolations(c, {})) v.push(`restricted profile: ${p}`);
@@ -934,17 +962,27 @@ export function addedContainerViolations(s: Scenario, baseline: any, out: any): 
         if (c.resources?.[kind]?.[r] === undefined) v.push(`container '${c.name}' has no ${kind}.${r}`);
       }
     }
-    const usesTools = JSON.stringify(c.lifecycle ?? {}).includes(`${TOOLS_PATH}/`);
-    if (usesTools && !(c.volumeMounts ?? []).some((m: any) => m.name === TOOLS_NAME && m.mountPath === TOOLS_PATH)) {
-      v.push(`container '${c.name}' runs ${TOOLS_PATH} in a hook but does not mount it`);
+    // hooks run only what exists, a sleep action only where the target has it (test/util/hooks.ts)
+    v.push(...hookViolations(c, minor));
+    if (usesTools(c) && !(c.volumeMounts ?? []).some((m: any) => m.name === TOOLS_NAME && m.mountPath === TOOLS_PATH && m.readOnly === true)) {
+      v.push(`container '${c.name}' runs ${TOOLS_PATH} in a hook but does not mount it read-only`);
     }
   }
-  const toolsUsed = added.some(c => JSON.stringify(c.lifecycle ?? {}).includes(`${TOOLS_PATH}/`));
+  // The tools init container: there exactly when a hook of an added container runs the tools,
+  // first (it must have copied busybox before any hook can run), a plain init container.
+  const toolsUsed = added.some(usesTools);
   // (a user's own init container may carry the name when the library needs no tools)
   const toolsContainer = userNames.has(TOOLS_NAME) ? -1 : (spec.initContainers ?? []).findIndex((c: any) => c.name === TOOLS_NAME);
   if (toolsUsed !== (toolsContainer === 0)) v.push(`hooks ${toolsUsed ? 'use' : 'do not use'} the tools, but the tools init container is at ${toolsContainer}`);
-  if (toolsContainer >= 0 && (spec.initContainers[toolsContainer].restartPolicy !== undefined)) v.push('the tools init container has a restartPolicy');
+  if (toolsContainer >= 0) {
+    const t = spec.initContainers[toolsContainer];
+    if (t.restartPolicy !== undefined) v.push('the tools init container has a restartPolicy');
+    if (!(t.volumeMounts ?? []).some((m: any) => m.name === TOOLS_NAME && m.mountPath === TOOLS_PATH && !m.readOnly)) v.push('the tools init container does not mount the tools volume writable');
+    if (!(spec.volumes ?? []).some((x: any) => x.name === TOOLS_NAME && x.emptyDir)) v.push('no emptyDir volume for the tools');
+  }
 
+  const containers: any[] = spec.containers ?? [];
+  const firstApp = containers.findIndex(c => userNames.has(c.name));
   for (const f of facts) {
     const c = all.find(x => x.name === f.name);
     if (!c) continue;
@@ -961,22 +999,20 @@ export function addedContainerViolations(s: Scenario, baseline: any, out: any): 
     const inRequestPath = f.ctor === 'WithEnvoy';
     if (inRequestPath && !c.readinessProbe) v.push(`${at}: no readinessProbe`);
     if (!inRequestPath && c.readinessProbe) v.push(`${at}: a readinessProbe on an agent outside the request path`);
-    const preStop = c.lifecycle?.preStop;
-    // Whether there is a delay, and its shape; how long it is, the termination simulation checks
-    // (terminationViolations), from the kubelet's order rather than from a copy of the formula.
-    const delay = hasDelay(f, minor, modelAppEnd(facts, minor, user));
-    if (!delay) {
-      if (!!preStop !== f.preStopScript) v.push(`${at}: preStop ${preStop ? 'set' : 'missing'} with no delay to wait`);
-    } else if (!preStop) {
-      v.push(`${at}: no preStop delay although it needs one`);
-    } else if (preStop.sleep) {
-      if (minor < 30) v.push(`${at}: preStop sleep action on 1.${minor}`);
-      if (f.preStopScript) v.push(`${at}: a sleep action where a script (its POSTs) is needed`);
-    } else {
-      const command: string[] = preStop.exec?.command ?? [];
-      if (!/ sleep \d+$/.test(command.join(' '))) v.push(`${at}: preStop does not end with a sleep: ${canonical(preStop)}`);
-      // a plain delay needs no shell
-      if (!f.preStopScript && command.includes('sh')) v.push(`${at}: preStop wraps a plain sleep in a shell: ${canonical(preStop)}`);
+    // A regular container before the app holds it back only with a postStart hook that waits
+    // until the sidecar is ready: the kubelet starts the next container when it returns
+    // (docs/envoy.md, legacy hold: up to 60 s on http://127.0.0.1:15021/ready).
+    const index = containers.indexOf(c);
+    if (index >= 0 && firstApp >= 0 && index < firstApp) {
+      const waits = JSON.stringify(c.lifecycle?.postStart ?? {}).includes(`http://127.0.0.1:${f.healthPort}/`);
+      if (!waits) v.push(`${at}: before the app in spec.containers without a postStart that waits on its health port ${f.healthPort}`);
+    }
+    // Envoy's preStop (docs/envoy.md): POST /healthcheck/fail, then /drain_listeners, on its admin port.
+    if (f.adminPort !== undefined) {
+      const script = JSON.stringify(c.lifecycle?.preStop?.exec?.command ?? []);
+      const fail = script.indexOf(`http://127.0.0.1:${f.adminPort}/healthcheck/fail`);
+      const drain = script.indexOf(`http://127.0.0.1:${f.adminPort}/drain_listeners?inboundonly&graceful`);
+      if (fail < 0 || drain < fail || !script.includes('--post-data')) v.push(`${at}: preStop does not POST healthcheck/fail, then drain_listeners, to the admin port ${f.adminPort}`);
     }
   }
 
