@@ -229,7 +229,7 @@ const CASES: Case[] = [
     build: c => new WithLogAgent(c.chart, 'logs', {
       workload: c.raw({ containers: [APP], volumes: [{ name: 'sidecar-tools', emptyDir: {} }] }), kubernetesVersion: '1.27',
     }),
-    message: ["[test/logs] Deployment 'raw': volume name 'sidecar-tools' is the name of the library's volume",
+    message: ["[test/raw] Deployment 'raw': volume name 'sidecar-tools' is the name of the library's volume",
       "that the preStop/postStart hooks of WithLogAgent 'test/logs' need (busybox)", 'rename your volume'],
   },
   {
@@ -237,14 +237,14 @@ const CASES: Case[] = [
     build: c => new WithLogAgent(c.chart, 'logs', {
       workload: c.raw({ containers: [APP, { name: 'sidecar-tools', image: 'busybox:1.36' }] }), kubernetesVersion: '1.27',
     }),
-    message: ["[test/logs] Deployment 'raw'", "container name 'sidecar-tools' is used 2 times", 'names must be unique across initContainers and containers'],
+    message: ["[test/raw] Deployment 'raw'", "container name 'sidecar-tools' is used 2 times", 'names must be unique across initContainers and containers'],
   },
   {
     name: 'the result would have a volume name twice (the user\'s sidecar-tools and the tools\')',
     build: c => new WithLogAgent(c.chart, 'logs', {
       workload: c.raw({ containers: [APP], volumes: [{ name: 'sidecar-tools', emptyDir: {} }] }), kubernetesVersion: '1.27',
     }),
-    message: ["[test/logs] Deployment 'raw'", "volume name 'sidecar-tools' is used 2 times", 'volume names must be unique'],
+    message: ["[test/raw] Deployment 'raw'", "volume name 'sidecar-tools' is used 2 times", 'volume names must be unique'],
   },
   {
     name: 'containerName sidecar-tools (reserved)',
@@ -330,7 +330,7 @@ const CASES: Case[] = [
     build: c => new WithLogAgent(c.chart, 'logs', {
       workload: c.raw({ containers: [{ ...APP, lifecycle: { preStop: { exec: { command: ['/wait-shutdown'] } } } }] }), kubernetesVersion: '1.29',
     }),
-    message: ["[test/logs] Deployment 'raw'", "container(s) 'app' have a preStop hook whose duration the library cannot read",
+    message: ["[test/raw] Deployment 'raw'", "container(s) 'app' have a preStop hook whose duration the library cannot read",
       'Set `appShutdownTime` on the sidecar constructs to cover both'],
   },
   {
@@ -340,7 +340,7 @@ const CASES: Case[] = [
       exporterEndpoint: ENDPOINT,
       kubernetesVersion: '1.29',
     }),
-    message: ["[test/tracer] Deployment 'raw'", "has native sidecars of its own ('proxy'), which Kubernetes 1.29 stops one at a time with the library's ('tracer')",
+    message: ["[test/raw] Deployment 'raw'", "has native sidecars of its own ('proxy'), which Kubernetes 1.29 stops one at a time with the library's ('tracer')",
       'Set `userSidecarStopTime` on one of the sidecar constructs'],
   },
   {
@@ -628,7 +628,7 @@ const CASES: Case[] = [
     build: c => new WithLogAgent(c.chart, 'logs', {
       workload: c.raw({ containers: [APP], initContainers: [{ name: 'proxy', image: 'x:1', restartPolicy: 'Always' }] }), kubernetesVersion: '1.27',
     }),
-    message: ["[test/logs] Deployment 'raw': init container 'proxy'", "has restartPolicy 'Always' (a native sidecar), which Kubernetes 1.27",
+    message: ["[test/raw] Deployment 'raw': init container 'proxy'", "has restartPolicy 'Always' (a native sidecar), which Kubernetes 1.27",
       "Either move 'proxy' to spec.containers"],
   },
   {
