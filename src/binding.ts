@@ -25,13 +25,37 @@ const SYNTHESIS = Symbol.for('cdk8s-sidecars.synthesis');
  * the call and then again inside every chart's `toJson()` (`App._synthChart`, cdk8s 2.70), so an
  * app of C charts is validated C + 1 times by one call. Nothing the user wrote runs between
  * those passes, so each binding renders for its validation once per call and the later passes
- * reuse the errors (a render per pass made synthesis quadratic in the number of charts). The
- * scope starts when the call starts and is dropped when it returns: the next call, a direct
- * `toJson()`, `Chart.toJson()` or `Testing.synth()` outside it validate afresh. `toJson()` never
- * reads it: every manifest is rendered from the workload as it is at that moment.
+ * reuse the errors (a render per pass made synthesis quadratic in the number of charts).
+ *
+ * The validation's manifest is kept for the first `toJson()` of the same call, under a key of
+ * everything a render reads (`renderKey`: the workload's own manifest as its `toJson()` returns
+ * it at that moment, the sidecars' frozen specs, the mesh proxies, the target). `toJson()`
+ * computes the key afresh and takes the kept manifest only when the keys are equal, and only
+ * once (it is dropped then; nobody else ever sees it, so it is not copied). The scope starts when
+ * the call starts and is dropped when it returns: nothing is kept from one call to the next, and
+ * a direct `toJson()`, `Chart.toJson()` or `Testing.synth()` outside a call renders afresh.
  */
 interface Synthesis {
   readonly errors: Map<WorkloadBinding, string[]>;
+  readonly kept: Map<WorkloadBinding, { readonly key: string; readonly manifest: Json; readonly warnings: string[] }>;
+}
+
+const specIds = new WeakMap<SidecarSpec, number>();
+let nextSpecId = 0;
+
+/** The key of a render (see Synthesis), or undefined when a spec is not frozen (its identity then does not stand for its content). */
+function renderKey(base: Json, specs: SidecarSpec[], injected: InjectedProxy[], minor: number, gate: boolean, patch?: number): string | undefined {
+  const ids: number[] = [];
+  for (const s of specs) {
+    if (!Object.isFrozen(s) || !Object.isFrozen(s.container)) return undefined;
+    let id = specIds.get(s);
+    if (id === undefined) {
+      id = nextSpecId++;
+      specIds.set(s, id);
+    }
+    ids.push(id);
+  }
+  return `${minor}|${gate}|${patch}|${ids.join(',')}|${JSON.stringify(injected)}|${JSON.stringify(base)}`;
 }
 
 /** Wraps `synth` and `synthYaml` of the App at the root of `scope` (once) to open a Synthesis per call. */
@@ -47,7 +71,7 @@ function trackSyntheses(scope: IConstruct): void {
       value: function (this: unknown, ...args: unknown[]) {
         const holder = root[SYNTHESIS];
         const outer: Synthesis | undefined = holder.current;
-        holder.current = outer ?? { errors: new Map() };
+        holder.current = outer ?? { errors: new Map(), kept: new Map() };
         try {
           return original.apply(this, args);
         } finally {
@@ -149,8 +173,9 @@ export class WorkloadBinding {
     trackSyntheses(obj);
     Object.defineProperty(obj, 'toJson', {
       value: () => {
-        // Rendered anew at every call, from the workload as it is now: no render is kept.
-        const result = this.render();
+        // From the workload as it is now: the validation's render of this synthesis call only
+        // when nothing it read has changed (see Synthesis).
+        const result = this.render('emit');
         if (result.errors.length > 0) {
           throw new Error(`cdk8s-sidecars: ${result.errors.join('\n')}`);
         }
@@ -178,24 +203,29 @@ export class WorkloadBinding {
     const synthesis = currentSynthesis(this.obj);
     const seen = synthesis?.errors.get(this);
     if (seen) return [...seen];
-    const errors = this.render().errors;
+    const errors = this.render('validate').errors;
     synthesis?.errors.set(this, errors);
     printWarnings(this.obj.node.root, this.warnings);
     return [...errors];
   }
 
-  /** The workload's manifest with every attached sidecar, and every error found. */
-  public render(): EngineResult {
+  /**
+   * The workload's manifest with every attached sidecar, and every error found. `purpose` says
+   * who asks within a synthesis call: the validation (its manifest may be kept) or `toJson()`
+   * (which may take it).
+   */
+  public render(purpose?: 'validate' | 'emit'): EngineResult {
     const base = this.originalToJson();
     // The sources' checks of the workload's own pod spec, on this same manifest (before the
     // engine adds the sidecars to it): no extra toJson() of the workload per check.
     const ownSpec = podTemplateOf(base)?.spec;
     const workloadErrors = this.sources.flatMap(source => source.checkWorkload?.(ownSpec) ?? []);
-    const result = this.renderOn(base);
+    const synthesis = purpose === undefined ? undefined : currentSynthesis(this.obj);
+    const result = this.renderOn(base, workloadErrors.length === 0 ? synthesis : undefined, purpose);
     return workloadErrors.length === 0 ? result : { manifest: result.manifest, errors: [...result.errors, ...workloadErrors] };
   }
 
-  private renderOn(base: Json): EngineResult {
+  private renderOn(base: Json, synthesis?: Synthesis, purpose?: 'validate' | 'emit'): EngineResult {
     const errors: string[] = [];
     const specs: SidecarSpec[] = [];
     const injected: InjectedProxy[] = [];
@@ -227,7 +257,21 @@ export class WorkloadBinding {
     this.warnings = [];
     recordWarnings(this.obj, []);
     if (errors.length > 0) return { manifest: base, errors };
-    return this.renderAnew(base, specs, injected, minor, gate, patch);
+    const key = synthesis ? renderKey(base, specs, injected, minor, gate, patch) : undefined;
+    if (synthesis && purpose === 'emit') {
+      const kept = synthesis.kept.get(this);
+      synthesis.kept.delete(this);
+      if (kept !== undefined && kept.key === key) {
+        this.warnings = kept.warnings;
+        recordWarnings(this.obj, this.warnings);
+        return { manifest: kept.manifest, errors: [] };
+      }
+    }
+    const rendered = this.renderAnew(base, specs, injected, minor, gate, patch);
+    if (synthesis && purpose === 'validate' && key !== undefined && rendered.errors.length === 0) {
+      synthesis.kept.set(this, { key, manifest: rendered.manifest, warnings: this.warnings });
+    }
+    return rendered;
   }
 
   private renderAnew(

@@ -279,6 +279,63 @@ describe('one synthesis renders each workload twice, whatever the number of char
     expect(layoutOf(docs.find((m: any) => m.metadata?.name === 'bad')).containers).toEqual(['app']);
   });
 
+  test('within one call, toJson() takes the validation\'s render when nothing changed: the engine runs once per workload', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const engine = require('../src/engine/pod-template');
+    const spy = jest.spyOn(engine, 'applySidecars');
+    try {
+      const { app, workloads } = build(4);
+      app.synthYaml();
+      expect(spy).toHaveBeenCalledTimes(4);
+      expect(workloads.map(w => w.calls())).toEqual([2, 2, 2, 2]);
+      // the next call keeps nothing from this one: validated and rendered again
+      app.synthYaml();
+      expect(spy).toHaveBeenCalledTimes(8);
+      // outside a call (Testing.synth): validation and toJson() render each, nothing is kept
+      Testing.synth(app.node.findChild('c0') as Chart);
+      expect(spy).toHaveBeenCalledTimes(8 + 4 + 1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  test('a change made within the call after the binding\'s validation (a user validation that adds a container) is in the output', () => {
+    const { app, chart, dep } = nativeApp();
+    // validated after the workload's object (cdk8s validates in construct-tree order)
+    const late = new Construct(chart, 'late-adder');
+    late.node.addValidation({
+      validate: () => {
+        if (!dep.containers.some(c => c.name === 'late')) dep.addContainer({ name: 'late', image: 'ghcr.io/example/late:1' });
+        return [];
+      },
+    });
+    const docs = parseAllDocuments(app.synthYaml()).map(d => d.toJSON());
+    expect(layoutOf(manifestOf(docs, 'Deployment')).containers).toEqual(['app', 'late']);
+  });
+
+  test('two toJson() of one workload in one call: the second renders afresh, and the two manifests share no object', () => {
+    const { app, dep } = nativeApp();
+    let first: any;
+    let second: any;
+    const own = app.synthYaml.bind(app);
+    // a resolver-free way to call toJson twice inside one synthesis call: from a chart's toJson
+    const chart = ApiObject.of(dep).node.scope!.node.scope as Chart;
+    const chartToJson = chart.toJson.bind(chart);
+    Object.defineProperty(chart, 'toJson', {
+      value: () => {
+        const out = chartToJson();
+        first = ApiObject.of(dep).toJson();
+        second = ApiObject.of(dep).toJson();
+        return out;
+      },
+      configurable: true,
+    });
+    own();
+    expect(second).toEqual(first);
+    first.spec.template.spec.containers.push({ name: 'mutated' });
+    expect(second.spec.template.spec.containers.map((c: any) => c.name)).toEqual(['app']);
+  });
+
   test('a change between two app.synthYaml() calls of one synchronous run is seen by the second', () => {
     const { app, chart, dep } = nativeApp();
     new Chart(app, 'second');
