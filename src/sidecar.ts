@@ -5,6 +5,7 @@ import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } fr
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
 import { checkDnsLabel, durationSeconds } from './private/checks';
+import { Memo } from './private/memo';
 import { TargetReader, checkSameApp } from './private/target-reader';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
 import { SidecarTargetOptions } from './settings';
@@ -450,7 +451,7 @@ export abstract class SidecarBase extends Construct {
       metadata: namespace ? { namespace } : {},
       data: sorted,
     });
-    const checksum = createHash('sha256').update(JSON.stringify(sorted)).digest('hex');
+    const checksum = configChecksum(sorted);
     return {
       name: cm.name,
       annotations: { [`checksum.sidecars.cdk8s.io/${this.containerName}`]: checksum },
@@ -461,6 +462,26 @@ export abstract class SidecarBase extends Construct {
   protected _resources(defaults: DefaultResources): Json {
     return renderResources(this.describe(), this._props.resources, defaults);
   }
+}
+
+/** Checksums of one-file configs, by file name and text: most sidecars of a kind share one text. */
+const oneFileChecksums = new Map<string, Memo<string>>();
+
+/**
+ * The SHA-256 of a config's files (`JSON.stringify` of the name -> text map, keys sorted), the pod
+ * template's `checksum.sidecars.cdk8s.io/<container>` annotation. A one-file config's is kept per
+ * (name, text); every input is in that key.
+ */
+function configChecksum(sorted: Record<string, string>): string {
+  const compute = () => createHash('sha256').update(JSON.stringify(sorted)).digest('hex');
+  const names = Object.keys(sorted);
+  if (names.length !== 1) return compute();
+  let byText = oneFileChecksums.get(names[0]);
+  if (!byText) {
+    byText = new Memo<string>();
+    oneFileChecksums.set(names[0], byText);
+  }
+  return byText.get(sorted[names[0]], compute);
 }
 
 /** @internal */

@@ -1,6 +1,6 @@
 import { Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, renderEnvoyConfigFiles } from './agents/envoy-bootstrap';
+import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, envoyConfigFiles } from './agents/envoy-bootstrap';
 import { envoyShutdown } from './agents/envoy-shutdown';
 import { Json, RANK } from './engine/spec';
 import { ENVOY_IMAGE } from './images';
@@ -330,7 +330,7 @@ export class WithEnvoy extends SidecarBase {
   private renderConfig(
     props: WithEnvoyProps, upstreams: OutboundRoute[], times: ReturnType<typeof checkTimes>, trustedProxyHops: number, resources: Json,
   ): Record<string, string> {
-    return renderEnvoyConfigFiles({
+    return envoyConfigFiles({
       adminPort: this.adminPort,
       listenerPort: this.listenerPort,
       appPort: this.appPort,
@@ -349,7 +349,7 @@ export class WithEnvoy extends SidecarBase {
       streamIdleTimeoutSeconds: times.streamIdleSeconds,
       appIdleTimeoutSeconds: times.appIdleSeconds,
       maxHeapBytes: maxHeapBytes(resources.limits.memory),
-    }).files;
+    });
   }
 
   /** Envoy as data: every value here has been checked. */

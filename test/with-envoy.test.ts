@@ -55,6 +55,35 @@ function bootstrapOf(manifests: any[]): any {
   return envoyFiles(manifests)['envoy.json'];
 }
 
+/**
+ * Construction renders the config once per distinct props and puts each workload's name in
+ * afterwards (src/agents/envoy-bootstrap.ts envoyConfigFiles): the text must be what a render
+ * for that workload gives, whichever workload came first.
+ */
+test('workloads with the same props get the same Envoy config but for node.id and node.cluster, their own names', () => {
+  const { chart } = newChart();
+  const propSets = [{}, { tls: TLS, upstreams: [PAYMENTS, PARTNER] }, {}, { tls: TLS, upstreams: [PAYMENTS, PARTNER] }, { upstreams: [PAYMENTS] }];
+  propSets.forEach((extra, i) => {
+    const workload = kplusWorkload(chart, 'Deployment', `web${i}`);
+    new WithEnvoy(chart, `envoy${i}`, { workload, kubernetesVersion: '1.29', appPort: 8080, ...extra });
+  });
+  const manifests = Testing.synth(chart);
+  const configs = propSets.map((_x, i) => {
+    const dep = manifests.find((m: any) => m.kind === 'Deployment' && m.metadata.name.includes(`web${i}`));
+    const volume = podSpecOf(dep).volumes.find((v: any) => v.name === 'envoy-config');
+    const cm = manifests.find((m: any) => m.kind === 'ConfigMap' && m.metadata.name === volume.configMap.name);
+    expect(Object.values(cm.data).join('')).not.toMatch(/\\u0000|\u0000/);
+    const bootstrap = JSON.parse(cm.data['envoy.json']);
+    expect(bootstrap.node).toEqual({ cluster: dep.metadata.name, id: dep.metadata.name });
+    return { ...cm.data, 'envoy.json': JSON.stringify({ ...bootstrap, node: undefined }) };
+  });
+  expect(configs[2]).toEqual(configs[0]);
+  expect(configs[3]).toEqual(configs[1]);
+  expect(configs[1]).not.toEqual(configs[0]);
+  expect(configs[4]).not.toEqual(configs[0]);
+  expect(configs[4]).not.toEqual(configs[1]);
+});
+
 const listener = (b: any, name: string) => b.static_resources.listeners.find((l: any) => l.name === name);
 const cluster = (b: any, name: string) => b.static_resources.clusters.find((c: any) => c.name === name);
 const hcmOf = (l: any) => l.filter_chains[0].filters[0].typed_config;

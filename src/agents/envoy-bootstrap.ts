@@ -28,6 +28,8 @@
  * @see https://www.envoyproxy.io/docs/envoy/latest/configuration/security/secret
  */
 
+import { Memo } from '../private/memo';
+
 /** A plain JSON object. */
 export type EnvoyJson = { [key: string]: any };
 
@@ -507,6 +509,28 @@ export function renderEnvoySdsFiles(o: EnvoyBootstrapOptions): Record<string, En
 }
 
 /** Every file of the Envoy ConfigMap, rendered as deterministic JSON. */
+/** Stand-ins for the node's id and cluster in a memoized config text (control characters: no real value holds them). */
+const NODE_ID_TOKEN = '\u0000node-id\u0000';
+const NODE_CLUSTER_TOKEN = '\u0000node-cluster\u0000';
+const filesMemo = new Memo<Readonly<Record<string, string>>>();
+
+/**
+ * `renderEnvoyConfigFiles(o).files`, rendered once per distinct options but for the node's id
+ * and cluster (the workload's name), which are put into the text afterwards: the same text, byte
+ * for byte (test/with-envoy.test.ts compares the two for many option sets).
+ */
+export function envoyConfigFiles(o: EnvoyBootstrapOptions): Record<string, string> {
+  const generic = { ...o, nodeId: NODE_ID_TOKEN, nodeCluster: NODE_CLUSTER_TOKEN };
+  const files = filesMemo.get(JSON.stringify(generic), () => Object.freeze(renderEnvoyConfigFiles(generic).files));
+  // as JSON string contents (escaped, without the quotes), wherever they stand in the text
+  const inJson = (value: string) => JSON.stringify(value).slice(1, -1);
+  const out: Record<string, string> = {};
+  for (const [name, text] of Object.entries(files)) {
+    out[name] = text.split(inJson(NODE_ID_TOKEN)).join(inJson(o.nodeId)).split(inJson(NODE_CLUSTER_TOKEN)).join(inJson(o.nodeCluster));
+  }
+  return out;
+}
+
 export function renderEnvoyConfigFiles(o: EnvoyBootstrapOptions): EnvoyConfigFiles {
   const bootstrap = renderEnvoyBootstrap(o);
   const sds = renderEnvoySdsFiles(o);

@@ -19,6 +19,7 @@
 import { Yaml } from 'cdk8s';
 import { ShutdownModel, shutdownModel } from './shutdown-model';
 import { Json } from '../engine/spec';
+import { Memo } from '../private/memo';
 
 /**
  * The default collector image: the CORE distribution, pinned.
@@ -122,8 +123,28 @@ export function otelCollectorShutdown(drainSeconds: number): ShutdownModel {
   return shutdownModel([...SIGNALS.map(s => [`${exporterId(s)} timeout`, timeouts[s]] as const), ['exit', 1]], 0);
 }
 
-/** The collector's `config.yaml`. */
+const configMemo = new Memo<OtelCollectorConfig>();
+
+/**
+ * The collector's `config.yaml`: rendered once per distinct options (every input is in the key),
+ * the config object frozen, since every caller with those options gets the same one.
+ */
 export function renderOtelCollectorConfig(o: OtelCollectorConfigOptions): OtelCollectorConfig {
+  return configMemo.get(JSON.stringify(o), () => {
+    const rendered = renderConfig(o);
+    return Object.freeze({ config: deepFreezeJson(rendered.config), yaml: rendered.yaml });
+  });
+}
+
+function deepFreezeJson<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const v of Object.values(value as object)) deepFreezeJson(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+function renderConfig(o: OtelCollectorConfigOptions): OtelCollectorConfig {
   // Values come from env vars only, so that every workload of a kind shares one config text.
   const attributes = Object.keys(o.resourceVars).sort().map(key => ({ action: 'insert', key, value: env(o.resourceVars[key]) }));
   const headers: Record<string, string> = {};
@@ -170,22 +191,6 @@ export function renderOtelCollectorConfig(o: OtelCollectorConfigOptions): OtelCo
       pipelines,
     },
   };
-  return { config, yaml: stringifyOnce(config) };
+  return { config, yaml: Yaml.stringify(config) };
 }
 
-/**
- * YAML of a config, kept per distinct config: a platform app gives hundreds of workloads the
- * same collector config (everything workload-specific comes from env vars), and YAML
- * serialization is the costly part of building one.
- */
-const yamlCache = new Map<string, string>();
-function stringifyOnce(config: object): string {
-  const key = JSON.stringify(config);
-  let yaml = yamlCache.get(key);
-  if (yaml === undefined) {
-    yaml = Yaml.stringify(config);
-    if (yamlCache.size >= 256) yamlCache.clear();
-    yamlCache.set(key, yaml);
-  }
-  return yaml;
-}

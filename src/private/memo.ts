@@ -1,0 +1,24 @@
+/**
+ * Bounded memos of pure functions, for construction: a platform app builds hundreds of sidecars
+ * whose configs are the same text, or the same text but for the workload's name. Each memo maps
+ * a key that holds every input of the function to its result; results are strings or frozen
+ * objects, so a caller can never change what another one gets. Cleared when full (no eviction
+ * order to get wrong: a miss only costs the computation again).
+ * @internal
+ */
+export class Memo<V> {
+  private readonly entries = new Map<string, V>();
+
+  constructor(private readonly maxEntries = 256) {}
+
+  /** The value for `key`, computed by `compute` the first time. */
+  public get(key: string, compute: () => V): V {
+    let value = this.entries.get(key);
+    if (value === undefined) {
+      value = compute();
+      if (this.entries.size >= this.maxEntries) this.entries.clear();
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+}
