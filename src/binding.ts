@@ -58,29 +58,40 @@ function renderKey(base: Json, specs: SidecarSpec[], injected: InjectedProxy[], 
   return `${minor}|${gate}|${patch}|${ids.join(',')}|${JSON.stringify(injected)}|${JSON.stringify(base)}`;
 }
 
-/** Wraps `synth` and `synthYaml` of the App at the root of `scope` (once) to open a Synthesis per call. */
+const WRAPPED = Symbol.for('cdk8s-sidecars.synthesis-wrapper');
+
+/**
+ * Opens a Synthesis per call of `synth` / `synthYaml` on the App at the root of `scope`: the root
+ * gets a holder (once), and the prototype that owns each method (cdk8s' `App.prototype`, or a
+ * subclass's that overrides it) is wrapped once for every App. The prototype, not the instance:
+ * the jsii kernel calls a method, and a Python or Java subclass's `super` call, through the
+ * class's prototype, and defines a host override on the instance as non-configurable. The wrapper
+ * does nothing for an App without sidecars (no holder), and nothing but reuse the open Synthesis
+ * when it is entered again (an override that calls `super`).
+ */
 function trackSyntheses(scope: IConstruct): void {
   const root: any = scope.node.root;
   if (Object.prototype.hasOwnProperty.call(root, SYNTHESIS)) return;
   Object.defineProperty(root, SYNTHESIS, { value: { current: undefined as Synthesis | undefined }, enumerable: false });
   for (const method of ['synth', 'synthYaml']) {
-    const original = root[method];
-    // the root of a construct tree that is not a cdk8s App: every validation renders
-    if (typeof original !== 'function') continue;
-    Object.defineProperty(root, method, {
-      value: function (this: unknown, ...args: unknown[]) {
-        const holder = root[SYNTHESIS];
-        const outer: Synthesis | undefined = holder.current;
-        holder.current = outer ?? { errors: new Map(), kept: new Map() };
-        try {
-          return original.apply(this, args);
-        } finally {
-          holder.current = outer;
-        }
-      },
-      configurable: true,
-      writable: true,
-    });
+    let owner = Object.getPrototypeOf(root);
+    while (owner && !Object.prototype.hasOwnProperty.call(owner, method)) owner = Object.getPrototypeOf(owner);
+    const original = owner?.[method];
+    // the root of a construct tree that is not a cdk8s App, or a method wrapped already
+    if (typeof original !== 'function' || original[WRAPPED]) continue;
+    const wrapper = function (this: any, ...args: unknown[]) {
+      const holder = this !== null && typeof this === 'object' ? this[SYNTHESIS] : undefined;
+      if (!holder) return original.apply(this, args);
+      const outer: Synthesis | undefined = holder.current;
+      holder.current = outer ?? { errors: new Map(), kept: new Map() };
+      try {
+        return original.apply(this, args);
+      } finally {
+        holder.current = outer;
+      }
+    };
+    Object.defineProperty(wrapper, WRAPPED, { value: true });
+    Object.defineProperty(owner, method, { value: wrapper, configurable: true, writable: true, enumerable: false });
   }
 }
 

@@ -867,6 +867,11 @@ const CASES: Case[] = [
     message: ["WithSidecar 'test/side'", "configFiles key 'conf/main.hcl' is not a ConfigMap key", "use a file name such as 'config.hcl'"],
   },
   {
+    name: "WithSidecar: a configFiles key '..data' (the kubelet's own entry of a ConfigMap volume)",
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', configFiles: { '..data': 'a = 1' } }),
+    message: ["WithSidecar 'test/side'", "configFiles key '..data' is not a ConfigMap key", "use a file name such as 'config.hcl'"],
+  },
+  {
     name: 'WithSidecar: args that are no list of strings',
     build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', args: ['--port', 5432 as any] }),
     message: ["WithSidecar 'test/side'", 'args must be a list of strings (got ["--port",5432])', "quote numbers, e.g. ['--port', '5432']"],

@@ -336,6 +336,29 @@ describe('one synthesis renders each workload twice, whatever the number of char
     expect(second.spec.template.spec.containers.map((c: any) => c.name)).toEqual(['app']);
   });
 
+  test('a jsii host subclass (Python/Java) that overrides synthYaml: construction works, and its super call renders 2 per workload', () => {
+    // The jsii kernel defines a host override on the instance, non-configurable and read-only
+    // (@jsii/kernel _defineOverridenMethod), and runs `super` and plain calls through the class's
+    // prototype: the binding must neither redefine the instance's method nor rely on it.
+    const app = Testing.app();
+    Object.defineProperty(app, 'synthYaml', {
+      value: function (this: App) { return App.prototype.synthYaml.call(this); },
+      configurable: false,
+      writable: false,
+    });
+    const workloads = Array.from({ length: 5 }, (_x, i) => {
+      const chart = new Chart(app, `c${i}`);
+      const w = countedWorkload(chart, `w${i}`);
+      new WithLogAgent(chart, 'logs', { workload: w.obj, kubernetesVersion: '1.29' });
+      return w;
+    });
+    app.synthYaml();
+    expect(workloads.map(w => w.calls())).toEqual([2, 2, 2, 2, 2]);
+    // the kernel's call of a method the host did not override: through the prototype
+    App.prototype.synth.call(app);
+    expect(workloads.map(w => w.calls())).toEqual([4, 4, 4, 4, 4]);
+  });
+
   test('a change between two app.synthYaml() calls of one synchronous run is seen by the second', () => {
     const { app, chart, dep } = nativeApp();
     new Chart(app, 'second');

@@ -8,6 +8,7 @@ import {
   APP_CONTAINER, WorkloadKind, containerOf, kplusWorkload as anyWorkload, layoutOf, manifestOf, newChart, podMetadataOf, podSpecOf, rawDeployment,
 } from './util/fixtures';
 import { SCHEMA_RELEASES, expectValidManifests } from './util/k8s-schema';
+import { EnvoyBootstrapOptions, envoyConfigFiles, renderEnvoyConfigFiles } from '../src/agents/envoy-bootstrap';
 
 type Extra = Partial<Omit<WithEnvoyProps, 'workload'>>;
 
@@ -82,6 +83,36 @@ test('workloads with the same props get the same Envoy config but for node.id an
   expect(configs[1]).not.toEqual(configs[0]);
   expect(configs[4]).not.toEqual(configs[0]);
   expect(configs[4]).not.toEqual(configs[1]);
+});
+
+test('the memoized config files are byte for byte a direct render, for many option sets and names (JSON-escaped ones too)', () => {
+  const base: EnvoyBootstrapOptions = {
+    nodeId: 'web',
+    nodeCluster: 'web',
+    adminPort: 9901,
+    listenerPort: 10000,
+    appPort: 8080,
+    appProtocol: 'HTTP1',
+    healthPort: 15021,
+    healthPath: '/ready',
+    upstreams: [],
+    accessLog: true,
+    configDirectory: '/etc/envoy',
+    maxHeapBytes: 200 * 1024 * 1024,
+  };
+  const variants: Array<Partial<EnvoyBootstrapOptions>> = [
+    {},
+    { tls: { certDirectory: '/etc/envoy/tls', clientCaDirectory: '/etc/envoy/client-ca' }, listenerPort: 8443 },
+    { upstreams: [{ name: 'payments', localPort: 9001, host: 'payments.shop.svc.cluster.local', port: 8080, tls: false }] },
+    { appProtocol: 'HTTP2', accessLog: false, xffNumTrustedHops: 2, streamIdleTimeoutSeconds: 300, appIdleTimeoutSeconds: 4 },
+  ];
+  const names = ['web', 'shop-web-c8a1b2c3', 'a.b', 'we"b\\x', 'a\u2028b', 'node-id'];
+  for (const v of variants) {
+    for (const name of names) {
+      const o = { ...base, ...v, nodeId: name, nodeCluster: `${name}-cluster` };
+      expect(envoyConfigFiles(o)).toEqual(renderEnvoyConfigFiles(o).files);
+    }
+  }
 });
 
 const listener = (b: any, name: string) => b.static_resources.listeners.find((l: any) => l.name === name);

@@ -516,8 +516,10 @@ const filesMemo = new Memo<Readonly<Record<string, string>>>();
 
 /**
  * `renderEnvoyConfigFiles(o).files`, rendered once per distinct options but for the node's id
- * and cluster (the workload's name), which are put into the text afterwards: the same text, byte
- * for byte (test/with-envoy.test.ts compares the two for many option sets).
+ * and cluster (the workload's name), which are put into the text afterwards (as JSON string
+ * contents): the same text, byte for byte (test/with-envoy.test.ts compares the two directly for
+ * option sets and names, JSON-escaped ones too). The stand-ins can only be confused with a value
+ * holding NUL characters, which no input that reaches the config can hold (checked at the props).
  */
 export function envoyConfigFiles(o: EnvoyBootstrapOptions): Record<string, string> {
   const generic = { ...o, nodeId: NODE_ID_TOKEN, nodeCluster: NODE_CLUSTER_TOKEN };

@@ -92,7 +92,9 @@ export function isHost(host: string, options: { allowTrailingDot?: boolean; allo
 export const HOST_RULE = "give the bare host (no scheme, port or path): a DNS name or IPv4 address, e.g. 'logs.example.com'";
 
 const SECRET_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const SECRET_KEY = /^[-._a-zA-Z0-9]{1,253}$/;
+// IsConfigMapKey (apimachinery pkg/util/validation/validation.go): [-._a-zA-Z0-9]+, at most 253,
+// and hasChDirPrefix: not '.', not '..', not starting with '..' (the kubelet's '..data' entry).
+const SECRET_KEY = /^(?!\.\.?$)(?!\.\.)[-._a-zA-Z0-9]{1,253}$/;
 
 /** A Secret's name: a DNS-1123 subdomain (kubernetes ValidateSecretName). */
 export function isSecretName(name: string): boolean {
