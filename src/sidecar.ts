@@ -5,7 +5,7 @@ import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } fr
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
 import { checkDnsLabel, durationSeconds } from './private/checks';
-import { Memo } from './private/memo';
+import { Memo, deepFreeze } from './private/memo';
 import { TargetReader, checkSameApp } from './private/target-reader';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
 import { SidecarTargetOptions } from './settings';
@@ -495,14 +495,6 @@ export function httpProbe(path: string, port: number, periodSeconds: number, fai
   return { failureThreshold, httpGet: { path, port }, periodSeconds, timeoutSeconds: 1 };
 }
 
-/** Freezes plain JSON in depth, so that an object's identity stands for its content. @internal */
-export function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const v of Object.values(value as object)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
-}
 
 /** An env var from the downward API. @internal */
 export function fieldEnv(name: string, fieldPath: string): Json {

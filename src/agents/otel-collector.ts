@@ -19,7 +19,7 @@
 import { Yaml } from 'cdk8s';
 import { ShutdownModel, shutdownModel } from './shutdown-model';
 import { Json } from '../engine/spec';
-import { Memo } from '../private/memo';
+import { Memo, deepFreeze } from '../private/memo';
 
 /**
  * The default collector image: the CORE distribution, pinned.
@@ -132,16 +132,8 @@ const configMemo = new Memo<OtelCollectorConfig>();
 export function renderOtelCollectorConfig(o: OtelCollectorConfigOptions): OtelCollectorConfig {
   return configMemo.get(JSON.stringify(o), () => {
     const rendered = renderConfig(o);
-    return Object.freeze({ config: deepFreezeJson(rendered.config), yaml: rendered.yaml });
+    return Object.freeze({ config: deepFreeze(rendered.config), yaml: rendered.yaml });
   });
-}
-
-function deepFreezeJson<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const v of Object.values(value as object)) deepFreezeJson(v);
-    Object.freeze(value);
-  }
-  return value;
 }
 
 function renderConfig(o: OtelCollectorConfigOptions): OtelCollectorConfig {

@@ -22,3 +22,12 @@ export class Memo<V> {
     return value;
   }
 }
+
+/** Freezes plain JSON in depth, so that an object's identity stands for its content. */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const v of Object.values(value as object)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
