@@ -76,6 +76,13 @@ const project = new cdk8s.ConstructLibraryCdk8s({
     },
   },
 
+  // The other jsii languages (issue 30): jsii-pacmak builds a Python wheel, a Java (Maven) jar
+  // and a Go module from the assembly; `npm run test:bindings` uses each in a real cdk8s app of
+  // that language (scripts/bindings-test.sh). Names follow cdk8s' own packages.
+  publishToPypi: { distName: 'cdk8s-sidecars', module: 'cdk8s_sidecars' },
+  publishToMaven: { javaPackage: 'dev.cdk8s.sidecars', mavenGroupId: 'dev.cdk8s-sidecars', mavenArtifactId: 'cdk8s-sidecars' },
+  publishToGo: { moduleName: 'github.com/cdk8s-sidecars/cdk8s-sidecars-go' },
+
   github: false,
   release: false,
   gitignore: ['/examples/dist/', '/.bench/', '/.consumer-test/'],
@@ -106,6 +113,15 @@ const consumerTest = project.addTask('test:consumer', {
   exec: 'bash scripts/consumer-test.sh',
 });
 project.testTask.spawn(consumerTest);
+
+// The real OpenTelemetry Collector (issue 30): scripts/build-otelcol.sh builds otelcol of the
+// pinned release with the Collector Builder (cached in ~/.cache/cdk8s-sidecars/otelcol), then
+// test/collector/collector.spec.ts validates every WithTracer config with it and runs it against an
+// OTLP sink on loopback. Needs Go and the Go module proxy; `.ci/run` runs it after `npm test`.
+project.addTask('test:collector', {
+  description: 'Builds the real otelcol (Collector Builder, pinned release, cached) and runs every WithTracer config through it',
+  exec: 'bash scripts/collector-test.sh',
+});
 
 // The example app, synthesized by the real cdk8s CLI once per cluster.
 const clusters: Array<[string, string]> = [['cluster-1.27', '1.27'], ['cluster-1.29', '1.29']];
