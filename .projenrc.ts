@@ -123,6 +123,13 @@ project.addTask('test:collector', {
   exec: 'bash scripts/collector-test.sh',
 });
 
+// The other jsii languages (issue 30): jsii-pacmak's Python wheel, Java jar and Go module, each
+// used by a cdk8s app of that language for 1.27 and 1.29 and compared byte for byte with the same
+// app in TypeScript (scripts/bindings-test.sh, test/bindings/; docs/bindings.md).
+project.addTask('test:bindings', {
+  description: 'Builds the Python, Java and Go bindings with jsii-pacmak and runs a cdk8s app in each language against them (same bytes as TypeScript)',
+  exec: 'bash scripts/bindings-test.sh',
+});
 // The example app, synthesized by the real cdk8s CLI once per cluster.
 const clusters: Array<[string, string]> = [['cluster-1.27', '1.27'], ['cluster-1.29', '1.29']];
 const synthExample = project.addTask('synth:example', {
