@@ -130,6 +130,13 @@ project.addTask('test:bindings', {
   description: 'Builds the Python, Java and Go bindings with jsii-pacmak and runs a cdk8s app in each language against them (same bytes as TypeScript)',
   exec: 'bash scripts/bindings-test.sh',
 });
+// The Kubernetes API types of every release (issue 30): test/k8s-api/decode.spec.ts decodes what
+// the tests synthesize with k8s.io/api of each release, strictly (scripts/build-k8s-decoders.sh).
+project.addTask('test:k8s-api', {
+  description: 'Builds the strict k8s.io/api decoder of every release (1.27 to the newest) and decodes the example app, the snapshots and a sample of the property generator',
+  exec: 'bash scripts/k8s-api-test.sh',
+});
+
 // The example app, synthesized by the real cdk8s CLI once per cluster.
 const clusters: Array<[string, string]> = [['cluster-1.27', '1.27'], ['cluster-1.29', '1.29']];
 const synthExample = project.addTask('synth:example', {
