@@ -200,14 +200,18 @@ export function unknownHookErrors(where: string, sidecars: SidecarSpec[], app: A
  * above the need, the time the app really has: `effectiveAppEnd`).
  * - stopped with the app (legacy, and native on 1.28 where the stop is not ordered): until the
  *   app has exited, plus the agent's read delay;
- * - native from 1.29 (stopped after every app container has exited): only an agent that must
- *   keep reading after the app's exit needs a delay, and it too runs from the termination's
- *   start: the app's end plus the read delay.
+ * - native from 1.29 (stopped after every app container has exited): none. A `preStop` there
+ *   starts at the pod's termination, so a sleep in it cannot stand in for "after the app": it
+ *   only delays the sidecar's SIGTERM to max(sleep, its turn), i.e. every termination, and on a
+ *   Job (whose sidecars are terminated when the app has completed) it is pure delay after the
+ *   app's exit (issue 26: with a 12 s sleep the real Fluent Bit got SIGTERM at 12.0 s in every
+ *   run). The agent gets SIGTERM at its turn; what each agent reads in the moments after the
+ *   app's exit is in docs/shutdown.md.
  */
 export function preStopDelayOf(spec: SidecarSpec, target: EngineTarget, appEndSeconds: number): number {
   const ordered = spec.layout === 'NATIVE' && capabilities(target.minor, target.gate).orderedTermination;
+  if (ordered) return 0;
   const read = spec.shutdown.readAfterAppExitSeconds ?? 0;
-  if (ordered) return read > 0 ? appEndSeconds + read : 0;
   return (spec.shutdown.outliveApp ?? true) ? appEndSeconds + read : read;
 }
 

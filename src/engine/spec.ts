@@ -34,8 +34,10 @@ export interface ShutdownSpec {
 
   /**
    * How long the agent must keep reading after the app's last write before it gets SIGTERM
-   * (Vector's file poll backoff, Fluent Bit's file scan: both stop reading at SIGTERM). The
-   * engine then delays the sidecar's SIGTERM with a `preStop` sleep in both layouts.
+   * (Vector's file poll backoff, Fluent Bit's file scan: both stop reading at SIGTERM). Where
+   * the sidecar is stopped together with the app (legacy; native on 1.28), the engine adds it to
+   * the `preStop` delay that outlives the app. Native from 1.29 the sidecar gets SIGTERM at its
+   * turn after the app's exit and no `preStop` delays it (`preStopDelayOf`).
    * @default 0
    */
   readonly readAfterAppExitSeconds?: number;
