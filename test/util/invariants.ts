@@ -331,7 +331,7 @@ function modelPod(facts: SidecarFacts[], user: UserPod, minor: number, app: numb
 }
 
 /** The user's native sidecars' stop time the constructs give (the largest), or undefined. */
-function userSidecarStop(facts: SidecarFacts[]): number | undefined {
+export function userSidecarStop(facts: SidecarFacts[]): number | undefined {
   const given = facts.map(f => f.userSidecarStop).filter((x): x is number => x !== undefined);
   return given.length > 0 ? Math.max(...given) : undefined;
 }
