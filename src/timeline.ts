@@ -195,7 +195,7 @@ export class SidecarTimeline {
    */
   public static summaryTable(timelines: SidecarTimeline[]): string {
     const rows = [
-      ['workload', 'k8s', 'app starts by', 'app exits', 'last sidecar SIGTERM', 'pod gone', 'grace', 'completes after app', 'requests (effective)'],
+      ['workload', 'k8s', 'app starts by (worst)', 'app exits', 'last sidecar SIGTERM', 'pod gone', 'grace', 'completes after app (worst)', 'requests (effective)'],
       ...timelines.map(t => t.summaryRow()),
     ];
     return table(rows);
