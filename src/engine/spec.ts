@@ -78,6 +78,21 @@ export interface ShutdownSpec {
    * @default true
    */
   readonly outliveApp?: boolean;
+
+  /**
+   * Where the sidecar is stopped together with the app (legacy; native on 1.28): end the `preStop`
+   * wait for the app as soon as no process of a container other than the sidecars' is left
+   * (`shareProcessNamespace`), bounded by the app's end as before (`watchAppExit`).
+   * @default false
+   */
+  readonly watchAppExit?: boolean;
+
+  /**
+   * The program the sidecar's main process runs (`argv[0]`) when `container.command` does not
+   * say it (the image's entrypoint), so that `watchAppExit` hooks can tell its processes from the app's.
+   * @default - `container.command[0]`, else unknown (its container then counts as the app's)
+   */
+  readonly entrypoint?: string;
 }
 
 /** Legacy-only: hold the app containers until this sidecar is ready (Istio's holdApplicationUntilProxyStarts). */

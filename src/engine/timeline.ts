@@ -149,12 +149,15 @@ export function hookDuration(hook: Json | undefined): number | undefined {
   if (!Array.isArray(command) || command.length === 0) return undefined;
   const words = command.map(String);
   const inShell = words.length === 4 && /(^|\/)(busybox|sh)$/.test(words[0]) && words[words.length - 2] === '-c';
-  const parts = inShell ? words[3].split(/;|&&|\n/).map(x => x.trim()).filter(x => x !== '') : [words.join(' ')];
+  // (a single-quoted inner script, e.g. the watchAppExit wait, is one word of its command)
+  const parts = inShell ? words[3].replace(/( sh -c )'[^']*'/g, "$1''").split(/;|&&|\n/).map(x => x.trim()).filter(x => x !== '') : [words.join(' ')];
   let total = 0;
   for (const part of parts) {
     const sleep = /^(?:\S*\/)?(?:busybox )?sleep (\d+(?:\.\d+)?)$/.exec(part);
-    if (sleep) {
-      total += Number(sleep[1]);
+    // the watchAppExit wait: at most its bound
+    const bounded = /^\S*busybox timeout (\d+) \S*busybox sh -c '' \|\| true$/.exec(part);
+    if (sleep || bounded) {
+      total += Number((sleep ?? bounded)![1]);
     } else if (!/^\S*busybox wget -q -T \d+ .*'?http:\/\/127\.0\.0\.1:\d+\//.test(part)) {
       return undefined;
     }
