@@ -135,7 +135,7 @@ export class SidecarTimeline {
       if (c.restartPolicy === 'Always' && stopSeconds[c.name] === undefined && users !== undefined) stopSeconds[c.name] = users;
     }
     const legacySidecars = specs.filter(s => s.layout === 'LEGACY').map(s => s.container.name as string);
-    const app = appShutdownOf([...specs, ...injected.map(p => ({ shutdown: { appShutdownSeconds: p.appShutdownSeconds } }) as any)]);
+    const app = Math.max(appShutdownOf(specs), ...injected.map(p => p.appShutdownSeconds));
     const t = computeTimeline(manifest, {
       target: { minor, gate }, legacySidecars, stopSeconds, appShutdownSeconds: app, quickInit: [TOOLS.containerName],
     });
