@@ -74,43 +74,64 @@ function badCharacter(v: string): { at: number; why: string } | undefined {
   return undefined;
 }
 
-/**
- * Go's integer literal grammar as yaml.v2 applies it to a plain scalar (gopkg.in/yaml.v2 2.4
- * resolve.go: `strconv.ParseInt(strings.Replace(s, "_", "", -1), 0, 64)`, then ParseUint), the
- * range left to BigInt below.
- */
-const GO_INTEGER = /^[-+]?(?:0[xX][0-9a-fA-F]+|0[oO]?[0-7]+|0[bB][01]+|[1-9][0-9]*|0)$/;
-
-function goInteger(v: string): bigint | undefined {
-  if (v === '' || !/^[-+0-9]/.test(v)) return undefined; // yaml.v2 tries numbers only for a digit or sign first
-  const plain = v.replace(/_/g, '');
-  if (!GO_INTEGER.test(plain)) return undefined;
-  const sign = plain[0] === '-' ? -1n : 1n;
-  const digits = plain.replace(/^[-+]/, '');
-  const n = sign * BigInt(/^0[0-7]+$/.test(digits) ? `0o${digits.slice(1)}` : digits.replace(/^0([OXB])/, (_m, p: string) => `0${p.toLowerCase()}`));
-  const fits = (n >= -(2n ** 63n) && n < 2n ** 63n) || (plain[0] !== '-' && n >= 0n && n < 2n ** 64n);
-  return fits ? n : undefined;
+/** Why the manifest cannot carry one of the characters of `v` (U+0085, U+2028, ...), or undefined. */
+export function characterProblem(v: string): string | undefined {
+  return badCharacter(v)?.why;
 }
 
-/** Whether cdk8s' writer writes this string as a plain scalar (the one way it can read as a number). */
+/**
+ * Go's integer literal grammar as yaml.v2 applies it to a plain scalar (gopkg.in/yaml.v2 2.4
+ * resolve.go `resolve`: `strconv.ParseInt(strings.Replace(s, "_", "", -1), 0, 64)`, then
+ * ParseUint), the range checked below.
+ */
+const GO_INTEGER = /^[-+]?(?:0[xX][0-9a-fA-F]+|0[oO]?[0-7]+|0[bB][01]+|[1-9][0-9]*|0)$/;
+/** yaml.v2 resolve.go `yamlStyleFloat`, tried (on the same text) when both integer parses fail. */
+const YAML_STYLE_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
+/** yaml.v2 resolve.go `resolveMap`: the words read as booleans, null, infinities, NaN or a merge key. */
+const RESOLVE_MAP = new Set([
+  'y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON',
+  'n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF',
+  '', '~', 'null', 'Null', 'NULL', '.nan', '.NaN', '.NAN', '.inf', '.Inf', '.INF',
+  '+.inf', '+.Inf', '+.INF', '-.inf', '-.Inf', '-.INF', '<<',
+]);
+
+/** What yaml.v2 reads this plain scalar as, when not a string (a description), else undefined. */
+function goPlainNonString(v: string): string | undefined {
+  if (RESOLVE_MAP.has(v)) return 'a boolean, null or special number';
+  if (!/^[-+0-9.]/.test(v)) return undefined; // the other first characters are read as strings
+  if (v[0] === '.') return /^\.[0-9]+([eE][-+]?[0-9]+)?$/.test(v) ? `the number ${Number(v)}` : undefined;
+  const plain = v.replace(/_/g, '');
+  if (GO_INTEGER.test(plain)) {
+    const negative = plain[0] === '-';
+    const digits = plain.replace(/^[-+]/, '');
+    const magnitude = BigInt(/^0[0-7]+$/.test(digits) ? `0o${digits.slice(1)}` : digits.replace(/^0([OXB])/, (_m, p: string) => `0${p.toLowerCase()}`));
+    const n = negative ? -magnitude : magnitude;
+    // ParseInt (int64), else ParseUint (uint64, no sign at all)
+    if ((n >= -(2n ** 63n) && n < 2n ** 63n) || (/^[0-9]/.test(plain) && n < 2n ** 64n)) return `the number ${n}`;
+  }
+  if (YAML_STYLE_FLOAT.test(plain)) return `the number ${Number(plain)}`;
+  return undefined;
+}
+
+/** Whether cdk8s' writer writes this string as a plain scalar (the one way it can read as another type). */
 function writtenPlain(v: string): boolean {
   return Yaml.stringify({ v }) === `v: ${v}\n`;
 }
 
 /**
  * Why the manifest cannot carry this string exactly, or undefined. Besides the characters above:
- * a string that Go's integer grammar reads as a number (`0o17`, `0O17`, `0B1`, `0X1F`, `-0o7`,
- * `+_1`), which cdk8s' YAML 1.1 writer does not quote (for YAML 1.1 they are strings), so the
- * API server gets a number (`0x1F`, `0b1`, `1_000` and `0777` are numbers in YAML 1.1 too: the
- * writer quotes them, and they arrive as written).
+ * a string that yaml.v2 reads as another type when plain and that cdk8s' YAML 1.1 writer leaves
+ * plain (for YAML 1.1 it is a string): `0o17`, `0O17`, `0B1`, `0X1F`, `-0o7`, `+_1`, `-_1e3`. The
+ * writer quotes what YAML 1.1 reads as a number, boolean or null (`0x1F`, `0b1`, `1_000`, `0777`,
+ * `1e3`, `on`, `~`), and those arrive as written: the writer is asked, for the few candidates.
  */
 export function manifestStringProblem(v: string): string | undefined {
   const bad = badCharacter(v);
   if (bad) return bad.why;
-  const n = goInteger(v);
-  if (n !== undefined && writtenPlain(v)) {
+  const read = goPlainNonString(v);
+  if (read !== undefined && writtenPlain(v)) {
     return `is written unquoted by cdk8s' YAML writer (a YAML 1.1 writer, for which it is a string) and ${READER}, ` +
-      `which reads plain scalars with Go's strconv.ParseInt(s, 0, 64), gets the number ${n}: the API server rejects or changes it`;
+      `which reads plain scalars with Go's strconv.ParseInt(s, 0, 64) and ParseFloat, gets ${read}: the API server rejects or changes it`;
   }
   return undefined;
 }
@@ -129,6 +150,21 @@ export function checkManifestString(who: string, prop: string, value: string): v
   if (why !== undefined) {
     const fix = badCharacter(value) ? FIX_CHARACTER : FIX_NUMBER;
     throw new Error(`${who}: ${prop} ${showValue(value)} ${why}; ${fix}.`);
+  }
+}
+
+/**
+ * A string that is encoded (percent- or JSON-escaped) before it reaches a destination: only a
+ * lone surrogate cannot be encoded (encodeURIComponent throws URIError on it).
+ */
+export function checkWellFormed(who: string, prop: string, value: string): void {
+  if (typeof value !== 'string') return;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdfff) continue;
+    const next = value.charCodeAt(i + 1);
+    if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) { i++; continue; }
+    throw new Error(`${who}: ${prop} ${showValue(value)} holds a lone UTF-16 surrogate (${codePoint(c)}) at index ${i}, which is no character and cannot be encoded; ${FIX_CHARACTER}.`);
   }
 }
 
@@ -157,7 +193,7 @@ export function fluentBitValueProblem(v: string): string | undefined {
   if (bad) return bad.why;
   // eslint-disable-next-line no-control-regex
   if (v === '' || v.trim() !== v || /[\u0000-\u001f\u007f]/.test(v) || v.includes('${')) {
-    return "cannot be held by Fluent Bit's classic config (empty, white space at either end, a newline or another control character, or '${')";
+    return "is empty, has white space at either end, a newline or another control character, or has '${' (the classic format has no escapes)";
   }
   return undefined;
 }
@@ -176,18 +212,13 @@ export function yamlQuoted(s: string): string {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     const ch = s[i];
-    if (ch === '"' || ch === '\\') out += `\\${ch}`;
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\t') out += '\\t';
-    else if (c >= 0x20 && c < 0x7f) out += ch;
-    else if (c <= 0xff) out += `\\x${c.toString(16).padStart(2, '0')}`;
-    else if (c >= 0xd800 && c <= 0xdbff && s.charCodeAt(i + 1) >= 0xdc00 && s.charCodeAt(i + 1) <= 0xdfff) {
+    if (ch === '"' || ch === '\\') {out += `\\${ch}`;} else if (ch === '\n') {out += '\\n';} else if (ch === '\t') {out += '\\t';} else if (c >= 0x20 && c < 0x7f) {out += ch;} else if (c <= 0xff) {out += `\\x${c.toString(16).padStart(2, '0')}`;} else if (c >= 0xd800 && c <= 0xdbff && s.charCodeAt(i + 1) >= 0xdc00 && s.charCodeAt(i + 1) <= 0xdfff) {
       out += `\\U${s.codePointAt(i)!.toString(16).padStart(8, '0')}`;
       i++;
     } else if (c >= 0xd800 && c <= 0xdfff) {
       // No YAML reader takes a lone surrogate; the props checks refuse it first.
       throw new Error(`a lone UTF-16 surrogate (${codePoint(c)}) in ${showValue(s)} cannot be written to an agent's YAML config`);
-    } else out += `\\u${c.toString(16).padStart(4, '0')}`;
+    } else {out += `\\u${c.toString(16).padStart(4, '0')}`;}
   }
   return out + '"';
 }
@@ -253,6 +284,7 @@ function emitItem(v: YamlValue, indent: string, o: AgentYamlOptions, lines: stri
  * their order.
  */
 export function agentYaml(data: { [key: string]: any }, options: AgentYamlOptions = {}): string {
+  if (Object.keys(data).length === 0) return '{}\n';
   const lines: string[] = [];
   emitMap(data, '', options, lines);
   return lines.join('\n') + '\n';

@@ -74,7 +74,7 @@ export function readStreamsAsApiServer(streams: string[]): DocumentReading[][] {
     const bytes = Buffer.from(s, 'utf8');
     return [Buffer.from(`${bytes.length}\n`), bytes];
   }));
-  const res = spawnSync(binary, ['-batch'], { input, maxBuffer: 1 << 30 });
+  const res = spawnSync(binary, ['-batch'], { input, maxBuffer: 1024 * 1024 * 1024 });
   if (res.status !== 0) throw new Error(`go-yaml-reader failed: ${res.error?.message ?? res.stderr.toString()}`);
   const lines = res.stdout.toString('utf8').split('\n').filter(l => l !== '');
   if (lines.length !== streams.length) throw new Error(`go-yaml-reader gave ${lines.length} results for ${streams.length} streams`);
