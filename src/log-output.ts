@@ -1,5 +1,5 @@
 import { isHost, isSecretKey, isSecretName } from './private/checks';
-import { characterProblem, showValue } from './private/values';
+import { characterProblem, manifestStringProblem, showValue } from './private/values';
 import { SecretKeyReference } from './secret-ref';
 
 /**
@@ -218,6 +218,11 @@ function ref(factory: string, what: string, v: SecretKeyReference): SecretRef {
   if (!isSecretKey(key)) {
     refuse(factory, `${what}: key`, key, "is not a key of a Secret's data (letters, digits, '-', '_' and '.'); the API server rejects " +
       `such a reference. Give the key that holds the value in Secret '${secretName}', e.g. 'password'`);
+  }
+  // both go into the agent's env (secretKeyRef) in the manifest
+  for (const [prop, v] of [['Secret name', secretName], ['key', key]]) {
+    const why = manifestStringProblem(v);
+    if (why !== undefined) refuse(factory, `${what}: ${prop}`, v, `${why}; use another ${prop}`);
   }
   return { secretName, key };
 }

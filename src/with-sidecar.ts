@@ -519,6 +519,8 @@ function envList(who: string, plain: { [name: string]: string } | undefined, sec
         `e.g. { secret: { name: 'oauth2-proxy' }, key: 'client-secret' } (got ${JSON.stringify(ref)}).`,
       );
     }
+    checkManifestString(who, `secretEnv '${name}' Secret name`, ref.secret.name);
+    checkManifestString(who, `secretEnv '${name}' key`, ref.key); // '0X1F' is a key that the API server reads as 31
     out.push({ name, valueFrom: { secretKeyRef: { key: ref.key, name: ref.secret.name } } });
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));

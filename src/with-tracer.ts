@@ -441,6 +441,8 @@ function headerEnv(who: string, headers: { [name: string]: SecretKeyReference })
         "reference. Give e.g. { secret: kplus.Secret.fromSecretName(scope, 'id', 'otel-auth'), key: 'token' }.",
       );
     }
+    checkManifestString(who, `exporterHeaders '${header}' Secret name`, value.secret.name);
+    checkManifestString(who, `exporterHeaders '${header}' key`, value.key);
     out.push({ header, env, secretName: value.secret.name, key: value.key });
   }
   return out;
