@@ -220,9 +220,9 @@ function ref(factory: string, what: string, v: SecretKeyReference): SecretRef {
       `such a reference. Give the key that holds the value in Secret '${secretName}', e.g. 'password'`);
   }
   // both go into the agent's env (secretKeyRef) in the manifest
-  for (const [prop, v] of [['Secret name', secretName], ['key', key]]) {
-    const why = manifestStringProblem(v);
-    if (why !== undefined) refuse(factory, `${what}: ${prop}`, v, `${why}; use another ${prop}`);
+  for (const [prop, value] of [['Secret name', secretName], ['key', key]]) {
+    const why = manifestStringProblem(value);
+    if (why !== undefined) refuse(factory, `${what}: ${prop}`, value, `${why}; use another ${prop}`);
   }
   return { secretName, key };
 }
