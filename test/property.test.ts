@@ -28,10 +28,10 @@ import * as fc from 'fast-check';
 import { parseAllDocuments } from 'yaml';
 import { checkPodSpec } from '../src/engine/rules';
 import { AdoptSidecar, SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
+import { readManifests } from './util/api-server-yaml';
 import {
   AnyCheckCase, AnySidecarCase, ContainerCase, Scenario, anySidecarArb, buildScenario, inScenarioEnv, nativeWorks, renameToolsClashes, scenarioArb,
 } from './util/arbitraries';
-import { readManifests } from './util/api-server-yaml';
 import { podSpecOf } from './util/fixtures';
 import { usesTools } from './util/hooks';
 import {

@@ -26,7 +26,7 @@ const CACHE = path.join(__dirname, '..', '..', 'node_modules', '.cache', 'cdk8s-
 /** How to get the oracle, for skip and failure messages. */
 export const ORACLE_HOWTO =
   'the API-server YAML oracle needs Go (/usr/local/go/bin/go or `go` on PATH) and Debian\'s ' +
-  'sigs.k8s.io/yaml sources: `apt-get install -y --no-install-recommends golang golang-k8s-sigs-yaml-dev` ' +
+  'sigs.k8s.io/yaml sources: `apt-get install -y --no-install-recommends golang-go golang-k8s-sigs-yaml-dev` ' +
   '(CONTRIBUTING.md: "The API server\'s YAML reader")';
 
 function goBinary(): string | undefined {
