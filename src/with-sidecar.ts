@@ -6,7 +6,7 @@ import {
   checkConfigMapKey, checkDnsLabel, checkEnvName, checkHttpPath, checkImage, checkInteger, checkMountPath, checkObjectName, checkPort,
   checkStringList, durationSeconds, isSecretKey, isSecretName, sizeLimitMiB,
 } from './private/checks';
-import { checkManifestString } from './private/values';
+import { checkManifestList, checkManifestString } from './private/values';
 import { SecretKeyReference, SecretReference } from './secret-ref';
 import { SidecarBase, SidecarProps } from './sidecar';
 
@@ -69,6 +69,7 @@ export class SidecarCheck {
     if (!Array.isArray(command) || command.length === 0 || command.some(c => typeof c !== 'string' || c === '')) {
       throw new Error(`SidecarCheck.exec(): command ${JSON.stringify(command)} must be a non-empty list of non-empty strings, e.g. ['/bin/sh', '-c', 'test -s /vault/secrets/db'].`);
     }
+    checkManifestList('SidecarCheck.exec()', 'command', command);
     return new SidecarCheck({ exec: { command: [...command] } }, options);
   }
 

@@ -21,7 +21,7 @@ import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
-import { SidecarVolume, WithSidecar } from '../src/with-sidecar';
+import { SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
 import { WithTracer } from '../src/with-tracer';
 import { describeOracle, readStreamsAsApiServer } from './util/api-server-yaml';
 import { kplusWorkload } from './util/fixtures';
@@ -95,6 +95,9 @@ const SLOTS: Slot[] = [
   { name: 'WithSidecar configFiles content', who: 'test/proxy', build: sidecar(v => ({ configFiles: { 'a.conf': v } })) },
   { name: 'WithSidecar port name', who: 'test/proxy', build: sidecar(v => ({ ports: [{ number: 9090, name: v }] })) },
   { name: 'WithSidecar secretEnv Secret key', who: 'test/proxy', build: sidecar(v => ({ secretEnv: { TOKEN: { secret: { name: 'creds' }, key: v } } })) },
+  { name: 'SidecarCheck.exec command', who: 'SidecarCheck.exec()', build: sidecar(v => ({ startupCheck: SidecarCheck.exec(['/bin/check', v]) })) },
+  { name: 'SidecarCheck.http path', who: 'SidecarCheck.http()', build: sidecar(v => ({ startupCheck: SidecarCheck.http(9090, { path: `/${v}` }) })) },
+  { name: 'SidecarQuit.http path', who: 'SidecarQuit.http()', build: (c, v) => new WithSidecar(c, 'proxy', { workload: kplusWorkload(c, 'Job'), kubernetesVersion: V, image: IMAGE, jobQuit: SidecarQuit.http(9091, `/${v}`) }) },
   { name: 'WithSidecar secretEnv Secret name', who: 'test/proxy', build: sidecar(v => ({ secretEnv: { TOKEN: { secret: { name: v }, key: 'token' } } })) },
   { name: 'WithSidecar configDirectory', who: 'test/proxy', build: sidecar(v => ({ configDirectory: `/etc/${v}`, configFiles: { 'a.conf': 'x' } })) },
   { name: 'SidecarVolume mountPath', who: 'SidecarVolume', build: sidecar(v => ({ volumes: [SidecarVolume.emptyDir('data', `/data/${v}`)] })) },
