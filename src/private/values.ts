@@ -52,7 +52,10 @@ const READER = "the API server's YAML reader (sigs.k8s.io/yaml over yaml.v2)";
  *   escape code"). A pair (an astral character, e.g. an emoji) is carried.
  * C0 controls, tab and newline are carried (the writer escapes them).
  */
+const SUSPECT = /[\u007f-\u009f\u2028\u2029\ud800-\udfff\ufffe\uffff]/;
+
 function badCharacter(v: string): { at: number; why: string } | undefined {
+  if (!SUSPECT.test(v)) return undefined; // the common case, without the loop
   for (let i = 0; i < v.length; i++) {
     const c = v.charCodeAt(i);
     if (c < 0x7f) continue;
@@ -113,9 +116,24 @@ function goPlainNonString(v: string): string | undefined {
   return undefined;
 }
 
-/** Whether cdk8s' writer writes this string as a plain scalar (the one way it can read as another type). */
+const plainMemo = new Map<string, boolean>();
+const YAML11_DECIMAL = /^[-+]?[0-9][0-9_]*$/;
+
+/**
+ * Whether cdk8s' writer writes this string as a plain scalar (the one way it can read as another
+ * type). Decimal integers (`5432`, `1_000`: YAML 1.1 integers) are quoted, which is taken without
+ * asking (test/values.test.ts checks it against the writer and the reader); other answers are kept
+ * (a few thousand at most), since asking costs a YAML document each.
+ */
 function writtenPlain(v: string): boolean {
-  return Yaml.stringify({ v }) === `v: ${v}\n`;
+  if (YAML11_DECIMAL.test(v)) return false;
+  let plain = plainMemo.get(v);
+  if (plain === undefined) {
+    plain = Yaml.stringify({ v }) === `v: ${v}\n`;
+    if (plainMemo.size >= 4096) plainMemo.clear();
+    plainMemo.set(v, plain);
+  }
+  return plain;
 }
 
 /**
@@ -128,6 +146,7 @@ function writtenPlain(v: string): boolean {
 export function manifestStringProblem(v: string): string | undefined {
   const bad = badCharacter(v);
   if (bad) return bad.why;
+  if (YAML11_DECIMAL.test(v)) return undefined; // a number for both, so quoted (see writtenPlain)
   const read = goPlainNonString(v);
   if (read !== undefined && writtenPlain(v)) {
     return `is written unquoted by cdk8s' YAML writer (a YAML 1.1 writer, for which it is a string) and ${READER}, ` +
