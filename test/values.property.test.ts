@@ -126,7 +126,9 @@ const SLOTS: Slot[] = [
   { name: 'WithTracer serviceName', who: 'test/tracer', build: (c, v) => new WithTracer(c, 'tracer', { workload: wl(c), kubernetesVersion: V, exporterEndpoint: ENDPOINT, serviceName: v }) },
   { name: 'WithTracer resourceAttributes value', who: 'test/tracer', build: (c, v) => new WithTracer(c, 'tracer', { workload: wl(c), kubernetesVersion: V, exporterEndpoint: ENDPOINT, resourceAttributes: { team: v } }) },
   {
-    name: 'WithTracer exporterEndpoint', who: 'test/tracer', build: (c, v) => new WithTracer(c, 'tracer', { workload: wl(c), kubernetesVersion: V, exporterEndpoint: v }),
+    name: 'WithTracer exporterEndpoint',
+    who: 'test/tracer',
+    build: (c, v) => new WithTracer(c, 'tracer', { workload: wl(c), kubernetesVersion: V, exporterEndpoint: v }),
     agentRead: f => YAML.parse(f['config.yaml']).exporters['otlp/traces'].endpoint,
   },
   { name: 'WithTracer exporterHeaders name', who: 'test/tracer', build: (c, v) => new WithTracer(c, 'tracer', { workload: wl(c), kubernetesVersion: V, exporterEndpoint: ENDPOINT, exporterHeaders: { [v]: SECRET } }) },
