@@ -5,8 +5,10 @@
  *
  * - `checkManifestString`: a string that cdk8s' YAML writer puts into the manifest (a name, label,
  *   image, env value, arg, ConfigMap key or file, ...), as the API server's reader gets it.
- * - `checkFluentBitValue`: a value of Fluent Bit's classic config (in a ConfigMap, so also the above).
- * - `checkFluentdValue`: a value of Fluentd's config (in a ConfigMap).
+ * - `fluentBitValueProblem`: a value of Fluent Bit's classic config (in a ConfigMap, so also the above).
+ * - `fluentdValueProblem`: a value of Fluentd's config (in a ConfigMap).
+ * - `checkWellFormed`: a string that is percent- or JSON-encoded on its way (only a lone surrogate
+ *   cannot be).
  * - `agentYaml`: Vector's and the collector's YAML, written here with every string double-quoted
  *   and escaped, so it carries any string the manifest can (no refusal needed beyond that).
  * - `asciiJson`: Envoy's JSON files, every non-ASCII character escaped.
@@ -39,6 +41,9 @@ const codePoint = (c: number) => `U+${c.toString(16).toUpperCase().padStart(4, '
 
 const READER = "the API server's YAML reader (sigs.k8s.io/yaml over yaml.v2)";
 
+/** Every character `badCharacter` refuses (and the surrogates of pairs, which it carries). */
+const SUSPECT = /[\u007f-\u009f\u2028\u2029\ud800-\udfff\ufffe\uffff]/;
+
 /**
  * The first character that cdk8s' writer and the API server's reader cannot carry, with why; or
  * undefined. Observed for every BMP code point alone in a value, a key and a multi-line value:
@@ -52,8 +57,6 @@ const READER = "the API server's YAML reader (sigs.k8s.io/yaml over yaml.v2)";
  *   escape code"). A pair (an astral character, e.g. an emoji) is carried.
  * C0 controls, tab and newline are carried (the writer escapes them).
  */
-const SUSPECT = /[\u007f-\u009f\u2028\u2029\ud800-\udfff\ufffe\uffff]/;
-
 function badCharacter(v: string): { at: number; why: string } | undefined {
   if (!SUSPECT.test(v)) return undefined; // the common case, without the loop
   for (let i = 0; i < v.length; i++) {
@@ -157,7 +160,7 @@ export function manifestStringProblem(v: string): string | undefined {
 
 /** What to do, for the messages. */
 const FIX_CHARACTER = 'remove the character (or give the text another way, e.g. from a Secret)';
-const FIX_NUMBER = "cdk8s gives no way to quote one value, so use another value (e.g. the decimal form, or add a letter: 'v0o17')";
+const FIX_NUMBER = "cdk8s gives no way to quote one value, so use a value that is no number in Go's syntax (e.g. with a letter in front: 'v0o17')";
 
 /**
  * A string that cdk8s' YAML writer puts into the manifest, as the API server gets it. Refuses
@@ -184,15 +187,6 @@ export function checkWellFormed(who: string, prop: string, value: string): void 
     const next = value.charCodeAt(i + 1);
     if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) { i++; continue; }
     throw new Error(`${who}: ${prop} ${showValue(value)} holds a lone UTF-16 surrogate (${codePoint(c)}) at index ${i}, which is no character and cannot be encoded; ${FIX_CHARACTER}.`);
-  }
-}
-
-/** `checkManifestString` for a map's keys and values (env, labels, configFiles, ...). */
-export function checkManifestMap(who: string, prop: string, map: { [key: string]: string } | undefined): void {
-  if (map === undefined || map === null || typeof map !== 'object') return;
-  for (const key of Object.keys(map)) {
-    checkManifestString(who, `${prop} key`, key);
-    checkManifestString(who, `${prop} ${showValue(key)}`, map[key]);
   }
 }
 
