@@ -10,7 +10,7 @@ import * as YAML from 'yaml';
 import { NativeSidecarGuard } from '../src/guard';
 import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
-import { agentYaml, characterProblem, manifestStringProblem, showValue } from '../src/private/values';
+import { agentYaml, characterProblem, checkManifestData, manifestStringProblem, showValue } from '../src/private/values';
 import { WithLogAgent } from '../src/with-log-agent';
 import { SidecarVolume, WithSidecar } from '../src/with-sidecar';
 import { WithTracer } from '../src/with-tracer';
@@ -252,4 +252,11 @@ describeOracle('the agent YAML emitter (src/private/values.ts agentYaml)', () =>
     expect(text).toBe('"on":\n  - "0o17"\n  - "~"\n  - "a\\x85\\u2028b\\U0001f600"\n"n":\n  "y": ""\n');
     expect(showValue('a\u0085')).toBe('"a\\u0085"');
   });
+});
+
+test('the last line of defence (checkManifestData) names the JSON path of a value no prop check caught', () => {
+  expect(() => checkManifestData("WithSidecar 'test/p'", "the sidecar's", { container: { env: [{ name: 'A', value: 'x\u2028' }] } }))
+    .toThrow("WithSidecar 'test/p': the sidecar's.container.env[0].value \"x\\u2028\" holds U+2028");
+  expect(() => checkManifestData('W', 'the agent\'s', { files: { 'a b': '0o17' } })).toThrow('the agent\'s.files["a b"] "0o17" is written unquoted');
+  expect(() => checkManifestData('W', 'x', { ok: ['0x1F', 'on', 5, null, { n: 'a\u0001' }] })).not.toThrow();
 });

@@ -190,6 +190,26 @@ export function checkWellFormed(who: string, prop: string, value: string): void 
   }
 }
 
+/**
+ * The last line of defence: every string (and key) of a sidecar's description as it will be
+ * written into the manifest, checked with `checkManifestString`, the JSON path in the message. The
+ * props are checked where they are given, with their own names; this catches a prop that reaches
+ * the manifest by a way those checks miss, before anything is attached.
+ */
+export function checkManifestData(who: string, what: string, data: unknown, path = ''): void {
+  if (typeof data === 'string') {
+    checkManifestString(who, `${what}${path}`, data);
+  } else if (Array.isArray(data)) {
+    data.forEach((v, i) => checkManifestData(who, what, v, `${path}[${i}]`));
+  } else if (data !== null && typeof data === 'object') {
+    for (const key of Object.keys(data)) {
+      const at = /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${path}.${key}` : `${path}[${showValue(key)}]`;
+      checkManifestString(who, `${what}${at} (a key)`, key);
+      checkManifestData(who, what, (data as Record<string, unknown>)[key], at);
+    }
+  }
+}
+
 /** `checkManifestString` for a list (command, args, namespaces, ...). */
 export function checkManifestList(who: string, prop: string, list: readonly string[] | undefined): void {
   if (!Array.isArray(list)) return;
