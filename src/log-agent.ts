@@ -137,11 +137,21 @@ export interface FluentdOptions {
   /**
    * The time given to Fluentd after SIGTERM to flush its buffers (`flush_at_shutdown`) and
    * exit. Fluentd has no limit of its own: this is the share of the pod's grace period
-   * reserved for it, after which the kubelet kills it. The output's connect, TLS and read (or
-   * request) timeouts share it, less a second to exit, so that one attempt always fits.
+   * reserved for it, after which the kubelet kills it. The output's connect and TLS timeouts
+   * share it, less a second to exit; when one whole attempt (with `requestTimeout`) is longer,
+   * the share is that attempt and the exit, so that one attempt always fits.
    * @default Duration.seconds(10)
    */
   readonly shutdownGrace?: Duration;
+  /**
+   * How long one request waits for the backend's answer before Fluentd fails it and retries
+   * later (out_http `read_timeout`, out_forward `send_timeout`, Elasticsearch/OpenSearch
+   * `request_timeout`). Fluentd uses the same timeout at shutdown as in normal operation: keep
+   * it above the slowest answer your backend gives, or every flush to it fails and nothing is
+   * delivered; a longer one lengthens the shutdown (see `shutdownGrace`).
+   * @default Duration.seconds(15)
+   */
+  readonly requestTimeout?: Duration;
   /**
    * Port of in_monitor_agent on 0.0.0.0: the kubelet probes `GET /api/plugins.json`.
    * 1024 or above: the agent runs as non-root without NET_BIND_SERVICE.
@@ -203,6 +213,7 @@ export abstract class LogAgent {
     if (options.monitorPort !== undefined) checkListenPort(who, 'monitorPort', options.monitorPort);
     positiveSeconds(who, 'flushInterval', options.flushInterval, 1);
     positiveSeconds(who, 'shutdownGrace', options.shutdownGrace, 10, 'Fluentd needs time to flush its buffer');
+    positiveSeconds(who, 'requestTimeout', options.requestTimeout, 15, 'a request needs time to be answered');
     return new FluentdAgent(options);
   }
 
@@ -331,6 +342,7 @@ class FluentdAgent extends LogAgent {
   public _render(ctx: LogAgentContext): LogAgentRendering {
     const flushSeconds = positiveSeconds(ctx.who, 'fluentd flushInterval', this.options.flushInterval, 1);
     const graceSeconds = positiveSeconds(ctx.who, 'fluentd shutdownGrace', this.options.shutdownGrace, 10, 'Fluentd needs time to flush its buffer');
+    const requestSeconds = positiveSeconds(ctx.who, 'fluentd requestTimeout', this.options.requestTimeout, 15, 'a request needs time to be answered');
     const monitorPort = this.options.monitorPort ?? 24220;
     const image = this.options.image ?? FLUENTD_IMAGE;
     // Only the upstream images' tags are Fluentd versions; the tag of an image of your own is not.
@@ -360,6 +372,7 @@ class FluentdAgent extends LogAgent {
       posFile: `${ctx.logDirectory}/.fluentd-tail.pos`,
       flushIntervalSeconds: flushSeconds,
       shutdownGraceSeconds: graceSeconds,
+      requestTimeoutSeconds: requestSeconds,
       monitorPort,
       output: ctx.output,
       secretVars: ctx.secretVars,
@@ -375,7 +388,7 @@ class FluentdAgent extends LogAgent {
       healthPortName: 'fluentd-mon',
       // The image's `fluent` system user.
       uid: 999,
-      shutdown: fluentdShutdown(graceSeconds, ctx.output),
+      shutdown: fluentdShutdown(graceSeconds, ctx.output, requestSeconds),
       env: [],
       // The supervisor opens its socket (and chunk backups go) under Dir.tmpdir.
       scratchDirectory: '/tmp',

@@ -261,6 +261,14 @@ export class LogOutput {
       envNames.set(env, name);
       headers[name] = ref('http', `secretHeaders[${show(name)}]`, options.secretHeaders![name]);
     }
+    const authorization = Object.keys(headers).find(h => h.toLowerCase() === 'authorization');
+    if (authorization !== undefined && options.basicAuth) {
+      // Both are the Authorization header: Fluentd's out_http then silently keeps one (its
+      // `<auth>` overwrites the header, lib/fluent/plugin/out_http.rb `set_auth`, v1.19.3),
+      // Fluent Bit sends two, which servers reject or read as either (RFC 9110 5.3).
+      refuse('http', 'secretHeaders name', authorization, 'and basicAuth both set the Authorization header, which the agents then send ' +
+        'twice or keep only one of; give one of them, e.g. basicAuth for a user and password, or secretHeaders.Authorization for a token');
+    }
     return new LogOutput({
       type: 'http',
       host: options.host,
