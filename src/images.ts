@@ -36,9 +36,15 @@ export const DEFAULT_IMAGES = {
     source: 'fluent/fluentd-docker-image README.md "Supported tags" (`v1.19.3-debian-2.2`) and git tag v1.19.3-2.2 (v1.19/debian/Dockerfile)',
   },
   envoy: {
-    image: 'envoyproxy/envoy:v1.36.4',
+    image: 'envoyproxy/envoy:v1.37.11',
     usedBy: 'WithEnvoy',
-    source: 'envoyproxy.io version history v1.36: 1.36.4 (December 10, 2025); envoyproxy/envoy:v<version> is pushed per release',
+    // Checked 2026-12-01. The 1.37 line, not 1.39/1.40: the newest line whose API could be read here.
+    // Every field the library emits is in the vendored protos (@grpc/grpc-js-xds 1.14.1) and, not
+    // deprecated, in envoyproxy/data-plane-api mirrored from envoy f126920c (2026-01-29, after
+    // 1.37.0); v3 removes no field, so the set holds at 1.37.x (test/envoy-api.test.ts). The
+    // Envoy repository itself (1.7 GB) could not be fetched, so 1.38-1.40's protos were not read.
+    source: 'envoyproxy.io version history (docs v1.37.11): v1.37: 1.37.11 (October 26, 2026), the newest release of the 1.37 line, ' +
+      'supported beside 1.38-1.40 (docs v1.40.2); envoyproxy/envoy:v<version> is pushed per release',
   },
   otelCollector: {
     image: 'otel/opentelemetry-collector:0.139.0',

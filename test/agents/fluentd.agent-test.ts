@@ -92,7 +92,12 @@ async function render(output: LogOutput, mode: SidecarMode, agentOptions: Parame
     if (e.valueFrom?.secretKeyRef) env[e.name] = SECRETS[e.name] ?? `secret-of-${e.name}`;
   }
   return {
-    dir, logDir, confPath, args, env, monitorPort,
+    dir,
+    logDir,
+    confPath,
+    args,
+    env,
+    monitorPort,
     grace: podSpecOf(deployment).terminationGracePeriodSeconds,
     preStopSeconds: c.lifecycle?.preStop?.sleep?.seconds ?? 0,
   };
@@ -247,7 +252,10 @@ function expectNoSecretInLog(agent: Agent): void {
 }
 
 const httpOutput = (port: number, withSecrets = true) => LogOutput.http({
-  host: '127.0.0.1', port, tls: false, uri: '/ingest',
+  host: '127.0.0.1',
+  port,
+  tls: false,
+  uri: '/ingest',
   ...(withSecrets ? { secretHeaders: { 'X-Api-Key': secret('log-token', 'key') }, basicAuth: { username: secret('log-basic', 'user'), password: secret('log-basic', 'pass') } } : {}),
 });
 
