@@ -27,6 +27,13 @@ export const DEFAULT_IMAGES = {
   vector: {
     image: 'timberio/vector:0.54.0-distroless-libc',
     usedBy: 'LogAgent.vector()',
+    // Not bumped to v0.57.0 (2026-07-14, the newest tag on 2026-12-01): read at v0.57.0,
+    // src/config/api.rs has only `enabled` and `address`, and src/api/grpc_server.rs serves the
+    // gRPC Observability service (events included) and the HTTP `/health` on that one port, so
+    // the probes' port still cannot be limited to /health (exposeGrpcApi opts in). 0.54 gets no
+    // patch release (Vector releases only the newest line): a probe that needs no API is the way on.
+    // distribution/docker/distroless-libc/Dockerfile at v0.54.0 and v0.57.0: FROM
+    // gcr.io/distroless/cc-debian12, no USER; the library runs it as 65532.
     source: 'vectordotdev/vector release v0.54.0 (git tag v0.54.0; distribution/docker/distroless-libc/Dockerfile, pushed as timberio/vector:<version>-distroless-libc)',
   },
   fluentd: {

@@ -671,6 +671,8 @@ describe('every config key the library emits is one the pinned agent defines', (
         request: { headers: '*' },
         auth: { strategy: true, user: true, password: true },
         tls: { verify_certificate: true, verify_hostname: true },
+        // src/sinks/{console,http,loki,elasticsearch}/config.rs `acknowledgements` (AcknowledgementsConfig)
+        acknowledgements: { enabled: true },
       },
     },
   };

@@ -309,7 +309,7 @@ describe('Vector', () => {
 
     test('stdout: console sink', () => {
       expect(vectorConfig().config.sinks.output).toEqual({
-        type: 'console', inputs: ['pod_metadata'], target: 'stdout', encoding: { codec: 'json' },
+        type: 'console', inputs: ['pod_metadata'], target: 'stdout', encoding: { codec: 'json' }, acknowledgements: { enabled: true },
       });
     });
 
@@ -324,6 +324,8 @@ describe('Vector', () => {
         auth: { strategy: 'basic', user: '${LOG_OUTPUT_USERNAME}', password: '${LOG_OUTPUT_PASSWORD}' },
         request: { headers: { 'X-Api-Key': '${LOG_OUTPUT_HEADER_X_API_KEY}' } },
         tls: { verify_certificate: true, verify_hostname: true },
+        // the file source checkpoints only what the sink delivered (src/sources/file.rs, v0.54.0)
+        acknowledgements: { enabled: true },
       });
     });
 
@@ -336,6 +338,8 @@ describe('Vector', () => {
         labels: { team: 'shop' },
         tenant_id: 'shop',
         auth: { strategy: 'basic', user: '${LOG_OUTPUT_USERNAME}', password: '${LOG_OUTPUT_PASSWORD}' },
+        // the file source checkpoints only what the sink delivered (src/sources/file.rs, v0.54.0)
+        acknowledgements: { enabled: true },
       });
     });
 
@@ -349,6 +353,8 @@ describe('Vector', () => {
         bulk: { index: 'web' },
         auth: { strategy: 'basic', user: '${LOG_OUTPUT_USERNAME}', password: '${LOG_OUTPUT_PASSWORD}' },
         tls: { verify_certificate: true, verify_hostname: true },
+        // the file source checkpoints only what the sink delivered (src/sources/file.rs, v0.54.0)
+        acknowledgements: { enabled: true },
       });
     });
 
@@ -360,6 +366,8 @@ describe('Vector', () => {
         mode: 'bulk',
         api_version: 'v8',
         bulk: { index: 'app-logs' },
+        // the file source checkpoints only what the sink delivered (src/sources/file.rs, v0.54.0)
+        acknowledgements: { enabled: true },
       });
     });
 
