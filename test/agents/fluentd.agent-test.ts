@@ -312,6 +312,7 @@ describeReal('the real Fluentd (FLUENTD)', () => {
       await agent.exited;
       expectNoSecretInLog(agent);
       expect(agent.log()).not.toContain('using configuration file');
+      report(`loopback run: ${app.written} lines, ${lost(app, sink).length} lost`);
     } finally {
       try { process.kill(-agent.proc.pid!, 'SIGKILL'); } catch { /* gone */ }
       await sink.down();
