@@ -20,6 +20,8 @@ export interface LogAgentContext {
   readonly logDirectory: string;
   /** Glob of the files to tail inside logDirectory. */
   readonly filePattern: string;
+  /** `sizeLimit` of the log volume in MiB (an agent that buffers on it stays well inside). */
+  readonly logVolumeSizeLimitMiB: number;
   /** Where the agent's ConfigMap is mounted. */
   readonly configDirectory: string;
   readonly output: LogOutputConfig;
@@ -130,7 +132,7 @@ export interface FluentdOptions {
    */
   readonly image?: string;
   /**
-   * How often the output's memory buffer is flushed (`flush_interval`).
+   * How often the output's buffer is flushed (`flush_interval`).
    * @default Duration.seconds(1)
    */
   readonly flushInterval?: Duration;
@@ -203,7 +205,8 @@ export abstract class LogAgent {
 
   /**
    * Fluentd: tails the log files with in_tail (position file on the shared volume), adds the
-   * pod's identity with record_transformer, flushes its memory buffer at shutdown, and serves
+   * pod's identity with record_transformer, buffers in files on the log volume (resumed after a
+   * restart) and flushes them at shutdown, and serves
    * in_monitor_agent's `GET /api/plugins.json` for the probes.
    * @see https://docs.fluentd.org/
    */
@@ -370,6 +373,8 @@ class FluentdAgent extends LogAgent {
       logDirectory: ctx.logDirectory,
       filePattern: ctx.filePattern,
       posFile: `${ctx.logDirectory}/.fluentd-tail.pos`,
+      bufferPath: `${ctx.logDirectory}/.fluentd-buffer`,
+      bufferLimitMiB: Math.max(1, Math.floor(ctx.logVolumeSizeLimitMiB / 4)),
       flushIntervalSeconds: flushSeconds,
       shutdownGraceSeconds: graceSeconds,
       requestTimeoutSeconds: requestSeconds,

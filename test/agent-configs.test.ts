@@ -33,7 +33,7 @@ function render(agent: AgentName, output: LogOutput, logDirectory = '/var/log/ap
   const env: Record<string, string> = { POD_NAME: 'web-1', POD_NAMESPACE: 'shop', NODE_NAME: 'node-a' };
   for (const e of secrets.env) env[e.name] = `secret of ${e.name}`;
   const r = AGENTS[agent]()._render({
-    who: WHO, logDirectory, filePattern, configDirectory: '/etc/log-agent', output: output._config, secretVars: secrets.vars,
+    who: WHO, logDirectory, filePattern, logVolumeSizeLimitMiB: 1024, configDirectory: '/etc/log-agent', output: output._config, secretVars: secrets.vars,
   });
   return { text: Object.values(r.files)[0], env, secrets };
 }
@@ -729,7 +729,8 @@ describe('every config key the library emits is one the pinned agent defines', (
       'with_source_only', 'rpc_endpoint', 'enable_get_dump', 'process_name', 'strict_config_value', 'enable_msgpack_time_support',
       'disable_shared_socket', 'enable_input_metrics', 'enable_size_metrics', 'enable_jit', 'file_permission', 'dir_permission',
       'config_include_dir'],
-    'buffer': ['flush_at_shutdown', 'flush_mode', 'flush_interval', 'flush_thread_count', 'flush_thread_interval', 'flush_thread_burst_interval',
+    // buf_file.rb `path` (the file buffer's own parameter)
+    'buffer': ['path', 'flush_at_shutdown', 'flush_mode', 'flush_interval', 'flush_thread_count', 'flush_thread_interval', 'flush_thread_burst_interval',
       'delayed_commit_timeout', 'overflow_action', 'retry_forever', 'retry_timeout', 'retry_max_times', 'retry_secondary_threshold',
       'retry_type', 'retry_wait', 'retry_exponential_backoff_base', 'retry_max_interval', 'retry_randomize', 'timekey', 'timekey_wait',
       'timekey_use_utc', 'timekey_zone', 'chunk_limit_size', 'total_limit_size', 'queue_limit_length', 'chunk_limit_records',

@@ -428,7 +428,7 @@ describe('Fluentd', () => {
     const tail = only(conf, 'source', 'tail');
     expect(v(tail, 'path')).toBe('/logs/*.json');
     expect(v(tail, 'pos_file')).toBe('/logs/.fluentd-tail.pos');
-    expect(JSON.parse(v(tail, 'exclude_path'))).toEqual(['/logs/.fluentd-tail.pos']);
+    expect(JSON.parse(v(tail, 'exclude_path'))).toEqual(['/logs/.fluentd-tail.pos', '/logs/.fluentd-buffer/*']);
     expect(v(tail, 'read_from_head')).toBe('true');
     expect(v(tail, 'follow_inodes')).toBe('true');
     // new files (e.g. a short Job's) are picked up within a second
@@ -483,7 +483,10 @@ describe('Fluentd', () => {
     const match = only(conf, 'match');
     const buffer = child(match, 'buffer');
     expect(v(buffer, 'flush_at_shutdown')).toBe('true');
-    expect(v(buffer, '@type')).toBe('memory');
+    expect(v(buffer, '@type')).toBe('file');
+    // on the log volume, beside the pos file; a quarter of the default 1 GiB volume
+    expect(v(buffer, 'path')).toBe('/var/log/app/.fluentd-buffer');
+    expect(v(buffer, 'total_limit_size')).toBe('256m');
     expect(v(buffer, 'flush_interval')).toBe('2s');
     // docs/log-agents.md: the connect phase gets shutdownGrace less 1 s, the send the default requestTimeout (15 s)
     expect([v(match, 'connect_timeout'), v(match, 'send_timeout')]).toEqual(['11', '15']);

@@ -9,7 +9,7 @@
  *   double-quoted strings only, once, when the config is read)
  * - in_monitor_agent `bind`, `port` (`GET /api/plugins.json` for the probes), `include_config`,
  *   `include_debug_info` (1.19.3+: keep secrets out of the response)
- * - `<buffer>` `@type memory`, `flush_mode interval`, `flush_interval`, `flush_at_shutdown`,
+ * - `<buffer>` `@type file`, `path`, `flush_mode interval`, `flush_interval`, `flush_at_shutdown`,
  *   `chunk_limit_size`, `total_limit_size`, `overflow_action`, `retry_max_interval`
  * - out_stdout `<format> @type json`
  * - out_forward `transport tls`, `tls_verify_hostname`, `<server> host port`
@@ -53,6 +53,10 @@ export interface FluentdConfigOptions {
   readonly filePattern: string;
   /** in_tail's position file, on the shared volume. */
   readonly posFile: string;
+  /** The output's file buffer (a directory on the shared volume, not tailed). */
+  readonly bufferPath: string;
+  /** `total_limit_size` of the file buffer, in MiB: a share of the log volume. */
+  readonly bufferLimitMiB: number;
   readonly flushIntervalSeconds: number;
   /** The time Fluentd gets after SIGTERM (`shutdownGrace`): the connect phases of an attempt share it. */
   readonly shutdownGraceSeconds: number;
@@ -104,18 +108,30 @@ function render(d: Directive, indent = ''): string {
   return [open, ...lines, ...children, `${indent}</${d.name}>`].join('\n');
 }
 
-function buffer(flushIntervalSeconds: number): Directive {
+interface BufferOptions {
+  readonly flushIntervalSeconds: number;
+  readonly path: string;
+  readonly limitMiB: number;
+}
+
+function buffer(b: BufferOptions): Directive {
   return {
     // Chunked per tag (the Elasticsearch and OpenSearch plugins require a tag or _index key).
     name: 'buffer',
     arg: 'tag',
     params: [
-      ['@type', 'memory'],
+      // On the log volume, not in memory: in_tail's position file records lines as read, so
+      // what a memory buffer held was lost when the agent restarted (OOM, crash) before it was
+      // delivered; file chunks are resumed by the next start (lib/fluent/plugin/buf_file.rb
+      // `resume`, v1.19.3). The volume outlives the container, not the pod.
+      ['@type', 'file'],
+      ['path', fluentLiteral(b.path)],
       ['flush_mode', 'interval'],
-      ['flush_interval', `${flushIntervalSeconds}s`],
+      ['flush_interval', `${b.flushIntervalSeconds}s`],
       ['flush_at_shutdown', true],
       ['chunk_limit_size', '1m'],
-      ['total_limit_size', '32m'],
+      // A quarter of the log volume (sizeLimit), the rest is the app's; at least one chunk.
+      ['total_limit_size', `${b.limitMiB}m`],
       // Back-pressure on in_tail instead of dropping: the lines stay in the files.
       ['overflow_action', 'block'],
       ['retry_max_interval', '30s'],
@@ -149,9 +165,9 @@ function searchAuth(type: 'elasticsearch' | 'opensearch', vars: Record<string, s
   return vars.username ? [['user', searchCredential(plugin, vars.username)], ['password', searchCredential(plugin, vars.password)]] : [];
 }
 
-function output(o: LogOutputConfig, vars: Record<string, string>, flushIntervalSeconds: number): Directive {
+function output(o: LogOutputConfig, vars: Record<string, string>, b: BufferOptions): Directive {
   const head: Param[] = [['@id', FLUENTD_IDS.output]];
-  const buf = buffer(flushIntervalSeconds);
+  const buf = buffer(b);
   const json: Directive = { name: 'format', params: [['@type', 'json']] };
   const url = (d: { tls: boolean; host: string; port: number }, path = '') =>
     fluentLiteral(`${d.tls ? 'https' : 'http'}://${d.host}:${d.port}${path}`);
@@ -261,7 +277,7 @@ export function renderFluentdConfig(o: FluentdConfigOptions): string {
         ['@type', 'tail'],
         ['@id', FLUENTD_IDS.tail],
         ['path', fluentLiteral(path)],
-        ['exclude_path', fluentJson([o.posFile])],
+        ['exclude_path', fluentJson([o.posFile, `${o.bufferPath}/*`])],
         ['pos_file', fluentLiteral(o.posFile)],
         ['tag', FLUENTD_IDS.tag],
         ['read_from_head', true],
@@ -291,7 +307,10 @@ export function renderFluentdConfig(o: FluentdConfigOptions): string {
         params: [['pod', envValue('POD_NAME')], ['namespace', envValue('POD_NAMESPACE')], ['node', envValue('NODE_NAME')]],
       }],
     },
-    withAttemptTimeouts(output(o.output, o.secretVars, o.flushIntervalSeconds), o.output, o.shutdownGraceSeconds, o.requestTimeoutSeconds),
+    withAttemptTimeouts(
+      output(o.output, o.secretVars, { flushIntervalSeconds: o.flushIntervalSeconds, path: o.bufferPath, limitMiB: o.bufferLimitMiB }),
+      o.output, o.shutdownGraceSeconds, o.requestTimeoutSeconds,
+    ),
   ];
   return directives.map(d => render(d)).join('\n\n') + '\n';
 }
@@ -352,8 +371,9 @@ function withAttemptTimeouts(d: Directive, out: LogOutputConfig, shutdownGraceSe
  *   `while !@retry && @buffer.queued?`: it stops at the first failed attempt, and makes none when
  *   the backend was already failing at SIGTERM (`@retry` set). `after_shutdown` sets
  *   `@output_flush_threads_running = false` and joins the flush threads, so nothing is retried
- *   (`lib/fluent/plugin/output.rb`). What is left in the memory buffer is then dropped, while
- *   the pos file has moved past those lines: they are lost.
+ *   (`lib/fluent/plugin/output.rb`). What is left stays in the file buffer on the log volume,
+ *   while the pos file has moved past those lines: resent if the container starts again in the
+ *   same pod, lost when the pod goes.
  * - Bound: Fluentd has no time limit of its own, and no shorter timeout at shutdown than in
  *   normal operation (the timeouts are set once, when the output starts). One attempt is
  *   bounded by the output's timeouts: the connect phases share `shutdownGrace` less a second

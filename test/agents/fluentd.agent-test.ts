@@ -365,6 +365,34 @@ describeReal('the real Fluentd (FLUENTD)', () => {
     }
   });
 
+  test('the agent killed (OOM, crash) while the backend is down, then started again: 0 lines lost', async () => {
+    const port = await freePort();
+    const sink = new Sink(port, 'rst');
+    const r = await render(httpOutput(port), SidecarMode.NATIVE);
+    let agent = startAgent(r);
+    try {
+      await waitFor('the monitor port', () => ready(r), 60_000);
+      const app = new App(path.join(r.logDir, 'app.log'), 'rst');
+      app.start(100);
+      // long enough for in_tail to read the lines (and move its position file) and for flushes to fail
+      await sleep(10_000);
+      process.kill(-agent.proc.pid!, 'SIGKILL');
+      await agent.exited;
+      await sleep(3000);
+      agent = startAgent(r);
+      await waitFor('the monitor port again', () => ready(r), 60_000);
+      await sleep(3000);
+      app.stop();
+      await sink.up();
+      await waitFor('every line at the sink', () => sink.received.size === app.written, 60_000).catch(() => undefined);
+      report(`restart while the backend is down: ${app.written} lines, ${lost(app, sink).length} lost`);
+      expect(lost(app, sink)).toEqual([]);
+    } finally {
+      try { process.kill(-agent.proc.pid!, 'SIGKILL'); } catch { /* gone */ }
+      await sink.down();
+    }
+  });
+
   test('a slow backend (answers after 10 s): everything arrives, then a clean shutdown', async () => {
     const port = await freePort();
     const sink = new Sink(port, 'slow');
