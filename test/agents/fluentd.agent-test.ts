@@ -393,6 +393,30 @@ describeReal('the real Fluentd (FLUENTD)', () => {
     }
   });
 
+  test.each([SidecarMode.NATIVE, SidecarMode.LEGACY])('shutdown (%s) while the backend answers after 10 s: four flush threads send the queue in time, 0 lines lost', async (mode) => {
+    const port = await freePort();
+    const sink = new Sink(port, 'sds');
+    sink.delaySeconds = 10;
+    await sink.up();
+    const r = await render(httpOutput(port), mode);
+    const agent = startAgent(r);
+    try {
+      await waitFor('the monitor port', () => ready(r), 60_000);
+      const app = new App(path.join(r.logDir, 'app.log'), 'sds');
+      app.start(50);
+      await sleep(2000);
+      const { killed, stopSeconds } = await terminate(r, agent, app, mode);
+      // what the sink still answers after the kill is not delivered: count what it had by then
+      const got = new Set(sink.received);
+      const missing = [...Array(app.written).keys()].map(n => n + 1).filter(n => !got.has(n));
+      report(`shutdown ${mode}, backend answering after 10 s: ${app.written} lines, ${missing.length} lost, killed ${killed} after ${stopSeconds.toFixed(1)} s (grace ${r.grace} s)`);
+      expect({ killed, missing }).toEqual({ killed: false, missing: [] });
+    } finally {
+      try { process.kill(-agent.proc.pid!, 'SIGKILL'); } catch { /* gone */ }
+      await sink.down();
+    }
+  });
+
   test('a slow backend (answers after 10 s): everything arrives, then a clean shutdown', async () => {
     const port = await freePort();
     const sink = new Sink(port, 'slow');
