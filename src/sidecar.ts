@@ -4,8 +4,9 @@ import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
-import { checkDnsLabel, durationSeconds } from './private/checks';
+import { checkBoolean, checkDnsLabel, checkString, copyData, describeValue, durationSeconds, isPlainObject } from './private/checks';
 import { Memo, deepFreeze } from './private/memo';
+import { setOwn, sortedKeys } from './private/order';
 import { TargetReader, checkSameApp } from './private/target-reader';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
 import { SidecarTargetOptions } from './settings';
@@ -87,6 +88,27 @@ export interface SidecarProps extends SidecarTargetOptions {
    * @default false
    */
   readonly serveInitContainers?: boolean;
+}
+
+/**
+ * The types of the props every sidecar construct shares, for JavaScript callers (jsii checks the
+ * other languages): a missing workload or one that is not a construct, a name that is not a
+ * string, `'false'` (a string, so true) as a boolean, a Duration that is not one.
+ */
+function checkCommonProps(who: string, props: SidecarProps): void {
+  if (!isPlainObject(props)) throw new Error(`${who}: the props ${describeValue(props)} are not an object; give e.g. { workload: deployment }.`);
+  const workload: unknown = props.workload;
+  if (workload === undefined || workload === null || typeof (workload as any).node !== 'object') {
+    throw new Error(
+      `${who}: workload ${describeValue(workload)} is not a construct; give the workload to attach the sidecar to ` +
+      '(a cdk8s-plus Deployment, StatefulSet, DaemonSet, Job, CronJob or Pod, or a cdk8s ApiObject of one of those kinds).',
+    );
+  }
+  checkString(who, 'containerName', props.containerName, "'log-agent'");
+  checkString(who, 'after', props.after, "'fetch-secrets'");
+  checkString(who, 'kubernetesVersion', props.kubernetesVersion, "'1.29'");
+  for (const flag of ['allowLegacyOnJob', 'serveInitContainers', 'sidecarContainersGate'] as const) checkBoolean(who, flag, props[flag]);
+  if (props.appShutdownTime !== undefined) durationSeconds(who, 'appShutdownTime', props.appShutdownTime, 0);
 }
 
 /** Defaults shared by all agents. @internal */
@@ -228,13 +250,15 @@ export abstract class SidecarBase extends Construct {
 
   protected constructor(scope: Construct, id: string, props: SidecarProps, private readonly defaultContainerName: string) {
     super(scope, id);
-    this._props = props;
-    this.target = new TargetReader(this, props, () => this.describe());
-    this.containerName = props.containerName ?? this.defaultContainerName;
-    this.workloadObject = workloadApiObject(this.describe(), props.workload);
+    checkCommonProps(this.describe(), props);
+    // A copy, read at synthesis too: a props object changed after construction changes nothing here.
+    this._props = copyData(props);
+    this.target = new TargetReader(this, this._props, () => this.describe());
+    this.containerName = this._props.containerName ?? this.defaultContainerName;
+    this.workloadObject = workloadApiObject(this.describe(), this._props.workload);
     checkSameApp(this.describe(), this, this.workloadObject);
     checkDnsLabel(this.describe(), 'containerName', this.containerName, MAX_CONTAINER_NAME_LENGTH);
-    if (props.after !== undefined) checkDnsLabel(this.describe(), 'after', props.after);
+    if (this._props.after !== undefined) checkDnsLabel(this.describe(), 'after', this._props.after);
     this.userSidecarStopSeconds(); // checked here, before anything is attached
     // An explicit version is checked at once; inherited ones at synthesis.
     this.target.resolved();
@@ -434,7 +458,7 @@ export abstract class SidecarBase extends Construct {
    */
   private configMap(data: Record<string, string>): SidecarConfig {
     const sorted: Record<string, string> = {};
-    for (const k of Object.keys(data).sort()) sorted[k] = data[k];
+    for (const k of sortedKeys(data)) setOwn(sorted, k, data[k]);
     const namespace = this.workloadObject.metadata.namespace;
     const chartNamespace = Chart.of(this).namespace;
     if (namespace === undefined && chartNamespace !== undefined) {
@@ -450,6 +474,23 @@ export abstract class SidecarBase extends Construct {
       kind: 'ConfigMap',
       metadata: namespace ? { namespace } : {},
       data: sorted,
+    });
+    // A JSON patch of the workload's /metadata/namespace moves the pod at synthesis: the
+    // ConfigMap follows the namespace the workload is emitted in, or the pod could not mount it.
+    const workload = this.workloadObject;
+    const cmToJson = cm.toJson.bind(cm);
+    Object.defineProperty(cm, 'toJson', {
+      value: () => {
+        const json = cmToJson();
+        const emitted = WorkloadBinding.of(workload).emittedNamespace();
+        if (emitted === json.metadata?.namespace) return json;
+        const metadata: Record<string, unknown> = {};
+        const given = { ...json.metadata, namespace: emitted };
+        for (const k of sortedKeys(given)) if (given[k] !== undefined) setOwn(metadata, k, given[k]);
+        return { ...json, metadata };
+      },
+      configurable: true,
+      writable: true,
     });
     const checksum = configChecksum(sorted);
     return {
