@@ -447,7 +447,7 @@ export interface AdoptSidecarProps extends SidecarProps, SidecarRunOptions {}
  */
 export class AdoptSidecar extends SidecarBase {
   constructor(scope: Construct, id: string, props: AdoptSidecarProps) {
-    super(scope, id, checkAdoptProps(scope, id, props), props.containerName!);
+    super(scope, id, checkAdoptProps(scope, id, props), props?.containerName!);
     props = this._props as AdoptSidecarProps;
     const who = this.describe();
     if (props.serveInitContainers) {
@@ -474,7 +474,7 @@ export class AdoptSidecar extends SidecarBase {
 
 /** `containerName` names the container to adopt: required here (checked before the base uses it). */
 function checkAdoptProps(scope: Construct, id: string, props: AdoptSidecarProps): AdoptSidecarProps {
-  if (props.containerName === undefined) {
+  if (props?.containerName === undefined) {
     const path = [scope.node.path, id].filter(x => x !== '').join('/');
     throw new Error(
       `AdoptSidecar '${path}': containerName is required: the name of the container of the workload's spec.containers to adopt ` +

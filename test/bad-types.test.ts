@@ -18,7 +18,7 @@ import { Sidecars } from '../src/settings';
 import { SidecarValidation } from '../src/validation';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
-import { SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
+import { AdoptSidecar, SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
 import { WithTracer } from '../src/with-tracer';
 import { containerEnvironment } from './util/env-expansion';
 
@@ -180,6 +180,16 @@ const CASES: Case[] = [
     name: 'a number as containerName (accepted as the name "5")',
     build: c => new WithSidecar(c.chart, 'proxy', { workload: c.deployment(), image: IMAGE, kubernetesVersion: '1.29', containerName: js(5) }),
     message: ["WithSidecar 'test/proxy'", 'containerName 5 is not a string', "'log-agent'"],
+  },
+  {
+    name: 'a number as a SidecarVolume name (accepted as "5")',
+    build: () => SidecarVolume.configMap(js(5), 'proxy-config', '/etc/proxy'),
+    message: ["SidecarVolume '5'", 'name 5 is not a string', "give a string, e.g. 'log-agent'"],
+  },
+  {
+    name: 'AdoptSidecar without props (props.containerName of undefined)',
+    build: c => new AdoptSidecar(c.chart, 'adopt', js(undefined)),
+    message: ["AdoptSidecar 'test/adopt'", 'containerName is required', "e.g. 'cloud-sql-proxy'"],
   },
   {
     name: 'workload: undefined',

@@ -11,6 +11,7 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** A DNS-1123 label (kubernetes apimachinery validation.IsDNS1123Label). */
 export function checkDnsLabel(who: string, prop: string, value: string, maxLength = 63): void {
+  checkString(who, prop, value, "'log-agent'");
   if (value.length > maxLength || !DNS_LABEL.test(value)) {
     const why = maxLength < 63 && value.length > maxLength && DNS_LABEL.test(value)
       ? ` is ${value.length} characters; names derived from it (volumes '<${prop}>-client-ca' and the like) must fit in 63, so`
