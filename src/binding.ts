@@ -15,6 +15,7 @@ import { InjectedProxy } from './engine/injected';
 import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from './engine/pod-template';
 import { Json, SidecarSpec } from './engine/spec';
 import { findKnownBugs } from './known-bugs';
+import { describeValue } from './private/checks';
 import { printWarnings, recordWarnings } from './warnings';
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
@@ -134,6 +135,12 @@ export interface BindingOptions {
  * an ApiObject), or throws a message that says what is accepted.
  */
 export function workloadApiObject(owner: string, workload: IConstruct): ApiObject {
+  if (workload === undefined || workload === null || typeof (workload as any).node !== 'object') {
+    throw new Error(
+      `${owner}: workload ${describeValue(workload)} is not a construct; give the workload to attach to (a cdk8s-plus Deployment, ` +
+      `StatefulSet, DaemonSet, Job, CronJob or Pod, or a cdk8s ApiObject of kind ${SUPPORTED_KINDS.join(', ')}).`,
+    );
+  }
   let obj: ApiObject | undefined;
   if (ApiObject.isApiObject(workload)) {
     obj = workload;

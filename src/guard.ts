@@ -1,7 +1,7 @@
 import { ApiObject, ApiObjectProps } from 'cdk8s';
 import { Construct } from 'constructs';
 import { NATIVE_SIDECARS_ANNOTATION } from './engine/injected';
-import { checkDnsLabel, checkObjectName, checkString, copyData, describeValue, isPlainObject, listOf } from './private/checks';
+import { checkBoolean, checkDnsLabel, checkObjectName, checkString, copyData, describeValue, isPlainObject, listOf } from './private/checks';
 import { compareCodePoints } from './private/order';
 import { checkVersion, resolveTarget } from './settings';
 import { KubeVersion, formatVersion } from './target';
@@ -120,6 +120,7 @@ export class NativeSidecarGuard extends Construct {
       checkDnsLabel(who, 'namespaces entry', ns);
     }
     checkString(who, 'kubernetesVersion', this.props.kubernetesVersion, "'1.29'");
+    checkBoolean(who, 'allowBetaApi', this.props.allowBetaApi);
     if (this.props.kubernetesVersion !== undefined) checkVersion(who, this.props.kubernetesVersion);
     const apiVersion = () => this.apiVersion();
     this.policy = new VersionedApiObject(this, 'policy', apiVersion, policyProps(this.name));

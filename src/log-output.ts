@@ -1,4 +1,4 @@
-import { isHost, isSecretKey, isSecretName, ownEntries, readAsIpv4 } from './private/checks';
+import { describeValue, isHost, isSecretKey, isSecretName, ownEntries, readAsIpv4 } from './private/checks';
 import { sortedKeys } from './private/order';
 import { SecretKeyReference } from './secret-ref';
 
@@ -180,6 +180,9 @@ function checkLabels(labels: Record<string, string>): void {
         "(Vector refuses any other name at start), e.g. 'app' or 'team_name'");
     }
     const v = labels[name];
+    if (typeof v !== 'string') {
+      throw new Error(`LogOutput.loki(): label ${name} value ${describeValue(v)} is not a string; give the label's value, e.g. 'shop-web'.`);
+    }
     const rules: Array<[boolean, string]> = [
       [v === '', 'is empty (Fluent Bit refuses an empty label value: plugins/out_loki/loki.c, v3.2.10)'],
       [CONTROL.test(v), 'has a newline or another control character, which no agent config can hold'],

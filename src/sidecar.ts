@@ -92,18 +92,11 @@ export interface SidecarProps extends SidecarTargetOptions {
 
 /**
  * The types of the props every sidecar construct shares, for JavaScript callers (jsii checks the
- * other languages): a missing workload or one that is not a construct, a name that is not a
- * string, `'false'` (a string, so true) as a boolean, a Duration that is not one.
+ * other languages): a name that is not a string, `'false'` (a string, so true) as a boolean, a Duration that is not one.
  */
 function checkCommonProps(who: string, props: SidecarProps): void {
   if (!isPlainObject(props)) throw new Error(`${who}: the props ${describeValue(props)} are not an object; give e.g. { workload: deployment }.`);
-  const workload: unknown = props.workload;
-  if (workload === undefined || workload === null || typeof (workload as any).node !== 'object') {
-    throw new Error(
-      `${who}: workload ${describeValue(workload)} is not a construct; give the workload to attach the sidecar to ` +
-      '(a cdk8s-plus Deployment, StatefulSet, DaemonSet, Job, CronJob or Pod, or a cdk8s ApiObject of one of those kinds).',
-    );
-  }
+  // (the workload: workloadApiObject, src/binding.ts)
   checkString(who, 'containerName', props.containerName, "'log-agent'");
   checkString(who, 'after', props.after, "'fetch-secrets'");
   checkString(who, 'kubernetesVersion', props.kubernetesVersion, "'1.29'");

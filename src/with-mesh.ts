@@ -105,7 +105,7 @@ export class WithMeshProxy extends Construct {
     if (!isPlainObject(props)) throw new Error(`${who}: the props ${describeValue(props)} are not an object; give e.g. { workload, mesh: Mesh.ISTIO }.`);
     // a copy, read at synthesis too: a props object changed afterwards changes nothing here
     props = copyData(props);
-    for (const flag of ['sidecarContainersGate'] as const) checkBoolean(who, flag, props[flag]);
+    for (const flag of ['sidecarContainersGate', 'holdApplication', 'allowLegacyOnJob'] as const) checkBoolean(who, flag, props[flag]);
     checkString(who, 'kubernetesVersion', props.kubernetesVersion, "'1.29'");
     if (!Object.values(Mesh).includes(props.mesh)) {
       throw new Error(`${who}: mesh '${props.mesh}' is not supported; use Mesh.ISTIO or Mesh.LINKERD.`);

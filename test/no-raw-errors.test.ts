@@ -8,10 +8,12 @@
 import { ApiObject, App, Chart, Lazy, Testing } from 'cdk8s';
 import { Construct } from 'constructs';
 import { NativeSidecarGuard } from '../src/guard';
+import { LogAgent } from '../src/log-agent';
+import { LogOutput } from '../src/log-output';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
 import { Mesh, WithMeshProxy } from '../src/with-mesh';
-import { AdoptSidecar, WithSidecar } from '../src/with-sidecar';
+import { AdoptSidecar, SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
 import { WithTracer } from '../src/with-tracer';
 
 const APP = { name: 'app', image: 'ghcr.io/example/app:1.0.0', ports: [{ containerPort: 8080 }], securityContext: { runAsUser: 1000 } };
@@ -121,5 +123,42 @@ test.each(CASES)('%s', (_name, subject, prop, value) => {
   const e = error as Error;
   if (e.constructor !== Error || !e.message.includes('test/subject')) {
     throw new Error(`${subject.name} ${prop}: a ${e.constructor?.name}, or no construct path:\n${e.stack}`);
+  }
+});
+
+/** The factories: each option (or positional argument) given each wrong value; a plain Error naming the factory, or taken. */
+const FACTORIES: Array<{ name: string; call: (bad: unknown, key: string) => unknown; keys: string[] }> = [
+  { name: 'LogAgent.fluentBit()', call: (v, k) => LogAgent.fluentBit({ [k]: v }), keys: ['image', 'flushInterval', 'grace', 'httpPort'] },
+  { name: 'LogAgent.vector()', call: (v, k) => LogAgent.vector({ [k]: v }), keys: ['image', 'gracefulShutdownLimit', 'apiPort', 'exposeGrpcApi'] },
+  { name: 'LogAgent.fluentd()', call: (v, k) => LogAgent.fluentd({ [k]: v }), keys: ['image', 'flushInterval', 'shutdownGrace', 'monitorPort', 'allowMonitorDebugInfo'] },
+  { name: 'LogOutput.forward()', call: (v, k) => LogOutput.forward({ host: 'logs.example.com', [k]: v }), keys: ['host', 'port', 'tls'] },
+  { name: 'LogOutput.http()', call: (v, k) => LogOutput.http({ host: 'logs.example.com', [k]: v }), keys: ['host', 'port', 'tls', 'uri', 'secretHeaders', 'basicAuth'] },
+  { name: 'LogOutput.loki()', call: (v, k) => LogOutput.loki({ host: 'logs.example.com', [k]: v }), keys: ['host', 'port', 'tls', 'labels', 'tenantId', 'basicAuth'] },
+  { name: 'LogOutput.elasticsearch()', call: (v, k) => LogOutput.elasticsearch({ host: 'logs.example.com', [k]: v }), keys: ['host', 'port', 'tls', 'index', 'basicAuth'] },
+  { name: 'SidecarCheck.http()', call: (v, k) => (k === 'port' ? SidecarCheck.http(v as number) : SidecarCheck.http(9090, { [k]: v })), keys: ['port', 'path', 'period', 'timeout'] },
+  { name: 'SidecarCheck.exec()', call: v => SidecarCheck.exec(v as string[]), keys: ['command'] },
+  {
+    name: 'SidecarVolume.emptyDir()',
+    call: (v, k) => (k === 'name' ? SidecarVolume.emptyDir(v as string, '/x') : k === 'mountPath' ? SidecarVolume.emptyDir('x', v as string) : SidecarVolume.emptyDir('x', '/x', { [k]: v })),
+    keys: ['name', 'mountPath', 'appMountPath', 'appReadOnly', 'memory', 'sizeLimit'],
+  },
+  { name: 'SidecarVolume.secret()', call: v => SidecarVolume.secret('x', v as any, '/x'), keys: ['secret'] },
+  { name: 'SidecarQuit.http()', call: (v, k) => (k === 'port' ? SidecarQuit.http(v as number, '/q') : k === 'path' ? SidecarQuit.http(9091, v as string) : SidecarQuit.http(9091, '/q', v as string)), keys: ['port', 'path', 'envName'] },
+];
+
+const FACTORY_CASES = FACTORIES.flatMap(f => f.keys.flatMap(key => BAD.map(([what, value]) => [`${f.name} ${key}: ${what}`, f, key, value] as const)));
+
+test.each(FACTORY_CASES)('%s', (_name, f, key, value) => {
+  let error: unknown;
+  try {
+    f.call(value(), key);
+  } catch (e) {
+    error = e;
+  }
+  if (error === undefined) return;
+  const e = error as Error;
+  const who = f.name.replace(/\(\)$/, '');
+  if (e.constructor !== Error || !e.message.includes(who.split('.')[0])) {
+    throw new Error(`${f.name} ${key}: a ${e.constructor?.name}, or no factory name:\n${e.stack}`);
   }
 });
