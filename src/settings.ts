@@ -1,5 +1,5 @@
 import { IConstruct } from 'constructs';
-import { checkBoolean, checkString, describeValue, isPlainObject } from './private/checks';
+import { checkBoolean, checkString, describeValue, isPropsObject } from './private/checks';
 import {
   DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarMode,
   parseKubernetesVersion, resolveLayout,
@@ -70,7 +70,7 @@ export class Sidecars {
    */
   public static configure(scope: IConstruct, options: SidecarTargetOptions): void {
     const who = `Sidecars.configure(${describe(scope)})`;
-    if (!isPlainObject(options)) throw new Error(`${who}: the options ${describeValue(options)} are not an object; give e.g. { kubernetesVersion: '1.29' }.`);
+    if (!isPropsObject(options)) throw new Error(`${who}: the options ${describeValue(options)} are not an object; give e.g. { kubernetesVersion: '1.29' }.`);
     checkString(who, 'kubernetesVersion', options.kubernetesVersion, "'1.29'");
     checkBoolean(who, 'sidecarContainersGate', options.sidecarContainersGate);
     if (options.kubernetesVersion !== undefined) {

@@ -4,7 +4,7 @@ import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
-import { checkBoolean, checkDnsLabel, checkString, copyData, describeValue, durationSeconds, isPlainObject } from './private/checks';
+import { checkBoolean, checkDnsLabel, checkString, copyData, describeValue, durationSeconds, isPropsObject } from './private/checks';
 import { Memo, deepFreeze } from './private/memo';
 import { setOwn, sortedKeys } from './private/order';
 import { TargetReader, checkSameApp } from './private/target-reader';
@@ -95,7 +95,7 @@ export interface SidecarProps extends SidecarTargetOptions {
  * other languages): a name that is not a string, `'false'` (a string, so true) as a boolean, a Duration that is not one.
  */
 function checkCommonProps(who: string, props: SidecarProps): void {
-  if (!isPlainObject(props)) throw new Error(`${who}: the props ${describeValue(props)} are not an object; give e.g. { workload: deployment }.`);
+  if (!isPropsObject(props)) throw new Error(`${who}: the props ${describeValue(props)} are not an object; give e.g. { workload: deployment }.`);
   // (the workload: workloadApiObject, src/binding.ts)
   checkString(who, 'containerName', props.containerName, "'log-agent'");
   checkString(who, 'after', props.after, "'fetch-secrets'");

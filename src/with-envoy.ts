@@ -6,7 +6,7 @@ import { Json, RANK } from './engine/spec';
 import { ENVOY_IMAGE } from './images';
 import {
   checkBoolean, checkDnsLabel, checkImage, checkInteger, checkListenPort, checkPort, checkSecretName, checkString, describeValue,
-  durationSeconds, isHost, isPlainObject, isPortName, listOf, positiveSeconds,
+  durationSeconds, isHost, isPortName, isPropsObject, listOf, positiveSeconds,
 } from './private/checks';
 import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck } from './service-port';
 import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
@@ -306,7 +306,7 @@ export class WithEnvoy extends SidecarBase {
     this.appPort = props.appPort;
     // before anything reads it: `tls: null` would count as given here and as absent below (a
     // listener named envoy-https serving plain HTTP)
-    if (props.tls !== undefined && !isPlainObject(props.tls)) {
+    if (props.tls !== undefined && !isPropsObject(props.tls)) {
       throw new Error(`${who}: tls ${describeValue(props.tls)} is not TLS options; give { secretName: 'web-tls' } to terminate TLS, or leave tls out for plain HTTP.`);
     }
     this.terminatesTls = props.tls !== undefined;
@@ -445,7 +445,7 @@ export class WithEnvoy extends SidecarBase {
    */
   public servicePort(options: EnvoyServicePortOptions = {}): SidecarServicePort {
     const who = this.describe();
-    if (!isPlainObject(options)) throw new Error(`${who}: the options ${describeValue(options)} are not an object; give servicePort() e.g. { port: 443, name: 'https' }.`);
+    if (!isPropsObject(options)) throw new Error(`${who}: the options ${describeValue(options)} are not an object; give servicePort() e.g. { port: 443, name: 'https' }.`);
     const port = options.port ?? (this.terminatesTls ? 443 : 80);
     checkPort(who, 'service port', port);
     if (options.nodePort !== undefined) {
@@ -489,7 +489,7 @@ function resolveUpstreams(who: string, given: EnvoyUpstream[]): OutboundRoute[] 
   const upstreams = listOf(who, 'upstreams', given, "[{ name: 'payments', host: 'payments.shop.svc.cluster.local', port: 8080, localPort: 15001 }]");
   return upstreams.map((u, i) => {
     const at = `upstreams[${i}]`;
-    if (!isPlainObject(u)) throw new Error(`${who}: ${at} ${describeValue(u)} is not an upstream; give e.g. { name: 'payments', host: 'payments.shop.svc.cluster.local', port: 8080, localPort: 15001 }.`);
+    if (!isPropsObject(u)) throw new Error(`${who}: ${at} ${describeValue(u)} is not an upstream; give e.g. { name: 'payments', host: 'payments.shop.svc.cluster.local', port: 8080, localPort: 15001 }.`);
     checkString(who, `${at} name`, u.name, "'payments'");
     checkString(who, `${at} host`, u.host, "'payments.shop.svc.cluster.local'");
     checkDnsLabel(who, `${at} name`, u.name);

@@ -318,6 +318,14 @@ export function isPlainObject(value: unknown): boolean {
   return proto === Object.prototype || proto === null;
 }
 
+/**
+ * A props or options object: any object but an array (a TypeScript caller may build its props
+ * with a class; jsii hands structs over as plain objects).
+ */
+export function isPropsObject(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
 /** A boolean prop, when given (`'false'`, a string, is truthy in JavaScript and would count as true). */
 export function checkBoolean(who: string, prop: string, value: unknown): void {
   if (value !== undefined && typeof value !== 'boolean') {
