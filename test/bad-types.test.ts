@@ -438,13 +438,13 @@ describe('a JSON patch of the workload\'s namespace (point 9)', () => {
 describe('props objects', () => {
   test('props built with a class (TypeScript allows it) are taken like a plain object', () => {
     const chart = new Chart(Testing.app(), 'test');
-    const workload = ctx(chart.node.root as App, chart).raw({ containers: [APP] });
+    const deployment = ctx(chart.node.root as App, chart).raw({ containers: [APP] });
     class ProxyProps {
       public readonly image = IMAGE;
       public readonly kubernetesVersion = '1.29';
       constructor(public readonly workload: ApiObject) {}
     }
-    new WithSidecar(chart, 'proxy', new ProxyProps(workload));
+    new WithSidecar(chart, 'proxy', new ProxyProps(deployment));
     expect(Testing.synth(chart)[0].spec.template.spec.initContainers.map((c: any) => c.name)).toEqual(['sidecar']);
   });
 });
