@@ -15,7 +15,10 @@ import { AddressInfo } from 'net';
 import * as os from 'os';
 import * as path from 'path';
 import { ApiObject, Chart, Duration, Testing } from 'cdk8s';
+import { SidecarTimeline } from '../src/timeline';
 import { SidecarCheck, WithSidecar } from '../src/with-sidecar';
+
+const IMAGE_FOR_TIMELINE = 'ghcr.io/example/app:1.0.0';
 
 const BUSYBOX = (() => {
   const r = spawnSync('sh', ['-c', 'command -v busybox'], { encoding: 'utf8' });
@@ -146,5 +149,25 @@ describe('the legacy hold, run with a real busybox sh', () => {
     } finally {
       await srv.close();
     }
+  });
+});
+
+describe('the hooks with their values as arguments, read back', () => {
+  test('SidecarTimeline reads the hold\'s count from its argument (the worst case: N tries of 1 s and the sleeps between)', () => {
+    const command = holdHook(9090, '/ready?a=1&b=2', 7);
+    const manifest = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p' },
+      spec: {
+        containers: [
+          { name: 'proxy', image: IMAGE_FOR_TIMELINE, lifecycle: { postStart: { exec: { command } } } },
+          { name: 'app', image: IMAGE_FOR_TIMELINE },
+        ],
+      },
+    };
+    const t = SidecarTimeline.ofManifest(manifest, { kubernetesVersion: '1.27', legacySidecars: ['proxy'] });
+    expect(t.startOrder.find(e => e.name === 'proxy')).toMatchObject({ startSeconds: 0, startedSeconds: 2 * 7 - 1 });
+    expect(t.appStartSeconds).toBe(13);
   });
 });
