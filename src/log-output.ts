@@ -1,5 +1,6 @@
 import { describeValue, isHost, isSecretKey, isSecretName, ownEntries, readAsIpv4 } from './private/checks';
 import { sortedKeys } from './private/order';
+import { characterProblem, manifestStringProblem, showValue } from './private/values';
 import { SecretKeyReference } from './secret-ref';
 
 /**
@@ -131,8 +132,9 @@ export type LogOutputConfig =
 // the destination itself would refuse it or when one of the agents' config formats cannot hold it
 // (the renderers then only have to quote). Each rule names where it comes from.
 
-/** A value as shown in messages: quoted, with newlines and other control characters visible. */
-const show = (v: string) => JSON.stringify(v);
+/** A value as shown in messages: quoted, every character outside printable ASCII as \uXXXX. */
+/** A value as shown in messages: `showValue` for a string; a JavaScript caller's value of another type by its type. */
+const show = (v: unknown): string => (typeof v === 'string' ? showValue(v) : describeValue(v));
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -183,7 +185,11 @@ function checkLabels(labels: Record<string, string>): void {
     if (typeof v !== 'string') {
       throw new Error(`LogOutput.loki(): label ${name} value ${describeValue(v)} is not a string; give the label's value, e.g. 'shop-web'.`);
     }
+    // In every agent's config file, which reaches the agent through a ConfigMap: a character the
+    // manifest cannot carry (U+0085, U+2028, ... : src/private/values.ts) would change the file.
+    const chars = characterProblem(v);
     const rules: Array<[boolean, string]> = [
+      [chars !== undefined, `${chars} (the label is written into the agent's config file, in a ConfigMap)`],
       [v === '', 'is empty (Fluent Bit refuses an empty label value: plugins/out_loki/loki.c, v3.2.10)'],
       [CONTROL.test(v), 'has a newline or another control character, which no agent config can hold'],
       [v.trim() !== v, "starts or ends with white space, which Fluent Bit trims (its `Labels` list is split on ',' and trimmed)"],
@@ -221,6 +227,11 @@ function ref(factory: string, what: string, v: SecretKeyReference): SecretRef {
   if (!isSecretKey(key)) {
     refuse(factory, `${what}: key`, key, "is not a key of a Secret's data (letters, digits, '-', '_' and '.'); the API server rejects " +
       `such a reference. Give the key that holds the value in Secret '${secretName}', e.g. 'password'`);
+  }
+  // both go into the agent's env (secretKeyRef) in the manifest
+  for (const [prop, value] of [['Secret name', secretName], ['key', key]]) {
+    const why = manifestStringProblem(value);
+    if (why !== undefined) refuse(factory, `${what}: ${prop}`, value, `${why}; use another ${prop}`);
   }
   return { secretName, key };
 }

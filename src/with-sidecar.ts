@@ -7,6 +7,7 @@ import {
   checkBoolean, checkString, checkStringList, describeValue, durationSeconds, isSecretKey, isSecretName, listOf, ownEntries, sizeLimitMiB,
 } from './private/checks';
 import { hasOwn } from './private/order';
+import { checkManifestList, checkManifestString } from './private/values';
 import { SecretKeyReference, SecretReference } from './secret-ref';
 import { SidecarBase, SidecarProps } from './sidecar';
 
@@ -69,6 +70,7 @@ export class SidecarCheck {
     if (!Array.isArray(command) || command.length === 0 || command.some(c => typeof c !== 'string' || c === '')) {
       throw new Error(`SidecarCheck.exec(): command ${JSON.stringify(command)} must be a non-empty list of non-empty strings, e.g. ['/bin/sh', '-c', 'test -s /vault/secrets/db'].`);
     }
+    checkManifestList('SidecarCheck.exec()', 'command', command);
     return new SidecarCheck({ exec: { command: [...command] } }, options);
   }
 
@@ -421,6 +423,7 @@ function checkSidecarProps(who: string, props: WithSidecarProps, configDirectory
     for (const [name, text] of ownEntries(who, 'configFiles', props.configFiles, "{ 'config.hcl': '...' }")) {
       checkConfigMapKey(who, 'configFiles key', name, 'config.hcl');
       checkString(who, `configFiles '${name}'`, text, "the file's text");
+      checkManifestString(who, `configFiles '${name}' content`, text);
     }
   }
   checkBoolean(who, 'readOnlyRootFilesystem', props.readOnlyRootFilesystem);
@@ -543,11 +546,14 @@ function envList(who: string, plain: { [name: string]: string } | undefined, sec
         `e.g. { secret: { name: 'oauth2-proxy' }, key: 'client-secret' } (got ${describeValue(ref)}).`,
       );
     }
+    checkManifestString(who, `secretEnv '${name}' Secret name`, ref.secret.name);
+    checkManifestString(who, `secretEnv '${name}' key`, ref.key); // '0X1F' is a key that the API server reads as 31
     out.push({ name, valueFrom: { secretKeyRef: { key: ref.key, name: ref.secret.name } } });
   }
   for (const [name, value] of plainEntries) {
     checkEnvName(who, prop, name);
     if (typeof value !== 'string') throw new Error(`${who}: ${prop} '${name}' must be a string (got ${describeValue(value)}); quote numbers, e.g. '5432'.`);
+    checkManifestString(who, `${prop} '${name}' value`, value);
     out.push({ name, value });
   }
   return out;
@@ -567,6 +573,7 @@ function checkPorts(who: string, ports: SidecarPort[], localPorts: number[]): Js
       if (!/^(?=.{1,15}$)(?=.*[a-z])[a-z0-9]([a-z0-9]|-(?!-))*[a-z0-9]?$/.test(p.name) || p.name.endsWith('-')) {
         throw new Error(`${who}: port name '${p.name}' is not an IANA service name (at most 15 lower-case letters, digits and single '-', with a letter), e.g. 'http'.`);
       }
+      checkManifestString(who, 'port name', p.name); // '0o17' is an IANA service name that the API server reads as 15
       if (names.has(p.name)) throw new Error(`${who}: port name '${p.name}' is used twice; name each port once.`);
       names.add(p.name);
     }

@@ -4,10 +4,11 @@ import { MIN_DRAIN_SECONDS, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShu
 import { Json, RANK } from './engine/spec';
 import { OTEL_COLLECTOR_IMAGE } from './images';
 import {
-  checkBoolean, checkImage, checkListenPort, checkPort, checkString, describeValue, durationSeconds, isHost, isLoopbackHost, isSecretKey,
+  checkBoolean, checkImage, checkListenPort, checkPort, checkString, durationSeconds, isHost, isLoopbackHost, isSecretKey,
   isSecretName, ownEntries,
 } from './private/checks';
 import { sortedKeys } from './private/order';
+import { checkManifestString, checkWellFormed } from './private/values';
 import { SecretKeyReference } from './secret-ref';
 import { AgentDescription, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
@@ -352,16 +353,6 @@ function encodeAttributeValue(value: string): string {
   return encodeURIComponent(value);
 }
 
-/** `encodeAttributeValue`, or an error naming the key when the value cannot be encoded (a lone surrogate: URIError). */
-function encodedAttribute(who: string, key: string, value: string): string {
-  try {
-    return encodeAttributeValue(value);
-  } catch {
-    throw new Error(`${who}: resourceAttributes '${key}' value ${describeValue(value)} holds a lone surrogate (half of a UTF-16 pair), which is no text; give valid Unicode text.`);
-  }
-}
-
-
 function checkEndpoint(who: string, endpoint: string | undefined): string {
   const example = "e.g. 'otel-collector.observability:4317'";
   checkString(who, 'exporterEndpoint', endpoint, "'otel-collector.observability:4317'");
@@ -404,6 +395,7 @@ function checkServiceName(who: string, name: string): string {
   if (name.trim() === '' || name !== name.trim() || /[\u0000-\u001f\u007f]/.test(name)) {
     throw new Error(`${who}: serviceName '${name}' must be a non-empty name without leading or trailing spaces or control characters, e.g. 'checkout'.`);
   }
+  checkManifestString(who, 'serviceName', name); // the OTEL_SERVICE_NAME env value
   return name;
 }
 
@@ -462,6 +454,8 @@ function headerEnv(who: string, headers: { [name: string]: SecretKeyReference })
         "reference. Give e.g. { secret: kplus.Secret.fromSecretName(scope, 'id', 'otel-auth'), key: 'token' }.",
       );
     }
+    checkManifestString(who, `exporterHeaders '${header}' Secret name`, value.secret.name);
+    checkManifestString(who, `exporterHeaders '${header}' key`, value.key);
     out.push({ header, env, secretName: value.secret.name, key: value.key });
   }
   return out;
@@ -487,7 +481,10 @@ function checkResourceAttributes(who: string, attributes: { [key: string]: strin
     if (typeof value !== 'string') {
       throw new Error(`${who}: resourceAttributes '${key}' must be a string; got ${typeof value}.`);
     }
-    out.push(`${key}=${encodedAttribute(who, key, value)}`);
+    // Percent-encoded into OTEL_RESOURCE_ATTRIBUTES (printable ASCII, which the manifest carries):
+    // only a lone surrogate cannot be encoded.
+    checkWellFormed(who, `resourceAttributes '${key}' value`, value);
+    out.push(`${key}=${encodeAttributeValue(value)}`);
   }
   return out;
 }

@@ -199,7 +199,7 @@ const CASES: Case[] = [
   {
     name: 'a lone surrogate in resourceAttributes (URIError)',
     build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, kubernetesVersion: '1.29', resourceAttributes: { team: 'a\uD800' } }),
-    message: ["WithTracer 'test/tracer'", "resourceAttributes 'team' value \"a\\ud800\" holds a lone surrogate", 'give valid Unicode text'],
+    message: ["WithTracer 'test/tracer'", "resourceAttributes 'team' value \"a\\ud800\" holds a lone UTF-16 surrogate", 'remove the character'],
   },
   // ---------------------------------------------------------------- own properties (point 6)
   {
