@@ -261,6 +261,13 @@ export class LogOutput {
       envNames.set(env, name);
       headers[name] = ref('http', `secretHeaders[${show(name)}]`, options.secretHeaders![name]);
     }
+    const authorization = Object.keys(headers).find(h => h.toLowerCase() === 'authorization');
+    if (authorization !== undefined && options.basicAuth !== undefined) {
+      // Fluent Bit sends both headers (plugins/out_http/http.c adds basic auth and every Header,
+      // v5.1.1); Fluentd's out_http drops the secret header without a word.
+      refuse('http', 'secretHeaders name', authorization, 'comes with basicAuth, which sends an Authorization header of its own ' +
+        '(Fluent Bit would send both, Fluentd only one); give basicAuth or the Authorization header, not both');
+    }
     return new LogOutput({
       type: 'http',
       host: options.host,

@@ -101,7 +101,8 @@ export class WithLogAgent extends SidecarBase {
     checkOutput(who, o);
     const secrets = outputSecretEnv(o);
     const r = this.agent._render({
-      who, logDirectory: this.logDirectory, filePattern, configDirectory: CONFIG_DIRECTORY, output: o, secretVars: secrets.vars,
+      who, logDirectory: this.logDirectory, filePattern, logVolumeSizeLimitMiB: sizeLimit, configDirectory: CONFIG_DIRECTORY, output: o,
+      secretVars: secrets.vars,
     });
     checkListenPort(who, `${this.agent.name} health port`, r.healthPort);
     checkMounts(who, this.logDirectory, r.scratchDirectory);
@@ -136,6 +137,7 @@ export class WithLogAgent extends SidecarBase {
         ...(r.scratchDirectory === undefined ? [] : [scratchVolume(r.scratchDirectory)]),
       ],
       shutdown: r.shutdown,
+      warnings: r.warnings,
     };
   }
 }
