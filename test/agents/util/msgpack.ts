@@ -8,15 +8,23 @@
 
 class Incomplete extends Error {}
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 function decodeAt(buf: Buffer, pos: number): [any, number] {
   const need = (n: number) => {
     if (pos + n > buf.length) throw new Incomplete();
   };
   need(1);
   const b = buf[pos++];
-  const str = (n: number): [string, number] => {
+  // A str that is not UTF-8 (Fluent Bit may send PackedForward entries as str) stays bytes.
+  const str = (n: number): [string | Buffer, number] => {
     need(n);
-    return [buf.toString('utf8', pos, pos + n), pos + n];
+    const bytes = buf.subarray(pos, pos + n);
+    try {
+      return [UTF8.decode(bytes), pos + n];
+    } catch {
+      return [Buffer.from(bytes), pos + n];
+    }
   };
   const bin = (n: number): [Buffer, number] => {
     need(n);

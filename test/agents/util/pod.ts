@@ -15,6 +15,7 @@
  */
 import { ChildProcess, spawn, spawnSync } from 'child_process';
 import * as fs from 'fs';
+import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
 import { App, Chart, Duration, Testing } from 'cdk8s';
@@ -150,6 +151,15 @@ export function appendLines(pod: LogPod, file: string, lines: string[]): void {
 }
 
 export const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
+
+/** A TCP port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>(resolve => server.close(() => resolve()));
+  return port;
+}
 
 /** Waits until `done()` or `timeoutMs`, polling every 100 ms. */
 export async function waitFor(done: () => boolean, timeoutMs: number): Promise<boolean> {

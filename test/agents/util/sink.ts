@@ -148,6 +148,7 @@ export class Sink {
     if (!Array.isArray(msg) || typeof msg[0] !== 'string') throw new Error('not a forward message');
     const [tag, entries, option] = msg;
     const add = (record: any) => this.received.push({ tag, record });
+    // An entry is [time, record], or [[time, metadata], record] (Fluent Bit's event format): the record is second.
     if (Array.isArray(entries)) {
       for (const e of entries) add(e[1]);
     } else if (Buffer.isBuffer(entries) || entries instanceof Uint8Array) {
