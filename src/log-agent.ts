@@ -285,6 +285,10 @@ class FluentBitAgent extends LogAgent {
       args: ['--config', `${ctx.configDirectory}/fluent-bit.conf`],
       files: { 'fluent-bit.conf': config },
       healthPort: httpPort,
+      // 200 "ok" unless, within the last HC_Period (60 s), the outputs' errors passed
+      // HC_Errors_Count (5) or their failed retries HC_Retry_Failure_Count (5), then 500
+      // (src/http_server/api/v1/health.c, defaults include/fluent-bit/flb_config.h, v5.1.1). With
+      // Retry_Limit no_limits no retry fails for good; only the startup probe uses it anyway.
       healthPath: '/api/v1/health',
       healthPortName: 'fb-http',
       // dockerfiles/Dockerfile (v5.1.1) sets no USER: the image would run as root; the library

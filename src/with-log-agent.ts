@@ -107,7 +107,12 @@ export class WithLogAgent extends SidecarBase {
     checkOutput(who, o);
     const secrets = outputSecretEnv(o);
     const r = this.agent._render({
-      who, logDirectory: this.logDirectory, filePattern, logVolumeSizeLimitMiB: sizeLimit, configDirectory: CONFIG_DIRECTORY, output: o,
+      who,
+      logDirectory: this.logDirectory,
+      filePattern,
+      logVolumeSizeLimitMiB: sizeLimit,
+      configDirectory: CONFIG_DIRECTORY,
+      output: o,
       secretVars: secrets.vars,
     });
     checkListenPort(who, `${this.agent.name} health port`, r.healthPort);

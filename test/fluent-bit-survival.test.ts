@@ -121,7 +121,7 @@ describe("the agent's own files are never tailed, whatever filePattern", () => {
   });
 });
 
-describe("values the real Fluent Bit got wrong are refused or handled", () => {
+describe('values the real Fluent Bit got wrong are refused or handled', () => {
   test('Elasticsearch: 139 characters are written, 140 refused (bulk header of ES_BULK_HEADER 165 bytes, flb_sds_snprintf)', () => {
     expect(value(synth({ output: LogOutput.elasticsearch({ host: 'es', index: 'a'.repeat(139) }) }).output, 'Index')).toBe('a'.repeat(139));
     expect(() => synth({ output: LogOutput.elasticsearch({ host: 'es', index: 'a'.repeat(140) }) }))
