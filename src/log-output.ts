@@ -176,10 +176,10 @@ function checkLabels(labels: Record<string, string>): void {
     }
     const v = labels[name];
     const rules: Array<[boolean, string]> = [
-      [v === '', 'is empty (Fluent Bit refuses an empty label value: plugins/out_loki/loki.c, v3.2.10)'],
+      [v === '', 'is empty (Fluent Bit refuses an empty label value: plugins/out_loki/loki.c, v5.1.1 as v3.2.10)'],
       [CONTROL.test(v), 'has a newline or another control character, which no agent config can hold'],
       [v.trim() !== v, "starts or ends with white space, which Fluent Bit trims (its `Labels` list is split on ',' and trimmed)"],
-      [v.includes(','), "has a ',', which splits Fluent Bit's `Labels` list (plugins/out_loki/loki.c, v3.2.10)"],
+      [v.includes(','), "has a ',', which splits Fluent Bit's `Labels` list (plugins/out_loki/loki.c, v5.1.1 as v3.2.10)"],
       [v.includes('"'), "has a '\"', which Fluentd's Loki plugin sends backslash-escaped (fluent-plugin-grafana-loki `format_labels`)"],
       [v.startsWith('$') || v.includes('${'), "starts with '$' or has '${', which Fluent Bit reads as a record accessor or an environment variable"],
       [v.includes('{{') || v.includes('%'), "has '{{' or '%', which Vector reads as a template field or a strftime time format (vector src/template.rs, v0.54.0)"],

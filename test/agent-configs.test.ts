@@ -313,7 +313,7 @@ describe('4. Loki labels are refused at the factory when an agent would refuse t
       for (const [k, v] of Object.entries(labels)) {
         // vector src/sinks/loki/config.rs valid_label_name (v0.54.0)
         expect(/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(k.trim())).toBe(true);
-        // plugins/out_loki/loki.c parse_kv (v3.2.10), through the CLIST split
+        // plugins/out_loki/loki.c parse_kv (v5.1.1 as v3.2.10), through the CLIST split
         expect(fluentBitLokiLabels(`${k}=${v}`)).toEqual({ [k]: v });
       }
     }), { numRuns: 300 });
@@ -400,7 +400,7 @@ describe('3. TLS: chain verification always comes with host-name verification', 
     elasticsearch: () => LogOutput.elasticsearch({ host: 'es.logging' }),
     opensearch: () => LogOutput.opensearch({ host: 'os.logging' }),
   };
-  test.each(Object.keys(TLS_OUTPUTS))('Fluent Bit %s: tls.verify On and tls.verify_hostname On (off by default: src/tls/flb_tls.c v3.2.10)', (type) => {
+  test.each(Object.keys(TLS_OUTPUTS))('Fluent Bit %s: tls.verify On and tls.verify_hostname On (off by default: src/flb_output.c v5.1.1, as v3.2.10)', (type) => {
     const { text } = render('fluentBit', TLS_OUTPUTS[type as keyof typeof TLS_OUTPUTS]());
     const out = parseFluentBitConf(text).find(s => s.name === 'OUTPUT')!.props;
     expect({ tls: out.tls, verify: out['tls.verify'], hostname: out['tls.verify_hostname'] })
