@@ -123,6 +123,8 @@ export interface RenderedSidecar {
   /** The patch version, when the target names one (for the known-bugs check). */
   readonly patch?: number;
   readonly gate: boolean;
+  /** Warnings about the sidecar as given (`AgentDescription.warnings`), reported with the workload's. */
+  readonly warnings?: string[];
 }
 
 export interface BindingOptions {
@@ -306,6 +308,7 @@ export class WorkloadBinding {
     const specs: SidecarSpec[] = [];
     const injected: InjectedProxy[] = [];
     const targets = new Map<string, string>();
+    const sidecarWarnings: string[] = [];
     let minor = 0;
     let gate = false;
     let patch: number | undefined;
@@ -314,6 +317,7 @@ export class WorkloadBinding {
         const r = source.renderSidecar();
         if (r.spec) specs.push(r.spec);
         if (r.injected) injected.push(r.injected);
+        sidecarWarnings.push(...r.warnings ?? []);
         minor = r.minor;
         gate = r.gate;
         // The lowest patch any of them names (the cluster's oldest node decides).
@@ -343,7 +347,7 @@ export class WorkloadBinding {
         return { manifest: kept.manifest, errors: [] };
       }
     }
-    const rendered = this.renderAnew(base, specs, injected, minor, gate, patch);
+    const rendered = this.renderAnew(base, specs, injected, minor, gate, patch, sidecarWarnings);
     if (synthesis && purpose === 'validate' && key !== undefined && rendered.errors.length === 0) {
       synthesis.kept.set(this, { key, manifest: rendered.manifest, warnings: this.warnings });
     }
@@ -352,6 +356,7 @@ export class WorkloadBinding {
 
   private renderAnew(
     base: Json, specs: SidecarSpec[], injected: InjectedProxy[], minor: number, gate: boolean, patch: number | undefined,
+    sidecarWarnings: string[],
   ): EngineResult {
     // `base` is a fresh object from toJson(): the engine may work on it in place.
     const result = applySidecars(base, specs, {
@@ -361,7 +366,7 @@ export class WorkloadBinding {
     // Known bugs of the target's patch release, on the pod as emitted (src/known-bugs.ts).
     const findings = findKnownBugs(`'${this.obj.node.path}' (${describeObject(result.manifest)})`,
       podTemplateOf(result.manifest)!.spec, { major: 1, minor, patch, raw: '' });
-    this.warnings = findings.filter(f => f.level === 'warning').map(f => f.message);
+    this.warnings = [...sidecarWarnings, ...findings.filter(f => f.level === 'warning').map(f => f.message)];
     recordWarnings(this.obj, this.warnings);
     const bugErrors = findings.filter(f => f.level === 'error').map(f => f.message);
     return bugErrors.length > 0 ? { manifest: result.manifest, errors: bugErrors } : result;
