@@ -64,7 +64,7 @@ describe('Fluentd: secretHeaders Authorization and basicAuth together', () => {
   // dropped the secret header silently.
   test.each(['Authorization', 'authorization', 'AUTHORIZATION'])('refused at the factory (%s)', (name) => {
     expect(() => LogOutput.http({ host: 'logs.example.com', secretHeaders: { [name]: secret('tok', 'token') }, basicAuth })).toThrow(
-      `LogOutput.http(): secretHeaders name "${name}" and basicAuth both set the Authorization header`);
+      `LogOutput.http(): secretHeaders name "${name}" comes with basicAuth, which sends an Authorization header of its own`);
   });
   test('each alone is accepted', () => {
     expect(() => LogOutput.http({ host: 'logs.example.com', secretHeaders: { Authorization: secret('tok', 'token') } })).not.toThrow();

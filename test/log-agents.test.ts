@@ -43,7 +43,7 @@ const RUNTIME_ENV: Record<string, string> = {
   LOG_OUTPUT_USERNAME: 'shipper',
   // what a careless config would break on: quotes, a backslash, `: ` and ` #`
   LOG_OUTPUT_PASSWORD: 'p@ss: "w\\ord" #1',
-  LOG_OUTPUT_HEADER_X_API_KEY: 'Bearer a"b\n',
+  LOG_OUTPUT_HEADER_X_API_KEY: 'key a"b\n',
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -390,7 +390,7 @@ describe('Vector', () => {
       expect(() => vectorConfig({}, LogAgent.vector({ image: 'timberio/vector:0.55.0-distroless-libc' }))).toThrow(
         /Vector image 'timberio\/vector:0\.55\.0-distroless-libc' is 0\.55 or later, .*Use timberio\/vector:0\.54\.0-distroless-libc, or set `exposeGrpcApi: true` and keep other pods off port 8686 with a NetworkPolicy\./,
       );
-      expect(() => vectorConfig({}, LogAgent.vector({ image: 'mirror:5000/timberio/vector:1.0.0@sha256:abc' }))).toThrow(/is 0\.55 or later/);
+      expect(() => vectorConfig({}, LogAgent.vector({ image: `mirror:5000/timberio/vector:1.0.0@sha256:${'ab'.repeat(32)}` }))).toThrow(/is 0\.55 or later/);
     });
 
     test('accepted with exposeGrpcApi: api.graphql and api.playground are left out (0.55 rejects them)', () => {
@@ -541,7 +541,7 @@ describe('Fluentd', () => {
       expect(v(match, 'json_array')).toBe('false');
       expect(v(match, 'tls_verify_mode')).toBe('peer');
       // a hash parameter: the evaluated string is parsed as JSON
-      expect(JSON.parse(v(match, 'headers'))).toEqual({ 'X-Api-Key': 'Bearer a"b' });
+      expect(JSON.parse(v(match, 'headers'))).toEqual({ 'X-Api-Key': 'key a"b' });
       const auth = child(match, 'auth');
       expect([v(auth, 'method'), v(auth, 'username'), v(auth, 'password')]).toEqual(['basic', 'shipper', RUNTIME_ENV.LOG_OUTPUT_PASSWORD]);
       expect(child(match, 'format').params['@type'].raw).toBe('json');

@@ -136,7 +136,7 @@ describe('the shared log directory and the agent config', () => {
     const { manifests } = synthLogAgent('Deployment', '1.29', { logDirectory: '/logs', agent: LogAgent.fluentBit({ grace: Duration.seconds(7) }) });
     const conf = manifestOf(manifests, 'ConfigMap').data['fluent-bit.conf'];
     expect(conf).toMatch(/^\s+Path\s+\/logs\/\*\.log$/m);
-    expect(conf).toMatch(/^\s+DB\s+\/logs\/\.fluent-bit-offsets\.db$/m);
+    expect(conf).toMatch(/^\s+DB\s+\/logs\/\.fluent-bit\/offsets\.db$/m);
     expect(conf).toMatch(/^\s+Grace\s+7$/m);
     expect(conf).toMatch(/^\s+HTTP_Server\s+On$/m);
     expect(conf).toMatch(/^\s+Health_Check\s+On$/m);
