@@ -48,6 +48,8 @@ export const DEFAULT_IMAGES = {
     // distribution/docker/distroless-libc/Dockerfile at v0.54.0 and v0.57.0: FROM
     // gcr.io/distroless/cc-debian12, no USER; the library runs it as 65532.
     source: 'vectordotdev/vector release v0.54.0 (git tag v0.54.0; distribution/docker/distroless-libc/Dockerfile, pushed as timberio/vector:<version>-distroless-libc)',
+    // 0.54.x: the keys and the shutdown were read at v0.54.0; 0.55 removed api.graphql/playground.
+    releases: { program: 'Vector', from: '0.54.0', below: '0.55.0', checked: 'the keys and the shutdown read at v0.54.0' },
   },
   fluentd: {
     // Not v1.19.3-debian-2.4: the -2.4 suffix belonged to v1.19.2 and was never published for v1.19.3.
@@ -57,6 +59,9 @@ export const DEFAULT_IMAGES = {
     image: 'fluent/fluentd:v1.19.3-debian-2.2',
     usedBy: 'LogAgent.fluentd()',
     source: 'fluent/fluentd-docker-image README.md "Supported tags" (`v1.19.3-debian-2.2`) and git tag v1.19.3-2.2 (v1.19/debian/Dockerfile)',
+    // From 1.19.3 (in_monitor_agent's include_debug_info); the keys, the shutdown and the buffer
+    // were read at v1.19.3 and run from source (test/agents/fluentd.agent-test.ts).
+    releases: { program: 'Fluentd', from: '1.19.3', below: '1.20.0', checked: 'the keys, shutdown and buffering read at v1.19.3 and run from source' },
   },
   envoy: {
     image: 'envoyproxy/envoy:v1.37.11',
@@ -68,6 +73,8 @@ export const DEFAULT_IMAGES = {
     // Envoy repository itself (1.7 GB) could not be fetched, so 1.38-1.40's protos were not read.
     source: 'envoyproxy.io version history (docs v1.37.11): v1.37: 1.37.11 (October 26, 2026), the newest release of the 1.37 line, ' +
       'supported beside 1.38-1.40 (docs v1.40.2); envoyproxy/envoy:v<version> is pushed per release',
+    // The proto fields were read for the 1.37 line (test/envoy-api.test.ts).
+    releases: { program: 'Envoy', from: '1.37.0', below: '1.38.0', checked: 'the emitted proto fields read for the 1.37 line' },
   },
   otelCollector: {
     image: 'otel/opentelemetry-collector:0.139.0',

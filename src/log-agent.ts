@@ -365,6 +365,11 @@ class VectorAgent extends LogAgent {
         `open to the pod network. Use ${VECTOR_IMAGE}, or set \`exposeGrpcApi: true\` and keep other pods off port ${apiPort} with a NetworkPolicy.`,
       );
     }
+    // With exposeGrpcApi the config is rendered for 0.55+ (no GraphQL keys): its API section was read at v0.57.0.
+    const range = grpcApi
+      ? { ...DEFAULT_IMAGES.vector, releases: { program: 'Vector', from: '0.55.0', below: '0.58.0', checked: 'the API section read at v0.57.0, the other keys at v0.54.0' } }
+      : DEFAULT_IMAGES.vector;
+    const warning = releaseRangeWarning(ctx.who, image, range);
     let rendered;
     try {
       rendered = renderVectorConfig({
@@ -393,6 +398,7 @@ class VectorAgent extends LogAgent {
       shutdown: vectorShutdown(limitSeconds),
       env: [],
       defaultResources: { cpuRequest: '20m', cpuLimit: '250m', memoryRequest: '64Mi', memoryLimit: '256Mi' },
+      ...(warning ? { warnings: [warning] } : {}),
     };
   }
 }
@@ -422,6 +428,9 @@ class FluentdAgent extends LogAgent {
         `Use ${FLUENTD_IMAGE} or later, or set \`allowMonitorDebugInfo: true\` and keep other pods off port ${monitorPort} with a NetworkPolicy.`,
       );
     }
+    // The tag of an image of your own names your release, not Fluentd's: read as naming none.
+    const untagged = image.split('@')[0].replace(/:[^/]*$/, '');
+    const warning = releaseRangeWarning(ctx.who, upstream ? image : untagged, DEFAULT_IMAGES.fluentd)?.replace(`'${untagged}'`, `'${image}'`);
     const plugin = FLUENTD_OUTPUT_PLUGIN[ctx.output.type];
     if (plugin !== undefined && image === FLUENTD_IMAGE) {
       throw new Error(
@@ -466,6 +475,7 @@ class FluentdAgent extends LogAgent {
       // The supervisor opens its socket (and chunk backups go) under Dir.tmpdir.
       scratchDirectory: '/tmp',
       defaultResources: { cpuRequest: '50m', cpuLimit: '500m', memoryRequest: '128Mi', memoryLimit: '256Mi' },
+      ...(warning ? { warnings: [warning] } : {}),
     };
   }
 }
