@@ -14,31 +14,67 @@ export interface DefaultImage {
   readonly usedBy: string;
   /** Where upstream shows that this tag is published. */
   readonly source: string;
+  /**
+   * The releases the config the library renders for this image is valid for: from `from` up to,
+   * not including, `below` (`x.y.z`). An image of the user's own outside it (or without a
+   * version in its tag) is a warning naming the range (`releaseRangeWarning`).
+   */
+  readonly releases?: { readonly program: string; readonly from: string; readonly below: string; readonly checked: string };
 }
 
 /** @internal */
 export const DEFAULT_IMAGES = {
   fluentBit: {
-    image: 'fluent/fluent-bit:3.2.10',
+    image: 'fluent/fluent-bit:5.1.1',
     usedBy: 'LogAgent.fluentBit()',
-    // dockerfiles/Dockerfile at the tag: production stage FROM gcr.io/distroless/cc-debian12.
-    source: 'fluent/fluent-bit release v3.2.10 (git tag v3.2.10; images built from dockerfiles/Dockerfile, pushed as fluent/fluent-bit:<version>)',
+    // dockerfiles/Dockerfile at v5.1.1: `ARG RELEASE_VERSION=5.1.1`, production stage FROM
+    // gcr.io/distroless/cc-debian13 with no USER (the library sets runAsUser), binary at
+    // /fluent-bit/bin/fluent-bit. MAINTENANCE.md at v5.1.1: v5.1 is the stable line, v5.0
+    // maintenance only, older lines end of life.
+    source: 'fluent/fluent-bit release v5.1.1 (git tag v5.1.1, 2026-08-14; the newest tag of the supported 5.1 line in the repository on 2026-12-01; ' +
+      'images built from dockerfiles/Dockerfile, pushed as fluent/fluent-bit:<version>)',
+    // The keys, the shutdown model, the long-line keys (Truncate_Long_Lines) and the IP-literal
+    // TLS check (from 5.0.6) were read at v5.1.1 and run with the binary built at that tag.
+    releases: { program: 'Fluent Bit', from: '5.1.0', below: '5.2.0', checked: 'the keys, shutdown and buffering read at v5.1.1 and run against its binary' },
   },
   vector: {
     image: 'timberio/vector:0.54.0-distroless-libc',
     usedBy: 'LogAgent.vector()',
+    // Not bumped to v0.57.0 (2026-07-14, the newest tag on 2026-12-01): read at v0.57.0,
+    // src/config/api.rs has only `enabled` and `address`, and src/api/grpc_server.rs serves the
+    // gRPC Observability service (events included) and the HTTP `/health` on that one port, so
+    // the probes' port still cannot be limited to /health (exposeGrpcApi opts in). 0.54 gets no
+    // patch release (Vector releases only the newest line): a probe that needs no API is the way on.
+    // distribution/docker/distroless-libc/Dockerfile at v0.54.0 and v0.57.0: FROM
+    // gcr.io/distroless/cc-debian12, no USER; the library runs it as 65532.
     source: 'vectordotdev/vector release v0.54.0 (git tag v0.54.0; distribution/docker/distroless-libc/Dockerfile, pushed as timberio/vector:<version>-distroless-libc)',
+    // 0.54.x: the keys and the shutdown were read at v0.54.0; 0.55 removed api.graphql/playground.
+    releases: { program: 'Vector', from: '0.54.0', below: '0.55.0', checked: 'the keys and the shutdown read at v0.54.0' },
   },
   fluentd: {
     // Not v1.19.3-debian-2.4: the -2.4 suffix belonged to v1.19.2 and was never published for v1.19.3.
+    // Checked 2026-12-01: v1.19.3 (2026-08-07) is the newest tag of fluent/fluentd, and
+    // v1.19.3-2.2 the newest of fluent/fluentd-docker-image (README "Supported tags" at its head);
+    // v1.19/debian/Dockerfile at v1.19.3-2.2: `useradd -r` fluent, USER fluent, tini.
     image: 'fluent/fluentd:v1.19.3-debian-2.2',
     usedBy: 'LogAgent.fluentd()',
     source: 'fluent/fluentd-docker-image README.md "Supported tags" (`v1.19.3-debian-2.2`) and git tag v1.19.3-2.2 (v1.19/debian/Dockerfile)',
+    // From 1.19.3 (in_monitor_agent's include_debug_info); the keys, the shutdown and the buffer
+    // were read at v1.19.3 and run from source (test/agents/fluentd.agent-test.ts).
+    releases: { program: 'Fluentd', from: '1.19.3', below: '1.20.0', checked: 'the keys, shutdown and buffering read at v1.19.3 and run from source' },
   },
   envoy: {
-    image: 'envoyproxy/envoy:v1.36.4',
+    image: 'envoyproxy/envoy:v1.37.11',
     usedBy: 'WithEnvoy',
-    source: 'envoyproxy.io version history v1.36: 1.36.4 (December 10, 2025); envoyproxy/envoy:v<version> is pushed per release',
+    // Checked 2026-12-01. The 1.37 line, not 1.39/1.40: the newest line whose API could be read here.
+    // Every field the library emits is in the vendored protos (@grpc/grpc-js-xds 1.14.1) and, not
+    // deprecated, in envoyproxy/data-plane-api mirrored from envoy f126920c (2026-01-29, after
+    // 1.37.0); v3 removes no field, so the set holds at 1.37.x (test/envoy-api.test.ts). The
+    // Envoy repository itself (1.7 GB) could not be fetched, so 1.38-1.40's protos were not read.
+    source: 'envoyproxy.io version history (docs v1.37.11): v1.37: 1.37.11 (October 26, 2026), the newest release of the 1.37 line, ' +
+      'supported beside 1.38-1.40 (docs v1.40.2); envoyproxy/envoy:v<version> is pushed per release',
+    // The proto fields were read for the 1.37 line (test/envoy-api.test.ts).
+    releases: { program: 'Envoy', from: '1.37.0', below: '1.38.0', checked: 'the emitted proto fields read for the 1.37 line' },
   },
   otelCollector: {
     image: 'otel/opentelemetry-collector:0.159.0',
@@ -72,3 +108,39 @@ export const ENVOY_IMAGE: string = DEFAULT_IMAGES.envoy.image;
 
 /** The default OpenTelemetry Collector image of `WithTracer` (the core distribution, pinned). */
 export const OTEL_COLLECTOR_IMAGE: string = DEFAULT_IMAGES.otelCollector.image;
+
+/** The `x.y.z` a tag starts with (`5.1.1`, `v1.19.3-debian-2.2`, `0.54.0-distroless-libc`); undefined without one. */
+function tagVersion(image: string): number[] | undefined {
+  const ref = image.split('@')[0];
+  const name = ref.slice(ref.lastIndexOf('/') + 1);
+  const colon = name.indexOf(':');
+  const m = colon < 0 ? null : /^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+_]|$)/.exec(name.slice(colon + 1));
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)] : undefined;
+}
+
+function compare(a: number[], b: number[]): number {
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return 0;
+}
+
+/**
+ * The warning for an image given instead of a default one whose config range it may fall outside
+ * (`DefaultImage.releases`): none for the default image or a tag inside the range. `who` starts
+ * the message (the construct's path).
+ * @internal
+ */
+export function releaseRangeWarning(who: string, image: string, pinned: DefaultImage): string | undefined {
+  const r = pinned.releases;
+  if (r === undefined || image === pinned.image) return undefined;
+  const range = `${r.program} ${r.from} up to, not including, ${r.below} (${r.checked})`;
+  const v = tagVersion(image);
+  const fix = `use ${pinned.image} or another tag in that range, or check the rendered config against your image's release yourself`;
+  if (v === undefined) {
+    return `${who}: image '${image}' names no ${r.program} release in its tag (untagged, 'latest' or a name of your own); ` +
+      `the config the library renders is written for ${range}: ${fix}.`;
+  }
+  const from = tagVersion(`x:${r.from}`)!;
+  const below = tagVersion(`x:${r.below}`)!;
+  if (compare(v, from) >= 0 && compare(v, below) < 0) return undefined;
+  return `${who}: image '${image}' is ${r.program} ${v.join('.')}, outside the releases the rendered config is written for: ${range}; ${fix}.`;
+}
