@@ -330,7 +330,12 @@ export abstract class SidecarBase extends Construct {
       after: this._props.after,
       serveInitContainers: this._props.serveInitContainers,
     });
-    this._bind({ node: this.node, renderSidecar: () => this.renderSidecar(), checkWorkload: spec => this._checkWorkload(spec) });
+    this._bind({
+      node: this.node,
+      renderSidecar: () => this.renderSidecar(),
+      checkWorkload: spec => this._checkWorkload(spec),
+      workloadWarnings: (spec, labels) => this._workloadWarnings(spec, labels),
+    });
   }
 
   /**
@@ -365,7 +370,12 @@ export abstract class SidecarBase extends Construct {
       serveInitContainers: this._props.serveInitContainers,
       quit: d.quit,
     });
-    this._bind({ node: this.node, renderSidecar: () => this.renderSidecar(), checkWorkload: spec => this._checkWorkload(spec) });
+    this._bind({
+      node: this.node,
+      renderSidecar: () => this.renderSidecar(),
+      checkWorkload: spec => this._checkWorkload(spec),
+      workloadWarnings: (spec, labels) => this._workloadWarnings(spec, labels),
+    });
   }
 
   /**
@@ -375,6 +385,15 @@ export abstract class SidecarBase extends Construct {
    * @internal
    */
   protected _checkWorkload(_podSpec: Json | undefined): string[] {
+    return [];
+  }
+
+  /**
+   * What the construct infers from the workload's own pod spec at synthesis where no prop says it
+   * (same input as `_checkWorkload`; none by default): warnings that say what was inferred.
+   * @internal
+   */
+  protected _workloadWarnings(_podSpec: Json | undefined, _podLabels: Record<string, string>): string[] {
     return [];
   }
 

@@ -311,9 +311,10 @@ const CASES: Case[] = [
 
   // ---------------------------------------------------------------- grace periods and times
   {
-    name: 'a grace period set too low for a native Envoy',
+    // (with appShutdownTime: without it the workload's grace is the app's budget, docs/target.md)
+    name: 'a grace period set too low for a native Envoy, with appShutdownTime',
     build: c => new WithEnvoy(c.chart, 'envoy', {
-      workload: c.deployment({ terminationGracePeriod: Duration.seconds(10) }), appPort: 8080, kubernetesVersion: '1.31',
+      workload: c.deployment({ terminationGracePeriod: Duration.seconds(10) }), appPort: 8080, kubernetesVersion: '1.31', appShutdownTime: Duration.seconds(10),
     }),
     message: ["Deployment 'web': terminationGracePeriodSeconds is 10", 'but its sidecars need 11 (native: app 10s + envoy 1s)', 'Raise terminationGracePeriodSeconds to at least 11'],
   },
@@ -325,24 +326,8 @@ const CASES: Case[] = [
     // the delay: the app's 20 s and Fluent Bit's 2 s to read the last line
     message: ["Deployment 'raw': terminationGracePeriodSeconds is 5", 'but its sidecars need 28 (legacy log-agent: preStop delay 22s + stop 6s)', 'at least 28'],
   },
-  {
-    name: 'an app preStop hook whose duration cannot be read, without appShutdownTime',
-    build: c => new WithLogAgent(c.chart, 'logs', {
-      workload: c.raw({ containers: [{ ...APP, lifecycle: { preStop: { exec: { command: ['/wait-shutdown'] } } } }] }), kubernetesVersion: '1.29',
-    }),
-    message: ["[test/raw] Deployment 'raw'", "container(s) 'app' have a preStop hook whose duration the library cannot read",
-      'Set `appShutdownTime` on the sidecar constructs to cover both'],
-  },
-  {
-    name: 'the user\'s own native sidecar before ours (1.29), without userSidecarStopTime',
-    build: c => new WithTracer(c.chart, 'tracer', {
-      workload: c.raw({ containers: [APP], initContainers: [{ name: 'proxy', image: 'x:1', restartPolicy: 'Always' }] }),
-      exporterEndpoint: ENDPOINT,
-      kubernetesVersion: '1.29',
-    }),
-    message: ["[test/raw] Deployment 'raw'", "has native sidecars of its own ('proxy'), which Kubernetes 1.29 stops one at a time with the library's ('tracer')",
-      'Set `userSidecarStopTime` on one of the sidecar constructs'],
-  },
+  // An app preStop hook that cannot be read and the user's own native sidecars without
+  // userSidecarStopTime are inferred from the manifest, with a warning (test/shutdown.test.ts).
   {
     name: 'appShutdownTime that is not whole seconds',
     build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, appShutdownTime: Duration.millis(2500) }),
@@ -925,7 +910,7 @@ describe('what the catalogue found', () => {
     const app = new App({ outdir: fs.mkdtempSync(path.join(os.tmpdir(), 'sidecars-bad-')) });
     const chart = new Chart(app, 'test');
     const raw = ctx(app, chart).raw({ containers: [APP], terminationGracePeriodSeconds: 5 });
-    new WithLogAgent(chart, 'logs', { workload: raw, kubernetesVersion: '1.29' });
+    new WithLogAgent(chart, 'logs', { workload: raw, kubernetesVersion: '1.29', appShutdownTime: Duration.seconds(10) });
     SidecarValidation.addTo(app, { kubernetesVersion: '1.29' });
     let message = '';
     try {
