@@ -394,7 +394,11 @@ export function planGrace(
   if (budgetFromGrace) {
     const budget = explicit ?? KUBERNETES_DEFAULT_GRACE_SECONDS;
     const why = explicit !== undefined ? `terminationGracePeriodSeconds ${budget}` : `Kubernetes' default terminationGracePeriodSeconds ${budget}`;
-    app = { ...app, seconds: Math.max(app.seconds, budget), explanation: `the app within its ${why}s` };
+    // The vendor's number stands for the library's default appShutdownTime; a readable app preStop
+    // hook still runs in full (the raised grace no longer cuts it short), then the app's shutdown.
+    const hookEnd = app.seconds - appShutdownOf(sidecars);
+    const seconds = hookEnd > 0 ? Math.max(app.seconds, budget) : budget;
+    app = { ...app, seconds, explanation: seconds === budget ? `the app within its ${why}s` : app.explanation };
     need = needOf(app);
     appEnd = app.seconds;
     warnings.push(

@@ -344,7 +344,8 @@ const DEFAULT_USER_SIDECAR_STOP = 10;
  * say the library takes it (docs/target.md, "Inferred from the manifest"): `appShutdownTime`; but
  * when no construct gives it and an app container has a preStop hook the library cannot read, or
  * the workload's own grace is below the need (not on a pod that completes), the workload's grace
- * (30 s when unset) is the app's budget: the app is taken to end no earlier than that.
+ * (30 s when unset) is the app's budget in place of appShutdownTime's default; an app with a
+ * readable preStop hook is taken to end no earlier than that.
  */
 function appTime(facts: SidecarFacts[], minor: number, user: UserPod): number {
   const app = appShutdown(facts);
@@ -353,7 +354,8 @@ function appTime(facts: SidecarFacts[], minor: number, user: UserPod): number {
   const low = user.grace !== undefined && !user.completes && user.grace < graceNeed(facts, minor, user, app);
   if (!unreadable && !low) return app;
   const budget = user.grace ?? KUBERNETES_DEFAULT_GRACE;
-  return app + Math.max(0, budget - appEnd(user, app, minor));
+  // the vendor's number stands for the default; a readable preStop hook still runs in full before the app's shutdown
+  return appEnd(user, 0, minor) > 0 ? app + Math.max(0, budget - appEnd(user, app, minor)) : budget;
 }
 
 /** The user's native sidecars' stop time the constructs give (the largest), or undefined. */
