@@ -2,6 +2,7 @@ import { createHash } from 'crypto';
 import { ApiObject, Chart, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
+import { defaultPullPolicy } from './engine/pull-policy';
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
 import { checkDnsLabel, durationSeconds } from './private/checks';
@@ -302,7 +303,7 @@ export abstract class SidecarBase extends Construct {
       ...(agent.command ? { command: agent.command } : {}),
       ...(agent.env && agent.env.length > 0 ? { env: agent.env } : {}),
       image: agent.image,
-      imagePullPolicy: 'IfNotPresent',
+      imagePullPolicy: defaultPullPolicy(agent.image),
       name: this.containerName,
       ports: agent.ports,
       ...(health?.readiness ? { readinessProbe: probe(health.readiness) } : {}),

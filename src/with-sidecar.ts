@@ -1,5 +1,6 @@
 import { Duration, Size } from 'cdk8s';
 import { Construct } from 'constructs';
+import { defaultPullPolicy } from './engine/pull-policy';
 import { TOOLS, restrictedSecurityContext } from './engine/shutdown';
 import { HoldSpec, Json, QuitSpec, RANK } from './engine/spec';
 import {
@@ -367,7 +368,7 @@ export class WithSidecar extends SidecarBase {
       ...(props.command ? { command: [...props.command] } : {}),
       ...(checked.env.length > 0 ? { env: checked.env } : {}),
       image: props.image,
-      imagePullPolicy: 'IfNotPresent',
+      imagePullPolicy: defaultPullPolicy(props.image),
       name: this.containerName,
       ...(checked.ports.length > 0 ? { ports: checked.ports } : {}),
       ...(props.readinessCheck ? { readinessProbe: props.readinessCheck._probe() } : {}),
