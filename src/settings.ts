@@ -1,7 +1,7 @@
 import { IConstruct } from 'constructs';
 import {
-  DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarMode,
-  parseKubernetesVersion, resolveLayout,
+  DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarLayout, SidecarMode,
+  formatFullVersion, parseKubernetesVersion, resolveLayout,
 } from './target';
 
 /**
@@ -56,6 +56,34 @@ export const SIDECAR_CONTAINERS_GATE_ENV = 'CDK8S_SIDECARS_SIDECAR_CONTAINERS_GA
 const DEFAULTS = Symbol.for('cdk8s-sidecars.defaults');
 
 /**
+ * The target a scope resolves to (`Sidecars.targetOf`): what a sidecar construct created there
+ * without target props of its own emits for.
+ */
+export interface SidecarTarget {
+  /** The version, as the constructs read it: `'1.29'`, or `'1.29.3'` when a patch was given. */
+  readonly kubernetesVersion: string;
+  /** The minor version, e.g. `29`. */
+  readonly minor: number;
+  /**
+   * The patch version, when the target names one (then the pods are checked for known bugs).
+   * @default - none: the target is a bare minor
+   */
+  readonly patch?: number;
+  /** Whether the SidecarContainers feature gate is taken to be on (only matters for 1.28). */
+  readonly sidecarContainersGate: boolean;
+  /** The mode (`Sidecars.configure()`'s, else `SidecarMode.AUTO`). */
+  readonly mode: SidecarMode;
+  /**
+   * The layout that mode gives at this target.
+   * @default - none: the mode cannot be emitted at this target (`SidecarMode.NATIVE` below 1.29
+   * without the gate), which a construct reports as an error
+   */
+  readonly layout?: SidecarLayout;
+  /** Where the version came from: `'env'` (CDK8S_SIDECARS_KUBERNETES_VERSION), `'configure'` or `'default'`. */
+  readonly source: string;
+}
+
+/**
  * Defaults for every sidecar construct in a scope.
  */
 export class Sidecars {
@@ -72,6 +100,32 @@ export class Sidecars {
       checkVersion(`Sidecars.configure(${describe(scope)})`, options.kubernetesVersion);
     }
     (scope as any)[DEFAULTS] = { ...options };
+  }
+
+  /**
+   * The target that a sidecar construct created in `scope` without target props of its own
+   * resolves to now: the environment variables, then `Sidecars.configure()` on `scope` or an
+   * enclosing scope, then the default (1.27). A code base that synthesizes for several clusters
+   * can ask it before it creates a construct that exists only on some of them (e.g.
+   * `NativeSidecarGuard`, which needs the policy API of 1.30). Throws the constructs' error when
+   * the version (e.g. the environment variable) is invalid.
+   *
+   * @example
+   * if (Sidecars.targetOf(app).minor >= 30) {
+   *   new NativeSidecarGuard(platformChart, 'guard', { namespaces: ['shop'] });
+   * }
+   */
+  public static targetOf(scope: IConstruct): SidecarTarget {
+    const t = resolveTarget(scope, {});
+    return {
+      kubernetesVersion: formatFullVersion(t.version),
+      minor: t.version.minor,
+      patch: t.version.patch,
+      sidecarContainersGate: t.gate,
+      mode: t.mode,
+      layout: t.decision.layout,
+      source: t.source,
+    };
   }
 
   /**
