@@ -14,23 +14,16 @@ import { SidecarLayout, formatVersion } from './target';
 import { graceWrittenByDefault } from './workload-defaults';
 
 /**
- * Props shared by every sidecar construct.
+ * Props shared by every sidecar construct, but for the container's name (see `SidecarProps`,
+ * `AdoptSidecarProps`).
  */
-export interface SidecarProps extends SidecarTargetOptions {
+export interface SidecarCommonProps extends SidecarTargetOptions {
   /**
    * The workload to attach the sidecar to: a Deployment, StatefulSet, DaemonSet, Job, CronJob
    * or Pod of any cdk8s-plus major (27 to 34), or any cdk8s `ApiObject` of one of those kinds, a ReplicaSet or a ReplicationController
    * (a raw `KubeDeployment`, objects from `Include` or `Helm`).
    */
   readonly workload: IConstruct;
-
-  /**
-   * Name of the sidecar container: a DNS-1123 label of at most 53 characters, so that the volume
-   * names derived from it (`<containerName>-config`, `-logs`, `-tmp`, `-tls`, `-client-ca`) are
-   * DNS-1123 labels of at most 63 characters too, as the API server requires.
-   * @default - the construct's own default, e.g. 'log-agent'
-   */
-  readonly containerName?: string;
 
   /**
    * Resource requests and limits of the sidecar container (a cdk8s-plus `ContainerResources`
@@ -88,6 +81,19 @@ export interface SidecarProps extends SidecarTargetOptions {
    * @default false
    */
   readonly serveInitContainers?: boolean;
+}
+
+/**
+ * Props shared by every sidecar construct that creates its container.
+ */
+export interface SidecarProps extends SidecarCommonProps {
+  /**
+   * Name of the sidecar container: a DNS-1123 label of at most 53 characters, so that the volume
+   * names derived from it (`<containerName>-config`, `-logs`, `-tmp`, `-tls`, `-client-ca`) are
+   * DNS-1123 labels of at most 63 characters too, as the API server requires.
+   * @default - the construct's own default, e.g. 'log-agent'
+   */
+  readonly containerName?: string;
 }
 
 /** Defaults shared by all agents. @internal */

@@ -8,7 +8,7 @@ import {
   checkStringList, durationSeconds, isSecretKey, isSecretName, sizeLimitMiB,
 } from './private/checks';
 import { SecretKeyReference, SecretReference } from './secret-ref';
-import { SidecarBase, SidecarProps } from './sidecar';
+import { SidecarBase, SidecarCommonProps, SidecarProps } from './sidecar';
 
 /**
  * Options of a check (a startup or readiness check of a sidecar).
@@ -424,7 +424,14 @@ function checkSidecarProps(who: string, props: WithSidecarProps, configDirectory
 /**
  * Props of `AdoptSidecar`.
  */
-export interface AdoptSidecarProps extends SidecarProps, SidecarRunOptions {}
+export interface AdoptSidecarProps extends SidecarCommonProps, SidecarRunOptions {
+  /**
+   * The name of the container to adopt: an entry of the workload's `spec.containers`, as the
+   * manifest names it (e.g. `kubectl get -o yaml`). Required: a workload may carry several
+   * containers, and guessing which is the sidecar would move the app.
+   */
+  readonly containerName: string;
+}
 
 /**
  * Makes a container the workload already has (in `spec.containers`, by `containerName`) a
@@ -436,7 +443,7 @@ export interface AdoptSidecarProps extends SidecarProps, SidecarRunOptions {}
  */
 export class AdoptSidecar extends SidecarBase {
   constructor(scope: Construct, id: string, props: AdoptSidecarProps) {
-    super(scope, id, checkAdoptProps(scope, id, props), props.containerName!);
+    super(scope, id, checkAdoptProps(scope, id, props), props.containerName);
     const who = this.describe();
     if (props.serveInitContainers) {
       throw new Error(`${who}: serveInitContainers has nothing to give for an adopted container (it brings no mounts or env for the app); drop it.`);
@@ -460,7 +467,10 @@ export class AdoptSidecar extends SidecarBase {
   }
 }
 
-/** `containerName` names the container to adopt: required here (checked before the base uses it). */
+/**
+ * `containerName` names the container to adopt: required by the type, and checked here for a
+ * caller without types (JavaScript, a jsii host passing null) before the base uses it.
+ */
 function checkAdoptProps(scope: Construct, id: string, props: AdoptSidecarProps): AdoptSidecarProps {
   if (props.containerName === undefined) {
     const path = [scope.node.path, id].filter(x => x !== '').join('/');

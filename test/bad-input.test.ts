@@ -802,8 +802,9 @@ const CASES: Case[] = [
     message: ["WithSidecar 'test/side'", "volume name 'data' is already used by Deployment 'raw'", "give the sidecar's volume another name"],
   },
   {
+    // (required by the type, test/adopt-types.test.ts; a caller without types still gets the message)
     name: 'AdoptSidecar without containerName',
-    build: c => new AdoptSidecar(c.chart, 'adopt', { workload: c.deployment() }),
+    build: c => new AdoptSidecar(c.chart, 'adopt', { workload: c.deployment() } as any),
     message: ["AdoptSidecar 'test/adopt'", 'containerName is required', "e.g. 'cloud-sql-proxy'"],
   },
   {
