@@ -4,8 +4,8 @@ import { defaultPullPolicy } from './engine/pull-policy';
 import { TOOLS, restrictedSecurityContext } from './engine/shutdown';
 import { HoldSpec, Json, QuitSpec, RANK } from './engine/spec';
 import {
-  checkConfigMapKey, checkDnsLabel, checkEnvName, checkHttpPath, checkImage, checkInteger, checkMountPath, checkObjectName, checkPort,
-  checkStringList, durationSeconds, isSecretKey, isSecretName, sizeLimitMiB,
+  checkConfigMapKey, checkDnsLabel, checkEnvName, checkHttpPath, checkImage, checkInteger, checkListenPort, checkMountPath, checkObjectName,
+  checkPort, checkStringList, durationSeconds, isSecretKey, isSecretName, sizeLimitMiB,
 } from './private/checks';
 import { SecretKeyReference, SecretReference } from './secret-ref';
 import { SidecarBase, SidecarCommonProps, SidecarProps } from './sidecar';
@@ -90,6 +90,11 @@ export class SidecarCheck {
     const period = durationSeconds('SidecarCheck', 'period', this.options.period, 1);
     const timeout = durationSeconds('SidecarCheck', 'timeout', this.options.timeout, 120);
     return { ...this.action, failureThreshold: Math.ceil(timeout / period), periodSeconds: period, timeoutSeconds: 1 };
+  }
+
+  /** The port an HTTP or TCP check connects to (none for exec). @internal */
+  public _port(): number | undefined {
+    return this.action.httpGet?.port ?? this.action.tcpSocket?.port;
   }
 
   /** The legacy hold, for HTTP checks. @internal */
@@ -418,6 +423,7 @@ function checkSidecarProps(who: string, props: WithSidecarProps, configDirectory
   if (props.readinessCheck !== undefined && !(props.readinessCheck instanceof SidecarCheck)) {
     throw new Error(`${who}: readinessCheck must be made with SidecarCheck.http(), .tcp() or .exec().`);
   }
+  checkCheckPorts(who, props);
   return { user, env, appEnv, ports };
 }
 
@@ -530,11 +536,39 @@ function envList(who: string, plain: { [name: string]: string } | undefined, sec
   return out.sort((a, b) => a.name.localeCompare(b.name));
 }
 
+/**
+ * A check's port against the declared ones: the kubelet connects to the pod IP, so a check on a
+ * `localPorts` entry (bound on localhost only) can never pass, and one on a port that none of the
+ * declared `ports` is (when some are declared) is most likely a typo; either way the native pod
+ * would stay in Init for ever (the startup probe never passes).
+ */
+function checkCheckPorts(who: string, props: WithSidecarProps): void {
+  const declared = (props.ports ?? []).map(p => p.number);
+  for (const [prop, check] of [['startupCheck', props.startupCheck], ['readinessCheck', props.readinessCheck]] as const) {
+    const port = check instanceof SidecarCheck ? check._port() : undefined;
+    if (port === undefined) continue;
+    if ((props.localPorts ?? []).includes(port)) {
+      throw new Error(
+        `${who}: ${prop} connects to port ${port}, which is in localPorts (bound on 127.0.0.1 only), but the kubelet probes the pod IP: ` +
+        'the check can never pass. Check a port the sidecar serves on 0.0.0.0 (declare it in ports), or use SidecarCheck.exec().',
+      );
+    }
+    if (declared.length > 0 && !declared.includes(port)) {
+      throw new Error(
+        `${who}: ${prop} connects to port ${port}, which is none of the sidecar's declared ports (${declared.join(', ')}): the check would ` +
+        `never pass and the pod would not start. Use one of the declared ports in SidecarCheck, or declare ${port} in ports.`,
+      );
+    }
+  }
+}
+
 function checkPorts(who: string, ports: SidecarPort[], localPorts: number[]): Json[] {
   const seen = new Set<number>();
   const names = new Set<string>();
   for (const p of [...ports.map(x => x?.number), ...localPorts]) {
     checkPort(who, 'port', p);
+    // WithSidecar's container runs as non-root with every capability dropped (PSS restricted), as WithEnvoy's does
+    checkListenPort(who, 'port', p, 'use a port from 1024 up (the sidecar runs as non-root with every capability dropped); a Service can still expose 80 or 443 with its targetPort on it');
     if (seen.has(p)) throw new Error(`${who}: port ${p} is listed twice (ports and localPorts); list it once.`);
     seen.add(p);
   }

@@ -721,6 +721,32 @@ const CASES: Case[] = [
     message: ["WithSidecar 'test/side'", 'user 0 is not a non-root uid', 'use an integer from 1 to 2147483647'],
   },
   {
+    // issue 27 point 3: as WithEnvoy refuses 443 (non-root, every capability dropped: cannot bind below 1024)
+    name: 'WithSidecar: a port below 1024',
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', ports: [{ number: 80 }] }),
+    message: ["WithSidecar 'test/side'", 'port 80 is below 1024', 'use a port from 1024 up (the sidecar runs as non-root with every capability dropped)'],
+  },
+  {
+    name: 'WithSidecar: a localhost-only port below 1024',
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', localPorts: [53] }),
+    message: ["WithSidecar 'test/side'", 'port 53 is below 1024', 'use a port from 1024 up'],
+  },
+  {
+    // issue 27 point 4: the native pod would stay in Init for ever
+    name: 'WithSidecar: a startup check on a port the sidecar does not declare',
+    build: c => new WithSidecar(c.chart, 'side', {
+      workload: c.deployment(), image: 'example/side:1', ports: [{ number: 9090 }], startupCheck: SidecarCheck.http(9009, { path: '/ready' }),
+    }),
+    message: ["WithSidecar 'test/side'", 'startupCheck connects to port 9009, which is none of the sidecar\'s declared ports (9090)', 'declare 9009 in ports'],
+  },
+  {
+    name: 'WithSidecar: a readiness check on a localhost-only port',
+    build: c => new WithSidecar(c.chart, 'side', {
+      workload: c.deployment(), image: 'example/side:1', localPorts: [9901], readinessCheck: SidecarCheck.tcp(9901),
+    }),
+    message: ["WithSidecar 'test/side'", 'readinessCheck connects to port 9901, which is in localPorts (bound on 127.0.0.1 only)', 'the kubelet probes the pod IP'],
+  },
+  {
     name: 'WithSidecar: holdApplicationUntilStarted with a TCP check',
     build: c => new WithSidecar(c.chart, 'side', {
       workload: c.deployment(), image: 'example/side:1', startupCheck: SidecarCheck.tcp(5432), holdApplicationUntilStarted: true,
