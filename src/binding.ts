@@ -14,7 +14,7 @@ import { IConstruct } from 'constructs';
 import { InjectedProxy } from './engine/injected';
 import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from './engine/pod-template';
 import { Json, SidecarSpec } from './engine/spec';
-import { findKnownBugs } from './known-bugs';
+import { asAdmitted, findKnownBugs } from './known-bugs';
 import { printWarnings, recordWarnings } from './warnings';
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
@@ -311,7 +311,9 @@ export class WorkloadBinding {
     const subject = `'${this.obj.node.path}' (${describeObject(result.manifest)})`;
     const inferred = (result.warnings ?? []).map(w => w.replace(describeObject(result.manifest), subject));
     // Known bugs of the target's patch release, on the pod as emitted (src/known-bugs.ts).
-    const findings = findKnownBugs(subject, podTemplateOf(result.manifest)!.spec, { major: 1, minor, patch, raw: '' });
+    // (as admitted: a mesh's injected native proxy counts, src/known-bugs.ts asAdmitted)
+    const template = podTemplateOf(result.manifest)!;
+    const findings = findKnownBugs(subject, asAdmitted(template.spec, template.metadata.annotations), { major: 1, minor, patch, raw: '' });
     this.warnings = [...inferred, ...findings.filter(f => f.level === 'warning').map(f => f.message)];
     recordWarnings(this.obj, this.warnings);
     const bugErrors = findings.filter(f => f.level === 'error').map(f => f.message);

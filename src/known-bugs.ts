@@ -11,6 +11,7 @@
  *
  * The engine (src/engine) never compares versions; this module does, on the engine's output.
  */
+import { NATIVE_SIDECARS_ANNOTATION } from './engine/injected';
 import { Json } from './engine/spec';
 import { KubeVersion, formatFullVersion } from './target';
 
@@ -156,6 +157,27 @@ function upgradeAdvice(bug: KnownKubernetesBug, version: KubeVersion): string {
   if (line) return `upgrade the cluster to 1.${line.minor}.${line.patch} or later`;
   const next = fixes.find(f => f.minor > version.minor)!;
   return `no 1.${version.minor} patch has the fix: upgrade the cluster to 1.${next.minor}.${next.patch} or later`;
+}
+
+/**
+ * The pod spec as the kubelet will see it after admission: the native proxies a mesh injects
+ * (`WithMeshProxy`), which the emitted pod lacks but its marker annotation
+ * (`sidecars.cdk8s.io/native-sidecars`, in initContainers order: the mesh's proxy, then ours) names,
+ * stand in `initContainers` where the marker places them, before the user's own native sidecars.
+ * @internal
+ */
+export function asAdmitted(spec: Json, annotations: Record<string, string> | undefined): Json {
+  const marker = annotations?.[NATIVE_SIDECARS_ANNOTATION];
+  if (!marker) return spec;
+  const init: Json[] = spec.initContainers ?? [];
+  const names = marker.split(',').filter(n => n !== '');
+  const missing = names.filter(n => !init.some(c => c.name === n));
+  if (missing.length === 0) return spec;
+  // the stand-ins go right before the first container the marker names that the pod has (the mesh injects its proxy first)
+  const at = init.findIndex(c => names.includes(c.name));
+  const stubs = missing.map(name => ({ name, restartPolicy: 'Always' }));
+  const out = at < 0 ? [...init, ...stubs] : [...init.slice(0, at), ...stubs, ...init.slice(at)];
+  return { ...spec, initContainers: out };
 }
 
 /** One finding: a known bug that hits a pod at the target version. @internal */

@@ -10,7 +10,7 @@
  */
 import { ApiObject, Chart, Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
-import { SidecarMode, SidecarWarnings, WithLogAgent, WithTracer } from '../src';
+import { Mesh, SidecarMode, SidecarWarnings, WithLogAgent, WithMeshProxy, WithTracer } from '../src';
 import { KNOWN_KUBERNETES_BUGS, KnownKubernetesBug, findKnownBugs, hasBug } from '../src/known-bugs';
 import { parseKubernetesVersion } from '../src/target';
 import { APP_CONTAINER, kplusWorkload, manifestOf, newChart, podSpecOf, withEnv } from './util/fixtures';
@@ -232,6 +232,28 @@ describe('warnings on synthesized apps', () => {
     const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Job'));
     expect(spec.initContainers.map((c: any) => c.name)).toEqual(['sidecar-tools', 'log-agent', 'migrate']);
     expect(SidecarWarnings.of(app)).toEqual([]);
+  }));
+
+  test('a mesh proxy declared with WithMeshProxy counts (issue 27 point 6): istio-proxy, then log-agent, on 1.29.3', () => withEnv(ENV, undefined, () => {
+    // GIVEN one native sidecar of ours and Istio's native proxy, which the mesh injects at admission
+    const { app, chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.29.3' });
+    new WithMeshProxy(chart, 'mesh', { workload, mesh: Mesh.ISTIO, kubernetesVersion: '1.29.3' });
+    // WHEN
+    const manifest = manifestOf(Testing.synth(chart), 'Deployment');
+    // THEN the marker lists both, and Istio puts its proxy before ours (SIDECARS.md §5): ours is the one after it
+    expect(manifest.spec.template.metadata.annotations['sidecars.cdk8s.io/native-sidecars']).toBe('istio-proxy,log-agent');
+    expect(SidecarWarnings.of(app)).toEqual([expect.stringContaining(
+      "Kubernetes 1.29.3 has kubernetes#125880 (fixed in 1.29.8, 1.30.4, 1.31.0 by kubernetes#125935): native sidecar(s) 'istio-proxy' have another native sidecar after them ('log-agent')",
+    )]);
+    // and with the fix (1.29.8), none
+    const fixed = newChart();
+    const w2 = kplusWorkload(fixed.chart, 'Deployment');
+    new WithLogAgent(fixed.chart, 'logs', { workload: w2, kubernetesVersion: '1.29.8' });
+    new WithMeshProxy(fixed.chart, 'mesh', { workload: w2, mesh: Mesh.ISTIO, kubernetesVersion: '1.29.8' });
+    Testing.synth(fixed.chart);
+    expect(SidecarWarnings.of(fixed.app)).toEqual([]);
   }));
 
   test('two native sidecars (ours, then the user\'s): kubernetes#125880 names ours', () => withEnv(ENV, undefined, () => {
