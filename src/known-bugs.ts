@@ -92,10 +92,12 @@ export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
       return {
         level: 'warning',
         what:
-          `native sidecar(s) ${quoted(affected)} have another native sidecar after them (${quoted(natives.slice(1))}); when the pod is deleted ` +
-          'before that one is running (a rollout or scale-down while the pod initializes, a sidecar whose startupProbe fails), ' +
-          `${quoted(affected)} get no SIGTERM until terminationGracePeriodSeconds (${grace}s) is over, so the pod stays Terminating that long ` +
-          'and the sidecars are then killed without a graceful stop',
+          (affected.length === 1
+            ? `native sidecar ${quoted(affected)} has another native sidecar after it (${quoted(natives.slice(1))}); `
+            : `native sidecars ${quoted(affected)} have another native sidecar after each of them (${quoted(natives.slice(1))}); `) +
+          'when the pod is deleted before that one is running (a rollout or scale-down while the pod initializes, a sidecar whose startupProbe fails), ' +
+          `${quoted(affected)} ${affected.length === 1 ? 'gets' : 'get'} no SIGTERM until terminationGracePeriodSeconds (${grace}s) is over, ` +
+          'so the pod stays Terminating that long and the sidecars are then killed without a graceful stop',
         avoid: 'or give at most one sidecar of the pod the native layout (mode: SidecarMode.LEGACY on the library\'s others)',
       };
     },
@@ -154,9 +156,9 @@ export function hasBug(bug: KnownKubernetesBug, version: KubeVersion): boolean |
 function upgradeAdvice(bug: KnownKubernetesBug, version: KubeVersion): string {
   const fixes = bug.fixedIn.map(parseFixed);
   const line = fixes.find(f => f.minor === version.minor);
-  if (line) return `upgrade the cluster to 1.${line.minor}.${line.patch} or later`;
+  if (line) return `To avoid it, upgrade the cluster to 1.${line.minor}.${line.patch} or later`;
   const next = fixes.find(f => f.minor > version.minor)!;
-  return `no 1.${version.minor} patch has the fix: upgrade the cluster to 1.${next.minor}.${next.patch} or later`;
+  return `No 1.${version.minor} patch has the fix. To avoid it, upgrade the cluster to 1.${next.minor}.${next.patch} or later`;
 }
 
 /**
@@ -205,7 +207,7 @@ export function findKnownBugs(
       level: hit.level,
       message:
         `${where}: Kubernetes ${formatFullVersion(version)} has ${bug.issue} (fixed in ${bug.fixedIn.join(', ')} by ${bug.fixedBy}): ` +
-        `${hit.what}. To avoid it, ${upgradeAdvice(bug, version)}, ${hit.avoid}.`,
+        `${hit.what}. ${upgradeAdvice(bug, version)}, ${hit.avoid}.`,
     });
   }
   return out;
