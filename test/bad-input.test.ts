@@ -968,4 +968,20 @@ describe('errors that are one cause are reported once', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain('attach one WithLogAgent per workload');
   });
+
+  test('an app container named envoy: one message, the cause (not again as a duplicate name in the result; issue 27 point 8)', () => {
+    const app = Testing.app();
+    const chart = new Chart(app, 'test');
+    new WithEnvoy(chart, 'envoy', {
+      workload: ctx(app, chart).raw({ containers: [APP, { name: 'envoy', image: 'envoyproxy/envoy:v1.30.0' }] }), appPort: 8080, kubernetesVersion: '1.29',
+    });
+    let message = '';
+    try {
+      Testing.synth(chart);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    const lines = message.split('\n').filter(l => l.trim().startsWith('['));
+    expect(lines).toEqual([expect.stringContaining("container name 'envoy' is already used by a container of Deployment 'raw'; choose another containerName.")]);
+  });
 });

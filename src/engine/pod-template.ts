@@ -245,7 +245,9 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
 
   // The sidecars' own hooks are covered by the grace-period check above (reported once, as the cause).
   const graceCheckedContainers = ordered.map(s => s.container.name);
-  errors.push(...checkPodSpec(spec, target, where, { kind: manifest.kind, controllerVolumes, graceCheckedContainers }));
+  // A sidecar's name used twice is reported above, with its cause (checkCollisions): once.
+  const namesReported = graceCheckedContainers;
+  errors.push(...checkPodSpec(spec, target, where, { kind: manifest.kind, controllerVolumes, graceCheckedContainers, namesReported }));
   // Keep cdk8s' alphabetical key order for the objects the engine added keys to.
   reorderInPlace(template.metadata);
   reorderInPlace(spec);

@@ -692,7 +692,10 @@ export function expectedErrors(s: Scenario, baseline: any, tools?: boolean): Exp
       for (const n of counts.filter(x => x > 1)) add(category, name, errorPattern(W, [name, n], { fix: false }), counts.length > 1);
     }
   };
-  duplicates('duplicate container name in the result', [...facts.map(f => f.name), ...[...user.init, ...user.containers].map(c => c.name)]);
+  // (a sidecar's name used twice is reported once, as its cause above: README, issue 27)
+  const sidecarNameSet = new Set(facts.map(f => f.name));
+  duplicates('duplicate container name in the result', [...facts.map(f => f.name), ...[...user.init, ...user.containers].map(c => c.name)]
+    .filter(n => !sidecarNameSet.has(n)));
   duplicates('duplicate volume name in the result', [...user.volumes, ...facts.flatMap(f => f.volumes)]);
   return out;
 }
