@@ -1,4 +1,5 @@
 import { IConstruct } from 'constructs';
+import { checkImage } from './private/checks';
 import {
   DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarLayout, SidecarMode,
   formatFullVersion, parseKubernetesVersion, resolveLayout,
@@ -42,6 +43,17 @@ export interface SidecarTargetOptions {
    * value given to Sidecars.configure() on an enclosing scope, else false
    */
   readonly sidecarContainersGate?: boolean;
+
+  /**
+   * The image of the `sidecar-tools` init container, which copies a static busybox for the
+   * hooks of distroless agents (delays below 1.30, Envoy's drain, the legacy hold): set it to a
+   * copy in your registry for air-gapped clusters or registry mirrors. It must hold a static
+   * `/bin/busybox` (e.g. a mirror of `busybox:1.36.1-musl`). Read by the sidecar constructs only.
+   *
+   * Precedence: this prop on a construct, then `Sidecars.configure()` on an enclosing scope.
+   * @default - the value given to Sidecars.configure() on an enclosing scope, else 'busybox:1.36.1-musl'
+   */
+  readonly toolsImage?: string;
 }
 
 /** The environment variable a pipeline sets to synthesize the same app for another cluster. */
@@ -98,6 +110,9 @@ export class Sidecars {
   public static configure(scope: IConstruct, options: SidecarTargetOptions): void {
     if (options.kubernetesVersion !== undefined) {
       checkVersion(`Sidecars.configure(${describe(scope)})`, options.kubernetesVersion);
+    }
+    if (options.toolsImage !== undefined) {
+      checkImage(`Sidecars.configure(${describe(scope)})`, 'toolsImage', options.toolsImage, 'registry.example.com/mirror/busybox:1.36.1-musl');
     }
     (scope as any)[DEFAULTS] = { ...options };
   }
@@ -212,6 +227,8 @@ export interface ResolvedTarget {
   readonly mode: SidecarMode;
   readonly gate: boolean;
   readonly decision: LayoutDecision;
+  /** The sidecar tools' image (`toolsImage`), when given on the construct or by `Sidecars.configure()`. */
+  readonly toolsImage?: string;
 }
 
 /**
@@ -246,7 +263,8 @@ export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): Re
   const version = checkVersion(who, raw);
   const mode = props.mode ?? inherited.mode ?? SidecarMode.AUTO;
   const gate = props.sidecarContainersGate ?? gateFromEnv(self) ?? inherited.sidecarContainersGate ?? false;
-  return { version, source, mode, gate, decision: resolveLayout(version, mode, gate) };
+  const toolsImage = props.toolsImage ?? inherited.toolsImage;
+  return { version, source, mode, gate, decision: resolveLayout(version, mode, gate), ...(toolsImage !== undefined ? { toolsImage } : {}) };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

@@ -5,7 +5,7 @@ import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } fr
 import { defaultPullPolicy } from './engine/pull-policy';
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
-import { checkDnsLabel, durationSeconds } from './private/checks';
+import { checkDnsLabel, checkImage, durationSeconds } from './private/checks';
 import { Memo, deepFreeze } from './private/memo';
 import { TargetReader, checkSameApp } from './private/target-reader';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
@@ -245,6 +245,7 @@ export abstract class SidecarBase extends Construct {
     this.userSidecarStopSeconds(); // checked here, before anything is attached
     // An explicit version is checked at once; inherited ones at synthesis.
     this.target.resolved();
+    if (props.toolsImage !== undefined) checkImage(this.describe(), 'toolsImage', props.toolsImage, 'registry.example.com/mirror/busybox:1.36.1-musl');
   }
 
   /**
@@ -419,7 +420,8 @@ export abstract class SidecarBase extends Construct {
     const layout = target.decision.layout!;
     const agent = this.attached;
     if (!agent) throw new Error(`${this.describe()}: the construct did not attach its agent`);
-    let spec = this.specs.get(layout);
+    const cacheKey = `${layout}|${target.toolsImage ?? ''}`;
+    let spec = this.specs.get(cacheKey);
     if (!spec) {
       const { kind, ...rest } = agent;
       spec = deepFreeze({
@@ -434,8 +436,9 @@ export abstract class SidecarBase extends Construct {
         kind,
         layout,
         allowLegacyOnJob: this._props.allowLegacyOnJob ?? false,
+        ...(target.toolsImage !== undefined ? { toolsImage: target.toolsImage } : {}),
       });
-      this.specs.set(layout, spec);
+      this.specs.set(cacheKey, spec);
     }
     return { spec, minor: target.version.minor, patch: target.version.patch, gate: target.gate };
   }

@@ -218,7 +218,19 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     : s));
   const appContainers = userContainers.map(app => withAppWiring(app, appWiring));
 
-  const tools = needsTools ? [toolsInitContainer()] : [];
+  // The tools' image: the one the sidecars that need them give (toolsImage), the same for all.
+  const toolImages = new Map<string, string[]>();
+  for (const s of ordered.filter(x => toolUsers.includes(x.owner))) {
+    const image = s.toolsImage ?? TOOLS.image;
+    toolImages.set(image, [...(toolImages.get(image) ?? []), s.owner]);
+  }
+  if (toolImages.size > 1) {
+    errors.push(
+      `${where}: its sidecars ask for different sidecar-tools images (${[...toolImages].map(([i, o]) => `'${i}' by ${o.join(', ')}`).join('; ')}); ` +
+      'a pod has one tools init container. Give them the same toolsImage (or set it once with Sidecars.configure).',
+    );
+  }
+  const tools = needsTools ? [toolsInitContainer([...toolImages.keys()][0] ?? TOOLS.image)] : [];
   const initContainers = placeNative(tools, ordered.filter(s => s.layout === 'NATIVE'), native, userInit);
   if (initContainers.length > 0) spec.initContainers = initContainers;
   spec.containers = [...legacyFirst, ...appContainers, ...legacyLast];

@@ -2,6 +2,7 @@
  * Layer 2: shutdown handling per layout, the sidecar tools, and the grace-period arithmetic.
  */
 import { capabilities } from '../target';
+import { defaultPullPolicy } from './pull-policy';
 import { EngineTarget, Json, SidecarSpec } from './spec';
 
 /**
@@ -37,12 +38,12 @@ export function restrictedSecurityContext(uid: number): Json {
   };
 }
 
-/** The init container that provides busybox to the hooks. */
-export function toolsInitContainer(): Json {
+/** The init container that provides busybox to the hooks, from `image` (a mirror's copy, `toolsImage`). */
+export function toolsInitContainer(image: string = TOOLS.image): Json {
   return {
     command: ['/bin/busybox', 'cp', '/bin/busybox', TOOLS.busybox],
-    image: TOOLS.image,
-    imagePullPolicy: 'IfNotPresent',
+    image,
+    imagePullPolicy: defaultPullPolicy(image),
     name: TOOLS.containerName,
     resources: {
       limits: { cpu: '50m', memory: '16Mi' },
