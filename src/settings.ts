@@ -54,6 +54,22 @@ export interface SidecarTargetOptions {
    * @default - the value given to Sidecars.configure() on an enclosing scope, else 'busybox:1.36.1-musl'
    */
   readonly toolsImage?: string;
+
+  /**
+   * Legacy layout (and 1.28 with the gate, where sidecars are stopped with the app): end a
+   * sidecar's `preStop` wait as soon as the app's processes are gone, instead of waiting the whole
+   * `appShutdownTime` (then its read delay, as before). The pod gets `shareProcessNamespace: true`
+   * and the hook looks every second for a process of a container other than the sidecars'; the
+   * wait is still bounded by `appShutdownTime`, so the grace period does not change. The
+   * trade-off: every container of the pod sees (and, as the same user, can signal) every other
+   * container's processes, and their files through `/proc/<pid>/root`: see docs/security.md. No
+   * effect in the native layout (1.29+), where the kubelet stops the sidecars after the app.
+   *
+   * Precedence: this prop on a construct, then `Sidecars.configure()` on an enclosing scope.
+   * Only the sidecar constructs read it (`SidecarValidation` and `SidecarTimeline` do not).
+   * @default false
+   */
+  readonly watchAppExit?: boolean;
 }
 
 /** The environment variable a pipeline sets to synthesize the same app for another cluster. */
@@ -229,6 +245,8 @@ export interface ResolvedTarget {
   readonly decision: LayoutDecision;
   /** The sidecar tools' image (`toolsImage`), when given on the construct or by `Sidecars.configure()`. */
   readonly toolsImage?: string;
+  /** `watchAppExit` (the prop, else `Sidecars.configure()`, else false). */
+  readonly watchAppExit: boolean;
 }
 
 /**
@@ -264,7 +282,9 @@ export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): Re
   const mode = props.mode ?? inherited.mode ?? SidecarMode.AUTO;
   const gate = props.sidecarContainersGate ?? gateFromEnv(self) ?? inherited.sidecarContainersGate ?? false;
   const toolsImage = props.toolsImage ?? inherited.toolsImage;
-  return { version, source, mode, gate, decision: resolveLayout(version, mode, gate), ...(toolsImage !== undefined ? { toolsImage } : {}) };
+  const watchAppExit = props.watchAppExit ?? inherited.watchAppExit ?? false;
+  const decision = resolveLayout(version, mode, gate);
+  return { version, source, mode, gate, decision, watchAppExit, ...(toolsImage !== undefined ? { toolsImage } : {}) };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

@@ -172,6 +172,8 @@ export interface AgentDescription {
   readonly shutdown: { readonly stopSeconds: number; readonly readAfterAppExitSeconds: number };
   /** POSTs to localhost at preStop, in both layouts. */
   readonly preStopPosts?: string[];
+  /** The image's entrypoint (`argv[0]` of the agent) when `command` is not set (for `watchAppExit`). */
+  readonly entrypoint?: string;
   /** Legacy only: hold the app until the agent is ready. */
   readonly hold?: HoldSpec;
   /**
@@ -333,7 +335,12 @@ export abstract class SidecarBase extends Construct {
       appMounts,
       appEnv: agent.appEnv ?? [],
       podAnnotations: config?.annotations ?? {},
-      shutdown: { ...shutdownOf(agent.shutdown), appShutdownSeconds: this.appShutdownSeconds(), preStopPosts: agent.preStopPosts },
+      shutdown: {
+        ...shutdownOf(agent.shutdown),
+        appShutdownSeconds: this.appShutdownSeconds(),
+        preStopPosts: agent.preStopPosts,
+        ...(agent.entrypoint !== undefined ? { entrypoint: agent.entrypoint } : {}),
+      },
       hold: agent.hold,
       after: this._props.after,
       serveInitContainers: this._props.serveInitContainers,
@@ -420,8 +427,8 @@ export abstract class SidecarBase extends Construct {
     const layout = target.decision.layout!;
     const agent = this.attached;
     if (!agent) throw new Error(`${this.describe()}: the construct did not attach its agent`);
-    const cacheKey = `${layout}|${target.toolsImage ?? ''}`;
-    let spec = this.specs.get(cacheKey);
+    const key = `${layout}|${target.watchAppExit}|${target.toolsImage ?? ''}`;
+    let spec = this.specs.get(key);
     if (!spec) {
       const { kind, ...rest } = agent;
       spec = deepFreeze({
@@ -431,6 +438,7 @@ export abstract class SidecarBase extends Construct {
           ...rest.shutdown,
           appShutdownGiven: this._props.appShutdownTime !== undefined,
           userSidecarStopSeconds: this.userSidecarStopSeconds(),
+          ...(target.watchAppExit ? { watchAppExit: true } : {}),
         },
         owner: this.describe(),
         kind,
@@ -438,7 +446,7 @@ export abstract class SidecarBase extends Construct {
         allowLegacyOnJob: this._props.allowLegacyOnJob ?? false,
         ...(target.toolsImage !== undefined ? { toolsImage: target.toolsImage } : {}),
       });
-      this.specs.set(cacheKey, spec);
+      this.specs.set(key, spec);
     }
     return { spec, minor: target.version.minor, patch: target.version.patch, gate: target.gate };
   }
