@@ -15,6 +15,7 @@ import { InjectedProxy } from './engine/injected';
 import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from './engine/pod-template';
 import { Json, SidecarSpec } from './engine/spec';
 import { asAdmitted, findKnownBugs } from './known-bugs';
+import { describeValue } from './private/checks';
 import { printWarnings, recordWarnings } from './warnings';
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
@@ -139,6 +140,12 @@ export interface BindingOptions {
  * an ApiObject), or throws a message that says what is accepted.
  */
 export function workloadApiObject(owner: string, workload: IConstruct): ApiObject {
+  if (workload === undefined || workload === null || typeof (workload as any).node !== 'object') {
+    throw new Error(
+      `${owner}: workload ${describeValue(workload)} is not a construct; give the workload to attach to (a cdk8s-plus Deployment, ` +
+      `StatefulSet, DaemonSet, Job, CronJob or Pod, or a cdk8s ApiObject of kind ${SUPPORTED_KINDS.join(', ')}).`,
+    );
+  }
   let obj: ApiObject | undefined;
   if (ApiObject.isApiObject(workload)) {
     obj = workload;
@@ -162,6 +169,12 @@ export function workloadApiObject(owner: string, workload: IConstruct): ApiObjec
     );
   }
   return obj;
+}
+
+/** Whether the object has JSON patches (cdk8s keeps them in ApiObject's private `patches`, 2.x). */
+function hasJsonPatches(obj: ApiObject): boolean {
+  const patches: unknown = (obj as any).patches;
+  return Array.isArray(patches) && patches.length > 0;
 }
 
 /**
@@ -255,7 +268,7 @@ export class WorkloadBinding {
    * (which may take it).
    */
   public render(purpose?: 'validate' | 'emit'): EngineResult {
-    const base = this.originalToJson();
+    const base = this.baseManifest();
     // The sources' checks of the workload's own pod spec, on this same manifest (before the
     // engine adds the sidecars to it): no extra toJson() of the workload per check.
     const ownSpec = podTemplateOf(base)?.spec;
@@ -271,6 +284,34 @@ export class WorkloadBinding {
       recordWarnings(this.obj, this.warnings);
     }
     return result;
+  }
+
+  /**
+   * The workload's namespace as emitted: its JSON patches applied (a patch of
+   * `/metadata/namespace` moves the pod, and the sidecars' ConfigMaps must follow it). Without
+   * patches, the metadata's (no extra `toJson()`).
+   */
+  public emittedNamespace(): string | undefined {
+    if (!hasJsonPatches(this.obj)) return this.obj.metadata.namespace;
+    return this.baseManifest().metadata?.namespace;
+  }
+
+  /**
+   * The workload's own manifest (its `toJson()` before the sidecars): the user's JSON patches are
+   * applied here, BEFORE the engine adds the sidecars, so a patch cannot reach a sidecar; one
+   * that fails (it names a container, volume or hook only the sidecars bring) is reported as such.
+   */
+  private baseManifest(): Json {
+    try {
+      return this.originalToJson();
+    } catch (e) {
+      if (!hasJsonPatches(this.obj)) throw e;
+      throw new Error(
+        `'${this.obj.node.path}': a JSON patch of the workload failed (${(e as Error).message}). The workload's patches are applied ` +
+        'to its own manifest BEFORE the sidecars are added (docs/validation.md), so a patch cannot change a sidecar\'s container, ' +
+        'volume or hook; set those through the sidecar construct\'s props, or patch only what the workload itself has.',
+      );
+    }
   }
 
   private renderOn(base: Json, synthesis?: Synthesis, purpose?: 'validate' | 'emit'): EngineResult {

@@ -1,5 +1,5 @@
 import { IConstruct } from 'constructs';
-import { checkImage } from './private/checks';
+import { checkBoolean, checkImage, checkString, describeValue, isPropsObject } from './private/checks';
 import {
   DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarLayout, SidecarMode,
   formatFullVersion, parseKubernetesVersion, resolveLayout,
@@ -124,6 +124,11 @@ export class Sidecars {
    * Sidecars.configure(app, { kubernetesVersion: '1.29' });
    */
   public static configure(scope: IConstruct, options: SidecarTargetOptions): void {
+    const who = `Sidecars.configure(${describe(scope)})`;
+    if (!isPropsObject(options)) throw new Error(`${who}: the options ${describeValue(options)} are not an object; give e.g. { kubernetesVersion: '1.29' }.`);
+    checkString(who, 'kubernetesVersion', options.kubernetesVersion, "'1.29'");
+    checkBoolean(who, 'sidecarContainersGate', options.sidecarContainersGate);
+    checkString(who, 'toolsImage', options.toolsImage, "'registry.example.com/mirror/busybox:1.36.1-musl'");
     if (options.kubernetesVersion !== undefined) {
       checkVersion(`Sidecars.configure(${describe(scope)})`, options.kubernetesVersion);
     }

@@ -5,8 +5,9 @@ import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } fr
 import { defaultPullPolicy } from './engine/pull-policy';
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
-import { checkDnsLabel, checkImage, durationSeconds } from './private/checks';
+import { checkBoolean, checkDnsLabel, checkImage, checkString, copyData, describeValue, durationSeconds, isPropsObject } from './private/checks';
 import { Memo, deepFreeze } from './private/memo';
+import { setOwn, sortedKeys } from './private/order';
 import { TargetReader, checkSameApp } from './private/target-reader';
 import { checkManifestData } from './private/values';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
@@ -95,6 +96,21 @@ export interface SidecarProps extends SidecarCommonProps {
    * @default - the construct's own default, e.g. 'log-agent'
    */
   readonly containerName?: string;
+}
+
+/**
+ * The types of the props every sidecar construct shares, for JavaScript callers (jsii checks the
+ * other languages): a name that is not a string, `'false'` (a string, so true) as a boolean, a Duration that is not one.
+ */
+function checkCommonProps(who: string, props: SidecarProps): void {
+  if (!isPropsObject(props)) throw new Error(`${who}: the props ${describeValue(props)} are not an object; give e.g. { workload: deployment }.`);
+  // (the workload: workloadApiObject, src/binding.ts)
+  checkString(who, 'containerName', props.containerName, "'log-agent'");
+  checkString(who, 'after', props.after, "'fetch-secrets'");
+  checkString(who, 'kubernetesVersion', props.kubernetesVersion, "'1.29'");
+  checkString(who, 'toolsImage', props.toolsImage, "'registry.example.com/mirror/busybox:1.36.1-musl'");
+  for (const flag of ['allowLegacyOnJob', 'serveInitContainers', 'sidecarContainersGate'] as const) checkBoolean(who, flag, props[flag]);
+  if (props.appShutdownTime !== undefined) durationSeconds(who, 'appShutdownTime', props.appShutdownTime, 0);
 }
 
 /** Defaults shared by all agents. @internal */
@@ -238,13 +254,15 @@ export abstract class SidecarBase extends Construct {
 
   protected constructor(scope: Construct, id: string, props: SidecarProps, private readonly defaultContainerName: string) {
     super(scope, id);
-    this._props = props;
-    this.target = new TargetReader(this, props, () => this.describe());
-    this.containerName = props.containerName ?? this.defaultContainerName;
-    this.workloadObject = workloadApiObject(this.describe(), props.workload);
+    checkCommonProps(this.describe(), props);
+    // A copy, read at synthesis too: a props object changed after construction changes nothing here.
+    this._props = copyData(props);
+    this.target = new TargetReader(this, this._props, () => this.describe());
+    this.containerName = this._props.containerName ?? this.defaultContainerName;
+    this.workloadObject = workloadApiObject(this.describe(), this._props.workload);
     checkSameApp(this.describe(), this, this.workloadObject);
     checkDnsLabel(this.describe(), 'containerName', this.containerName, MAX_CONTAINER_NAME_LENGTH);
-    if (props.after !== undefined) checkDnsLabel(this.describe(), 'after', props.after);
+    if (this._props.after !== undefined) checkDnsLabel(this.describe(), 'after', this._props.after);
     this.userSidecarStopSeconds(); // checked here, before anything is attached
     // An explicit version is checked at once; inherited ones at synthesis.
     this.target.resolved();
@@ -486,7 +504,7 @@ export abstract class SidecarBase extends Construct {
    */
   private configMap(data: Record<string, string>): SidecarConfig {
     const sorted: Record<string, string> = {};
-    for (const k of Object.keys(data).sort()) sorted[k] = data[k];
+    for (const k of sortedKeys(data)) setOwn(sorted, k, data[k]);
     const namespace = this.workloadObject.metadata.namespace;
     const chartNamespace = Chart.of(this).namespace;
     if (namespace === undefined && chartNamespace !== undefined) {
@@ -502,6 +520,23 @@ export abstract class SidecarBase extends Construct {
       kind: 'ConfigMap',
       metadata: namespace ? { namespace } : {},
       data: sorted,
+    });
+    // A JSON patch of the workload's /metadata/namespace moves the pod at synthesis: the
+    // ConfigMap follows the namespace the workload is emitted in, or the pod could not mount it.
+    const workload = this.workloadObject;
+    const cmToJson = cm.toJson.bind(cm);
+    Object.defineProperty(cm, 'toJson', {
+      value: () => {
+        const json = cmToJson();
+        const emitted = WorkloadBinding.of(workload).emittedNamespace();
+        if (emitted === json.metadata?.namespace) return json;
+        const metadata: Record<string, unknown> = {};
+        const given = { ...json.metadata, namespace: emitted };
+        for (const k of sortedKeys(given)) if (given[k] !== undefined) setOwn(metadata, k, given[k]);
+        return { ...json, metadata };
+      },
+      configurable: true,
+      writable: true,
     });
     const checksum = configChecksum(sorted);
     return {

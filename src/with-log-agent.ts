@@ -5,7 +5,7 @@ import { TOOLS } from './engine/shutdown';
 import { Json, RANK } from './engine/spec';
 import { LogAgent, LogAgentRendering } from './log-agent';
 import { LogOutput, LogOutputConfig, outputSecretEnv } from './log-output';
-import { checkInteger, checkListenPort, checkPort, sizeLimitMiB } from './private/checks';
+import { checkInteger, checkListenPort, checkMadeBy, checkPort, checkString, sizeLimitMiB } from './private/checks';
 import { AgentDescription, AgentVolume, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
 /**
@@ -87,7 +87,13 @@ export class WithLogAgent extends SidecarBase {
 
   constructor(scope: Construct, id: string, props: WithLogAgentProps) {
     super(scope, id, props, 'log-agent');
+    // from here on the copy SidecarBase made (a props object changed afterwards changes nothing)
+    props = this._props as WithLogAgentProps;
     const who = this.describe();
+    checkMadeBy(who, 'agent', props.agent, LogAgent, 'LogAgent.fluentBit(), .vector() or .fluentd()');
+    checkMadeBy(who, 'output', props.output, LogOutput, 'LogOutput.stdout(), .forward(), .http(), .loki(), .elasticsearch() or .opensearch()');
+    checkString(who, 'logDirectory', props.logDirectory, "'/var/log/app'");
+    checkString(who, 'filePattern', props.filePattern, "'*.log'");
     this.agent = props.agent ?? LogAgent.fluentBit();
     this.output = props.output ?? LogOutput.stdout();
     this.logDirectory = props.logDirectory ?? '/var/log/app';

@@ -605,7 +605,9 @@ describe('emit only what changes behaviour', () => {
     expect(containerOf(m, 'tracer').lifecycle.preStop).toEqual({ exec: { command: ['/sidecar-tools/busybox', 'sleep', '10'] } });
     const envoy = containerOf(m, 'envoy').lifecycle.preStop.exec.command;
     expect(envoy.slice(0, 3)).toEqual(['/sidecar-tools/busybox', 'sh', '-c']);
-    expect(envoy[3]).toMatch(/drain_listeners.*; \/sidecar-tools\/busybox sleep 10$/);
+    // the drain URLs are the script's arguments ($1, $2), the sleep after them
+    expect(envoy[3]).toMatch(/"\$2"; \/sidecar-tools\/busybox sleep 10$/);
+    expect(envoy.slice(4)).toEqual(['sh', 'http://127.0.0.1:9901/healthcheck/fail', 'http://127.0.0.1:9901/drain_listeners?inboundonly&graceful']);
   });
 
   test('engine: a sidecar that needs no delay gets no hook', () => {
