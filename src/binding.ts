@@ -128,6 +128,8 @@ export interface RenderedSidecar {
   /** The patch version, when the target names one (for the known-bugs check). */
   readonly patch?: number;
   readonly gate: boolean;
+  /** Warnings about the sidecar as given (`AgentDescription.warnings`), reported with the workload's. */
+  readonly warnings?: string[];
 }
 
 export interface BindingOptions {
@@ -319,6 +321,7 @@ export class WorkloadBinding {
     const specs: SidecarSpec[] = [];
     const injected: InjectedProxy[] = [];
     const targets = new Map<string, string>();
+    const sidecarWarnings: string[] = [];
     let minor = 0;
     let gate = false;
     let patch: number | undefined;
@@ -327,6 +330,7 @@ export class WorkloadBinding {
         const r = source.renderSidecar();
         if (r.spec) specs.push(r.spec);
         if (r.injected) injected.push(r.injected);
+        sidecarWarnings.push(...r.warnings ?? []);
         minor = r.minor;
         gate = r.gate;
         // The lowest patch any of them names (the cluster's oldest node decides).
@@ -356,7 +360,7 @@ export class WorkloadBinding {
         return { manifest: kept.manifest, errors: [] };
       }
     }
-    const rendered = this.renderAnew(base, specs, injected, minor, gate, patch);
+    const rendered = this.renderAnew(base, specs, injected, minor, gate, patch, sidecarWarnings);
     if (synthesis && purpose === 'validate' && key !== undefined && rendered.errors.length === 0) {
       synthesis.kept.set(this, { key, manifest: rendered.manifest, warnings: this.warnings });
     }
@@ -365,6 +369,7 @@ export class WorkloadBinding {
 
   private renderAnew(
     base: Json, specs: SidecarSpec[], injected: InjectedProxy[], minor: number, gate: boolean, patch: number | undefined,
+    sidecarWarnings: string[],
   ): EngineResult {
     // `base` is a fresh object from toJson(): the engine may work on it in place.
     const result = applySidecars(base, specs, {
@@ -379,7 +384,7 @@ export class WorkloadBinding {
     // (as admitted: a mesh's injected native proxy counts, src/known-bugs.ts asAdmitted)
     const template = podTemplateOf(result.manifest)!;
     const findings = findKnownBugs(subject, asAdmitted(template.spec, template.metadata.annotations), { major: 1, minor, patch, raw: '' });
-    this.warnings = [...inferred, ...findings.filter(f => f.level === 'warning').map(f => f.message)];
+    this.warnings = [...sidecarWarnings, ...inferred, ...findings.filter(f => f.level === 'warning').map(f => f.message)];
     recordWarnings(this.obj, this.warnings);
     const bugErrors = findings.filter(f => f.level === 'error').map(f => f.message);
     return bugErrors.length > 0 ? { manifest: result.manifest, errors: bugErrors } : result;

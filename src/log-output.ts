@@ -190,10 +190,10 @@ function checkLabels(labels: Record<string, string>): void {
     const chars = characterProblem(v);
     const rules: Array<[boolean, string]> = [
       [chars !== undefined, `${chars} (the label is written into the agent's config file, in a ConfigMap)`],
-      [v === '', 'is empty (Fluent Bit refuses an empty label value: plugins/out_loki/loki.c, v3.2.10)'],
+      [v === '', 'is empty (Fluent Bit refuses an empty label value: plugins/out_loki/loki.c, v5.1.1 as v3.2.10)'],
       [CONTROL.test(v), 'has a newline or another control character, which no agent config can hold'],
       [v.trim() !== v, "starts or ends with white space, which Fluent Bit trims (its `Labels` list is split on ',' and trimmed)"],
-      [v.includes(','), "has a ',', which splits Fluent Bit's `Labels` list (plugins/out_loki/loki.c, v3.2.10)"],
+      [v.includes(','), "has a ',', which splits Fluent Bit's `Labels` list (plugins/out_loki/loki.c, v5.1.1 as v3.2.10)"],
       [v.includes('"'), "has a '\"', which Fluentd's Loki plugin sends backslash-escaped (fluent-plugin-grafana-loki `format_labels`)"],
       [v.startsWith('$') || v.includes('${'), "starts with '$' or has '${', which Fluent Bit reads as a record accessor or an environment variable"],
       [v.includes('{{') || v.includes('%'), "has '{{' or '%', which Vector reads as a template field or a strftime time format (vector src/template.rs, v0.54.0)"],
@@ -280,6 +280,13 @@ export class LogOutput {
       }
       envNames.set(env, name);
       headers[name] = ref('http', `secretHeaders[${show(name)}]`, options.secretHeaders![name]);
+    }
+    const authorization = Object.keys(headers).find(h => h.toLowerCase() === 'authorization');
+    if (authorization !== undefined && options.basicAuth !== undefined) {
+      // Fluent Bit sends both headers (plugins/out_http/http.c adds basic auth and every Header,
+      // v5.1.1); Fluentd's out_http drops the secret header without a word.
+      refuse('http', 'secretHeaders name', authorization, 'comes with basicAuth, which sends an Authorization header of its own ' +
+        '(Fluent Bit would send both, Fluentd only one); give basicAuth or the Authorization header, not both');
     }
     return new LogOutput({
       type: 'http',

@@ -199,6 +199,11 @@ export interface AgentDescription {
    * `restartPolicy` or `lifecycle` (the base and the engine own those).
    */
   readonly containerOverrides?: Json;
+  /**
+   * Warnings about the agent as given (e.g. an image outside the releases its config was written
+   * for): reported with the workload's other warnings (`SidecarWarnings`, stderr) at synthesis.
+   */
+  readonly warnings?: string[];
 }
 
 /**
@@ -247,6 +252,8 @@ export abstract class SidecarBase extends Construct {
 
   /** The agent as the engine takes it, frozen once attached (the same content for every synthesis). */
   private attached?: AgentSpec & { readonly kind: string };
+  /** `AgentDescription.warnings` of the attached agent. */
+  private agentWarnings: readonly string[] = [];
   /** The spec per layout: derived from the frozen agent, so never stale. */
   private readonly specs = new Map<string, SidecarSpec>();
   /** The target as this construct reads it (the layout fixed once read). */
@@ -377,6 +384,7 @@ export abstract class SidecarBase extends Construct {
       after: this._props.after,
       serveInitContainers: this._props.serveInitContainers,
     });
+    this.agentWarnings = Object.freeze([...agent.warnings ?? []]);
     this._bind({
       node: this.node,
       renderSidecar: () => this.renderSidecar(),
@@ -481,7 +489,7 @@ export abstract class SidecarBase extends Construct {
       });
       this.specs.set(key, spec);
     }
-    return { spec, minor: target.version.minor, patch: target.version.patch, gate: target.gate };
+    return { spec, minor: target.version.minor, patch: target.version.patch, gate: target.gate, warnings: [...this.agentWarnings] };
   }
 
   /**

@@ -50,6 +50,12 @@ export interface WithLogAgentProps extends SidecarProps {
    * agent's offsets, files the agent still holds open after the app deleted them) grow past it,
    * the kubelet evicts the pod. The app must rotate and delete its log files so that they stay
    * well below the limit; the agent only reads them.
+   *
+   * Fluent Bit also keeps its filesystem buffer here (`<logDirectory>/.fluent-bit/storage`, what
+   * it has read but not yet delivered): `storage.total_limit_size` is a quarter of this limit
+   * (`max(1, floor(MiB / 4))` in Fluent Bit's megabytes of 10^6 bytes, 256M of the default), which
+   * it may pass by one chunk of at most 2 MB: from 16 MiB on, the buffer stays below half the
+   * volume. When the buffer is full (a long outage) the oldest chunks are dropped.
    * @default Size.gibibytes(1)
    */
   readonly logVolumeSizeLimit?: Size;
@@ -107,7 +113,13 @@ export class WithLogAgent extends SidecarBase {
     checkOutput(who, o);
     const secrets = outputSecretEnv(o);
     const r = this.agent._render({
-      who, logDirectory: this.logDirectory, filePattern, configDirectory: CONFIG_DIRECTORY, output: o, secretVars: secrets.vars,
+      who,
+      logDirectory: this.logDirectory,
+      filePattern,
+      logVolumeSizeLimitMiB: sizeLimit,
+      configDirectory: CONFIG_DIRECTORY,
+      output: o,
+      secretVars: secrets.vars,
     });
     checkListenPort(who, `${this.agent.name} health port`, r.healthPort);
     checkMounts(who, this.logDirectory, r.scratchDirectory);
@@ -142,6 +154,7 @@ export class WithLogAgent extends SidecarBase {
         ...(r.scratchDirectory === undefined ? [] : [scratchVolume(r.scratchDirectory)]),
       ],
       shutdown: r.shutdown,
+      warnings: r.warnings,
     };
   }
 }
