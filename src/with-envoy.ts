@@ -3,7 +3,7 @@ import { Construct, IConstruct } from 'constructs';
 import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, envoyConfigFiles } from './agents/envoy-bootstrap';
 import { envoyShutdown } from './agents/envoy-shutdown';
 import { Json, RANK } from './engine/spec';
-import { ENVOY_IMAGE } from './images';
+import { DEFAULT_IMAGES, ENVOY_IMAGE, releaseRangeWarning } from './images';
 import {
   checkBoolean, checkDnsLabel, checkImage, checkInteger, checkListenPort, checkPort, checkSecretName, checkString, describeValue,
   durationSeconds, isHost, isPortName, isPropsObject, listOf, positiveSeconds,
@@ -179,7 +179,7 @@ export interface WithEnvoyProps extends SidecarProps {
   /**
    * The Envoy image. Needs Envoy 1.34 or later (`drain_listeners?inboundonly&graceful` that leaves
    * outbound routes alone); the container runs `/usr/local/bin/envoy` as uid 101.
-   * @default 'envoyproxy/envoy:v1.36.4'
+   * @default 'envoyproxy/envoy:v1.37.11'
    */
   readonly image?: string;
 
@@ -368,7 +368,9 @@ export class WithEnvoy extends SidecarBase {
   }): AgentDescription {
     const admin = `http://127.0.0.1:${this.adminPort}`;
     const tls = props.tls;
+    const warning = releaseRangeWarning(this.describe(), this.image, DEFAULT_IMAGES.envoy);
     return {
+      ...(warning ? { warnings: [warning] } : {}),
       kind: 'WithEnvoy',
       rank: RANK.PROXY,
       image: this.image,

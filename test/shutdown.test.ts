@@ -225,13 +225,20 @@ describe('the timeouts the timelines rest on are in the rendered config', () => 
     }
   });
 
-  test.each(['http', 'forward', 'elasticsearch', 'opensearch'] as const)('Fluentd, %s: one attempt and the exit fit into shutdownGrace', output => {
+  // docs/log-agents.md "Fluentd's shutdown": connect phases share shutdownGrace (10 s) less 1 s,
+  // the wait for the answer is requestTimeout (15 s), 1 s to exit.
+  test.each([
+    ['http', 4 + 4 + 15 + 1],
+    ['forward', 9 + 15 + 1],
+    ['elasticsearch', 15 + 1],
+    ['opensearch', 15 + 1],
+  ] as const)('Fluentd, %s: one whole attempt and the exit fit (the documented %d s)', (output, documented) => {
     const conf = synthLogAgent('fluentd', output).data['fluent.conf'];
     const match = parseFluentConf(conf).find(d => d.name === 'match')!;
     const phases = ['open_timeout', 'ssl_timeout', 'read_timeout', 'connect_timeout', 'send_timeout', 'request_timeout'].filter(k => match.params[k] !== undefined);
     // out_http.rb, out_forward.rb: without these an attempt has no bound of its own
     expect(phases.length).toBeGreaterThan(0);
-    expect(fluentdTimeline(conf, 10).stop).toBe(10);
+    expect(fluentdTimeline(conf, 10).stop).toBe(documented);
   });
 });
 

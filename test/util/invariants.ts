@@ -149,7 +149,7 @@ export function sidecarFacts(s: Scenario, sc: SidecarCase, workloadName: string)
       const agent = {
         'fluent-bit': { port: 2020, model: () => fluentBitShutdown(c.agentGrace ?? 5, c.output), scratch: false },
         'vector': { port: 8686, model: () => vectorShutdown(c.agentGrace ?? 5), scratch: false },
-        'fluentd': { port: 24220, model: () => fluentdShutdown(c.agentGrace ?? 10, outputConfig(c.output)), scratch: true },
+        'fluentd': { port: 24220, model: () => fluentdShutdown(c.agentGrace ?? 10, outputConfig(c.output), 15), scratch: true },
       }[c.agent];
       const model = agent.model();
       return {
