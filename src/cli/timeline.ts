@@ -1,0 +1,46 @@
+/**
+ * `cdk8s-sidecars timeline FILE...`: the start/stop timeline of each workload of the files.
+ *
+ * The timeline itself is the library's `SidecarTimeline` (issue 26, src/timeline.ts:
+ * `SidecarTimeline.ofManifest(manifest, options)` with `toTable()`). This module is only the
+ * command's plumbing: it finds the workloads and prints one table each, through the small
+ * interface below, and reports plainly when the build has no timeline yet.
+ */
+import { STDIN, loadDocuments } from './io';
+import { CliTarget } from './target-options';
+import { SUPPORTED_KINDS } from '../engine/pod-template';
+
+/** What the command needs of a timeline: one per manifest, printed as a table. */
+export interface TimelineSource {
+  ofManifest(manifest: any, options: { kubernetesVersion: string; sidecarContainersGate: boolean }): { toTable(): string };
+}
+
+/** `SidecarTimeline` from src/timeline.ts when the build has it (issue 26), else undefined. */
+export function builtInTimeline(): TimelineSource | undefined {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const mod = require('../timeline');
+    return typeof mod?.SidecarTimeline?.ofManifest === 'function' ? mod.SidecarTimeline : undefined;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') return undefined;
+    throw e;
+  }
+}
+
+/** One block per workload: `file (document n): Kind ns/name`, then its table. */
+export function timelines(files: readonly string[], target: CliTarget, source: TimelineSource): string {
+  const out: string[] = [];
+  const options = { kubernetesVersion: target.raw, sidecarContainersGate: target.gate };
+  for (const file of files) {
+    loadDocuments(file).forEach((doc, i) => {
+      const items: any[] = typeof doc?.kind === 'string' && doc.kind.endsWith('List') && Array.isArray(doc.items) ? doc.items : [doc];
+      for (const item of items) {
+        if (!SUPPORTED_KINDS.includes(item?.kind)) continue;
+        const ns = item.metadata?.namespace ? `${item.metadata.namespace}/` : '';
+        out.push(`${file === STDIN ? 'stdin' : file} (document ${i + 1}): ${item.kind} ${ns}${item.metadata?.name ?? '?'}`);
+        out.push(source.ofManifest(item, options).toTable().replace(/\n?$/, '\n'));
+      }
+    });
+  }
+  return out.join('\n');
+}
