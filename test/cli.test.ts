@@ -125,6 +125,12 @@ describe('check', () => {
     expect(files).toEqual(['Z.yaml', 'a-b.yaml', 'a.yaml', path.join('a', 'b.yaml'), '\uFFFD.yaml', '\u{1F600}.yaml']);
   });
 
+  test('helm template output (leading ---, # Source: comments): its legacy proxy on a CronJob is no error; check counts its objects', () => {
+    const r = cli(['check', CHART_INPUT, '--kubernetes-version', '1.30']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('Kubernetes 1.30: 1 file(s), 3 object(s), 2 workload(s): 0 error(s), 0 warning(s)\n');
+  });
+
   test('a file that is not valid YAML is an error naming the file and the line (cdk8s\' Yaml.load alone would take it)', () => {
     const bad = path.join(tmp, 'bad.yaml');
     fs.writeFileSync(bad, 'apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n  spec: oops\n');
@@ -350,6 +356,18 @@ describe('render', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('Validation failed with the following errors:');
     expect(r.stderr).toContain('appPort 9090 is none of the ports');
+  });
+
+  test.each([
+    ['two objects of one kind, name and namespace', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n',
+      "stdin: cdk8s' Include cannot take the input: There is already a Construct with name 'a-configmap'"],
+    ['an object without apiVersion', 'kind: ConfigMap\nmetadata: {name: a}\n', "stdin: document 1 (ConfigMap 'a') has no apiVersion"],
+    ['broken YAML', 'kind: ConfigMap\nmetadata: {name: a}\n  data: x\n', 'stdin: not valid YAML: '],
+  ])('input cdk8s cannot take (%s): exit 1 naming it, nothing on stdout', (_, text, message) => {
+    const r = cli(['render', '--config', CHART_CONFIG], { input: text });
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`cdk8s-sidecars render: ${message}`);
   });
 
   test.each([

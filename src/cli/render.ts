@@ -55,8 +55,18 @@ export function render(input: string, config: RenderConfig, configFile: string):
     const docs = Yaml.load(file);
     const app = new App();
     const chart = new Chart(app, RENDER_CHART_ID);
-    const include = new Include(chart, 'input', { url: file });
-    const objects = include.apiObjects;
+    docs.forEach((d, i) => {
+      const bad = d === null || typeof d !== 'object' || Array.isArray(d) ? 'is not a Kubernetes object'
+        : typeof d.apiVersion !== 'string' ? 'has no apiVersion' : typeof d.kind !== 'string' ? 'has no kind' : undefined;
+      if (bad) throw new CommandError(`stdin: document ${i + 1} (${d?.kind ?? '?'} '${d?.metadata?.name ?? '?'}') ${bad}; a post-renderer gets Kubernetes objects only`);
+    });
+    let objects: ApiObject[];
+    try {
+      objects = new Include(chart, 'input', { url: file }).apiObjects;
+    } catch (e) {
+      // e.g. two objects of the same kind, name and namespace (cdk8s names the construct after them)
+      throw new CommandError(`stdin: cdk8s' Include cannot take the input: ${(e as Error).message.split('\n')[0]}`);
+    }
     if (objects.length !== docs.length) throw new CommandError(`stdin: read ${docs.length} documents but cdk8s' Include made ${objects.length} objects`);
     attach(chart, objects, docs, config, configFile);
     try {
