@@ -18,6 +18,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { App, Chart, Include, Yaml } from 'cdk8s';
 import { AdoptSidecar, LogOutput, SidecarCheck, SidecarQuit, WithEnvoy, WithLogAgent, WithTracer } from '../src';
+import { parseYaml } from '../src/cli/io';
 import { helpText } from '../src/cli/main';
 import { timelines } from '../src/cli/timeline';
 
@@ -129,6 +130,17 @@ describe('check', () => {
     const r = cli(['check', CHART_INPUT, '--kubernetes-version', '1.30']);
     expect(r.status).toBe(0);
     expect(r.stdout).toBe('Kubernetes 1.30: 1 file(s), 3 object(s), 2 workload(s): 0 error(s), 0 warning(s)\n');
+  });
+
+  test('the documents are those cdk8s\' Yaml.load reads (its parser, YAML 1.1, empty documents dropped)', () => {
+    const yaml11 = writeTmp('yaml11.yaml', [
+      '---', '# only a comment', '---', 'apiVersion: v1', 'kind: ConfigMap', 'metadata: { name: x }',
+      'data: { a: yes, b: on, c: 0755, d: 1.30, e: ~, f: "1.30" }', '---', '{}', '---', '[]', '---', 'plain', '',
+    ].join('\n'));
+    const files = [yaml11, CHART_INPUT, ...['native-sidecars.yaml', 'nested/probe-on-init.yml', 'plain.yaml'].map(f => path.join(ROOT, MANIFESTS, f))];
+    for (const file of files) expect(parseYaml(fs.readFileSync(file, 'utf8')).docs).toEqual(Yaml.load(file));
+    // YAML 1.1 as cdk8s reads it: yes/on are booleans, 0755 is octal, 1.30 the number 1.3
+    expect(parseYaml(fs.readFileSync(yaml11, 'utf8')).docs[0].data).toEqual({ a: true, b: true, c: 493, d: 1.3, e: null, f: '1.30' });
   });
 
   test('a file that is not valid YAML is an error naming the file and the line (cdk8s\' Yaml.load alone would take it)', () => {

@@ -1,12 +1,11 @@
 /**
- * The command's input: YAML files, directories and stdin, read with cdk8s' own reader
- * (`Yaml.load`, multi-document, empty documents dropped). The library has no YAML dependency of
- * its own; cdk8s (a peer) ships one.
+ * The command's input: YAML files, directories and stdin, read as cdk8s' own reader reads them
+ * (`Yaml.load`'s parser and options, multi-document, empty documents dropped). The library has no
+ * YAML dependency of its own; cdk8s (a peer) bundles one.
  */
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { Yaml } from 'cdk8s';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 
@@ -79,20 +78,31 @@ export function withTempFile<T>(text: string, fn: (file: string) => T): T {
   }
 }
 
-/**
- * The syntax errors of a YAML text, as cdk8s' own parser reports them: `Yaml.load` reads a broken
- * file without a word (it takes what the parser recovered), so the command asks the same parser
- * (the `yaml` package that cdk8s bundles, with the YAML 1.1 schema `Yaml.load` uses) first.
- */
-export function yamlErrors(text: string): string[] {
-  const parser = require(require.resolve('yaml', { paths: [path.dirname(require.resolve('cdk8s'))] }));
-  const docs: any[] = parser.parseAllDocuments(text, { version: '1.1' });
-  const list: any[] = Array.isArray(docs) ? docs : [docs];
-  return list.flatMap(d => (d.errors ?? []).map((e: Error) => firstLine(e.message)));
+/** The `yaml` package that cdk8s bundles: the parser of cdk8s' own `Yaml.load`. */
+function cdk8sYamlParser(): any {
+  return require(require.resolve('yaml', { paths: [path.dirname(require.resolve('cdk8s'))] }));
 }
 
-/** Reads `file` (or stdin for `-`) and fails on a YAML syntax error; then `fn` on a file holding the text. */
-export function withYamlFile<T>(file: string, fn: (f: string) => T): T {
+/**
+ * Parses a YAML text as cdk8s' `Yaml.load` does (cdk8s lib/yaml.js, 2.70: `parseAllDocuments`
+ * of its bundled `yaml` with the YAML 1.1 schema, each document's `toJSON()`, empty documents
+ * dropped), and also returns the syntax errors, which `Yaml.load` ignores (it takes what the
+ * parser recovered from a broken file). Not `Yaml.load` itself: it starts a node process per file
+ * to read it (0.5 s a file on a loaded machine); test/cli.test.ts checks that both read the same.
+ */
+export function parseYaml(text: string): { docs: any[]; errors: string[] } {
+  const parsed = cdk8sYamlParser().parseAllDocuments(text, { version: '1.1' });
+  const list: any[] = Array.isArray(parsed) ? parsed : [parsed];
+  const errors = list.flatMap(d => (d.errors ?? []).map((e: Error) => firstLine(e.message)));
+  const docs = list.map(d => d.toJSON()).filter(obj =>
+    obj !== undefined && obj !== null &&
+    !(Array.isArray(obj) && obj.length === 0) &&
+    !(typeof obj === 'object' && Object.keys(obj).length === 0));
+  return { docs, errors };
+}
+
+/** The documents of one YAML file (or of stdin for `-`); a syntax error is an error naming the file and line. */
+export function loadDocuments(file: string): any[] {
   const name = file === STDIN ? 'stdin' : file;
   let text: string;
   try {
@@ -100,14 +110,9 @@ export function withYamlFile<T>(file: string, fn: (f: string) => T): T {
   } catch (e) {
     throw new CommandError(`${name}: cannot read it: ${firstLine((e as Error).message)}`);
   }
-  const errors = yamlErrors(text);
+  const { docs, errors } = parseYaml(text);
   if (errors.length > 0) throw new CommandError(`${name}: not valid YAML: ${errors[0]}`);
-  return file === STDIN ? withTempFile(text, fn) : fn(file);
-}
-
-/** The documents of one YAML file (or of stdin for `-`), with cdk8s' reader (empty documents dropped). */
-export function loadDocuments(file: string): any[] {
-  return withYamlFile(file, f => Yaml.load(f));
+  return docs;
 }
 
 /** The first line of a message (child process errors carry the whole stderr). */

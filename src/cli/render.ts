@@ -12,14 +12,14 @@
  *       └── <kind>-<name>[-<namespace>]-<sidecar>   (lower case; sidecar: log-agent, envoy,
  *                                        tracer, adopt-<containerName>), one per workload and sidecar
  */
-import { App, ApiObject, Chart, Include, Yaml } from 'cdk8s';
+import { App, ApiObject, Chart, Include } from 'cdk8s';
 import { Construct } from 'constructs';
 import { SUPPORTED_KINDS } from '../engine/pod-template';
 import { WithEnvoy } from '../with-envoy';
 import { WithLogAgent } from '../with-log-agent';
 import { AdoptSidecar } from '../with-sidecar';
 import { WithTracer } from '../with-tracer';
-import { CommandError, loadDocuments, withTempFile, yamlErrors } from './io';
+import { CommandError, loadDocuments, parseYaml, withTempFile } from './io';
 import { ConfigError, RenderConfig, readRenderConfig, selects } from './render-config';
 
 /** The id of the chart that holds everything (it shows in the ConfigMaps' generated names). */
@@ -49,10 +49,9 @@ export function sidecarId(obj: any, sidecar: string): string {
 
 /** Renders `input` (multi-document YAML) with the sidecars of `config`. */
 export function render(input: string, config: RenderConfig, configFile: string): string {
-  const errors = yamlErrors(input);
+  const { docs, errors } = parseYaml(input);
   if (errors.length > 0) throw new CommandError(`stdin: not valid YAML: ${errors[0]}`);
   return withTempFile(input, file => {
-    const docs = Yaml.load(file);
     const app = new App();
     const chart = new Chart(app, RENDER_CHART_ID);
     docs.forEach((d, i) => {
