@@ -336,6 +336,7 @@ describe('render', () => {
     ['a prop the construct refuses', [/appPort: 8080/, 'appPort: 0'], "workloads[0].envoy: WithEnvoy 'sidecars/deployment-shop-web-shop-envoy': appPort 0 is not a valid port"],
     ['a selector that selects nothing', [/name: shop-report/, 'name: shop-reprt'], 'workloads[1].select: selects no workload of the input (its workloads: Deployment shop-web, CronJob shop-report)'],
     ['an unquoted version', [/"1.30"/, '1.30'], "kubernetesVersion: expected a string, got the number 1.3: quote the version ('1.30')"],
+    ['a version the library does not take', [/"1.30"/, '"1.26"'], "kubernetesVersion: kubernetesVersion '1.26' is older than 1.27"],
     ['a bad duration', [/appPort: 8080/, 'appPort: 8080\n      drainTime: soon'], 'workloads[0].envoy.drainTime: expected a duration such as 10s'],
     ['a bad check', [/http: \{ port: 9090, path: \/startup \}/, 'http: { port: 9090, path: startup }'], 'workloads[1].adopt[0].startupCheck.http: SidecarCheck.http(): path'],
     ['a bad agent', [/logDirectory:/, 'agent: fluentBitt\n      logDirectory:'], 'workloads[0].logAgent.agent: expected one of fluentBit, vector, fluentd'],

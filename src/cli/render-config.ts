@@ -8,7 +8,7 @@
 import { Duration, Size } from 'cdk8s';
 import { LogAgent } from '../log-agent';
 import { LogOutput } from '../log-output';
-import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV } from '../settings';
+import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV, checkVersion } from '../settings';
 import { SidecarMode } from '../target';
 import { EnvoyAppProtocol } from '../with-envoy';
 import { SidecarCheck, SidecarQuit } from '../with-sidecar';
@@ -260,11 +260,20 @@ export function readRenderConfig(doc: unknown): RenderConfig {
     return { path, select: w.select, logAgent: w.logAgent, envoy: w.envoy, tracer: w.tracer, adopt: w.adopt ?? [] };
   });
   const version = c.kubernetesVersion ?? nonEmpty(process.env[KUBERNETES_VERSION_ENV]);
+  if (version !== undefined) {
+    // Checked here, once, so that the error names the key (the constructs would name their own paths).
+    const key = c.kubernetesVersion !== undefined ? 'kubernetesVersion' : `(environment variable ${KUBERNETES_VERSION_ENV})`;
+    try {
+      checkVersion(key, version);
+    } catch (e) {
+      throw new ConfigError(key, (e as Error).message.replace(`${key}: `, ''));
+    }
+  }
   let gate: boolean | undefined = c.sidecarContainersGate;
   if (gate === undefined) {
     const env = nonEmpty(process.env[SIDECAR_CONTAINERS_GATE_ENV]);
     if (env !== undefined && env !== 'true' && env !== 'false') {
-      throw new ConfigError(SIDECAR_CONTAINERS_GATE_ENV, `environment variable is '${env}'; use 'true' or 'false'`);
+      throw new ConfigError(`(environment variable ${SIDECAR_CONTAINERS_GATE_ENV})`, `it is '${env}'; use 'true' or 'false'`);
     }
     gate = env === undefined ? undefined : env === 'true';
   }
