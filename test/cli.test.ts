@@ -21,6 +21,7 @@ import { AdoptSidecar, LogOutput, SidecarCheck, SidecarQuit, WithEnvoy, WithLogA
 import { parseYaml } from '../src/cli/io';
 import { helpText } from '../src/cli/main';
 import { timelines } from '../src/cli/timeline';
+import { expectValidManifests } from './util/k8s-schema';
 
 const ROOT = path.resolve(__dirname, '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'cli');
@@ -317,6 +318,14 @@ describe('render', () => {
     // the adopted container keeps every field of its own
     const proxyIn = inputDocs[2].spec.jobTemplate.spec.template.spec.containers[1];
     expect(job.initContainers[0]).toMatchObject(proxyIn);
+  });
+
+  test('the output is valid Kubernetes 1.30 (strict schema) and passes check at 1.30: render piped into check', () => {
+    const rendered = cli(['render', '--config', CHART_CONFIG], { input: input() }).stdout;
+    expectValidManifests(Yaml.load(writeTmp('valid.yaml', rendered)), '1.30');
+    const checked = cli(['check', '-', '--kubernetes-version', '1.30'], { input: rendered });
+    expect(checked.status).toBe(0);
+    expect(checked.stdout).toBe('Kubernetes 1.30: 1 file(s), 6 object(s), 2 workload(s): 0 error(s), 0 warning(s)\n');
   });
 
   test('the target from CDK8S_SIDECARS_KUBERNETES_VERSION when the config has none: 1.27 is legacy, as in a cdk8s app', () => {
