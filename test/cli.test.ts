@@ -18,10 +18,10 @@ import * as os from 'os';
 import * as path from 'path';
 import { App, Chart, Include, Yaml } from 'cdk8s';
 import { AdoptSidecar, LogOutput, SidecarCheck, SidecarQuit, WithEnvoy, WithLogAgent, WithTracer } from '../src';
+import { expectValidManifests } from './util/k8s-schema';
 import { parseYaml } from '../src/cli/io';
 import { helpText } from '../src/cli/main';
 import { timelines } from '../src/cli/timeline';
-import { expectValidManifests } from './util/k8s-schema';
 
 const ROOT = path.resolve(__dirname, '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'cli');
