@@ -252,12 +252,27 @@ describe('timeline', () => {
     expect(r.stderr).toContain('this build has no SidecarTimeline (issue 26');
   });
 
-  test('its plumbing: one block per workload (List items too) through the timeline interface', () => {
+  test('its plumbing: one block per workload through the timeline interface, with the target and the extras', () => {
     const seen: any[] = [];
     const source = { ofManifest: (m: any, o: any) => (seen.push([m.metadata.name, o]), { toTable: () => `table of ${m.metadata.name}` }) };
-    const out = timelines([path.join(ROOT, MANIFESTS, 'native-sidecars.yaml')], { version: { major: 1, minor: 29, raw: '1.29' }, raw: '1.29', gate: false }, source);
-    expect(out).toBe(`${path.join(ROOT, MANIFESTS, 'native-sidecars.yaml')} (document 1): Deployment shop/api\ntable of api\n`);
-    expect(seen).toEqual([['api', { kubernetesVersion: '1.29', sidecarContainersGate: false }]]);
+    const file = path.join(ROOT, MANIFESTS, 'native-sidecars.yaml');
+    const target = { version: { major: 1, minor: 29, raw: '1.29' }, raw: '1.29', gate: false };
+    const out = timelines([file], target, source, { legacySidecars: ['x'] });
+    expect(out).toBe(`${file} (document 1): Deployment shop/api\ntable of api\n`);
+    expect(seen).toEqual([['api', { kubernetesVersion: '1.29', sidecarContainersGate: false, legacySidecars: ['x'] }]]);
+    const refusing = { ofManifest: () => { throw new Error('SidecarTimeline.ofManifest: no'); } };
+    expect(() => timelines([file], target, refusing)).toThrow(`${file} (document 1): Deployment shop/api: SidecarTimeline.ofManifest: no`);
+  });
+
+  test.each([
+    [['--stop-time', 'log-agent'], "--stop-time 'log-agent': use NAME=DURATION"],
+    [['--stop-time', 'log-agent=soon'], '--stop-time log-agent: expected a duration such as 10s'],
+    [['--app-shutdown-time=-1s'], '--app-shutdown-time: expected a duration'],
+  ])('bad flags %j: exit 2 with the usage line', (flags, message) => {
+    const r = cli(['timeline', `${MANIFESTS}/plain.yaml`, '--kubernetes-version', '1.29', ...flags]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(message);
+    expect(r.stderr).toContain('\nUsage: cdk8s-sidecars timeline ');
   });
 
   test('bad usage: exit 2', () => {

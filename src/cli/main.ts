@@ -9,13 +9,14 @@
  * a failed render; 2 bad usage or a bad render config.
  */
 import { parseArgs } from 'util';
+import { Duration } from 'cdk8s';
 import { checkFiles, formatHuman, formatJson } from './check';
 import { readCluster } from './cluster';
 import { CommandError, STDIN, UsageError, expandInputs, readStdin } from './io';
 import { loadRenderConfig, render } from './render';
-import { ConfigError } from './render-config';
+import { ConfigError, duration } from './render-config';
 import { resolveCliTarget } from './target-options';
-import { builtInTimeline, timelines } from './timeline';
+import { TimelineExtras, builtInTimeline, timelines } from './timeline';
 
 const TARGET_HELP = `  --kubernetes-version V  the lowest version of the cluster's API server and kubelets
                           (1.29, v1.29 or 1.29.3; with a patch, the known bugs of that patch
@@ -57,12 +58,17 @@ Environment: KUBECTL, the kubectl binary (default: kubectl on the PATH).
 Exit status: 0 printed, 1 kubectl failed or the cluster is unreachable, 2 bad usage.`,
   },
   timeline: {
-    usage: 'cdk8s-sidecars timeline FILE|DIR|-... [--kubernetes-version V] [--gate]',
+    usage: 'cdk8s-sidecars timeline FILE|DIR|-... [--kubernetes-version V] [--gate] [--app-shutdown-time D] [--stop-time NAME=D]... [--legacy-sidecar NAME]...',
     text: `Prints the start/stop timeline of each workload of the files (the library's
 SidecarTimeline, issue 26): when each container starts and stops on the target cluster.
 
 Options:
 ${TARGET_HELP}
+  --app-shutdown-time D   how long the app containers take from SIGTERM to their exit
+                          (10s, 500ms, 2m; default 10s)
+  --stop-time NAME=D      how long container NAME takes from SIGTERM to its exit (repeat it;
+                          a sidecar without one is taken to run until it is killed)
+  --legacy-sidecar NAME   a container of spec.containers that is a sidecar (repeat it)
   -h, --help              this text
 
 Exit status: 0 printed, 1 no timeline in this build or a file error, 2 bad usage.`,
@@ -105,11 +111,11 @@ export function helpText(command: string): string {
 }
 
 interface Parsed {
-  readonly values: Record<string, string | boolean | undefined>;
+  readonly values: Record<string, string | boolean | string[] | undefined>;
   readonly positionals: string[];
 }
 
-function parse(args: string[], options: Record<string, { type: 'string' | 'boolean' }>): Parsed {
+function parse(args: string[], options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>): Parsed {
   try {
     const r = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
     return { values: r.values as Parsed['values'], positionals: r.positionals };
@@ -160,15 +166,22 @@ function run(argv: string[]): number {
         return 0;
       }
       case 'timeline': {
-        const { values, positionals } = parse(args, { 'kubernetes-version': { type: 'string' }, 'gate': { type: 'boolean' } });
+        const { values, positionals } = parse(args, {
+          'kubernetes-version': { type: 'string' },
+          'gate': { type: 'boolean' },
+          'app-shutdown-time': { type: 'string' },
+          'stop-time': { type: 'string', multiple: true },
+          'legacy-sidecar': { type: 'string', multiple: true },
+        });
         if (values.help) return help(command);
         if (positionals.length === 0) throw new UsageError(`no input: give files, directories or ${STDIN} for stdin`);
         const target = resolveCliTarget(values['kubernetes-version'] as string | undefined, values.gate as boolean | undefined);
+        const extras = timelineExtras(values);
         const source = builtInTimeline();
         if (!source) {
           throw new CommandError('this build has no SidecarTimeline (issue 26, src/timeline.ts) yet: the timeline subcommand waits for it');
         }
-        process.stdout.write(timelines(expandInputs(positionals), target, source));
+        process.stdout.write(timelines(expandInputs(positionals), target, source, extras));
         return 0;
       }
       case 'render': {
@@ -194,6 +207,30 @@ function run(argv: string[]): number {
     throw e;
   }
   return 0;
+}
+
+/** The timeline's --app-shutdown-time, --stop-time NAME=D and --legacy-sidecar NAME. */
+function timelineExtras(values: Parsed['values']): TimelineExtras {
+  const flagDuration = (flag: string, v: string) => {
+    try {
+      return duration(v, flag);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+  };
+  const stopTimes: Record<string, Duration> = {};
+  for (const s of (values['stop-time'] as string[] | undefined) ?? []) {
+    const m = /^([^=]+)=(.+)$/.exec(s);
+    if (!m) throw new UsageError(`--stop-time '${s}': use NAME=DURATION, e.g. log-agent=5s`);
+    stopTimes[m[1]] = flagDuration(`--stop-time ${m[1]}`, m[2]);
+  }
+  const app = values['app-shutdown-time'] as string | undefined;
+  const legacy = values['legacy-sidecar'] as string[] | undefined;
+  return {
+    ...(app !== undefined ? { appShutdownTime: flagDuration('--app-shutdown-time', app) } : {}),
+    ...(Object.keys(stopTimes).length > 0 ? { stopTimes } : {}),
+    ...(legacy !== undefined ? { legacySidecars: legacy } : {}),
+  };
 }
 
 function help(command: string): number {

@@ -68,8 +68,8 @@ const strings: Conv = (v, p) => {
   return v.map((x, i) => str(x, `${p}[${i}]`));
 };
 
-/** `10s`, `500ms`, `2m`, `1h` or a number of seconds. */
-const duration: Conv = (v, p) => {
+/** `10s`, `500ms`, `2m`, `1h` or a number of seconds (also the timeline's duration flags). */
+export const duration = (v: unknown, p: string): Duration => {
   if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return Duration.seconds(v);
   const m = typeof v === 'string' ? /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(v) : null;
   if (!m) throw new ConfigError(p, `expected a duration such as 10s, 500ms, 2m or 1h (or a number of seconds), got ${typeName(v)}`);

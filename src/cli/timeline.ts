@@ -6,13 +6,21 @@
  * command's plumbing: it finds the workloads and prints one table each, through the small
  * interface below, and reports plainly when the build has no timeline yet.
  */
-import { STDIN, loadDocuments } from './io';
+import { Duration } from 'cdk8s';
+import { CommandError, STDIN, loadDocuments } from './io';
 import { CliTarget } from './target-options';
 import { SUPPORTED_KINDS } from '../engine/pod-template';
 
+/** What the manifest cannot say (SidecarTimelineOptions of issue 26 beside the target). */
+export interface TimelineExtras {
+  readonly appShutdownTime?: Duration;
+  readonly stopTimes?: { [name: string]: Duration };
+  readonly legacySidecars?: string[];
+}
+
 /** What the command needs of a timeline: one per manifest, printed as a table. */
 export interface TimelineSource {
-  ofManifest(manifest: any, options: { kubernetesVersion: string; sidecarContainersGate: boolean }): { toTable(): string };
+  ofManifest(manifest: any, options: { kubernetesVersion: string; sidecarContainersGate: boolean } & TimelineExtras): { toTable(): string };
 }
 
 /** `SidecarTimeline` from src/timeline.ts when the build has it (issue 26), else undefined. */
@@ -29,17 +37,23 @@ export function builtInTimeline(): TimelineSource | undefined {
 }
 
 /** One block per workload: `file (document n): Kind ns/name`, then its table. */
-export function timelines(files: readonly string[], target: CliTarget, source: TimelineSource): string {
+export function timelines(files: readonly string[], target: CliTarget, source: TimelineSource, extras: TimelineExtras = {}): string {
   const out: string[] = [];
-  const options = { kubernetesVersion: target.raw, sidecarContainersGate: target.gate };
+  const options = { kubernetesVersion: target.raw, sidecarContainersGate: target.gate, ...extras };
   for (const file of files) {
     loadDocuments(file).forEach((doc, i) => {
       const items: any[] = typeof doc?.kind === 'string' && doc.kind.endsWith('List') && Array.isArray(doc.items) ? doc.items : [doc];
       for (const item of items) {
         if (!SUPPORTED_KINDS.includes(item?.kind)) continue;
         const ns = item.metadata?.namespace ? `${item.metadata.namespace}/` : '';
-        out.push(`${file === STDIN ? 'stdin' : file} (document ${i + 1}): ${item.kind} ${ns}${item.metadata?.name ?? '?'}`);
-        out.push(source.ofManifest(item, options).toTable().replace(/\n?$/, '\n'));
+        const where = `${file === STDIN ? 'stdin' : file} (document ${i + 1}): ${item.kind} ${ns}${item.metadata?.name ?? '?'}`;
+        let table: string;
+        try {
+          table = source.ofManifest(item, options).toTable();
+        } catch (e) {
+          throw new CommandError(`${where}: ${(e as Error).message}`);
+        }
+        out.push(where, table.replace(/\n?$/, '\n'));
       }
     });
   }
