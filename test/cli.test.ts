@@ -216,8 +216,9 @@ describe('target', () => {
     expect(r.stderr).not.toContain('version skew');
   });
 
-  test('stdout is for eval: a shell gets the variables', () => {
-    const sh = spawnSync('sh', ['-c', `eval "$("${process.execPath}" "${main}" target)"; echo "$CDK8S_SIDECARS_KUBERNETES_VERSION/$CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE"`], {
+  test('stdout is for export $(...): the commands a shell runs next get the variables', () => {
+    const script = `vars=$("${process.execPath}" "${main}" target) && export $vars && sh -c 'echo "$CDK8S_SIDECARS_KUBERNETES_VERSION/$CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE"'`;
+    const sh = spawnSync('sh', ['-c', script], {
       encoding: 'utf8', env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules'), KUBECTL, FAKE_KUBECTL_CLUSTER: path.join(FIXTURES, 'kubectl', 'gke') },
     });
     expect(sh.stdout).toBe('1.30/true\n');

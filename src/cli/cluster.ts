@@ -29,7 +29,7 @@ export interface ClusterOptions {
 }
 
 export interface ClusterReport {
-  /** What goes to stdout: `NAME=value` lines, for `eval` or `$GITHUB_ENV`. */
+  /** What goes to stdout: `NAME=value` lines, for `export $(...)` or `$GITHUB_ENV`. */
   readonly env: string[];
   /** What goes to stderr: the versions read and the risks. */
   readonly notes: string[];

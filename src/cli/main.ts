@@ -45,7 +45,7 @@ Exit status: 0 no errors (warnings are printed), 1 errors, 2 bad usage.`,
 get --raw /metrics, get mutatingwebhookconfigurations) and prints on stdout
   CDK8S_SIDECARS_KUBERNETES_VERSION=1.NN   the lowest of the API server and every kubelet
   CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE=true|false   where the API server's metrics are readable
-for eval "$(cdk8s-sidecars target)" or >> "$GITHUB_ENV". The versions read and the risks
+for export $(cdk8s-sidecars target) or >> "$GITHUB_ENV". The versions read and the risks
 (version skew, webhooks that rewrite pods, the gate) go to stderr.
 
 Options:
