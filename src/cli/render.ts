@@ -81,7 +81,7 @@ function attach(chart: Construct, objects: ApiObject[], docs: any[], config: Ren
     ...(config.kubernetesVersion !== undefined ? { kubernetesVersion: config.kubernetesVersion } : {}),
     ...(config.sidecarContainersGate !== undefined ? { sidecarContainersGate: config.sidecarContainersGate } : {}),
   };
-  /** construct id -> the config key that made it (a second entry giving the same sidecar is an error). */
+  /** `<object index>|<sidecar>` -> the config key that gave it (a second entry giving the same sidecar is an error). */
   const made = new Map<string, string>();
   for (const entry of config.workloads) {
     const at = (key: string) => `${configFile}: ${entry.path}${key === '' ? '' : `.${key}`}`;
@@ -97,11 +97,11 @@ function attach(chart: Construct, objects: ApiObject[], docs: any[], config: Ren
       const workload = objects[i];
       const add = (key: string, sidecar: string, make: (id: string) => void) => {
         const id = sidecarId(docs[i], sidecar);
-        const earlier = made.get(id);
+        const earlier = made.get(`${i}|${sidecar}`);
         if (earlier !== undefined) {
           throw new ConfigError(at(key), `${docs[i].kind} '${docs[i].metadata?.name}' already gets this sidecar from ${earlier}; a workload gets each sidecar once`);
         }
-        made.set(id, `${entry.path}.${key}`);
+        made.set(`${i}|${sidecar}`, `${entry.path}.${key}`);
         try {
           make(id);
         } catch (e) {
