@@ -16,7 +16,7 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { App, Chart, Include, Yaml } from 'cdk8s';
+import { App, Chart, Include, Size, Yaml } from 'cdk8s';
 import { AdoptSidecar, LogOutput, SidecarCheck, SidecarQuit, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { expectValidManifests } from './util/k8s-schema';
 import { parseYaml } from '../src/cli/io';
@@ -92,6 +92,27 @@ describe('check', () => {
     const fixed = cli(['check', file, '--kubernetes-version', '1.29.8']);
     expect(fixed.status).toBe(0);
     expect(fixed.stdout).toBe('Kubernetes 1.29.8: 1 file(s), 2 object(s), 1 workload(s): 0 error(s), 0 warning(s)\n');
+  });
+
+  test('a native sidecar without a CPU or memory request (nor a limit to default it from) is a warning where native sidecars run', () => {
+    const pod = (resources: any) => Yaml.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p' },
+      spec: { initContainers: [{ name: 'agent', image: 'a', restartPolicy: 'Always', ...(resources ? { resources } : {}) }], containers: [{ name: 'app', image: 'b' }] },
+    });
+    const warnings = (resources: any, version = '1.30') =>
+      json(cli(['check', '-', '--kubernetes-version', version, '--output', 'json'], { input: pod(resources) })).findings.map((f: any) => `${f.level}: ${f.message}`);
+    expect(warnings(undefined)).toEqual([
+      "warning: Pod 'p': native sidecar 'agent' has no CPU or memory request (nor a limit the API server would copy into it): it runs for " +
+      'the whole life of the pod, but the scheduler counts it as zero (unless a LimitRange of the namespace sets a default). Give it ' +
+      'small requests and limits, e.g. requests { cpu: 50m, memory: 64Mi }.',
+    ]);
+    expect(warnings({ requests: { memory: '64Mi' } })).toEqual([expect.stringContaining("native sidecar 'agent' has no CPU request")]);
+    // a limit without a request is copied into the request (kubernetes.io docs, Resource Management for Pods and Containers)
+    expect(warnings({ requests: { memory: '64Mi' }, limits: { cpu: '100m' } })).toEqual([]);
+    // on 1.27 the sidecar is an error of its own, and no sidecar there: no request warning
+    expect(warnings(undefined, '1.27')).toEqual([expect.stringMatching(/^error: Pod 'p': init container 'agent' has restartPolicy 'Always'/)]);
   });
 
   test('the target from the environment variable, and the 1.28 gate from --gate or its variable', () => {
@@ -302,6 +323,7 @@ describe('render', () => {
       ...target,
       workload: report,
       containerName: 'cloud-sql-proxy',
+      resources: { cpu: { request: { amount: '50m' }, limit: { amount: '500m' } }, memory: { request: Size.mebibytes(64), limit: Size.mebibytes(256) } },
       startupCheck: SidecarCheck.http(9090, { path: '/startup' }),
       jobQuit: SidecarQuit.http(9091, '/quitquitquit'),
     });

@@ -1,11 +1,12 @@
 /**
  * `cdk8s-sidecars check`: every object of every file through `SidecarValidation.checkManifest`
  * (the API server's rules and the fields the target does not know) and the known-bug table
- * (src/known-bugs.ts; only for a target with a patch version, as in the constructs).
+ * (src/known-bugs.ts; only for a target with a patch version, as in the constructs), and a
+ * warning for each native sidecar without CPU or memory requests.
  */
 import { SUPPORTED_KINDS, describeObject, podTemplateOf } from '../engine/pod-template';
 import { findKnownBugs } from '../known-bugs';
-import { formatFullVersion } from '../target';
+import { capabilities, formatFullVersion } from '../target';
 import { SidecarValidation } from '../validation';
 import { STDIN, loadDocuments } from './io';
 import { CliTarget } from './target-options';
@@ -62,10 +63,34 @@ export function checkFiles(files: readonly string[], target: CliTarget): CheckRe
         for (const bug of findKnownBugs(where, template.spec, target.version)) {
           findings.push({ ...base, level: bug.level, message: bug.message });
         }
+        if (capabilities(target.version.minor, target.gate).nativeSidecars) {
+          for (const message of sidecarsWithoutRequests(where, template.spec)) findings.push({ ...base, level: 'warning', message });
+        }
       }
     });
   }
   return { target: version, gate: target.gate, files: files.length, objects, workloads, findings };
+}
+
+/**
+ * Native sidecars without a CPU or memory request (the linters that skip init containers miss
+ * them): a sidecar runs for the pod's whole life and the pod's effective request counts it
+ * (SIDECARS.md §3), but the scheduler counts a container without requests as zero. A limit
+ * without a request is copied into it (kubernetes.io, "Resource Management for Pods and
+ * Containers"), so it counts; a LimitRange default does not show in the manifest, hence a warning.
+ */
+function sidecarsWithoutRequests(where: string, pod: any): string[] {
+  const missing = (c: any, r: string) => c.resources?.requests?.[r] === undefined && c.resources?.limits?.[r] === undefined;
+  const init: any[] = Array.isArray(pod.initContainers) ? pod.initContainers : [];
+  return init.filter(c => c?.restartPolicy === 'Always').flatMap(c => {
+    const gaps = ['cpu', 'memory'].filter(r => missing(c, r)).map(r => (r === 'cpu' ? 'CPU' : r));
+    if (gaps.length === 0) return [];
+    return [
+      `${where}: native sidecar '${c.name}' has no ${gaps.join(' or ')} request (nor a limit the API server would copy into it): ` +
+      'it runs for the whole life of the pod, but the scheduler counts it as zero (unless a LimitRange of the namespace sets a ' +
+      'default). Give it small requests and limits, e.g. requests { cpu: 50m, memory: 64Mi }.',
+    ];
+  });
 }
 
 /** The workloads of a document (the items of a `kind: List`), each with how messages name it. */
