@@ -11,7 +11,8 @@
  * - `kubectl get nodes -o json`: `{ kind: List, items: [{ metadata: { name }, status: { nodeInfo:
  *   { kubeletVersion } } }] }` (NodeSystemInfo.kubeletVersion);
  * - `kubectl get --raw /metrics`: Prometheus text, `kubernetes_feature_enabled{name="SidecarContainers",
- *   stage="BETA"} 1` (the metric exists from Kubernetes 1.26, component-base/featuregate);
+ *   stage="BETA"} 1` (from Kubernetes 1.26: kubernetes/kubernetes#112690, whose description shows
+ *   the API server's output in this shape);
  * - `kubectl get mutatingwebhookconfigurations -o json`: `{ items: [{ metadata: { name },
  *   webhooks: [{ name, rules: [{ operations, resources, apiGroups }] }] }] }`.
  */
