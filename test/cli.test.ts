@@ -138,14 +138,15 @@ describe('check', () => {
     // '.' U+002E) < 'a.yaml' ('.' before '/' U+002F) < 'a/b.yaml' < '\uFFFD.yaml' < '\u{1F600}.yaml'
     // (U+FFFD before U+1F600, although UTF-16 puts the surrogate 0xD83D first).
     const dir = path.join(tmp, 'order');
-    const names = ['a.yaml', 'Z.yaml', 'a-b.yaml', 'a/b.yaml', '\u{1F600}.yaml', '\uFFFD.yaml', 'skip.json'];
+    const names = ['a.yaml', 'Z.yaml', 'a-b.yaml', 'a/b.yaml', '\u{1F600}.yaml', '\uFFFD.yaml', 'skip.json', 'node_modules/x/c.yaml', '.git/d.yml', '.hidden/e.yaml'];
     for (const n of names) {
       fs.mkdirSync(path.dirname(path.join(dir, n)), { recursive: true });
       fs.writeFileSync(path.join(dir, n), fs.readFileSync(path.join(ROOT, MANIFESTS, 'native-sidecars.yaml')));
     }
     const out = json(cli(['check', dir, '--kubernetes-version', '1.27', '--output', 'json']));
     const files = [...new Set(out.findings.map((f: any) => path.relative(dir, f.file)))];
-    expect(files).toEqual(['Z.yaml', 'a-b.yaml', 'a.yaml', path.join('a', 'b.yaml'), '\uFFFD.yaml', '\u{1F600}.yaml']);
+    // '.hidden' (U+002E) sorts first; .git and node_modules are not entered
+    expect(files).toEqual([path.join('.hidden', 'e.yaml'), 'Z.yaml', 'a-b.yaml', 'a.yaml', path.join('a', 'b.yaml'), '\uFFFD.yaml', '\u{1F600}.yaml']);
   });
 
   test('helm template output (leading ---, # Source: comments): its legacy proxy on a CronJob is no error; check counts its objects', () => {

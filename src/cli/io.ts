@@ -25,7 +25,8 @@ export function byCodePoint(a: string, b: string): number {
 
 /**
  * The files to read, in order: each argument as given; a directory is walked (every `.yaml` and
- * `.yml` file below it, hidden ones included, their paths sorted by code point).
+ * `.yml` file below it, hidden ones included, but not inside `.git` or `node_modules`; their paths
+ * sorted by code point).
  */
 export function expandInputs(args: readonly string[]): string[] {
   const out: string[] = [];
@@ -50,10 +51,13 @@ export function expandInputs(args: readonly string[]): string[] {
   return out;
 }
 
+/** Directories a walk does not enter: a repository's own and its packages' (a file given by name is read). */
+const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules']);
+
 function walk(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap(e => {
     const p = path.join(dir, e.name);
-    if (e.isDirectory()) return walk(p);
+    if (e.isDirectory()) return SKIPPED_DIRECTORIES.has(e.name) ? [] : walk(p);
     return e.isFile() ? [p] : [];
   });
 }

@@ -30,7 +30,7 @@ export const HELP: Record<string, { usage: string; text: string }> = {
     text: `Checks every object of every YAML file (multi-document) for the target cluster: the API
 server's rules for pod specs, the fields the target release does not know (a native sidecar
 on 1.27, ...) and the known bugs of the target's patch release. A directory is walked: every
-.yaml and .yml file below it, sorted by code point. - reads stdin.
+.yaml and .yml file below it (not in .git or node_modules), sorted by code point. - reads stdin.
 
 Options:
 ${TARGET_HELP}
