@@ -9,6 +9,7 @@
  * '../src'.
  */
 import { App } from 'cdk8s';
+import { SidecarTimeline } from '../src';
 import { LedgerChart } from './ledger';
 import { MetricsExporterChart } from './metrics-exporter';
 import { NightlyReportChart } from './nightly-report';
@@ -24,3 +25,8 @@ new NightlyReportChart(app, 'nightly-report');
 // third-party YAML brought in with Include + log agent
 new MetricsExporterChart(app, 'metrics-exporter');
 app.synth();
+
+// One line per workload: when its app starts at the latest, when the last sidecar gets SIGTERM
+// after the app's exit, when the pod is gone, a Job's completion after its app, the effective
+// request (docs/shutdown.md). On stderr: the synth output stays the manifests alone.
+process.stderr.write(`${SidecarTimeline.summaryTable(SidecarTimeline.ofAll(app))}\n`);

@@ -172,6 +172,11 @@ export class WorkloadBinding {
     return binding;
   }
 
+  /** The binding of `obj` if a sidecar construct attached one, else undefined (nothing is created). */
+  public static existing(obj: ApiObject): WorkloadBinding | undefined {
+    return (obj as any)[BINDING];
+  }
+
   private readonly sources: SidecarSource[] = [];
 
   private readonly originalToJson: () => Json;
@@ -207,6 +212,25 @@ export class WorkloadBinding {
     if (this.sources.length === 1) {
       this.obj.node.addValidation({ validate: () => this.validate() });
     }
+  }
+
+  /**
+   * The attached sidecars as the engine takes them, and their target (for SidecarTimeline).
+   * Throws the first construct's error.
+   */
+  public sidecarSpecs(): { specs: SidecarSpec[]; injected: InjectedProxy[]; minor: number; gate: boolean } {
+    const specs: SidecarSpec[] = [];
+    const injected: InjectedProxy[] = [];
+    let minor = 0;
+    let gate = false;
+    for (const source of this.sources) {
+      const r = source.renderSidecar();
+      if (r.spec) specs.push(r.spec);
+      if (r.injected) injected.push(r.injected);
+      minor = r.minor;
+      gate = r.gate;
+    }
+    return { specs, injected, minor, gate };
   }
 
   private validate(): string[] {

@@ -46,3 +46,8 @@ export {
 // Meshes and the admission guard
 export { Mesh, WithMeshProxy, WithMeshProxyProps } from './with-mesh';
 export { NativeSidecarGuard, NativeSidecarGuardProps } from './guard';
+
+// A workload's start and stop timeline
+export {
+  SidecarTimeline, SidecarTimelineOptions, TimelineRequests, TimelineStartEntry, TimelineStopEntry,
+} from './timeline';

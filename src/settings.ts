@@ -42,6 +42,22 @@ export interface SidecarTargetOptions {
    * value given to Sidecars.configure() on an enclosing scope, else false
    */
   readonly sidecarContainersGate?: boolean;
+
+  /**
+   * Legacy layout (and 1.28 with the gate, where sidecars are stopped with the app): end a
+   * sidecar's `preStop` wait as soon as the app's processes are gone, instead of waiting the whole
+   * `appShutdownTime` (then its read delay, as before). The pod gets `shareProcessNamespace: true`
+   * and the hook looks every second for a process of a container other than the sidecars'; the
+   * wait is still bounded by `appShutdownTime`, so the grace period does not change. The
+   * trade-off: every container of the pod sees (and, as the same user, can signal) every other
+   * container's processes, and their files through `/proc/<pid>/root`: see docs/security.md. No
+   * effect in the native layout (1.29+), where the kubelet stops the sidecars after the app.
+   *
+   * Precedence: this prop on a construct, then `Sidecars.configure()` on an enclosing scope.
+   * Only the sidecar constructs read it (`SidecarValidation` and `SidecarTimeline` do not).
+   * @default false
+   */
+  readonly watchAppExit?: boolean;
 }
 
 /** The environment variable a pipeline sets to synthesize the same app for another cluster. */
@@ -158,6 +174,8 @@ export interface ResolvedTarget {
   readonly mode: SidecarMode;
   readonly gate: boolean;
   readonly decision: LayoutDecision;
+  /** `watchAppExit` (the prop, else `Sidecars.configure()`, else false). */
+  readonly watchAppExit: boolean;
 }
 
 /**
@@ -192,7 +210,8 @@ export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): Re
   const version = checkVersion(who, raw);
   const mode = props.mode ?? inherited.mode ?? SidecarMode.AUTO;
   const gate = props.sidecarContainersGate ?? gateFromEnv(self) ?? inherited.sidecarContainersGate ?? false;
-  return { version, source, mode, gate, decision: resolveLayout(version, mode, gate) };
+  const watchAppExit = props.watchAppExit ?? inherited.watchAppExit ?? false;
+  return { version, source, mode, gate, decision: resolveLayout(version, mode, gate), watchAppExit };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

@@ -165,6 +165,8 @@ export interface AgentDescription {
   readonly shutdown: { readonly stopSeconds: number; readonly readAfterAppExitSeconds: number };
   /** POSTs to localhost at preStop, in both layouts. */
   readonly preStopPosts?: string[];
+  /** The image's entrypoint (`argv[0]` of the agent) when `command` is not set (for `watchAppExit`). */
+  readonly entrypoint?: string;
   /** Legacy only: hold the app until the agent is ready. */
   readonly hold?: HoldSpec;
   /**
@@ -325,7 +327,12 @@ export abstract class SidecarBase extends Construct {
       appMounts,
       appEnv: agent.appEnv ?? [],
       podAnnotations: config?.annotations ?? {},
-      shutdown: { ...shutdownOf(agent.shutdown), appShutdownSeconds: this.appShutdownSeconds(), preStopPosts: agent.preStopPosts },
+      shutdown: {
+        ...shutdownOf(agent.shutdown),
+        appShutdownSeconds: this.appShutdownSeconds(),
+        preStopPosts: agent.preStopPosts,
+        ...(agent.entrypoint !== undefined ? { entrypoint: agent.entrypoint } : {}),
+      },
       hold: agent.hold,
       after: this._props.after,
       serveInitContainers: this._props.serveInitContainers,
@@ -393,7 +400,8 @@ export abstract class SidecarBase extends Construct {
     const layout = target.decision.layout!;
     const agent = this.attached;
     if (!agent) throw new Error(`${this.describe()}: the construct did not attach its agent`);
-    let spec = this.specs.get(layout);
+    const key = `${layout}|${target.watchAppExit}`;
+    let spec = this.specs.get(key);
     if (!spec) {
       const { kind, ...rest } = agent;
       spec = deepFreeze({
@@ -403,13 +411,14 @@ export abstract class SidecarBase extends Construct {
           ...rest.shutdown,
           appShutdownGiven: this._props.appShutdownTime !== undefined,
           userSidecarStopSeconds: this.userSidecarStopSeconds(),
+          ...(target.watchAppExit ? { watchAppExit: true } : {}),
         },
         owner: this.describe(),
         kind,
         layout,
         allowLegacyOnJob: this._props.allowLegacyOnJob ?? false,
       });
-      this.specs.set(layout, spec);
+      this.specs.set(key, spec);
     }
     return { spec, minor: target.version.minor, patch: target.version.patch, gate: target.gate };
   }

@@ -268,6 +268,9 @@ export class WithTracer extends SidecarBase {
       rank: RANK.TRACER,
       image: a.image,
       args: [`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`],
+      // the default image's ENTRYPOINT ["/otelcol"] (open-telemetry/opentelemetry-collector-releases
+      // distributions/otelcol/Dockerfile, as stored); another image's is not known
+      ...(a.image === OTEL_COLLECTOR_IMAGE ? { entrypoint: '/otelcol' } : {}),
       user: OTEL_COLLECTOR_UID,
       env: [
         ...AGENT_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath)),

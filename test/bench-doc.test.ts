@@ -11,6 +11,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { BEGIN, END, MET, MISSED, NOT_MEASURED, TARGETS, limitText } from '../bench/targets';
+import { TIMELINE_BEGIN, TIMELINE_END, timelineSection } from '../scripts/bench-timeline';
 
 const ROOT = path.resolve(__dirname, '..');
 const BENCH_DOC = fs.readFileSync(path.join(ROOT, 'bench', 'README.md'), 'utf8');
@@ -195,5 +196,21 @@ describe('README.md: the Performance section', () => {
       .replace(/\]\([^)]*\)/g, ']') // link targets
       .replace(/cdk8s-plus-\d+|cdk8s|k8s/g, ''); // package names
     expect(prose.match(/.{0,30}\d.{0,30}/g) ?? []).toEqual([]);
+  });
+});
+
+describe('the "time added to a pod\'s start and stop" section (issue 26)', () => {
+  test('is what scripts/bench-timeline.ts writes from SidecarTimeline today (no figure typed by hand)', () => {
+    const begin = BENCH_DOC.indexOf(TIMELINE_BEGIN);
+    const end = BENCH_DOC.indexOf(TIMELINE_END);
+    expect(begin).toBeGreaterThan(-1);
+    expect(BENCH_DOC.slice(begin, end + TIMELINE_END.length)).toBe(timelineSection());
+  });
+
+  test('the native layout adds no delay before a log agent\'s SIGTERM where it is the only sidecar', () => {
+    const rows = BENCH_DOC.slice(BENCH_DOC.indexOf(TIMELINE_BEGIN), BENCH_DOC.indexOf(TIMELINE_END)).split('\n').filter(l => l.startsWith('| example'));
+    const native = rows.filter(l => l.includes('| native |') && !l.includes("'web'")).map(cells);
+    expect(native.length).toBe(3);
+    for (const c of native) expect(c[4]).toBe('0');
   });
 });

@@ -38,7 +38,7 @@ const TOOLS = 'sidecar-tools';
 const FILES = [...new Set(WORKLOADS.map((w) => w.file))].sort();
 
 /** Runs `cdk8s synth` in examples/ for one cluster; resolves to file name -> content. */
-function synth(version: string, outdir: string): Promise<Record<string, string>> {
+function synth(version: string, outdir: string, printed?: Record<string, string>): Promise<Record<string, string>> {
   return new Promise((resolve, reject) => {
     const child = spawn(CDK8S, ['synth', '--check-upgrade', 'false', '--output', outdir], {
       cwd: EXAMPLES,
@@ -54,6 +54,7 @@ function synth(version: string, outdir: string): Promise<Record<string, string>>
         reject(new Error(`cdk8s synth for ${version} exited with ${code}:\n${output}`));
         return;
       }
+      if (printed) printed[version] = output;
       const files: Record<string, string> = {};
       for (const f of fs.readdirSync(outdir).sort()) files[f] = fs.readFileSync(path.join(outdir, f), 'utf8');
       resolve(files);
@@ -92,10 +93,12 @@ function containersIn(node: any, found: any[] = []): any[] {
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cdk8s-sidecars-examples-'));
 const first: Record<string, Record<string, string>> = {};
 const second: Record<string, Record<string, string>> = {};
+/** What the synth printed, by cluster. */
+const printed: Record<string, string> = {};
 
 beforeAll(async () => {
   await Promise.all(CLUSTERS.flatMap((c) => [
-    synth(c.version, path.join(tmp, `a-${c.version}`)).then((f) => { first[c.version] = f; }),
+    synth(c.version, path.join(tmp, `a-${c.version}`), printed).then((f) => { first[c.version] = f; }),
     synth(c.version, path.join(tmp, `b-${c.version}`)).then((f) => { second[c.version] = f; }),
   ]));
 }, 300_000);
@@ -106,6 +109,22 @@ afterAll(() => {
 
 describe.each(CLUSTERS)('examples/ synthesized by the cdk8s CLI for a $version cluster ($layout)', (cluster) => {
   const manifests = () => parse(first[cluster.version]);
+
+  test('prints the timeline summary: a header and one line per workload (issue 26)', () => {
+    const lines = printed[cluster.version].trimEnd().split('\n').filter(l => !l.startsWith('[cdk8s-sidecars]'));
+    const at = lines.findIndex(l => l.startsWith('workload '));
+    // (the CLI then lists the files it wrote, indented)
+    const table = lines.slice(at, lines.findIndex((l, i) => i > at && !/^[A-Z]/.test(l)));
+    expect(table.map(l => l.split(/ {2,}/)[0])).toEqual([
+      'workload', "Deployment 'web'", "StatefulSet 'ledger'", "CronJob 'nightly-report'", "Deployment 'metrics-exporter'",
+    ]);
+    // the CronJob: its legacy agent is stopped by the report itself (the kubelet never stops it); a native one right after the app
+    const cron = table[3].split(/ {2,}/);
+    expect(cron[1]).toBe(cluster.version);
+    expect(cron[7] === 'never').toBe(cluster.layout === 'legacy');
+    // docs/shutdown.md shows the example app's real figures: this very table
+    expect(fs.readFileSync(path.join(__dirname, '..', 'docs', 'shutdown.md'), 'utf8')).toContain(`\n${table.join('\n')}\n`);
+  });
 
   test('writes one file per chart', () => {
     expect(Object.keys(first[cluster.version])).toEqual(FILES);

@@ -230,7 +230,7 @@ describe('warnings on synthesized apps', () => {
     const { app, chart } = newChart();
     new WithLogAgent(chart, 'logs', { workload: rawWithInit(chart, [{ name: 'migrate', image: 'ghcr.io/example/migrate:1' }], 'Job'), kubernetesVersion: 'v1.29.1' });
     const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Job'));
-    expect(spec.initContainers.map((c: any) => c.name)).toEqual(['sidecar-tools', 'log-agent', 'migrate']);
+    expect(spec.initContainers.map((c: any) => c.name)).toEqual(['log-agent', 'migrate']);
     expect(SidecarWarnings.of(app)).toEqual([]);
   }));
 

@@ -165,7 +165,7 @@ describe.each(Object.keys(AGENTS) as Array<keyof typeof AGENTS>)('%s: the same g
   const agent = AGENTS[name];
   const health = HEALTH[name];
 
-  // The delay each agent needs after the app's exit before SIGTERM (its shutdown model): Vector
+  // The delay each agent needs after the app's exit before SIGTERM where it is stopped with the app (legacy): Vector
   // polls idle files every 2048 ms and stops reading at SIGTERM; Fluentd reads to the end.
   const readDelay = name === 'vector' ? 3 : 0;
 
@@ -177,8 +177,8 @@ describe.each(Object.keys(AGENTS) as Array<keyof typeof AGENTS>)('%s: the same g
     expect(c.startupProbe.httpGet).toEqual({ path: health.path, port: health.port });
     expect(c.readinessProbe).toBeUndefined();
     expect(c.ports).toEqual([{ containerPort: health.port, name: health.name, protocol: 'TCP' }]);
-    // the preStop runs from the pod's termination: the app's 10 s, then the read delay
-    expect(c.lifecycle).toEqual(readDelay > 0 ? { preStop: { sleep: { seconds: 10 + readDelay } } } : undefined);
+    // no preStop: it would run from the pod's termination and only delay SIGTERM (issue 26)
+    expect(c.lifecycle).toBeUndefined();
   });
 
   test('legacy: the last container, without restartPolicy, kept alive by a preStop delay', () => {
@@ -272,12 +272,12 @@ describe('Vector', () => {
     );
   });
 
-  test('graceful shutdown limit: the flag and the grace period (native: app + 3 s poll delay + limit + 1s)', () => {
+  test('graceful shutdown limit: the flag and the grace period (native: app + limit + 1s)', () => {
     const { sidecar, workloadManifest } = vectorConfig(
       { appShutdownTime: Duration.seconds(50) }, LogAgent.vector({ gracefulShutdownLimit: Duration.seconds(7) }),
     );
     expect(sidecar.args.slice(2)).toEqual(['--graceful-shutdown-limit-secs', '7']);
-    expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(61);
+    expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(58);
   });
 
   test('graceful shutdown limit in the legacy layout: the preStop delay, then the limit', () => {

@@ -289,9 +289,8 @@ describe('grace period arithmetic', () => {
       new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: version, appShutdownTime });
       return podSpecOf(manifestOf(Testing.synth(chart), 'Deployment')).terminationGracePeriodSeconds;
     };
-    // app, then Envoy (1s); Fluent Bit's preStop holds its SIGTERM until the app's 40 s + 2 s to read the
-    // last line, then Fluent Bit (Grace 5 + 1)
-    expect(synth('1.29')).toBe(Math.max(40 + 1, 40 + 2) + 6);
+    // app, then Envoy (1s), then Fluent Bit (Grace 5 + 1): no preStop delays a native sidecar (issue 26)
+    expect(synth('1.29')).toBe(40 + 1 + 6);
     expect(synth('1.27')).toBe(40 + 2 + 6); // max(40 + 1, 40 + 2 + 6)
   });
 

@@ -46,9 +46,9 @@ describe('native layout', () => {
     expect(agent.startupProbe.httpGet).toEqual({ path: '/api/v1/health', port: 2020 });
     // not in the request path: a log backend outage must not make the pod NotReady
     expect(agent.readinessProbe).toBeUndefined();
-    // Fluent Bit stops reading at SIGTERM: its preStop (which starts with the pod's termination)
-    // holds SIGTERM back for the app's shutdown (10 s) and its file scan (2 s)
-    expect(agent.lifecycle).toEqual({ preStop: { sleep: { seconds: 12 } } });
+    // No preStop: it would start with the pod's termination, not after the app, and only delay the
+    // agent's SIGTERM (and a Job's completion); the kubelet stops it after the app anyway (issue 26)
+    expect(agent.lifecycle).toBeUndefined();
     expect(spec.volumes.map((v: any) => v.name)).not.toContain('sidecar-tools');
   });
 
@@ -71,8 +71,8 @@ describe('native layout', () => {
 
   test('a Job with a native agent is fine (the agent does not block completion)', () => {
     const { workloadManifest, manifests } = synthLogAgent('Job', '1.29');
-    // (before 1.30 the read delay's preStop runs busybox sleep from the tools)
-    expect(layoutOf(workloadManifest)).toEqual({ init: ['sidecar-tools', 'log-agent'], containers: ['app'] });
+    // no preStop delay, so no tools either (issue 26)
+    expect(layoutOf(workloadManifest)).toEqual({ init: ['log-agent'], containers: ['app'] });
     expect(podSpecOf(workloadManifest).restartPolicy).toBe('Never');
     expectValidManifests(manifests, '1.29');
   });
@@ -271,8 +271,8 @@ describe('resources and security', () => {
 describe('grace period', () => {
   test('unset: raised to cover the sidecars (never below the Kubernetes default of 30)', () => {
     const m = synthLogAgent('Deployment', '1.29', { appShutdownTime: Duration.seconds(50) }).workloadManifest;
-    // native: the preStop delay (app 50 + 2 s to read the last line) + log-agent (Grace 5 + 1)
-    expect(podSpecOf(m).terminationGracePeriodSeconds).toBe(58);
+    // native: the app's 50 s, then log-agent's turn (Grace 5 + 1)
+    expect(podSpecOf(m).terminationGracePeriodSeconds).toBe(56);
     // cdk8s-plus-27 writes 30; nothing needs more, so it stays
     expect(podSpecOf(synthLogAgent('Deployment', '1.29').workloadManifest).terminationGracePeriodSeconds).toBe(30);
   });
@@ -284,8 +284,8 @@ describe('grace period', () => {
     });
     new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: '1.29' });
     expect(() => Testing.synth(chart)).toThrow(
-      "Deployment 'test-web-c8ba1bf5': terminationGracePeriodSeconds is 10, but its sidecars need 18 (native: log-agent's preStop delay 12s + log-agent 6s). " +
-      'Raise terminationGracePeriodSeconds to at least 18',
+      "Deployment 'test-web-c8ba1bf5': terminationGracePeriodSeconds is 10, but its sidecars need 16 (native: app 10s + log-agent 6s). " +
+      'Raise terminationGracePeriodSeconds to at least 16',
     );
   });
 

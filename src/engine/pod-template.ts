@@ -9,8 +9,8 @@
 import { InjectedProxy, NATIVE_SIDECARS_ANNOTATION, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
 import { DNS1123_LABEL_MAX_LENGTH, checkPodSpec, isDns1123Label } from './rules';
 import {
-  KUBERNETES_DEFAULT_GRACE_SECONDS, TOOLS, appEndOf, appShutdownOf, effectiveAppEnd, graceNeed, lifecycleFor, toolsInitContainer, toolsVolume,
-  unknownHookErrors, userSidecarErrors,
+  KUBERNETES_DEFAULT_GRACE_SECONDS, TOOLS, appEndOf, appShutdownOf, effectiveAppEnd, graceNeed, lifecycleFor, sidecarPrograms, toolsInitContainer,
+  toolsVolume, unknownHookErrors, userSidecarErrors, watchesApp,
 } from './shutdown';
 import { EngineTarget, Json, SidecarSpec } from './spec';
 
@@ -178,9 +178,22 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // (not for a pod that completes: a native agent's delay would hold every completed run that long)
   const explicitGrace = current === undefined || current === target.graceWrittenByDefault || completes ? undefined : current;
   const appShutdown = effectiveAppEnd(appEnd, need, explicitGrace).seconds;
+  // watchAppExit: the hooks tell the sidecars' processes by their programs; the pod shares its
+  // process namespace (a user's explicit `false` is kept, and refused)
+  const watching = ordered.filter(s => watchesApp(s, target, appShutdown));
+  const programs = watching.length > 0 ? sidecarPrograms(ordered) : [];
+  if (watching.length > 0) {
+    if (spec.shareProcessNamespace === false) {
+      errors.push(
+        `${where}: sets shareProcessNamespace: false, but ${watching.map(s => s.owner).join(', ')} ${watching.length > 1 ? 'have' : 'has'} ` +
+        'watchAppExit, which needs the containers to see each other\'s processes. Drop shareProcessNamespace from the workload, or watchAppExit.',
+      );
+    }
+    spec.shareProcessNamespace = true;
+  }
   for (const s of ordered) {
-    const placed = placedContainer(s, target, appShutdown);
-    if (s.adopt) errors.push(...hookConflicts(s, target, appShutdown));
+    const placed = placedContainer(s, target, appShutdown, programs);
+    if (s.adopt) errors.push(...hookConflicts(s, target, appShutdown, programs));
     needsTools = needsTools || placed.needsTools;
     if (placed.needsTools) toolUsers.push(s.owner);
     // A copy: the output must never share objects with the specs (callers may edit it).
@@ -264,23 +277,23 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
  */
 const placedCache = new WeakMap<SidecarSpec, Map<string, { container: Json; needsTools: boolean }>>();
 
-function placedContainer(s: SidecarSpec, target: EngineTarget, appShutdown: number): { container: Json; needsTools: boolean } {
-  if (!Object.isFrozen(s) || !Object.isFrozen(s.container)) return placeContainer(s, target, appShutdown);
+function placedContainer(s: SidecarSpec, target: EngineTarget, appShutdown: number, programs: string[]): { container: Json; needsTools: boolean } {
+  if (!Object.isFrozen(s) || !Object.isFrozen(s.container)) return placeContainer(s, target, appShutdown, programs);
   let byTarget = placedCache.get(s);
   if (!byTarget) {
     byTarget = new Map();
     placedCache.set(s, byTarget);
   }
-  const key = `${target.minor}|${target.gate}|${appShutdown}`;
+  const key = `${target.minor}|${target.gate}|${appShutdown}|${programs.join(' ')}`;
   const cached = byTarget.get(key);
   if (cached) return cached;
-  const placed = placeContainer(s, target, appShutdown);
+  const placed = placeContainer(s, target, appShutdown, programs);
   byTarget.set(key, placed);
   return placed;
 }
 
-function placeContainer(s: SidecarSpec, target: EngineTarget, appShutdown: number): { container: Json; needsTools: boolean } {
-  const { lifecycle, needsTools } = lifecycleFor(s, target, appShutdown);
+function placeContainer(s: SidecarSpec, target: EngineTarget, appShutdown: number, programs: string[]): { container: Json; needsTools: boolean } {
+  const { lifecycle, needsTools } = lifecycleFor(s, target, appShutdown, programs);
   const c: Json = copyJson(s.container);
   // An adopted container's own hooks are kept beside the engine's (a clash is an error, hookConflicts).
   if (lifecycle) c.lifecycle = { ...(c.lifecycle ?? {}), ...lifecycle };
@@ -490,9 +503,9 @@ function adoptContainers(where: string, sidecars: SidecarSpec[], containers: Jso
  * An adopted container's own hooks where the engine needs the same hook (a legacy `preStop`
  * delay or drain, the legacy hold's `postStart`): the engine cannot honour both.
  */
-function hookConflicts(s: SidecarSpec, target: EngineTarget, appShutdown: number): string[] {
+function hookConflicts(s: SidecarSpec, target: EngineTarget, appShutdown: number, programs: string[]): string[] {
   const own: Json = s.container.lifecycle ?? {};
-  const { lifecycle } = lifecycleFor(s, target, appShutdown);
+  const { lifecycle } = lifecycleFor(s, target, appShutdown, programs);
   return Object.keys(lifecycle ?? {}).filter(hook => own[hook] !== undefined).map(hook =>
     `${s.owner}: adopted container '${s.container.name}' has its own lifecycle.${hook}, but in the ${s.layout.toLowerCase()} ` +
     `layout at Kubernetes 1.${target.minor} the library needs that hook (${hook === 'preStop' ? 'to keep it alive through the app\'s shutdown' : 'to hold the app until it has started'}). ` +

@@ -200,15 +200,56 @@ export function unknownHookErrors(where: string, sidecars: SidecarSpec[], app: A
  * above the need, the time the app really has: `effectiveAppEnd`).
  * - stopped with the app (legacy, and native on 1.28 where the stop is not ordered): until the
  *   app has exited, plus the agent's read delay;
- * - native from 1.29 (stopped after every app container has exited): only an agent that must
- *   keep reading after the app's exit needs a delay, and it too runs from the termination's
- *   start: the app's end plus the read delay.
+ * - native from 1.29 (stopped after every app container has exited): none. A `preStop` there
+ *   starts at the pod's termination, so a sleep in it cannot stand in for "after the app": it
+ *   only delays the sidecar's SIGTERM to max(sleep, its turn), i.e. every termination, and on a
+ *   Job (whose sidecars are terminated when the app has completed) it is pure delay after the
+ *   app's exit (issue 26: with a 12 s sleep the real Fluent Bit got SIGTERM at 12.0 s in every
+ *   run). The agent gets SIGTERM at its turn; what each agent reads in the moments after the
+ *   app's exit is in docs/shutdown.md.
  */
 export function preStopDelayOf(spec: SidecarSpec, target: EngineTarget, appEndSeconds: number): number {
   const ordered = spec.layout === 'NATIVE' && capabilities(target.minor, target.gate).orderedTermination;
+  if (ordered) return 0;
   const read = spec.shutdown.readAfterAppExitSeconds ?? 0;
-  if (ordered) return read > 0 ? appEndSeconds + read : 0;
   return (spec.shutdown.outliveApp ?? true) ? appEndSeconds + read : read;
+}
+
+/**
+ * Whether the sidecar's `preStop` wait for the app ends when the app's processes are gone
+ * (`watchAppExit`): only where it is stopped together with the app and outlives it.
+ */
+export function watchesApp(spec: SidecarSpec, target: EngineTarget, appEndSeconds: number): boolean {
+  const ordered = spec.layout === 'NATIVE' && capabilities(target.minor, target.gate).orderedTermination;
+  return spec.shutdown.watchAppExit === true && !ordered && (spec.shutdown.outliveApp ?? true) && appEndSeconds > 0;
+}
+
+/**
+ * The programs (`argv[0]`) of the library's sidecars of a pod: `watchAppExit` hooks take a
+ * process whose container runs one of them for a sidecar's, any other for the app's.
+ */
+export function sidecarPrograms(sidecars: SidecarSpec[]): string[] {
+  const programs = sidecars.map(s => s.container.command?.[0] ?? s.shutdown.entrypoint).filter((p): p is string => typeof p === 'string');
+  return [...new Set(programs)].filter(p => /^[A-Za-z0-9_./-]+$/.test(p)).sort();
+}
+
+/**
+ * The `watchAppExit` wait, as a busybox shell script that exits once no process is left in a
+ * container other than this one, the pod's sandbox (PID 1 with `shareProcessNamespace`) and the
+ * library's sidecars (a container whose process runs one of `programs`). Containers are told
+ * apart by `/proc/<pid>/cgroup` (readable by every user, one cgroup per container); a process
+ * that has gone between the listing and the read is skipped. `proc` is for the tests.
+ */
+export function appWatchScript(programs: string[], proc = '/proc'): string {
+  const B = TOOLS.busybox;
+  const sidecarScan = programs.length === 0 ? '' :
+    `for p in $P/[0-9]*; do a=$(${B} cat $p/cmdline 2>/dev/null | ${B} tr "\\000" "\\n" | ${B} head -n 1); ` +
+    `case "$a" in ${programs.join('|')}) side="$side$(${B} cat $p/cgroup 2>/dev/null)|";; esac; done; `;
+  return `P=${proc}; own=$(${B} cat $P/self/cgroup); pause=$(${B} cat $P/1/cgroup); ` +
+    'while :; do side="|"; ' + sidecarScan +
+    `alive=0; for p in $P/[0-9]*; do g=$(${B} cat $p/cgroup 2>/dev/null) || continue; ` +
+    'case "|$own|$pause$side" in *"|$g|"*) continue;; esac; alive=1; break; done; ' +
+    `[ $alive = 0 ] && exit 0; ${B} sleep 1; done`;
 }
 
 /**
@@ -216,7 +257,9 @@ export function preStopDelayOf(spec: SidecarSpec, target: EngineTarget, appEndSe
  * `appEndSeconds` is the workload's (`appEndOf`, `effectiveAppEnd`): every sidecar that is
  * stopped together with the app must outlive the app's whole shutdown, not its own guess.
  */
-export function lifecycleFor(spec: SidecarSpec, target: EngineTarget, appEndSeconds: number): { lifecycle?: Json; needsTools: boolean } {
+export function lifecycleFor(
+  spec: SidecarSpec, target: EngineTarget, appEndSeconds: number, programs: string[] = [],
+): { lifecycle?: Json; needsTools: boolean } {
   const caps = capabilities(target.minor, target.gate);
   const B = TOOLS.busybox;
   const posts = (spec.shutdown.preStopPosts ?? []).map(url => `${B} wget -q -T 2 -O /dev/null --post-data '' '${url}'`);
@@ -224,7 +267,13 @@ export function lifecycleFor(spec: SidecarSpec, target: EngineTarget, appEndSeco
   let needsTools = posts.length > 0;
 
   const delay = preStopDelayOf(spec, target, appEndSeconds);
-  if (posts.length === 0) {
+  if (watchesApp(spec, target, appEndSeconds)) {
+    // the wait for the app, bounded by the app's end (busybox timeout), then the read delay
+    const read = spec.shutdown.readAfterAppExitSeconds ?? 0;
+    const wait = `${B} timeout ${Math.ceil(appEndSeconds)} ${B} sh -c '${appWatchScript(programs)}' || true`;
+    lifecycle.preStop = shell([...posts, wait, ...(read > 0 ? [`${B} sleep ${read}`] : [])].join('; '));
+    needsTools = true;
+  } else if (posts.length === 0) {
     if (delay > 0 && caps.sleepAction) {
       lifecycle.preStop = { sleep: { seconds: delay } };
     } else if (delay > 0) {

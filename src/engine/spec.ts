@@ -34,8 +34,10 @@ export interface ShutdownSpec {
 
   /**
    * How long the agent must keep reading after the app's last write before it gets SIGTERM
-   * (Vector's file poll backoff, Fluent Bit's file scan: both stop reading at SIGTERM). The
-   * engine then delays the sidecar's SIGTERM with a `preStop` sleep in both layouts.
+   * (Vector's file poll backoff, Fluent Bit's file scan: both stop reading at SIGTERM). Where
+   * the sidecar is stopped together with the app (legacy; native on 1.28), the engine adds it to
+   * the `preStop` delay that outlives the app. Native from 1.29 the sidecar gets SIGTERM at its
+   * turn after the app's exit and no `preStop` delays it (`preStopDelayOf`).
    * @default 0
    */
   readonly readAfterAppExitSeconds?: number;
@@ -76,6 +78,21 @@ export interface ShutdownSpec {
    * @default true
    */
   readonly outliveApp?: boolean;
+
+  /**
+   * Where the sidecar is stopped together with the app (legacy; native on 1.28): end the `preStop`
+   * wait for the app as soon as no process of a container other than the sidecars' is left
+   * (`shareProcessNamespace`), bounded by the app's end as before (`watchAppExit`).
+   * @default false
+   */
+  readonly watchAppExit?: boolean;
+
+  /**
+   * The program the sidecar's main process runs (`argv[0]`) when `container.command` does not
+   * say it (the image's entrypoint), so that `watchAppExit` hooks can tell its processes from the app's.
+   * @default - `container.command[0]`, else unknown (its container then counts as the app's)
+   */
+  readonly entrypoint?: string;
 }
 
 /** Legacy-only: hold the app containers until this sidecar is ready (Istio's holdApplicationUntilProxyStarts). */

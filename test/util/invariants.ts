@@ -276,7 +276,10 @@ function lastLineViolations(sim: Simulation, sidecars: Array<[SidecarFacts, stri
   for (const [f, id] of sidecars) {
     const c = sim.containers.get(id);
     if (!c) continue;
-    const needed = appExit + f.readAfterAppExitSeconds;
+    // Stopped in order after the app (a native sidecar from 1.29): its turn comes after the app's
+    // exit, and no delay may hold it beyond (issue 26); stopped with the app: the app's exit plus
+    // the agent's read delay.
+    const needed = c.kind === 'native' && sim.ordered ? appExit : appExit + f.readAfterAppExitSeconds;
     if (c.sigterm < needed) v.push(`'${f.name}' gets SIGTERM at ${c.sigterm}s, before the app's last line (written at ${appExit}s) is read (${needed}s)`);
   }
   return v;
@@ -297,11 +300,12 @@ interface ModelPod {
 }
 
 function modelPod(facts: SidecarFacts[], user: UserPod, minor: number, app: number): ModelPod {
-  // Each sidecar's preStop holds it until the app's last line is in (the requirement itself,
-  // SIDECARS.md §1), in every layout: one stopped in order (1.29+) is held by its turn anyway.
+  // A sidecar stopped with the app: its preStop holds it until the app's last line is in (the
+  // requirement itself, SIDECARS.md §1). One stopped in order (native, 1.29+) is held by its turn,
+  // and a preStop (which starts at the pod's termination) would only delay it (issue 26).
   const end = appEnd(user, app, minor);
   const hook = (f: SidecarFacts) => {
-    const d = end + f.readAfterAppExitSeconds;
+    const d = f.layout === 'NATIVE' && minor >= 29 ? 0 : end + f.readAfterAppExitSeconds;
     return d > 0 ? { lifecycle: { preStop: { sleep: { seconds: d } } } } : {};
   };
   const exits = new Map<string, number>();
@@ -327,7 +331,7 @@ function modelPod(facts: SidecarFacts[], user: UserPod, minor: number, app: numb
 }
 
 /** The user's native sidecars' stop time the constructs give (the largest), or undefined. */
-function userSidecarStop(facts: SidecarFacts[]): number | undefined {
+export function userSidecarStop(facts: SidecarFacts[]): number | undefined {
   const given = facts.map(f => f.userSidecarStop).filter((x): x is number => x !== undefined);
   return given.length > 0 ? Math.max(...given) : undefined;
 }

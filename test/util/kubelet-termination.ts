@@ -68,6 +68,8 @@ export interface ContainerTimeline {
 
 export interface Simulation {
   readonly grace: number;
+  /** The release orders the stop (1.29+): native sidecars wait for the app containers and each other. */
+  readonly ordered: boolean;
   readonly containers: Map<string, ContainerTimeline>;
   /** When the last container was gone. */
   readonly end: number;
@@ -136,7 +138,7 @@ export function simulateTermination(input: SimulationInput): Simulation {
     out.set(c.name, tl);
     next = tl.exit;
   }
-  return { grace, containers: out, end: Math.max(0, ...[...out.values()].map(x => x.exit)) };
+  return { grace, ordered, containers: out, end: Math.max(0, ...[...out.values()].map(x => x.exit)) };
 }
 
 /** Containers that were killed, or got SIGTERM before their turn. */

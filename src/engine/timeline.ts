@@ -1,0 +1,385 @@
+/**
+ * Layer 2: a pod's start and stop timeline, from the pod spec alone (plain JSON in, plain data
+ * out; no cdk8s). `SidecarTimeline` (src/timeline.ts) is its public face.
+ *
+ * Written from the kubelet (kubernetes/kubernetes, v1.29.0 on, as SIDECARS.md §3 and §10 give it):
+ * - Start (`pkg/kubelet/kuberuntime/kuberuntime_manager.go`, `computeInitContainerActions`): init
+ *   containers one at a time, in order; a regular one must have completed, a restartable one
+ *   (`restartPolicy: Always`, a native sidecar) must have *started* (its `postStart` returned and
+ *   its `startupProbe` succeeded) before the next one starts; then `spec.containers`, in order,
+ *   each one's `postStart` hook blocking the next (`startContainer` runs it before returning).
+ *   A startup probe's worst case is `initialDelaySeconds + periodSeconds x failureThreshold`
+ *   (defaults 0, 10, 3), after which the kubelet restarts the container.
+ * - Stop (`kuberuntime_container.go` `killContainersWithSyncResult` / `killContainer`,
+ *   `kuberuntime_termination_order.go`): every running container is killed at once, each in its
+ *   own goroutine: `gp` = the pod's grace period; its `preStop` hook (at most `gp`), `gp -=` the
+ *   whole seconds it took; from 1.29 a native sidecar then waits for its turn (every container of
+ *   `spec.containers` and the next native sidecar in `initContainers` have exited; at most `gp`),
+ *   `gp -=` the whole seconds waited; `gp = max(gp, 2)`; SIGTERM, and SIGKILL `gp` seconds later.
+ * - Completion (Job, CronJob, a Pod that completes): when every container of `spec.containers`
+ *   has exited, the kubelet kills the native sidecars the same way (hooks, turn, SIGTERM), with the
+ *   app already gone; a legacy sidecar never exits by itself.
+ * - Resources (`pkg/api/v1/resource/helpers.go` `PodRequests`, with native sidecars): the pod's
+ *   request is the larger of the init phase's peak, max over init containers i of (the native
+ *   sidecars declared before i + i), and the steady state, the native sidecars + `spec.containers`.
+ *   A container without a request has its limit as request (API defaulting), else none.
+ */
+import { capabilities } from '../target';
+import { EngineTarget, Json } from './spec';
+
+/** What the timeline needs besides the manifest. */
+export interface TimelineInput {
+  readonly target: EngineTarget;
+  /** Containers of `spec.containers` that are sidecars (the legacy layout), by name. */
+  readonly legacySidecars: readonly string[];
+  /**
+   * Seconds from SIGTERM to exit, by container name. A container of `spec.containers` that is not
+   * a sidecar and is not named: `appShutdownSeconds`. Any other: it runs until it is killed.
+   */
+  readonly stopSeconds: Readonly<Record<string, number>>;
+  /** The app containers' time from SIGTERM to exit. */
+  readonly appShutdownSeconds: number;
+  /** How long a `preStop` hook takes whose duration cannot be read from it, by container name. */
+  readonly hookSeconds?: Readonly<Record<string, number>>;
+  /** Init containers known to complete at once (the library's `sidecar-tools`: a `cp`), by name. */
+  readonly quickInit?: readonly string[];
+}
+
+export type TimelineRole = 'app' | 'init' | 'native sidecar' | 'legacy sidecar';
+
+export interface StartStep {
+  readonly name: string;
+  readonly role: TimelineRole;
+  /** When it starts, at the latest (seconds from the pod's start). */
+  readonly startSeconds: number;
+  /** When the next one may start, at the latest. */
+  readonly startedSeconds: number;
+  /** Why, for the table. */
+  readonly how: string;
+}
+
+export interface StopStep {
+  readonly name: string;
+  readonly role: TimelineRole;
+  /** Its `preStop` hook: start and end (seconds from the pod's termination); undefined without one. */
+  readonly hookStartSeconds?: number;
+  readonly hookEndSeconds?: number;
+  /** A native sidecar from 1.29: when every container it waits for has exited. */
+  readonly turnSeconds?: number;
+  readonly sigtermSeconds: number;
+  /** When the kubelet kills it if it is still running. */
+  readonly sigkillSeconds: number;
+  readonly exitSeconds: number;
+  /** It is killed before it exits by itself (or its stop time is unknown). */
+  readonly killed: boolean;
+  /** The grace period ran out before its turn. */
+  readonly early: boolean;
+}
+
+export interface RequestPair {
+  readonly cpuMillis: number;
+  readonly memoryBytes: number;
+}
+
+export interface PodRequests {
+  readonly initPeak: RequestPair;
+  readonly steady: RequestPair;
+  /** What the scheduler reserves: the larger of the two, per resource. */
+  readonly effective: RequestPair;
+}
+
+export interface Timeline {
+  readonly workload: string;
+  readonly ordered: boolean;
+  readonly completes: boolean;
+  readonly start: StartStep[];
+  /** When the first app container starts, at the latest. */
+  readonly appStartSeconds: number;
+  readonly stop: StopStep[];
+  readonly graceSeconds: number;
+  /** `terminationGracePeriodSeconds` is in the manifest (else Kubernetes' 30 s). */
+  readonly graceSet: boolean;
+  /** When the last app container has exited (seconds from the pod's termination). */
+  readonly appExitSeconds: number;
+  /** When the last container has exited. */
+  readonly endSeconds: number;
+  /** The latest SIGTERM of a sidecar minus the app's exit (0 without sidecars). */
+  readonly lastSidecarSigtermAfterAppSeconds: number;
+  /**
+   * A pod that completes: the native sidecars' stop once the app has completed (times from the
+   * app's exit); empty when the pod does not complete.
+   */
+  readonly completion: StopStep[];
+  /** Seconds from the app's exit to the pod's completion; undefined: it does not complete, or never (a legacy sidecar). */
+  readonly completionSeconds?: number;
+  readonly requests: PodRequests;
+  /** What the timeline could not read and assumed (hooks, init containers' run time, stop times). */
+  readonly assumptions: string[];
+}
+
+const MINIMUM_GRACE = 2;
+const DEFAULT_GRACE = 30;
+const COMPLETING = new Set(['Job', 'CronJob']);
+
+function podSpecOf(manifest: Json): Json | undefined {
+  switch (manifest?.kind) {
+    case 'Pod': return manifest.spec;
+    case 'CronJob': return manifest.spec?.jobTemplate?.spec?.template?.spec;
+    case 'Deployment': case 'StatefulSet': case 'DaemonSet': case 'ReplicaSet': case 'Job': case 'ReplicationController':
+      return manifest.spec?.template?.spec;
+    default: return undefined;
+  }
+}
+
+/** The kinds the timeline reads. */
+export const TIMELINE_KINDS = ['Pod', 'Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'ReplicationController', 'Job', 'CronJob'];
+
+/**
+ * Seconds a hook takes, read from it: the `sleep` action, or an exec made of `sleep N` commands
+ * and bounded requests to localhost (the library's drain: they return at once), also inside
+ * `sh -c`; undefined when it cannot be read (any other program, `httpGet`).
+ */
+export function hookDuration(hook: Json | undefined): number | undefined {
+  if (hook === undefined || hook === null) return 0;
+  if (hook.sleep !== undefined) {
+    const n = Number(hook.sleep.seconds);
+    return Number.isFinite(n) && n >= 0 ? n : undefined;
+  }
+  const command = hook.exec?.command;
+  if (!Array.isArray(command) || command.length === 0) return undefined;
+  const words = command.map(String);
+  const inShell = words.length === 4 && /(^|\/)(busybox|sh)$/.test(words[0]) && words[words.length - 2] === '-c';
+  // (a single-quoted inner script, e.g. the watchAppExit wait, is one word of its command)
+  const parts = inShell ? words[3].replace(/( sh -c )'[^']*'/g, "$1''").split(/;|&&|\n/).map(x => x.trim()).filter(x => x !== '') : [words.join(' ')];
+  let total = 0;
+  for (const part of parts) {
+    const sleep = /^(?:\S*\/)?(?:busybox )?sleep (\d+(?:\.\d+)?)$/.exec(part);
+    // the watchAppExit wait: at most its bound
+    const bounded = /^\S*busybox timeout (\d+) \S*busybox sh -c '' \|\| true$/.exec(part);
+    if (sleep || bounded) {
+      total += Number((sleep ?? bounded)![1]);
+    } else if (!/^\S*busybox wget -q -T \d+ .*'?http:\/\/127\.0\.0\.1:\d+\//.test(part)) {
+      return undefined;
+    }
+  }
+  return total;
+}
+
+/** The legacy hold's worst case: `N` tries of a 1 s request and a 1 s sleep between them. */
+function holdSeconds(postStart: Json | undefined): number | undefined {
+  if (postStart === undefined || postStart === null) return 0;
+  const script: string = postStart.exec?.command?.[3] ?? '';
+  const m = /^i=0; until .* wget -q -T 1 .*if \[ \$i -ge (\d+) \]; then exit 0; fi; .* sleep 1; done$/.exec(script);
+  return m ? 2 * Number(m[1]) - 1 : undefined;
+}
+
+function probeWorst(probe: Json | undefined): number {
+  if (!probe) return 0;
+  return (probe.initialDelaySeconds ?? 0) + (probe.periodSeconds ?? 10) * (probe.failureThreshold ?? 3);
+}
+
+const MEMORY_SUFFIX: Record<string, number> = {
+  '': 1,
+  'k': 1e3,
+  'M': 1e6,
+  'G': 1e9,
+  'T': 1e12,
+  'P': 1e15,
+  'E': 1e18,
+  'Ki': 2 ** 10,
+  'Mi': 2 ** 20,
+  'Gi': 2 ** 30,
+  'Ti': 2 ** 40,
+  'Pi': 2 ** 50,
+  'Ei': 2 ** 60,
+};
+
+/** A Kubernetes quantity in base units (cores, bytes); undefined when it is not one. */
+export function parseQuantity(q: unknown): number | undefined {
+  if (typeof q === 'number') return q;
+  if (typeof q !== 'string') return undefined;
+  const m = /^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(?:(m|n|u)|([kMGTPE]i?|Ki)|[eE]([+-]?\d+))?$/.exec(q.trim());
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  if (m[2]) return n * { m: 1e-3, u: 1e-6, n: 1e-9 }[m[2] as 'm' | 'u' | 'n'];
+  if (m[3]) return MEMORY_SUFFIX[m[3]] === undefined ? undefined : n * MEMORY_SUFFIX[m[3]];
+  if (m[4]) return n * 10 ** Number(m[4]);
+  return n;
+}
+
+function requestOf(c: Json): RequestPair {
+  const get = (r: string): number => parseQuantity(c.resources?.requests?.[r] ?? c.resources?.limits?.[r]) ?? 0;
+  return { cpuMillis: Math.round(get('cpu') * 1000), memoryBytes: Math.round(get('memory')) };
+}
+
+const add = (a: RequestPair, b: RequestPair): RequestPair => ({ cpuMillis: a.cpuMillis + b.cpuMillis, memoryBytes: a.memoryBytes + b.memoryBytes });
+const max = (a: RequestPair, b: RequestPair): RequestPair => ({
+  cpuMillis: Math.max(a.cpuMillis, b.cpuMillis), memoryBytes: Math.max(a.memoryBytes, b.memoryBytes),
+});
+const ZERO: RequestPair = { cpuMillis: 0, memoryBytes: 0 };
+
+export function podRequests(spec: Json): PodRequests {
+  const init: Json[] = spec.initContainers ?? [];
+  let sidecars = ZERO;
+  let initPeak = ZERO;
+  for (const c of init) {
+    initPeak = max(initPeak, add(sidecars, requestOf(c)));
+    if (c.restartPolicy === 'Always') sidecars = add(sidecars, requestOf(c));
+  }
+  const steady = (spec.containers ?? []).reduce((acc: RequestPair, c: Json) => add(acc, requestOf(c)), sidecars);
+  return { initPeak, steady, effective: max(initPeak, steady) };
+}
+
+interface Killing {
+  readonly c: Json;
+  readonly role: TimelineRole;
+  readonly stop: number | undefined;
+}
+
+/** One container's stop in the kubelet's `killContainer`, with `prereqs` when its turn comes (ordered natives). */
+function kill(k: Killing, grace: number, hook: number | undefined, prereqs: number | undefined): StopStep {
+  let gp = grace;
+  let t = 0;
+  let hookStart: number | undefined;
+  let hookEnd: number | undefined;
+  if (k.c.lifecycle?.preStop && gp > 0) {
+    const took = Math.min(hook ?? 0, gp);
+    hookStart = 0;
+    t = took;
+    hookEnd = t;
+    gp -= Math.floor(took);
+  }
+  let early = false;
+  if (prereqs !== undefined) {
+    if (gp > 0) {
+      const wait = Math.max(0, prereqs - t);
+      const waited = Math.min(wait, gp);
+      early = waited < wait;
+      t += waited;
+      gp -= Math.floor(waited);
+    } else {
+      early = prereqs > t;
+    }
+  }
+  gp = Math.max(gp, MINIMUM_GRACE);
+  const sigkill = t + gp;
+  const wanted = k.stop === undefined ? Infinity : t + k.stop;
+  return {
+    name: k.c.name,
+    role: k.role,
+    ...(hookStart !== undefined ? { hookStartSeconds: hookStart, hookEndSeconds: hookEnd } : {}),
+    ...(prereqs !== undefined ? { turnSeconds: prereqs } : {}),
+    sigtermSeconds: t,
+    sigkillSeconds: sigkill,
+    exitSeconds: Math.min(wanted, sigkill),
+    killed: wanted > sigkill,
+    early,
+  };
+}
+
+/** The stop of `main` (spec.containers) and `natives`, from the kubelet's order. */
+function stopOf(main: Killing[], natives: Killing[], grace: number, ordered: boolean, hooks: (c: Json) => number | undefined): StopStep[] {
+  const out: StopStep[] = main.map(k => kill(k, grace, hooks(k.c), undefined));
+  const mainDone = Math.max(0, ...out.map(s => s.exitSeconds));
+  const nativeSteps: StopStep[] = [];
+  let next: number | undefined;
+  for (const k of [...natives].reverse()) {
+    const step = kill(k, grace, hooks(k.c), ordered ? Math.max(mainDone, next ?? 0) : undefined);
+    nativeSteps.unshift(step);
+    next = step.exitSeconds;
+  }
+  return [...out, ...nativeSteps];
+}
+
+export function computeTimeline(manifest: Json, input: TimelineInput): Timeline {
+  const spec = podSpecOf(manifest);
+  if (!spec) throw new Error(`kind ${manifest?.kind} has no pod template; the timeline reads ${TIMELINE_KINDS.join(', ')}`);
+  const ordered = capabilities(input.target.minor, input.target.gate).orderedTermination;
+  const assumptions: string[] = [];
+  const legacy = new Set(input.legacySidecars);
+  const containers: Json[] = spec.containers ?? [];
+  const init: Json[] = spec.initContainers ?? [];
+  const roleOf = (c: Json): TimelineRole => legacy.has(c.name) ? 'legacy sidecar' : 'app';
+
+  // Start
+  const start: StartStep[] = [];
+  let t = 0;
+  for (const c of init) {
+    const native = c.restartPolicy === 'Always';
+    const post = holdSeconds(c.lifecycle?.postStart);
+    if (post === undefined) assumptions.push(`'${c.name}': its postStart hook counts 0 s (its duration cannot be read)`);
+    const took = native ? (post ?? 0) + probeWorst(c.startupProbe) : 0;
+    const quick = (input.quickInit ?? []).includes(c.name);
+    if (!native && !quick) assumptions.push(`init container '${c.name}': its run time counts 0 s`);
+    const how = native
+      ? (c.startupProbe ? `startupProbe worst case ${probeWorst(c.startupProbe)}s` : 'no startupProbe: started at once')
+      : quick ? 'copies busybox (at once)' : 'runs to completion (time not known)';
+    start.push({ name: c.name, role: native ? 'native sidecar' : 'init', startSeconds: t, startedSeconds: t + took, how });
+    t += took;
+  }
+  let appStart: number | undefined;
+  for (const c of containers) {
+    const post = holdSeconds(c.lifecycle?.postStart);
+    if (post === undefined) assumptions.push(`'${c.name}': its postStart hook counts 0 s (its duration cannot be read)`);
+    const role = roleOf(c);
+    if (role === 'app' && appStart === undefined) appStart = t;
+    const how = post ? `postStart holds the next container up to ${post}s` : 'started at once';
+    start.push({ name: c.name, role, startSeconds: t, startedSeconds: t + (post ?? 0), how });
+    t += post ?? 0;
+  }
+
+  // Stop
+  const graceSet = typeof spec.terminationGracePeriodSeconds === 'number';
+  const grace: number = graceSet ? spec.terminationGracePeriodSeconds : DEFAULT_GRACE;
+  const hooks = (c: Json): number | undefined => {
+    if (!c.lifecycle?.preStop) return undefined;
+    const given = input.hookSeconds?.[c.name];
+    if (given !== undefined) return given;
+    const read = hookDuration(c.lifecycle.preStop);
+    if (read === undefined) assumptions.push(`'${c.name}': its preStop hook counts 0 s (its duration cannot be read)`);
+    return read ?? 0;
+  };
+  const stopOfContainer = (c: Json, role: TimelineRole): number | undefined => {
+    const s = input.stopSeconds[c.name];
+    if (s !== undefined) return s;
+    if (role === 'app') return input.appShutdownSeconds;
+    assumptions.push(`'${c.name}': its stop time is not known: it runs until it is killed`);
+    return undefined;
+  };
+  const main: Killing[] = containers.map(c => ({ c, role: roleOf(c), stop: stopOfContainer(c, roleOf(c)) }));
+  const natives: Killing[] = init.filter(c => c.restartPolicy === 'Always').map(c => ({ c, role: 'native sidecar' as TimelineRole, stop: stopOfContainer(c, 'native sidecar') }));
+  const stop = stopOf(main, natives, grace, ordered, hooks);
+  const appSteps = stop.filter(s => s.role === 'app');
+  const appExit = Math.max(0, ...appSteps.map(s => s.exitSeconds));
+  const sidecarSteps = stop.filter(s => s.role !== 'app');
+  const end = Math.max(0, ...stop.map(s => s.exitSeconds));
+
+  // Completion
+  const podCompletes = manifest.kind === 'Pod' && spec.restartPolicy !== undefined && spec.restartPolicy !== 'Always';
+  const completes = COMPLETING.has(manifest.kind) || podCompletes;
+  let completion: StopStep[] = [];
+  let completionSeconds: number | undefined;
+  if (completes) {
+    completion = stopOf([], natives, grace, ordered, hooks);
+    const neverExits = main.some(k => k.role === 'legacy sidecar');
+    completionSeconds = neverExits ? undefined : Math.max(0, ...completion.map(s => s.exitSeconds));
+  }
+
+  return {
+    workload: `${manifest.kind} '${manifest.metadata?.name ?? ''}'`,
+    ordered,
+    completes,
+    start,
+    appStartSeconds: appStart ?? t,
+    stop,
+    graceSeconds: grace,
+    graceSet,
+    appExitSeconds: appExit,
+    endSeconds: end,
+    lastSidecarSigtermAfterAppSeconds: sidecarSteps.length === 0 ? 0 : Math.max(...sidecarSteps.map(s => s.sigtermSeconds)) - appExit,
+    completion,
+    ...(completionSeconds !== undefined ? { completionSeconds } : {}),
+    requests: podRequests(spec),
+    assumptions: [...new Set(assumptions)],
+  };
+}

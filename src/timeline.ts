@@ -1,0 +1,348 @@
+import { ApiObject, Duration } from 'cdk8s';
+import { IConstruct } from 'constructs';
+import { WorkloadBinding, workloadApiObject } from './binding';
+import { SUPPORTED_KINDS, podTemplateOf } from './engine/pod-template';
+import { TOOLS, appShutdownOf, userSidecarStopOf } from './engine/shutdown';
+import { Json } from './engine/spec';
+import { StopStep, TIMELINE_KINDS, Timeline, computeTimeline } from './engine/timeline';
+import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV, SidecarTargetOptions, checkVersion } from './settings';
+import { DEFAULT_KUBERNETES_VERSION, capabilities } from './target';
+
+/** One container in the pod's start order. */
+export interface TimelineStartEntry {
+  /** The container's name. */
+  readonly name: string;
+  /** `init`, `native sidecar`, `legacy sidecar` or `app`. */
+  readonly role: string;
+  /** When it starts, at the latest, in seconds from the pod's start. */
+  readonly startSeconds: number;
+  /**
+   * When the next container may start, at the latest: a native sidecar once its startup probe
+   * succeeded (worst case `initialDelaySeconds + periodSeconds x failureThreshold`), a container
+   * of `spec.containers` once its `postStart` hook returned (the legacy hold).
+   */
+  readonly startedSeconds: number;
+  /** Why, in words. */
+  readonly how: string;
+}
+
+/** One container in the pod's termination, in seconds from the pod's termination (or, for a completion, from the app's exit). */
+export interface TimelineStopEntry {
+  /** The container's name. */
+  readonly name: string;
+  /** `native sidecar`, `legacy sidecar` or `app`. */
+  readonly role: string;
+  /**
+   * When its `preStop` hook starts (the kubelet runs every container's hook at once).
+   * @default - no preStop hook
+   */
+  readonly hookStartSeconds?: number;
+  /**
+   * When its `preStop` hook has returned.
+   * @default - no preStop hook
+   */
+  readonly hookEndSeconds?: number;
+  /**
+   * A native sidecar from Kubernetes 1.29: when every container it waits for has exited.
+   * @default - it waits for nobody
+   */
+  readonly turnSeconds?: number;
+  /** When it gets SIGTERM. */
+  readonly sigtermSeconds: number;
+  /** When the kubelet kills it (SIGKILL) if it is still running. */
+  readonly sigkillSeconds: number;
+  /** When it has exited: SIGTERM plus its stop time, or its SIGKILL. */
+  readonly exitSeconds: number;
+  /** It is killed before it exits by itself (also when its stop time is not known). */
+  readonly killed: boolean;
+  /** The grace period ran out before its turn came. */
+  readonly early: boolean;
+}
+
+/** The pod's resource request as the scheduler computes it (with native sidecars). */
+export interface TimelineRequests {
+  /** Init phase: max over init containers i of (the native sidecars declared before i + i), millicores. */
+  readonly initPeakCpuMillis: number;
+  /** Init phase peak, bytes. */
+  readonly initPeakMemoryBytes: number;
+  /** Steady state: the native sidecars + every container of `spec.containers`, millicores. */
+  readonly steadyCpuMillis: number;
+  /** Steady state, bytes. */
+  readonly steadyMemoryBytes: number;
+  /** What the scheduler reserves: the larger of the two, millicores. */
+  readonly effectiveCpuMillis: number;
+  /** What the scheduler reserves, bytes. */
+  readonly effectiveMemoryBytes: number;
+}
+
+/** How to read a plain manifest (`SidecarTimeline.ofManifest`). */
+export interface SidecarTimelineOptions extends SidecarTargetOptions {
+  /**
+   * How long the app containers take from SIGTERM to their exit.
+   * @default Duration.seconds(10) - the sidecar constructs' default `appShutdownTime`
+   */
+  readonly appShutdownTime?: Duration;
+  /**
+   * How long each other container takes from SIGTERM to its exit, by name (the sidecars: the
+   * manifest does not say). A sidecar not named here is taken to run until it is killed.
+   * @default - none known
+   */
+  readonly stopTimes?: { [name: string]: Duration };
+  /**
+   * The containers of `spec.containers` that are sidecars (the legacy layout), by name.
+   * @default - every container of `spec.containers` is an app container
+   */
+  readonly legacySidecars?: string[];
+}
+
+const WHO = 'SidecarTimeline.ofManifest';
+
+/**
+ * A workload's start and stop timeline, computed from its pod spec in the kubelet's order for the
+ * target release: the start order and the worst-case time until the app starts, each container's
+ * `preStop` hook, SIGTERM and SIGKILL deadline, the grace arithmetic, a completing pod's time from
+ * the app's exit to its completion, and the pod's effective resource request. See
+ * docs/shutdown.md.
+ *
+ * @example
+ * const logs = new WithLogAgent(chart, 'logs', { workload: deployment });
+ * console.error(SidecarTimeline.of(deployment).toTable());
+ */
+export class SidecarTimeline {
+  /**
+   * The timeline of a workload the library attached sidecars to (a cdk8s-plus workload or an
+   * ApiObject): its manifest as it will be synthesized, the sidecars' stop times and the
+   * workload's `appShutdownTime`, for the sidecars' target. Throws the workload's errors.
+   */
+  public static of(workload: IConstruct): SidecarTimeline {
+    const who = `SidecarTimeline.of('${workload.node.path}')`;
+    const obj = workloadApiObject(who, workload);
+    const binding = WorkloadBinding.existing(obj);
+    if (!binding) {
+      throw new Error(
+        `${who}: no sidecar of cdk8s-sidecars is attached to this workload. ` +
+        'Attach one (WithLogAgent, WithEnvoy, WithTracer, ...), or read any manifest with SidecarTimeline.ofManifest(manifest, options).',
+      );
+    }
+    const manifest = obj.toJson();
+    const { specs, injected, minor, gate } = binding.sidecarSpecs();
+    const stopSeconds: Record<string, number> = {};
+    for (const s of specs) stopSeconds[s.container.name] = s.shutdown.stopSeconds;
+    // the user's own native sidecars: the userSidecarStopTime a construct gives
+    const users = userSidecarStopOf(specs);
+    const init: Json[] = podTemplateOf(manifest)?.spec.initContainers ?? [];
+    for (const c of init) {
+      if (c.restartPolicy === 'Always' && stopSeconds[c.name] === undefined && users !== undefined) stopSeconds[c.name] = users;
+    }
+    const legacySidecars = specs.filter(s => s.layout === 'LEGACY').map(s => s.container.name as string);
+    const app = Math.max(appShutdownOf(specs), ...injected.map(p => p.appShutdownSeconds));
+    const t = computeTimeline(manifest, {
+      target: { minor, gate }, legacySidecars, stopSeconds, appShutdownSeconds: app, quickInit: [TOOLS.containerName],
+    });
+    const notes = injected.length > 0 ? [`the ${injected.map(p => p.mesh).join(', ')} proxy is injected at admission and not shown`] : [];
+    return new SidecarTimeline(t, minor, gate, notes);
+  }
+
+  /**
+   * The timelines of every workload inside `scope` that the library attached sidecars to, in
+   * the order of the construct tree.
+   */
+  public static ofAll(scope: IConstruct): SidecarTimeline[] {
+    return scope.node.findAll()
+      .filter((c): c is ApiObject => ApiObject.isApiObject(c) && SUPPORTED_KINDS.includes(c.kind) && WorkloadBinding.existing(c) !== undefined)
+      .map(obj => SidecarTimeline.of(obj));
+  }
+
+  /**
+   * The timeline of any pod-bearing object as plain JSON (Pod, Deployment, StatefulSet,
+   * DaemonSet, ReplicaSet, Job, CronJob; e.g. parsed from a YAML file). The target is
+   * `options.kubernetesVersion`, else `CDK8S_SIDECARS_KUBERNETES_VERSION`, else 1.27 (no
+   * `Sidecars.configure()`: there is no scope); `mode` does not matter (the manifest's layout is
+   * what it is).
+   *
+   * @param manifest a Kubernetes object as plain JSON
+   * @param options the target, and what the manifest cannot say (stop times, legacy sidecars)
+   */
+  public static ofManifest(manifest: any, options: SidecarTimelineOptions = {}): SidecarTimeline {
+    if (manifest === null || typeof manifest !== 'object' || Array.isArray(manifest) || !TIMELINE_KINDS.includes(manifest.kind)) {
+      const what = manifest === null || typeof manifest !== 'object' ? JSON.stringify(manifest) : `kind ${JSON.stringify(manifest.kind)}`;
+      throw new Error(`${WHO}: ${what} is not an object with a pod template. Pass one Kubernetes object of kind ${TIMELINE_KINDS.join(', ')} (a List: one item at a time).`);
+    }
+    const envVersion = process.env[KUBERNETES_VERSION_ENV];
+    const raw = options.kubernetesVersion ?? (envVersion !== undefined && envVersion.trim() !== '' ? envVersion : DEFAULT_KUBERNETES_VERSION);
+    const version = checkVersion(options.kubernetesVersion !== undefined ? WHO : `${WHO}: environment variable ${KUBERNETES_VERSION_ENV}`, raw);
+    const envGate = process.env[SIDECAR_CONTAINERS_GATE_ENV];
+    if (envGate !== undefined && options.sidecarContainersGate === undefined && envGate !== 'true' && envGate !== 'false') {
+      throw new Error(`${WHO}: environment variable ${SIDECAR_CONTAINERS_GATE_ENV} is '${envGate}'; use 'true' or 'false'.`);
+    }
+    const gate = options.sidecarContainersGate ?? envGate === 'true';
+    const stopSeconds: Record<string, number> = {};
+    for (const [name, d] of Object.entries(options.stopTimes ?? {})) stopSeconds[name] = seconds(`stopTimes['${name}']`, d);
+    const app = options.appShutdownTime === undefined ? 10 : seconds('appShutdownTime', options.appShutdownTime);
+    for (const n of options.legacySidecars ?? []) {
+      if (typeof n !== 'string') throw new Error(`${WHO}: legacySidecars holds ${JSON.stringify(n)}; give container names (strings).`);
+    }
+    const t = computeTimeline(manifest as Json, {
+      target: { minor: version.minor, gate }, legacySidecars: options.legacySidecars ?? [], stopSeconds, appShutdownSeconds: app,
+    });
+    return new SidecarTimeline(t, version.minor, gate, []);
+  }
+
+  /**
+   * One line per timeline, under a header: the workload, the release, the worst-case time until
+   * the app starts, the app's exit, the sidecars' last SIGTERM after it, the pod's end, the grace
+   * period, a completing pod's completion after its app, the effective request.
+   */
+  public static summaryTable(timelines: SidecarTimeline[]): string {
+    const rows = [
+      ['workload', 'k8s', 'app starts by (worst)', 'app exits', 'last sidecar SIGTERM', 'pod gone', 'grace', 'completes after app (worst)', 'requests (effective)'],
+      ...timelines.map(t => t.summaryRow()),
+    ];
+    return table(rows);
+  }
+
+  /** The workload, e.g. `Deployment 'web'`. */
+  public readonly workload: string;
+  /** The release the timeline is for, e.g. `1.29`. */
+  public readonly kubernetesVersion: string;
+  /** Native sidecars are stopped after the app, one at a time (1.29+). */
+  public readonly orderedTermination: boolean;
+  /** Init containers, then `spec.containers`, in the order they start. */
+  public readonly startOrder: TimelineStartEntry[];
+  /** When the first app container starts, at the latest (seconds from the pod's start). */
+  public readonly appStartSeconds: number;
+  /** Every container's termination, in seconds from the pod's termination: `spec.containers`, then the native sidecars in `initContainers` order. */
+  public readonly termination: TimelineStopEntry[];
+  /** The grace period the pod has. */
+  public readonly graceSeconds: number;
+  /** `terminationGracePeriodSeconds` is in the manifest (else it is Kubernetes' 30 s). */
+  public readonly graceSet: boolean;
+  /** When the last app container has exited. */
+  public readonly appExitSeconds: number;
+  /** When the last container has exited: the pod is gone. */
+  public readonly endSeconds: number;
+  /** The latest SIGTERM of a sidecar, in seconds after the app's exit. */
+  public readonly sidecarSigtermAfterAppSeconds: number;
+  /** The pod completes (a Job's, a CronJob's, a Pod with restartPolicy Never / OnFailure). */
+  public readonly completes: boolean;
+  /** A completing pod: the native sidecars' stop once the app has exited, in seconds from the app's exit. */
+  public readonly completion: TimelineStopEntry[];
+  /**
+   * A completing pod: seconds from the app's exit to the pod's completion.
+   * @default - the pod does not complete, or never does (a legacy sidecar outlives the app)
+   */
+  public readonly completionSeconds?: number;
+  /** The pod's resource request as the scheduler computes it. */
+  public readonly requests: TimelineRequests;
+  /** What the manifest did not say and the timeline assumed. */
+  public readonly assumptions: string[];
+
+  private constructor(t: Timeline, minor: number, gate: boolean, notes: string[]) {
+    this.workload = t.workload;
+    this.kubernetesVersion = `1.${minor}`;
+    this.orderedTermination = capabilities(minor, gate).orderedTermination;
+    this.startOrder = t.start.map(s => ({ ...s }));
+    this.appStartSeconds = t.appStartSeconds;
+    this.termination = t.stop.map(stopEntry);
+    this.graceSeconds = t.graceSeconds;
+    this.graceSet = t.graceSet;
+    this.appExitSeconds = t.appExitSeconds;
+    this.endSeconds = t.endSeconds;
+    this.sidecarSigtermAfterAppSeconds = t.lastSidecarSigtermAfterAppSeconds;
+    this.completes = t.completes;
+    this.completion = t.completion.map(stopEntry);
+    if (t.completionSeconds !== undefined) this.completionSeconds = t.completionSeconds;
+    const r = t.requests;
+    this.requests = {
+      initPeakCpuMillis: r.initPeak.cpuMillis,
+      initPeakMemoryBytes: r.initPeak.memoryBytes,
+      steadyCpuMillis: r.steady.cpuMillis,
+      steadyMemoryBytes: r.steady.memoryBytes,
+      effectiveCpuMillis: r.effective.cpuMillis,
+      effectiveMemoryBytes: r.effective.memoryBytes,
+    };
+    this.assumptions = [...t.assumptions, ...notes];
+  }
+
+  /** The whole timeline as a human-readable table (several lines). */
+  public toTable(): string {
+    const out: string[] = [];
+    out.push(`${this.workload}, Kubernetes ${this.kubernetesVersion}${this.orderedTermination ? '' : ' (native sidecars, if any, are not stopped in order)'}`);
+    out.push(`start (worst case, seconds from the pod's start): the app starts by ${fmt(this.appStartSeconds)} s`);
+    out.push(indent(table([
+      ['container', 'role', 'starts', 'started', 'how'],
+      ...this.startOrder.map(s => [s.name, s.role, fmt(s.startSeconds), fmt(s.startedSeconds), s.how]),
+    ])));
+    const grace = `grace ${this.graceSeconds} s${this.graceSet ? '' : ' (unset: Kubernetes\' default)'}`;
+    out.push(`stop (seconds from the pod's termination; ${grace}): the app exits at ${fmt(this.appExitSeconds)} s, ` +
+      `the last sidecar gets SIGTERM ${fmt(this.sidecarSigtermAfterAppSeconds)} s after it, the pod is gone at ${fmt(this.endSeconds)} s`);
+    out.push(indent(stopTable(this.termination)));
+    if (this.completes) {
+      out.push(this.completionSeconds === undefined
+        ? 'completion: never by itself (a legacy sidecar outlives the app)'
+        : `completion (seconds from the app's exit): the pod completes ${fmt(this.completionSeconds)} s after its app`);
+      if (this.completion.length > 0) out.push(indent(stopTable(this.completion)));
+    }
+    const r = this.requests;
+    out.push(`requests: init phase peak ${cpu(r.initPeakCpuMillis)} / ${mem(r.initPeakMemoryBytes)}, steady ${cpu(r.steadyCpuMillis)} / ${mem(r.steadyMemoryBytes)}, ` +
+      `effective ${cpu(r.effectiveCpuMillis)} / ${mem(r.effectiveMemoryBytes)}`);
+    for (const a of this.assumptions) out.push(`assumed: ${a}`);
+    return out.join('\n');
+  }
+
+  /** The cells of this timeline's line in `summaryTable`. */
+  public summaryRow(): string[] {
+    const r = this.requests;
+    return [
+      this.workload, this.kubernetesVersion, `${fmt(this.appStartSeconds)}s`, `${fmt(this.appExitSeconds)}s`,
+      `+${fmt(this.sidecarSigtermAfterAppSeconds)}s`, `${fmt(this.endSeconds)}s`, `${this.graceSeconds}s`,
+      this.completes ? (this.completionSeconds === undefined ? 'never' : `${fmt(this.completionSeconds)}s`) : '-',
+      `${cpu(r.effectiveCpuMillis)} / ${mem(r.effectiveMemoryBytes)}`,
+    ];
+  }
+}
+
+function stopEntry(s: StopStep): TimelineStopEntry {
+  return { ...s };
+}
+
+function seconds(what: string, d: Duration): number {
+  if (!(d instanceof Duration)) throw new Error(`${WHO}: ${what} is ${JSON.stringify(d)}, not a Duration; give e.g. Duration.seconds(10).`);
+  const ms = d.toMilliseconds();
+  if (!(ms >= 0)) throw new Error(`${WHO}: ${what} is ${ms} ms; give a duration of 0 or more.`);
+  return ms / 1000;
+}
+
+function stopTable(steps: TimelineStopEntry[]): string {
+  return table([
+    ['container', 'role', 'preStop', 'turn', 'SIGTERM', 'SIGKILL at', 'exit'],
+    ...steps.map(s => [
+      s.name, s.role,
+      s.hookStartSeconds === undefined ? '-' : `${fmt(s.hookStartSeconds)}-${fmt(s.hookEndSeconds!)}`,
+      s.turnSeconds === undefined ? '-' : fmt(s.turnSeconds),
+      fmt(s.sigtermSeconds) + (s.early ? ' (early)' : ''), fmt(s.sigkillSeconds),
+      fmt(s.exitSeconds) + (s.killed ? ' (killed)' : ''),
+    ]),
+  ]);
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map(r => (r[i] ?? '').length)));
+  return rows.map(r => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')).join('\n');
+}
+
+function indent(s: string): string {
+  return s.split('\n').map(l => `  ${l}`).join('\n');
+}
+
+function fmt(n: number): string {
+  return Number.isInteger(n) ? String(n) : n.toFixed(2).replace(/0+$/, '');
+}
+
+function cpu(millis: number): string {
+  return `${millis}m`;
+}
+
+function mem(bytes: number): string {
+  return bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20}Mi` : `${(bytes / 2 ** 20).toFixed(1)}Mi`;
+}
