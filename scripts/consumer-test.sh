@@ -286,10 +286,10 @@ EOF
   target=$(KUBECTL="$ROOT/test/fixtures/cli/kubectl/kubectl" FAKE_KUBECTL_CLUSTER="$ROOT/test/fixtures/cli/kubectl/gke" \
     npx --no-install cdk8s-sidecars target 2>/dev/null)
   [ "$target" = "$(printf 'CDK8S_SIDECARS_KUBERNETES_VERSION=1.30\nCDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE=true')" ] || { echo "target printed: $target" >&2; exit 1; }
-  # timeline: a table per workload once SidecarTimeline (issue 26) is in the library; until then exit 1 saying so
-  status=0; npx --no-install cdk8s-sidecars timeline native.yaml --kubernetes-version 1.29 > timeline.txt 2>&1 || status=$?
-  if [ "$status" -eq 0 ]; then grep -q "Deployment api" timeline.txt; else grep -q "has no SidecarTimeline" timeline.txt; fi \
-    || { cat timeline.txt; echo "timeline: exit $status" >&2; exit 1; }
+  # timeline: the SidecarTimeline of each workload
+  npx --no-install cdk8s-sidecars timeline native.yaml --kubernetes-version 1.29 --stop-time proxy=2s > timeline.txt
+  grep -q "^native.yaml (document 1): Deployment api$" timeline.txt && grep -q "proxy .*native sidecar" timeline.txt \
+    || { cat timeline.txt; echo "timeline: unexpected output" >&2; exit 1; }
   # render: the example chart's helm template output with the example config
   npx --no-install cdk8s-sidecars render --config "$ROOT/examples/chart/sidecars.yaml" < "$ROOT/test/fixtures/cli/chart/helm-template.yaml" > rendered.yaml
   node -e "

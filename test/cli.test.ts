@@ -19,6 +19,7 @@ import * as path from 'path';
 import { App, Chart, Include, Size, Yaml } from 'cdk8s';
 import { AdoptSidecar, LogOutput, SidecarCheck, SidecarQuit, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { expectValidManifests } from './util/k8s-schema';
+import { simulateTermination } from './util/kubelet-termination';
 import { parseYaml } from '../src/cli/io';
 import { helpText } from '../src/cli/main';
 import { timelines } from '../src/cli/timeline';
@@ -269,10 +270,35 @@ describe('target', () => {
 });
 
 describe('timeline', () => {
-  test('waits for SidecarTimeline (issue 26): exit 1 saying so', () => {
-    const r = cli(['timeline', `${MANIFESTS}/plain.yaml`, '--kubernetes-version', '1.29']);
-    expect(r.status).toBe(1);
-    expect(r.stderr).toContain('this build has no SidecarTimeline (issue 26');
+  /** The stop table of one block: container -> [SIGTERM, exit] as printed (`18`, `30 (killed)`). */
+  function stopTable(out: string): Record<string, [number, number]> {
+    const lines = out.split('\n');
+    const head = lines.findIndex(l => /^\s+container\s+role\s+preStop\s+turn\s+SIGTERM/.test(l));
+    const rows: Record<string, [number, number]> = {};
+    for (const line of lines.slice(head + 1)) {
+      if (!/^\s{2}\S/.test(line)) break;
+      const cols = line.trim().split(/\s{2,}/);
+      rows[cols[0]] = [Number(cols[4]), parseFloat(cols[6])];
+    }
+    return rows;
+  }
+
+  test.each([
+    // 1.29+: native sidecars stop after the app, in reverse order; 1.28 (gate on): all at once
+    ['1.29', []],
+    ['1.28', ['--gate']],
+  ])('the stop times on %s are the kubelet simulation\'s (test/util/kubelet-termination.ts)', (version, flags) => {
+    const file = `${MANIFESTS}/native-sidecars.yaml`;
+    const stops: Record<string, number> = { api: 4, proxy: 5, logs: 3 };
+    const r = cli(['timeline', file, '--kubernetes-version', version, ...flags, '--app-shutdown-time', '4s', '--stop-time', 'proxy=5s', '--stop-time', 'logs=3s']);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout.split('\n')[0]).toBe(`${file} (document 1): Deployment shop/api`);
+    const spec = Yaml.load(path.join(ROOT, file))[0].spec.template.spec;
+    const sim = simulateTermination({ spec, minor: Number(version.split('.')[1]), behaviour: name => ({ exitAfterSigterm: stops[name] }) });
+    const expected = Object.fromEntries([...sim.containers.values()].map(c => [c.name, [c.sigterm, c.exit]]));
+    expect(stopTable(r.stdout)).toEqual(expected);
+    expect(r.stdout).toContain(`the pod is gone at ${sim.end} s`);
   });
 
   test('its plumbing: one block per workload through the timeline interface, with the target and the extras', () => {
@@ -280,11 +306,11 @@ describe('timeline', () => {
     const source = { ofManifest: (m: any, o: any) => (seen.push([m.metadata.name, o]), { toTable: () => `table of ${m.metadata.name}` }) };
     const file = path.join(ROOT, MANIFESTS, 'native-sidecars.yaml');
     const target = { version: { major: 1, minor: 29, raw: '1.29' }, raw: '1.29', gate: false };
-    const out = timelines([file], target, source, { legacySidecars: ['x'] });
+    const out = timelines([file], target, { legacySidecars: ['x'] }, source);
     expect(out).toBe(`${file} (document 1): Deployment shop/api\ntable of api\n`);
     expect(seen).toEqual([['api', { kubernetesVersion: '1.29', sidecarContainersGate: false, legacySidecars: ['x'] }]]);
     const refusing = { ofManifest: () => { throw new Error('SidecarTimeline.ofManifest: no'); } };
-    expect(() => timelines([file], target, refusing)).toThrow(`${file} (document 1): Deployment shop/api: SidecarTimeline.ofManifest: no`);
+    expect(() => timelines([file], target, {}, refusing)).toThrow(`${file} (document 1): Deployment shop/api: SidecarTimeline.ofManifest: no`);
   });
 
   test.each([

@@ -16,7 +16,7 @@ import { CommandError, STDIN, UsageError, expandInputs, readStdin } from './io';
 import { loadRenderConfig, render } from './render';
 import { ConfigError, duration } from './render-config';
 import { resolveCliTarget } from './target-options';
-import { TimelineExtras, builtInTimeline, timelines } from './timeline';
+import { TimelineExtras, timelines } from './timeline';
 
 const TARGET_HELP = `  --kubernetes-version V  the lowest version of the cluster's API server and kubelets
                           (1.29, v1.29 or 1.29.3; with a patch, the known bugs of that patch
@@ -71,7 +71,7 @@ ${TARGET_HELP}
   --legacy-sidecar NAME   a container of spec.containers that is a sidecar (repeat it)
   -h, --help              this text
 
-Exit status: 0 printed, 1 no timeline in this build or a file error, 2 bad usage.`,
+Exit status: 0 printed, 1 a file error or a workload the timeline refuses, 2 bad usage.`,
   },
   render: {
     usage: 'cdk8s-sidecars render --config FILE',
@@ -177,11 +177,7 @@ function run(argv: string[]): number {
         if (positionals.length === 0) throw new UsageError(`no input: give files, directories or ${STDIN} for stdin`);
         const target = resolveCliTarget(values['kubernetes-version'] as string | undefined, values.gate as boolean | undefined);
         const extras = timelineExtras(values);
-        const source = builtInTimeline();
-        if (!source) {
-          throw new CommandError('this build has no SidecarTimeline (issue 26, src/timeline.ts) yet: the timeline subcommand waits for it');
-        }
-        process.stdout.write(timelines(expandInputs(positionals), target, source, extras));
+        process.stdout.write(timelines(expandInputs(positionals), target, extras));
         return 0;
       }
       case 'render': {

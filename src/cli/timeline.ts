@@ -4,10 +4,11 @@
  * The timeline itself is the library's `SidecarTimeline` (issue 26, src/timeline.ts:
  * `SidecarTimeline.ofManifest(manifest, options)` with `toTable()`). This module is only the
  * command's plumbing: it finds the workloads and prints one table each, through the small
- * interface below, and reports plainly when the build has no timeline yet.
+ * interface below (SidecarTimeline by default).
  */
 import { Duration } from 'cdk8s';
 import { CommandError, STDIN, loadDocuments } from './io';
+import { SidecarTimeline } from '../timeline';
 import { CliTarget } from './target-options';
 import { SUPPORTED_KINDS } from '../engine/pod-template';
 
@@ -23,21 +24,10 @@ export interface TimelineSource {
   ofManifest(manifest: any, options: { kubernetesVersion: string; sidecarContainersGate: boolean } & TimelineExtras): { toTable(): string };
 }
 
-/** `SidecarTimeline` from src/timeline.ts when the build has it (issue 26), else undefined. */
-export function builtInTimeline(): TimelineSource | undefined {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const mod = require('../timeline');
-    return typeof mod?.SidecarTimeline?.ofManifest === 'function' ? mod.SidecarTimeline : undefined;
-  } catch (e) {
-    // only src/timeline.ts itself missing; a module it needs that is missing is a real error
-    if ((e as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && (e as Error).message.includes("'../timeline'")) return undefined;
-    throw e;
-  }
-}
-
 /** One block per workload: `file (document n): Kind ns/name`, then its table. */
-export function timelines(files: readonly string[], target: CliTarget, source: TimelineSource, extras: TimelineExtras = {}): string {
+export function timelines(
+  files: readonly string[], target: CliTarget, extras: TimelineExtras = {}, source: TimelineSource = SidecarTimeline,
+): string {
   const out: string[] = [];
   const options = { kubernetesVersion: target.raw, sidecarContainersGate: target.gate, ...extras };
   for (const file of files) {
