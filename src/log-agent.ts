@@ -2,7 +2,7 @@ import { Duration } from 'cdk8s';
 import { fluentBitShutdown, renderFluentBitConfig } from './agents/fluent-bit';
 import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './agents/fluentd';
 import { ShutdownModel } from './agents/shutdown-model';
-import { VectorUnsupportedOutputError, renderVectorConfig, vectorShutdown } from './agents/vector';
+import { renderVectorConfig, vectorShutdown } from './agents/vector';
 import { Json } from './engine/spec';
 import { FLUENTD_IMAGE, FLUENT_BIT_IMAGE, VECTOR_IMAGE } from './images';
 import { LogOutputConfig } from './log-output';
@@ -301,7 +301,8 @@ class VectorAgent extends LogAgent {
         secretVars: ctx.secretVars,
       });
     } catch (e) {
-      if (e instanceof VectorUnsupportedOutputError) throw new Error(`${ctx.who}: ${e.message}.`);
+      // an output Vector has no sink for, or a value its YAML cannot hold (src/private/values.ts)
+      if (e instanceof Error) throw new Error(`${ctx.who}: ${e.message}.`);
       throw e;
     }
     return {
@@ -354,16 +355,22 @@ class FluentdAgent extends LogAgent {
         'LogAgent.vector(), which support this output natively.',
       );
     }
-    const config = renderFluentdConfig({
-      logDirectory: ctx.logDirectory,
-      filePattern: ctx.filePattern,
-      posFile: `${ctx.logDirectory}/.fluentd-tail.pos`,
-      flushIntervalSeconds: flushSeconds,
-      shutdownGraceSeconds: graceSeconds,
-      monitorPort,
-      output: ctx.output,
-      secretVars: ctx.secretVars,
-    });
+    let config: string;
+    try {
+      config = renderFluentdConfig({
+        logDirectory: ctx.logDirectory,
+        filePattern: ctx.filePattern,
+        posFile: `${ctx.logDirectory}/.fluentd-tail.pos`,
+        flushIntervalSeconds: flushSeconds,
+        shutdownGraceSeconds: graceSeconds,
+        monitorPort,
+        output: ctx.output,
+        secretVars: ctx.secretVars,
+      });
+    } catch (e) {
+      // a value Fluentd's config cannot hold (src/private/values.ts), with the construct's path
+      throw new Error(`${ctx.who}: ${(e as Error).message}.`);
+    }
     return {
       image,
       // tini as PID 1, as in the image's own entrypoint; fluentd forwards SIGTERM to its worker.

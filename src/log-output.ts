@@ -1,4 +1,5 @@
 import { isHost, isSecretKey, isSecretName } from './private/checks';
+import { characterProblem, manifestStringProblem, showValue } from './private/values';
 import { SecretKeyReference } from './secret-ref';
 
 /**
@@ -130,8 +131,8 @@ export type LogOutputConfig =
 // the destination itself would refuse it or when one of the agents' config formats cannot hold it
 // (the renderers then only have to quote). Each rule names where it comes from.
 
-/** A value as shown in messages: quoted, with newlines and other control characters visible. */
-const show = (v: string) => JSON.stringify(v);
+/** A value as shown in messages: quoted, every character outside printable ASCII as \uXXXX. */
+const show = showValue;
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -175,7 +176,11 @@ function checkLabels(labels: Record<string, string>): void {
         "(Vector refuses any other name at start), e.g. 'app' or 'team_name'");
     }
     const v = labels[name];
+    // In every agent's config file, which reaches the agent through a ConfigMap: a character the
+    // manifest cannot carry (U+0085, U+2028, ... : src/private/values.ts) would change the file.
+    const chars = characterProblem(v);
     const rules: Array<[boolean, string]> = [
+      [chars !== undefined, `${chars} (the label is written into the agent's config file, in a ConfigMap)`],
       [v === '', 'is empty (Fluent Bit refuses an empty label value: plugins/out_loki/loki.c, v3.2.10)'],
       [CONTROL.test(v), 'has a newline or another control character, which no agent config can hold'],
       [v.trim() !== v, "starts or ends with white space, which Fluent Bit trims (its `Labels` list is split on ',' and trimmed)"],
@@ -213,6 +218,11 @@ function ref(factory: string, what: string, v: SecretKeyReference): SecretRef {
   if (!isSecretKey(key)) {
     refuse(factory, `${what}: key`, key, "is not a key of a Secret's data (letters, digits, '-', '_' and '.'); the API server rejects " +
       `such a reference. Give the key that holds the value in Secret '${secretName}', e.g. 'password'`);
+  }
+  // both go into the agent's env (secretKeyRef) in the manifest
+  for (const [prop, value] of [['Secret name', secretName], ['key', key]]) {
+    const why = manifestStringProblem(value);
+    if (why !== undefined) refuse(factory, `${what}: ${prop}`, value, `${why}; use another ${prop}`);
   }
   return { secretName, key };
 }

@@ -7,6 +7,7 @@ import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from '
 import { checkDnsLabel, durationSeconds } from './private/checks';
 import { Memo, deepFreeze } from './private/memo';
 import { TargetReader, checkSameApp } from './private/target-reader';
+import { checkManifestData } from './private/values';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
 import { SidecarTargetOptions } from './settings';
 import { SidecarLayout, formatVersion } from './target';
@@ -282,6 +283,19 @@ export abstract class SidecarBase extends Construct {
    */
   protected _attach(agent: AgentDescription): void {
     if (this.attached) throw new Error(`${this.describe()}: the sidecar is already attached`);
+    const a = agent;
+    checkManifestData(this.describe(), 'the agent\'s', {
+      image: a.image,
+      command: a.command,
+      args: a.args,
+      env: a.env,
+      ports: a.ports,
+      health: a.health?.path,
+      files: a.files,
+      volumes: a.volumes,
+      appEnv: a.appEnv,
+      containerOverrides: a.containerOverrides,
+    });
     const config = agent.files ? this.configMap(agent.files) : undefined;
     const volumes: Json[] = [];
     const mounts: Json[] = [];
@@ -348,6 +362,7 @@ export abstract class SidecarBase extends Construct {
    */
   protected _attachContainer(d: ContainerDescription): void {
     if (this.attached) throw new Error(`${this.describe()}: the sidecar is already attached`);
+    checkManifestData(this.describe(), 'the sidecar\'s', { container: d.container, files: d.files, volumes: d.volumes, appEnv: d.appEnv, appMounts: d.appMounts });
     const config = d.files ? this.configMap(d.files) : undefined;
     const container: Json = { ...d.container };
     const volumes = [...d.volumes];

@@ -6,6 +6,7 @@ import {
   checkConfigMapKey, checkDnsLabel, checkEnvName, checkHttpPath, checkImage, checkInteger, checkMountPath, checkObjectName, checkPort,
   checkStringList, durationSeconds, isSecretKey, isSecretName, sizeLimitMiB,
 } from './private/checks';
+import { checkManifestList, checkManifestString } from './private/values';
 import { SecretKeyReference, SecretReference } from './secret-ref';
 import { SidecarBase, SidecarProps } from './sidecar';
 
@@ -68,6 +69,7 @@ export class SidecarCheck {
     if (!Array.isArray(command) || command.length === 0 || command.some(c => typeof c !== 'string' || c === '')) {
       throw new Error(`SidecarCheck.exec(): command ${JSON.stringify(command)} must be a non-empty list of non-empty strings, e.g. ['/bin/sh', '-c', 'test -s /vault/secrets/db'].`);
     }
+    checkManifestList('SidecarCheck.exec()', 'command', command);
     return new SidecarCheck({ exec: { command: [...command] } }, options);
   }
 
@@ -411,7 +413,10 @@ function checkSidecarProps(who: string, props: WithSidecarProps, configDirectory
   const ports = checkPorts(who, props.ports ?? [], props.localPorts ?? []);
   if (props.configFiles !== undefined) {
     checkMountPath(who, 'configDirectory', configDirectory);
-    for (const name of Object.keys(props.configFiles)) checkConfigMapKey(who, 'configFiles key', name, 'config.hcl');
+    for (const name of Object.keys(props.configFiles)) {
+      checkConfigMapKey(who, 'configFiles key', name, 'config.hcl');
+      checkManifestString(who, `configFiles '${name}' content`, props.configFiles[name]);
+    }
   }
   checkMountPaths(who, props.volumes ?? [], props.configFiles !== undefined ? configDirectory : undefined);
   if (props.readinessCheck !== undefined && !(props.readinessCheck instanceof SidecarCheck)) {
@@ -503,6 +508,7 @@ function envList(who: string, plain: { [name: string]: string } | undefined, sec
   for (const [name, value] of Object.entries(plain ?? {})) {
     checkEnvName(who, prop, name);
     if (typeof value !== 'string') throw new Error(`${who}: ${prop} '${name}' must be a string (got ${JSON.stringify(value)}); quote numbers, e.g. '5432'.`);
+    checkManifestString(who, `${prop} '${name}' value`, value);
     out.push({ name, value });
   }
   for (const [name, ref] of Object.entries(secrets ?? {})) {
@@ -514,6 +520,8 @@ function envList(who: string, plain: { [name: string]: string } | undefined, sec
         `e.g. { secret: { name: 'oauth2-proxy' }, key: 'client-secret' } (got ${JSON.stringify(ref)}).`,
       );
     }
+    checkManifestString(who, `secretEnv '${name}' Secret name`, ref.secret.name);
+    checkManifestString(who, `secretEnv '${name}' key`, ref.key); // '0X1F' is a key that the API server reads as 31
     out.push({ name, valueFrom: { secretKeyRef: { key: ref.key, name: ref.secret.name } } });
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));
@@ -533,6 +541,7 @@ function checkPorts(who: string, ports: SidecarPort[], localPorts: number[]): Js
       if (!/^(?=.{1,15}$)(?=.*[a-z])[a-z0-9]([a-z0-9]|-(?!-))*[a-z0-9]?$/.test(p.name) || p.name.endsWith('-')) {
         throw new Error(`${who}: port name '${p.name}' is not an IANA service name (at most 15 lower-case letters, digits and single '-', with a letter), e.g. 'http'.`);
       }
+      checkManifestString(who, 'port name', p.name); // '0o17' is an IANA service name that the API server reads as 15
       if (names.has(p.name)) throw new Error(`${who}: port name '${p.name}' is used twice; name each port once.`);
       names.add(p.name);
     }

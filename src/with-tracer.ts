@@ -4,6 +4,7 @@ import { MIN_DRAIN_SECONDS, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShu
 import { Json, RANK } from './engine/spec';
 import { OTEL_COLLECTOR_IMAGE } from './images';
 import { checkImage, checkListenPort, checkPort, durationSeconds, isHost, isSecretKey, isSecretName } from './private/checks';
+import { checkManifestString, checkWellFormed } from './private/values';
 import { SecretKeyReference } from './secret-ref';
 import { AgentDescription, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
@@ -384,6 +385,7 @@ function checkServiceName(who: string, name: string): string {
   if (name.trim() === '' || name !== name.trim() || /[\u0000-\u001f\u007f]/.test(name)) {
     throw new Error(`${who}: serviceName '${name}' must be a non-empty name without leading or trailing spaces or control characters, e.g. 'checkout'.`);
   }
+  checkManifestString(who, 'serviceName', name); // the OTEL_SERVICE_NAME env value
   return name;
 }
 
@@ -442,6 +444,8 @@ function headerEnv(who: string, headers: { [name: string]: SecretKeyReference })
         "reference. Give e.g. { secret: kplus.Secret.fromSecretName(scope, 'id', 'otel-auth'), key: 'token' }.",
       );
     }
+    checkManifestString(who, `exporterHeaders '${header}' Secret name`, value.secret.name);
+    checkManifestString(who, `exporterHeaders '${header}' key`, value.key);
     out.push({ header, env, secretName: value.secret.name, key: value.key });
   }
   return out;
@@ -467,6 +471,9 @@ function checkResourceAttributes(who: string, attributes: { [key: string]: strin
     if (typeof value !== 'string') {
       throw new Error(`${who}: resourceAttributes '${key}' must be a string; got ${typeof value}.`);
     }
+    // Percent-encoded into OTEL_RESOURCE_ATTRIBUTES (printable ASCII, which the manifest carries):
+    // only a lone surrogate cannot be encoded.
+    checkWellFormed(who, `resourceAttributes '${key}' value`, value);
     out.push(`${key}=${encodeAttributeValue(value)}`);
   }
   return out;

@@ -9,6 +9,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { parseAllDocuments } from 'yaml';
+import { oracleAvailable, readStreamsAsApiServer } from './util/api-server-yaml';
 import { expectValidEnvoyBootstrap } from './util/envoy-proto';
 import { containerOf, layoutOf, podSpecOf } from './util/fixtures';
 import { expectValidManifests } from './util/k8s-schema';
@@ -134,6 +135,16 @@ describe.each(CLUSTERS)('examples/ synthesized by the cdk8s CLI for a $version c
     const all = Object.values(manifests()).flat();
     expect(all.length).toBeGreaterThan(WORKLOADS.length);
     expectValidManifests(all, cluster.version);
+  });
+
+  (oracleAvailable() ? test : test.skip)('the API server\'s YAML reader reads every file as the tests do (test/util/api-server-yaml.ts)', () => {
+    const files = first[cluster.version];
+    const read = readStreamsAsApiServer(Object.values(files));
+    const js = parse(files);
+    Object.keys(files).forEach((f, i) => {
+      expect(read[i].filter(d => d.error !== undefined)).toEqual([]);
+      expect(read[i].map(d => d.ok)).toEqual(js[f]);
+    });
   });
 
   test('a second synth is byte-identical', () => {

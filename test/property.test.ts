@@ -28,6 +28,7 @@ import * as fc from 'fast-check';
 import { parseAllDocuments } from 'yaml';
 import { checkPodSpec } from '../src/engine/rules';
 import { AdoptSidecar, SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
+import { readManifests } from './util/api-server-yaml';
 import {
   AnyCheckCase, AnySidecarCase, ContainerCase, Scenario, anySidecarArb, buildScenario, inScenarioEnv, nativeWorks, renameToolsClashes, scenarioArb,
 } from './util/arbitraries';
@@ -98,8 +99,8 @@ function check(s: Scenario, coverage: Coverage): void {
   }
   if (required.length > 0) fail('synthesis succeeded, but the model expects errors', required.map(x => `${x.why}: ${x.pattern}`));
 
-  // cdk8s writes YAML 1.1: read it back the same way (e.g. `0o7` is a string in 1.1, an integer in 1.2)
-  const manifests = parseAllDocuments(yaml, { version: '1.1' }).map(d => d.toJSON());
+  // as the cluster reads it: the API server's own YAML reader (test/util/api-server-yaml.ts)
+  const manifests = readManifests(yaml);
   const out = manifests[workloadIndex(manifests)];
   // Without sidecars the library must leave the workload alone (whatever the user wrote).
   const touched = s.sidecars.length > 0;

@@ -29,6 +29,7 @@
  */
 
 import { Memo } from '../private/memo';
+import { asciiJson } from '../private/values';
 
 /** A plain JSON object. */
 export type EnvoyJson = { [key: string]: any };
@@ -525,7 +526,7 @@ export function envoyConfigFiles(o: EnvoyBootstrapOptions): Record<string, strin
   const generic = { ...o, nodeId: NODE_ID_TOKEN, nodeCluster: NODE_CLUSTER_TOKEN };
   const files = filesMemo.get(JSON.stringify(generic), () => Object.freeze(renderEnvoyConfigFiles(generic).files));
   // as JSON string contents (escaped, without the quotes), wherever they stand in the text
-  const inJson = (value: string) => JSON.stringify(value).slice(1, -1);
+  const inJson = (value: string) => asciiJson(value).slice(1, -1);
   const out: Record<string, string> = {};
   for (const [name, text] of Object.entries(files)) {
     out[name] = text.split(inJson(NODE_ID_TOKEN)).join(inJson(o.nodeId)).split(inJson(NODE_CLUSTER_TOKEN)).join(inJson(o.nodeCluster));
@@ -536,7 +537,9 @@ export function envoyConfigFiles(o: EnvoyBootstrapOptions): Record<string, strin
 export function renderEnvoyConfigFiles(o: EnvoyBootstrapOptions): EnvoyConfigFiles {
   const bootstrap = renderEnvoyBootstrap(o);
   const sds = renderEnvoySdsFiles(o);
-  const files: Record<string, string> = { [BOOTSTRAP_FILE]: `${JSON.stringify(bootstrap, null, 2)}\n` };
-  for (const [name, body] of Object.entries(sds)) files[name] = `${JSON.stringify(body, null, 2)}\n`;
+  // Every character outside printable ASCII escaped (src/private/values.ts): the text reaches
+  // Envoy through a ConfigMap, which carries ASCII exactly (a raw U+0085 or U+2028 it would not).
+  const files: Record<string, string> = { [BOOTSTRAP_FILE]: `${asciiJson(bootstrap, 2)}\n` };
+  for (const [name, body] of Object.entries(sds)) files[name] = `${asciiJson(body, 2)}\n`;
   return { bootstrap, sds, files };
 }

@@ -4,6 +4,7 @@
  */
 import { LogOutputConfig } from '../log-output';
 import { ShutdownModel, shutdownModel } from './shutdown-model';
+import { fluentBitValueProblem, showValue } from '../private/values';
 
 export interface FluentBitConfigOptions {
   /** Directory the app writes its log files into. */
@@ -38,13 +39,8 @@ const env = (name: string) => `\${${name}}`;
  * escapes, so a value it cannot hold is refused (LogOutput and WithLogAgent refuse them first).
  */
 function given(what: string, v: string): string {
-  // eslint-disable-next-line no-control-regex
-  if (v === '' || v.trim() !== v || /[\u0000-\u001f\u007f]/.test(v) || v.includes('${')) {
-    throw new Error(
-      `Fluent Bit's classic config cannot hold the ${what} ${JSON.stringify(v)} (empty, white space at either end, a newline or ` +
-      "another control character, or '${'); give a value without them",
-    );
-  }
+  const why = fluentBitValueProblem(v);
+  if (why !== undefined) throw new Error(`Fluent Bit's classic config (in a ConfigMap) cannot hold the ${what} ${showValue(v)}: it ${why}; give a value without them`);
   return v;
 }
 

@@ -23,6 +23,7 @@
  */
 import { LogOutputConfig } from '../log-output';
 import { ShutdownModel, shutdownModel } from './shutdown-model';
+import { asciiJson, fluentdValueProblem, showValue } from '../private/values';
 
 /** The `@id`s and the tag of the rendered config. */
 export const FLUENTD_IDS = {
@@ -78,6 +79,8 @@ const SAFE = /^[A-Za-z0-9_.\/:*@+=,-]+$/;
  * (no embedded Ruby in single quotes; only `\'` and `\\` are escapes).
  */
 export function fluentLiteral(s: string): string {
+  const why = fluentdValueProblem(s);
+  if (why !== undefined) throw new Error(`Fluentd's config (in a ConfigMap) cannot hold ${showValue(s)}: it ${why}; give a value without it`);
   return SAFE.test(s) ? s : `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
@@ -88,7 +91,8 @@ export function fluentLiteral(s: string): string {
  * a JSON string, where `\u0023` is the same character: no `#` is left for Fluentd to read.
  */
 export function fluentJson(v: unknown): string {
-  return JSON.stringify(v).replace(/#/g, '\\u0023');
+  // asciiJson: every non-ASCII character escaped too, so that the ConfigMap carries the text exactly.
+  return asciiJson(v).replace(/#/g, '\\u0023');
 }
 
 /** A double-quoted string that evaluates to the value of an environment variable. */

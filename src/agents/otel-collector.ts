@@ -16,10 +16,10 @@
  * - `service.telemetry.metrics.level: none` (no internal metrics server, so no port 8888)
  * - `${env:NAME}` substitution (the env config provider) for secrets and downward-API values
  */
-import { Yaml } from 'cdk8s';
 import { ShutdownModel, shutdownModel } from './shutdown-model';
 import { Json } from '../engine/spec';
 import { Memo, deepFreeze } from '../private/memo';
+import { agentYaml } from '../private/values';
 
 /**
  * The default collector image: the CORE distribution, pinned.
@@ -183,6 +183,8 @@ function renderConfig(o: OtelCollectorConfigOptions): OtelCollectorConfig {
       pipelines,
     },
   };
-  return { config, yaml: Yaml.stringify(config) };
+  // Every string double-quoted and escaped (src/private/values.ts), so that no value reads as
+  // another type in the collector's YAML reader.
+  return { config, yaml: agentYaml(config) };
 }
 

@@ -20,10 +20,10 @@
  *
  * Vector has no Fluent forward sink: `LogOutput.forward()` is refused by the agent.
  */
-import { Yaml } from 'cdk8s';
 import { Json } from '../engine/spec';
 import { LogOutputConfig } from '../log-output';
 import { ShutdownModel, shutdownModel } from './shutdown-model';
+import { agentYaml } from '../private/values';
 
 /** The component ids of the rendered topology. */
 export const VECTOR_COMPONENTS = {
@@ -182,10 +182,12 @@ export function renderVectorConfig(o: VectorConfigOptions): VectorConfig {
       [sinkId]: sink(o.output, o.secretVars),
     },
   };
-  // Vector's pinned line interpolates `${NAME}` in the text, before parsing it. A literal block
-  // scalar keeps any secret (quotes, `: `, ` #`, backslashes) one YAML string; values with
-  // newlines are refused by Vector itself.
-  const yaml = Yaml.stringify(config).replace(/^( *)([^\s:]+): (\$\{[A-Z0-9_]+\})$/gm, '$1$2: |-\n$1  $3');
+  // Every string double-quoted and escaped (src/private/values.ts): a label, tenant or index
+  // `0o17` stays a string for Vector's YAML 1.2 reader (written plain, it read 15). Vector's
+  // pinned line interpolates `${NAME}` in the text, before parsing it: a literal block scalar
+  // keeps any secret (quotes, `: `, ` #`, backslashes) one YAML string; values with newlines are
+  // refused by Vector itself.
+  const yaml = agentYaml(config, { literal: s => /^\$\{[A-Z0-9_]+\}$/.test(s) });
   return { config, yaml };
 }
 

@@ -5,6 +5,7 @@
  * @internal
  */
 import { Duration, Size, SizeRoundingBehavior } from 'cdk8s';
+import { checkManifestList, checkManifestString } from './values';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -19,6 +20,7 @@ export function checkDnsLabel(who: string, prop: string, value: string, maxLengt
       "and '-', starting and ending with a letter or digit (e.g. 'log-agent').",
     );
   }
+  checkManifestString(who, prop, value); // '0o17' is a DNS label that the API server reads as 15
 }
 
 /** A TCP port number. */
@@ -72,6 +74,7 @@ export function checkImage(who: string, prop: string, image: string, example: st
   if (typeof image !== 'string' || image.trim() === '' || /\s/.test(image)) {
     throw new Error(`${who}: ${prop} '${image}' is not an image reference; use e.g. '${example}'.`);
   }
+  checkManifestString(who, prop, image);
 }
 
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
@@ -114,6 +117,7 @@ export function checkSecretName(who: string, prop: string, value: string): void 
       "(lower-case letters, digits, '-' and '.', e.g. 'web-tls').",
     );
   }
+  checkManifestString(who, prop, value);
 }
 
 /** An object name (a ConfigMap's, a policy's): a DNS-1123 subdomain (apimachinery validation.IsDNS1123Subdomain). */
@@ -121,6 +125,7 @@ export function checkObjectName(who: string, prop: string, value: string, what: 
   if (!isSecretName(value)) {
     throw new Error(`${who}: ${prop} '${value}' is not ${what} (a DNS-1123 subdomain: lower-case letters, digits, '-' and '.'), e.g. '${example}'.`);
   }
+  checkManifestString(who, prop, value);
 }
 
 /** A key of a ConfigMap's data, which becomes a file name (apimachinery validation.IsConfigMapKey). */
@@ -128,6 +133,7 @@ export function checkConfigMapKey(who: string, prop: string, key: string, exampl
   if (!isSecretKey(key)) {
     throw new Error(`${who}: ${prop} '${key}' is not a ConfigMap key (letters, digits, '-', '_', '.'); use a file name such as '${example}'.`);
   }
+  checkManifestString(who, prop, key); // '0O17' is a key that the API server reads as 15
 }
 
 /**
@@ -138,6 +144,7 @@ export function checkEnvName(who: string, prop: string, name: string): void {
   if (typeof name !== 'string' || !/^[-._a-zA-Z][-._a-zA-Z0-9]*$/.test(name)) {
     throw new Error(`${who}: ${prop} '${name}' is not an env var name (letters, digits, '_', '-', '.', not starting with a digit), e.g. 'DB_HOST'.`);
   }
+  checkManifestString(who, prop, name); // '-0o7' is a name that the API server reads as -7
 }
 
 /** The path of an HTTP request a probe or hook makes: starts with '/', no white space (it goes into the request line). */
@@ -145,6 +152,7 @@ export function checkHttpPath(who: string, prop: string, path: string, example: 
   if (typeof path !== 'string' || !path.startsWith('/') || /\s/.test(path)) {
     throw new Error(`${who}: ${prop} '${path}' must start with '/' and hold no white space, e.g. '${example}'.`);
   }
+  checkManifestString(who, prop, path);
 }
 
 /** A mount path: absolute, without ':' (validation.go validateVolumeMounts), '..' or white space. */
@@ -152,6 +160,7 @@ export function checkMountPath(who: string, prop: string, path: string): void {
   if (typeof path !== 'string' || !path.startsWith('/') || path.includes(':') || /\s/.test(path) || path.split('/').includes('..')) {
     throw new Error(`${who}: ${prop} '${path}' must be an absolute path without ':', '..' or white space, e.g. '/var/run/proxy'.`);
   }
+  checkManifestString(who, prop, path);
 }
 
 /** A list of strings (a container's command or args), when given. */
@@ -159,6 +168,7 @@ export function checkStringList(who: string, prop: string, list: unknown): void 
   if (list !== undefined && (!Array.isArray(list) || list.some(x => typeof x !== 'string'))) {
     throw new Error(`${who}: ${prop} must be a list of strings (got ${JSON.stringify(list)}); quote numbers, e.g. ['--port', '5432'].`);
   }
+  checkManifestList(who, prop, list as string[] | undefined);
 }
 
 /** An emptyDir's size limit in whole MiB (rounded down), at least 1; `fallback` when unset. */

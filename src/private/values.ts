@@ -1,0 +1,329 @@
+/**
+ * Value grammars, one per destination a user's string can reach (issue 24): what each
+ * destination carries exactly, and a refusal with the construct path, the value (escaped, so that
+ * an invisible character shows) and the fix for what it cannot.
+ *
+ * - `checkManifestString`: a string that cdk8s' YAML writer puts into the manifest (a name, label,
+ *   image, env value, arg, ConfigMap key or file, ...), as the API server's reader gets it.
+ * - `fluentBitValueProblem`: a value of Fluent Bit's classic config (in a ConfigMap, so also the above).
+ * - `fluentdValueProblem`: a value of Fluentd's config (in a ConfigMap).
+ * - `checkWellFormed`: a string that is percent- or JSON-encoded on its way (only a lone surrogate
+ *   cannot be).
+ * - `agentYaml`: Vector's and the collector's YAML, written here with every string double-quoted
+ *   and escaped, so it carries any string the manifest can (no refusal needed beyond that).
+ * - `asciiJson`: Envoy's JSON files, every non-ASCII character escaped.
+ * - env var names: `checkEnvName` in checks.ts.
+ *
+ * Every rule below was observed, not read: cdk8s 2.70's `Yaml.stringify` (yaml 2.x, YAML 1.1
+ * schema) output read back by sigs.k8s.io/yaml 1.3 over gopkg.in/yaml.v2 2.4 (test/go-yaml-reader,
+ * the reader kubectl converts a manifest with); test/values.test.ts checks each one against it.
+ * @internal
+ */
+import { Yaml } from 'cdk8s';
+
+/** A value as a message shows it: JSON-style, every character outside printable ASCII as \uXXXX. */
+export function showValue(v: string): string {
+  let out = '"';
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    const ch = v[i];
+    if (ch === '"' || ch === '\\') out += `\\${ch}`;
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\t') out += '\\t';
+    else if (c >= 0x20 && c < 0x7f) out += ch;
+    else out += `\\u${c.toString(16).padStart(4, '0')}`;
+  }
+  return out + '"';
+}
+
+/** `U+0085` for 0x85. */
+const codePoint = (c: number) => `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
+
+const READER = "the API server's YAML reader (sigs.k8s.io/yaml over yaml.v2)";
+
+/** Every character `badCharacter` refuses (and the surrogates of pairs, which it carries). */
+const SUSPECT = /[\u007f-\u009f\u2028\u2029\ud800-\udfff\ufffe\uffff]/;
+
+/**
+ * The first character that cdk8s' writer and the API server's reader cannot carry, with why; or
+ * undefined. Observed for every BMP code point alone in a value, a key and a multi-line value:
+ * - U+0085 (NEL): written raw, read as a line break (one NEL turns into a space or a newline:
+ *   `a\u0085\u0085@INCLUDE x` becomes two lines);
+ * - U+2028, U+2029: written raw, make the file unreadable ("could not find expected ':'") or
+ *   change the value;
+ * - U+007F to U+009F (DEL and the C1 controls), U+FFFE, U+FFFF: written raw inside double
+ *   quotes, refused by the reader ("control characters are not allowed");
+ * - a lone surrogate: written as `\ud800`, refused by the reader ("invalid Unicode character
+ *   escape code"). A pair (an astral character, e.g. an emoji) is carried.
+ * C0 controls, tab and newline are carried (the writer escapes them).
+ */
+function badCharacter(v: string): { at: number; why: string } | undefined {
+  if (!SUSPECT.test(v)) return undefined; // the common case, without the loop
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 0x7f) continue;
+    if (c === 0x85) return { at: i, why: `holds ${codePoint(c)} (NEL) at index ${i}, which cdk8s' YAML writer writes raw and ${READER} reads as a line break, so the value would change` };
+    if (c === 0x2028 || c === 0x2029) {
+      return { at: i, why: `holds ${codePoint(c)} (a Unicode line or paragraph separator) at index ${i}, which cdk8s' YAML writer writes raw and ${READER} reads as a line break (the manifest becomes unreadable or the value changes)` };
+    }
+    if (c <= 0x9f || c === 0xfffe || c === 0xffff) {
+      return { at: i, why: `holds ${codePoint(c)} (a control character or non-character) at index ${i}, which cdk8s' YAML writer writes raw and ${READER} refuses ("control characters are not allowed")` };
+    }
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = v.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) { i++; continue; }
+    }
+    if (c >= 0xd800 && c <= 0xdfff) {
+      return { at: i, why: `holds a lone UTF-16 surrogate (${codePoint(c)}) at index ${i}, which is no character: cdk8s' YAML writer writes it as an escape that ${READER} refuses ("invalid Unicode character escape code")` };
+    }
+  }
+  return undefined;
+}
+
+/** Why the manifest cannot carry one of the characters of `v` (U+0085, U+2028, ...), or undefined. */
+export function characterProblem(v: string): string | undefined {
+  return badCharacter(v)?.why;
+}
+
+/**
+ * Go's integer literal grammar as yaml.v2 applies it to a plain scalar (gopkg.in/yaml.v2 2.4
+ * resolve.go `resolve`: `strconv.ParseInt(strings.Replace(s, "_", "", -1), 0, 64)`, then
+ * ParseUint), the range checked below.
+ */
+const GO_INTEGER = /^[-+]?(?:0[xX][0-9a-fA-F]+|0[oO]?[0-7]+|0[bB][01]+|[1-9][0-9]*|0)$/;
+/** yaml.v2 resolve.go `yamlStyleFloat`, tried (on the same text) when both integer parses fail. */
+const YAML_STYLE_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
+/** yaml.v2 resolve.go `resolveMap`: the words read as booleans, null, infinities, NaN or a merge key. */
+const RESOLVE_MAP = new Set([
+  'y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON',
+  'n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF',
+  '', '~', 'null', 'Null', 'NULL', '.nan', '.NaN', '.NAN', '.inf', '.Inf', '.INF',
+  '+.inf', '+.Inf', '+.INF', '-.inf', '-.Inf', '-.INF', '<<',
+]);
+
+/** What yaml.v2 reads this plain scalar as, when not a string (a description), else undefined. */
+function goPlainNonString(v: string): string | undefined {
+  if (RESOLVE_MAP.has(v)) return 'a boolean, null or special number';
+  if (!/^[-+0-9.]/.test(v)) return undefined; // the other first characters are read as strings
+  if (v[0] === '.') return /^\.[0-9]+([eE][-+]?[0-9]+)?$/.test(v) ? `the number ${Number(v)}` : undefined;
+  const plain = v.replace(/_/g, '');
+  if (GO_INTEGER.test(plain)) {
+    const negative = plain[0] === '-';
+    const digits = plain.replace(/^[-+]/, '');
+    const magnitude = BigInt(/^0[0-7]+$/.test(digits) ? `0o${digits.slice(1)}` : digits.replace(/^0([OXB])/, (_m, p: string) => `0${p.toLowerCase()}`));
+    const n = negative ? -magnitude : magnitude;
+    // ParseInt (int64), else ParseUint (uint64, no sign at all)
+    if ((n >= -(2n ** 63n) && n < 2n ** 63n) || (/^[0-9]/.test(plain) && n < 2n ** 64n)) return `the number ${n}`;
+  }
+  if (YAML_STYLE_FLOAT.test(plain)) return `the number ${Number(plain)}`;
+  return undefined;
+}
+
+const plainMemo = new Map<string, boolean>();
+const YAML11_DECIMAL = /^[-+]?[0-9][0-9_]*$/;
+
+/**
+ * Whether cdk8s' writer writes this string as a plain scalar (the one way it can read as another
+ * type). Decimal integers (`5432`, `1_000`: YAML 1.1 integers) are quoted, which is taken without
+ * asking (test/values.test.ts checks it against the writer and the reader); other answers are kept
+ * (a few thousand at most), since asking costs a YAML document each.
+ */
+function writtenPlain(v: string): boolean {
+  if (YAML11_DECIMAL.test(v)) return false;
+  let plain = plainMemo.get(v);
+  if (plain === undefined) {
+    plain = Yaml.stringify({ v }) === `v: ${v}\n`;
+    if (plainMemo.size >= 4096) plainMemo.clear();
+    plainMemo.set(v, plain);
+  }
+  return plain;
+}
+
+/**
+ * Why the manifest cannot carry this string exactly, or undefined. Besides the characters above:
+ * a string that yaml.v2 reads as another type when plain and that cdk8s' YAML 1.1 writer leaves
+ * plain (for YAML 1.1 it is a string): `0o17`, `0O17`, `0B1`, `0X1F`, `-0o7`, `+_1`, `-_1e3`. The
+ * writer quotes what YAML 1.1 reads as a number, boolean or null (`0x1F`, `0b1`, `1_000`, `0777`,
+ * `1e3`, `on`, `~`), and those arrive as written: the writer is asked, for the few candidates.
+ */
+export function manifestStringProblem(v: string): string | undefined {
+  const bad = badCharacter(v);
+  if (bad) return bad.why;
+  if (YAML11_DECIMAL.test(v)) return undefined; // a number for both, so quoted (see writtenPlain)
+  const read = goPlainNonString(v);
+  if (read !== undefined && writtenPlain(v)) {
+    return `is written unquoted by cdk8s' YAML writer (a YAML 1.1 writer, for which it is a string) and ${READER}, ` +
+      `which reads plain scalars with Go's strconv.ParseInt(s, 0, 64) and ParseFloat, gets ${read}: the API server rejects or changes it`;
+  }
+  return undefined;
+}
+
+/** What to do, for the messages. */
+const FIX_CHARACTER = 'remove the character (or give the text another way, e.g. from a Secret)';
+const FIX_NUMBER = "cdk8s gives no way to quote one value, so use a value that is no number in Go's syntax (e.g. with a letter in front: 'v0o17')";
+
+/**
+ * A string that cdk8s' YAML writer puts into the manifest, as the API server gets it. Refuses
+ * what would not arrive exactly, with `who`, `prop` and the value escaped.
+ */
+export function checkManifestString(who: string, prop: string, value: string): void {
+  if (typeof value !== 'string') return; // the type checks are the props checks' (issue 24 points 8/11)
+  const why = manifestStringProblem(value);
+  if (why !== undefined) {
+    const fix = badCharacter(value) ? FIX_CHARACTER : FIX_NUMBER;
+    throw new Error(`${who}: ${prop} ${showValue(value)} ${why}; ${fix}.`);
+  }
+}
+
+/**
+ * A string that is encoded (percent- or JSON-escaped) before it reaches a destination: only a
+ * lone surrogate cannot be encoded (encodeURIComponent throws URIError on it).
+ */
+export function checkWellFormed(who: string, prop: string, value: string): void {
+  if (typeof value !== 'string') return;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdfff) continue;
+    const next = value.charCodeAt(i + 1);
+    if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) { i++; continue; }
+    throw new Error(`${who}: ${prop} ${showValue(value)} holds a lone UTF-16 surrogate (${codePoint(c)}) at index ${i}, which is no character and cannot be encoded; ${FIX_CHARACTER}.`);
+  }
+}
+
+/**
+ * The last line of defence: every string (and key) of a sidecar's description as it will be
+ * written into the manifest, checked with `checkManifestString`, the JSON path in the message. The
+ * props are checked where they are given, with their own names; this catches a prop that reaches
+ * the manifest by a way those checks miss, before anything is attached.
+ */
+export function checkManifestData(who: string, what: string, data: unknown, path = ''): void {
+  if (typeof data === 'string') {
+    checkManifestString(who, `${what}${path}`, data);
+  } else if (Array.isArray(data)) {
+    data.forEach((v, i) => checkManifestData(who, what, v, `${path}[${i}]`));
+  } else if (data !== null && typeof data === 'object') {
+    for (const key of Object.keys(data)) {
+      const at = /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${path}.${key}` : `${path}[${showValue(key)}]`;
+      checkManifestString(who, `${what}${at} (a key)`, key);
+      checkManifestData(who, what, (data as Record<string, unknown>)[key], at);
+    }
+  }
+}
+
+/** `checkManifestString` for a list (command, args, namespaces, ...). */
+export function checkManifestList(who: string, prop: string, list: readonly string[] | undefined): void {
+  if (!Array.isArray(list)) return;
+  list.forEach((v, i) => checkManifestString(who, `${prop}[${i}]`, v));
+}
+
+/**
+ * A value of Fluent Bit's classic config: the rest of the line after the key, trimmed, no escapes,
+ * `${NAME}` replaced by the environment (fluent/fluent-bit src/config_format/flb_cf_fluentbit.c,
+ * v3.2.10), in a ConfigMap (so also `checkManifestString`'s characters).
+ */
+export function fluentBitValueProblem(v: string): string | undefined {
+  const bad = badCharacter(v);
+  if (bad) return bad.why;
+  // eslint-disable-next-line no-control-regex
+  if (v === '' || v.trim() !== v || /[\u0000-\u001f\u007f]/.test(v) || v.includes('${')) {
+    return "is empty, has white space at either end, a newline or another control character, or has '${' (the classic format has no escapes)";
+  }
+  return undefined;
+}
+
+/** A Fluentd config value (in a ConfigMap): the renderer quotes it; the ConfigMap must carry it. */
+export function fluentdValueProblem(v: string): string | undefined {
+  return badCharacter(v)?.why;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agent YAML (Vector, the OpenTelemetry Collector)
+
+/** A double-quoted YAML scalar: printable ASCII as is, everything else escaped (YAML 1.1 and 1.2). */
+export function yamlQuoted(s: string): string {
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const ch = s[i];
+    if (ch === '"' || ch === '\\') {out += `\\${ch}`;} else if (ch === '\n') {out += '\\n';} else if (ch === '\t') {out += '\\t';} else if (c >= 0x20 && c < 0x7f) {out += ch;} else if (c <= 0xff) {out += `\\x${c.toString(16).padStart(2, '0')}`;} else if (c >= 0xd800 && c <= 0xdbff && s.charCodeAt(i + 1) >= 0xdc00 && s.charCodeAt(i + 1) <= 0xdfff) {
+      out += `\\U${s.codePointAt(i)!.toString(16).padStart(8, '0')}`;
+      i++;
+    } else if (c >= 0xd800 && c <= 0xdfff) {
+      // No YAML reader takes a lone surrogate; the props checks refuse it first.
+      throw new Error(`a lone UTF-16 surrogate (${codePoint(c)}) in ${showValue(s)} cannot be written to an agent's YAML config`);
+    } else {out += `\\u${c.toString(16).padStart(4, '0')}`;}
+  }
+  return out + '"';
+}
+
+type YamlValue = string | number | boolean | null | undefined | YamlValue[] | { [key: string]: YamlValue };
+
+/** Options of `agentYaml`. */
+export interface AgentYamlOptions {
+  /**
+   * Strings written as a literal block scalar (`|-`) instead: Vector interpolates `${NAME}` in
+   * the text before parsing it, so a secret's quotes or backslashes inside a double-quoted
+   * string would end it; a block scalar takes them as they are.
+   */
+  readonly literal?: (s: string) => boolean;
+}
+
+function scalar(v: YamlValue): string {
+  if (v === null || v === undefined) return 'null';
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new Error(`agentYaml: ${v} is not a finite number`);
+    return String(v);
+  }
+  return yamlQuoted(v as string);
+}
+
+const nonEmpty = (v: YamlValue): v is YamlValue[] | { [key: string]: YamlValue } =>
+  v !== null && typeof v === 'object' && (Array.isArray(v) ? v.length > 0 : Object.keys(v).length > 0);
+
+const empty = (v: YamlValue) => (Array.isArray(v) ? '[]' : v !== null && typeof v === 'object' ? '{}' : scalar(v));
+
+/** The entries of a map at `indent`; the first one after `first` (a sequence's `- `) when given. */
+function emitMap(map: { [key: string]: YamlValue }, indent: string, o: AgentYamlOptions, lines: string[], first?: string): void {
+  Object.keys(map).forEach((k, i) => emitValue(map[k], indent, o, lines, `${i === 0 && first !== undefined ? first : indent}${yamlQuoted(k)}: `));
+}
+
+/** A value after `prefix` (`key: `) of an entry at `indent`. */
+function emitValue(v: YamlValue, indent: string, o: AgentYamlOptions, lines: string[], prefix: string): void {
+  const inner = `${indent}  `;
+  if (typeof v === 'string' && o.literal?.(v) && !/[\n\r]/.test(v)) {
+    lines.push(`${prefix}|-`, `${inner}${v}`);
+  } else if (Array.isArray(v) && v.length > 0) {
+    lines.push(prefix.trimEnd());
+    for (const item of v) emitItem(item, inner, o, lines);
+  } else if (nonEmpty(v)) {
+    lines.push(prefix.trimEnd());
+    emitMap(v as { [key: string]: YamlValue }, inner, o, lines);
+  } else {
+    lines.push(`${prefix}${empty(v)}`);
+  }
+}
+
+/** A sequence entry at `indent`. */
+function emitItem(v: YamlValue, indent: string, o: AgentYamlOptions, lines: string[]): void {
+  if (nonEmpty(v) && !Array.isArray(v)) emitMap(v, `${indent}  `, o, lines, `${indent}- `);
+  else emitValue(v, indent, o, lines, `${indent}- `);
+}
+
+/**
+ * An agent's YAML config from plain JSON data: block style, every key and string double-quoted
+ * with escapes (so that `0o17`, `on`, `~` or `2001-12-14` stay strings for a YAML 1.1 and a 1.2
+ * reader, and the text is printable ASCII, which the manifest carries exactly). Map keys keep
+ * their order.
+ */
+export function agentYaml(data: { [key: string]: any }, options: AgentYamlOptions = {}): string {
+  if (Object.keys(data).length === 0) return '{}\n';
+  const lines: string[] = [];
+  emitMap(data, '', options, lines);
+  return lines.join('\n') + '\n';
+}
+
+/** JSON text with every character outside printable ASCII escaped (`\uXXXX`), so the manifest carries it exactly. */
+export function asciiJson(value: unknown, space?: number): string {
+  return JSON.stringify(value, null, space).replace(/[\u007f-\uffff]/g, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

@@ -1,0 +1,262 @@
+/**
+ * Values as the API server and the agents read them (issue 24, points 1 and 3): every expected
+ * value here comes from the API server's own YAML reader (test/go-yaml-reader: sigs.k8s.io/yaml
+ * over yaml.v2, see test/util/api-server-yaml.ts), from a YAML 1.2 / 1.1 reader for the agents'
+ * YAML, or from the agents' grammars (test/util/fluent-bit-conf.ts), never from src/private/values.ts.
+ */
+import { App, Chart, Testing, Yaml } from 'cdk8s';
+import * as fc from 'fast-check';
+import * as YAML from 'yaml';
+import { NativeSidecarGuard } from '../src/guard';
+import { LogAgent } from '../src/log-agent';
+import { LogOutput } from '../src/log-output';
+import { agentYaml, characterProblem, checkManifestData, manifestStringProblem, showValue } from '../src/private/values';
+import { WithLogAgent } from '../src/with-log-agent';
+import { SidecarVolume, WithSidecar } from '../src/with-sidecar';
+import { WithTracer } from '../src/with-tracer';
+import { describeOracle, readAsApiServer, readStreamsAsApiServer } from './util/api-server-yaml';
+import { kplusWorkload } from './util/fixtures';
+import { fluentBitLokiLabels, parseFluentBitConf } from './util/fluent-bit-conf';
+
+const IMAGE = 'ghcr.io/example/proxy:1.0.0';
+const ENDPOINT = 'otel-gateway.observability.svc:4317';
+
+function chart(): { app: App; chart: Chart } {
+  const app = Testing.app();
+  return { app, chart: new Chart(app, 'test') };
+}
+
+/** The app's manifests as cdk8s writes them (`cdk8s synth`), read back by the API server's reader. */
+function asTheClusterReadsIt(app: App): any[] {
+  return readAsApiServer(app.synthYaml());
+}
+
+/** Every document of the app equals its JS object: what was accepted arrives intact. */
+function expectIntact(app: App): any[] {
+  const read = asTheClusterReadsIt(app);
+  const objects = app.charts.flatMap(c => c.toJson());
+  expect(read).toEqual(JSON.parse(JSON.stringify(objects)));
+  return read;
+}
+
+const configMapText = (manifests: any[], file: string): string => {
+  const cm = manifests.find(m => m?.kind === 'ConfigMap' && m.data?.[file] !== undefined);
+  if (!cm) throw new Error(`no ConfigMap with ${file}`);
+  return cm.data[file];
+};
+
+describeOracle('the API server reader, as observed (what src/private/values.ts rests on)', () => {
+  test('cdk8s writes Go-integer strings unquoted and the API server reads numbers (if cdk8s starts quoting them, this fails: relax the rule)', () => {
+    const values = ['0o17', '0O17', '0B1', '0X1F', '-0o7', '+0o17', '0O1_7', '-_1', '-_1e3'];
+    const read = readAsApiServer(Yaml.stringify(...values.map(v => ({ v }))));
+    expect(read.map((d: any) => d.v)).toEqual([15, 15, 1, 31, -7, 15, 15, -1, -1000]);
+  });
+
+  test('the characters refused in the manifest are exactly those the writer and the reader do not carry (BMP code points, three positions)', () => {
+    const codePoints: number[] = [];
+    for (let c = 0; c < 0x3000; c++) codePoints.push(c);
+    for (let c = 0xd7f0; c < 0xe010; c++) codePoints.push(c);
+    for (let c = 0xfe00; c <= 0xffff; c++) codePoints.push(c);
+    const shapes = [(ch: string) => `a${ch}b`, (ch: string) => `a${ch}\nb\n`, (ch: string) => `${ch}`];
+    const cases = codePoints.flatMap(c => shapes.map(shape => shape(String.fromCharCode(c))));
+    // a key below the document's first line, as every user key of a manifest is (a BOM that
+    // starts a document is dropped by the reader, but no manifest starts with a user's key)
+    const streams = cases.flatMap(v => [Yaml.stringify({ v }), Yaml.stringify({ m: { [v]: 'x' } })]);
+    const read = readStreamsAsApiServer(streams);
+    const broken = new Set<number>();
+    cases.forEach((v, i) => {
+      const [value, key] = [read[2 * i][0], read[2 * i + 1][0]];
+      const valueOk = value.error === undefined && (value.ok as any)?.v === v;
+      const keyOk = key.error === undefined && Object.keys((key.ok as any).m)[0] === v;
+      if (!valueOk || !keyOk) broken.add(codePoints[Math.floor(i / shapes.length)]);
+    });
+    // lone surrogates, U+0085, U+2028/9, DEL and C1, U+FFFE/F
+    const refused = codePoints.filter(c => characterProblem(`a${String.fromCharCode(c)}b`) !== undefined);
+    expect(refused).toEqual([...broken].sort((x, y) => x - y));
+    expect(refused.length).toBeGreaterThan(2048);
+  });
+
+  test('an astral character (a surrogate pair) is carried', () => {
+    expect(readAsApiServer(Yaml.stringify({ v: 'a\u{1F600}b', w: '\u{10FFFD}' }))).toEqual([{ v: 'a\u{1F600}b', w: '\u{10FFFD}' }]);
+    expect(characterProblem('a\u{1F600}b')).toBeUndefined();
+  });
+
+  test('Go-integer-like strings: refused exactly when the API server would not get the string', () => {
+    const prefixes = ['', '-', '+'];
+    const bases = ['', '0', '0o', '0O', '0b', '0B', '0x', '0X', '_', '0_'];
+    const digits = ['1', '17', '1_0', '_1', '1_', 'F', 'f', '8', '1e3', '1.5', '.5', '1.', '1e+3', '9223372036854775808', '18446744073709551616', 'ffffffffffffffff', 'inf', '.inf', 'nan'];
+    const values = prefixes.flatMap(p => bases.flatMap(b => digits.map(d => p + b + d)));
+    const read = readAsApiServer(Yaml.stringify(...values.map(v => ({ v }))));
+    const lost = values.filter((v, i) => (read[i] as any).v !== v);
+    const refused = values.filter(v => manifestStringProblem(v) !== undefined);
+    expect(refused).toEqual(lost);
+    expect(lost.length).toBeGreaterThan(40);
+  });
+});
+
+describeOracle('point 1: characters the API server reads otherwise', () => {
+  const NEL_INCLUDE = 'a\u0085\u0085@INCLUDE /var/log/app/evil.conf';
+
+  test.each(['fluentBit', 'vector', 'fluentd'] as const)('a Loki label with NEL is refused before any agent (%s) gets it', agent => {
+    const { chart: c } = chart();
+    const build = () => new WithLogAgent(c, 'logs', {
+      workload: kplusWorkload(c, 'Deployment'),
+      kubernetesVersion: '1.29',
+      agent: LogAgent[agent](),
+      output: LogOutput.loki({ host: 'loki.monitoring', labels: { job: NEL_INCLUDE } }),
+    });
+    expect(build).toThrow('LogOutput.loki(): label job value "a\\u0085\\u0085@INCLUDE /var/log/app/evil.conf" holds U+0085 (NEL)');
+  });
+
+  test('on the old code, the same label reached Fluent Bit as an @INCLUDE line (the reason for the rule)', () => {
+    // the Fluent Bit config text as the library wrote it before, read back by the cluster
+    const text = `[OUTPUT]\n    Name   loki\n    Labels job=${NEL_INCLUDE}\n`;
+    const [read] = readAsApiServer(Yaml.stringify({ data: { 'fluent-bit.conf': text } })) as any[];
+    expect(() => parseFluentBitConf(read.data['fluent-bit.conf'])).toThrow(/@INCLUDE/);
+  });
+
+  test.each([
+    ['env value', { env: { MODE: 'a\u2028b' } }, 'env \'MODE\' value "a\\u2028b" holds U+2028'],
+    ['appEnv value', { appEnv: { MODE: 'a\u0085b' } }, 'appEnv \'MODE\' value "a\\u0085b" holds U+0085'],
+    ['args', { args: ['--x=\ud800'] }, 'args[0] "--x=\\ud800" holds a lone UTF-16 surrogate'],
+    ['command', { command: ['run\u009b'] }, 'command[0] "run\\u009b" holds U+009B'],
+    ['image', { image: 'example/proxy:1\u0085' }, 'image "example/proxy:1\\u0085" holds U+0085'],
+    ['configFiles content', { configFiles: { 'a.conf': 'x = 1\n\u2029\n' } }, 'configFiles \'a.conf\' content "x = 1\\n\\u2029\\n" holds U+2029'],
+  ])('WithSidecar %s: refused with the path, the escaped value and the fix', (_name, props, message) => {
+    const { chart: c } = chart();
+    expect(() => new WithSidecar(c, 'proxy', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', image: IMAGE, ...props as any }))
+      .toThrow(`WithSidecar 'test/proxy': ${message}`);
+    expect(() => new WithSidecar(c, 'proxy2', { workload: kplusWorkload(c, 'Deployment', 'w2'), kubernetesVersion: '1.29', image: IMAGE, ...props as any }))
+      .toThrow(/remove the character/);
+  });
+
+  test('WithTracer serviceName with NEL is refused; a resource attribute value with NEL is carried (percent-encoded)', () => {
+    const { chart: c } = chart();
+    expect(() => new WithTracer(c, 't1', { workload: kplusWorkload(c, 'Deployment', 'w1'), kubernetesVersion: '1.29', exporterEndpoint: ENDPOINT, serviceName: 'shop\u0085' }))
+      .toThrow('WithTracer \'test/t1\': serviceName "shop\\u0085" holds U+0085');
+    expect(() => new WithTracer(c, 't2', { workload: kplusWorkload(c, 'Deployment', 'w2'), kubernetesVersion: '1.29', exporterEndpoint: ENDPOINT, resourceAttributes: { team: 'x\udc00' } }))
+      .toThrow('WithTracer \'test/t2\': resourceAttributes \'team\' value "x\\udc00" holds a lone UTF-16 surrogate');
+    const { app: app2, chart: c2 } = chart();
+    new WithTracer(c2, 't', { workload: kplusWorkload(c2, 'Deployment'), kubernetesVersion: '1.29', exporterEndpoint: ENDPOINT, resourceAttributes: { team: 'a\u0085b\u2028c' } });
+    const read = expectIntact(app2);
+    const env = read.find(m => m.kind === 'Deployment').spec.template.spec.containers[0].env;
+    const attrs = env.find((e: any) => e.name === 'OTEL_RESOURCE_ATTRIBUTES').value as string;
+    expect(attrs.split(',').map(kv => kv.split('=').map(decodeURIComponent))).toContainEqual(['team', 'a\u0085b\u2028c']);
+  });
+
+  test('accepted hostile values arrive intact (C0 controls, BOM, emoji, YAML indicators, 0x1F, on, ~)', () => {
+    const { app, chart: c } = chart();
+    new WithSidecar(c, 'proxy', {
+      workload: kplusWorkload(c, 'Deployment'),
+      kubernetesVersion: '1.29',
+      image: IMAGE,
+      env: { A: 'a\u0001b', B: '\ufeffx', C: '\u{1F600}', D: ': - ? # & * ! | > \' " % @ `', E: '0x1F', F: 'on', G: '~', H: '1_000', I: '2001-12-14', J: '$(X) ${Y} #{z}' },
+      args: ['0777', 'y', 'null', '.5', '1e3'],
+      configFiles: { 'a.conf': '\ta\u0007\n  b\u00a0\n' },
+    });
+    expectIntact(app);
+  });
+});
+
+describeOracle('point 3: strings the API server reads as numbers', () => {
+  const NUMBERISH = '0o17';
+  test.each([
+    ['WithSidecar containerName', (c: Chart) => new WithSidecar(c, 'p', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', image: IMAGE, containerName: NUMBERISH }), "WithSidecar 'test/p': containerName \"0o17\" is written unquoted by cdk8s' YAML writer"],
+    ['WithLogAgent containerName', (c: Chart) => new WithLogAgent(c, 'l', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', containerName: NUMBERISH }), "WithLogAgent 'test/l': containerName \"0o17\""],
+    ['WithSidecar env value', (c: Chart) => new WithSidecar(c, 'p', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', image: IMAGE, env: { MODE: '-0o7' } }), "env 'MODE' value \"-0o7\" is written unquoted"],
+    ['WithSidecar env name', (c: Chart) => new WithSidecar(c, 'p', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', image: IMAGE, env: { '-0o7': 'x' } }), 'env "-0o7" is written unquoted'],
+    ['WithSidecar args', (c: Chart) => new WithSidecar(c, 'p', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', image: IMAGE, args: ['0B1'] }), 'args[0] "0B1"'],
+    ['WithSidecar image', (c: Chart) => new WithSidecar(c, 'p', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', image: '0X1F' }), 'image "0X1F"'],
+    ['WithSidecar configFiles key', (c: Chart) => new WithSidecar(c, 'p', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', image: IMAGE, configFiles: { '0O17': 'x' } }), 'configFiles key "0O17"'],
+    ['WithSidecar port name', (c: Chart) => new WithSidecar(c, 'p', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', image: IMAGE, ports: [{ number: 9090, name: '0o17' }] }), 'port name "0o17"'],
+    ['WithTracer serviceName', (c: Chart) => new WithTracer(c, 't', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', exporterEndpoint: ENDPOINT, serviceName: '0o17' }), 'serviceName "0o17"'],
+    ['SidecarVolume name', (c: Chart) => SidecarVolume.emptyDir('0o17', '/data'), "SidecarVolume '0o17': name \"0o17\""],
+    ['SidecarVolume Secret name', (c: Chart) => SidecarVolume.secret('creds', { name: '0o17' }, '/creds'), 'Secret name "0o17"'],
+    ['NativeSidecarGuard name', (c: Chart) => new NativeSidecarGuard(c, 'g', { namespaces: ['shop'], name: '0o17' }), 'name "0o17"'],
+    ['NativeSidecarGuard namespaces', (c: Chart) => new NativeSidecarGuard(c, 'g', { namespaces: ['0o17'] }), 'namespaces entry "0o17"'],
+  ])('%s \'0o17\'-like: refused, saying cdk8s writes it unquoted', (_name, build, message) => {
+    const { chart: c } = chart();
+    expect(() => build(c)).toThrow(message);
+    expect(() => build(chart().chart)).toThrow(/strconv.ParseInt.*cdk8s gives no way to quote one value/);
+  });
+
+  test('the same names the cdk8s writer quotes are accepted and arrive intact (0x1f, 0b1, 1e3)', () => {
+    const { app, chart: c } = chart();
+    new WithSidecar(c, 'p', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', image: IMAGE, containerName: '0x1f', env: { A: '0x1F', B: '0b1' }, args: ['1e3'] });
+    new NativeSidecarGuard(c, 'g', { namespaces: ['0b1', '1e3'], kubernetesVersion: '1.30' });
+    expectIntact(app);
+  });
+
+  test.each([
+    ['labels', { labels: { job: '0o17', env: 'on' } }, (cfg: any) => cfg.sinks.output.labels, { job: '0o17', env: 'on' }],
+    ['tenantId', { tenantId: '0o17' }, (cfg: any) => cfg.sinks.output.tenant_id, '0o17'],
+  ])('Vector: Loki %s stay strings for a YAML 1.2 and a 1.1 reader, read from the ConfigMap as the API server gives it', (_n, options, pick, want) => {
+    const { app, chart: c } = chart();
+    new WithLogAgent(c, 'logs', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', agent: LogAgent.vector(), output: LogOutput.loki({ host: 'loki', ...options }) });
+    const text = configMapText(expectIntact(app), 'vector.yaml');
+    expect(pick(YAML.parse(text))).toEqual(want);
+    expect(pick(YAML.parse(text, { version: '1.1' }))).toEqual(want);
+    expect(pick(readAsApiServer(text)[0])).toEqual(want); // a Go (yaml.v2) reader too
+  });
+
+  test('Vector: an index 0o17 stays a string', () => {
+    const { app, chart: c } = chart();
+    new WithLogAgent(c, 'logs', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', agent: LogAgent.vector(), output: LogOutput.elasticsearch({ host: 'es', index: '0o17' }) });
+    const text = configMapText(expectIntact(app), 'vector.yaml');
+    expect(YAML.parse(text).sinks.output.bulk.index).toBe('0o17');
+  });
+
+  test('collector: an exporter header named 0o17 stays a string', () => {
+    const { app, chart: c } = chart();
+    new WithTracer(c, 't', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', exporterEndpoint: ENDPOINT, exporterHeaders: { '0o17': { secret: { name: 'otel-auth' }, key: 'token' } } });
+    const text = configMapText(expectIntact(app), 'config.yaml');
+    for (const read of [YAML.parse(text), YAML.parse(text, { version: '1.1' }), readAsApiServer(text)[0] as any]) {
+      expect(Object.keys(read.exporters['otlp/traces'].headers)).toEqual(['0o17']);
+    }
+  });
+
+  test('Fluent Bit: Loki labels from the ConfigMap as the API server gives it, read with its grammar', () => {
+    const { app, chart: c } = chart();
+    new WithLogAgent(c, 'logs', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', output: LogOutput.loki({ host: 'loki', labels: { job: '0o17', team: 'a-b' } }) });
+    const text = configMapText(expectIntact(app), 'fluent-bit.conf');
+    const out = parseFluentBitConf(text).find(s => s.name === 'OUTPUT')!;
+    expect(fluentBitLokiLabels(out.props.labels[0])).toEqual({ job: '0o17', team: 'a-b' });
+  });
+});
+
+describeOracle('the agent YAML emitter (src/private/values.ts agentYaml)', () => {
+  const json = fc.letrec(tie => ({
+    value: fc.oneof({ depthSize: 'small' },
+      fc.string({ unit: 'binary' }), fc.integer(), fc.boolean(), fc.constant(null),
+      fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(fc.string({ unit: 'binary', maxLength: 6 }), tie('value'), { maxKeys: 3 })),
+  })).value;
+  const top = fc.dictionary(fc.string({ unit: 'binary', maxLength: 6 }), json, { maxKeys: 4 });
+
+  test('a YAML 1.2 reader, a YAML 1.1 reader and the Go reader (through a ConfigMap) get the data back', () => {
+    const samples = fc.sample(top, { numRuns: 300, seed: 24 });
+    const texts = samples.map(d => agentYaml(d));
+    // the config text inside a manifest, as cdk8s writes it, then the API server reads it
+    const read = readStreamsAsApiServer(texts.map(t => Yaml.stringify({ data: { 'agent.yaml': t } })));
+    const goRead = readStreamsAsApiServer(read.map(r => (r[0].ok as any).data['agent.yaml']));
+    samples.forEach((d, i) => {
+      const expected = JSON.parse(JSON.stringify(d));
+      expect((read[i][0].ok as any).data['agent.yaml']).toBe(texts[i]);
+      expect(YAML.parse(texts[i], { uniqueKeys: false })).toEqual(expected);
+      expect(YAML.parse(texts[i], { version: '1.1', uniqueKeys: false })).toEqual(expected);
+      expect(goRead[i][0].ok ?? {}).toEqual(expected);
+    });
+  });
+
+  test('the text is printable ASCII and every key and string is double-quoted', () => {
+    const text = agentYaml({ on: ['0o17', '~', 'a\u0085\u2028b\u{1F600}'], n: { y: '' } });
+    expect(text).toBe('"on":\n  - "0o17"\n  - "~"\n  - "a\\x85\\u2028b\\U0001f600"\n"n":\n  "y": ""\n');
+    expect(showValue('a\u0085')).toBe('"a\\u0085"');
+  });
+});
+
+test('the last line of defence (checkManifestData) names the JSON path of a value no prop check caught', () => {
+  expect(() => checkManifestData("WithSidecar 'test/p'", "the sidecar's", { container: { env: [{ name: 'A', value: 'x\u2028' }] } }))
+    .toThrow("WithSidecar 'test/p': the sidecar's.container.env[0].value \"x\\u2028\" holds U+2028");
+  expect(() => checkManifestData('W', 'the agent\'s', { files: { 'a b': '0o17' } })).toThrow('the agent\'s.files["a b"] "0o17" is written unquoted');
+  expect(() => checkManifestData('W', 'x', { ok: ['0x1F', 'on', 5, null, { n: 'a\u0001' }] })).not.toThrow();
+});
