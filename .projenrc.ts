@@ -111,6 +111,16 @@ const consumerTest = project.addTask('test:consumer', {
 });
 project.testTask.spawn(consumerTest);
 
+// The real agents (issue 25): every config variant the library emits, run by the agent's own
+// binary against a sink on loopback (test/agents/*.agent-test.ts, one module per agent). Not part
+// of `test`: it needs the binaries (FLUENT_BIT=/path/to/fluent-bit, built by
+// scripts/build-fluent-bit.sh) and says "skipped: ..." without them.
+project.addTask('test:agents', {
+  description: 'Runs the real log agents (FLUENT_BIT=/path/to/fluent-bit, ...) on every config variant: dry-run, a loopback sink, shutdown, outage and restart',
+  exec: "jest --ci --runInBand --testMatch '<rootDir>/test/agents/**/*.agent-test.ts' --testTimeout 900000",
+  receiveArgs: true,
+});
+
 // The example app, synthesized by the real cdk8s CLI once per cluster.
 const clusters: Array<[string, string]> = [['cluster-1.27', '1.27'], ['cluster-1.29', '1.29']];
 const synthExample = project.addTask('synth:example', {

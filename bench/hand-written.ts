@@ -50,25 +50,32 @@ const restricted = (uid: number): kplus.ContainerSecurityContextProps => ({
 const checksum = (data: Record<string, string>) => createHash('sha256').update(JSON.stringify(data)).digest('hex');
 
 const FLUENT_BIT_CONF = `[SERVICE]
-    Flush        1
-    Grace        5
-    Daemon       Off
-    Log_Level    info
-    HTTP_Server  On
-    HTTP_Listen  0.0.0.0
-    HTTP_Port    2020
-    Health_Check On
+    Flush                 1
+    Grace                 5
+    Daemon                Off
+    Log_Level             info
+    HTTP_Server           On
+    HTTP_Listen           0.0.0.0
+    HTTP_Port             2020
+    Health_Check          On
+    storage.path          /var/log/app/.fluent-bit/storage
+    storage.sync          normal
+    storage.max_chunks_up 16
+    scheduler.cap         30
 
 [INPUT]
-    Name             tail
-    Tag              app.*
-    Path             /var/log/app/*.log
-    DB               /var/log/app/.fluent-bit-offsets.db
-    DB.locking       true
-    Refresh_Interval 1
-    Read_from_Head   true
-    Skip_Long_Lines  On
-    Mem_Buf_Limit    16MB
+    Name                tail
+    Tag                 app.*
+    Path                /var/log/app/*.log
+    DB                  /var/log/app/.fluent-bit/offsets.db
+    DB.locking          true
+    Refresh_Interval    1
+    Read_from_Head      true
+    Buffer_Chunk_Size   32k
+    Buffer_Max_Size     1048576
+    Truncate_Long_Lines On
+    Skip_Long_Lines     On
+    storage.type        filesystem
 
 [FILTER]
     Name   record_modifier
@@ -78,9 +85,11 @@ const FLUENT_BIT_CONF = `[SERVICE]
     Record node \${NODE_NAME}
 
 [OUTPUT]
-    Name   stdout
-    Match  *
-    Format json_lines
+    Name                     stdout
+    Match                    *
+    Format                   json_lines
+    Retry_Limit              no_limits
+    storage.total_limit_size 256M
 `;
 
 function otelConfig(): string {
@@ -366,7 +375,7 @@ export function handWrittenDeployment(
   const sleep = (seconds: number) => kplus.Handler.fromCommand([BUSYBOX, 'sleep', String(seconds)]);
   deployment.addContainer({
     name: 'log-agent',
-    image: 'fluent/fluent-bit:3.2.10',
+    image: 'fluent/fluent-bit:5.1.1',
     imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
     command: ['/fluent-bit/bin/fluent-bit'],
     args: ['--config', '/etc/log-agent/fluent-bit.conf'],

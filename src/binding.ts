@@ -15,6 +15,7 @@ import { InjectedProxy } from './engine/injected';
 import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from './engine/pod-template';
 import { Json, SidecarSpec } from './engine/spec';
 import { findKnownBugs } from './known-bugs';
+import { describeValue } from './private/checks';
 import { printWarnings, recordWarnings } from './warnings';
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
@@ -122,6 +123,8 @@ export interface RenderedSidecar {
   /** The patch version, when the target names one (for the known-bugs check). */
   readonly patch?: number;
   readonly gate: boolean;
+  /** Warnings about the sidecar as given (`AgentDescription.warnings`), reported with the workload's. */
+  readonly warnings?: string[];
 }
 
 export interface BindingOptions {
@@ -134,6 +137,12 @@ export interface BindingOptions {
  * an ApiObject), or throws a message that says what is accepted.
  */
 export function workloadApiObject(owner: string, workload: IConstruct): ApiObject {
+  if (workload === undefined || workload === null || typeof (workload as any).node !== 'object') {
+    throw new Error(
+      `${owner}: workload ${describeValue(workload)} is not a construct; give the workload to attach to (a cdk8s-plus Deployment, ` +
+      `StatefulSet, DaemonSet, Job, CronJob or Pod, or a cdk8s ApiObject of kind ${SUPPORTED_KINDS.join(', ')}).`,
+    );
+  }
   let obj: ApiObject | undefined;
   if (ApiObject.isApiObject(workload)) {
     obj = workload;
@@ -157,6 +166,12 @@ export function workloadApiObject(owner: string, workload: IConstruct): ApiObjec
     );
   }
   return obj;
+}
+
+/** Whether the object has JSON patches (cdk8s keeps them in ApiObject's private `patches`, 2.x). */
+function hasJsonPatches(obj: ApiObject): boolean {
+  const patches: unknown = (obj as any).patches;
+  return Array.isArray(patches) && patches.length > 0;
 }
 
 /**
@@ -250,7 +265,7 @@ export class WorkloadBinding {
    * (which may take it).
    */
   public render(purpose?: 'validate' | 'emit'): EngineResult {
-    const base = this.originalToJson();
+    const base = this.baseManifest();
     // The sources' checks of the workload's own pod spec, on this same manifest (before the
     // engine adds the sidecars to it): no extra toJson() of the workload per check.
     const ownSpec = podTemplateOf(base)?.spec;
@@ -260,11 +275,40 @@ export class WorkloadBinding {
     return workloadErrors.length === 0 ? result : { manifest: result.manifest, errors: [...result.errors, ...workloadErrors] };
   }
 
+  /**
+   * The workload's namespace as emitted: its JSON patches applied (a patch of
+   * `/metadata/namespace` moves the pod, and the sidecars' ConfigMaps must follow it). Without
+   * patches, the metadata's (no extra `toJson()`).
+   */
+  public emittedNamespace(): string | undefined {
+    if (!hasJsonPatches(this.obj)) return this.obj.metadata.namespace;
+    return this.baseManifest().metadata?.namespace;
+  }
+
+  /**
+   * The workload's own manifest (its `toJson()` before the sidecars): the user's JSON patches are
+   * applied here, BEFORE the engine adds the sidecars, so a patch cannot reach a sidecar; one
+   * that fails (it names a container, volume or hook only the sidecars bring) is reported as such.
+   */
+  private baseManifest(): Json {
+    try {
+      return this.originalToJson();
+    } catch (e) {
+      if (!hasJsonPatches(this.obj)) throw e;
+      throw new Error(
+        `'${this.obj.node.path}': a JSON patch of the workload failed (${(e as Error).message}). The workload's patches are applied ` +
+        'to its own manifest BEFORE the sidecars are added (docs/validation.md), so a patch cannot change a sidecar\'s container, ' +
+        'volume or hook; set those through the sidecar construct\'s props, or patch only what the workload itself has.',
+      );
+    }
+  }
+
   private renderOn(base: Json, synthesis?: Synthesis, purpose?: 'validate' | 'emit'): EngineResult {
     const errors: string[] = [];
     const specs: SidecarSpec[] = [];
     const injected: InjectedProxy[] = [];
     const targets = new Map<string, string>();
+    const sidecarWarnings: string[] = [];
     let minor = 0;
     let gate = false;
     let patch: number | undefined;
@@ -273,6 +317,7 @@ export class WorkloadBinding {
         const r = source.renderSidecar();
         if (r.spec) specs.push(r.spec);
         if (r.injected) injected.push(r.injected);
+        sidecarWarnings.push(...r.warnings ?? []);
         minor = r.minor;
         gate = r.gate;
         // The lowest patch any of them names (the cluster's oldest node decides).
@@ -302,7 +347,7 @@ export class WorkloadBinding {
         return { manifest: kept.manifest, errors: [] };
       }
     }
-    const rendered = this.renderAnew(base, specs, injected, minor, gate, patch);
+    const rendered = this.renderAnew(base, specs, injected, minor, gate, patch, sidecarWarnings);
     if (synthesis && purpose === 'validate' && key !== undefined && rendered.errors.length === 0) {
       synthesis.kept.set(this, { key, manifest: rendered.manifest, warnings: this.warnings });
     }
@@ -311,6 +356,7 @@ export class WorkloadBinding {
 
   private renderAnew(
     base: Json, specs: SidecarSpec[], injected: InjectedProxy[], minor: number, gate: boolean, patch: number | undefined,
+    sidecarWarnings: string[],
   ): EngineResult {
     // `base` is a fresh object from toJson(): the engine may work on it in place.
     const result = applySidecars(base, specs, {
@@ -320,7 +366,7 @@ export class WorkloadBinding {
     // Known bugs of the target's patch release, on the pod as emitted (src/known-bugs.ts).
     const findings = findKnownBugs(`'${this.obj.node.path}' (${describeObject(result.manifest)})`,
       podTemplateOf(result.manifest)!.spec, { major: 1, minor, patch, raw: '' });
-    this.warnings = findings.filter(f => f.level === 'warning').map(f => f.message);
+    this.warnings = [...sidecarWarnings, ...findings.filter(f => f.level === 'warning').map(f => f.message)];
     recordWarnings(this.obj, this.warnings);
     const bugErrors = findings.filter(f => f.level === 'error').map(f => f.message);
     return bugErrors.length > 0 ? { manifest: result.manifest, errors: bugErrors } : result;

@@ -1,7 +1,8 @@
 import { ApiObject, ApiObjectProps } from 'cdk8s';
 import { Construct } from 'constructs';
 import { NATIVE_SIDECARS_ANNOTATION } from './engine/injected';
-import { checkDnsLabel, checkObjectName } from './private/checks';
+import { checkBoolean, checkDnsLabel, checkObjectName, checkString, copyData, describeValue, isPropsObject, listOf } from './private/checks';
+import { compareCodePoints } from './private/order';
 import { checkVersion, resolveTarget } from './settings';
 import { KubeVersion, formatVersion } from './target';
 
@@ -104,17 +105,26 @@ export class NativeSidecarGuard extends Construct {
   constructor(scope: Construct, id: string, props: NativeSidecarGuardProps) {
     super(scope, id);
     const who = this.describe();
-    this.props = props;
-    this.name = props.name ?? DEFAULT_NAME;
+    if (!isPropsObject(props)) throw new Error(`${who}: the props ${describeValue(props)} are not an object; give e.g. { namespaces: ['shop'] }.`);
+    // a copy: a props object changed afterwards changes nothing here
+    this.props = copyData(props);
+    this.name = this.props.name ?? DEFAULT_NAME;
+    checkString(who, 'name', this.name, `'${DEFAULT_NAME}'`);
     checkObjectName(who, 'name', this.name, 'a valid object name', DEFAULT_NAME);
-    if (!Array.isArray(props.namespaces) || props.namespaces.length === 0) {
+    const namespaces = listOf(who, 'namespaces', this.props.namespaces, "['shop']");
+    if (namespaces.length === 0) {
       throw new Error(`${who}: namespaces is empty, so the guard would check no pod; list the namespaces your workloads run in, e.g. ['shop'].`);
     }
-    for (const ns of props.namespaces) checkDnsLabel(who, 'namespaces entry', ns);
-    if (props.kubernetesVersion !== undefined) checkVersion(who, props.kubernetesVersion);
+    for (const ns of namespaces) {
+      checkString(who, 'namespaces entry', ns, "'shop'");
+      checkDnsLabel(who, 'namespaces entry', ns);
+    }
+    checkString(who, 'kubernetesVersion', this.props.kubernetesVersion, "'1.29'");
+    checkBoolean(who, 'allowBetaApi', this.props.allowBetaApi);
+    if (this.props.kubernetesVersion !== undefined) checkVersion(who, this.props.kubernetesVersion);
     const apiVersion = () => this.apiVersion();
     this.policy = new VersionedApiObject(this, 'policy', apiVersion, policyProps(this.name));
-    this.binding = new VersionedApiObject(this, 'binding', apiVersion, bindingProps(this.name, [...new Set(props.namespaces)].sort()));
+    this.binding = new VersionedApiObject(this, 'binding', apiVersion, bindingProps(this.name, [...new Set(namespaces)].sort(compareCodePoints)));
     // The target may come from the environment or Sidecars.configure(): checked at synthesis,
     // before any file is written.
     this.node.addValidation({

@@ -14,15 +14,28 @@ export interface DefaultImage {
   readonly usedBy: string;
   /** Where upstream shows that this tag is published. */
   readonly source: string;
+  /**
+   * The releases the config the library renders for this image is valid for: from `from` up to,
+   * not including, `below` (`x.y.z`). An image of the user's own outside it (or without a
+   * version in its tag) is a warning naming the range (`releaseRangeWarning`).
+   */
+  readonly releases?: { readonly program: string; readonly from: string; readonly below: string; readonly checked: string };
 }
 
 /** @internal */
 export const DEFAULT_IMAGES = {
   fluentBit: {
-    image: 'fluent/fluent-bit:3.2.10',
+    image: 'fluent/fluent-bit:5.1.1',
     usedBy: 'LogAgent.fluentBit()',
-    // dockerfiles/Dockerfile at the tag: production stage FROM gcr.io/distroless/cc-debian12.
-    source: 'fluent/fluent-bit release v3.2.10 (git tag v3.2.10; images built from dockerfiles/Dockerfile, pushed as fluent/fluent-bit:<version>)',
+    // dockerfiles/Dockerfile at v5.1.1: `ARG RELEASE_VERSION=5.1.1`, production stage FROM
+    // gcr.io/distroless/cc-debian13 with no USER (the library sets runAsUser), binary at
+    // /fluent-bit/bin/fluent-bit. MAINTENANCE.md at v5.1.1: v5.1 is the stable line, v5.0
+    // maintenance only, older lines end of life.
+    source: 'fluent/fluent-bit release v5.1.1 (git tag v5.1.1, 2026-08-14; the newest tag of the supported 5.1 line in the repository on 2026-12-01; ' +
+      'images built from dockerfiles/Dockerfile, pushed as fluent/fluent-bit:<version>)',
+    // The keys, the shutdown model, the long-line keys (Truncate_Long_Lines) and the IP-literal
+    // TLS check (from 5.0.6) were read at v5.1.1 and run with the binary built at that tag.
+    releases: { program: 'Fluent Bit', from: '5.1.0', below: '5.2.0', checked: 'the keys, shutdown and buffering read at v5.1.1 and run against its binary' },
   },
   vector: {
     image: 'timberio/vector:0.54.0-distroless-libc',
@@ -68,3 +81,39 @@ export const ENVOY_IMAGE: string = DEFAULT_IMAGES.envoy.image;
 
 /** The default OpenTelemetry Collector image of `WithTracer` (the core distribution, pinned). */
 export const OTEL_COLLECTOR_IMAGE: string = DEFAULT_IMAGES.otelCollector.image;
+
+/** The `x.y.z` a tag starts with (`5.1.1`, `v1.19.3-debian-2.2`, `0.54.0-distroless-libc`); undefined without one. */
+function tagVersion(image: string): number[] | undefined {
+  const ref = image.split('@')[0];
+  const name = ref.slice(ref.lastIndexOf('/') + 1);
+  const colon = name.indexOf(':');
+  const m = colon < 0 ? null : /^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+_]|$)/.exec(name.slice(colon + 1));
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)] : undefined;
+}
+
+function compare(a: number[], b: number[]): number {
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return 0;
+}
+
+/**
+ * The warning for an image given instead of a default one whose config range it may fall outside
+ * (`DefaultImage.releases`): none for the default image or a tag inside the range. `who` starts
+ * the message (the construct's path).
+ * @internal
+ */
+export function releaseRangeWarning(who: string, image: string, pinned: DefaultImage): string | undefined {
+  const r = pinned.releases;
+  if (r === undefined || image === pinned.image) return undefined;
+  const range = `${r.program} ${r.from} up to, not including, ${r.below} (${r.checked})`;
+  const v = tagVersion(image);
+  const fix = `use ${pinned.image} or another tag in that range, or check the rendered config against your image's release yourself`;
+  if (v === undefined) {
+    return `${who}: image '${image}' names no ${r.program} release in its tag (untagged, 'latest' or a name of your own); ` +
+      `the config the library renders is written for ${range}: ${fix}.`;
+  }
+  const from = tagVersion(`x:${r.from}`)!;
+  const below = tagVersion(`x:${r.below}`)!;
+  if (compare(v, from) >= 0 && compare(v, below) < 0) return undefined;
+  return `${who}: image '${image}' is ${r.program} ${v.join('.')}, outside the releases the rendered config is written for: ${range}; ${fix}.`;
+}

@@ -21,7 +21,7 @@ export {
   BasicAuth, ForwardOutputOptions, HttpOutputOptions, LogDestinationOptions, LogOutput, LokiOutputOptions, SearchOutputOptions,
 } from './log-output';
 export {
-  FluentBitOptions, FluentdOptions, LogAgent, VectorOptions,
+  FluentBitMultilineParser, FluentBitOptions, FluentdOptions, LogAgent, VectorOptions,
 } from './log-agent';
 export { WithLogAgent, WithLogAgentProps } from './with-log-agent';
 

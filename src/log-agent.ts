@@ -4,7 +4,7 @@ import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './a
 import { ShutdownModel } from './agents/shutdown-model';
 import { renderVectorConfig, vectorShutdown } from './agents/vector';
 import { Json } from './engine/spec';
-import { FLUENTD_IMAGE, FLUENT_BIT_IMAGE, VECTOR_IMAGE } from './images';
+import { DEFAULT_IMAGES, FLUENTD_IMAGE, FLUENT_BIT_IMAGE, VECTOR_IMAGE, releaseRangeWarning } from './images';
 import { LogOutputConfig } from './log-output';
 import { checkImage, checkListenPort, durationSeconds, positiveSeconds } from './private/checks';
 
@@ -20,6 +20,8 @@ export interface LogAgentContext {
   readonly logDirectory: string;
   /** Glob of the files to tail inside logDirectory. */
   readonly filePattern: string;
+  /** `sizeLimit` of the log volume in MiB (an agent that buffers on it stays well inside). */
+  readonly logVolumeSizeLimitMiB: number;
   /** Where the agent's ConfigMap is mounted. */
   readonly configDirectory: string;
   readonly output: LogOutputConfig;
@@ -52,6 +54,28 @@ export interface LogAgentRendering {
    */
   readonly scratchDirectory?: string;
   readonly defaultResources: { cpuRequest: string; cpuLimit: string; memoryRequest: string; memoryLimit: string };
+  /** Warnings about the agent as given, e.g. an image outside its release range (`releaseRangeWarning`). */
+  readonly warnings?: string[];
+}
+
+/**
+ * A built-in multiline parser of Fluent Bit (`multiline.parser` of the tail input): joins the
+ * lines of one record, e.g. a stack trace, into one record.
+ * @see https://docs.fluentbit.io/manual/administration/configuring-fluent-bit/multiline-parsing
+ */
+export enum FluentBitMultilineParser {
+  /** Java stack traces (`Exception ...` then `at ...` lines). */
+  JAVA = 'java',
+  /** Go panics and goroutine dumps. */
+  GO = 'go',
+  /** Python tracebacks. */
+  PYTHON = 'python',
+  /** Ruby backtraces. */
+  RUBY = 'ruby',
+  /** Lines in the CRI log format (containerd, CRI-O), joining partial lines. */
+  CRI = 'cri',
+  /** Lines in Docker's JSON log format, joining partial lines. */
+  DOCKER = 'docker',
 }
 
 /**
@@ -59,8 +83,9 @@ export interface LogAgentRendering {
  */
 export interface FluentBitOptions {
   /**
-   * The Fluent Bit image.
-   * @default 'fluent/fluent-bit:3.2.10'
+   * The Fluent Bit image. The rendered config is written for Fluent Bit 5.1.x: another release
+   * (or a tag without one) is a warning at synthesis (`SidecarWarnings`).
+   * @default 'fluent/fluent-bit:5.1.1'
    */
   readonly image?: string;
   /**
@@ -82,6 +107,13 @@ export interface FluentBitOptions {
    * @default 2020
    */
   readonly httpPort?: number;
+  /**
+   * Built-in multiline parsers, tried in order (`multiline.parser`): the lines of a stack trace
+   * become one record. A record is emitted once its next line starts a new one, or 4 s after its
+   * last line (the parsers' flush timeout), which the agent's shutdown budget counts.
+   * @default - none: every line is a record
+   */
+  readonly multilineParsers?: FluentBitMultilineParser[];
 }
 
 /**
@@ -163,13 +195,15 @@ export interface FluentdOptions {
  */
 export abstract class LogAgent {
   /**
-   * Fluent Bit: tails the log files, keeps offsets in a DB file on the shared volume, flushes
-   * for `grace` after SIGTERM, and serves `/api/v1/health` for the probes.
+   * Fluent Bit: tails the log files, keeps offsets and a filesystem buffer in `.fluent-bit/` on
+   * the shared volume (retrying without a count limit, so an outage or a restart loses nothing
+   * the buffer holds), flushes for `grace` after SIGTERM, and serves `/api/v1/health` for the probes.
    * @see https://docs.fluentbit.io/manual/
    */
   public static fluentBit(options: FluentBitOptions = {}): LogAgent {
     const who = 'LogAgent.fluentBit()';
     checkImage(who, 'image', options.image ?? FLUENT_BIT_IMAGE, FLUENT_BIT_IMAGE);
+    checkMultilineParsers(who, options.multilineParsers);
     if (options.httpPort !== undefined) checkListenPort(who, 'httpPort', options.httpPort);
     positiveSeconds(who, 'flushInterval', options.flushInterval, 1);
     durationSeconds(who, 'grace', options.grace, 5);
@@ -225,10 +259,12 @@ class FluentBitAgent extends LogAgent {
     const flushSeconds = positiveSeconds(ctx.who, 'fluentBit flushInterval', this.options.flushInterval, 1);
     const graceSeconds = durationSeconds(ctx.who, 'fluentBit grace', this.options.grace, 5);
     const httpPort = this.options.httpPort ?? 2020;
+    const multilineParsers = [...this.options.multilineParsers ?? []];
     const render = () => renderFluentBitConfig({
       logDirectory: ctx.logDirectory,
       filePattern: ctx.filePattern,
-      dbPath: `${ctx.logDirectory}/.fluent-bit-offsets.db`,
+      logVolumeSizeLimitMiB: ctx.logVolumeSizeLimitMiB,
+      multilineParsers,
       flushSeconds,
       graceSeconds,
       httpPort,
@@ -241,19 +277,46 @@ class FluentBitAgent extends LogAgent {
     } catch (e) {
       throw new Error(`${ctx.who}: ${(e as Error).message}.`);
     }
+    const image = this.options.image ?? FLUENT_BIT_IMAGE;
+    const warning = releaseRangeWarning(ctx.who, image, DEFAULT_IMAGES.fluentBit);
     return {
-      image: this.options.image ?? FLUENT_BIT_IMAGE,
+      image,
       command: ['/fluent-bit/bin/fluent-bit'],
       args: ['--config', `${ctx.configDirectory}/fluent-bit.conf`],
       files: { 'fluent-bit.conf': config },
       healthPort: httpPort,
+      // 200 "ok" unless, within the last HC_Period (60 s), the outputs' errors passed
+      // HC_Errors_Count (5) or their failed retries HC_Retry_Failure_Count (5), then 500
+      // (src/http_server/api/v1/health.c, defaults include/fluent-bit/flb_config.h, v5.1.1). With
+      // Retry_Limit no_limits no retry fails for good; only the startup probe uses it anyway.
       healthPath: '/api/v1/health',
       healthPortName: 'fb-http',
+      // dockerfiles/Dockerfile (v5.1.1) sets no USER: the image would run as root; the library
+      // runs it as distroless' `nonroot` uid instead (runAsUser), with the log volume writable.
       uid: 65532,
-      shutdown: fluentBitShutdown(graceSeconds, ctx.output.type),
+      shutdown: fluentBitShutdown(graceSeconds, ctx.output.type, multilineParsers.length > 0),
       env: [],
       defaultResources: { cpuRequest: '20m', cpuLimit: '200m', memoryRequest: '32Mi', memoryLimit: '128Mi' },
+      ...(warning ? { warnings: [warning] } : {}),
     };
+  }
+}
+
+const MULTILINE_PARSERS = new Set<string>(Object.values(FluentBitMultilineParser));
+
+function checkMultilineParsers(who: string, parsers: FluentBitMultilineParser[] | undefined): void {
+  if (parsers === undefined) return;
+  if (!Array.isArray(parsers)) {
+    throw new Error(`${who}: multilineParsers must be a list of FluentBitMultilineParser values, e.g. [FluentBitMultilineParser.JAVA].`);
+  }
+  for (const p of parsers) {
+    if (!MULTILINE_PARSERS.has(p)) {
+      throw new Error(`${who}: multilineParsers has ${JSON.stringify(p)}, which is not a built-in parser of Fluent Bit; ` +
+        `use FluentBitMultilineParser values (${[...MULTILINE_PARSERS].join(', ')}).`);
+    }
+  }
+  if (new Set(parsers).size !== parsers.length) {
+    throw new Error(`${who}: multilineParsers ${JSON.stringify(parsers)} names a parser twice; give each once.`);
   }
 }
 

@@ -1,4 +1,5 @@
-import { isHost, isSecretKey, isSecretName } from './private/checks';
+import { describeValue, isHost, isSecretKey, isSecretName, ownEntries, readAsIpv4 } from './private/checks';
+import { sortedKeys } from './private/order';
 import { characterProblem, manifestStringProblem, showValue } from './private/values';
 import { SecretKeyReference } from './secret-ref';
 
@@ -132,7 +133,8 @@ export type LogOutputConfig =
 // (the renderers then only have to quote). Each rule names where it comes from.
 
 /** A value as shown in messages: quoted, every character outside printable ASCII as \uXXXX. */
-const show = showValue;
+/** A value as shown in messages: `showValue` for a string; a JavaScript caller's value of another type by its type. */
+const show = (v: unknown): string => (typeof v === 'string' ? showValue(v) : describeValue(v));
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -146,6 +148,10 @@ function checkHost(factory: string, host: string): void {
   // An empty host is reported by WithLogAgent, with the construct's path.
   if (host === '') return;
   // RFC 1123 host names (also IPv4 addresses), a trailing '.' allowed: what every agent and the URLs they build accept.
+  if (typeof host === 'string' && readAsIpv4(host.endsWith('.') ? host.slice(0, -1) : host)) {
+    refuse(factory, 'host', host, "is ambiguous: not an IPv4 address in dotted-quad form, but the agents' C resolver reads it as an IPv4 address " +
+      "(inet_aton: '012' is 0.0.0.10, '10.1' is 10.0.0.1); give the address as four decimal numbers, e.g. '10.0.0.1', or a DNS name");
+  }
   if (!isHost(host, { allowTrailingDot: true })) {
     refuse(factory, 'host', host, "is not a DNS name or IPv4 address (RFC 1123: letters, digits, '-' and '.', at most 253 characters); " +
       "give the host alone, without scheme, port or path, e.g. 'logs.example.com'");
@@ -165,7 +171,7 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
 function checkLabels(labels: Record<string, string>): void {
-  const names = Object.keys(labels);
+  const names = ownEntries('LogOutput.loki()', 'labels', labels, "{ app: 'web' }").map(([name]) => name);
   if (names.length === 0) {
     throw new Error('LogOutput.loki(): labels is empty; Loki needs at least one stream label (Vector refuses to start without one: ' +
       "vector src/sinks/loki/config.rs, v0.54.0). Leave labels out for the default { job: 'cdk8s-sidecars' } or give one, e.g. { app: 'web' }.");
@@ -176,15 +182,18 @@ function checkLabels(labels: Record<string, string>): void {
         "(Vector refuses any other name at start), e.g. 'app' or 'team_name'");
     }
     const v = labels[name];
+    if (typeof v !== 'string') {
+      throw new Error(`LogOutput.loki(): label ${name} value ${describeValue(v)} is not a string; give the label's value, e.g. 'shop-web'.`);
+    }
     // In every agent's config file, which reaches the agent through a ConfigMap: a character the
     // manifest cannot carry (U+0085, U+2028, ... : src/private/values.ts) would change the file.
     const chars = characterProblem(v);
     const rules: Array<[boolean, string]> = [
       [chars !== undefined, `${chars} (the label is written into the agent's config file, in a ConfigMap)`],
-      [v === '', 'is empty (Fluent Bit refuses an empty label value: plugins/out_loki/loki.c, v3.2.10)'],
+      [v === '', 'is empty (Fluent Bit refuses an empty label value: plugins/out_loki/loki.c, v5.1.1 as v3.2.10)'],
       [CONTROL.test(v), 'has a newline or another control character, which no agent config can hold'],
       [v.trim() !== v, "starts or ends with white space, which Fluent Bit trims (its `Labels` list is split on ',' and trimmed)"],
-      [v.includes(','), "has a ',', which splits Fluent Bit's `Labels` list (plugins/out_loki/loki.c, v3.2.10)"],
+      [v.includes(','), "has a ',', which splits Fluent Bit's `Labels` list (plugins/out_loki/loki.c, v5.1.1 as v3.2.10)"],
       [v.includes('"'), "has a '\"', which Fluentd's Loki plugin sends backslash-escaped (fluent-plugin-grafana-loki `format_labels`)"],
       [v.startsWith('$') || v.includes('${'), "starts with '$' or has '${', which Fluent Bit reads as a record accessor or an environment variable"],
       [v.includes('{{') || v.includes('%'), "has '{{' or '%', which Vector reads as a template field or a strftime time format (vector src/template.rs, v0.54.0)"],
@@ -259,7 +268,8 @@ export class LogOutput {
     const headers: Record<string, SecretRef> = {};
     // Each header reaches the agent as an environment variable named after it (see outputSecretEnv).
     const envNames = new Map<string, string>();
-    for (const name of Object.keys(options.secretHeaders ?? {}).sort()) {
+    ownEntries('LogOutput.http()', 'secretHeaders', options.secretHeaders, "{ Authorization: { secret, key: 'token' } }");
+    for (const name of sortedKeys(options.secretHeaders ?? {})) {
       if (!HEADER_NAME.test(name)) {
         refuse('http', 'secretHeaders name', name, "is not an HTTP header name (RFC 9110 token: letters, digits and !#$%&'*+.^_`|~-), e.g. 'Authorization'");
       }
@@ -270,6 +280,13 @@ export class LogOutput {
       }
       envNames.set(env, name);
       headers[name] = ref('http', `secretHeaders[${show(name)}]`, options.secretHeaders![name]);
+    }
+    const authorization = Object.keys(headers).find(h => h.toLowerCase() === 'authorization');
+    if (authorization !== undefined && options.basicAuth !== undefined) {
+      // Fluent Bit sends both headers (plugins/out_http/http.c adds basic auth and every Header,
+      // v5.1.1); Fluentd's out_http drops the secret header without a word.
+      refuse('http', 'secretHeaders name', authorization, 'comes with basicAuth, which sends an Authorization header of its own ' +
+        '(Fluent Bit would send both, Fluentd only one); give basicAuth or the Authorization header, not both');
     }
     return new LogOutput({
       type: 'http',

@@ -1,6 +1,6 @@
 import { Size } from 'cdk8s';
 import { Json } from './engine/spec';
-import { quantity } from './private/checks';
+import { checkSize, quantity } from './private/checks';
 
 /**
  * A CPU quantity, e.g. `{ amount: '250m' }`.
@@ -85,7 +85,8 @@ export interface DefaultResources {
  */
 export function renderResources(who: string, r: SidecarResources | undefined, defaults: DefaultResources): Json {
   const size = (s: Size | undefined, prop: string, fallback: string | undefined): string | undefined => {
-    if (!s) return fallback;
+    if (s === undefined) return fallback;
+    checkSize(who, `resources.${prop}`, s, 'Size.mebibytes(64)');
     try {
       return `${s.toMebibytes()}Mi`;
     } catch {

@@ -1,4 +1,5 @@
 import { IConstruct } from 'constructs';
+import { checkBoolean, checkString, describeValue, isPropsObject } from './private/checks';
 import {
   DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarMode,
   parseKubernetesVersion, resolveLayout,
@@ -84,6 +85,10 @@ export class Sidecars {
    * Sidecars.configure(app, { kubernetesVersion: '1.29' });
    */
   public static configure(scope: IConstruct, options: SidecarTargetOptions): void {
+    const who = `Sidecars.configure(${describe(scope)})`;
+    if (!isPropsObject(options)) throw new Error(`${who}: the options ${describeValue(options)} are not an object; give e.g. { kubernetesVersion: '1.29' }.`);
+    checkString(who, 'kubernetesVersion', options.kubernetesVersion, "'1.29'");
+    checkBoolean(who, 'sidecarContainersGate', options.sidecarContainersGate);
     if (options.kubernetesVersion !== undefined) {
       checkVersion(`Sidecars.configure(${describe(scope)})`, options.kubernetesVersion);
     }

@@ -4,8 +4,9 @@ import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
-import { checkDnsLabel, durationSeconds } from './private/checks';
+import { checkBoolean, checkDnsLabel, checkString, copyData, describeValue, durationSeconds, isPropsObject } from './private/checks';
 import { Memo, deepFreeze } from './private/memo';
+import { setOwn, sortedKeys } from './private/order';
 import { TargetReader, checkSameApp } from './private/target-reader';
 import { checkManifestData } from './private/values';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
@@ -88,6 +89,20 @@ export interface SidecarProps extends SidecarTargetOptions {
    * @default false
    */
   readonly serveInitContainers?: boolean;
+}
+
+/**
+ * The types of the props every sidecar construct shares, for JavaScript callers (jsii checks the
+ * other languages): a name that is not a string, `'false'` (a string, so true) as a boolean, a Duration that is not one.
+ */
+function checkCommonProps(who: string, props: SidecarProps): void {
+  if (!isPropsObject(props)) throw new Error(`${who}: the props ${describeValue(props)} are not an object; give e.g. { workload: deployment }.`);
+  // (the workload: workloadApiObject, src/binding.ts)
+  checkString(who, 'containerName', props.containerName, "'log-agent'");
+  checkString(who, 'after', props.after, "'fetch-secrets'");
+  checkString(who, 'kubernetesVersion', props.kubernetesVersion, "'1.29'");
+  for (const flag of ['allowLegacyOnJob', 'serveInitContainers', 'sidecarContainersGate'] as const) checkBoolean(who, flag, props[flag]);
+  if (props.appShutdownTime !== undefined) durationSeconds(who, 'appShutdownTime', props.appShutdownTime, 0);
 }
 
 /** Defaults shared by all agents. @internal */
@@ -176,6 +191,11 @@ export interface AgentDescription {
    * `restartPolicy` or `lifecycle` (the base and the engine own those).
    */
   readonly containerOverrides?: Json;
+  /**
+   * Warnings about the agent as given (e.g. an image outside the releases its config was written
+   * for): reported with the workload's other warnings (`SidecarWarnings`, stderr) at synthesis.
+   */
+  readonly warnings?: string[];
 }
 
 /**
@@ -224,6 +244,8 @@ export abstract class SidecarBase extends Construct {
 
   /** The agent as the engine takes it, frozen once attached (the same content for every synthesis). */
   private attached?: AgentSpec & { readonly kind: string };
+  /** `AgentDescription.warnings` of the attached agent. */
+  private agentWarnings: readonly string[] = [];
   /** The spec per layout: derived from the frozen agent, so never stale. */
   private readonly specs = new Map<string, SidecarSpec>();
   /** The target as this construct reads it (the layout fixed once read). */
@@ -231,13 +253,15 @@ export abstract class SidecarBase extends Construct {
 
   protected constructor(scope: Construct, id: string, props: SidecarProps, private readonly defaultContainerName: string) {
     super(scope, id);
-    this._props = props;
-    this.target = new TargetReader(this, props, () => this.describe());
-    this.containerName = props.containerName ?? this.defaultContainerName;
-    this.workloadObject = workloadApiObject(this.describe(), props.workload);
+    checkCommonProps(this.describe(), props);
+    // A copy, read at synthesis too: a props object changed after construction changes nothing here.
+    this._props = copyData(props);
+    this.target = new TargetReader(this, this._props, () => this.describe());
+    this.containerName = this._props.containerName ?? this.defaultContainerName;
+    this.workloadObject = workloadApiObject(this.describe(), this._props.workload);
     checkSameApp(this.describe(), this, this.workloadObject);
     checkDnsLabel(this.describe(), 'containerName', this.containerName, MAX_CONTAINER_NAME_LENGTH);
-    if (props.after !== undefined) checkDnsLabel(this.describe(), 'after', props.after);
+    if (this._props.after !== undefined) checkDnsLabel(this.describe(), 'after', this._props.after);
     this.userSidecarStopSeconds(); // checked here, before anything is attached
     // An explicit version is checked at once; inherited ones at synthesis.
     this.target.resolved();
@@ -351,6 +375,7 @@ export abstract class SidecarBase extends Construct {
       after: this._props.after,
       serveInitContainers: this._props.serveInitContainers,
     });
+    this.agentWarnings = Object.freeze([...agent.warnings ?? []]);
     this._bind({ node: this.node, renderSidecar: () => this.renderSidecar(), checkWorkload: spec => this._checkWorkload(spec) });
   }
 
@@ -435,7 +460,7 @@ export abstract class SidecarBase extends Construct {
       });
       this.specs.set(key, spec);
     }
-    return { spec, minor: target.version.minor, patch: target.version.patch, gate: target.gate };
+    return { spec, minor: target.version.minor, patch: target.version.patch, gate: target.gate, warnings: [...this.agentWarnings] };
   }
 
   /**
@@ -458,7 +483,7 @@ export abstract class SidecarBase extends Construct {
    */
   private configMap(data: Record<string, string>): SidecarConfig {
     const sorted: Record<string, string> = {};
-    for (const k of Object.keys(data).sort()) sorted[k] = data[k];
+    for (const k of sortedKeys(data)) setOwn(sorted, k, data[k]);
     const namespace = this.workloadObject.metadata.namespace;
     const chartNamespace = Chart.of(this).namespace;
     if (namespace === undefined && chartNamespace !== undefined) {
@@ -474,6 +499,23 @@ export abstract class SidecarBase extends Construct {
       kind: 'ConfigMap',
       metadata: namespace ? { namespace } : {},
       data: sorted,
+    });
+    // A JSON patch of the workload's /metadata/namespace moves the pod at synthesis: the
+    // ConfigMap follows the namespace the workload is emitted in, or the pod could not mount it.
+    const workload = this.workloadObject;
+    const cmToJson = cm.toJson.bind(cm);
+    Object.defineProperty(cm, 'toJson', {
+      value: () => {
+        const json = cmToJson();
+        const emitted = WorkloadBinding.of(workload).emittedNamespace();
+        if (emitted === json.metadata?.namespace) return json;
+        const metadata: Record<string, unknown> = {};
+        const given = { ...json.metadata, namespace: emitted };
+        for (const k of sortedKeys(given)) if (given[k] !== undefined) setOwn(metadata, k, given[k]);
+        return { ...json, metadata };
+      },
+      configurable: true,
+      writable: true,
     });
     const checksum = configChecksum(sorted);
     return {

@@ -4,7 +4,10 @@ import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, envoyConfigFiles } from '.
 import { envoyShutdown } from './agents/envoy-shutdown';
 import { Json, RANK } from './engine/spec';
 import { ENVOY_IMAGE } from './images';
-import { checkDnsLabel, checkImage, checkInteger, checkListenPort, checkPort, checkSecretName, durationSeconds, isHost, positiveSeconds } from './private/checks';
+import {
+  checkBoolean, checkDnsLabel, checkImage, checkInteger, checkListenPort, checkPort, checkSecretName, checkString, describeValue,
+  durationSeconds, isHost, isPortName, isPropsObject, listOf, positiveSeconds,
+} from './private/checks';
 import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck } from './service-port';
 import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
 
@@ -297,8 +300,15 @@ export class WithEnvoy extends SidecarBase {
 
   constructor(scope: Construct, id: string, props: WithEnvoyProps) {
     super(scope, id, props, DEFAULTS.containerName);
+    // from here on the copy SidecarBase made (a props object changed afterwards changes nothing)
+    props = this._props as WithEnvoyProps;
     const who = this.describe();
     this.appPort = props.appPort;
+    // before anything reads it: `tls: null` would count as given here and as absent below (a
+    // listener named envoy-https serving plain HTTP)
+    if (props.tls !== undefined && !isPropsObject(props.tls)) {
+      throw new Error(`${who}: tls ${describeValue(props.tls)} is not TLS options; give { secretName: 'web-tls' } to terminate TLS, or leave tls out for plain HTTP.`);
+    }
     this.terminatesTls = props.tls !== undefined;
     this.listenerPort = props.listenerPort ?? (this.terminatesTls ? DEFAULTS.listenerPortTls : DEFAULTS.listenerPortPlain);
     this.listenerPortName = this.terminatesTls ? 'envoy-https' : 'envoy-http';
@@ -434,11 +444,26 @@ export class WithEnvoy extends SidecarBase {
    * exposed by any container". To add the port to an existing Service, use `exposeVia()`.
    */
   public servicePort(options: EnvoyServicePortOptions = {}): SidecarServicePort {
+    const who = this.describe();
+    if (!isPropsObject(options)) throw new Error(`${who}: the options ${describeValue(options)} are not an object; give servicePort() e.g. { port: 443, name: 'https' }.`);
     const port = options.port ?? (this.terminatesTls ? 443 : 80);
-    checkPort(this.describe(), 'service port', port);
+    checkPort(who, 'service port', port);
+    if (options.nodePort !== undefined) {
+      // 30000-32767 is only the default --service-node-port-range: a cluster may set another, so any port is taken
+      checkPort(who, 'service nodePort', options.nodePort,
+        "(the API server's default --service-node-port-range is 30000-32767; a cluster may set another)");
+    }
+    const name = options.name ?? (this.terminatesTls ? 'https' : 'http');
+    checkString(who, 'service port name', name, "'https'");
+    if (!isPortName(name)) {
+      throw new Error(
+        `${who}: service port name ${describeValue(name)} is not a port name (an IANA_SVC_NAME: at most 15 lower-case letters, digits and ` +
+        "single '-', with at least one letter, not starting or ending with '-'), e.g. 'https'.",
+      );
+    }
     return {
-      name: options.name ?? (this.terminatesTls ? 'https' : 'http'),
-      nodePort: options.nodePort,
+      name,
+      ...(options.nodePort !== undefined ? { nodePort: options.nodePort } : {}),
       port,
       targetPort: this.listenerPort,
     };
@@ -459,10 +484,14 @@ export class WithEnvoy extends SidecarBase {
 
 }
 
-function resolveUpstreams(who: string, upstreams: EnvoyUpstream[]): OutboundRoute[] {
+function resolveUpstreams(who: string, given: EnvoyUpstream[]): OutboundRoute[] {
   const seen = new Map<string, number>();
+  const upstreams = listOf(who, 'upstreams', given, "[{ name: 'payments', host: 'payments.shop.svc.cluster.local', port: 8080, localPort: 15001 }]");
   return upstreams.map((u, i) => {
     const at = `upstreams[${i}]`;
+    if (!isPropsObject(u)) throw new Error(`${who}: ${at} ${describeValue(u)} is not an upstream; give e.g. { name: 'payments', host: 'payments.shop.svc.cluster.local', port: 8080, localPort: 15001 }.`);
+    checkString(who, `${at} name`, u.name, "'payments'");
+    checkString(who, `${at} host`, u.host, "'payments.shop.svc.cluster.local'");
     checkDnsLabel(who, `${at} name`, u.name);
     if (u.name.length > 50) {
       throw new Error(`${who}: ${at} name '${u.name}' is ${u.name.length} characters long; use at most 50 (Envoy limits listener and cluster names to 60, and 'outbound-' is prepended).`);
@@ -482,6 +511,7 @@ function resolveUpstreams(who: string, upstreams: EnvoyUpstream[]): OutboundRout
         "(no scheme, port or path), e.g. 'api.example.com', and set port and tls separately.",
       );
     }
+    checkBoolean(who, `${at} tls`, u.tls);
     const tls = u.tls ?? false;
     const port = u.port ?? (tls ? 443 : 80);
     checkPort(who, `${at} '${u.name}' port`, port);

@@ -5,7 +5,7 @@ import { TOOLS } from './engine/shutdown';
 import { Json, RANK } from './engine/spec';
 import { LogAgent, LogAgentRendering } from './log-agent';
 import { LogOutput, LogOutputConfig, outputSecretEnv } from './log-output';
-import { checkInteger, checkListenPort, checkPort, sizeLimitMiB } from './private/checks';
+import { checkInteger, checkListenPort, checkMadeBy, checkPort, checkString, sizeLimitMiB } from './private/checks';
 import { AgentDescription, AgentVolume, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
 /**
@@ -50,6 +50,12 @@ export interface WithLogAgentProps extends SidecarProps {
    * agent's offsets, files the agent still holds open after the app deleted them) grow past it,
    * the kubelet evicts the pod. The app must rotate and delete its log files so that they stay
    * well below the limit; the agent only reads them.
+   *
+   * Fluent Bit also keeps its filesystem buffer here (`<logDirectory>/.fluent-bit/storage`, what
+   * it has read but not yet delivered): `storage.total_limit_size` is a quarter of this limit
+   * (`max(1, floor(MiB / 4))` in Fluent Bit's megabytes of 10^6 bytes, 256M of the default), which
+   * it may pass by one chunk of at most 2 MB: from 16 MiB on, the buffer stays below half the
+   * volume. When the buffer is full (a long outage) the oldest chunks are dropped.
    * @default Size.gibibytes(1)
    */
   readonly logVolumeSizeLimit?: Size;
@@ -87,7 +93,13 @@ export class WithLogAgent extends SidecarBase {
 
   constructor(scope: Construct, id: string, props: WithLogAgentProps) {
     super(scope, id, props, 'log-agent');
+    // from here on the copy SidecarBase made (a props object changed afterwards changes nothing)
+    props = this._props as WithLogAgentProps;
     const who = this.describe();
+    checkMadeBy(who, 'agent', props.agent, LogAgent, 'LogAgent.fluentBit(), .vector() or .fluentd()');
+    checkMadeBy(who, 'output', props.output, LogOutput, 'LogOutput.stdout(), .forward(), .http(), .loki(), .elasticsearch() or .opensearch()');
+    checkString(who, 'logDirectory', props.logDirectory, "'/var/log/app'");
+    checkString(who, 'filePattern', props.filePattern, "'*.log'");
     this.agent = props.agent ?? LogAgent.fluentBit();
     this.output = props.output ?? LogOutput.stdout();
     this.logDirectory = props.logDirectory ?? '/var/log/app';
@@ -101,7 +113,13 @@ export class WithLogAgent extends SidecarBase {
     checkOutput(who, o);
     const secrets = outputSecretEnv(o);
     const r = this.agent._render({
-      who, logDirectory: this.logDirectory, filePattern, configDirectory: CONFIG_DIRECTORY, output: o, secretVars: secrets.vars,
+      who,
+      logDirectory: this.logDirectory,
+      filePattern,
+      logVolumeSizeLimitMiB: sizeLimit,
+      configDirectory: CONFIG_DIRECTORY,
+      output: o,
+      secretVars: secrets.vars,
     });
     checkListenPort(who, `${this.agent.name} health port`, r.healthPort);
     checkMounts(who, this.logDirectory, r.scratchDirectory);
@@ -136,6 +154,7 @@ export class WithLogAgent extends SidecarBase {
         ...(r.scratchDirectory === undefined ? [] : [scratchVolume(r.scratchDirectory)]),
       ],
       shutdown: r.shutdown,
+      warnings: r.warnings,
     };
   }
 }

@@ -4,8 +4,9 @@ import { TOOLS, restrictedSecurityContext } from './engine/shutdown';
 import { HoldSpec, Json, QuitSpec, RANK } from './engine/spec';
 import {
   checkConfigMapKey, checkDnsLabel, checkEnvName, checkHttpPath, checkImage, checkInteger, checkMountPath, checkObjectName, checkPort,
-  checkStringList, durationSeconds, isSecretKey, isSecretName, sizeLimitMiB,
+  checkBoolean, checkString, checkStringList, describeValue, durationSeconds, isSecretKey, isSecretName, listOf, ownEntries, sizeLimitMiB,
 } from './private/checks';
+import { hasOwn } from './private/order';
 import { checkManifestList, checkManifestString } from './private/values';
 import { SecretKeyReference, SecretReference } from './secret-ref';
 import { SidecarBase, SidecarProps } from './sidecar';
@@ -196,7 +197,8 @@ export class SidecarQuit {
    * The app sends a request to `http://127.0.0.1:<port><path>` when it is done (e.g. the Cloud SQL
    * Auth Proxy's `/quitquitquit` with `--quitquitquit`, admin port 9091). The engine gives every
    * app container the URL in the env var `envName`, only where the app must call it (a legacy
-   * sidecar on a Job, CronJob or completing Pod).
+   * sidecar on a Job, CronJob or completing Pod). The URL is written so that the kubelet, which
+   * expands `$(NAME)` in env values, passes it as given (each `$` as `$$`).
    */
   public static http(port: number, path: string, envName?: string): SidecarQuit {
     checkPort('SidecarQuit.http()', 'port', port);
@@ -269,13 +271,16 @@ export interface WithSidecarProps extends SidecarProps, SidecarRunOptions {
   readonly args?: string[];
 
   /**
-   * Env vars of the sidecar.
+   * Env vars of the sidecar, in the order given (after the `secretEnv` vars): the kubelet expands
+   * a `$(NAME)` in a value only when NAME comes earlier in the container's env, so list a var
+   * before the ones that refer to it, e.g. `{ DB_HOST: 'db', DB_URL: 'postgres://$(DB_HOST)/app' }`.
    * @default - none
    */
   readonly env?: { [name: string]: string };
 
   /**
-   * Env vars of the sidecar from Secret keys.
+   * Env vars of the sidecar from Secret keys, in the order given, before the `env` vars (so an
+   * `env` value can refer to one of them as `$(NAME)`).
    * @default - none
    */
   readonly secretEnv?: { [name: string]: SecretKeyReference };
@@ -339,7 +344,7 @@ export interface WithSidecarProps extends SidecarProps, SidecarRunOptions {
 
   /**
    * Env vars added to every app container (a variable the container sets itself wins), e.g. the
-   * address of the sidecar.
+   * address of the sidecar: after the container's own env, in the order given.
    * @default - none
    */
   readonly appEnv?: { [name: string]: string };
@@ -359,6 +364,8 @@ const RESERVED_PATHS = [TOOLS.mountPath];
 export class WithSidecar extends SidecarBase {
   constructor(scope: Construct, id: string, props: WithSidecarProps) {
     super(scope, id, props, 'sidecar');
+    // from here on the copy SidecarBase made (a props object changed afterwards changes nothing)
+    props = this._props as WithSidecarProps;
     const who = this.describe();
     const configDirectory = props.configDirectory ?? `/etc/${this.containerName}`;
     const checked = checkSidecarProps(who, props, configDirectory);
@@ -410,15 +417,18 @@ function checkSidecarProps(who: string, props: WithSidecarProps, configDirectory
   if (props.group !== undefined) checkInteger(who, 'group', props.group, 0, 2147483647, 'a gid', 'e.g. 65532');
   const env = envList(who, props.env, props.secretEnv);
   const appEnv = envList(who, props.appEnv, undefined, 'appEnv');
-  const ports = checkPorts(who, props.ports ?? [], props.localPorts ?? []);
+  const ports = checkPorts(who, listOf(who, 'ports', props.ports, '[{ number: 9090 }]'), listOf(who, 'localPorts', props.localPorts, '[5432]'));
   if (props.configFiles !== undefined) {
     checkMountPath(who, 'configDirectory', configDirectory);
-    for (const name of Object.keys(props.configFiles)) {
+    for (const [name, text] of ownEntries(who, 'configFiles', props.configFiles, "{ 'config.hcl': '...' }")) {
       checkConfigMapKey(who, 'configFiles key', name, 'config.hcl');
-      checkManifestString(who, `configFiles '${name}' content`, props.configFiles[name]);
+      checkString(who, `configFiles '${name}'`, text, "the file's text");
+      checkManifestString(who, `configFiles '${name}' content`, text);
     }
   }
-  checkMountPaths(who, props.volumes ?? [], props.configFiles !== undefined ? configDirectory : undefined);
+  checkBoolean(who, 'readOnlyRootFilesystem', props.readOnlyRootFilesystem);
+  const example = "[SidecarVolume.emptyDir('cache', '/var/cache/proxy')]";
+  checkMountPaths(who, listOf(who, 'volumes', props.volumes, example), props.configFiles !== undefined ? configDirectory : undefined);
   if (props.readinessCheck !== undefined && !(props.readinessCheck instanceof SidecarCheck)) {
     throw new Error(`${who}: readinessCheck must be made with SidecarCheck.http(), .tcp() or .exec().`);
   }
@@ -440,7 +450,8 @@ export interface AdoptSidecarProps extends SidecarProps, SidecarRunOptions {}
  */
 export class AdoptSidecar extends SidecarBase {
   constructor(scope: Construct, id: string, props: AdoptSidecarProps) {
-    super(scope, id, checkAdoptProps(scope, id, props), props.containerName!);
+    super(scope, id, checkAdoptProps(scope, id, props), props?.containerName!);
+    props = this._props as AdoptSidecarProps;
     const who = this.describe();
     if (props.serveInitContainers) {
       throw new Error(`${who}: serveInitContainers has nothing to give for an adopted container (it brings no mounts or env for the app); drop it.`);
@@ -466,7 +477,7 @@ export class AdoptSidecar extends SidecarBase {
 
 /** `containerName` names the container to adopt: required here (checked before the base uses it). */
 function checkAdoptProps(scope: Construct, id: string, props: AdoptSidecarProps): AdoptSidecarProps {
-  if (props.containerName === undefined) {
+  if (props?.containerName === undefined) {
     const path = [scope.node.path, id].filter(x => x !== '').join('/');
     throw new Error(
       `AdoptSidecar '${path}': containerName is required: the name of the container of the workload's spec.containers to adopt ` +
@@ -478,6 +489,8 @@ function checkAdoptProps(scope: Construct, id: string, props: AdoptSidecarProps)
 
 /** The engine's view of the run options, checked. */
 function runOptions(who: string, props: SidecarRunOptions, containerName: string) {
+  checkBoolean(who, 'holdApplicationUntilStarted', props.holdApplicationUntilStarted);
+  checkBoolean(who, 'outliveApp', props.outliveApp);
   if (props.startupCheck !== undefined && !(props.startupCheck instanceof SidecarCheck)) {
     throw new Error(`${who}: startupCheck must be made with SidecarCheck.http(), .tcp() or .exec().`);
   }
@@ -492,9 +505,18 @@ function runOptions(who: string, props: SidecarRunOptions, containerName: string
   if (props.jobQuit !== undefined && !(props.jobQuit instanceof SidecarQuit)) {
     throw new Error(`${who}: jobQuit must be made with SidecarQuit.http().`);
   }
-  const quit: QuitSpec | undefined = props.jobQuit
-    ? { url: props.jobQuit._url, env: props.jobQuit._env ?? `${containerName.toUpperCase().replace(/-/g, '_')}_QUIT_URL` }
-    : undefined;
+  let quit: QuitSpec | undefined;
+  if (props.jobQuit) {
+    const env = props.jobQuit._env ?? `${containerName.toUpperCase().replace(/-/g, '_')}_QUIT_URL`;
+    // A shell reads the var as "$NAME", so the name must be a C identifier (a digit cannot start it)
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(env)) {
+      throw new Error(
+        `${who}: jobQuit gives the app the env var '${env}' (from containerName '${containerName}'), which is not a variable name a ` +
+        "shell or the API server takes (it starts with a digit); give it a name with SidecarQuit.http(port, path, 'PROXY_QUIT_URL').",
+      );
+    }
+    quit = { url: props.jobQuit._url, env };
+  }
   return {
     startupProbe: props.startupCheck?._probe(),
     hold,
@@ -503,28 +525,38 @@ function runOptions(who: string, props: SidecarRunOptions, containerName: string
   };
 }
 
+/**
+ * The env as the kubelet reads it: in order, each `$(NAME)` in a value expanded only when NAME is
+ * defined EARLIER in the list (kubernetes pkg/kubelet/kubelet_pods.go makeEnvironmentVariables,
+ * with third_party/forked/golang/expansion/expand.go). So the user's order is kept: the secretEnv
+ * vars first (their values come from Secrets and are never expanded), then the env vars in the
+ * order given, so a value can refer to any secretEnv var and to the env vars before it.
+ */
 function envList(who: string, plain: { [name: string]: string } | undefined, secrets: { [name: string]: SecretKeyReference } | undefined, prop = 'env'): Json[] {
+  const plainEntries = ownEntries(who, prop, plain, "{ DB_HOST: 'db' }");
+  const secretEntries = ownEntries(who, 'secretEnv', secrets, "{ TOKEN: { secret, key: 'token' } }");
   const out: Json[] = [];
-  for (const [name, value] of Object.entries(plain ?? {})) {
-    checkEnvName(who, prop, name);
-    if (typeof value !== 'string') throw new Error(`${who}: ${prop} '${name}' must be a string (got ${JSON.stringify(value)}); quote numbers, e.g. '5432'.`);
-    checkManifestString(who, `${prop} '${name}' value`, value);
-    out.push({ name, value });
-  }
-  for (const [name, ref] of Object.entries(secrets ?? {})) {
+  for (const [name, ref] of secretEntries) {
     checkEnvName(who, 'secretEnv', name);
-    if (plain && name in plain) throw new Error(`${who}: '${name}' is both in env and secretEnv; set it in one of them.`);
+    // own properties only: 'constructor' or 'toString' is not in env because Object.prototype has it
+    if (hasOwn(plain, name)) throw new Error(`${who}: '${name}' is both in env and secretEnv; set it in one of them.`);
     if (!ref || !isSecretName(ref.secret?.name) || !isSecretKey(ref.key)) {
       throw new Error(
         `${who}: secretEnv '${name}' needs a Secret (its name a DNS-1123 subdomain) and a key, ` +
-        `e.g. { secret: { name: 'oauth2-proxy' }, key: 'client-secret' } (got ${JSON.stringify(ref)}).`,
+        `e.g. { secret: { name: 'oauth2-proxy' }, key: 'client-secret' } (got ${describeValue(ref)}).`,
       );
     }
     checkManifestString(who, `secretEnv '${name}' Secret name`, ref.secret.name);
     checkManifestString(who, `secretEnv '${name}' key`, ref.key); // '0X1F' is a key that the API server reads as 31
     out.push({ name, valueFrom: { secretKeyRef: { key: ref.key, name: ref.secret.name } } });
   }
-  return out.sort((a, b) => a.name.localeCompare(b.name));
+  for (const [name, value] of plainEntries) {
+    checkEnvName(who, prop, name);
+    if (typeof value !== 'string') throw new Error(`${who}: ${prop} '${name}' must be a string (got ${describeValue(value)}); quote numbers, e.g. '5432'.`);
+    checkManifestString(who, `${prop} '${name}' value`, value);
+    out.push({ name, value });
+  }
+  return out;
 }
 
 function checkPorts(who: string, ports: SidecarPort[], localPorts: number[]): Json[] {

@@ -3,7 +3,11 @@ import { Construct } from 'constructs';
 import { MIN_DRAIN_SECONDS, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShutdown, renderOtelCollectorConfig } from './agents/otel-collector';
 import { Json, RANK } from './engine/spec';
 import { OTEL_COLLECTOR_IMAGE } from './images';
-import { checkImage, checkListenPort, checkPort, durationSeconds, isHost, isSecretKey, isSecretName } from './private/checks';
+import {
+  checkBoolean, checkImage, checkListenPort, checkPort, checkString, durationSeconds, isHost, isLoopbackHost, isSecretKey,
+  isSecretName, ownEntries,
+} from './private/checks';
+import { sortedKeys } from './private/order';
 import { checkManifestString, checkWellFormed } from './private/values';
 import { SecretKeyReference } from './secret-ref';
 import { AgentDescription, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
@@ -203,8 +207,11 @@ export class WithTracer extends SidecarBase {
 
   constructor(scope: Construct, id: string, props: WithTracerProps) {
     super(scope, id, props, 'tracer');
+    // from here on the copy SidecarBase made (a props object changed afterwards changes nothing)
+    props = this._props as WithTracerProps;
     const who = this.describe();
     this.exporterEndpoint = checkEndpoint(who, props.exporterEndpoint);
+    checkBoolean(who, 'exporterTls', props.exporterTls);
     this.exporterTls = props.exporterTls ?? true;
     this.protocol = props.protocol ?? OtlpProtocol.GRPC;
     if (!Object.values(OtlpProtocol).includes(this.protocol)) {
@@ -224,6 +231,8 @@ export class WithTracer extends SidecarBase {
         `the collector stops one after another, and each export attempt needs a second; use at least Duration.seconds(${MIN_DRAIN_SECONDS}).`,
       );
     }
+    ownEntries(who, 'exporterHeaders', props.exporterHeaders, "{ authorization: { secret, key: 'token' } }");
+    ownEntries(who, 'resourceAttributes', props.resourceAttributes, "{ 'deployment.environment.name': 'prod' }");
     const headers = headerEnv(who, props.exporterHeaders ?? {});
     const userAttributes = checkResourceAttributes(who, props.resourceAttributes ?? {});
     const image = props.image ?? OTEL_COLLECTOR_IMAGE;
@@ -344,9 +353,9 @@ function encodeAttributeValue(value: string): string {
   return encodeURIComponent(value);
 }
 
-
 function checkEndpoint(who: string, endpoint: string | undefined): string {
   const example = "e.g. 'otel-collector.observability:4317'";
+  checkString(who, 'exporterEndpoint', endpoint, "'otel-collector.observability:4317'");
   if (endpoint === undefined || endpoint.trim() === '') {
     throw new Error(`${who}: exporterEndpoint is empty; give the host:port of the central collector or backend (OTLP/gRPC), ${example}.`);
   }
@@ -370,8 +379,8 @@ function checkEndpoint(who: string, endpoint: string | undefined): string {
   }
   const port = Number(portText);
   checkPort(who, `exporterEndpoint '${endpoint}' port`, port);
-  const loopback = host === 'localhost' || host.startsWith('127.') || host === '[::1]';
-  if (loopback && (port === GRPC_PORT || port === HTTP_PORT)) {
+  // any spelling of this pod's loopback: 'LOCALHOST', '0.0.0.0', '[::ffff:127.0.0.1]' (src/private/checks.ts)
+  if (isLoopbackHost(host) && (port === GRPC_PORT || port === HTTP_PORT)) {
     throw new Error(
       `${who}: exporterEndpoint '${endpoint}' is the agent's own receiver: the agent would export to itself in a loop. ` +
       `Give the central collector's address, ${example}.`,
@@ -381,6 +390,7 @@ function checkEndpoint(who: string, endpoint: string | undefined): string {
 }
 
 function checkServiceName(who: string, name: string): string {
+  checkString(who, 'serviceName', name, "'checkout'");
   // eslint-disable-next-line no-control-regex
   if (name.trim() === '' || name !== name.trim() || /[\u0000-\u001f\u007f]/.test(name)) {
     throw new Error(`${who}: serviceName '${name}' must be a non-empty name without leading or trailing spaces or control characters, e.g. 'checkout'.`);
@@ -410,7 +420,7 @@ interface HeaderEnv {
 function headerEnv(who: string, headers: { [name: string]: SecretKeyReference }): HeaderEnv[] {
   const out: HeaderEnv[] = [];
   const seen = new Map<string, string>();
-  for (const header of Object.keys(headers).sort()) {
+  for (const header of sortedKeys(headers)) {
     if (!HEADER.test(header) || header.length > 128) {
       throw new Error(
         `${who}: exporterHeaders name '${header}' is not a valid gRPC header name; use letters, digits, '-', '_' and '.', ` +
@@ -457,7 +467,7 @@ const ATTRIBUTE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 function checkResourceAttributes(who: string, attributes: { [key: string]: string }): string[] {
   const out: string[] = [];
-  for (const key of Object.keys(attributes).sort()) {
+  for (const key of sortedKeys(attributes)) {
     if (!ATTRIBUTE_KEY.test(key)) {
       throw new Error(`${who}: resourceAttributes key '${key}' is not a valid attribute key; use letters, digits, '.', '_' and '-', e.g. 'deployment.environment.name'.`);
     }

@@ -33,7 +33,7 @@ function render(agent: AgentName, output: LogOutput, logDirectory = '/var/log/ap
   const env: Record<string, string> = { POD_NAME: 'web-1', POD_NAMESPACE: 'shop', NODE_NAME: 'node-a' };
   for (const e of secrets.env) env[e.name] = `secret of ${e.name}`;
   const r = AGENTS[agent]()._render({
-    who: WHO, logDirectory, filePattern, configDirectory: '/etc/log-agent', output: output._config, secretVars: secrets.vars,
+    who: WHO, logDirectory, filePattern, logVolumeSizeLimitMiB: 1024, configDirectory: '/etc/log-agent', output: output._config, secretVars: secrets.vars,
   });
   return { text: Object.values(r.files)[0], env, secrets };
 }
@@ -313,7 +313,7 @@ describe('4. Loki labels are refused at the factory when an agent would refuse t
       for (const [k, v] of Object.entries(labels)) {
         // vector src/sinks/loki/config.rs valid_label_name (v0.54.0)
         expect(/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(k.trim())).toBe(true);
-        // plugins/out_loki/loki.c parse_kv (v3.2.10), through the CLIST split
+        // plugins/out_loki/loki.c parse_kv (v5.1.1 as v3.2.10), through the CLIST split
         expect(fluentBitLokiLabels(`${k}=${v}`)).toEqual({ [k]: v });
       }
     }), { numRuns: 300 });
@@ -400,7 +400,7 @@ describe('3. TLS: chain verification always comes with host-name verification', 
     elasticsearch: () => LogOutput.elasticsearch({ host: 'es.logging' }),
     opensearch: () => LogOutput.opensearch({ host: 'os.logging' }),
   };
-  test.each(Object.keys(TLS_OUTPUTS))('Fluent Bit %s: tls.verify On and tls.verify_hostname On (off by default: src/tls/flb_tls.c v3.2.10)', (type) => {
+  test.each(Object.keys(TLS_OUTPUTS))('Fluent Bit %s: tls.verify On and tls.verify_hostname On (off by default: src/flb_output.c v5.1.1, as v3.2.10)', (type) => {
     const { text } = render('fluentBit', TLS_OUTPUTS[type as keyof typeof TLS_OUTPUTS]());
     const out = parseFluentBitConf(text).find(s => s.name === 'OUTPUT')!.props;
     expect({ tls: out.tls, verify: out['tls.verify'], hostname: out['tls.verify_hostname'] })
@@ -554,32 +554,42 @@ describe('7. the log emptyDir has a sizeLimit', () => {
 // Every key the library writes is one the pinned agent defines
 
 /**
- * Fluent Bit v3.2.10 keys (compared without case, as Fluent Bit does). Sources: [SERVICE]
+ * Fluent Bit v5.1.1 keys (compared without case, as Fluent Bit does). Sources: [SERVICE]
  * src/flb_config.c `service_configs` (names in include/fluent-bit/flb_config.h); common input,
- * filter and output properties src/flb_input.c, src/flb_filter.c, src/flb_output.c
- * (`prop_key_check`) plus `name`; TLS src/tls/flb_tls.c; plugins: their `config_map`s.
+ * filter and output properties src/flb_input.c, src/flb_filter.c, src/flb_output.c (their config
+ * maps and `prop_key_check`) plus `name`; TLS src/flb_output.c `prop_key_check`; plugins: their
+ * `config_map`s. Re-read at v5.1.1 from those files (the lists of v3.2.10 gained keys, lost none
+ * the library writes); `npm run test:agents` also runs every variant through `--dry-run`.
  */
 const FLUENT_BIT_KEYS = {
-  service: ['flush', 'grace', 'json.convert_nan_to_null', 'daemon', 'log_file', 'parsers_file', 'plugins_file', 'log_level', 'http_server',
+  service: ['flush', 'flush.adaptive', 'flush.adaptive.min_interval', 'flush.adaptive.max_interval', 'flush.adaptive.low_pressure',
+    'flush.adaptive.medium_pressure', 'flush.adaptive.high_pressure', 'flush.adaptive.up_steps', 'flush.adaptive.down_steps', 'grace',
+    'json.convert_nan_to_null', 'security.fips_mode', 'daemon', 'log_file', 'parsers_file', 'plugins_file', 'log_level', 'http_server',
     'http_listen', 'http_port', 'health_check', 'hc_errors_count', 'hc_retry_failure_count', 'hc_period', 'dns.mode', 'dns.resolver',
     'dns.prefer_ipv4', 'dns.prefer_ipv6', 'storage.path', 'storage.sync', 'storage.metrics', 'storage.checksum', 'storage.backlog.mem_limit',
-    'storage.max_chunks_up', 'storage.trim_files', 'coro_stack_size', 'scheduler.cap', 'scheduler.base', 'streams_file',
-    'sp.convert_from_str_to_num', 'enable_chunk_trace', 'hot_reload', 'hot_reload.ensure_thread_safety'],
+    'storage.backlog.flush_on_shutdown', 'storage.max_chunks_up', 'storage.delete_irrecoverable_chunks', 'storage.trim_files', 'storage.type',
+    'storage.inherit', 'storage.keep.rejected', 'storage.rejected.path', 'storage.rejected.limit', 'coro_stack_size', 'multiline_buffer_limit',
+    'scheduler.cap', 'scheduler.base', 'json.escape_unicode', 'streams_file', 'sp.convert_from_str_to_num', 'enable_chunk_trace',
+    'windows.maxstdio', 'hot_reload', 'hot_reload.ensure_thread_safety', 'hot_reload.timeout'],
   input: ['name', 'tag', 'log_level', 'log_suppress_interval', 'routable', 'alias', 'mem_buf_limit', 'listen', 'host', 'port', 'ipv6',
-    'storage.type', 'threaded', 'storage.pause_on_chunks_overlimit'],
+    'storage.type', 'threaded', 'storage.pause_on_chunks_overlimit', 'rate_gate', 'rate_gate.backpressure', 'rate_gate.max_bytes',
+    'rate_gate.max_records', 'rate_gate.resume_ratio', 'rate_window', 'thread.ring_buffer.capacity', 'thread.ring_buffer.window'],
   filter: ['name', 'match', 'match_regex', 'alias', 'log_level', 'log_suppress_interval'],
   output: ['name', 'match', 'match_regex', 'alias', 'log_level', 'log_suppress_interval', 'host', 'port', 'ipv6', 'retry_limit',
     'storage.total_limit_size', 'workers',
     // the network settings of every output with an upstream: src/flb_upstream.c `upstream_net[]` config map
-    'net.connect_timeout', 'net.io_timeout'],
-  tls: ['tls', 'tls.verify', 'tls.debug', 'tls.ca_file', 'tls.ca_path', 'tls.crt_file', 'tls.key_file', 'tls.key_passwd', 'tls.vhost', 'tls.verify_hostname'],
+    'net.connect_timeout', 'net.connect_timeout_log_error', 'net.io_timeout', 'net.keepalive', 'net.keepalive_idle_timeout',
+    'net.keepalive_max_recycle', 'net.max_worker_connections', 'net.source_address'],
+  tls: ['tls', 'tls.verify', 'tls.debug', 'tls.ca_file', 'tls.ca_path', 'tls.crt_file', 'tls.key_file', 'tls.key_passwd', 'tls.vhost',
+    'tls.verify_hostname', 'tls.ciphers', 'tls.min_version', 'tls.max_version'],
   plugins: {
     // plugins/in_tail/tail.c
-    tail: ['path', 'exclude_path', 'key', 'read_from_head', 'refresh_interval', 'watcher_interval', 'progress_check_interval',
-      'progress_check_interval_nsec', 'rotate_wait', 'docker_mode', 'docker_mode_flush', 'docker_mode_parser', 'path_key', 'offset_key',
-      'ignore_older', 'ignore_active_older_files', 'buffer_chunk_size', 'buffer_max_size', 'static_batch_size', 'event_batch_size',
-      'skip_long_lines', 'exit_on_eof', 'skip_empty_lines', 'file_cache_advise', 'inotify_watcher', 'parser', 'tag_regex', 'db', 'db.sync',
-      'db.locking', 'db.journal_mode', 'db.compare_filename', 'multiline', 'multiline_flush', 'parser_firstline', 'multiline.parser'],
+    tail: ['path', 'exclude_path', 'key', 'read_from_head', 'read_newly_discovered_files_from_head', 'refresh_interval', 'watcher_interval',
+      'progress_check_interval', 'progress_check_interval_nsec', 'rotate_wait', 'docker_mode', 'docker_mode_flush', 'docker_mode_parser',
+      'path_key', 'offset_key', 'ignore_older', 'ignore_active_older_files', 'buffer_chunk_size', 'buffer_max_size', 'static_batch_size',
+      'event_batch_size', 'skip_long_lines', 'exit_on_eof', 'skip_empty_lines', 'truncate_long_lines', 'file_cache_advise', 'inotify_watcher',
+      'parser', 'tag_regex', 'db', 'db.sync', 'db.locking', 'db.journal_mode', 'db.compare_filename', 'multiline', 'multiline_flush',
+      'parser_firstline', 'multiline.parser', 'unicode.encoding', 'generic.encoding'],
     // plugins/filter_record_modifier/filter_modifier.c
     record_modifier: ['record', 'remove_key', 'allowlist_key', 'whitelist_key', 'uuid_key'],
     // plugins/out_stdout/stdout.c
@@ -587,20 +597,21 @@ const FLUENT_BIT_KEYS = {
     // plugins/out_forward/forward.c
     forward: ['time_as_integer', 'retain_metadata_in_forward_mode', 'shared_key', 'self_hostname', 'empty_shared_key', 'send_options',
       'require_ack_response', 'username', 'password', 'unix_path', 'upstream', 'tag', 'compress', 'fluentd_compat', 'add_option'],
-    // plugins/out_http/http.c
+    // plugins/out_http/http.c (the oauth2.* keys left out: the library writes none)
     http: ['proxy', 'allow_duplicated_headers', 'log_response_payload', 'http_user', 'http_passwd', 'aws_auth', 'aws_service', 'header_tag',
       'format', 'json_date_format', 'json_date_key', 'compress', 'header', 'uri', 'gelf_timestamp_key', 'gelf_host_key',
-      'gelf_short_message_key', 'gelf_full_message_key', 'gelf_level_key', 'body_key', 'headers_key'],
+      'gelf_short_message_key', 'gelf_full_message_key', 'gelf_level_key', 'body_key', 'headers_key', 'http_method',
+      'http.read_idle_timeout', 'http.response_timeout'],
     // plugins/out_loki/loki.c
-    loki: ['uri', 'tenant_id', 'tenant_id_key', 'labels', 'structured_metadata', 'structured_metadata_map_keys', 'auto_kubernetes_labels',
-      'drop_single_key', 'label_keys', 'remove_keys', 'line_format', 'label_map_path', 'http_user', 'http_passwd', 'buffer_size',
-      'bearer_token', 'header', 'compress'],
+    loki: ['uri', 'tenant_id', 'tenant_id_key', 'tenant_id_key_error_handling', 'labels', 'structured_metadata', 'structured_metadata_map_keys',
+      'auto_kubernetes_labels', 'drop_single_key', 'label_keys', 'remove_keys', 'line_format', 'label_map_path', 'http_user', 'http_passwd',
+      'buffer_size', 'bearer_token', 'header', 'compress'],
     // plugins/out_es/es.c
-    es: ['index', 'type', 'suppress_type_name', 'http_user', 'http_passwd', 'compress', 'cloud_id', 'cloud_auth', 'aws_auth', 'aws_region',
-      'aws_sts_endpoint', 'aws_role_arn', 'aws_external_id', 'aws_service_name', 'aws_profile', 'logstash_format', 'logstash_prefix',
-      'logstash_prefix_separator', 'logstash_prefix_key', 'logstash_dateformat', 'time_key', 'time_key_format', 'time_key_nanos',
-      'include_tag_key', 'tag_key', 'buffer_size', 'path', 'pipeline', 'generate_id', 'write_operation', 'id_key', 'replace_dots',
-      'current_time_index', 'trace_output', 'trace_error'],
+    es: ['index', 'type', 'suppress_type_name', 'http_user', 'http_passwd', 'http_api_key', 'compress', 'cloud_id', 'cloud_auth', 'aws_auth',
+      'aws_region', 'aws_sts_endpoint', 'aws_role_arn', 'aws_external_id', 'aws_service_name', 'aws_profile', 'logstash_format',
+      'logstash_prefix', 'logstash_prefix_separator', 'logstash_prefix_key', 'logstash_dateformat', 'time_key', 'time_key_format',
+      'time_key_nanos', 'include_tag_key', 'tag_key', 'buffer_size', 'path', 'pipeline', 'generate_id', 'write_operation', 'id_key',
+      'replace_dots', 'current_time_index', 'trace_output', 'trace_error', 'upstream'],
     // plugins/out_opensearch/opensearch.c
     opensearch: ['index', 'type', 'suppress_type_name', 'http_user', 'http_passwd', 'aws_auth', 'aws_region', 'aws_profile',
       'aws_sts_endpoint', 'aws_role_arn', 'aws_external_id', 'aws_service_name', 'logstash_format', 'logstash_prefix',
@@ -613,14 +624,14 @@ const FLUENT_BIT_KEYS = {
 const ALL_OUTPUTS = {
   stdout: () => LogOutput.stdout(),
   forward: () => LogOutput.forward({ host: 'fluentd.logging', tls: true }),
-  http: () => LogOutput.http({ host: 'logs.example.com', uri: '/ingest', secretHeaders: { Authorization: secret('tok', 'header') }, basicAuth }),
+  http: () => LogOutput.http({ host: 'logs.example.com', uri: '/ingest', secretHeaders: { 'X-Api-Key': secret('tok', 'header') }, basicAuth }),
   loki: () => LogOutput.loki({ host: 'loki.monitoring', labels: { team: 'shop' }, tenantId: 'shop', basicAuth, tls: true }),
   elasticsearch: () => LogOutput.elasticsearch({ host: 'es.logging', index: 'web', basicAuth }),
   opensearch: () => LogOutput.opensearch({ host: 'os.logging', tls: false }),
 };
 
 describe('every config key the library emits is one the pinned agent defines', () => {
-  test.each(Object.keys(ALL_OUTPUTS))('Fluent Bit 3.2.10, %s', (type) => {
+  test.each(Object.keys(ALL_OUTPUTS))('Fluent Bit 5.1.1, %s', (type) => {
     const sections = parseFluentBitConf(render('fluentBit', ALL_OUTPUTS[type as keyof typeof ALL_OUTPUTS]()).text);
     for (const s of sections) {
       const kind = s.name.toLowerCase();

@@ -410,6 +410,37 @@ const CASES: Case[] = [
     message: ['LogOutput.http()', 'host "http://logs.example.com/x" is not a DNS name or IPv4 address', 'give the host alone, without scheme, port or path'],
   },
 
+  {
+    name: 'an http output with basicAuth and an Authorization secret header (two Authorization headers)',
+    build: c => new WithLogAgent(c.chart, 'logs', {
+      workload: c.deployment(),
+      output: LogOutput.http({
+        host: 'logs.example.com',
+        secretHeaders: { authorization: { secret: kplus.Secret.fromSecretName(c.chart, 'tok', 'log-token'), key: 'token' } },
+        basicAuth: {
+          username: { secret: kplus.Secret.fromSecretName(c.chart, 'u', 'log-basic'), key: 'user' },
+          password: { secret: kplus.Secret.fromSecretName(c.chart, 'p', 'log-basic'), key: 'pass' },
+        },
+      }),
+    }),
+    message: ['LogOutput.http()', 'secretHeaders name "authorization" comes with basicAuth', 'give basicAuth or the Authorization header, not both'],
+  },
+  {
+    name: 'an Elasticsearch index of 140 characters with Fluent Bit (its bulk body loses a newline)',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), output: LogOutput.elasticsearch({ host: 'es.logging', index: 'a'.repeat(140) }) }),
+    message: ["WithLogAgent 'test/logs'", `index "${'a'.repeat(140)}" (140 characters)`, 'give an index of at most 139 characters'],
+  },
+  {
+    name: 'an OpenSearch index of 255 characters with Fluent Bit (cut to 254)',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), output: LogOutput.opensearch({ host: 'os.logging', index: 'a'.repeat(255) }) }),
+    message: ["WithLogAgent 'test/logs'", `index "${'a'.repeat(255)}" (255 characters)`, 'give an index of at most 254 characters'],
+  },
+  {
+    name: 'a Fluent Bit multiline parser that is not a built-in one',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentBit({ multilineParsers: ['log4j' as any] }) }),
+    message: ['LogAgent.fluentBit()', 'multilineParsers has "log4j"', 'use FluentBitMultilineParser values'],
+  },
+
   // ---------------------------------------------------------------- ports
   {
     name: 'Envoy appPort 0',

@@ -89,7 +89,8 @@ describe('placement and order', () => {
     expect(names(spec.containers)).toEqual(['envoy', 'app', 'log-agent', 'tracer']);
     expect(names(spec.initContainers)).toEqual([TOOLS.containerName]);
     const envoy = spec.containers[0];
-    expect(envoy.lifecycle.postStart.exec.command.join(' ')).toContain('wget -q -T 1 -O /dev/null http://127.0.0.1:15021/ready');
+    expect(envoy.lifecycle.postStart.exec.command[3]).toContain('wget -q -T 1 -O /dev/null "$1"');
+    expect(envoy.lifecycle.postStart.exec.command.slice(4, 6)).toEqual(['sh', 'http://127.0.0.1:15021/ready']);
   });
 
   test('the input is not modified', () => {
@@ -134,7 +135,8 @@ describe('placement and order', () => {
 
 describe('shutdown', () => {
   const DRAIN = 'http://127.0.0.1:9901/drain';
-  const POST = `/sidecar-tools/busybox wget -q -T 2 -O /dev/null --post-data '' '${DRAIN}'`;
+  // the URL is the script's argument $1, never spliced into it
+  const POST = '/sidecar-tools/busybox wget -q -T 2 -O /dev/null --post-data \'\' "$1"';
 
   test('native: preStop POSTs go through the tools; without them there is no hook', () => {
     const r = applySidecars(deployment(), [
@@ -144,7 +146,7 @@ describe('shutdown', () => {
     const init = r.manifest.spec.template.spec.initContainers;
     expect(names(init)).toEqual([TOOLS.containerName, 'log-agent', 'envoy']);
     expect(init[1].lifecycle).toBeUndefined();
-    expect(init[2].lifecycle).toEqual({ preStop: { exec: { command: ['/sidecar-tools/busybox', 'sh', '-c', POST] } } });
+    expect(init[2].lifecycle).toEqual({ preStop: { exec: { command: ['/sidecar-tools/busybox', 'sh', '-c', POST, 'sh', DRAIN] } } });
   });
 
   test('legacy: the POSTs, then the delay', () => {

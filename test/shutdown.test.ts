@@ -59,7 +59,7 @@ interface Timeline {
 
 /** Upstream facts that are not settings: each read in the agent's code at the pinned tag. */
 const UPSTREAM = {
-  // fluent/fluent-bit v3.2.10 src/flb_output_thread.c cb_thread_sched_timer: a worker checks its
+  // fluent/fluent-bit v5.1.1 (as v3.2.10) src/flb_output_thread.c cb_thread_sched_timer: a worker checks its
   // connections every 1.5 s; src/flb_upstream.c flb_upstream_conn_timeouts: deadlines in whole
   // seconds (time(NULL)): a timeout fires up to 1.5 + 1 s after it is due.
   fluentBitTimeoutLate: 1.5 + 1,
@@ -80,12 +80,15 @@ function fluentBitValue(conf: string, section: string, key: string): string | un
 const seconds = (v: string | undefined) => (v === undefined ? undefined : Number(/^(\d+)s?$/.exec(v)![1]));
 
 /**
- * Fluent Bit v3.2.10: at SIGTERM the engine pauses every input (src/flb_engine.c, FLB_ENGINE_STOP:
- * nothing more is read); it re-checks each second and stops at the first tick without tasks, after
+ * Fluent Bit v5.1.1 (as v3.2.10): at SIGTERM the engine pauses every input (src/flb_engine.c,
+ * FLB_ENGINE_STOP -> flb_engine_stop_ingestion: nothing more is read); it re-checks each second and
+ * stops at the first tick without tasks or buffered chunks, after
  * `Grace` ticks at the latest (at least one); then each worker output exits when none of its
  * connections is busy (src/flb_output_thread.c): a send started last may take its connect timeout
  * and its I/O timeout, each noticed late. A file is read on its inotify event or found at the next
- * scan (`Refresh_Interval`), so a last line needs the scan interval and a second.
+ * scan (`Refresh_Interval`), so a last line needs the scan interval and a second. A multiline
+ * parser holds the last record until its flush timeout (`FLB_ML_FLUSH_TIMEOUT` 4000 ms,
+ * include/fluent-bit/multiline/flb_ml.h).
  */
 function fluentBitTimeline(conf: string, output: OutputName): Timeline {
   const grace = Math.max(Number(fluentBitValue(conf, 'SERVICE', 'Grace')), 1);
@@ -100,7 +103,8 @@ function fluentBitTimeline(conf: string, output: OutputName): Timeline {
     steps.push(`in-flight send: connect ${connect}s + io ${io}s, each noticed up to ${UPSTREAM.fluentBitTimeoutLate}s late`);
   }
   stop += UPSTREAM.exit;
-  return { stop, read: Number(fluentBitValue(conf, 'INPUT', 'Refresh_Interval')) + 1, steps };
+  const multiline = /^\s+multiline\.parser\s+\S/m.test(conf) ? 4 : 0;
+  return { stop, read: Number(fluentBitValue(conf, 'INPUT', 'Refresh_Interval')) + 1 + multiline, steps };
 }
 
 /**
@@ -586,7 +590,9 @@ describe('emit only what changes behaviour', () => {
     expect(containerOf(m, 'tracer').lifecycle.preStop).toEqual({ exec: { command: ['/sidecar-tools/busybox', 'sleep', '10'] } });
     const envoy = containerOf(m, 'envoy').lifecycle.preStop.exec.command;
     expect(envoy.slice(0, 3)).toEqual(['/sidecar-tools/busybox', 'sh', '-c']);
-    expect(envoy[3]).toMatch(/drain_listeners.*; \/sidecar-tools\/busybox sleep 10$/);
+    // the drain URLs are the script's arguments ($1, $2), the sleep after them
+    expect(envoy[3]).toMatch(/"\$2"; \/sidecar-tools\/busybox sleep 10$/);
+    expect(envoy.slice(4)).toEqual(['sh', 'http://127.0.0.1:9901/healthcheck/fail', 'http://127.0.0.1:9901/drain_listeners?inboundonly&graceful']);
   });
 
   test('engine: a sidecar that needs no delay gets no hook', () => {

@@ -46,7 +46,10 @@ describe('the manifest', () => {
     // app 10 s (the bound), then Fluent Bit's read delay of 2 s; the programs of the three sidecars
     expect(script).toMatch(new RegExp(`^${B} timeout 10 ${B} sh -c '.*case "\\$a" in /fluent-bit/bin/fluent-bit\\|/otelcol\\|/usr/local/bin/envoy\\) .*' \\|\\| true; ${B} sleep 2$`));
     // Envoy keeps its drain requests first
-    expect(containerOf({ kind: 'Pod', spec }, 'envoy').lifecycle.preStop.exec.command[3]).toMatch(/^.*wget .*healthcheck\/fail.*; .* timeout 10 /);
+    // (the drain URLs are the script's arguments: "$1", "$2")
+    const envoyStop = containerOf({ kind: 'Pod', spec }, 'envoy').lifecycle.preStop.exec.command;
+    expect(envoyStop[3]).toMatch(/^.*wget .*"\$1"; .*wget .*"\$2"; .* timeout 10 /);
+    expect(envoyStop.slice(4)).toEqual(['sh', 'http://127.0.0.1:9901/healthcheck/fail', 'http://127.0.0.1:9901/drain_listeners?inboundonly&graceful']);
     // the timeline reads the hook's worst case: the bound, then the read delay
     const t = SidecarTimeline.ofManifest({ kind: 'Pod', metadata: { name: 'p' }, spec }, { kubernetesVersion: '1.27', legacySidecars: ['log-agent', 'tracer', 'envoy'] });
     expect(t.termination.find(e => e.name === 'log-agent')).toMatchObject({ hookStartSeconds: 0, hookEndSeconds: 12 });

@@ -121,8 +121,10 @@ const hcmOf = (l: any) => l.filter_chains[0].filters[0].typed_config;
 
 const ADMIN = 'http://127.0.0.1:9901';
 const POST = "/sidecar-tools/busybox wget -q -T 2 -O /dev/null --post-data ''";
-const DRAIN_SCRIPT = `${POST} '${ADMIN}/healthcheck/fail'; ${POST} '${ADMIN}/drain_listeners?inboundonly&graceful'`;
-const shell = (script: string) => ({ exec: { command: ['/sidecar-tools/busybox', 'sh', '-c', script] } });
+// the URLs are the script's arguments ($1, $2), never spliced into it
+const DRAIN_SCRIPT = `${POST} "$1"; ${POST} "$2"`;
+const DRAIN_URLS = [`${ADMIN}/healthcheck/fail`, `${ADMIN}/drain_listeners?inboundonly&graceful`];
+const shell = (script: string) => ({ exec: { command: ['/sidecar-tools/busybox', 'sh', '-c', script, 'sh', ...DRAIN_URLS] } });
 
 describe('WithEnvoy snapshots: both layouts for Deployment, StatefulSet and Job', () => {
   for (const kind of ['Deployment', 'StatefulSet', 'Job'] as const) {
@@ -229,8 +231,9 @@ describe('legacy layout', () => {
     for (const c of [...spec.initContainers, ...spec.containers]) expect(c.restartPolicy).toBeUndefined();
     const postStart = containerOf(workloadManifest, 'envoy').lifecycle.postStart.exec.command;
     expect(postStart.slice(0, 3)).toEqual(['/sidecar-tools/busybox', 'sh', '-c']);
-    expect(postStart[3]).toContain('/sidecar-tools/busybox wget -q -T 1 -O /dev/null http://127.0.0.1:15021/ready');
-    expect(postStart[3]).toContain('if [ $i -ge 60 ]; then exit 0; fi');
+    expect(postStart[3]).toContain('/sidecar-tools/busybox wget -q -T 1 -O /dev/null "$1"');
+    expect(postStart[3]).toContain('if [ $i -ge "$2" ]; then exit 0; fi');
+    expect(postStart.slice(4)).toEqual(['sh', 'http://127.0.0.1:15021/ready', '60']);
   });
 
   test('preStop: the same drain, then the app\'s shutdown time before Envoy gets SIGTERM', () => {
@@ -359,8 +362,8 @@ describe('ports: admin on localhost only, health listener for the kubelet', () =
     const envoy = containerOf(workloadManifest, 'envoy');
     expect(envoy.ports.map((p: any) => p.containerPort)).toEqual([9443, 19021]);
     expect(envoy.startupProbe.httpGet.port).toBe(19021);
-    expect(envoy.lifecycle.preStop.exec.command[3]).toContain("'http://127.0.0.1:19000/drain_listeners?inboundonly&graceful'");
-    expect(envoy.lifecycle.postStart.exec.command[3]).toContain('http://127.0.0.1:19021/ready');
+    expect(envoy.lifecycle.preStop.exec.command).toContain('http://127.0.0.1:19000/drain_listeners?inboundonly&graceful');
+    expect(envoy.lifecycle.postStart.exec.command).toContain('http://127.0.0.1:19021/ready');
     const b = bootstrapOf(manifests);
     expect(b.admin.address.socket_address.port_value).toBe(19000);
     expect(cluster(b, 'local-app').load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address)

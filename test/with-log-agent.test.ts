@@ -136,7 +136,7 @@ describe('the shared log directory and the agent config', () => {
     const { manifests } = synthLogAgent('Deployment', '1.29', { logDirectory: '/logs', agent: LogAgent.fluentBit({ grace: Duration.seconds(7) }) });
     const conf = manifestOf(manifests, 'ConfigMap').data['fluent-bit.conf'];
     expect(conf).toMatch(/^\s+Path\s+\/logs\/\*\.log$/m);
-    expect(conf).toMatch(/^\s+DB\s+\/logs\/\.fluent-bit-offsets\.db$/m);
+    expect(conf).toMatch(/^\s+DB\s+\/logs\/\.fluent-bit\/offsets\.db$/m);
     expect(conf).toMatch(/^\s+Grace\s+7$/m);
     expect(conf).toMatch(/^\s+HTTP_Server\s+On$/m);
     expect(conf).toMatch(/^\s+Health_Check\s+On$/m);
@@ -190,16 +190,16 @@ describe('outputs', () => {
     const { out, agent, manifests } = outputConfig(LogOutput.http({
       host: 'logs.example.com',
       uri: '/ingest',
-      secretHeaders: { Authorization: secret('log-token', 'header') },
+      secretHeaders: { 'X-Api-Key': secret('log-token', 'header') },
       basicAuth: { username: secret('log-basic', 'user'), password: secret('log-basic', 'pass') },
     }));
     expect(out).toMatch(/Port\s+443/);
     expect(out).toMatch(/URI\s+\/ingest/);
     expect(out).toMatch(/tls\s+On\n\s+tls\.verify\s+On/);
-    expect(out).toMatch(/Header\s+Authorization \$\{LOG_OUTPUT_HEADER_AUTHORIZATION\}/);
+    expect(out).toMatch(/Header\s+X-Api-Key \$\{LOG_OUTPUT_HEADER_X_API_KEY\}/);
     expect(out).toMatch(/HTTP_User\s+\$\{LOG_OUTPUT_USERNAME\}/);
     expect(out).toMatch(/HTTP_Passwd\s+\$\{LOG_OUTPUT_PASSWORD\}/);
-    expect(agent.env).toContainEqual({ name: 'LOG_OUTPUT_HEADER_AUTHORIZATION', valueFrom: { secretKeyRef: { key: 'header', name: 'log-token' } } });
+    expect(agent.env).toContainEqual({ name: 'LOG_OUTPUT_HEADER_X_API_KEY', valueFrom: { secretKeyRef: { key: 'header', name: 'log-token' } } });
     expect(agent.env).toContainEqual({ name: 'LOG_OUTPUT_PASSWORD', valueFrom: { secretKeyRef: { key: 'pass', name: 'log-basic' } } });
     const cmText = Yaml.stringify(manifestOf(manifests, 'ConfigMap'));
     expect(cmText).not.toMatch(/log-basic|log-token/);

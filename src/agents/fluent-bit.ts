@@ -11,8 +11,10 @@ export interface FluentBitConfigOptions {
   readonly logDirectory: string;
   /** Glob of the files to tail inside logDirectory. */
   readonly filePattern: string;
-  /** Offsets database on the shared volume. */
-  readonly dbPath: string;
+  /** Size limit of the log volume in MiB: the filesystem buffer takes a quarter of it. */
+  readonly logVolumeSizeLimitMiB: number;
+  /** Built-in multiline parsers (`multiline.parser`), in order; none when empty. */
+  readonly multilineParsers: readonly string[];
   readonly flushSeconds: number;
   /** How long Fluent Bit keeps flushing after SIGTERM. */
   readonly graceSeconds: number;
@@ -35,7 +37,7 @@ const env = (name: string) => `\${${name}}`;
 /**
  * A user-given value, as the classic format reads it back: the rest of the line after the key,
  * trimmed, with `${NAME}` replaced by the environment (fluent/fluent-bit
- * src/config_format/flb_cf_fluentbit.c and flb_config_format.c, v3.2.10). The format has no
+ * src/config_format/flb_cf_fluentbit.c and flb_config_format.c, v5.1.1). The format has no
  * escapes, so a value it cannot hold is refused (LogOutput and WithLogAgent refuse them first).
  */
 function given(what: string, v: string): string {
@@ -44,9 +46,23 @@ function given(what: string, v: string): string {
   return v;
 }
 
+/**
+ * The longest index each search output writes intact (fluent/fluent-bit v5.1.1):
+ * - es: the bulk header `{"create":{"_index":"<index>"}}\n` is printed into a 165-byte buffer
+ *   (`flb_sds_create_size(ES_BULK_HEADER)`, plugins/out_es/es.c; `ES_BULK_HEADER 165`,
+ *   plugins/out_es/es_bulk.h) by `flb_sds_snprintf` (src/flb_sds.c), which grows it only when
+ *   `ret > size` and then prints with `size = ret`: a header of 165 characters or more loses its
+ *   last character, the newline, to the terminating NUL. 25 characters besides the index: at most 139.
+ * - opensearch: the index goes through `strftime(index_formatted, sizeof(index_formatted) - 1, ...)`
+ *   with `char index_formatted[256]` (plugins/out_opensearch/opensearch.c): at most 254.
+ */
+export const FLUENT_BIT_MAX_INDEX = { elasticsearch: 139, opensearch: 254 } as const;
+
 function outputSection(o: LogOutputConfig, vars: Record<string, string>): Section {
   // `tls.verify` checks the chain only; the host name is checked only with `tls.verify_hostname`,
-  // which is off by default (fluent/fluent-bit src/tls/flb_tls.c, v3.2.10).
+  // which is off by default (fluent/fluent-bit src/tls/flb_tls.c, v5.1.1). An IPv4 host is
+  // checked against the certificate's IP addresses (`X509_VERIFY_PARAM_set1_ip_asc`,
+  // src/tls/openssl.c `setup_hostname_validation`, from v5.0.6; before, only against DNS names).
   const tls = (on: boolean): Section => (on ? [['tls', 'On'], ['tls.verify', 'On'], ['tls.verify_hostname', 'On']] : [['tls', 'Off']]);
   const basic = (user: string, pass: string): Section =>
     vars.username ? [[user, env(vars.username)], [pass, env(vars.password)]] : [];
@@ -71,16 +87,45 @@ function outputSection(o: LogOutputConfig, vars: Record<string, string>): Sectio
         ...basic('HTTP_User', 'HTTP_Passwd'),
       ];
     case 'elasticsearch':
-    case 'opensearch':
+    case 'opensearch': {
+      const max = FLUENT_BIT_MAX_INDEX[o.type];
+      if (o.index.length > max) {
+        throw new Error(`Fluent Bit's ${o.type === 'elasticsearch' ? 'es' : 'opensearch'} output cannot write the index ${JSON.stringify(o.index)} ` +
+          `(${o.index.length} characters): past ${max} it corrupts or cuts the name (${o.type === 'elasticsearch'
+            ? 'the bulk header loses its newline to a NUL: plugins/out_es/es.c ES_BULK_HEADER and src/flb_sds.c flb_sds_snprintf'
+            : 'strftime into a 256-byte buffer: plugins/out_opensearch/opensearch.c'}, v5.1.1), and the backend still answers 200; ` +
+          `give an index of at most ${max} characters`);
+      }
       return [
         ['Name', o.type === 'elasticsearch' ? 'es' : 'opensearch'], ['Match', '*'], ['Host', given('host', o.host)], ['Port', o.port],
         ['Index', given('index', o.index)], ['Suppress_Type_Name', 'On'], ...tls(o.tls), ...basic('HTTP_User', 'HTTP_Passwd'),
       ];
+    }
   }
 }
 
+/** Where the agent keeps its own files: a directory of its own on the log volume, never tailed. */
+export function fluentBitStateDirectory(logDirectory: string): string {
+  return `${logDirectory}/.fluent-bit`;
+}
+
+/**
+ * The filesystem buffer's limit (`storage.total_limit_size`, written as `<n>M`, which Fluent Bit
+ * reads as n * 1000000 bytes: less than n MiB): a quarter of the log volume, at least 1. The rest stays for the app's files (current and rotated) and the offsets DB.
+ * Fluent Bit may pass it by one chunk (up to about 2 MiB, `FLB_INPUT_CHUNK_FS_MAX_SIZE`,
+ * include/fluent-bit/flb_input_chunk.h): it drops the oldest chunks of the output only when a new one
+ * would not fit (src/flb_input_chunk.c `flb_input_chunk_find_space_new_data`).
+ */
+export function fluentBitBufferMiB(logVolumeSizeLimitMiB: number): number {
+  return Math.max(1, Math.floor(logVolumeSizeLimitMiB / 4));
+}
+
+/** Chunks in memory at once (`storage.max_chunks_up`, default 128): up to ~2 MiB each, inside the 128 Mi limit. */
+const MAX_CHUNKS_UP = 16;
+
 /** The `fluent-bit.conf` file. */
 export function renderFluentBitConfig(o: FluentBitConfigOptions): string {
+  const state = fluentBitStateDirectory(o.logDirectory);
   return [
     section('SERVICE', [
       ['Flush', o.flushSeconds],
@@ -91,18 +136,35 @@ export function renderFluentBitConfig(o: FluentBitConfigOptions): string {
       ['HTTP_Listen', '0.0.0.0'],
       ['HTTP_Port', o.httpPort],
       ['Health_Check', 'On'],
+      // Records are buffered in files on the log volume, so an agent restarted while the backend
+      // is down resends them (the storage_backlog input reads them back at start).
+      ['storage.path', given('storage path', `${state}/storage`)],
+      ['storage.sync', 'normal'],
+      ['storage.max_chunks_up', MAX_CHUNKS_UP],
+      // Retries back off exponentially from scheduler.base (5 s) up to scheduler.cap (default
+      // 2000 s): capped at 30 s, a backend that is back is retried within half a minute.
+      ['scheduler.cap', FLUENT_BIT_RETRY.schedulerCapSeconds],
     ]),
     section('INPUT', [
       ['Name', 'tail'],
       ['Tag', 'app.*'],
       ['Path', given('path', `${o.logDirectory}/${o.filePattern}`)],
-      ['DB', given('offsets file', o.dbPath)],
+      // The offsets DB (and its -wal and -shm files) and the buffer live in a directory below the
+      // tailed one: `Path` globs files of logDirectory only and keeps regular files
+      // (plugins/in_tail/tail_scan_glob.c, v5.1.1), so no filePattern reaches them.
+      ['DB', given('offsets file', `${state}/offsets.db`)],
       ['DB.locking', 'true'],
       // New log files are found by scanning: every second, so a short Job's last file is not missed.
       ['Refresh_Interval', FLUENT_BIT_SHUTDOWN.refreshIntervalSeconds],
       ['Read_from_Head', 'true'],
+      // Lines up to 1 MiB are read whole (the buffer grows from 32 KiB); a longer one is cut to its
+      // first 1 MiB - 1 byte (Truncate_Long_Lines, plugins/in_tail/tail_file.c) instead of dropped.
+      ['Buffer_Chunk_Size', '32k'],
+      ['Buffer_Max_Size', FLUENT_BIT_LONG_LINE.bufferMaxBytes],
+      ['Truncate_Long_Lines', 'On'],
       ['Skip_Long_Lines', 'On'],
-      ['Mem_Buf_Limit', '16MB'],
+      ['storage.type', 'filesystem'],
+      ...(o.multilineParsers.length > 0 ? [['multiline.parser', o.multilineParsers.join(', ')] as [string, string]] : []),
     ]),
     section('FILTER', [
       ['Name', 'record_modifier'],
@@ -112,13 +174,39 @@ export function renderFluentBitConfig(o: FluentBitConfigOptions): string {
       ['Record', `node ${env('NODE_NAME')}`],
     ]),
     // Every network output gets connect and I/O timeouts: they bound the shutdown (fluentBitShutdown).
-    section('OUTPUT', [...outputSection(o.output, o.secretVars), ...(o.output.type === 'stdout' ? [] : netTimeouts())]),
+    section('OUTPUT', [
+      ...outputSection(o.output, o.secretVars),
+      ...(o.output.type === 'stdout' ? [] : netTimeouts()),
+      // Retry until the buffer is full, not once (the default `Retry_Limit` is 1, src/flb_output.c
+      // v5.1.1): a backend outage of minutes loses nothing while the buffer holds it; past the
+      // limit, the oldest chunks are dropped.
+      ['Retry_Limit', 'no_limits'],
+      ['storage.total_limit_size', `${fluentBitBufferMiB(o.logVolumeSizeLimitMiB)}M`],
+    ]),
   ].join('\n');
 }
 
 // ---------------------------------------------------------------------------
-// Shutdown model (fluent/fluent-bit v3.2.10)
+// Shutdown model (fluent/fluent-bit v5.1.1)
 // ---------------------------------------------------------------------------
+
+/** Retries (fluent/fluent-bit v5.1.1 src/flb_scheduler.c: backoff from `scheduler.base` 5 s, capped). */
+export const FLUENT_BIT_RETRY = { schedulerCapSeconds: 30 } as const;
+
+/** Long lines (plugins/in_tail/tail.c and tail_file.c, v5.1.1). */
+export const FLUENT_BIT_LONG_LINE = {
+  /**
+   * `Buffer_Max_Size` in bytes (1 MiB; written as a number: Fluent Bit's `k` and `M` are 1000 and
+   * 1000000, src/flb_utils.c `flb_utils_size_to_bytes`): lines up to this long are read whole.
+   */
+  bufferMaxBytes: 1024 * 1024,
+} as const;
+
+/**
+ * How long a multiline record waits for its next line before it is emitted: the built-in
+ * parsers' `flush_ms` (`FLB_ML_FLUSH_TIMEOUT` 4000, include/fluent-bit/multiline/flb_ml.h, v5.1.1).
+ */
+export const FLUENT_BIT_MULTILINE_FLUSH_SECONDS = 4;
 
 /** The values the shutdown model rests on; the renderer emits the same ones. */
 export const FLUENT_BIT_SHUTDOWN = {
@@ -138,7 +226,7 @@ export const FLUENT_BIT_SHUTDOWN = {
   exitSeconds: 1,
 } as const;
 
-/** `net.*` timeouts of a network output (keys of `src/flb_upstream.c` `upstream_net`, v3.2.10). */
+/** `net.*` timeouts of a network output (keys of `src/flb_upstream.c` `upstream_net`, v5.1.1). */
 function netTimeouts(): Section {
   return [
     ['net.connect_timeout', `${FLUENT_BIT_SHUTDOWN.connectTimeoutSeconds}s`],
@@ -147,25 +235,30 @@ function netTimeouts(): Section {
 }
 
 /**
- * Fluent Bit's shutdown (v3.2.10):
- * - Reads: nothing after SIGTERM. The engine pauses every input at once (`flb_input_pause_all`,
- *   `src/flb_engine.c`, FLB_ENGINE_STOP). Before it, `tail` reads a watched file on its inotify
- *   event (`plugins/in_tail/tail_fs_inotify.c`) and finds a new file at the next scan
+ * Fluent Bit's shutdown (v5.1.1; unchanged in what matters since v3.2.10):
+ * - SIGTERM sets a flag (`flb_signal_handler_break_loop`, src/fluent-bit.c) that the main loop
+ *   sees at once (the signal interrupts its `sleep(1)`); `flb_stop` (src/flb_lib.c) tells the
+ *   engine to stop and joins it. Without `--supervisor` there is no parent process.
+ * - Reads: nothing after SIGTERM. The engine flushes what it has and pauses every input at
+ *   once (`flb_engine_stop_ingestion` -> `flb_input_pause_all`, src/flb_engine.c). Before it,
+ *   `tail` reads a watched file on its inotify event and finds a new file at the next scan
  *   (`Refresh_Interval`, 1 s): a line written at the app's exit is read within
- *   `Refresh_Interval` + 1 s, so the agent must get SIGTERM that long after the app's exit.
- * - Flushes: the chunks already read, for up to `Grace` seconds: the engine re-checks every
- *   second and stops at the first tick without running tasks, at the latest after `Grace`
- *   ticks (at least one; retries are rescheduled at once, `flb_engine_reschedule_retries`).
- *   A chunk the engine has not dispatched by then is lost, so `Grace` should exceed `Flush`.
+ *   `Refresh_Interval` + 1 s, so the agent must get SIGTERM that long after the app's exit. With
+ *   a multiline parser, the app's last record is emitted only after the parser's flush timeout (4 s).
+ * - Flushes: for up to `Grace` seconds: the engine re-checks every second and stops at the first
+ *   tick with no running task and no chunk left in memory or on disk (`flb_task_running_count`,
+ *   `flb_storage_chunk_count`), at the latest after `Grace` ticks (at least one; retries are
+ *   rescheduled at once, `flb_engine_reschedule_retries`). With the backend down, the chunks
+ *   stay in the filesystem buffer and are sent by the next start.
  * - Then `flb_engine_shutdown` stops the outputs: a worker thread (http, es, opensearch, loki,
  *   forward) exits only when none of its connections is busy (`src/flb_output_thread.c`). A
  *   send started just before the end of `Grace` can take `net.connect_timeout` + `net.io_timeout`
  *   (the I/O deadline is renewed by every read and write, `src/flb_io.c`), each detected up
- *   to 2.5 s late. Without `net.io_timeout` (default 0) a stalled backend holds the worker until
- *   the kubelet kills it, which is why the renderer sets it.
+ *   to 2.5 s late (`cb_thread_sched_timer` every 1500 ms). Without `net.io_timeout` (default 0) a
+ *   stalled backend holds the worker until the kubelet kills it, which is why the renderer sets it.
  * - The `stdout` output has no connections: the bound is the grace loop and the exit.
  */
-export function fluentBitShutdown(graceSeconds: number, output: LogOutputConfig['type']): ShutdownModel {
+export function fluentBitShutdown(graceSeconds: number, output: LogOutputConfig['type'], multiline = false): ShutdownModel {
   const f = FLUENT_BIT_SHUTDOWN;
   const terms: Array<readonly [string, number]> = [['Grace (engine ticks of 1 s, at least one)', Math.max(graceSeconds, 1)]];
   if (output !== 'stdout') {
@@ -176,5 +269,5 @@ export function fluentBitShutdown(graceSeconds: number, output: LogOutputConfig[
     );
   }
   terms.push(['exit', f.exitSeconds]);
-  return shutdownModel(terms, f.refreshIntervalSeconds + 1);
+  return shutdownModel(terms, f.refreshIntervalSeconds + 1 + (multiline ? FLUENT_BIT_MULTILINE_FLUSH_SECONDS : 0));
 }

@@ -19,6 +19,7 @@
 import { ShutdownModel, shutdownModel } from './shutdown-model';
 import { Json } from '../engine/spec';
 import { Memo, deepFreeze } from '../private/memo';
+import { setOwn, sortedKeys } from '../private/order';
 import { agentYaml } from '../private/values';
 
 /**
@@ -138,9 +139,9 @@ export function renderOtelCollectorConfig(o: OtelCollectorConfigOptions): OtelCo
 
 function renderConfig(o: OtelCollectorConfigOptions): OtelCollectorConfig {
   // Values come from env vars only, so that every workload of a kind shares one config text.
-  const attributes = Object.keys(o.resourceVars).sort().map(key => ({ action: 'insert', key, value: env(o.resourceVars[key]) }));
+  const attributes = sortedKeys(o.resourceVars).map(key => ({ action: 'insert', key, value: env(o.resourceVars[key]) }));
   const headers: Record<string, string> = {};
-  for (const name of Object.keys(o.headerVars).sort()) headers[name] = env(o.headerVars[name]);
+  for (const name of sortedKeys(o.headerVars)) setOwn(headers, name, env(o.headerVars[name]));
 
   const exporter = (signal: Signal): Json => ({
     endpoint: o.exporterEndpoint,

@@ -7,12 +7,13 @@
  * rules on the result.
  */
 import { InjectedProxy, NATIVE_SIDECARS_ANNOTATION, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
-import { DNS1123_LABEL_MAX_LENGTH, checkPodSpec, isDns1123Label } from './rules';
+import { DNS1123_LABEL_MAX_LENGTH, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
 import {
   KUBERNETES_DEFAULT_GRACE_SECONDS, TOOLS, appEndOf, appShutdownOf, effectiveAppEnd, graceNeed, lifecycleFor, sidecarPrograms, toolsInitContainer,
   toolsVolume, unknownHookErrors, userSidecarErrors, watchesApp,
 } from './shutdown';
 import { EngineTarget, Json, SidecarSpec } from './spec';
+import { compareCodePoints, setOwn, sortedKeys } from '../private/order';
 
 /** Kinds that carry a pod template, and where. */
 const TEMPLATE_PATHS: Record<string, string[]> = {
@@ -105,6 +106,22 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     return { manifest, errors: [`${where}: kind ${manifest.kind} has no pod template; supported kinds: ${SUPPORTED_KINDS.join(', ')}.`] };
   }
   const spec = template.spec;
+  // A malformed pod spec (`containers: [null]`) is reported as such, before anything reads it.
+  const shape = podSpecShapeErrors(where, spec);
+  if (shape.length > 0) return { manifest, errors: shape };
+  // The sidecars are Linux images with Linux-only securityContext fields (seccompProfile,
+  // runAsUser...), which the API server rejects in a pod with spec.os.name windows
+  // (validation.go validateWindows): the library cannot serve such a pod.
+  if (spec.os?.name === 'windows' && sidecars.length > 0) {
+    return {
+      manifest,
+      errors: [
+        `${where}: is a Windows pod (spec.os.name: windows), but the sidecars (${sidecars.map(s => s.owner).join(', ')}) are Linux ` +
+        'images whose Linux-only securityContext fields the API server rejects on Windows pods; attach no sidecar to a Windows ' +
+        'workload (run it in a Linux pod, or give the Windows workload its agents another way).',
+      ],
+    };
+  }
   const errors: string[] = [];
   // Two sidecars of one kind: the cause of every clash that would follow (names, volumes,
   // ports), so it is reported alone.
@@ -116,7 +133,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const adoption = adoptContainers(where, sidecars, spec.containers ?? [], userInit);
   if (adoption.errors.length > 0) return { manifest, errors: adoption.errors };
   const userContainers: Json[] = adoption.containers;
-  const ordered = [...adoption.sidecars].sort((a, b) => a.rank - b.rank || a.container.name.localeCompare(b.container.name));
+  const ordered = [...adoption.sidecars].sort((a, b) => a.rank - b.rank || compareCodePoints(a.container.name, b.container.name));
   errors.push(...checkPlacement(where, ordered, userInit, target));
   const userVolumes: Json[] = spec.volumes ?? [];
   const controllerVolumes = controllerVolumesOf(manifest);
@@ -130,7 +147,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
       '(containers added after the sidecar constructs count too).',
     );
   }
-  errors.push(...checkCollisions(where, ordered, userContainers, userInit, userVolumes, controllerVolumes));
+  errors.push(...checkCollisions(where, ordered, userContainers, userInit, userVolumes, controllerVolumes, spec.ephemeralContainers ?? []));
   const injected = target.injected ?? [];
   errors.push(...checkInjected(where, manifest, template, injected, ordered, boundPorts, target));
 
@@ -221,7 +238,9 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // App containers: shared mounts and env (the user's own values win); on a completing pod, the
   // quit URLs of the legacy sidecars the app stops.
   const appWiring = ordered.map(s => (completes && s.layout === 'LEGACY' && s.quit
-    ? { ...s, appEnv: [...s.appEnv, { name: s.quit.env, value: s.quit.url }] }
+    // the kubelet expands `$(NAME)` in an env value and reads `$$` as `$` (third_party/forked/golang/expansion/expand.go):
+    // each `$` of the URL doubled, so the app gets the URL as given
+    ? { ...s, appEnv: [...s.appEnv, { name: s.quit.env, value: s.quit.url.split('$').join('$$') }] }
     : s));
   const appContainers = userContainers.map(app => withAppWiring(app, appWiring));
 
@@ -351,16 +370,39 @@ function duplicateKinds(where: string, sidecars: SidecarSpec[]): string[] {
 }
 
 function checkCollisions(
-  where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[], volumes: Json[], controllerVolumes: string[],
+  where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[], volumes: Json[], controllerVolumes: string[], ephemeral: Json[] = [],
 ): string[] {
   const errors: string[] = [];
 
+  // Two sidecars that mount something at one path of the app containers (a WithSidecar
+  // appMountPath equal to a WithLogAgent's logDirectory): the API server rejects a container with
+  // two mounts at one path ("must be unique"), and only one could be the app's anyway.
+  const appPaths = new Map<string, SidecarSpec>();
+  for (const s of sidecars) {
+    for (const m of s.appMounts) {
+      const other = appPaths.get(m.mountPath);
+      if (other !== undefined && other.owner !== s.owner) {
+        errors.push(
+          `${s.owner}: mounts volume '${m.name}' at ${m.mountPath} in the app containers of ${where}, where ${other.owner} mounts ` +
+          'its own volume too; give one of them another directory.',
+        );
+      }
+      if (other === undefined) appPaths.set(m.mountPath, s);
+    }
+  }
+
   const userNames = new Set([...containers, ...init].map(c => c.name));
+  // Names are unique across containers, initContainers AND ephemeralContainers (validation.go
+  // validateEphemeralContainers: "must be unique among all containers, init containers, and
+  // ephemeral containers").
+  const ephemeralNames = new Set(ephemeral.map(c => c.name));
   const sidecarNames = new Map<string, string>();
   for (const s of sidecars) {
     const name = s.container.name;
     if (userNames.has(name)) {
       errors.push(`${s.owner}: container name '${name}' is already used by a container of ${where}; choose another containerName.`);
+    } else if (ephemeralNames.has(name)) {
+      errors.push(`${s.owner}: container name '${name}' is already used by an ephemeral container of ${where}; choose another containerName.`);
     }
     const other = sidecarNames.get(name);
     if (other !== undefined && other !== s.owner) {
@@ -590,6 +632,6 @@ function reorderInPlace(o: Json): void {
 /** Returns a shallow copy with the keys in alphabetical order (as cdk8s emits them). */
 function sortKeys<T extends Json>(o: T): T {
   const out: Json = {};
-  for (const k of Object.keys(o).sort()) out[k] = o[k];
+  for (const k of sortedKeys(o)) setOwn(out, k, o[k]);
   return out as T;
 }

@@ -302,9 +302,38 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
 ];
 
 /**
+ * The shape of a pod spec as the checks read it: each list that is given is an array of objects
+ * (no `null`, no hole), every container has a string name. Anything else is reported here, so
+ * that no check reads a field of `null` (a raw TypeError without the workload's name).
+ */
+export function podSpecShapeErrors(where: string, spec: Json): string[] {
+  if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) return [`${where}: the pod spec is not an object; give spec.template.spec as an object.`];
+  const errors: string[] = [];
+  for (const list of ['containers', 'initContainers', 'ephemeralContainers', 'volumes']) {
+    const value = spec[list];
+    if (value === undefined) continue;
+    if (!Array.isArray(value)) {
+      errors.push(`${where}: spec.${list} is not a list (got ${typeof value}); give a list of objects.`);
+      continue;
+    }
+    for (let i = 0; i < value.length; i++) {
+      const entry = value[i];
+      if (entry === null || entry === undefined || typeof entry !== 'object' || Array.isArray(entry)) {
+        errors.push(`${where}: spec.${list}[${i}] is ${i in value ? JSON.stringify(entry) ?? String(entry) : 'a hole (an empty slot)'}, not an object; remove it or give the ${list === 'volumes' ? 'volume' : 'container'}.`);
+      } else if (typeof entry.name !== 'string') {
+        errors.push(`${where}: spec.${list}[${i}] has no name (got ${JSON.stringify(entry.name) ?? 'none'}); give it a name.`);
+      }
+    }
+  }
+  return errors;
+}
+
+/**
  * Checks a final pod spec. Returns one message per violation; `where` names the workload.
  */
 export function checkPodSpec(spec: Json, target: RuleTarget, where: string, context: PodSpecContext = {}): string[] {
+  const shape = podSpecShapeErrors(where, spec);
+  if (shape.length > 0) return shape;
   const pod: PodUnderCheck = {
     where,
     kind: context.kind,

@@ -57,8 +57,14 @@ export function toolsVolume(): Json {
   return { emptyDir: { sizeLimit: '8Mi' }, name: TOOLS.volumeName };
 }
 
-function shell(script: string): Json {
-  return { exec: { command: [TOOLS.busybox, 'sh', '-c', script] } };
+/**
+ * A `busybox sh -c` hook. The script is the library's own fixed text: every value (a URL, a
+ * count) goes in as a positional parameter (`"$1"`, `"$2"`, ... with `sh` as `$0`), never spliced
+ * into the script, so no character of a user's value (`;`, `&`, `$`, a quote) is read by the shell
+ * (docs/security.md, "No user value in a shell").
+ */
+function shell(script: string, args: readonly string[] = []): Json {
+  return { exec: { command: [TOOLS.busybox, 'sh', '-c', script, ...(args.length > 0 ? ['sh', ...args] : [])] } };
 }
 
 /** The stop time and read delay of an agent's shutdown model, as the engine takes them. */
@@ -262,7 +268,9 @@ export function lifecycleFor(
 ): { lifecycle?: Json; needsTools: boolean } {
   const caps = capabilities(target.minor, target.gate);
   const B = TOOLS.busybox;
-  const posts = (spec.shutdown.preStopPosts ?? []).map(url => `${B} wget -q -T 2 -O /dev/null --post-data '' '${url}'`);
+  const urls = spec.shutdown.preStopPosts ?? [];
+  // each URL is positional parameter i + 1 of the script (see `shell`)
+  const posts = urls.map((_url, i) => `${B} wget -q -T 2 -O /dev/null --post-data '' "$${i + 1}"`);
   const lifecycle: Json = {};
   let needsTools = posts.length > 0;
 
@@ -271,7 +279,7 @@ export function lifecycleFor(
     // the wait for the app, bounded by the app's end (busybox timeout), then the read delay
     const read = spec.shutdown.readAfterAppExitSeconds ?? 0;
     const wait = `${B} timeout ${Math.ceil(appEndSeconds)} ${B} sh -c '${appWatchScript(programs)}' || true`;
-    lifecycle.preStop = shell([...posts, wait, ...(read > 0 ? [`${B} sleep ${read}`] : [])].join('; '));
+    lifecycle.preStop = shell([...posts, wait, ...(read > 0 ? [`${B} sleep ${read}`] : [])].join('; '), urls);
     needsTools = true;
   } else if (posts.length === 0) {
     if (delay > 0 && caps.sleepAction) {
@@ -282,14 +290,16 @@ export function lifecycleFor(
       needsTools = true;
     }
   } else {
-    lifecycle.preStop = shell([...posts, ...(delay > 0 ? [`${B} sleep ${delay}`] : [])].join('; '));
+    lifecycle.preStop = shell([...posts, ...(delay > 0 ? [`${B} sleep ${delay}`] : [])].join('; '), urls);
   }
   if (spec.hold && spec.layout === 'LEGACY') {
     // Regular containers start in order and a postStart hook blocks the next one.
     const { readyUrl, timeoutSeconds } = spec.hold;
+    // the URL ($1) holds the user's path, and the count ($2) is passed the same way (see `shell`)
     lifecycle.postStart = shell(
-      `i=0; until ${B} wget -q -T 1 -O /dev/null ${readyUrl}; do ` +
-      `i=$((i+1)); if [ $i -ge ${timeoutSeconds} ]; then exit 0; fi; ${B} sleep 1; done`,
+      `i=0; until ${B} wget -q -T 1 -O /dev/null "$1"; do ` +
+      `i=$((i+1)); if [ $i -ge "$2" ]; then exit 0; fi; ${B} sleep 1; done`,
+      [readyUrl, String(timeoutSeconds)],
     );
     needsTools = true;
   }

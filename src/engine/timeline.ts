@@ -148,9 +148,12 @@ export function hookDuration(hook: Json | undefined): number | undefined {
   const command = hook.exec?.command;
   if (!Array.isArray(command) || command.length === 0) return undefined;
   const words = command.map(String);
-  const inShell = words.length === 4 && /(^|\/)(busybox|sh)$/.test(words[0]) && words[words.length - 2] === '-c';
-  // (a single-quoted inner script, e.g. the watchAppExit wait, is one word of its command)
-  const parts = inShell ? words[3].replace(/( sh -c )'[^']*'/g, "$1''").split(/;|&&|\n/).map(x => x.trim()).filter(x => x !== '') : [words.join(' ')];
+  const shell = shellOf(words);
+  // (a single-quoted inner script, e.g. the watchAppExit wait, is one word of its command; the
+  // values are the script's arguments, read in place of "$1", "$2"... after the split)
+  const parts = shell
+    ? shell.script.replace(/( sh -c )'[^']*'/g, "$1''").split(/;|&&|\n/).map(x => shell.withArgs(x.trim())).filter(x => x !== '')
+    : [words.join(' ')];
   let total = 0;
   for (const part of parts) {
     const sleep = /^(?:\S*\/)?(?:busybox )?sleep (\d+(?:\.\d+)?)$/.exec(part);
@@ -165,10 +168,27 @@ export function hookDuration(hook: Json | undefined): number | undefined {
   return total;
 }
 
+/**
+ * A `sh -c SCRIPT [NAME ARG...]` command (busybox's `sh` or a `sh`): the script, and a function
+ * that reads a part of it with each `"$N"` replaced by its argument (the library passes every
+ * value as an argument, never in the script: src/engine/shutdown.ts `shell`).
+ */
+function shellOf(words: string[]): { script: string; withArgs: (part: string) => string } | undefined {
+  if (!/(^|\/)(busybox|sh)$/.test(words[0] ?? '')) return undefined;
+  const c = words[1] === '-c' ? 1 : words[1] === 'sh' && words[2] === '-c' ? 2 : -1;
+  if (c < 0 || words.length < c + 2) return undefined;
+  const args = words.slice(c + 3);
+  return {
+    script: words[c + 1],
+    withArgs: part => part.replace(/"\$([1-9])"/g, (whole, n) => args[Number(n) - 1] ?? whole),
+  };
+}
+
 /** The legacy hold's worst case: `N` tries of a 1 s request and a 1 s sleep between them. */
 function holdSeconds(postStart: Json | undefined): number | undefined {
   if (postStart === undefined || postStart === null) return 0;
-  const script: string = postStart.exec?.command?.[3] ?? '';
+  const shell = shellOf((postStart.exec?.command ?? []).map(String));
+  const script: string = shell ? shell.withArgs(shell.script) : '';
   const m = /^i=0; until .* wget -q -T 1 .*if \[ \$i -ge (\d+) \]; then exit 0; fi; .* sleep 1; done$/.exec(script);
   return m ? 2 * Number(m[1]) - 1 : undefined;
 }

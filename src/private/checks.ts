@@ -5,12 +5,14 @@
  * @internal
  */
 import { Duration, Size, SizeRoundingBehavior } from 'cdk8s';
+import { setOwn } from './order';
 import { checkManifestList, checkManifestString } from './values';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** A DNS-1123 label (kubernetes apimachinery validation.IsDNS1123Label). */
 export function checkDnsLabel(who: string, prop: string, value: string, maxLength = 63): void {
+  checkString(who, prop, value, "'log-agent'");
   if (value.length > maxLength || !DNS_LABEL.test(value)) {
     const why = maxLength < 63 && value.length > maxLength && DNS_LABEL.test(value)
       ? ` is ${value.length} characters; names derived from it (volumes '<${prop}>-client-ca' and the like) must fit in 63, so`
@@ -23,11 +25,20 @@ export function checkDnsLabel(who: string, prop: string, value: string, maxLengt
   checkManifestString(who, prop, value); // '0o17' is a DNS label that the API server reads as 15
 }
 
-/** A TCP port number. */
-export function checkPort(who: string, prop: string, value: number): void {
+/** A TCP port number; `note` is added to the message. */
+export function checkPort(who: string, prop: string, value: number, note?: string): void {
   if (!Number.isInteger(value) || value < 1 || value > 65535) {
-    throw new Error(`${who}: ${prop} ${value} is not a valid port; use an integer from 1 to 65535.`);
+    throw new Error(`${who}: ${prop} ${describeValue(value)} is not a valid port; use an integer from 1 to 65535${note ? ` ${note}` : ''}.`);
   }
+}
+
+/**
+ * A port name (kubernetes apimachinery validation.IsValidPortName, IANA_SVC_NAME): at most 15
+ * characters, lower-case letters, digits and '-', at least one letter, no '--', not starting or
+ * ending with '-'.
+ */
+export function isPortName(name: unknown): boolean {
+  return typeof name === 'string' && /^(?=.{1,15}$)(?=.*[a-z])[a-z0-9]+(-[a-z0-9]+)*$/.test(name);
 }
 
 /**
@@ -49,12 +60,22 @@ export function checkInteger(who: string, prop: string, value: number, min: numb
   }
 }
 
-/** A whole, non-negative number of seconds (or `fallback` when unset). */
-export function durationSeconds(who: string, prop: string, d: Duration | undefined, fallback: number): number {
+/**
+ * A whole, non-negative number of seconds (or `fallback` when unset), at most `max` (by default
+ * the int32 range of the API's seconds fields: probe periods and thresholds are int32, and a
+ * larger value would be written as `1e+21` or in Envoy's config as `"1e+21s"`).
+ */
+export function durationSeconds(who: string, prop: string, d: Duration | undefined, fallback: number, max: number = INT32_MAX): number {
   if (d === undefined) return fallback;
+  if (d === null || typeof (d as any).toSeconds !== 'function') {
+    throw new Error(`${who}: ${prop} ${describeValue(d)} is not a Duration; use e.g. Duration.seconds(10).`);
+  }
   const s = d.toSeconds({ integral: false });
   if (!Number.isFinite(s) || s < 0 || !Number.isInteger(s)) {
     throw new Error(`${who}: ${prop} ${s}s is not a whole, non-negative number of seconds; use e.g. Duration.seconds(10).`);
+  }
+  if (s > max) {
+    throw new Error(`${who}: ${prop} ${s}s is above ${max}s, the most the field it is written to can hold; use e.g. Duration.seconds(10).`);
   }
   return s;
 }
@@ -71,11 +92,35 @@ export function positiveSeconds(who: string, prop: string, d: Duration | undefin
  * of distribution/reference has none). `example` is the default image.
  */
 export function checkImage(who: string, prop: string, image: string, example: string): void {
-  if (typeof image !== 'string' || image.trim() === '' || /\s/.test(image)) {
+  checkString(who, prop, image, `'${example}'`);
+  if (image.trim() === '' || /\s/.test(image)) {
     throw new Error(`${who}: ${prop} '${image}' is not an image reference; use e.g. '${example}'.`);
   }
   checkManifestString(who, prop, image);
+  const m = IMAGE_REFERENCE.exec(image);
+  if (!m) {
+    throw new Error(
+      `${who}: ${prop} ${describeValue(image)} is not an image reference (the grammar of distribution/reference: ` +
+      "[registry/]repository[:tag][@digest], the repository in lower-case letters, digits and '.', '_', '-' separators); " +
+      `use e.g. '${example}'.`,
+    );
+  }
+  if (m[1].length > IMAGE_NAME_MAX) {
+    throw new Error(`${who}: ${prop} is ${m[1].length} characters before its tag, more than the ${IMAGE_NAME_MAX} an image name may have; use e.g. '${example}'.`);
+  }
 }
+
+// distribution/reference regexp.go (github.com/distribution/reference, as stored:
+// referencePat = anchored(capture(namePat), optional(':', capture(tag)), optional('@', capture(digestPat))))
+// and reference.go NameTotalLengthMax = 255.
+const IMAGE_DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
+const IMAGE_DOMAIN = `(?:${IMAGE_DOMAIN_COMPONENT}(?:\\.${IMAGE_DOMAIN_COMPONENT})*|\\[(?:[a-fA-F0-9:]+)\\])(?::[0-9]+)?`;
+const IMAGE_PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*';
+const IMAGE_NAME = `(?:${IMAGE_DOMAIN}/)?${IMAGE_PATH_COMPONENT}(?:/${IMAGE_PATH_COMPONENT})*`;
+const IMAGE_TAG = '[\\w][\\w.-]{0,127}';
+const IMAGE_DIGEST = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][0-9A-Fa-f]{32,}';
+const IMAGE_REFERENCE = new RegExp(`^(${IMAGE_NAME})(?::(${IMAGE_TAG}))?(?:@(${IMAGE_DIGEST}))?$`);
+const IMAGE_NAME_MAX = 255;
 
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
@@ -88,11 +133,53 @@ export function isHost(host: string, options: { allowTrailingDot?: boolean; allo
   if (typeof host !== 'string') return false;
   if (options.allowIpv6 && /^\[[0-9A-Fa-f:.]+\]$/.test(host)) return true;
   const name = options.allowTrailingDot && host.endsWith('.') ? host.slice(0, -1) : host;
-  return IPV4.test(name) || HOST_NAME.test(name);
+  if (IPV4.test(name)) return true;
+  return HOST_NAME.test(name) && !readAsIpv4(name);
+}
+
+/**
+ * Whether a C resolver reads `host` as an IPv4 address though it is not one in dotted-quad form:
+ * glibc's and musl's `getaddrinfo` try `inet_aton` first, which takes 1 to 4 parts, each decimal,
+ * octal (leading 0) or hex (0x): '012' is 0.0.0.10, '0x1F' 0.0.0.31, '10.1' 10.0.0.1,
+ * '4294967295' 255.255.255.255, '127.1' 127.0.0.1. Such a host is ambiguous (a DNS name to
+ * the library, an address to the agent), so it is refused.
+ */
+export function readAsIpv4(host: string): boolean {
+  const parts = host.split('.');
+  return parts.length >= 1 && parts.length <= 4 && parts.every(p => /^(?:0[xX][0-9A-Fa-f]*|[0-9]+)$/.test(p)) && !IPV4.test(host);
 }
 
 /** The rule every host prop states in its message. */
-export const HOST_RULE = "give the bare host (no scheme, port or path): a DNS name or IPv4 address, e.g. 'logs.example.com'";
+export const HOST_RULE =
+  "give the bare host (no scheme, port or path): a DNS name or IPv4 address, e.g. 'logs.example.com' (a name of digits and " +
+  "'0x' parts only, such as '012', '0x1F' or '10.1', is refused: the agents' C resolver reads it as an IPv4 address)";
+
+/**
+ * Whether `host` (a DNS name, an IPv4 address or an IPv6 address in brackets) is this pod's own
+ * loopback: 'localhost' and '*.localhost' in any case, 127.0.0.0/8, 0.0.0.0 (a connect to it
+ * reaches the local host on Linux), [::1], [::] and the IPv4-mapped forms of those
+ * ([::ffff:127.0.0.1]); read through the WHATWG URL parser, which also canonicalises IPv6 and
+ * the inet_aton forms of IPv4 ('127.1').
+ */
+export function isLoopbackHost(host: string): boolean {
+  let name: string;
+  try {
+    name = new URL(`http://${host}/`).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  if (name.endsWith('.')) name = name.slice(0, -1);
+  if (name === 'localhost' || name.endsWith('.localhost')) return true;
+  if (/^127\.\d+\.\d+\.\d+$/.test(name) || name === '0.0.0.0') return true;
+  if (name === '[::1]' || name === '[::]') return true;
+  // IPv4-mapped: [::ffff:7f00:1] (127.0.0.1), [::ffff:0:0] (0.0.0.0)
+  const mapped = /^\[::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/.exec(name);
+  if (mapped) {
+    const high = parseInt(mapped[1], 16);
+    return Math.floor(high / 256) === 127 || (high === 0 && parseInt(mapped[2], 16) === 0);
+  }
+  return false;
+}
 
 const SECRET_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 // IsConfigMapKey (apimachinery pkg/util/validation/validation.go): [-._a-zA-Z0-9]+, at most 253,
@@ -160,6 +247,10 @@ export function checkMountPath(who: string, prop: string, path: string): void {
   if (typeof path !== 'string' || !path.startsWith('/') || path.includes(':') || /\s/.test(path) || path.split('/').includes('..')) {
     throw new Error(`${who}: ${prop} '${path}' must be an absolute path without ':', '..' or white space, e.g. '/var/run/proxy'.`);
   }
+  // '/', '//', '/./': a volume over the container's whole root filesystem hides its image
+  if (path.split('/').every(part => part === '' || part === '.')) {
+    throw new Error(`${who}: ${prop} '${path}' is the container's root directory, and a volume there hides the whole image; use a directory of its own, e.g. '/var/run/proxy'.`);
+  }
   checkManifestString(who, prop, path);
 }
 
@@ -173,9 +264,24 @@ export function checkStringList(who: string, prop: string, list: unknown): void 
 
 /** An emptyDir's size limit in whole MiB (rounded down), at least 1; `fallback` when unset. */
 export function sizeLimitMiB(who: string, prop: string, size: Size | undefined, fallback: number, example: string): number {
+  if (size !== undefined) checkSize(who, prop, size, example);
   const mib = size === undefined ? fallback : size.toMebibytes({ rounding: SizeRoundingBehavior.FLOOR });
   if (!(mib >= 1)) throw new Error(`${who}: ${prop} must be at least 1 MiB (got ${mib} MiB), e.g. ${example}.`);
   return mib;
+}
+
+/** The largest size a quantity field takes here, in MiB: 1 PiB (a finite number, written in full). */
+const MAX_MIB = 1024 * 1024 * 1024;
+
+/** A Size prop: a cdk8s Size of a finite, non-negative amount of at most 1 PiB (`Size.mebibytes(Infinity)` would be written `InfinityMi`). */
+export function checkSize(who: string, prop: string, size: unknown, example: string): void {
+  if (size === null || typeof size !== 'object' || typeof (size as any).toKibibytes !== 'function') {
+    throw new Error(`${who}: ${prop} ${describeValue(size)} is not a Size; use e.g. ${example}.`);
+  }
+  const kib = (size as Size).toKibibytes({ rounding: SizeRoundingBehavior.FLOOR });
+  if (!Number.isFinite(kib) || kib < 0 || kib / 1024 > MAX_MIB) {
+    throw new Error(`${who}: ${prop} ${kib} KiB is not a size from 0 to 1 PiB; use e.g. ${example}.`);
+  }
 }
 
 /** A CPU ('500m', '1', '0.5') or memory ('64Mi') quantity as a number, for comparisons; NaN otherwise. */
@@ -183,4 +289,147 @@ export function quantity(q: string): number {
   const m = /^(\d+(?:\.\d+)?)(m|Mi)?$/.exec(q);
   if (!m) return NaN;
   return Number(m[1]) * (m[2] === 'm' ? 1 : m[2] === 'Mi' ? 1 : 1000);
+}
+
+// ------------------------------------------------------------------------------------------
+// Types and shapes, for JavaScript callers (jsii checks the other languages' types itself):
+// every prop is checked for its type where it is given, so a malformed prop gives a message
+// that names the construct, the value and the fix, never a raw TypeError later.
+
+/**
+ * A value as messages show it, never throwing: a string JSON-quoted (so invisible characters
+ * show as escapes), a number as written, a class instance by its class (`a Lazy`), a plain
+ * object or array as JSON (cut at 80 characters).
+ */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null || value === undefined || typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'symbol') return 'a symbol';
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null && proto !== Array.prototype) {
+    const name = proto?.constructor?.name;
+    return name ? `a ${name}` : 'an object';
+  }
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = Array.isArray(value) ? 'an array' : 'an object';
+  }
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** An object whose prototype is Object.prototype (or none): `{ ... }` as written, not a class instance or an array. */
+export function isPlainObject(value: unknown): boolean {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * A props or options object: any object but an array (a TypeScript caller may build its props
+ * with a class; jsii hands structs over as plain objects).
+ */
+export function isPropsObject(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** A boolean prop, when given (`'false'`, a string, is truthy in JavaScript and would count as true). */
+export function checkBoolean(who: string, prop: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'boolean') {
+    throw new Error(`${who}: ${prop} ${describeValue(value)} is not a boolean; use true or false (without quotes).`);
+  }
+}
+
+/**
+ * A string prop, when given. A Lazy or another token is refused: the library reads every value
+ * when the construct is made (to check it and to derive names from it), before a token resolves.
+ */
+export function checkString(who: string, prop: string, value: unknown, example: string): void {
+  if (value !== undefined && typeof value !== 'string') {
+    // a cdk8s Lazy has produce(), other tokens resolve()
+    const token = value !== null && typeof value === 'object' && (typeof (value as any).produce === 'function' || typeof (value as any).resolve === 'function');
+    throw new Error(
+      `${who}: ${prop} ${describeValue(value)} is not a string; ` +
+      (token ? 'a Lazy or token cannot be read when the construct is made; give the value itself' : 'give a string') +
+      `, e.g. ${example}.`,
+    );
+  }
+}
+
+/** A number prop, when given: a finite number (NaN would be written as `.nan`). */
+export function checkNumber(who: string, prop: string, value: unknown, example: string): void {
+  if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value))) {
+    throw new Error(`${who}: ${prop} ${describeValue(value)} is not a finite number; give a number, e.g. ${example}.`);
+  }
+}
+
+/**
+ * A map prop (`{ [name: string]: T }`) as its own entries, in the order given (Object.entries:
+ * own enumerable keys only, never Object.prototype's such as 'constructor'). A key '__proto__'
+ * is refused: JavaScript objects, and cdk8s' own writer (which copies every map by assignment),
+ * would drop it silently.
+ */
+export function ownEntries<T>(who: string, prop: string, value: { readonly [name: string]: T } | undefined, example: string): Array<[string, T]> {
+  if (value === undefined) return [];
+  if (!isPlainObject(value)) {
+    throw new Error(`${who}: ${prop} ${describeValue(value)} is not a map of names to values; give a plain object, e.g. ${example}.`);
+  }
+  if (Object.prototype.hasOwnProperty.call(value, '__proto__')) {
+    throw new Error(
+      `${who}: ${prop} has a key "__proto__", which JavaScript objects and cdk8s' own YAML writer drop silently ` +
+      '(it sets the prototype instead); rename the key.',
+    );
+  }
+  return Object.entries(value);
+}
+
+/**
+ * A list prop, when given: an array without holes, `null` or `undefined` entries (each would be
+ * written as `null` or read as a missing object). Returns a copy.
+ */
+export function listOf<T>(who: string, prop: string, value: readonly T[] | undefined, example: string): T[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) {
+    throw new Error(`${who}: ${prop} ${describeValue(value)} is not a list; give an array, e.g. ${example}.`);
+  }
+  for (let i = 0; i < value.length; i++) {
+    if (!(i in value) || value[i] === null || value[i] === undefined) {
+      throw new Error(`${who}: ${prop}[${i}] is ${i in value ? String(value[i]) : 'a hole (an empty slot)'}; remove the empty entry, e.g. ${example}.`);
+    }
+  }
+  return [...value];
+}
+
+/** An object made by one of the library's factories (`instanceof`), when given. */
+export function checkMadeBy(who: string, prop: string, value: unknown, cls: Function, factories: string): void {
+  if (value !== undefined && !(value instanceof cls)) {
+    throw new Error(`${who}: ${prop} ${describeValue(value)} was not made by ${factories}; make it with one of them.`);
+  }
+}
+
+/** The largest value of an int32 field of the Kubernetes API (probe thresholds, seconds fields). */
+export const INT32_MAX = 2147483647;
+
+/**
+ * A deep copy of plain data (plain objects and arrays, their own keys only, `__proto__` kept as
+ * an own key so that `ownEntries` can refuse it); everything else is kept as it is: primitives and
+ * class instances (a Duration, a Size, a construct, a SidecarCheck), which the library only reads.
+ * Props are copied with it at construction, so a props object changed afterwards does not change
+ * a construct made earlier.
+ */
+export function copyData<T>(value: T): T {
+  if (Array.isArray(value)) {
+    const out: unknown[] = new Array(value.length);
+    for (let i = 0; i < value.length; i++) if (i in value) out[i] = copyData(value[i]);
+    return out as unknown as T;
+  }
+  if (isPlainObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as object)) setOwn(out, k, copyData(v));
+    return out as T;
+  }
+  return value;
 }

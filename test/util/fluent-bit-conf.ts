@@ -1,6 +1,6 @@
 /**
  * A reader of Fluent Bit's classic config format that follows Fluent Bit's own, for tests
- * (fluent/fluent-bit v3.2.10: src/config_format/flb_cf_fluentbit.c `read_config`,
+ * (fluent/fluent-bit v5.1.1, unchanged since v3.2.10: src/config_format/flb_cf_fluentbit.c `read_config`,
  * src/config_format/flb_config_format.c `flb_cf_section_property_add`, src/flb_env.c, and the
  * list types of src/flb_config_map.c / src/flb_slist.c). What the library must never emit
  * (`@INCLUDE`, `@SET` and other meta lines, groups, indentation changes, a key without a value)
@@ -83,7 +83,7 @@ export function fluentBitSlist1(value: string): [string, string] {
 }
 
 /**
- * out_loki `labels` as the plugin reads them (plugins/out_loki/loki.c `parse_kv`, v3.2.10):
+ * out_loki `labels` as the plugin reads them (plugins/out_loki/loki.c `parse_kv`, v5.1.1 as v3.2.10):
  * `key=value` entries of a CLIST; a leading `$` makes a record accessor, which the library
  * never means to write.
  */

@@ -3,7 +3,7 @@
  * (not by restating when the library needs its hook tools):
  *
  * - The agents' images have nothing a hook could use: Fluent Bit's is distroless
- *   (fluent/fluent-bit dockerfiles/Dockerfile at v3.2.10: `FROM gcr.io/distroless/cc-debian12`,
+ *   (fluent/fluent-bit dockerfiles/Dockerfile at v5.1.1: `FROM gcr.io/distroless/cc-debian13`,
  *   as src/images.ts notes), Vector's `-distroless-libc` (vectordotdev/vector
  *   distribution/docker/distroless-libc/Dockerfile: `FROM gcr.io/distroless/cc-debian*`, only
  *   /usr/bin/vector copied in), the collector's `FROM scratch` with only /otelcol
@@ -50,13 +50,18 @@ function command(parts: string[], inShell: boolean): HookCommand | undefined {
 
 /**
  * The simple commands an exec hook runs, in order: the command itself, or, for
- * `busybox sh -c '<script>'`, the commands of the script (split at `;`, `&&`, `||`, `|` and new
- * lines, after the keywords of `until`/`if`; quotes are not split).
+ * `busybox sh -c '<script>' [sh ARG...]`, the commands of the script (split at `;`, `&&`, `||`, `|`
+ * and new lines, after the keywords of `until`/`if`; quotes are not split; a word `"$N"` is the
+ * script's Nth argument).
  */
 export function hookCommands(exec: string[]): { shell: boolean; commands: HookCommand[] } {
-  if (exec[0] === BUSYBOX && exec[1] === 'sh' && exec[2] === '-c' && exec.length === 4) {
+  if (exec[0] === BUSYBOX && exec[1] === 'sh' && exec[2] === '-c' && (exec.length === 4 || exec[4] === 'sh')) {
+    // `sh -c SCRIPT sh ARG1 ARG2 ...`: a word that is exactly "$N" is read as its argument
+    const params = exec.slice(5);
     const segments = exec[3].split(/;|&&|\|\||\||\n/);
-    const commands = segments.map(seg => command(wordsOf(seg), true)).filter((c): c is HookCommand => c !== undefined);
+    const commands = segments
+      .map(seg => command(wordsOf(seg).map(w => /^"\$[1-9]"$/.test(w) ? params[Number(w[2]) - 1] ?? w : w), true))
+      .filter((c): c is HookCommand => c !== undefined);
     return { shell: true, commands };
   }
   const c = command(exec, false);
@@ -93,9 +98,11 @@ export function shortenedSleep(hook: any, by: number): any {
   if (hook.sleep) return { ...hook, sleep: { ...hook.sleep, seconds: hook.sleep.seconds - by } };
   const cmd: string[] = [...hook.exec.command];
   const n = hookSleep(hook)!;
-  const last = cmd.length - 1;
-  cmd[last] = hookCommands(cmd).shell
-    ? cmd[last].replace(new RegExp(`(sleep )${n}(?![0-9])(?![^]*sleep [0-9])`), `$1${n - by}`)
+  // in a shell hook the sleep is in the script (index 3; its arguments follow it)
+  const shell = hookCommands(cmd).shell;
+  const at = shell ? 3 : cmd.length - 1;
+  cmd[at] = shell
+    ? cmd[at].replace(new RegExp(`(sleep )${n}(?![0-9])(?![^]*sleep [0-9])`), `$1${n - by}`)
     : String(n - by);
   return { ...hook, exec: { ...hook.exec, command: cmd } };
 }

@@ -1,0 +1,38 @@
+/**
+ * Stable orders that depend on nothing but the strings: by Unicode code point, never by a locale
+ * (`localeCompare` and `Intl.Collator` follow the machine's LANG and ICU data, so a synth on a
+ * Danish machine would order `aa-proxy` after `z-proxy`). `Array.prototype.sort()` without a
+ * comparator orders by UTF-16 code unit, which differs from code point order for characters
+ * above U+FFFF; this is the one comparator the library sorts strings with.
+ * @internal
+ */
+
+/** Negative, 0 or positive as `a` comes before, with or after `b` in code point order. */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const ca = a.codePointAt(i)!;
+    const cb = b.codePointAt(i)!;
+    if (ca !== cb) return ca - cb;
+    if (ca > 0xffff) i++;
+  }
+  return a.length - b.length;
+}
+
+/** The object's own enumerable string keys, in code point order. */
+export function sortedKeys(o: object): string[] {
+  return Object.keys(o).sort(compareCodePoints);
+}
+
+/**
+ * Sets `o[key] = value` as an own data property, also for the key `__proto__` (a plain
+ * assignment of that key would set the object's prototype and lose the entry).
+ */
+export function setOwn(o: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** Whether `key` is an own property of `o` (not one of Object.prototype's, like 'constructor'). */
+export function hasOwn(o: object | undefined, key: string): boolean {
+  return o !== undefined && o !== null && Object.prototype.hasOwnProperty.call(o, key);
+}

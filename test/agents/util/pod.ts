@@ -1,0 +1,187 @@
+/**
+ * Pod emulation for `npm run test:agents`, shared by every agent's module: the library's own
+ * manifest, synthesized for a workload with a `WithLogAgent`, run on this machine.
+ *
+ * - The log emptyDir is a temporary directory, mode 0777 as the kubelet creates it (kubernetes
+ *   pkg/volume/emptydir/empty_dir.go); it is the `logDirectory` itself, so the config's paths are
+ *   the real ones. The ConfigMap's files go into another directory, which stands for its mount
+ *   (`/etc/log-agent`): the container's args are rewritten from the mount path to it.
+ * - The container's command is the agent's binary given to the suite (`FLUENT_BIT=...`); its
+ *   args, env (downward API fields and Secret keys filled in) and config are the manifest's.
+ * - It runs as the container's `runAsUser`/`runAsGroup` when the suite runs as root (else as the
+ *   current user), with nothing else writable but the volumes: no root filesystem is emulated.
+ * - Termination: `terminate()` follows the kubelet's timeline for the pod
+ *   (test/util/kubelet-termination.ts): SIGTERM at the container's time, SIGKILL at its deadline.
+ */
+import { ChildProcess, spawn, spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as net from 'net';
+import * as os from 'os';
+import * as path from 'path';
+import { App, Chart, Duration, Testing } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { LogAgent, LogOutput, WithLogAgent } from '../../../src';
+
+export const POD_FIELDS: Record<string, string> = { 'metadata.name': 'web-7d9f-x2x4q', 'metadata.namespace': 'shop', 'spec.nodeName': 'node-a' };
+
+export interface PodOptions {
+  readonly agent: LogAgent;
+  readonly output: (chart: Chart) => LogOutput;
+  readonly kubernetesVersion?: string;
+  readonly filePattern?: string;
+  readonly appShutdownTime?: Duration;
+  /** `secretName/key` -> value. */
+  readonly secrets?: Record<string, string>;
+}
+
+export interface LogPod {
+  /** The temporary root (removed by `cleanup`). */
+  readonly root: string;
+  readonly logDirectory: string;
+  readonly configDirectory: string;
+  readonly podSpec: any;
+  readonly container: any;
+  readonly files: Record<string, string>;
+  readonly env: Record<string, string>;
+  readonly minor: number;
+}
+
+/** Synthesizes the workload and lays its volumes out on disk. */
+export function synthLogPod(o: PodOptions): LogPod {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cdk8s-agents-'));
+  fs.chmodSync(root, 0o755);
+  const logDirectory = path.join(root, 'logs');
+  const configDirectory = path.join(root, 'config');
+  fs.mkdirSync(logDirectory);
+  fs.chmodSync(logDirectory, 0o777);
+  fs.mkdirSync(configDirectory);
+  const kubernetesVersion = o.kubernetesVersion ?? '1.29';
+  const app = new App();
+  const chart = new Chart(app, 'pod');
+  const web = new kplus.Deployment(chart, 'web', { containers: [{ image: 'ghcr.io/example/web:1.0.0', portNumber: 8080 }] });
+  new WithLogAgent(chart, 'logs', {
+    workload: web,
+    kubernetesVersion,
+    agent: o.agent,
+    output: o.output(chart),
+    logDirectory,
+    filePattern: o.filePattern,
+    appShutdownTime: o.appShutdownTime,
+  });
+  const manifests = Testing.synth(chart);
+  const workload = manifests.find((m: any) => m.kind === 'Deployment');
+  const configMap = manifests.find((m: any) => m.kind === 'ConfigMap');
+  const podSpec = workload.spec.template.spec;
+  const container = [...podSpec.initContainers ?? [], ...podSpec.containers].find((c: any) => c.name === 'log-agent');
+  const files: Record<string, string> = configMap.data;
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(configDirectory, name), text, { mode: 0o644 });
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+  for (const e of container.env ?? []) {
+    if (e.value !== undefined) {
+      env[e.name] = e.value;
+    } else if (e.valueFrom?.fieldRef) {
+      env[e.name] = POD_FIELDS[e.valueFrom.fieldRef.fieldPath];
+    } else if (e.valueFrom?.secretKeyRef) {
+      const id = `${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`;
+      const v = o.secrets?.[id];
+      if (v === undefined) throw new Error(`the test gives no value for Secret key ${id}`);
+      env[e.name] = v;
+    }
+  }
+  return { root, logDirectory, configDirectory, podSpec, container, files, env, minor: Number(kubernetesVersion.split('.')[1]) };
+}
+
+/** The container's mounts on this machine: mount path -> directory. */
+function mountMap(pod: LogPod): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const m of pod.container.volumeMounts ?? []) {
+    if (m.mountPath === pod.logDirectory) continue;
+    if (m.name.endsWith('-config')) out.push([m.mountPath, pod.configDirectory]);
+  }
+  return out;
+}
+
+/** The container's args with its mount paths replaced by the directories that stand for them. */
+export function hostArgs(pod: LogPod, extra: string[] = []): string[] {
+  const mounts = mountMap(pod);
+  return [...pod.container.args, ...extra].map(a => {
+    for (const [from, to] of mounts) if (a === from || a.startsWith(`${from}/`)) return to + a.slice(from.length);
+    return a;
+  });
+}
+
+/** uid/gid for spawn: the container's user when we may switch to it. */
+function identity(pod: LogPod): { uid?: number; gid?: number } {
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return {};
+  const sc = pod.container.securityContext ?? {};
+  return { uid: sc.runAsUser, gid: sc.runAsGroup ?? sc.runAsUser };
+}
+
+export interface RunningAgent {
+  readonly child: ChildProcess;
+  /** Resolves with the exit code or signal and the time (Date.now()) of the exit. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+  /** stdout and stderr so far. */
+  output(): string;
+  stdout(): string;
+}
+
+export function startAgent(pod: LogPod, binary: string, extraArgs: string[] = []): RunningAgent {
+  const child = spawn(binary, hostArgs(pod, extraArgs), { env: pod.env, cwd: pod.root, stdio: ['ignore', 'pipe', 'pipe'], ...identity(pod) });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', d => { out += d; });
+  child.stderr!.on('data', d => { err += d; });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>(resolve => {
+    child.on('exit', (code, signal) => resolve({ code, signal, at: Date.now() }));
+  });
+  return { child, output: () => out + err, stdout: () => out, exited };
+}
+
+/** Runs the agent to completion (e.g. `--dry-run`), bounded. */
+export function runAgentSync(pod: LogPod, binary: string, extraArgs: string[], timeoutMs = 30_000) {
+  const r = spawnSync(binary, hostArgs(pod, extraArgs), { env: pod.env, cwd: pod.root, encoding: 'utf8', timeout: timeoutMs, ...identity(pod) });
+  return { status: r.status, output: `${r.stdout ?? ''}${r.stderr ?? ''}` };
+}
+
+/** The app: appends lines to a file of the log directory (created 0644, as with umask 022). */
+export function appendLines(pod: LogPod, file: string, lines: string[]): void {
+  if (lines.length === 0) return;
+  fs.appendFileSync(path.join(pod.logDirectory, file), lines.map(l => `${l}\n`).join(''), { mode: 0o644 });
+}
+
+export const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
+
+/** A TCP port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>(resolve => server.close(() => resolve()));
+  return port;
+}
+
+/** Waits until `done()` or `timeoutMs`, polling every 100 ms. */
+export async function waitFor(done: () => boolean, timeoutMs: number): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (done()) return true;
+    await sleep(100);
+  }
+  return done();
+}
+
+export function cleanup(pod: LogPod): void {
+  fs.rmSync(pod.root, { recursive: true, force: true });
+}
+
+/** A throwaway CA-free certificate for 127.0.0.1 (openssl from Debian), for the TLS runs. */
+export function selfSignedCert(dir: string, san: string): { key: string; cert: string; certFile: string } | undefined {
+  const key = path.join(dir, 'sink.key');
+  const cert = path.join(dir, 'sink.crt');
+  const r = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1',
+    '-subj', '/CN=sink', '-addext', `subjectAltName=${san}`], { encoding: 'utf8' });
+  if (r.status !== 0) return undefined;
+  fs.chmodSync(cert, 0o644);
+  return { key: fs.readFileSync(key, 'utf8'), cert: fs.readFileSync(cert, 'utf8'), certFile: cert };
+}
