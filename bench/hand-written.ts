@@ -322,7 +322,7 @@ export function handWrittenDeployment(
   const admin = (path: string) => `${BUSYBOX} wget -q -T 2 -O /dev/null --post-data '' 'http://127.0.0.1:9901${path}'`;
   deployment.addContainer({
     name: 'envoy',
-    image: 'envoyproxy/envoy:v1.36.4',
+    image: 'envoyproxy/envoy:v1.37.11',
     imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
     command: ['/usr/local/bin/envoy'],
     args: [

@@ -40,18 +40,41 @@ export const DEFAULT_IMAGES = {
   vector: {
     image: 'timberio/vector:0.54.0-distroless-libc',
     usedBy: 'LogAgent.vector()',
+    // Not bumped to v0.57.0 (2026-07-14, the newest tag on 2026-12-01): read at v0.57.0,
+    // src/config/api.rs has only `enabled` and `address`, and src/api/grpc_server.rs serves the
+    // gRPC Observability service (events included) and the HTTP `/health` on that one port, so
+    // the probes' port still cannot be limited to /health (exposeGrpcApi opts in). 0.54 gets no
+    // patch release (Vector releases only the newest line): a probe that needs no API is the way on.
+    // distribution/docker/distroless-libc/Dockerfile at v0.54.0 and v0.57.0: FROM
+    // gcr.io/distroless/cc-debian12, no USER; the library runs it as 65532.
     source: 'vectordotdev/vector release v0.54.0 (git tag v0.54.0; distribution/docker/distroless-libc/Dockerfile, pushed as timberio/vector:<version>-distroless-libc)',
+    // 0.54.x: the keys and the shutdown were read at v0.54.0; 0.55 removed api.graphql/playground.
+    releases: { program: 'Vector', from: '0.54.0', below: '0.55.0', checked: 'the keys and the shutdown read at v0.54.0' },
   },
   fluentd: {
     // Not v1.19.3-debian-2.4: the -2.4 suffix belonged to v1.19.2 and was never published for v1.19.3.
+    // Checked 2026-12-01: v1.19.3 (2026-08-07) is the newest tag of fluent/fluentd, and
+    // v1.19.3-2.2 the newest of fluent/fluentd-docker-image (README "Supported tags" at its head);
+    // v1.19/debian/Dockerfile at v1.19.3-2.2: `useradd -r` fluent, USER fluent, tini.
     image: 'fluent/fluentd:v1.19.3-debian-2.2',
     usedBy: 'LogAgent.fluentd()',
     source: 'fluent/fluentd-docker-image README.md "Supported tags" (`v1.19.3-debian-2.2`) and git tag v1.19.3-2.2 (v1.19/debian/Dockerfile)',
+    // From 1.19.3 (in_monitor_agent's include_debug_info); the keys, the shutdown and the buffer
+    // were read at v1.19.3 and run from source (test/agents/fluentd.agent-test.ts).
+    releases: { program: 'Fluentd', from: '1.19.3', below: '1.20.0', checked: 'the keys, shutdown and buffering read at v1.19.3 and run from source' },
   },
   envoy: {
-    image: 'envoyproxy/envoy:v1.36.4',
+    image: 'envoyproxy/envoy:v1.37.11',
     usedBy: 'WithEnvoy',
-    source: 'envoyproxy.io version history v1.36: 1.36.4 (December 10, 2025); envoyproxy/envoy:v<version> is pushed per release',
+    // Checked 2026-12-01. The 1.37 line, not 1.39/1.40: the newest line whose API could be read here.
+    // Every field the library emits is in the vendored protos (@grpc/grpc-js-xds 1.14.1) and, not
+    // deprecated, in envoyproxy/data-plane-api mirrored from envoy f126920c (2026-01-29, after
+    // 1.37.0); v3 removes no field, so the set holds at 1.37.x (test/envoy-api.test.ts). The
+    // Envoy repository itself (1.7 GB) could not be fetched, so 1.38-1.40's protos were not read.
+    source: 'envoyproxy.io version history (docs v1.37.11): v1.37: 1.37.11 (October 26, 2026), the newest release of the 1.37 line, ' +
+      'supported beside 1.38-1.40 (docs v1.40.2); envoyproxy/envoy:v<version> is pushed per release',
+    // The proto fields were read for the 1.37 line (test/envoy-api.test.ts).
+    releases: { program: 'Envoy', from: '1.37.0', below: '1.38.0', checked: 'the emitted proto fields read for the 1.37 line' },
   },
   otelCollector: {
     image: 'otel/opentelemetry-collector:0.139.0',

@@ -162,18 +162,28 @@ export interface FluentdOptions {
    */
   readonly image?: string;
   /**
-   * How often the output's memory buffer is flushed (`flush_interval`).
+   * How often the output's buffer is flushed (`flush_interval`).
    * @default Duration.seconds(1)
    */
   readonly flushInterval?: Duration;
   /**
    * The time given to Fluentd after SIGTERM to flush its buffers (`flush_at_shutdown`) and
    * exit. Fluentd has no limit of its own: this is the share of the pod's grace period
-   * reserved for it, after which the kubelet kills it. The output's connect, TLS and read (or
-   * request) timeouts share it, less a second to exit, so that one attempt always fits.
+   * reserved for it, after which the kubelet kills it. The output's connect and TLS timeouts
+   * share it, less a second to exit; when one whole attempt (with `requestTimeout`) is longer,
+   * the share is that attempt and the exit, so that one attempt always fits.
    * @default Duration.seconds(10)
    */
   readonly shutdownGrace?: Duration;
+  /**
+   * How long one request waits for the backend's answer before Fluentd fails it and retries
+   * later (out_http `read_timeout`, out_forward `send_timeout`, Elasticsearch/OpenSearch
+   * `request_timeout`). Fluentd uses the same timeout at shutdown as in normal operation: keep
+   * it above the slowest answer your backend gives, or every flush to it fails and nothing is
+   * delivered; a longer one lengthens the shutdown (see `shutdownGrace`).
+   * @default Duration.seconds(15)
+   */
+  readonly requestTimeout?: Duration;
   /**
    * Port of in_monitor_agent on 0.0.0.0: the kubelet probes `GET /api/plugins.json`.
    * 1024 or above: the agent runs as non-root without NET_BIND_SERVICE.
@@ -227,7 +237,8 @@ export abstract class LogAgent {
 
   /**
    * Fluentd: tails the log files with in_tail (position file on the shared volume), adds the
-   * pod's identity with record_transformer, flushes its memory buffer at shutdown, and serves
+   * pod's identity with record_transformer, buffers in files on the log volume (resumed after a
+   * restart) and flushes them at shutdown, and serves
    * in_monitor_agent's `GET /api/plugins.json` for the probes.
    * @see https://docs.fluentd.org/
    */
@@ -237,6 +248,7 @@ export abstract class LogAgent {
     if (options.monitorPort !== undefined) checkListenPort(who, 'monitorPort', options.monitorPort);
     positiveSeconds(who, 'flushInterval', options.flushInterval, 1);
     positiveSeconds(who, 'shutdownGrace', options.shutdownGrace, 10, 'Fluentd needs time to flush its buffer');
+    positiveSeconds(who, 'requestTimeout', options.requestTimeout, 15, 'a request needs time to be answered');
     return new FluentdAgent(options);
   }
 
@@ -353,6 +365,11 @@ class VectorAgent extends LogAgent {
         `open to the pod network. Use ${VECTOR_IMAGE}, or set \`exposeGrpcApi: true\` and keep other pods off port ${apiPort} with a NetworkPolicy.`,
       );
     }
+    // With exposeGrpcApi the config is rendered for 0.55+ (no GraphQL keys): its API section was read at v0.57.0.
+    const range = grpcApi
+      ? { ...DEFAULT_IMAGES.vector, releases: { program: 'Vector', from: '0.55.0', below: '0.58.0', checked: 'the API section read at v0.57.0, the other keys at v0.54.0' } }
+      : DEFAULT_IMAGES.vector;
+    const warning = releaseRangeWarning(ctx.who, image, range);
     let rendered;
     try {
       rendered = renderVectorConfig({
@@ -381,6 +398,7 @@ class VectorAgent extends LogAgent {
       shutdown: vectorShutdown(limitSeconds),
       env: [],
       defaultResources: { cpuRequest: '20m', cpuLimit: '250m', memoryRequest: '64Mi', memoryLimit: '256Mi' },
+      ...(warning ? { warnings: [warning] } : {}),
     };
   }
 }
@@ -395,6 +413,7 @@ class FluentdAgent extends LogAgent {
   public _render(ctx: LogAgentContext): LogAgentRendering {
     const flushSeconds = positiveSeconds(ctx.who, 'fluentd flushInterval', this.options.flushInterval, 1);
     const graceSeconds = positiveSeconds(ctx.who, 'fluentd shutdownGrace', this.options.shutdownGrace, 10, 'Fluentd needs time to flush its buffer');
+    const requestSeconds = positiveSeconds(ctx.who, 'fluentd requestTimeout', this.options.requestTimeout, 15, 'a request needs time to be answered');
     const monitorPort = this.options.monitorPort ?? 24220;
     const image = this.options.image ?? FLUENTD_IMAGE;
     // Only the upstream images' tags are Fluentd versions; the tag of an image of your own is not.
@@ -409,6 +428,9 @@ class FluentdAgent extends LogAgent {
         `Use ${FLUENTD_IMAGE} or later, or set \`allowMonitorDebugInfo: true\` and keep other pods off port ${monitorPort} with a NetworkPolicy.`,
       );
     }
+    // The tag of an image of your own names your release, not Fluentd's: read as naming none.
+    const untagged = image.split('@')[0].replace(/:[^/]*$/, '');
+    const warning = releaseRangeWarning(ctx.who, upstream ? image : untagged, DEFAULT_IMAGES.fluentd)?.replace(`'${untagged}'`, `'${image}'`);
     const plugin = FLUENTD_OUTPUT_PLUGIN[ctx.output.type];
     if (plugin !== undefined && image === FLUENTD_IMAGE) {
       throw new Error(
@@ -424,8 +446,11 @@ class FluentdAgent extends LogAgent {
         logDirectory: ctx.logDirectory,
         filePattern: ctx.filePattern,
         posFile: `${ctx.logDirectory}/.fluentd-tail.pos`,
+        bufferPath: `${ctx.logDirectory}/.fluentd-buffer`,
+        bufferLimitMiB: Math.max(1, Math.floor(ctx.logVolumeSizeLimitMiB / 4)),
         flushIntervalSeconds: flushSeconds,
         shutdownGraceSeconds: graceSeconds,
+        requestTimeoutSeconds: requestSeconds,
         monitorPort,
         output: ctx.output,
         secretVars: ctx.secretVars,
@@ -445,11 +470,12 @@ class FluentdAgent extends LogAgent {
       healthPortName: 'fluentd-mon',
       // The image's `fluent` system user.
       uid: 999,
-      shutdown: fluentdShutdown(graceSeconds, ctx.output),
+      shutdown: fluentdShutdown(graceSeconds, ctx.output, requestSeconds),
       env: [],
       // The supervisor opens its socket (and chunk backups go) under Dir.tmpdir.
       scratchDirectory: '/tmp',
       defaultResources: { cpuRequest: '50m', cpuLimit: '500m', memoryRequest: '128Mi', memoryLimit: '256Mi' },
+      ...(warning ? { warnings: [warning] } : {}),
     };
   }
 }

@@ -120,8 +120,8 @@ function readVector(text: string, env: Record<string, string>, type: LogOutputCo
 
 function readFluentd(text: string, env: Record<string, string>, type: LogOutputConfig['type']): ReadBack {
   const conf = parseFluentConf(text);
-  expect(conf.map(d => d.name)).toEqual(['source', 'source', 'filter', 'match']);
-  const match = conf[3];
+  expect(conf.map(d => d.name)).toEqual(['system', 'source', 'source', 'filter', 'match']);
+  const match = conf[4];
   const v = (d: FluentDirective, k: string) => fluentValue(d.params[k], env);
   switch (type) {
     case 'forward':
@@ -682,6 +682,8 @@ describe('every config key the library emits is one the pinned agent defines', (
         request: { headers: '*' },
         auth: { strategy: true, user: true, password: true },
         tls: { verify_certificate: true, verify_hostname: true },
+        // src/sinks/{console,http,loki,elasticsearch}/config.rs `acknowledgements` (AcknowledgementsConfig)
+        acknowledgements: { enabled: true },
       },
     },
   };
@@ -728,9 +730,18 @@ describe('every config key the library emits is one the pinned agent defines', (
     'match/loki': ['url', 'username', 'password', 'bearer_token_file', 'cert', 'key', 'ca_cert', 'ciphers', 'min_version', 'insecure_tls',
       'custom_headers', 'compress', 'tenant', 'extra_labels', 'line_format', 'extract_kubernetes_labels', 'remove_keys', 'drop_single_key',
       'include_thread_label'],
-    'match/elasticsearch': ['host', 'port', 'scheme', 'ssl_verify', 'user', 'password', 'index_name', 'suppress_type_name', 'request_timeout'],
-    'match/opensearch': ['host', 'port', 'scheme', 'ssl_verify', 'user', 'password', 'index_name', 'suppress_type_name', 'request_timeout'],
-    'buffer': ['flush_at_shutdown', 'flush_mode', 'flush_interval', 'flush_thread_count', 'flush_thread_interval', 'flush_thread_burst_interval',
+    'match/elasticsearch': ['host', 'port', 'scheme', 'ssl_verify', 'user', 'password', 'index_name', 'suppress_type_name', 'request_timeout',
+      'include_timestamp'],
+    'match/opensearch': ['host', 'port', 'scheme', 'ssl_verify', 'user', 'password', 'index_name', 'suppress_type_name', 'request_timeout',
+      'include_timestamp'],
+    // lib/fluent/system_config.rb (the top-level <system> directive has no @type)
+    'system': ['workers', 'restart_worker_interval', 'root_dir', 'log_level', 'suppress_repeated_stacktrace', 'ignore_repeated_log_interval',
+      'ignore_same_log_interval', 'emit_error_log_interval', 'suppress_config_dump', 'log_event_verbose', 'without_source',
+      'with_source_only', 'rpc_endpoint', 'enable_get_dump', 'process_name', 'strict_config_value', 'enable_msgpack_time_support',
+      'disable_shared_socket', 'enable_input_metrics', 'enable_size_metrics', 'enable_jit', 'file_permission', 'dir_permission',
+      'config_include_dir'],
+    // buf_file.rb `path` (the file buffer's own parameter)
+    'buffer': ['path', 'flush_at_shutdown', 'flush_mode', 'flush_interval', 'flush_thread_count', 'flush_thread_interval', 'flush_thread_burst_interval',
       'delayed_commit_timeout', 'overflow_action', 'retry_forever', 'retry_timeout', 'retry_max_times', 'retry_secondary_threshold',
       'retry_type', 'retry_wait', 'retry_exponential_backoff_base', 'retry_max_interval', 'retry_randomize', 'timekey', 'timekey_wait',
       'timekey_use_utc', 'timekey_zone', 'chunk_limit_size', 'total_limit_size', 'queue_limit_length', 'chunk_limit_records',
@@ -766,7 +777,7 @@ describe('every config key the library emits is one the pinned agent defines', (
         check(child, child.name);
       }
     };
-    for (const d of conf) check(d, `${d.name}/${d.params['@type'].raw}`);
+    for (const d of conf) check(d, d.name === 'system' ? 'system' : `${d.name}/${d.params['@type'].raw}`);
   });
 
   /**

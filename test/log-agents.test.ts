@@ -43,7 +43,7 @@ const RUNTIME_ENV: Record<string, string> = {
   LOG_OUTPUT_USERNAME: 'shipper',
   // what a careless config would break on: quotes, a backslash, `: ` and ` #`
   LOG_OUTPUT_PASSWORD: 'p@ss: "w\\ord" #1',
-  LOG_OUTPUT_HEADER_X_API_KEY: 'key a"b',
+  LOG_OUTPUT_HEADER_X_API_KEY: 'key a"b\n',
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -309,7 +309,7 @@ describe('Vector', () => {
 
     test('stdout: console sink', () => {
       expect(vectorConfig().config.sinks.output).toEqual({
-        type: 'console', inputs: ['pod_metadata'], target: 'stdout', encoding: { codec: 'json' },
+        type: 'console', inputs: ['pod_metadata'], target: 'stdout', encoding: { codec: 'json' }, acknowledgements: { enabled: true },
       });
     });
 
@@ -324,6 +324,8 @@ describe('Vector', () => {
         auth: { strategy: 'basic', user: '${LOG_OUTPUT_USERNAME}', password: '${LOG_OUTPUT_PASSWORD}' },
         request: { headers: { 'X-Api-Key': '${LOG_OUTPUT_HEADER_X_API_KEY}' } },
         tls: { verify_certificate: true, verify_hostname: true },
+        // the file source checkpoints only what the sink delivered (src/sources/file.rs, v0.54.0)
+        acknowledgements: { enabled: true },
       });
     });
 
@@ -336,6 +338,8 @@ describe('Vector', () => {
         labels: { team: 'shop' },
         tenant_id: 'shop',
         auth: { strategy: 'basic', user: '${LOG_OUTPUT_USERNAME}', password: '${LOG_OUTPUT_PASSWORD}' },
+        // the file source checkpoints only what the sink delivered (src/sources/file.rs, v0.54.0)
+        acknowledgements: { enabled: true },
       });
     });
 
@@ -349,6 +353,8 @@ describe('Vector', () => {
         bulk: { index: 'web' },
         auth: { strategy: 'basic', user: '${LOG_OUTPUT_USERNAME}', password: '${LOG_OUTPUT_PASSWORD}' },
         tls: { verify_certificate: true, verify_hostname: true },
+        // the file source checkpoints only what the sink delivered (src/sources/file.rs, v0.54.0)
+        acknowledgements: { enabled: true },
       });
     });
 
@@ -360,6 +366,8 @@ describe('Vector', () => {
         mode: 'bulk',
         api_version: 'v8',
         bulk: { index: 'app-logs' },
+        // the file source checkpoints only what the sink delivered (src/sources/file.rs, v0.54.0)
+        acknowledgements: { enabled: true },
       });
     });
 
@@ -420,7 +428,7 @@ describe('Fluentd', () => {
     const tail = only(conf, 'source', 'tail');
     expect(v(tail, 'path')).toBe('/logs/*.json');
     expect(v(tail, 'pos_file')).toBe('/logs/.fluentd-tail.pos');
-    expect(JSON.parse(v(tail, 'exclude_path'))).toEqual(['/logs/.fluentd-tail.pos']);
+    expect(JSON.parse(v(tail, 'exclude_path'))).toEqual(['/logs/.fluentd-tail.pos', '/logs/.fluentd-buffer/*']);
     expect(v(tail, 'read_from_head')).toBe('true');
     expect(v(tail, 'follow_inodes')).toBe('true');
     // new files (e.g. a short Job's) are picked up within a second
@@ -467,16 +475,30 @@ describe('Fluentd', () => {
     expect(sidecar.securityContext.readOnlyRootFilesystem).toBe(true);
   });
 
-  test('shutdown: buffers flushed at shutdown, within the share of the grace period (native: app + shutdownGrace)', () => {
+  test('shutdown: buffers flushed at shutdown, one whole attempt fits (native: app + shutdownGrace, or app + one attempt + 1 s)', () => {
     const { conf, workloadManifest } = fluentdConfig(
       { output: OUTPUTS.forward(), appShutdownTime: Duration.seconds(50) },
       LogAgent.fluentd({ shutdownGrace: Duration.seconds(12), flushInterval: Duration.seconds(2) }),
     );
-    const buffer = child(only(conf, 'match'), 'buffer');
+    const match = only(conf, 'match');
+    const buffer = child(match, 'buffer');
     expect(v(buffer, 'flush_at_shutdown')).toBe('true');
-    expect(v(buffer, '@type')).toBe('memory');
+    expect(v(buffer, '@type')).toBe('file');
+    // on the log volume, beside the pos file; a quarter of the default 1 GiB volume
+    expect(v(buffer, 'path')).toBe('/var/log/app/.fluentd-buffer');
+    expect(v(buffer, 'total_limit_size')).toBe('256m');
     expect(v(buffer, 'flush_interval')).toBe('2s');
-    expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(62);
+    // docs/log-agents.md: the connect phase gets shutdownGrace less 1 s, the send the default requestTimeout (15 s)
+    expect([v(match, 'connect_timeout'), v(match, 'send_timeout')]).toEqual(['11', '15']);
+    // the attempt (11 + 15 s) and the exit (1 s) are longer than shutdownGrace (12 s)
+    expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(50 + 11 + 15 + 1);
+    const fits = fluentdConfig(
+      { output: OUTPUTS.forward(), appShutdownTime: Duration.seconds(50) },
+      LogAgent.fluentd({ shutdownGrace: Duration.seconds(30), requestTimeout: Duration.seconds(10) }),
+    );
+    expect([v(only(fits.conf, 'match'), 'connect_timeout'), v(only(fits.conf, 'match'), 'send_timeout')]).toEqual(['29', '10']);
+    // 29 + 10 + 1 > 30: still the attempt
+    expect(podSpecOf(fits.workloadManifest).terminationGracePeriodSeconds).toBe(50 + 29 + 10 + 1);
   });
 
   test('shutdown in the legacy layout: the preStop delay, then shutdownGrace', () => {

@@ -9,7 +9,7 @@
  *   double-quoted strings only, once, when the config is read)
  * - in_monitor_agent `bind`, `port` (`GET /api/plugins.json` for the probes), `include_config`,
  *   `include_debug_info` (1.19.3+: keep secrets out of the response)
- * - `<buffer>` `@type memory`, `flush_mode interval`, `flush_interval`, `flush_at_shutdown`,
+ * - `<buffer>` `@type file`, `path`, `flush_mode interval`, `flush_interval`, `flush_thread_count`, `flush_at_shutdown`,
  *   `chunk_limit_size`, `total_limit_size`, `overflow_action`, `retry_max_interval`
  * - out_stdout `<format> @type json`
  * - out_forward `transport tls`, `tls_verify_hostname`, `<server> host port`
@@ -54,9 +54,15 @@ export interface FluentdConfigOptions {
   readonly filePattern: string;
   /** in_tail's position file, on the shared volume. */
   readonly posFile: string;
+  /** The output's file buffer (a directory on the shared volume, not tailed). */
+  readonly bufferPath: string;
+  /** `total_limit_size` of the file buffer, in MiB: a share of the log volume. */
+  readonly bufferLimitMiB: number;
   readonly flushIntervalSeconds: number;
-  /** The time Fluentd gets after SIGTERM (`shutdownGrace`): one flush attempt must fit in it. */
+  /** The time Fluentd gets after SIGTERM (`shutdownGrace`): the connect phases of an attempt share it. */
   readonly shutdownGraceSeconds: number;
+  /** How long one request may wait for the backend's answer (`requestTimeout`), at all times. */
+  readonly requestTimeoutSeconds: number;
   /** Port of in_monitor_agent on 0.0.0.0 (the kubelet probes `/api/plugins.json`). */
   readonly monitorPort: number;
   readonly output: LogOutputConfig;
@@ -106,18 +112,36 @@ function render(d: Directive, indent = ''): string {
   return [open, ...lines, ...children, `${indent}</${d.name}>`].join('\n');
 }
 
-function buffer(flushIntervalSeconds: number): Directive {
+interface BufferOptions {
+  readonly flushIntervalSeconds: number;
+  readonly path: string;
+  readonly limitMiB: number;
+}
+
+function buffer(b: BufferOptions): Directive {
   return {
     // Chunked per tag (the Elasticsearch and OpenSearch plugins require a tag or _index key).
     name: 'buffer',
     arg: 'tag',
     params: [
-      ['@type', 'memory'],
+      // On the log volume, not in memory: in_tail's position file records lines as read, so
+      // what a memory buffer held was lost when the agent restarted (OOM, crash) before it was
+      // delivered; file chunks are resumed by the next start (lib/fluent/plugin/buf_file.rb
+      // `resume`, v1.19.3). The volume outlives the container, not the pod.
+      ['@type', 'file'],
+      ['path', fluentLiteral(b.path)],
       ['flush_mode', 'interval'],
-      ['flush_interval', `${flushIntervalSeconds}s`],
+      ['flush_interval', `${b.flushIntervalSeconds}s`],
+      // Four requests at a time, also at shutdown (output.rb `submit_flush_all` wakes the flush
+      // threads in turn): with one, a backend answering after 10 s got one chunk per 10 s while
+      // one a second was queued, and at SIGTERM the queue was longer than the stop time (the real
+      // Fluentd lost 40 of 96 lines; with four, none, stopping after 22 s). Chunks may then
+      // arrive out of order; the lines within a chunk keep theirs.
+      ['flush_thread_count', 4],
       ['flush_at_shutdown', true],
       ['chunk_limit_size', '1m'],
-      ['total_limit_size', '32m'],
+      // A quarter of the log volume (sizeLimit), the rest is the app's; at least one chunk.
+      ['total_limit_size', `${b.limitMiB}m`],
       // Back-pressure on in_tail instead of dropping: the lines stay in the files.
       ['overflow_action', 'block'],
       ['retry_max_interval', '30s'],
@@ -129,9 +153,31 @@ function basicAuth(vars: Record<string, string>, user: string, pass: string): Pa
   return vars.username ? [[user, envValue(vars.username)], [pass, envValue(vars.password)]] : [];
 }
 
-function output(o: LogOutputConfig, vars: Record<string, string>, flushIntervalSeconds: number): Directive {
+/** out_http's `retryable_response_codes`: request timeout, too many requests, server errors except 501. */
+export const HTTP_RETRYABLE = [408, 429, 500, 502, 503, 504];
+
+/**
+ * The Ruby expression Fluentd evaluates for a search output's user or password: the variable's
+ * value, or a config error at start when the value holds a placeholder. fluent-plugin-elasticsearch
+ * (v6.0.0) and fluent-plugin-opensearch (v1.1.6) replace a `user`/`password` matching
+ * `/%{(?<user>.*)}/` with the URL-encoded text between the braces (lib/fluent/plugin/out_*.rb
+ * `configure`), so such a value would reach the backend mangled; the value comes from a Secret,
+ * unknown when the manifest is made, so Fluentd refuses it when it reads its config.
+ */
+export function searchCredential(plugin: string, variable: string): string {
+  const why = `Secret value in ${variable} holds a placeholder, which ${plugin} replaces with its URL-encoded inner text ` +
+    '(out_' + plugin.replace('fluent-plugin-', '') + '.rb configure): change the Secret, or use LogAgent.fluentBit() or LogAgent.vector()';
+  return `"#{ENV['${variable}'].match?(/%[{].*[}]/) ? raise(Fluent::ConfigError, '${why}') : ENV['${variable}']}"`;
+}
+
+function searchAuth(type: 'elasticsearch' | 'opensearch', vars: Record<string, string>): Param[] {
+  const plugin = FLUENTD_OUTPUT_PLUGIN[type]!;
+  return vars.username ? [['user', searchCredential(plugin, vars.username)], ['password', searchCredential(plugin, vars.password)]] : [];
+}
+
+function output(o: LogOutputConfig, vars: Record<string, string>, b: BufferOptions): Directive {
   const head: Param[] = [['@id', FLUENTD_IDS.output]];
-  const buf = buffer(flushIntervalSeconds);
+  const buf = buffer(b);
   const json: Directive = { name: 'format', params: [['@type', 'json']] };
   const url = (d: { tls: boolean; host: string; port: number }, path = '') =>
     fluentLiteral(`${d.tls ? 'https' : 'http'}://${d.host}:${d.port}${path}`);
@@ -151,10 +197,14 @@ function output(o: LogOutputConfig, vars: Record<string, string>, flushIntervalS
     case 'http': {
       const names = Object.keys(o.headers);
       // `headers` is a hash: as a double-quoted string it is evaluated (embedded Ruby) and then
-      // parsed as JSON, so the secret values are JSON-escaped by `to_json`.
+      // parsed as JSON, so the secret values are JSON-escaped by `to_json`. Each value is
+      // stripped first: a Secret made from a file (`kubectl create secret --from-file`) usually
+      // ends in a newline, and Net::HTTP refuses a header value with CR or LF on every request
+      // (ruby net/http/header.rb `initialize_http_header`: ArgumentError), so nothing would be
+      // sent; white space at either end is not part of a field value anyway (RFC 9110 5.5).
       const headers = names.length === 0 ? [] : [[
         'headers',
-        `"{${names.map(h => `${JSON.stringify(JSON.stringify(h)).slice(1, -1)}:#{ENV['${vars[`header_${h}`]}'].to_json}`).join(',')}}"`,
+        `"{${names.map(h => `${JSON.stringify(JSON.stringify(h)).slice(1, -1)}:#{ENV['${vars[`header_${h}`]}'].strip.to_json}`).join(',')}}"`,
       ] as Param];
       return {
         name: 'match',
@@ -164,6 +214,11 @@ function output(o: LogOutputConfig, vars: Record<string, string>, flushIntervalS
           ['endpoint', url(o, o.uri)],
           ['http_method', 'post'],
           ['json_array', false],
+          // Set, so that Fluentd v1.19 does not warn that its default ([503]) changes in v2
+          // (out_http.rb `configure`); the codes a backend sends when it is overloaded or
+          // restarting, as Vector and Fluent Bit retry them. Any other 4xx/5xx drops the chunk
+          // (`error_response_as_unrecoverable` true).
+          ['retryable_response_codes', fluentJson(HTTP_RETRYABLE)],
           ...(o.tls ? [['tls_verify_mode', 'peer']] as Param[] : []),
           ...headers,
         ],
@@ -201,9 +256,13 @@ function output(o: LogOutputConfig, vars: Record<string, string>, flushIntervalS
           ['port', o.port],
           ['scheme', o.tls ? 'https' : 'http'],
           ...(o.tls ? [['ssl_verify', true]] as Param[] : []),
-          ...basicAuth(vars, 'user', 'password'),
+          ...searchAuth(o.type, vars),
           ['index_name', fluentLiteral(o.index)],
           ['suppress_type_name', true],
+          // An `@timestamp` field (the event time, ISO 8601) in every document, as Fluent Bit and
+          // Vector write one: without it a document has no time field at all
+          // (out_elasticsearch.rb / out_opensearch.rb `include_timestamp`, default false).
+          ['include_timestamp', true],
         ],
         children: [buf],
       };
@@ -215,12 +274,20 @@ export function renderFluentdConfig(o: FluentdConfigOptions): string {
   const path = `${o.logDirectory}/${o.filePattern}`;
   const directives: Directive[] = [
     {
+      // No startup dump of the config: Fluentd logs the whole config at start ("using
+      // configuration file", lib/fluent/engine.rb `run_configure`) with only the parameters its
+      // plugins declare `secret: true` masked, so the header values (out_http `headers`) and
+      // the user names would reach `kubectl logs` in clear text.
+      name: 'system',
+      params: [['suppress_config_dump', true]],
+    },
+    {
       name: 'source',
       params: [
         ['@type', 'tail'],
         ['@id', FLUENTD_IDS.tail],
         ['path', fluentLiteral(path)],
-        ['exclude_path', fluentJson([o.posFile])],
+        ['exclude_path', fluentJson([o.posFile, `${o.bufferPath}/*`])],
         ['pos_file', fluentLiteral(o.posFile)],
         ['tag', FLUENTD_IDS.tag],
         ['read_from_head', true],
@@ -250,7 +317,10 @@ export function renderFluentdConfig(o: FluentdConfigOptions): string {
         params: [['pod', envValue('POD_NAME')], ['namespace', envValue('POD_NAMESPACE')], ['node', envValue('NODE_NAME')]],
       }],
     },
-    withAttemptTimeouts(output(o.output, o.secretVars, o.flushIntervalSeconds), o.output, o.shutdownGraceSeconds),
+    withAttemptTimeouts(
+      output(o.output, o.secretVars, { flushIntervalSeconds: o.flushIntervalSeconds, path: o.bufferPath, limitMiB: o.bufferLimitMiB }),
+      o.output, o.shutdownGraceSeconds, o.requestTimeoutSeconds,
+    ),
   ];
   return directives.map(d => render(d)).join('\n\n') + '\n';
 }
@@ -264,14 +334,20 @@ export function renderFluentdConfig(o: FluentdConfigOptions): string {
  * (the keys exist at the pinned releases: out_http `open_timeout`, `ssl_timeout`, `read_timeout`
  * (`lib/fluent/plugin/out_http.rb`, v1.19.3); out_forward `connect_timeout`, `send_timeout`
  * (`lib/fluent/plugin/out_forward.rb`); fluent-plugin-elasticsearch / -opensearch
- * `request_timeout`). stdout has no network; fluent-plugin-grafana-loki has no timeout setting.
+ * `request_timeout`, the whole request). stdout has no network; fluent-plugin-grafana-loki has
+ * no timeout setting. `connect` phases end fast against a healthy backend and share
+ * `shutdownGrace`; the `request` phase waits for the backend's answer and gets `requestTimeout`.
  */
-export function fluentdAttemptTimeouts(out: LogOutputConfig): string[] {
+export function fluentdAttemptTimeouts(out: LogOutputConfig): Array<{ key: string; phase: 'connect' | 'request' }> {
   switch (out.type) {
-    case 'http': return ['open_timeout', ...(out.tls ? ['ssl_timeout'] : []), 'read_timeout'];
-    case 'forward': return ['connect_timeout', 'send_timeout'];
+    case 'http': return [
+      { key: 'open_timeout', phase: 'connect' },
+      ...(out.tls ? [{ key: 'ssl_timeout', phase: 'connect' as const }] : []),
+      { key: 'read_timeout', phase: 'request' },
+    ];
+    case 'forward': return [{ key: 'connect_timeout', phase: 'connect' }, { key: 'send_timeout', phase: 'request' }];
     case 'elasticsearch':
-    case 'opensearch': return ['request_timeout'];
+    case 'opensearch': return [{ key: 'request_timeout', phase: 'request' }];
     case 'loki':
     case 'stdout': return [];
   }
@@ -280,15 +356,15 @@ export function fluentdAttemptTimeouts(out: LogOutputConfig): string[] {
 /** Leaving the process once the buffers are flushed. */
 const FLUENTD_EXIT_SECONDS = 1;
 
-/** Each attempt timeout: an equal share of `shutdownGrace` minus the exit, at least 1 s. */
-export function fluentdAttemptTimeoutSeconds(shutdownGraceSeconds: number, out: LogOutputConfig): number {
-  const phases = fluentdAttemptTimeouts(out).length;
+/** Each connect-phase timeout: an equal share of `shutdownGrace` minus the exit, at least 1 s. */
+export function fluentdConnectTimeoutSeconds(shutdownGraceSeconds: number, out: LogOutputConfig): number {
+  const phases = fluentdAttemptTimeouts(out).filter(t => t.phase === 'connect').length;
   return phases === 0 ? 0 : Math.max(1, Math.floor((shutdownGraceSeconds - FLUENTD_EXIT_SECONDS) / phases));
 }
 
-function withAttemptTimeouts(d: Directive, out: LogOutputConfig, shutdownGraceSeconds: number): Directive {
-  const seconds = fluentdAttemptTimeoutSeconds(shutdownGraceSeconds, out);
-  const timeouts = fluentdAttemptTimeouts(out).map((k): Param => [k, seconds]);
+function withAttemptTimeouts(d: Directive, out: LogOutputConfig, shutdownGraceSeconds: number, requestTimeoutSeconds: number): Directive {
+  const connect = fluentdConnectTimeoutSeconds(shutdownGraceSeconds, out);
+  const timeouts = fluentdAttemptTimeouts(out).map((t): Param => [t.key, t.phase === 'connect' ? connect : requestTimeoutSeconds]);
   return timeouts.length === 0 ? d : { ...d, params: [...d.params, ...timeouts] };
 }
 
@@ -305,19 +381,25 @@ function withAttemptTimeouts(d: Directive, out: LogOutputConfig, shutdownGraceSe
  *   `while !@retry && @buffer.queued?`: it stops at the first failed attempt, and makes none when
  *   the backend was already failing at SIGTERM (`@retry` set). `after_shutdown` sets
  *   `@output_flush_threads_running = false` and joins the flush threads, so nothing is retried
- *   (`lib/fluent/plugin/output.rb`). What is left in the memory buffer is then dropped, while
- *   the pos file has moved past those lines: they are lost.
- * - Bound: Fluentd has no time limit of its own; one attempt is bounded by the output's timeouts
- *   (the renderer gives each phase an equal share of `shutdownGrace` less a second to exit, so
- *   one attempt at the first chunk fits), and the kubelet's kill at `shutdownGrace` bounds the
- *   rest (several chunks: one per file; a long read at shutdown; Ruby's own `write_timeout`,
- *   60 s, and fluent-plugin-grafana-loki, which has no timeout setting).
+ *   (`lib/fluent/plugin/output.rb`). What is left stays in the file buffer on the log volume,
+ *   while the pos file has moved past those lines: resent if the container starts again in the
+ *   same pod, lost when the pod goes.
+ * - Bound: Fluentd has no time limit of its own, and no shorter timeout at shutdown than in
+ *   normal operation (the timeouts are set once, when the output starts). One attempt is
+ *   bounded by the output's timeouts: the connect phases share `shutdownGrace` less a second
+ *   to exit, the wait for the answer is `requestTimeout` (the same in normal operation, where
+ *   a shorter one would fail every flush to a slow backend, which then never gets anything).
+ *   The stop time is `shutdownGrace`, or one whole attempt and the exit when that is longer,
+ *   so one attempt at the first chunk always fits; the kubelet's kill then bounds the rest
+ *   (several chunks: one per file; a long read at shutdown; Ruby's own `write_timeout`, 60 s,
+ *   and fluent-plugin-grafana-loki, which has no timeout setting).
  */
-export function fluentdShutdown(shutdownGraceSeconds: number, out: LogOutputConfig): ShutdownModel {
+export function fluentdShutdown(shutdownGraceSeconds: number, out: LogOutputConfig, requestTimeoutSeconds: number): ShutdownModel {
   const keys = fluentdAttemptTimeouts(out);
-  const attempt = keys.length * fluentdAttemptTimeoutSeconds(shutdownGraceSeconds, out);
+  const connect = fluentdConnectTimeoutSeconds(shutdownGraceSeconds, out);
+  const attempt = keys.reduce((sum, t) => sum + (t.phase === 'connect' ? connect : requestTimeoutSeconds), 0);
   const terms: Array<readonly [string, number]> = attempt + FLUENTD_EXIT_SECONDS > shutdownGraceSeconds
-    ? [[`one flush attempt (${keys.join(' + ')})`, attempt], ['exit', FLUENTD_EXIT_SECONDS]]
+    ? [[`one flush attempt (${keys.map(t => t.key).join(' + ')})`, attempt], ['exit', FLUENTD_EXIT_SECONDS]]
     : [['shutdownGrace (no limit of its own: the kubelet kills it then)', shutdownGraceSeconds]];
   return shutdownModel(terms, 0);
 }

@@ -16,6 +16,7 @@
  *   `tls.{verify_certificate,verify_hostname}` (0.55 removed the top-level `headers`);
  *   loki `endpoint`, `labels`, `tenant_id`, `auth`, `tls`;
  *   elasticsearch `endpoints`, `mode`, `api_version`, `bulk.index`, `auth`, `tls`
+ * - sinks' `acknowledgements.enabled` (end-to-end acknowledgements, every sink config at v0.54.0)
  * - `${NAME}` environment interpolation for secrets (the values never enter the ConfigMap)
  *
  * Vector has no Fluent forward sink: `LogOutput.forward()` is refused by the agent.
@@ -179,7 +180,14 @@ export function renderVectorConfig(o: VectorConfigOptions): VectorConfig {
       },
     },
     sinks: {
-      [sinkId]: sink(o.output, o.secretVars),
+      // End-to-end acknowledgements: the file source moves its checkpoint only past what the
+      // sink has delivered (src/sources/file.rs, v0.54.0: with acknowledgements the checkpoint
+      // is updated on `BatchStatus::Delivered`, otherwise when read). The log files on the
+      // shared volume are then the durable buffer: a restarted agent resumes from the last
+      // delivered line instead of losing what sat in its memory buffer. No disk buffer: it
+      // needs a `max_size` of at least ~256 MB (lib/vector-buffers/src/config.rs), more than
+      // the log volume has to spare.
+      [sinkId]: { ...sink(o.output, o.secretVars), acknowledgements: { enabled: true } },
     },
   };
   // Every string double-quoted and escaped (src/private/values.ts): a label, tenant or index

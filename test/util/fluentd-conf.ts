@@ -125,9 +125,37 @@ export function parseFluentConf(text: string): FluentDirective[] {
 
 const ESCAPES: Record<string, string> = { '"': '"', "'": "'", 'r': '\r', 'n': '\n', 't': '\t', '\\': '\\' };
 
+const envOf = (name: string, env: Record<string, string>) => {
+  if (!(name in env)) throw new Error(`environment variable ${name} is not set`);
+  return env[name];
+};
+
+/**
+ * The embedded Ruby the library writes, evaluated as Ruby would: `ENV['N']`, `ENV['N'].to_json`,
+ * `ENV['N'].strip.to_json` (String#strip: leading and trailing white space and NUL), and the
+ * search outputs' guard `ENV['N'].match?(/%[{].*[}]/) ? raise(Fluent::ConfigError, '...') : ENV['N']`
+ * (`.` matches anything but a newline; the error is thrown here as Fluentd raises it).
+ */
+function evalRuby(code: string, env: Record<string, string>): string {
+  const plain = /^ENV\['([A-Za-z0-9_]+)'\](\.strip)?(\.to_json)?$/.exec(code);
+  if (plain) {
+    let value = envOf(plain[1], env);
+    // eslint-disable-next-line no-control-regex
+    if (plain[2]) value = value.replace(/^[\t\n\v\f\r ]+/, '').replace(/[\u0000\t\n\v\f\r ]+$/, '');
+    return plain[3] ? JSON.stringify(value) : value;
+  }
+  const guard = /^ENV\['([A-Za-z0-9_]+)'\]\.match\?\(\/%\[\{\]\.\*\[\}\]\/\) \? raise\(Fluent::ConfigError, '([^']*)'\) : ENV\['([A-Za-z0-9_]+)'\]$/.exec(code);
+  if (guard && guard[1] === guard[3]) {
+    const value = envOf(guard[1], env);
+    if (/%\{.*\}/.test(value)) throw new Error(`Fluent::ConfigError: ${guard[2]}`);
+    return value;
+  }
+  throw new Error(`unexpected embedded Ruby #{${code}}`);
+}
+
 /**
  * The value Fluentd hands to the plugin. Double-quoted strings get their escapes and their
- * embedded Ruby evaluated; the only Ruby understood is `ENV['NAME']` and `ENV['NAME'].to_json`.
+ * embedded Ruby evaluated (only the forms `evalRuby` knows).
  */
 export function fluentValue(v: FluentValue, env: Record<string, string> = {}): string {
   if (v.kind !== 'double') return v.raw;
@@ -140,12 +168,14 @@ export function fluentValue(v: FluentValue, env: Record<string, string> = {}): s
       out += e;
       i += 2;
     } else if (c === '#' && v.raw[i + 1] === '{') {
-      const end = v.raw.indexOf('}', i);
-      const code = v.raw.slice(i + 2, end);
-      const m = /^ENV\['([A-Za-z0-9_]+)'\](\.to_json)?$/.exec(code);
-      if (!m) throw new Error(`unexpected embedded Ruby #{${code}}`);
-      if (!(m[1] in env)) throw new Error(`environment variable ${m[1]} is not set`);
-      out += m[2] ? JSON.stringify(env[m[1]]) : env[m[1]];
+      // up to the matching brace (the parser kept the code whole)
+      let depth = 0;
+      let end = i + 1;
+      for (; end < v.raw.length; end++) {
+        if (v.raw[end] === '{') depth++;
+        if (v.raw[end] === '}' && --depth === 0) break;
+      }
+      out += evalRuby(v.raw.slice(i + 2, end), env);
       i = end + 1;
     } else {
       out += c;

@@ -1,0 +1,86 @@
+/**
+ * Issue 25, point 2, for Fluentd, Vector and Envoy: an image of the user's own outside the release
+ * range the rendered config was written for (src/images.ts `releases`), or one whose tag names no
+ * release, is a warning at synthesis naming the range (the mechanism of test/fluent-bit-survival.test.ts).
+ */
+import { Testing } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { ENVOY_IMAGE, FLUENTD_IMAGE, LogAgent, LogOutput, SidecarWarnings, VECTOR_IMAGE, WithEnvoy, WithLogAgent } from '../src';
+import { APP_CONTAINER, kplusWorkload, newChart } from './util/fixtures';
+
+function warningsOf(build: (chart: any) => void): string[] {
+  const { app, chart } = newChart();
+  build(chart);
+  const write = process.stderr.write;
+  process.stderr.write = (() => true) as any;
+  try {
+    app.synth();
+  } finally {
+    process.stderr.write = write;
+  }
+  return SidecarWarnings.of(app);
+}
+
+const logAgent = (agent: LogAgent) => warningsOf(chart => new WithLogAgent(chart, 'logs', {
+  workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.30', agent, output: LogOutput.http({ host: 'logs.example.com' }),
+}));
+const envoy = (image?: string) => warningsOf(chart => new WithEnvoy(chart, 'envoy', {
+  workload: new kplus.Deployment(chart, 'web', { containers: [{ ...APP_CONTAINER, portNumber: undefined, ports: [{ number: 8080 }] }] }),
+  kubernetesVersion: '1.30',
+  appPort: 8080,
+  ...(image === undefined ? {} : { image }),
+}));
+
+describe('Fluentd 1.19.3 up to 1.20.0', () => {
+  test.each([undefined, 'fluent/fluentd:v1.19.3-debian-2.2', 'fluent/fluentd:v1.19.9-debian-1.0'])('%s: none', (image) => {
+    expect(logAgent(LogAgent.fluentd(image === undefined ? {} : { image }))).toEqual([]);
+  });
+  test.each([
+    ['fluent/fluentd:v1.20.0-debian-1.0', 'is Fluentd 1.20.0, outside'],
+    ['fluent/fluentd:latest', 'names no Fluentd release in its tag'],
+    // the tag of an image of your own names your release, not Fluentd's
+    ['registry.local/fluentd-plugins:1.0.0', 'names no Fluentd release in its tag'],
+  ])('%s: a warning naming the range', (image, what) => {
+    const w = logAgent(LogAgent.fluentd({ image }));
+    expect(w).toHaveLength(1);
+    expect(w[0]).toContain(`WithLogAgent 'test/logs': image '${image}' ${what}`);
+    expect(w[0]).toContain('Fluentd 1.19.3 up to, not including, 1.20.0');
+    expect(w[0]).toContain(`use ${FLUENTD_IMAGE}`);
+  });
+});
+
+describe('Vector 0.54.x, or 0.55 up to 0.58 with exposeGrpcApi', () => {
+  test.each([undefined, 'timberio/vector:0.54.0-debian'])('%s: none', (image) => {
+    expect(logAgent(LogAgent.vector(image === undefined ? {} : { image }))).toEqual([]);
+  });
+  test('0.57 with exposeGrpcApi: none; 0.58 with it: a warning naming 0.55 up to 0.58', () => {
+    expect(logAgent(LogAgent.vector({ image: 'timberio/vector:0.57.0-distroless-libc', exposeGrpcApi: true }))).toEqual([]);
+    const w = logAgent(LogAgent.vector({ image: 'timberio/vector:0.58.0-distroless-libc', exposeGrpcApi: true }));
+    expect(w).toHaveLength(1);
+    expect(w[0]).toContain('is Vector 0.58.0, outside');
+    expect(w[0]).toContain('Vector 0.55.0 up to, not including, 0.58.0');
+  });
+  test('an untagged image: the warning names the 0.54 range', () => {
+    const w = logAgent(LogAgent.vector({ image: 'timberio/vector' }));
+    expect(w).toHaveLength(1);
+    expect(w[0]).toContain('Vector 0.54.0 up to, not including, 0.55.0');
+    expect(w[0]).toContain(`use ${VECTOR_IMAGE}`);
+  });
+});
+
+describe('Envoy 1.37.x', () => {
+  test.each([undefined, 'envoyproxy/envoy:v1.37.0', 'envoyproxy/envoy:v1.37.11'])('%s: none', (image) => {
+    expect(envoy(image)).toEqual([]);
+  });
+  test.each([
+    ['envoyproxy/envoy:v1.36.4', 'is Envoy 1.36.4, outside'],
+    ['envoyproxy/envoy:v1.40.2', 'is Envoy 1.40.2, outside'],
+    ['envoyproxy/envoy:latest', 'names no Envoy release in its tag'],
+  ])('%s: a warning naming the range', (image, what) => {
+    const w = envoy(image);
+    expect(w).toHaveLength(1);
+    expect(w[0]).toContain(`WithEnvoy 'test/envoy': image '${image}' ${what}`);
+    expect(w[0]).toContain('Envoy 1.37.0 up to, not including, 1.38.0');
+    expect(w[0]).toContain(`use ${ENVOY_IMAGE}`);
+  });
+});
