@@ -367,6 +367,13 @@ describe('render', () => {
     expect(cli(['render', '--config', CHART_CONFIG], { input: input() }).stdout).toBe(r.stdout);
   });
 
+  test('the constructs\' warnings go to stderr, the manifests alone to stdout (the chart\'s default targetPort http bypasses Envoy)', () => {
+    const r = cli(['render', '--config', CHART_CONFIG], { input: input().replace('targetPort: envoy-http', 'targetPort: http') });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toContain("[cdk8s-sidecars] WARNING: WithEnvoy 'sidecars/deployment-shop-web-shop-envoy': Service 'sidecars/input/shop-web-service-shop' selects");
+    expect(Yaml.load(writeTmp('warned.yaml', r.stdout)).map((o: any) => o.kind)).toEqual(['Service', 'Deployment', 'CronJob', 'ConfigMap', 'ConfigMap', 'ConfigMap']);
+  });
+
   test('input order, then the new ConfigMaps; what is not selected passes through unchanged; 1.30 is native', () => {
     const out = Yaml.load(writeTmp('out.yaml', cli(['render', '--config', CHART_CONFIG], { input: input() }).stdout));
     const inputDocs = Yaml.load(CHART_INPUT);

@@ -108,11 +108,11 @@ function attach(chart: Construct, objects: ApiObject[], docs: any[], config: Ren
           throw new ConfigError(at(key), (e as Error).message);
         }
       };
-      if (entry.logAgent) add('logAgent', 'log-agent', id => new WithLogAgent(chart, id, { ...target, ...entry.logAgent, workload }));
+      if (entry.logAgent) add('logAgent', 'log-agent', id => new WithLogAgent(chart, id, { ...target, ...(entry.logAgent as any), workload }));
       if (entry.envoy) add('envoy', 'envoy', id => new WithEnvoy(chart, id, { ...target, ...(entry.envoy as any), workload }));
       if (entry.tracer) add('tracer', 'tracer', id => new WithTracer(chart, id, { ...target, ...(entry.tracer as any), workload }));
       entry.adopt.forEach((props, k) =>
-        add(`adopt[${k}]`, `adopt-${props.containerName}`, id => new AdoptSidecar(chart, id, { ...target, ...props, workload })));
+        add(`adopt[${k}]`, `adopt-${props.containerName}`, id => new AdoptSidecar(chart, id, { ...target, ...(props as any), workload })));
     }
   }
 }
