@@ -90,6 +90,10 @@ const project = new cdk8s.ConstructLibraryCdk8s({
   gitignore: ['/examples/dist/', '/.bench/', '/.consumer-test/'],
 });
 
+// The `cdk8s-sidecars` command (issue 29, docs/cli.md): check, target, timeline, render. Not part of
+// the jsii API (src/cli/ is not exported from src/index.ts); the package's `bin`.
+project.addBins({ 'cdk8s-sidecars': 'lib/cli/main.js' });
+
 // The test task: jest (snapshots can fail), eslint, then the example app must compile.
 project.testTask.reset('jest --ci', { receiveArgs: true });
 project.testTask.spawn(project.tasks.tryFind('eslint')!);

@@ -58,10 +58,10 @@ const required = ['package.json', 'README.md', 'LICENSE', 'API.md', '.jsii', 'li
 const unexpected = files.filter((f) => !allowed.test(f));
 const missing = required.filter((f) => !files.includes(f));
 const pkg = require(require('path').resolve('package.json'));
-const entry = [pkg.main, pkg.types].filter((f) => !files.includes(f));
+const entry = [pkg.main, pkg.types, ...Object.values(pkg.bin ?? {})].filter((f) => !files.includes(f));
 if (unexpected.length || missing.length || entry.length) {
   console.error(`npm pack: unexpected files: ${JSON.stringify(unexpected)}; missing: ${JSON.stringify(missing)}; ` +
-    `main/types not in the tarball: ${JSON.stringify(entry)}. Adjust the npmignore in .projenrc.ts.`);
+    `main/types/bin not in the tarball: ${JSON.stringify(entry)}. Adjust the npmignore in .projenrc.ts.`);
   process.exit(1);
 }
 console.log(`  ${pack.filename}: ${files.length} files, ${pack.size} bytes`);
@@ -260,5 +260,48 @@ step "importing from an ES module"
 import { WithLogAgent, WithEnvoy, WithTracer, Sidecars } from 'cdk8s-sidecars';
 for (const x of [WithLogAgent, WithEnvoy, WithTracer, Sidecars]) if (typeof x !== 'function') throw new Error('missing export');
 ")
+
+# 6. The `cdk8s-sidecars` command (issue 29, docs/cli.md) from the installed tarball: its `bin`.
+step "running npx cdk8s-sidecars check|target|timeline|render from the tarball"
+(cd "$APP" && {
+  cat > native.yaml <<'EOF'
+apiVersion: apps/v1
+kind: Deployment
+metadata: { name: api }
+spec:
+  selector: { matchLabels: { app: api } }
+  template:
+    metadata: { labels: { app: api } }
+    spec:
+      initContainers: [{ name: proxy, image: ghcr.io/example/proxy:1.0.0, restartPolicy: Always }]
+      containers: [{ name: api, image: ghcr.io/example/api:1.0.0 }]
+EOF
+  # a native sidecar is an error on 1.27 (exit 1) and fine on 1.29 (exit 0); no input is bad usage (exit 2)
+  status=0; npx --no-install cdk8s-sidecars check native.yaml --kubernetes-version 1.27 > check-1.27.txt || status=$?
+  { [ "$status" -eq 1 ] && grep -q "Kubernetes 1.27 does not know" check-1.27.txt; } || { cat check-1.27.txt; echo "check on 1.27: exit $status" >&2; exit 1; }
+  npx --no-install cdk8s-sidecars check native.yaml --kubernetes-version 1.29 > /dev/null
+  status=0; npx --no-install cdk8s-sidecars check > /dev/null 2>&1 || status=$?
+  [ "$status" -eq 2 ] || { echo "check without input: exit $status, expected 2" >&2; exit 1; }
+  # target, through the fake kubectl of the tests (recorded outputs of a GKE cluster)
+  target=$(KUBECTL="$ROOT/test/fixtures/cli/kubectl/kubectl" FAKE_KUBECTL_CLUSTER="$ROOT/test/fixtures/cli/kubectl/gke" \
+    npx --no-install cdk8s-sidecars target 2>/dev/null)
+  [ "$target" = "$(printf 'CDK8S_SIDECARS_KUBERNETES_VERSION=1.30\nCDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE=true')" ] || { echo "target printed: $target" >&2; exit 1; }
+  # timeline: the SidecarTimeline of each workload
+  npx --no-install cdk8s-sidecars timeline native.yaml --kubernetes-version 1.29 --stop-time proxy=2s > timeline.txt
+  grep -q "^native.yaml (document 1): Deployment api$" timeline.txt && grep -q "proxy .*native sidecar" timeline.txt \
+    || { cat timeline.txt; echo "timeline: unexpected output" >&2; exit 1; }
+  # render: the example chart's helm template output with the example config
+  npx --no-install cdk8s-sidecars render --config "$ROOT/examples/chart/sidecars.yaml" < "$ROOT/test/fixtures/cli/chart/helm-template.yaml" > rendered.yaml
+  node -e "
+const objects = require('cdk8s').Yaml.load('rendered.yaml');
+const kinds = objects.map((o) => o.kind).join(',');
+const init = objects[1].spec.template.spec.initContainers.filter((c) => c.restartPolicy === 'Always').map((c) => c.name).join(',');
+if (kinds !== 'Service,Deployment,CronJob,ConfigMap,ConfigMap,ConfigMap' || init !== 'log-agent,tracer,envoy') {
+  console.error('render: kinds ' + kinds + ', native sidecars ' + init);
+  process.exit(1);
+}
+console.log('  render: ' + objects.length + ' objects; Deployment native sidecars ' + init);
+"
+})
 
 step "passed"

@@ -1,0 +1,249 @@
+#!/usr/bin/env node
+/**
+ * The `cdk8s-sidecars` command (package.json `bin`). Not part of the library's API (not exported
+ * from src/index.ts): a thin layer over the library for manifests that do not come from a cdk8s
+ * app. docs/cli.md documents each subcommand with the same text as `--help` (test/cli.test.ts
+ * checks that they match).
+ *
+ * Exit codes: 0 fine (warnings only); 1 errors in the input (check), a cluster or kubectl error,
+ * a failed render; 2 bad usage or a bad render config.
+ */
+import { parseArgs } from 'util';
+import { Duration } from 'cdk8s';
+import { checkFiles, formatHuman, formatJson } from './check';
+import { readCluster } from './cluster';
+import { CommandError, STDIN, UsageError, expandInputs, readStdin } from './io';
+import { loadRenderConfig, render } from './render';
+import { ConfigError, duration } from './render-config';
+import { resolveCliTarget } from './target-options';
+import { TimelineExtras, timelines } from './timeline';
+
+const TARGET_HELP = `  --kubernetes-version V  the lowest version of the cluster's API server and kubelets
+                          (1.29, v1.29 or 1.29.3; with a patch, the known bugs of that patch
+                          release are checked too); default: $CDK8S_SIDECARS_KUBERNETES_VERSION
+  --gate                  the SidecarContainers feature gate is on (only matters for 1.28);
+                          default: $CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE, else off`;
+
+export const HELP: Record<string, { usage: string; text: string }> = {
+  check: {
+    usage: 'cdk8s-sidecars check [FILE|DIR|-]... [--kubernetes-version V] [--gate] [--output text|json]',
+    text: `Checks every object of every YAML file (multi-document) for the target cluster: the API
+server's rules for pod specs, the fields the target release does not know (a native sidecar
+on 1.27, ...) and the known bugs of the target's patch release. A directory is walked: every
+.yaml and .yml file below it (not in .git or node_modules), sorted by code point. - reads stdin.
+
+Options:
+${TARGET_HELP}
+  --output text|json      text for people (default) or one JSON document
+  -h, --help              this text
+
+Exit status: 0 no errors (warnings are printed), 1 errors, 2 bad usage.`,
+  },
+  target: {
+    usage: 'cdk8s-sidecars target [--context C] [--with-patch] [--api-server-only]',
+    text: `Reads the target from a cluster with your kubectl (kubectl version, get nodes,
+get --raw /metrics, get mutatingwebhookconfigurations) and prints on stdout
+  CDK8S_SIDECARS_KUBERNETES_VERSION=1.NN   the lowest of the API server and every kubelet
+  CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE=true|false   where the API server's metrics are readable
+for export $(cdk8s-sidecars target) or >> "$GITHUB_ENV". The versions read and the risks
+(version skew, webhooks that rewrite pods, the gate) go to stderr.
+
+Options:
+  --context C             the kubeconfig context (kubectl --context C)
+  --with-patch            print 1.NN.P, the lowest patch release (the known-bug checks use it)
+  --api-server-only       use the API server's version when the nodes cannot be listed
+  -h, --help              this text
+
+Environment: KUBECTL, the kubectl binary (default: kubectl on the PATH).
+Exit status: 0 printed, 1 kubectl failed or the cluster is unreachable, 2 bad usage.`,
+  },
+  timeline: {
+    usage: 'cdk8s-sidecars timeline FILE|DIR|-... [--kubernetes-version V] [--gate] [--app-shutdown-time D] [--stop-time NAME=D]... [--legacy-sidecar NAME]...',
+    text: `Prints the start/stop timeline of each workload of the files (the library's
+SidecarTimeline, issue 26): when each container starts and stops on the target cluster.
+
+Options:
+${TARGET_HELP}
+  --app-shutdown-time D   how long the app containers take from SIGTERM to their exit
+                          (10s, 500ms, 2m; default 10s)
+  --stop-time NAME=D      how long container NAME takes from SIGTERM to its exit (repeat it;
+                          a sidecar without one is taken to run until it is killed)
+  --legacy-sidecar NAME   a container of spec.containers that is a sidecar (repeat it)
+  -h, --help              this text
+
+Exit status: 0 printed, 1 a file error or a workload the timeline refuses, 2 bad usage.`,
+  },
+  render: {
+    usage: 'cdk8s-sidecars render --config FILE',
+    text: `A Helm post-renderer: reads manifests on stdin and writes them on stdout with the
+sidecars of the config added, as the library's constructs add them in a cdk8s app:
+  helm install web ./chart --post-renderer cdk8s-sidecars --post-renderer-args render \\
+    --post-renderer-args --config=sidecars.yaml
+Objects the config does not select pass through; the output is the input's objects in their
+order, then the new ones (the agents' ConfigMaps). The config (YAML) names the target
+(kubernetesVersion, default $CDK8S_SIDECARS_KUBERNETES_VERSION, else 1.27) and, under
+workloads, what to select (kind, name, namespace, matchLabels) and the sidecars to add
+(logAgent, envoy, tracer, adopt: the constructs' props). See docs/cli.md.
+
+Options:
+  --config FILE           the config (required)
+  -h, --help              this text
+
+Exit status: 0 rendered, 1 the constructs refused the input, 2 bad usage or a bad config
+(the message names the key).`,
+  },
+};
+
+const TOP_HELP = `Usage: cdk8s-sidecars <command> [options]
+
+Commands:
+  check     check manifests for a target cluster (native sidecars, the API server's rules, known bugs)
+  target    read the target (CDK8S_SIDECARS_KUBERNETES_VERSION=...) from a cluster with kubectl
+  timeline  print the start/stop timeline of each workload
+  render    add sidecars to manifests on stdin (a Helm post-renderer)
+
+Run 'cdk8s-sidecars <command> --help' for a command's options. Docs: docs/cli.md.`;
+
+/** The --help text of a command, as docs/cli.md shows it. */
+export function helpText(command: string): string {
+  const h = HELP[command];
+  return `Usage: ${h.usage}\n\n${h.text}\n`;
+}
+
+interface Parsed {
+  readonly values: Record<string, string | boolean | string[] | undefined>;
+  readonly positionals: string[];
+}
+
+function parse(args: string[], options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>): Parsed {
+  try {
+    const r = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    return { values: r.values as Parsed['values'], positionals: r.positionals };
+  } catch (e) {
+    throw new UsageError((e as Error).message.split('\n')[0]);
+  }
+}
+
+function run(argv: string[]): number {
+  const [command, ...args] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(TOP_HELP + '\n');
+    return command === undefined ? 2 : 0;
+  }
+  if (!(command in HELP)) throw new UsageError(`unknown command '${command}'`);
+  const usage = (e: UsageError) => {
+    process.stderr.write(`cdk8s-sidecars ${command}: ${e.message}\nUsage: ${HELP[command].usage}\nRun 'cdk8s-sidecars ${command} --help' for more.\n`);
+    return 2;
+  };
+  try {
+    switch (command) {
+      case 'check': {
+        const { values, positionals } = parse(args, {
+          'kubernetes-version': { type: 'string' }, 'gate': { type: 'boolean' }, 'output': { type: 'string' },
+        });
+        if (values.help) return help(command);
+        const output = (values.output as string | undefined) ?? 'text';
+        if (output !== 'text' && output !== 'json') throw new UsageError(`--output '${output}': use text or json`);
+        if (positionals.length === 0) throw new UsageError(`no input: give files, directories or ${STDIN} for stdin`);
+        const target = resolveCliTarget(values['kubernetes-version'] as string | undefined, values.gate as boolean | undefined);
+        const result = checkFiles(expandInputs(positionals), target);
+        process.stdout.write(output === 'json' ? formatJson(result) : formatHuman(result));
+        return result.findings.some(f => f.level === 'error') ? 1 : 0;
+      }
+      case 'target': {
+        const { values, positionals } = parse(args, {
+          'context': { type: 'string' }, 'with-patch': { type: 'boolean' }, 'api-server-only': { type: 'boolean' },
+        });
+        if (values.help) return help(command);
+        if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+        const report = readCluster({
+          context: values.context as string | undefined,
+          withPatch: values['with-patch'] as boolean | undefined,
+          apiServerOnly: values['api-server-only'] as boolean | undefined,
+        });
+        process.stderr.write(report.notes.map(n => `# ${n}\n`).join(''));
+        process.stdout.write(report.env.map(l => `${l}\n`).join(''));
+        return 0;
+      }
+      case 'timeline': {
+        const { values, positionals } = parse(args, {
+          'kubernetes-version': { type: 'string' },
+          'gate': { type: 'boolean' },
+          'app-shutdown-time': { type: 'string' },
+          'stop-time': { type: 'string', multiple: true },
+          'legacy-sidecar': { type: 'string', multiple: true },
+        });
+        if (values.help) return help(command);
+        if (positionals.length === 0) throw new UsageError(`no input: give files, directories or ${STDIN} for stdin`);
+        const target = resolveCliTarget(values['kubernetes-version'] as string | undefined, values.gate as boolean | undefined);
+        const extras = timelineExtras(values);
+        process.stdout.write(timelines(expandInputs(positionals), target, extras));
+        return 0;
+      }
+      case 'render': {
+        const { values, positionals } = parse(args, { config: { type: 'string' } });
+        if (values.help) return help(command);
+        if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}' (the manifests come on stdin)`);
+        if (values.config === undefined) throw new UsageError('--config is required');
+        const config = loadRenderConfig(values.config as string);
+        process.stdout.write(render(readStdin(), config, values.config as string));
+        return 0;
+      }
+    }
+  } catch (e) {
+    if (e instanceof UsageError) return usage(e);
+    if (e instanceof ConfigError) {
+      process.stderr.write(`cdk8s-sidecars ${command}: config error: ${e.message}\n`);
+      return 2;
+    }
+    if (e instanceof CommandError) {
+      process.stderr.write(`cdk8s-sidecars ${command}: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  }
+  return 0;
+}
+
+/** The timeline's --app-shutdown-time, --stop-time NAME=D and --legacy-sidecar NAME. */
+function timelineExtras(values: Parsed['values']): TimelineExtras {
+  const flagDuration = (flag: string, v: string) => {
+    try {
+      return duration(v, flag);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+  };
+  const stopTimes: Record<string, Duration> = {};
+  for (const s of (values['stop-time'] as string[] | undefined) ?? []) {
+    const m = /^([^=]+)=(.+)$/.exec(s);
+    if (!m) throw new UsageError(`--stop-time '${s}': use NAME=DURATION, e.g. log-agent=5s`);
+    stopTimes[m[1]] = flagDuration(`--stop-time ${m[1]}`, m[2]);
+  }
+  const app = values['app-shutdown-time'] as string | undefined;
+  const legacy = values['legacy-sidecar'] as string[] | undefined;
+  return {
+    ...(app !== undefined ? { appShutdownTime: flagDuration('--app-shutdown-time', app) } : {}),
+    ...(Object.keys(stopTimes).length > 0 ? { stopTimes } : {}),
+    ...(legacy !== undefined ? { legacySidecars: legacy } : {}),
+  };
+}
+
+function help(command: string): number {
+  process.stdout.write(helpText(command));
+  return 0;
+}
+
+if (require.main === module) {
+  try {
+    process.exitCode = run(process.argv.slice(2));
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`cdk8s-sidecars: ${e.message}\n${TOP_HELP}\n`);
+      process.exitCode = 2;
+    } else {
+      process.stderr.write(`cdk8s-sidecars: internal error: ${(e as Error).stack ?? e}\n`);
+      process.exitCode = 1;
+    }
+  }
+}

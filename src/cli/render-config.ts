@@ -1,0 +1,292 @@
+/**
+ * The config of `cdk8s-sidecars render` (a YAML file): which workloads get which sidecars, with
+ * the constructs' own props written as YAML. Read into the props the constructs take (Durations,
+ * Sizes, `LogAgent`, `LogOutput`, `SidecarCheck`, ...); every key is checked, and an error names
+ * the path of the bad key (`workloads[0].envoy.appPort`). The constructs then check the values
+ * as they check a TypeScript app's.
+ */
+import { Duration, Size } from 'cdk8s';
+import { LogAgent } from '../log-agent';
+import { LogOutput } from '../log-output';
+import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV, checkVersion } from '../settings';
+import { SidecarMode } from '../target';
+import { EnvoyAppProtocol } from '../with-envoy';
+import { SidecarCheck, SidecarQuit } from '../with-sidecar';
+import { OtlpProtocol } from '../with-tracer';
+
+/** A bad config: exit 2, with the path of the bad key. */
+export class ConfigError extends Error {
+  constructor(public readonly keyPath: string, message: string) {
+    super(`${keyPath}: ${message}`);
+  }
+}
+
+/** How one entry of `workloads` selects objects. */
+export interface Selector {
+  readonly kind?: string;
+  readonly name?: string;
+  readonly namespace?: string;
+  /** Every label here must be on the object's `metadata.labels`. */
+  readonly matchLabels?: Record<string, string>;
+}
+
+/** The sidecars of one entry, as construct props (without `workload`). */
+export interface WorkloadEntry {
+  readonly path: string;
+  readonly select: Selector;
+  readonly logAgent?: Record<string, any>;
+  readonly envoy?: Record<string, any>;
+  readonly tracer?: Record<string, any>;
+  readonly adopt: Array<Record<string, any>>;
+}
+
+export interface RenderConfig {
+  /** As written, or from the environment; undefined: the constructs' own default (1.27). */
+  readonly kubernetesVersion?: string;
+  readonly sidecarContainersGate?: boolean;
+  readonly workloads: WorkloadEntry[];
+}
+
+type Conv = (value: unknown, path: string) => unknown;
+
+const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'a map' : `${typeof v} ${JSON.stringify(v)}`);
+
+const str: Conv = (v, p) => {
+  if (typeof v !== 'string') throw new ConfigError(p, `expected a string, got ${typeName(v)}`);
+  return v;
+};
+const num: Conv = (v, p) => {
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new ConfigError(p, `expected a number, got ${typeName(v)}`);
+  return v;
+};
+const bool: Conv = (v, p) => {
+  if (typeof v !== 'boolean') throw new ConfigError(p, `expected true or false, got ${typeName(v)}`);
+  return v;
+};
+const strings: Conv = (v, p) => {
+  if (!Array.isArray(v)) throw new ConfigError(p, `expected a list of strings, got ${typeName(v)}`);
+  return v.map((x, i) => str(x, `${p}[${i}]`));
+};
+
+/** `10s`, `500ms`, `2m`, `1h` or a number of seconds (also the timeline's duration flags). */
+export const duration = (v: unknown, p: string): Duration => {
+  if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return Duration.seconds(v);
+  const m = typeof v === 'string' ? /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(v) : null;
+  if (!m) throw new ConfigError(p, `expected a duration such as 10s, 500ms, 2m or 1h (or a number of seconds), got ${typeName(v)}`);
+  const n = Number(m[1]);
+  return m[2] === 'ms' ? Duration.millis(n) : m[2] === 's' ? Duration.seconds(n) : m[2] === 'm' ? Duration.minutes(n) : Duration.hours(n);
+};
+
+/** `64Mi`, `1Gi`, `512Ki`: the binary units of cdk8s' Size. */
+const size: Conv = (v, p) => {
+  const m = typeof v === 'string' ? /^(\d+)(Ki|Mi|Gi|Ti)$/.exec(v) : null;
+  if (!m) throw new ConfigError(p, `expected a size such as 64Mi or 1Gi (Ki, Mi, Gi or Ti), got ${typeName(v)}`);
+  const n = Number(m[1]);
+  return { Ki: Size.kibibytes, Mi: Size.mebibytes, Gi: Size.gibibytes, Ti: Size.tebibytes }[m[2] as 'Ki']!(n);
+};
+
+/** A CPU quantity as Kubernetes writes it (`250m`, `1`): the constructs' `{ amount }`. */
+const cpu: Conv = (v, p) => {
+  if (typeof v === 'number') return { amount: String(v) };
+  return { amount: str(v, p) };
+};
+
+const oneOf = (values: readonly string[]): Conv => (v, p) => {
+  if (typeof v !== 'string' || !values.includes(v)) throw new ConfigError(p, `expected one of ${values.join(', ')}, got ${typeName(v)}`);
+  return v;
+};
+
+function object(fields: Record<string, Conv>, required: readonly string[] = []): Conv {
+  return (v, p) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new ConfigError(p, `expected a map, got ${typeName(v)}`);
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      const conv = fields[k];
+      if (!conv) throw new ConfigError(join(p, k), `unknown key; known keys here: ${Object.keys(fields).join(', ')}`);
+      if (x === null || x === undefined) continue;
+      out[k] = conv(x, join(p, k));
+    }
+    for (const k of required) {
+      if (out[k] === undefined) throw new ConfigError(join(p, k), 'required key is missing');
+    }
+    return out;
+  };
+}
+
+const join = (p: string, k: string) => (p === '' ? k : `${p}.${k}`);
+
+const mapOf = (conv: Conv): Conv => (v, p) => {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new ConfigError(p, `expected a map, got ${typeName(v)}`);
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, conv(x, `${p}.${k}`)]));
+};
+
+const listOf = (conv: Conv): Conv => (v, p) => {
+  if (!Array.isArray(v)) throw new ConfigError(p, `expected a list, got ${typeName(v)}`);
+  return v.map((x, i) => conv(x, `${p}[${i}]`));
+};
+
+/** A choice written as a string (no options) or as a one-key map `{ choice: options }`. */
+function variant(choices: Record<string, { conv: Conv; make: (options: any) => unknown; bare?: boolean }>): Conv {
+  return (v, p) => {
+    const names = Object.keys(choices);
+    if (typeof v === 'string') {
+      const c = choices[v];
+      if (!c || c.bare === false) throw new ConfigError(p, `expected one of ${names.filter(n => choices[n].bare !== false).join(', ')} or a map with one of ${names.join(', ')}, got ${typeName(v)}`);
+      return guard(p, () => c.make({}));
+    }
+    if (v === null || typeof v !== 'object' || Array.isArray(v) || Object.keys(v).length !== 1) {
+      throw new ConfigError(p, `expected a map with exactly one of ${names.join(', ')}, got ${typeName(v)}`);
+    }
+    const [name, options] = Object.entries(v)[0];
+    const c = choices[name];
+    if (!c) throw new ConfigError(join(p, name), `unknown key; expected one of ${names.join(', ')}`);
+    const converted = c.conv(options ?? {}, join(p, name));
+    return guard(join(p, name), () => c.make(converted));
+  };
+}
+
+/** A factory's own check (e.g. `SidecarCheck.http()` on a bad port) becomes a config error at `path`. */
+function guard<T>(path: string, make: () => T): T {
+  try {
+    return make();
+  } catch (e) {
+    throw new ConfigError(path, (e as Error).message);
+  }
+}
+
+const secretKey = object({ secret: object({ name: str }, ['name']), key: str }, ['secret', 'key']);
+const basicAuth = object({ username: secretKey, password: secretKey }, ['username', 'password']);
+const destination = { host: str, port: num, tls: bool };
+
+const logAgent = variant({
+  fluentBit: { conv: object({ image: str, flushInterval: duration, grace: duration, httpPort: num }), make: o => LogAgent.fluentBit(o) },
+  vector: { conv: object({ image: str, gracefulShutdownLimit: duration, apiPort: num, exposeGrpcApi: bool }), make: o => LogAgent.vector(o) },
+  fluentd: {
+    conv: object({ image: str, flushInterval: duration, shutdownGrace: duration, monitorPort: num, allowMonitorDebugInfo: bool }),
+    make: o => LogAgent.fluentd(o),
+  },
+});
+
+const logOutput = variant({
+  stdout: { conv: object({}), make: () => LogOutput.stdout() },
+  forward: { conv: object(destination, ['host']), make: o => LogOutput.forward(o), bare: false },
+  http: { conv: object({ ...destination, uri: str, secretHeaders: mapOf(secretKey), basicAuth }, ['host']), make: o => LogOutput.http(o), bare: false },
+  loki: {
+    conv: object({ ...destination, labels: mapOf(str), tenantId: str, basicAuth }, ['host']), make: o => LogOutput.loki(o), bare: false,
+  },
+  elasticsearch: { conv: object({ ...destination, index: str, basicAuth }, ['host']), make: o => LogOutput.elasticsearch(o), bare: false },
+  opensearch: { conv: object({ ...destination, index: str, basicAuth }, ['host']), make: o => LogOutput.opensearch(o), bare: false },
+});
+
+const checkOptions = { period: duration, timeout: duration };
+const sidecarCheck = variant({
+  http: { conv: object({ port: num, path: str, ...checkOptions }, ['port']), make: ({ port, ...o }) => SidecarCheck.http(port, o), bare: false },
+  tcp: { conv: object({ port: num, ...checkOptions }, ['port']), make: ({ port, ...o }) => SidecarCheck.tcp(port, o), bare: false },
+  exec: { conv: object({ command: strings, ...checkOptions }, ['command']), make: ({ command, ...o }) => SidecarCheck.exec(command, o), bare: false },
+});
+const sidecarQuit = variant({
+  http: { conv: object({ port: num, path: str, envName: str }, ['port', 'path']), make: o => SidecarQuit.http(o.port, o.path, o.envName), bare: false },
+});
+
+const sizeResources = object({ request: size, limit: size });
+/** SidecarProps but `workload` and the target (one target for the whole render: the top-level keys). */
+const common = {
+  containerName: str,
+  mode: oneOf(Object.values(SidecarMode)),
+  resources: object({ cpu: object({ request: cpu, limit: cpu }), memory: sizeResources, ephemeralStorage: sizeResources }),
+  appShutdownTime: duration,
+  userSidecarStopTime: duration,
+  allowLegacyOnJob: bool,
+  after: str,
+  serveInitContainers: bool,
+};
+
+const logAgentProps = object({
+  ...common, agent: logAgent, output: logOutput, logDirectory: str, filePattern: str, logVolumeSizeLimit: size, agentUser: num, agentGroup: num,
+});
+const envoyProps = object({
+  ...common,
+  appPort: num,
+  appListensOnPodIp: bool,
+  trustedProxyHops: num,
+  streamIdleTimeout: duration,
+  appIdleTimeout: duration,
+  appProtocol: oneOf(Object.values(EnvoyAppProtocol)),
+  listenerPort: num,
+  tls: object({ secretName: str, clientCaSecretName: str }, ['secretName']),
+  upstreams: listOf(object({ name: str, localPort: num, host: str, port: num, tls: bool }, ['name', 'localPort', 'host'])),
+  image: str,
+  drainTime: duration,
+  holdApplicationUntilProxyStarts: bool,
+  adminPort: num,
+  healthPort: num,
+  concurrency: num,
+  accessLog: bool,
+}, ['appPort']);
+const tracerProps = object({
+  ...common,
+  exporterEndpoint: str,
+  exporterTls: bool,
+  exporterHeaders: mapOf(secretKey),
+  serviceName: str,
+  resourceAttributes: mapOf(str),
+  samplingRatio: num,
+  protocol: oneOf(Object.values(OtlpProtocol)),
+  image: str,
+  drainTime: duration,
+  healthPort: num,
+}, ['exporterEndpoint']);
+const adoptProps = object({
+  ...common, startupCheck: sidecarCheck, holdApplicationUntilStarted: bool, stopTime: duration, outliveApp: bool, jobQuit: sidecarQuit,
+}, ['containerName']);
+
+const selector = object({ kind: str, name: str, namespace: str, matchLabels: mapOf(str) });
+const entry = object({ select: selector, logAgent: logAgentProps, envoy: envoyProps, tracer: tracerProps, adopt: listOf(adoptProps) }, ['select']);
+const top = object({ kubernetesVersion: str, sidecarContainersGate: bool, workloads: listOf(entry) }, ['workloads']);
+
+/** Reads a parsed config (one YAML document). Throws ConfigError. */
+export function readRenderConfig(doc: unknown): RenderConfig {
+  if (typeof (doc as any)?.kubernetesVersion === 'number') {
+    // YAML reads an unquoted 1.30 as the number 1.3.
+    throw new ConfigError('kubernetesVersion', `expected a string, got the number ${(doc as any).kubernetesVersion}: quote the version ('1.30'), YAML reads 1.30 as 1.3`);
+  }
+  const c = top(doc, '') as any;
+  const workloads: WorkloadEntry[] = c.workloads.map((w: any, i: number) => {
+    const path = `workloads[${i}]`;
+    if (Object.keys(w.select).length === 0) throw new ConfigError(`${path}.select`, 'give at least one of kind, name, namespace, matchLabels');
+    if (!w.logAgent && !w.envoy && !w.tracer && !(w.adopt?.length > 0)) {
+      throw new ConfigError(path, 'no sidecar: give at least one of logAgent, envoy, tracer, adopt');
+    }
+    return { path, select: w.select, logAgent: w.logAgent, envoy: w.envoy, tracer: w.tracer, adopt: w.adopt ?? [] };
+  });
+  const version = c.kubernetesVersion ?? nonEmpty(process.env[KUBERNETES_VERSION_ENV]);
+  if (version !== undefined) {
+    // Checked here, once, so that the error names the key (the constructs would name their own paths).
+    const key = c.kubernetesVersion !== undefined ? 'kubernetesVersion' : `(environment variable ${KUBERNETES_VERSION_ENV})`;
+    try {
+      checkVersion(key, version);
+    } catch (e) {
+      throw new ConfigError(key, (e as Error).message.replace(`${key}: `, ''));
+    }
+  }
+  let gate: boolean | undefined = c.sidecarContainersGate;
+  if (gate === undefined) {
+    const env = nonEmpty(process.env[SIDECAR_CONTAINERS_GATE_ENV]);
+    if (env !== undefined && env !== 'true' && env !== 'false') {
+      throw new ConfigError(`(environment variable ${SIDECAR_CONTAINERS_GATE_ENV})`, `it is '${env}'; use 'true' or 'false'`);
+    }
+    gate = env === undefined ? undefined : env === 'true';
+  }
+  return { kubernetesVersion: version, sidecarContainersGate: gate, workloads };
+}
+
+const nonEmpty = (s: string | undefined) => (s === undefined || s.trim() === '' ? undefined : s);
+
+/** Whether `obj` (a parsed manifest) is selected by `s`. */
+export function selects(s: Selector, obj: any): boolean {
+  if (s.kind !== undefined && obj?.kind !== s.kind) return false;
+  if (s.name !== undefined && obj?.metadata?.name !== s.name) return false;
+  if (s.namespace !== undefined && obj?.metadata?.namespace !== s.namespace) return false;
+  const labels = obj?.metadata?.labels ?? {};
+  return Object.entries(s.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+}
