@@ -58,6 +58,15 @@ const quoted = (names: string[]) => names.map(n => `'${n}'`).join(', ');
  *   main containers to remain stuck in "Initializing" state when sidecar containers with startup
  *   probes failed initially but succeeded on restart in pods with restartPolicy=Never." No
  *   cherry-pick to 1.28-1.32.
+ * - kubernetes#123323: CHANGELOG-1.29.md v1.29.3 (#123709), v1.30.0 (#123323), 1.28.8 (#123710, the 1.28
+ *   line's release notes): "Fixed a bug that an init container with containerRestartPolicy with `Always`
+ *   cannot update its state from terminated to non-terminated for the pod with restartPolicy with
+ *   `Never` or `OnFailure`."
+ * - kubernetes#126543: v1.29.9 (#127214), v1.30.5 (#127213), v1.31.1 (#127212), CHANGELOG-1.32.md
+ *   v1.32.0 (#126543): "Fixed a bug where init containers may fail to start due to a temporary
+ *   container runtime failure." (the cherry-picks: "a regression in default 1.29 configurations with
+ *   the SidecarContainers feature enabled"). The regular init containers' half of it is #127162
+ *   (v1.29.9 #127204, v1.30.5 #127203), not this entry.
  * @internal
  */
 export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
@@ -124,6 +133,64 @@ export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
           'its first startup probe (a crash at start: bad config, OOM), the kubelet restarts it but never probes it again, and the ' +
           'app containers never start: the pod stays in Init until it is deleted (a Job never finishes unless activeDeadlineSeconds is set)',
         avoid: 'or use restartPolicy: OnFailure in the pod template if the app may be restarted in place',
+      };
+    },
+  },
+  {
+    issue: 'kubernetes#123323',
+    fixedBy: 'kubernetes#123323',
+    summary: 'in a pod with restartPolicy Never or OnFailure, the status of a native sidecar that exited once stays terminated although the kubelet restarted it',
+    fixedIn: ['1.28.8', '1.29.3', '1.30.0'],
+    // Native sidecars came with 1.28 (alpha, SidecarContainers gate).
+    firstAffectedMinor: 28,
+    sources: [
+      'https://github.com/kubernetes/kubernetes/pull/123323',
+      'release notes of v1.28.8 (#123710)', 'CHANGELOG/CHANGELOG-1.29.md v1.29.3 (#123709)', 'CHANGELOG/CHANGELOG-1.30.md v1.30.0 (#123323)',
+    ],
+    check: pod => {
+      // #123323 "Validate restartable init container state transition": the status manager
+      // (pkg/kubelet/status/status_manager.go checkContainerStateTransition) refused a terminated ->
+      // running transition of every container when the POD's restartPolicy is Never or OnFailure,
+      // restartable init containers included; restartPolicy Always (the default) was never affected.
+      if (pod.restartPolicy !== 'Never' && pod.restartPolicy !== 'OnFailure') return undefined;
+      const natives = (pod.initContainers ?? []).filter((c: Json) => c.restartPolicy === 'Always').map((c: Json) => c.name as string);
+      if (natives.length === 0) return undefined;
+      return {
+        level: 'warning',
+        what:
+          `the pod has restartPolicy ${pod.restartPolicy} and native sidecar(s) ${quoted(natives)}; once one of them exits (a crash, an OOM kill), ` +
+          'the kubelet restarts it but its status stays at the first termination (the status update is refused), so kubectl, ' +
+          'controllers and probes see it terminated while it runs',
+        avoid: 'or use restartPolicy: Always where the workload allows it (a Job does not)',
+      };
+    },
+  },
+  {
+    issue: 'kubernetes#126543',
+    fixedBy: 'kubernetes#126543',
+    summary: 'a native sidecar whose first start fails with a transient container runtime error stays in Created and the pod stays in Init',
+    fixedIn: ['1.29.9', '1.30.5', '1.31.1', '1.32.0'],
+    // "a regression in default 1.29 configurations with the SidecarContainers feature enabled":
+    // 1.28 has the gate off by default.
+    firstAffectedMinor: 29,
+    sources: [
+      'https://github.com/kubernetes/kubernetes/pull/126543',
+      'release notes of v1.29.9 (#127214)', 'release notes of v1.30.5 (#127213)', 'release notes of v1.31.1 (#127212)',
+      'CHANGELOG/CHANGELOG-1.32.md v1.32.0 (#126543)',
+    ],
+    check: pod => {
+      // #126543 "Restart the init container to not be stuck in created state"
+      // (pkg/kubelet/kuberuntime/kuberuntime_container.go computeInitContainerActions): an init
+      // container left in Created by a failed start was never started again. Checked for the native
+      // sidecars only: the regular init containers' case is #127162.
+      const natives = (pod.initContainers ?? []).filter((c: Json) => c.restartPolicy === 'Always').map((c: Json) => c.name as string);
+      if (natives.length === 0) return undefined;
+      return {
+        level: 'warning',
+        what:
+          `if the container runtime fails to start native sidecar(s) ${quoted(natives)} once (a transient runtime or image error), ` +
+          'the kubelet never tries again: the container stays in Created and the pod stays in Init until it is deleted',
+        avoid: 'or use the legacy layout (mode: SidecarMode.LEGACY), whose sidecars are ordinary containers',
       };
     },
   },
