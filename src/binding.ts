@@ -13,6 +13,7 @@ import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { InjectedProxy } from './engine/injected';
 import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from './engine/pod-template';
+import { checkJobPodFailurePolicy } from './engine/rules';
 import { Json, SidecarSpec } from './engine/spec';
 import { findKnownBugs } from './known-bugs';
 import { describeValue } from './private/checks';
@@ -366,7 +367,9 @@ export class WorkloadBinding {
     // Known bugs of the target's patch release, on the pod as emitted (src/known-bugs.ts).
     const findings = findKnownBugs(`'${this.obj.node.path}' (${describeObject(result.manifest)})`,
       podTemplateOf(result.manifest)!.spec, { major: 1, minor, patch, raw: '' });
-    this.warnings = [...sidecarWarnings, ...findings.filter(f => f.level === 'warning').map(f => f.message)];
+    // A podFailurePolicy rule the sidecars may match (its error half is the engine's: src/engine/rules.ts).
+    const failurePolicy = checkJobPodFailurePolicy(result.manifest, `'${this.obj.node.path}' (${describeObject(result.manifest)})`);
+    this.warnings = [...sidecarWarnings, ...findings.filter(f => f.level === 'warning').map(f => f.message), ...failurePolicy.warnings];
     recordWarnings(this.obj, this.warnings);
     const bugErrors = findings.filter(f => f.level === 'error').map(f => f.message);
     return bugErrors.length > 0 ? { manifest: result.manifest, errors: bugErrors } : result;

@@ -1,7 +1,7 @@
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { SUPPORTED_KINDS, controllerVolumesOf, describeObject, podTemplateOf } from './engine/pod-template';
-import { checkPodSpec } from './engine/rules';
+import { checkJobPodFailurePolicy, checkPodSpec } from './engine/rules';
 import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
 import { formatVersion } from './target';
 
@@ -114,5 +114,9 @@ function checkManifest(manifest: any, minor: number, gate: boolean): string[] {
   const template = podTemplateOf(structuredClone(manifest));
   if (!template) return [];
   const context = { kind: manifest.kind, controllerVolumes: controllerVolumesOf(manifest) };
-  return checkPodSpec(template.spec, { minor, gate }, describeObject(manifest), context);
+  return [
+    ...checkPodSpec(template.spec, { minor, gate }, describeObject(manifest), context),
+    // the error half only: this list is of problems that fail synthesis
+    ...checkJobPodFailurePolicy(manifest, describeObject(manifest)).errors,
+  ];
 }

@@ -7,7 +7,7 @@
  * rules on the result.
  */
 import { InjectedProxy, NATIVE_SIDECARS_ANNOTATION, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
-import { DNS1123_LABEL_MAX_LENGTH, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
+import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
 import {
   KUBERNETES_DEFAULT_GRACE_SECONDS, TOOLS, appEndOf, appShutdownOf, effectiveAppEnd, graceNeed, lifecycleFor, sidecarPrograms, toolsInitContainer,
   toolsVolume, unknownHookErrors, userSidecarErrors, watchesApp,
@@ -281,6 +281,8 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // The sidecars' own hooks are covered by the grace-period check above (reported once, as the cause).
   const graceCheckedContainers = ordered.map(s => s.container.name);
   errors.push(...checkPodSpec(spec, target, where, { kind: manifest.kind, controllerVolumes, graceCheckedContainers }));
+  // A Job's podFailurePolicy that the native sidecars' teardown exit codes match (its warnings: src/binding.ts).
+  errors.push(...checkJobPodFailurePolicy(manifest, where).errors);
   // Keep cdk8s' alphabetical key order for the objects the engine added keys to.
   reorderInPlace(template.metadata);
   reorderInPlace(spec);
