@@ -11,6 +11,7 @@
  *
  * The engine (src/engine) never compares versions; this module does, on the engine's output.
  */
+import { podTemplateOf } from './engine/pod-template';
 import { Json } from './engine/spec';
 import { KubeVersion, formatFullVersion } from './target';
 
@@ -254,4 +255,79 @@ export function findKnownBugs(
     });
   }
   return out;
+}
+
+/** A workload of the app as a Service check sees it: its construct path and its manifest. @internal */
+export interface WorkloadOfApp {
+  readonly path: string;
+  readonly manifest: Json;
+}
+
+/** What the Service checks found for one Service. @internal */
+export interface ServiceFindings {
+  readonly errors: string[];
+  readonly warnings: string[];
+}
+
+/**
+ * A Service's named `targetPort` that, in a pod it selects, only a native sidecar declares.
+ *
+ * - Below 1.32 an error: the endpoints and EndpointSlice controllers look a named port up with
+ *   `podutil.FindPort` (pkg/api/v1/pod/util.go), which read `spec.containers` only; the pod is left
+ *   out of the Service's endpoints for that port (kubernetes#127958). Fixed by kubernetes#127976,
+ *   in CHANGELOG/CHANGELOG-1.32.md (v1.32.0-alpha.3: "The name port of the sidecar will also be
+ *   allowed to be used"); no cherry-pick to 1.31 or older was found in their CHANGELOGs.
+ * - A LoadBalancer Service at any release a warning: kubernetes#134651 (open, read 2026): a named
+ *   targetPort on a native sidecar was unreachable through a LoadBalancer Service (GKE 1.33) while
+ *   the same Service as ClusterIP worked; it depends on the cloud's load balancer.
+ * The version is compared here (layer 1), not in the engine. @internal
+ */
+export function checkServiceTargetPorts(service: Json, workloads: readonly WorkloadOfApp[], minor: number): ServiceFindings {
+  const out: ServiceFindings = { errors: [], warnings: [] };
+  if (!service || service.kind !== 'Service' || typeof service.spec !== 'object' || service.spec === null) return out;
+  const selector = service.spec.selector;
+  if (!selector || typeof selector !== 'object' || Object.keys(selector).length === 0) return out; // endpoints managed by hand
+  const ports: Json[] = Array.isArray(service.spec.ports) ? service.spec.ports : [];
+  const named = ports.filter(p => p && typeof p.targetPort === 'string' && !/^\d+$/.test(p.targetPort));
+  if (named.length === 0) return out;
+  const ns = service.metadata?.namespace ?? '';
+  const svcName = `Service '${service.metadata?.name ?? '?'}'`;
+  const loadBalancer = service.spec.type === 'LoadBalancer';
+  for (const w of workloads) {
+    if ((w.manifest?.metadata?.namespace ?? '') !== ns) continue;
+    const template = podTemplateOfCopy(w.manifest);
+    if (!template) continue;
+    const labels = template.metadata?.labels ?? {};
+    if (!Object.entries(selector).every(([k, v]) => labels[k] === v)) continue;
+    const containers: Json[] = Array.isArray(template.spec?.containers) ? template.spec.containers : [];
+    const natives: Json[] = Array.isArray(template.spec?.initContainers) ? template.spec.initContainers.filter((c: Json) => c && c.restartPolicy === 'Always') : [];
+    const declares = (c: Json, name: string) => Array.isArray(c?.ports) && c.ports.some((p: Json) => p && p.name === name);
+    for (const p of named) {
+      const name: string = p.targetPort;
+      if (containers.some(c => declares(c, name))) continue;
+      const owners = natives.filter(c => declares(c, name));
+      if (owners.length === 0) continue;
+      const number = owners[0].ports.find((x: Json) => x && x.name === name).containerPort;
+      const what = `${svcName} port ${JSON.stringify(p.name ?? p.port)} (targetPort '${name}') selects the pods of '${w.path}', where only the native ` +
+        `sidecar(s) ${quoted(owners.map(c => String(c.name)))} declare a port named '${name}'`;
+      const fix = `Give the Service targetPort: ${number} (the number), or declare the name on an app container`;
+      if (minor < 32) {
+        out.errors.push(
+          `${what}; Kubernetes 1.${minor} looks a named targetPort up in spec.containers only (kubernetes#127958, fixed in 1.32.0 by kubernetes#127976), ` +
+          `so these pods get no endpoint for this port and the Service sends them nothing. ${fix}, or target Kubernetes 1.32 or later.`,
+        );
+      } else if (loadBalancer) {
+        out.warnings.push(
+          `${what}; the Service is of type LoadBalancer, for which such a port was reported unreachable although the same ClusterIP Service ` +
+          `works (kubernetes#134651, open; it depends on the cloud's load balancer). ${fix}.`,
+        );
+      }
+    }
+  }
+  return out;
+}
+
+function podTemplateOfCopy(manifest: Json): { metadata: Json; spec: Json } | undefined {
+  if (!manifest || typeof manifest !== 'object') return undefined;
+  return podTemplateOf(structuredClone(manifest));
 }

@@ -2,8 +2,10 @@ import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { SUPPORTED_KINDS, controllerVolumesOf, describeObject, podTemplateOf } from './engine/pod-template';
 import { checkJobPodFailurePolicy, checkPodSpec } from './engine/rules';
+import { WorkloadOfApp, checkServiceTargetPorts } from './known-bugs';
 import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
 import { formatVersion } from './target';
+import { printWarnings, recordWarnings } from './warnings';
 
 /**
  * The release-aware checks the constructs run on the workloads they touch (the API server's
@@ -36,7 +38,10 @@ export class SidecarValidation {
           return [(e as Error).message];
         }
         const errors: string[] = [];
+        const workloads: WorkloadOfApp[] = [];
+        const services: ApiObject[] = [];
         for (const obj of scope.node.findAll()) {
+          if (ApiObject.isApiObject(obj) && obj.kind === 'Service' && obj.apiVersion === 'v1') services.push(obj);
           if (!ApiObject.isApiObject(obj) || !SUPPORTED_KINDS.includes(obj.kind)) continue;
           let manifest: any;
           try {
@@ -49,11 +54,25 @@ export class SidecarValidation {
             errors.push(`${obj.node.path}: ${message}`);
             continue;
           }
+          workloads.push({ path: obj.node.path, manifest });
           const problems = checkManifest(manifest, target.version.minor, target.gate);
           const hint = problems.length > 0 ? pinnedHint(obj, formatVersion(target.version)) : '';
           for (const problem of problems) {
             errors.push(`${who}, Kubernetes ${formatVersion(target.version)}: ${obj.node.path}: ${problem}${hint}`);
           }
+        }
+        // The app's Services against the pods they select (src/known-bugs.ts checkServiceTargetPorts).
+        for (const svc of services) {
+          let found;
+          try {
+            found = checkServiceTargetPorts(svc.toJson(), workloads, target.version.minor);
+          } catch {
+            continue; // a Service that cannot render reports its own error
+          }
+          for (const e of found.errors) errors.push(`${who}, Kubernetes ${formatVersion(target.version)}: ${svc.node.path}: ${e}`);
+          const warnings = found.warnings.map(w => `${svc.node.path}: ${w}`);
+          recordWarnings(svc, warnings);
+          printWarnings(svc.node.root, warnings);
         }
         return errors;
       },

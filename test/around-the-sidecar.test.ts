@@ -7,7 +7,7 @@
  * the controller picks that rule for the sidecar's status.
  */
 import { ApiObject, Testing } from 'cdk8s';
-import { SidecarMode, SidecarValidation, SidecarWarnings, WithLogAgent } from '../src';
+import { SidecarCheck, SidecarMode, SidecarValidation, SidecarWarnings, WithLogAgent, WithSidecar } from '../src';
 import { newChart, withEnv } from './util/fixtures';
 import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
 import { checkJobPodFailurePolicy } from '../src/engine/rules';
@@ -116,5 +116,112 @@ describe('podFailurePolicy onExitCodes without containerName on a pod with nativ
     } finally {
       stderr.mockRestore();
     }
+  }));
+});
+
+/**
+ * The endpoints controllers' `podutil.FindPort` (kubernetes pkg/api/v1/pod/util.go), as the oracle:
+ * before kubernetes#127976 (1.32.0) it read `spec.containers` only; after it, the restartable init
+ * containers too. A Service port whose named targetPort the old lookup cannot find gets no
+ * endpoint for the pod.
+ */
+function findPort(podSpec: any, name: string, withSidecars: boolean): number | undefined {
+  const lists = [podSpec.containers ?? [], ...(withSidecars ? [(podSpec.initContainers ?? []).filter((c: any) => c.restartPolicy === 'Always')] : [])];
+  for (const list of lists) {
+    for (const c of list) {
+      for (const p of c.ports ?? []) if (p.name === name) return p.containerPort;
+    }
+  }
+  return undefined;
+}
+
+describe('a Service whose named targetPort only a native sidecar declares (SidecarValidation)', () => {
+  const proxy = { name: 'auth-proxy', image: 'ghcr.io/example/auth-proxy:1', restartPolicy: 'Always', ports: [{ containerPort: 4180, name: 'proxy' }] };
+  const podSpec = (appPorts: any[] = [{ containerPort: 8080, name: 'http' }]) => ({
+    initContainers: [proxy],
+    containers: [{ name: 'app', image: 'ghcr.io/example/app:1', ports: appPorts }],
+  });
+  const service = (chart: any, targetPort: string | number, extra: any = {}, selector: any = { app: 'raw' }) => new ApiObject(chart, 'svc', {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'web', ...(extra.namespace ? { namespace: extra.namespace } : {}) },
+    spec: { selector, ports: [{ name: 'web', port: 80, targetPort }], ...(extra.type ? { type: extra.type } : {}) },
+  });
+  const deployment = (chart: any, spec = podSpec()) => new ApiObject(chart, 'raw', {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'raw' },
+    spec: { selector: { matchLabels: { app: 'raw' } }, template: { metadata: { labels: { app: 'raw' } }, spec } },
+  });
+
+  test.each([
+    ['1.31', 'proxy', {}, true],
+    ['1.29', 'proxy', { type: 'LoadBalancer' }, true],
+    ['1.32', 'proxy', {}, false],
+    ['1.31', 'http', {}, false],
+    ['1.31', 4180, {}, false],
+  ])('Kubernetes %s, targetPort %s %j: an error exactly when the old FindPort finds no port and the new one does', (version, targetPort, extra, expected) => {
+    const { app, chart } = newChart();
+    deployment(chart);
+    service(chart, targetPort, extra);
+    SidecarValidation.addTo(app, { kubernetesVersion: version });
+    const broken = typeof targetPort === 'string' && Number(version.split('.')[1]) < 32
+      && findPort(podSpec(), targetPort, false) === undefined && findPort(podSpec(), targetPort, true) !== undefined;
+    expect(broken).toBe(expected);
+    if (broken) {
+      expect(() => app.synthYaml()).toThrow(new RegExp(
+        `SidecarValidation.addTo\\(app\\), Kubernetes ${version.replace('.', '\\.')}: test/svc: Service 'web' port "web" \\(targetPort 'proxy'\\) selects the pods of ` +
+        "'test/raw', where only the native sidecar\\(s\\) 'auth-proxy' declare a port named 'proxy'; .*kubernetes#127958, fixed in 1\\.32\\.0 by kubernetes#127976.*" +
+        'Give the Service targetPort: 4180 \\(the number\\)',
+      ));
+    } else {
+      expect(() => app.synthYaml()).not.toThrow();
+    }
+  });
+
+  test('an app container that declares the same name, another namespace, another selector: no error', () => {
+    for (const build of [
+      (chart: any) => { deployment(chart, podSpec([{ containerPort: 4180, name: 'proxy' }])); service(chart, 'proxy'); },
+      (chart: any) => { deployment(chart); service(chart, 'proxy', { namespace: 'other' }); },
+      (chart: any) => { deployment(chart); service(chart, 'proxy', {}, { app: 'someone-else' }); },
+    ]) {
+      const { app, chart } = newChart();
+      build(chart);
+      SidecarValidation.addTo(app, { kubernetesVersion: '1.30' });
+      expect(() => app.synthYaml()).not.toThrow();
+    }
+  });
+
+  test('1.32+, a LoadBalancer Service: a warning naming kubernetes#134651', () => {
+    const stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const { app, chart } = newChart();
+      deployment(chart);
+      service(chart, 'proxy', { type: 'LoadBalancer' });
+      SidecarValidation.addTo(app, { kubernetesVersion: '1.33' });
+      app.synthYaml();
+      expect(SidecarWarnings.of(app)).toEqual([expect.stringMatching(
+        /^test\/svc: Service 'web' port "web" \(targetPort 'proxy'\) .*type LoadBalancer.*kubernetes#134651, open.*Give the Service targetPort: 4180/,
+      )]);
+      expect(stderr.mock.calls.filter(c => String(c[0]).includes('kubernetes#134651'))).toHaveLength(1);
+    } finally {
+      stderr.mockRestore();
+    }
+  });
+
+  test('a WithSidecar port in the native layout, found on the emitted pod', () => withEnv(ENV, undefined, () => {
+    const { app, chart } = newChart();
+    deployment(chart, { containers: [{ name: 'app', image: 'ghcr.io/example/app:1' }] } as any);
+    new WithSidecar(chart, 'proxy', {
+      workload: chart.node.findChild('raw') as ApiObject,
+      kubernetesVersion: '1.31',
+      containerName: 'auth-proxy',
+      image: 'ghcr.io/example/auth-proxy:1.0.0',
+      ports: [{ number: 4180, name: 'proxy' }],
+      startupCheck: SidecarCheck.tcp(4180),
+    });
+    service(chart, 'proxy');
+    SidecarValidation.addTo(app, { kubernetesVersion: '1.31' });
+    expect(() => app.synthYaml()).toThrow(/test\/svc: Service 'web' port "web" \(targetPort 'proxy'\) selects the pods of 'test\/raw', where only the native sidecar\(s\) 'auth-proxy'/);
   }));
 });
