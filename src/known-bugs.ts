@@ -276,7 +276,8 @@ export interface ServiceFindings {
  *   `podutil.FindPort` (pkg/api/v1/pod/util.go), which read `spec.containers` only; the pod is left
  *   out of the Service's endpoints for that port (kubernetes#127958). Fixed by kubernetes#127976,
  *   in CHANGELOG/CHANGELOG-1.32.md (v1.32.0-alpha.3: "The name port of the sidecar will also be
- *   allowed to be used"); no cherry-pick to 1.31 or older was found in their CHANGELOGs.
+ *   allowed to be used"); a search of the CHANGELOG files found that release note in
+ *   CHANGELOG-1.32.md only, so 1.31 and older count as unfixed.
  * - A LoadBalancer Service at any release a warning: kubernetes#134651 (open, read 2026): a named
  *   targetPort on a native sidecar was unreachable through a LoadBalancer Service (GKE 1.33) while
  *   the same Service as ClusterIP worked; it depends on the cloud's load balancer.
@@ -330,4 +331,55 @@ export function checkServiceTargetPorts(service: Json, workloads: readonly Workl
 function podTemplateOfCopy(manifest: Json): { metadata: Json; spec: Json } | undefined {
   if (!manifest || typeof manifest !== 'object') return undefined;
   return podTemplateOf(structuredClone(manifest));
+}
+
+/**
+ * A HorizontalPodAutoscaler of the app with a `Resource` metric of target type `Utilization` (or
+ * autoscaling/v1 `targetCPUUtilizationPercentage`) on a workload of the app whose pod has a
+ * container without a request for that resource.
+ *
+ * Source: kubernetes `pkg/controller/podautoscaler/replica_calculator.go` `calculatePodRequests`
+ * (the code index's current copy, also `calculatePodRequestsFromContainers`): the containers
+ * counted are `spec.containers` plus the restartable init containers (native sidecars); one
+ * without a request fails the metric ("missing request for cpu in container X of Pod Y") and the
+ * HPA does not scale on it. Older controllers read `spec.containers` only (a native sidecar was
+ * then not counted), and a pod-level request (`spec.resources`, PodLevelResources) is used in place
+ * of the containers' where the gate is on: so a warning, naming the containers. @internal
+ */
+export function checkAutoscalerRequests(hpa: Json, workloads: readonly WorkloadOfApp[]): string[] {
+  if (!hpa || hpa.kind !== 'HorizontalPodAutoscaler' || typeof hpa.spec !== 'object' || hpa.spec === null) return [];
+  const ref = hpa.spec.scaleTargetRef;
+  if (!ref || typeof ref !== 'object') return [];
+  const resources: string[] = [];
+  if (typeof hpa.spec.targetCPUUtilizationPercentage === 'number') resources.push('cpu');
+  for (const m of Array.isArray(hpa.spec.metrics) ? hpa.spec.metrics : []) {
+    if (m?.type === 'Resource' && typeof m.resource?.name === 'string' && m.resource.target?.type === 'Utilization' && !resources.includes(m.resource.name)) {
+      resources.push(m.resource.name);
+    }
+  }
+  if (resources.length === 0) return [];
+  const ns = hpa.metadata?.namespace ?? '';
+  const out: string[] = [];
+  for (const w of workloads) {
+    const m = w.manifest;
+    if (m?.kind !== ref.kind || m?.metadata?.name !== ref.name || (m?.metadata?.namespace ?? '') !== ns) continue;
+    const template = podTemplateOfCopy(m);
+    if (!template) continue;
+    const spec = template.spec ?? {};
+    const natives: Json[] = Array.isArray(spec.initContainers) ? spec.initContainers.filter((c: Json) => c && c.restartPolicy === 'Always') : [];
+    const counted: Json[] = [...(Array.isArray(spec.containers) ? spec.containers : []), ...natives];
+    for (const resource of resources) {
+      if (spec.resources?.requests?.[resource] !== undefined) continue; // a pod-level request
+      const missing = counted.filter(c => c && c.resources?.requests?.[resource] === undefined);
+      if (missing.length === 0) continue;
+      const names = missing.map(c => `'${c.name}'${natives.includes(c) ? ' (native sidecar)' : ''}`).join(', ');
+      out.push(
+        `HorizontalPodAutoscaler '${hpa.metadata?.name ?? '?'}' scales '${w.path}' on ${resource} utilization, but container(s) ${names} of its pod ` +
+        `have no ${resource} request: the HPA controller sums the requests of every container and native sidecar and fails the metric ` +
+        `("missing request for ${resource} in container ...", replica_calculator.go calculatePodRequests), so it does not scale on it. ` +
+        `Give each of them resources.requests.${resource} (WithSidecar: resources).`,
+      );
+    }
+  }
+  return out;
 }

@@ -2,7 +2,7 @@ import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { SUPPORTED_KINDS, controllerVolumesOf, describeObject, podTemplateOf } from './engine/pod-template';
 import { checkJobPodFailurePolicy, checkPodSpec } from './engine/rules';
-import { WorkloadOfApp, checkServiceTargetPorts } from './known-bugs';
+import { WorkloadOfApp, checkAutoscalerRequests, checkServiceTargetPorts } from './known-bugs';
 import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
 import { formatVersion } from './target';
 import { printWarnings, recordWarnings } from './warnings';
@@ -40,8 +40,10 @@ export class SidecarValidation {
         const errors: string[] = [];
         const workloads: WorkloadOfApp[] = [];
         const services: ApiObject[] = [];
+        const autoscalers: ApiObject[] = [];
         for (const obj of scope.node.findAll()) {
           if (ApiObject.isApiObject(obj) && obj.kind === 'Service' && obj.apiVersion === 'v1') services.push(obj);
+          if (ApiObject.isApiObject(obj) && obj.kind === 'HorizontalPodAutoscaler' && obj.apiVersion.startsWith('autoscaling/')) autoscalers.push(obj);
           if (!ApiObject.isApiObject(obj) || !SUPPORTED_KINDS.includes(obj.kind)) continue;
           let manifest: any;
           try {
@@ -73,6 +75,18 @@ export class SidecarValidation {
           const warnings = found.warnings.map(w => `${svc.node.path}: ${w}`);
           recordWarnings(svc, warnings);
           printWarnings(svc.node.root, warnings);
+        }
+        // The app's HPAs against the requests of the pods they scale.
+        for (const hpa of autoscalers) {
+          let found: string[];
+          try {
+            found = checkAutoscalerRequests(hpa.toJson(), workloads);
+          } catch {
+            continue;
+          }
+          const warnings = found.map(w => `${hpa.node.path}: ${w}`);
+          recordWarnings(hpa, warnings);
+          printWarnings(hpa.node.root, warnings);
         }
         return errors;
       },

@@ -18,7 +18,7 @@ const WARNINGS = Symbol.for('cdk8s-sidecars.warnings');
 export class SidecarWarnings {
   /**
    * The warnings of the latest synthesis (or validation) of every workload inside `scope` that
-   * has a sidecar, and of every Service that SidecarValidation checked, in construct-tree
+   * has a sidecar, and of every Service and HorizontalPodAutoscaler that SidecarValidation checked, in construct-tree
    * order. Empty before the first synthesis.
    *
    * @example

@@ -225,3 +225,83 @@ describe('a Service whose named targetPort only a native sidecar declares (Sidec
     expect(() => app.synthYaml()).toThrow(/test\/svc: Service 'web' port "web" \(targetPort 'proxy'\) selects the pods of 'test\/raw', where only the native sidecar\(s\) 'auth-proxy'/);
   }));
 });
+
+/**
+ * The HPA controller's `calculatePodRequests` (kubernetes pkg/controller/podautoscaler/replica_calculator.go,
+ * the version that counts restartable init containers), as the oracle: the error it returns, or undefined.
+ */
+function calculatePodRequests(podSpec: any, resource: string): string | undefined {
+  const containers = [...(podSpec.containers ?? []), ...(podSpec.initContainers ?? []).filter((c: any) => c.restartPolicy === 'Always')];
+  for (const c of containers) {
+    if (c.resources?.requests?.[resource] === undefined) return `missing request for ${resource} in container ${c.name} of Pod p`;
+  }
+  return undefined;
+}
+
+describe('an HPA on CPU utilization and a container without a CPU request (SidecarValidation, a warning)', () => {
+  const withRequests = { requests: { cpu: '100m', memory: '64Mi' } };
+  const spec = (sidecarResources?: any) => ({
+    initContainers: [{ name: 'auth-proxy', image: 'ghcr.io/example/auth-proxy:1', restartPolicy: 'Always', ...(sidecarResources ? { resources: sidecarResources } : {}) }],
+    containers: [{ name: 'app', image: 'ghcr.io/example/app:1', resources: withRequests }],
+  });
+  const deployment = (chart: any, podSpec: any) => new ApiObject(chart, 'raw', {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'raw' },
+    spec: { selector: { matchLabels: { app: 'raw' } }, template: { metadata: { labels: { app: 'raw' } }, spec: podSpec } },
+  });
+  const hpa = (chart: any, hpaSpec: any, apiVersion = 'autoscaling/v2') => new ApiObject(chart, 'hpa', {
+    apiVersion,
+    kind: 'HorizontalPodAutoscaler',
+    metadata: { name: 'raw' },
+    spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'raw' }, minReplicas: 2, maxReplicas: 10, ...hpaSpec },
+  });
+  const cpuUtilization = { metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }] };
+
+  function warningsOf(podSpec: any, hpaSpec: any, apiVersion?: string): string[] {
+    const stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const { app, chart } = newChart();
+      deployment(chart, podSpec);
+      hpa(chart, hpaSpec, apiVersion);
+      SidecarValidation.addTo(app, { kubernetesVersion: '1.31' });
+      app.synthYaml();
+      return SidecarWarnings.of(app);
+    } finally {
+      stderr.mockRestore();
+    }
+  }
+
+  test.each([
+    ['a native sidecar without requests, cpu Utilization', spec(), cpuUtilization, undefined],
+    ['a native sidecar with requests', spec(withRequests), cpuUtilization, undefined],
+    ['autoscaling/v1 targetCPUUtilizationPercentage', spec(), { targetCPUUtilizationPercentage: 70 }, 'autoscaling/v1'],
+  ])('%s: a warning exactly when the HPA controller fails the metric', (_name, podSpec, hpaSpec, apiVersion) => {
+    const oracle = calculatePodRequests(podSpec, 'cpu');
+    const warnings = warningsOf(podSpec, hpaSpec, apiVersion);
+    expect(warnings.length).toBe(oracle === undefined ? 0 : 1);
+    if (oracle) {
+      expect(warnings[0]).toBe(
+        "test/hpa: HorizontalPodAutoscaler 'raw' scales 'test/raw' on cpu utilization, but container(s) 'auth-proxy' (native sidecar) of its pod have no " +
+        'cpu request: the HPA controller sums the requests of every container and native sidecar and fails the metric ("missing request for cpu in ' +
+        'container ...", replica_calculator.go calculatePodRequests), so it does not scale on it. Give each of them resources.requests.cpu (WithSidecar: resources).',
+      );
+    }
+  });
+
+  test('metrics that need no request (AverageValue, ContainerResource of the app) and a pod-level request: no warning', () => {
+    expect(warningsOf(spec(), { metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'AverageValue', averageValue: '500m' } } }] })).toEqual([]);
+    expect(warningsOf(spec(), { metrics: [{ type: 'ContainerResource', containerResource: { name: 'cpu', container: 'app', target: { type: 'Utilization', averageUtilization: 70 } } }] })).toEqual([]);
+    expect(warningsOf({ ...spec(), resources: { requests: { cpu: '1' } } }, cpuUtilization)).toEqual([]);
+  });
+
+  test('WithSidecar gives its container requests: no warning on the emitted pod', () => withEnv(ENV, undefined, () => {
+    const { app, chart } = newChart();
+    const workload = deployment(chart, { containers: [{ name: 'app', image: 'ghcr.io/example/app:1', resources: withRequests }] });
+    new WithSidecar(chart, 'proxy', { workload, kubernetesVersion: '1.31', containerName: 'auth-proxy', image: 'ghcr.io/example/auth-proxy:1.0.0' });
+    hpa(chart, cpuUtilization);
+    SidecarValidation.addTo(app, { kubernetesVersion: '1.31' });
+    app.synthYaml();
+    expect(SidecarWarnings.of(app)).toEqual([]);
+  }));
+});
