@@ -73,6 +73,8 @@ const project = new cdk8s.ConstructLibraryCdk8s({
       coveragePathIgnorePatterns: ['/node_modules/'],
       collectCoverage: false,
       testTimeout: 120_000,
+      // `npm test` prints no [cdk8s-sidecars] WARNING lines: the tests read them (issue 27)
+      setupFilesAfterEnv: ['<rootDir>/test/util/quiet-warnings.ts'],
     },
   },
 

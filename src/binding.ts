@@ -15,7 +15,7 @@ import { InjectedProxy } from './engine/injected';
 import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from './engine/pod-template';
 import { checkJobPodFailurePolicy } from './engine/rules';
 import { Json, SidecarSpec } from './engine/spec';
-import { findKnownBugs } from './known-bugs';
+import { asAdmitted, findKnownBugs } from './known-bugs';
 import { describeValue } from './private/checks';
 import { printWarnings, recordWarnings } from './warnings';
 
@@ -112,6 +112,11 @@ export interface SidecarSource {
    * added), run in every render on the manifest the render reads anyway; returns the errors.
    */
   checkWorkload?(podSpec: Json | undefined): string[];
+  /**
+   * What the source infers from the workload's own pod spec (same input as `checkWorkload`) where
+   * no prop says it, as warnings for the user to see.
+   */
+  workloadWarnings?(podSpec: Json | undefined, podLabels: Record<string, string>): string[];
 }
 
 export interface RenderedSidecar {
@@ -271,9 +276,17 @@ export class WorkloadBinding {
     // engine adds the sidecars to it): no extra toJson() of the workload per check.
     const ownSpec = podTemplateOf(base)?.spec;
     const workloadErrors = this.sources.flatMap(source => source.checkWorkload?.(ownSpec) ?? []);
+    // (before the engine, which works on this same object)
+    const labels = podTemplateOf(base)?.metadata.labels ?? {};
+    const inferred = workloadErrors.length > 0 ? [] : this.sources.flatMap(source => source.workloadWarnings?.(ownSpec, labels) ?? []);
     const synthesis = purpose === undefined ? undefined : currentSynthesis(this.obj);
     const result = this.renderOn(base, workloadErrors.length === 0 ? synthesis : undefined, purpose);
-    return workloadErrors.length === 0 ? result : { manifest: result.manifest, errors: [...result.errors, ...workloadErrors] };
+    if (workloadErrors.length > 0) return { manifest: result.manifest, errors: [...result.errors, ...workloadErrors] };
+    if (inferred.length > 0 && result.errors.length === 0) {
+      this.warnings = [...inferred, ...this.warnings];
+      recordWarnings(this.obj, this.warnings);
+    }
+    return result;
   }
 
   /**
@@ -364,12 +377,17 @@ export class WorkloadBinding {
       minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true, injected,
     });
     if (result.errors.length > 0) return result;
+    // What the engine inferred from the manifest, then the known bugs of the target's patch
+    // release, on the pod as emitted (src/known-bugs.ts).
+    const subject = `'${this.obj.node.path}' (${describeObject(result.manifest)})`;
+    const inferred = (result.warnings ?? []).map(w => w.replace(describeObject(result.manifest), subject));
     // Known bugs of the target's patch release, on the pod as emitted (src/known-bugs.ts).
-    const findings = findKnownBugs(`'${this.obj.node.path}' (${describeObject(result.manifest)})`,
-      podTemplateOf(result.manifest)!.spec, { major: 1, minor, patch, raw: '' });
+    // (as admitted: a mesh's injected native proxy counts, src/known-bugs.ts asAdmitted)
+    const template = podTemplateOf(result.manifest)!;
+    const findings = findKnownBugs(subject, asAdmitted(template.spec, template.metadata.annotations), { major: 1, minor, patch, raw: '' });
     // A podFailurePolicy rule the sidecars may match (its error half is the engine's: src/engine/rules.ts).
-    const failurePolicy = checkJobPodFailurePolicy(result.manifest, `'${this.obj.node.path}' (${describeObject(result.manifest)})`);
-    this.warnings = [...sidecarWarnings, ...findings.filter(f => f.level === 'warning').map(f => f.message), ...failurePolicy.warnings];
+    const failurePolicy = checkJobPodFailurePolicy(result.manifest, subject);
+    this.warnings = [...sidecarWarnings, ...inferred, ...findings.filter(f => f.level === 'warning').map(f => f.message), ...failurePolicy.warnings];
     recordWarnings(this.obj, this.warnings);
     const bugErrors = findings.filter(f => f.level === 'error').map(f => f.message);
     return bugErrors.length > 0 ? { manifest: result.manifest, errors: bugErrors } : result;

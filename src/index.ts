@@ -3,12 +3,12 @@
 
 // target
 export { SidecarLayout, SidecarMode, DEFAULT_KUBERNETES_VERSION } from './target';
-export { Sidecars, SidecarTargetOptions, KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV } from './settings';
+export { Sidecars, SidecarTarget, SidecarTargetOptions, KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV } from './settings';
 export { SidecarWarnings } from './warnings';
 export { SidecarValidation } from './validation';
 
 // shared construct base
-export { SidecarBase, SidecarProps } from './sidecar';
+export { SidecarBase, SidecarCommonProps, SidecarProps } from './sidecar';
 
 // Types a user of any cdk8s-plus major (or of none) passes: the cdk8s-plus objects of every
 // major (27 to 34) are of these shapes.

@@ -11,6 +11,7 @@
  *
  * The engine (src/engine) never compares versions; this module does, on the engine's output.
  */
+import { NATIVE_SIDECARS_ANNOTATION } from './engine/injected';
 import { podTemplateOf } from './engine/pod-template';
 import { Json } from './engine/spec';
 import { KubeVersion, formatFullVersion } from './target';
@@ -101,10 +102,12 @@ export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
       return {
         level: 'warning',
         what:
-          `native sidecar(s) ${quoted(affected)} have another native sidecar after them (${quoted(natives.slice(1))}); when the pod is deleted ` +
-          'before that one is running (a rollout or scale-down while the pod initializes, a sidecar whose startupProbe fails), ' +
-          `${quoted(affected)} get no SIGTERM until terminationGracePeriodSeconds (${grace}s) is over, so the pod stays Terminating that long ` +
-          'and the sidecars are then killed without a graceful stop',
+          (affected.length === 1
+            ? `native sidecar ${quoted(affected)} has another native sidecar after it (${quoted(natives.slice(1))}); `
+            : `native sidecars ${quoted(affected)} have another native sidecar after each of them (${quoted(natives.slice(1))}); `) +
+          'when the pod is deleted before that one is running (a rollout or scale-down while the pod initializes, a sidecar whose startupProbe fails), ' +
+          `${quoted(affected)} ${affected.length === 1 ? 'gets' : 'get'} no SIGTERM until terminationGracePeriodSeconds (${grace}s) is over, ` +
+          'so the pod stays Terminating that long and the sidecars are then killed without a graceful stop',
         avoid: 'or give at most one sidecar of the pod the native layout (mode: SidecarMode.LEGACY on the library\'s others)',
       };
     },
@@ -221,9 +224,30 @@ export function hasBug(bug: KnownKubernetesBug, version: KubeVersion): boolean |
 function upgradeAdvice(bug: KnownKubernetesBug, version: KubeVersion): string {
   const fixes = bug.fixedIn.map(parseFixed);
   const line = fixes.find(f => f.minor === version.minor);
-  if (line) return `upgrade the cluster to 1.${line.minor}.${line.patch} or later`;
+  if (line) return `To avoid it, upgrade the cluster to 1.${line.minor}.${line.patch} or later`;
   const next = fixes.find(f => f.minor > version.minor)!;
-  return `no 1.${version.minor} patch has the fix: upgrade the cluster to 1.${next.minor}.${next.patch} or later`;
+  return `No 1.${version.minor} patch has the fix. To avoid it, upgrade the cluster to 1.${next.minor}.${next.patch} or later`;
+}
+
+/**
+ * The pod spec as the kubelet will see it after admission: the native proxies a mesh injects
+ * (`WithMeshProxy`), which the emitted pod lacks but its marker annotation
+ * (`sidecars.cdk8s.io/native-sidecars`, in initContainers order: the mesh's proxy, then ours) names,
+ * stand in `initContainers` where the marker places them, before the user's own native sidecars.
+ * @internal
+ */
+export function asAdmitted(spec: Json, annotations: Record<string, string> | undefined): Json {
+  const marker = annotations?.[NATIVE_SIDECARS_ANNOTATION];
+  if (!marker) return spec;
+  const init: Json[] = spec.initContainers ?? [];
+  const names = marker.split(',').filter(n => n !== '');
+  const missing = names.filter(n => !init.some(c => c.name === n));
+  if (missing.length === 0) return spec;
+  // the stand-ins go right before the first container the marker names that the pod has (the mesh injects its proxy first)
+  const at = init.findIndex(c => names.includes(c.name));
+  const stubs = missing.map(name => ({ name, restartPolicy: 'Always' }));
+  const out = at < 0 ? [...init, ...stubs] : [...init.slice(0, at), ...stubs, ...init.slice(at)];
+  return { ...spec, initContainers: out };
 }
 
 /** One finding: a known bug that hits a pod at the target version. @internal */
@@ -251,7 +275,7 @@ export function findKnownBugs(
       level: hit.level,
       message:
         `${where}: Kubernetes ${formatFullVersion(version)} has ${bug.issue} (fixed in ${bug.fixedIn.join(', ')} by ${bug.fixedBy}): ` +
-        `${hit.what}. To avoid it, ${upgradeAdvice(bug, version)}, ${hit.avoid}.`,
+        `${hit.what}. ${upgradeAdvice(bug, version)}, ${hit.avoid}.`,
     });
   }
   return out;

@@ -1,8 +1,8 @@
 import { IConstruct } from 'constructs';
-import { checkBoolean, checkString, describeValue, isPropsObject } from './private/checks';
+import { checkBoolean, checkImage, checkString, describeValue, isPropsObject } from './private/checks';
 import {
-  DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarMode,
-  parseKubernetesVersion, resolveLayout,
+  DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarLayout, SidecarMode,
+  formatFullVersion, parseKubernetesVersion, resolveLayout,
 } from './target';
 
 /**
@@ -45,6 +45,17 @@ export interface SidecarTargetOptions {
   readonly sidecarContainersGate?: boolean;
 
   /**
+   * The image of the `sidecar-tools` init container, which copies a static busybox for the
+   * hooks of distroless agents (delays below 1.30, Envoy's drain, the legacy hold): set it to a
+   * copy in your registry for air-gapped clusters or registry mirrors. It must hold a static
+   * `/bin/busybox` (e.g. a mirror of `busybox:1.36.1-musl`). Read by the sidecar constructs only.
+   *
+   * Precedence: this prop on a construct, then `Sidecars.configure()` on an enclosing scope.
+   * @default - the value given to Sidecars.configure() on an enclosing scope, else 'busybox:1.36.1-musl'
+   */
+  readonly toolsImage?: string;
+
+  /**
    * Legacy layout (and 1.28 with the gate, where sidecars are stopped with the app): end a
    * sidecar's `preStop` wait as soon as the app's processes are gone, instead of waiting the whole
    * `appShutdownTime` (then its read delay, as before). The pod gets `shareProcessNamespace: true`
@@ -73,6 +84,34 @@ export const SIDECAR_CONTAINERS_GATE_ENV = 'CDK8S_SIDECARS_SIDECAR_CONTAINERS_GA
 const DEFAULTS = Symbol.for('cdk8s-sidecars.defaults');
 
 /**
+ * The target a scope resolves to (`Sidecars.targetOf`): what a sidecar construct created there
+ * without target props of its own emits for.
+ */
+export interface SidecarTarget {
+  /** The version, as the constructs read it: `'1.29'`, or `'1.29.3'` when a patch was given. */
+  readonly kubernetesVersion: string;
+  /** The minor version, e.g. `29`. */
+  readonly minor: number;
+  /**
+   * The patch version, when the target names one (then the pods are checked for known bugs).
+   * @default - none: the target is a bare minor
+   */
+  readonly patch?: number;
+  /** Whether the SidecarContainers feature gate is taken to be on (only matters for 1.28). */
+  readonly sidecarContainersGate: boolean;
+  /** The mode (`Sidecars.configure()`'s, else `SidecarMode.AUTO`). */
+  readonly mode: SidecarMode;
+  /**
+   * The layout that mode gives at this target.
+   * @default - none: the mode cannot be emitted at this target (`SidecarMode.NATIVE` below 1.29
+   * without the gate), which a construct reports as an error
+   */
+  readonly layout?: SidecarLayout;
+  /** Where the version came from: `'env'` (CDK8S_SIDECARS_KUBERNETES_VERSION), `'configure'` or `'default'`. */
+  readonly source: string;
+}
+
+/**
  * Defaults for every sidecar construct in a scope.
  */
 export class Sidecars {
@@ -89,10 +128,40 @@ export class Sidecars {
     if (!isPropsObject(options)) throw new Error(`${who}: the options ${describeValue(options)} are not an object; give e.g. { kubernetesVersion: '1.29' }.`);
     checkString(who, 'kubernetesVersion', options.kubernetesVersion, "'1.29'");
     checkBoolean(who, 'sidecarContainersGate', options.sidecarContainersGate);
+    checkString(who, 'toolsImage', options.toolsImage, "'registry.example.com/mirror/busybox:1.36.1-musl'");
     if (options.kubernetesVersion !== undefined) {
       checkVersion(`Sidecars.configure(${describe(scope)})`, options.kubernetesVersion);
     }
+    if (options.toolsImage !== undefined) {
+      checkImage(`Sidecars.configure(${describe(scope)})`, 'toolsImage', options.toolsImage, 'registry.example.com/mirror/busybox:1.36.1-musl');
+    }
     (scope as any)[DEFAULTS] = { ...options };
+  }
+
+  /**
+   * The target that a sidecar construct created in `scope` without target props of its own
+   * resolves to now: the environment variables, then `Sidecars.configure()` on `scope` or an
+   * enclosing scope, then the default (1.27). A code base that synthesizes for several clusters
+   * can ask it before it creates a construct that exists only on some of them (e.g.
+   * `NativeSidecarGuard`, which needs the policy API of 1.30). Throws the constructs' error when
+   * the version (e.g. the environment variable) is invalid.
+   *
+   * @example
+   * if (Sidecars.targetOf(app).minor >= 30) {
+   *   new NativeSidecarGuard(platformChart, 'guard', { namespaces: ['shop'] });
+   * }
+   */
+  public static targetOf(scope: IConstruct): SidecarTarget {
+    const t = resolveTarget(scope, {});
+    return {
+      kubernetesVersion: formatFullVersion(t.version),
+      minor: t.version.minor,
+      patch: t.version.patch,
+      sidecarContainersGate: t.gate,
+      mode: t.mode,
+      layout: t.decision.layout,
+      source: t.source,
+    };
   }
 
   /**
@@ -179,6 +248,8 @@ export interface ResolvedTarget {
   readonly mode: SidecarMode;
   readonly gate: boolean;
   readonly decision: LayoutDecision;
+  /** The sidecar tools' image (`toolsImage`), when given on the construct or by `Sidecars.configure()`. */
+  readonly toolsImage?: string;
   /** `watchAppExit` (the prop, else `Sidecars.configure()`, else false). */
   readonly watchAppExit: boolean;
 }
@@ -215,8 +286,10 @@ export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): Re
   const version = checkVersion(who, raw);
   const mode = props.mode ?? inherited.mode ?? SidecarMode.AUTO;
   const gate = props.sidecarContainersGate ?? gateFromEnv(self) ?? inherited.sidecarContainersGate ?? false;
+  const toolsImage = props.toolsImage ?? inherited.toolsImage;
   const watchAppExit = props.watchAppExit ?? inherited.watchAppExit ?? false;
-  return { version, source, mode, gate, decision: resolveLayout(version, mode, gate), watchAppExit };
+  const decision = resolveLayout(version, mode, gate);
+  return { version, source, mode, gate, decision, watchAppExit, ...(toolsImage !== undefined ? { toolsImage } : {}) };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

@@ -2,9 +2,10 @@ import { createHash } from 'crypto';
 import { ApiObject, Chart, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
+import { defaultPullPolicy } from './engine/pull-policy';
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
-import { checkBoolean, checkDnsLabel, checkString, copyData, describeValue, durationSeconds, isPropsObject } from './private/checks';
+import { checkBoolean, checkDnsLabel, checkImage, checkString, copyData, describeValue, durationSeconds, isPropsObject } from './private/checks';
 import { Memo, deepFreeze } from './private/memo';
 import { setOwn, sortedKeys } from './private/order';
 import { TargetReader, checkSameApp } from './private/target-reader';
@@ -15,23 +16,16 @@ import { SidecarLayout, formatVersion } from './target';
 import { graceWrittenByDefault } from './workload-defaults';
 
 /**
- * Props shared by every sidecar construct.
+ * Props shared by every sidecar construct, but for the container's name (see `SidecarProps`,
+ * `AdoptSidecarProps`).
  */
-export interface SidecarProps extends SidecarTargetOptions {
+export interface SidecarCommonProps extends SidecarTargetOptions {
   /**
    * The workload to attach the sidecar to: a Deployment, StatefulSet, DaemonSet, Job, CronJob
    * or Pod of any cdk8s-plus major (27 to 34), or any cdk8s `ApiObject` of one of those kinds, a ReplicaSet or a ReplicationController
    * (a raw `KubeDeployment`, objects from `Include` or `Helm`).
    */
   readonly workload: IConstruct;
-
-  /**
-   * Name of the sidecar container: a DNS-1123 label of at most 53 characters, so that the volume
-   * names derived from it (`<containerName>-config`, `-logs`, `-tmp`, `-tls`, `-client-ca`) are
-   * DNS-1123 labels of at most 63 characters too, as the API server requires.
-   * @default - the construct's own default, e.g. 'log-agent'
-   */
-  readonly containerName?: string;
 
   /**
    * Resource requests and limits of the sidecar container (a cdk8s-plus `ContainerResources`
@@ -92,6 +86,19 @@ export interface SidecarProps extends SidecarTargetOptions {
 }
 
 /**
+ * Props shared by every sidecar construct that creates its container.
+ */
+export interface SidecarProps extends SidecarCommonProps {
+  /**
+   * Name of the sidecar container: a DNS-1123 label of at most 53 characters, so that the volume
+   * names derived from it (`<containerName>-config`, `-logs`, `-tmp`, `-tls`, `-client-ca`) are
+   * DNS-1123 labels of at most 63 characters too, as the API server requires.
+   * @default - the construct's own default, e.g. 'log-agent'
+   */
+  readonly containerName?: string;
+}
+
+/**
  * The types of the props every sidecar construct shares, for JavaScript callers (jsii checks the
  * other languages): a name that is not a string, `'false'` (a string, so true) as a boolean, a Duration that is not one.
  */
@@ -101,6 +108,7 @@ function checkCommonProps(who: string, props: SidecarProps): void {
   checkString(who, 'containerName', props.containerName, "'log-agent'");
   checkString(who, 'after', props.after, "'fetch-secrets'");
   checkString(who, 'kubernetesVersion', props.kubernetesVersion, "'1.29'");
+  checkString(who, 'toolsImage', props.toolsImage, "'registry.example.com/mirror/busybox:1.36.1-musl'");
   for (const flag of ['allowLegacyOnJob', 'serveInitContainers', 'sidecarContainersGate'] as const) checkBoolean(who, flag, props[flag]);
   if (props.appShutdownTime !== undefined) durationSeconds(who, 'appShutdownTime', props.appShutdownTime, 0);
 }
@@ -265,6 +273,7 @@ export abstract class SidecarBase extends Construct {
     this.userSidecarStopSeconds(); // checked here, before anything is attached
     // An explicit version is checked at once; inherited ones at synthesis.
     this.target.resolved();
+    if (props.toolsImage !== undefined) checkImage(this.describe(), 'toolsImage', props.toolsImage, 'registry.example.com/mirror/busybox:1.36.1-musl');
   }
 
   /**
@@ -342,7 +351,7 @@ export abstract class SidecarBase extends Construct {
       ...(agent.command ? { command: agent.command } : {}),
       ...(agent.env && agent.env.length > 0 ? { env: agent.env } : {}),
       image: agent.image,
-      imagePullPolicy: 'IfNotPresent',
+      imagePullPolicy: defaultPullPolicy(agent.image),
       name: this.containerName,
       ports: agent.ports,
       ...(health?.readiness ? { readinessProbe: probe(health.readiness) } : {}),
@@ -376,7 +385,12 @@ export abstract class SidecarBase extends Construct {
       serveInitContainers: this._props.serveInitContainers,
     });
     this.agentWarnings = Object.freeze([...agent.warnings ?? []]);
-    this._bind({ node: this.node, renderSidecar: () => this.renderSidecar(), checkWorkload: spec => this._checkWorkload(spec) });
+    this._bind({
+      node: this.node,
+      renderSidecar: () => this.renderSidecar(),
+      checkWorkload: spec => this._checkWorkload(spec),
+      workloadWarnings: (spec, labels) => this._workloadWarnings(spec, labels),
+    });
   }
 
   /**
@@ -412,7 +426,12 @@ export abstract class SidecarBase extends Construct {
       serveInitContainers: this._props.serveInitContainers,
       quit: d.quit,
     });
-    this._bind({ node: this.node, renderSidecar: () => this.renderSidecar(), checkWorkload: spec => this._checkWorkload(spec) });
+    this._bind({
+      node: this.node,
+      renderSidecar: () => this.renderSidecar(),
+      checkWorkload: spec => this._checkWorkload(spec),
+      workloadWarnings: (spec, labels) => this._workloadWarnings(spec, labels),
+    });
   }
 
   /**
@@ -422,6 +441,15 @@ export abstract class SidecarBase extends Construct {
    * @internal
    */
   protected _checkWorkload(_podSpec: Json | undefined): string[] {
+    return [];
+  }
+
+  /**
+   * What the construct infers from the workload's own pod spec at synthesis where no prop says it
+   * (same input as `_checkWorkload`; none by default): warnings that say what was inferred.
+   * @internal
+   */
+  protected _workloadWarnings(_podSpec: Json | undefined, _podLabels: Record<string, string>): string[] {
     return [];
   }
 
@@ -440,7 +468,7 @@ export abstract class SidecarBase extends Construct {
     const layout = target.decision.layout!;
     const agent = this.attached;
     if (!agent) throw new Error(`${this.describe()}: the construct did not attach its agent`);
-    const key = `${layout}|${target.watchAppExit}`;
+    const key = `${layout}|${target.watchAppExit}|${target.toolsImage ?? ''}`;
     let spec = this.specs.get(key);
     if (!spec) {
       const { kind, ...rest } = agent;
@@ -457,6 +485,7 @@ export abstract class SidecarBase extends Construct {
         kind,
         layout,
         allowLegacyOnJob: this._props.allowLegacyOnJob ?? false,
+        ...(target.toolsImage !== undefined ? { toolsImage: target.toolsImage } : {}),
       });
       this.specs.set(key, spec);
     }

@@ -1,5 +1,5 @@
 import { ApiObject } from 'cdk8s';
-import { IConstruct } from 'constructs';
+import { Construct, IConstruct } from 'constructs';
 import { SUPPORTED_KINDS, controllerVolumesOf, describeObject, podTemplateOf } from './engine/pod-template';
 import { checkJobPodFailurePolicy, checkPodSpec } from './engine/rules';
 import { WorkloadOfApp, checkAutoscalerRequests, checkServiceTargetPorts } from './known-bugs';
@@ -29,7 +29,10 @@ export class SidecarValidation {
     if (options.kubernetesVersion !== undefined) {
       checkVersion(who, options.kubernetesVersion);
     }
-    scope.node.addValidation({
+    // cdk8s prefixes each error with the path of the construct that registered the validation:
+    // on the App (path '') that is a bare `[]`, so there the validation sits on a child of its own.
+    const holder = scope.node.path === '' ? new Construct(scope, uniqueId(scope, 'SidecarValidation')) : scope;
+    holder.node.addValidation({
       validate: () => {
         let target;
         try {
@@ -109,6 +112,13 @@ export class SidecarValidation {
   }
 
   private constructor() {}
+}
+
+/** `base`, or `base2`, `base3`, ... : the first id no child of `scope` has. */
+function uniqueId(scope: IConstruct, base: string): string {
+  let id = base;
+  for (let i = 2; scope.node.tryFindChild(id) !== undefined; i++) id = `${base}${i}`;
+  return id;
 }
 
 /**

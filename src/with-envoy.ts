@@ -1,4 +1,4 @@
-import { Duration } from 'cdk8s';
+import { ApiObject, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, envoyConfigFiles } from './agents/envoy-bootstrap';
 import { envoyShutdown } from './agents/envoy-shutdown';
@@ -432,7 +432,41 @@ export class WithEnvoy extends SidecarBase {
    * @internal
    */
   protected _checkWorkload(podSpec: Json | undefined): string[] {
-    return checkAppContainers(this.describe(), this.appPort, this.appListensOnPodIp, podSpec);
+    return checkAppContainers(this.describe(), this.appPort, this.appListensOnPodIp || this.manifestProbes(podSpec).length > 0, podSpec);
+  }
+
+  /**
+   * A probe the manifest itself declares on `appPort` (a workload that is a plain `ApiObject`:
+   * `Include`, `Helm`, a `KubeDeployment`) proves that the app listens on the pod IP: accepted as
+   * `appListensOnPodIp: true`, with a warning that the port bypasses Envoy. Not on a cdk8s-plus
+   * workload, where cdk8s-plus adds a TCP startupProbe for `portNumber` by itself (it proves nothing).
+   * @internal
+   */
+  protected _workloadWarnings(podSpec: Json | undefined, labels: Record<string, string>): string[] {
+    const out: string[] = [];
+    const probes = this.appListensOnPodIp ? [] : this.manifestProbes(podSpec);
+    if (probes.length > 0) {
+      out.push(
+        `${this.describe()}: the manifest probes appPort ${this.appPort} on the pod IP (${probes.join(', ')}), so the app listens there ` +
+        'and the probes are kept (taken as appListensOnPodIp: true). Traffic to the pod IP on that port bypasses Envoy (and its TLS): ' +
+        'keep it out of every Service and NetworkPolicy ingress rule, or bind the app to 127.0.0.1 and probe Envoy\'s health port instead.',
+      );
+    }
+    const named = new Map<string, number>();
+    for (const c of podSpec?.containers ?? []) for (const p of c.ports ?? []) if (p.name) named.set(p.name, p.containerPort);
+    for (const svc of servicesTargeting(this, labels, this.appPort, named)) {
+      out.push(
+        `${this.describe()}: Service '${svc}' selects the workload's pods and sends traffic to appPort ${this.appPort}, the app's own port ` +
+        `behind Envoy, bypassing it (and its TLS); set its targetPort to Envoy's listener (${this.listenerPort}), e.g. with servicePort() or exposeVia().`,
+      );
+    }
+    return out;
+  }
+
+  /** The probes of the workload's app containers on `appPort` on the pod IP, when the manifest is the user's own (see _workloadWarnings). */
+  private manifestProbes(podSpec: Json | undefined): string[] {
+    if (!ApiObject.isApiObject(this._props.workload)) return [];
+    return appPortProbes(this.appPort, podSpec).map(p => `'${p.container}' ${p.kind} (${p.action})`);
   }
 
   /**
@@ -581,6 +615,54 @@ function maxHeapBytes(memoryLimit: string): number {
 const PROBES = ['startupProbe', 'readinessProbe', 'livenessProbe'] as const;
 
 /**
+ * The probes of the app's containers that the kubelet sends to the pod IP on `appPort`
+ * (`tcpSocket`, `httpGet`, `grpc`; by number or by the name of one of the container's ports;
+ * without `host`).
+ */
+function appPortProbes(appPort: number, spec: Json | undefined): Array<{ container: string; kind: string; action: string }> {
+  const out: Array<{ container: string; kind: string; action: string }> = [];
+  for (const c of spec?.containers ?? []) {
+    const named = new Map<string, number>((c.ports ?? []).filter((p: Json) => p.name).map((p: Json) => [p.name, p.containerPort]));
+    const portOf = (port: unknown) => (typeof port === 'string' ? named.get(port) ?? Number(port) : port);
+    for (const kind of PROBES) {
+      const probe = c[kind];
+      if (!probe) continue;
+      const action = probe.tcpSocket ? 'tcpSocket' : probe.httpGet ? 'httpGet' : probe.grpc ? 'grpc' : undefined;
+      if (!action || portOf(probe[action].port) !== appPort || probe[action].host) continue;
+      out.push({ container: c.name, kind, action });
+    }
+  }
+  return out;
+}
+
+/**
+ * The paths of the v1 Services in the app of `scope` that select pods with `labels` and send
+ * traffic to `port` (a `targetPort` by number, by the name of a container port, or, without
+ * `targetPort`, the `port` itself: the Kubernetes default).
+ */
+function servicesTargeting(scope: IConstruct, labels: Record<string, string>, port: number, named: Map<string, number>): string[] {
+  const out: string[] = [];
+  for (const c of scope.node.root.node.findAll()) {
+    if (!ApiObject.isApiObject(c) || c.kind !== 'Service' || c.apiVersion !== 'v1') continue;
+    let svc: Json;
+    try {
+      svc = c.toJson();
+    } catch {
+      continue;
+    }
+    const selector: Json = svc.spec?.selector ?? {};
+    const keys = Object.keys(selector);
+    if (keys.length === 0 || !keys.every(k => labels[k] === selector[k])) continue;
+    const hits = (svc.spec?.ports ?? []).some((p: Json) => {
+      const target = p.targetPort ?? p.port;
+      return (typeof target === 'string' ? named.get(target) : Number(target)) === port;
+    });
+    if (hits) out.push(c.node.path);
+  }
+  return out;
+}
+
+/**
  * The app's containers against `appPort`: a probe that the kubelet sends to the pod IP on
  * `appPort` never reaches an app bound to 127.0.0.1 (it would restart forever), and an `appPort`
  * that none of the declared ports matches is most likely the wrong port.
@@ -589,22 +671,14 @@ function checkAppContainers(who: string, appPort: number, appListensOnPodIp: boo
   const containers: Json[] = spec?.containers ?? [];
   const errors: string[] = [];
   if (!appListensOnPodIp) {
-    for (const c of containers) {
-      const named = new Map<string, number>((c.ports ?? []).filter((p: Json) => p.name).map((p: Json) => [p.name, p.containerPort]));
-      const portOf = (port: unknown) => (typeof port === 'string' ? named.get(port) ?? Number(port) : port);
-      for (const kind of PROBES) {
-        const probe = c[kind];
-        if (!probe) continue;
-        const action = probe.tcpSocket ? 'tcpSocket' : probe.httpGet ? 'httpGet' : probe.grpc ? 'grpc' : undefined;
-        if (!action || portOf(probe[action].port) !== appPort || probe[action].host) continue;
-        errors.push(
-          `${who}: container '${c.name}' has a ${kind} (${action}) on appPort ${appPort}. The kubelet probes the pod IP, but ` +
-          `behind Envoy the app listens on 127.0.0.1:${appPort}: the probe can never pass and the pod restarts forever. ` +
-          'cdk8s-plus (every major) adds a TCP startupProbe for `portNumber`: leave portNumber out (declare the port with ' +
-          `\`ports: [{ number: ${appPort} }]\`), or probe with an exec command; if the app does listen on the pod IP too, ` +
-          'set appListensOnPodIp: true.',
-        );
-      }
+    for (const { container, kind, action } of appPortProbes(appPort, spec)) {
+      errors.push(
+        `${who}: container '${container}' has a ${kind} (${action}) on appPort ${appPort}. The kubelet probes the pod IP, but ` +
+        `behind Envoy the app listens on 127.0.0.1:${appPort}: the probe can never pass and the pod restarts forever. ` +
+        'cdk8s-plus (every major) adds a TCP startupProbe for `portNumber`: leave portNumber out (declare the port with ' +
+        `\`ports: [{ number: ${appPort} }]\`), or probe with an exec command; if the app does listen on the pod IP too, ` +
+        'set appListensOnPodIp: true.',
+      );
     }
   }
   const declared = containers.flatMap(c => (c.ports ?? []).map((p: Json) => `${p.containerPort} ('${c.name}')`));

@@ -1,15 +1,17 @@
 import { Duration, Size } from 'cdk8s';
 import { Construct } from 'constructs';
+import { defaultPullPolicy } from './engine/pull-policy';
 import { TOOLS, restrictedSecurityContext } from './engine/shutdown';
 import { HoldSpec, Json, QuitSpec, RANK } from './engine/spec';
 import {
-  checkConfigMapKey, checkDnsLabel, checkEnvName, checkHttpPath, checkImage, checkInteger, checkMountPath, checkObjectName, checkPort,
-  checkBoolean, checkString, checkStringList, describeValue, durationSeconds, isSecretKey, isSecretName, listOf, ownEntries, sizeLimitMiB,
+  checkBoolean, checkConfigMapKey, checkDnsLabel, checkEnvName, checkHttpPath, checkImage, checkInteger, checkListenPort, checkMountPath,
+  checkObjectName, checkPort, checkString, checkStringList, describeValue, durationSeconds, isSecretKey, isSecretName, listOf, ownEntries,
+  sizeLimitMiB,
 } from './private/checks';
 import { hasOwn } from './private/order';
 import { checkManifestList, checkManifestString } from './private/values';
 import { SecretKeyReference, SecretReference } from './secret-ref';
-import { SidecarBase, SidecarProps } from './sidecar';
+import { SidecarBase, SidecarCommonProps, SidecarProps } from './sidecar';
 
 /**
  * Options of a check (a startup or readiness check of a sidecar).
@@ -92,6 +94,11 @@ export class SidecarCheck {
     const period = durationSeconds('SidecarCheck', 'period', this.options.period, 1);
     const timeout = durationSeconds('SidecarCheck', 'timeout', this.options.timeout, 120);
     return { ...this.action, failureThreshold: Math.ceil(timeout / period), periodSeconds: period, timeoutSeconds: 1 };
+  }
+
+  /** The port an HTTP or TCP check connects to (none for exec). @internal */
+  public _port(): number | undefined {
+    return this.action.httpGet?.port ?? this.action.tcpSocket?.port;
   }
 
   /** The legacy hold, for HTTP checks. @internal */
@@ -376,7 +383,7 @@ export class WithSidecar extends SidecarBase {
       ...(props.command ? { command: [...props.command] } : {}),
       ...(checked.env.length > 0 ? { env: checked.env } : {}),
       image: props.image,
-      imagePullPolicy: 'IfNotPresent',
+      imagePullPolicy: defaultPullPolicy(props.image),
       name: this.containerName,
       ...(checked.ports.length > 0 ? { ports: checked.ports } : {}),
       ...(props.readinessCheck ? { readinessProbe: props.readinessCheck._probe() } : {}),
@@ -432,13 +439,21 @@ function checkSidecarProps(who: string, props: WithSidecarProps, configDirectory
   if (props.readinessCheck !== undefined && !(props.readinessCheck instanceof SidecarCheck)) {
     throw new Error(`${who}: readinessCheck must be made with SidecarCheck.http(), .tcp() or .exec().`);
   }
+  checkCheckPorts(who, props);
   return { user, env, appEnv, ports };
 }
 
 /**
  * Props of `AdoptSidecar`.
  */
-export interface AdoptSidecarProps extends SidecarProps, SidecarRunOptions {}
+export interface AdoptSidecarProps extends SidecarCommonProps, SidecarRunOptions {
+  /**
+   * The name of the container to adopt: an entry of the workload's `spec.containers`, as the
+   * manifest names it (e.g. `kubectl get -o yaml`). Required: a workload may carry several
+   * containers, and guessing which is the sidecar would move the app.
+   */
+  readonly containerName: string;
+}
 
 /**
  * Makes a container the workload already has (in `spec.containers`, by `containerName`) a
@@ -450,7 +465,7 @@ export interface AdoptSidecarProps extends SidecarProps, SidecarRunOptions {}
  */
 export class AdoptSidecar extends SidecarBase {
   constructor(scope: Construct, id: string, props: AdoptSidecarProps) {
-    super(scope, id, checkAdoptProps(scope, id, props), props?.containerName!);
+    super(scope, id, checkAdoptProps(scope, id, props), props?.containerName);
     props = this._props as AdoptSidecarProps;
     const who = this.describe();
     if (props.serveInitContainers) {
@@ -475,7 +490,10 @@ export class AdoptSidecar extends SidecarBase {
   }
 }
 
-/** `containerName` names the container to adopt: required here (checked before the base uses it). */
+/**
+ * `containerName` names the container to adopt: required by the type, and checked here for a
+ * caller without types (JavaScript, a jsii host passing null) before the base uses it.
+ */
 function checkAdoptProps(scope: Construct, id: string, props: AdoptSidecarProps): AdoptSidecarProps {
   if (props?.containerName === undefined) {
     const path = [scope.node.path, id].filter(x => x !== '').join('/');
@@ -559,11 +577,39 @@ function envList(who: string, plain: { [name: string]: string } | undefined, sec
   return out;
 }
 
+/**
+ * A check's port against the declared ones: the kubelet connects to the pod IP, so a check on a
+ * `localPorts` entry (bound on localhost only) can never pass, and one on a port that none of the
+ * declared `ports` is (when some are declared) is most likely a typo; either way the native pod
+ * would stay in Init for ever (the startup probe never passes).
+ */
+function checkCheckPorts(who: string, props: WithSidecarProps): void {
+  const declared = (props.ports ?? []).map(p => p.number);
+  for (const [prop, check] of [['startupCheck', props.startupCheck], ['readinessCheck', props.readinessCheck]] as const) {
+    const port = check instanceof SidecarCheck ? check._port() : undefined;
+    if (port === undefined) continue;
+    if ((props.localPorts ?? []).includes(port)) {
+      throw new Error(
+        `${who}: ${prop} connects to port ${port}, which is in localPorts (bound on 127.0.0.1 only), but the kubelet probes the pod IP: ` +
+        'the check can never pass. Check a port the sidecar serves on 0.0.0.0 (declare it in ports), or use SidecarCheck.exec().',
+      );
+    }
+    if (declared.length > 0 && !declared.includes(port)) {
+      throw new Error(
+        `${who}: ${prop} connects to port ${port}, which is none of the sidecar's declared ports (${declared.join(', ')}): the check would ` +
+        `never pass and the pod would not start. Use one of the declared ports in SidecarCheck, or declare ${port} in ports.`,
+      );
+    }
+  }
+}
+
 function checkPorts(who: string, ports: SidecarPort[], localPorts: number[]): Json[] {
   const seen = new Set<number>();
   const names = new Set<string>();
   for (const p of [...ports.map(x => x?.number), ...localPorts]) {
     checkPort(who, 'port', p);
+    // WithSidecar's container runs as non-root with every capability dropped (PSS restricted), as WithEnvoy's does
+    checkListenPort(who, 'port', p, 'use a port from 1024 up (the sidecar runs as non-root with every capability dropped); a Service can still expose 80 or 443 with its targetPort on it');
     if (seen.has(p)) throw new Error(`${who}: port ${p} is listed twice (ports and localPorts); list it once.`);
     seen.add(p);
   }

@@ -311,9 +311,10 @@ const CASES: Case[] = [
 
   // ---------------------------------------------------------------- grace periods and times
   {
-    name: 'a grace period set too low for a native Envoy',
+    // (with appShutdownTime: without it the workload's grace is the app's budget, docs/target.md)
+    name: 'a grace period set too low for a native Envoy, with appShutdownTime',
     build: c => new WithEnvoy(c.chart, 'envoy', {
-      workload: c.deployment({ terminationGracePeriod: Duration.seconds(10) }), appPort: 8080, kubernetesVersion: '1.31',
+      workload: c.deployment({ terminationGracePeriod: Duration.seconds(10) }), appPort: 8080, kubernetesVersion: '1.31', appShutdownTime: Duration.seconds(10),
     }),
     message: ["Deployment 'web': terminationGracePeriodSeconds is 10", 'but its sidecars need 11 (native: app 10s + envoy 1s)', 'Raise terminationGracePeriodSeconds to at least 11'],
   },
@@ -325,24 +326,8 @@ const CASES: Case[] = [
     // the delay: the app's 20 s and Fluent Bit's 2 s to read the last line
     message: ["Deployment 'raw': terminationGracePeriodSeconds is 5", 'but its sidecars need 28 (legacy log-agent: preStop delay 22s + stop 6s)', 'at least 28'],
   },
-  {
-    name: 'an app preStop hook whose duration cannot be read, without appShutdownTime',
-    build: c => new WithLogAgent(c.chart, 'logs', {
-      workload: c.raw({ containers: [{ ...APP, lifecycle: { preStop: { exec: { command: ['/wait-shutdown'] } } } }] }), kubernetesVersion: '1.29',
-    }),
-    message: ["[test/raw] Deployment 'raw'", "container(s) 'app' have a preStop hook whose duration the library cannot read",
-      'Set `appShutdownTime` on the sidecar constructs to cover both'],
-  },
-  {
-    name: 'the user\'s own native sidecar before ours (1.29), without userSidecarStopTime',
-    build: c => new WithTracer(c.chart, 'tracer', {
-      workload: c.raw({ containers: [APP], initContainers: [{ name: 'proxy', image: 'x:1', restartPolicy: 'Always' }] }),
-      exporterEndpoint: ENDPOINT,
-      kubernetesVersion: '1.29',
-    }),
-    message: ["[test/raw] Deployment 'raw'", "has native sidecars of its own ('proxy'), which Kubernetes 1.29 stops one at a time with the library's ('tracer')",
-      'Set `userSidecarStopTime` on one of the sidecar constructs'],
-  },
+  // An app preStop hook that cannot be read and the user's own native sidecars without
+  // userSidecarStopTime are inferred from the manifest, with a warning (test/shutdown.test.ts).
   {
     name: 'appShutdownTime that is not whole seconds',
     build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, appShutdownTime: Duration.millis(2500) }),
@@ -767,6 +752,32 @@ const CASES: Case[] = [
     message: ["WithSidecar 'test/side'", 'user 0 is not a non-root uid', 'use an integer from 1 to 2147483647'],
   },
   {
+    // issue 27 point 3: as WithEnvoy refuses 443 (non-root, every capability dropped: cannot bind below 1024)
+    name: 'WithSidecar: a port below 1024',
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', ports: [{ number: 80 }] }),
+    message: ["WithSidecar 'test/side'", 'port 80 is below 1024', 'use a port from 1024 up (the sidecar runs as non-root with every capability dropped)'],
+  },
+  {
+    name: 'WithSidecar: a localhost-only port below 1024',
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', localPorts: [53] }),
+    message: ["WithSidecar 'test/side'", 'port 53 is below 1024', 'use a port from 1024 up'],
+  },
+  {
+    // issue 27 point 4: the native pod would stay in Init for ever
+    name: 'WithSidecar: a startup check on a port the sidecar does not declare',
+    build: c => new WithSidecar(c.chart, 'side', {
+      workload: c.deployment(), image: 'example/side:1', ports: [{ number: 9090 }], startupCheck: SidecarCheck.http(9009, { path: '/ready' }),
+    }),
+    message: ["WithSidecar 'test/side'", 'startupCheck connects to port 9009, which is none of the sidecar\'s declared ports (9090)', 'declare 9009 in ports'],
+  },
+  {
+    name: 'WithSidecar: a readiness check on a localhost-only port',
+    build: c => new WithSidecar(c.chart, 'side', {
+      workload: c.deployment(), image: 'example/side:1', localPorts: [9901], readinessCheck: SidecarCheck.tcp(9901),
+    }),
+    message: ["WithSidecar 'test/side'", 'readinessCheck connects to port 9901, which is in localPorts (bound on 127.0.0.1 only)', 'the kubelet probes the pod IP'],
+  },
+  {
     name: 'WithSidecar: holdApplicationUntilStarted with a TCP check',
     build: c => new WithSidecar(c.chart, 'side', {
       workload: c.deployment(), image: 'example/side:1', startupCheck: SidecarCheck.tcp(5432), holdApplicationUntilStarted: true,
@@ -848,8 +859,9 @@ const CASES: Case[] = [
     message: ["WithSidecar 'test/side'", "volume name 'data' is already used by Deployment 'raw'", "give the sidecar's volume another name"],
   },
   {
+    // (required by the type, test/adopt-types.test.ts; a caller without types still gets the message)
     name: 'AdoptSidecar without containerName',
-    build: c => new AdoptSidecar(c.chart, 'adopt', { workload: c.deployment() }),
+    build: c => new AdoptSidecar(c.chart, 'adopt', { workload: c.deployment() } as any),
     message: ["AdoptSidecar 'test/adopt'", 'containerName is required', "e.g. 'cloud-sql-proxy'"],
   },
   {
@@ -956,7 +968,7 @@ describe('what the catalogue found', () => {
     const app = new App({ outdir: fs.mkdtempSync(path.join(os.tmpdir(), 'sidecars-bad-')) });
     const chart = new Chart(app, 'test');
     const raw = ctx(app, chart).raw({ containers: [APP], terminationGracePeriodSeconds: 5 });
-    new WithLogAgent(chart, 'logs', { workload: raw, kubernetesVersion: '1.29' });
+    new WithLogAgent(chart, 'logs', { workload: raw, kubernetesVersion: '1.29', appShutdownTime: Duration.seconds(10) });
     SidecarValidation.addTo(app, { kubernetesVersion: '1.29' });
     let message = '';
     try {
@@ -986,5 +998,21 @@ describe('errors that are one cause are reported once', () => {
     const lines = message.split('\n').filter(l => l.trim().startsWith('['));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain('attach one WithLogAgent per workload');
+  });
+
+  test('an app container named envoy: one message, the cause (not again as a duplicate name in the result; issue 27 point 8)', () => {
+    const app = Testing.app();
+    const chart = new Chart(app, 'test');
+    new WithEnvoy(chart, 'envoy', {
+      workload: ctx(app, chart).raw({ containers: [APP, { name: 'envoy', image: 'envoyproxy/envoy:v1.30.0' }] }), appPort: 8080, kubernetesVersion: '1.29',
+    });
+    let message = '';
+    try {
+      Testing.synth(chart);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    const lines = message.split('\n').filter(l => l.trim().startsWith('['));
+    expect(lines).toEqual([expect.stringContaining("container name 'envoy' is already used by a container of Deployment 'raw'; choose another containerName.")]);
   });
 });

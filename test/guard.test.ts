@@ -167,3 +167,33 @@ describe('the CEL, evaluated on sample pods', () => {
     expect(admit(ours, policy)).toMatch(/^init container 'log-agent'/);
   });
 });
+
+describe('Sidecars.targetOf: the resolved target, before creating a construct that depends on it (issue 27 point 7)', () => {
+  test('the environment, then Sidecars.configure() on the scope or an enclosing one, then 1.27; a guard created only where the API exists', () => {
+    for (const [env, configured, expected] of [
+      [undefined, undefined, { kubernetesVersion: '1.27', minor: 27, patch: undefined, sidecarContainersGate: false, mode: 'AUTO', layout: 'LEGACY', source: 'default' }],
+      [undefined, '1.29.3', { kubernetesVersion: '1.29.3', minor: 29, patch: 3, sidecarContainersGate: false, mode: 'AUTO', layout: 'NATIVE', source: 'configure' }],
+      ['1.30', '1.27', { kubernetesVersion: '1.30', minor: 30, patch: undefined, sidecarContainersGate: false, mode: 'AUTO', layout: 'NATIVE', source: 'env' }],
+    ] as const) {
+      withEnv('CDK8S_SIDECARS_KUBERNETES_VERSION', env, () => {
+        const { app, chart } = newChart();
+        if (configured) Sidecars.configure(app, { kubernetesVersion: configured });
+        // asked on the chart: the App's configure() counts (an enclosing scope)
+        expect(Sidecars.targetOf(chart)).toEqual(expected);
+        // the docs' one-code-base pattern (docs/meshes.md): the guard only where v1 of the policy API exists
+        if (Sidecars.targetOf(chart).minor >= 30) new NativeSidecarGuard(chart, 'guard', { namespaces: ['shop'] });
+        expect(() => Testing.synth(chart)).not.toThrow();
+        expect(Testing.synth(chart).length).toBe(expected.minor >= 30 ? 2 : 0);
+      });
+    }
+  });
+
+  test('1.28 with the gate from Sidecars.configure(); an invalid environment variable is the constructs\' error', () => {
+    const { app, chart } = newChart();
+    Sidecars.configure(app, { kubernetesVersion: '1.28', sidecarContainersGate: true });
+    expect(Sidecars.targetOf(chart)).toMatchObject({ minor: 28, sidecarContainersGate: true, layout: 'NATIVE' });
+    withEnv('CDK8S_SIDECARS_KUBERNETES_VERSION', '1.3', () => {
+      expect(() => Sidecars.targetOf(chart)).toThrow(/kubernetesVersion '1.3' is older than 1.27/);
+    });
+  });
+});

@@ -10,7 +10,7 @@
  */
 import { ApiObject, Chart, Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
-import { SidecarMode, SidecarWarnings, WithLogAgent, WithTracer } from '../src';
+import { Mesh, SidecarMode, SidecarWarnings, WithLogAgent, WithMeshProxy, WithTracer } from '../src';
 import { KNOWN_KUBERNETES_BUGS, KnownKubernetesBug, findKnownBugs, hasBug } from '../src/known-bugs';
 import { parseKubernetesVersion } from '../src/target';
 import { APP_CONTAINER, kplusWorkload, manifestOf, newChart, podSpecOf, withEnv } from './util/fixtures';
@@ -76,9 +76,9 @@ describe('which emitted pods a bug hits', () => {
     const hit = findKnownBugs('w', { initContainers: [sidecar('log-agent'), { name: 'migrate' }, sidecar('tracer')], containers: [], terminationGracePeriodSeconds: 47 }, at, only('kubernetes#125880'));
     expect(hit).toHaveLength(1);
     expect(hit[0].message).toBe(
-      "w: Kubernetes 1.30.1 has kubernetes#125880 (fixed in 1.29.8, 1.30.4, 1.31.0 by kubernetes#125935): native sidecar(s) 'log-agent' " +
-      "have another native sidecar after them ('tracer'); when the pod is deleted before that one is running (a rollout or scale-down while the pod " +
-      "initializes, a sidecar whose startupProbe fails), 'log-agent' get no SIGTERM until terminationGracePeriodSeconds (47s) is over, so the " +
+      "w: Kubernetes 1.30.1 has kubernetes#125880 (fixed in 1.29.8, 1.30.4, 1.31.0 by kubernetes#125935): native sidecar 'log-agent' " +
+      "has another native sidecar after it ('tracer'); when the pod is deleted before that one is running (a rollout or scale-down while the pod " +
+      "initializes, a sidecar whose startupProbe fails), 'log-agent' gets no SIGTERM until terminationGracePeriodSeconds (47s) is over, so the " +
       'pod stays Terminating that long and the sidecars are then killed without a graceful stop. To avoid it, upgrade the cluster to 1.30.4 or later, ' +
       "or give at most one sidecar of the pod the native layout (mode: SidecarMode.LEGACY on the library's others).",
     );
@@ -129,7 +129,7 @@ describe('which emitted pods a bug hits', () => {
 
   test('for a release line that never got the fix, the advice names the next line', () => {
     const [f] = findKnownBugs('w', { restartPolicy: 'Never', initContainers: [sidecar('log-agent')] }, v('1.32.4'));
-    expect(f.message).toContain('To avoid it, no 1.32 patch has the fix: upgrade the cluster to 1.33.6 or later, or use restartPolicy: OnFailure');
+    expect(f.message).toContain('No 1.32 patch has the fix. To avoid it, upgrade the cluster to 1.33.6 or later, or use restartPolicy: OnFailure');
   });
 
   test('without a patch version nothing is checked', () => {
@@ -149,7 +149,7 @@ describe('which emitted pods a bug hits', () => {
     expect(findKnownBugs('w', {}, v('1.29.1'), table)).toEqual([{
       issue: 'kubernetes#1',
       level: 'error',
-      message: 'w: Kubernetes 1.29.1 has kubernetes#1 (fixed in 1.30.0 by kubernetes#2): it breaks. To avoid it, no 1.29 patch has the fix: upgrade the cluster to 1.30.0 or later, or not.',
+      message: 'w: Kubernetes 1.29.1 has kubernetes#1 (fixed in 1.30.0 by kubernetes#2): it breaks. No 1.29 patch has the fix. To avoid it, upgrade the cluster to 1.30.0 or later, or not.',
     }]);
   });
 });
@@ -180,8 +180,8 @@ describe('warnings on synthesized apps', () => {
     // 1.29.3 also has kubernetes#126543 (any native sidecar; fixed in 1.29.9), after it in the table
     expect(warnings.map(issueOf)).toEqual(['kubernetes#125880', 'kubernetes#126543']);
     expect(warnings[0]).toMatch(new RegExp(
-      `^'test/web/Resource' \\(Deployment '${manifest.metadata.name}'\\): Kubernetes 1\\.29\\.3 has kubernetes#125880 .*native sidecar\\(s\\) '${init[0]}' ` +
-      `have another native sidecar after them \\('${init[1]}'\\).*upgrade the cluster to 1\\.29\\.8 or later`,
+      `^'test/web/Resource' \\(Deployment '${manifest.metadata.name}'\\): Kubernetes 1\\.29\\.3 has kubernetes#125880 .*native sidecar '${init[0]}' ` +
+      `has another native sidecar after it \\('${init[1]}'\\).*upgrade the cluster to 1\\.29\\.8 or later`,
     ));
     expect(printed()).toEqual(warnings.map(w => `[cdk8s-sidecars] WARNING: ${w}\n`));
     Testing.synth(chart);
@@ -237,7 +237,7 @@ describe('warnings on synthesized apps', () => {
     const warnings = SidecarWarnings.of(app);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain('Kubernetes 1.28.9 has kubernetes#132826');
-    expect(warnings[0]).toContain('To avoid it, no 1.28 patch has the fix: upgrade the cluster to 1.33.6 or later, or use restartPolicy: OnFailure');
+    expect(warnings[0]).toContain('No 1.28 patch has the fix. To avoid it, upgrade the cluster to 1.33.6 or later, or use restartPolicy: OnFailure');
   }));
 
   test('the lowest patch named on a workload counts; the environment variable can name it', () => {
@@ -285,6 +285,29 @@ describe('warnings on synthesized apps', () => {
     expect(SidecarWarnings.of(app).map(issueOf)).toEqual(['kubernetes#123323', 'kubernetes#126543']);
   }));
 
+  test('a mesh proxy declared with WithMeshProxy counts (issue 27 point 6): istio-proxy, then log-agent, on 1.29.3', () => withEnv(ENV, undefined, () => {
+    // GIVEN one native sidecar of ours and Istio's native proxy, which the mesh injects at admission
+    const { app, chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.29.3' });
+    new WithMeshProxy(chart, 'mesh', { workload, mesh: Mesh.ISTIO, kubernetesVersion: '1.29.3' });
+    // WHEN
+    const manifest = manifestOf(Testing.synth(chart), 'Deployment');
+    // THEN the marker lists both, and Istio puts its proxy before ours (SIDECARS.md §5): ours is the one after it
+    expect(manifest.spec.template.metadata.annotations['sidecars.cdk8s.io/native-sidecars']).toBe('istio-proxy,log-agent');
+    // (1.29.3 also has kubernetes#126543, which any native sidecar gets: its own test is above)
+    expect(SidecarWarnings.of(app).filter(w => issueOf(w) === 'kubernetes#125880')).toEqual([expect.stringContaining(
+      "Kubernetes 1.29.3 has kubernetes#125880 (fixed in 1.29.8, 1.30.4, 1.31.0 by kubernetes#125935): native sidecar 'istio-proxy' has another native sidecar after it ('log-agent')",
+    )]);
+    // and with the fix (1.29.8), no kubernetes#125880
+    const fixed = newChart();
+    const w2 = kplusWorkload(fixed.chart, 'Deployment');
+    new WithLogAgent(fixed.chart, 'logs', { workload: w2, kubernetesVersion: '1.29.8' });
+    new WithMeshProxy(fixed.chart, 'mesh', { workload: w2, mesh: Mesh.ISTIO, kubernetesVersion: '1.29.8' });
+    Testing.synth(fixed.chart);
+    expect(SidecarWarnings.of(fixed.app).map(issueOf)).toEqual(['kubernetes#126543']);
+  }));
+
   test('two native sidecars (ours, then the user\'s): kubernetes#125880 names ours', () => withEnv(ENV, undefined, () => {
     const { app, chart } = newChart();
     const mesh = { name: 'mesh', image: 'ghcr.io/example/mesh:1', restartPolicy: 'Always', startupProbe: { tcpSocket: { port: 15000 } } };
@@ -292,6 +315,6 @@ describe('warnings on synthesized apps', () => {
       workload: rawWithInit(chart, [{ name: 'migrate', image: 'ghcr.io/example/migrate:1' }, mesh]), kubernetesVersion: 'v1.29.1', userSidecarStopTime: Duration.seconds(3),
     });
     Testing.synth(chart);
-    expect(SidecarWarnings.of(app).filter(w => issueOf(w) === 'kubernetes#125880')).toEqual([expect.stringContaining("native sidecar(s) 'log-agent' have another native sidecar after them ('mesh')")]);
+    expect(SidecarWarnings.of(app).filter(w => issueOf(w) === 'kubernetes#125880')).toEqual([expect.stringContaining("native sidecar 'log-agent' has another native sidecar after it ('mesh')")]);
   }));
 });

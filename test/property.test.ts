@@ -325,7 +325,8 @@ function buildAny(c: AnySidecarCase) {
       env: Object.fromEntries(c.env.map(e => [e.name, e.value])),
       ports: c.ports.map(p => ({ number: p })),
       localPorts: c.quit ? [QUIT_PORT] : undefined,
-      readinessCheck: c.readiness ? SidecarCheck.tcp(21999) : undefined,
+      // (a check on a declared port: one on a port none of them is is refused, issue 27)
+      readinessCheck: c.readiness ? SidecarCheck.tcp(c.ports[0] ?? 21999) : undefined,
       appEnv: Object.fromEntries(c.appEnv.map(e => [e.name, e.value])),
       volumes: c.shared ? [SidecarVolume.emptyDir('side-shared', '/shared', { appMountPath: '/shared' })] : undefined,
       serveInitContainers: c.serve,

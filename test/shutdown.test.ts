@@ -7,7 +7,7 @@ import { ApiObject, Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { parse as parseYaml } from 'yaml';
 import {
-  LogAgent, LogOutput, SidecarMode, WithEnvoy, WithLogAgent, WithTracer,
+  LogAgent, LogOutput, SidecarMode, SidecarWarnings, WithEnvoy, WithLogAgent, WithTracer,
 } from '../src';
 import { containerOf, kplusWorkload, manifestOf, newChart, podSpecOf, rawDeployment } from './util/fixtures';
 import { parseFluentConf } from './util/fluentd-conf';
@@ -408,15 +408,30 @@ describe('the app\'s own preStop hook runs before its SIGTERM (kubelet killConta
     expect(spec.terminationGracePeriodSeconds).toBe(simulatedNeed(spec, minor, [logs], 10));
   });
 
-  test('a hook whose duration cannot be read (ingress-nginx\'s /wait-shutdown), without appShutdownTime: an error that says what to set', () => {
-    for (const preStop of [{ exec: { command: ['/wait-shutdown'] } }, { httpGet: { path: '/drain', port: 8080 } }, { exec: { command: ['sh', '-c', 'sleep 5'] } }]) {
+  test('a hook whose duration cannot be read (ingress-nginx\'s /wait-shutdown), without appShutdownTime: bounded by the grace period, with a warning', () => {
+    for (const [preStop, grace] of [
+      [{ exec: { command: ['/wait-shutdown'] } }, undefined], [{ httpGet: { path: '/drain', port: 8080 } }, 60], [{ exec: { command: ['sh', '-c', 'sleep 5'] } }, 45],
+    ] as const) {
       const { chart } = newChart();
-      new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, { lifecycle: { preStop } }), kubernetesVersion: '1.30' });
-      expect(() => Testing.synth(chart)).toThrow(
-        "Deployment 'web': container(s) 'web' have a preStop hook whose duration the library cannot read (only a sleep action or an exec of exactly " +
-        '`sleep N` can be read); the kubelet runs it before it sends SIGTERM, so the app exits only after the hook AND its own shutdown. ' +
-        'Set `appShutdownTime` on the sidecar constructs to cover both (the longest the hook can take plus the app\'s shutdown after SIGTERM).',
-      );
+      const logs = new WithLogAgent(chart, 'logs', {
+        workload: rawDeployment(chart, { lifecycle: { preStop } }, grace === undefined ? {} : { terminationGracePeriodSeconds: grace }), kubernetesVersion: '1.30',
+      });
+      const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
+      // the vendor's grace (Kubernetes' 30 s when unset) is the app's budget, hook included
+      const budget = grace ?? 30;
+      expect(SidecarWarnings.of(chart)).toEqual([expect.stringContaining(
+        `Deployment 'web'): no appShutdownTime given, so the workload's ${grace === undefined ? "Kubernetes' default " : ''}terminationGracePeriodSeconds ${budget}s is taken as the app's own budget ` +
+        "(its preStop hook included: container(s) 'web' have one whose duration the library cannot read",
+      )]);
+      // the simulated kubelet: however the budget splits between the hook and the app's shutdown, nobody is cut short and the last line is read
+      const app = (hook: number) => (n: string): Behaviour => n === 'web' ? { exitAfterSigterm: budget - hook, preStopSeconds: hook } : behaviours([logs], 0)(n);
+      expect(spec.terminationGracePeriodSeconds).toBe(leastGrace({ spec, minor: 30, behaviour: app(0) }, sim => lastLineMissed(sim, [logs])));
+      for (const hook of [0, budget / 2, budget]) {
+        const sim = simulateTermination({ spec, minor: 30, behaviour: app(hook) });
+        expect(sim.containers.get('web')!.exit).toBe(budget);
+        expect(cutShort(sim)).toEqual([]);
+        expect(lastLineMissed(sim, [logs])).toEqual([]);
+      }
     }
   });
 
@@ -491,13 +506,17 @@ test('a Job with an explicit grace period of 120 s: its pod still completes soon
 describe('the user\'s own native sidecars: their stop time is the user\'s to say', () => {
   const mesh = { name: 'mesh', image: 'ghcr.io/example/tail:1', command: ['sh', '-c', 'tail -F /var/log/app/app.log'], restartPolicy: 'Always' };
 
-  test('1.29+, with a native sidecar of ours that waits for them: an error without userSidecarStopTime', () => {
+  test('1.29+, with a native sidecar of ours that waits for them, without userSidecarStopTime: 10 s each is counted, with a warning', () => {
     const { chart } = newChart();
-    new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, {}, { initContainers: [mesh] }), kubernetesVersion: '1.30' });
-    expect(() => Testing.synth(chart)).toThrow(
-      "Deployment 'web': has native sidecars of its own ('mesh'), which Kubernetes 1.30 stops one at a time with the library's ('log-agent'), in reverse order of initContainers, so every one placed before them waits for them; " +
-      'how long yours take to stop after SIGTERM cannot be read from the manifest',
-    );
+    const logs = new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, {}, { initContainers: [mesh, { ...mesh, name: 'mesh-2' }] }), kubernetesVersion: '1.30' });
+    const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
+    expect(SidecarWarnings.of(chart)).toEqual([
+      "'test/web' (Deployment 'web'): has native sidecars of its own ('mesh', 'mesh-2'), which Kubernetes 1.30 stops one at a time with the library's ('log-agent'), " +
+      'in reverse order of initContainers; how long each takes to stop after SIGTERM cannot be read from the manifest, so 10s each is counted in ' +
+      'terminationGracePeriodSeconds. Set `userSidecarStopTime` on one of the sidecar constructs to the longest time one of them takes.',
+    ]);
+    // the simulated kubelet with each of them taking the documented 10 s (docs/target.md)
+    expect(spec.terminationGracePeriodSeconds).toBe(simulatedNeed(spec, 30, [logs], 10, { 'mesh': 10, 'mesh-2': 10 }));
   });
 
   test('a sidecar that ignores SIGTERM (tail -F as PID 1) and is killed after the 7 s the user gives it: ours still get their time', () => {

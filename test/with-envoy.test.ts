@@ -1,7 +1,7 @@
 import { ApiObject, Cron, Duration, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
-import { EnvoyAppProtocol, EnvoyUpstream, SidecarMode, WithEnvoy, WithEnvoyProps, WithLogAgent, WithTracer } from '../src';
+import { EnvoyAppProtocol, EnvoyUpstream, SidecarMode, SidecarWarnings, WithEnvoy, WithEnvoyProps, WithLogAgent, WithTracer } from '../src';
 import { readDoc } from './util/docs';
 import { envoyBootstrapErrors, envoyMessageErrors, expectValidEnvoyBootstrap } from './util/envoy-proto';
 import {
@@ -816,16 +816,46 @@ describe('the app side: probes and ports Envoy can see', () => {
     expect(synthWith([app({ ports: [{ number: 8080 }, { number: 9090 }], startup: kplus.Probe.fromTcpSocket({ port: 9090 }) })])).not.toThrow();
   });
 
-  test('the same check on a raw ApiObject (Include / Helm) and on a CronJob', () => {
+  test('a probe the manifest itself declares on appPort (raw ApiObject: Include / Helm) is kept, with a warning; cdk8s-plus\' own probe is still an error', () => {
+    // GIVEN a vendor manifest whose app probes appPort by its port name, and a Service of the app on that port
     const { chart } = newChart();
-    const raw = rawDeployment(chart, 'raw', { containers: [{ name: 'web', image: 'x', ports: [{ containerPort: 8080, name: 'http' }], readinessProbe: { httpGet: { path: '/', port: 'http' } } }] });
+    const probe = { httpGet: { path: '/', port: 'http' } };
+    const raw = rawDeployment(chart, 'raw', { containers: [{ name: 'web', image: 'x', ports: [{ containerPort: 8080, name: 'http' }], readinessProbe: probe }] });
+    new ApiObject(chart, 'svc', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'raw' }, spec: { selector: { app: 'raw' }, ports: [{ port: 80, targetPort: 'http' }] } });
     new WithEnvoy(chart, 'envoy', { workload: raw, kubernetesVersion: '1.29', appPort: 8080 });
-    expect(() => Testing.synth(chart)).toThrow(/container 'web' has a readinessProbe \(httpGet\) on appPort 8080/);
+    // WHEN
+    const out = Testing.synth(chart);
+    // THEN the probe is the vendor's, unchanged, and the warnings say what was inferred and which Service bypasses Envoy
+    const web = containerOf(manifestOf(out, 'Deployment'), 'web');
+    expect(web.readinessProbe).toEqual(probe);
+    expect(SidecarWarnings.of(chart)).toEqual([
+      expect.stringMatching(/^WithEnvoy 'test\/envoy': the manifest probes appPort 8080 on the pod IP \('web' readinessProbe \(httpGet\)\).*taken as appListensOnPodIp: true.*bypasses Envoy/),
+      expect.stringMatching(/^WithEnvoy 'test\/envoy': Service 'test\/svc' selects the workload's pods and sends traffic to appPort 8080.*targetPort to Envoy's listener \(10000\)/),
+    ]);
+    // gRPC probes on the port number count too
+    const c3 = newChart().chart;
+    const grpc = rawDeployment(c3, 'grpc', { containers: [{ name: 'api', image: 'x', ports: [{ containerPort: 8080 }], livenessProbe: { grpc: { port: 8080 } } }] });
+    new WithEnvoy(c3, 'envoy', { workload: grpc, kubernetesVersion: '1.29', appPort: 8080 });
+    expect(() => Testing.synth(c3)).not.toThrow();
+    expect(SidecarWarnings.of(c3)).toEqual([expect.stringMatching(/'api' livenessProbe \(grpc\)/)]);
 
+    // a cdk8s-plus workload: cdk8s-plus adds a TCP startupProbe for portNumber by itself, which proves nothing
     const c2 = newChart().chart;
     const cron = new kplus.CronJob(c2, 'nightly', { containers: [app({ portNumber: 8080 })], schedule: Cron.daily() });
     new WithEnvoy(c2, 'envoy', { workload: cron, kubernetesVersion: '1.29', appPort: 8080 });
     expect(() => Testing.synth(c2)).toThrow(/container 'app' has a startupProbe \(tcpSocket\) on appPort 8080/);
+  });
+
+  test('a Service that targets appPort of a cdk8s-plus workload behind Envoy is warned; one on the listener is not', () => {
+    const { chart } = newChart();
+    const dep = new kplus.Deployment(chart, 'web', { containers: [app({ ports: [{ number: 8080 }] })] });
+    const envoy = new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.29', appPort: 8080 });
+    new kplus.Service(chart, 'good', { selector: dep, ports: [envoy.servicePort()] });
+    Testing.synth(chart);
+    expect(SidecarWarnings.of(chart)).toEqual([]);
+    new kplus.Service(chart, 'bad', { selector: dep, ports: [{ port: 80, targetPort: 8080 }] });
+    Testing.synth(chart);
+    expect(SidecarWarnings.of(chart)).toEqual([expect.stringMatching(/Service 'test\/bad\/Resource' selects the workload's pods and sends traffic to appPort 8080/)]);
   });
 
   test('an appPort that none of the declared ports matches is reported; an app that declares none is fine', () => {

@@ -3,7 +3,7 @@ import * as fs from 'fs';
 import { ApiObject, Duration, Size, Testing, Yaml } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { parse as parseYaml } from 'yaml';
-import { LogAgent, LogOutput, SidecarMode, WithLogAgent } from '../src';
+import { LogAgent, LogOutput, SidecarMode, SidecarWarnings, WithLogAgent } from '../src';
 import {
   WORKLOAD_KINDS, containerOf, kplusWorkload, layoutOf, manifestOf, newChart, podMetadataOf, podSpecOf,
 } from './util/fixtures';
@@ -277,12 +277,23 @@ describe('grace period', () => {
     expect(podSpecOf(synthLogAgent('Deployment', '1.29').workloadManifest).terminationGracePeriodSeconds).toBe(30);
   });
 
-  test('set too low by the user: an error that says how much is needed', () => {
+  test('set too low by the user, without appShutdownTime: the app\'s budget, raised with a warning', () => {
     const { chart } = newChart();
     const dep = new kplus.Deployment(chart, 'web', {
       containers: [{ image: 'nginx', portNumber: 8080 }], terminationGracePeriod: Duration.seconds(10),
     });
     new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: '1.29' });
+    // the vendor's 10 s for the app, then (native, 1.29: stopped after the app) Fluent Bit's 6 s stop (docs/shutdown.md)
+    expect(podSpecOf(manifestOf(Testing.synth(chart), 'Deployment')).terminationGracePeriodSeconds).toBe(16);
+    expect(SidecarWarnings.of(chart)).toEqual([expect.stringContaining("terminationGracePeriodSeconds 10s is taken as the app's own budget; the sidecars' time is added on top: terminationGracePeriodSeconds 16")]);
+  });
+
+  test('set too low by the user, with appShutdownTime: an error that says how much is needed', () => {
+    const { chart } = newChart();
+    const dep = new kplus.Deployment(chart, 'web', {
+      containers: [{ image: 'nginx', portNumber: 8080 }], terminationGracePeriod: Duration.seconds(10),
+    });
+    new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: '1.29', appShutdownTime: Duration.seconds(10) });
     expect(() => Testing.synth(chart)).toThrow(
       "Deployment 'test-web-c8ba1bf5': terminationGracePeriodSeconds is 10, but its sidecars need 16 (native: app 10s + log-agent 6s). " +
       'Raise terminationGracePeriodSeconds to at least 16',

@@ -10,6 +10,7 @@ import { expectValidManifests, SCHEMA_RELEASES } from './util/k8s-schema';
 import { RANK } from '../src/engine/spec';
 import { SidecarBase, SidecarProps } from '../src/sidecar';
 import { SidecarMode } from '../src/target';
+import { SidecarWarnings } from '../src/warnings';
 import { WithLogAgent } from '../src/with-log-agent';
 import { OtlpProtocol, WithTracer, WithTracerProps } from '../src/with-tracer';
 
@@ -598,14 +599,21 @@ describe('graceful shutdown', () => {
     expect(podSpecOf(odd).terminationGracePeriodSeconds).toBe(52);
   });
 
-  test('a grace period shorter than the agent needs is an error that names the agent', () => {
-    const { chart } = newChart();
-    const workload = new kplus.Deployment(chart, 'web', {
-      containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', portNumber: 8080 }],
-      terminationGracePeriod: Duration.seconds(15),
-    });
-    new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: NATIVE });
-    expect(() => synth(chart)).toThrow(/terminationGracePeriodSeconds is 15, but its sidecars need 21 \(native: app 10s \+ tracer 11s\)/);
+  test('a grace period shorter than the agent needs: with appShutdownTime an error that names the agent; without, the app\'s budget', () => {
+    const make = (appShutdownTime?: Duration) => {
+      const { chart } = newChart();
+      const workload = new kplus.Deployment(chart, 'web', {
+        containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', portNumber: 8080 }],
+        terminationGracePeriod: Duration.seconds(15),
+      });
+      new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: NATIVE, appShutdownTime });
+      return chart;
+    };
+    expect(() => synth(make(Duration.seconds(10)))).toThrow(/terminationGracePeriodSeconds is 15, but its sidecars need 21 \(native: app 10s \+ tracer 11s\)/);
+    // without it the vendor's 15 s is the app's; the collector's budgeted 11 s (docs/shutdown.md) comes on top
+    const chart = make();
+    expect(podSpecOf(manifestOf(synth(chart), 'Deployment')).terminationGracePeriodSeconds).toBe(26);
+    expect(SidecarWarnings.of(chart)).toEqual([expect.stringMatching(/terminationGracePeriodSeconds 15s is taken as the app's own budget.*: terminationGracePeriodSeconds 26 \(native: the app within its terminationGracePeriodSeconds 15s \+ tracer 11s\)/)]);
   });
 });
 

@@ -8,10 +8,7 @@
  */
 import { InjectedProxy, NATIVE_SIDECARS_ANNOTATION, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
 import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
-import {
-  KUBERNETES_DEFAULT_GRACE_SECONDS, TOOLS, appEndOf, appShutdownOf, effectiveAppEnd, graceNeed, lifecycleFor, sidecarPrograms, toolsInitContainer,
-  toolsVolume, unknownHookErrors, userSidecarErrors, watchesApp,
-} from './shutdown';
+import { TOOLS, lifecycleFor, planGrace, sidecarPrograms, toolsInitContainer, toolsVolume, watchesApp } from './shutdown';
 import { EngineTarget, Json, SidecarSpec } from './spec';
 import { compareCodePoints, setOwn, sortedKeys } from '../private/order';
 
@@ -77,6 +74,11 @@ export interface EngineResult {
   readonly manifest: Json;
   /** Every problem found; the manifest must not be emitted when there is any. */
   readonly errors: string[];
+  /**
+   * What the engine inferred from the manifest where no prop said it (a grace period taken as the
+   * app's budget, a default stop time for the user's native sidecars, ...), for the user to see.
+   */
+  readonly warnings?: string[];
 }
 
 /**
@@ -123,6 +125,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     };
   }
   const errors: string[] = [];
+  const warnings: string[] = [];
   // Two sidecars of one kind: the cause of every clash that would follow (names, volumes,
   // ports), so it is reported alone.
   const twice = duplicateKinds(where, sidecars);
@@ -185,16 +188,19 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const legacyFirst: Json[] = [];
   const legacyLast: Json[] = [];
   // When the app has exited (its own preStop hook, then its shutdown), and the grace it needs;
-  // with an explicit grace above the need, the app may use the rest (src/engine/shutdown.ts).
+  // what the manifest says stands in for the props not given (src/engine/shutdown.ts, planGrace).
   const graceSpecs = [...ordered, ...injected.map(asGraceSpec)];
-  const appEnd = appEndOf(userContainers, appShutdownOf(graceSpecs));
-  errors.push(...unknownHookErrors(where, graceSpecs, appEnd), ...userSidecarErrors(where, graceSpecs, target, userInit));
-  // in the order they will be placed (`after` can put one of ours behind a user's native sidecar)
-  const need = graceNeed(graceSpecs, target, userInit, appEnd, initOrderOf(ordered.filter(s => s.layout === 'NATIVE'), userInit));
   const current = spec.terminationGracePeriodSeconds;
-  // (not for a pod that completes: a native agent's delay would hold every completed run that long)
-  const explicitGrace = current === undefined || current === target.graceWrittenByDefault || completes ? undefined : current;
-  const appShutdown = effectiveAppEnd(appEnd, need, explicitGrace).seconds;
+  const plan = planGrace(where, graceSpecs, target, userInit, userContainers, {
+    // in the order they will be placed (`after` can put one of ours behind a user's native sidecar)
+    initOrder: initOrderOf(ordered.filter(s => s.layout === 'NATIVE'), userInit),
+    current,
+    explicitGrace: current === undefined || current === target.graceWrittenByDefault ? undefined : current,
+    completes,
+  });
+  errors.push(...plan.errors);
+  warnings.push(...plan.warnings);
+  const appShutdown = plan.appEndSeconds;
   // watchAppExit: the hooks tell the sidecars' processes by their programs; the pod shares its
   // process namespace (a user's explicit `false` is kept, and refused)
   const watching = ordered.filter(s => watchesApp(s, target, appShutdown));
@@ -244,7 +250,19 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     : s));
   const appContainers = userContainers.map(app => withAppWiring(app, appWiring));
 
-  const tools = needsTools ? [toolsInitContainer()] : [];
+  // The tools' image: the one the sidecars that need them give (toolsImage), the same for all.
+  const toolImages = new Map<string, string[]>();
+  for (const s of ordered.filter(x => toolUsers.includes(x.owner))) {
+    const image = s.toolsImage ?? TOOLS.image;
+    toolImages.set(image, [...(toolImages.get(image) ?? []), s.owner]);
+  }
+  if (toolImages.size > 1) {
+    errors.push(
+      `${where}: its sidecars ask for different sidecar-tools images (${[...toolImages].map(([i, o]) => `'${i}' by ${o.join(', ')}`).join('; ')}); ` +
+      'a pod has one tools init container. Give them the same toolsImage (or set it once with Sidecars.configure).',
+    );
+  }
+  const tools = needsTools ? [toolsInitContainer([...toolImages.keys()][0] ?? TOOLS.image)] : [];
   const initContainers = placeNative(tools, ordered.filter(s => s.layout === 'NATIVE'), native, userInit);
   if (initContainers.length > 0) spec.initContainers = initContainers;
   spec.containers = [...legacyFirst, ...appContainers, ...legacyLast];
@@ -266,27 +284,20 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     template.metadata.annotations = sortKeys({ ...(template.metadata.annotations ?? {}), ...annotations });
   }
 
-  // Grace period: raised only where the sidecars need more than the pod gets anyway (an unset
-  // field is Kubernetes' 30 s; cdk8s-plus' written-by-default 30 stays as it is).
-  if (current === undefined || current === target.graceWrittenByDefault) {
-    if (need.seconds > (current ?? KUBERNETES_DEFAULT_GRACE_SECONDS)) spec.terminationGracePeriodSeconds = need.seconds;
-  } else if (current < need.seconds) {
-    errors.push(
-      `${where}: terminationGracePeriodSeconds is ${current}, but its sidecars need ${need.seconds} ` +
-      `(${need.explanation}). Raise terminationGracePeriodSeconds to at least ${need.seconds}, ` +
-      'or shorten appShutdownTime or the agents\' drain/flush times.',
-    );
-  }
+  // Grace period: raised only where the sidecars need more than the pod gets (planGrace).
+  if (plan.write !== undefined) spec.terminationGracePeriodSeconds = plan.write;
 
   // The sidecars' own hooks are covered by the grace-period check above (reported once, as the cause).
   const graceCheckedContainers = ordered.map(s => s.container.name);
-  errors.push(...checkPodSpec(spec, target, where, { kind: manifest.kind, controllerVolumes, graceCheckedContainers }));
+  // A sidecar's name used twice is reported above, with its cause (checkCollisions): once.
+  const namesReported = graceCheckedContainers;
+  errors.push(...checkPodSpec(spec, target, where, { kind: manifest.kind, controllerVolumes, graceCheckedContainers, namesReported }));
   // A Job's podFailurePolicy that the native sidecars' teardown exit codes match (its warnings: src/binding.ts).
   errors.push(...checkJobPodFailurePolicy(manifest, where).errors);
   // Keep cdk8s' alphabetical key order for the objects the engine added keys to.
   reorderInPlace(template.metadata);
   reorderInPlace(spec);
-  return { manifest, errors };
+  return { manifest, errors, warnings };
 }
 
 /**

@@ -32,6 +32,12 @@ export interface PodSpecContext {
    * too-short grace period is reported once, as its cause.
    */
   readonly graceCheckedContainers?: string[];
+  /**
+   * Container names whose clashes the caller has already reported with their cause (the
+   * library's sidecars and tools: "already used by a container of ..."), so that a name is
+   * reported once.
+   */
+  readonly namesReported?: string[];
 }
 
 /** One API-server rule, with where it comes from. */
@@ -57,6 +63,7 @@ interface PodUnderCheck {
   readonly volumes: Json[];
   readonly controllerVolumes: string[];
   readonly graceCheckedContainers: string[];
+  readonly namesReported: string[];
   /** `terminationGracePeriodSeconds` after defaulting (the API server defaults it to 30 before validating). */
   readonly graceSeconds: number;
 }
@@ -153,7 +160,7 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     releases: 'all',
     source: 'validation.go validateInitContainers / validateContainers, allNames (v1.27.0, v1.33.0)',
     check: pod => [...count([...pod.init, ...pod.containers].map(c => c.name))]
-      .filter(([, n]) => n > 1)
+      .filter(([name, n]) => n > 1 && !pod.namesReported.includes(name))
       .map(([name, n]) => `${pod.where}: container name '${name}' is used ${n} times; names must be unique across initContainers and containers.`),
   },
   {
@@ -344,6 +351,7 @@ export function checkPodSpec(spec: Json, target: RuleTarget, where: string, cont
     volumes: spec.volumes ?? [],
     controllerVolumes: context.controllerVolumes ?? [],
     graceCheckedContainers: context.graceCheckedContainers ?? [],
+    namesReported: context.namesReported ?? [],
     graceSeconds: spec.terminationGracePeriodSeconds ?? KUBERNETES_DEFAULT_GRACE_SECONDS,
   };
   return POD_SPEC_RULES.flatMap(rule => rule.check(pod));

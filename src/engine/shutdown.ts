@@ -2,6 +2,7 @@
  * Layer 2: shutdown handling per layout, the sidecar tools, and the grace-period arithmetic.
  */
 import { capabilities } from '../target';
+import { defaultPullPolicy } from './pull-policy';
 import { EngineTarget, Json, SidecarSpec } from './spec';
 
 /**
@@ -37,12 +38,12 @@ export function restrictedSecurityContext(uid: number): Json {
   };
 }
 
-/** The init container that provides busybox to the hooks. */
-export function toolsInitContainer(): Json {
+/** The init container that provides busybox to the hooks, from `image` (a mirror's copy, `toolsImage`). */
+export function toolsInitContainer(image: string = TOOLS.image): Json {
   return {
     command: ['/bin/busybox', 'cp', '/bin/busybox', TOOLS.busybox],
-    image: TOOLS.image,
-    imagePullPolicy: 'IfNotPresent',
+    image,
+    imagePullPolicy: defaultPullPolicy(image),
     name: TOOLS.containerName,
     resources: {
       limits: { cpu: '50m', memory: '16Mi' },
@@ -84,7 +85,7 @@ export function shutdownOf(
  * it, and one that ignores SIGTERM (e.g. `sh -c 'tail -F ...'` as PID 1) runs until it is killed,
  * holding ours until the grace period has run out. The kubelet's minimum grace
  * (`minimumGracePeriodInSeconds`, 2 s, `kuberuntime_container.go`) is what a container gets when
- * the budget has run out, not a stop time. See `userSidecarErrors`.
+ * the budget has run out, not a stop time. See `userSidecarInference`.
  */
 export interface UserSidecars {
   /** Their names, in `initContainers` order. */
@@ -103,24 +104,39 @@ export function userSidecarStopOf(sidecars: SidecarSpec[]): number | undefined {
 }
 
 /**
- * An error when the pod has native sidecars of the user's and at least one of the library's
- * native sidecars waits for them (1.29+), but no construct said how long they take to stop.
+ * The stop time counted for each of the user's own native sidecars when no construct gives
+ * `userSidecarStopTime`: 10 s, the library's default `appShutdownTime`, i.e. the time the library
+ * already gives a container that handles SIGTERM. What a vendor ships as a native sidecar is a
+ * proxy or agent that exits on SIGTERM (Cloud SQL Auth Proxy, Istio's proxy, ...); one that
+ * ignores SIGTERM runs until it is killed at the end of the grace period whatever is budgeted, so
+ * no default would help it (docs/target.md, "Inferred from the manifest").
  */
-export function userSidecarErrors(where: string, sidecars: SidecarSpec[], target: EngineTarget, userInit: Json[]): string[] {
+export const DEFAULT_USER_SIDECAR_STOP_SECONDS = 10;
+
+/**
+ * The user's native sidecars' stop time when the pod has native sidecars of the user's and at
+ * least one of the library's native sidecars waits for them (1.29+): the one a construct gives,
+ * else `DEFAULT_USER_SIDECAR_STOP_SECONDS` with a warning that says so. Undefined (and no
+ * warning) where nothing waits for them.
+ */
+export function userSidecarInference(where: string, sidecars: SidecarSpec[], target: EngineTarget, userInit: Json[]):
+{ stopSeconds?: number; warnings: string[] } {
+  const given = userSidecarStopOf(sidecars);
   const ordered = capabilities(target.minor, target.gate).orderedTermination;
   // The library's own placed sidecars: those have the prop (a mesh's injected proxy, asGraceSpec,
-  // has none to give, so it alone raises no error and the user's sidecars count nothing for it).
+  // has none to give, so it alone infers nothing and the user's sidecars count nothing for it).
   const ours = sidecars.filter(s => s.layout === 'NATIVE' && !s.kind.startsWith('mesh:'));
   const users = userInit.filter(c => c.restartPolicy === 'Always').map(c => c.name);
-  if (!ordered || ours.length === 0 || users.length === 0 || userSidecarStopOf(sidecars) !== undefined) return [];
-  return [
-    `${where}: has native sidecars of its own (${users.map(n => `'${n}'`).join(', ')}), which Kubernetes 1.${target.minor} stops ` +
-    `one at a time with the library's (${ours.map(s => `'${s.container.name}'`).join(', ')}), in reverse order of initContainers, ` +
-    'so every one placed before them waits for them; how long yours take to stop ' +
-    'after SIGTERM cannot be read from the manifest (one that ignores SIGTERM runs until it is killed, and ours are then killed too). ' +
-    'Set `userSidecarStopTime` on one of the sidecar constructs to the longest time one of them takes from SIGTERM to its exit: ' +
-    'it is counted once per such sidecar in terminationGracePeriodSeconds.',
-  ];
+  if (given !== undefined || !ordered || ours.length === 0 || users.length === 0) return { stopSeconds: given, warnings: [] };
+  return {
+    stopSeconds: DEFAULT_USER_SIDECAR_STOP_SECONDS,
+    warnings: [
+      `${where}: has native sidecars of its own (${users.map(n => `'${n}'`).join(', ')}), which Kubernetes 1.${target.minor} stops ` +
+      `one at a time with the library's (${ours.map(s => `'${s.container.name}'`).join(', ')}), in reverse order of initContainers; ` +
+      `how long each takes to stop after SIGTERM cannot be read from the manifest, so ${DEFAULT_USER_SIDECAR_STOP_SECONDS}s each is counted in ` +
+      'terminationGracePeriodSeconds. Set `userSidecarStopTime` on one of the sidecar constructs to the longest time one of them takes.',
+    ],
+  };
 }
 
 /**
@@ -160,8 +176,8 @@ export interface AppEnd {
 /**
  * When the app has exited: its own `preStop` hook (if its duration can be read), then the
  * workload's `appShutdownSeconds`. For a hook whose duration cannot be read,
- * `appShutdownSeconds` is taken to cover the hook AND the app's shutdown (the user must have set
- * `appShutdownTime` so: `unknownHookErrors`).
+ * `appShutdownSeconds` is taken to cover the hook AND the app's shutdown when the user set
+ * `appShutdownTime`; otherwise the workload's grace period bounds them (`planGrace`).
  */
 export function appEndOf(appContainers: Json[], appShutdownSeconds: number): AppEnd {
   let seconds = appShutdownSeconds;
@@ -177,23 +193,6 @@ export function appEndOf(appContainers: Json[], appShutdownSeconds: number): App
     }
   }
   return { seconds, explanation, unknownHooks };
-}
-
-/**
- * An error when an app container has a `preStop` hook whose duration cannot be read and no
- * construct of the workload gave `appShutdownTime` (the 10 s default would be a guess that
- * ignores the hook, and the sidecars would be stopped before the app has exited).
- */
-export function unknownHookErrors(where: string, sidecars: SidecarSpec[], app: AppEnd): string[] {
-  if (app.unknownHooks.length === 0) return [];
-  const ours = sidecars.filter(s => s.shutdown.appShutdownGiven !== undefined);
-  if (ours.length === 0 || ours.some(s => s.shutdown.appShutdownGiven === true)) return [];
-  return [
-    `${where}: container(s) ${app.unknownHooks.map(n => `'${n}'`).join(', ')} have a preStop hook whose duration the library ` +
-    'cannot read (only a sleep action or an exec of exactly `sleep N` can be read); the kubelet runs it before it sends SIGTERM, ' +
-    'so the app exits only after the hook AND its own shutdown. Set `appShutdownTime` on the sidecar constructs to cover both ' +
-    '(the longest the hook can take plus the app\'s shutdown after SIGTERM).',
-  ];
 }
 
 /**
@@ -327,7 +326,7 @@ export interface GraceNeed {
  *   `preStop` delay is longer.
  */
 export function graceNeed(
-  sidecars: SidecarSpec[], target: EngineTarget, userInit: Json[] = [], app?: AppEnd, initOrder?: string[],
+  sidecars: SidecarSpec[], target: EngineTarget, userInit: Json[] = [], app?: AppEnd, initOrder?: string[], userStopSeconds?: number,
 ): GraceNeed {
   const appEnd = app ?? appEndOf([], appShutdownOf(sidecars));
   const appSeconds = appEnd.seconds;
@@ -347,9 +346,9 @@ export function graceNeed(
   }
   const natives = sidecars.filter(isSequential);
   // The user's native sidecars wait for our legacy ones too; without a stop time of theirs
-  // (an error of its own when ours wait for them: userSidecarErrors) they count nothing.
+  // (given, or inferred where ours wait for them: userSidecarInference) they count nothing.
   const users = ordered ? userInit.filter(c => c.restartPolicy === 'Always') : [];
-  const userStop = userSidecarStopOf(sidecars) ?? 0;
+  const userStop = userStopSeconds ?? userSidecarStopOf(sidecars) ?? 0;
   if (natives.length > 0 || users.length > 0) {
     const steps: string[] = [mainEnd === appSeconds ? appEnd.explanation : `every container of spec.containers ${mainEnd}s`];
     let t = mainEnd;
@@ -402,4 +401,103 @@ export function effectiveAppEnd(app: AppEnd, need: GraceNeed, explicitGrace: num
 /** The workload's app shutdown time: the largest of its sidecars' `appShutdownSeconds`. */
 export function appShutdownOf(sidecars: SidecarSpec[]): number {
   return Math.max(0, ...sidecars.map(s => s.shutdown.appShutdownSeconds));
+}
+
+/** What the pod's termination comes to: see `planGrace`. */
+export interface GracePlan {
+  /** When the app has exited, as the sidecars' hooks count it. */
+  readonly appEndSeconds: number;
+  /** The grace period the pod needs with that app end. */
+  readonly need: GraceNeed;
+  /** The `terminationGracePeriodSeconds` to write, or undefined to leave the field as it is. */
+  readonly write?: number;
+  readonly errors: string[];
+  /** What was inferred from the manifest, for the user to see. */
+  readonly warnings: string[];
+}
+
+/**
+ * The app's end and the grace period, with what the manifest says where no prop says it
+ * (docs/target.md, "Inferred from the manifest"); `explicitGrace` is the workload's own
+ * `terminationGracePeriodSeconds` (undefined when unset or cdk8s-plus' written-by-default 30).
+ * - No construct gave `appShutdownTime` and the app has a `preStop` hook that cannot be read, or
+ *   the explicit grace is below the need (not on a pod that completes): the workload's grace
+ *   (Kubernetes' 30 s when unset) is the app's own budget, hook and shutdown included (the kubelet
+ *   runs the hook within the grace period, `killContainer`, `kuberuntime_container.go` v1.29.0),
+ *   and the sidecars' time is added on top.
+ * - A pod that completes with an explicit grace below the need: raised to the need, the app
+ *   keeping `appShutdownTime` (a native agent's delay also runs when the app completes: a budget
+ *   of the whole grace would hold every completed run that long).
+ * - `appShutdownTime` given: an explicit grace below the need is an error (the user said how long
+ *   the app takes; the grace then contradicts it).
+ * - An explicit grace above the need is given to the app (`effectiveAppEnd`).
+ */
+export function planGrace(
+  where: string, sidecars: SidecarSpec[], target: EngineTarget, userInit: Json[], appContainers: Json[],
+  options: { initOrder?: string[]; current?: number; explicitGrace?: number; completes: boolean },
+): GracePlan {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  const users = userSidecarInference(where, sidecars, target, userInit);
+  warnings.push(...users.warnings);
+  const needOf = (app: AppEnd) => graceNeed(sidecars, target, userInit, app, options.initOrder, users.stopSeconds);
+  let app = appEndOf(appContainers, appShutdownOf(sidecars));
+  let need = needOf(app);
+  // the library's placed sidecars (a mesh's injected proxy has no appShutdownTime to give)
+  const ours = sidecars.filter(s => s.shutdown.appShutdownGiven !== undefined);
+  const given = ours.some(s => s.shutdown.appShutdownGiven === true);
+  const explicit = options.explicitGrace;
+  const hooks = app.unknownHooks.map(n => `'${n}'`).join(', ');
+  const budgetFromGrace = ours.length > 0 && !given &&
+    (app.unknownHooks.length > 0 || (explicit !== undefined && explicit < need.seconds && !options.completes));
+  let appEnd: number;
+  if (budgetFromGrace) {
+    const budget = explicit ?? KUBERNETES_DEFAULT_GRACE_SECONDS;
+    const why = explicit !== undefined ? `terminationGracePeriodSeconds ${budget}` : `Kubernetes' default terminationGracePeriodSeconds ${budget}`;
+    // The vendor's number stands for the library's default appShutdownTime; a readable app preStop
+    // hook still runs in full (the raised grace no longer cuts it short), then the app's shutdown.
+    const hookEnd = app.seconds - appShutdownOf(sidecars);
+    const seconds = hookEnd > 0 ? Math.max(app.seconds, budget) : budget;
+    app = { ...app, seconds, explanation: seconds === budget ? `the app within its ${why}s` : app.explanation };
+    need = needOf(app);
+    appEnd = app.seconds;
+    warnings.push(
+      `${where}: no appShutdownTime given, so the workload's ${why}s is taken as the app's own budget` +
+      (app.unknownHooks.length > 0 ? ` (its preStop hook included: container(s) ${hooks} have one whose duration the library cannot read, ` +
+        'and the kubelet runs it within the grace period)' : '') +
+      `; the sidecars' time is added on top: terminationGracePeriodSeconds ${need.seconds} (${need.explanation}). ` +
+      'Set appShutdownTime on the sidecar constructs to say how long the app takes instead.',
+    );
+  } else {
+    appEnd = effectiveAppEnd(app, need, options.completes ? undefined : explicit).seconds;
+  }
+  const current = options.current;
+  let write: number | undefined;
+  if (explicit === undefined) {
+    // raised only where the sidecars need more than the pod gets anyway (unset: Kubernetes' 30 s)
+    if (need.seconds > (current ?? KUBERNETES_DEFAULT_GRACE_SECONDS)) write = need.seconds;
+  } else if (explicit < need.seconds) {
+    if (given) {
+      errors.push(
+        `${where}: terminationGracePeriodSeconds is ${explicit}, but its sidecars need ${need.seconds} ` +
+        `(${need.explanation}). Raise terminationGracePeriodSeconds to at least ${need.seconds}, ` +
+        'or shorten appShutdownTime or the agents\' drain/flush times.',
+      );
+    } else if (ours.length === 0) {
+      errors.push(
+        `${where}: terminationGracePeriodSeconds is ${explicit}, but its sidecars need ${need.seconds} ` +
+        `(${need.explanation}). Raise terminationGracePeriodSeconds to at least ${need.seconds}.`,
+      );
+    } else {
+      write = need.seconds;
+      if (!budgetFromGrace) {
+        warnings.push(
+          `${where}: terminationGracePeriodSeconds ${explicit} is below what its sidecars need, raised to ${need.seconds} ` +
+          `(${need.explanation}); its pods complete, so the app keeps appShutdownTime (${appShutdownOf(sidecars)}s) rather than the whole grace period. ` +
+          'Set appShutdownTime on the sidecar constructs to say how long the app takes.',
+        );
+      }
+    }
+  }
+  return { appEndSeconds: appEnd, need, write, errors, warnings };
 }

@@ -159,6 +159,12 @@ export interface SidecarSpec {
   readonly allowLegacyOnJob: boolean;
 
   /**
+   * The image of the `sidecar-tools` init container, when this sidecar's hooks need the tools.
+   * @default - TOOLS.image (src/engine/shutdown.ts)
+   */
+  readonly toolsImage?: string;
+
+  /**
    * Adopt a container the workload already has: `container.name` names an entry of
    * `spec.containers`, which is taken out of there and placed as this sidecar with every one of
    * its own fields kept; the fields of `container` are laid over it (e.g. a `startupProbe`).

@@ -858,4 +858,6 @@ export const anySidecarArb: fc.Arbitrary<AnySidecarCase> = fc.record({
   init: c.init.map(i => ({ ...i, native: i.native && nativeWorks(c) })),
   after: c.after !== undefined && c.after < c.init.length ? c.after : undefined,
   hold: c.hold && c.check?.type === 'http',
+  // a check on a port none of the declared ones is refused (issue 27): valid cases check a declared port
+  check: c.check && c.check.type !== 'exec' && c.ports.length > 0 && !c.ports.includes(c.check.port) ? { ...c.check, port: c.ports[0] } : c.check,
 }));

@@ -318,7 +318,7 @@ function modelPod(facts: SidecarFacts[], user: UserPod, minor: number, app: numb
   containers.forEach(c => exits.set(c.name, app));
   // the user's own native sidecars: the userSidecarStopTime given (README); none given, nothing
   const init = user.init.map((c, i) => ({ name: `init-${i}`, restartPolicy: c.restartPolicy }));
-  init.forEach(c => exits.set(c.name, userSidecarStop(facts) ?? 0));
+  init.forEach(c => exits.set(c.name, userStopCounted(facts, minor, user)));
   return {
     spec: {
       containers: [...containers, ...sidecars.filter(([f]) => f.layout === 'LEGACY').map(([f, id]) => ({ name: id, ...hook(f) }))],
@@ -328,6 +328,38 @@ function modelPod(facts: SidecarFacts[], user: UserPod, minor: number, app: numb
     sidecars,
     unreadable,
   };
+}
+
+/**
+ * What the budget counts per user native sidecar: the userSidecarStopTime given, else (docs/target.md,
+ * "Inferred from the manifest") 10 s where a native sidecar of ours waits for them (1.29+), else nothing.
+ */
+function userStopCounted(facts: SidecarFacts[], minor: number, user: UserPod): number {
+  const given = userSidecarStop(facts);
+  if (given !== undefined) return given;
+  return minor >= 29 && facts.some(f => f.layout === 'NATIVE') && user.init.some(c => c.restartPolicy === 'Always') ? DEFAULT_USER_SIDECAR_STOP : 0;
+}
+
+/** docs/target.md: the stop time counted for each of the user's native sidecars without userSidecarStopTime. */
+const DEFAULT_USER_SIDECAR_STOP = 10;
+
+/**
+ * The seconds each app container takes after its SIGTERM (after its own preStop hook), as the docs
+ * say the library takes it (docs/target.md, "Inferred from the manifest"): `appShutdownTime`; but
+ * when no construct gives it and an app container has a preStop hook the library cannot read, or
+ * the workload's own grace is below the need (not on a pod that completes), the workload's grace
+ * (30 s when unset) is the app's budget in place of appShutdownTime's default; an app with a
+ * readable preStop hook is taken to end no earlier than that.
+ */
+function appTime(facts: SidecarFacts[], minor: number, user: UserPod): number {
+  const app = appShutdown(facts);
+  if (facts.length === 0 || facts.some(f => f.appShutdownGiven)) return app;
+  const unreadable = user.containers.some(unreadableHook);
+  const low = user.grace !== undefined && !user.completes && user.grace < graceNeed(facts, minor, user, app);
+  if (!unreadable && !low) return app;
+  const budget = user.grace ?? KUBERNETES_DEFAULT_GRACE;
+  // the vendor's number stands for the default; a readable preStop hook still runs in full before the app's shutdown
+  return appEnd(user, 0, minor) > 0 ? app + Math.max(0, budget - appEnd(user, app, minor)) : budget;
 }
 
 /** The user's native sidecars' stop time the constructs give (the largest), or undefined. */
@@ -349,7 +381,7 @@ function lastLines(sim: Simulation, sidecars: Array<[SidecarFacts, string]>, app
  * the app's last line (written when the app exits, after its own preStop hook and `app`
  * seconds of shutdown) is read.
  */
-export function graceNeed(facts: SidecarFacts[], minor: number, user: UserPod, app = appShutdown(facts)): number {
+export function graceNeed(facts: SidecarFacts[], minor: number, user: UserPod, app = appTime(facts, minor, user)): number {
   const pod = modelPod(facts, user, minor, app);
   const appNames = pod.spec.containers.filter((c: any) => c.name.startsWith('app-')).map((c: any) => c.name);
   return leastGrace(
@@ -390,8 +422,9 @@ function appTimeWithin(facts: SidecarFacts[], minor: number, user: UserPod, grac
 export function terminationViolations(s: Scenario, baseline: any, out: any): string[] {
   const facts = orderedFacts(s, baseline.metadata.name);
   if (facts.length === 0 || facts.some(f => f.layout === undefined)) return [];
-  const app = appShutdown(facts);
   const user = userPod(s, baseline);
+  const app = appTime(facts, s.target.minor, user);
+  const userStop = userStopCounted(facts, s.target.minor, user);
   const natives = new Set(user.init.filter(c => c.restartPolicy === 'Always').map(c => c.name));
   const appNames = (podSpecOf(out).containers ?? []).map((c: any) => c.name).filter((n: string) => user.containers.some(c => c.name === n));
   const unreadable = new Set(user.containers.filter(unreadableHook).map(c => c.name));
@@ -410,7 +443,7 @@ export function terminationViolations(s: Scenario, baseline: any, out: any): str
         // the sidecars: their models; the user's own native sidecars: the userSidecarStopTime given (README); the app: appExit after its hook
         const behaviour = (name: string) => {
           const f = facts.find(x => x.name === name);
-          const exitAfterSigterm = fast.has(name) ? 0 : f ? f.stopSeconds : natives.has(name) ? userSidecarStop(facts) ?? 0 : appExit;
+          const exitAfterSigterm = fast.has(name) ? 0 : f ? f.stopSeconds : natives.has(name) ? userStop : appExit;
           return { exitAfterSigterm, ...(unreadable.has(name) ? { preStopSeconds: 0 } : {}) };
         };
         const sim = simulateTermination({ spec, minor: s.target.minor, behaviour });
@@ -636,18 +669,11 @@ export function expectedErrors(s: Scenario, baseline: any, tools?: boolean): Exp
       }
     }
   }
-  // An app preStop hook the library cannot read, and no construct gave appShutdownTime (README).
-  const unreadable = user.containers.filter(unreadableHook).map(c => c.name);
-  if (unreadable.length > 0 && !facts.some(f => f.appShutdownGiven)) {
-    add('app preStop hook of unknown duration without appShutdownTime', unreadable.join(','), errorPattern(W, [...unreadable, 'preStop', 'appShutdownTime']));
-  }
-  // The user's own native sidecars, which the library's native ones wait for (1.29+), without userSidecarStopTime.
-  const userNatives = user.init.filter(c => c.restartPolicy === 'Always').map(c => c.name);
-  if (s.target.minor >= 29 && facts.some(f => f.layout === 'NATIVE') && userNatives.length > 0 && userSidecarStop(facts) === undefined) {
-    add('the user\'s native sidecars without userSidecarStopTime', userNatives.join(','), errorPattern(W, [...userNatives, `1.${s.target.minor}`, 'userSidecarStopTime']));
-  }
+  // An app preStop hook the library cannot read and the user's own native sidecars without
+  // userSidecarStopTime are inferred (docs/target.md), not errors; a grace period below the need
+  // is an error only where a construct said how long the app takes (appShutdownTime).
   const need = graceNeed(facts, s.target.minor, user);
-  if (user.grace !== undefined && user.grace < need) {
+  if (user.grace !== undefined && user.grace < need && facts.some(f => f.appShutdownGiven)) {
     add('grace period set too low', `${user.grace} < ${need}`, errorPattern(W, ['terminationGracePeriodSeconds', user.grace, need]));
   }
 
@@ -670,7 +696,10 @@ export function expectedErrors(s: Scenario, baseline: any, tools?: boolean): Exp
       for (const n of counts.filter(x => x > 1)) add(category, name, errorPattern(W, [name, n], { fix: false }), counts.length > 1);
     }
   };
-  duplicates('duplicate container name in the result', [...facts.map(f => f.name), ...[...user.init, ...user.containers].map(c => c.name)]);
+  // (a sidecar's name used twice is reported once, as its cause above: README, issue 27)
+  const sidecarNameSet = new Set(facts.map(f => f.name));
+  duplicates('duplicate container name in the result', [...facts.map(f => f.name), ...[...user.init, ...user.containers].map(c => c.name)]
+    .filter(n => !sidecarNameSet.has(n)));
   duplicates('duplicate volume name in the result', [...user.volumes, ...facts.flatMap(f => f.volumes)]);
   return out;
 }
@@ -840,7 +869,10 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
   }
   const need = graceNeed(facts, minor, user);
   const grace = spec.terminationGracePeriodSeconds;
-  if (user.grace !== undefined) {
+  if (user.grace !== undefined && user.grace < need) {
+    // below the need (no appShutdownTime, or it is an error): raised to what the simulated termination needs (docs/target.md)
+    if (grace !== need) v.push(`terminationGracePeriodSeconds set by the user (${user.grace}) below the need is ${grace}, expected the simulated ${need} s`);
+  } else if (user.grace !== undefined) {
     if (grace !== user.grace) v.push(`terminationGracePeriodSeconds set by the user (${user.grace}) became ${grace}`);
   } else if (need > (user.graceWritten ?? KUBERNETES_DEFAULT_GRACE)) {
     if (grace !== need) v.push(`terminationGracePeriodSeconds is ${grace}, expected the ${need} s the simulated termination needs`);
