@@ -78,6 +78,13 @@ const project = new cdk8s.ConstructLibraryCdk8s({
     },
   },
 
+  // The other jsii languages (issue 30): jsii-pacmak builds a Python wheel, a Java (Maven) jar
+  // and a Go module from the assembly; `npm run test:bindings` uses each in a real cdk8s app of
+  // that language (scripts/bindings-test.sh). Names follow cdk8s' own packages.
+  publishToPypi: { distName: 'cdk8s-sidecars', module: 'cdk8s_sidecars' },
+  publishToMaven: { javaPackage: 'dev.cdk8s.sidecars', mavenGroupId: 'dev.cdk8s-sidecars', mavenArtifactId: 'cdk8s-sidecars' },
+  publishToGo: { moduleName: 'github.com/cdk8s-sidecars/cdk8s-sidecars-go' },
+
   github: false,
   release: false,
   gitignore: ['/examples/dist/', '/.bench/', '/.consumer-test/'],
@@ -108,6 +115,29 @@ const consumerTest = project.addTask('test:consumer', {
   exec: 'bash scripts/consumer-test.sh',
 });
 project.testTask.spawn(consumerTest);
+
+// The real OpenTelemetry Collector (issue 30): scripts/build-otelcol.sh builds otelcol of the
+// pinned release with the Collector Builder (cached in ~/.cache/cdk8s-sidecars/otelcol), then
+// test/collector/collector.spec.ts validates every WithTracer config with it and runs it against an
+// OTLP sink on loopback. Needs Go and the Go module proxy; `.ci/run` runs it after `npm test`.
+project.addTask('test:collector', {
+  description: 'Builds the real otelcol (Collector Builder, pinned release, cached) and runs every WithTracer config through it',
+  exec: 'bash scripts/collector-test.sh',
+});
+
+// The other jsii languages (issue 30): jsii-pacmak's Python wheel, Java jar and Go module, each
+// used by a cdk8s app of that language for 1.27 and 1.29 and compared byte for byte with the same
+// app in TypeScript (scripts/bindings-test.sh, test/bindings/; docs/bindings.md).
+project.addTask('test:bindings', {
+  description: 'Builds the Python, Java and Go bindings with jsii-pacmak and runs a cdk8s app in each language against them (same bytes as TypeScript)',
+  exec: 'bash scripts/bindings-test.sh',
+});
+// The Kubernetes API types of every release (issue 30): test/k8s-api/decode.spec.ts decodes what
+// the tests synthesize with k8s.io/api of each release, strictly (scripts/build-k8s-decoders.sh).
+project.addTask('test:k8s-api', {
+  description: 'Builds the strict k8s.io/api decoder of every release (1.27 to the newest) and decodes the example app, the snapshots and a sample of the property generator',
+  exec: 'bash scripts/k8s-api-test.sh',
+});
 
 // The real agents (issue 25): every config variant the library emits, run by the agent's own
 // binary against a sink on loopback (test/agents/*.agent-test.ts, one module per agent). Not part

@@ -77,9 +77,13 @@ export const DEFAULT_IMAGES = {
     releases: { program: 'Envoy', from: '1.37.0', below: '1.38.0', checked: 'the emitted proto fields read for the 1.37 line' },
   },
   otelCollector: {
-    image: 'otel/opentelemetry-collector:0.139.0',
+    image: 'otel/opentelemetry-collector:0.159.0',
     usedBy: 'WithTracer',
-    source: 'open-telemetry/opentelemetry-collector-releases release v0.139.0 (distributions/otelcol, pushed as otel/opentelemetry-collector:<version>)',
+    // Checked on 2026-12-01: v0.159.0 (2026-08-18, "Update version to 0.159.0") is the newest release tag of
+    // opentelemetry-collector-releases; the Go module proxy already has the core modules at v0.165.0,
+    // but no release tag of the image's repository shows those images. scripts/build-otelcol.sh builds
+    // this version's otelcol and test/collector.test.ts runs every WithTracer config through it.
+    source: 'open-telemetry/opentelemetry-collector-releases release v0.159.0 (git tag v0.159.0; distributions/otelcol/manifest.yaml, pushed as otel/opentelemetry-collector:<version>)',
   },
   busybox: {
     image: 'busybox:1.36.1-musl',

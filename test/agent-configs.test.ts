@@ -781,7 +781,7 @@ describe('every config key the library emits is one the pinned agent defines', (
   });
 
   /**
-   * OpenTelemetry Collector v0.139.0 `mapstructure` names (open-telemetry/opentelemetry-collector at
+   * OpenTelemetry Collector v0.159.0 `mapstructure` names (open-telemetry/opentelemetry-collector at
    * the tag: receiver/otlpreceiver/config.go, config/confignet, config/configgrpc, config/configtls,
    * internal/memorylimiter/config.go, processor/batchprocessor/config.go, exporter/otlpexporter/config.go
    * with exporterhelper TimeoutConfig, QueueBatchConfig (internal/queuebatch/config.go) and
@@ -812,7 +812,7 @@ describe('every config key the library emits is one the pinned agent defines', (
     },
     service: { extensions: true, telemetry: { metrics: { level: true } }, pipelines: '*' },
   };
-  test("OpenTelemetry Collector 0.139.0, the tracer's config", () => {
+  test("OpenTelemetry Collector 0.159.0, the tracer's config", () => {
     const { chart } = newChart();
     const workload = kplusWorkload(chart, 'Deployment');
     new WithTracer(chart, 'tracer', { workload, kubernetesVersion: '1.29', exporterEndpoint: 'otel-gateway.observability.svc:4317' });

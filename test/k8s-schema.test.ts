@@ -259,11 +259,11 @@ describe('types', () => {
     ]);
   });
 
-  test('ports must be numbers, and required fields present', () => {
+  test('ports must be integers, and required fields present', () => {
     const manifest = deployment(podSpec({ containers: [{ image: 'x', ports: [{ containerPort: '80' }] }] }));
     expect(schemaErrors(manifest, '1.29')).toEqual([
       'Deployment/web /spec/template/spec/containers/0: must have required property \'name\'',
-      'Deployment/web /spec/template/spec/containers/0/ports/0/containerPort: must be number',
+      'Deployment/web /spec/template/spec/containers/0/ports/0/containerPort: must be integer',
     ]);
   });
 
@@ -277,11 +277,18 @@ describe('types', () => {
     expect(schemaErrors(manifest, '1.29')).toEqual([]);
   });
 
-  // The limits of the source: jsii has one `number` type for integer, int32, int64 and double, and
-  // a plain string for the `byte` format, so these pass here (the API server rejects them). The
-  // library emits integers from TypeScript numbers it checks itself, and no binaryData.
-  test('what the assemblies cannot say: integer vs fraction, int32 range, base64', () => {
+  // jsii has one `number` type for integer, int32, int64 and double; every one of them in the API
+  // types is an integer field, so a fraction is an error (issue 30: the strict k8s.io/api decoders
+  // of test/k8s-api/decode.spec.ts reject it, and the schema accepted it before).
+  test('a fraction where the API has an integer is an error', () => {
     const manifest = deployment(podSpec({ containers: [container({ ports: [{ containerPort: 80.5 }] })] }));
+    expect(schemaErrors(manifest, '1.29')).toEqual(['Deployment/web /spec/template/spec/containers/0/ports/0/containerPort: must be integer']);
+  });
+
+  // The limits of the source: a plain string for the `byte` format and no int32 range, so these
+  // pass here (the API server rejects them). The library emits no binaryData.
+  test('what the assemblies cannot say: int32 range, base64', () => {
+    const manifest = deployment();
     manifest.spec.replicas = 2 ** 31;
     const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'conf' }, binaryData: { blob: 'not base64!' } };
     expect([...schemaErrors(manifest, '1.29'), ...schemaErrors(cm, '1.29')]).toEqual([]);
@@ -371,7 +378,7 @@ describe('what the old schemas rejected is rejected at every release', () => {
     const manifest = deployment(podSpec({ containers: [container({ image: 5, args: 'serve' })] }));
     manifest.spec.replicas = 'two';
     expect(schemaErrors(manifest, release)).toEqual([
-      'Deployment/web /spec/replicas: must be number',
+      'Deployment/web /spec/replicas: must be integer',
       'Deployment/web /spec/template/spec/containers/0/args: must be array',
       'Deployment/web /spec/template/spec/containers/0/image: must be string',
     ]);

@@ -2,7 +2,11 @@
  * OpenTelemetry Collector (agent sidecar) config rendering. Pure: options in, config out.
  *
  * Every key emitted here was checked against the collector's documentation for the pinned
- * release (see `OTEL_COLLECTOR_IMAGE`):
+ * release (see `OTEL_COLLECTOR_IMAGE`), and the real collector of that release, built with the
+ * Collector Builder (scripts/build-otelcol.sh), validates and runs every config WithTracer emits
+ * (test/collector.test.ts, `npm run test:collector`). The exporter type `otlp` is, since v0.144.0,
+ * the deprecated alias of `otlp_grpc` (exporter/otlpexporter/metadata.yaml `deprecated_type`); it
+ * stays `otlp` so that an older collector given with `image` still reads the config:
  * - otlp receiver `protocols.grpc.endpoint` / `protocols.http.endpoint`
  * - memory_limiter `check_interval`, `limit_mib`, `spike_limit_mib`
  *   (https://github.com/open-telemetry/opentelemetry-collector/tree/main/processor/memorylimiterprocessor)
@@ -10,7 +14,7 @@
  * - batch `timeout`, `send_batch_size`, `send_batch_max_size`
  * - otlp exporter `endpoint` (host:port), `tls.insecure`, `headers`, and the exporterhelper
  *   settings `timeout` (`TimeoutConfig`), `sending_queue.{enabled, sizer, num_consumers, queue_size}`
- *   (`exporter/exporterhelper/internal/queuebatch/config.go`, v0.139.0),
+ *   (`exporter/exporterhelper/internal/queuebatch/config.go`, v0.159.0),
  *   `retry_on_failure.{enabled, initial_interval, max_interval, max_elapsed_time}`
  * - health_check extension `endpoint`, `path`
  * - `service.telemetry.metrics.level: none` (no internal metrics server, so no port 8888)
@@ -26,13 +30,13 @@ import { agentYaml } from '../private/values';
  * The default collector image: the CORE distribution, pinned.
  *
  * Why core and not contrib: the core distribution's manifest for this release
- * (opentelemetry-collector-releases `distributions/otelcol/manifest.yaml`, v0.139.0) ships every
+ * (opentelemetry-collector-releases `distributions/otelcol/manifest.yaml`, v0.159.0) ships every
  * component the rendered config uses: the otlp receiver, the memory_limiter, batch and resource
  * processors, the otlp exporter and the health_check extension (the last two contrib modules
  * are part of the core distribution). It is a much smaller image than contrib. The image runs
  * as uid 10001 (`USER 10001` in its Dockerfile), has no shell, and its entrypoint is `/otelcol`.
  */
-export const OTEL_COLLECTOR_IMAGE = 'otel/opentelemetry-collector:0.139.0';
+export const OTEL_COLLECTOR_IMAGE = 'otel/opentelemetry-collector:0.159.0';
 
 /** The uid the collector images run as. */
 export const OTEL_COLLECTOR_UID = 10001;
@@ -104,7 +108,7 @@ export function exportTimeouts(drainSeconds: number): Record<Signal, number> {
 }
 
 /**
- * The collector's shutdown (open-telemetry/opentelemetry-collector v0.139.0), with a backend
+ * The collector's shutdown (open-telemetry/opentelemetry-collector v0.159.0), with a backend
  * that does not answer:
  * - Reads: the OTLP receivers stop first (`Graph.ShutdownAll`, `service/internal/graph/graph.go`:
  *   components in topological order, one after another). The app's SDK has sent its spans and

@@ -18,8 +18,10 @@
  * - the top-level objects (`KubeDeployment`, ...) take `apiVersion` and `kind` from the
  *   package's compiled `KubeX.GVK` constants, as an enum of the one value each.
  *
- * What the assemblies do not carry, and so is not checked: integer versus fractional numbers and
- * the int32/int64 range (jsii has one `number` type), the `byte` (base64) format, and the enum
+ * Numbers: jsii has one `number` type; every one of them in the API types is an int32 or int64
+ * field, so they are checked as integers (found by the strict k8s.io/api decoders of
+ * test/k8s-api/decode.spec.ts, which reject a fractional number there; issue 30). What the
+ * assemblies do not carry, and so is not checked: the int32/int64 range, the `byte` (base64) format, and the enum
  * values of string fields (not in the OpenAPI v2 definitions cdk8s imports either). `status` is
  * not part of the cdk8s props either, so a manifest with `status` is rejected.
  *
@@ -179,7 +181,11 @@ function buildDefinitions(dir: string): Built {
     if (ref.primitive) {
       switch (ref.primitive) {
         case 'string': return { type: 'string' };
-        case 'number': return { type: 'number' };
+        // Every jsii `number` of the API types is an int32 or int64 field (the API conventions
+        // rule out floats; the strict decoders of test/k8s-api, k8s.io/api of each release, reject
+        // 8080.5 where the assemblies say `number`): checked as an integer. (Quantity, below, is
+        // the one field that takes a fractional number.)
+        case 'number': return { type: 'integer' };
         case 'boolean': return { type: 'boolean' };
         case 'date': return { type: 'string', format: 'date-time' };
         case 'any':
@@ -414,9 +420,22 @@ export function schemaErrors(manifest: any, version: K8sVersion): string[] {
   }
   const validate = validatorFor(rel, definition);
   if (validate(manifest)) {
+    recordAccepted(manifest, release);
     return [];
   }
   return [...new Set(foldOneOf(validate.errors ?? []))].map((line) => `${label} ${line}`);
+}
+
+/**
+ * With K8S_API_DUMP=<dir> (set by `npm run test:k8s-api`, scripts/k8s-api-test.sh), every
+ * manifest this check accepts is appended, with its release, to `<dir>/<pid>.jsonl`: the strict
+ * decoders of test/k8s-api/decode.spec.ts then read each one with the k8s.io/api types of that
+ * release, the reference this schema check must agree with.
+ */
+function recordAccepted(manifest: any, release: string): void {
+  const dir = process.env.K8S_API_DUMP;
+  if (!dir) return;
+  fs.appendFileSync(path.join(dir, `${process.pid}.jsonl`), JSON.stringify({ release, manifest }) + '\n');
 }
 
 /**
