@@ -13,6 +13,7 @@ import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { InjectedProxy } from './engine/injected';
 import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from './engine/pod-template';
+import { checkJobPodFailurePolicy } from './engine/rules';
 import { Json, SidecarSpec } from './engine/spec';
 import { asAdmitted, findKnownBugs } from './known-bugs';
 import { describeValue } from './private/checks';
@@ -384,7 +385,9 @@ export class WorkloadBinding {
     // (as admitted: a mesh's injected native proxy counts, src/known-bugs.ts asAdmitted)
     const template = podTemplateOf(result.manifest)!;
     const findings = findKnownBugs(subject, asAdmitted(template.spec, template.metadata.annotations), { major: 1, minor, patch, raw: '' });
-    this.warnings = [...sidecarWarnings, ...inferred, ...findings.filter(f => f.level === 'warning').map(f => f.message)];
+    // A podFailurePolicy rule the sidecars may match (its error half is the engine's: src/engine/rules.ts).
+    const failurePolicy = checkJobPodFailurePolicy(result.manifest, subject);
+    this.warnings = [...sidecarWarnings, ...inferred, ...findings.filter(f => f.level === 'warning').map(f => f.message), ...failurePolicy.warnings];
     recordWarnings(this.obj, this.warnings);
     const bugErrors = findings.filter(f => f.level === 'error').map(f => f.message);
     return bugErrors.length > 0 ? { manifest: result.manifest, errors: bugErrors } : result;

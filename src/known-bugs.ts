@@ -12,6 +12,7 @@
  * The engine (src/engine) never compares versions; this module does, on the engine's output.
  */
 import { NATIVE_SIDECARS_ANNOTATION } from './engine/injected';
+import { podTemplateOf } from './engine/pod-template';
 import { Json } from './engine/spec';
 import { KubeVersion, formatFullVersion } from './target';
 
@@ -59,6 +60,15 @@ const quoted = (names: string[]) => names.map(n => `'${n}'`).join(', ');
  *   main containers to remain stuck in "Initializing" state when sidecar containers with startup
  *   probes failed initially but succeeded on restart in pods with restartPolicy=Never." No
  *   cherry-pick to 1.28-1.32.
+ * - kubernetes#123323: CHANGELOG-1.29.md v1.29.3 (#123709), v1.30.0 (#123323), 1.28.8 (#123710, the 1.28
+ *   line's release notes): "Fixed a bug that an init container with containerRestartPolicy with `Always`
+ *   cannot update its state from terminated to non-terminated for the pod with restartPolicy with
+ *   `Never` or `OnFailure`."
+ * - kubernetes#126543: v1.29.9 (#127214), v1.30.5 (#127213), v1.31.1 (#127212), CHANGELOG-1.32.md
+ *   v1.32.0 (#126543): "Fixed a bug where init containers may fail to start due to a temporary
+ *   container runtime failure." (the cherry-picks: "a regression in default 1.29 configurations with
+ *   the SidecarContainers feature enabled"). The regular init containers' half of it is #127162
+ *   (v1.29.9 #127204, v1.30.5 #127203), not this entry.
  * @internal
  */
 export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
@@ -127,6 +137,64 @@ export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
           'its first startup probe (a crash at start: bad config, OOM), the kubelet restarts it but never probes it again, and the ' +
           'app containers never start: the pod stays in Init until it is deleted (a Job never finishes unless activeDeadlineSeconds is set)',
         avoid: 'or use restartPolicy: OnFailure in the pod template if the app may be restarted in place',
+      };
+    },
+  },
+  {
+    issue: 'kubernetes#123323',
+    fixedBy: 'kubernetes#123323',
+    summary: 'in a pod with restartPolicy Never or OnFailure, the status of a native sidecar that exited once stays terminated although the kubelet restarted it',
+    fixedIn: ['1.28.8', '1.29.3', '1.30.0'],
+    // Native sidecars came with 1.28 (alpha, SidecarContainers gate).
+    firstAffectedMinor: 28,
+    sources: [
+      'https://github.com/kubernetes/kubernetes/pull/123323',
+      'release notes of v1.28.8 (#123710)', 'CHANGELOG/CHANGELOG-1.29.md v1.29.3 (#123709)', 'CHANGELOG/CHANGELOG-1.30.md v1.30.0 (#123323)',
+    ],
+    check: pod => {
+      // #123323 "Validate restartable init container state transition": the status manager
+      // (pkg/kubelet/status/status_manager.go checkContainerStateTransition) refused a terminated ->
+      // running transition of every container when the POD's restartPolicy is Never or OnFailure,
+      // restartable init containers included; restartPolicy Always (the default) was never affected.
+      if (pod.restartPolicy !== 'Never' && pod.restartPolicy !== 'OnFailure') return undefined;
+      const natives = (pod.initContainers ?? []).filter((c: Json) => c.restartPolicy === 'Always').map((c: Json) => c.name as string);
+      if (natives.length === 0) return undefined;
+      return {
+        level: 'warning',
+        what:
+          `the pod has restartPolicy ${pod.restartPolicy} and native sidecar(s) ${quoted(natives)}; once one of them exits (a crash, an OOM kill), ` +
+          'the kubelet restarts it but its status stays at the first termination (the status update is refused), so kubectl, ' +
+          'controllers and probes see it terminated while it runs',
+        avoid: 'or use restartPolicy: Always where the workload allows it (a Job does not)',
+      };
+    },
+  },
+  {
+    issue: 'kubernetes#126543',
+    fixedBy: 'kubernetes#126543',
+    summary: 'a native sidecar whose first start fails with a transient container runtime error stays in Created and the pod stays in Init',
+    fixedIn: ['1.29.9', '1.30.5', '1.31.1', '1.32.0'],
+    // "a regression in default 1.29 configurations with the SidecarContainers feature enabled":
+    // 1.28 has the gate off by default.
+    firstAffectedMinor: 29,
+    sources: [
+      'https://github.com/kubernetes/kubernetes/pull/126543',
+      'release notes of v1.29.9 (#127214)', 'release notes of v1.30.5 (#127213)', 'release notes of v1.31.1 (#127212)',
+      'CHANGELOG/CHANGELOG-1.32.md v1.32.0 (#126543)',
+    ],
+    check: pod => {
+      // #126543 "Restart the init container to not be stuck in created state"
+      // (pkg/kubelet/kuberuntime/kuberuntime_container.go computeInitContainerActions): an init
+      // container left in Created by a failed start was never started again. Checked for the native
+      // sidecars only: the regular init containers' case is #127162.
+      const natives = (pod.initContainers ?? []).filter((c: Json) => c.restartPolicy === 'Always').map((c: Json) => c.name as string);
+      if (natives.length === 0) return undefined;
+      return {
+        level: 'warning',
+        what:
+          `if the container runtime fails to start native sidecar(s) ${quoted(natives)} once (a transient runtime or image error), ` +
+          'the kubelet never tries again: the container stays in Created and the pod stays in Init until it is deleted',
+        avoid: 'or use the legacy layout (mode: SidecarMode.LEGACY), whose sidecars are ordinary containers',
       };
     },
   },
@@ -209,6 +277,133 @@ export function findKnownBugs(
         `${where}: Kubernetes ${formatFullVersion(version)} has ${bug.issue} (fixed in ${bug.fixedIn.join(', ')} by ${bug.fixedBy}): ` +
         `${hit.what}. ${upgradeAdvice(bug, version)}, ${hit.avoid}.`,
     });
+  }
+  return out;
+}
+
+/** A workload of the app as a Service check sees it: its construct path and its manifest. @internal */
+export interface WorkloadOfApp {
+  readonly path: string;
+  readonly manifest: Json;
+}
+
+/** What the Service checks found for one Service. @internal */
+export interface ServiceFindings {
+  readonly errors: string[];
+  readonly warnings: string[];
+}
+
+/**
+ * A Service's named `targetPort` that, in a pod it selects, only a native sidecar declares.
+ *
+ * - Below 1.32 an error: the endpoints and EndpointSlice controllers look a named port up with
+ *   `podutil.FindPort` (pkg/api/v1/pod/util.go), which read `spec.containers` only; the pod is left
+ *   out of the Service's endpoints for that port (kubernetes#127958). Fixed by kubernetes#127976,
+ *   in CHANGELOG/CHANGELOG-1.32.md (v1.32.0-alpha.3: "The name port of the sidecar will also be
+ *   allowed to be used"); a search of the CHANGELOG files found that release note in
+ *   CHANGELOG-1.32.md only, so 1.31 and older count as unfixed.
+ * - A LoadBalancer Service at any release a warning: kubernetes#134651 (open, read 2026): a named
+ *   targetPort on a native sidecar was unreachable through a LoadBalancer Service (GKE 1.33) while
+ *   the same Service as ClusterIP worked; it depends on the cloud's load balancer.
+ * The version is compared here (layer 1), not in the engine. @internal
+ */
+export function checkServiceTargetPorts(service: Json, workloads: readonly WorkloadOfApp[], minor: number): ServiceFindings {
+  const out: ServiceFindings = { errors: [], warnings: [] };
+  if (!service || service.kind !== 'Service' || typeof service.spec !== 'object' || service.spec === null) return out;
+  const selector = service.spec.selector;
+  if (!selector || typeof selector !== 'object' || Object.keys(selector).length === 0) return out; // endpoints managed by hand
+  const ports: Json[] = Array.isArray(service.spec.ports) ? service.spec.ports : [];
+  const named = ports.filter(p => p && typeof p.targetPort === 'string' && !/^\d+$/.test(p.targetPort));
+  if (named.length === 0) return out;
+  const ns = service.metadata?.namespace ?? '';
+  const svcName = `Service '${service.metadata?.name ?? '?'}'`;
+  const loadBalancer = service.spec.type === 'LoadBalancer';
+  for (const w of workloads) {
+    if ((w.manifest?.metadata?.namespace ?? '') !== ns) continue;
+    const template = podTemplateOfCopy(w.manifest);
+    if (!template) continue;
+    const labels = template.metadata?.labels ?? {};
+    if (!Object.entries(selector).every(([k, v]) => labels[k] === v)) continue;
+    const containers: Json[] = Array.isArray(template.spec?.containers) ? template.spec.containers : [];
+    const natives: Json[] = Array.isArray(template.spec?.initContainers) ? template.spec.initContainers.filter((c: Json) => c && c.restartPolicy === 'Always') : [];
+    const declares = (c: Json, name: string) => Array.isArray(c?.ports) && c.ports.some((p: Json) => p && p.name === name);
+    for (const p of named) {
+      const name: string = p.targetPort;
+      if (containers.some(c => declares(c, name))) continue;
+      const owners = natives.filter(c => declares(c, name));
+      if (owners.length === 0) continue;
+      const number = owners[0].ports.find((x: Json) => x && x.name === name).containerPort;
+      const what = `${svcName} port ${JSON.stringify(p.name ?? p.port)} (targetPort '${name}') selects the pods of '${w.path}', where only the native ` +
+        `sidecar(s) ${quoted(owners.map(c => String(c.name)))} declare a port named '${name}'`;
+      const fix = `Give the Service targetPort: ${number} (the number), or declare the name on an app container`;
+      if (minor < 32) {
+        out.errors.push(
+          `${what}; Kubernetes 1.${minor} looks a named targetPort up in spec.containers only (kubernetes#127958, fixed in 1.32.0 by kubernetes#127976), ` +
+          `so these pods get no endpoint for this port and the Service sends them nothing. ${fix}, or target Kubernetes 1.32 or later.`,
+        );
+      } else if (loadBalancer) {
+        out.warnings.push(
+          `${what}; the Service is of type LoadBalancer, for which such a port was reported unreachable although the same ClusterIP Service ` +
+          `works (kubernetes#134651, open; it depends on the cloud's load balancer). ${fix}.`,
+        );
+      }
+    }
+  }
+  return out;
+}
+
+function podTemplateOfCopy(manifest: Json): { metadata: Json; spec: Json } | undefined {
+  if (!manifest || typeof manifest !== 'object') return undefined;
+  return podTemplateOf(structuredClone(manifest));
+}
+
+/**
+ * A HorizontalPodAutoscaler of the app with a `Resource` metric of target type `Utilization` (or
+ * autoscaling/v1 `targetCPUUtilizationPercentage`) on a workload of the app whose pod has a
+ * container without a request for that resource.
+ *
+ * Source: kubernetes `pkg/controller/podautoscaler/replica_calculator.go` `calculatePodRequests`
+ * (the code index's current copy, also `calculatePodRequestsFromContainers`): the containers
+ * counted are `spec.containers` plus the restartable init containers (native sidecars); one
+ * without a request fails the metric ("missing request for cpu in container X of Pod Y") and the
+ * HPA does not scale on it. Older controllers read `spec.containers` only (a native sidecar was
+ * then not counted), and a pod-level request (`spec.resources`, PodLevelResources) is used in place
+ * of the containers' where the gate is on: so a warning, naming the containers. @internal
+ */
+export function checkAutoscalerRequests(hpa: Json, workloads: readonly WorkloadOfApp[]): string[] {
+  if (!hpa || hpa.kind !== 'HorizontalPodAutoscaler' || typeof hpa.spec !== 'object' || hpa.spec === null) return [];
+  const ref = hpa.spec.scaleTargetRef;
+  if (!ref || typeof ref !== 'object') return [];
+  const resources: string[] = [];
+  if (typeof hpa.spec.targetCPUUtilizationPercentage === 'number') resources.push('cpu');
+  for (const m of Array.isArray(hpa.spec.metrics) ? hpa.spec.metrics : []) {
+    if (m?.type === 'Resource' && typeof m.resource?.name === 'string' && m.resource.target?.type === 'Utilization' && !resources.includes(m.resource.name)) {
+      resources.push(m.resource.name);
+    }
+  }
+  if (resources.length === 0) return [];
+  const ns = hpa.metadata?.namespace ?? '';
+  const out: string[] = [];
+  for (const w of workloads) {
+    const m = w.manifest;
+    if (m?.kind !== ref.kind || m?.metadata?.name !== ref.name || (m?.metadata?.namespace ?? '') !== ns) continue;
+    const template = podTemplateOfCopy(m);
+    if (!template) continue;
+    const spec = template.spec ?? {};
+    const natives: Json[] = Array.isArray(spec.initContainers) ? spec.initContainers.filter((c: Json) => c && c.restartPolicy === 'Always') : [];
+    const counted: Json[] = [...(Array.isArray(spec.containers) ? spec.containers : []), ...natives];
+    for (const resource of resources) {
+      if (spec.resources?.requests?.[resource] !== undefined) continue; // a pod-level request
+      const missing = counted.filter(c => c && c.resources?.requests?.[resource] === undefined);
+      if (missing.length === 0) continue;
+      const names = missing.map(c => `'${c.name}'${natives.includes(c) ? ' (native sidecar)' : ''}`).join(', ');
+      out.push(
+        `HorizontalPodAutoscaler '${hpa.metadata?.name ?? '?'}' scales '${w.path}' on ${resource} utilization, but container(s) ${names} of its pod ` +
+        `have no ${resource} request: the HPA controller sums the requests of every container and native sidecar and fails the metric ` +
+        `("missing request for ${resource} in container ...", replica_calculator.go calculatePodRequests), so it does not scale on it. ` +
+        `Give each of them resources.requests.${resource} (WithSidecar: resources).`,
+      );
+    }
   }
   return out;
 }

@@ -1,9 +1,11 @@
 import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { SUPPORTED_KINDS, controllerVolumesOf, describeObject, podTemplateOf } from './engine/pod-template';
-import { checkPodSpec } from './engine/rules';
+import { checkJobPodFailurePolicy, checkPodSpec } from './engine/rules';
+import { WorkloadOfApp, checkAutoscalerRequests, checkServiceTargetPorts } from './known-bugs';
 import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
 import { formatVersion } from './target';
+import { printWarnings, recordWarnings } from './warnings';
 
 /**
  * The release-aware checks the constructs run on the workloads they touch (the API server's
@@ -39,7 +41,12 @@ export class SidecarValidation {
           return [(e as Error).message];
         }
         const errors: string[] = [];
+        const workloads: WorkloadOfApp[] = [];
+        const services: ApiObject[] = [];
+        const autoscalers: ApiObject[] = [];
         for (const obj of scope.node.findAll()) {
+          if (ApiObject.isApiObject(obj) && obj.kind === 'Service' && obj.apiVersion === 'v1') services.push(obj);
+          if (ApiObject.isApiObject(obj) && obj.kind === 'HorizontalPodAutoscaler' && obj.apiVersion.startsWith('autoscaling/')) autoscalers.push(obj);
           if (!ApiObject.isApiObject(obj) || !SUPPORTED_KINDS.includes(obj.kind)) continue;
           let manifest: any;
           try {
@@ -52,11 +59,37 @@ export class SidecarValidation {
             errors.push(`${obj.node.path}: ${message}`);
             continue;
           }
+          workloads.push({ path: obj.node.path, manifest });
           const problems = checkManifest(manifest, target.version.minor, target.gate);
           const hint = problems.length > 0 ? pinnedHint(obj, formatVersion(target.version)) : '';
           for (const problem of problems) {
             errors.push(`${who}, Kubernetes ${formatVersion(target.version)}: ${obj.node.path}: ${problem}${hint}`);
           }
+        }
+        // The app's Services against the pods they select (src/known-bugs.ts checkServiceTargetPorts).
+        for (const svc of services) {
+          let found;
+          try {
+            found = checkServiceTargetPorts(svc.toJson(), workloads, target.version.minor);
+          } catch {
+            continue; // a Service that cannot render reports its own error
+          }
+          for (const e of found.errors) errors.push(`${who}, Kubernetes ${formatVersion(target.version)}: ${svc.node.path}: ${e}`);
+          const warnings = found.warnings.map(w => `${svc.node.path}: ${w}`);
+          recordWarnings(svc, warnings);
+          printWarnings(svc.node.root, warnings);
+        }
+        // The app's HPAs against the requests of the pods they scale.
+        for (const hpa of autoscalers) {
+          let found: string[];
+          try {
+            found = checkAutoscalerRequests(hpa.toJson(), workloads);
+          } catch {
+            continue;
+          }
+          const warnings = found.map(w => `${hpa.node.path}: ${w}`);
+          recordWarnings(hpa, warnings);
+          printWarnings(hpa.node.root, warnings);
         }
         return errors;
       },
@@ -124,5 +157,9 @@ function checkManifest(manifest: any, minor: number, gate: boolean): string[] {
   const template = podTemplateOf(structuredClone(manifest));
   if (!template) return [];
   const context = { kind: manifest.kind, controllerVolumes: controllerVolumesOf(manifest) };
-  return checkPodSpec(template.spec, { minor, gate }, describeObject(manifest), context);
+  return [
+    ...checkPodSpec(template.spec, { minor, gate }, describeObject(manifest), context),
+    // the error half only: this list is of problems that fail synthesis
+    ...checkJobPodFailurePolicy(manifest, describeObject(manifest)).errors,
+  ];
 }

@@ -18,7 +18,8 @@ const WARNINGS = Symbol.for('cdk8s-sidecars.warnings');
 export class SidecarWarnings {
   /**
    * The warnings of the latest synthesis (or validation) of every workload inside `scope` that
-   * has a sidecar, in construct-tree order. Empty before the first synthesis.
+   * has a sidecar, and of every Service and HorizontalPodAutoscaler that SidecarValidation checked, in construct-tree
+   * order. Empty before the first synthesis.
    *
    * @example
    * app.synth();

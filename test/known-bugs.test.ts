@@ -18,6 +18,9 @@ import { APP_CONTAINER, kplusWorkload, manifestOf, newChart, podSpecOf, withEnv 
 const ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
 const v = (raw: string) => parseKubernetesVersion(raw)!;
 const bug = (issue: string) => KNOWN_KUBERNETES_BUGS.find(b => b.issue === issue)!;
+/** The table with one bug only: what a test of another bug's check must not see. */
+const only = (issue: string) => [bug(issue)];
+const issueOf = (warning: string) => /has (kubernetes#\d+) /.exec(warning)?.[1];
 const ENDPOINT = 'otel-gateway.observability:4317';
 
 describe('which releases have which bug', () => {
@@ -36,6 +39,20 @@ describe('which releases have which bug', () => {
     expect(hasBug(bug('kubernetes#132826'), v(raw as string))).toBe(b132826);
   });
 
+  // kubernetes#123323, from the release notes: v1.28.8 (#123710), v1.29.3 (#123709), v1.30.0 (#123323).
+  // kubernetes#126543: v1.29.9 (#127214), v1.30.5 (#127213), v1.31.1 (#127212), v1.32.0 (#126543); a 1.29 regression.
+  test.each([
+    ['1.27.16', false, false],
+    ['1.28.7', true, false], ['1.28.8', false, false], ['1.28', undefined, false],
+    ['1.29.2', true, true], ['1.29.3', false, true], ['1.29.8', false, true], ['1.29.9', false, false], ['1.29', undefined, undefined],
+    ['1.30.0', false, true], ['1.30.4', false, true], ['1.30.5', false, false],
+    ['1.31.0', false, true], ['1.31.1', false, false], ['1.31', false, undefined],
+    ['1.32.0', false, false], ['1.32', false, false], ['1.35.1', false, false],
+  ])('%s (kubernetes#123323, kubernetes#126543)', (raw, b123323, b126543) => {
+    expect(hasBug(bug('kubernetes#123323'), v(raw as string))).toBe(b123323);
+    expect(hasBug(bug('kubernetes#126543'), v(raw as string))).toBe(b126543);
+  });
+
   test('every entry names its issue, the fix, the fixed versions and where they were read', () => {
     for (const b of KNOWN_KUBERNETES_BUGS) {
       expect(b.issue).toMatch(/^kubernetes#\d+$/);
@@ -51,12 +68,12 @@ describe('which emitted pods a bug hits', () => {
 
   test('kubernetes#125880: only a native sidecar with another native sidecar after it', () => {
     const at = v('1.30.1');
-    expect(findKnownBugs('w', { initContainers: [sidecar('log-agent')], containers: [{ name: 'app' }] }, at)).toEqual([]);
+    expect(findKnownBugs('w', { initContainers: [sidecar('log-agent')], containers: [{ name: 'app' }] }, at, only('kubernetes#125880'))).toEqual([]);
     // An ordinary init container after the only native sidecar: nobody waits for it
     // (kuberuntime_termination_order.go: a sidecar waits for the main containers and the NEXT
     // restartable init container only), so the old check's warning was wrong.
-    expect(findKnownBugs('w', { initContainers: [sidecar('log-agent'), { name: 'migrate' }], containers: [{ name: 'app' }] }, at)).toEqual([]);
-    const hit = findKnownBugs('w', { initContainers: [sidecar('log-agent'), { name: 'migrate' }, sidecar('tracer')], containers: [], terminationGracePeriodSeconds: 47 }, at);
+    expect(findKnownBugs('w', { initContainers: [sidecar('log-agent'), { name: 'migrate' }], containers: [{ name: 'app' }] }, at, only('kubernetes#125880'))).toEqual([]);
+    const hit = findKnownBugs('w', { initContainers: [sidecar('log-agent'), { name: 'migrate' }, sidecar('tracer')], containers: [], terminationGracePeriodSeconds: 47 }, at, only('kubernetes#125880'));
     expect(hit).toHaveLength(1);
     expect(hit[0].message).toBe(
       "w: Kubernetes 1.30.1 has kubernetes#125880 (fixed in 1.29.8, 1.30.4, 1.31.0 by kubernetes#125935): native sidecar 'log-agent' " +
@@ -66,7 +83,7 @@ describe('which emitted pods a bug hits', () => {
       "or give at most one sidecar of the pod the native layout (mode: SidecarMode.LEGACY on the library's others).",
     );
     // A regular init container BEFORE the only native sidecar does not count.
-    expect(findKnownBugs('w', { initContainers: [{ name: 'tools' }, sidecar('log-agent')] }, at)).toEqual([]);
+    expect(findKnownBugs('w', { initContainers: [{ name: 'tools' }, sidecar('log-agent')] }, at, only('kubernetes#125880'))).toEqual([]);
   });
 
   test('kubernetes#132826: only restartPolicy Never with a native sidecar that has a startupProbe', () => {
@@ -77,6 +94,37 @@ describe('which emitted pods a bug hits', () => {
     expect(findKnownBugs('w', pod(undefined, [sidecar('log-agent')]), at)).toEqual([]);
     expect(findKnownBugs('w', pod('Never', [sidecar('log-agent', { startupProbe: undefined })]), at)).toEqual([]);
     expect(findKnownBugs('w', pod('Never', [{ name: 'plain-init', startupProbe: undefined }]), at)).toEqual([]);
+  });
+
+  test('kubernetes#123323: a native sidecar in a pod with restartPolicy Never or OnFailure (not Always, not a legacy sidecar)', () => {
+    const at = v('1.29.2');
+    const pod = (restartPolicy: string | undefined, init: object[]) => ({ restartPolicy, initContainers: init, containers: [{ name: 'app' }] });
+    const t = only('kubernetes#123323');
+    expect(findKnownBugs('w', pod('Never', [sidecar('log-agent')]), at, t).map(f => f.issue)).toEqual(['kubernetes#123323']);
+    const [f] = findKnownBugs('w', pod('OnFailure', [{ name: 'tools' }, sidecar('log-agent'), sidecar('tracer')]), at, t);
+    expect(f.message).toBe(
+      'w: Kubernetes 1.29.2 has kubernetes#123323 (fixed in 1.28.8, 1.29.3, 1.30.0 by kubernetes#123323): the pod has restartPolicy OnFailure and ' +
+      "native sidecar(s) 'log-agent', 'tracer'; once one of them exits (a crash, an OOM kill), the kubelet restarts it but its status stays at the " +
+      'first termination (the status update is refused), so kubectl, controllers and probes see it terminated while it runs. To avoid it, upgrade ' +
+      'the cluster to 1.29.3 or later, or use restartPolicy: Always where the workload allows it (a Job does not).',
+    );
+    expect(findKnownBugs('w', pod('Always', [sidecar('log-agent')]), at, t)).toEqual([]);
+    expect(findKnownBugs('w', pod(undefined, [sidecar('log-agent')]), at, t)).toEqual([]);
+    expect(findKnownBugs('w', pod('Never', [{ name: 'plain-init' }]), at, t)).toEqual([]);
+  });
+
+  test('kubernetes#126543: any native sidecar; a plain init container alone is not this bug', () => {
+    const t = only('kubernetes#126543');
+    const pod = (init: object[]) => ({ initContainers: init, containers: [{ name: 'app' }] });
+    const [f] = findKnownBugs('w', pod([{ name: 'tools' }, sidecar('log-agent')]), v('1.31.0'), t);
+    expect(f.message).toBe(
+      'w: Kubernetes 1.31.0 has kubernetes#126543 (fixed in 1.29.9, 1.30.5, 1.31.1, 1.32.0 by kubernetes#126543): if the container runtime fails ' +
+      "to start native sidecar(s) 'log-agent' once (a transient runtime or image error), the kubelet never tries again: the container stays in " +
+      'Created and the pod stays in Init until it is deleted. To avoid it, upgrade the cluster to 1.31.1 or later, or use the legacy layout ' +
+      '(mode: SidecarMode.LEGACY), whose sidecars are ordinary containers.',
+    );
+    expect(findKnownBugs('w', pod([{ name: 'tools' }]), v('1.31.0'), t)).toEqual([]);
+    expect(findKnownBugs('w', { containers: [{ name: 'app' }, { name: 'log-agent' }] }, v('1.31.0'), t)).toEqual([]);
   });
 
   test('for a release line that never got the fix, the advice names the next line', () => {
@@ -129,14 +177,15 @@ describe('warnings on synthesized apps', () => {
     // the native sidecars, in order (a plain init container such as sidecar-tools is not one)
     const init = podSpecOf(manifest).initContainers.filter((c: any) => c.restartPolicy === 'Always').map((c: any) => c.name);
     const warnings = SidecarWarnings.of(app);
-    expect(warnings).toHaveLength(1);
+    // 1.29.3 also has kubernetes#126543 (any native sidecar; fixed in 1.29.9), after it in the table
+    expect(warnings.map(issueOf)).toEqual(['kubernetes#125880', 'kubernetes#126543']);
     expect(warnings[0]).toMatch(new RegExp(
       `^'test/web/Resource' \\(Deployment '${manifest.metadata.name}'\\): Kubernetes 1\\.29\\.3 has kubernetes#125880 .*native sidecar '${init[0]}' ` +
       `has another native sidecar after it \\('${init[1]}'\\).*upgrade the cluster to 1\\.29\\.8 or later`,
     ));
-    expect(printed()).toEqual([`[cdk8s-sidecars] WARNING: ${warnings[0]}\n`]);
+    expect(printed()).toEqual(warnings.map(w => `[cdk8s-sidecars] WARNING: ${w}\n`));
     Testing.synth(chart);
-    expect(printed()).toHaveLength(1); // once per app: not again for a second synthesis, nor per render
+    expect(printed()).toHaveLength(2); // once per app: not again for a second synthesis, nor per render
     expect(SidecarWarnings.of(chart)).toEqual(warnings);
   }));
 
@@ -145,15 +194,15 @@ describe('warnings on synthesized apps', () => {
     new Chart(app, 'second');
     new Chart(app, 'third');
     app.synthYaml();
-    expect(SidecarWarnings.of(app)).toHaveLength(1);
-    expect(printed()).toEqual([`[cdk8s-sidecars] WARNING: ${SidecarWarnings.of(chart)[0]}\n`]);
+    expect(SidecarWarnings.of(app)).toHaveLength(2);
+    expect(printed()).toEqual(SidecarWarnings.of(chart).map(w => `[cdk8s-sidecars] WARNING: ${w}\n`));
   }));
 
-  test('the fixed patch (1.29.8), the bare minor (1.29) and the legacy layout give no warning', () => withEnv(ENV, undefined, () => {
-    for (const version of ['1.29.8', '1.29']) {
+  test('the fixed patch (1.29.8; 1.29.9 for kubernetes#126543), the bare minor (1.29) and the legacy layout give no warning', () => withEnv(ENV, undefined, () => {
+    for (const [version, issues] of [['1.29.8', ['kubernetes#126543']], ['1.29.9', []], ['1.29', []]] as const) {
       const { app, chart } = deploymentWithTwo(version);
       Testing.synth(chart);
-      expect(SidecarWarnings.of(app)).toEqual([]);
+      expect(SidecarWarnings.of(app).map(issueOf)).toEqual(issues);
     }
     const { app, chart } = newChart();
     const workload = kplusWorkload(chart, 'Deployment');
@@ -161,7 +210,8 @@ describe('warnings on synthesized apps', () => {
     new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.29.3', mode: SidecarMode.LEGACY });
     Testing.synth(chart);
     expect(SidecarWarnings.of(app)).toEqual([]);
-    expect(printed()).toEqual([]);
+    // only the 1.29.8 app's kubernetes#126543 was printed
+    expect(printed().map(issueOf)).toEqual(['kubernetes#126543']);
   }));
 
   test('a Job (restartPolicy Never) on 1.33.5 gets kubernetes#132826; on 1.33.6 or with OnFailure it does not', () => withEnv(ENV, undefined, () => {
@@ -197,7 +247,7 @@ describe('warnings on synthesized apps', () => {
       new WithLogAgent(chart, 'logs', { workload });
       new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT });
       app.synth();
-      expect(SidecarWarnings.of(app).map(w => /has (kubernetes#\d+)/.exec(w)![1])).toEqual(['kubernetes#125880']);
+      expect(SidecarWarnings.of(app).map(w => /has (kubernetes#\d+)/.exec(w)![1])).toEqual(['kubernetes#125880', 'kubernetes#126543']);
     });
     withEnv(ENV, undefined, () => {
       const { app, chart } = newChart();
@@ -231,7 +281,8 @@ describe('warnings on synthesized apps', () => {
     new WithLogAgent(chart, 'logs', { workload: rawWithInit(chart, [{ name: 'migrate', image: 'ghcr.io/example/migrate:1' }], 'Job'), kubernetesVersion: 'v1.29.1' });
     const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Job'));
     expect(spec.initContainers.map((c: any) => c.name)).toEqual(['log-agent', 'migrate']);
-    expect(SidecarWarnings.of(app)).toEqual([]);
+    // (1.29.1 with OnFailure has kubernetes#123323 and kubernetes#126543: their own tests are above)
+    expect(SidecarWarnings.of(app).map(issueOf)).toEqual(['kubernetes#123323', 'kubernetes#126543']);
   }));
 
   test('a mesh proxy declared with WithMeshProxy counts (issue 27 point 6): istio-proxy, then log-agent, on 1.29.3', () => withEnv(ENV, undefined, () => {
@@ -244,16 +295,17 @@ describe('warnings on synthesized apps', () => {
     const manifest = manifestOf(Testing.synth(chart), 'Deployment');
     // THEN the marker lists both, and Istio puts its proxy before ours (SIDECARS.md §5): ours is the one after it
     expect(manifest.spec.template.metadata.annotations['sidecars.cdk8s.io/native-sidecars']).toBe('istio-proxy,log-agent');
-    expect(SidecarWarnings.of(app)).toEqual([expect.stringContaining(
+    // (1.29.3 also has kubernetes#126543, which any native sidecar gets: its own test is above)
+    expect(SidecarWarnings.of(app).filter(w => issueOf(w) === 'kubernetes#125880')).toEqual([expect.stringContaining(
       "Kubernetes 1.29.3 has kubernetes#125880 (fixed in 1.29.8, 1.30.4, 1.31.0 by kubernetes#125935): native sidecar 'istio-proxy' has another native sidecar after it ('log-agent')",
     )]);
-    // and with the fix (1.29.8), none
+    // and with the fix (1.29.8), no kubernetes#125880
     const fixed = newChart();
     const w2 = kplusWorkload(fixed.chart, 'Deployment');
     new WithLogAgent(fixed.chart, 'logs', { workload: w2, kubernetesVersion: '1.29.8' });
     new WithMeshProxy(fixed.chart, 'mesh', { workload: w2, mesh: Mesh.ISTIO, kubernetesVersion: '1.29.8' });
     Testing.synth(fixed.chart);
-    expect(SidecarWarnings.of(fixed.app)).toEqual([]);
+    expect(SidecarWarnings.of(fixed.app).map(issueOf)).toEqual(['kubernetes#126543']);
   }));
 
   test('two native sidecars (ours, then the user\'s): kubernetes#125880 names ours', () => withEnv(ENV, undefined, () => {
@@ -263,6 +315,6 @@ describe('warnings on synthesized apps', () => {
       workload: rawWithInit(chart, [{ name: 'migrate', image: 'ghcr.io/example/migrate:1' }, mesh]), kubernetesVersion: 'v1.29.1', userSidecarStopTime: Duration.seconds(3),
     });
     Testing.synth(chart);
-    expect(SidecarWarnings.of(app)).toEqual([expect.stringContaining("native sidecar 'log-agent' has another native sidecar after it ('mesh')")]);
+    expect(SidecarWarnings.of(app).filter(w => issueOf(w) === 'kubernetes#125880')).toEqual([expect.stringContaining("native sidecar 'log-agent' has another native sidecar after it ('mesh')")]);
   }));
 });

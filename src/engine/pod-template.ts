@@ -7,7 +7,7 @@
  * rules on the result.
  */
 import { InjectedProxy, NATIVE_SIDECARS_ANNOTATION, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
-import { DNS1123_LABEL_MAX_LENGTH, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
+import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
 import { TOOLS, lifecycleFor, planGrace, sidecarPrograms, toolsInitContainer, toolsVolume, watchesApp } from './shutdown';
 import { EngineTarget, Json, SidecarSpec } from './spec';
 import { compareCodePoints, setOwn, sortedKeys } from '../private/order';
@@ -292,6 +292,8 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // A sidecar's name used twice is reported above, with its cause (checkCollisions): once.
   const namesReported = graceCheckedContainers;
   errors.push(...checkPodSpec(spec, target, where, { kind: manifest.kind, controllerVolumes, graceCheckedContainers, namesReported }));
+  // A Job's podFailurePolicy that the native sidecars' teardown exit codes match (its warnings: src/binding.ts).
+  errors.push(...checkJobPodFailurePolicy(manifest, where).errors);
   // Keep cdk8s' alphabetical key order for the objects the engine added keys to.
   reorderInPlace(template.metadata);
   reorderInPlace(spec);

@@ -356,3 +356,66 @@ export function checkPodSpec(spec: Json, target: RuleTarget, where: string, cont
   };
   return POD_SPEC_RULES.flatMap(rule => rule.check(pod));
 }
+
+/**
+ * The exit codes a native sidecar has when the pod is torn down: 143 (128 + SIGTERM, the usual
+ * graceful stop) and 137 (128 + SIGKILL, at the end of the grace period).
+ */
+export const SIDECAR_TEARDOWN_EXIT_CODES: readonly number[] = [137, 143];
+
+/** What `checkJobPodFailurePolicy` found: errors (the Job fails for nothing) and warnings. */
+export interface JobRuleFindings {
+  readonly errors: string[];
+  readonly warnings: string[];
+}
+
+/**
+ * A Job's (or a CronJob's job template's) `podFailurePolicy` rules with `onExitCodes` and no
+ * `containerName`, on a pod with native sidecars.
+ *
+ * Source: kubernetes/kubernetes `pkg/controller/job/pod_failure_policy.go` (read at commit
+ * 2b02db1be88b): `matchOnExitCodes` looks at `ContainerStatuses`, then at
+ * `InitContainerStatuses`; `getMatchingContainerFromList` takes every terminated container with a
+ * non-zero exit code when `requirement.ContainerName == nil`, native sidecars included; and
+ * `isOnExitCodesOperatorMatching` is `In` (the code is one of the values) or `NotIn` (it is none
+ * of them). When the app fails, the sidecars are stopped with SIGTERM (143) or SIGKILL (137), and
+ * such a rule then matches the sidecar's code: an error when the operator and values match 137 or
+ * 143 (the rule's action is taken for the teardown, not for the app's failure), a warning otherwise
+ * (a sidecar that crashes with one of the rule's codes is taken as the app's failure).
+ */
+export function checkJobPodFailurePolicy(manifest: Json, where: string): JobRuleFindings {
+  const none = { errors: [], warnings: [] };
+  if (manifest === null || typeof manifest !== 'object') return none;
+  const jobSpec = manifest.kind === 'Job' ? manifest.spec : manifest.kind === 'CronJob' ? manifest.spec?.jobTemplate?.spec : undefined;
+  const field = manifest.kind === 'CronJob' ? 'spec.jobTemplate.spec.podFailurePolicy' : 'spec.podFailurePolicy';
+  const rules = jobSpec?.podFailurePolicy?.rules;
+  if (!Array.isArray(rules)) return none;
+  const init = jobSpec?.template?.spec?.initContainers;
+  const natives: string[] = Array.isArray(init) ? init.filter((c: Json) => c && c.restartPolicy === 'Always').map((c: Json) => String(c.name)) : [];
+  if (natives.length === 0) return none;
+  const containers = jobSpec?.template?.spec?.containers;
+  const apps: string[] = Array.isArray(containers) ? containers.filter((c: Json) => c && typeof c.name === 'string').map((c: Json) => c.name) : [];
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  rules.forEach((rule: Json, i: number) => {
+    const req = rule?.onExitCodes;
+    if (!req || typeof req !== 'object' || (req.containerName !== undefined && req.containerName !== null)) return;
+    const values: unknown[] = Array.isArray(req.values) ? req.values : [];
+    const matching = SIDECAR_TEARDOWN_EXIT_CODES.filter(code =>
+      req.operator === 'In' ? values.includes(code) : req.operator === 'NotIn' ? !values.includes(code) : false);
+    const fix = `Set ${field}.rules[${i}].onExitCodes.containerName to the app container` +
+      (apps.length > 0 ? ` (${apps.map(n => `'${n}'`).join(', ')}; one rule per container)` : '') +
+      ', so that the sidecars\' exit codes are not matched.';
+    const rule0 = `${where}: ${field}.rules[${i}] (action ${JSON.stringify(rule.action)}, onExitCodes ${JSON.stringify(req.operator)} ${JSON.stringify(values)}) ` +
+      'has no containerName, so the Job controller matches it against every container of a failed pod, native sidecars ' +
+      `${natives.map(n => `'${n}'`).join(', ')} included (pod_failure_policy.go getMatchingContainerFromList)`;
+    if (matching.length > 0) {
+      errors.push(`${rule0}; when the app fails, the sidecars are stopped and exit with ${matching.join(' or ')} ` +
+        `(${matching.map(c => (c === 137 ? 'SIGKILL' : 'SIGTERM')).join(', ')}), which this rule matches: its action is taken for the teardown, ` +
+        `not for the app's exit code. ${fix}`);
+    } else {
+      warnings.push(`${rule0}; a sidecar that crashes with one of these codes is taken as the app's failure. ${fix}`);
+    }
+  });
+  return { errors, warnings };
+}
