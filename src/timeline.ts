@@ -124,7 +124,11 @@ export class SidecarTimeline {
         'Attach one (WithLogAgent, WithEnvoy, WithTracer, ...), or read any manifest with SidecarTimeline.ofManifest(manifest, options).',
       );
     }
-    const manifest = obj.toJson();
+    // The manifest as toJson() emits it, with the plan the binding placed the sidecars by: the
+    // app's budget is the one the binding used (inferred from the manifest where no prop says it).
+    const rendered = binding.render();
+    if (rendered.errors.length > 0) throw new Error(`cdk8s-sidecars: ${rendered.errors.join('\n')}`);
+    const manifest = rendered.manifest;
     const { specs, injected, minor, gate } = binding.sidecarSpecs();
     const stopSeconds: Record<string, number> = {};
     for (const s of specs) stopSeconds[s.container.name] = s.shutdown.stopSeconds;
@@ -135,12 +139,13 @@ export class SidecarTimeline {
       if (c.restartPolicy === 'Always' && stopSeconds[c.name] === undefined && users !== undefined) stopSeconds[c.name] = users;
     }
     const legacySidecars = specs.filter(s => s.layout === 'LEGACY').map(s => s.container.name as string);
-    const app = Math.max(appShutdownOf(specs), ...injected.map(p => p.appShutdownSeconds));
+    const plan = rendered.grace;
+    const app = plan?.appShutdownSeconds ?? Math.max(appShutdownOf(specs), ...injected.map(p => p.appShutdownSeconds));
     const t = computeTimeline(manifest, {
       target: { minor, gate }, legacySidecars, stopSeconds, appShutdownSeconds: app, quickInit: [TOOLS.containerName],
     });
     const notes = injected.length > 0 ? [`the ${injected.map(p => p.mesh).join(', ')} proxy is injected at admission and not shown`] : [];
-    return new SidecarTimeline(t, minor, gate, notes);
+    return new SidecarTimeline(t, minor, gate, notes, plan?.budgetSource ?? `appShutdownTime ${app}s`, app);
   }
 
   /**
@@ -185,7 +190,8 @@ export class SidecarTimeline {
     const t = computeTimeline(manifest as Json, {
       target: { minor: version.minor, gate }, legacySidecars: options.legacySidecars ?? [], stopSeconds, appShutdownSeconds: app,
     });
-    return new SidecarTimeline(t, version.minor, gate, []);
+    const source = options.appShutdownTime === undefined ? `appShutdownTime ${app}s (the default of SidecarTimelineOptions)` : `appShutdownTime ${app}s (given)`;
+    return new SidecarTimeline(t, version.minor, gate, [], source, app);
   }
 
   /**
@@ -236,8 +242,21 @@ export class SidecarTimeline {
   public readonly requests: TimelineRequests;
   /** What the manifest did not say and the timeline assumed. */
   public readonly assumptions: string[];
+  /**
+   * The app containers' time from SIGTERM to their exit, as the timeline counts it (after their
+   * own `preStop` hook, where its duration can be read).
+   */
+  public readonly appShutdownSeconds: number;
+  /**
+   * Where the app's budget comes from, in words: `appShutdownTime` (given, or the default), or,
+   * for `SidecarTimeline.of`, what the sidecars' binding inferred from the manifest (an explicit
+   * `terminationGracePeriodSeconds` below the sidecars' need, or an app `preStop` hook whose
+   * duration cannot be read, taken as the app's own budget: docs/target.md, "Inferred from the
+   * manifest").
+   */
+  public readonly budgetSource: string;
 
-  private constructor(t: Timeline, minor: number, gate: boolean, notes: string[]) {
+  private constructor(t: Timeline, minor: number, gate: boolean, notes: string[], budgetSource: string, appShutdownSeconds: number) {
     this.workload = t.workload;
     this.kubernetesVersion = `1.${minor}`;
     this.orderedTermination = capabilities(minor, gate).orderedTermination;
@@ -262,6 +281,8 @@ export class SidecarTimeline {
       effectiveMemoryBytes: r.effective.memoryBytes,
     };
     this.assumptions = [...t.assumptions, ...notes];
+    this.budgetSource = budgetSource;
+    this.appShutdownSeconds = appShutdownSeconds;
   }
 
   /** The whole timeline as a human-readable table (several lines). */
@@ -277,6 +298,7 @@ export class SidecarTimeline {
     out.push(`stop (seconds from the pod's termination; ${grace}): the app exits at ${fmt(this.appExitSeconds)} s, ` +
       `the last sidecar gets SIGTERM ${fmt(this.sidecarSigtermAfterAppSeconds)} s after it, the pod is gone at ${fmt(this.endSeconds)} s`);
     out.push(indent(stopTable(this.termination)));
+    out.push(`app budget: ${fmt(this.appShutdownSeconds)} s from SIGTERM to exit; ${this.budgetSource}`);
     if (this.completes) {
       out.push(this.completionSeconds === undefined
         ? 'completion: never by itself (a legacy sidecar outlives the app)'

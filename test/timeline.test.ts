@@ -11,7 +11,7 @@ import * as fc from 'fast-check';
 import { LogAgent, SidecarMode, SidecarTimeline, WithLogAgent, WithTracer } from '../src';
 import { Scenario, buildScenario, inScenarioEnv, scenarioArb } from './util/arbitraries';
 import { kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
-import { appShutdown, orderedFacts, userSidecarStop } from './util/invariants';
+import { appTimeOf, orderedFacts, userSidecarStop } from './util/invariants';
 import { Behaviour, Simulation, simulateTermination } from './util/kubelet-termination';
 
 const ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
@@ -108,7 +108,10 @@ function timelineViolations(s: Scenario): string[] {
   const spec = podSpecOf(workload);
   const t = inScenarioEnv(s, () => SidecarTimeline.of(built.apiObject));
   const facts = orderedFacts(s, workload.metadata.name);
-  const app = appShutdown(facts);
+  // the app: appShutdownTime, or the budget inferred from the manifest (docs/target.md), by the
+  // invariants' own rule on the workload without sidecars
+  const baseline = inScenarioEnv(s, () => Testing.synth(buildScenario(s, { withSidecars: false }).chart)).find(m => m.kind === s.workload.kind);
+  const app = appTimeOf(s, baseline);
   const stops = new Map(facts.map(f => [f.name, f.stopSeconds]));
   const userStop = userSidecarStop(facts);
   const natives = new Set((spec.initContainers ?? []).filter((c: any) => c.restartPolicy === 'Always').map((c: any) => c.name));
@@ -271,5 +274,78 @@ describe('SidecarTimeline.of', () => {
     // Fluent Bit, stdout: Grace 5 + exit 1 = 6 s after its turn at the app's 10 s
     expect(t.termination.find(e => e.name === 'log-agent')).toMatchObject({ turnSeconds: 10, sigtermSeconds: 10, exitSeconds: 16 });
     expect(SidecarTimeline.ofAll(app).map(x => x.workload)).toEqual([t.workload]);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// The app's budget inferred from the manifest (issue 27's inference, shown by the timeline)
+// ---------------------------------------------------------------------------
+
+describe('SidecarTimeline.of: the app\'s budget the binding inferred from the manifest', () => {
+  /**
+   * A vendor-shaped Deployment (an ApiObject, as `Include` brings one in): its own explicit
+   * `terminationGracePeriodSeconds: 30`, which is below what its sidecars need (a log agent and a
+   * tracer draining 25 s, behind an app of the default 10 s), and no `appShutdownTime` given. The
+   * documented rule (docs/target.md, "Inferred from the manifest") makes the vendor's 30 s the
+   * app's own budget, the sidecars' time on top; the expectations come from the simulated kubelet
+   * (test/util/kubelet-termination.ts) on the synthesized pod, with the app taking its 30 s.
+   */
+  function vendorWorkload(version: string) {
+    const { chart } = newChart();
+    const dep = new ApiObject(chart, 'shop', {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'shop' },
+      spec: {
+        selector: { matchLabels: { app: 'shop' } },
+        template: {
+          metadata: { labels: { app: 'shop' } },
+          spec: {
+            terminationGracePeriodSeconds: 30,
+            containers: [{ name: 'server', image: 'vendor.example.com/shop:2.1.0', ports: [{ name: 'http', containerPort: 8080 }] }],
+          },
+        },
+      },
+    });
+    new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: version });
+    new WithTracer(chart, 'tracer', { workload: dep, kubernetesVersion: version, exporterEndpoint: ENDPOINT, drainTime: Duration.seconds(25) });
+    const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
+    return { dep, spec };
+  }
+
+  test.each(['1.29', '1.30', '1.33'])('on %s: the app\'s budget, SIGTERM and SIGKILL times equal the simulated kubelet\'s', (version) => {
+    const { dep, spec } = vendorWorkload(version);
+    const t = SidecarTimeline.of(dep);
+    // the binding raised the vendor's grace (it is the pod's grace the timeline and the kubelet read)
+    expect(spec.terminationGracePeriodSeconds).toBeGreaterThan(30);
+    expect(t.graceSeconds).toBe(spec.terminationGracePeriodSeconds);
+    // the app takes the vendor's 30 s; the sidecars, what the timeline counts for each (their
+    // stop models are checked against the agents' code elsewhere)
+    const sidecarStop = new Map(t.termination.filter(e => e.role !== 'app').map(e => [e.name, e.exitSeconds - e.sigtermSeconds]));
+    const behaviour = (name: string): Behaviour => ({ exitAfterSigterm: sidecarStop.get(name) ?? 30 });
+    const sim = simulateTermination({ spec, minor: Number(version.split('.')[1]), behaviour });
+    const server = sim.containers.get('server')!;
+    expect(t.termination.find(e => e.name === 'server')).toMatchObject({ sigtermSeconds: server.sigterm, sigkillSeconds: server.deadline, exitSeconds: 30, killed: false });
+    expect(t.appExitSeconds).toBe(30);
+    for (const e of t.termination) {
+      const s = sim.containers.get(e.name)!;
+      expect([e.name, e.sigtermSeconds, e.sigkillSeconds, e.exitSeconds, e.killed, e.early])
+        .toEqual([e.name, s.sigterm, s.deadline, s.exit, s.killed, s.early]);
+    }
+    expect(t.endSeconds).toBe(sim.end);
+    expect(t.appShutdownSeconds).toBe(30);
+    // and the reason is shown
+    expect(t.budgetSource).toMatch(/^inferred from the manifest: no appShutdownTime given, so the workload's terminationGracePeriodSeconds 30s is the app's own budget/);
+    expect(t.toTable()).toContain(`app budget: 30 s from SIGTERM to exit; ${t.budgetSource}`);
+  });
+
+  test('with appShutdownTime given (and a grace that fits), the timeline says so and keeps it', () => {
+    const { chart } = newChart();
+    const dep = new kplus.Deployment(chart, 'web', { containers: [{ image: 'x:1', portNumber: 8080 }] });
+    new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: '1.30', appShutdownTime: Duration.seconds(7) });
+    const t = SidecarTimeline.of(dep);
+    expect(t.appShutdownSeconds).toBe(7);
+    expect(t.budgetSource).toBe('appShutdownTime 7s');
+    expect(t.termination.find(e => e.role === 'app')?.exitSeconds).toBe(7);
   });
 });

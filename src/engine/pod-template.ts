@@ -8,7 +8,7 @@
  */
 import { InjectedProxy, NATIVE_SIDECARS_ANNOTATION, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
 import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
-import { TOOLS, lifecycleFor, planGrace, sidecarPrograms, toolsInitContainer, toolsVolume, watchesApp } from './shutdown';
+import { GracePlan, TOOLS, lifecycleFor, planGrace, sidecarPrograms, toolsInitContainer, toolsVolume, watchesApp } from './shutdown';
 import { EngineTarget, Json, SidecarSpec } from './spec';
 import { compareCodePoints, setOwn, sortedKeys } from '../private/order';
 
@@ -79,6 +79,11 @@ export interface EngineResult {
    * app's budget, a default stop time for the user's native sidecars, ...), for the user to see.
    */
   readonly warnings?: string[];
+  /**
+   * The app's budget and the grace period the sidecars were placed with (`planGrace`), for
+   * `SidecarTimeline`; undefined when the engine stopped before planning.
+   */
+  readonly grace?: GracePlan;
 }
 
 /**
@@ -297,7 +302,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // Keep cdk8s' alphabetical key order for the objects the engine added keys to.
   reorderInPlace(template.metadata);
   reorderInPlace(spec);
-  return { manifest, errors, warnings };
+  return { manifest, errors, warnings, grace: plan };
 }
 
 /**

@@ -407,6 +407,13 @@ export function appShutdownOf(sidecars: SidecarSpec[]): number {
 export interface GracePlan {
   /** When the app has exited, as the sidecars' hooks count it. */
   readonly appEndSeconds: number;
+  /**
+   * The app containers' time from SIGTERM to exit, for `SidecarTimeline`: `appShutdownTime`, or
+   * the budget inferred from the grace (the app's end less its longest readable `preStop` hook).
+   */
+  readonly appShutdownSeconds: number;
+  /** Where the app's budget comes from, in words (`appShutdownTime`, or the manifest's grace). */
+  readonly budgetSource: string;
   /** The grace period the pod needs with that app end. */
   readonly need: GraceNeed;
   /** The `terminationGracePeriodSeconds` to write, or undefined to leave the field as it is. */
@@ -451,6 +458,7 @@ export function planGrace(
   const budgetFromGrace = ours.length > 0 && !given &&
     (app.unknownHooks.length > 0 || (explicit !== undefined && explicit < need.seconds && !options.completes));
   let appEnd: number;
+  let budgetSource: string;
   if (budgetFromGrace) {
     const budget = explicit ?? KUBERNETES_DEFAULT_GRACE_SECONDS;
     const why = explicit !== undefined ? `terminationGracePeriodSeconds ${budget}` : `Kubernetes' default terminationGracePeriodSeconds ${budget}`;
@@ -461,6 +469,9 @@ export function planGrace(
     app = { ...app, seconds, explanation: seconds === budget ? `the app within its ${why}s` : app.explanation };
     need = needOf(app);
     appEnd = app.seconds;
+    budgetSource = `inferred from the manifest: no appShutdownTime given, so the workload's ${why}s is the app's own budget` +
+      (app.unknownHooks.length > 0 ? ` (its preStop hook included: ${hooks})` : '') +
+      `, the sidecars' time added on top (terminationGracePeriodSeconds ${need.seconds})`;
     warnings.push(
       `${where}: no appShutdownTime given, so the workload's ${why}s is taken as the app's own budget` +
       (app.unknownHooks.length > 0 ? ` (its preStop hook included: container(s) ${hooks} have one whose duration the library cannot read, ` +
@@ -470,7 +481,15 @@ export function planGrace(
     );
   } else {
     appEnd = effectiveAppEnd(app, need, options.completes ? undefined : explicit).seconds;
+    const shutdown = appShutdownOf(sidecars);
+    budgetSource = `appShutdownTime ${shutdown}s${given ? '' : ' (the default)'}` +
+      (appEnd > app.seconds ? `; the workload's terminationGracePeriodSeconds ${explicit} is above the sidecars' need, so the sidecars are kept until the app's end at ${appEnd}s at the latest` : '');
   }
+  // The app's shutdown: the inferred budget after its own readable preStop hook (appEndOf: the
+  // longest hook + shutdown); else appShutdownTime (a grace above the need lets the app run
+  // longer before it is killed, and the sidecars' hooks count that, but it is no stop time).
+  const readHooks = appContainers.map(appPreStopSeconds).filter((x): x is number => x !== undefined);
+  const appShutdownSeconds = budgetFromGrace ? Math.max(0, appEnd - Math.max(0, ...readHooks)) : appShutdownOf(sidecars);
   const current = options.current;
   let write: number | undefined;
   if (explicit === undefined) {
@@ -499,5 +518,5 @@ export function planGrace(
       }
     }
   }
-  return { appEndSeconds: appEnd, need, write, errors, warnings };
+  return { appEndSeconds: appEnd, appShutdownSeconds, budgetSource, need, write, errors, warnings };
 }

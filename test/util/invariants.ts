@@ -362,6 +362,15 @@ function appTime(facts: SidecarFacts[], minor: number, user: UserPod): number {
   return appEnd(user, 0, minor) > 0 ? app + Math.max(0, budget - appEnd(user, app, minor)) : budget;
 }
 
+/**
+ * The seconds each app container takes after its SIGTERM for a scenario (`appTime`: the docs'
+ * rule, with the need from the simulated kubelet), `baseline` being the workload synthesized
+ * without sidecars (SidecarTimeline's property test).
+ */
+export function appTimeOf(s: Scenario, baseline: any): number {
+  return appTime(orderedFacts(s, baseline.metadata.name), s.target.minor, userPod(s, baseline));
+}
+
 /** The user's native sidecars' stop time the constructs give (the largest), or undefined. */
 export function userSidecarStop(facts: SidecarFacts[]): number | undefined {
   const given = facts.map(f => f.userSidecarStop).filter((x): x is number => x !== undefined);
