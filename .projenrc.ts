@@ -122,7 +122,7 @@ project.testTask.spawn(consumerTest);
 
 // The real OpenTelemetry Collector (issue 30): scripts/build-otelcol.sh builds otelcol of the
 // pinned release with the Collector Builder (cached in ~/.cache/cdk8s-sidecars/otelcol), then
-// test/collector/collector.spec.ts validates every WithTracer config with it and runs it against an
+// test/collector/otelcol.real-test.ts validates every WithTracer config with it and runs it against an
 // OTLP sink on loopback. Needs Go and the Go module proxy; `.ci/run` runs it after `npm test`.
 project.addTask('test:collector', {
   description: 'Builds the real otelcol (Collector Builder, pinned release, cached) and runs every WithTracer config through it',
@@ -136,7 +136,7 @@ project.addTask('test:bindings', {
   description: 'Builds the Python, Java and Go bindings with jsii-pacmak and runs a cdk8s app in each language against them (same bytes as TypeScript)',
   exec: 'bash scripts/bindings-test.sh',
 });
-// The Kubernetes API types of every release (issue 30): test/k8s-api/decode.spec.ts decodes what
+// The Kubernetes API types of every release (issue 30): test/k8s-api/decode.real-test.ts decodes what
 // the tests synthesize with k8s.io/api of each release, strictly (scripts/build-k8s-decoders.sh).
 project.addTask('test:k8s-api', {
   description: 'Builds the strict k8s.io/api decoder of every release (1.27 to the newest) and decodes the example app, the snapshots and a sample of the property generator',

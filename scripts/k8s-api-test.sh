@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The API-types test (`npm run test:k8s-api`): builds the strict decoder of every release
-# (scripts/build-k8s-decoders.sh, cached), then runs test/k8s-api/decode.spec.ts with them.
+# (scripts/build-k8s-decoders.sh, cached), then runs test/k8s-api/decode.real-test.ts with them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -19,5 +19,5 @@ FC_SEED=${FC_SEED:-30} FC_NUM_RUNS=${FC_NUM_RUNS:-300} npx jest --ci test/with-l
   test/with-tracer.test.ts test/log-agents.test.ts test/property.test.ts \
   || echo "test:k8s-api: the recording run had test failures (above; not this task's verdict)" >&2
 echo "test:k8s-api: $(cat "$K8S_API_DUMP"/*.jsonl | wc -l) accepted manifests recorded in $((SECONDS - start)) s"
-npx jest --ci --testMatch '<rootDir>/test/k8s-api/*.spec.ts'
+npx jest --ci --testMatch '<rootDir>/test/k8s-api/*.real-test.ts'
 echo "test:k8s-api: done in $((SECONDS - start)) s"

@@ -279,7 +279,7 @@ describe('types', () => {
 
   // jsii has one `number` type for integer, int32, int64 and double; every one of them in the API
   // types is an integer field, so a fraction is an error (issue 30: the strict k8s.io/api decoders
-  // of test/k8s-api/decode.spec.ts reject it, and the schema accepted it before).
+  // of test/k8s-api/decode.real-test.ts reject it, and the schema accepted it before).
   test('a fraction where the API has an integer is an error', () => {
     const manifest = deployment(podSpec({ containers: [container({ ports: [{ containerPort: 80.5 }] })] }));
     expect(schemaErrors(manifest, '1.29')).toEqual(['Deployment/web /spec/template/spec/containers/0/ports/0/containerPort: must be integer']);

@@ -20,7 +20,7 @@
  *
  * Numbers: jsii has one `number` type; every one of them in the API types is an int32 or int64
  * field, so they are checked as integers (found by the strict k8s.io/api decoders of
- * test/k8s-api/decode.spec.ts, which reject a fractional number there; issue 30). What the
+ * test/k8s-api/decode.real-test.ts, which reject a fractional number there; issue 30). What the
  * assemblies do not carry, and so is not checked: the int32/int64 range, the `byte` (base64) format, and the enum
  * values of string fields (not in the OpenAPI v2 definitions cdk8s imports either). `status` is
  * not part of the cdk8s props either, so a manifest with `status` is rejected.
@@ -429,7 +429,7 @@ export function schemaErrors(manifest: any, version: K8sVersion): string[] {
 /**
  * With K8S_API_DUMP=<dir> (set by `npm run test:k8s-api`, scripts/k8s-api-test.sh), every
  * manifest this check accepts is appended, with its release, to `<dir>/<pid>.jsonl`: the strict
- * decoders of test/k8s-api/decode.spec.ts then read each one with the k8s.io/api types of that
+ * decoders of test/k8s-api/decode.real-test.ts then read each one with the k8s.io/api types of that
  * release, the reference this schema check must agree with.
  */
 function recordAccepted(manifest: any, release: string): void {

@@ -8,7 +8,7 @@
  *
  *   npm run test:k8s-api      (builds the decoders once, cached, then runs this file)
  *
- * Not part of `jest --ci` (a `.spec.ts`): it needs the binaries and the dumps. Given K8S_DECODERS_DIR it runs;
+ * Not part of `jest --ci` (a `.real-test.ts`, which the test task's testMatch does not take): it needs the binaries and the dumps. Given K8S_DECODERS_DIR it runs;
  * without it, it says how to get them and skips, and fails under CI=true.
  *
  * What it decodes: the example app (examples/main.ts) for 1.27 and 1.29 as `cdk8s synth` writes

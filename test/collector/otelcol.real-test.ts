@@ -7,7 +7,7 @@
  *
  *   npm run test:collector      (builds otelcol once, cached, then runs this file)
  *
- * Not part of `jest --ci` (a `.spec.ts`): it needs the binaries. Given OTELCOL_DIR (the directory
+ * Not part of `jest --ci` (a `.real-test.ts`, which the test task's testMatch does not take): it needs the binaries. Given OTELCOL_DIR (the directory
  * the build script prints) it runs; without it, it says how to get it and skips, and fails under
  * CI=true. Everything listens on and sends to 127.0.0.1 only; every process is bounded in time
  * and killed at the end.
