@@ -1,8 +1,7 @@
 import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { SUPPORTED_KINDS, controllerVolumesOf, describeObject, podTemplateOf } from './engine/pod-template';
-import { checkJobPodFailurePolicy, checkPodSpec } from './engine/rules';
-import { WorkloadOfApp, checkAutoscalerRequests, checkServiceTargetPorts } from './known-bugs';
+import { SUPPORTED_KINDS } from './engine/pod-template';
+import { checkManifest, checkManifestSet } from './manifests-check';
 import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
 import { formatVersion } from './target';
 import { printWarnings, recordWarnings } from './warnings';
@@ -41,17 +40,19 @@ export class SidecarValidation {
           return [(e as Error).message];
         }
         const errors: string[] = [];
-        const workloads: WorkloadOfApp[] = [];
-        const services: ApiObject[] = [];
-        const autoscalers: ApiObject[] = [];
+        const version = formatVersion(target.version);
+        const objects: Array<{ obj: ApiObject; path: string; manifest: any }> = [];
         for (const obj of scope.node.findAll()) {
-          if (ApiObject.isApiObject(obj) && obj.kind === 'Service' && obj.apiVersion === 'v1') services.push(obj);
-          if (ApiObject.isApiObject(obj) && obj.kind === 'HorizontalPodAutoscaler' && obj.apiVersion.startsWith('autoscaling/')) autoscalers.push(obj);
-          if (!ApiObject.isApiObject(obj) || !SUPPORTED_KINDS.includes(obj.kind)) continue;
+          if (!ApiObject.isApiObject(obj)) continue;
+          const workload = SUPPORTED_KINDS.includes(obj.kind);
+          const appWide = (obj.kind === 'Service' && obj.apiVersion === 'v1') ||
+            (obj.kind === 'HorizontalPodAutoscaler' && obj.apiVersion.startsWith('autoscaling/'));
+          if (!workload && !appWide) continue;
           let manifest: any;
           try {
             manifest = obj.toJson();
           } catch (e) {
+            if (!workload) continue; // a Service or HPA that cannot render reports its own error
             const message = (e as Error).message;
             // A workload with sidecars reports its own errors (the binding's validation, under the
             // sidecar construct's path): do not list them a second time.
@@ -59,37 +60,28 @@ export class SidecarValidation {
             errors.push(`${obj.node.path}: ${message}`);
             continue;
           }
-          workloads.push({ path: obj.node.path, manifest });
-          const problems = checkManifest(manifest, target.version.minor, target.gate);
-          const hint = problems.length > 0 ? pinnedHint(obj, formatVersion(target.version)) : '';
-          for (const problem of problems) {
-            errors.push(`${who}, Kubernetes ${formatVersion(target.version)}: ${obj.node.path}: ${problem}${hint}`);
+          objects.push({ obj, path: obj.node.path, manifest });
+        }
+        // The one check of a set of manifests (src/manifests-check.ts), also behind `cdk8s-sidecars check`.
+        const findings = checkManifestSet(objects, target.version.minor, target.gate);
+        const hints = new Map<number, string>();
+        const warnings = new Map<number, string[]>();
+        for (const f of findings) {
+          const o = objects[f.index];
+          if (f.level === 'error') {
+            if (f.source === 'object' && !hints.has(f.index)) hints.set(f.index, pinnedHint(o.obj, version));
+            errors.push(`${who}, Kubernetes ${version}: ${o.path}: ${f.message}${f.source === 'object' ? hints.get(f.index) : ''}`);
+          } else if (f.source !== 'object') {
+            // A workload's own warnings (the Job podFailurePolicy one) reach SidecarWarnings through
+            // its sidecar constructs; the Services' and HPAs' are recorded here, on them.
+            (warnings.get(f.index) ?? warnings.set(f.index, []).get(f.index)!).push(`${o.path}: ${f.message}`);
           }
         }
-        // The app's Services against the pods they select (src/known-bugs.ts checkServiceTargetPorts).
-        for (const svc of services) {
-          let found;
-          try {
-            found = checkServiceTargetPorts(svc.toJson(), workloads, target.version.minor);
-          } catch {
-            continue; // a Service that cannot render reports its own error
-          }
-          for (const e of found.errors) errors.push(`${who}, Kubernetes ${formatVersion(target.version)}: ${svc.node.path}: ${e}`);
-          const warnings = found.warnings.map(w => `${svc.node.path}: ${w}`);
-          recordWarnings(svc, warnings);
-          printWarnings(svc.node.root, warnings);
-        }
-        // The app's HPAs against the requests of the pods they scale.
-        for (const hpa of autoscalers) {
-          let found: string[];
-          try {
-            found = checkAutoscalerRequests(hpa.toJson(), workloads);
-          } catch {
-            continue;
-          }
-          const warnings = found.map(w => `${hpa.node.path}: ${w}`);
-          recordWarnings(hpa, warnings);
-          printWarnings(hpa.node.root, warnings);
+        for (const [i, o] of objects.entries()) {
+          if (SUPPORTED_KINDS.includes(o.obj.kind)) continue;
+          const mine = warnings.get(i) ?? [];
+          recordWarnings(o.obj, mine);
+          printWarnings(o.obj.node.root, mine);
         }
         return errors;
       },
@@ -144,22 +136,4 @@ function pinnedHint(obj: ApiObject, version: string): string {
   if (pinned.length === 0) return '';
   return ` The sidecars of this workload were pinned by ${pinned.join(', ')}: remove those props so that they follow the ` +
     'same target as SidecarValidation (Sidecars.configure), or give SidecarValidation.addTo the release the cluster runs.';
-}
-
-function checkManifest(manifest: any, minor: number, gate: boolean): string[] {
-  if (!manifest || typeof manifest !== 'object') return [];
-  // What `kubectl get -o yaml` prints for several objects: `kind: List` (or `<Kind>List`) with `items`.
-  if (typeof manifest.kind === 'string' && manifest.kind.endsWith('List') && Array.isArray(manifest.items)) {
-    return manifest.items.flatMap((item: any, i: number) =>
-      checkManifest(item, minor, gate).map(problem => `${manifest.kind} items[${i}]: ${problem}`));
-  }
-  if (!SUPPORTED_KINDS.includes(manifest.kind)) return [];
-  const template = podTemplateOf(structuredClone(manifest));
-  if (!template) return [];
-  const context = { kind: manifest.kind, controllerVolumes: controllerVolumesOf(manifest) };
-  return [
-    ...checkPodSpec(template.spec, { minor, gate }, describeObject(manifest), context),
-    // the error half only: this list is of problems that fail synthesis
-    ...checkJobPodFailurePolicy(manifest, describeObject(manifest)).errors,
-  ];
 }

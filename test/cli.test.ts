@@ -18,6 +18,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { App, Chart, Include, Size, Yaml } from 'cdk8s';
 import { AdoptSidecar, LogOutput, SidecarCheck, SidecarQuit, WithEnvoy, WithLogAgent, WithTracer } from '../src';
+import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
 import { expectValidManifests } from './util/k8s-schema';
 import { simulateTermination } from './util/kubelet-termination';
 import { parseYaml } from '../src/cli/io';
@@ -203,6 +204,139 @@ describe('check', () => {
   });
 });
 
+/**
+ * The app-wide checks through the command (src/manifests-check.ts, the one implementation that
+ * SidecarValidation.addTo uses too): fixtures written here, in a temporary file.
+ * Expected values: a Service's named targetPort that only a native sidecar declares gets no
+ * endpoints below 1.32 (podutil.FindPort read spec.containers only, kubernetes#127958; fixed in
+ * 1.32.0 by kubernetes#127976, CHANGELOG-1.32.md); the HPA controller fails a Utilization metric
+ * when a counted container has no request for it (replica_calculator.go calculatePodRequests);
+ * the Job controller's matching of a rule without containerName against the sidecar's exit code is
+ * the simulation of test/util/job-pod-failure-policy.ts (pod_failure_policy.go).
+ */
+describe('check: the app-wide checks and the warnings of addTo', () => {
+  const deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: {
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: {
+          initContainers: [{
+            name: 'envoy',
+            image: 'ghcr.io/example/envoy:1',
+            restartPolicy: 'Always',
+            ports: [{ name: 'envoy-http', containerPort: 8080 }],
+            resources: { requests: { cpu: '50m', memory: '64Mi' } },
+          }],
+          containers: [{ name: 'web', image: 'ghcr.io/example/web:1', resources: { requests: { memory: '64Mi' } } }],
+        },
+      },
+    },
+  };
+  const service = (type?: string) => ({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: { ...(type ? { type } : {}), selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'envoy-http' }] },
+  });
+  const write = (name: string, docs: any[]) => {
+    const file = path.join(tmp, name);
+    fs.writeFileSync(file, docs.map(d => Yaml.stringify(d)).join('---\n'));
+    return file;
+  };
+  const findings = (r: Run) => json(r).findings.map((f: any) => [f.kind, f.name, f.level]);
+
+  test("a Service's named targetPort that only a native sidecar declares: an error at 1.31 (exit 1), clean at 1.32 (ClusterIP), a warning for a LoadBalancer", () => {
+    const file = write('service-port.yaml', [deployment, service()]);
+    const old = cli(['check', file, '--kubernetes-version', '1.31']);
+    expect(old.status).toBe(1);
+    expect(old.stdout).toContain(`${file} (document 2): Service shop/web\n  error: Service 'web' port "http" (targetPort 'envoy-http') selects the pods of 'Deployment shop/web'`);
+    expect(old.stdout).toContain('kubernetes#127958');
+    expect(old.stdout).toContain('Give the Service targetPort: 8080');
+    const fixed = cli(['check', file, '--kubernetes-version', '1.32', '--output', 'json']);
+    expect(fixed.status).toBe(0);
+    expect(findings(fixed)).toEqual([]);
+    // the same port in the app container: FindPort finds it in spec.containers at every release
+    const app = structuredClone(deployment);
+    (app.spec.template.spec.containers[0] as any).ports = [{ name: 'envoy-http', containerPort: 8080 }];
+    expect(cli(['check', write('service-port-app.yaml', [app, service()]), '--kubernetes-version', '1.31']).status).toBe(0);
+    // another namespace: not the Service's pods
+    const other = { ...service(), metadata: { name: 'web', namespace: 'other' } };
+    expect(cli(['check', write('service-port-ns.yaml', [deployment, other]), '--kubernetes-version', '1.31']).status).toBe(0);
+    const lb = cli(['check', write('service-lb.yaml', [deployment, service('LoadBalancer')]), '--kubernetes-version', '1.32', '--output', 'json']);
+    expect(lb.status).toBe(0);
+    expect(findings(lb)).toEqual([['Service', 'web', 'warning']]);
+    expect(json(lb).findings[0].message).toContain('kubernetes#134651');
+  });
+
+  test('the Service and the Deployment in two files of one check are matched too', () => {
+    const a = write('two-a.yaml', [deployment]);
+    const b = write('two-b.yaml', [service()]);
+    const r = cli(['check', a, b, '--kubernetes-version', '1.31', '--output', 'json']);
+    expect(r.status).toBe(1);
+    expect(json(r).findings.map((f: any) => [f.file, f.kind, f.level])).toEqual([[b, 'Service', 'error']]);
+  });
+
+  test('an HPA on CPU utilization of a pod whose app container has no CPU request: a warning under the HPA, exit 0', () => {
+    const hpa = {
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name: 'web', namespace: 'shop' },
+      spec: {
+        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+        minReplicas: 1,
+        maxReplicas: 3,
+        metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
+      },
+    };
+    const r = cli(['check', write('hpa.yaml', [deployment, hpa]), '--kubernetes-version', '1.32', '--output', 'json']);
+    expect(r.status).toBe(0);
+    expect(findings(r)).toEqual([['HorizontalPodAutoscaler', 'web', 'warning']]);
+    expect(json(r).findings[0].message).toContain("'web'");
+    expect(json(r).findings[0].message).toContain('calculatePodRequests');
+    // with the request, the controller computes the utilization: nothing to say
+    const withRequest = structuredClone(deployment);
+    withRequest.spec.template.spec.containers[0].resources.requests = { cpu: '100m', memory: '64Mi' } as any;
+    expect(findings(cli(['check', write('hpa-ok.yaml', [withRequest, hpa]), '--kubernetes-version', '1.32', '--output', 'json']))).toEqual([]);
+  });
+
+  test('a Job podFailurePolicy onExitCodes rule without containerName: an error when it matches the sidecar\'s 137, a warning otherwise', () => {
+    const job = (rule: any) => ({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'batch' },
+      spec: {
+        podFailurePolicy: { rules: [rule] },
+        template: {
+          spec: {
+            restartPolicy: 'Never',
+            initContainers: [{ name: 'mesh', image: 'ghcr.io/example/mesh:1', restartPolicy: 'Always', resources: { requests: { cpu: '10m', memory: '32Mi' } } }],
+            containers: [{ name: 'app', image: 'ghcr.io/example/app:1' }],
+          },
+        },
+      },
+    });
+    const takes137 = (rule: any) => matchPodFailurePolicy({ rules: [rule] }, {
+      containerStatuses: [{ name: 'app', exitCode: 1 }], initContainerStatuses: [{ name: 'mesh', exitCode: 137 }],
+    });
+    const kill = { action: 'Ignore', onExitCodes: { operator: 'In', values: [137] } };
+    expect(takes137(kill)?.container).toBe('mesh'); // the controller matches the sidecar's exit code
+    const bad = cli(['check', write('job-137.yaml', [job(kill)]), '--kubernetes-version', '1.30', '--output', 'json']);
+    expect(bad.status).toBe(1);
+    expect(findings(bad)).toEqual([['Job', 'batch', 'error']]);
+    expect(json(bad).findings[0].message).toContain('onExitCodes.containerName');
+    const other = { action: 'FailJob', onExitCodes: { operator: 'In', values: [3] } };
+    expect(takes137(other)).toBeUndefined();
+    const warned = cli(['check', write('job-3.yaml', [job(other)]), '--kubernetes-version', '1.30']);
+    expect(warned.status).toBe(0);
+    expect(warned.stdout).toContain('Job batch\n  warning: ');
+    expect(warned.stdout).toMatch(/0 error\(s\), 1 warning\(s\)\n$/);
+  });
+});
+
 describe('target', () => {
   const cluster = (name: string, args: string[] = [], env: Record<string, string> = {}) =>
     cli(['target', ...args], { env: { KUBECTL, FAKE_KUBECTL_CLUSTER: path.join(FIXTURES, 'kubectl', name), ...env } });
@@ -375,7 +509,7 @@ describe('render', () => {
   });
 
   test('the constructs\' warnings go to stderr, the manifests alone to stdout (the chart\'s default targetPort http bypasses Envoy)', () => {
-    const r = cli(['render', '--config', CHART_CONFIG], { input: input().replace('targetPort: envoy-http', 'targetPort: http') });
+    const r = cli(['render', '--config', CHART_CONFIG], { input: input().replace('targetPort: 10000', 'targetPort: http') });
     expect(r.status).toBe(0);
     expect(r.stderr).toContain("[cdk8s-sidecars] WARNING: WithEnvoy 'sidecars/deployment-shop-web-shop-envoy': Service 'sidecars/input/shop-web-service-shop' selects");
     expect(Yaml.load(writeTmp('warned.yaml', r.stdout)).map((o: any) => o.kind)).toEqual(['Service', 'Deployment', 'CronJob', 'ConfigMap', 'ConfigMap', 'ConfigMap']);

@@ -1,13 +1,15 @@
 /**
- * `cdk8s-sidecars check`: every object of every file through `SidecarValidation.checkManifest`
- * (the API server's rules and the fields the target does not know) and the known-bug table
+ * `cdk8s-sidecars check`: the objects of all the files through src/manifests-check.ts, as
+ * `SidecarValidation.addTo` checks an app (the API server's rules, the fields the target does not
+ * know, the Job podFailurePolicy errors and warnings, the Services' named target ports and the
+ * HPAs' requests against the workloads of the same namespace), the known-bug table
  * (src/known-bugs.ts; only for a target with a patch version, as in the constructs), and a
  * warning for each native sidecar without CPU or memory requests.
  */
 import { SUPPORTED_KINDS, describeObject, podTemplateOf } from '../engine/pod-template';
 import { findKnownBugs } from '../known-bugs';
+import { checkManifestSet } from '../manifests-check';
 import { capabilities, formatFullVersion } from '../target';
-import { SidecarValidation } from '../validation';
 import { STDIN, loadDocuments } from './io';
 import { CliTarget } from './target-options';
 
@@ -38,36 +40,51 @@ export function checkFiles(files: readonly string[], target: CliTarget): CheckRe
   let objects = 0;
   let workloads = 0;
   const version = formatFullVersion(target.version);
+  // Every object of every file, then one check of them all (src/manifests-check.ts, as
+  // SidecarValidation.addTo does for an app): the Services and HPAs are matched against the
+  // workloads of all the files given, in the same namespace.
+  const docs: Array<{ base: Omit<Finding, 'level' | 'message'>; doc: any }> = [];
   for (const file of files) {
-    const docs = loadDocuments(file);
-    docs.forEach((doc, i) => {
+    loadDocuments(file).forEach((doc, i) => {
       objects++;
-      const base = {
-        file,
-        document: i + 1,
-        kind: typeof doc?.kind === 'string' ? doc.kind : '?',
-        name: typeof doc?.metadata?.name === 'string' ? doc.metadata.name : '?',
-        ...(typeof doc?.metadata?.namespace === 'string' ? { namespace: doc.metadata.namespace } : {}),
-      };
-      if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
-        findings.push({ ...base, level: 'warning', message: 'not a Kubernetes object (a YAML scalar or list); skipped' });
-        return;
-      }
-      for (const message of SidecarValidation.checkManifest(doc, version, target.gate)) {
-        findings.push({ ...base, level: 'error', message });
-      }
-      for (const [where, item] of workloadsOf(doc)) {
-        workloads++;
-        const template = podTemplateOf(structuredClone(item));
-        if (!template) continue;
-        for (const bug of findKnownBugs(where, template.spec, target.version)) {
-          findings.push({ ...base, level: bug.level, message: bug.message });
-        }
-        if (capabilities(target.version.minor, target.gate).nativeSidecars) {
-          for (const message of sidecarsWithoutRequests(where, template.spec)) findings.push({ ...base, level: 'warning', message });
-        }
-      }
+      docs.push({
+        doc,
+        base: {
+          file,
+          document: i + 1,
+          kind: typeof doc?.kind === 'string' ? doc.kind : '?',
+          name: typeof doc?.metadata?.name === 'string' ? doc.metadata.name : '?',
+          ...(typeof doc?.metadata?.namespace === 'string' ? { namespace: doc.metadata.namespace } : {}),
+        },
+      });
     });
+  }
+  const isObject = (doc: any) => doc !== null && typeof doc === 'object' && !Array.isArray(doc);
+  const checked = docs.filter(d => isObject(d.doc));
+  const found = checkManifestSet(
+    checked.map(d => ({ path: `${d.base.kind} ${d.base.namespace ? `${d.base.namespace}/` : ''}${d.base.name}`, manifest: d.doc })),
+    target.version.minor, target.gate);
+  for (const d of docs) {
+    const { base, doc } = d;
+    if (!isObject(doc)) {
+      findings.push({ ...base, level: 'warning', message: 'not a Kubernetes object (a YAML scalar or list); skipped' });
+      continue;
+    }
+    const index = checked.indexOf(d);
+    const mine = found.filter(f => f.index === index);
+    for (const f of mine.filter(x => x.source === 'object')) findings.push({ ...base, level: f.level, message: f.message });
+    for (const [where, item] of workloadsOf(doc)) {
+      workloads++;
+      const template = podTemplateOf(structuredClone(item));
+      if (!template) continue;
+      for (const bug of findKnownBugs(where, template.spec, target.version)) {
+        findings.push({ ...base, level: bug.level, message: bug.message });
+      }
+      if (capabilities(target.version.minor, target.gate).nativeSidecars) {
+        for (const message of sidecarsWithoutRequests(where, template.spec)) findings.push({ ...base, level: 'warning', message });
+      }
+    }
+    for (const f of mine.filter(x => x.source !== 'object')) findings.push({ ...base, level: f.level, message: f.message });
   }
   return { target: version, gate: target.gate, files: files.length, objects, workloads, findings };
 }

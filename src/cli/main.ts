@@ -29,7 +29,10 @@ export const HELP: Record<string, { usage: string; text: string }> = {
     usage: 'cdk8s-sidecars check [FILE|DIR|-]... [--kubernetes-version V] [--gate] [--output text|json]',
     text: `Checks every object of every YAML file (multi-document) for the target cluster: the API
 server's rules for pod specs, the fields the target release does not know (a native sidecar
-on 1.27, ...) and the known bugs of the target's patch release. A directory is walked: every
+on 1.27, ...), a Job's podFailurePolicy against its native sidecars and the known bugs of the
+target's patch release; then, as SidecarValidation.addTo does for an app, each Service's named
+targetPort and each HPA's requests against the workloads of its namespace in all the files
+given. A directory is walked: every
 .yaml and .yml file below it (not in .git or node_modules), sorted by code point. - reads stdin.
 
 Options:

@@ -1,0 +1,101 @@
+/**
+ * The checks of a set of plain manifests (no cdk8s here): each workload through the API server's
+ * rules, the fields the target does not know and the Job podFailurePolicy check (src/engine), then
+ * the app-wide checks of src/known-bugs.ts: each Service against the pods it selects
+ * (checkServiceTargetPorts) and each HorizontalPodAutoscaler against the pods it scales
+ * (checkAutoscalerRequests), in the same namespace. THE one implementation behind both
+ * `SidecarValidation.addTo` (the app's objects) and `cdk8s-sidecars check` (the objects of the
+ * files given). Internal: the CLI and addTo are its only users, and a public jsii API would need
+ * structs and an API.md change for no caller yet.
+ */
+import { SUPPORTED_KINDS, controllerVolumesOf, describeObject, podTemplateOf } from './engine/pod-template';
+import { checkJobPodFailurePolicy, checkPodSpec } from './engine/rules';
+import { Json } from './engine/spec';
+import { WorkloadOfApp, checkAutoscalerRequests, checkServiceTargetPorts } from './known-bugs';
+
+/** One object to check: how messages name it (a construct path, `Deployment 'web'`) and its JSON. @internal */
+export interface ManifestToCheck {
+  readonly path: string;
+  readonly manifest: Json;
+}
+
+/** A problem found, with the index (in the list given) of the object it is about. @internal */
+export interface ManifestFinding {
+  readonly index: number;
+  readonly level: 'error' | 'warning';
+  /** 'object': the object's own checks; 'service', 'autoscaler': the app-wide ones. */
+  readonly source: 'object' | 'service' | 'autoscaler';
+  readonly message: string;
+}
+
+/**
+ * Every object's own checks (in the order given), then the Services', then the HPAs'. A
+ * `kind: List` counts as its items, whose findings carry the List's index. Service and HPA
+ * messages are not prefixed with the object's path (they name the Service/HPA and the workload).
+ * @internal
+ */
+export function checkManifestSet(objects: readonly ManifestToCheck[], minor: number, gate: boolean): ManifestFinding[] {
+  const out: ManifestFinding[] = [];
+  const workloads: WorkloadOfApp[] = [];
+  const services: Array<[number, Json]> = [];
+  const autoscalers: Array<[number, Json]> = [];
+  objects.forEach((o, index) => {
+    for (const problem of checkManifest(o.manifest, minor, gate)) out.push({ index, level: 'error', source: 'object', message: problem });
+    for (const warning of jobWarnings(o.manifest)) out.push({ index, level: 'warning', source: 'object', message: warning });
+    for (const [where, item] of itemsOf(o.manifest, o.path)) {
+      if (item.kind === 'Service' && item.apiVersion === 'v1') services.push([index, item]);
+      if (item.kind === 'HorizontalPodAutoscaler' && typeof item.apiVersion === 'string' && item.apiVersion.startsWith('autoscaling/')) autoscalers.push([index, item]);
+      if (SUPPORTED_KINDS.includes(item.kind)) workloads.push({ path: where, manifest: item });
+    }
+  });
+  for (const [index, svc] of services) {
+    const found = checkServiceTargetPorts(svc, workloads, minor);
+    for (const message of found.errors) out.push({ index, level: 'error', source: 'service', message });
+    for (const message of found.warnings) out.push({ index, level: 'warning', source: 'service', message });
+  }
+  for (const [index, hpa] of autoscalers) {
+    for (const message of checkAutoscalerRequests(hpa, workloads)) out.push({ index, level: 'warning', source: 'autoscaler', message });
+  }
+  return out;
+}
+
+/** The objects of a manifest (the items of a `kind: List`), each with how messages name it. */
+function itemsOf(manifest: Json, where: string): Array<[string, Json]> {
+  if (!manifest || typeof manifest !== 'object' || Array.isArray(manifest)) return [];
+  if (typeof manifest.kind === 'string' && manifest.kind.endsWith('List') && Array.isArray(manifest.items)) {
+    return manifest.items.flatMap((item: Json, i: number) => itemsOf(item, `${where} items[${i}]`));
+  }
+  return [[where, manifest]];
+}
+
+/** The warning half of the Job podFailurePolicy check (the error half is in checkManifest). */
+function jobWarnings(manifest: Json): string[] {
+  if (!manifest || typeof manifest !== 'object') return [];
+  if (typeof manifest.kind === 'string' && manifest.kind.endsWith('List') && Array.isArray(manifest.items)) {
+    return manifest.items.flatMap((item: Json, i: number) => jobWarnings(item).map(w => `${manifest.kind} items[${i}]: ${w}`));
+  }
+  if (manifest.kind !== 'Job' && manifest.kind !== 'CronJob') return [];
+  return checkJobPodFailurePolicy(manifest, describeObject(manifest)).warnings;
+}
+
+/**
+ * One manifest's errors (what `SidecarValidation.checkManifest` returns): the pod spec rules and
+ * the error half of the Job podFailurePolicy check. @internal
+ */
+export function checkManifest(manifest: Json, minor: number, gate: boolean): string[] {
+  if (!manifest || typeof manifest !== 'object') return [];
+  // What `kubectl get -o yaml` prints for several objects: `kind: List` (or `<Kind>List`) with `items`.
+  if (typeof manifest.kind === 'string' && manifest.kind.endsWith('List') && Array.isArray(manifest.items)) {
+    return manifest.items.flatMap((item: Json, i: number) =>
+      checkManifest(item, minor, gate).map(problem => `${manifest.kind} items[${i}]: ${problem}`));
+  }
+  if (!SUPPORTED_KINDS.includes(manifest.kind)) return [];
+  const template = podTemplateOf(structuredClone(manifest));
+  if (!template) return [];
+  const context = { kind: manifest.kind, controllerVolumes: controllerVolumesOf(manifest) };
+  return [
+    ...checkPodSpec(template.spec, { minor, gate }, describeObject(manifest), context),
+    // the error half only: this list is of problems that fail synthesis
+    ...checkJobPodFailurePolicy(manifest, describeObject(manifest)).errors,
+  ];
+}

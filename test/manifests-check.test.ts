@@ -1,0 +1,108 @@
+/**
+ * src/manifests-check.ts checkManifestSet: the one check of a set of plain manifests behind both
+ * SidecarValidation.addTo and `cdk8s-sidecars check` (test/cli.test.ts runs the command).
+ * Expected values from outside the code: below 1.32 the endpoints controllers' podutil.FindPort
+ * read spec.containers only (kubernetes#127958, fixed in 1.32.0 by kubernetes#127976,
+ * CHANGELOG-1.32.md); the HPA controller's calculatePodRequests (replica_calculator.go) fails a
+ * Utilization metric on a counted container without a request; the Job controller's matching is
+ * the simulation of test/util/job-pod-failure-policy.ts.
+ */
+import { ApiObject, App, Chart } from 'cdk8s';
+import { SidecarValidation, SidecarWarnings } from '../src';
+import { checkManifestSet } from '../src/manifests-check';
+import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
+
+const deployment = (ns = 'shop') => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'web', namespace: ns },
+  spec: {
+    selector: { matchLabels: { app: 'web' } },
+    template: {
+      metadata: { labels: { app: 'web' } },
+      spec: {
+        initContainers: [{ name: 'envoy', image: 'e:1', restartPolicy: 'Always', ports: [{ name: 'envoy-http', containerPort: 10000 }], resources: { requests: { cpu: '10m' } } }],
+        containers: [{ name: 'web', image: 'w:1' }],
+      },
+    },
+  },
+});
+const service = (type = 'ClusterIP') => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: 'web', namespace: 'shop' },
+  spec: { type, selector: { app: 'web' }, ports: [{ port: 80, targetPort: 'envoy-http' }] },
+});
+const hpa = {
+  apiVersion: 'autoscaling/v2',
+  kind: 'HorizontalPodAutoscaler',
+  metadata: { name: 'web', namespace: 'shop' },
+  spec: {
+    scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+    maxReplicas: 3,
+    metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } } }],
+  },
+};
+const job = (values: number[]) => ({
+  apiVersion: 'batch/v1',
+  kind: 'Job',
+  metadata: { name: 'batch' },
+  spec: {
+    podFailurePolicy: { rules: [{ action: 'FailJob', onExitCodes: { operator: 'In', values } }] },
+    template: {
+      spec: {
+        restartPolicy: 'Never',
+        initContainers: [{ name: 'mesh', image: 'm:1', restartPolicy: 'Always' }],
+        containers: [{ name: 'app', image: 'a:1' }],
+      },
+    },
+  },
+});
+const set = (manifests: any[], minor: number) =>
+  checkManifestSet(manifests.map((manifest, i) => ({ path: `obj${i}`, manifest })), minor, false).map(f => [f.index, f.level, f.source]);
+
+describe('checkManifestSet', () => {
+  test('a Service whose named targetPort only a native sidecar declares: an error at 1.31 on the Service, none at 1.32 (ClusterIP)', () => {
+    expect(set([deployment(), service()], 31)).toEqual([[1, 'error', 'service']]);
+    expect(set([deployment(), service()], 32)).toEqual([]);
+    expect(set([deployment(), service('LoadBalancer')], 32)).toEqual([[1, 'warning', 'service']]);
+    // another namespace: not its pods
+    expect(set([deployment('other'), service()], 31)).toEqual([]);
+    // inside a kind: List, the finding is on the List
+    expect(set([{ apiVersion: 'v1', kind: 'List', items: [deployment(), service()] }], 31)).toEqual([[0, 'error', 'service']]);
+  });
+
+  test('an HPA on CPU utilization and an app container without a CPU request: a warning on the HPA', () => {
+    expect(set([deployment(), hpa], 32)).toEqual([[1, 'warning', 'autoscaler']]);
+  });
+
+  test("a Job rule without containerName: an error when it matches the sidecar's 137, a warning otherwise", () => {
+    const takes = (values: number[]) => matchPodFailurePolicy(job(values).spec.podFailurePolicy, {
+      containerStatuses: [{ name: 'app', exitCode: 1 }], initContainerStatuses: [{ name: 'mesh', exitCode: 137 }],
+    })?.container;
+    expect(takes([137])).toBe('mesh');
+    expect(set([job([137])], 30)).toEqual([[0, 'error', 'object']]);
+    expect(takes([3])).toBeUndefined();
+    expect(set([job([3])], 30)).toEqual([[0, 'warning', 'object']]);
+  });
+});
+
+describe('SidecarValidation.addTo runs the same check', () => {
+  const app = (manifests: any[]) => {
+    const a = new App();
+    const chart = new Chart(a, 'c');
+    manifests.forEach((m, i) => new ApiObject(chart, `o${i}`, m));
+    return a;
+  };
+
+  test("the Service error at 1.31 is checkManifestSet's message under the Service's path; at 1.32 the LoadBalancer warning is on SidecarWarnings", () => {
+    const expected = checkManifestSet([{ path: 'c/o0', manifest: deployment() }, { path: 'c/o1', manifest: service() }], 31, false)[0].message;
+    const a = app([deployment(), service()]);
+    SidecarValidation.addTo(a, { kubernetesVersion: '1.31' });
+    expect(() => a.synth()).toThrow(`SidecarValidation.addTo(app), Kubernetes 1.31: c/o1: ${expected}`);
+    const lb = app([deployment(), service('LoadBalancer')]);
+    SidecarValidation.addTo(lb, { kubernetesVersion: '1.32' });
+    lb.synth();
+    expect(SidecarWarnings.of(lb)).toEqual([expect.stringMatching(/^c\/o1: Service 'web' .*kubernetes#134651/)]);
+  });
+});
