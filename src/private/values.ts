@@ -149,6 +149,14 @@ function writtenPlain(v: string): boolean {
 export function manifestStringProblem(v: string): string | undefined {
   const bad = badCharacter(v);
   if (bad) return bad.why;
+  // Observed with the oracle (test/values.test.ts): a text that spans lines and whose first line
+  // with text starts with a tab (after spaces or empty lines) is written as a block scalar whose
+  // indentation yaml.v2 then reads from that tab and refuses the whole document ("found a tab
+  // character where an indentation space is expected"). Refused a little wider than needed (a
+  // block scalar with an indentation indicator, e.g. ' \t\nx', is read), never narrower.
+  if (leadingTabBlock(v)) {
+    return `spans lines and its first line starts with a tab (after spaces or empty lines): cdk8s' YAML writer writes it as a block scalar that ${READER} refuses (the whole manifest becomes unreadable)`;
+  }
   if (YAML11_DECIMAL.test(v)) return undefined; // a number for both, so quoted (see writtenPlain)
   const read = goPlainNonString(v);
   if (read !== undefined && writtenPlain(v)) {
@@ -160,6 +168,12 @@ export function manifestStringProblem(v: string): string | undefined {
 
 /** What to do, for the messages. */
 const FIX_CHARACTER = 'remove the character (or give the text another way, e.g. from a Secret)';
+const FIX_TAB = 'start the first line with another character than a tab (or give the text another way, e.g. from a ConfigMap you write)';
+/** A multi-line text whose first line starts with a tab, after spaces or empty lines (see manifestStringProblem). */
+function leadingTabBlock(v: string): boolean {
+  // only where cdk8s' writer really writes a block scalar (a control character makes it quote)
+  return v.includes('\n') && /^[ \n]*\t/.test(v) && Yaml.stringify({ v }).startsWith('v: |');
+}
 const FIX_NUMBER = "cdk8s gives no way to quote one value, so use a value that is no number in Go's syntax (e.g. with a letter in front: 'v0o17')";
 
 /**
@@ -170,7 +184,7 @@ export function checkManifestString(who: string, prop: string, value: string): v
   if (typeof value !== 'string') return; // the type checks are the props checks' (issue 24 points 8/11)
   const why = manifestStringProblem(value);
   if (why !== undefined) {
-    const fix = badCharacter(value) ? FIX_CHARACTER : FIX_NUMBER;
+    const fix = badCharacter(value) ? FIX_CHARACTER : leadingTabBlock(value) ? FIX_TAB : FIX_NUMBER;
     throw new Error(`${who}: ${prop} ${showValue(value)} ${why}; ${fix}.`);
   }
 }
