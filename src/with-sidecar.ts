@@ -478,6 +478,9 @@ export interface AdoptSidecarProps extends SidecarCommonProps, SidecarRunOptions
  * manifests move to native cluster by cluster without forking the YAML.
  */
 export class AdoptSidecar extends SidecarBase {
+  /** The checks whose ports are compared with the adopted container's at synthesis. */
+  private checks: NamedChecks = [];
+
   constructor(scope: Construct, id: string, props: AdoptSidecarProps) {
     super(scope, id, checkAdoptProps(scope, id, props), props?.containerName);
     props = this._props as AdoptSidecarProps;
@@ -492,6 +495,7 @@ export class AdoptSidecar extends SidecarBase {
       ...(props.resources ? { resources: this._resources({ cpuRequest: '50m', cpuLimit: '500m', memoryRequest: '64Mi', memoryLimit: '256Mi' }) } : {}),
       ...(run.startupProbe ? { startupProbe: run.startupProbe } : {}),
     };
+    this.checks = [['startupCheck', props.startupCheck], ['livenessCheck', props.livenessCheck]];
     this._attachContainer({
       kind: `AdoptSidecar '${this.containerName}'`,
       rank: RANK.CUSTOM,
@@ -503,6 +507,36 @@ export class AdoptSidecar extends SidecarBase {
       quit: run.quit,
     });
   }
+
+  /** @internal */
+  protected _checkWorkload(podSpec: Json | undefined): string[] {
+    return checkAdoptedPorts(this.describe(), this.containerName, podSpec, this.checks);
+  }
+}
+
+/**
+ * The ports of the adopted container's checks against the ports it declares (read from the
+ * workload at synthesis), as WithSidecar's are against its `ports`: a check on a port the
+ * container does not declare, when it declares some, is most likely a typo, and the probe would
+ * never pass (a startup check keeps the native pod in Init; a liveness check restarts the sidecar
+ * for ever).
+ */
+type NamedChecks = ReadonlyArray<readonly [string, SidecarCheck | undefined]>;
+
+function checkAdoptedPorts(who: string, name: string, podSpec: Json | undefined, checks: NamedChecks): string[] {
+  const container = (podSpec?.containers ?? []).find((c: Json) => c?.name === name);
+  const declared: number[] = (container?.ports ?? []).map((p: Json) => p?.containerPort).filter((p: unknown) => typeof p === 'number');
+  if (declared.length === 0) return [];
+  const errors: string[] = [];
+  for (const [prop, check] of checks) {
+    const port = check?._port();
+    if (port === undefined || declared.includes(port)) continue;
+    errors.push(
+      `${who}: ${prop} connects to port ${port}, which is none of the ports container '${name}' declares (${declared.join(', ')}): ` +
+      'the probe would never pass. Use one of its ports in SidecarCheck, or check the port number.',
+    );
+  }
+  return errors;
 }
 
 /**

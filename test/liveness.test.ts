@@ -246,6 +246,29 @@ describe('AdoptSidecar livenessCheck', () => {
     expect(c.args).toEqual(['--health-check']);
   });
 
+  test('a check on a port the adopted container does not declare: an error at synthesis naming its ports; none when it declares none', () => {
+    const synth = (ports: any[] | undefined, livenessPort: number) => {
+      const { chart } = newChart();
+      const raw = rawDeployment(chart, 'vendor', {
+        containers: [{ name: 'app', image: 'ghcr.io/example/web:1.0.0' }, { name: 'proxy', image: PROXY, ...(ports ? { ports } : {}) }],
+      });
+      new AdoptSidecar(chart, 'adopt', {
+        workload: raw,
+        kubernetesVersion: '1.29',
+        containerName: 'proxy',
+        startupCheck: SidecarCheck.http(9090, { path: '/startup' }),
+        livenessCheck: SidecarCheck.http(livenessPort, { path: '/liveness' }),
+      });
+      return () => Testing.synth(chart);
+    };
+    expect(synth([{ containerPort: 9090 }, { containerPort: 5432 }], 9091))
+      .toThrow("AdoptSidecar 'test/adopt': livenessCheck connects to port 9091, which is none of the ports container 'proxy' declares (9090, 5432)");
+    expect(synth([{ containerPort: 8080 }], 8080))
+      .toThrow("AdoptSidecar 'test/adopt': startupCheck connects to port 9090, which is none of the ports container 'proxy' declares (8080)");
+    expect(synth([{ containerPort: 9090 }], 9090)).not.toThrow();
+    expect(synth(undefined, 9091)).not.toThrow();
+  });
+
   test('not a SidecarCheck: refused with the path', () => {
     const { chart } = newChart();
     const web = new kplus.Deployment(chart, 'web', { containers: [{ image: 'ghcr.io/example/web:1.0.0', name: 'app' }, { image: PROXY, name: 'proxy' }] });
