@@ -38,18 +38,23 @@ export const DEFAULT_IMAGES = {
     releases: { program: 'Fluent Bit', from: '5.1.0', below: '5.2.0', checked: 'the keys, shutdown and buffering read at v5.1.1 and run against its binary' },
   },
   vector: {
-    image: 'timberio/vector:0.54.0-distroless-libc',
+    image: 'timberio/vector:0.57.0-distroless-libc',
     usedBy: 'LogAgent.vector()',
-    // Not bumped to v0.57.0 (2026-07-14, the newest tag on 2026-12-01): read at v0.57.0,
-    // src/config/api.rs has only `enabled` and `address`, and src/api/grpc_server.rs serves the
-    // gRPC Observability service (events included) and the HTTP `/health` on that one port, so
-    // the probes' port still cannot be limited to /health (exposeGrpcApi opts in). 0.54 gets no
-    // patch release (Vector releases only the newest line): a probe that needs no API is the way on.
-    // distribution/docker/distroless-libc/Dockerfile at v0.54.0 and v0.57.0: FROM
-    // gcr.io/distroless/cc-debian12, no USER; the library runs it as 65532.
-    source: 'vectordotdev/vector release v0.54.0 (git tag v0.54.0; distribution/docker/distroless-libc/Dockerfile, pushed as timberio/vector:<version>-distroless-libc)',
-    // 0.54.x: the keys and the shutdown were read at v0.54.0; 0.55 removed api.graphql/playground.
-    releases: { program: 'Vector', from: '0.54.0', below: '0.55.0', checked: 'the keys and the shutdown read at v0.54.0' },
+    // Checked 2026-12-01: v0.57.0 (2026-07-14) is the newest release tag of vectordotdev/vector
+    // (the repository's snapshot of 2026-08-22: master's Cargo.toml is at 0.58.0, untagged; no
+    // 0.57.x patch tag). Vector releases only the newest line, monthly (0.54.0 March, 0.55.0 April,
+    // 0.56.0 June, 0.57.0 July 2026). distribution/docker/distroless-libc/Dockerfile at v0.57.0:
+    // FROM gcr.io/distroless/cc-debian12, no USER (the library runs it as 65532), binary at
+    // /usr/bin/vector, /var/lib/vector owned by root (unused: data_dir is on the log volume).
+    // From 0.55 the API cannot be limited to /health, so the probes use an http_server source and
+    // the API is off (src/agents/vector.ts `vectorHealthEndpoint`).
+    source: 'vectordotdev/vector release v0.57.0 (git tag v0.57.0, 2026-07-14; distribution/docker/distroless-libc/Dockerfile, ' +
+      'pushed as timberio/vector:<version>-distroless-libc by scripts/build-docker.sh)',
+    // Every key the library emits has the same name at v0.54.0 and v0.57.0 (the structs and
+    // website/cue/reference/components/<kind>/generated/<name>.cue at both tags; 0.55 removed only
+    // api.graphql/playground and the http sink's top-level headers, neither emitted now), and the
+    // shutdown code is the same at both tags. Not run: no Vector binary can be had here.
+    releases: { program: 'Vector', from: '0.54.0', below: '0.58.0', checked: 'the keys and the shutdown read at v0.54.0 and v0.57.0' },
   },
   fluentd: {
     // Not v1.19.3-debian-2.4: the -2.4 suffix belonged to v1.19.2 and was never published for v1.19.3.
@@ -97,7 +102,7 @@ export const DEFAULT_IMAGES = {
 /** The default Fluent Bit image of `LogAgent.fluentBit()` (pinned). */
 export const FLUENT_BIT_IMAGE: string = DEFAULT_IMAGES.fluentBit.image;
 
-/** The default Vector image of `LogAgent.vector()` (pinned; the last release whose API can be limited to `/health`). */
+/** The default Vector image of `LogAgent.vector()` (pinned). */
 export const VECTOR_IMAGE: string = DEFAULT_IMAGES.vector.image;
 
 /** The default Fluentd image of `LogAgent.fluentd()` (pinned; core plugins only). */

@@ -49,21 +49,19 @@ describe('Fluentd 1.19.3 up to 1.20.0', () => {
   });
 });
 
-describe('Vector 0.54.x, or 0.55 up to 0.58 with exposeGrpcApi', () => {
-  test.each([undefined, 'timberio/vector:0.54.0-debian'])('%s: none', (image) => {
+describe('Vector 0.54.0 up to, not including, 0.58.0', () => {
+  test.each([undefined, 'timberio/vector:0.54.0-debian', 'timberio/vector:0.55.0-distroless-libc', 'timberio/vector:0.57.0-alpine'])('%s: none', (image) => {
     expect(logAgent(LogAgent.vector(image === undefined ? {} : { image }))).toEqual([]);
   });
-  test('0.57 with exposeGrpcApi: none; 0.58 with it: a warning naming 0.55 up to 0.58', () => {
-    expect(logAgent(LogAgent.vector({ image: 'timberio/vector:0.57.0-distroless-libc', exposeGrpcApi: true }))).toEqual([]);
-    const w = logAgent(LogAgent.vector({ image: 'timberio/vector:0.58.0-distroless-libc', exposeGrpcApi: true }));
+  test.each([
+    ['timberio/vector:0.53.0-distroless-libc', 'is Vector 0.53.0, outside'],
+    ['timberio/vector:0.58.0-distroless-libc', 'is Vector 0.58.0, outside'],
+    ['timberio/vector', 'names no Vector release in its tag'],
+  ])('%s: a warning naming the range', (image, what) => {
+    const w = logAgent(LogAgent.vector({ image }));
     expect(w).toHaveLength(1);
-    expect(w[0]).toContain('is Vector 0.58.0, outside');
-    expect(w[0]).toContain('Vector 0.55.0 up to, not including, 0.58.0');
-  });
-  test('an untagged image: the warning names the 0.54 range', () => {
-    const w = logAgent(LogAgent.vector({ image: 'timberio/vector' }));
-    expect(w).toHaveLength(1);
-    expect(w[0]).toContain('Vector 0.54.0 up to, not including, 0.55.0');
+    expect(w[0]).toContain(what);
+    expect(w[0]).toContain('Vector 0.54.0 up to, not including, 0.58.0');
     expect(w[0]).toContain(`use ${VECTOR_IMAGE}`);
   });
 });
