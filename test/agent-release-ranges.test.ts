@@ -66,19 +66,19 @@ describe('Vector 0.54.0 up to, not including, 0.58.0', () => {
   });
 });
 
-describe('Envoy 1.37.x', () => {
-  test.each([undefined, 'envoyproxy/envoy:v1.37.0', 'envoyproxy/envoy:v1.37.11'])('%s: none', (image) => {
+describe('Envoy 1.37.0 up to, not including, 1.41.0 (each line run with its real binary)', () => {
+  test.each([undefined, 'envoyproxy/envoy:v1.37.0', 'envoyproxy/envoy:v1.37.11', 'envoyproxy/envoy:v1.38.3', 'envoyproxy/envoy:v1.40.2'])('%s: none', (image) => {
     expect(envoy(image)).toEqual([]);
   });
   test.each([
     ['envoyproxy/envoy:v1.36.4', 'is Envoy 1.36.4, outside'],
-    ['envoyproxy/envoy:v1.40.2', 'is Envoy 1.40.2, outside'],
+    ['envoyproxy/envoy:v1.41.0', 'is Envoy 1.41.0, outside'],
     ['envoyproxy/envoy:latest', 'names no Envoy release in its tag'],
   ])('%s: a warning naming the range', (image, what) => {
     const w = envoy(image);
     expect(w).toHaveLength(1);
     expect(w[0]).toContain(`WithEnvoy 'test/envoy': image '${image}' ${what}`);
-    expect(w[0]).toContain('Envoy 1.37.0 up to, not including, 1.38.0');
+    expect(w[0]).toContain('Envoy 1.37.0 up to, not including, 1.41.0');
     expect(w[0]).toContain(`use ${ENVOY_IMAGE}`);
   });
 });
