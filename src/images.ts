@@ -93,6 +93,9 @@ export const DEFAULT_IMAGES = {
     // but no release tag of the image's repository shows those images. scripts/build-otelcol.sh builds
     // this version's otelcol and test/collector.test.ts runs every WithTracer config through it.
     source: 'open-telemetry/opentelemetry-collector-releases release v0.159.0 (git tag v0.159.0; distributions/otelcol/manifest.yaml, pushed as otel/opentelemetry-collector:<version>)',
+    // The exporter type `otlp_grpc` needs 0.144.0 or later (src/agents/otel-collector.ts); the keys
+    // were checked against 0.159.0's otelcol (test/collector/otelcol.real-test.ts).
+    releases: { program: 'OpenTelemetry Collector', from: '0.144.0', below: '0.160.0', checked: 'the exporter type otlp_grpc from 0.144.0; every config validated and run by otelcol 0.159.0' },
   },
   busybox: {
     image: 'busybox:1.36.1-musl',

@@ -803,7 +803,8 @@ describe('every config key the library emits is one the pinned agent defines', (
       batch: { timeout: true, send_batch_size: true, send_batch_max_size: true },
     },
     exporters: {
-      otlp: {
+      // exporter/otlpexporter (type otlp_grpc since v0.144.0; `otlp` is its deprecated alias)
+      otlp_grpc: {
         endpoint: true,
         tls: { insecure: true },
         headers: '*',
@@ -824,8 +825,8 @@ describe('every config key the library emits is one the pinned agent defines', (
     const configMap = Testing.synth(chart).find((m: any) => m.kind === 'ConfigMap' && m.metadata.name.includes('tracer'));
     const config = parseYaml(Object.values<string>(configMap.data)[0]);
     const bad: string[] = [];
-    // A component ID is `type[/name]` (component/identifiable.go): `otlp/traces` is an otlp
-    // exporter, checked against the otlp exporter's keys.
+    // A component ID is `type[/name]` (component/identifiable.go): `otlp_grpc/traces` is an
+    // otlp_grpc exporter, checked against that exporter's keys.
     const { service, ...components } = config;
     for (const [kind, byId] of Object.entries<any>(components)) {
       const types = (OTEL_KEYS as any)[kind];
