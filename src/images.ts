@@ -89,7 +89,7 @@ export const DEFAULT_IMAGES = {
     image: 'otel/opentelemetry-collector:0.159.0',
     usedBy: 'WithTracer',
     // Checked on 2026-12-01: v0.159.0 (2026-08-18, "Update version to 0.159.0") is the newest release tag of
-    // opentelemetry-collector-releases; the Go module proxy already has the core modules at v0.165.0,
+    // opentelemetry-collector-releases; the Go module proxy has the core modules up to v0.165.0 (go.opentelemetry.io/collector/otelcol, 2026-11-06),
     // but no release tag of the image's repository shows those images. scripts/build-otelcol.sh builds
     // this version's otelcol and test/collector.test.ts runs every WithTracer config through it.
     source: 'open-telemetry/opentelemetry-collector-releases release v0.159.0 (git tag v0.159.0; distributions/otelcol/manifest.yaml, pushed as otel/opentelemetry-collector:<version>)',
