@@ -669,7 +669,11 @@ describe('every config key the library emits is one the pinned agent defines', (
   const VECTOR_KEYS: Record<string, Record<string, unknown>> = {
     sources: {
       file: {
-        type: true, include: true, exclude: true, read_from: true, max_line_bytes: true,
+        type: true,
+        include: true,
+        exclude: true,
+        read_from: true,
+        max_line_bytes: true,
         fingerprint: { strategy: true, lines: true, ignored_header_bytes: true },
       },
       http_server: { type: true, address: true, method: true, path: true, strict_path: true, response_code: true },
