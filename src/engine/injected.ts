@@ -334,9 +334,10 @@ export function asGraceSpec(p: InjectedProxy, target: EngineTarget): SidecarSpec
  * The per-pod annotations that make the injector follow the library's decision.
  * `appShutdown` is the workload's (the largest of its sidecars'). The proxy gets SIGTERM
  * together with the app in the legacy layout and in the native one on 1.28 (unordered stop):
- * there it must outlive the app's shutdown by its own stop time.
+ * there it must outlive the app's shutdown by its own stop time. `nativeStops`: the sum of
+ * the stop times of the library's native sidecars (Kuma's drain must outlast them).
  */
-export function meshAnnotations(p: InjectedProxy, appShutdown: number, target: EngineTarget): Record<string, string> {
+export function meshAnnotations(p: InjectedProxy, appShutdown: number, target: EngineTarget, nativeStops = 0): Record<string, string> {
   const native = p.layout === 'NATIVE';
   const delayed = !native || !capabilities(target.minor, target.gate).orderedTermination;
   if (p.mesh === 'ISTIO') {
@@ -371,10 +372,13 @@ export function meshAnnotations(p: InjectedProxy, appShutdown: number, target: E
   }
   if (p.mesh === 'KUMA') {
     // kuma v2.14.3 pkg/plugins/runtime/k8s/metadata/annotations.go `kuma.io/sidecar-drain-time`
-    // (containers/factory.go GetDurationWithDefault, default drainTime 30s). Native, the
-    // injector's preStop (`killall -USR2 kuma-dp`) starts the drain when the pod's termination
-    // starts, not at the proxy's turn: the drain must cover the app's shutdown in both layouts.
-    return { 'kuma.io/sidecar-drain-time': `${appShutdown + p.stopSeconds}s` };
+    // (containers/factory.go GetDurationWithDefault, default drainTime 30s; Envoy's
+    // `--drain-time-s`, app/kuma-dp/pkg/dataplane/envoy/envoy.go). app/kuma-dp/cmd/run.go: legacy,
+    // SIGTERM fails the health checks and waits the drain time, then exits; native, the
+    // injector's preStop (`killall -USR2 kuma-dp`) starts Envoy's drain when the pod's
+    // termination starts and SIGTERM at the proxy's turn exits at once ("already drained"): the
+    // drain must then last until the library's native sidecars, stopped before it, are gone.
+    return { 'kuma.io/sidecar-drain-time': `${appShutdown + (native ? nativeStops : 0) + p.stopSeconds}s` };
   }
   if (p.mesh === 'GCS_FUSE') {
     // gcs-fuse-csi-driver v1.24.4 pkg/webhook/mutatingwebhook.go GcsFuseNativeSidecarEnableAnnotation
@@ -459,10 +463,13 @@ export function checkInjected(
       );
     }
     const real = injectorLayout(p, target);
+    const defaultOn = capabilities(target.minor, target.gate).nativeByDefault;
     // One layout per pod: an injected container in the legacy layout next to the library's
     // native sidecars (istio#49054, cloud-sql-proxy-operator#641: a native sidecar started before
-    // the mesh's redirect init container and its proxy cannot reach the network).
-    if (real.layout === 'LEGACY' && native.length > 0) {
+    // the mesh's redirect init container and its proxy cannot reach the network). Certain: an
+    // error; where the cluster decides (CLUSTER rule, not declared): a warning.
+    const mayBeLegacy = real.certain ? real.layout === 'LEGACY' : true;
+    if (mayBeLegacy && native.length > 0) {
       const why = facts.interceptsTraffic
         ? 'the injector then puts its traffic-redirect init container after the native sidecars and starts its proxy only with the app, ' +
           'so connections the native sidecars open in between are redirected to a proxy that is not running'
@@ -471,35 +478,24 @@ export function checkInjected(
       const fix = facts.layoutRule === 'LEGACY_ONLY'
         ? `the ${facts.label} injects in the legacy layout only (${facts.release}): give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\``
         : facts.layoutRule === 'CLUSTER'
-          ? `the ${facts.label} decides its layout from the cluster (${facts.clusterRule}): give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\`, or change the cluster`
+          ? `the ${facts.label} decides its layout from the cluster (${facts.clusterRule}; ${facts.release}): give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\`, or change the cluster`
           : facts.nativeNeedsDefaultOn && p.layout === 'NATIVE'
             ? `the ${facts.label} injects natively only where the API server and every kubelet are 1.29+ (${facts.release}), and the target is 1.${target.minor}: ` +
               'target 1.29+, or give the workload\'s sidecar constructs `mode: SidecarMode.LEGACY`'
             : 'give the mesh construct and the sidecars the same mode';
       const text = `${p.owner}: the ${facts.label} ${facts.interceptsTraffic ? 'proxy' : 'container'} ${real.certain ? 'is' : 'may be'} injected in the legacy layout but ${nativeOwners} on ${where}: ${why}. ${fix[0].toUpperCase()}${fix.slice(1)}.`;
       if (real.certain) errors.push(text);
-      else {
-        warnings.push(
-          `${text} The construct cannot see the cluster: pass \`injectorLayout\` to WithMeshProxy to say which layout the cluster makes it use.`,
-        );
-      }
-    } else if (!real.certain) {
-      // The library's sidecars are legacy (or there are none): a native injected container next to
-      // them is fine, but the OpenTelemetry operator and Kuma read only the API server's version,
-      // and a kubelet older than it keeps a native sidecar as a blocking init container.
-      if (!capabilities(target.minor, target.gate).nativeByDefault) {
-        warnings.push(
-          `${p.owner}: the ${facts.label} decides its layout from the cluster (${facts.clusterRule}), not from the pod; the target is 1.${target.minor}, ` +
-          `so where the API server is already 1.29+ it injects '${facts.proxyName}' as a native sidecar, which a kubelet below 1.28 (or 1.28 without the ` +
-          `SidecarContainers gate) runs as a blocking init container: the pod of ${where} hangs in Init on those nodes. Upgrade every kubelet before the API server, ` +
-          'or pass `injectorLayout` to WithMeshProxy once you know the layout it uses.',
-        );
-      } else if (p.mesh === 'KUMA') {
-        warnings.push(
-          `${p.owner}: Kuma injects '${facts.proxyName}' natively only when its control plane sets experimental.sidecarContainers (default true from Kuma 2.14, false before; ${facts.release}); ` +
-          `the library's layout on ${where} is ${p.layout.toLowerCase()}. Pass \`injectorLayout\` to WithMeshProxy to say which one your control plane uses.`,
-        );
-      }
+      else warnings.push(`${text} This construct cannot see the cluster: pass \`injectorLayout\` to say which layout it makes the ${facts.label} use.`);
+    } else if (!real.certain && p.layout === 'LEGACY' && !defaultOn) {
+      // The library's sidecars are legacy, as the target needs: a native injected container next
+      // to them would be fine, but the OpenTelemetry operator and Kuma read only the API server's
+      // version, and a kubelet older than it keeps a native sidecar as a blocking init container.
+      warnings.push(
+        `${p.owner}: the ${facts.label} decides its layout from the cluster (${facts.clusterRule}), not from the pod; the target is 1.${target.minor}, ` +
+        `so where the API server is already 1.29+ it injects '${facts.proxyName}' as a native sidecar, which a kubelet below 1.28 (or 1.28 without the ` +
+        `SidecarContainers gate) runs as a blocking init container: the pod of ${where} hangs in Init on those nodes. Upgrade every kubelet before the API server, ` +
+        'or pass `injectorLayout` to WithMeshProxy once you know the layout it uses.',
+      );
     }
     // Appended after every init container: the library's native sidecars start before its
     // redirect and are stopped after its proxy (reverse order of initContainers).
