@@ -5,7 +5,7 @@
  * to the webhooks' behaviour (test/util/injectors.ts, written from their sources) and the
  * kubelet's termination (test/util/kubelet-termination.ts), not from the library's formulas.
  */
-import { Testing } from 'cdk8s';
+import { Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Cluster, injectConsul, injectDatadog, injectGcsFuse, injectKuma, injectOtelOperator, injectVault } from './util/injectors';
 import { kplusWorkload, newChart, podMetadataOf, podSpecOf } from './util/fixtures';
@@ -17,6 +17,7 @@ import { InjectedProxy, MeshKind } from '../src/engine/injected';
 import { applySidecars } from '../src/engine/pod-template';
 import { Json, RANK, SidecarSpec } from '../src/engine/spec';
 import { SidecarLayout, SidecarMode } from '../src/target';
+import { SidecarTimeline } from '../src/timeline';
 import { SidecarWarnings } from '../src/warnings';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
@@ -341,6 +342,39 @@ describe.each(STOP_CASES)('%s on 1.%s: the grace period covers the injected cont
     expect(cutShort(sim)).toEqual([]);
     const app = sim.containers.get('app')!.exit;
     for (const name of ['log-agent', 'tracer']) expect(sim.containers.get(name)!.exit).toBeGreaterThanOrEqual(app);
+  });
+});
+
+describe('SidecarTimeline counts the injected container where its injector puts it', () => {
+  const timeline = (mesh: Mesh, version: string) => {
+    const { chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: version, ...(logModeFor(mesh, version) ? { mode: SidecarMode.LEGACY } : {}) });
+    new WithMeshProxy(chart, 'mesh', { workload, mesh, kubernetesVersion: version, proxyStopTime: Duration.seconds(7) });
+    return SidecarTimeline.of(workload);
+  };
+
+  test('Consul native on 1.29: appended last, so the kubelet stops it first after the app, then the log agent; it fits the grace period', () => {
+    const t = timeline(Mesh.CONSUL, '1.29');
+    const stop = (name: string) => t.termination.find(e => e.name === name)!;
+    const app = stop('app').exitSeconds;
+    // the kubelet's order (kuberuntime_termination_order.go): reverse initContainers, the last one first
+    expect(stop('consul-dataplane').sigtermSeconds).toBe(app);
+    expect(stop('consul-dataplane').exitSeconds).toBe(app + 7);
+    expect(stop('log-agent').sigtermSeconds).toBe(app + 7);
+    expect(t.endSeconds).toBeLessThanOrEqual(t.graceSeconds);
+    expect(t.termination.every(e => !e.killed)).toBe(true);
+    expect(t.assumptions).toContainEqual(expect.stringMatching(/'consul-dataplane' is injected by Consul at admission \(native\)/));
+  });
+
+  test('GCS FUSE native on 1.29: first, so stopped last; Vault on 1.29: legacy, stopped with the app', () => {
+    const gcs = timeline(Mesh.GCS_FUSE, '1.29');
+    const last = [...gcs.termination].sort((a, b) => a.exitSeconds - b.exitSeconds).pop()!;
+    expect(last.name).toBe('gke-gcsfuse-sidecar');
+    const vault = timeline(Mesh.VAULT_AGENT, '1.29');
+    const agent = vault.termination.find(e => e.name === 'vault-agent')!;
+    expect(agent.role).toBe('legacy sidecar');
+    expect(agent.sigtermSeconds).toBe(0);
   });
 });
 

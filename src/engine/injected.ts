@@ -532,3 +532,40 @@ export function nativeSidecarNames(proxies: InjectedProxy[], native: Json[], tar
     .map(p => MESH_FACTS[p.mesh].proxyName);
   return [...names(true), ...native.map(c => c.name as string), ...names(false)];
 }
+
+/**
+ * The pod as the injectors will admit it, for the timeline: each injected container (a stand-in
+ * with its name, no image of ours) where its injector puts it (native: before or after every init
+ * container, `nativeFirst`; legacy: in `containers`), its stop time (legacy, the annotated
+ * injectors keep it alive for the app's shutdown too: Istio, Linkerd, Consul, Kuma), and notes.
+ */
+export function withInjectedContainers(manifest: Json, proxies: InjectedProxy[], target: EngineTarget, appShutdown: number):
+{ manifest: Json; stopSeconds: Record<string, number>; legacy: string[]; notes: string[] } {
+  if (proxies.length === 0) return { manifest, stopSeconds: {}, legacy: [], notes: [] };
+  const out: Json = structuredClone(manifest);
+  const spec = (out.kind === 'CronJob' ? out.spec?.jobTemplate?.spec?.template?.spec : out.kind === 'Pod' ? out.spec : out.spec?.template?.spec) as Json | undefined;
+  const stopSeconds: Record<string, number> = {};
+  const legacy: string[] = [];
+  const notes: string[] = [];
+  for (const p of proxies) {
+    const facts = MESH_FACTS[p.mesh];
+    const real = injectorLayout(p, target);
+    const c: Json = { name: facts.proxyName, image: `(injected by ${facts.label})` };
+    if (spec === undefined) continue;
+    if (real.layout === 'NATIVE') {
+      c.restartPolicy = 'Always';
+      const init: Json[] = spec.initContainers ?? [];
+      spec.initContainers = facts.nativeFirst ? [c, ...init] : [...init, c];
+      stopSeconds[facts.proxyName] = p.stopSeconds;
+    } else {
+      spec.containers = [...(spec.containers ?? []), c];
+      legacy.push(facts.proxyName);
+      stopSeconds[facts.proxyName] = facts.interceptsTraffic ? appShutdown + p.stopSeconds : p.stopSeconds;
+    }
+    notes.push(
+      `'${facts.proxyName}' is injected by ${facts.label} at admission (${real.layout.toLowerCase()}${real.certain ? '' : ', if the cluster makes it so'}); ` +
+      `shown where it puts it, with its stop time ${stopSeconds[facts.proxyName]}s`,
+    );
+  }
+  return { manifest: out, stopSeconds, legacy, notes };
+}
