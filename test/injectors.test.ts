@@ -7,8 +7,8 @@
  */
 import { Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
-import { Cluster, injectConsul, injectDatadog, injectGcsFuse, injectKuma, injectOtelOperator, injectVault } from './util/injectors';
 import { kplusWorkload, newChart, podMetadataOf, podSpecOf } from './util/fixtures';
+import { Cluster, injectConsul, injectDatadog, injectGcsFuse, injectKuma, injectOtelOperator, injectVault } from './util/injectors';
 import { expectValidManifests } from './util/k8s-schema';
 import { cutShort, simulateTermination } from './util/kubelet-termination';
 import { Injection } from './util/mesh-injection';
@@ -46,7 +46,10 @@ function build(s: Setup) {
   const common = { kubernetesVersion: s.version, ...(s.gate ? { sidecarContainersGate: true } : {}) };
   new WithLogAgent(chart, 'logs', { workload, ...common, ...(s.logMode ? { mode: s.logMode } : {}) });
   new WithMeshProxy(chart, 'mesh', {
-    workload, mesh: s.mesh, ...common, ...(s.meshMode ? { mode: s.meshMode } : {}),
+    workload,
+    mesh: s.mesh,
+    ...common,
+    ...(s.meshMode ? { mode: s.meshMode } : {}),
     ...(s.injectorLayout ? { injectorLayout: s.injectorLayout } : {}),
     ...(s.allowLegacyOnJob !== undefined ? { allowLegacyOnJob: s.allowLegacyOnJob } : {}),
   });
@@ -118,14 +121,14 @@ describe('the injector, fed the synthesized pod, uses the library\'s layout', ()
     for (const mesh of NEW) {
       const d = synth({ version, mesh, logMode: logModeFor(mesh, version) });
       const meta = podMetadataOf(d);
-      const spec = podSpecOf(d);
+      const podSpec = podSpecOf(d);
       const injected: Record<string, () => Injection> = {
-        OPENTELEMETRY_OPERATOR: () => injectOtelOperator(meta, spec, at(minor), 5),
-        CONSUL: () => injectConsul(meta, spec),
-        KUMA: () => injectKuma(meta, spec, at(minor)),
-        GCS_FUSE: () => injectGcsFuse(meta, spec, at(minor), 5),
-        VAULT_AGENT: () => injectVault(meta, spec, 5),
-        DATADOG: () => injectDatadog(meta, spec, 5),
+        OPENTELEMETRY_OPERATOR: () => injectOtelOperator(meta, podSpec, at(minor), 5),
+        CONSUL: () => injectConsul(meta, podSpec),
+        KUMA: () => injectKuma(meta, podSpec, at(minor)),
+        GCS_FUSE: () => injectGcsFuse(meta, podSpec, at(minor), 5),
+        VAULT_AGENT: () => injectVault(meta, podSpec, 5),
+        DATADOG: () => injectDatadog(meta, podSpec, 5),
       };
       const r = injected[mesh]();
       expect([mesh, r.native]).toEqual([mesh, LEGACY_ONLY.includes(mesh) ? false : native]);
@@ -149,14 +152,17 @@ describe('the injector, fed the synthesized pod, uses the library\'s layout', ()
 describe('port collisions with the injected container', () => {
   test('WithEnvoy\'s admin port 9901 is Kuma\'s Envoy admin', () => {
     expect(() => synth({
-      version: '1.29', mesh: Mesh.KUMA, injectorLayout: SidecarLayout.NATIVE,
+      version: '1.29',
+      mesh: Mesh.KUMA,
+      injectorLayout: SidecarLayout.NATIVE,
       extra: (chart, workload) => new WithEnvoy(chart, 'envoy', { workload, kubernetesVersion: '1.29', appPort: 8080, healthPort: 15022 }),
     })).toThrow(/WithMeshProxy 'test\/mesh': port 9901 is bound by the injected Kuma proxy \('kuma-sidecar', Envoy admin\) and also by sidecar 'envoy' \(WithEnvoy 'test\/envoy'\).*Give WithEnvoy 'test\/envoy' another port/s);
   });
 
   test('WithTracer\'s OTLP receiver and the OpenTelemetry operator\'s collector', () => {
     expect(() => synth({
-      version: '1.29', mesh: Mesh.OPENTELEMETRY_OPERATOR,
+      version: '1.29',
+      mesh: Mesh.OPENTELEMETRY_OPERATOR,
       extra: (chart, workload) => new WithTracer(chart, 'tracer', { workload, kubernetesVersion: '1.29', exporterEndpoint: 'collector.observability:4317' }),
     })).toThrow(/port 4317 is bound by the injected OpenTelemetry operator proxy \('otc-container', OTLP gRPC receiver/);
   });
@@ -306,7 +312,13 @@ describe.each(STOP_CASES)('%s on 1.%s: the grace period covers the injected cont
   const legacyOnly = mesh === 'VAULT_AGENT' || mesh === 'DATADOG';
   const layout = minor >= 29 && !legacyOnly ? 'NATIVE' : 'LEGACY';
   const proxy: InjectedProxy = {
-    owner: "WithMeshProxy 'mesh'", mesh, layout, stopSeconds: 9, appShutdownSeconds: 10, holdApplication: true, allowLegacyOnJob: false,
+    owner: "WithMeshProxy 'mesh'",
+    mesh,
+    layout,
+    stopSeconds: 9,
+    appShutdownSeconds: 10,
+    holdApplication: true,
+    allowLegacyOnJob: false,
     ...(mesh === 'KUMA' ? { declaredLayout: layout } : {}),
   };
   // 10 + 8 + 6 + 9 = 33 > Kubernetes' default 30 when native
@@ -336,7 +348,8 @@ describe.each(STOP_CASES)('%s on 1.%s: the grace period covers the injected cont
     const proxyName = [...(injected.spec.initContainers ?? []), ...injected.spec.containers]
       .map((c: Json) => c.name as string).find(n => !(n in stops) && !['kuma-init', 'consul-connect-inject-init', 'vault-agent-init'].includes(n))!;
     const sim = simulateTermination({
-      spec: injected.spec, minor,
+      spec: injected.spec,
+      minor,
       behaviour: name => ({ exitAfterSigterm: name === proxyName ? injected.proxyStopSeconds : stops[name] ?? 0 }),
     });
     expect(cutShort(sim)).toEqual([]);

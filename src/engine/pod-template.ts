@@ -278,7 +278,9 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
 
   // Annotations that roll the pods when a sidecar's config changes; the injectors' own.
   const nativeStops = ordered.filter(s => s.layout === 'NATIVE').reduce((sum, s) => sum + s.shutdown.stopSeconds, 0);
-  const annotations = Object.assign({}, ...ordered.map(s => s.podAnnotations), ...injected.map(p => meshAnnotations(p, appShutdown, target, nativeStops)));
+  const annotations = Object.assign(
+    {}, ...ordered.map(s => s.podAnnotations), ...injected.map(p => meshAnnotations(p, appShutdown, target, nativeStops)),
+  );
   // The marker NativeSidecarGuard (src/guard.ts) checks: these must arrive with restartPolicy Always.
   const marked = nativeSidecarNames(injected, native, target);
   if (marked.length > 0) annotations[NATIVE_SIDECARS_ANNOTATION] = marked.join(',');
