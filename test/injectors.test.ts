@@ -391,6 +391,25 @@ describe('SidecarTimeline counts the injected container where its injector puts 
   });
 });
 
+describe('kubernetes#125880 (src/known-bugs.ts) counts the injected native sidecar where its injector puts it', () => {
+  test.each([
+    // Consul appends its dataplane: the log agent is the earlier sidecar, the one the bug holds
+    [Mesh.CONSUL, /native sidecar 'log-agent' has another native sidecar after it \('consul-dataplane'\)/],
+    // GCS FUSE inserts first: its mounter is the one held
+    [Mesh.GCS_FUSE, /native sidecar 'gke-gcsfuse-sidecar' has another native sidecar after it \('log-agent'\)/],
+  ])('%s on 1.29.7', (mesh, message) => {
+    const chart = build({ version: '1.29.7', mesh });
+    let text = '';
+    try {
+      Testing.synth(chart);
+      text = SidecarWarnings.of(chart).join('\n');
+    } catch (e) {
+      text = (e as Error).message;
+    }
+    expect(text).toMatch(message);
+  });
+});
+
 describe('snapshots: one pod per injector and layout, valid for the target\'s schema', () => {
   test.each(NEW.flatMap(m => [[m, '1.27'], [m, '1.29']] as Array<[Mesh, string]>))('%s on %s', (mesh, version) => {
     const chart = build({ version, mesh, logMode: logModeFor(mesh, version), injectorLayout: mesh === Mesh.KUMA ? (version === '1.27' ? SidecarLayout.LEGACY : SidecarLayout.NATIVE) : undefined });
