@@ -181,7 +181,9 @@ export class WithMeshProxy extends Construct {
   }
 
   /**
-   * The layout the injector is told to use, resolved from the target like a sidecar's.
+   * The layout the injector is told to use, resolved from the target like a sidecar's. Injectors
+   * that cannot be told per pod (Vault and Datadog: legacy only; Kuma and the OpenTelemetry
+   * operator: the cluster decides) may use another one: the engine refuses or warns about the mix.
    *
    * Reading it fixes it, as for a sidecar. Throws when the target cannot run the requested mode.
    */
