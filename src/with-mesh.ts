@@ -98,7 +98,9 @@ export interface WithMeshProxyProps extends SidecarTargetOptions {
    * Start the app only once the proxy is ready. Native layout: the proxy is an init container
    * whose startupProbe holds the app (Linkerd needs `proxy-await` for that probe). Legacy: Istio's
    * `holdApplicationUntilProxyStarts`, Linkerd's `proxy-await` (the proxy first in
-   * `containers`, with a blocking postStart).
+   * `containers`, with a blocking postStart). Only Istio and Linkerd are told: the other injectors
+   * read no such annotation (Consul and Kuma put their legacy proxy first in `containers` but
+   * with no blocking hook, consul-k8s v2.0.3 consul_dataplane_sidecar.go, kuma v2.14.3 injector.go).
    * @default true
    */
   readonly holdApplication?: boolean;
