@@ -98,9 +98,10 @@ export interface WithMeshProxyProps extends SidecarTargetOptions {
    * Start the app only once the proxy is ready. Native layout: the proxy is an init container
    * whose startupProbe holds the app (Linkerd needs `proxy-await` for that probe). Legacy: Istio's
    * `holdApplicationUntilProxyStarts`, Linkerd's `proxy-await` (the proxy first in
-   * `containers`, with a blocking postStart). Only Istio and Linkerd are told: the other injectors
-   * read no such annotation (Consul and Kuma put their legacy proxy first in `containers` but
-   * with no blocking hook, consul-k8s v2.0.3 consul_dataplane_sidecar.go, kuma v2.14.3 injector.go).
+   * `containers`, with a blocking postStart); Kuma's `kuma.io/wait-for-dataplane-ready` (a
+   * blocking postStart in both layouts). The other injectors read no such annotation (Consul puts
+   * its legacy dataplane first in `containers` with no blocking hook: consul-k8s v2.0.3
+   * consul_dataplane_sidecar.go; its native one has a startupProbe).
    * @default true
    */
   readonly holdApplication?: boolean;

@@ -83,8 +83,8 @@ describe('annotations written in both layouts (1.27 legacy, 1.29 native): app sh
       'consul.hashicorp.com/enable-sidecar-proxy-lifecycle': 'true',
       'consul.hashicorp.com/sidecar-proxy-lifecycle-shutdown-grace-period-seconds': '5',
     }],
-    [Mesh.KUMA, '1.27', { 'kuma.io/sidecar-drain-time': '15s' }],
-    [Mesh.KUMA, '1.29', { 'kuma.io/sidecar-drain-time': `${10 + LOG_AGENT_STOP + 5}s` }],
+    [Mesh.KUMA, '1.27', { 'kuma.io/sidecar-drain-time': '15s', 'kuma.io/wait-for-dataplane-ready': 'enabled' }],
+    [Mesh.KUMA, '1.29', { 'kuma.io/sidecar-drain-time': `${10 + LOG_AGENT_STOP + 5}s`, 'kuma.io/wait-for-dataplane-ready': 'enabled' }],
     [Mesh.GCS_FUSE, '1.27', { 'gke-gcsfuse/enable-native-sidecar': 'false' }],
     [Mesh.GCS_FUSE, '1.29', { 'gke-gcsfuse/enable-native-sidecar': 'true' }],
   ])('%s on %s', (mesh, version, expected) => {
@@ -135,6 +135,18 @@ describe('the injector, fed the synthesized pod, uses the library\'s layout', ()
       // the library's own sidecar and the injected one in the same layout
       const logNative = (r.spec.initContainers ?? []).some((c: Json) => c.name === 'log-agent' && c.restartPolicy === 'Always');
       expect([mesh, logNative]).toEqual([mesh, r.native]);
+    }
+  });
+
+  test('Kuma holds the app behind a blocking postStart of its proxy in the legacy layout (first in containers), and not with holdApplication: false', () => {
+    for (const holdApplication of [true, false]) {
+      const { chart } = newChart();
+      const workload = kplusWorkload(chart, 'Deployment');
+      new WithMeshProxy(chart, 'mesh', { workload, mesh: Mesh.KUMA, kubernetesVersion: '1.27', holdApplication });
+      const d = Testing.synth(chart).find(m => m.kind === 'Deployment');
+      const r = injectKuma(podMetadataOf(d), podSpecOf(d), { apiServerMinor: 27, kubeletMinor: 27 });
+      expect(r.spec.containers[0].name).toBe('kuma-sidecar');
+      expect(r.spec.containers[0].lifecycle?.postStart !== undefined).toBe(holdApplication);
     }
   });
 

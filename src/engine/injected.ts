@@ -378,7 +378,14 @@ export function meshAnnotations(p: InjectedProxy, appShutdown: number, target: E
     // injector's preStop (`killall -USR2 kuma-dp`) starts Envoy's drain when the pod's
     // termination starts and SIGTERM at the proxy's turn exits at once ("already drained"): the
     // drain must then last until the library's native sidecars, stopped before it, are gone.
-    return { 'kuma.io/sidecar-drain-time': `${appShutdown + (native ? nativeStops : 0) + p.stopSeconds}s` };
+    // metadata/annotations.go `kuma.io/wait-for-dataplane-ready` (GetEnabledWithDefault:
+    // enabled/disabled; default the control plane's waitForDataplaneReady, false):
+    // containers/factory.go then gives kuma-sidecar a postStart `kuma-dp wait` on /ready, which
+    // holds the next container in either layout (legacy: it is first in `containers`).
+    return {
+      'kuma.io/sidecar-drain-time': `${appShutdown + (native ? nativeStops : 0) + p.stopSeconds}s`,
+      'kuma.io/wait-for-dataplane-ready': p.holdApplication ? 'enabled' : 'disabled',
+    };
   }
   if (p.mesh === 'GCS_FUSE') {
     // gcs-fuse-csi-driver v1.24.4 pkg/webhook/mutatingwebhook.go GcsFuseNativeSidecarEnableAnnotation

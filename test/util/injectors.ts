@@ -103,9 +103,13 @@ export function injectKuma(metadata: Json, spec: Json, cluster: Cluster): Inject
   const kumaInit = { name: 'kuma-init', image: 'kuma-init' };
   let init: Json[] = [...(spec.initContainers ?? [])];
   let containers: Json[] = [...spec.containers];
+  // containers/factory.go: `kuma.io/wait-for-dataplane-ready` (true/yes/enabled, false/no/disabled;
+  // default the control plane's waitForDataplaneReady: false) gives a postStart `kuma-dp wait`
+  const wait = a['kuma.io/wait-for-dataplane-ready'] === undefined ? false : ['true', 'yes', 'enabled'].includes(a['kuma.io/wait-for-dataplane-ready']);
+  if (wait) sidecar.lifecycle = { postStart: { exec: { command: ['kuma-dp', 'wait', '--url', 'http://localhost:9902/ready'] } } };
   if (native) {
     sidecar.restartPolicy = 'Always';
-    sidecar.lifecycle = { preStop: { exec: { command: ['killall', '-USR2', 'kuma-dp'] } } };
+    sidecar.lifecycle = { ...(sidecar.lifecycle ?? {}), preStop: { exec: { command: ['killall', '-USR2', 'kuma-dp'] } } };
     init = [kumaInit, sidecar, ...init];
   } else {
     containers = [sidecar, ...containers];
