@@ -279,6 +279,22 @@ describe('Jobs: a legacy container that never exits', () => {
     }
   });
 
+  test('Kuma on a Job at 1.29: a warning while its layout is unknown, nothing once declared native, an error once declared legacy', () => {
+    const job = (injectorLayout?: SidecarLayout) => {
+      const { chart } = newChart();
+      const workload = kplusWorkload(chart, 'Job');
+      new WithMeshProxy(chart, 'mesh', { workload, mesh: Mesh.KUMA, kubernetesVersion: '1.29', ...(injectorLayout ? { injectorLayout } : {}) });
+      return chart;
+    };
+    const unknown = job();
+    Testing.synth(unknown);
+    expect(SidecarWarnings.of(unknown)).toEqual([expect.stringMatching(/where it injects 'kuma-sidecar' in the legacy layout, the container never exits and the Job of .* never completes/)]);
+    const native = job(SidecarLayout.NATIVE);
+    Testing.synth(native);
+    expect(SidecarWarnings.of(native)).toEqual([]);
+    expect(() => Testing.synth(job(SidecarLayout.LEGACY))).toThrow(/a legacy Kuma proxy on Job '.*' never exits/);
+  });
+
   test('GCS FUSE and Datadog exit by themselves on a Job (the exit file, DD_AUTO_EXIT_NOPROCESS_ENABLED)', () => {
     for (const mesh of [Mesh.GCS_FUSE, Mesh.DATADOG]) {
       const { chart } = newChart();

@@ -514,6 +514,12 @@ export function checkInjected(
       );
     }
     const exits = facts.legacyExits === 'ALWAYS' || (facts.legacyExits === 'JOB' && ownedByJob);
+    if (!real.certain && real.layout === 'NATIVE' && completes && !p.allowLegacyOnJob && !exits) {
+      warnings.push(
+        `${p.owner}: the ${facts.label} decides its layout from the cluster (${facts.clusterRule}); where it injects '${facts.proxyName}' in the legacy layout, ` +
+        `the container never exits and the ${manifest.kind === 'Pod' ? 'pod' : 'Job'} of ${where} never completes. Pass \`injectorLayout\` to say which layout it uses.`,
+      );
+    }
     if (real.layout === 'LEGACY' && completes && !p.allowLegacyOnJob && !exits) {
       errors.push(
         `${p.owner}: a legacy ${facts.label} ${facts.interceptsTraffic ? 'proxy' : 'container'} on ${where} never exits, so the ${manifest.kind === 'Pod' ? 'pod' : 'Job'} never completes. ` +
