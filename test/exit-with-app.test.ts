@@ -98,9 +98,9 @@ describe('the manifest', () => {
 
   test('restartPolicy OnFailure: refused, with why and what to do', () => {
     expect(() => synth('1.27', { restartPolicy: 'OnFailure' })).toThrow(
-      /WithLogAgent 'test\/logs': a legacy sidecar on Job 'report' never exits by itself, so the Job would never complete, and with restartPolicy OnFailure the library cannot make it exit with the app: the kubelet restarts a failed app container in place.*Set restartPolicy: Never on the pod template.*Target Kubernetes 1\.29\+.*allowLegacyOnJob: true/,
+      /WithLogAgent 'test\/logs': a legacy sidecar on Job 'report' never exits, so the Job never completes; with restartPolicy OnFailure the library cannot make it exit with the app: the kubelet restarts a failed app container in place.*Set restartPolicy: Never on the pod template.*Target Kubernetes 1\.29\+.*allowLegacyOnJob: true/,
     );
-    expect(() => synth('1.28', { kind: 'Pod', restartPolicy: 'OnFailure' })).toThrow(/the pod \(restartPolicy OnFailure\) would never complete, and with restartPolicy OnFailure/);
+    expect(() => synth('1.28', { kind: 'Pod', restartPolicy: 'OnFailure' })).toThrow(/the pod \(restartPolicy OnFailure\) never completes; with restartPolicy OnFailure/);
   });
 
   test('shareProcessNamespace: false on the workload: refused', () => {

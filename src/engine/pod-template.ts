@@ -329,22 +329,22 @@ function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCom
   const policy = spec.restartPolicy;
   const others = 'Target Kubernetes 1.29+ (native sidecars do not block completion), or set `allowLegacyOnJob: true` if the app stops the sidecar itself.';
   for (const s of sidecars.filter(x => x.layout === 'LEGACY' && !x.allowLegacyOnJob && !x.quit)) {
-    const head = `${s.owner}: a legacy sidecar on ${where} never exits by itself, so the ${what} would never complete`;
+    const head = `${s.owner}: a legacy sidecar on ${where} never exits, so the ${what} never completes`;
     if (policy !== 'Never') {
       errors.push(
-        `${head}, and with restartPolicy ${policy === undefined ? 'unset' : policy} the library cannot make it exit with the app: the kubelet restarts a failed ` +
+        `${head}; with restartPolicy ${policy === undefined ? 'unset' : policy} the library cannot make it exit with the app: the kubelet restarts a failed ` +
         'app container in place, and a container cannot see another one\'s exit code, so the sidecar cannot tell a failed try (the app comes back) ' +
         'from the last one; it would stop after the first failure and the retries would run without it. Set restartPolicy: Never on the pod ' +
         `template (a Job then retries with a new pod, up to backoffLimit), so that the sidecar exits with the app. ${others}`,
       );
     } else if (s.hold) {
       errors.push(
-        `${head}, and it holds the app until it is ready (it starts before the app), so it cannot be made to exit with the app: it could not tell ` +
+        `${head}; it holds the app until it is ready (it starts before the app), so it cannot be made to exit with the app: it could not tell ` +
         `an app that has not started yet from one that has exited. Drop the hold (holdApplicationUntilStarted / holdApplicationUntilProxyStarts) on this workload. ${others}`,
       );
     } else if (agentArgv(s) === undefined) {
       errors.push(
-        `${head}, and the program its image runs is not known (no command), so the library cannot run it under the wrapper that exits with the app. ` +
+        `${head}; the program its image runs is not known (no command), so the library cannot run it under the wrapper that exits with the app. ` +
         `Give the sidecar's command (the image's entrypoint, e.g. from \`docker inspect\`). ${others}`,
       );
     } else if (spec.shareProcessNamespace === false) {
