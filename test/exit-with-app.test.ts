@@ -15,11 +15,11 @@ import * as os from 'os';
 import * as path from 'path';
 import { ApiObject, Chart, Testing } from 'cdk8s';
 import { LogAgent, SidecarTimeline, SidecarValidation, SidecarWarnings, WithEnvoy, WithLogAgent, WithSidecar, WithTracer } from '../src';
-import { TOOLS, exitWithAppScript } from '../src/engine/shutdown';
 import { containerEnvironment, expand } from './util/env-expansion';
 import { containerOf, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { schemaErrors } from './util/k8s-schema';
 import { restrictedViolations, volumeViolations } from './util/pss';
+import { TOOLS, exitWithAppScript } from '../src/engine/shutdown';
 
 const ENDPOINT = 'otel-collector.observability:4317';
 

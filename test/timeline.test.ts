@@ -50,7 +50,9 @@ const healthy = (agent: AgentName, appExit: number) => (name: string): Behaviour
   ({ exitAfterSigterm: name === 'log-agent' ? HEALTHY_EXIT[agent] : HEALTHY_EXIT[name] ?? appExit });
 
 /** The simulated kubelet's stop of a pod whose app containers have completed: only the native sidecars are left. */
-function simulateCompletion(spec: any, minor: number, behaviour: (name: string) => Behaviour, wrappedRead: Map<string, number> = new Map()): Simulation {
+function simulateCompletion(
+  spec: any, minor: number, behaviour: (name: string) => Behaviour, wrappedRead: Map<string, number> = new Map(),
+): Simulation {
   // Legacy sidecars under the exit-with-app wrapper (test/exit-with-app.test.ts runs it under
   // busybox: it looks at the pod's processes once a second, then waits the read delay and sends
   // SIGTERM): SIGTERM at most 1 s + the read delay after the app's exit, then the agent's stop; the

@@ -68,7 +68,8 @@ describe('vendor-shaped manifests, default props, every supported target', () =>
 
   test('the cells synthesized and the cells refused, each with its reason (issue 27: 293 of 308 before a legacy sidecar could exit with the app)', () => {
     expect(cells.length - refused.length).toBeGreaterThanOrEqual(321);
-    const reason = (c: Cell) => HAZARDS.find(h => h.workload.test(c.workload) && h.targets.includes(c.target) && h.message.test(c.refused!))?.why ?? c.refused;
+    const reason = (c: Cell) =>
+      HAZARDS.find(h => h.workload.test(c.workload) && h.targets.includes(c.target) && h.message.test(c.refused!))?.why ?? c.refused;
     const byReason = new Map<string, string[]>();
     for (const c of refused) byReason.set(reason(c)!, [...(byReason.get(reason(c)!) ?? []), label(c)]);
     expect(Object.fromEntries(byReason)).toEqual({

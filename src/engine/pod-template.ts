@@ -9,7 +9,8 @@
 import { InjectedProxy, NATIVE_SIDECARS_ANNOTATION, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
 import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
 import {
-  GracePlan, TOOLS, agentArgv, exitWithAppCommand, exitWithAppPrograms, lifecycleFor, planGrace, sidecarPrograms, toolsInitContainer, toolsVolume, watchesApp,
+  GracePlan, TOOLS, agentArgv, exitWithAppCommand, exitWithAppPrograms, lifecycleFor, planGrace, sidecarPrograms,
+  toolsInitContainer, toolsVolume, watchesApp,
 } from './shutdown';
 import { EngineTarget, Json, SidecarSpec } from './spec';
 import { compareCodePoints, setOwn, sortedKeys } from '../private/order';
