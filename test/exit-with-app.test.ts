@@ -146,7 +146,7 @@ describe('the timeline', () => {
     const step = t.completion.find(s => s.name === 'log-agent')!;
     expect(step).toMatchObject({ sigtermSeconds: 3, exitSeconds: 9, killed: false });
     expect(t.completionSeconds).toBe(9);
-    expect(t.toTable()).toMatch(/completes/);
+    expect(t.toTable()).toMatch(/completion \(seconds from the app's exit\): the pod completes 9 s after its app\n.*\n  log-agent +legacy sidecar +- +- +3 +- +9\n/);
   });
 
   test('allowLegacyOnJob: the timeline still says the pod never completes by itself', () => {
