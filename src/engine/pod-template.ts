@@ -314,10 +314,11 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
  * legacy sidecar never exits by itself, so the pod would never complete. Each is wrapped so that
  * it exits with the app (`exitWithAppScript`, src/engine/shutdown.ts), where that can work:
  * - `restartPolicy: Never`: every container runs once; the pod is Succeeded when every container
- *   of `spec.containers` exited 0, else Failed (kubelet `getPhase`, `pkg/kubelet/kubelet_pods.go`),
+ *   of `spec.containers` exited 0, else Failed (kubelet `getPhase`, `pkg/kubelet/kubelet_pods.go`,
+ *   read at kubernetes commit df5f02437d38, a stored copy: no release tag could be fetched here),
  *   so the wrapper exits 0 and the app's exit codes decide the phase, as without the sidecar.
- * - `restartPolicy: OnFailure`: refused. The kubelet restarts a failed container in place (after
- *   0 s, then 10 s doubling to 5 min: `doBackOff`, `kuberuntime_manager.go`), and the pod stays
+ * - `restartPolicy: OnFailure`: refused. The kubelet restarts a failed container in place (with a
+ *   back-off of 10 s doubling to 5 min: `backOffPeriod`, `MaxContainerBackOff`, `pkg/kubelet/kubelet.go`), and the pod stays
  *   Running until every container's last run exited 0 (`getPhase`). A container cannot see another
  *   one's exit code, so the wrapper cannot tell a failure (the app comes back) from a success: it
  *   would stop after the first failed try, and the retries would run without it.
