@@ -15,7 +15,11 @@ export class SidecarValidation {
    * Checks every workload (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob,
    * ReplicationController) inside `scope` at synthesis, after every sidecar is in place, whether or not a sidecar
    * construct touched it (your own `restartPolicy: Always` init containers, objects from
-   * `Include` or `Helm`, ...). Problems fail synthesis before any file is written.
+   * `Include` or `Helm`, ...). Problems fail synthesis before any file is written. It also checks
+   * the objects around the workloads (docs/around-the-sidecar.md): the app's Services (named
+   * `targetPort`s, readiness probes of native sidecars no Service targets), HorizontalPodAutoscalers
+   * and VerticalPodAutoscalers; their warnings, and a workload's own ones where no sidecar construct
+   * reports them, are printed once and readable with `SidecarWarnings.of`.
    *
    * The target is resolved like a construct's: `options`, then
    * `CDK8S_SIDECARS_KUBERNETES_VERSION`, then `Sidecars.configure()`, then 1.27.

@@ -20,8 +20,9 @@ const VALIDATION_WARNINGS = Symbol.for('cdk8s-sidecars.validation-warnings');
 export class SidecarWarnings {
   /**
    * The warnings of the latest synthesis (or validation) of every workload inside `scope` that
-   * has a sidecar, and of every Service and HorizontalPodAutoscaler that SidecarValidation checked, in construct-tree
-   * order. Empty before the first synthesis.
+   * has a sidecar, and of every workload, Service, HorizontalPodAutoscaler and
+   * VerticalPodAutoscaler that SidecarValidation checked, in construct-tree order. Empty before the
+   * first synthesis.
    *
    * @example
    * app.synth();
