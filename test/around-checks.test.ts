@@ -7,6 +7,7 @@
  * of its own PID namespace, busybox's tools, a loopback quit endpoint); the rest are hand-written
  * cases whose expected outcome is read from the upstream sources named at each test.
  */
+import * as fs from 'fs';
 import { ApiObject, Testing } from 'cdk8s';
 import { AdoptSidecar, SidecarCheck, SidecarValidation, SidecarWarnings, WithLogAgent, WithSidecar } from '../src';
 import { newChart, rawDeployment, withEnv } from './util/fixtures';
@@ -53,7 +54,7 @@ describe('a preStop hook that stops the sidecar\'s own process', () => {
     ['wget --post-data to a drain endpoint (the library\'s Envoy hook)', envoy, ['sh', '-c', `wget -q -O- --post-data '' '${url('/drain_listeners?inboundonly&graceful')}'`], 'envoy'],
     ['a sleep', envoy, ['sh', '-c', 'sleep 1'], 'envoy'],
   ];
-  if (require('fs').existsSync('/usr/bin/curl')) {
+  if (fs.existsSync('/usr/bin/curl')) {
     cases.push(
       ['curl -X POST to /shutdown (Linkerd\'s)', envoy, ['curl', '-s', '-X', 'POST', url('/shutdown')], 'envoy'],
       ['curl -d to /quitquitquit', envoy, ['sh', '-c', `curl -fsS -d '' ${url('/quitquitquit')} || true`], 'envoy'],
@@ -111,7 +112,9 @@ describe('a preStop hook that stops the sidecar\'s own process', () => {
 
   test('a manifest\'s own native sidecar: SidecarValidation.checkManifest and checkManifestSet (the CLI) report it', () => {
     const manifest = {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' },
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web' },
       spec: { template: { spec: { initContainers: [hook(envoy, ['kill', '1'])], containers: [{ name: 'app', image: 'x' }] } } },
     };
     expect(SidecarValidation.checkManifest(manifest, '1.31')).toEqual([expect.stringMatching(/^Deployment 'web': native sidecar 'proxy' has a preStop hook that stops its own process \('kill 1'\)/)]);
@@ -124,11 +127,17 @@ describe('a readiness probe on a native sidecar that is not in the request path'
   // Ready only when every container is, restartable init containers included. A Service's traffic goes to
   // the port its targetPort resolves to: a sidecar serves it when that is one of the sidecar's ports.
   const sidecar = (extra: any = {}) => ({
-    name: 'agent', image: 'ghcr.io/example/agent:1', restartPolicy: 'Always', ports: [{ containerPort: 9090, name: 'agent' }],
-    readinessProbe: { httpGet: { path: '/ready', port: 9090 } }, ...extra,
+    name: 'agent',
+    image: 'ghcr.io/example/agent:1',
+    restartPolicy: 'Always',
+    ports: [{ containerPort: 9090, name: 'agent' }],
+    readinessProbe: { httpGet: { path: '/ready', port: 9090 } },
+    ...extra,
   });
   const workload = (init: any[]) => ({
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web' },
     spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { initContainers: init, containers: [{ name: 'app', image: 'x', ports: [{ containerPort: 8080, name: 'http' }] }] } } },
   });
   const service = (targetPort: any, selector: any = { app: 'web' }) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { selector, ports: [{ port: 80, targetPort }] } });
@@ -165,8 +174,12 @@ describe('a readiness probe on a native sidecar that is not in the request path'
       const { app, chart } = newChart();
       const w = rawDeployment(chart, 'web');
       new WithSidecar(chart, 'agent', {
-        workload: w, kubernetesVersion: '1.30', containerName: 'agent', image: 'ghcr.io/example/agent:1.0.0',
-        ports: [{ number: 9090, name: 'agent' }], readinessCheck: SidecarCheck.http(9090, { path: '/ready' }),
+        workload: w,
+        kubernetesVersion: '1.30',
+        containerName: 'agent',
+        image: 'ghcr.io/example/agent:1.0.0',
+        ports: [{ number: 9090, name: 'agent' }],
+        readinessCheck: SidecarCheck.http(9090, { path: '/ready' }),
       });
       if (targetPort !== undefined) new ApiObject(chart, 'svc', service(targetPort));
       SidecarValidation.addTo(app, { kubernetesVersion: '1.30' });
@@ -188,7 +201,9 @@ describe('a VerticalPodAutoscaler of a workload with native sidecars', () => {
   // kubernetes/autoscaler: the recommender ignores init containers (#7229, cluster_feeder.go); native sidecar
   // support is #8498 (open) behind AEP-8905's NativeSidecar gate (alpha, off by default).
   const workload = {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web' },
     spec: { template: { spec: { initContainers: [{ name: 'log-agent', image: 'x', restartPolicy: 'Always' }, { name: 'migrate', image: 'x' }], containers: [{ name: 'app', image: 'x' }] } } },
   };
   const vpa = (extra: any = {}, ref: any = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }) => ({
@@ -235,7 +250,9 @@ describe('a VerticalPodAutoscaler of a workload with native sidecars', () => {
 
 describe('SidecarValidation.addTo records a workload\'s own warnings (the Job podFailurePolicy one), once', () => {
   const job = (chart: any) => new ApiObject(chart, 'batch', {
-    apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'batch' },
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name: 'batch' },
     spec: {
       podFailurePolicy: { rules: [{ action: 'FailJob', onExitCodes: { operator: 'In', values: [1, 2] } }] },
       template: { spec: { restartPolicy: 'Never', initContainers: [{ name: 'mesh', image: 'ghcr.io/example/mesh:1', restartPolicy: 'Always' }], containers: [{ name: 'app', image: 'ghcr.io/example/app:1' }] } },

@@ -147,7 +147,9 @@ describe('which emitted pods a bug hits', () => {
     expect(findKnownBugs('w', { containers: [{ name: 'app' }, { name: 'log-agent' }] }, v('1.31.0'), t)).toEqual([]);
   });
 
-  const res = (cpu: string, memory: string, limits = false) => ({ resources: { requests: { cpu, memory }, ...(limits ? { limits: { cpu, memory } } : {}) } });
+  const res = (cpu: string, memory: string, limits = false) => ({
+    resources: { requests: { cpu, memory }, ...(limits ? { limits: { cpu, memory } } : {}) },
+  });
 
   test('kubernetes#127868: only where the scoring sees at most half of the pod (sidecars as large as the app)', () => {
     const t = only('kubernetes#127868');
@@ -349,7 +351,9 @@ describe('warnings on synthesized apps', () => {
   test('1.28.9 with the gate: our sidecars keep a pod Burstable (requests below limits), so a user\'s whole-CPU native sidecar beside them gets neither kubernetes#119447 nor kubernetes#120715', () => withEnv(ENV, undefined, () => {
     const { app, chart } = newChart();
     const workload = new ApiObject(chart, 'raw', {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'raw' },
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'raw' },
       spec: {
         selector: { matchLabels: { app: 'raw' } },
         template: {

@@ -56,7 +56,9 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.e
  * What running `hook` (a preStop exec command) did: whether the program `programName` stopped
  * (a signal it handles, or a POST to one of `quitPaths` on 127.0.0.1:`quitPort`), and those POSTs.
  */
-export async function runHook(hook: string[], programName: string, quitPort: number, quitPaths: readonly string[]): Promise<{ stopped: boolean; posts: string[] }> {
+export async function runHook(
+  hook: string[], programName: string, quitPort: number, quitPaths: readonly string[],
+): Promise<{ stopped: boolean; posts: string[] }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'selfstop-'));
   const posts: string[] = [];
   const server = http.createServer((req, res) => {
