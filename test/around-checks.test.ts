@@ -195,6 +195,28 @@ describe('a readiness probe on a native sidecar that is not in the request path'
     expect(run(8080)).toHaveLength(1);
     expect(run(9090)).toEqual([]);
   }));
+
+  test('AdoptSidecar: the adopted container keeps its own readinessProbe; addTo warns where the Service targets the app', () => withEnv(ENV, undefined, () => {
+    const { app, chart } = newChart();
+    const w = rawDeployment(chart, 'web', {
+      containers: [
+        { name: 'app', image: 'ghcr.io/example/app:1.0.0', ports: [{ containerPort: 8080, name: 'http' }] },
+        { name: 'agent', image: 'ghcr.io/example/agent:1.0.0', ports: [{ containerPort: 9090 }], readinessProbe: { httpGet: { path: '/ready', port: 9090 } } },
+      ],
+    });
+    new AdoptSidecar(chart, 'adopt', { workload: w, kubernetesVersion: '1.30', containerName: 'agent', startupCheck: SidecarCheck.tcp(9090) });
+    new ApiObject(chart, 'svc', service('http'));
+    SidecarValidation.addTo(app, { kubernetesVersion: '1.30' });
+    const stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      app.synthYaml();
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(SidecarWarnings.of(app).filter(x => x.includes('readinessProbe'))).toEqual([
+      expect.stringMatching(/^test\/web: Deployment 'web': native sidecar 'agent' has a readinessProbe, but it is not in the request path \(the Service\(s\) 'web' that select these pods target none of its ports\)/),
+    ]);
+  }));
 });
 
 describe('a VerticalPodAutoscaler of a workload with native sidecars', () => {
