@@ -193,4 +193,10 @@ project.package.addField('allowScripts', { '@parcel/watcher': false, 'backport':
 // project (README: Quick start); the banner stays for any other unsupported version.
 project.tasks.addEnvironment('JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION', '20');
 
+// Ship src/: jsii compiles lib/*.js with inline source maps whose frames name src/*.ts, which
+// source-map-support (installed by ts-node, which `cdk8s synth` runs a TypeScript app with) shows
+// in the stack of every error the library throws; without src/ those frames named files the
+// package does not have (issue 27, point 8).
+project.npmignore?.removePatterns('/src/');
+
 project.synth();

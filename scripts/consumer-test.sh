@@ -53,7 +53,8 @@ npm pack --dry-run --json --ignore-scripts > "$WORK/pack.json"
 node - "$WORK/pack.json" <<'EOF'
 const pack = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'))[0];
 const files = pack.files.map((f) => f.path).sort();
-const allowed = /^(package\.json|README\.md|LICENSE|API\.md|\.jsii|lib\/.+\.(js|d\.ts))$/;
+// src/*.ts ships: the inline source maps of lib/*.js name those files in every stack frame (issue 27)
+const allowed = /^(package\.json|README\.md|LICENSE|API\.md|\.jsii|lib\/.+\.(js|d\.ts)|src\/.+\.ts)$/;
 const required = ['package.json', 'README.md', 'LICENSE', 'API.md', '.jsii', 'lib/index.js', 'lib/index.d.ts'];
 const unexpected = files.filter((f) => !allowed.test(f));
 const missing = required.filter((f) => !files.includes(f));
