@@ -67,6 +67,7 @@ export async function runHook(
     req.on('end', () => res.end('OK\n'));
   });
   let program: ReturnType<typeof spawn> | undefined;
+  let init: number | undefined;
   try {
     fs.mkdirSync(path.join(dir, 'bin'));
     fs.mkdirSync(path.join(dir, 'tools'));
@@ -85,11 +86,21 @@ export async function runHook(
     if (!(await until(() => fs.existsSync(path.join(dir, 'ready')), 5000))) throw new Error('the fake program did not start in its PID namespace');
     const child = spawnSync('pgrep', ['-P', String(program.pid)], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
     if (!child) throw new Error('no process in the PID namespace');
+    init = Number(child);
     const env = { ...process.env, PATH: `${path.join(dir, 'tools')}:${process.env.PATH}` };
     await run('timeout', ['5', 'nsenter', '-t', child, '-U', '-p', '-m', '--preserve-credentials', '-r', '-w', '--', ...hook], env);
     const stopped = await until(() => fs.existsSync(path.join(dir, 'out')), 1500);
     return { stopped: stopped || posts.length > 0, posts };
   } finally {
+    // The namespace's init first: killing it ends every process of the namespace (a SIGKILL to
+    // unshare alone would leave its child running, reparented).
+    if (init !== undefined) {
+      try {
+        process.kill(init, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
     if (program && program.exitCode === null) {
       const closed = new Promise(resolve => program!.on('close', resolve));
       program.kill('SIGKILL');
