@@ -13,7 +13,8 @@
  *   a POST reaches one of `quitPaths` there (Envoy's admin `/quitquitquit` exits on a POST only).
  *
  * Needs busybox and procps (Debian packages; `.ci/run` installs them) and unprivileged user
- * namespaces (util-linux `unshare`, `nsenter`); `unavailable()` says what is missing.
+ * namespaces (util-linux `unshare`, `nsenter`), or root for a PID namespace alone; `unavailable()` says
+ * what is missing.
  */
 import { spawn, spawnSync } from 'child_process';
 import * as fs from 'fs';
@@ -29,9 +30,28 @@ const WANTED = ['kill', 'killall', 'pidof', 'wget', 'sleep'];
 export function unavailable(): string | undefined {
   if (!BUSYBOX) return 'busybox is not installed (Debian: apt-get install busybox)';
   if (spawnSync('pkill', ['--version']).status !== 0) return 'pkill and pgrep are not installed (Debian: apt-get install procps)';
-  const r = spawnSync('unshare', ['--user', '--map-root-user', '--pid', '--fork', '--mount-proc', BUSYBOX, 'sh', '-c', 'echo $$'], { encoding: 'utf8' });
-  if (r.status !== 0 || r.stdout.trim() !== '1') return `unprivileged PID namespaces are not available (util-linux unshare: ${(r.stderr || r.error?.message || '').trim()})`;
-  return undefined;
+  const why = namespaces().why;
+  return why === undefined ? undefined : `PID namespaces are not available (util-linux unshare: ${why})`;
+}
+
+/**
+ * How to make the PID namespace: an unprivileged user namespace where the kernel allows one, else
+ * (as root, e.g. in a CI container that forbids user namespaces) a PID namespace alone.
+ */
+let chosen: { unshare: string[]; nsenter: string[]; why?: string } | undefined;
+function namespaces(): { unshare: string[]; nsenter: string[]; why?: string } {
+  if (chosen) return chosen;
+  const tries = [
+    { unshare: ['--user', '--map-root-user', '--pid', '--fork', '--mount-proc'], nsenter: ['-U', '-p', '-m', '--preserve-credentials'] },
+    ...(process.getuid?.() === 0 ? [{ unshare: ['--pid', '--fork', '--mount-proc'], nsenter: ['-p', '-m'] }] : []),
+  ];
+  const errors: string[] = [];
+  for (const t of tries) {
+    const r = spawnSync('unshare', [...t.unshare, BUSYBOX!, 'sh', '-c', 'echo $$'], { encoding: 'utf8' });
+    if (r.status === 0 && r.stdout.trim() === '1') return (chosen = t);
+    errors.push(`${t.unshare.join(' ')}: ${(r.stderr || r.error?.message || '').trim()}`);
+  }
+  return (chosen = { ...tries[0], why: errors.join('; ') });
 }
 
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
@@ -82,13 +102,13 @@ export async function runHook(
     await new Promise<void>(resolve => server.listen(quitPort, '127.0.0.1', resolve));
     // Spawned by node, so the program starts with the default signal dispositions (a shell's `&`
     // would have it ignore SIGINT and SIGQUIT, which a shell cannot then trap).
-    program = spawn('unshare', ['--user', '--map-root-user', '--pid', '--fork', '--mount-proc', path.join(dir, 'bin', programName)], { stdio: 'ignore' });
+    program = spawn('unshare', [...namespaces().unshare, path.join(dir, 'bin', programName)], { stdio: 'ignore' });
     if (!(await until(() => fs.existsSync(path.join(dir, 'ready')), 5000))) throw new Error('the fake program did not start in its PID namespace');
     const child = spawnSync('pgrep', ['-P', String(program.pid)], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
     if (!child) throw new Error('no process in the PID namespace');
     init = Number(child);
     const env = { ...process.env, PATH: `${path.join(dir, 'tools')}:${process.env.PATH}` };
-    await run('timeout', ['5', 'nsenter', '-t', child, '-U', '-p', '-m', '--preserve-credentials', '-r', '-w', '--', ...hook], env);
+    await run('timeout', ['5', 'nsenter', '-t', child, ...namespaces().nsenter, '-r', '-w', '--', ...hook], env);
     const stopped = await until(() => fs.existsSync(path.join(dir, 'out')), 1500);
     return { stopped: stopped || posts.length > 0, posts };
   } finally {
