@@ -14,7 +14,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { ApiObject, Chart, Testing } from 'cdk8s';
-import { LogAgent, SidecarTimeline, SidecarValidation, SidecarWarnings, WithEnvoy, WithLogAgent, WithSidecar, WithTracer } from '../src';
+import { LogAgent, SidecarCheck, SidecarTimeline, SidecarValidation, SidecarWarnings, WithEnvoy, WithLogAgent, WithSidecar, WithTracer } from '../src';
 import { containerEnvironment, expand } from './util/env-expansion';
 import { containerOf, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { schemaErrors } from './util/k8s-schema';
@@ -127,6 +127,39 @@ describe('the manifest', () => {
     expect(proxy.args).toBeUndefined();
   });
 
+  test('no livenessProbe on a legacy sidecar of a restartPolicy Never pod (never restarted: a failed probe would fail the Job); native and Deployments keep it', () => {
+    const legacy = manifestOf(synth('1.27', { tracer: true }).manifests, 'Job');
+    for (const name of ['log-agent', 'tracer']) expect(containerOf(legacy, name).livenessProbe).toBeUndefined();
+    const native = manifestOf(synth('1.29', { tracer: true }).manifests, 'Job');
+    for (const name of ['log-agent', 'tracer']) expect(containerOf(native, name).livenessProbe).toBeDefined();
+    const { chart } = newChart();
+    const deployment = new ApiObject(chart, 'web', {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web' },
+      spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [APP] } } },
+    });
+    new WithLogAgent(chart, 'logs', { workload: deployment, kubernetesVersion: '1.27' });
+    expect(containerOf(manifestOf(Testing.synth(chart), 'Deployment'), 'log-agent').livenessProbe).toBeDefined();
+  });
+
+  test('a WithSidecar livenessCheck on a legacy Job sidecar: left out, with a warning that says why and what to do', () => {
+    const { chart } = newChart();
+    const workload = job(chart, { containers: [APP], restartPolicy: 'Never' });
+    new WithSidecar(chart, 'proxy', {
+      workload,
+      kubernetesVersion: '1.27',
+      containerName: 'proxy',
+      image: 'ghcr.io/example/proxy:1.0.0',
+      command: ['/proxy'],
+      ports: [{ number: 9090, name: 'health' }],
+      livenessCheck: SidecarCheck.http(9090, '/healthz'),
+    });
+    const proxy = containerOf(manifestOf(Testing.synth(chart), 'Job'), 'proxy');
+    expect(proxy.livenessProbe).toBeUndefined();
+    expect(SidecarWarnings.of(workload).join('\n')).toMatch(/WithSidecar 'test\/proxy': the livenessProbe is left out on .*restartPolicy Never.*drop livenessCheck/);
+  });
+
   test('allowLegacyOnJob keeps the sidecar as it was (no wrapper, no shared process namespace)', () => {
     const { chart } = newChart();
     const workload = job(chart, { containers: [APP], restartPolicy: 'OnFailure' });
@@ -200,8 +233,8 @@ interface Run { child: ChildProcess; done: Promise<{ code: number | null; second
 /** Every wrapper started (each in a process group of its own, with its agent), for the clean-up. */
 const RUNS: Run[] = [];
 
-function runWrapper(proc: string, readSeconds: number, argv: string[]): Run {
-  const script = exitWithAppScript(['/fluent-bit/bin/fluent-bit', TOOLS.busybox], readSeconds, proc).split(TOOLS.busybox).join(BUSYBOX!);
+function runWrapper(proc: string, readSeconds: number, argv: string[], stopSeconds?: number): Run {
+  const script = exitWithAppScript(['/fluent-bit/bin/fluent-bit', TOOLS.busybox], readSeconds, proc, stopSeconds).split(TOOLS.busybox).join(BUSYBOX!);
   const started = Date.now();
   const child = spawn(BUSYBOX!, ['sh', '-c', script, 'sh', ...argv], { stdio: 'ignore', detached: true });
   const done = new Promise<{ code: number | null; seconds: number }>((resolve, reject) => {
@@ -300,6 +333,30 @@ runIt('the wrapper under busybox sh', () => {
     expect(await appears(path.join(work, 'term'), run, 4)).toBeUndefined();
     run.child.kill('SIGTERM');
     expect((await run.done).code).toBe(0);
+  }, 30_000);
+
+  test('an agent that hangs on its way out (it takes 30 s after SIGTERM) is killed once its stop time (2 s) has passed, and the wrapper exits 0', async () => {
+    fs.rmSync(path.join(proc, '20'), { recursive: true });
+    fs.rmSync(path.join(proc, '21'), { recursive: true });
+    const run = runWrapper(proc, 0, agentArgv(work, 30, 3), 2);
+    const term = await appears(path.join(work, 'term'), run, 10);
+    const { code, seconds } = await run.done;
+    expect(term).toBeDefined();
+    // SIGKILL 2 s after SIGTERM (+ slack), far before the agent's own 30 s
+    expect(seconds - term!).toBeGreaterThanOrEqual(1.9);
+    expect(seconds - term!).toBeLessThan(4);
+    expect(code).toBe(0);
+  }, 30_000);
+
+  test('an agent that stops within its stop time is not killed: the wrapper returns at its exit, not at the bound', async () => {
+    fs.rmSync(path.join(proc, '20'), { recursive: true });
+    fs.rmSync(path.join(proc, '21'), { recursive: true });
+    const run = runWrapper(proc, 0, agentArgv(work, 1, 0), 10);
+    const term = await appears(path.join(work, 'term'), run, 10);
+    const { code, seconds } = await run.done;
+    expect(seconds - term!).toBeGreaterThanOrEqual(0.9);
+    expect(seconds - term!).toBeLessThan(3);
+    expect(code).toBe(0);
   }, 30_000);
 
   test('the agent exits by itself: the wrapper exits with its status, without waiting for the app', async () => {

@@ -219,6 +219,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     }
   }
   if (watching.length > 0 || wrapped.size > 0) spec.shareProcessNamespace = true;
+  const unprobed: string[] = [];
   for (const s of ordered) {
     const placed = placedContainer(s, target, appShutdown, programs, wrapped.has(s) ? wrapPrograms : undefined);
     if (s.adopt) errors.push(...hookConflicts(s, target, appShutdown, programs));
@@ -226,6 +227,13 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     if (placed.needsTools) toolUsers.push(s.owner);
     // A copy: the output must never share objects with the specs (callers may edit it).
     const c = copyJson(placed.container);
+    // A legacy sidecar of a `restartPolicy: Never` pod (a Job's, below 1.29) is never restarted:
+    // a liveness probe that fails would only kill it and fail the pod (a Job's retry of the whole
+    // app for a hung agent), so it gets none (docs/shutdown.md "A legacy sidecar on a Job").
+    if (s.layout === 'LEGACY' && spec.restartPolicy === 'Never' && c.livenessProbe !== undefined) {
+      delete c.livenessProbe;
+      if (s.kind.startsWith('WithSidecar') || s.kind.startsWith('AdoptSidecar')) unprobed.push(s.owner);
+    }
     if (s.layout === 'NATIVE') {
       native.push(c);
     } else if (s.hold) {
@@ -233,6 +241,13 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     } else {
       legacyLast.push(c);
     }
+  }
+  if (unprobed.length > 0) {
+    warnings.push(
+      `${unprobed.join(', ')}: the livenessProbe is left out on ${where}: in a pod with restartPolicy Never a legacy sidecar is never ` +
+      'restarted, so a failed probe would only kill it and fail the pod (a Job would retry the whole app). Target Kubernetes 1.29+ ' +
+      '(a native sidecar is restarted), or drop livenessCheck on this workload.',
+    );
   }
 
   // The tools' names are the library's whenever a hook needs them.

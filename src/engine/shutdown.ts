@@ -286,7 +286,8 @@ export function agentArgv(spec: SidecarSpec): string[] | undefined {
  * wrapper is forwarded to it at once; once no process is left in a container other than this one,
  * the sandbox and the library's sidecars (`programs`, the tools' busybox among them: a wrapped
  * sidecar's own first process), it waits `readSeconds` (the agent's read delay, so that the last
- * lines are read), sends the agent SIGTERM, waits for it and exits 0, so the pod completes with the
+ * lines are read), sends the agent SIGTERM, waits for it (at most `stopSeconds`, rounded up: then
+ * SIGKILL, as the kubelet ends a stop that outlasts its grace) and exits 0, so the pod completes with the
  * app's exit codes deciding its phase. An agent that exits by itself first: its exit status. The
  * wrapper looks once a second (`sleep 1 & wait`, so that a signal is handled at once); it starts
  * after the app containers (it is placed after them in `spec.containers`, which the kubelet starts
@@ -295,15 +296,18 @@ export function agentArgv(spec: SidecarSpec): string[] | undefined {
  * kubelet would expand in a container's command (`third_party/forked/golang/expansion/expand.go`).
  * `proc` is for the tests.
  */
-export function exitWithAppScript(programs: string[], readSeconds: number, proc = '/proc'): string {
+export function exitWithAppScript(programs: string[], readSeconds: number, proc = '/proc', stopSeconds?: number): string {
   const B = TOOLS.busybox;
   const read = readSeconds > 0 ? `${B} sleep ${readSeconds} & wait $!; ` : '';
-  return `P=${proc}; own=$(${B} cat $P/self/cgroup); pause=$(${B} cat $P/1/cgroup); t=0; ` +
+  // the agent's stop after the app is bounded as the kubelet bounds a stop: SIGKILL once its stop
+  // time has passed (an agent that hangs on its way out must not keep the Job from completing)
+  const bound = stopSeconds === undefined ? '' : `(${B} sleep ${Math.max(1, Math.ceil(stopSeconds))}; kill -KILL $c 2>/dev/null) & k=$!; `;
+  return `P=${proc}; own=$(${B} cat $P/self/cgroup); pause=$(${B} cat $P/1/cgroup); t=0; k=; ` +
     '"$@" & c=$!; trap \'t=1; kill -TERM $c 2>/dev/null\' TERM INT; ' +
     'while [ $t = 0 ]; do kill -0 $c 2>/dev/null || break; ' + appScan(programs) +
-    `if [ $alive = 0 ]; then ${read}[ $t = 0 ] && kill -TERM $c 2>/dev/null; t=2; break; fi; ` +
+    `if [ $alive = 0 ]; then ${read}[ $t = 0 ] && kill -TERM $c 2>/dev/null; t=2; ${bound}break; fi; ` +
     `${B} sleep 1 & wait $!; done; ` +
-    'while :; do wait $c; s=$?; kill -0 $c 2>/dev/null || break; done; [ $t = 2 ] && exit 0; exit $s';
+    'while :; do wait $c; s=$?; kill -0 $c 2>/dev/null || break; done; [ -n "$k" ] && kill $k 2>/dev/null; [ $t = 2 ] && exit 0; exit $s';
 }
 
 /** The programs a wrapper's look takes for the library's sidecars: theirs, and the tools' busybox. */
@@ -315,7 +319,7 @@ export function exitWithAppPrograms(sidecars: SidecarSpec[]): string[] {
 export function exitWithAppCommand(spec: SidecarSpec, programs: string[]): string[] | undefined {
   const argv = agentArgv(spec);
   if (argv === undefined) return undefined;
-  return [TOOLS.busybox, 'sh', '-c', exitWithAppScript(programs, spec.shutdown.readAfterAppExitSeconds ?? 0), 'sh', ...argv];
+  return [TOOLS.busybox, 'sh', '-c', exitWithAppScript(programs, spec.shutdown.readAfterAppExitSeconds ?? 0, '/proc', spec.shutdown.stopSeconds), 'sh', ...argv];
 }
 
 /**

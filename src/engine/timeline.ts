@@ -316,14 +316,15 @@ function stopOf(main: Killing[], natives: Killing[], grace: number, ordered: boo
  * The read delay of a legacy sidecar run under the library's exit-with-app wrapper (its container's
  * command is `busybox sh -c SCRIPT sh ARGV...`, src/engine/shutdown.ts `exitWithAppScript`: it stops
  * its agent at its first look after the app's exit, once a second, after `busybox sleep N & wait`),
- * or undefined when the container is not wrapped. For a completion it has no SIGKILL (the kubelet
- * kills nothing of a pod whose app has completed): its entry's `sigkillSeconds` is its exit.
+ * or undefined when the container is not wrapped. For a completion the kubelet sends no SIGKILL (it
+ * kills nothing of a pod whose app has completed); the wrapper's own SIGKILL comes at the agent's stop
+ * time after its SIGTERM, which is the entry's exit: its `sigkillSeconds` is its exit.
  */
 export function exitWithAppReadSeconds(c: Json): number | undefined {
   const w: unknown[] = Array.isArray(c.command) ? c.command : [];
   if (w.length < 6 || !/(^|\/)busybox$/.test(String(w[0])) || w[1] !== 'sh' || w[2] !== '-c' || w[4] !== 'sh') return undefined;
   const script = String(w[3]);
-  if (!/^P=\S+; own=.*; t=0; "\$@" & c=\$!; trap 't=1; kill -TERM \$c 2>\/dev\/null' TERM INT; .*; \[ \$t = 2 \] && exit 0; exit \$s$/.test(script)) return undefined;
+  if (!/^P=\S+; own=.*; t=0; (?:k=; )?"\$@" & c=\$!; trap 't=1; kill -TERM \$c 2>\/dev\/null' TERM INT; .*; \[ \$t = 2 \] && exit 0; exit \$s$/.test(script)) return undefined;
   const read = /if \[ \$alive = 0 \]; then (?:\S*busybox sleep (\d+) & wait \$!; )?\[ \$t = 0 \]/.exec(script);
   return read ? Number(read[1] ?? 0) : undefined;
 }

@@ -1082,8 +1082,14 @@ export function addedContainerViolations(s: Scenario, baseline: any, out: any): 
     if (!inRequestPath && c.readinessProbe) v.push(`${at}: a readinessProbe on an agent outside the request path`);
     // Every agent is restarted when it hangs (issue 28): a livenessProbe on its health port (the
     // one the kubelet reaches), in both layouts, never on Envoy's admin port.
+    // Not a legacy one of a restartPolicy Never pod: never restarted, a failed probe would only kill it
+    // and fail the pod (docs/shutdown.md "A legacy sidecar on a Job").
     const livePort = c.livenessProbe?.httpGet?.port;
-    if (livePort !== f.healthPort) v.push(`${at}: livenessProbe on port ${livePort}, not on the health port ${f.healthPort}`);
+    if (f.layout === 'LEGACY' && spec.restartPolicy === 'Never') {
+      if (c.livenessProbe !== undefined) v.push(`${at}: a livenessProbe on a legacy sidecar of a restartPolicy Never pod (never restarted)`);
+    } else if (livePort !== f.healthPort) {
+      v.push(`${at}: livenessProbe on port ${livePort}, not on the health port ${f.healthPort}`);
+    }
     // A regular container before the app holds it back only with a postStart hook that waits
     // until the sidecar is ready: the kubelet starts the next container when it returns
     // (docs/envoy.md, legacy hold: up to 60 s on http://127.0.0.1:15021/ready).
