@@ -250,7 +250,7 @@ const CASES: Case[] = [
   {
     name: 'a tracer endpoint 127.1:4317 (inet_aton: 127.0.0.1)',
     build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: '127.1:4317', kubernetesVersion: '1.29' }),
-    message: ["WithTracer 'test/tracer'", "exporterEndpoint '127.1:4317' has an invalid host '127.1'", 'followed by'],
+    message: ["WithTracer 'test/tracer'", "exporterEndpoint '127.1:4317' has host '127.1', which the collector (Go: an address is four decimal numbers) looks up as a DNS name", "reads it as 127.0.0.1; as 127.0.0.1:4317 it would be the agent's own receiver", "Give the central collector's address"],
   },
   ...['012', '0x1F', '10.1', '4294967295'].map((host): Case => ({
     name: `a log host the C resolver reads as IPv4: ${host}`,

@@ -110,7 +110,7 @@ describe('check', () => {
       const text = cli(['check', MANIFESTS, '--kubernetes-version', version]).stdout.split('\n');
       const findings = json(cli(['check', MANIFESTS, '--kubernetes-version', version, '--output', 'json'])).findings;
       const headers = text.filter(l => / \(document \d+\): /.test(l));
-      const objects = [...new Set(findings.map((f: any) => `${f.file} (document ${f.document}): ${f.kind} ${f.namespace ? `${f.namespace}/` : ''}${f.name}`))];
+      const objects: string[] = [...new Set<string>(findings.map((f: any) => `${f.file} (document ${f.document}): ${f.kind} ${f.namespace ? `${f.namespace}/` : ''}${f.name}`))];
       expect(findings.length).toBe(3);
       expect(headers).toEqual(objects);
       expect(headers.length).toBe(2);
