@@ -18,6 +18,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { App, Chart, Include, Size, Yaml } from 'cdk8s';
 import { AdoptSidecar, LogOutput, SidecarCheck, SidecarQuit, WithEnvoy, WithLogAgent, WithTracer } from '../src';
+import { hpaManifest } from './util/fixtures';
 import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
 import { expectValidManifests } from './util/k8s-schema';
 import { simulateTermination } from './util/kubelet-termination';
@@ -304,17 +305,7 @@ describe('check: the app-wide checks and the warnings of addTo', () => {
   });
 
   test('an HPA on CPU utilization of a pod whose app container has no CPU request: a warning under the HPA, exit 0', () => {
-    const hpa = {
-      apiVersion: 'autoscaling/v2',
-      kind: 'HorizontalPodAutoscaler',
-      metadata: { name: 'web', namespace: 'shop' },
-      spec: {
-        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
-        minReplicas: 1,
-        maxReplicas: 3,
-        metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
-      },
-    };
+    const hpa = hpaManifest({ averageUtilization: 70, minReplicas: 1 });
     const r = cli(['check', write('hpa.yaml', [deployment, hpa]), '--kubernetes-version', '1.32', '--output', 'json']);
     expect(r.status).toBe(0);
     expect(findings(r)).toEqual([['HorizontalPodAutoscaler', 'web', 'warning']]);
