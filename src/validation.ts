@@ -4,7 +4,8 @@ import { SUPPORTED_KINDS } from './engine/pod-template';
 import { checkManifest, checkManifestSet } from './manifests-check';
 import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
 import { formatVersion } from './target';
-import { printWarnings, recordWarnings } from './warnings';
+import { printSynthesisWarnings, trackSyntheses } from './binding';
+import { recordWarnings } from './warnings';
 
 /**
  * The release-aware checks the constructs run on the workloads they touch (the API server's
@@ -31,6 +32,8 @@ export class SidecarValidation {
     // cdk8s prefixes each error with the path of the construct that registered the validation:
     // on the App (path '') that is a bare `[]`, so there the validation sits on a child of its own.
     const holder = scope.node.path === '' ? new Construct(scope, uniqueId(scope, 'SidecarValidation')) : scope;
+    // its warnings are printed once per app.synth() call, also in an app without sidecars
+    trackSyntheses(scope);
     holder.node.addValidation({
       validate: () => {
         let target;
@@ -81,7 +84,7 @@ export class SidecarValidation {
           if (SUPPORTED_KINDS.includes(o.obj.kind)) continue;
           const mine = warnings.get(i) ?? [];
           recordWarnings(o.obj, mine);
-          printWarnings(o.obj.node.root, mine);
+          printSynthesisWarnings(o.obj, mine);
         }
         return errors;
       },
