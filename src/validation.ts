@@ -1,10 +1,10 @@
 import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
+import { printSynthesisWarnings, trackSyntheses } from './binding';
 import { SUPPORTED_KINDS } from './engine/pod-template';
 import { checkManifest, checkManifestSet } from './manifests-check';
 import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
 import { formatVersion } from './target';
-import { printSynthesisWarnings, trackSyntheses } from './binding';
 import { recordWarnings } from './warnings';
 
 /**
