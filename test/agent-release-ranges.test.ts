@@ -1,11 +1,11 @@
 /**
- * Issue 25, point 2, for Fluentd, Vector and Envoy: an image of the user's own outside the release
+ * Issue 25, point 2, for Fluentd, Vector, Envoy and the collector: an image of the user's own outside the release
  * range the rendered config was written for (src/images.ts `releases`), or one whose tag names no
  * release, is a warning at synthesis naming the range (the mechanism of test/fluent-bit-survival.test.ts).
  */
 import { Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
-import { ENVOY_IMAGE, FLUENTD_IMAGE, LogAgent, LogOutput, SidecarWarnings, VECTOR_IMAGE, WithEnvoy, WithLogAgent } from '../src';
+import { ENVOY_IMAGE, FLUENTD_IMAGE, LogAgent, LogOutput, OTEL_COLLECTOR_IMAGE, SidecarWarnings, VECTOR_IMAGE, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { APP_CONTAINER, kplusWorkload, newChart } from './util/fixtures';
 
 function warningsOf(build: (chart: any) => void): string[] {
@@ -49,38 +49,63 @@ describe('Fluentd 1.19.3 up to 1.20.0', () => {
   });
 });
 
-describe('Vector 0.54.x, or 0.55 up to 0.58 with exposeGrpcApi', () => {
-  test.each([undefined, 'timberio/vector:0.54.0-debian'])('%s: none', (image) => {
+describe('Vector 0.54.0 up to, not including, 0.58.0', () => {
+  test.each([undefined, 'timberio/vector:0.54.0-debian', 'timberio/vector:0.55.0-distroless-libc', 'timberio/vector:0.57.0-alpine'])('%s: none', (image) => {
     expect(logAgent(LogAgent.vector(image === undefined ? {} : { image }))).toEqual([]);
   });
-  test('0.57 with exposeGrpcApi: none; 0.58 with it: a warning naming 0.55 up to 0.58', () => {
-    expect(logAgent(LogAgent.vector({ image: 'timberio/vector:0.57.0-distroless-libc', exposeGrpcApi: true }))).toEqual([]);
-    const w = logAgent(LogAgent.vector({ image: 'timberio/vector:0.58.0-distroless-libc', exposeGrpcApi: true }));
+  test.each([
+    ['timberio/vector:0.53.0-distroless-libc', 'is Vector 0.53.0, outside'],
+    ['timberio/vector:0.58.0-distroless-libc', 'is Vector 0.58.0, outside'],
+    ['timberio/vector', 'names no Vector release in its tag'],
+  ])('%s: a warning naming the range', (image, what) => {
+    const w = logAgent(LogAgent.vector({ image }));
     expect(w).toHaveLength(1);
-    expect(w[0]).toContain('is Vector 0.58.0, outside');
-    expect(w[0]).toContain('Vector 0.55.0 up to, not including, 0.58.0');
-  });
-  test('an untagged image: the warning names the 0.54 range', () => {
-    const w = logAgent(LogAgent.vector({ image: 'timberio/vector' }));
-    expect(w).toHaveLength(1);
-    expect(w[0]).toContain('Vector 0.54.0 up to, not including, 0.55.0');
+    expect(w[0]).toContain(what);
+    expect(w[0]).toContain('Vector 0.54.0 up to, not including, 0.58.0');
     expect(w[0]).toContain(`use ${VECTOR_IMAGE}`);
   });
 });
 
-describe('Envoy 1.37.x', () => {
-  test.each([undefined, 'envoyproxy/envoy:v1.37.0', 'envoyproxy/envoy:v1.37.11'])('%s: none', (image) => {
+describe('Envoy 1.37.0 up to, not including, 1.41.0 (each line run with its real binary)', () => {
+  test.each([undefined, 'envoyproxy/envoy:v1.37.0', 'envoyproxy/envoy:v1.37.11', 'envoyproxy/envoy:v1.38.3', 'envoyproxy/envoy:v1.40.2'])('%s: none', (image) => {
     expect(envoy(image)).toEqual([]);
   });
   test.each([
     ['envoyproxy/envoy:v1.36.4', 'is Envoy 1.36.4, outside'],
-    ['envoyproxy/envoy:v1.40.2', 'is Envoy 1.40.2, outside'],
+    ['envoyproxy/envoy:v1.41.0', 'is Envoy 1.41.0, outside'],
     ['envoyproxy/envoy:latest', 'names no Envoy release in its tag'],
   ])('%s: a warning naming the range', (image, what) => {
     const w = envoy(image);
     expect(w).toHaveLength(1);
     expect(w[0]).toContain(`WithEnvoy 'test/envoy': image '${image}' ${what}`);
-    expect(w[0]).toContain('Envoy 1.37.0 up to, not including, 1.38.0');
+    expect(w[0]).toContain('Envoy 1.37.0 up to, not including, 1.41.0');
     expect(w[0]).toContain(`use ${ENVOY_IMAGE}`);
+  });
+});
+
+const tracer = (image?: string) => warningsOf(chart => new WithTracer(chart, 'tracer', {
+  workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.30', exporterEndpoint: 'otel-gateway.observability.svc:4317', ...(image ? { image } : {}),
+}));
+
+describe('the OpenTelemetry Collector 0.144.0 up to, not including, 0.160.0 (the exporter type otlp_grpc)', () => {
+  test.each([
+    undefined, 'otel/opentelemetry-collector:0.144.0', 'otel/opentelemetry-collector-contrib:0.159.0',
+    'ghcr.io/open-telemetry/opentelemetry-collector-releases/opentelemetry-collector-k8s:0.150.1',
+  ])('%s: none', (image) => {
+    expect(tracer(image)).toEqual([]);
+  });
+  test.each([
+    // before 0.144.0 the exporter is `otlp` only: the collector refuses the config at start
+    ['otel/opentelemetry-collector:0.143.0', 'is OpenTelemetry Collector 0.143.0, outside'],
+    ['otel/opentelemetry-collector-contrib:0.160.0', 'is OpenTelemetry Collector 0.160.0, outside'],
+    ['otel/opentelemetry-collector:latest', 'names no OpenTelemetry Collector release in its tag'],
+    // the tag of an image of your own names your build, not the collector's release
+    ['registry.local/otelcol-custom:1.0.0', 'names no OpenTelemetry Collector release in its tag'],
+  ])('%s: a warning naming the range', (image, what) => {
+    const w = tracer(image);
+    expect(w).toHaveLength(1);
+    expect(w[0]).toContain(`WithTracer 'test/tracer': image '${image}' ${what}`);
+    expect(w[0]).toContain('OpenTelemetry Collector 0.144.0 up to, not including, 0.160.0');
+    expect(w[0]).toContain(`use ${OTEL_COLLECTOR_IMAGE}`);
   });
 });

@@ -538,11 +538,6 @@ const CASES: Case[] = [
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentd(), output: LogOutput.loki({ host: 'loki.monitoring' }) }),
     message: ["WithLogAgent 'test/logs'", 'the loki output needs the fluent-plugin-grafana-loki gem', 'Pass `LogAgent.fluentd({ image })`'],
   },
-  {
-    name: 'a Vector 0.55 image without exposeGrpcApi',
-    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.vector({ image: 'timberio/vector:0.55.0-distroless-libc' }) }),
-    message: ["WithLogAgent 'test/logs'", "Vector image 'timberio/vector:0.55.0-distroless-libc' is 0.55 or later", 'set `exposeGrpcApi: true`'],
-  },
 
   // ---------------------------------------------------------------- other props
   {

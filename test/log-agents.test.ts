@@ -60,7 +60,8 @@ function expectVectorGraph(config: any) {
   const producers = new Set([...Object.keys(config.sources ?? {}), ...Object.keys(config.transforms ?? {})]);
   const consumed = new Set<string>();
   const consumers = { ...config.transforms, ...config.sinks };
-  expect(Object.keys(config.sinks ?? {})).toHaveLength(1);
+  // the output, and the blackhole that the probes' source feeds
+  expect(Object.keys(config.sinks ?? {})).toEqual(['output', 'health_discard']);
   for (const [id, c] of Object.entries<any>(consumers)) {
     expect({ id, inputs: c.inputs }).toEqual({ id, inputs: expect.any(Array) });
     for (const input of c.inputs) {
@@ -69,6 +70,29 @@ function expectVectorGraph(config: any) {
     }
   }
   for (const p of producers) expect({ producer: p, consumed: consumed.has(p) }).toEqual({ producer: p, consumed: true });
+}
+
+/**
+ * The answer of Vector's `http_server` source to a request without a body, transcribed from
+ * vectordotdev/vector src/sources/util/http/prelude.rs `HttpSource::run` (v0.57.0; the same routes
+ * at v0.54.0): a warp filter on `method` (default POST; another method is rejected, 405), then one
+ * `warp::path` per segment of `path` (default `/`; a mismatch 404), then with `strict_path`
+ * (default true) a non-empty rest is 404; `or` the built-in `GET /ping`. An accepted empty body
+ * decodes to no event and is answered `response_code` (default 200).
+ */
+function vectorHttpServerAnswer(src: any, method: string, path: string): number {
+  const segments = (p: string) => p.split('/').filter(x => x !== '');
+  const route = (): number => {
+    if (method !== (src.method ?? 'POST')) return 405;
+    const want = segments(src.path ?? '/');
+    const got = segments(path);
+    if (want.some((w, i) => got[i] !== w)) return 404;
+    if ((src.strict_path ?? true) && got.length > want.length) return 404;
+    return src.response_code ?? 200;
+  };
+  const answer = route();
+  if (answer !== 200 && method === 'GET' && segments(path)[0] === 'ping') return 200;
+  return answer;
 }
 
 /** Vector's own interpolation: `$$` is `$`, `${NAME}` is the variable (it must exist). */
@@ -133,7 +157,7 @@ const AGENTS = {
   fluentd: () => LogAgent.fluentd(),
 };
 const HEALTH = {
-  vector: { path: '/health', port: 8686, name: 'vector-api' },
+  vector: { path: '/health', port: 8686, name: 'vector-health' },
   fluentd: { path: '/api/plugins.json', port: 24220, name: 'fluentd-mon' },
 };
 
@@ -254,13 +278,32 @@ describe('Vector', () => {
       exclude: ['/logs/app_logs', '/logs/app_logs/*'],
       read_from: 'beginning',
       fingerprint: { strategy: 'device_and_inode' },
+      // 1 MiB, the issue's floor for a real log line (Vector's default is 100 KiB)
+      max_line_bytes: 1048576,
     });
   });
 
-  test('the API serves /health on 0.0.0.0 (the kubelet probes the pod IP), GraphQL and the playground off', () => {
-    const { config, sidecar } = vectorConfig({}, LogAgent.vector({ apiPort: 9686 }));
-    expect(config.api).toEqual({ enabled: true, address: '0.0.0.0:9686', graphql: false, playground: false });
-    expect(sidecar.startupProbe.httpGet).toEqual({ path: '/health', port: 9686 });
+  test('the probes need no API: an http_server source on the pod IP answers the kubelet\'s GET, and nothing else reaches the output', () => {
+    for (const [agent, port] of [[LogAgent.vector({ apiPort: 9686 }), 9686], [LogAgent.vector(), 8686]] as const) {
+      const { config, sidecar, workloadManifest } = vectorConfig({ kubernetesVersion: '1.30' }, agent);
+      // From 0.55 the API also serves the gRPC observability API (`vector tap`): it stays off.
+      expect(config.api).toEqual({ enabled: false });
+      const probe = sidecar.startupProbe.httpGet;
+      expect(probe).toEqual({ path: '/health', port });
+      expect(podSpecOf(workloadManifest).initContainers[0].ports).toEqual([{ containerPort: port, name: 'vector-health', protocol: 'TCP' }]);
+      // the kubelet probes the pod IP: the one component listening on that port, on every address
+      const listening = Object.entries<any>(config.sources).filter(([, src]) => src.type === 'http_server');
+      expect(listening).toHaveLength(1);
+      const [id, src] = listening[0];
+      expect(src.address).toBe(`0.0.0.0:${port}`);
+      expect(vectorHttpServerAnswer(src, 'GET', probe.path)).toBe(200);
+      // every other request is refused, and the probe's source feeds only a blackhole
+      expect(vectorHttpServerAnswer(src, 'POST', probe.path)).toBe(405);
+      expect(vectorHttpServerAnswer(src, 'GET', '/health/x')).toBe(404);
+      expect(vectorHttpServerAnswer(src, 'GET', '/')).toBe(404);
+      const readers = Object.entries<any>({ ...config.transforms, ...config.sinks }).filter(([, c]) => c.inputs.includes(id));
+      expect(readers.map(([, c]) => c.type)).toEqual(['blackhole']);
+    }
   });
 
   test('the pod identity is added by a remap transform reading the env', () => {
@@ -324,7 +367,7 @@ describe('Vector', () => {
         auth: { strategy: 'basic', user: '${LOG_OUTPUT_USERNAME}', password: '${LOG_OUTPUT_PASSWORD}' },
         request: { headers: { 'X-Api-Key': '${LOG_OUTPUT_HEADER_X_API_KEY}' } },
         tls: { verify_certificate: true, verify_hostname: true },
-        // the file source checkpoints only what the sink delivered (src/sources/file.rs, v0.54.0)
+        // the file source checkpoints only what the sink delivered (src/sources/file.rs, v0.54.0 and v0.57.0)
         acknowledgements: { enabled: true },
       });
     });
@@ -338,7 +381,7 @@ describe('Vector', () => {
         labels: { team: 'shop' },
         tenant_id: 'shop',
         auth: { strategy: 'basic', user: '${LOG_OUTPUT_USERNAME}', password: '${LOG_OUTPUT_PASSWORD}' },
-        // the file source checkpoints only what the sink delivered (src/sources/file.rs, v0.54.0)
+        // the file source checkpoints only what the sink delivered (src/sources/file.rs, v0.54.0 and v0.57.0)
         acknowledgements: { enabled: true },
       });
     });
@@ -353,7 +396,7 @@ describe('Vector', () => {
         bulk: { index: 'web' },
         auth: { strategy: 'basic', user: '${LOG_OUTPUT_USERNAME}', password: '${LOG_OUTPUT_PASSWORD}' },
         tls: { verify_certificate: true, verify_hostname: true },
-        // the file source checkpoints only what the sink delivered (src/sources/file.rs, v0.54.0)
+        // the file source checkpoints only what the sink delivered (src/sources/file.rs, v0.54.0 and v0.57.0)
         acknowledgements: { enabled: true },
       });
     });
@@ -366,7 +409,7 @@ describe('Vector', () => {
         mode: 'bulk',
         api_version: 'v8',
         bulk: { index: 'app-logs' },
-        // the file source checkpoints only what the sink delivered (src/sources/file.rs, v0.54.0)
+        // the file source checkpoints only what the sink delivered (src/sources/file.rs, v0.54.0 and v0.57.0)
         acknowledgements: { enabled: true },
       });
     });
@@ -385,22 +428,17 @@ describe('Vector', () => {
     });
   });
 
-  describe('Vector 0.55+ (gRPC API on the probe port)', () => {
-    test('refused by default: the API would expose `tap` to the pod network', () => {
-      expect(() => vectorConfig({}, LogAgent.vector({ image: 'timberio/vector:0.55.0-distroless-libc' }))).toThrow(
-        /Vector image 'timberio\/vector:0\.55\.0-distroless-libc' is 0\.55 or later, .*Use timberio\/vector:0\.54\.0-distroless-libc, or set `exposeGrpcApi: true` and keep other pods off port 8686 with a NetworkPolicy\./,
-      );
-      expect(() => vectorConfig({}, LogAgent.vector({ image: `mirror:5000/timberio/vector:1.0.0@sha256:${'ab'.repeat(32)}` }))).toThrow(/is 0\.55 or later/);
-    });
+  describe('one config for 0.54 up to 0.58: no API keys an image of that range rejects', () => {
+    test.each(['timberio/vector:0.54.0-distroless-libc', 'timberio/vector:0.55.0-distroless-libc', 'registry.local:5000/vector:stable'])(
+      '%s: accepted, the API off (0.55 rejects api.graphql and api.playground)', (image) => {
+        const { config } = vectorConfig({}, LogAgent.vector({ image }));
+        expect(config.api).toEqual({ enabled: false });
+      });
 
-    test('accepted with exposeGrpcApi: api.graphql and api.playground are left out (0.55 rejects them)', () => {
-      const { config } = vectorConfig({}, LogAgent.vector({ image: 'timberio/vector:0.58.0-distroless-libc', exposeGrpcApi: true }));
-      expect(config.api).toEqual({ enabled: true, address: '0.0.0.0:8686' });
-    });
-
-    test('a tag without a version is rendered for the pinned line (Vector 0.55+ would refuse it loudly)', () => {
-      const { config } = vectorConfig({}, LogAgent.vector({ image: 'registry.local:5000/vector:stable' }));
-      expect(config.api).toMatchObject({ graphql: false, playground: false });
+    test('exposeGrpcApi (deprecated) changes nothing', () => {
+      const image = 'timberio/vector:0.57.0-distroless-libc';
+      expect(vectorConfig({}, LogAgent.vector({ image, exposeGrpcApi: true })).manifests)
+        .toEqual(vectorConfig({}, LogAgent.vector({ image })).manifests);
     });
   });
 

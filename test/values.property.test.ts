@@ -129,7 +129,7 @@ const SLOTS: Slot[] = [
     name: 'WithTracer exporterEndpoint',
     who: 'test/tracer',
     build: (c, v) => new WithTracer(c, 'tracer', { workload: wl(c), kubernetesVersion: V, exporterEndpoint: v }),
-    agentRead: f => YAML.parse(f['config.yaml']).exporters['otlp/traces'].endpoint,
+    agentRead: f => YAML.parse(f['config.yaml']).exporters['otlp_grpc/traces'].endpoint,
   },
   { name: 'WithTracer exporterHeaders name', who: 'test/tracer', build: (c, v) => new WithTracer(c, 'tracer', { workload: wl(c), kubernetesVersion: V, exporterEndpoint: ENDPOINT, exporterHeaders: { [v]: SECRET } }) },
   { name: 'WithEnvoy upstream name', who: 'test/envoy', build: (c, v) => new WithEnvoy(c, 'envoy', { workload: wl(c), kubernetesVersion: V, appPort: 8080, upstreams: [{ name: v, localPort: 9100, host: 'payments.shop' }] }) },

@@ -231,7 +231,7 @@ describeOracle('point 3: strings the API server reads as numbers', () => {
     new WithTracer(c, 't', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', exporterEndpoint: ENDPOINT, exporterHeaders: { '0o17': { secret: { name: 'otel-auth' }, key: 'token' } } });
     const text = configMapText(expectIntact(app), 'config.yaml');
     for (const read of [YAML.parse(text), YAML.parse(text, { version: '1.1' }), readAsApiServer(text)[0] as any]) {
-      expect(Object.keys(read.exporters['otlp/traces'].headers)).toEqual(['0o17']);
+      expect(Object.keys(read.exporters['otlp_grpc/traces'].headers)).toEqual(['0o17']);
     }
   });
 

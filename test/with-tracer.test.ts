@@ -448,10 +448,10 @@ describe('collector config', () => {
 
   test('the exporters (one per signal) send to exporterEndpoint over TLS by default', () => {
     const { config } = collectorConfig(synth(setup().chart));
-    expect(Object.keys(config.exporters)).toEqual(['otlp/traces', 'otlp/metrics', 'otlp/logs']);
+    expect(Object.keys(config.exporters)).toEqual(['otlp_grpc/traces', 'otlp_grpc/metrics', 'otlp_grpc/logs']);
     for (const signal of ['traces', 'metrics', 'logs']) {
-      const exporter = config.exporters[`otlp/${signal}`];
-      expect(config.service.pipelines[signal].exporters).toEqual([`otlp/${signal}`]);
+      const exporter = config.exporters[`otlp_grpc/${signal}`];
+      expect(config.service.pipelines[signal].exporters).toEqual([`otlp_grpc/${signal}`]);
       expect(exporter.endpoint).toBe(ENDPOINT);
       expect(exporter.tls).toEqual({ insecure: false });
       expect(exporter.headers).toBeUndefined();
@@ -479,7 +479,7 @@ describe('collector config', () => {
     const manifests = synth(chart);
     const agent = containerOf(workloadOf(manifests), 'tracer');
     const { config, configMap } = collectorConfig(manifests);
-    expect(config.exporters['otlp/traces'].headers).toEqual({
+    expect(config.exporters['otlp_grpc/traces'].headers).toEqual({
       'authorization': '${env:OTEL_EXPORTER_HEADER_AUTHORIZATION}',
       'x-api-key': '${env:OTEL_EXPORTER_HEADER_X_API_KEY}',
     });
@@ -577,7 +577,7 @@ describe('collector config', () => {
 
 describe('graceful shutdown', () => {
   test('the drain is bounded: the exporters, stopped one after another, share drainTime as their timeouts; one round each', () => {
-    const timeouts = (c: any) => ['traces', 'metrics', 'logs'].map(signal => c.exporters[`otlp/${signal}`].timeout);
+    const timeouts = (c: any) => ['traces', 'metrics', 'logs'].map(signal => c.exporters[`otlp_grpc/${signal}`].timeout);
     const { config } = collectorConfig(synth(setup().chart));
     expect(timeouts(config)).toEqual(['4s', '3s', '3s']);
     for (const exporter of Object.values<any>(config.exporters)) {

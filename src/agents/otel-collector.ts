@@ -4,15 +4,19 @@
  * Every key emitted here was checked against the collector's documentation for the pinned
  * release (see `OTEL_COLLECTOR_IMAGE`), and the real collector of that release, built with the
  * Collector Builder (scripts/build-otelcol.sh), validates and runs every config WithTracer emits
- * (test/collector.test.ts, `npm run test:collector`). The exporter type `otlp` is, since v0.144.0,
- * the deprecated alias of `otlp_grpc` (exporter/otlpexporter/metadata.yaml `deprecated_type`); it
- * stays `otlp` so that an older collector given with `image` still reads the config:
+ * (test/collector.test.ts, `npm run test:collector`). The exporter is `otlp_grpc`, its name since
+ * v0.144.0 (CHANGELOG.md of open-telemetry/opentelemetry-collector at v0.159.0, v0.144.0
+ * "Deprecations": "Rename `otlp` exporter to `otlp_grpc` exporter and add deprecated alias `otlp`";
+ * exporter/otlpexporter/metadata.yaml `type: otlp_grpc`, `deprecated_type: otlp`). The alias still
+ * works at v0.159.0 but logs a deprecation at every start, once per exporter; a collector older
+ * than 0.144.0 does not know `otlp_grpc` and refuses the config at start, hence the release range
+ * (`DEFAULT_IMAGES.otelCollector.releases`, a warning for another image):
  * - otlp receiver `protocols.grpc.endpoint` / `protocols.http.endpoint`
  * - memory_limiter `check_interval`, `limit_mib`, `spike_limit_mib`
  *   (https://github.com/open-telemetry/opentelemetry-collector/tree/main/processor/memorylimiterprocessor)
  * - resource `attributes[].{key, value, action}` (action `insert`: a value the SDK already set wins)
  * - batch `timeout`, `send_batch_size`, `send_batch_max_size`
- * - otlp exporter `endpoint` (host:port), `tls.insecure`, `headers`, and the exporterhelper
+ * - otlp_grpc exporter `endpoint` (host:port), `tls.insecure`, `headers`, and the exporterhelper
  *   settings `timeout` (`TimeoutConfig`), `sending_queue.{enabled, sizer, num_consumers, queue_size}`
  *   (`exporter/exporterhelper/internal/queuebatch/config.go`, v0.159.0),
  *   `retry_on_failure.{enabled, initial_interval, max_interval, max_elapsed_time}`
@@ -47,8 +51,8 @@ export const COMPONENTS = {
   memoryLimiter: 'memory_limiter',
   resource: 'resource',
   batch: 'batch',
-  /** One otlp exporter per signal (`otlp/traces`, ...), each with its own export timeout. */
-  exporter: 'otlp',
+  /** One otlp_grpc exporter per signal (`otlp_grpc/traces`, ...), each with its own export timeout. */
+  exporter: 'otlp_grpc',
   healthCheck: 'health_check',
 } as const;
 
@@ -88,7 +92,7 @@ const env = (name: string) => `\${env:${name}}`;
 
 export type Signal = typeof SIGNALS[number];
 
-/** The exporter of one signal, e.g. `otlp/traces`. */
+/** The exporter of one signal, e.g. `otlp_grpc/traces`. */
 export function exporterId(signal: Signal): string {
   return `${COMPONENTS.exporter}/${signal}`;
 }

@@ -1,22 +1,27 @@
 /**
  * Vector config rendering (YAML). Pure: options in, config out.
  *
- * Every key emitted here was checked against Vector's reference for the pinned release (see
- * `VECTOR_IMAGE` in log-agent.ts; `website/cue/reference` in vectordotdev/vector):
+ * Every key emitted here was read in Vector's source at the pinned tag v0.57.0 (see
+ * `VECTOR_IMAGE` in images.ts) and at v0.54.0, the lowest release of the range the config is
+ * written for (the config structs, and `website/cue/reference/components/<kind>/generated/<name>.cue`,
+ * whose option names are the same at both tags for every component below):
  * - global `data_dir` (must exist and be writable; the file source keeps its checkpoints in a
  *   `<data_dir>/<source id>/` subdirectory it creates)
- * - `api.enabled`, `api.address`; `api.graphql` and `api.playground` (Vector < 0.55 only:
- *   0.55 moved the observability API from GraphQL to gRPC and rejects both keys; `GET /health`
- *   is served in both)
- * - file source `include`, `exclude`, `read_from`, `fingerprint.strategy`
+ * - `api.enabled: false`: the API stays off. From 0.55 it serves the gRPC observability API
+ *   (`vector tap` streams the events, i.e. the logs) and `GET /health` on one port, with no way
+ *   to limit it (src/config/api.rs and src/api/grpc_server.rs, v0.57.0), so the probes do not
+ *   use it (see `vectorHealthEndpoint`)
+ * - file source `include`, `exclude`, `read_from`, `fingerprint.strategy`, `max_line_bytes`
+ * - http_server source `address`, `method`, `path`, `strict_path` (the probes' endpoint)
  * - remap transform `inputs`, `source` (VRL `get_env_var!`)
  * - sinks: common `type`, `inputs`, `encoding.codec`;
+ *   blackhole (no key of its own: `print_interval_secs` defaults to 0, no reports);
  *   console `target`;
  *   http `uri`, `method`, `framing.method`, `auth.{strategy,user,password}`, `request.headers`,
  *   `tls.{verify_certificate,verify_hostname}` (0.55 removed the top-level `headers`);
  *   loki `endpoint`, `labels`, `tenant_id`, `auth`, `tls`;
  *   elasticsearch `endpoints`, `mode`, `api_version`, `bulk.index`, `auth`, `tls`
- * - sinks' `acknowledgements.enabled` (end-to-end acknowledgements, every sink config at v0.54.0)
+ * - sinks' `acknowledgements.enabled` (end-to-end acknowledgements, every sink config at v0.54.0 and v0.57.0)
  * - `${NAME}` environment interpolation for secrets (the values never enter the ConfigMap)
  *
  * Vector has no Fluent forward sink: `LogOutput.forward()` is refused by the agent.
@@ -31,20 +36,59 @@ export const VECTOR_COMPONENTS = {
   source: 'app_logs',
   transform: 'pod_metadata',
   sink: 'output',
+  /** The probes' http_server source and the blackhole sink it feeds (`vectorHealthEndpoint`). */
+  healthSource: 'health',
+  healthSink: 'health_discard',
 } as const;
+
+/**
+ * The longest line the file source passes on: 1 MiB, as Fluent Bit's `Buffer_Max_Size`. Longer
+ * lines are dropped whole, with a warning (`max_line_bytes`, default 100 KiB, src/sources/file.rs;
+ * lib/file-source-common/src/buffer.rs `read_until_with_max_size` discards up to the next newline;
+ * v0.54.0 and v0.57.0).
+ */
+export const VECTOR_MAX_LINE_BYTES = 1024 * 1024;
+
+/** Where the kubelet probes Vector: an HTTP GET on the pod IP. */
+export interface VectorHealthEndpoint {
+  readonly path: string;
+  readonly port: number;
+  readonly portName: string;
+  /** The http_server source that serves it, as it goes into `sources` of vector.yaml. */
+  readonly source: Json;
+}
+
+/**
+ * The one place the probes' endpoint is decided (the startupProbe, and any other probe of the
+ * agent, take path and port from here).
+ *
+ * Not Vector's API: from 0.55 the API port also serves the gRPC observability API, events included,
+ * and cannot be limited to `/health`. Instead an `http_server` source accepts only `GET /health`
+ * (vectordotdev/vector src/sources/http_server.rs and src/sources/util/http/prelude.rs, v0.57.0 as
+ * v0.54.0): `method: GET` makes warp refuse every other method, `strict_path` every other path
+ * (404), except the built-in `GET /ping`; a GET without a body decodes to no event and is
+ * answered with `response_code` 200 once the (empty) batch is accepted. Whatever a GET body would
+ * decode to goes to a blackhole sink, never to the output. The source serves once the topology has
+ * started, and stops serving at SIGTERM (the server's graceful shutdown), as the API's `/health`
+ * did (it answered 503 while shutting down at v0.54.0).
+ */
+export function vectorHealthEndpoint(port: number): VectorHealthEndpoint {
+  const path = '/health';
+  return {
+    path,
+    port,
+    portName: 'vector-health',
+    source: { type: 'http_server', address: `0.0.0.0:${port}`, method: 'GET', path, strict_path: true },
+  };
+}
 
 export interface VectorConfigOptions {
   /** Directory the app writes its log files into (also Vector's data_dir: see below). */
   readonly logDirectory: string;
   /** Glob of the files to tail inside logDirectory. */
   readonly filePattern: string;
-  /** Port of the API that serves `GET /health` on 0.0.0.0 for the kubelet probes. */
-  readonly apiPort: number;
-  /**
-   * Vector < 0.55: also set `api.graphql: false` and `api.playground: false`, so that the
-   * pod IP serves `/health` only. From 0.55 both keys are rejected (the API is gRPC).
-   */
-  readonly legacyGraphqlApi: boolean;
+  /** Port of the probes' endpoint (`vectorHealthEndpoint`), on 0.0.0.0. */
+  readonly healthPort: number;
   readonly output: LogOutputConfig;
   /** secret id -> env var name (see outputSecretEnv) */
   readonly secretVars: Record<string, string>;
@@ -92,12 +136,12 @@ function sink(o: LogOutputConfig, vars: Record<string, string>): Json {
         'or keep the forward output with LogAgent.fluentBit() or LogAgent.fluentd()',
       );
     case 'http': {
-      // `uri` is a template in 0.54 (vector src/sinks/http/config.rs `uri: Template`): `%` starts
+      // `uri` is a template (vector src/sinks/http/config.rs `uri: Template`, 0.54 and 0.57): `%` starts
       // a strftime item (src/template.rs), so a percent-encoded path would not be sent as given.
       if (o.uri.includes('%')) {
         throw new VectorUnsupportedOutputError(
           `Vector reads the http output's uri ${JSON.stringify(o.uri)} as a template, where '%' starts a strftime time format ` +
-          '(vector src/template.rs, v0.54.0), so a percent-encoded path is not sent as given; use a uri without \'%\', ' +
+          '(vector src/template.rs, v0.54.0 and v0.57.0), so a percent-encoded path is not sent as given; use a uri without \'%\', ' +
           'or LogAgent.fluentBit() or LogAgent.fluentd()',
         );
       }
@@ -146,15 +190,13 @@ function sink(o: LogOutputConfig, vars: Record<string, string>): Json {
 /** Vector's `vector.yaml`. Throws VectorUnsupportedOutputError for the forward output. */
 export function renderVectorConfig(o: VectorConfigOptions): VectorConfig {
   const { source, transform, sink: sinkId } = VECTOR_COMPONENTS;
+  const health = vectorHealthEndpoint(o.healthPort);
   const config: Json = {
     // The shared log volume: checkpoints survive restarts of the agent container. Vector
     // creates `<logDirectory>/app_logs/` for them; it is excluded from the tailed files.
     data_dir: lit(o.logDirectory),
-    api: {
-      enabled: true,
-      address: `0.0.0.0:${o.apiPort}`,
-      ...(o.legacyGraphqlApi ? { graphql: false, playground: false } : {}),
-    },
+    // Off (its default, said here): see vectorHealthEndpoint.
+    api: { enabled: false },
     sources: {
       [source]: {
         type: 'file',
@@ -164,9 +206,11 @@ export function renderVectorConfig(o: VectorConfigOptions): VectorConfig {
         // The default `checksum` fingerprint skips a file until its first line is complete and
         // takes files whose first lines are equal for one file (vectordotdev/vector
         // src/sources/file.rs `FingerprintConfig`, lib/file-source-common/src/fingerprinter.rs,
-        // v0.54.0). Device and inode tell every file on the log volume apart from its first byte.
+        // v0.54.0 and v0.57.0). Device and inode tell every file on the log volume apart from its first byte.
         fingerprint: { strategy: 'device_and_inode' },
+        max_line_bytes: VECTOR_MAX_LINE_BYTES,
       },
+      [VECTOR_COMPONENTS.healthSource]: health.source,
     },
     transforms: {
       [transform]: {
@@ -181,13 +225,14 @@ export function renderVectorConfig(o: VectorConfigOptions): VectorConfig {
     },
     sinks: {
       // End-to-end acknowledgements: the file source moves its checkpoint only past what the
-      // sink has delivered (src/sources/file.rs, v0.54.0: with acknowledgements the checkpoint
+      // sink has delivered (src/sources/file.rs, v0.54.0 and v0.57.0: with acknowledgements the checkpoint
       // is updated on `BatchStatus::Delivered`, otherwise when read). The log files on the
       // shared volume are then the durable buffer: a restarted agent resumes from the last
       // delivered line instead of losing what sat in its memory buffer. No disk buffer: it
       // needs a `max_size` of at least ~256 MB (lib/vector-buffers/src/config.rs), more than
       // the log volume has to spare.
       [sinkId]: { ...sink(o.output, o.secretVars), acknowledgements: { enabled: true } },
+      [VECTOR_COMPONENTS.healthSink]: { type: 'blackhole', inputs: [VECTOR_COMPONENTS.healthSource] },
     },
   };
   // Every string double-quoted and escaped (src/private/values.ts): a label, tenant or index
@@ -200,7 +245,7 @@ export function renderVectorConfig(o: VectorConfigOptions): VectorConfig {
 }
 
 // ---------------------------------------------------------------------------
-// Shutdown model (vectordotdev/vector v0.54.0)
+// Shutdown model (vectordotdev/vector v0.57.0, unchanged from v0.54.0)
 // ---------------------------------------------------------------------------
 
 /** The values the shutdown model rests on. */
@@ -217,7 +262,9 @@ export const VECTOR_SHUTDOWN = {
 } as const;
 
 /**
- * Vector's shutdown (v0.54.0):
+ * Vector's shutdown (v0.57.0; the same code at v0.54.0: lib/file-source/src/file_server.rs'
+ * backoff and shutdown select, src/topology/running.rs `stop`, src/cli.rs
+ * `--graceful-shutdown-limit-secs`, default 60):
  * - Reads: nothing after SIGTERM. The file server stops at the shutdown signal instead of
  *   finishing its backoff sleep (`lib/file-source/src/file_server.rs`). A line written at the
  *   app's exit is read by the next pass, at most 2048 ms later: 3 s in whole seconds (leaving

@@ -145,11 +145,9 @@ describeReal('the real collector', () => {
     const version = execFileSync(OTELCOL, ['--version'], { encoding: 'utf8' }).trim();
     expect(version).toBe(`otelcol version ${OTEL_COLLECTOR_IMAGE.split(':')[1]}`);
     const built = parseYaml(execFileSync(OTELCOL, ['components'], { encoding: 'utf8' }));
-    // `otlp` is the deprecated alias of the exporter `otlp_grpc` since v0.144.0
-    // (exporter/otlpexporter/metadata.yaml `deprecated_type: otlp` at v0.159.0); `components`
-    // lists the type only. The collector logs `"otlp" alias is deprecated` once per exporter.
-    const ALIASES: Record<string, string> = { otlp_grpc: 'otlp' };
-    const names = (list: any[]) => (list ?? []).flatMap((c: any) => [c.name, ...(ALIASES[c.name] ? [ALIASES[c.name]] : [])]);
+    // The configs use the exporter's own name `otlp_grpc` (v0.144.0 on), not its deprecated alias
+    // `otlp`, so `components`, which lists types only, names every one.
+    const names = (list: any[]) => (list ?? []).map((c: any) => c.name);
     const used: Record<string, Set<string>> = { receivers: new Set(), processors: new Set(), exporters: new Set(), extensions: new Set() };
     for (const v of all) for (const kind of Object.keys(used)) for (const id of Object.keys(v.config[kind] ?? {})) used[kind].add(id.split('/')[0]);
     for (const kind of Object.keys(used)) {
@@ -177,7 +175,7 @@ describeReal('the real collector', () => {
   test('`otelcol validate` rejects a config with an unknown key (the check can fail)', () => {
     const v = all[0];
     const bad = JSON.parse(JSON.stringify(v.config));
-    bad.exporters['otlp/traces'].sending_queue.queue_size_mib = 1;
+    bad.exporters['otlp_grpc/traces'].sending_queue.queue_size_mib = 1;
     expect(() => execFileSync(OTELCOL, ['validate', `--config=${writeConfig(bad)}`], { env: { ...process.env, ...v.env }, stdio: 'pipe', timeout: 30_000 }))
       .toThrow(/queue_size_mib/);
   });
@@ -194,6 +192,8 @@ describeReal('the real collector', () => {
     const col = start(OTELCOL, [`--config=${writeConfig(config)}`], v.env);
     await until('the collector\'s health check', () => col.out.stderr.includes('Everything is ready'), 30_000);
     expect(health).toBeGreaterThan(0);
+    // The exporter's own name: the deprecated alias `otlp` logged '"otlp" alias is deprecated' per exporter.
+    expect(col.out.stderr.split('\n').filter(l => /deprecat/i.test(l))).toEqual([]);
     execFileSync(TOOL, ['send', '-endpoint', `127.0.0.1:${grpc}`, '-signal', 'traces', '-name', 'checkout']);
     execFileSync(TOOL, ['send', '-endpoint', `127.0.0.1:${grpc}`, '-signal', 'metrics', '-name', 'queue.depth']);
     await until('the span and the metric at the sink', () => sink.out.stdout.trim().split('\n').filter(Boolean).length >= 2, 15_000);

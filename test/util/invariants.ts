@@ -144,7 +144,7 @@ export function sidecarFacts(s: Scenario, sc: SidecarCase, workloadName: string)
     case 'log': {
       const c = sc as LogAgentCase;
       const name = c.containerName ?? 'log-agent';
-      // Fluent Bit: HTTP server 2020; Vector: API 8686; Fluentd: monitor agent 24220, and a scratch
+      // Fluent Bit: HTTP server 2020; Vector: its http_server health source 8686; Fluentd: monitor agent 24220, and a scratch
       // emptyDir for /tmp. The shutdown: each agent's model, beside its renderer.
       const agent = {
         'fluent-bit': { port: 2020, model: () => fluentBitShutdown(c.agentGrace ?? 5, c.output), scratch: false },
