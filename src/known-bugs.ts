@@ -243,10 +243,21 @@ export function asAdmitted(spec: Json, annotations: Record<string, string> | und
   const names = marker.split(',').filter(n => n !== '');
   const missing = names.filter(n => !init.some(c => c.name === n));
   if (missing.length === 0) return spec;
-  // the stand-ins go right before the first container the marker names that the pod has (the mesh injects its proxy first)
-  const at = init.findIndex(c => names.includes(c.name));
-  const stubs = missing.map(name => ({ name, restartPolicy: 'Always' }));
-  const out = at < 0 ? [...init, ...stubs] : [...init.slice(0, at), ...stubs, ...init.slice(at)];
+  // The marker lists the names in the admitted initContainers order (src/engine/injected.ts
+  // nativeSidecarNames): the stand-ins it lists before the first container the pod has go right
+  // before it (Istio, Linkerd, Kuma, GCS FUSE inject first), those it lists after the last one go
+  // right after it (the OpenTelemetry operator and Consul append theirs).
+  const present = names.filter(n => init.some(c => c.name === n));
+  const stub = (name: string) => ({ name, restartPolicy: 'Always' });
+  if (present.length === 0) return { ...spec, initContainers: [...init, ...missing.map(stub)] };
+  const firstPresent = names.indexOf(present[0]);
+  const lastPresent = names.indexOf(present[present.length - 1]);
+  const before = missing.filter(n => names.indexOf(n) < firstPresent).map(stub);
+  const after = missing.filter(n => names.indexOf(n) > lastPresent).map(stub);
+  const between = missing.filter(n => names.indexOf(n) > firstPresent && names.indexOf(n) < lastPresent).map(stub);
+  const at = init.findIndex(c => c.name === present[0]);
+  const end = init.findIndex(c => c.name === present[present.length - 1]);
+  const out = [...init.slice(0, at), ...before, ...init.slice(at, end + 1), ...between, ...after, ...init.slice(end + 1)];
   return { ...spec, initContainers: out };
 }
 

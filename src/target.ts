@@ -100,6 +100,11 @@ export interface TargetCapabilities {
   readonly nativeSidecars: boolean;
   /** Native sidecars are stopped after the app containers, in reverse order (1.29+). */
   readonly orderedTermination: boolean;
+  /**
+   * The SidecarContainers gate is on by default (beta from 1.29): the version at which injectors
+   * that read the cluster's version (the OpenTelemetry operator, Kuma, GCS FUSE) inject natively.
+   */
+  readonly nativeByDefault: boolean;
   /** The `sleep` lifecycle action (beta, on by default, from 1.30). */
   readonly sleepAction: boolean;
   /** `sleep` with 0 seconds (PodLifecycleSleepActionAllowZero, beta from 1.33). */
@@ -121,6 +126,7 @@ export function capabilities(minor: number, gate: boolean): TargetCapabilities {
   return {
     nativeSidecars: minor >= 29 || (minor === 28 && gate),
     orderedTermination: minor >= 29,
+    nativeByDefault: minor >= 29,
     sleepAction: minor >= 30,
     sleepZero: minor >= 33,
     initContainerResizePolicy: minor >= 33,

@@ -1,6 +1,7 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { WorkloadBinding, workloadApiObject } from './binding';
+import { withInjectedContainers } from './engine/injected';
 import { SUPPORTED_KINDS, podTemplateOf } from './engine/pod-template';
 import { TOOLS, appShutdownOf, userSidecarStopOf } from './engine/shutdown';
 import { Json } from './engine/spec';
@@ -128,23 +129,26 @@ export class SidecarTimeline {
     // app's budget is the one the binding used (inferred from the manifest where no prop says it).
     const rendered = binding.render();
     if (rendered.errors.length > 0) throw new Error(`cdk8s-sidecars: ${rendered.errors.join('\n')}`);
-    const manifest = rendered.manifest;
     const { specs, injected, minor, gate } = binding.sidecarSpecs();
     const stopSeconds: Record<string, number> = {};
     for (const s of specs) stopSeconds[s.container.name] = s.shutdown.stopSeconds;
+    // the containers the injectors will add, where they add them, with their stop times
+    const plan = rendered.grace;
+    const app = plan?.appShutdownSeconds ?? Math.max(appShutdownOf(specs), ...injected.map(p => p.appShutdownSeconds));
+    const admitted = withInjectedContainers(rendered.manifest, injected, { minor, gate }, app);
+    const manifest = admitted.manifest;
+    Object.assign(stopSeconds, admitted.stopSeconds);
     // the user's own native sidecars: the userSidecarStopTime a construct gives
     const users = userSidecarStopOf(specs);
     const init: Json[] = podTemplateOf(manifest)?.spec.initContainers ?? [];
     for (const c of init) {
       if (c.restartPolicy === 'Always' && stopSeconds[c.name] === undefined && users !== undefined) stopSeconds[c.name] = users;
     }
-    const legacySidecars = specs.filter(s => s.layout === 'LEGACY').map(s => s.container.name as string);
-    const plan = rendered.grace;
-    const app = plan?.appShutdownSeconds ?? Math.max(appShutdownOf(specs), ...injected.map(p => p.appShutdownSeconds));
+    const legacySidecars = [...specs.filter(s => s.layout === 'LEGACY').map(s => s.container.name as string), ...admitted.legacy];
     const t = computeTimeline(manifest, {
       target: { minor, gate }, legacySidecars, stopSeconds, appShutdownSeconds: app, quickInit: [TOOLS.containerName],
     });
-    const notes = injected.length > 0 ? [`the ${injected.map(p => p.mesh).join(', ')} proxy is injected at admission and not shown`] : [];
+    const notes = admitted.notes;
     return new SidecarTimeline(t, minor, gate, notes, plan?.budgetSource ?? `appShutdownTime ${app}s`, app);
   }
 

@@ -9,7 +9,8 @@ import { SidecarLayout, formatVersion } from './target';
 import { graceWrittenByDefault } from './workload-defaults';
 
 /**
- * A service mesh that injects its proxy into pods at admission.
+ * A service mesh, operator or driver whose admission webhook injects a sidecar into pods.
+ * Each value names the release whose source its facts were read in (docs/meshes.md).
  */
 export enum Mesh {
   /**
@@ -22,6 +23,32 @@ export enum Mesh {
    * is honoured from Linkerd 2.15 (edge-23.11.4).
    */
   LINKERD = 'LINKERD',
+  /**
+   * The OpenTelemetry operator's collector sidecar (`otc-container`; opentelemetry-operator
+   * v0.158.0). Native when the API server is 1.29+, appended after every init container; no
+   * per-pod layout annotation (say the cluster's with `injectorLayout` below 1.29).
+   */
+  OPENTELEMETRY_OPERATOR = 'OPENTELEMETRY_OPERATOR',
+  /**
+   * Consul's `consul-dataplane` (consul-k8s v2.0.3). The per-pod layout annotation
+   * `consul.hashicorp.com/enable-consul-dataplane-as-sidecar` is honoured from consul-k8s 1.9.0.
+   */
+  CONSUL = 'CONSUL',
+  /**
+   * Kuma's `kuma-sidecar` (kuma v2.14.3). Native when the API server is 1.29+ and the control
+   * plane sets `experimental.sidecarContainers` (default from Kuma 2.14); no per-pod layout annotation.
+   */
+  KUMA = 'KUMA',
+  /**
+   * The GKE Cloud Storage FUSE CSI driver's `gke-gcsfuse-sidecar` (gcs-fuse-csi-driver v1.24.4).
+   * The annotation `gke-gcsfuse/enable-native-sidecar` can ask for legacy; native needs the API
+   * server and every kubelet at 1.29+.
+   */
+  GCS_FUSE = 'GCS_FUSE',
+  /** The Vault agent injector's `vault-agent` (vault-k8s v1.7.6): legacy layout only. */
+  VAULT_AGENT = 'VAULT_AGENT',
+  /** Datadog's admission controller agent sidecar `datadog-agent-injected`: legacy layout only. */
+  DATADOG = 'DATADOG',
 }
 
 /**
@@ -34,8 +61,19 @@ export interface WithMeshProxyProps extends SidecarTargetOptions {
    */
   readonly workload: IConstruct;
 
-  /** The mesh whose injector adds the proxy. */
+  /** The mesh (or operator, or driver) whose injector adds the proxy. */
   readonly mesh: Mesh;
+
+  /**
+   * The layout the cluster makes the injector use, for the injectors that decide it from the
+   * cluster and not from the pod: `Mesh.OPENTELEMETRY_OPERATOR` (native when the API server is
+   * 1.29+) and `Mesh.KUMA` (also its control plane's `experimental.sidecarContainers`). With it
+   * the engine refuses a layout mix for certain; without it, it warns where the pod's layout
+   * depends on the cluster. Refused for the other meshes (their layout is written per pod, or is
+   * always legacy).
+   * @default - unknown: warnings where the outcome depends on the cluster
+   */
+  readonly injectorLayout?: SidecarLayout;
 
   /**
    * How long the app takes to shut down after SIGTERM (as on the sidecar constructs: the
@@ -47,8 +85,11 @@ export interface WithMeshProxyProps extends SidecarTargetOptions {
 
   /**
    * How long the proxy needs after SIGTERM to drain and exit: Istio's
-   * `terminationDrainDuration`, Linkerd's `shutdown-grace-period`. Written into the pod's
-   * annotations and counted toward `terminationGracePeriodSeconds`.
+   * `terminationDrainDuration`, Linkerd's `shutdown-grace-period`, Consul's
+   * `sidecar-proxy-lifecycle-shutdown-grace-period-seconds`, Kuma's `sidecar-drain-time` (those
+   * written into the pod's annotations); for the injectors without such an annotation
+   * (OpenTelemetry operator, GCS FUSE, Vault, Datadog) only counted. Always counted toward
+   * `terminationGracePeriodSeconds`.
    * @default Duration.seconds(5) - Istio's default terminationDrainDuration
    */
   readonly proxyStopTime?: Duration;
@@ -57,7 +98,10 @@ export interface WithMeshProxyProps extends SidecarTargetOptions {
    * Start the app only once the proxy is ready. Native layout: the proxy is an init container
    * whose startupProbe holds the app (Linkerd needs `proxy-await` for that probe). Legacy: Istio's
    * `holdApplicationUntilProxyStarts`, Linkerd's `proxy-await` (the proxy first in
-   * `containers`, with a blocking postStart).
+   * `containers`, with a blocking postStart); Kuma's `kuma.io/wait-for-dataplane-ready` (a
+   * blocking postStart in both layouts). The other injectors read no such annotation (Consul puts
+   * its legacy dataplane first in `containers` with no blocking hook: consul-k8s v2.0.3
+   * consul_dataplane_sidecar.go; its native one has a startupProbe).
    * @default true
    */
   readonly holdApplication?: boolean;
@@ -74,11 +118,14 @@ const DEFAULT_APP_SHUTDOWN_SECONDS = 10;
 const DEFAULT_PROXY_STOP_SECONDS = 5;
 
 /**
- * Declares that a mesh (Istio or Linkerd) injects its proxy into a workload's pods, and makes
- * the injector follow the same native/legacy decision as this library's sidecars.
+ * Declares that an injector (Istio, Linkerd, Consul, Kuma, the OpenTelemetry operator, GKE Cloud
+ * Storage FUSE, the Vault agent injector, Datadog) adds its sidecar to a workload's pods, and
+ * makes it follow the same native/legacy decision as this library's sidecars where it can be told.
  *
- * It writes the mesh's per-pod annotations from the resolved target (native where the
+ * It writes the injector's per-pod annotations from the resolved target (native where the
  * library's sidecars are native, legacy otherwise, plus the startup hold and the drain time),
+ * refuses a pod whose injected sidecar would run in the legacy layout next to native sidecars
+ * (and warns where that depends on the cluster),
  * and the engine accounts for the proxy it cannot see: its ports in the collision checks, its
  * stop time in `terminationGracePeriodSeconds`, its place in the pod (native: before every
  * other init container, so it starts first and stops last).
@@ -91,7 +138,7 @@ export class WithMeshProxy extends Construct {
   public readonly mesh: Mesh;
   /** The ApiObject whose pod template receives the annotations. */
   public readonly workloadObject: ApiObject;
-  /** The name of the container the injector adds (`istio-proxy`, `linkerd-proxy`). */
+  /** The name of the container the injector adds (`istio-proxy`, `linkerd-proxy`, `consul-dataplane`, ...). */
   public readonly proxyContainerName: string;
 
   private readonly props: WithMeshProxyProps;
@@ -108,7 +155,18 @@ export class WithMeshProxy extends Construct {
     for (const flag of ['sidecarContainersGate', 'holdApplication', 'allowLegacyOnJob'] as const) checkBoolean(who, flag, props[flag]);
     checkString(who, 'kubernetesVersion', props.kubernetesVersion, "'1.29'");
     if (!Object.values(Mesh).includes(props.mesh)) {
-      throw new Error(`${who}: mesh '${props.mesh}' is not supported; use Mesh.ISTIO or Mesh.LINKERD.`);
+      throw new Error(`${who}: mesh ${describeValue(props.mesh)} is not supported; use one of ${Object.values(Mesh).map(m => `Mesh.${m}`).join(', ')}.`);
+    }
+    if (props.injectorLayout !== undefined) {
+      if (!Object.values(SidecarLayout).includes(props.injectorLayout)) {
+        throw new Error(`${who}: injectorLayout ${describeValue(props.injectorLayout)} is not a SidecarLayout; use SidecarLayout.NATIVE or SidecarLayout.LEGACY.`);
+      }
+      if (MESH_FACTS[props.mesh].layoutRule !== 'CLUSTER') {
+        throw new Error(
+          `${who}: injectorLayout is only for meshes that decide their layout from the cluster (Mesh.OPENTELEMETRY_OPERATOR, Mesh.KUMA); ` +
+          `Mesh.${props.mesh} ${MESH_FACTS[props.mesh].layoutRule === 'LEGACY_ONLY' ? 'is always legacy' : 'follows the annotation this construct writes'}: remove injectorLayout.`,
+        );
+      }
     }
     this.props = props;
     this.mesh = props.mesh;
@@ -126,7 +184,9 @@ export class WithMeshProxy extends Construct {
   }
 
   /**
-   * The layout the injector is told to use, resolved from the target like a sidecar's.
+   * The layout the injector is told to use, resolved from the target like a sidecar's. Injectors
+   * that cannot be told per pod (Vault and Datadog: legacy only; Kuma and the OpenTelemetry
+   * operator: the cluster decides) may use another one: the engine refuses or warns about the mix.
    *
    * Reading it fixes it, as for a sidecar. Throws when the target cannot run the requested mode.
    */
@@ -153,6 +213,7 @@ export class WithMeshProxy extends Construct {
       appShutdownSeconds: this.appShutdownSeconds,
       holdApplication: this.props.holdApplication ?? true,
       allowLegacyOnJob: this.props.allowLegacyOnJob ?? false,
+      ...(this.props.injectorLayout !== undefined ? { declaredLayout: this.props.injectorLayout } : {}),
     };
     return { injected, minor: target.version.minor, patch: target.version.patch, gate: target.gate };
   }

@@ -157,7 +157,9 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   }
   errors.push(...checkCollisions(where, ordered, userContainers, userInit, userVolumes, controllerVolumes, spec.ephemeralContainers ?? []));
   const injected = target.injected ?? [];
-  errors.push(...checkInjected(where, manifest, template, injected, ordered, boundPorts, target));
+  const injectedChecks = checkInjected(where, manifest, template, injected, ordered, boundPorts, target);
+  errors.push(...injectedChecks.errors);
+  warnings.push(...injectedChecks.warnings);
 
   // Sidecars share the pod's network namespace: their localhost-only ports and the ports the
   // kubelet probes must be the pod's, not the node's.
@@ -194,7 +196,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const legacyLast: Json[] = [];
   // When the app has exited (its own preStop hook, then its shutdown), and the grace it needs;
   // what the manifest says stands in for the props not given (src/engine/shutdown.ts, planGrace).
-  const graceSpecs = [...ordered, ...injected.map(asGraceSpec)];
+  const graceSpecs = [...ordered, ...injected.map(p => asGraceSpec(p, target))];
   const current = spec.terminationGracePeriodSeconds;
   const plan = planGrace(where, graceSpecs, target, userInit, userContainers, {
     // in the order they will be placed (`after` can put one of ours behind a user's native sidecar)
@@ -274,10 +276,13 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const volumes = [...userVolumes, ...ordered.flatMap(s => s.volumes.map(v => sortKeys(copyJson(v)))), ...(needsTools ? [toolsVolume()] : [])];
   if (volumes.length > 0) spec.volumes = volumes;
 
-  // Annotations that roll the pods when a sidecar's config changes.
-  const annotations = Object.assign({}, ...ordered.map(s => s.podAnnotations), ...injected.map(p => meshAnnotations(p, appShutdown, target)));
+  // Annotations that roll the pods when a sidecar's config changes; the injectors' own.
+  const nativeStops = ordered.filter(s => s.layout === 'NATIVE').reduce((sum, s) => sum + s.shutdown.stopSeconds, 0);
+  const annotations = Object.assign(
+    {}, ...ordered.map(s => s.podAnnotations), ...injected.map(p => meshAnnotations(p, appShutdown, target, nativeStops)),
+  );
   // The marker NativeSidecarGuard (src/guard.ts) checks: these must arrive with restartPolicy Always.
-  const marked = nativeSidecarNames(injected, native);
+  const marked = nativeSidecarNames(injected, native, target);
   if (marked.length > 0) annotations[NATIVE_SIDECARS_ANNOTATION] = marked.join(',');
   // A sidecar first in spec.containers would be what `kubectl logs` and `kubectl exec` pick
   // without -c: point them at the app (kubectl's podcmd.FindOrDefaultContainerByName reads this
