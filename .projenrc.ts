@@ -178,7 +178,8 @@ bench.exec('node --expose-gc .bench/bench.js', { receiveArgs: true });
 // file list, the stack frames and the links):
 // - src/: jsii compiles with inline source maps (tsconfig.json: inlineSourceMap, inlineSources), so
 //   under `node --enable-source-maps` or ts-node (what `cdk8s synth` runs) an error's frames name
-//   node_modules/cdk8s-sidecars/src/*.ts. Shipped, those frames open the very file and line.
+//   node_modules/cdk8s-sidecars/src/*.ts. Shipped, those frames open the very file and line
+//   (test/package-files.test.ts).
 // - docs/: the README links docs/*.md relatively; npmjs.com resolves such links against the
 //   `repository` field (github.com/.../blob/HEAD/docs/...), the installed package only if they ship.
 //   The README's links to development files (CONTRIBUTING.md, test/, bench/) are absolute links

@@ -59,8 +59,12 @@ export interface SidecarCommonProps extends SidecarTargetOptions {
   readonly userSidecarStopTime?: Duration;
 
   /**
-   * Accept a legacy sidecar on a Job or CronJob. A legacy sidecar never exits, so the pod never
-   * completes unless the app stops the sidecar itself; without this flag that is an error.
+   * Keep a legacy sidecar on a Job or CronJob as it is: the app stops the sidecar itself. A legacy
+   * sidecar never exits by itself, so without this flag the library runs it under a wrapper that
+   * stops it once the app's processes are gone (`restartPolicy: Never`; the pod shares its process
+   * namespace for it), and refuses where that cannot work (`restartPolicy: OnFailure`, a sidecar
+   * that holds the app, an image whose entrypoint is not known): docs/shutdown.md, "A legacy
+   * sidecar on a Job".
    * @default false
    */
   readonly allowLegacyOnJob?: boolean;

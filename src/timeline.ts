@@ -50,7 +50,10 @@ export interface TimelineStopEntry {
   readonly turnSeconds?: number;
   /** When it gets SIGTERM. */
   readonly sigtermSeconds: number;
-  /** When the kubelet kills it (SIGKILL) if it is still running. */
+  /**
+   * When the kubelet kills it (SIGKILL) if it is still running. In a completion, a legacy sidecar
+   * that exits with the app (its wrapper stops it; the kubelet kills nothing): its exit.
+   */
   readonly sigkillSeconds: number;
   /** When it has exited: SIGTERM plus its stop time, or its SIGKILL. */
   readonly exitSeconds: number;
@@ -307,7 +310,7 @@ export class SidecarTimeline {
       out.push(this.completionSeconds === undefined
         ? 'completion: never by itself (a legacy sidecar outlives the app)'
         : `completion (seconds from the app's exit): the pod completes ${fmt(this.completionSeconds)} s after its app`);
-      if (this.completion.length > 0) out.push(indent(stopTable(this.completion)));
+      if (this.completion.length > 0) out.push(indent(stopTable(this.completion, true)));
     }
     const r = this.requests;
     out.push(`requests: init phase peak ${cpu(r.initPeakCpuMillis)} / ${mem(r.initPeakMemoryBytes)}, steady ${cpu(r.steadyCpuMillis)} / ${mem(r.steadyMemoryBytes)}, ` +
@@ -339,14 +342,15 @@ function seconds(what: string, d: Duration): number {
   return ms / 1000;
 }
 
-function stopTable(steps: TimelineStopEntry[]): string {
+/** `completion`: a legacy sidecar there exits with the app (no SIGKILL: shown as `-`). */
+function stopTable(steps: TimelineStopEntry[], completion = false): string {
   return table([
     ['container', 'role', 'preStop', 'turn', 'SIGTERM', 'SIGKILL at', 'exit'],
     ...steps.map(s => [
       s.name, s.role,
       s.hookStartSeconds === undefined ? '-' : `${fmt(s.hookStartSeconds)}-${fmt(s.hookEndSeconds!)}`,
       s.turnSeconds === undefined ? '-' : fmt(s.turnSeconds),
-      fmt(s.sigtermSeconds) + (s.early ? ' (early)' : ''), fmt(s.sigkillSeconds),
+      fmt(s.sigtermSeconds) + (s.early ? ' (early)' : ''), completion && s.role === 'legacy sidecar' ? '-' : fmt(s.sigkillSeconds),
       fmt(s.exitSeconds) + (s.killed ? ' (killed)' : ''),
     ]),
   ]);

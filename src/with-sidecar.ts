@@ -252,8 +252,9 @@ export interface SidecarRunOptions {
 
   /**
    * Legacy layout on a Job or CronJob: how the app stops the sidecar so the Job completes. Without
-   * one, a legacy sidecar on a Job is an error (unless `allowLegacyOnJob`).
-   * @default - none
+   * one (and without `allowLegacyOnJob`), a sidecar with a `command` runs under a wrapper that
+   * exits with the app (`restartPolicy: Never`); otherwise a legacy sidecar on a Job is an error.
+   * @default - none: the wrapper, where it can work
    */
   readonly jobQuit?: SidecarQuit;
 }

@@ -115,14 +115,17 @@ const CASES: Case[] = [
     message: ["WithEnvoy 'test/envoy'", "a legacy sidecar on Job 'raw' never exits, so the Job never completes", 'set `allowLegacyOnJob: true`'],
   },
   {
-    name: 'a tracer forced LEGACY on a CronJob',
+    name: 'a tracer forced LEGACY on a CronJob, its image\'s entrypoint not known',
     build: c => {
       const job = new kplus.CronJob(c.chart, 'nightly', {
         metadata: { name: 'nightly' }, schedule: Cron.daily(), containers: [{ image: 'ghcr.io/example/report:1', securityContext: USER }],
       });
-      new WithTracer(c.chart, 'tracer', { workload: job, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.31', mode: SidecarMode.LEGACY });
+      new WithTracer(c.chart, 'tracer', {
+        workload: job, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.31', mode: SidecarMode.LEGACY, image: 'otel/opentelemetry-collector-contrib:0.159.0',
+      });
     },
-    message: ["WithTracer 'test/tracer'", "a legacy sidecar on CronJob 'nightly' never exits", 'Target Kubernetes 1.29+'],
+    // (the default image's entrypoint is known: it would exit with the app, test/exit-with-app.test.ts)
+    message: ["WithTracer 'test/tracer'", "a legacy sidecar on CronJob 'nightly' never exits", 'the program its image runs is not known (no command)'],
   },
 
   // ---------------------------------------------------------------- collisions with the user's containers

@@ -242,7 +242,7 @@ describe('collisions', () => {
   test('a bare Pod meant to complete (restartPolicy Never/OnFailure) is treated like a Job', () => {
     const pod = (restartPolicy?: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'app', image: 'a' }], restartPolicy } });
     const legacy = sidecar('a', 1, { layout: 'LEGACY' });
-    expect(applySidecars(pod('Never'), [legacy], T27).errors[0]).toMatch(/^With 'a': a legacy sidecar on Pod 'p' never exits, so the pod \(restartPolicy Never\) never completes\./);
+    expect(applySidecars(pod('Never'), [legacy], T27).errors[0]).toMatch(/^With 'a': a legacy sidecar on Pod 'p' never exits, so the pod \(restartPolicy Never\) never completes; the program its image runs is not known/);
     expect(applySidecars(pod('OnFailure'), [legacy], T27).errors[0]).toMatch(/restartPolicy OnFailure/);
     expect(applySidecars(pod('Always'), [legacy], T27).errors).toEqual([]);
     expect(applySidecars(pod(), [legacy], T27).errors).toEqual([]);
@@ -253,6 +253,10 @@ describe('collisions', () => {
     const legacy = sidecar('a', 1, { layout: 'LEGACY' });
     expect(applySidecars(job, [legacy], T27).errors[0]).toMatch(/^With 'a': a legacy sidecar on Job 'j' never exits/);
     expect(applySidecars(job, [{ ...legacy, allowLegacyOnJob: true }], T27).errors).toEqual([]);
+    // with its program known: it exits with the app (test/exit-with-app.test.ts), with a warning
+    const known = applySidecars(job, [{ ...legacy, container: { ...legacy.container, command: ['/agent'] } }], T27);
+    expect(known.errors).toEqual([]);
+    expect(known.warnings!.join()).toMatch(/^Job 'j': its pods complete, and in the legacy layout a sidecar never exits by itself, so 'a' is run under a wrapper/);
     expect(applySidecars(job, [sidecar('a', 1)], T29).errors).toEqual([]);
   });
 });

@@ -33,10 +33,9 @@ import {
   AnyCheckCase, AnySidecarCase, ContainerCase, Scenario, anySidecarArb, buildScenario, inScenarioEnv, nativeWorks, renameToolsClashes, scenarioArb,
 } from './util/arbitraries';
 import { podSpecOf } from './util/fixtures';
-import { usesTools } from './util/hooks';
 import {
   addedContainerViolations, apiRuleViolations, canonical, errorViolations, expectedErrors, layoutViolations,
-  manifestSetViolations, moreApiRuleViolations, orderedFacts, schemaViolations, terminationViolations, workloadIndex,
+  manifestSetViolations, moreApiRuleViolations, orderedFacts, runsTools, schemaViolations, terminationViolations, workloadIndex,
 } from './util/invariants';
 import { cutShort, simulateTermination } from './util/kubelet-termination';
 import { restrictedViolations } from './util/pss';
@@ -141,7 +140,7 @@ function toolsOfRenamed(s: Scenario): boolean | undefined {
   }
   const manifests = parseAllDocuments(yaml, { version: '1.1' }).map(d => d.toJSON());
   const spec = podSpecOf(manifests[workloadIndex(manifests)]);
-  return [...(spec.initContainers ?? []), ...(spec.containers ?? [])].some(usesTools);
+  return [...(spec.initContainers ?? []), ...(spec.containers ?? [])].some(runsTools);
 }
 
 /** A failed synthesis through `App.synth()` into a fresh directory leaves it empty. */

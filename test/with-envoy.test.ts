@@ -257,7 +257,7 @@ describe('legacy layout', () => {
     const { chart } = newChart();
     new WithEnvoy(chart, 'envoy', { workload: kplusWorkload(chart, 'Job'), kubernetesVersion: '1.27', appPort: 8080 });
     expect(() => Testing.synth(chart)).toThrow(
-      /\[test\/web\/Resource\] WithEnvoy 'test\/envoy': a legacy sidecar on Job 'test-web-c8\w+' never exits, so the Job never completes\./,
+      /\[test\/web\/Resource\] WithEnvoy 'test\/envoy': a legacy sidecar on Job 'test-web-c8\w+' never exits, so the Job never completes; it holds the app until it is ready/,
     );
     const allowed = synthEnvoy('Job', '1.27', { allowLegacyOnJob: true });
     expect(layoutOf(allowed.workloadManifest).containers).toEqual(['envoy', 'app']);

@@ -1,6 +1,6 @@
 import { createHash } from 'crypto';
 import * as fs from 'fs';
-import { ApiObject, Duration, Size, Testing, Yaml } from 'cdk8s';
+import { ApiObject, Duration, JsonPatch, Size, Testing, Yaml } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { parse as parseYaml } from 'yaml';
 import { LogAgent, LogOutput, SidecarMode, SidecarWarnings, WithLogAgent } from '../src';
@@ -106,13 +106,26 @@ describe('legacy layout', () => {
     expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(48);
   });
 
-  test('a legacy agent on a Job or CronJob is refused unless allowLegacyOnJob', () => {
+  test('a legacy agent on a Job or CronJob (cdk8s-plus: restartPolicy Never) exits with the app; with OnFailure it is refused unless allowLegacyOnJob', () => {
     for (const kind of ['Job', 'CronJob'] as const) {
       const { chart } = newChart();
       const workload = kplusWorkload(chart, kind);
       new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.27' });
-      expect(() => Testing.synth(chart)).toThrow(
-        /\[test\/web\/Resource\] WithLogAgent 'test\/logs': a legacy sidecar on (Job|CronJob) 'test-web-c8\w+' never exits, so the Job never completes\. Target Kubernetes 1\.29\+ .* or set `allowLegacyOnJob: true`/,
+      const m = manifestOf(Testing.synth(chart), kind);
+      expect(podSpecOf(m).restartPolicy).toBe('Never');
+      expect(podSpecOf(m).shareProcessNamespace).toBe(true);
+      expect(containerOf(m, 'log-agent').command.slice(0, 3)).toEqual(['/sidecar-tools/busybox', 'sh', '-c']);
+      const other = newChart();
+      const failing = kplusWorkload(other.chart, kind) as kplus.Job;
+      if (kind === 'Job') {
+        // (cdk8s-plus has no setter: the pod template's restartPolicy by an escape hatch)
+        ApiObject.of(failing).addJsonPatch(JsonPatch.replace('/spec/template/spec/restartPolicy', 'OnFailure'));
+      } else {
+        ApiObject.of(failing).addJsonPatch(JsonPatch.replace('/spec/jobTemplate/spec/template/spec/restartPolicy', 'OnFailure'));
+      }
+      new WithLogAgent(other.chart, 'logs', { workload: failing, kubernetesVersion: '1.27' });
+      expect(() => Testing.synth(other.chart)).toThrow(
+        /\[test\/web\/Resource\] WithLogAgent 'test\/logs': a legacy sidecar on (Job|CronJob) 'test-web-c8\w+' never exits, so the Job never completes; with restartPolicy OnFailure .* Target Kubernetes 1\.29\+ .* or set `allowLegacyOnJob: true`/,
       );
     }
   });
@@ -369,6 +382,8 @@ describe('bad input', () => {
   test('nothing is written when synthesis fails', () => {
     const { app, chart } = newChart();
     const workload = kplusWorkload(chart, 'Job');
+    // a legacy agent on a Job whose failed app is restarted in place: refused (test/exit-with-app.test.ts)
+    ApiObject.of(workload).addJsonPatch(JsonPatch.replace('/spec/template/spec/restartPolicy', 'OnFailure'));
     new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.27' });
     expect(() => app.synth()).toThrow(/never completes/);
     expect(fs.existsSync(app.outdir) ? fs.readdirSync(app.outdir) : []).toEqual([]);

@@ -633,11 +633,16 @@ describe('workloads', () => {
     expect(envOf(containerOf(m, 'app')).OTEL_SERVICE_NAME).toBe('raw');
   });
 
-  test('a CronJob in the legacy layout is refused unless the app stops the agent itself', () => {
+  test('a CronJob in the legacy layout: the default collector (entrypoint /otelcol) exits with the app; another image (entrypoint not known) is refused', () => {
     const { chart } = newChart();
     const workload = kplusWorkload(chart, 'CronJob');
     new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: LEGACY });
-    expect(() => synth(chart)).toThrow(/WithTracer 'test\/tracer': a legacy sidecar on CronJob '.*' never exits, so the Job never completes/);
+    expect(containerOf(manifestOf(synth(chart), 'CronJob'), 'tracer').command.slice(4, 6)).toEqual(['sh', '/otelcol']);
+    const other = newChart();
+    new WithTracer(other.chart, 'tracer', {
+      workload: kplusWorkload(other.chart, 'CronJob'), exporterEndpoint: ENDPOINT, kubernetesVersion: LEGACY, image: 'otel/opentelemetry-collector-contrib:0.159.0',
+    });
+    expect(() => synth(other.chart)).toThrow(/WithTracer 'test\/tracer': a legacy sidecar on CronJob '.*' never exits, so the Job never completes; the program its image runs is not known/);
   });
 
   test('one WithTracer per workload', () => {

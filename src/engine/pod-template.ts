@@ -8,7 +8,10 @@
  */
 import { InjectedProxy, NATIVE_SIDECARS_ANNOTATION, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
 import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
-import { GracePlan, TOOLS, lifecycleFor, planGrace, sidecarPrograms, toolsInitContainer, toolsVolume, watchesApp } from './shutdown';
+import {
+  GracePlan, TOOLS, agentArgv, exitWithAppCommand, exitWithAppPrograms, lifecycleFor, planGrace, sidecarPrograms,
+  toolsInitContainer, toolsVolume, watchesApp,
+} from './shutdown';
 import { EngineTarget, Json, SidecarSpec } from './spec';
 import { compareCodePoints, setOwn, sortedKeys } from '../private/order';
 
@@ -171,22 +174,15 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     );
   }
 
-  // A legacy sidecar never exits, so a Job's pod (or a bare Pod that is meant to complete)
-  // never completes.
+  // A legacy sidecar never exits by itself, so a Job's pod (or a bare Pod that is meant to
+  // complete) would never complete: where it can, the sidecar is wrapped so that it exits with the
+  // app (`exitsWithApp`, docs/shutdown.md "A legacy sidecar on a Job"); otherwise refused.
   const podCompletes = manifest.kind === 'Pod' && spec.restartPolicy !== undefined && spec.restartPolicy !== 'Always';
   const completes = COMPLETING_KINDS.has(manifest.kind) || podCompletes;
-  if (completes) {
-    for (const s of ordered) {
-      // With a quit endpoint the app stops the sidecar itself (its URL is in the app's env).
-      if (s.layout === 'LEGACY' && !s.allowLegacyOnJob && !s.quit) {
-        errors.push(
-          `${s.owner}: a legacy sidecar on ${where} never exits, so the ${podCompletes ? `pod (restartPolicy ${spec.restartPolicy})` : 'Job'} never completes. ` +
-          'Target Kubernetes 1.29+ (native sidecars do not block completion), or set ' +
-          '`allowLegacyOnJob: true` if the app stops the sidecar itself.',
-        );
-      }
-    }
-  }
+  const exiting = completes ? exitsWithApp(where, ordered, spec, podCompletes) : { specs: [], errors: [], warnings: [] };
+  errors.push(...exiting.errors);
+  warnings.push(...exiting.warnings);
+  const wrapped = new Set(exiting.specs);
 
   // Containers in their layout.
   let needsTools = false;
@@ -212,6 +208,8 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // process namespace (a user's explicit `false` is kept, and refused)
   const watching = ordered.filter(s => watchesApp(s, target, appShutdown));
   const programs = watching.length > 0 ? sidecarPrograms(ordered) : [];
+  // (a wrapped sidecar's own first process is the tools' busybox: the other wrappers count it as a sidecar's)
+  const wrapPrograms = wrapped.size > 0 ? exitWithAppPrograms(ordered) : [];
   if (watching.length > 0) {
     if (spec.shareProcessNamespace === false) {
       errors.push(
@@ -219,10 +217,10 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
         'watchAppExit, which needs the containers to see each other\'s processes. Drop shareProcessNamespace from the workload, or watchAppExit.',
       );
     }
-    spec.shareProcessNamespace = true;
   }
+  if (watching.length > 0 || wrapped.size > 0) spec.shareProcessNamespace = true;
   for (const s of ordered) {
-    const placed = placedContainer(s, target, appShutdown, programs);
+    const placed = placedContainer(s, target, appShutdown, programs, wrapped.has(s) ? wrapPrograms : undefined);
     if (s.adopt) errors.push(...hookConflicts(s, target, appShutdown, programs));
     needsTools = needsTools || placed.needsTools;
     if (placed.needsTools) toolUsers.push(s.owner);
@@ -311,6 +309,71 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
 }
 
 /**
+ * The legacy sidecars of a pod that completes (a Job's, a CronJob's, a bare Pod's with
+ * `restartPolicy` Never or OnFailure) that neither `allowLegacyOnJob` nor a quit endpoint covers: a
+ * legacy sidecar never exits by itself, so the pod would never complete. Each is wrapped so that
+ * it exits with the app (`exitWithAppScript`, src/engine/shutdown.ts), where that can work:
+ * - `restartPolicy: Never`: every container runs once; the pod is Succeeded when every container
+ *   of `spec.containers` exited 0, else Failed (kubelet `getPhase`, `pkg/kubelet/kubelet_pods.go`,
+ *   read at kubernetes commit df5f02437d38, a stored copy: no release tag could be fetched here),
+ *   so the wrapper exits 0 and the app's exit codes decide the phase, as without the sidecar.
+ * - `restartPolicy: OnFailure`: refused. The kubelet restarts a failed container in place (with a
+ *   back-off of 10 s doubling to 5 min: `backOffPeriod`, `MaxContainerBackOff`, `pkg/kubelet/kubelet.go`), and the pod stays
+ *   Running until every container's last run exited 0 (`getPhase`). A container cannot see another
+ *   one's exit code, so the wrapper cannot tell a failure (the app comes back) from a success: it
+ *   would stop after the first failed try, and the retries would run without it.
+ * - a sidecar that holds the app (`hold`, first in `spec.containers`): refused. It starts before
+ *   the app, so its wrapper could not tell an app that has not started yet from one that has exited.
+ * - a sidecar whose program is not known (no `command`, and no entrypoint the construct knows):
+ *   refused, there is nothing to run under the wrapper.
+ * - the workload sets `shareProcessNamespace: false`: refused (the wrapper must see the app's processes).
+ */
+function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCompletes: boolean):
+{ specs: SidecarSpec[]; errors: string[]; warnings: string[] } {
+  const errors: string[] = [];
+  const specs: SidecarSpec[] = [];
+  const what = podCompletes ? `pod (restartPolicy ${spec.restartPolicy})` : 'Job';
+  const policy = spec.restartPolicy;
+  const others = 'Target Kubernetes 1.29+ (native sidecars do not block completion), or set `allowLegacyOnJob: true` if the app stops the sidecar itself.';
+  for (const s of sidecars.filter(x => x.layout === 'LEGACY' && !x.allowLegacyOnJob && !x.quit)) {
+    const head = `${s.owner}: a legacy sidecar on ${where} never exits, so the ${what} never completes`;
+    if (policy !== 'Never') {
+      errors.push(
+        `${head}; with restartPolicy ${policy === undefined ? 'unset' : policy} the library cannot make it exit with the app: the kubelet restarts a failed ` +
+        'app container in place, and a container cannot see another one\'s exit code, so the sidecar cannot tell a failed try (the app comes back) ' +
+        'from the last one; it would stop after the first failure and the retries would run without it. Set restartPolicy: Never on the pod ' +
+        `template (a Job then retries with a new pod, up to backoffLimit), so that the sidecar exits with the app. ${others}`,
+      );
+    } else if (s.hold) {
+      errors.push(
+        `${head}; it holds the app until it is ready (it starts before the app), so it cannot be made to exit with the app: it could not tell ` +
+        `an app that has not started yet from one that has exited. Drop the hold (holdApplicationUntilStarted / holdApplicationUntilProxyStarts) on this workload. ${others}`,
+      );
+    } else if (agentArgv(s) === undefined) {
+      errors.push(
+        `${head}; the program its image runs is not known (no command), so the library cannot run it under the wrapper that exits with the app. ` +
+        `Give the sidecar's command (the image's entrypoint, e.g. from \`docker inspect\`). ${others}`,
+      );
+    } else if (spec.shareProcessNamespace === false) {
+      errors.push(
+        `${head}; the library would make it exit with the app, which needs the containers to see each other's processes, but the workload sets ` +
+        `shareProcessNamespace: false. Drop shareProcessNamespace from the workload. ${others}`,
+      );
+    } else {
+      specs.push(s);
+    }
+  }
+  const warnings = specs.length === 0 ? [] : [
+    `${where}: its pods complete, and in the legacy layout a sidecar never exits by itself, so ${specs.map(s => `'${s.container.name}'`).join(', ')} ` +
+    `${specs.length > 1 ? 'are' : 'is'} run under a wrapper that exits with the app: once no process of the app containers is left it waits the agent's ` +
+    'read delay, stops the agent (SIGTERM), waits for it and exits 0, so the app\'s exit codes decide the pod\'s phase; the pod gets ' +
+    'shareProcessNamespace: true for it (the containers see each other\'s processes: docs/security.md). Target Kubernetes 1.29+ to use native ' +
+    'sidecars instead, or set `allowLegacyOnJob: true` if the app stops the sidecar itself.',
+  ];
+  return { specs, errors, warnings };
+}
+
+/**
  * A sidecar's container in its layout for a target: the spec's container with the lifecycle
  * hooks, the tools mount and `restartPolicy`, keys sorted. Worked out once per (spec, target)
  * and copied per render, but only for a FROZEN spec (`Object.isFrozen`, as SidecarBase hands
@@ -319,24 +382,38 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
  */
 const placedCache = new WeakMap<SidecarSpec, Map<string, { container: Json; needsTools: boolean }>>();
 
-function placedContainer(s: SidecarSpec, target: EngineTarget, appShutdown: number, programs: string[]): { container: Json; needsTools: boolean } {
-  if (!Object.isFrozen(s) || !Object.isFrozen(s.container)) return placeContainer(s, target, appShutdown, programs);
+function placedContainer(
+  s: SidecarSpec, target: EngineTarget, appShutdown: number, programs: string[], wrapPrograms?: string[],
+): { container: Json; needsTools: boolean } {
+  if (!Object.isFrozen(s) || !Object.isFrozen(s.container)) return placeContainer(s, target, appShutdown, programs, wrapPrograms);
   let byTarget = placedCache.get(s);
   if (!byTarget) {
     byTarget = new Map();
     placedCache.set(s, byTarget);
   }
-  const key = `${target.minor}|${target.gate}|${appShutdown}|${programs.join(' ')}`;
+  const key = `${target.minor}|${target.gate}|${appShutdown}|${programs.join(' ')}|${wrapPrograms?.join(' ') ?? '-'}`;
   const cached = byTarget.get(key);
   if (cached) return cached;
-  const placed = placeContainer(s, target, appShutdown, programs);
+  const placed = placeContainer(s, target, appShutdown, programs, wrapPrograms);
   byTarget.set(key, placed);
   return placed;
 }
 
-function placeContainer(s: SidecarSpec, target: EngineTarget, appShutdown: number, programs: string[]): { container: Json; needsTools: boolean } {
-  const { lifecycle, needsTools } = lifecycleFor(s, target, appShutdown, programs);
+/** `wrapPrograms`: the sidecar exits with the app (`exitsWithApp`), its wrapper telling the sidecars' processes by these. */
+function placeContainer(
+  s: SidecarSpec, target: EngineTarget, appShutdown: number, programs: string[], wrapPrograms?: string[],
+): { container: Json; needsTools: boolean } {
+  const hooks = lifecycleFor(s, target, appShutdown, programs);
+  const lifecycle = hooks.lifecycle;
+  let needsTools = hooks.needsTools;
   const c: Json = copyJson(s.container);
+  const wrapper = wrapPrograms ? exitWithAppCommand(s, wrapPrograms) : undefined;
+  if (wrapper) {
+    // the agent's argv goes into the wrapper's arguments (the kubelet expands `$(NAME)` in command and args alike)
+    c.command = wrapper;
+    delete c.args;
+    needsTools = true;
+  }
   // An adopted container's own hooks are kept beside the engine's (a clash is an error, hookConflicts).
   if (lifecycle) c.lifecycle = { ...(c.lifecycle ?? {}), ...lifecycle };
   if (needsTools) c.volumeMounts = [...(c.volumeMounts ?? []), { mountPath: TOOLS.mountPath, name: TOOLS.volumeName, readOnly: true }];

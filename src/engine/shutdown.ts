@@ -247,14 +247,75 @@ export function sidecarPrograms(sidecars: SidecarSpec[]): string[] {
  */
 export function appWatchScript(programs: string[], proc = '/proc'): string {
   const B = TOOLS.busybox;
+  return `P=${proc}; own=$(${B} cat $P/self/cgroup); pause=$(${B} cat $P/1/cgroup); ` +
+    `while :; do ${appScan(programs)}[ $alive = 0 ] && exit 0; ${B} sleep 1; done`;
+}
+
+/**
+ * One look at the pod's processes (`$P` the proc directory, `$own` / `$pause` the cgroups of this
+ * container and of the sandbox): sets `alive` to 1 when a process is left in a container that is
+ * none of these and runs none of `programs` (the library's sidecars), else 0.
+ */
+function appScan(programs: string[]): string {
+  const B = TOOLS.busybox;
   const sidecarScan = programs.length === 0 ? '' :
     `for p in $P/[0-9]*; do a=$(${B} cat $p/cmdline 2>/dev/null | ${B} tr "\\000" "\\n" | ${B} head -n 1); ` +
     `case "$a" in ${programs.join('|')}) side="$side$(${B} cat $p/cgroup 2>/dev/null)|";; esac; done; `;
-  return `P=${proc}; own=$(${B} cat $P/self/cgroup); pause=$(${B} cat $P/1/cgroup); ` +
-    'while :; do side="|"; ' + sidecarScan +
+  return 'side="|"; ' + sidecarScan +
     `alive=0; for p in $P/[0-9]*; do g=$(${B} cat $p/cgroup 2>/dev/null) || continue; ` +
-    'case "|$own|$pause$side" in *"|$g|"*) continue;; esac; alive=1; break; done; ' +
-    `[ $alive = 0 ] && exit 0; ${B} sleep 1; done`;
+    'case "|$own|$pause$side" in *"|$g|"*) continue;; esac; alive=1; break; done; ';
+}
+
+/**
+ * The argv of a sidecar's agent, as its container runs it: `command` + `args`, or the image's
+ * entrypoint (`shutdown.entrypoint`, when the construct knows it) + `args`; undefined when the
+ * program is not known (an image whose entrypoint the library cannot read).
+ */
+export function agentArgv(spec: SidecarSpec): string[] | undefined {
+  const c = spec.container;
+  const args: string[] = Array.isArray(c.args) ? c.args.map(String) : [];
+  if (Array.isArray(c.command) && c.command.length > 0) return [...c.command.map(String), ...args];
+  if (spec.shutdown.entrypoint !== undefined) return [spec.shutdown.entrypoint, ...args];
+  return undefined;
+}
+
+/**
+ * The wrapper of a legacy sidecar that exits with the app (a Job's pod, `restartPolicy: Never`;
+ * docs/shutdown.md, "A legacy sidecar on a Job"), as a busybox shell script: the agent (the
+ * script's arguments, `"$@"`, never spliced into it) runs as a child; a SIGTERM (or SIGINT) to the
+ * wrapper is forwarded to it at once; once no process is left in a container other than this one,
+ * the sandbox and the library's sidecars (`programs`, the tools' busybox among them: a wrapped
+ * sidecar's own first process), it waits `readSeconds` (the agent's read delay, so that the last
+ * lines are read), sends the agent SIGTERM, waits for it and exits 0, so the pod completes with the
+ * app's exit codes deciding its phase. An agent that exits by itself first: its exit status. The
+ * wrapper looks once a second (`sleep 1 & wait`, so that a signal is handled at once); it starts
+ * after the app containers (it is placed after them in `spec.containers`, which the kubelet starts
+ * in order, each started before the next: `SyncPod`, `kuberuntime_manager.go`), so no app process
+ * at its first look means the app has already exited. The script has no `$$` and no `$(NAME)`, which the
+ * kubelet would expand in a container's command (`third_party/forked/golang/expansion/expand.go`).
+ * `proc` is for the tests.
+ */
+export function exitWithAppScript(programs: string[], readSeconds: number, proc = '/proc'): string {
+  const B = TOOLS.busybox;
+  const read = readSeconds > 0 ? `${B} sleep ${readSeconds} & wait $!; ` : '';
+  return `P=${proc}; own=$(${B} cat $P/self/cgroup); pause=$(${B} cat $P/1/cgroup); t=0; ` +
+    '"$@" & c=$!; trap \'t=1; kill -TERM $c 2>/dev/null\' TERM INT; ' +
+    'while [ $t = 0 ]; do kill -0 $c 2>/dev/null || break; ' + appScan(programs) +
+    `if [ $alive = 0 ]; then ${read}[ $t = 0 ] && kill -TERM $c 2>/dev/null; t=2; break; fi; ` +
+    `${B} sleep 1 & wait $!; done; ` +
+    'while :; do wait $c; s=$?; kill -0 $c 2>/dev/null || break; done; [ $t = 2 ] && exit 0; exit $s';
+}
+
+/** The programs a wrapper's look takes for the library's sidecars: theirs, and the tools' busybox. */
+export function exitWithAppPrograms(sidecars: SidecarSpec[]): string[] {
+  return [...new Set([...sidecarPrograms(sidecars), TOOLS.busybox])].sort();
+}
+
+/** The container command of a sidecar that exits with the app: the wrapper, then the agent's argv. */
+export function exitWithAppCommand(spec: SidecarSpec, programs: string[]): string[] | undefined {
+  const argv = agentArgv(spec);
+  if (argv === undefined) return undefined;
+  return [TOOLS.busybox, 'sh', '-c', exitWithAppScript(programs, spec.shutdown.readAfterAppExitSeconds ?? 0), 'sh', ...argv];
 }
 
 /**

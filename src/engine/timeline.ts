@@ -18,7 +18,8 @@
  *   `gp -=` the whole seconds waited; `gp = max(gp, 2)`; SIGTERM, and SIGKILL `gp` seconds later.
  * - Completion (Job, CronJob, a Pod that completes): when every container of `spec.containers`
  *   has exited, the kubelet kills the native sidecars the same way (hooks, turn, SIGTERM), with the
- *   app already gone; a legacy sidecar never exits by itself.
+ *   app already gone; a legacy sidecar never exits by itself, unless it runs under the library's
+ *   exit-with-app wrapper (`exitWithAppReadSeconds`), which stops it after the app's exit.
  * - Resources (`pkg/api/v1/resource/helpers.go` `PodRequests`, with native sidecars): the pod's
  *   request is the larger of the init phase's peak, max over init containers i of (the native
  *   sidecars declared before i + i), and the steady state, the native sidecars + `spec.containers`.
@@ -311,6 +312,35 @@ function stopOf(main: Killing[], natives: Killing[], grace: number, ordered: boo
   return [...out, ...nativeSteps];
 }
 
+/**
+ * The read delay of a legacy sidecar run under the library's exit-with-app wrapper (its container's
+ * command is `busybox sh -c SCRIPT sh ARGV...`, src/engine/shutdown.ts `exitWithAppScript`: it stops
+ * its agent at its first look after the app's exit, once a second, after `busybox sleep N & wait`),
+ * or undefined when the container is not wrapped. For a completion it has no SIGKILL (the kubelet
+ * kills nothing of a pod whose app has completed): its entry's `sigkillSeconds` is its exit.
+ */
+export function exitWithAppReadSeconds(c: Json): number | undefined {
+  const w: unknown[] = Array.isArray(c.command) ? c.command : [];
+  if (w.length < 6 || !/(^|\/)busybox$/.test(String(w[0])) || w[1] !== 'sh' || w[2] !== '-c' || w[4] !== 'sh') return undefined;
+  const script = String(w[3]);
+  if (!/^P=\S+; own=.*; t=0; "\$@" & c=\$!; trap 't=1; kill -TERM \$c 2>\/dev\/null' TERM INT; .*; \[ \$t = 2 \] && exit 0; exit \$s$/.test(script)) return undefined;
+  const read = /if \[ \$alive = 0 \]; then (?:\S*busybox sleep (\d+) & wait \$!; )?\[ \$t = 0 \]/.exec(script);
+  return read ? Number(read[1] ?? 0) : undefined;
+}
+
+function shifted(step: StopStep, by: number): StopStep {
+  if (by === 0) return step;
+  const at = (n: number | undefined) => (n === undefined ? undefined : n + by);
+  return {
+    ...step,
+    ...(step.hookStartSeconds !== undefined ? { hookStartSeconds: at(step.hookStartSeconds), hookEndSeconds: at(step.hookEndSeconds) } : {}),
+    ...(step.turnSeconds !== undefined ? { turnSeconds: at(step.turnSeconds) } : {}),
+    sigtermSeconds: step.sigtermSeconds + by,
+    sigkillSeconds: step.sigkillSeconds + by,
+    exitSeconds: step.exitSeconds + by,
+  };
+}
+
 export function computeTimeline(manifest: Json, input: TimelineInput): Timeline {
   const spec = podSpecOf(manifest);
   if (!spec) throw new Error(`kind ${manifest?.kind} has no pod template; the timeline reads ${TIMELINE_KINDS.join(', ')}`);
@@ -380,9 +410,20 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
   let completion: StopStep[] = [];
   let completionSeconds: number | undefined;
   if (completes) {
-    completion = stopOf([], natives, grace, ordered, hooks);
-    const neverExits = main.some(k => k.role === 'legacy sidecar');
-    completionSeconds = neverExits ? undefined : Math.max(0, ...completion.map(s => s.exitSeconds));
+    // a legacy sidecar exits by itself only under the library's exit-with-app wrapper
+    const legacyMain = main.filter(k => k.role === 'legacy sidecar');
+    const exiting = legacyMain.map(k => ({ k, read: exitWithAppReadSeconds(k.c) }));
+    const neverExits = exiting.some(x => x.read === undefined || x.k.stop === undefined);
+    const selfExits: StopStep[] = exiting.filter(x => x.read !== undefined && x.k.stop !== undefined).map(({ k, read }) => {
+      // its look at the pod's processes comes at most 1 s after the app's exit, then the read delay
+      const sigterm = 1 + read!;
+      const exit = sigterm + k.stop!;
+      return { name: k.c.name, role: k.role, sigtermSeconds: sigterm, sigkillSeconds: exit, exitSeconds: exit, killed: false, early: false };
+    });
+    // the native sidecars are stopped once every container of spec.containers has exited
+    const mainDone = Math.max(0, ...selfExits.map(x => x.exitSeconds));
+    completion = [...selfExits, ...stopOf([], natives, grace, ordered, hooks).map(x => shifted(x, mainDone))];
+    completionSeconds = neverExits ? undefined : Math.max(0, ...completion.map(x => x.exitSeconds));
   }
 
   return {

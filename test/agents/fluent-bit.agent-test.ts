@@ -15,9 +15,9 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { Chart, Duration } from 'cdk8s';
+import { App, Chart, Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
-import { FluentBitMultilineParser, LogAgent, LogOutput } from '../../src';
+import { FluentBitMultilineParser, LogAgent, LogOutput, WithLogAgent } from '../../src';
 import { simulateTermination } from '../util/kubelet-termination';
 import {
   LogPod, POD_FIELDS, appendLines, cleanup, freePort, runAgentSync, selfSignedCert, sleep, startAgent, synthLogPod, waitFor,
@@ -468,4 +468,67 @@ if (!BIN) {
     }
     expect(lostRuns).toBeGreaterThan(0);
   });
+
+  /**
+   * A Job at 1.27 (issue 27): the log agent runs under the library's exit-with-app wrapper. Here the
+   * wrapper is the Job's own container command, run with the local busybox over a fake /proc of
+   * the pod (the app's process an entry that is removed when the app exits), the real Fluent Bit as
+   * its child with the container's own args: every line the app writes until its exit is shipped,
+   * and the wrapper exits 0 by itself.
+   */
+  test('a Job at 1.27: the real Fluent Bit under the exit-with-app wrapper ships every line and the wrapper exits 0 after the app (3 runs)', async () => {
+    const busybox = ['/usr/bin/busybox', '/bin/busybox'].find(p => fs.existsSync(p));
+    if (!busybox) throw new Error('busybox not found (Debian: apt-get install busybox)');
+    for (let run = 0; run < 3; run++) {
+      const sink = new Sink('http');
+      await sink.up();
+      const output = () => LogOutput.http({ host: HOST, port: sink.port, tls: false });
+      const pod = await fbPod({ agent: LogAgent.fluentBit(), output, kubernetesVersion: '1.27' });
+      // the Job's log-agent container, as the library writes it
+      const chart = new Chart(new App(), 'job');
+      const job = new kplus.Job(chart, 'report', { containers: [{ image: 'ghcr.io/example/report:1.0.0', securityContext: { user: 1000 } }] });
+      new WithLogAgent(chart, 'logs', { workload: job, kubernetesVersion: '1.27', output: output(), logDirectory: pod.logDirectory });
+      const jobSpec = Testing.synth(chart).find((m: any) => m.kind === 'Job').spec.template.spec;
+      const wrapped = jobSpec.containers.find((c: any) => c.name === 'log-agent');
+      expect(wrapped.command.slice(5)).toEqual([...pod.container.command, ...pod.container.args]);
+      const proc = fs.mkdtempSync(path.join(os.tmpdir(), 'cdk8s-agents-proc-'));
+      // (run as root, the agent runs as the container's user: it must read the fake /proc)
+      fs.chmodSync(proc, 0o755);
+      const entry = (pid: string, argv: string[], cgroup: string) => {
+        fs.mkdirSync(path.join(proc, pid));
+        fs.writeFileSync(path.join(proc, pid, 'cmdline'), argv.map(a => `${a}\0`).join(''));
+        fs.writeFileSync(path.join(proc, pid, 'cgroup'), `0::${cgroup}\n`);
+      };
+      entry('1', ['/pause'], '/../pause.scope');
+      entry('self', ['sh'], '/');
+      entry('20', ['/report'], '/../app.scope');
+      const script = String(wrapped.command[3]).replace(/^P=\/proc;/, `P=${proc};`).split('/sidecar-tools/busybox').join(busybox);
+      const agent = startAgent({ ...pod, container: { ...pod.container, args: ['sh', '-c', script, 'sh', bin, ...pod.container.args] } }, busybox);
+      try {
+        await sleep(1500);
+        let n = 0;
+        for (const end = Date.now() + 3000; Date.now() < end;) {
+          appendLines(pod, 'app.log', [`line ${n++}`]);
+          await sleep(50);
+        }
+        // the app exits
+        const appExit = Date.now();
+        fs.rmSync(path.join(proc, '20'), { recursive: true });
+        const exit = await Promise.race([agent.exited, sleep(60_000).then(() => undefined)]);
+        const lost = missing(sink, n).length;
+        if (exit?.code !== 0 || lost > 0) report(agent.output().slice(-3000));
+        report(`Job 1.27 under the wrapper, run ${run + 1}: wrapper exit ${exit?.code ?? 'none in 60 s'} ` +
+          `${exit ? ((exit.at - appExit) / 1000).toFixed(1) : '-'}s after the app, ${lost} of ${n} lines lost`);
+        expect({ code: exit?.code, lost }).toEqual({ code: 0, lost: 0 });
+        // the read delay (2 s) before the agent's SIGTERM, and within its budgeted stop (6 s stdout, 21 s http) after it
+        expect(exit!.at - appExit).toBeGreaterThanOrEqual(2000);
+        expect(exit!.at - appExit).toBeLessThan((1 + 2 + 21) * 1000);
+      } finally {
+        agent.child.kill('SIGKILL');
+        await sink.down();
+        cleanup(pod);
+        fs.rmSync(proc, { recursive: true, force: true });
+      }
+    }
+  }, 240_000);
 }

@@ -672,8 +672,14 @@ export function expectedErrors(s: Scenario, baseline: any, tools?: boolean): Exp
     }
   }
   if (COMPLETING_KINDS.has(baseline.kind)) {
+    // A legacy sidecar never exits by itself. With restartPolicy Never the library's own agents
+    // (their program known) run under a wrapper that exits with the app; refused (docs/shutdown.md,
+    // "A legacy sidecar on a Job") with OnFailure (a failed app is restarted in place and the
+    // wrapper cannot tell a failed try from the last) and for a sidecar that holds the app (it
+    // starts before the app, so it cannot tell "not started" from "exited").
+    const never = podSpecOf(baseline)?.restartPolicy === 'Never';
     for (const f of facts) {
-      if (f.layout === 'LEGACY' && !f.allowLegacyOnJob) {
+      if (f.layout === 'LEGACY' && !f.allowLegacyOnJob && (!never || f.hold)) {
         add('legacy sidecar on a Job', f.name, errorPattern(f.owner, ['legacy', W]));
       }
     }
@@ -812,6 +818,22 @@ export function apiRuleViolations(s: Scenario, workload: any): string[] {
 const names = (cs: any[] = []) => cs.map(c => c.name);
 
 /**
+ * The library's legacy sidecars that exit with the app (docs/shutdown.md, "A legacy sidecar on a
+ * Job"): on a pod that completes with restartPolicy Never, every legacy sidecar the app does not
+ * stop itself (allowLegacyOnJob) and that does not hold the app runs under the tools' busybox
+ * wrapper, the pod sharing its process namespace.
+ */
+function exitingWithApp(facts: SidecarFacts[], baseline: any): SidecarFacts[] {
+  if (!COMPLETING_KINDS.has(baseline.kind) || podSpecOf(baseline)?.restartPolicy !== 'Never') return [];
+  return facts.filter(f => f.layout === 'LEGACY' && !f.allowLegacyOnJob && !f.hold);
+}
+
+/** A container whose command (the exit-with-app wrapper) or hooks run the tools' busybox. */
+export function runsTools(c: any): boolean {
+  return usesTools(c) || String(c.command?.[0] ?? '').startsWith(`${TOOLS_PATH}/`);
+}
+
+/**
  * Layout, order and contents: each sidecar exactly once in the layout the matrix demands, in the
  * documented order; the user's containers, init containers and volumes unchanged except for the
  * documented additions; everything outside the pod template unchanged.
@@ -841,7 +863,7 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
   // initContainers: [tools], native sidecars by rank, then the user's init containers unchanged.
   // (Whether the tools are there is the output's own business: addedContainerViolations checks
   // that they are there exactly when a hook runs them, and what the hooks may run.)
-  const tools = addedContainers(user, out).some(usesTools) ? 1 : 0;
+  const tools = addedContainers(user, out).some(runsTools) ? 1 : 0;
   const native = facts.filter(f => f.layout === 'NATIVE');
   const expectedInit = [...(tools ? [TOOLS_NAME] : []), ...native.map(f => f.name), ...names(user.init)];
   if (!same(names(init), expectedInit)) v.push(`initContainers are ${canonical(names(init))}, expected ${canonical(expectedInit)}`);
@@ -870,10 +892,22 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
     if (!same(volumes[i], b)) v.push(`user volume '${b.name}' changed`);
   });
 
-  // The rest of the pod spec: unchanged but for the grace period.
+  // The rest of the pod spec: unchanged but for the grace period (and the shared process
+  // namespace of a pod whose legacy sidecars exit with the app).
   const baseSpec = podSpecOf(baseline);
+  const exiting = exitingWithApp(facts, baseline);
+  if (exiting.length > 0 && baseSpec.shareProcessNamespace === undefined && spec.shareProcessNamespace !== true) {
+    v.push(`${exiting.map(f => f.name).join(', ')} exit with the app, but shareProcessNamespace is ${canonical(spec.shareProcessNamespace)}`);
+  }
+  for (const f of exiting) {
+    const c = containers.find(x => x.name === f.name);
+    if (c && !(c.command?.[0] === `${TOOLS_PATH}/busybox` && c.command?.[1] === 'sh' && c.command?.[2] === '-c' && c.command?.[4] === 'sh' && c.args === undefined)) {
+      v.push(`${f.owner}: exits with the app, but its command is not the wrapper: ${canonical(c.command)} ${canonical(c.args)}`);
+    }
+  }
   for (const key of new Set([...Object.keys(baseSpec), ...Object.keys(spec)])) {
     if (['containers', 'initContainers', 'volumes', 'terminationGracePeriodSeconds'].includes(key)) continue;
+    if (key === 'shareProcessNamespace' && exiting.length > 0 && baseSpec[key] === undefined) continue;
     if (!same(baseSpec[key], spec[key])) v.push(`pod spec field ${key} changed: ${canonical(spec[key])} != ${canonical(baseSpec[key])}`);
   }
   const need = graceNeed(facts, minor, user);
@@ -923,6 +957,8 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
     delete podSpecOf(c).initContainers;
     delete podSpecOf(c).volumes;
     delete podSpecOf(c).terminationGracePeriodSeconds;
+    // (checked above)
+    delete podSpecOf(c).shareProcessNamespace;
     if (m.kind === 'Pod') {
       // checked above with the pod template's annotations
       c.metadata.annotations = Object.fromEntries(Object.entries(m.metadata.annotations ?? {})
@@ -1009,13 +1045,13 @@ export function addedContainerViolations(s: Scenario, baseline: any, out: any): 
     }
     // hooks run only what exists, a sleep action only where the target has it (test/util/hooks.ts)
     v.push(...hookViolations(c, minor));
-    if (usesTools(c) && !(c.volumeMounts ?? []).some((m: any) => m.name === TOOLS_NAME && m.mountPath === TOOLS_PATH && m.readOnly === true)) {
-      v.push(`container '${c.name}' runs ${TOOLS_PATH} in a hook but does not mount it read-only`);
+    if (runsTools(c) && !(c.volumeMounts ?? []).some((m: any) => m.name === TOOLS_NAME && m.mountPath === TOOLS_PATH && m.readOnly === true)) {
+      v.push(`container '${c.name}' runs ${TOOLS_PATH} (a hook, or the exit-with-app wrapper) but does not mount it read-only`);
     }
   }
   // The tools init container: there exactly when a hook of an added container runs the tools,
   // first (it must have copied busybox before any hook can run), a plain init container.
-  const toolsUsed = added.some(usesTools);
+  const toolsUsed = added.some(runsTools);
   // (a user's own init container may carry the name when the library needs no tools)
   const toolsContainer = userNames.has(TOOLS_NAME) ? -1 : (spec.initContainers ?? []).findIndex((c: any) => c.name === TOOLS_NAME);
   if (toolsUsed !== (toolsContainer === 0)) v.push(`hooks ${toolsUsed ? 'use' : 'do not use'} the tools, but the tools init container is at ${toolsContainer}`);

@@ -188,6 +188,10 @@ function outputViolations(before: any, out: any, manifests: any[], inputs: Set<s
   if (JSON.stringify(userVolumesOut) !== JSON.stringify(b.spec.volumes ?? [])) v.push('the user\'s volumes changed');
   for (const k of new Set([...Object.keys(b.spec), ...Object.keys(o.spec)])) {
     if (['containers', 'initContainers', 'volumes', 'terminationGracePeriodSeconds'].includes(k)) continue;
+    // documented (docs/shutdown.md, "A legacy sidecar on a Job"): a pod whose legacy sidecars exit
+    // with the app shares its process namespace, the wrapper being the sidecar's command
+    const wrapped = outContainers.some(c => ours(c) && c.command?.[0] === '/sidecar-tools/busybox' && c.command?.[1] === 'sh');
+    if (k === 'shareProcessNamespace' && wrapped && b.spec[k] === undefined && o.spec[k] === true) continue;
     if (JSON.stringify(sortDeep(b.spec[k])) !== JSON.stringify(sortDeep(o.spec[k]))) v.push(`pod spec field ${k} changed`);
   }
   const bg = b.spec.terminationGracePeriodSeconds;

@@ -1,0 +1,26 @@
+/**
+ * The package ships src/ (issue 27, point 8): jsii compiles lib/*.js with inline source maps whose
+ * `sources` are `../src/*.ts`, and source-map-support (installed by ts-node, which `cdk8s synth`
+ * runs a TypeScript app with) rewrites every frame of an error's stack to those files. Without
+ * src/ in the tarball the frames named files the package does not have. Checked on what
+ * `npm pack --dry-run` would put in the tarball.
+ */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+
+const ROOT = path.join(__dirname, '..');
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap(e =>
+    e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []);
+}
+
+test('every src/*.ts file the source maps point at is in the tarball; the tests are not', () => {
+  const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  expect(r.status).toBe(0);
+  const files = new Set<string>(JSON.parse(r.stdout)[0].files.map((f: { path: string }) => f.path));
+  const missing = sourceFiles('src').filter(f => !files.has(f.split(path.sep).join('/')));
+  expect(missing).toEqual([]);
+  expect([...files].filter(f => f.startsWith('test/'))).toEqual([]);
+}, 150_000);
