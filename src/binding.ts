@@ -11,6 +11,7 @@
  */
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
+import { checkSelfStoppingPreStops } from './engine/around';
 import { InjectedProxy } from './engine/injected';
 import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from './engine/pod-template';
 import { checkJobPodFailurePolicy } from './engine/rules';
@@ -400,9 +401,13 @@ export class WorkloadBinding {
     const findings = findKnownBugs(subject, asAdmitted(template.spec, template.metadata.annotations), { major: 1, minor, patch, raw: '' });
     // A podFailurePolicy rule the sidecars may match (its error half is the engine's: src/engine/rules.ts).
     const failurePolicy = checkJobPodFailurePolicy(result.manifest, subject);
-    this.warnings = [...sidecarWarnings, ...inferred, ...findings.filter(f => f.level === 'warning').map(f => f.message), ...failurePolicy.warnings];
+    // A native sidecar's own preStop that stops its process (src/engine/around.ts): the user's, kept by AdoptSidecar or in the manifest.
+    const preStops = checkSelfStoppingPreStops(result.manifest, subject);
+    this.warnings = [
+      ...sidecarWarnings, ...inferred, ...findings.filter(f => f.level === 'warning').map(f => f.message), ...failurePolicy.warnings, ...preStops.warnings,
+    ];
     recordWarnings(this.obj, this.warnings);
-    const bugErrors = findings.filter(f => f.level === 'error').map(f => f.message);
+    const bugErrors = [...findings.filter(f => f.level === 'error').map(f => f.message), ...preStops.errors];
     return bugErrors.length > 0 ? { manifest: result.manifest, errors: bugErrors } : result;
   }
 }

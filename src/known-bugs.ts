@@ -14,6 +14,7 @@
 import { NATIVE_SIDECARS_ANNOTATION } from './engine/injected';
 import { podTemplateOf } from './engine/pod-template';
 import { Json } from './engine/spec';
+import { parseQuantity } from './engine/timeline';
 import { KubeVersion, formatFullVersion } from './target';
 
 /** What a known bug does to one pod, with what to do about it. @internal */
@@ -69,6 +70,20 @@ const quoted = (names: string[]) => names.map(n => `'${n}'`).join(', ');
  *   container runtime failure." (the cherry-picks: "a regression in default 1.29 configurations with
  *   the SidecarContainers feature enabled"). The regular init containers' half of it is #127162
  *   (v1.29.9 #127204, v1.30.5 #127203), not this entry.
+ * - kubernetes#127868 (fix kubernetes#127878): CHANGELOG-1.32.md v1.32.0-alpha.2 (#127878): "Scheduler will start
+ *   considering the resource requests of existing sidecar containers during the scoring process." A search of the
+ *   CHANGELOG files (and of the cherry-pick PRs) found it in CHANGELOG-1.32.md only: 1.28-1.31 never got it.
+ * - kubernetes#119447 and kubernetes#120715 (the CPU and memory managers' halves of kubernetes#119442):
+ *   CHANGELOG-1.29.md, in the v1.29.0 notes (changelog since v1.28.0): "Fixed a bug where the CPU set allocated to
+ *   an init container, with containerRestartPolicy of `Always`, were erroneously reused by a regular container."
+ *   (#119447) and the same for "the memory resources" (#120715). Not found in CHANGELOG-1.28.md: only 1.28
+ *   (native sidecars behind the gate) has them.
+ * - kubernetes#137146 (issue kubernetes#136910): CHANGELOG-1.35.md v1.35.4 (#137885, "Automated cherry pick of
+ *   #137146"): "Fixed a 1.35 regression where, after a kubelet restart, regular containers in a pod with a sidecar
+ *   (initContainer with restartPolicy: Always) and a startupProbe failed to restart after crashing. Affected pods
+ *   remained stuck with RestartCount: 0 indefinitely."; CHANGELOG-1.36.md v1.36.0-beta.0 (#137146). The PR: the
+ *   regression came with ChangeContainerStatusOnKubeletRestart off by default in 1.35, so 1.34 and older are not
+ *   affected; only the release-1.35 cherry-pick exists.
  * @internal
  */
 export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
@@ -198,7 +213,177 @@ export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
       };
     },
   },
+  {
+    issue: 'kubernetes#127868',
+    fixedBy: 'kubernetes#127878',
+    summary: 'the scheduler\'s scoring counts a pod as max(its containers, its largest init container): the native sidecars\' requests are left out of how full a node looks',
+    fixedIn: ['1.32.0'],
+    firstAffectedMinor: 28,
+    sources: [
+      'https://github.com/kubernetes/kubernetes/issues/127868', 'https://github.com/kubernetes/kubernetes/pull/127878',
+      'CHANGELOG/CHANGELOG-1.32.md v1.32.0-alpha.2 (#127878)',
+    ],
+    check: pod => {
+      // Before #127878, pkg/scheduler/framework/types.go computed the pod's non-zero requests (what the
+      // NodeResources scoring plugins add up as NonZeroRequested) as max(sum of the containers, largest init
+      // container), each container without a request counted as 100m CPU / 200Mi memory
+      // (pkg/scheduler/util DefaultMilliCPURequest, DefaultMemoryRequest); the fix counts the sidecars as the
+      // kubelet does (sidecars declared before each init container, sidecars + containers). The Fit filter was
+      // right: only the scores are off. It matters where the scoring sees at most half of the pod.
+      const scored = scoringRequests(pod);
+      if (!scored) return undefined;
+      const short = (['cpu', 'memory'] as const).filter(r => scored.before[r] * 2 <= scored.after[r]);
+      if (short.length === 0) return undefined;
+      const show = (r: 'cpu' | 'memory', n: number) => (r === 'cpu' ? `${Math.round(n * 1000)}m CPU` : `${Math.round(n / 2 ** 20)}Mi memory`);
+      return {
+        level: 'warning',
+        what:
+          `the scheduler's scoring counts this pod as ${short.map(r => show(r, scored.before[r])).join(' and ')} where it holds ` +
+          `${short.map(r => show(r, scored.after[r])).join(' and ')}: the requests of native sidecar(s) ${quoted(scored.natives)} are left out of how full ` +
+          'a node looks, so nodes running these pods look emptier than they are and get more pods (LeastAllocated) or fewer (MostAllocated) than ' +
+          'intended; whether a pod fits is still checked right',
+        avoid: 'or give the app container(s) the larger share of the requests',
+      };
+    },
+  },
+  {
+    issue: 'kubernetes#119447',
+    fixedBy: 'kubernetes#119447',
+    summary: 'with the static CPU manager policy, the exclusive CPUs of a native sidecar in a Guaranteed pod are given to the app containers too',
+    fixedIn: ['1.29.0'],
+    firstAffectedMinor: 28,
+    sources: [
+      'https://github.com/kubernetes/kubernetes/pull/119447', 'https://github.com/kubernetes/kubernetes/issues/119442',
+      'CHANGELOG/CHANGELOG-1.29.md v1.29.0 (#119447)',
+    ],
+    check: pod => {
+      // pkg/kubelet/cm/cpumanager/policy_static.go before #119447: the CPUs of an init container were put
+      // back for reuse by the next containers, restartable ones included, so a regular container got CPUs
+      // the still-running sidecar holds. Exclusive CPUs go only to the containers of a Guaranteed pod with an
+      // integer CPU request, and only where the node runs --cpu-manager-policy=static: a warning.
+      if (!isGuaranteed(pod)) return undefined;
+      const natives = (pod.initContainers ?? []).filter((c: Json) => c.restartPolicy === 'Always' && isWholeCpus(cpuRequestOf(c)));
+      if (natives.length === 0) return undefined;
+      return {
+        level: 'warning',
+        what:
+          `the pod is Guaranteed (every container's requests equal its limits) and native sidecar(s) ${quoted(natives.map((c: Json) => c.name))} ` +
+          'request whole CPUs: on a node with the static CPU manager policy the kubelet gives their exclusive CPUs to the app containers as ' +
+          'well, so the app and the sidecars share CPUs that each was meant to have alone',
+        avoid: 'or give the native sidecars a fractional CPU request (e.g. 500m: they then run on the shared pool)',
+      };
+    },
+  },
+  {
+    issue: 'kubernetes#120715',
+    fixedBy: 'kubernetes#120715',
+    summary: 'with the static memory manager policy, the memory of a native sidecar in a Guaranteed pod is given to the app containers too',
+    fixedIn: ['1.29.0'],
+    firstAffectedMinor: 28,
+    sources: [
+      'https://github.com/kubernetes/kubernetes/pull/120715', 'https://github.com/kubernetes/kubernetes/issues/119442',
+      'CHANGELOG/CHANGELOG-1.29.md v1.29.0 (#120715)',
+    ],
+    check: pod => {
+      // pkg/kubelet/cm/memorymanager/policy_static.go before #120715: the same reuse for the NUMA memory
+      // blocks of a Guaranteed pod's init containers, restartable ones included (the Static policy handles
+      // Guaranteed pods only, on nodes with --memory-manager-policy=Static).
+      if (!isGuaranteed(pod)) return undefined;
+      const natives = (pod.initContainers ?? []).filter((c: Json) => c.restartPolicy === 'Always').map((c: Json) => c.name as string);
+      if (natives.length === 0) return undefined;
+      return {
+        level: 'warning',
+        what:
+          `the pod is Guaranteed (every container's requests equal its limits) with native sidecar(s) ${quoted(natives)}: on a node with the ` +
+          'static memory manager policy the kubelet gives the memory it reserved for them to the app containers as well, so the pod can use ' +
+          'more memory on its NUMA node than was reserved for it',
+        avoid: 'or make the pod Burstable (a sidecar request below its limit) where the node\'s memory manager matters',
+      };
+    },
+  },
+  {
+    issue: 'kubernetes#137146',
+    fixedBy: 'kubernetes#137146',
+    summary: 'after a kubelet restart, app containers of a pod with a native sidecar that has a startupProbe are never restarted when they crash',
+    fixedIn: ['1.35.4', '1.36.0'],
+    // "a 1.35 regression": ChangeContainerStatusOnKubeletRestart went off by default in 1.35.
+    firstAffectedMinor: 35,
+    sources: [
+      'https://github.com/kubernetes/kubernetes/pull/137146', 'https://github.com/kubernetes/kubernetes/issues/136910',
+      'CHANGELOG/CHANGELOG-1.35.md v1.35.4 (#137885)', 'CHANGELOG/CHANGELOG-1.36.md v1.36.0-beta.0 (#137146)',
+    ],
+    check: pod => {
+      // #137146 (pkg/kubelet/prober/worker.go): after a kubelet restart the startup probe result of a sidecar
+      // that was already running is never seeded, so computeInitContainerActions never sees the pod as
+      // initialized and computePodActions never restarts a crashed app container. Only pods whose app
+      // containers are restarted at all: restartPolicy Always (the default) or OnFailure.
+      if (pod.restartPolicy === 'Never') return undefined;
+      const probed = (pod.initContainers ?? []).filter((c: Json) => c.restartPolicy === 'Always' && c.startupProbe !== undefined).map((c: Json) => c.name as string);
+      if (probed.length === 0) return undefined;
+      return {
+        level: 'warning',
+        what:
+          `native sidecar(s) ${quoted(probed)} have a startupProbe; after the kubelet of the node restarts (an upgrade, a crash), an app ` +
+          'container of a pod that was already running and then crashes is never restarted: it stays terminated with RestartCount 0 and the pod ' +
+          'NotReady until the pod is deleted',
+        avoid: 'or delete (or roll) the pods of a node after its kubelet restarts',
+      };
+    },
+  },
 ];
+
+/** Requests as the scheduler's scoring counted them before and after kubernetes#127878 (cores, bytes), for a pod with native sidecars. */
+function scoringRequests(pod: Json): { before: Record<'cpu' | 'memory', number>; after: Record<'cpu' | 'memory', number>; natives: string[] } | undefined {
+  const init: Json[] = Array.isArray(pod.initContainers) ? pod.initContainers : [];
+  const containers: Json[] = Array.isArray(pod.containers) ? pod.containers : [];
+  const natives = init.filter(c => c && c.restartPolicy === 'Always');
+  if (natives.length === 0) return undefined;
+  // pkg/scheduler/util/pod_resources.go: 100m CPU and 200Mi memory for a container without a request
+  const nonZero = (c: Json, r: 'cpu' | 'memory') => {
+    const q = parseQuantity(c?.resources?.requests?.[r] ?? c?.resources?.limits?.[r]);
+    return q !== undefined && q !== 0 ? q : r === 'cpu' ? 0.1 : 200 * 2 ** 20;
+  };
+  const before = { cpu: 0, memory: 0 };
+  const after = { cpu: 0, memory: 0 };
+  for (const r of ['cpu', 'memory'] as const) {
+    const apps = containers.reduce((sum, c) => sum + nonZero(c, r), 0);
+    before[r] = Math.max(apps, ...init.map(c => nonZero(c, r)));
+    let sidecars = 0;
+    let peak = 0;
+    for (const c of init) {
+      peak = Math.max(peak, sidecars + nonZero(c, r));
+      if (c && c.restartPolicy === 'Always') sidecars += nonZero(c, r);
+    }
+    after[r] = Math.max(peak, sidecars + apps);
+  }
+  return { before, after, natives: natives.map(c => String(c.name)) };
+}
+
+/**
+ * Whether the pod's QoS class is Guaranteed: every container (init containers included) has CPU and
+ * memory limits, and its requests (defaulted to the limits by the API server) equal them
+ * (pkg/apis/core/helper/qos/qos.go ComputePodQOS, v1.28.0).
+ */
+function isGuaranteed(pod: Json): boolean {
+  const all: Json[] = [...(Array.isArray(pod.initContainers) ? pod.initContainers : []), ...(Array.isArray(pod.containers) ? pod.containers : [])];
+  if (all.length === 0) return false;
+  return all.every(c => (['cpu', 'memory'] as const).every(r => {
+    const limit = parseQuantity(c?.resources?.limits?.[r]);
+    if (limit === undefined || limit === 0) return false;
+    const request = c?.resources?.requests?.[r];
+    return request === undefined || parseQuantity(request) === limit;
+  }));
+}
+
+/** A container's CPU request (the limit where no request is given: the API server's default), in cores. */
+function cpuRequestOf(c: Json): number | undefined {
+  return parseQuantity(c?.resources?.requests?.cpu ?? c?.resources?.limits?.cpu);
+}
+
+/** The static CPU manager gives exclusive CPUs to a whole number of cores only (policy_static.go guaranteedCPUs). */
+function isWholeCpus(cores: number | undefined): boolean {
+  return cores !== undefined && cores >= 1 && Math.abs(cores * 1000 - Math.round(cores) * 1000) < 1e-6;
+}
 
 function parseFixed(v: string): { minor: number; patch: number } {
   const [, minor, patch] = v.split('.').map(Number);

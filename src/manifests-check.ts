@@ -3,11 +3,15 @@
  * rules, the fields the target does not know and the Job podFailurePolicy check (src/engine), then
  * the app-wide checks of src/known-bugs.ts: each Service against the pods it selects
  * (checkServiceTargetPorts) and each HorizontalPodAutoscaler against the pods it scales
- * (checkAutoscalerRequests), in the same namespace. THE one implementation behind both
+ * (checkAutoscalerRequests), in the same namespace; then the checks of src/engine/around.ts: a native
+ * sidecar's preStop that stops its own process (per object), a readiness probe on a native sidecar
+ * that no Service of the set sends traffic to (checkSidecarReadiness) and each VerticalPodAutoscaler
+ * against the pods it targets (checkVerticalAutoscaler). THE one implementation behind both
  * `SidecarValidation.addTo` (the app's objects) and `cdk8s-sidecars check` (the objects of the
  * files given). Internal: the CLI and addTo are its only users, and a public jsii API would need
  * structs and an API.md change for no caller yet.
  */
+import { checkSelfStoppingPreStops, checkSidecarReadiness, checkVerticalAutoscaler } from './engine/around';
 import { SUPPORTED_KINDS, controllerVolumesOf, describeObject, podTemplateOf } from './engine/pod-template';
 import { checkJobPodFailurePolicy, checkPodSpec } from './engine/rules';
 import { Json } from './engine/spec';
@@ -23,15 +27,20 @@ export interface ManifestToCheck {
 export interface ManifestFinding {
   readonly index: number;
   readonly level: 'error' | 'warning';
-  /** 'object': the object's own checks; 'service', 'autoscaler': the app-wide ones. */
-  readonly source: 'object' | 'service' | 'autoscaler';
+  /**
+   * 'object': the object's own checks (the constructs make them too, for the workloads they touch);
+   * 'service', 'autoscaler' (HPA and VPA), 'readiness' (about a workload, against the set's Services):
+   * the app-wide ones.
+   */
+  readonly source: 'object' | 'service' | 'autoscaler' | 'readiness';
   readonly message: string;
 }
 
 /**
- * Every object's own checks (in the order given), then the Services', then the HPAs'. A
- * `kind: List` counts as its items, whose findings carry the List's index. Service and HPA
- * messages are not prefixed with the object's path (they name the Service/HPA and the workload).
+ * Every object's own checks (in the order given), then the Services', then the HPAs' and VPAs',
+ * then the readiness findings (under the workload's index). A `kind: List` counts as its items,
+ * whose findings carry the List's index. Service, HPA, VPA and readiness messages are not prefixed
+ * with the object's path (they name the Service/HPA/VPA and the workload).
  * @internal
  */
 export function checkManifestSet(objects: readonly ManifestToCheck[], minor: number, gate: boolean): ManifestFinding[] {
@@ -39,13 +48,19 @@ export function checkManifestSet(objects: readonly ManifestToCheck[], minor: num
   const workloads: WorkloadOfApp[] = [];
   const services: Array<[number, Json]> = [];
   const autoscalers: Array<[number, Json]> = [];
+  const verticals: Array<[number, Json]> = [];
+  const workloadIndex: number[] = [];
   objects.forEach((o, index) => {
     for (const problem of checkManifest(o.manifest, minor, gate)) out.push({ index, level: 'error', source: 'object', message: problem });
-    for (const warning of jobWarnings(o.manifest)) out.push({ index, level: 'warning', source: 'object', message: warning });
+    for (const warning of objectWarnings(o.manifest)) out.push({ index, level: 'warning', source: 'object', message: warning });
     for (const [where, item] of itemsOf(o.manifest, o.path)) {
       if (item.kind === 'Service' && item.apiVersion === 'v1') services.push([index, item]);
       if (item.kind === 'HorizontalPodAutoscaler' && typeof item.apiVersion === 'string' && item.apiVersion.startsWith('autoscaling/')) autoscalers.push([index, item]);
-      if (SUPPORTED_KINDS.includes(item.kind)) workloads.push({ path: where, manifest: item });
+      if (item.kind === 'VerticalPodAutoscaler' && typeof item.apiVersion === 'string' && item.apiVersion.startsWith('autoscaling.k8s.io/')) verticals.push([index, item]);
+      if (SUPPORTED_KINDS.includes(item.kind)) {
+        workloads.push({ path: where, manifest: item });
+        workloadIndex.push(index);
+      }
     }
   });
   for (const [index, svc] of services) {
@@ -55,6 +70,12 @@ export function checkManifestSet(objects: readonly ManifestToCheck[], minor: num
   }
   for (const [index, hpa] of autoscalers) {
     for (const message of checkAutoscalerRequests(hpa, workloads)) out.push({ index, level: 'warning', source: 'autoscaler', message });
+  }
+  for (const [index, vpa] of verticals) {
+    for (const message of checkVerticalAutoscaler(vpa, workloads)) out.push({ index, level: 'warning', source: 'autoscaler', message });
+  }
+  for (const { workload, message } of checkSidecarReadiness(workloads, services.map(([, svc]) => svc))) {
+    out.push({ index: workloadIndex[workload], level: 'warning', source: 'readiness', message });
   }
   return out;
 }
@@ -68,19 +89,25 @@ function itemsOf(manifest: Json, where: string): Array<[string, Json]> {
   return [[where, manifest]];
 }
 
-/** The warning half of the Job podFailurePolicy check (the error half is in checkManifest). */
-function jobWarnings(manifest: Json): string[] {
+/**
+ * The warning halves of the Job podFailurePolicy check and of the self-stopping preStop check (their
+ * error halves are in checkManifest).
+ */
+function objectWarnings(manifest: Json): string[] {
   if (!manifest || typeof manifest !== 'object') return [];
   if (typeof manifest.kind === 'string' && manifest.kind.endsWith('List') && Array.isArray(manifest.items)) {
-    return manifest.items.flatMap((item: Json, i: number) => jobWarnings(item).map(w => `${manifest.kind} items[${i}]: ${w}`));
+    return manifest.items.flatMap((item: Json, i: number) => objectWarnings(item).map(w => `${manifest.kind} items[${i}]: ${w}`));
   }
-  if (manifest.kind !== 'Job' && manifest.kind !== 'CronJob') return [];
-  return checkJobPodFailurePolicy(manifest, describeObject(manifest)).warnings;
+  if (!SUPPORTED_KINDS.includes(manifest.kind)) return [];
+  return [
+    ...(manifest.kind === 'Job' || manifest.kind === 'CronJob' ? checkJobPodFailurePolicy(manifest, describeObject(manifest)).warnings : []),
+    ...checkSelfStoppingPreStops(manifest).warnings,
+  ];
 }
 
 /**
  * One manifest's errors (what `SidecarValidation.checkManifest` returns): the pod spec rules and
- * the error half of the Job podFailurePolicy check. @internal
+ * the error halves of the Job podFailurePolicy check and of the self-stopping preStop check. @internal
  */
 export function checkManifest(manifest: Json, minor: number, gate: boolean): string[] {
   if (!manifest || typeof manifest !== 'object') return [];
@@ -95,7 +122,8 @@ export function checkManifest(manifest: Json, minor: number, gate: boolean): str
   const context = { kind: manifest.kind, controllerVolumes: controllerVolumesOf(manifest) };
   return [
     ...checkPodSpec(template.spec, { minor, gate }, describeObject(manifest), context),
-    // the error half only: this list is of problems that fail synthesis
+    // the error halves only: this list is of problems that fail synthesis
     ...checkJobPodFailurePolicy(manifest, describeObject(manifest)).errors,
+    ...checkSelfStoppingPreStops(manifest).errors,
   ];
 }

@@ -5,7 +5,7 @@ import { SUPPORTED_KINDS } from './engine/pod-template';
 import { checkManifest, checkManifestSet } from './manifests-check';
 import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
 import { formatVersion } from './target';
-import { recordWarnings } from './warnings';
+import { hasRecordedWarnings, recordValidationWarnings, recordWarnings } from './warnings';
 
 /**
  * The release-aware checks the constructs run on the workloads they touch (the API server's
@@ -16,7 +16,11 @@ export class SidecarValidation {
    * Checks every workload (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob,
    * ReplicationController) inside `scope` at synthesis, after every sidecar is in place, whether or not a sidecar
    * construct touched it (your own `restartPolicy: Always` init containers, objects from
-   * `Include` or `Helm`, ...). Problems fail synthesis before any file is written.
+   * `Include` or `Helm`, ...). Problems fail synthesis before any file is written. It also checks
+   * the objects around the workloads (docs/around-the-sidecar.md): the app's Services (named
+   * `targetPort`s, readiness probes of native sidecars no Service targets), HorizontalPodAutoscalers
+   * and VerticalPodAutoscalers; their warnings, and a workload's own ones where no sidecar construct
+   * reports them, are printed once and readable with `SidecarWarnings.of`.
    *
    * The target is resolved like a construct's: `options`, then
    * `CDK8S_SIDECARS_KUBERNETES_VERSION`, then `Sidecars.configure()`, then 1.27.
@@ -44,12 +48,13 @@ export class SidecarValidation {
         }
         const errors: string[] = [];
         const version = formatVersion(target.version);
-        const objects: Array<{ obj: ApiObject; path: string; manifest: any }> = [];
+        const objects: Array<{ obj: ApiObject; path: string; manifest: any; bound?: boolean }> = [];
         for (const obj of scope.node.findAll()) {
           if (!ApiObject.isApiObject(obj)) continue;
           const workload = SUPPORTED_KINDS.includes(obj.kind);
           const appWide = (obj.kind === 'Service' && obj.apiVersion === 'v1') ||
-            (obj.kind === 'HorizontalPodAutoscaler' && obj.apiVersion.startsWith('autoscaling/'));
+            (obj.kind === 'HorizontalPodAutoscaler' && obj.apiVersion.startsWith('autoscaling/')) ||
+            (obj.kind === 'VerticalPodAutoscaler' && obj.apiVersion.startsWith('autoscaling.k8s.io/'));
           if (!workload && !appWide) continue;
           let manifest: any;
           try {
@@ -63,7 +68,8 @@ export class SidecarValidation {
             errors.push(`${obj.node.path}: ${message}`);
             continue;
           }
-          objects.push({ obj, path: obj.node.path, manifest });
+          // (after toJson: a workload with sidecar constructs has had them record their warnings)
+          objects.push({ obj, path: obj.node.path, manifest, bound: workload && hasRecordedWarnings(obj) });
         }
         // The one check of a set of manifests (src/manifests-check.ts), also behind `cdk8s-sidecars check`.
         const findings = checkManifestSet(objects, target.version.minor, target.gate);
@@ -74,16 +80,20 @@ export class SidecarValidation {
           if (f.level === 'error') {
             if (f.source === 'object' && !hints.has(f.index)) hints.set(f.index, pinnedHint(o.obj, version));
             errors.push(`${who}, Kubernetes ${version}: ${o.path}: ${f.message}${f.source === 'object' ? hints.get(f.index) : ''}`);
-          } else if (f.source !== 'object') {
-            // A workload's own warnings (the Job podFailurePolicy one) reach SidecarWarnings through
-            // its sidecar constructs; the Services' and HPAs' are recorded here, on them.
+          } else if (f.source !== 'object' || !o.bound) {
+            // A workload's own warnings (the Job podFailurePolicy and preStop ones) reach
+            // SidecarWarnings through its sidecar constructs where it has some; here they are recorded
+            // for the workloads without, and the app-wide ones (Services', HPAs', VPAs', readiness) for all.
             (warnings.get(f.index) ?? warnings.set(f.index, []).get(f.index)!).push(`${o.path}: ${f.message}`);
           }
         }
         for (const [i, o] of objects.entries()) {
-          if (SUPPORTED_KINDS.includes(o.obj.kind)) continue;
           const mine = warnings.get(i) ?? [];
-          recordWarnings(o.obj, mine);
+          if (SUPPORTED_KINDS.includes(o.obj.kind)) {
+            recordValidationWarnings(o.obj, mine);
+          } else {
+            recordWarnings(o.obj, mine);
+          }
           printSynthesisWarnings(o.obj, mine);
         }
         return errors;

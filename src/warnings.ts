@@ -12,6 +12,8 @@
 import { IConstruct } from 'constructs';
 
 const WARNINGS = Symbol.for('cdk8s-sidecars.warnings');
+/** The warnings `SidecarValidation.addTo` found on a workload, kept apart from its sidecar constructs' (which re-record theirs on every render). */
+const VALIDATION_WARNINGS = Symbol.for('cdk8s-sidecars.validation-warnings');
 
 /**
  * The warnings the library found while synthesizing, e.g. a known bug of the target's
@@ -20,8 +22,9 @@ const WARNINGS = Symbol.for('cdk8s-sidecars.warnings');
 export class SidecarWarnings {
   /**
    * The warnings of the latest synthesis (or validation) of every workload inside `scope` that
-   * has a sidecar, and of every Service and HorizontalPodAutoscaler that SidecarValidation checked, in construct-tree
-   * order. Empty before the first synthesis.
+   * has a sidecar, and of every workload, Service, HorizontalPodAutoscaler and
+   * VerticalPodAutoscaler that SidecarValidation checked, in construct-tree order. Empty before the
+   * first synthesis.
    *
    * @example
    * app.synth();
@@ -32,6 +35,8 @@ export class SidecarWarnings {
     for (const c of scope.node.findAll()) {
       const w: string[] | undefined = (c as any)[WARNINGS];
       if (w) out.push(...w);
+      const v: string[] | undefined = (c as any)[VALIDATION_WARNINGS];
+      if (v) out.push(...v);
     }
     return out;
   }
@@ -42,6 +47,16 @@ export class SidecarWarnings {
 /** Replaces the warnings of one workload object. @internal */
 export function recordWarnings(obj: IConstruct, warnings: string[]): void {
   (obj as any)[WARNINGS] = [...warnings];
+}
+
+/** Whether a sidecar construct (the binding) has recorded warnings on `obj`: it then reports the workload's own checks itself. @internal */
+export function hasRecordedWarnings(obj: IConstruct): boolean {
+  return (obj as any)[WARNINGS] !== undefined;
+}
+
+/** Replaces the warnings SidecarValidation.addTo found on one workload object. @internal */
+export function recordValidationWarnings(obj: IConstruct, warnings: string[]): void {
+  (obj as any)[VALIDATION_WARNINGS] = [...warnings];
 }
 
 /**

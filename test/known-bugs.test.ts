@@ -53,6 +53,26 @@ describe('which releases have which bug', () => {
     expect(hasBug(bug('kubernetes#126543'), v(raw as string))).toBe(b126543);
   });
 
+  // Issue 28, from the CHANGELOG files (written out here as data):
+  // kubernetes#127868: CHANGELOG-1.32.md v1.32.0-alpha.2 (#127878), no cherry-pick to 1.28-1.31.
+  // kubernetes#119447, kubernetes#120715: CHANGELOG-1.29.md v1.29.0 (changelog since v1.28.0), none in CHANGELOG-1.28.md.
+  // kubernetes#137146: CHANGELOG-1.35.md v1.35.4 (#137885), CHANGELOG-1.36.md v1.36.0-beta.0; "a 1.35 regression".
+  test.each([
+    // [version, #127868, #119447 and #120715, #137146]
+    ['1.27.16', false, false, false],
+    ['1.28.0', true, true, false], ['1.28.15', true, true, false], ['1.28', true, true, false],
+    ['1.29.0', true, false, false], ['1.29.15', true, false, false],
+    ['1.31.14', true, false, false], ['1.31', true, false, false],
+    ['1.32.0', false, false, false], ['1.34.9', false, false, false],
+    ['1.35.0', false, false, true], ['1.35.3', false, false, true], ['1.35.4', false, false, false], ['1.35', false, false, undefined],
+    ['1.36.0', false, false, false], ['1.37.2', false, false, false],
+  ])('%s (kubernetes#127868, kubernetes#119447/#120715, kubernetes#137146)', (raw, b127868, bManagers, b137146) => {
+    expect(hasBug(bug('kubernetes#127868'), v(raw as string))).toBe(b127868);
+    expect(hasBug(bug('kubernetes#119447'), v(raw as string))).toBe(bManagers);
+    expect(hasBug(bug('kubernetes#120715'), v(raw as string))).toBe(bManagers);
+    expect(hasBug(bug('kubernetes#137146'), v(raw as string))).toBe(b137146);
+  });
+
   test('every entry names its issue, the fix, the fixed versions and where they were read', () => {
     for (const b of KNOWN_KUBERNETES_BUGS) {
       expect(b.issue).toMatch(/^kubernetes#\d+$/);
@@ -125,6 +145,79 @@ describe('which emitted pods a bug hits', () => {
     );
     expect(findKnownBugs('w', pod([{ name: 'tools' }]), v('1.31.0'), t)).toEqual([]);
     expect(findKnownBugs('w', { containers: [{ name: 'app' }, { name: 'log-agent' }] }, v('1.31.0'), t)).toEqual([]);
+  });
+
+  const res = (cpu: string, memory: string, limits = false) => ({
+    resources: { requests: { cpu, memory }, ...(limits ? { limits: { cpu, memory } } : {}) },
+  });
+
+  test('kubernetes#127868: only where the scoring sees at most half of the pod (sidecars as large as the app)', () => {
+    const t = only('kubernetes#127868');
+    const at = v('1.30.2');
+    // the scoring's sum, as the scheduler's NodeInfo wrote it before #127878: max(2 x 250m, 500m) = 500m where the pod holds
+    // 500m + 500m = 1000m (memory: max(2 x 128Mi, 256Mi) = 256Mi of 512Mi)
+    const big = { initContainers: [sidecar('proxy', res('500m', '256Mi'))], containers: [{ name: 'a', ...res('250m', '128Mi') }, { name: 'b', ...res('250m', '128Mi') }] };
+    const [f] = findKnownBugs('w', big, at, t);
+    expect(f.message).toBe(
+      'w: Kubernetes 1.30.2 has kubernetes#127868 (fixed in 1.32.0 by kubernetes#127878): the scheduler\'s scoring counts this pod as 500m CPU and ' +
+      "256Mi memory where it holds 1000m CPU and 512Mi memory: the requests of native sidecar(s) 'proxy' are left out of how full a node looks, so " +
+      'nodes running these pods look emptier than they are and get more pods (LeastAllocated) or fewer (MostAllocated) than intended; whether a pod ' +
+      'fits is still checked right. No 1.30 patch has the fix. To avoid it, upgrade the cluster to 1.32.0 or later, or give the app container(s) the larger share of the requests.',
+    );
+    // the library's own small sidecars beside an app of 1 CPU / 512Mi (cdk8s-plus' defaults): 1000m seen of 1070m
+    expect(findKnownBugs('w', { initContainers: [sidecar('log-agent', res('20m', '32Mi')), sidecar('tracer', res('50m', '64Mi'))], containers: [{ name: 'app', ...res('1', '512Mi') }] }, at, t)).toEqual([]);
+    // an app without requests counts 100m / 200Mi in the scoring: 100m seen of 170m, 200Mi of 296Mi
+    expect(findKnownBugs('w', { initContainers: [sidecar('log-agent', res('20m', '32Mi')), sidecar('tracer', res('50m', '64Mi'))], containers: [{ name: 'app' }] }, at, t)).toEqual([]);
+    // a legacy sidecar is counted in spec.containers: no bug
+    expect(findKnownBugs('w', { containers: [{ name: 'app', ...res('250m', '128Mi') }, { name: 'proxy', ...res('500m', '256Mi') }] }, at, t)).toEqual([]);
+    // CPU alone: 100m + 900m held, 100m... seen max(100m, 900m) = 900m: not half; 100m app + 2 x 500m sidecars: max(100m, 500m) = 500m of 1100m
+    expect(findKnownBugs('w', { initContainers: [sidecar('s', res('900m', '1Mi'))], containers: [{ name: 'app', ...res('100m', '512Mi') }] }, at, t)).toEqual([]);
+    expect(findKnownBugs('w', { initContainers: [sidecar('s1', res('500m', '1Mi')), sidecar('s2', res('500m', '1Mi'))], containers: [{ name: 'app', ...res('100m', '512Mi') }] }, at, t)[0].message)
+      .toContain("counts this pod as 500m CPU where it holds 1100m CPU: the requests of native sidecar(s) 's1', 's2'");
+  });
+
+  test('kubernetes#119447: a Guaranteed pod whose native sidecar requests whole CPUs; kubernetes#120715: any Guaranteed pod with a native sidecar', () => {
+    const at = v('1.28.9');
+    const cpu = only('kubernetes#119447');
+    const mem = only('kubernetes#120715');
+    // Guaranteed (kubernetes.io "Pod Quality of Service Classes": every container, init containers too, has CPU and memory limits equal to its requests)
+    const guaranteed = (sidecarCpu: string) => ({
+      initContainers: [sidecar('proxy', { resources: { limits: { cpu: sidecarCpu, memory: '256Mi' } } })],
+      containers: [{ name: 'app', ...res('2', '1Gi', true) }],
+    });
+    const [f] = findKnownBugs('w', guaranteed('1'), at, cpu);
+    expect(f.message).toBe(
+      'w: Kubernetes 1.28.9 has kubernetes#119447 (fixed in 1.29.0 by kubernetes#119447): the pod is Guaranteed (every container\'s requests equal ' +
+      "its limits) and native sidecar(s) 'proxy' request whole CPUs: on a node with the static CPU manager policy the kubelet gives their exclusive " +
+      'CPUs to the app containers as well, so the app and the sidecars share CPUs that each was meant to have alone. No 1.28 patch has the fix. To avoid ' +
+      'it, upgrade the cluster to 1.29.0 or later, or give the native sidecars a fractional CPU request (e.g. 500m: they then run on the shared pool).',
+    );
+    expect(findKnownBugs('w', guaranteed('2000m'), at, cpu)).toHaveLength(1);
+    // a fractional CPU runs on the shared pool: not the CPU manager's bug, still the memory manager's
+    expect(findKnownBugs('w', guaranteed('500m'), at, cpu)).toEqual([]);
+    expect(findKnownBugs('w', guaranteed('500m'), at, mem).map(x => x.issue)).toEqual(['kubernetes#120715']);
+    // Burstable: the app's request below its limit, or a container without limits
+    const burstable = { initContainers: guaranteed('1').initContainers, containers: [{ name: 'app', resources: { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '1Gi' } } }] };
+    expect(findKnownBugs('w', burstable, at, [...cpu, ...mem])).toEqual([]);
+    expect(findKnownBugs('w', { ...guaranteed('1'), containers: [{ name: 'app', ...res('2', '1Gi') }] }, at, [...cpu, ...mem])).toEqual([]);
+    // a plain init container with whole CPUs is not a sidecar
+    expect(findKnownBugs('w', { initContainers: [{ name: 'init', ...res('1', '1Gi', true) }], containers: [{ name: 'app', ...res('2', '1Gi', true) }] }, at, [...cpu, ...mem])).toEqual([]);
+  });
+
+  test('kubernetes#137146: a native sidecar with a startupProbe, unless the pod never restarts its containers', () => {
+    const at = v('1.35.2');
+    const t = only('kubernetes#137146');
+    const pod = (restartPolicy: string | undefined, init: object[]) => ({ restartPolicy, initContainers: init, containers: [{ name: 'app' }] });
+    const [f] = findKnownBugs('w', pod(undefined, [sidecar('log-agent')]), at, t);
+    expect(f.message).toBe(
+      'w: Kubernetes 1.35.2 has kubernetes#137146 (fixed in 1.35.4, 1.36.0 by kubernetes#137146): native sidecar(s) \'log-agent\' have a startupProbe; ' +
+      'after the kubelet of the node restarts (an upgrade, a crash), an app container of a pod that was already running and then crashes is never ' +
+      'restarted: it stays terminated with RestartCount 0 and the pod NotReady until the pod is deleted. To avoid it, upgrade the cluster to 1.35.4 or ' +
+      'later, or delete (or roll) the pods of a node after its kubelet restarts.',
+    );
+    expect(findKnownBugs('w', pod('OnFailure', [sidecar('log-agent')]), at, t)).toHaveLength(1);
+    expect(findKnownBugs('w', pod('Never', [sidecar('log-agent')]), at, t)).toEqual([]);
+    expect(findKnownBugs('w', pod(undefined, [sidecar('log-agent', { startupProbe: undefined })]), at, t)).toEqual([]);
   });
 
   test('for a release line that never got the fix, the advice names the next line', () => {
@@ -239,6 +332,47 @@ describe('warnings on synthesized apps', () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain('Kubernetes 1.28.9 has kubernetes#132826');
     expect(warnings[0]).toContain('No 1.28 patch has the fix. To avoid it, upgrade the cluster to 1.33.6 or later, or use restartPolicy: OnFailure');
+  }));
+
+  test('1.35.2: every Deployment with one of our native sidecars gets kubernetes#137146 (all have a startupProbe); 1.35.4 and a Job do not', () => withEnv(ENV, undefined, () => {
+    const run = (version: string, kind: 'Deployment' | 'Job') => {
+      const { app, chart } = newChart();
+      new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, kind), kubernetesVersion: version });
+      Testing.synth(chart);
+      return SidecarWarnings.of(app);
+    };
+    const [w, ...rest] = run('1.35.2', 'Deployment');
+    expect(rest).toEqual([]);
+    expect(w).toMatch(/^'test\/web\/Resource' \(Deployment '.*'\): Kubernetes 1\.35\.2 has kubernetes#137146 .*native sidecar\(s\) 'log-agent' have a startupProbe/);
+    expect(run('1.35.4', 'Deployment')).toEqual([]);
+    expect(run('1.34.1', 'Deployment').map(issueOf)).not.toContain('kubernetes#137146');
+    expect(run('1.35.2', 'Job').map(issueOf)).not.toContain('kubernetes#137146'); // restartPolicy Never
+  }));
+
+  test('1.28.9 with the gate: our sidecars keep a pod Burstable (requests below limits), so a user\'s whole-CPU native sidecar beside them gets neither kubernetes#119447 nor kubernetes#120715', () => withEnv(ENV, undefined, () => {
+    const { app, chart } = newChart();
+    const workload = new ApiObject(chart, 'raw', {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'raw' },
+      spec: {
+        selector: { matchLabels: { app: 'raw' } },
+        template: {
+          metadata: { labels: { app: 'raw' } },
+          spec: {
+            initContainers: [{ name: 'proxy', image: 'ghcr.io/example/proxy:1', restartPolicy: 'Always', resources: { limits: { cpu: '1', memory: '128Mi' } } }],
+            containers: [{ name: 'app', image: 'ghcr.io/example/app:1', resources: { limits: { cpu: '2', memory: '1Gi' }, requests: { cpu: '2', memory: '1Gi' } } }],
+          },
+        },
+      },
+    });
+    new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.28.9', sidecarContainersGate: true, userSidecarStopTime: Duration.seconds(3) });
+    const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
+    const issues = SidecarWarnings.of(app).map(issueOf);
+    // the tracer's own requests are below its limits (src/with-tracer.ts): the pod is Burstable, so neither bug
+    expect(spec.initContainers.find((c: any) => c.name !== 'proxy' && c.restartPolicy === 'Always').resources.requests.cpu).toBe('50m');
+    expect(issues).not.toContain('kubernetes#119447');
+    expect(issues).not.toContain('kubernetes#120715');
   }));
 
   test('the lowest patch named on a workload counts; the environment variable can name it', () => {
