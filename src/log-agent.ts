@@ -41,6 +41,12 @@ export interface LogAgentRendering {
   readonly healthPath: string;
   /** Name of the health port (at most 15 characters). */
   readonly healthPortName: string;
+  /**
+   * The path of the liveness probe, on the health port: one that answers while the process is
+   * alive and does NOT fail while the backend is down (src/agents/liveness.ts).
+   * @default - `healthPath`, the startup probe's endpoint
+   */
+  readonly livenessPath?: string;
   /** Non-root uid the image runs as. */
   readonly uid: number;
   /** The agent's shutdown (the model beside its renderer): stop time and read delay. */
@@ -306,6 +312,18 @@ class FluentBitAgent extends LogAgent {
       // Retry_Limit no_limits no retry fails for good; only the startup probe uses it anyway.
       healthPath: '/api/v1/health',
       healthPortName: 'fb-http',
+      // Liveness: not /api/v1/health (nor /api/v2/health, the same state as JSON), which answer 500
+      // once more than HC_Errors_Count (5) flushes failed for good (FLB_ERROR) within HC_Period
+      // (60 s) (src/http_server/api/v1/health.c): a backend that refuses the records (the http
+      // output on a 4xx other than 408/429, plugins/out_http/http.c; loki on a 400,
+      // plugins/out_loki/loki.c) makes it fail, and a restart would not help. A backend that is
+      // down only makes retries, which fail for good never (Retry_Limit no_limits): measured in
+      // test/agents/fluent-bit.agent-test.ts. /api/v1/uptime answers 200 with `time(NULL) - init_time` from the HTTP server
+      // (src/http_server/api/v1/uptime.c, v5.1.1), whatever the outputs do. The server runs its
+      // own event loop (`use_caller_event_loop = FLB_FALSE`, src/http_server/flb_hs.c, v5.1.1), so
+      // this proves the process answers (not stopped, deadlocked or thrashing), not that the
+      // engine thread makes progress: no endpoint of 5.1.1 tells that apart by its status.
+      livenessPath: '/api/v1/uptime',
       // dockerfiles/Dockerfile (v5.1.1) sets no USER: the image would run as root; the library
       // runs it as distroless' `nonroot` uid instead (runAsUser), with the log volume writable.
       uid: 65532,
@@ -456,6 +474,11 @@ class FluentdAgent extends LogAgent {
       healthPort: monitorPort,
       healthPath: '/api/plugins.json',
       healthPortName: 'fluentd-mon',
+      // Liveness on the same endpoint: in_monitor_agent answers it with `render_json(obj, code: 200)`
+      // whatever the outputs' retry state (lib/fluent/plugin/in_monitor_agent.rb, v1.19.3), from
+      // the http_server helper's own thread (lib/fluent/plugin_helper/http_server.rb `thread_create`)
+      // in the worker process: it stops answering when the worker is stopped or holds Ruby's lock.
+      livenessPath: '/api/plugins.json',
       // The image's `fluent` system user.
       uid: 999,
       shutdown: fluentdShutdown(graceSeconds, ctx.output, requestSeconds),

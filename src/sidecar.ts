@@ -1,6 +1,7 @@
 import { createHash } from 'crypto';
 import { ApiObject, Chart, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
+import { LivenessTiming } from './agents/liveness';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
 import { defaultPullPolicy } from './engine/pull-policy';
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
@@ -166,14 +167,18 @@ export interface AgentDescription {
   /** Declared container ports (pod-facing). */
   readonly ports: Json[];
   /**
-   * HTTP health endpoint: a startup probe always, a readiness probe when `readiness` is set.
-   * Leave it out only when `containerOverrides` brings the probes (the engine needs a startupProbe).
+   * HTTP health endpoint: a startup probe always, a readiness probe when `readiness` is set, a
+   * liveness probe when `liveness` is set (on the same port: one the kubelet reaches on the pod
+   * IP, never an admin interface). Leave it out only when `containerOverrides` brings the probes
+   * (the engine needs a startupProbe).
    */
   readonly health?: {
     readonly path: string;
     readonly port: number;
     readonly startup: { readonly periodSeconds: number; readonly failureThreshold: number };
     readonly readiness?: { readonly periodSeconds: number; readonly failureThreshold: number };
+    /** The liveness probe: its own path (one that does not fail while the backend is down) and timing (src/agents/liveness.ts). */
+    readonly liveness?: { readonly path: string } & LivenessTiming;
   };
   /** The container's requests and limits (see `_resources`). */
   readonly resources: Json;
@@ -328,6 +333,7 @@ export abstract class SidecarBase extends Construct {
       env: a.env,
       ports: a.ports,
       health: a.health?.path,
+      liveness: a.health?.liveness?.path,
       files: a.files,
       volumes: a.volumes,
       appEnv: a.appEnv,
@@ -345,8 +351,8 @@ export abstract class SidecarBase extends Construct {
       if (v.shareWithApp) appMounts.push({ mountPath: v.mountPath, name });
     }
     const health = agent.health;
-    const probe = (p: { periodSeconds: number; failureThreshold: number }) =>
-      httpProbe(health!.path, health!.port, p.periodSeconds, p.failureThreshold);
+    const probe = (p: { periodSeconds: number; failureThreshold: number; timeoutSeconds?: number }, path = health!.path) =>
+      httpProbe(path, health!.port, p.periodSeconds, p.failureThreshold, p.timeoutSeconds);
     for (const owned of ['name', 'restartPolicy', 'lifecycle']) {
       if (agent.containerOverrides?.[owned] !== undefined) throw new Error(`${this.describe()}: the container's ${owned} is set by the library`);
     }
@@ -358,6 +364,7 @@ export abstract class SidecarBase extends Construct {
       imagePullPolicy: defaultPullPolicy(agent.image),
       name: this.containerName,
       ports: agent.ports,
+      ...(health?.liveness ? { livenessProbe: probe(health.liveness, health.liveness.path) } : {}),
       ...(health?.readiness ? { readinessProbe: probe(health.readiness) } : {}),
       resources: agent.resources,
       securityContext: {
@@ -590,8 +597,8 @@ export interface SidecarConfig {
 }
 
 /** An HTTP GET probe on the agent's health endpoint. @internal */
-export function httpProbe(path: string, port: number, periodSeconds: number, failureThreshold: number): Json {
-  return { failureThreshold, httpGet: { path, port }, periodSeconds, timeoutSeconds: 1 };
+export function httpProbe(path: string, port: number, periodSeconds: number, failureThreshold: number, timeoutSeconds: number = 1): Json {
+  return { failureThreshold, httpGet: { path, port }, periodSeconds, timeoutSeconds };
 }
 
 

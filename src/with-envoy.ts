@@ -2,6 +2,7 @@ import { ApiObject, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, envoyConfigFiles } from './agents/envoy-bootstrap';
 import { envoyShutdown } from './agents/envoy-shutdown';
+import { AGENT_LIVENESS } from './agents/liveness';
 import { Json, RANK } from './engine/spec';
 import { DEFAULT_IMAGES, ENVOY_IMAGE, releaseRangeWarning } from './images';
 import {
@@ -397,6 +398,12 @@ export class WithEnvoy extends SidecarBase {
         port: this.healthPort,
         startup: { periodSeconds: 1, failureThreshold: 120 },
         readiness: { periodSeconds: 5, failureThreshold: 3 },
+        // Liveness on the health listener too, never the admin (127.0.0.1 only; it can stop
+        // Envoy): the health_check filter (pass_through_mode false, no
+        // cluster_min_healthy_percentages) answers 200 from a worker thread whatever the
+        // upstreams do, and 503 only after `/healthcheck/fail`, which the preStop posts once the
+        // pod is being deleted, when the kubelet has stopped liveness probes (src/agents/liveness.ts).
+        liveness: { path: ENVOY_HEALTH_PATH, ...AGENT_LIVENESS },
       },
       resources: r.resources,
       files: r.files,

@@ -1,6 +1,7 @@
 import * as path from 'path';
 import { Size } from 'cdk8s';
 import { Construct } from 'constructs';
+import { AGENT_LIVENESS } from './agents/liveness';
 import { TOOLS } from './engine/shutdown';
 import { Json, RANK } from './engine/spec';
 import { LogAgent, LogAgentRendering } from './log-agent';
@@ -140,7 +141,14 @@ export class WithLogAgent extends SidecarBase {
       ports: [{ containerPort: r.healthPort, name: r.healthPortName, protocol: 'TCP' }],
       // No readinessProbe: the agent is not in the request path, and a log backend outage (the
       // health check fails after output errors) must not take the app out of its Services.
-      health: { path: r.healthPath, port: r.healthPort, startup: { periodSeconds: 1, failureThreshold: 30 } },
+      // Liveness: a hung agent is restarted; the endpoint does not fail while the backend is down
+      // (each agent's `livenessPath`; without one, the startup probe's: Vector's /health).
+      health: {
+        path: r.healthPath,
+        port: r.healthPort,
+        startup: { periodSeconds: 1, failureThreshold: 30 },
+        liveness: { path: r.livenessPath ?? r.healthPath, ...AGENT_LIVENESS },
+      },
       resources: this._resources(r.defaultResources),
       files: r.files,
       volumes: [

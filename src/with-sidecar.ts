@@ -14,7 +14,7 @@ import { SecretKeyReference, SecretReference } from './secret-ref';
 import { SidecarBase, SidecarCommonProps, SidecarProps } from './sidecar';
 
 /**
- * Options of a check (a startup or readiness check of a sidecar).
+ * Options of a check (a startup, liveness or readiness check of a sidecar).
  */
 export interface SidecarCheckOptions {
   /**
@@ -24,8 +24,8 @@ export interface SidecarCheckOptions {
   readonly period?: Duration;
 
   /**
-   * How long the check may keep failing before the kubelet gives up (startup: restarts the
-   * container; readiness: marks it not ready). Rounded up to whole periods.
+   * How long the check may keep failing before the kubelet gives up (startup and liveness:
+   * restarts the container; readiness: marks it not ready). Rounded up to whole periods.
    * @default Duration.minutes(2)
    */
   readonly timeout?: Duration;
@@ -43,10 +43,11 @@ export interface SidecarHttpCheckOptions extends SidecarCheckOptions {
 }
 
 /**
- * How the kubelet tells that a sidecar has started (or is ready): an HTTP GET, a TCP connect or
- * a command in the container. Native layout: the `startupProbe`, which the kubelet waits for
- * before it starts the next init container and the app. Legacy layout: the container's
- * `startupProbe` too, and (HTTP only) the optional hold of the app.
+ * How the kubelet tells that a sidecar has started (or is alive, or ready): an HTTP GET, a TCP
+ * connect or a command in the container. Native layout: the `startupProbe`, which the kubelet
+ * waits for before it starts the next init container and the app. Legacy layout: the container's
+ * `startupProbe` too, and (HTTP only) the optional hold of the app. As `livenessCheck`: the
+ * `livenessProbe`, in both layouts.
  * @see https://kubernetes.io/docs/tasks/configure-pod-container/configure-liveness-readiness-startup-probes/
  */
 export class SidecarCheck {
@@ -229,6 +230,18 @@ export interface SidecarRunOptions {
   readonly startupCheck?: SidecarCheck;
 
   /**
+   * How the kubelet tells that the sidecar is alive: its `livenessProbe`. The kubelet restarts the
+   * sidecar once the check has kept failing for `timeout` (in both layouts). It runs only after the
+   * startup check has passed, and no longer once the pod is being deleted. Check something that
+   * fails when the process hangs, not when a backend it talks to is down: a restart does not bring
+   * the backend back (e.g. Fluent Bit's `/api/v1/uptime`, not its `/api/v1/health`). Give it a
+   * `timeout` well above the longest pause the sidecar can have (a garbage collection, a blocked
+   * request), e.g. `SidecarCheck.http(port, { path, period: Duration.seconds(10), timeout: Duration.minutes(1) })`.
+   * @default - none: the sidecar is restarted only when it exits
+   */
+  readonly livenessCheck?: SidecarCheck;
+
+  /**
    * Legacy layout: hold the app containers until the (HTTP) startup check passes: the sidecar goes
    * first in `spec.containers` with a `postStart` wait (Istio's holdApplicationUntilProxyStarts).
    * Native layout: not needed (the startup probe does it).
@@ -385,6 +398,7 @@ export class WithSidecar extends SidecarBase {
       ...(checked.env.length > 0 ? { env: checked.env } : {}),
       image: props.image,
       imagePullPolicy: defaultPullPolicy(props.image),
+      ...(run.livenessProbe ? { livenessProbe: run.livenessProbe } : {}),
       name: this.containerName,
       ...(checked.ports.length > 0 ? { ports: checked.ports } : {}),
       ...(props.readinessCheck ? { readinessProbe: props.readinessCheck._probe() } : {}),
@@ -465,6 +479,9 @@ export interface AdoptSidecarProps extends SidecarCommonProps, SidecarRunOptions
  * manifests move to native cluster by cluster without forking the YAML.
  */
 export class AdoptSidecar extends SidecarBase {
+  /** The checks whose ports are compared with the adopted container's at synthesis. */
+  private checks: NamedChecks = [];
+
   constructor(scope: Construct, id: string, props: AdoptSidecarProps) {
     super(scope, id, checkAdoptProps(scope, id, props), props?.containerName);
     props = this._props as AdoptSidecarProps;
@@ -474,10 +491,12 @@ export class AdoptSidecar extends SidecarBase {
     }
     const run = runOptions(who, props, this.containerName);
     const container: Json = {
+      ...(run.livenessProbe ? { livenessProbe: run.livenessProbe } : {}),
       name: this.containerName,
       ...(props.resources ? { resources: this._resources({ cpuRequest: '50m', cpuLimit: '500m', memoryRequest: '64Mi', memoryLimit: '256Mi' }) } : {}),
       ...(run.startupProbe ? { startupProbe: run.startupProbe } : {}),
     };
+    this.checks = [['startupCheck', props.startupCheck], ['livenessCheck', props.livenessCheck]];
     this._attachContainer({
       kind: `AdoptSidecar '${this.containerName}'`,
       rank: RANK.CUSTOM,
@@ -489,6 +508,36 @@ export class AdoptSidecar extends SidecarBase {
       quit: run.quit,
     });
   }
+
+  /** @internal */
+  protected _checkWorkload(podSpec: Json | undefined): string[] {
+    return checkAdoptedPorts(this.describe(), this.containerName, podSpec, this.checks);
+  }
+}
+
+/**
+ * The ports of the adopted container's checks against the ports it declares (read from the
+ * workload at synthesis), as WithSidecar's are against its `ports`: a check on a port the
+ * container does not declare, when it declares some, is most likely a typo, and the probe would
+ * never pass (a startup check keeps the native pod in Init; a liveness check restarts the sidecar
+ * for ever).
+ */
+type NamedChecks = ReadonlyArray<readonly [string, SidecarCheck | undefined]>;
+
+function checkAdoptedPorts(who: string, name: string, podSpec: Json | undefined, checks: NamedChecks): string[] {
+  const container = (podSpec?.containers ?? []).find((c: Json) => c?.name === name);
+  const declared: number[] = (container?.ports ?? []).map((p: Json) => p?.containerPort).filter((p: unknown) => typeof p === 'number');
+  if (declared.length === 0) return [];
+  const errors: string[] = [];
+  for (const [prop, check] of checks) {
+    const port = check?._port();
+    if (port === undefined || declared.includes(port)) continue;
+    errors.push(
+      `${who}: ${prop} connects to port ${port}, which is none of the ports container '${name}' declares (${declared.join(', ')}): ` +
+      'the probe would never pass. Use one of its ports in SidecarCheck, or check the port number.',
+    );
+  }
+  return errors;
 }
 
 /**
@@ -510,8 +559,10 @@ function checkAdoptProps(scope: Construct, id: string, props: AdoptSidecarProps)
 function runOptions(who: string, props: SidecarRunOptions, containerName: string) {
   checkBoolean(who, 'holdApplicationUntilStarted', props.holdApplicationUntilStarted);
   checkBoolean(who, 'outliveApp', props.outliveApp);
-  if (props.startupCheck !== undefined && !(props.startupCheck instanceof SidecarCheck)) {
-    throw new Error(`${who}: startupCheck must be made with SidecarCheck.http(), .tcp() or .exec().`);
+  for (const [prop, check] of [['startupCheck', props.startupCheck], ['livenessCheck', props.livenessCheck]] as const) {
+    if (check !== undefined && !(check instanceof SidecarCheck)) {
+      throw new Error(`${who}: ${prop} must be made with SidecarCheck.http(), .tcp() or .exec() (got ${describeValue(check)}).`);
+    }
   }
   const hold = props.holdApplicationUntilStarted ? props.startupCheck?._hold() : undefined;
   if (props.holdApplicationUntilStarted && !hold) {
@@ -538,6 +589,7 @@ function runOptions(who: string, props: SidecarRunOptions, containerName: string
   }
   return {
     startupProbe: props.startupCheck?._probe(),
+    livenessProbe: props.livenessCheck?._probe(),
     hold,
     quit,
     shutdown: { stopSeconds, ...(props.outliveApp === false ? { outliveApp: false } : {}) },
@@ -586,7 +638,8 @@ function envList(who: string, plain: { [name: string]: string } | undefined, sec
  */
 function checkCheckPorts(who: string, props: WithSidecarProps): void {
   const declared = (props.ports ?? []).map(p => p.number);
-  for (const [prop, check] of [['startupCheck', props.startupCheck], ['readinessCheck', props.readinessCheck]] as const) {
+  const checks = [['startupCheck', props.startupCheck], ['readinessCheck', props.readinessCheck], ['livenessCheck', props.livenessCheck]] as const;
+  for (const [prop, check] of checks) {
     const port = check instanceof SidecarCheck ? check._port() : undefined;
     if (port === undefined) continue;
     if ((props.localPorts ?? []).includes(port)) {

@@ -1,5 +1,6 @@
 import { Duration } from 'cdk8s';
 import { Construct } from 'constructs';
+import { AGENT_LIVENESS } from './agents/liveness';
 import { MIN_DRAIN_SECONDS, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShutdown, renderOtelCollectorConfig } from './agents/otel-collector';
 import { Json, RANK } from './engine/spec';
 import { DEFAULT_IMAGES, OTEL_COLLECTOR_IMAGE, releaseRangeWarning } from './images';
@@ -297,7 +298,17 @@ export class WithTracer extends SidecarBase {
       ports: [{ containerPort: a.healthPort, name: 'otel-health', protocol: 'TCP' }],
       // No readinessProbe: the agent is not in the request path, and a telemetry backend outage
       // must not take the app out of its Services.
-      health: { path: HEALTH_PATH, port: a.healthPort, startup: { periodSeconds: 1, failureThreshold: 30 } },
+      // Liveness on the same endpoint: the health_check extension answers 200 from its own HTTP
+      // server goroutine once the pipelines have started (`Ready()`) and 503 only from `NotReady()`
+      // at shutdown; exporter errors do not change it (healthcheckextension.go and
+      // internal/healthcheck/handler.go, contrib v0.159.0; the component-status variant that
+      // would is behind the alpha gate extension.healthcheck.useComponentStatus, off).
+      health: {
+        path: HEALTH_PATH,
+        port: a.healthPort,
+        startup: { periodSeconds: 1, failureThreshold: 30 },
+        liveness: { path: HEALTH_PATH, ...AGENT_LIVENESS },
+      },
       resources: a.resources,
       files: { [CONFIG_FILE]: rendered.yaml },
       volumes: [{ suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true }],

@@ -146,7 +146,7 @@ describe('WithEnvoy snapshots: both layouts for Deployment, StatefulSet and Job'
 });
 
 describe('native layout: Envoy is ready before the app and stopped after it', () => {
-  test('Envoy is an init container with restartPolicy Always, a startupProbe and a readinessProbe on the health listener', () => {
+  test('Envoy is an init container with restartPolicy Always, a startupProbe, a readinessProbe and a livenessProbe on the health listener', () => {
     const { workloadManifest } = synthEnvoy('Deployment', '1.29');
     expect(layoutOf(workloadManifest)).toEqual({ init: ['sidecar-tools', 'envoy'], containers: ['app'] });
     const envoy = containerOf(workloadManifest, 'envoy');
@@ -154,7 +154,8 @@ describe('native layout: Envoy is ready before the app and stopped after it', ()
     // The kubelet starts the next container (the app) only once this probe succeeds.
     expect(envoy.startupProbe).toEqual({ failureThreshold: 120, httpGet: { path: '/ready', port: 15021 }, periodSeconds: 1, timeoutSeconds: 1 });
     expect(envoy.readinessProbe).toEqual({ failureThreshold: 3, httpGet: { path: '/ready', port: 15021 }, periodSeconds: 5, timeoutSeconds: 1 });
-    expect(envoy.livenessProbe).toBeUndefined();
+    // A hung Envoy is restarted (issue 28): the health listener, never the admin (test/liveness.test.ts).
+    expect(envoy.livenessProbe).toEqual({ failureThreshold: 6, httpGet: { path: '/ready', port: 15021 }, periodSeconds: 10, timeoutSeconds: 5 });
   });
 
   test('preStop fails the health check and starts the graceful inbound drain; no delay, no postStart', () => {

@@ -9,7 +9,8 @@
  * labels, index and headers at the backend; long lines; the agent's own files never tailed; a
  * 60 s backend outage and an agent killed while the backend is down (0 lines lost); the shutdown
  * in both layouts on the kubelet's timeline (test/util/kubelet-termination.ts), against a
- * hand-written legacy sidecar. The figures are printed (`[fluent-bit] ...`) for docs/log-agents.md.
+ * hand-written legacy sidecar; liveness probed as the kubelet does through an outage, a refusing
+ * backend and a stopped agent (issue 28). The figures are printed (`[fluent-bit] ...`) for docs/log-agents.md.
  */
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
@@ -18,6 +19,7 @@ import * as path from 'path';
 import { App, Chart, Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { FluentBitMultilineParser, LogAgent, LogOutput, WithLogAgent } from '../../src';
+import { LivenessRun, httpGetProbe, watchLiveness } from '../util/kubelet-prober';
 import { simulateTermination } from '../util/kubelet-termination';
 import {
   LogPod, POD_FIELDS, appendLines, cleanup, freePort, runAgentSync, selfSignedCert, sleep, startAgent, synthLogPod, waitFor,
@@ -106,6 +108,16 @@ const VARIANTS: Variant[] = [
 
 const MULTILINE = [FluentBitMultilineParser.JAVA, FluentBitMultilineParser.GO, FluentBitMultilineParser.PYTHON];
 const report = (line: string) => process.stdout.write(`[fluent-bit] ${line}\n`);
+
+/** Waits until `done()` resolves true or `timeoutMs` passes, every 200 ms. */
+async function waitForAsync(done: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (await done()) return true;
+    await sleep(200);
+  }
+  return done();
+}
 
 /**
  * The harness trusts its own certificate: the library's config trusts the system store
@@ -384,6 +396,70 @@ if (!BIN) {
       cleanup(pod);
     }
   });
+
+  /**
+   * Liveness (issue 28), probed as the kubelet does (test/util/kubelet-prober.ts: a GET every
+   * periodSeconds with the probe's timeout, a restart after failureThreshold failures in a row),
+   * with the manifest's livenessProbe, while the app writes 10 lines a second:
+   * - the backend down (connection refused) for 60 s;
+   * - the backend up but refusing every request with 403 (expired credentials) for 80 s: the
+   *   http output's flushes fail for good (FLB_ERROR, plugins/out_http/http.c v5.1.1), so
+   *   /api/v1/health, the endpoint the library did NOT pick, answers 500 and the same probe on it
+   *   would have restarted the agent;
+   * - the agent stopped (SIGSTOP): the liveness endpoint no longer answers, and the kubelet
+   *   restarts it.
+   */
+  test('liveness: the probe passes through a 60 s outage and a refusing backend (where /api/v1/health fails); a stopped agent is restarted', async () => {
+    const sink = new Sink('http');
+    await sink.up();
+    const pod = await fbPod({ agent: LogAgent.fluentBit(), output: () => LogOutput.http({ host: HOST, port: sink.port, tls: false }) });
+    const probe = pod.container.livenessProbe;
+    expect(probe.httpGet.path).toBe('/api/v1/uptime');
+    const port = Number(/^ +HTTP_Port +(\d+)$/m.exec(fs.readFileSync(path.join(pod.configDirectory, 'fluent-bit.conf'), 'utf8'))![1]);
+    const url = (p: string) => `http://127.0.0.1:${port}${p}`;
+    const agent = startAgent(pod, bin);
+    const summary = (r: LivenessRun) => `${r.probes.filter(p => p.ok).length}/${r.probes.length} probes passed` +
+      (r.restartAfter === undefined ? ', no restart' : `, restarted after ${r.restartAfter.toFixed(1)} s`);
+    try {
+      expect(await waitForAsync(async () => (await httpGetProbe(url(pod.container.startupProbe.httpGet.path), 1)).ok, 30_000)).toBe(true);
+      let n = await write(pod, 0, 3);
+      await sink.down();
+      let written = n;
+      const [down, downHealth] = await Promise.all([
+        watchLiveness(url(probe.httpGet.path), probe, 60),
+        watchLiveness(url('/api/v1/health'), probe, 60),
+        write(pod, n, 60).then(x => { written = x; }),
+      ]);
+      n = written;
+      report(`liveness, backend down 60 s: /api/v1/uptime ${summary(down)}; /api/v1/health ${summary(downHealth)}`);
+      sink.rejectWith = 403;
+      await sink.up();
+      const [refused, refusedHealth] = await Promise.all([
+        watchLiveness(url(probe.httpGet.path), probe, 80),
+        watchLiveness(url('/api/v1/health'), probe, 80),
+        write(pod, n, 80).then(x => { written = x; }),
+      ]);
+      report(`liveness, backend refusing (403) 80 s: /api/v1/uptime ${summary(refused)}; /api/v1/health ${summary(refusedHealth)}`);
+      sink.rejectWith = undefined;
+      agent.child.kill('SIGSTOP');
+      const hung = await watchLiveness(url(probe.httpGet.path), probe, 120);
+      agent.child.kill('SIGCONT');
+      report(`liveness, agent stopped (SIGSTOP): ${summary(hung)} (period ${probe.periodSeconds} s, timeout ${probe.timeoutSeconds} s, threshold ${probe.failureThreshold})`);
+      expect({ down: down.restartAfter, refused: refused.restartAfter }).toEqual({ down: undefined, refused: undefined });
+      expect([...down.probes, ...refused.probes].filter(p => !p.ok)).toEqual([]);
+      // the endpoint the library did not pick would have restarted a healthy agent
+      expect(refusedHealth.restartAfter).toBeDefined();
+      expect(refusedHealth.probes.some(p => p.status === 500)).toBe(true);
+      expect(hung.restartAfter).toBeDefined();
+      expect(hung.restartAfter!).toBeLessThanOrEqual(90);
+    } finally {
+      agent.child.kill('SIGCONT');
+      agent.child.kill('SIGKILL');
+      await agent.exited;
+      await sink.down();
+      cleanup(pod);
+    }
+  }, 400_000);
 
   /**
    * One pod termination on the kubelet's timeline: the app logs every 50 ms, for 2 s before the

@@ -21,6 +21,7 @@ import { Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { LogAgent, LogOutput, SidecarMode, WithLogAgent } from '../../src';
 import { containerOf, kplusWorkload, manifestOf, newChart, podSpecOf } from '../util/fixtures';
+import { LivenessRun, watchLiveness } from '../util/kubelet-prober';
 
 const FLUENTD = process.env.FLUENTD;
 const RUN = path.resolve(__dirname, '../../scripts/run-fluentd.sh');
@@ -49,6 +50,8 @@ interface Rendered {
   grace: number;
   preStopSeconds: number;
   monitorPort: number;
+  /** The container's livenessProbe, as synthesized. */
+  liveness: any;
 }
 
 async function freePort(): Promise<number> {
@@ -98,6 +101,7 @@ async function render(output: LogOutput, mode: SidecarMode, agentOptions: Parame
     args,
     env,
     monitorPort,
+    liveness: c.livenessProbe,
     grace: podSpecOf(deployment).terminationGracePeriodSeconds,
     preStopSeconds: c.lifecycle?.preStop?.sleep?.seconds ?? 0,
   };
@@ -360,6 +364,53 @@ describeReal('the real Fluentd (FLUENTD)', () => {
       report(`outage 60 s: ${app.written} lines, ${lost(app, sink).length} lost`);
       expect(lost(app, sink)).toEqual([]);
     } finally {
+      try { process.kill(-agent.proc.pid!, 'SIGKILL'); } catch { /* gone */ }
+      await sink.down();
+    }
+  });
+
+  /**
+   * Liveness (issue 28), probed as the kubelet does (test/util/kubelet-prober.ts) with the
+   * manifest's livenessProbe: through a 60 s outage while the app logs (the output's retry_count,
+   * read from the same endpoint, shows the failed flushes), then with the agent's processes
+   * stopped (SIGSTOP to the process group: tini, the supervisor and the worker), which the kubelet
+   * must restart.
+   */
+  test('liveness: the probe passes through a 60 s outage; a stopped agent is restarted', async () => {
+    const port = await freePort();
+    const sink = new Sink(port, 'live');
+    const r = await render(httpOutput(port), SidecarMode.NATIVE);
+    expect(r.liveness.httpGet).toEqual({ path: '/api/plugins.json', port: r.monitorPort });
+    const url = `http://127.0.0.1:${r.monitorPort}${r.liveness.httpGet.path}`;
+    const agent = startAgent(r);
+    const summary = (x: LivenessRun) => `${x.probes.filter(p => p.ok).length}/${x.probes.length} probes passed` +
+      (x.restartAfter === undefined ? ', no restart' : `, restarted after ${x.restartAfter.toFixed(1)} s`);
+    const retries = async () => new Promise<number>(resolve => {
+      http.get(url, res => {
+        let body = '';
+        res.on('data', d => { body += d; });
+        res.on('end', () => resolve(JSON.parse(body).plugins.filter((p: any) => p.plugin_category === 'output').reduce((a: number, p: any) => a + (p.retry_count ?? 0), 0)));
+      }).on('error', () => resolve(-1));
+    });
+    try {
+      await waitFor('the monitor port', () => ready(r), 60_000);
+      const app = new App(path.join(r.logDir, 'app.log'), 'live');
+      app.start(100);
+      const before = await retries();
+      const outage = await watchLiveness(url, r.liveness, 60);
+      const after = await retries();
+      app.stop();
+      report(`liveness, backend down 60 s: ${summary(outage)}; the outputs' retry_count ${before} -> ${after}`);
+      process.kill(-agent.proc.pid!, 'SIGSTOP');
+      const hung = await watchLiveness(url, r.liveness, 120);
+      process.kill(-agent.proc.pid!, 'SIGCONT');
+      report(`liveness, agent stopped (SIGSTOP): ${summary(hung)} (period ${r.liveness.periodSeconds} s, timeout ${r.liveness.timeoutSeconds} s, threshold ${r.liveness.failureThreshold})`);
+      expect(after).toBeGreaterThan(before);
+      expect({ restart: outage.restartAfter, failed: outage.probes.filter(p => !p.ok) }).toEqual({ restart: undefined, failed: [] });
+      expect(hung.restartAfter).toBeDefined();
+      expect(hung.restartAfter!).toBeLessThanOrEqual(90);
+    } finally {
+      try { process.kill(-agent.proc.pid!, 'SIGCONT'); } catch { /* gone */ }
       try { process.kill(-agent.proc.pid!, 'SIGKILL'); } catch { /* gone */ }
       await sink.down();
     }

@@ -23,6 +23,7 @@ import { OtlpProtocol, WithTracer } from '../../src';
 import { otelCollectorShutdown } from '../../src/agents/otel-collector';
 import { OTEL_COLLECTOR_IMAGE } from '../../src/images';
 import { WORKLOAD_KINDS, kplusWorkload } from '../util/fixtures';
+import { LivenessRun, watchLiveness } from '../util/kubelet-prober';
 
 const DIR = process.env.OTELCOL_DIR;
 const HOW = 'run `npm run test:collector` (it builds otelcol with scripts/build-otelcol.sh; needs Go and the Go module proxy)';
@@ -32,7 +33,7 @@ if (!DIR) console.warn(`test/collector: skipped: OTELCOL_DIR is not set; ${HOW}`
 const OTELCOL = DIR ? path.join(DIR, 'otelcol') : '';
 const TOOL = DIR ? path.join(DIR, 'otlp-tool') : '';
 
-interface Variant { readonly name: string; readonly config: any; readonly env: Record<string, string> }
+interface Variant { readonly name: string; readonly config: any; readonly env: Record<string, string>; readonly liveness: any }
 
 /** The tracer's ConfigMap config and the agent container's env (dummy values for the refs). */
 function render(name: string, build: (chart: Chart) => void): Variant {
@@ -50,7 +51,7 @@ function render(name: string, build: (chart: Chart) => void): Variant {
     // downward API and Secret values, as the kubelet would give them
     env[e.name] = e.value ?? (e.valueFrom?.fieldRef ? `fieldref-${e.valueFrom.fieldRef.fieldPath}` : `secret-${e.valueFrom?.secretKeyRef?.key}`);
   }
-  return { name, config, env };
+  return { name, config, env, liveness: agent.livenessProbe };
 }
 
 /** Every kind of workload and every prop that changes the config text. */
@@ -214,6 +215,52 @@ describeReal('the real collector', () => {
     col.child.kill('SIGTERM');
     expect(await col.out.exited).toBe(0);
   }, 90_000);
+
+  /**
+   * Liveness (issue 28), probed as the kubelet does (test/util/kubelet-prober.ts) with the
+   * manifest's livenessProbe: through a 60 s outage of the backend while the app sends a span
+   * every second (the exporters fail and retry), then with the collector stopped (SIGSTOP),
+   * which the kubelet must restart.
+   */
+  test('liveness: the probe passes through a 60 s backend outage; a stopped collector is restarted', async () => {
+    const v = deployment();
+    expect(v.liveness.httpGet.path).toBe(v.config.extensions.health_check.path ?? '/');
+    const closed = await freePort(); // nothing listens there: the backend is down
+    const { config, grpc, health } = await onLoopback(v.config, `127.0.0.1:${closed}`);
+    const col = start(OTELCOL, [`--config=${writeConfig(config)}`], v.env);
+    await until('the collector', () => col.out.stderr.includes('Everything is ready'), 30_000);
+    const url = `http://127.0.0.1:${health}${v.liveness.httpGet.path}`;
+    let sending = true;
+    let sent = 0;
+    const sender = (async () => {
+      while (sending) {
+        try {
+          execFileSync(TOOL, ['send', '-endpoint', `127.0.0.1:${grpc}`, '-signal', 'traces', '-name', `span-${sent++}`], { stdio: 'pipe', timeout: 5000 });
+        } catch { /* the receiver is stopped in the second phase */ }
+        await new Promise(r => setTimeout(r, 1000));
+      }
+    })();
+    const summary = (x: LivenessRun) => `${x.probes.filter(p => p.ok).length}/${x.probes.length} probes passed` +
+      (x.restartAfter === undefined ? ', no restart' : `, restarted after ${x.restartAfter.toFixed(1)} s`);
+    try {
+      const outage = await watchLiveness(url, v.liveness, 60);
+      sending = false;
+      await sender;
+      const exportErrors = (col.out.stderr.match(/Exporting failed|connection refused/gi) ?? []).length;
+      console.log(`collector liveness, backend down 60 s: ${summary(outage)}; ${sent} spans sent, ${exportErrors} export errors logged`);
+      col.child.kill('SIGSTOP');
+      const hung = await watchLiveness(url, v.liveness, 120);
+      col.child.kill('SIGCONT');
+      console.log(`collector liveness, stopped (SIGSTOP): ${summary(hung)} (period ${v.liveness.periodSeconds} s, timeout ${v.liveness.timeoutSeconds} s, threshold ${v.liveness.failureThreshold})`);
+      expect(exportErrors).toBeGreaterThan(0);
+      expect({ restart: outage.restartAfter, failed: outage.probes.filter(p => !p.ok) }).toEqual({ restart: undefined, failed: [] });
+      expect(hung.restartAfter).toBeDefined();
+      expect(hung.restartAfter!).toBeLessThanOrEqual(90);
+    } finally {
+      sending = false;
+      col.child.kill('SIGCONT');
+    }
+  }, 300_000);
 
   /**
    * SIGTERM after the batch processor has handed a span and a metric to the exporters: what is

@@ -1080,6 +1080,10 @@ export function addedContainerViolations(s: Scenario, baseline: any, out: any): 
     const inRequestPath = f.ctor === 'WithEnvoy';
     if (inRequestPath && !c.readinessProbe) v.push(`${at}: no readinessProbe`);
     if (!inRequestPath && c.readinessProbe) v.push(`${at}: a readinessProbe on an agent outside the request path`);
+    // Every agent is restarted when it hangs (issue 28): a livenessProbe on its health port (the
+    // one the kubelet reaches), in both layouts, never on Envoy's admin port.
+    const livePort = c.livenessProbe?.httpGet?.port;
+    if (livePort !== f.healthPort) v.push(`${at}: livenessProbe on port ${livePort}, not on the health port ${f.healthPort}`);
     // A regular container before the app holds it back only with a postStart hook that waits
     // until the sidecar is ready: the kubelet starts the next container when it returns
     // (docs/envoy.md, legacy hold: up to 60 s on http://127.0.0.1:15021/ready).

@@ -3,7 +3,8 @@
  * as Loki (`POST /loki/api/v1/push`, JSON), Elasticsearch and OpenSearch (`POST /_bulk`, NDJSON),
  * an HTTP endpoint (JSON lines) or a Fluent forward server (msgpack over TCP), and keeps every
  * record it accepted with the request's path, headers and labels. It can go down (the port
- * refuses connections) and come back on the same port. 127.0.0.1 only.
+ * refuses connections) and come back on the same port, or refuse every request with a status
+ * (`rejectWith`). 127.0.0.1 only.
  */
 import * as http from 'http';
 import * as https from 'https';
@@ -33,6 +34,11 @@ export class Sink {
   /** Raw problems (a body the backend could not parse), for the test to assert on. */
   public readonly problems: string[] = [];
   public port = 0;
+  /**
+   * Answer every HTTP request with this status and keep nothing: a backend that is up but refuses
+   * the records (expired credentials: 401, 403). Unset: accept.
+   */
+  public rejectWith?: number;
   private server?: net.Server;
   private readonly sockets = new Set<net.Socket>();
 
@@ -70,6 +76,12 @@ export class Sink {
 
   private httpServer(): net.Server {
     const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      if (this.rejectWith !== undefined) {
+        const status = this.rejectWith;
+        req.resume();
+        req.on('end', () => res.writeHead(status).end());
+        return;
+      }
       const chunks: Buffer[] = [];
       req.on('data', c => chunks.push(c));
       req.on('end', () => {
