@@ -174,9 +174,18 @@ bench.spawn(project.compileTask);
 bench.exec('tsc --project bench/tsconfig.json');
 bench.exec('node --expose-gc .bench/bench.js', { receiveArgs: true });
 
-// docs/ and CONTRIBUTING.md live in the repository (the README links there); the package ships
-// README.md and API.md (the consumer test checks the file list).
-for (const pattern of ['/examples/', '/bench/', '/.bench/', '/.ci/', '/scripts/', '/.consumer-test/', '/docs/', '/CONTRIBUTING.md']) {
+// What the package ships besides lib/ and .jsii (issue 27, point 8; the consumer test checks the
+// file list, the stack frames and the links):
+// - src/: jsii compiles with inline source maps (tsconfig.json: inlineSourceMap, inlineSources), so
+//   under `node --enable-source-maps` or ts-node (what `cdk8s synth` runs) an error's frames name
+//   node_modules/cdk8s-sidecars/src/*.ts. Shipped, those frames open the very file and line
+//   (test/package-files.test.ts).
+// - docs/: the README links docs/*.md relatively; npmjs.com resolves such links against the
+//   `repository` field (github.com/.../blob/HEAD/docs/...), the installed package only if they ship.
+//   The README's links to development files (CONTRIBUTING.md, test/, bench/) are absolute links
+//   into the repository, which stays the home of examples/, bench/, scripts/ and CONTRIBUTING.md.
+project.npmignore?.removePatterns('/src/');
+for (const pattern of ['/examples/', '/bench/', '/.bench/', '/.ci/', '/scripts/', '/.consumer-test/', '/CONTRIBUTING.md']) {
   project.addPackageIgnore(pattern);
 }
 
@@ -192,11 +201,5 @@ project.package.addField('allowScripts', { '@parcel/watcher': false, 'backport':
 // consumer test runs jsii, jsii-docgen and jsii-pacmak). Node 20 still builds and tests the
 // project (README: Quick start); the banner stays for any other unsupported version.
 project.tasks.addEnvironment('JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION', '20');
-
-// Ship src/: jsii compiles lib/*.js with inline source maps whose frames name src/*.ts, which
-// source-map-support (installed by ts-node, which `cdk8s synth` runs a TypeScript app with) shows
-// in the stack of every error the library throws; without src/ those frames named files the
-// package does not have (issue 27, point 8).
-project.npmignore?.removePatterns('/src/');
 
 project.synth();

@@ -53,9 +53,9 @@ npm pack --dry-run --json --ignore-scripts > "$WORK/pack.json"
 node - "$WORK/pack.json" <<'EOF'
 const pack = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'))[0];
 const files = pack.files.map((f) => f.path).sort();
-// src/*.ts ships: the inline source maps of lib/*.js name those files in every stack frame (issue 27)
-const allowed = /^(package\.json|README\.md|LICENSE|API\.md|\.jsii|lib\/.+\.(js|d\.ts)|src\/.+\.ts)$/;
-const required = ['package.json', 'README.md', 'LICENSE', 'API.md', '.jsii', 'lib/index.js', 'lib/index.d.ts'];
+// src/*.ts: what the inline source maps of lib/*.js name; docs/*.md: what the README links (.projenrc.ts)
+const allowed = /^(package\.json|README\.md|LICENSE|API\.md|\.jsii|lib\/.+\.(js|d\.ts)|src\/.+\.ts|docs\/[^/]+\.md)$/;
+const required = ['package.json', 'README.md', 'LICENSE', 'API.md', '.jsii', 'lib/index.js', 'lib/index.d.ts', 'src/index.ts', 'docs/target.md'];
 const unexpected = files.filter((f) => !allowed.test(f));
 const missing = required.filter((f) => !files.includes(f));
 const pkg = require(require('path').resolve('package.json'));
@@ -255,14 +255,19 @@ step "synthesizing the cdk8s-plus-34 app for a 1.27 and a 1.34 cluster"
 check_output "$APP34" 1.27 LEGACY
 check_output "$APP34" 1.34 NATIVE
 
-# 5. ES module consumers get the named exports too.
+# 5. What a user of the installed package reads: an error's stack frames (with and without source
+#    maps) name files of the tarball, and every link of the README and docs/ resolves in it.
+step "checking an error's stack frames and the README's and docs' links in the installed package"
+npx ts-node --transpile-only --project projenrc/tsconfig.json scripts/installed-package-check.ts "$APP" "$WORK/pack.json"
+
+# 6. ES module consumers get the named exports too.
 step "importing from an ES module"
 (cd "$APP" && node --input-type=module -e "
 import { WithLogAgent, WithEnvoy, WithTracer, Sidecars } from 'cdk8s-sidecars';
 for (const x of [WithLogAgent, WithEnvoy, WithTracer, Sidecars]) if (typeof x !== 'function') throw new Error('missing export');
 ")
 
-# 6. The `cdk8s-sidecars` command (issue 29, docs/cli.md) from the installed tarball: its `bin`.
+# 7. The `cdk8s-sidecars` command (issue 29, docs/cli.md) from the installed tarball: its `bin`.
 step "running npx cdk8s-sidecars check|target|timeline|render from the tarball"
 (cd "$APP" && {
   cat > native.yaml <<'EOF'

@@ -41,6 +41,8 @@ const SYNTHESIS = Symbol.for('cdk8s-sidecars.synthesis');
 interface Synthesis {
   readonly errors: Map<WorkloadBinding, string[]>;
   readonly kept: Map<WorkloadBinding, { readonly key: string; readonly manifest: Json; readonly warnings: string[] }>;
+  /** The warnings printed to stderr in this call (each once per call, src/warnings.ts). */
+  readonly printed: Set<string>;
 }
 
 const specIds = new WeakMap<SidecarSpec, number>();
@@ -72,7 +74,7 @@ const WRAPPED = Symbol.for('cdk8s-sidecars.synthesis-wrapper');
  * does nothing for an App without sidecars (no holder), and nothing but reuse the open Synthesis
  * when it is entered again (an override that calls `super`).
  */
-function trackSyntheses(scope: IConstruct): void {
+export function trackSyntheses(scope: IConstruct): void {
   const root: any = scope.node.root;
   if (Object.prototype.hasOwnProperty.call(root, SYNTHESIS)) return;
   Object.defineProperty(root, SYNTHESIS, { value: { current: undefined as Synthesis | undefined }, enumerable: false });
@@ -86,7 +88,7 @@ function trackSyntheses(scope: IConstruct): void {
       const holder = this !== null && typeof this === 'object' ? this[SYNTHESIS] : undefined;
       if (!holder) return original.apply(this, args);
       const outer: Synthesis | undefined = holder.current;
-      holder.current = outer ?? { errors: new Map(), kept: new Map() };
+      holder.current = outer ?? { errors: new Map(), kept: new Map(), printed: new Set() };
       try {
         return original.apply(this, args);
       } finally {
@@ -101,6 +103,17 @@ function trackSyntheses(scope: IConstruct): void {
 /** The synthesis call in progress on the App of `scope`, if any. */
 function currentSynthesis(scope: IConstruct): Synthesis | undefined {
   return (scope.node.root as any)[SYNTHESIS]?.current;
+}
+
+/**
+ * Prints `warnings` to stderr once per synthesis: within one `app.synth()` / `app.synthYaml()`
+ * call (validated once per chart plus once) each message is printed the first time; outside such
+ * a call (a `Chart.toJson()` or `Testing.synth()`, one validation each) every time. The next call
+ * prints them again: a watch loop or a second synth in the same process shows them each time.
+ * @internal
+ */
+export function printSynthesisWarnings(scope: IConstruct, warnings: string[]): void {
+  printWarnings(warnings, currentSynthesis(scope)?.printed);
 }
 
 /** What a sidecar construct gives the binding: its spec and target, computed at synthesis. */
@@ -262,7 +275,7 @@ export class WorkloadBinding {
     if (seen) return [...seen];
     const errors = this.render('validate').errors;
     synthesis?.errors.set(this, errors);
-    printWarnings(this.obj.node.root, this.warnings);
+    printSynthesisWarnings(this.obj, this.warnings);
     return [...errors];
   }
 

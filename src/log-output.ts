@@ -1,4 +1,4 @@
-import { describeValue, isHost, isSecretKey, isSecretName, ownEntries, readAsIpv4 } from './private/checks';
+import { describeValue, hostReading, inetAtonAddress, isHost, isLoopbackHost, isSecretKey, isSecretName, ownEntries, readAsIpv4 } from './private/checks';
 import { sortedKeys } from './private/order';
 import { characterProblem, manifestStringProblem, showValue } from './private/values';
 import { SecretKeyReference } from './secret-ref';
@@ -148,9 +148,17 @@ function checkHost(factory: string, host: string): void {
   // An empty host is reported by WithLogAgent, with the construct's path.
   if (host === '') return;
   // RFC 1123 host names (also IPv4 addresses), a trailing '.' allowed: what every agent and the URLs they build accept.
-  if (typeof host === 'string' && readAsIpv4(host.endsWith('.') ? host.slice(0, -1) : host)) {
+  const bare = typeof host === 'string' && host.endsWith('.') ? host.slice(0, -1) : host;
+  if (typeof host === 'string' && readAsIpv4(bare)) {
+    const v4 = inetAtonAddress(bare);
+    const reads = v4 === undefined ? "'012' is 0.0.0.10, '10.1' is 10.0.0.1" : `'${bare}' is ${v4}${isLoopbackHost(v4) ? ", this pod's loopback" : ''}`;
     refuse(factory, 'host', host, "is ambiguous: not an IPv4 address in dotted-quad form, but the agents' C resolver reads it as an IPv4 address " +
-      "(inet_aton: '012' is 0.0.0.10, '10.1' is 10.0.0.1); give the address as four decimal numbers, e.g. '10.0.0.1', or a DNS name");
+      `(inet_aton: ${reads}); give the address as four decimal numbers, e.g. '10.0.0.1', or a DNS name`);
+  }
+  const ipv6 = typeof host === 'string' ? hostReading(host) : undefined;
+  if (ipv6 !== undefined) {
+    refuse(factory, 'host', host, `is not accepted: ${ipv6}, and a log output takes a DNS name or an IPv4 address (the agents' ` +
+      "configs and URLs are written from the host as given); give a DNS name, e.g. 'logs.example.com'");
   }
   if (!isHost(host, { allowTrailingDot: true })) {
     refuse(factory, 'host', host, "is not a DNS name or IPv4 address (RFC 1123: letters, digits, '-' and '.', at most 253 characters); " +

@@ -1,10 +1,11 @@
 import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
+import { printSynthesisWarnings, trackSyntheses } from './binding';
 import { SUPPORTED_KINDS } from './engine/pod-template';
 import { checkManifest, checkManifestSet } from './manifests-check';
 import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
 import { formatVersion } from './target';
-import { hasRecordedWarnings, printWarnings, recordValidationWarnings, recordWarnings } from './warnings';
+import { hasRecordedWarnings, recordValidationWarnings, recordWarnings } from './warnings';
 
 /**
  * The release-aware checks the constructs run on the workloads they touch (the API server's
@@ -35,6 +36,8 @@ export class SidecarValidation {
     // cdk8s prefixes each error with the path of the construct that registered the validation:
     // on the App (path '') that is a bare `[]`, so there the validation sits on a child of its own.
     const holder = scope.node.path === '' ? new Construct(scope, uniqueId(scope, 'SidecarValidation')) : scope;
+    // its warnings are printed once per app.synth() call, also in an app without sidecars
+    trackSyntheses(scope);
     holder.node.addValidation({
       validate: () => {
         let target;
@@ -91,7 +94,7 @@ export class SidecarValidation {
           } else {
             recordWarnings(o.obj, mine);
           }
-          printWarnings(o.obj.node.root, mine);
+          printSynthesisWarnings(o.obj, mine);
         }
         return errors;
       },

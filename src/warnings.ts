@@ -1,8 +1,10 @@
 /**
  * How a warning reaches the user. cdk8s has no Annotations (unlike the AWS CDK), so a warning
  * (a problem the pod survives, e.g. a known bug of the target's patch release) is
- *   1. printed to stderr once per app (the first validation that finds it; cdk8s validates the app more than once per synthesis), before any file is
- *      written), as `[cdk8s-sidecars] WARNING: <message>`;
+ *   1. printed to stderr once per synthesis (an `app.synth()` or `synthYaml()` call, or a
+ *      `Chart.toJson()` outside one: the first validation that finds it, since cdk8s validates the
+ *      app more than once per synthesis; before any file is written), as
+ *      `[cdk8s-sidecars] WARNING: <message>`;
  *   2. kept on the workload and readable with `SidecarWarnings.of(scope)` (tests, pipelines that
  *      want to fail on warnings).
  * Messages are deterministic: the same app and target give the same messages in the same order.
@@ -57,21 +59,18 @@ export function recordValidationWarnings(obj: IConstruct, warnings: string[]): v
   (obj as any)[VALIDATION_WARNINGS] = [...warnings];
 }
 
-const PRINTED = Symbol.for('cdk8s-sidecars.printed-warnings');
-
 /**
- * Prints to stderr each of `warnings` that this app has not printed yet. A workload's validation
- * runs more than once per synthesis: cdk8s' `App.synth()` validates the app, then every
+ * Prints to stderr each of `warnings` that is not in `printed` yet (and adds it there); without a
+ * set, all of them. The set is the synthesis call's (src/binding.ts printSynthesisWarnings): a
+ * workload's validation runs more than once per `app.synth()`: cdk8s validates the app, then every
  * `Chart.toJson()` validates it again (cdk8s `src/app.ts` `synth` and `_synthChart`,
- * `src/chart.ts` `toJson`, 2.70.x), so without this a warning is printed once per chart plus once.
- * The set lives on the app's root construct: one print per message per app.
+ * `src/chart.ts` `toJson`, 2.70.x), so without it a warning is printed once per chart plus once.
  * @internal
  */
-export function printWarnings(root: IConstruct, warnings: string[]): void {
-  const printed: Set<string> = (root as any)[PRINTED] ?? ((root as any)[PRINTED] = new Set<string>());
+export function printWarnings(warnings: string[], printed?: Set<string>): void {
   for (const w of warnings) {
-    if (printed.has(w)) continue;
-    printed.add(w);
+    if (printed?.has(w)) continue;
+    printed?.add(w);
     process.stderr.write(`[cdk8s-sidecars] WARNING: ${w}\n`);
   }
 }

@@ -7,7 +7,7 @@ import { Json, RANK } from './engine/spec';
 import { DEFAULT_IMAGES, ENVOY_IMAGE, releaseRangeWarning } from './images';
 import {
   checkBoolean, checkDnsLabel, checkImage, checkInteger, checkListenPort, checkPort, checkSecretName, checkString, describeValue,
-  durationSeconds, isHost, isPortName, isPropsObject, listOf, positiveSeconds,
+  durationSeconds, hostReading, isHost, isLoopbackHost, isPortName, isPropsObject, listOf, positiveSeconds,
 } from './private/checks';
 import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck } from './service-port';
 import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
@@ -317,12 +317,15 @@ export class WithEnvoy extends SidecarBase {
     this.healthPort = props.healthPort ?? DEFAULTS.healthPort;
     this.image = props.image ?? ENVOY_IMAGE;
     const upstreams = resolveUpstreams(who, props.upstreams ?? []);
-    checkPorts(who, this.appPort, [
+    // the ports Envoy listens on
+    const ownPorts: Array<[string, number]> = [
       ['listenerPort', this.listenerPort],
       ['adminPort', this.adminPort],
       ['healthPort', this.healthPort],
       ...upstreams.map((u, i): [string, number] => [`upstreams[${i}] '${u.name}' localPort`, u.localPort]),
-    ]);
+    ];
+    checkPorts(who, this.appPort, ownPorts);
+    checkUpstreamLoops(who, upstreams, ownPorts);
     checkTls(who, props.tls);
     checkImage(who, 'image', this.image, ENVOY_IMAGE);
     const times = checkTimes(who, props, this.appShutdownSeconds());
@@ -548,6 +551,14 @@ function resolveUpstreams(who: string, given: EnvoyUpstream[]): OutboundRoute[] 
     if (host === '') {
       throw new Error(`${who}: ${at} '${u.name}' has an empty host; set the upstream's DNS name or IPv4 address, e.g. 'payments.shop.svc.cluster.local'.`);
     }
+    const reading = hostReading(host);
+    if (host === u.host && reading !== undefined) {
+      throw new Error(
+        `${who}: ${at} '${u.name}' host '${u.host}' is not accepted: ${reading}. An upstream's host is a DNS name or an IPv4 ` +
+        'address as four decimal numbers (the bootstrap makes a STATIC cluster of an address, a STRICT_DNS one of a name); ' +
+        "give e.g. 'payments.shop.svc.cluster.local' or '10.0.0.1'.",
+      );
+    }
     if (host !== u.host || !isHost(host)) {
       throw new Error(
         `${who}: ${at} '${u.name}' host '${u.host}' is not a DNS name or IPv4 address; give the bare host ` +
@@ -559,6 +570,24 @@ function resolveUpstreams(who: string, given: EnvoyUpstream[]): OutboundRoute[] 
     const port = u.port ?? (tls ? 443 : 80);
     checkPort(who, `${at} '${u.name}' port`, port);
     return { name: u.name, localPort: u.localPort, host, port, tls };
+  });
+}
+
+/**
+ * An upstream on this pod's loopback (any spelling: 'localhost', 127.0.0.0/8, '0.0.0.0',
+ * src/private/checks.ts isLoopbackHost) at a port Envoy itself listens on would send the app's
+ * requests back into Envoy (or into its admin interface).
+ */
+function checkUpstreamLoops(who: string, upstreams: OutboundRoute[], own: Array<[string, number]>): void {
+  upstreams.forEach((u, i) => {
+    if (!isLoopbackHost(u.host)) return;
+    const mine = own.find(([, port]) => port === u.port);
+    if (mine) {
+      throw new Error(
+        `${who}: upstreams[${i}] '${u.name}' is ${u.host}:${u.port}, this pod's loopback at Envoy's own ${mine[0]}: the app's ` +
+        "requests would come back into Envoy. Give the upstream's own address (a Service's DNS name, e.g. 'payments.shop.svc.cluster.local').",
+      );
+    }
   });
 }
 

@@ -5,8 +5,8 @@ import { MIN_DRAIN_SECONDS, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShu
 import { Json, RANK } from './engine/spec';
 import { DEFAULT_IMAGES, OTEL_COLLECTOR_IMAGE, releaseRangeWarning } from './images';
 import {
-  checkBoolean, checkImage, checkListenPort, checkPort, checkString, durationSeconds, isHost, isLoopbackHost, isSecretKey,
-  isSecretName, ownEntries,
+  checkBoolean, checkImage, checkListenPort, checkPort, checkString, durationSeconds, inetAtonAddress, isBareIpv6, isHost,
+  isLoopbackHost, isSecretKey, isSecretName, ownEntries,
 } from './private/checks';
 import { sortedKeys } from './private/order';
 import { checkManifestString, checkWellFormed } from './private/values';
@@ -388,13 +388,33 @@ function checkEndpoint(who: string, endpoint: string | undefined): string {
     throw new Error(`${who}: exporterEndpoint '${endpoint}' is not host:port (the port is required); use ${example}.`);
   }
   const [, host, portText] = m;
+  const port = Number(portText);
+  const own = (address: string) => (isLoopbackHost(address) && (port === GRPC_PORT || port === HTTP_PORT)
+    ? `; as ${address}:${port} it would be the agent's own receiver (it would export to itself in a loop)` : '');
+  // The collector is Go: net.SplitHostPort splits host:port (IPv6 only in brackets) and a host that
+  // netip.ParseAddr does not read as an address (dotted quads only) is looked up as a DNS name;
+  // test/host-spellings.test.ts checks these readings against Go itself.
+  if (isBareIpv6(host)) {
+    throw new Error(
+      `${who}: exporterEndpoint '${endpoint}' has an IPv6 address without brackets ('${host}'), which the collector cannot ` +
+      `split from the port (Go's net.SplitHostPort: too many colons); write '[${host}]:${port}'${own(`[${host}]`)}. ` +
+      `Give the central collector's address, ${example}.`,
+    );
+  }
+  const v4 = inetAtonAddress(host);
+  if (v4 !== undefined) {
+    throw new Error(
+      `${who}: exporterEndpoint '${endpoint}' has host '${host}', which the collector (Go: an address is four decimal ` +
+      `numbers) looks up as a DNS name, while a C resolver (inet_aton) reads it as ${v4}${own(v4)}. ` +
+      (own(v4) ? `Give the central collector's address, ${example}.` : `Write the address as four decimal numbers (${v4}) or give a DNS name, ${example}.`),
+    );
+  }
   if (!isHost(host, { allowIpv6: true })) {
     throw new Error(
       `${who}: exporterEndpoint '${endpoint}' has an invalid host '${host}'; use a DNS name or an IP address ` +
       `(IPv6 in brackets) followed by ':port', ${example}.`,
     );
   }
-  const port = Number(portText);
   checkPort(who, `exporterEndpoint '${endpoint}' port`, port);
   // any spelling of this pod's loopback: 'LOCALHOST', '0.0.0.0', '[::ffff:127.0.0.1]' (src/private/checks.ts)
   if (isLoopbackHost(host) && (port === GRPC_PORT || port === HTTP_PORT)) {

@@ -18,6 +18,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { App, Chart, Include, Size, Yaml } from 'cdk8s';
 import { AdoptSidecar, LogOutput, SidecarCheck, SidecarQuit, WithEnvoy, WithLogAgent, WithTracer } from '../src';
+import { hpaManifest } from './util/fixtures';
 import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
 import { expectValidManifests } from './util/k8s-schema';
 import { simulateTermination } from './util/kubelet-termination';
@@ -101,6 +102,29 @@ describe('check', () => {
     const fixed = cli(['check', file, '--kubernetes-version', '1.29.9']);
     expect(fixed.status).toBe(0);
     expect(fixed.stdout).toBe('Kubernetes 1.29.9: 1 file(s), 2 object(s), 1 workload(s): 0 error(s), 0 warning(s)\n');
+  });
+
+  test('text output: one header per object, its findings below it in the order found; json keeps one entry per finding', () => {
+    // native-sidecars.yaml's Deployment has two findings at 1.29.3 (kubernetes#125880 and #126543)
+    // and two at 1.27 (each native sidecar); probe-on-init.yml's Job one.
+    for (const version of ['1.29.3', '1.27']) {
+      const text = cli(['check', MANIFESTS, '--kubernetes-version', version]).stdout.split('\n');
+      const findings = json(cli(['check', MANIFESTS, '--kubernetes-version', version, '--output', 'json'])).findings;
+      const headers = text.filter(l => / \(document \d+\): /.test(l));
+      const objects: string[] = [...new Set<string>(findings.map((f: any) => `${f.file} (document ${f.document}): ${f.kind} ${f.namespace ? `${f.namespace}/` : ''}${f.name}`))];
+      expect(findings.length).toBe(3);
+      expect(headers).toEqual(objects);
+      expect(headers.length).toBe(2);
+      // below each header, exactly the findings of that object (from the JSON), one line each
+      const blocks = headers.map(h => {
+        const after = text.slice(text.indexOf(h) + 1);
+        const end = after.findIndex(l => !l.startsWith('  '));
+        return after.slice(0, end);
+      });
+      expect(blocks).toEqual(objects.map(o => findings
+        .filter((f: any) => o.startsWith(`${f.file} (document ${f.document}): `))
+        .map((f: any) => `  ${f.level}: ${f.message}`)));
+    }
   });
 
   test('a native sidecar without a CPU or memory request (nor a limit to default it from) is a warning where native sidecars run', () => {
@@ -281,17 +305,7 @@ describe('check: the app-wide checks and the warnings of addTo', () => {
   });
 
   test('an HPA on CPU utilization of a pod whose app container has no CPU request: a warning under the HPA, exit 0', () => {
-    const hpa = {
-      apiVersion: 'autoscaling/v2',
-      kind: 'HorizontalPodAutoscaler',
-      metadata: { name: 'web', namespace: 'shop' },
-      spec: {
-        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
-        minReplicas: 1,
-        maxReplicas: 3,
-        metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
-      },
-    };
+    const hpa = hpaManifest({ averageUtilization: 70, minReplicas: 1 });
     const r = cli(['check', write('hpa.yaml', [deployment, hpa]), '--kubernetes-version', '1.32', '--output', 'json']);
     expect(r.status).toBe(0);
     expect(findings(r)).toEqual([['HorizontalPodAutoscaler', 'web', 'warning']]);

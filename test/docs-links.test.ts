@@ -1,50 +1,53 @@
 /**
  * The documentation's links between its own pages (README.md, CONTRIBUTING.md, docs/*.md) and
  * into the repository point at files that exist and at headings those files have (GitHub's
- * anchors), so that moving a section cannot leave a dead link behind.
+ * anchors), so that moving a section cannot leave a dead link behind. Absolute links into the
+ * project's repository (`https://github.com/<repository>/blob/main/...`, for what the package does
+ * not ship) are checked against this clone too (test/util/doc-links.ts).
  */
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
+import { anchor, deadLinks } from './util/doc-links';
 import { readDoc } from './util/docs';
 import { ROOT, markdownFiles } from './util/snippets';
-
-/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as '-'. */
-function anchor(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
-}
-
-function anchorsOf(file: string): Set<string> {
-  const text = readDoc(file).replace(/^```[\s\S]*?^```/gm, '');
-  return new Set([...text.matchAll(/^#{1,6}\s+(.+)$/gm)].map(m => anchor(m[1])));
-}
-
-/** Relative links of one page: [text](target) outside code blocks, without http(s) and mailto. */
-function linksOf(file: string): string[] {
-  const text = readDoc(file).replace(/^```[\s\S]*?^```/gm, '');
-  return [...text.matchAll(/\]\(([^)\s]+)\)/g)].map(m => m[1]).filter(t => !/^(https?:|mailto:)/.test(t));
-}
 
 test('GitHub anchors as the README uses them', () => {
   expect(anchor('Meshes, the admission guard and whole-app checks')).toBe('meshes-the-admission-guard-and-whole-app-checks');
   expect(anchor('`NativeSidecarGuard`: reject what a webhook stripped')).toBe('nativesidecarguard-reject-what-a-webhook-stripped');
 });
 
-test.each(markdownFiles())('every relative link of %s resolves', (file) => {
-  const links = linksOf(file);
-  const dead: string[] = [];
-  for (const link of links) {
-    const [target, hash] = link.split('#');
-    const resolved = target === '' ? file : path.posix.normalize(path.posix.join(path.posix.dirname(file), target));
-    if (!fs.existsSync(path.join(ROOT, resolved))) {
-      dead.push(`${link} (no file ${resolved})`);
-    } else if (hash !== undefined && resolved.endsWith('.md') && !anchorsOf(resolved).has(hash)) {
-      dead.push(`${link} (no heading #${hash} in ${resolved})`);
-    }
-  }
-  expect(dead).toEqual([]);
+test.each(markdownFiles())('every relative link of %s resolves, and every link into the repository', (file) => {
+  expect(deadLinks(ROOT, file, { repositoryRoot: ROOT })).toEqual([]);
 });
 
 test('the README links every page of docs/', () => {
   const readme = readDoc('README.md');
   for (const page of markdownFiles().filter(f => f.startsWith('docs/'))) expect(readme).toContain(`](${page})`);
+});
+
+test('deadLinks: a page of its own (a tmp dir) with a dead relative link, a missing heading and a link into the repository', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'doc-links-'));
+  const repo = 'https://github.com/example/project';
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ repository: { type: 'git', url: `git+${repo}.git` } }));
+  fs.mkdirSync(path.join(dir, 'docs'));
+  fs.writeFileSync(path.join(dir, 'docs', 'a.md'), '# A page\n\n## Its `second` heading\n');
+  fs.writeFileSync(path.join(dir, 'README.md'), [
+    '[ok](docs/a.md) [ok](docs/a.md#its-second-heading) [gone](docs/b.md) [no heading](docs/a.md#nope)',
+    `[repo ok](${repo}/blob/main/docs/a.md#a-page) [repo gone](${repo}/tree/main/examples/) [elsewhere](https://example.com/x.md)`,
+    '[outside](../x.md)',
+    '```md\n[in code](nothing.md)\n```',
+  ].join('\n'));
+  expect(deadLinks(dir, 'README.md')).toEqual([
+    'docs/b.md (no file docs/b.md)',
+    'docs/a.md#nope (no heading #nope in docs/a.md)',
+    '../x.md (no file ../x.md)',
+  ]);
+  expect(deadLinks(dir, 'README.md', { repositoryRoot: dir })).toEqual([
+    'docs/b.md (no file docs/b.md)',
+    'docs/a.md#nope (no heading #nope in docs/a.md)',
+    `${repo}/tree/main/examples/ (the repository has no examples)`,
+    '../x.md (no file ../x.md)',
+  ]);
+  fs.rmSync(dir, { recursive: true });
 });

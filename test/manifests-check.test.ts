@@ -10,6 +10,7 @@
 import { ApiObject, App, Chart } from 'cdk8s';
 import { SidecarValidation, SidecarWarnings } from '../src';
 import { checkManifestSet } from '../src/manifests-check';
+import { hpaManifest } from './util/fixtures';
 import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
 
 const deployment = (ns = 'shop') => ({
@@ -33,16 +34,7 @@ const service = (type = 'ClusterIP') => ({
   metadata: { name: 'web', namespace: 'shop' },
   spec: { type, selector: { app: 'web' }, ports: [{ port: 80, targetPort: 'envoy-http' }] },
 });
-const hpa = {
-  apiVersion: 'autoscaling/v2',
-  kind: 'HorizontalPodAutoscaler',
-  metadata: { name: 'web', namespace: 'shop' },
-  spec: {
-    scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
-    maxReplicas: 3,
-    metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } } }],
-  },
-};
+const hpa = hpaManifest({ averageUtilization: 60 });
 const job = (values: number[]) => ({
   apiVersion: 'batch/v1',
   kind: 'Job',

@@ -15,19 +15,12 @@ import { WithLogAgent } from '../src/with-log-agent';
 import { Mesh, WithMeshProxy } from '../src/with-mesh';
 import { AdoptSidecar, SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
 import { WithTracer } from '../src/with-tracer';
+import { rawDeployment } from './util/fixtures';
 
 const APP = { name: 'app', image: 'ghcr.io/example/app:1.0.0', ports: [{ containerPort: 8080 }], securityContext: { runAsUser: 1000 } };
 
 function workload(chart: Chart): ApiObject {
-  return new ApiObject(chart, 'raw', {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'raw' },
-    spec: {
-      selector: { matchLabels: { app: 'raw' } },
-      template: { metadata: { labels: { app: 'raw' } }, spec: { containers: [APP, { name: 'proxy', image: 'ghcr.io/example/proxy:1.0.0' }] } },
-    },
-  });
+  return rawDeployment(chart, 'raw', { containers: [APP, { name: 'proxy', image: 'ghcr.io/example/proxy:1.0.0' }] });
 }
 
 /** The wrong values: one of each type JavaScript can pass where the TypeScript type says otherwise. */

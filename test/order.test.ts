@@ -8,22 +8,12 @@ import { spawnSync } from 'child_process';
 import * as path from 'path';
 import { ApiObject, Chart, Testing } from 'cdk8s';
 import { containerEnvironment, expand } from './util/env-expansion';
+import { rawDeployment } from './util/fixtures';
 import { compareCodePoints } from '../src/private/order';
 import { WithSidecar } from '../src/with-sidecar';
 
-function rawDeployment(chart: Chart, env?: any[]): ApiObject {
-  return new ApiObject(chart, 'raw', {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'raw' },
-    spec: {
-      selector: { matchLabels: { app: 'raw' } },
-      template: {
-        metadata: { labels: { app: 'raw' } },
-        spec: { containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', ...(env ? { env } : {}) }] },
-      },
-    },
-  });
+function deploymentWithEnv(chart: Chart, env?: any[]): ApiObject {
+  return rawDeployment(chart, 'raw', { containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', ...(env ? { env } : {}) }] });
 }
 
 const podOf = (chart: Chart) => Testing.synth(chart).find((o: any) => o.kind === 'Deployment').spec.template.spec;
@@ -41,7 +31,7 @@ describe('env keeps the order given', () => {
   test('WithSidecar env: a var that refers to an earlier one is expanded by the kubelet', () => {
     const chart = new Chart(Testing.app(), 'test');
     new WithSidecar(chart, 'proxy', {
-      workload: rawDeployment(chart),
+      workload: deploymentWithEnv(chart),
       containerName: 'proxy',
       image: 'ghcr.io/example/proxy:1.0.0',
       kubernetesVersion: '1.29',
@@ -58,7 +48,7 @@ describe('env keeps the order given', () => {
   test('WithSidecar appEnv: after the app\'s own env, in the order given, so it can refer to the app\'s vars and its own', () => {
     const chart = new Chart(Testing.app(), 'test');
     new WithSidecar(chart, 'proxy', {
-      workload: rawDeployment(chart, [{ name: 'PORT', value: '8080' }]),
+      workload: deploymentWithEnv(chart, [{ name: 'PORT', value: '8080' }]),
       containerName: 'proxy',
       image: 'ghcr.io/example/proxy:1.0.0',
       kubernetesVersion: '1.29',

@@ -119,14 +119,25 @@ function workloadsOf(doc: any): Array<[string, any]> {
   return SUPPORTED_KINDS.includes(doc.kind) ? [[describeObject(doc), doc]] : [];
 }
 
-/** For people: one block per finding (file, object, level, problem and fix), then a summary. */
+/**
+ * For people: one block per object with findings (its file, document and object once, then each
+ * finding's level, problem and fix, in the order found), the objects in the order of their first
+ * finding, then a summary. Grouped by file and document, whatever check found what (`--output
+ * json` keeps one flat entry per finding).
+ */
 export function formatHuman(result: CheckResult): string {
-  const lines: string[] = [];
+  const blocks = new Map<string, string[]>();
   for (const f of result.findings) {
     const file = f.file === STDIN ? 'stdin' : f.file;
-    const object = `${f.kind} ${f.namespace ? `${f.namespace}/` : ''}${f.name}`;
-    lines.push(`${file} (document ${f.document}): ${object}`, `  ${f.level}: ${f.message}`);
+    const key = JSON.stringify([f.file, f.document]);
+    let block = blocks.get(key);
+    if (!block) {
+      block = [`${file} (document ${f.document}): ${f.kind} ${f.namespace ? `${f.namespace}/` : ''}${f.name}`];
+      blocks.set(key, block);
+    }
+    block.push(`  ${f.level}: ${f.message}`);
   }
+  const lines = [...blocks.values()].flat();
   const errors = result.findings.filter(f => f.level === 'error').length;
   const warnings = result.findings.length - errors;
   lines.push(

@@ -149,6 +149,52 @@ export function readAsIpv4(host: string): boolean {
   return parts.length >= 1 && parts.length <= 4 && parts.every(p => /^(?:0[xX][0-9A-Fa-f]*|[0-9]+)$/.test(p)) && !IPV4.test(host);
 }
 
+/**
+ * The IPv4 address a C resolver reads in a host that `readAsIpv4` finds ambiguous ('127.1' is
+ * '127.0.0.1', '0x7f000001' too), or undefined where inet_aton refuses it (an octal part with an 8
+ * or 9, a part out of range). inet_aton(3): 1 to 4 parts, each decimal, octal (leading 0) or hex
+ * ('0x'); the last part fills the remaining bytes (a: 32 bits, a.b: 8.24, a.b.c: 8.8.16).
+ */
+export function inetAtonAddress(host: string): string | undefined {
+  if (!readAsIpv4(host)) return undefined;
+  const parts = host.split('.').map(p => (/^0[xX]/.test(p) ? (p.length > 2 ? parseInt(p.slice(2), 16) : 0)
+    : /^0\d/.test(p) ? (/^[0-7]+$/.test(p) ? parseInt(p, 8) : NaN) : Number(p)));
+  if (parts.some(n => !Number.isSafeInteger(n))) return undefined;
+  const last = parts[parts.length - 1];
+  const head = parts.slice(0, -1);
+  if (head.some(n => n > 255) || last >= 2 ** (8 * (4 - head.length))) return undefined;
+  const value = head.reduce((acc, n, i) => acc + n * 2 ** (8 * (3 - i)), 0) + last;
+  return [24, 16, 8, 0].map(shift => Math.floor(value / 2 ** shift) % 256).join('.');
+}
+
+/**
+ * Whether `host` is an IPv6 address written without brackets ('::1', '0:0:0:0:0:0:0:1'): a
+ * host:port cannot carry it (Go's net.SplitHostPort: 'too many colons'), and the props that take
+ * a bare host read the colon as the start of a port.
+ */
+export function isBareIpv6(host: string): boolean {
+  if (typeof host !== 'string' || !host.includes(':') || /[[\]]/.test(host)) return false;
+  try {
+    return new URL(`http://[${host}]/`).hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * How a host that is not what it looks like reads, for the messages of the host props: an
+ * inet_aton short form ('127.1' is 127.0.0.1 to a C resolver), an IPv6 address, each with
+ * "this pod's loopback" where it is one; undefined for an ordinary DNS name or address.
+ */
+export function hostReading(host: string): string | undefined {
+  const loopback = (h: string) => (isLoopbackHost(h) ? ", this pod's loopback" : '');
+  const v4 = inetAtonAddress(host);
+  if (v4 !== undefined) return `a C resolver (inet_aton) reads '${host}' as ${v4}${loopback(v4)}`;
+  if (isBareIpv6(host)) return `'${host}' is an IPv6 address${loopback(`[${host}]`)}`;
+  if (/^\[.*\]$/.test(host) && isBareIpv6(host.slice(1, -1))) return `'${host}' is an IPv6 address${loopback(host)}`;
+  return undefined;
+}
+
 /** The rule every host prop states in its message. */
 export const HOST_RULE =
   "give the bare host (no scheme, port or path): a DNS name or IPv4 address, e.g. 'logs.example.com' (a name of digits and " +

@@ -21,7 +21,6 @@ import * as path from 'path';
 const SOURCE = path.join(__dirname, '..', 'go-yaml-reader', 'main.go');
 const GOPATH = '/usr/share/gocode';
 const SIGS_YAML = path.join(GOPATH, 'src', 'sigs.k8s.io', 'yaml', 'yaml.go');
-const CACHE = path.join(__dirname, '..', '..', 'node_modules', '.cache', 'cdk8s-sidecars-go-yaml-reader');
 
 /** How to get the oracle, for skip and failure messages. */
 export const ORACLE_HOWTO =
@@ -37,29 +36,43 @@ function goBinary(): string | undefined {
   return which.status === 0 && which.stdout.trim() ? which.stdout.trim() : undefined;
 }
 
+/**
+ * Builds a Go program of the tests (one file, offline, GOPATH mode, no cgo) once per machine: the
+ * binary is cached under node_modules/.cache/<cacheName>/, keyed by the program's text, the Go
+ * version and `keyParts` (the sources it compiles against). Its path, or why it cannot be had.
+ */
+export function buildGoProgram(
+  source: string, cacheName: string, howto: string, options: { gopath?: string; keyParts?: Buffer[] } = {},
+): { binary?: string; why?: string } {
+  const go = goBinary();
+  if (!go) return { why: `no Go toolchain found; ${howto}` };
+  const version = spawnSync(go, ['version'], { encoding: 'utf8' }).stdout.trim();
+  const hash = createHash('sha256').update(fs.readFileSync(source)).update(version);
+  for (const part of options.keyParts ?? []) hash.update(part);
+  const cache = path.join(__dirname, '..', '..', 'node_modules', '.cache', cacheName);
+  const binary = path.join(cache, `${path.basename(path.dirname(source))}-${hash.digest('hex').slice(0, 16)}`);
+  if (fs.existsSync(binary)) return { binary };
+  fs.mkdirSync(cache, { recursive: true });
+  const tmp = `${binary}.${process.pid}.tmp`;
+  const env: NodeJS.ProcessEnv = { ...process.env, GO111MODULE: 'off', GOFLAGS: '', GOPROXY: 'off', GOTOOLCHAIN: 'local', CGO_ENABLED: '0' };
+  if (options.gopath) env.GOPATH = options.gopath;
+  // The build cache: Go's default (~/.cache/go-build) where there is a home, else beside the binary.
+  if (!env.GOCACHE && !env.HOME) env.GOCACHE = path.join(cache, 'go-build');
+  const res = spawnSync(go, ['build', '-o', tmp, source], { env, encoding: 'utf8', cwd: path.dirname(source) });
+  if (res.status !== 0) {
+    return { why: `building ${source} failed (${res.error?.message ?? res.stderr.trim()}); ${howto}` };
+  }
+  fs.renameSync(tmp, binary); // atomic: jest workers building at once each rename a whole file
+  return { binary };
+}
+
 let built: { binary?: string; why?: string } | undefined;
 
 /** Builds (once per machine and program text) the reader; its path, or why it cannot be had. */
 export function oracle(): { binary?: string; why?: string } {
   if (built) return built;
-  const go = goBinary();
-  if (!go) return built = { why: `no Go toolchain found; ${ORACLE_HOWTO}` };
   if (!fs.existsSync(SIGS_YAML)) return built = { why: `${SIGS_YAML} is missing; ${ORACLE_HOWTO}` };
-  const version = spawnSync(go, ['version'], { encoding: 'utf8' }).stdout.trim();
-  const key = createHash('sha256').update(fs.readFileSync(SOURCE)).update(version).update(fs.readFileSync(SIGS_YAML)).digest('hex').slice(0, 16);
-  const binary = path.join(CACHE, `go-yaml-reader-${key}`);
-  if (fs.existsSync(binary)) return built = { binary };
-  fs.mkdirSync(CACHE, { recursive: true });
-  const tmp = `${binary}.${process.pid}.tmp`;
-  const env: NodeJS.ProcessEnv = { ...process.env, GO111MODULE: 'off', GOPATH, GOFLAGS: '', GOPROXY: 'off', GOTOOLCHAIN: 'local', CGO_ENABLED: '0' };
-  // The build cache: Go's default (~/.cache/go-build) where there is a home, else beside the binary.
-  if (!env.GOCACHE && !env.HOME) env.GOCACHE = path.join(CACHE, 'go-build');
-  const res = spawnSync(go, ['build', '-o', tmp, SOURCE], { env, encoding: 'utf8', cwd: path.dirname(SOURCE) });
-  if (res.status !== 0) {
-    return built = { why: `building ${SOURCE} failed (${res.error?.message ?? res.stderr.trim()}); ${ORACLE_HOWTO}` };
-  }
-  fs.renameSync(tmp, binary); // atomic: jest workers building at once each rename a whole file
-  return built = { binary };
+  return built = buildGoProgram(SOURCE, 'cdk8s-sidecars-go-yaml-reader', ORACLE_HOWTO, { gopath: GOPATH, keyParts: [fs.readFileSync(SIGS_YAML)] });
 }
 
 /** One document as the API server gets it, or the reader's error. */

@@ -86,18 +86,42 @@ export function containerOf(manifest: any, name: string): any {
  * spec (default: one app container on 8080).
  */
 export function rawDeployment(scope: Construct, id = 'raw', podSpec?: any): ApiObject {
+  return rawWorkload(scope, id, podSpec ?? { containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', ports: [{ containerPort: 8080 }] }] });
+}
+
+/**
+ * A raw workload ApiObject named `id` with `podSpec` as its pod template's spec: a Deployment
+ * (apps/v1, a selector on app: <id>) or a Job (batch/v1, no selector).
+ */
+export function rawWorkload(scope: Construct, id: string, podSpec: any, kind: 'Deployment' | 'Job' | string = 'Deployment'): ApiObject {
   return new ApiObject(scope, id, {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
+    apiVersion: kind === 'Job' ? 'batch/v1' : 'apps/v1',
+    kind,
     metadata: { name: id },
     spec: {
-      selector: { matchLabels: { app: id } },
-      template: {
-        metadata: { labels: { app: id } },
-        spec: podSpec ?? { containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', ports: [{ containerPort: 8080 }] }] },
-      },
+      ...(kind === 'Job' ? {} : { selector: { matchLabels: { app: id } } }),
+      template: { metadata: { labels: { app: id } }, spec: podSpec },
     },
   });
+}
+
+/**
+ * A HorizontalPodAutoscaler manifest (autoscaling/v2) 'web' in namespace 'shop' on a Resource
+ * metric's Utilization of the Deployment 'web' (the app-wide check's fixture: test/cli.test.ts
+ * and test/manifests-check.test.ts).
+ */
+export function hpaManifest(options: { averageUtilization: number; minReplicas?: number; resource?: string }): any {
+  return {
+    apiVersion: 'autoscaling/v2',
+    kind: 'HorizontalPodAutoscaler',
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+      ...(options.minReplicas !== undefined ? { minReplicas: options.minReplicas } : {}),
+      maxReplicas: 3,
+      metrics: [{ type: 'Resource', resource: { name: options.resource ?? 'cpu', target: { type: 'Utilization', averageUtilization: options.averageUtilization } } }],
+    },
+  };
 }
 
 /** Runs `fn` with an environment variable set, restoring it after. */

@@ -1,6 +1,6 @@
 /**
  * Issue 27 point 8: `npm test` prints no `[cdk8s-sidecars] WARNING` lines. The library prints each
- * warning to stderr once per app (src/warnings.ts); under jest those lines are kept here instead of
+ * warning to stderr once per synthesis (src/warnings.ts); under jest those lines are kept here instead of
  * printed: the tests read the warnings they expect with `SidecarWarnings.of(...)`, and the tests of
  * the printing itself spy on `process.stderr.write`, which takes the place of this wrapper.
  * `CDK8S_SIDECARS_TEST_WARNINGS=print npx jest ...` prints them as a user would see them.
