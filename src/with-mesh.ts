@@ -47,7 +47,11 @@ export enum Mesh {
   GCS_FUSE = 'GCS_FUSE',
   /** The Vault agent injector's `vault-agent` (vault-k8s v1.7.6): legacy layout only. */
   VAULT_AGENT = 'VAULT_AGENT',
-  /** Datadog's admission controller agent sidecar `datadog-agent-injected`: legacy layout only. */
+  /**
+   * Datadog's admission controller agent sidecar `datadog-agent-injected`: legacy layout only.
+   * Read in DataDog/datadog-agent's main branch (2026), not at a release tag: the repository is too
+   * large to fetch here; recheck at the agent release you run.
+   */
   DATADOG = 'DATADOG',
 }
 

@@ -145,13 +145,14 @@ describe('a readiness probe on a native sidecar that is not in the request path'
     .filter(f => f.source === 'readiness').map(f => [f.index, f.level]);
 
   test.each([
-    ['no Service at all', [workload([sidecar()])], [[0, 'warning']]],
+    ['no Service at all (the one that selects the pods is not in the set: nothing to judge)', [workload([sidecar()])], []],
     ['the Service targets the app (number)', [workload([sidecar()]), service(8080)], [[0, 'warning']]],
     ['the Service targets the app (name)', [workload([sidecar()]), service('http')], [[0, 'warning']]],
     ['the Service targets the sidecar by name', [workload([sidecar()]), service('agent')], []],
     ['the Service targets the sidecar by number', [workload([sidecar()]), service(9090)], []],
     ['the Service targets the probed port the sidecar does not declare', [workload([sidecar({ ports: undefined })]), service(9090)], []],
-    ['a Service of other pods targets the sidecar\'s port', [workload([sidecar()]), service(9090, { app: 'other' })], [[0, 'warning']]],
+    ['only a Service of other pods (it targets the sidecar\'s port): nothing selects these pods here', [workload([sidecar()]), service(9090, { app: 'other' })], []],
+    ['a Service of other pods targets the sidecar\'s port, one of these pods the app', [workload([sidecar()]), service(9090, { app: 'other' }), { ...service(8080), metadata: { name: 'web-app' } }], [[0, 'warning']]],
     ['no readiness probe', [workload([sidecar({ readinessProbe: undefined })])], []],
     ['an ordinary init container with the same port', [workload([{ name: 'init', image: 'x' }])], []],
   ])('%s', (_what, objects, expected) => {
@@ -169,7 +170,7 @@ describe('a readiness probe on a native sidecar that is not in the request path'
     );
   });
 
-  test('WithSidecar readinessCheck: SidecarValidation.addTo warns on the workload unless a Service of the app targets the sidecar', () => withEnv(ENV, undefined, () => {
+  test('WithSidecar readinessCheck: SidecarValidation.addTo warns on the workload when a Service of the app selects it and targets another port', () => withEnv(ENV, undefined, () => {
     const run = (targetPort: number | undefined) => {
       const { app, chart } = newChart();
       const w = rawDeployment(chart, 'web');
@@ -191,8 +192,9 @@ describe('a readiness probe on a native sidecar that is not in the request path'
       }
       return SidecarWarnings.of(app).filter(x => x.includes('readinessProbe'));
     };
-    expect(run(undefined)).toEqual([expect.stringMatching(/^test\/web: Deployment 'web': native sidecar 'agent' has a readinessProbe, but it is not in the request path \(no Service of the app selects these pods\)/)]);
-    expect(run(8080)).toHaveLength(1);
+    // no Service of the app selects the pods: the one that does is elsewhere, nothing to judge
+    expect(run(undefined)).toEqual([]);
+    expect(run(8080)).toEqual([expect.stringMatching(/^test\/web: Deployment 'web': native sidecar 'agent' has a readinessProbe, but it is not in the request path \(the Service\(s\) 'web' that select these pods target none of its ports\)/)]);
     expect(run(9090)).toEqual([]);
   }));
 

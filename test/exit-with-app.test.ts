@@ -14,7 +14,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { ApiObject, Chart, Testing } from 'cdk8s';
-import { LogAgent, SidecarCheck, SidecarTimeline, SidecarValidation, SidecarWarnings, WithEnvoy, WithLogAgent, WithSidecar, WithTracer } from '../src';
+import { LogAgent, Mesh, SidecarCheck, SidecarTimeline, SidecarValidation, SidecarWarnings, WithEnvoy, WithLogAgent, WithMeshProxy, WithSidecar, WithTracer } from '../src';
 import { containerEnvironment, expand } from './util/env-expansion';
 import { containerOf, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { schemaErrors } from './util/k8s-schema';
@@ -105,6 +105,22 @@ describe('the manifest', () => {
 
   test('shareProcessNamespace: false on the workload: refused', () => {
     expect(() => synth('1.27', { podSpec: { shareProcessNamespace: false } })).toThrow(/needs the containers to see each other's processes, but the workload sets shareProcessNamespace: false\. Drop shareProcessNamespace from the workload\./);
+  });
+
+  test.each([[Mesh.GCS_FUSE, 'gke-gcsfuse-sidecar'], [Mesh.DATADOG, 'datadog-agent-injected']])('%s injected beside it (a legacy container that exits once the others have): refused, each would wait for the other', (mesh, container) => {
+    const { chart } = newChart();
+    const workload = job(chart, { containers: [APP], restartPolicy: 'Never' });
+    new WithMeshProxy(chart, 'mesh', { workload, mesh, kubernetesVersion: '1.27' });
+    new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.27' });
+    expect(() => Testing.synth(chart)).toThrow(new RegExp(`WithLogAgent 'test/logs': .*the library would make it exit with the app, but '${container}' \\(.*\\) is injected beside it in the legacy layout.*neither would exit`));
+  });
+
+  test('Istio injected beside it, the app stopping the proxy itself (allowLegacyOnJob): wrapped as without it', () => {
+    const { chart } = newChart();
+    const workload = job(chart, { containers: [APP], restartPolicy: 'Never' });
+    new WithMeshProxy(chart, 'mesh', { workload, mesh: Mesh.ISTIO, kubernetesVersion: '1.27', allowLegacyOnJob: true });
+    new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.27' });
+    expect(containerOf(manifestOf(Testing.synth(chart), 'Job'), 'log-agent').command[0]).toBe(TOOLS.busybox);
   });
 
   test('a sidecar that holds the app, and one whose program is not known: refused', () => {
@@ -228,7 +244,7 @@ function agentArgv(dir: string, stopSeconds: number, code: number, exitAfter?: n
   return [B, 'sh', '-c', `trap '${B} touch "$1/term"; ${B} sleep ${stopSeconds}; exit ${code}' TERM; ${body}`, 'agent', dir];
 }
 
-interface Run { child: ChildProcess; done: Promise<{ code: number | null; seconds: number }>; started: number }
+interface Run { child: ChildProcess; done: Promise<{ code: number | null; seconds: number; stderr: string }>; started: number }
 
 /** Every wrapper started (each in a process group of its own, with its agent), for the clean-up. */
 const RUNS: Run[] = [];
@@ -236,10 +252,16 @@ const RUNS: Run[] = [];
 function runWrapper(proc: string, readSeconds: number, argv: string[], stopSeconds?: number): Run {
   const script = exitWithAppScript(['/fluent-bit/bin/fluent-bit', TOOLS.busybox], readSeconds, proc, stopSeconds).split(TOOLS.busybox).join(BUSYBOX!);
   const started = Date.now();
-  const child = spawn(BUSYBOX!, ['sh', '-c', script, 'sh', ...argv], { stdio: 'ignore', detached: true });
-  const done = new Promise<{ code: number | null; seconds: number }>((resolve, reject) => {
+  const child = spawn(BUSYBOX!, ['sh', '-c', script, 'sh', ...argv], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  let stderr = '';
+  child.stderr!.on('data', d => (stderr += String(d)));
+  const done = new Promise<{ code: number | null; seconds: number; stderr: string }>((resolve, reject) => {
     child.on('error', reject);
-    child.on('close', code => resolve({ code, seconds: (Date.now() - started) / 1000 }));
+    // 'exit', not 'close': a grandchild left behind (the agent's own sleep, the bound's) may hold stderr open
+    child.on('exit', code => {
+      const seconds = (Date.now() - started) / 1000;
+      setTimeout(() => resolve({ code, seconds, stderr }), 200);
+    });
   });
   const run = { child, done, started };
   RUNS.push(run);
@@ -314,7 +336,7 @@ runIt('the wrapper under busybox sh', () => {
     expect(code).toBe(0);
   }, 30_000);
 
-  test('the app still runs: SIGTERM to the wrapper reaches the agent at once, and the agent\'s exit status is the wrapper\'s', async () => {
+  test('the app still runs: SIGTERM to the wrapper reaches the agent at once, and the wrapper exits 143 although the agent exits 0 (stopped, not done: a pod whose agent was killed is not Succeeded)', async () => {
     const run = runWrapper(proc, 2, agentArgv(work, 1, 0));
     await new Promise(r => setTimeout(r, 1200));
     const sent = (Date.now() - run.started) / 1000;
@@ -323,7 +345,7 @@ runIt('the wrapper under busybox sh', () => {
     const { code, seconds } = await run.done;
     expect(term! - sent).toBeLessThan(0.5);
     expect(seconds - term!).toBeGreaterThanOrEqual(0.9);
-    expect(code).toBe(0);
+    expect(code).toBe(143);
     // the app's processes still there: the wrapper did not stop the agent by itself
     expect(fs.existsSync(path.join(proc, '20'))).toBe(true);
   }, 30_000);
@@ -332,7 +354,8 @@ runIt('the wrapper under busybox sh', () => {
     const run = runWrapper(proc, 1, agentArgv(work, 0, 0));
     expect(await appears(path.join(work, 'term'), run, 4)).toBeUndefined();
     run.child.kill('SIGTERM');
-    expect((await run.done).code).toBe(0);
+    // stopped from outside while the app runs
+    expect((await run.done).code).toBe(143);
   }, 30_000);
 
   test('an agent that hangs on its way out (it takes 30 s after SIGTERM) is killed once its stop time (2 s) has passed, and the wrapper exits 0', async () => {
@@ -340,7 +363,9 @@ runIt('the wrapper under busybox sh', () => {
     fs.rmSync(path.join(proc, '21'), { recursive: true });
     const run = runWrapper(proc, 0, agentArgv(work, 30, 3), 2);
     const term = await appears(path.join(work, 'term'), run, 10);
-    const { code, seconds } = await run.done;
+    const { code, seconds, stderr } = await run.done;
+    // and says so in the container's log
+    expect(stderr).toContain('exit-with-app: the agent did not stop within 2 s of its SIGTERM: SIGKILL');
     expect(term).toBeDefined();
     // SIGKILL 2 s after SIGTERM (+ slack), far before the agent's own 30 s
     expect(seconds - term!).toBeGreaterThanOrEqual(1.9);
@@ -348,12 +373,23 @@ runIt('the wrapper under busybox sh', () => {
     expect(code).toBe(0);
   }, 30_000);
 
+  test('a SIGTERM from outside once the app is gone (the agent stopping): the wrapper still exits 0', async () => {
+    fs.rmSync(path.join(proc, '20'), { recursive: true });
+    fs.rmSync(path.join(proc, '21'), { recursive: true });
+    const run = runWrapper(proc, 0, agentArgv(work, 2, 0), 10);
+    const term = await appears(path.join(work, 'term'), run, 10);
+    expect(term).toBeDefined();
+    run.child.kill('SIGTERM');
+    expect((await run.done).code).toBe(0);
+  }, 30_000);
+
   test('an agent that stops within its stop time is not killed: the wrapper returns at its exit, not at the bound', async () => {
     fs.rmSync(path.join(proc, '20'), { recursive: true });
     fs.rmSync(path.join(proc, '21'), { recursive: true });
     const run = runWrapper(proc, 0, agentArgv(work, 1, 0), 10);
     const term = await appears(path.join(work, 'term'), run, 10);
-    const { code, seconds } = await run.done;
+    const { code, seconds, stderr } = await run.done;
+    expect(stderr).toBe('');
     expect(seconds - term!).toBeGreaterThanOrEqual(0.9);
     expect(seconds - term!).toBeLessThan(3);
     expect(code).toBe(0);

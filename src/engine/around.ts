@@ -228,11 +228,13 @@ export function checkSidecarReadiness(workloads: readonly WorkloadInSet[], servi
     const probed = nativeSidecarsOf(template.spec).filter(c => c.readinessProbe !== undefined && c.readinessProbe !== null);
     if (probed.length === 0) return;
     const selecting = services.filter(s => selects(s, w.manifest, template.metadata?.labels ?? {}));
+    // No Service of the set selects the pods: the Service that does (a Helm chart's, another app's,
+    // a Gateway's) is not here to judge, so nothing is said (a proxy such as WithEnvoy is in the
+    // request path of a Service this app does not declare).
+    if (selecting.length === 0) return;
     for (const c of probed) {
       if (selecting.some(s => (Array.isArray(s.spec?.ports) ? s.spec.ports : []).some((p: Json) => targets(p, c)))) continue;
-      const context = selecting.length === 0
-        ? 'no Service of the app selects these pods'
-        : `the Service(s) ${quoted(selecting.map(s => String(s.metadata?.name ?? '?')))} that select these pods target none of its ports`;
+      const context = `the Service(s) ${quoted(selecting.map(s => String(s.metadata?.name ?? '?')))} that select these pods target none of its ports`;
       out.push({
         workload: index,
         message:

@@ -6,7 +6,7 @@
  * env, annotations and shutdown handling, sets the grace period and checks the API server's
  * rules on the result.
  */
-import { InjectedProxy, NATIVE_SIDECARS_ANNOTATION, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
+import { InjectedProxy, MESH_FACTS, NATIVE_SIDECARS_ANNOTATION, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
 import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
 import {
   GracePlan, TOOLS, agentArgv, exitWithAppCommand, exitWithAppPrograms, lifecycleFor, planGrace, sidecarPrograms,
@@ -179,7 +179,11 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // app (`exitsWithApp`, docs/shutdown.md "A legacy sidecar on a Job"); otherwise refused.
   const podCompletes = manifest.kind === 'Pod' && spec.restartPolicy !== undefined && spec.restartPolicy !== 'Always';
   const completes = COMPLETING_KINDS.has(manifest.kind) || podCompletes;
-  const exiting = completes ? exitsWithApp(where, ordered, spec, podCompletes) : { specs: [], errors: [], warnings: [] };
+  // an injected container in the legacy layout that exits by itself once the other containers
+  // have ended (GKE's gcsfuse, Datadog's auto-exit) runs beside the wrapper, which would take it for
+  // the app (a proxy the app stops itself, `allowLegacyOnJob`, ends before the app: no deadlock)
+  const injectedLegacy = injected.filter(p => p.layout === 'LEGACY' && MESH_FACTS[p.mesh].legacyExits !== 'NEVER').map(p => `'${MESH_FACTS[p.mesh].proxyName}' (${MESH_FACTS[p.mesh].label})`);
+  const exiting = completes ? exitsWithApp(where, ordered, spec, podCompletes, injectedLegacy) : { specs: [], errors: [], warnings: [] };
   errors.push(...exiting.errors);
   warnings.push(...exiting.warnings);
   const wrapped = new Set(exiting.specs);
@@ -343,7 +347,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
  *   refused, there is nothing to run under the wrapper.
  * - the workload sets `shareProcessNamespace: false`: refused (the wrapper must see the app's processes).
  */
-function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCompletes: boolean):
+function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCompletes: boolean, injectedLegacy: string[] = []):
 { specs: SidecarSpec[]; errors: string[]; warnings: string[] } {
   const errors: string[] = [];
   const specs: SidecarSpec[] = [];
@@ -374,6 +378,14 @@ function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCom
         `${head}; the library would make it exit with the app, which needs the containers to see each other's processes, but the workload sets ` +
         `shareProcessNamespace: false. Drop shareProcessNamespace from the workload. ${others}`,
       );
+    } else if (injectedLegacy.length > 0) {
+      // e.g. GKE's gcsfuse sidecar exits only once every other container has ended (putExitFile,
+      // pkg/csi_driver/utils.go, gcs-fuse-csi-driver v1.24.4): each would wait for the other
+      errors.push(
+        `${head}; the library would make it exit with the app, but ${injectedLegacy.join(', ')} ${injectedLegacy.length > 1 ? 'are' : 'is'} injected beside it in ` +
+        'the legacy layout: the wrapper cannot tell that container from the app and would wait for it, while an injected container that exits ' +
+        `with the pod waits for the other containers in turn, so neither would exit. ${others}`,
+      );
     } else {
       specs.push(s);
     }
@@ -382,7 +394,8 @@ function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCom
     `${where}: its pods complete, and in the legacy layout a sidecar never exits by itself, so ${specs.map(s => `'${s.container.name}'`).join(', ')} ` +
     `${specs.length > 1 ? 'are' : 'is'} run under a wrapper that exits with the app: once no process of the app containers is left it waits the agent's ` +
     'read delay, stops the agent (SIGTERM), waits for it and exits 0, so the app\'s exit codes decide the pod\'s phase; the pod gets ' +
-    'shareProcessNamespace: true for it (the containers see each other\'s processes: docs/security.md). Target Kubernetes 1.29+ to use native ' +
+    'shareProcessNamespace: true for it (the containers see each other\'s processes: docs/security.md). One case it cannot tell: an app container ' +
+    'whose start failed (an image pull error) counts as exited, so its later run goes without the sidecar. Target Kubernetes 1.29+ to use native ' +
     'sidecars instead, or set `allowLegacyOnJob: true` if the app stops the sidecar itself.',
   ];
   return { specs, errors, warnings };

@@ -283,7 +283,7 @@ export function agentArgv(spec: SidecarSpec): string[] | undefined {
  * The wrapper of a legacy sidecar that exits with the app (a Job's pod, `restartPolicy: Never`;
  * docs/shutdown.md, "A legacy sidecar on a Job"), as a busybox shell script: the agent (the
  * script's arguments, `"$@"`, never spliced into it) runs as a child; a SIGTERM (or SIGINT) to the
- * wrapper is forwarded to it at once; once no process is left in a container other than this one,
+ * wrapper is forwarded to it at once (the wrapper then exits 143: the sidecar was stopped, not done); once no process is left in a container other than this one,
  * the sandbox and the library's sidecars (`programs`, the tools' busybox among them: a wrapped
  * sidecar's own first process), it waits `readSeconds` (the agent's read delay, so that the last
  * lines are read), sends the agent SIGTERM, waits for it (at most `stopSeconds`, rounded up: then
@@ -301,13 +301,19 @@ export function exitWithAppScript(programs: string[], readSeconds: number, proc 
   const read = readSeconds > 0 ? `${B} sleep ${readSeconds} & wait $!; ` : '';
   // the agent's stop after the app is bounded as the kubelet bounds a stop: SIGKILL once its stop
   // time has passed (an agent that hangs on its way out must not keep the Job from completing)
-  const bound = stopSeconds === undefined ? '' : `(${B} sleep ${Math.max(1, Math.ceil(stopSeconds))}; kill -KILL $c 2>/dev/null) & k=$!; `;
+  const n = stopSeconds === undefined ? 0 : Math.max(1, Math.ceil(stopSeconds));
+  const bound = stopSeconds === undefined ? '' :
+    `(${B} sleep ${n}; kill -0 $c 2>/dev/null && echo "exit-with-app: the agent did not stop within ${n} s of its SIGTERM: SIGKILL" >&2; ` +
+    'kill -KILL $c 2>/dev/null) & k=$!; ';
+  // a SIGTERM from outside while the app runs (the pod is deleted, a failed startup probe) is the
+  // sidecar stopped, not done: exit 143, so a pod whose agent was killed is not Succeeded; once the
+  // app is gone (t=2) the stop is the wrapper's own and it exits 0
   return `P=${proc}; own=$(${B} cat $P/self/cgroup); pause=$(${B} cat $P/1/cgroup); t=0; k=; ` +
-    '"$@" & c=$!; trap \'t=1; kill -TERM $c 2>/dev/null\' TERM INT; ' +
+    '"$@" & c=$!; trap \'[ $t = 2 ] || t=1; kill -TERM $c 2>/dev/null\' TERM INT; ' +
     'while [ $t = 0 ]; do kill -0 $c 2>/dev/null || break; ' + appScan(programs) +
     `if [ $alive = 0 ]; then ${read}[ $t = 0 ] && kill -TERM $c 2>/dev/null; t=2; ${bound}break; fi; ` +
     `${B} sleep 1 & wait $!; done; ` +
-    'while :; do wait $c; s=$?; kill -0 $c 2>/dev/null || break; done; [ -n "$k" ] && kill $k 2>/dev/null; [ $t = 2 ] && exit 0; exit $s';
+    'while :; do wait $c; s=$?; kill -0 $c 2>/dev/null || break; done; [ -n "$k" ] && kill $k 2>/dev/null; [ $t = 2 ] && exit 0; [ $t = 1 ] && exit 143; exit $s';
 }
 
 /** The programs a wrapper's look takes for the library's sidecars: theirs, and the tools' busybox. */

@@ -324,7 +324,7 @@ export function exitWithAppReadSeconds(c: Json): number | undefined {
   const w: unknown[] = Array.isArray(c.command) ? c.command : [];
   if (w.length < 6 || !/(^|\/)busybox$/.test(String(w[0])) || w[1] !== 'sh' || w[2] !== '-c' || w[4] !== 'sh') return undefined;
   const script = String(w[3]);
-  if (!/^P=\S+; own=.*; t=0; (?:k=; )?"\$@" & c=\$!; trap 't=1; kill -TERM \$c 2>\/dev\/null' TERM INT; .*; \[ \$t = 2 \] && exit 0; exit \$s$/.test(script)) return undefined;
+  if (!/^P=\S+; own=.*; t=0; (?:k=; )?"\$@" & c=\$!; trap '(?:\[ \$t = 2 \] \|\| )?t=1; kill -TERM \$c 2>\/dev\/null' TERM INT; .*; \[ \$t = 2 \] && exit 0; (?:\[ \$t = 1 \] && exit 143; )?exit \$s$/.test(script)) return undefined;
   const read = /if \[ \$alive = 0 \]; then (?:\S*busybox sleep (\d+) & wait \$!; )?\[ \$t = 0 \]/.exec(script);
   return read ? Number(read[1] ?? 0) : undefined;
 }
