@@ -189,9 +189,11 @@ export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
     fixedBy: 'kubernetes#126543',
     summary: 'a native sidecar whose first start fails with a transient container runtime error stays in Created and the pod stays in Init',
     fixedIn: ['1.29.9', '1.30.5', '1.31.1', '1.32.0'],
-    // "a regression in default 1.29 configurations with the SidecarContainers feature enabled":
-    // 1.28 has the gate off by default.
-    firstAffectedMinor: 29,
+    // "Fixed a regression in default 1.29 configurations with the SidecarContainers feature
+    // enabled" (the release note of #127212-#127214): the regression is the feature's code path
+    // (computeInitContainerActions, from 1.28), on by default from 1.29; 1.28 runs it only with the
+    // gate on, which is also the only 1.28 pod with native sidecars to check. No 1.28 cherry-pick.
+    firstAffectedMinor: 28,
     sources: [
       'https://github.com/kubernetes/kubernetes/pull/126543',
       'release notes of v1.29.9 (#127214)', 'release notes of v1.30.5 (#127213)', 'release notes of v1.31.1 (#127212)',

@@ -40,10 +40,12 @@ describe('which releases have which bug', () => {
   });
 
   // kubernetes#123323, from the release notes: v1.28.8 (#123710), v1.29.3 (#123709), v1.30.0 (#123323).
-  // kubernetes#126543: v1.29.9 (#127214), v1.30.5 (#127213), v1.31.1 (#127212), v1.32.0 (#126543); a 1.29 regression.
+  // kubernetes#126543: v1.29.9 (#127214), v1.30.5 (#127213), v1.31.1 (#127212), v1.32.0 (#126543); "a regression in
+  // default 1.29 configurations with the SidecarContainers feature enabled": the feature's code path, which 1.28 runs
+  // with the gate on (no 1.28 cherry-pick).
   test.each([
     ['1.27.16', false, false],
-    ['1.28.7', true, false], ['1.28.8', false, false], ['1.28', undefined, false],
+    ['1.28.7', true, true], ['1.28.8', false, true], ['1.28', undefined, true],
     ['1.29.2', true, true], ['1.29.3', false, true], ['1.29.8', false, true], ['1.29.9', false, false], ['1.29', undefined, undefined],
     ['1.30.0', false, true], ['1.30.4', false, true], ['1.30.5', false, false],
     ['1.31.0', false, true], ['1.31.1', false, false], ['1.31', false, undefined],
@@ -322,16 +324,18 @@ describe('warnings on synthesized apps', () => {
     expect(job('1.33.5', kplus.RestartPolicy.ON_FAILURE)).toEqual([]);
   }));
 
-  test('1.28.9 with the gate: a Job gets kubernetes#132826 only, and the advice names the first fixed line', () => withEnv(ENV, undefined, () => {
+  test('1.28.9 with the gate: a Job gets kubernetes#132826 and #126543 (the feature\'s code path), each advice naming the first fixed line', () => withEnv(ENV, undefined, () => {
     const { app, chart } = newChart();
     const workload = kplusWorkload(chart, 'Job');
     new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.28.9', sidecarContainersGate: true });
     new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.28.9', sidecarContainersGate: true });
     Testing.synth(chart);
     const warnings = SidecarWarnings.of(app);
-    expect(warnings).toHaveLength(1);
+    expect(warnings).toHaveLength(2);
     expect(warnings[0]).toContain('Kubernetes 1.28.9 has kubernetes#132826');
     expect(warnings[0]).toContain('No 1.28 patch has the fix. To avoid it, upgrade the cluster to 1.33.6 or later, or use restartPolicy: OnFailure');
+    expect(warnings[1]).toContain('Kubernetes 1.28.9 has kubernetes#126543');
+    expect(warnings[1]).toContain('No 1.28 patch has the fix. To avoid it, upgrade the cluster to 1.29.9 or later, or use the legacy layout');
   }));
 
   test('1.35.2: every Deployment with one of our native sidecars gets kubernetes#137146 (all have a startupProbe); 1.35.4 and a Job do not', () => withEnv(ENV, undefined, () => {
