@@ -9,12 +9,13 @@
  *   deprecated. A field the library starts to emit fails here until someone reads it at the
  *   pinned tag and adds it (CONTRIBUTING.md, "Bumping an image").
  */
-import { Duration, Testing } from 'cdk8s';
+import { Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import * as protobuf from 'protobufjs';
-import { ENVOY_IMAGE, EnvoyAppProtocol, WithEnvoy, WithEnvoyProps } from '../src';
+import { ENVOY_IMAGE, WithEnvoy } from '../src';
 import { envoyFieldPaths } from './util/envoy-fields';
 import { envoyProtos } from './util/envoy-proto';
+import { ENVOY_VARIANTS as VARIANTS } from './util/envoy-variants';
 import { APP_CONTAINER, newChart } from './util/fixtures';
 
 /**
@@ -163,21 +164,6 @@ const CHECKED_AT_PIN = new Set([
   'envoy.type.matcher.v3.StringMatcher.exact',
 ]);
 
-const VARIANTS: Array<[string, Partial<WithEnvoyProps>]> = [
-  ['defaults', {}],
-  ['inbound mTLS', { tls: { secretName: 'web-tls', clientCaSecretName: 'web-client-ca' } }],
-  ['HTTP/2 app', { appProtocol: EnvoyAppProtocol.HTTP2 }],
-  ['upstreams, one with TLS', {
-    upstreams: [
-      { name: 'payments', localPort: 9001, host: 'payments.shop.svc.cluster.local', port: 8080 },
-      { name: 'partner-api', localPort: 9002, host: 'api.partner.example.com', tls: true },
-    ],
-  }],
-  ['no access log, proxy hops, timeouts, concurrency', {
-    accessLog: false, trustedProxyHops: 1, streamIdleTimeout: Duration.seconds(100), appIdleTimeout: Duration.seconds(30), concurrency: 2,
-  }],
-  ['app on the pod IP', { appListensOnPodIp: true }],
-];
 
 function emitted(): Set<string> {
   const all = new Set<string>();

@@ -7,7 +7,7 @@
  */
 import { Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
-import { kplusWorkload, newChart, podMetadataOf, podSpecOf } from './util/fixtures';
+import { engineSpec, kplusWorkload, newChart, podMetadataOf, podSpecOf } from './util/fixtures';
 import { Cluster, injectConsul, injectDatadog, injectGcsFuse, injectKuma, injectOtelOperator, injectVault } from './util/injectors';
 import { expectValidManifests } from './util/k8s-schema';
 import { cutShort, simulateTermination } from './util/kubelet-termination';
@@ -15,7 +15,7 @@ import { Injection } from './util/mesh-injection';
 // Imported module by module (not from '../src'), so that other constructs in progress cannot break this suite.
 import { InjectedProxy, MeshKind } from '../src/engine/injected';
 import { applySidecars } from '../src/engine/pod-template';
-import { Json, RANK, SidecarSpec } from '../src/engine/spec';
+import { Json, RANK } from '../src/engine/spec';
 import { SidecarLayout, SidecarMode } from '../src/target';
 import { SidecarTimeline } from '../src/timeline';
 import { SidecarWarnings } from '../src/warnings';
@@ -308,21 +308,7 @@ describe('Jobs: a legacy container that never exits', () => {
 // ---------------------------------------------------------------------------------------------
 // The engine against the injectors' layout and the kubelet's termination order.
 
-function spec(name: string, rank: number, stopSeconds: number, layout: 'NATIVE' | 'LEGACY'): SidecarSpec {
-  return {
-    owner: `With '${name}'`,
-    kind: `Kind-${name}`,
-    rank,
-    container: { name, image: `example/${name}:1`, ports: [{ containerPort: 9100 + rank }], startupProbe: { httpGet: { path: '/', port: 9100 + rank } } },
-    volumes: [],
-    appMounts: [],
-    appEnv: [],
-    podAnnotations: {},
-    shutdown: { stopSeconds, appShutdownSeconds: 10 },
-    layout,
-    allowLegacyOnJob: false,
-  };
-}
+const spec = (name: string, rank: number, stopSeconds: number, layout: 'NATIVE' | 'LEGACY') => engineSpec(name, rank, stopSeconds, layout, 9100);
 
 function deployment(): Json {
   return {

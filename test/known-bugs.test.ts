@@ -8,12 +8,12 @@
  * with 1.29); kubernetes#132826 fixed in v1.33.6 (#134801), v1.34.2 (#134800), v1.35.0
  * (#133072), no patch for 1.28-1.32.
  */
-import { ApiObject, Chart, Duration, Testing } from 'cdk8s';
+import { Chart, Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Mesh, SidecarMode, SidecarWarnings, WithLogAgent, WithMeshProxy, WithTracer } from '../src';
 import { KNOWN_KUBERNETES_BUGS, KnownKubernetesBug, findKnownBugs, hasBug } from '../src/known-bugs';
 import { parseKubernetesVersion } from '../src/target';
-import { APP_CONTAINER, kplusWorkload, manifestOf, newChart, podSpecOf, withEnv } from './util/fixtures';
+import { APP_CONTAINER, kplusWorkload, manifestOf, newChart, podSpecOf, rawWorkload, withEnv } from './util/fixtures';
 
 const ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
 const v = (raw: string) => parseKubernetesVersion(raw)!;
@@ -355,20 +355,9 @@ describe('warnings on synthesized apps', () => {
 
   test('1.28.9 with the gate: our sidecars keep a pod Burstable (requests below limits), so a user\'s whole-CPU native sidecar beside them gets neither kubernetes#119447 nor kubernetes#120715', () => withEnv(ENV, undefined, () => {
     const { app, chart } = newChart();
-    const workload = new ApiObject(chart, 'raw', {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'raw' },
-      spec: {
-        selector: { matchLabels: { app: 'raw' } },
-        template: {
-          metadata: { labels: { app: 'raw' } },
-          spec: {
-            initContainers: [{ name: 'proxy', image: 'ghcr.io/example/proxy:1', restartPolicy: 'Always', resources: { limits: { cpu: '1', memory: '128Mi' } } }],
-            containers: [{ name: 'app', image: 'ghcr.io/example/app:1', resources: { limits: { cpu: '2', memory: '1Gi' }, requests: { cpu: '2', memory: '1Gi' } } }],
-          },
-        },
-      },
+    const workload = rawWorkload(chart, 'raw', {
+      initContainers: [{ name: 'proxy', image: 'ghcr.io/example/proxy:1', restartPolicy: 'Always', resources: { limits: { cpu: '1', memory: '128Mi' } } }],
+      containers: [{ name: 'app', image: 'ghcr.io/example/app:1', resources: { limits: { cpu: '2', memory: '1Gi' }, requests: { cpu: '2', memory: '1Gi' } } }],
     });
     new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.28.9', sidecarContainersGate: true, userSidecarStopTime: Duration.seconds(3) });
     const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
@@ -398,22 +387,11 @@ describe('warnings on synthesized apps', () => {
     });
   });
 
-  const rawWithInit = (chart: any, initContainers: object[], kind = 'Deployment') => new ApiObject(chart, 'raw', {
-    apiVersion: kind === 'Job' ? 'batch/v1' : 'apps/v1',
-    kind,
-    metadata: { name: 'raw' },
-    spec: {
-      ...(kind === 'Job' ? {} : { selector: { matchLabels: { app: 'raw' } } }),
-      template: {
-        metadata: { labels: { app: 'raw' } },
-        spec: {
-          ...(kind === 'Job' ? { restartPolicy: 'OnFailure' } : {}),
-          initContainers,
-          containers: [{ name: 'app', image: 'ghcr.io/example/app:1' }],
-        },
-      },
-    },
-  });
+  const rawWithInit = (chart: any, initContainers: object[], kind = 'Deployment') => rawWorkload(chart, 'raw', {
+    ...(kind === 'Job' ? { restartPolicy: 'OnFailure' } : {}),
+    initContainers,
+    containers: [{ name: 'app', image: 'ghcr.io/example/app:1' }],
+  }, kind);
 
   test('a Job with an ordinary init container after our only native sidecar: no kubernetes#125880 warning', () => withEnv(ENV, undefined, () => {
     const { app, chart } = newChart();

