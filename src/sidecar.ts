@@ -2,19 +2,19 @@ import { createHash } from 'crypto';
 import { ApiObject, Chart, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { LivenessTiming } from './agents/liveness';
-import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
+import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './bind/binding';
 import { defaultPullPolicy } from './engine/pull-policy';
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
 import { checkBoolean, checkDnsLabel, checkImage, checkString, copyData, describeValue, durationSeconds, isPropsObject } from './private/checks';
 import { Memo, deepFreeze } from './private/memo';
 import { setOwn, sortedKeys } from './private/order';
-import { TargetReader, checkSameApp } from './private/target-reader';
+import { TargetReader, checkSameApp } from './bind/target-reader';
 import { checkManifestData } from './private/values';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
 import { SidecarTargetOptions } from './settings';
-import { SidecarLayout, formatVersion } from './target';
-import { graceWrittenByDefault } from './workload-defaults';
+import { SidecarLayout, formatVersion } from './target/capabilities';
+import { graceWrittenByDefault } from './bind/workload-defaults';
 
 /**
  * Props shared by every sidecar construct, but for the container's name (see `SidecarProps`,

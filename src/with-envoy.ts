@@ -1,7 +1,7 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, envoyConfigFiles } from './agents/envoy-bootstrap';
-import { envoyShutdown } from './agents/envoy-shutdown';
+import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, envoyConfigFiles } from './agents/envoy/config';
+import { envoyShutdown } from './agents/envoy/shutdown';
 import { AGENT_LIVENESS } from './agents/liveness';
 import { Json, RANK } from './engine/spec';
 import { DEFAULT_IMAGES, ENVOY_IMAGE, releaseRangeWarning } from './images';

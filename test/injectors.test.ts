@@ -16,7 +16,7 @@ import { Injection } from './util/mesh-injection';
 import { InjectedProxy, MeshKind } from '../src/engine/injected';
 import { applySidecars } from '../src/engine/pod-template';
 import { Json, RANK } from '../src/engine/spec';
-import { SidecarLayout, SidecarMode } from '../src/target';
+import { SidecarLayout, SidecarMode } from '../src/target/capabilities';
 import { SidecarTimeline } from '../src/timeline';
 import { SidecarWarnings } from '../src/warnings';
 import { WithEnvoy } from '../src/with-envoy';

@@ -9,7 +9,7 @@
  */
 import { ApiObject, App, Chart } from 'cdk8s';
 import { SidecarValidation, SidecarWarnings } from '../src';
-import { checkManifestSet } from '../src/manifests-check';
+import { checkManifestSet } from '../src/engine/manifests-check';
 import { hpaManifest } from './util/fixtures';
 import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
 

@@ -8,7 +8,7 @@ import {
   APP_CONTAINER, WorkloadKind, containerOf, kplusWorkload as anyWorkload, layoutOf, manifestOf, newChart, podMetadataOf, podSpecOf, rawDeployment,
 } from './util/fixtures';
 import { SCHEMA_RELEASES, expectValidManifests } from './util/k8s-schema';
-import { EnvoyBootstrapOptions, envoyConfigFiles, renderEnvoyConfigFiles } from '../src/agents/envoy-bootstrap';
+import { EnvoyBootstrapOptions, envoyConfigFiles, renderEnvoyConfigFiles } from '../src/agents/envoy/config';
 
 type Extra = Partial<Omit<WithEnvoyProps, 'workload'>>;
 

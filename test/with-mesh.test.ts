@@ -12,7 +12,7 @@ import { InjectedProxy, MeshKind } from '../src/engine/injected';
 import { applySidecars } from '../src/engine/pod-template';
 import { Json, RANK } from '../src/engine/spec';
 import { Sidecars } from '../src/settings';
-import { SidecarMode } from '../src/target';
+import { SidecarMode } from '../src/target/capabilities';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
 import { Mesh, WithMeshProxy } from '../src/with-mesh';

@@ -7,9 +7,9 @@
  * warning for each native sidecar without CPU or memory requests.
  */
 import { SUPPORTED_KINDS, describeObject, podTemplateOf } from '../engine/pod-template';
-import { findKnownBugs } from '../known-bugs';
-import { checkManifestSet } from '../manifests-check';
-import { capabilities, formatFullVersion } from '../target';
+import { findKnownBugs } from '../facts/known-bugs';
+import { checkManifestSet } from '../engine/manifests-check';
+import { capabilities, formatFullVersion } from '../target/capabilities';
 import { STDIN, loadDocuments } from './io';
 import { CliTarget } from './target-options';
 

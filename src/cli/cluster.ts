@@ -18,7 +18,7 @@
  */
 import { spawnSync } from 'child_process';
 import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV } from '../settings';
-import { OLDEST_SUPPORTED_MINOR } from '../target';
+import { OLDEST_SUPPORTED_MINOR } from '../target/capabilities';
 import { CommandError, firstLine } from './io';
 
 export interface ClusterOptions {

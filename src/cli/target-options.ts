@@ -3,7 +3,7 @@
  * constructs read) and `--gate`, checked as the constructs check them.
  */
 import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV, checkVersion } from '../settings';
-import { KubeVersion } from '../target';
+import { KubeVersion } from '../target/capabilities';
 import { UsageError } from './io';
 
 export interface CliTarget {

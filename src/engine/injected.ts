@@ -10,7 +10,7 @@
  *
  * Every fact below was read in the meshes' sources; the file and tag is named beside it.
  */
-import { capabilities } from '../target';
+import { capabilities } from '../target/capabilities';
 import { EngineTarget, Json, Layout, SidecarSpec } from './spec';
 
 /** The injectors the library accounts for (the values of the public `Mesh` enum). */

@@ -8,7 +8,7 @@
  * `pkg/apis/core/validation/validation.go`; the rules were read at the tags named in each row.
  * Version facts come from the capabilities table in `src/target.ts`; no rule compares versions.
  */
-import { TargetCapabilities, capabilities } from '../target';
+import { TargetCapabilities, capabilities } from '../target/capabilities';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './shutdown';
 import { EngineTarget, Json } from './spec';
 

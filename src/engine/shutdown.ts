@@ -1,7 +1,7 @@
 /**
  * Layer 2: shutdown handling per layout, the sidecar tools, and the grace-period arithmetic.
  */
-import { capabilities } from '../target';
+import { capabilities } from '../target/capabilities';
 import { defaultPullPolicy } from './pull-policy';
 import { EngineTarget, Json, SidecarSpec } from './spec';
 

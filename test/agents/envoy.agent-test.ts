@@ -22,7 +22,7 @@ import * as path from 'path';
 import { Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { WithEnvoy, WithEnvoyProps } from '../../src';
-import { envoyShutdown } from '../../src/agents/envoy-shutdown';
+import { envoyShutdown } from '../../src/agents/envoy/shutdown';
 import { ENVOY_VARIANTS } from '../util/envoy-variants';
 import { APP_CONTAINER, newChart } from '../util/fixtures';
 import { freePort, selfSignedCert, sleep, waitFor } from './util/pod';

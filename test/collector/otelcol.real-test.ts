@@ -20,7 +20,7 @@ import * as path from 'path';
 import { Chart, Duration, Size, Testing } from 'cdk8s';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { OtlpProtocol, WithTracer } from '../../src';
-import { otelCollectorShutdown } from '../../src/agents/otel-collector';
+import { otelCollectorShutdown } from '../../src/agents/otel-collector/config';
 import { OTEL_COLLECTOR_IMAGE } from '../../src/images';
 import { WORKLOAD_KINDS, kplusWorkload } from '../util/fixtures';
 import { LivenessRun, watchLiveness } from '../util/kubelet-prober';

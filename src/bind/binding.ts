@@ -11,14 +11,14 @@
  */
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
-import { checkSelfStoppingPreStops } from './engine/around';
-import { InjectedProxy } from './engine/injected';
-import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from './engine/pod-template';
-import { checkJobPodFailurePolicy } from './engine/rules';
-import { Json, SidecarSpec } from './engine/spec';
-import { asAdmitted, findKnownBugs } from './known-bugs';
-import { describeValue } from './private/checks';
-import { printWarnings, recordWarnings } from './warnings';
+import { checkSelfStoppingPreStops } from '../engine/around';
+import { InjectedProxy } from '../engine/injected';
+import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from '../engine/pod-template';
+import { checkJobPodFailurePolicy } from '../engine/rules';
+import { Json, SidecarSpec } from '../engine/spec';
+import { asAdmitted, findKnownBugs } from '../facts/known-bugs';
+import { describeValue } from '../private/checks';
+import { printWarnings, recordWarnings } from '../warnings';
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
 const SYNTHESIS = Symbol.for('cdk8s-sidecars.synthesis');

@@ -11,11 +11,11 @@
  * files given). Internal: the CLI and addTo are its only users, and a public jsii API would need
  * structs and an API.md change for no caller yet.
  */
-import { checkSelfStoppingPreStops, checkSidecarReadiness, checkVerticalAutoscaler } from './engine/around';
-import { SUPPORTED_KINDS, controllerVolumesOf, describeObject, podTemplateOf } from './engine/pod-template';
-import { checkJobPodFailurePolicy, checkPodSpec } from './engine/rules';
-import { Json } from './engine/spec';
-import { WorkloadOfApp, checkAutoscalerRequests, checkServiceTargetPorts } from './known-bugs';
+import { checkSelfStoppingPreStops, checkSidecarReadiness, checkVerticalAutoscaler } from './around';
+import { SUPPORTED_KINDS, controllerVolumesOf, describeObject, podTemplateOf } from './pod-template';
+import { checkJobPodFailurePolicy, checkPodSpec } from './rules';
+import { Json } from './spec';
+import { WorkloadOfApp, checkAutoscalerRequests, checkServiceTargetPorts } from '../facts/known-bugs';
 
 /** One object to check: how messages name it (a construct path, `Deployment 'web'`) and its JSON. @internal */
 export interface ManifestToCheck {
