@@ -109,7 +109,7 @@ export interface SidecarProps extends SidecarCommonProps {
  */
 function checkCommonProps(who: string, props: SidecarProps): void {
   if (!isPropsObject(props)) throw new Error(`${who}: the props ${describeValue(props)} are not an object; give e.g. { workload: deployment }.`);
-  // (the workload: workloadApiObject, src/binding.ts)
+  // (the workload: workloadApiObject, src/bind/binding.ts)
   checkString(who, 'containerName', props.containerName, "'log-agent'");
   checkString(who, 'after', props.after, "'fetch-secrets'");
   checkString(who, 'kubernetesVersion', props.kubernetesVersion, "'1.29'");

@@ -425,7 +425,7 @@ export class WithEnvoy extends SidecarBase {
       ],
       localPorts: [this.adminPort, ...r.upstreams.map(u => u.localPort)],
       appPorts: [this.appPort],
-      // Envoy exits at once on SIGTERM; the drain happens before (src/agents/envoy-shutdown.ts).
+      // Envoy exits at once on SIGTERM; the drain happens before (src/agents/envoy/shutdown.ts).
       shutdown: envoyShutdown(),
       // Readiness drops first (the health listener answers 503), then the pod-facing listeners
       // drain for drainTime; outbound listeners (MODIFY_ONLY, OUTBOUND) are left alone.

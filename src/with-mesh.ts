@@ -182,7 +182,7 @@ export class WithMeshProxy extends Construct {
     this.target = new TargetReader(this, props, () => this.describe());
     // An explicit version is checked at once; inherited ones at synthesis.
     this.target.resolved();
-    // the same "written by default" rule as the sidecar constructs (src/workload-defaults.ts)
+    // the same "written by default" rule as the sidecar constructs (src/bind/workload-defaults.ts)
     WorkloadBinding.of(this.workloadObject, { graceWrittenByDefault: graceWrittenByDefault(props.workload) })
       .add({ node: this.node, renderSidecar: () => this.render() });
   }

@@ -244,7 +244,7 @@ test('without a mesh, the engine output carries the marker in the native layout 
   expect(legacy.manifest.spec.template.metadata.annotations?.[MARKER]).toBeUndefined();
 });
 
-describe('the target is read as the sidecar constructs read it (src/private/target-reader.ts)', () => {
+describe('the target is read as the sidecar constructs read it (src/bind/target-reader.ts)', () => {
   test('a workload of another App is refused', () => {
     const { chart } = newChart();
     const other = newChart().chart;

@@ -1,7 +1,7 @@
 /**
  * The checks of a set of plain manifests (no cdk8s here): each workload through the API server's
  * rules, the fields the target does not know and the Job podFailurePolicy check (src/engine), then
- * the app-wide checks of src/known-bugs.ts: each Service against the pods it selects
+ * the app-wide checks of src/facts/known-bugs.ts: each Service against the pods it selects
  * (checkServiceTargetPorts) and each HorizontalPodAutoscaler against the pods it scales
  * (checkAutoscalerRequests), in the same namespace; then the checks of src/engine/around.ts: a native
  * sidecar's preStop that stops its own process (per object), a readiness probe on a native sidecar

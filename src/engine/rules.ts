@@ -6,7 +6,7 @@
  * API server behaves with its default feature gates) and the upstream source it was read from,
  * so that a reader can re-check it. "validation.go" is kubernetes/kubernetes
  * `pkg/apis/core/validation/validation.go`; the rules were read at the tags named in each row.
- * Version facts come from the capabilities table in `src/target.ts`; no rule compares versions.
+ * Version facts come from the capabilities table in `src/target/capabilities.ts`; no rule compares versions.
  */
 import { TargetCapabilities, capabilities } from '../target/capabilities';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './shutdown';

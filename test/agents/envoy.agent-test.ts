@@ -8,7 +8,7 @@
  * - `--mode validate` of every variant of test/envoy-api.test.ts: Envoy parses the bootstrap and
  *   the SDS files as the container would (unknown fields are refused in a static bootstrap) and
  *   logs no deprecated field;
- * - the shutdown src/agents/envoy-shutdown.ts models, with the container's own args: the preStop
+ * - the shutdown src/agents/envoy/shutdown.ts models, with the container's own args: the preStop
  *   POSTs (`/healthcheck/fail` turns the health listener to 503, `drain_listeners?inboundonly&graceful`
  *   with `--drain-strategy immediate` answers every request with `connection: close` while the
  *   listener still serves), then SIGTERM: Envoy exits within the model's stop time, having

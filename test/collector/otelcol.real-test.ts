@@ -3,7 +3,7 @@
  * Collector Builder from exactly the components WithTracer uses (scripts/build-otelcol.sh,
  * test/collector/builder-manifest.yaml), reads every config WithTracer can emit, forwards a span
  * and a metric with the pod's attributes, and shuts down within the bound the shutdown model
- * (src/agents/otel-collector.ts `otelCollectorShutdown`) promises, with the backend down and slow.
+ * (src/agents/otel-collector/config.ts `otelCollectorShutdown`) promises, with the backend down and slow.
  *
  *   npm run test:collector      (builds otelcol once, cached, then runs this file)
  *
