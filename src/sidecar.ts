@@ -3,18 +3,18 @@ import { ApiObject, Chart, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { LivenessTiming } from './agents/liveness';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './bind/binding';
+import { TargetReader, checkSameApp } from './bind/target-reader';
+import { graceWrittenByDefault } from './bind/workload-defaults';
 import { defaultPullPolicy } from './engine/pull-policy';
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
 import { checkBoolean, checkDnsLabel, checkImage, checkString, copyData, describeValue, durationSeconds, isPropsObject } from './private/checks';
 import { Memo, deepFreeze } from './private/memo';
 import { setOwn, sortedKeys } from './private/order';
-import { TargetReader, checkSameApp } from './bind/target-reader';
 import { checkManifestData } from './private/values';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
 import { SidecarTargetOptions } from './settings';
 import { SidecarLayout, formatVersion } from './target/capabilities';
-import { graceWrittenByDefault } from './bind/workload-defaults';
 
 /**
  * Props shared by every sidecar construct, but for the container's name (see `SidecarProps`,

@@ -1,8 +1,8 @@
 import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { printSynthesisWarnings, trackSyntheses } from './bind/binding';
-import { SUPPORTED_KINDS } from './engine/pod-template';
 import { checkManifest, checkManifestSet } from './engine/manifests-check';
+import { SUPPORTED_KINDS } from './engine/pod-template';
 import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
 import { formatVersion } from './target/capabilities';
 import { hasRecordedWarnings, recordValidationWarnings, recordWarnings } from './warnings';

@@ -1,12 +1,12 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, WorkloadBinding, workloadApiObject } from './bind/binding';
+import { TargetReader, checkSameApp } from './bind/target-reader';
+import { graceWrittenByDefault } from './bind/workload-defaults';
 import { InjectedProxy, MESH_FACTS } from './engine/injected';
 import { checkBoolean, checkString, copyData, describeValue, durationSeconds, isPropsObject, positiveSeconds } from './private/checks';
-import { TargetReader, checkSameApp } from './bind/target-reader';
 import { SidecarTargetOptions } from './settings';
 import { SidecarLayout, formatVersion } from './target/capabilities';
-import { graceWrittenByDefault } from './bind/workload-defaults';
 
 /**
  * A service mesh, operator or driver whose admission webhook injects a sidecar into pods.

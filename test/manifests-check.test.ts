@@ -9,9 +9,9 @@
  */
 import { ApiObject, App, Chart } from 'cdk8s';
 import { SidecarValidation, SidecarWarnings } from '../src';
-import { checkManifestSet } from '../src/engine/manifests-check';
 import { hpaManifest } from './util/fixtures';
 import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
+import { checkManifestSet } from '../src/engine/manifests-check';
 
 const deployment = (ns = 'shop') => ({
   apiVersion: 'apps/v1',

@@ -6,12 +6,12 @@
  * (src/facts/known-bugs.ts; only for a target with a patch version, as in the constructs), and a
  * warning for each native sidecar without CPU or memory requests.
  */
-import { SUPPORTED_KINDS, describeObject, podTemplateOf } from '../engine/pod-template';
-import { findKnownBugs } from '../facts/known-bugs';
-import { checkManifestSet } from '../engine/manifests-check';
-import { capabilities, formatFullVersion } from '../target/capabilities';
 import { STDIN, loadDocuments } from './io';
 import { CliTarget } from './target-options';
+import { checkManifestSet } from '../engine/manifests-check';
+import { SUPPORTED_KINDS, describeObject, podTemplateOf } from '../engine/pod-template';
+import { findKnownBugs } from '../facts/known-bugs';
+import { capabilities, formatFullVersion } from '../target/capabilities';
 
 export interface Finding {
   /** The file as given (`-` for stdin). */

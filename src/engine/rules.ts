@@ -8,9 +8,9 @@
  * `pkg/apis/core/validation/validation.go`; the rules were read at the tags named in each row.
  * Version facts come from the capabilities table in `src/target/capabilities.ts`; no rule compares versions.
  */
-import { TargetCapabilities, capabilities } from '../target/capabilities';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './shutdown';
 import { EngineTarget, Json } from './spec';
+import { TargetCapabilities, capabilities } from '../target/capabilities';
 
 /** What the rules need to know about the target: the engine's target. */
 export type RuleTarget = EngineTarget;

@@ -3,8 +3,8 @@
  * @see https://docs.fluentbit.io/manual/administration/configuring-fluent-bit/classic-mode
  */
 import { LogOutputConfig } from '../../log-output';
-import { ShutdownModel, shutdownModel } from '../shutdown-model';
 import { fluentBitValueProblem, showValue } from '../../private/values';
+import { ShutdownModel, shutdownModel } from '../shutdown-model';
 
 export interface FluentBitConfigOptions {
   /** Directory the app writes its log files into. */

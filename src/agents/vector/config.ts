@@ -28,8 +28,8 @@
  */
 import { Json } from '../../engine/spec';
 import { LogOutputConfig } from '../../log-output';
-import { ShutdownModel, shutdownModel } from '../shutdown-model';
 import { agentYaml } from '../../private/values';
+import { ShutdownModel, shutdownModel } from '../shutdown-model';
 
 /** The component ids of the rendered topology. */
 export const VECTOR_COMPONENTS = {
