@@ -576,7 +576,7 @@ function resolveUpstreams(who: string, given: EnvoyUpstream[]): OutboundRoute[] 
 
 /**
  * An upstream on this pod's loopback (any spelling: 'localhost', 127.0.0.0/8, '0.0.0.0',
- * src/private/checks.ts isLoopbackHost) at a port Envoy itself listens on would send the app's
+ * src/bind/checks.ts isLoopbackHost) at a port Envoy itself listens on would send the app's
  * requests back into Envoy (or into its admin interface).
  */
 function checkUpstreamLoops(who: string, upstreams: OutboundRoute[], own: Array<[string, number]>): void {

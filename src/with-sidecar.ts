@@ -430,7 +430,7 @@ export class WithSidecar extends SidecarBase {
   }
 }
 
-/** Every check of WithSidecar's own props (src/private/checks.ts), and the values they give. */
+/** Every check of WithSidecar's own props (src/bind/checks.ts), and the values they give. */
 function checkSidecarProps(who: string, props: WithSidecarProps, configDirectory: string) {
   checkImage(who, 'image', props.image, 'gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.25.3');
   checkStringList(who, 'command', props.command);

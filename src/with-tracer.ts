@@ -417,7 +417,7 @@ function checkEndpoint(who: string, endpoint: string | undefined): string {
     );
   }
   checkPort(who, `exporterEndpoint '${endpoint}' port`, port);
-  // any spelling of this pod's loopback: 'LOCALHOST', '0.0.0.0', '[::ffff:127.0.0.1]' (src/private/checks.ts)
+  // any spelling of this pod's loopback: 'LOCALHOST', '0.0.0.0', '[::ffff:127.0.0.1]' (src/bind/checks.ts)
   if (isLoopbackHost(host) && (port === GRPC_PORT || port === HTTP_PORT)) {
     throw new Error(
       `${who}: exporterEndpoint '${endpoint}' is the agent's own receiver: the agent would export to itself in a loop. ` +
