@@ -8,7 +8,7 @@
  * and `cdk8s-sidecars check`).
  */
 import { describeObject } from './pod-template';
-import { podTemplateOf } from '../facts/kinds';
+import { COMPLETING_KINDS, podTemplateOf } from '../facts/kinds';
 import { Json } from '../private/json';
 
 /** A workload as the app-wide checks see it: how messages name it and its manifest. */
@@ -161,7 +161,7 @@ export function selfStopOf(c: Json): string | undefined {
 export function checkSelfStoppingPreStops(manifest: Json, where: string = describeObject(manifest)): AroundFindings {
   const template = templateOf(manifest);
   if (!template) return { errors: [], warnings: [] };
-  const completes = manifest.kind === 'Job' || manifest.kind === 'CronJob';
+  const completes = COMPLETING_KINDS.has(manifest.kind);
   const errors: string[] = [];
   const warnings: string[] = [];
   for (const c of nativeSidecarsOf(template.spec)) {

@@ -12,9 +12,9 @@
  * structs and an API.md change for no caller yet.
  */
 import { checkSelfStoppingPreStops, checkSidecarReadiness, checkVerticalAutoscaler } from './around';
-import { SUPPORTED_KINDS, controllerVolumesOf, describeObject } from './pod-template';
+import { controllerVolumesOf, describeObject } from './pod-template';
 import { checkJobPodFailurePolicy, checkPodSpec } from './rules';
-import { podTemplateOf } from '../facts/kinds';
+import { SUPPORTED_KINDS, COMPLETING_KINDS, podTemplateOf } from '../facts/kinds';
 import { WorkloadOfApp, checkAutoscalerRequests, checkServiceTargetPorts } from '../facts/known-bugs';
 import { Json } from '../private/json';
 
@@ -101,7 +101,7 @@ function objectWarnings(manifest: Json): string[] {
   }
   if (!SUPPORTED_KINDS.includes(manifest.kind)) return [];
   return [
-    ...(manifest.kind === 'Job' || manifest.kind === 'CronJob' ? checkJobPodFailurePolicy(manifest, describeObject(manifest)).warnings : []),
+    ...(COMPLETING_KINDS.has(manifest.kind) ? checkJobPodFailurePolicy(manifest, describeObject(manifest)).warnings : []),
     ...checkSelfStoppingPreStops(manifest).warnings,
   ];
 }

@@ -26,6 +26,7 @@
  *   A container without a request has its limit as request (API defaulting), else none.
  */
 import { EngineTarget } from './spec';
+import { COMPLETING_KINDS, podSpecIn } from '../facts/kinds';
 import { parseQuantity } from '../facts/quantity';
 import { Json } from '../private/json';
 import { capabilities } from '../target/capabilities';
@@ -122,17 +123,6 @@ export interface Timeline {
 
 const MINIMUM_GRACE = 2;
 const DEFAULT_GRACE = 30;
-const COMPLETING = new Set(['Job', 'CronJob']);
-
-function podSpecOf(manifest: Json): Json | undefined {
-  switch (manifest?.kind) {
-    case 'Pod': return manifest.spec;
-    case 'CronJob': return manifest.spec?.jobTemplate?.spec?.template?.spec;
-    case 'Deployment': case 'StatefulSet': case 'DaemonSet': case 'ReplicaSet': case 'Job': case 'ReplicationController':
-      return manifest.spec?.template?.spec;
-    default: return undefined;
-  }
-}
 
 /** The kinds the timeline reads. */
 export const TIMELINE_KINDS = ['Pod', 'Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'ReplicationController', 'Job', 'CronJob'];
@@ -316,7 +306,7 @@ function shifted(step: StopStep, by: number): StopStep {
 }
 
 export function computeTimeline(manifest: Json, input: TimelineInput): Timeline {
-  const spec = podSpecOf(manifest);
+  const spec = podSpecIn(manifest);
   if (!spec) throw new Error(`kind ${manifest?.kind} has no pod template; the timeline reads ${TIMELINE_KINDS.join(', ')}`);
   const ordered = capabilities(input.target.minor, input.target.gate).orderedTermination;
   const assumptions: string[] = [];
@@ -380,7 +370,7 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
 
   // Completion
   const podCompletes = manifest.kind === 'Pod' && spec.restartPolicy !== undefined && spec.restartPolicy !== 'Always';
-  const completes = COMPLETING.has(manifest.kind) || podCompletes;
+  const completes = COMPLETING_KINDS.has(manifest.kind) || podCompletes;
   let completion: StopStep[] = [];
   let completionSeconds: number | undefined;
   if (completes) {
