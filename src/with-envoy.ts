@@ -8,6 +8,7 @@ import {
   durationSeconds, hostReading, isHost, isLoopbackHost, isPortName, isPropsObject, listOf, positiveSeconds,
 } from './bind/checks';
 import { RANK } from './engine/spec';
+import { selectorSelects } from './facts/services';
 import { DEFAULT_IMAGES, Images, releaseRangeWarning } from './images';
 import { Json } from './private/json';
 import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck } from './service-port';
@@ -693,9 +694,7 @@ function servicesTargeting(scope: IConstruct, labels: Record<string, string>, po
     } catch {
       continue;
     }
-    const selector: Json = svc.spec?.selector ?? {};
-    const keys = Object.keys(selector);
-    if (keys.length === 0 || !keys.every(k => labels[k] === selector[k])) continue;
+    if (!selectorSelects(svc.spec?.selector, labels)) continue;
     const hits = (svc.spec?.ports ?? []).some((p: Json) => {
       const target = p.targetPort ?? p.port;
       return (typeof target === 'string' ? named.get(target) : Number(target)) === port;

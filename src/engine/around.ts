@@ -9,6 +9,7 @@
  */
 import { describeObject } from './pod-template';
 import { COMPLETING_KINDS, podTemplateOf } from '../facts/kinds';
+import { serviceSelects } from '../facts/services';
 import { Json } from '../private/json';
 
 /** A workload as the app-wide checks see it: how messages name it and its manifest. */
@@ -186,10 +187,7 @@ export function checkSelfStoppingPreStops(manifest: Json, where: string = descri
 // Readiness probes on sidecars that no Service sends traffic to
 
 function selects(service: Json, manifest: Json, labels: Json): boolean {
-  const selector = service?.spec?.selector;
-  if (!selector || typeof selector !== 'object' || Object.keys(selector).length === 0) return false;
-  if ((service.metadata?.namespace ?? '') !== (manifest?.metadata?.namespace ?? '')) return false;
-  return Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+  return serviceSelects(service, manifest?.metadata?.namespace, labels);
 }
 
 /**

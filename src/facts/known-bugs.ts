@@ -14,6 +14,7 @@
 import { NATIVE_SIDECARS_ANNOTATION } from './annotations';
 import { podTemplateOf } from './kinds';
 import { parseQuantity } from './quantity';
+import { selectorSelects } from './services';
 import { Json } from '../private/json';
 import { KubeVersion, formatFullVersion } from '../target/capabilities';
 
@@ -521,7 +522,7 @@ export function checkServiceTargetPorts(service: Json, workloads: readonly Workl
     const template = podTemplateOfCopy(w.manifest);
     if (!template) continue;
     const labels = template.metadata?.labels ?? {};
-    if (!Object.entries(selector).every(([k, v]) => labels[k] === v)) continue;
+    if (!selectorSelects(selector, labels)) continue;
     const containers: Json[] = Array.isArray(template.spec?.containers) ? template.spec.containers : [];
     const natives: Json[] = Array.isArray(template.spec?.initContainers) ? template.spec.initContainers.filter((c: Json) => c && c.restartPolicy === 'Always') : [];
     const declares = (c: Json, name: string) => Array.isArray(c?.ports) && c.ports.some((p: Json) => p && p.name === name);
