@@ -16,7 +16,7 @@ import { podTemplateOf } from './kinds';
 import { parseQuantity } from './quantity';
 import { selectorSelects } from './services';
 import { Json } from '../private/json';
-import { KubeVersion, formatFullVersion } from '../target/capabilities';
+import { KubeVersion, formatFullVersion, parseKubernetesVersion } from '../target/capabilities';
 
 /** What a known bug does to one pod, with what to do about it. @internal */
 export interface KnownBugHit {
@@ -389,8 +389,8 @@ function isWholeCpus(cores: number | undefined): boolean {
 }
 
 function parseFixed(v: string): { minor: number; patch: number } {
-  const [, minor, patch] = v.split('.').map(Number);
-  return { minor, patch };
+  const { minor, patch } = parseKubernetesVersion(v)!; // the table's `x.y.z` (test/known-bugs.test.ts)
+  return { minor, patch: patch! };
 }
 
 /**
