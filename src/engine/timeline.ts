@@ -27,6 +27,7 @@
  */
 import { EngineTarget } from './spec';
 import { COMPLETING_KINDS, podSpecIn } from '../facts/kinds';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS } from '../facts/pod-defaults';
 import { parseQuantity } from '../facts/quantity';
 import { Json } from '../private/json';
 import { capabilities } from '../target/capabilities';
@@ -122,7 +123,6 @@ export interface Timeline {
 }
 
 const MINIMUM_GRACE = 2;
-const DEFAULT_GRACE = 30;
 
 /** The kinds the timeline reads. */
 export const TIMELINE_KINDS = ['Pod', 'Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'ReplicationController', 'Job', 'CronJob'];
@@ -344,7 +344,7 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
 
   // Stop
   const graceSet = typeof spec.terminationGracePeriodSeconds === 'number';
-  const grace: number = graceSet ? spec.terminationGracePeriodSeconds : DEFAULT_GRACE;
+  const grace: number = graceSet ? spec.terminationGracePeriodSeconds : KUBERNETES_DEFAULT_GRACE_SECONDS;
   const hooks = (c: Json): number | undefined => {
     if (!c.lifecycle?.preStop) return undefined;
     const given = input.hookSeconds?.[c.name];

@@ -13,6 +13,7 @@
  */
 import { NATIVE_SIDECARS_ANNOTATION } from './annotations';
 import { podTemplateOf } from './kinds';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './pod-defaults';
 import { parseQuantity } from './quantity';
 import { selectorSelects } from './services';
 import { Json } from '../private/json';
@@ -114,7 +115,7 @@ export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
       const natives = init.filter(c => c.restartPolicy === 'Always').map(c => c.name as string);
       if (natives.length < 2) return undefined;
       const affected = natives.slice(0, -1);
-      const grace = pod.terminationGracePeriodSeconds ?? 30;
+      const grace = pod.terminationGracePeriodSeconds ?? KUBERNETES_DEFAULT_GRACE_SECONDS;
       return {
         level: 'warning',
         what:
