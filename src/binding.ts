@@ -150,6 +150,8 @@ export interface RenderedSidecar {
 export interface BindingOptions {
   /** See ApplyOptions.graceWrittenByDefault. */
   readonly graceWrittenByDefault?: number;
+  /** See ApplyOptions.processNamespaceWrittenByDefault. */
+  readonly processNamespaceWrittenByDefault?: boolean;
 }
 
 /**
@@ -388,7 +390,8 @@ export class WorkloadBinding {
   ): EngineResult {
     // `base` is a fresh object from toJson(): the engine may work on it in place.
     const result = applySidecars(base, specs, {
-      minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true, injected,
+      minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault,
+      processNamespaceWrittenByDefault: this.options.processNamespaceWrittenByDefault, mutateInput: true, injected,
     });
     if (result.errors.length > 0) return result;
     // What the engine inferred from the manifest, then the known bugs of the target's patch

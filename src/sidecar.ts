@@ -14,7 +14,7 @@ import { checkManifestData } from './private/values';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
 import { SidecarTargetOptions } from './settings';
 import { SidecarLayout, formatVersion } from './target';
-import { graceWrittenByDefault } from './workload-defaults';
+import { graceWrittenByDefault, processNamespaceWrittenByDefault } from './workload-defaults';
 
 /**
  * Props shared by every sidecar construct, but for the container's name (see `SidecarProps`,
@@ -471,7 +471,10 @@ export abstract class SidecarBase extends Construct {
   protected _bind(source: SidecarSource): void {
     // cdk8s-plus (every major) writes terminationGracePeriodSeconds: 30 when its prop is unset, so
     // on its workloads 30 means "unset" and is raised when the sidecars need more.
-    WorkloadBinding.of(this.workloadObject, { graceWrittenByDefault: graceWrittenByDefault(this._props.workload) }).add(source);
+    WorkloadBinding.of(this.workloadObject, {
+      graceWrittenByDefault: graceWrittenByDefault(this._props.workload),
+      processNamespaceWrittenByDefault: processNamespaceWrittenByDefault(this._props.workload),
+    }).add(source);
   }
 
   private renderSidecar(): RenderedSidecar {

@@ -6,7 +6,7 @@ import { checkBoolean, checkString, copyData, describeValue, durationSeconds, is
 import { TargetReader, checkSameApp } from './private/target-reader';
 import { SidecarTargetOptions } from './settings';
 import { SidecarLayout, formatVersion } from './target';
-import { graceWrittenByDefault } from './workload-defaults';
+import { graceWrittenByDefault, processNamespaceWrittenByDefault } from './workload-defaults';
 
 /**
  * A service mesh, operator or driver whose admission webhook injects a sidecar into pods.
@@ -183,7 +183,9 @@ export class WithMeshProxy extends Construct {
     // An explicit version is checked at once; inherited ones at synthesis.
     this.target.resolved();
     // the same "written by default" rule as the sidecar constructs (src/workload-defaults.ts)
-    WorkloadBinding.of(this.workloadObject, { graceWrittenByDefault: graceWrittenByDefault(props.workload) })
+    WorkloadBinding.of(this.workloadObject, {
+      graceWrittenByDefault: graceWrittenByDefault(props.workload), processNamespaceWrittenByDefault: processNamespaceWrittenByDefault(props.workload),
+    })
       .add({ node: this.node, renderSidecar: () => this.render() });
   }
 

@@ -99,6 +99,13 @@ export interface ApplyOptions extends EngineTarget {
    */
   readonly graceWrittenByDefault?: number;
   /**
+   * The workload's `shareProcessNamespace: false` was written by its construct, not chosen by its
+   * user (cdk8s-plus 29 to 34 always write it): it is treated as unset, so a sidecar that needs the
+   * processes shared may set it to true.
+   * @default false
+   */
+  readonly processNamespaceWrittenByDefault?: boolean;
+  /**
    * Work on `input` itself instead of a copy (the caller hands over a fresh object): the result's
    * `manifest` is then `input`, changed in place.
    * @default false
@@ -183,7 +190,9 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // have ended (GKE's gcsfuse, Datadog's auto-exit) runs beside the wrapper, which would take it for
   // the app (a proxy the app stops itself, `allowLegacyOnJob`, ends before the app: no deadlock)
   const injectedLegacy = injected.filter(p => p.layout === 'LEGACY' && MESH_FACTS[p.mesh].legacyExits !== 'NEVER').map(p => `'${MESH_FACTS[p.mesh].proxyName}' (${MESH_FACTS[p.mesh].label})`);
-  const exiting = completes ? exitsWithApp(where, ordered, spec, podCompletes, injectedLegacy) : { specs: [], errors: [], warnings: [] };
+  // an explicit `shareProcessNamespace: false` of the user's (not one cdk8s-plus 29+ writes by default)
+  const unshared = spec.shareProcessNamespace === false && target.processNamespaceWrittenByDefault !== true;
+  const exiting = completes ? exitsWithApp(where, ordered, spec, podCompletes, injectedLegacy, unshared) : { specs: [], errors: [], warnings: [] };
   errors.push(...exiting.errors);
   warnings.push(...exiting.warnings);
   const wrapped = new Set(exiting.specs);
@@ -215,7 +224,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // (a wrapped sidecar's own first process is the tools' busybox: the other wrappers count it as a sidecar's)
   const wrapPrograms = wrapped.size > 0 ? exitWithAppPrograms(ordered) : [];
   if (watching.length > 0) {
-    if (spec.shareProcessNamespace === false) {
+    if (unshared) {
       errors.push(
         `${where}: sets shareProcessNamespace: false, but ${watching.map(s => s.owner).join(', ')} ${watching.length > 1 ? 'have' : 'has'} ` +
         'watchAppExit, which needs the containers to see each other\'s processes. Drop shareProcessNamespace from the workload, or watchAppExit.',
@@ -345,9 +354,10 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
  *   the app, so its wrapper could not tell an app that has not started yet from one that has exited.
  * - a sidecar whose program is not known (no `command`, and no entrypoint the construct knows):
  *   refused, there is nothing to run under the wrapper.
- * - the workload sets `shareProcessNamespace: false`: refused (the wrapper must see the app's processes).
+ * - the workload's user set `shareProcessNamespace: false`: refused (the wrapper must see the app's
+ *   processes); a `false` its construct wrote by default (cdk8s-plus 29+) counts as unset.
  */
-function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCompletes: boolean, injectedLegacy: string[] = []):
+function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCompletes: boolean, injectedLegacy: string[] = [], unshared = false):
 { specs: SidecarSpec[]; errors: string[]; warnings: string[] } {
   const errors: string[] = [];
   const specs: SidecarSpec[] = [];
@@ -373,7 +383,7 @@ function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCom
         `${head}; the program its image runs is not known (no command), so the library cannot run it under the wrapper that exits with the app. ` +
         `Give the sidecar's command (the image's entrypoint, e.g. from \`docker inspect\`). ${others}`,
       );
-    } else if (spec.shareProcessNamespace === false) {
+    } else if (unshared) {
       errors.push(
         `${head}; the library would make it exit with the app, which needs the containers to see each other's processes, but the workload sets ` +
         `shareProcessNamespace: false. Drop shareProcessNamespace from the workload. ${others}`,
