@@ -6,6 +6,7 @@
  * env, annotations and shutdown handling, sets the grace period and checks the API server's
  * rules on the result.
  */
+import { capabilities } from '../target';
 import { InjectedProxy, MESH_FACTS, NATIVE_SIDECARS_ANNOTATION, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
 import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
 import {
@@ -255,6 +256,18 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
       legacyLast.push(c);
     }
   }
+  // RestartAllContainers: the kubelet kills every container with a grace period of 0, in reverse
+  // order, then starts the pod's containers again from its init containers (kubernetes v1.37.2
+  // pkg/kubelet/kuberuntime/kuberuntime_manager.go SyncPod: "Killing containers without grace period").
+  const restarting = ordered.filter(s => s.layout === 'NATIVE' && (s.restartPodOnExitCodes ?? []).length > 0);
+  if (restarting.length > 0) {
+    warnings.push(
+      `${restarting.map(s => s.owner).join(', ')}: restartPodOnExitCodes restarts every container of ${where} in place when the sidecar exits with ` +
+      'one of those codes; the kubelet then kills them all at once with no grace period (no preStop hook, no ordered stop of the sidecars after the app), ' +
+      'so the app gets no graceful shutdown and a log agent or collector loses what it has buffered. Use it for a sidecar the app cannot run without ' +
+      '(a proxy holding its credentials), not for one that must flush.',
+    );
+  }
   if (unprobed.length > 0) {
     warnings.push(
       `${unprobed.join(', ')}: the livenessProbe is left out on ${where}: in a pod with restartPolicy Never a legacy sidecar is never ` +
@@ -456,6 +469,11 @@ function placeContainer(
   if (lifecycle) c.lifecycle = { ...(c.lifecycle ?? {}), ...lifecycle };
   if (needsTools) c.volumeMounts = [...(c.volumeMounts ?? []), { mountPath: TOOLS.mountPath, name: TOOLS.volumeName, readOnly: true }];
   if (s.layout === 'NATIVE') c.restartPolicy = 'Always';
+  // RestartAllContainers (KEP-5532, beta 1.36): checked in checkPlacement (native, 1.36+)
+  if (s.layout === 'NATIVE' && s.restartPodOnExitCodes !== undefined && s.restartPodOnExitCodes.length > 0 &&
+    capabilities(target.minor, target.gate).restartAllContainers) {
+    c.restartPolicyRules = [{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [...s.restartPodOnExitCodes] } }];
+  }
   return { container: sortKeys(c), needsTools };
 }
 
@@ -702,6 +720,15 @@ function checkPlacement(where: string, sidecars: SidecarSpec[], init: Json[], ta
       errors.push(
         `${s.owner}: after '${s.after}' names no init container of ${where}; its init containers are ` +
         `${names.length > 0 ? names.map(n => `'${n}'`).join(', ') : 'none'}. Name one of them, or drop \`after\`.`,
+      );
+    }
+    if (s.restartPodOnExitCodes !== undefined && s.restartPodOnExitCodes.length > 0 &&
+      (s.layout !== 'NATIVE' || !capabilities(target.minor, target.gate).restartAllContainers)) {
+      errors.push(
+        `${s.owner}: restartPodOnExitCodes [${s.restartPodOnExitCodes.join(', ')}] asks the kubelet to restart every container of ${where} when the ` +
+        `sidecar exits with one of them (the RestartAllContainers action), which needs a native sidecar on Kubernetes 1.36 or later ` +
+        `(RestartAllContainersOnContainerExits, beta 1.36); ${s.layout === 'NATIVE' ? `Kubernetes 1.${target.minor} refuses restartPolicyRules on a native sidecar` : `here it is in the legacy layout (Kubernetes 1.${target.minor})`}. ` +
+        'Target 1.36+, or drop restartPodOnExitCodes (the kubelet then restarts the sidecar alone).',
       );
     }
     if (s.serveInitContainers && s.layout === 'LEGACY') {
