@@ -261,7 +261,9 @@ describe('issue 37: the fields and rules of 1.35-1.37, each refused below its re
     const synth = (podCpu: string) => {
       const { chart } = newChart();
       const web = new ApiObject(chart, 'web', {
-        apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' },
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web' },
         spec: {
           selector: { matchLabels: { app: 'web' } },
           template: {

@@ -6,14 +6,18 @@
  */
 import { Testing } from 'cdk8s';
 import { SidecarTimeline, SidecarWarnings, WithLogAgent, WithSidecar } from '../src';
-import { expectValidManifests } from './util/k8s-schema';
 import { kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
+import { expectValidManifests } from './util/k8s-schema';
 
 function build(version: string, codes?: number[]) {
   const { chart } = newChart();
   const web = kplusWorkload(chart, 'Deployment');
   new WithSidecar(chart, 'proxy', {
-    workload: web, kubernetesVersion: version, containerName: 'auth-proxy', image: 'ghcr.io/example/auth-proxy:1.0.0', command: ['/proxy'],
+    workload: web,
+    kubernetesVersion: version,
+    containerName: 'auth-proxy',
+    image: 'ghcr.io/example/auth-proxy:1.0.0',
+    command: ['/proxy'],
     ...(codes ? { restartPodOnExitCodes: codes } : {}),
   });
   return { chart, web };
@@ -68,7 +72,9 @@ describe('restartPodOnExitCodes', () => {
 describe('the timeline and lifecycle.stopSignal', () => {
   test('a stopSignal the target drops (alpha through 1.37) is named in the assumptions', () => {
     const manifest = {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p' },
       spec: { os: { name: 'linux' }, containers: [{ name: 'app', image: 'a', lifecycle: { stopSignal: 'SIGUSR1' } }] },
     };
     const t = SidecarTimeline.ofManifest(manifest, { kubernetesVersion: '1.37' });

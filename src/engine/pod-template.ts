@@ -6,7 +6,6 @@
  * env, annotations and shutdown handling, sets the grace period and checks the API server's
  * rules on the result.
  */
-import { capabilities } from '../target';
 import { InjectedProxy, MESH_FACTS, NATIVE_SIDECARS_ANNOTATION, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
 import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
 import {
@@ -15,6 +14,7 @@ import {
 } from './shutdown';
 import { EngineTarget, Json, SidecarSpec } from './spec';
 import { compareCodePoints, setOwn, sortedKeys } from '../private/order';
+import { capabilities } from '../target/capabilities';
 
 /** Kinds that carry a pod template, and where. */
 const TEMPLATE_PATHS: Record<string, string[]> = {
@@ -341,7 +341,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // A sidecar's name used twice is reported above, with its cause (checkCollisions): once.
   const namesReported = graceCheckedContainers;
   errors.push(...checkPodSpec(spec, target, where, { kind: manifest.kind, controllerVolumes, graceCheckedContainers, namesReported }));
-  // A Job's podFailurePolicy that the native sidecars' teardown exit codes match (its warnings: src/binding.ts).
+  // A Job's podFailurePolicy that the native sidecars' teardown exit codes match (its warnings: src/bind/binding.ts).
   errors.push(...checkJobPodFailurePolicy(manifest, where).errors);
   // Keep cdk8s' alphabetical key order for the objects the engine added keys to.
   reorderInPlace(template.metadata);
@@ -726,7 +726,7 @@ function checkPlacement(where: string, sidecars: SidecarSpec[], init: Json[], ta
       (s.layout !== 'NATIVE' || !capabilities(target.minor, target.gate).restartAllContainers)) {
       errors.push(
         `${s.owner}: restartPodOnExitCodes [${s.restartPodOnExitCodes.join(', ')}] asks the kubelet to restart every container of ${where} when the ` +
-        `sidecar exits with one of them (the RestartAllContainers action), which needs a native sidecar on Kubernetes 1.36 or later ` +
+        'sidecar exits with one of them (the RestartAllContainers action), which needs a native sidecar on Kubernetes 1.36 or later ' +
         `(RestartAllContainersOnContainerExits, beta 1.36); ${s.layout === 'NATIVE' ? `Kubernetes 1.${target.minor} refuses restartPolicyRules on a native sidecar` : `here it is in the legacy layout (Kubernetes 1.${target.minor})`}. ` +
         'Target 1.36+, or drop restartPodOnExitCodes (the kubelet then restarts the sidecar alone).',
       );
