@@ -88,7 +88,7 @@ describe('issue 37: a synthesis without a target says which layout it got and ho
     const app = build();
     app.synthYaml();
     expect(notices()).toEqual([
-      "[cdk8s-sidecars] NOTICE: no target Kubernetes release is set (no kubernetesVersion prop, no CDK8S_SIDECARS_KUBERNETES_VERSION, no Sidecars.configure()), so the " +
+      '[cdk8s-sidecars] NOTICE: no target Kubernetes release is set (no kubernetesVersion prop, no CDK8S_SIDECARS_KUBERNETES_VERSION, no Sidecars.configure()), so the ' +
       'sidecars were emitted for the default, Kubernetes 1.27, the oldest release the library supports: the LEGACY layout (each sidecar one more entry of ' +
       "spec.containers, stopped together with the app; a Job's sidecars exit through a wrapper). A cluster whose API server and every kubelet run 1.29 or later " +
       "takes native sidecars (started before the app, stopped after it): set its lowest release with Sidecars.configure(app, { kubernetesVersion: '1.35' }), " +

@@ -413,8 +413,12 @@ export class WorkloadBinding {
   ): EngineResult {
     // `base` is a fresh object from toJson(): the engine may work on it in place.
     const result = applySidecars(base, specs, {
-      minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault,
-      processNamespaceWrittenByDefault: this.options.processNamespaceWrittenByDefault, mutateInput: true, injected,
+      minor,
+      gate,
+      graceWrittenByDefault: this.options.graceWrittenByDefault,
+      processNamespaceWrittenByDefault: this.options.processNamespaceWrittenByDefault,
+      mutateInput: true,
+      injected,
     });
     if (result.errors.length > 0) return result;
     // What the engine inferred from the manifest, then the known bugs of the target's patch

@@ -545,13 +545,13 @@ export function checkInjected(
         ? `the ${facts.label} reads its layout annotation only from ${facts.annotationFrom!.join('.')} and meshRelease is ${p.meshRelease!.join('.')}: ` +
           `upgrade it to ${facts.annotationFrom!.join('.')}+ (and drop meshRelease), or give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\``
         : facts.layoutRule === 'LEGACY_ONLY'
-        ? `the ${facts.label} injects in the legacy layout only (${facts.release}): give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\``
-        : facts.layoutRule === 'CLUSTER'
-          ? `the ${facts.label} decides its layout from the cluster (${facts.clusterRule}; ${facts.release}): give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\`, or change the cluster`
-          : facts.nativeNeedsDefaultOn && p.layout === 'NATIVE'
-            ? `the ${facts.label} injects natively only where the API server and every kubelet are 1.29+ (${facts.release}), and the target is 1.${target.minor}: ` +
+          ? `the ${facts.label} injects in the legacy layout only (${facts.release}): give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\``
+          : facts.layoutRule === 'CLUSTER'
+            ? `the ${facts.label} decides its layout from the cluster (${facts.clusterRule}; ${facts.release}): give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\`, or change the cluster`
+            : facts.nativeNeedsDefaultOn && p.layout === 'NATIVE'
+              ? `the ${facts.label} injects natively only where the API server and every kubelet are 1.29+ (${facts.release}), and the target is 1.${target.minor}: ` +
               'target 1.29+, or give the workload\'s sidecar constructs `mode: SidecarMode.LEGACY`'
-            : 'give the mesh construct and the sidecars the same mode';
+              : 'give the mesh construct and the sidecars the same mode';
       const text = `${p.owner}: the ${facts.label} ${facts.interceptsTraffic ? 'proxy' : 'container'} ${real.certain ? 'is' : 'may be'} injected in the legacy layout but ${nativeOwners} on ${where}: ${why}. ${fix[0].toUpperCase()}${fix.slice(1)}.`;
       if (real.certain) errors.push(text);
       else warnings.push(`${text} This construct cannot see the cluster: pass \`injectorLayout\` to say which layout it makes the ${facts.label} use.`);
