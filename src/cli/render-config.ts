@@ -218,7 +218,7 @@ const envoyProps = object({
   appIdleTimeout: duration,
   appProtocol: oneOf(Object.values(EnvoyAppProtocol)),
   listenerPort: num,
-  tls: object({ secretName: str, clientCaSecretName: str }, ['secretName']),
+  tls: object({ secretName: str, clientCaSecretName: str, podCertificateSigner: str, podCertificateKeyType: str, clientCaTrustBundleSigner: str }),
   upstreams: listOf(object({ name: str, localPort: num, host: str, port: num, tls: bool }, ['name', 'localPort', 'host'])),
   image: str,
   drainTime: duration,
