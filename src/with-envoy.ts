@@ -383,7 +383,10 @@ export class WithEnvoy extends SidecarBase {
       appProtocol: props.appProtocol === EnvoyAppProtocol.HTTP2 ? 'HTTP2' : 'HTTP1',
       healthPath: ENVOY_HEALTH_PATH,
       tls: props.tls
-        ? { certDirectory: TLS_DIRECTORY, clientCaDirectory: props.tls.clientCaSecretName || props.tls.clientCaTrustBundleSigner ? CLIENT_CA_DIRECTORY : undefined }
+        ? {
+          certDirectory: TLS_DIRECTORY,
+          clientCaDirectory: props.tls.clientCaSecretName || props.tls.clientCaTrustBundleSigner ? CLIENT_CA_DIRECTORY : undefined,
+        }
         : undefined,
       accessLog: props.accessLog ?? true,
       configDirectory: CONFIG_DIRECTORY,
