@@ -9,8 +9,10 @@
  * Version facts come from the capabilities table in `src/target/capabilities.ts`; no rule compares versions.
  */
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './shutdown';
-import { EngineTarget, Json } from './spec';
-import { parseQuantity, podRequests } from './timeline';
+import { EngineTarget } from './spec';
+import { podRequests } from './timeline';
+import { parseQuantity } from '../facts/quantity';
+import { Json } from '../private/json';
 import { TargetCapabilities, capabilities } from '../target/capabilities';
 
 /** What the rules need to know about the target: the engine's target. */
