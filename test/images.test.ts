@@ -80,7 +80,7 @@ test('every default image has one public name, Images.<AGENT>, and the package e
   expect(names.map(n => (Images as any)[n]).sort()).toEqual(Object.values(DEFAULT_IMAGES).map(i => i.image).filter(i => !i.startsWith('busybox')).sort());
 });
 
-test('one image-tag parser (imageTagVersion) and one Kubernetes version parser (src/target/capabilities.ts): no other file of src/ parses a version', () => {
+test('one image-tag parser (imageTagVersion) and one release-version parser (parseRelease, src/target/capabilities.ts): no other file of src/ parses a version', () => {
   expect(imageTagVersion('fluent/fluentd:v1.19.3-debian-2.2')).toEqual({ major: 1, minor: 19, patch: 3 });
   expect(imageTagVersion('registry.example.com:5000/mirror/vector:0.57.0-distroless-libc@sha256:' + 'a'.repeat(64))).toEqual({ major: 0, minor: 57, patch: 0 });
   expect(imageTagVersion('fluent/fluentd-kubernetes-daemonset:v1.16-debian-elasticsearch8-1')).toEqual({ major: 1, minor: 16, patch: 0 });
