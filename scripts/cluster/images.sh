@@ -159,43 +159,52 @@ prepare() {
 prepare_fluentd() {
   local r=$1 src=${FLUENTD_SRC:-$CACHE/src/fluentd-$FLUENTD_VERSION}
   [ -f "$src/bin/fluentd" ] || die "fluentd: no source tree at $src (FLUENTD_SRC: a tree at tag v$FLUENTD_VERSION)"
-  local pkgs="ruby3.1 libruby3.1 ruby ruby-msgpack ruby-yajl ruby-cool.io ruby-serverengine ruby-http-parser.rb
-    ruby-sigdump ruby-tzinfo ruby-strptime ruby-webrick ruby-concurrent ruby-csv ruby-rubygems rubygems-integration
-    ruby-sdbm ruby-net-telnet ruby-xmlrpc ruby-rexml tini tzdata"
+  # the packages scripts/run-fluentd.sh needs (CONTRIBUTING.md, "The real Fluentd"), and tini
+  local want="ruby ruby-msgpack ruby-yajl ruby-cool.io ruby-serverengine ruby-http-parser.rb ruby-sigdump ruby-tzinfo
+    ruby-strptime ruby-webrick ruby-concurrent ruby-csv ruby-async ruby-async-http tini"
   local p missing=""
-  for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing+=" $p"; done
+  for p in $want; do dpkg -s "$p" >/dev/null 2>&1 || missing+=" $p"; done
   [ -z "$missing" ] || die "fluentd: Debian packages missing:$missing (apt-get install$missing)"
-  local f
+  # their installed dependency closure, less the packaging tools a running Fluentd never calls
+  local pkgs
+  pkgs=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces --no-enhances $want \
+    | grep -v '^[ <]' | sort -u | while read -r p; do
+      case $p in dpkg | debconf | cdebconf | install-info | tar | openssl | ca-certificates | libdebian-installer4 | libnewt* | libslang2 | libtextwrap1) continue ;; esac
+      if dpkg -s "$p" >/dev/null 2>&1; then echo "$p"; fi
+    done)
+  # Debian 12 is merged-/usr: /bin, /sbin, /lib and /lib64 are links into /usr, here too
+  local d
+  for d in bin sbin lib lib64; do
+    if [ -d "$r/$d" ] && [ ! -L "$r/$d" ]; then mkdir -p "$r/usr/$d"; cp -a "$r/$d/." "$r/usr/$d/"; rm -rf "${r:?}/$d"; fi
+    mkdir -p "$r/usr/$d"; ln -sfn "usr/$d" "$r/$d"
+  done
+  local f to
   for p in $pkgs; do
     dpkg -L "$p" | while read -r f; do
-      case $f in /usr/share/doc/* | /usr/share/man/* | /usr/share/lintian/* | /usr/share/locale/*) continue ;; esac
-      if [ -d "$f" ] && [ ! -L "$f" ]; then mkdir -p "$r$f"; elif [ -e "$f" ] || [ -L "$f" ]; then
-        mkdir -p "$r$(dirname "$f")"; cp -a "$f" "$r$f"
+      case $f in /usr/share/doc/* | /usr/share/man/* | /usr/share/lintian/* | /usr/share/locale/* | /usr/share/info/* | /.) continue ;; esac
+      case $f in /bin/* | /sbin/* | /lib/* | /lib64/*) to=/usr$f ;; /bin | /sbin | /lib | /lib64) continue ;; *) to=$f ;; esac
+      if [ -d "$f" ] && [ ! -L "$f" ]; then mkdir -p "$r$to"; elif [ -e "$f" ] || [ -L "$f" ]; then
+        mkdir -p "$r$(dirname "$to")"; cp -a "$f" "$r$to"
       fi
     done
   done
-  # every shared library the interpreter and the gems' extensions load
-  add_libs "$r" /usr/bin/ruby3.1
-  find "$r/usr/lib" -name '*.so' -type f | while read -r f; do add_libs "$r" "${f#"$r"}"; done
-  mkdir -p "$r/fluentd" "$r/fluentd/etc" "$r/fluentd/log" "$r/fluentd/plugins"
+  mkdir -p "$r/fluentd/etc" "$r/fluentd/log" "$r/fluentd/plugins" "$r/home/fluent"
   cp -a "$src/bin" "$src/lib" "$r/fluentd/"
   cp -a "$ROOT/scripts/fluentd-shims" "$r/fluentd/shims"
-  # `fluentd` on PATH, as the library's `tini -- fluentd` expects: scripts/run-fluentd.sh's way
-  cat > "$r/usr/bin/fluentd" <<'EOF'
-#!/usr/bin/ruby3.1
-# Fluentd from its source tree with Debian's Ruby and gems (scripts/run-fluentd.sh)
-ENV['RUBYLIB'] = ['/fluentd/shims', '/fluentd/lib', ENV['RUBYLIB']].compact.join(':')
-ENV['RUBYOPT'] = ['-rdebian-compat', ENV['RUBYOPT']].compact.join(' ')
-exec('/usr/bin/ruby3.1', '/fluentd/bin/fluentd', *ARGV)
-EOF
+  # `fluentd` on PATH, as the library's `tini -- fluentd` expects, run as scripts/run-fluentd.sh does
+  printf '%s\n' '#!/bin/sh' '# Fluentd from its source tree with Debian'"'"'s Ruby and gems (scripts/run-fluentd.sh)' \
+    'export RUBYLIB="/fluentd/shims:/fluentd/lib${RUBYLIB:+:$RUBYLIB}"' \
+    'export RUBYOPT="-rdebian-compat${RUBYOPT:+ $RUBYOPT}"' \
+    'exec ruby /fluentd/bin/fluentd "$@"' > "$r/usr/bin/fluentd"
   chmod 0755 "$r/usr/bin/fluentd"
-  ln -sf /usr/bin/tini "$r/usr/local/bin/tini" 2>/dev/null || true
-  # fluent/fluentd's Dockerfile: USER fluent (uid 999), tini, CMD fluentd -c /fluentd/etc/fluent.conf
+  # the shell the wrapper needs: busybox's sh (Debian's dash is not in the closure)
+  [ -e "$r/usr/bin/sh" ] || { install -m 0755 /bin/busybox "$r/usr/bin/busybox"; ln -s busybox "$r/usr/bin/sh"; }
+  # fluent/fluentd's Dockerfile: user fluent (999), tini, CMD fluentd -c /fluentd/etc/fluent.conf
   echo 'fluent:x:999:999:fluent:/home/fluent:/sbin/nologin' >> "$r/etc/passwd"
   echo 'fluent:x:999:' >> "$r/etc/group"
-  ENTRYPOINT='["tini","--"]' CMD='["fluentd","-c","/fluentd/etc/fluent.conf"]' USER=fluent
+  ENTRYPOINT='["tini","--"]' CMD='["fluentd","-c","/fluentd/etc/fluent.conf"]' USER=999
   ENVS=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
-  VERSION=$FLUENTD_VERSION INPUTS=("$src/lib/fluent/version.rb")
+  VERSION=$FLUENTD_VERSION INPUTS=("$src/lib/fluent/version.rb" "$ROOT"/scripts/fluentd-shims/*.rb)
 }
 
 build_one() {
