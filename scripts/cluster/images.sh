@@ -313,11 +313,11 @@ check_one() {
   local out rc=0
   if [ -n "$scratch" ]; then out=$(run_in "$id" -v "$scratch:/check" -- "${cmd[@]}" 2>&1) || rc=$?; rm -rf "$scratch"
   else out=$(run_in "$id" -- "${cmd[@]}" 2>&1) || rc=$?; fi
-  if [ "$rc" -ne 0 ] || ! printf '%s' "$out" | grep -qF -- "$want"; then
+  if [ "$rc" -ne 0 ] || [[ $out != *"$want"* ]]; then
     log "$id: FAILED (${cmd[*]}: exit $rc, wanted \"$want\"): $(printf '%s' "$out" | head -5)"
     return 1
   fi
-  echo "$id ok: $(printf '%s' "$out" | grep -F -- "$want" | head -1 | cut -c1-100)"
+  echo "$id ok: $(printf '%s\n' "$out" | grep -F -- "$want" | head -1 | cut -c1-100 || true)"
 }
 
 sub=build
