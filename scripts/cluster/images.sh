@@ -229,7 +229,10 @@ build_one() {
   [ -n "$USER" ] && args+=(-user "$USER")
   local e; for e in "${ENVS[@]}"; do args+=(-env "$e"); done
   "$reg" "${args[@]}" >/dev/null
-  rm -rf "$OCI/$id"; mkdir -p "$OCI"; mv "$work/oci" "$OCI/$id"
+  # the same image (a changed script, the same tree): keep the files a running registry serves
+  if ! cmp -s "$work/oci/index.json" "$OCI/$id/index.json"; then
+    rm -rf "$OCI/$id"; mkdir -p "$OCI"; mv "$work/oci" "$OCI/$id"
+  fi
   echo "$stamp" > "$OCI/$id.stamp"
   echo "$VERSION" > "$OCI/$id.version"
   echo $(($(date +%s) - start)) > "$OCI/$id.seconds"
