@@ -13,7 +13,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Testing } from 'cdk8s';
-import { FLUENTD_IMAGE, LogAgent, LogOutput, WithLogAgent } from '../src';
+import { Images, LogAgent, LogOutput, WithLogAgent } from '../src';
 import { DEFAULT_IMAGES } from '../src/images';
 import { CLUSTER_IMAGES_DIR, clusterImageList, runnableImage, validateInImage } from './util/cluster-images';
 import { containerOf, kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
@@ -64,7 +64,7 @@ if (built.length === 0 || !isRoot) {
 // The example app has no Fluentd: its config as LogAgent.fluentd() renders it (both layouts; an IP
 // literal: out_forward resolves its host at start, dry run included, and the namespace has no DNS),
 // read by the image's Fluentd with the manifest's command, args and mounts.
-const fluentdId = runnableImage(FLUENTD_IMAGE);
+const fluentdId = runnableImage(Images.FLUENTD);
 (fluentdId ? test.each(['1.27', '1.29']) : test.skip.each(['1.27', '1.29']))(
   `the Fluentd image reads the config LogAgent.fluentd() renders for %s (--dry-run, as the pod runs it)${fluentdId ? '' : `: skipped, needs root and the built image in ${CLUSTER_IMAGES_DIR}`}`,
   (kubernetesVersion) => {

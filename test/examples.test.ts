@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { parseAllDocuments } from 'yaml';
-import { ENVOY_IMAGE, FLUENT_BIT_IMAGE, OTEL_COLLECTOR_IMAGE } from '../src';
+import { Images } from '../src';
 import { oracleAvailable, readStreamsAsApiServer } from './util/api-server-yaml';
 import { CLUSTER_IMAGES_DIR, runnableImage, servedByTestCluster, validateInImage } from './util/cluster-images';
 import { expectValidEnvoyBootstrap } from './util/envoy-proto';
@@ -161,7 +161,7 @@ describe.each(CLUSTERS)('examples/ synthesized by the cdk8s CLI for a $version c
 
   // The images of the test cluster (scripts/cluster/images.sh) are the real programs: each agent of
   // the example app reads its config, as the pod mounts it, with its command and args unmodified.
-  const agentImages = [FLUENT_BIT_IMAGE, ENVOY_IMAGE, OTEL_COLLECTOR_IMAGE].filter((i) => runnableImage(i) !== undefined);
+  const agentImages = [Images.FLUENT_BIT, Images.ENVOY, Images.OTEL_COLLECTOR].filter((i) => runnableImage(i) !== undefined);
   (agentImages.length === 3 ? test : test.skip)(
     `every agent reads its config in the test cluster's image of it, as the pod runs it${agentImages.length === 3 ? '' :
       ` (skipped: needs root and the built images in ${CLUSTER_IMAGES_DIR}: scripts/cluster/images.sh build)`}`, () => {

@@ -38,7 +38,9 @@ export const CLUSTER_IMAGES_DIR = OCI;
 /** Whether the image served for `reference` is built here, and this process may run it (root: chroot, namespaces). */
 export function runnableImage(reference: string): string | undefined {
   const id = clusterImageList().get(reference);
-  return id !== undefined && process.getuid?.() === 0 && fs.existsSync(path.join(OCI, id, 'index.json')) ? id : undefined;
+  // not a silent skip: an image the list lacks is a failure of the list, not a missing build
+  if (id === undefined) throw new Error(`${reference} is not in ${IMAGES_LIST}`);
+  return process.getuid?.() === 0 && fs.existsSync(path.join(OCI, id, 'index.json')) ? id : undefined;
 }
 
 /**
