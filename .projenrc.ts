@@ -47,6 +47,12 @@ const project = new cdk8s.ConstructLibraryCdk8s({
     '@bufbuild/protobuf@^2.17.0',
     'smol-toml@^1.3.0',
     'cdk8s-cli@^2.200.0',
+    // `check --output sarif` is validated against the OASIS SARIF 2.1.0 JSON schema (draft-04, with
+    // `format`s) and `--output junit` against the Jenkins xUnit plugin's JUnit XSD with libxml2
+    // (compiled to WebAssembly, no native build): test/cli-pipeline.test.ts.
+    'ajv-draft-04@^1.0.0',
+    'ajv-formats@^3.0.1',
+    'xmllint-wasm@^5.0.0',
     // CEL evaluator (CommonJS build) for the NativeSidecarGuard's expressions (test/guard.test.ts)
     '@bufbuild/cel@^0.6.1',
     // The strict per-release schemas of the tests (test/util/k8s-schema.ts) are built from the

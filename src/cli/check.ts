@@ -10,7 +10,8 @@ import { SUPPORTED_KINDS, describeObject, podTemplateOf } from '../engine/pod-te
 import { findKnownBugs } from '../known-bugs';
 import { checkManifestSet } from '../manifests-check';
 import { capabilities, formatFullVersion } from '../target';
-import { STDIN, loadDocuments } from './io';
+import { STDIN, loadLocatedDocuments } from './io';
+import { CHECK_IGNORE_ANNOTATION, CLI_CHECKS, CheckRule, UnknownRuleError, parseRuleList, ruleOfCheck } from './rules';
 import { CliTarget } from './target-options';
 
 export interface Finding {
@@ -18,12 +19,23 @@ export interface Finding {
   readonly file: string;
   /** 1-based number of the document in the file (empty documents are not counted). */
   readonly document: number;
+  /** 1-based line of the file where the object starts. */
+  readonly line: number;
   readonly kind: string;
   readonly name: string;
   readonly namespace?: string;
   readonly level: 'error' | 'warning';
+  /** The rule's id (`CS001`, src/cli/rules.ts). */
+  readonly rule: string;
+  /** The rule's name (`native-sidecar-below-1.29`). */
+  readonly ruleName: string;
   /** The problem and what to do about it. */
   readonly message: string;
+}
+
+export interface CheckOptions {
+  /** Rule ids silenced for the whole run (`--ignore`). */
+  readonly ignore?: ReadonlySet<string>;
 }
 
 export interface CheckResult {
@@ -31,27 +43,43 @@ export interface CheckResult {
   readonly gate: boolean;
   readonly files: number;
   readonly objects: number;
+  /** The documents that are objects (YAML mappings): 0 is an empty input (`check` fails on it unless --allow-empty). */
+  readonly kubernetesObjects: number;
   readonly workloads: number;
+  /** Every document read, in order (what `--output junit` lists as test cases). */
+  readonly inventory: ReadonlyArray<Omit<Finding, 'level' | 'message' | 'rule' | 'ruleName'>>;
+  /** Findings silenced by `--ignore` or an object's check-ignore annotation (not in `findings`). */
+  readonly suppressed: number;
   readonly findings: Finding[];
 }
 
-export function checkFiles(files: readonly string[], target: CliTarget): CheckResult {
-  const findings: Finding[] = [];
+export function checkFiles(files: readonly string[], target: CliTarget, options: CheckOptions = {}): CheckResult {
+  const all: Finding[] = [];
+  const silencedBy = new Map<Finding, boolean>();
+  const findings = {
+    push(base: Omit<Finding, 'level' | 'message' | 'rule' | 'ruleName'>, doc: any, level: 'error' | 'warning', check: string, message: string) {
+      const rule: CheckRule = ruleOfCheck(check);
+      const f: Finding = { ...base, level, rule: rule.id, ruleName: rule.slug, message };
+      all.push(f);
+      silencedBy.set(f, (options.ignore?.has(rule.id) ?? false) || ignoredByObject(doc).has(rule.id));
+    },
+  };
   let objects = 0;
   let workloads = 0;
   const version = formatFullVersion(target.version);
   // Every object of every file, then one check of them all (src/manifests-check.ts, as
   // SidecarValidation.addTo does for an app): the Services and HPAs are matched against the
   // workloads of all the files given, in the same namespace.
-  const docs: Array<{ base: Omit<Finding, 'level' | 'message'>; doc: any }> = [];
+  const docs: Array<{ base: Omit<Finding, 'level' | 'message' | 'rule' | 'ruleName'>; doc: any }> = [];
   for (const file of files) {
-    loadDocuments(file).forEach((doc, i) => {
+    loadLocatedDocuments(file).forEach(({ doc, line }, i) => {
       objects++;
       docs.push({
         doc,
         base: {
           file,
           document: i + 1,
+          line,
           kind: typeof doc?.kind === 'string' ? doc.kind : '?',
           name: typeof doc?.metadata?.name === 'string' ? doc.metadata.name : '?',
           ...(typeof doc?.metadata?.namespace === 'string' ? { namespace: doc.metadata.namespace } : {}),
@@ -67,26 +95,74 @@ export function checkFiles(files: readonly string[], target: CliTarget): CheckRe
   for (const d of docs) {
     const { base, doc } = d;
     if (!isObject(doc)) {
-      findings.push({ ...base, level: 'warning', message: 'not a Kubernetes object (a YAML scalar or list); skipped' });
+      findings.push(base, doc, 'warning', CLI_CHECKS.notAnObject, 'not a Kubernetes object (a YAML scalar or list); skipped');
       continue;
     }
+    const unknown = unknownIgnores(doc);
+    if (unknown) findings.push(base, doc, 'warning', CLI_CHECKS.unknownIgnore, unknown);
     const index = checked.indexOf(d);
     const mine = found.filter(f => f.index === index);
-    for (const f of mine.filter(x => x.source === 'object')) findings.push({ ...base, level: f.level, message: f.message });
+    for (const f of mine.filter(x => x.source === 'object')) findings.push(base, doc, f.level, f.rule, f.message);
     for (const [where, item] of workloadsOf(doc)) {
       workloads++;
       const template = podTemplateOf(structuredClone(item));
       if (!template) continue;
       for (const bug of findKnownBugs(where, template.spec, target.version)) {
-        findings.push({ ...base, level: bug.level, message: bug.message });
+        findings.push(base, doc, bug.level, CLI_CHECKS.knownBug, bug.message);
       }
       if (capabilities(target.version.minor, target.gate).nativeSidecars) {
-        for (const message of sidecarsWithoutRequests(where, template.spec)) findings.push({ ...base, level: 'warning', message });
+        for (const message of sidecarsWithoutRequests(where, template.spec)) findings.push(base, doc, 'warning', CLI_CHECKS.sidecarRequests, message);
       }
     }
-    for (const f of mine.filter(x => x.source !== 'object')) findings.push({ ...base, level: f.level, message: f.message });
+    for (const f of mine.filter(x => x.source !== 'object')) findings.push(base, doc, f.level, f.rule, f.message);
   }
-  return { target: version, gate: target.gate, files: files.length, objects, workloads, findings };
+  const kept = all.filter(f => !silencedBy.get(f));
+  return {
+    target: version,
+    gate: target.gate,
+    files: files.length,
+    objects,
+    kubernetesObjects: checked.length,
+    workloads,
+    inventory: docs.map(d => d.base),
+    suppressed: all.length - kept.length,
+    findings: kept,
+  };
+}
+
+/** The rule ids an object's check-ignore annotation silences (unknown entries are left out: `unknownIgnores` reports them). */
+function ignoredByObject(doc: any): Set<string> {
+  const value = doc?.metadata?.annotations?.[CHECK_IGNORE_ANNOTATION];
+  if (typeof value !== 'string') return new Set();
+  const out = new Set<string>();
+  for (const part of value.split(',')) {
+    try {
+      for (const id of parseRuleList([part], CHECK_IGNORE_ANNOTATION)) out.add(id);
+    } catch (e) {
+      if (!(e instanceof UnknownRuleError)) throw e;
+    }
+  }
+  return out;
+}
+
+/** The warning for an object's check-ignore annotation that names unknown rules (or is not a string), if any. */
+function unknownIgnores(doc: any): string | undefined {
+  const value = doc?.metadata?.annotations?.[CHECK_IGNORE_ANNOTATION];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') {
+    return `annotation ${CHECK_IGNORE_ANNOTATION} is ${JSON.stringify(value)}, not a string; write the rule ids as one string, e.g. "CS001,CS022".`;
+  }
+  const bad: string[] = [];
+  for (const part of value.split(',')) {
+    try {
+      parseRuleList([part], CHECK_IGNORE_ANNOTATION);
+    } catch (e) {
+      if (!(e instanceof UnknownRuleError)) throw e;
+      bad.push(part.trim());
+    }
+  }
+  return bad.length === 0 ? undefined
+    : `annotation ${CHECK_IGNORE_ANNOTATION} names ${bad.map(b => `'${b}'`).join(', ')}, which ${bad.length > 1 ? 'are not rules' : 'is not a rule'}: it silences nothing. Use the ids or names of docs/cli.md ("Rules"), e.g. "CS001" or "native-sidecar-below-1.29".`;
 }
 
 /**
@@ -135,19 +211,21 @@ export function formatHuman(result: CheckResult): string {
       block = [`${file} (document ${f.document}): ${f.kind} ${f.namespace ? `${f.namespace}/` : ''}${f.name}`];
       blocks.set(key, block);
     }
-    block.push(`  ${f.level}: ${f.message}`);
+    block.push(`  ${f.level}: ${f.message} [${f.rule} ${f.ruleName}]`);
   }
   const lines = [...blocks.values()].flat();
   const errors = result.findings.filter(f => f.level === 'error').length;
   const warnings = result.findings.length - errors;
   lines.push(
     `Kubernetes ${result.target}${result.gate ? ' (SidecarContainers gate on)' : ''}: ${result.files} file(s), ` +
-    `${result.objects} object(s), ${result.workloads} workload(s): ${errors} error(s), ${warnings} warning(s)`,
+    `${result.objects} object(s), ${result.workloads} workload(s): ${errors} error(s), ${warnings} warning(s)` +
+    (result.suppressed > 0 ? `, ${result.suppressed} silenced` : ''),
   );
   return lines.join('\n') + '\n';
 }
 
 export function formatJson(result: CheckResult): string {
   const errors = result.findings.filter(f => f.level === 'error').length;
-  return JSON.stringify({ ...result, errors, warnings: result.findings.length - errors }, null, 2) + '\n';
+  const { inventory: _inventory, ...rest } = result;
+  return JSON.stringify({ ...rest, errors, warnings: result.findings.length - errors }, null, 2) + '\n';
 }

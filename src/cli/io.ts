@@ -95,18 +95,57 @@ function cdk8sYamlParser(): any {
  * to read it (0.5 s a file on a loaded machine); test/cli.test.ts checks that both read the same.
  */
 export function parseYaml(text: string): { docs: any[]; errors: string[] } {
+  const { docs, errors } = parseYamlLocated(text);
+  return { docs: docs.map(d => d.doc), errors };
+}
+
+/** A document of a file and the 1-based line where its content starts (after comments and `---`). */
+export interface LocatedDocument {
+  readonly doc: any;
+  readonly line: number;
+}
+
+/** `parseYaml`, each document with the line where it starts (what SARIF and JUnit point at). */
+export function parseYamlLocated(text: string): { docs: LocatedDocument[]; errors: string[] } {
   const parsed = cdk8sYamlParser().parseAllDocuments(text, { version: '1.1' });
   const list: any[] = Array.isArray(parsed) ? parsed : [parsed];
   const errors = list.flatMap(d => (d.errors ?? []).map((e: Error) => firstLine(e.message)));
-  const docs = list.map(d => d.toJSON()).filter(obj =>
+  const starts = lineStarts(text);
+  const docs = list.map(d => ({ doc: d.toJSON(), line: lineOf(starts, d.contents?.range?.[0] ?? d.range?.[0] ?? 0) })).filter(({ doc: obj }) =>
     obj !== undefined && obj !== null &&
     !(Array.isArray(obj) && obj.length === 0) &&
     !(typeof obj === 'object' && Object.keys(obj).length === 0));
   return { docs, errors };
 }
 
+/** The offsets at which each line of `text` starts (a line ends at \n, \r\n or a lone \r, as YAML reads them). */
+function lineStarts(text: string): number[] {
+  const starts = [0];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) starts.push(i + 1);
+  }
+  return starts;
+}
+
+/** The 1-based line of an offset (binary search over the line starts). */
+function lineOf(starts: readonly number[], offset: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi + 1) / 2);
+    if (starts[mid] <= offset) lo = mid; else hi = mid - 1;
+  }
+  return lo + 1;
+}
+
 /** The documents of one YAML file (or of stdin for `-`); a syntax error is an error naming the file and line. */
 export function loadDocuments(file: string): any[] {
+  return loadLocatedDocuments(file).map(d => d.doc);
+}
+
+/** `loadDocuments`, each document with the line where it starts. */
+export function loadLocatedDocuments(file: string): LocatedDocument[] {
   const name = file === STDIN ? 'stdin' : file;
   let text: string;
   try {
@@ -114,7 +153,7 @@ export function loadDocuments(file: string): any[] {
   } catch (e) {
     throw new CommandError(`${name}: cannot read it: ${firstLine((e as Error).message)}`);
   }
-  const { docs, errors } = parseYaml(text);
+  const { docs, errors } = parseYamlLocated(text);
   if (errors.length > 0) throw new CommandError(`${name}: not valid YAML: ${errors[0]}`);
   return docs;
 }
