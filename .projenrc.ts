@@ -166,6 +166,7 @@ const compat = project.tasks.tryFind('compat')!;
 compat.reset('jsii-diff .compat . --keys --error-on prod', { name: 'compat' });
 compat.description = 'Fails on a breaking change of the public API against the last release (.compat/.jsii, jsii-diff)';
 project.testTask.spawn(compat);
+project.gitignore.include('/.compat/.jsii');
 const compatBaseline = project.addTask('compat:baseline', {
   description: 'Compiles, then records the public API as it is now in .compat/ (the baseline of `compat`): at each release',
 });
