@@ -19,7 +19,7 @@ import addFormats from 'ajv-formats';
 import { validateXML } from 'xmllint-wasm';
 import { CHECK_RULES, CLI_CHECKS } from '../src/cli/rules';
 import { POD_SPEC_RULES, POD_SPEC_SHAPE_RULE } from '../src/engine/rules';
-import { SET_RULES } from '../src/manifests-check';
+import { SET_RULES } from '../src/engine/manifests-check';
 
 const ROOT = path.resolve(__dirname, '..');
 const MANIFESTS = 'test/fixtures/cli/manifests';

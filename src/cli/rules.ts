@@ -7,7 +7,7 @@
  * docs/cli.md lists them all.
  */
 import { POD_SPEC_RULES, POD_SPEC_SHAPE_RULE } from '../engine/rules';
-import { SET_RULES } from '../manifests-check';
+import { SET_RULES } from '../engine/manifests-check';
 
 export interface CheckRule {
   /** `CS001`: stable, never reused. */
