@@ -16,10 +16,13 @@ import * as os from 'os';
 import * as path from 'path';
 import Ajv from 'ajv-draft-04';
 import addFormats from 'ajv-formats';
+import { Chart, Testing } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
 import { validateXML } from 'xmllint-wasm';
+import { LogAgent, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { CHECK_RULES, CLI_CHECKS } from '../src/cli/rules';
-import { POD_SPEC_RULES, POD_SPEC_SHAPE_RULE } from '../src/engine/rules';
 import { SET_RULES } from '../src/engine/manifests-check';
+import { POD_SPEC_RULES, POD_SPEC_SHAPE_RULE } from '../src/engine/rules';
 
 const ROOT = path.resolve(__dirname, '..');
 const MANIFESTS = 'test/fixtures/cli/manifests';
@@ -335,5 +338,32 @@ describe('the cdk8s validation plugin under the real `cdk8s synth`', () => {
     expect(none.status).not.toBe(0);
     expect(none.out).toContain('no target: give kubernetesVersion (e.g. "1.29") or set CDK8S_SIDECARS_KUBERNETES_VERSION');
     for (const r of [fromEnv, ignored, numeric, none]) fs.rmSync(r.dir, { recursive: true, force: true });
+  });
+});
+
+describe('timeline on the library\'s own output reads the recorded stop times', () => {
+  test.each(['1.29', '1.27'])('%s: no sidecar killed, said on an assumed: line; a manifest without them keeps the worst case', (version) => {
+    const app = Testing.app();
+    const chart = new Chart(app, 'shop');
+    const workload = new kplus.Deployment(chart, 'web', { containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', ports: [{ number: 8080 }] }] });
+    const common = { workload, kubernetesVersion: version };
+    new WithLogAgent(chart, 'logs', { ...common, agent: LogAgent.fluentBit() });
+    new WithTracer(chart, 'tracer', { ...common, exporterEndpoint: 'otel-collector.observability:4317' });
+    new WithEnvoy(chart, 'envoy', { ...common, appPort: 8080 });
+    const file = write(`timeline/shop-${version}.yaml`, app.synthYaml());
+    const r = cli(['timeline', file, '--kubernetes-version', version]);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).not.toContain('(killed)');
+    expect(r.stdout).toContain('are the ones cdk8s-sidecars recorded in the pod template (annotation sidecars.cdk8s.io/stop-times)');
+    if (version === '1.27') expect(r.stdout).toMatch(/log-agent\s+legacy sidecar/);
+    // the same manifest without the annotation: the sidecars run until killed, and the table says so
+    const bare = write(`timeline/bare-${version}.yaml`, fs.readFileSync(file, 'utf8').replace(/^ *sidecars\.cdk8s\.io\/stop-times: .*\n/m, ''));
+    const worst = cli(['timeline', bare, '--kubernetes-version', version]);
+    if (version === '1.29') {
+      expect(worst.stdout).toContain('(killed)');
+      expect(worst.stdout).toContain('its stop time is not known: it runs until it is killed');
+    }
+    expect(worst.stdout).not.toContain('recorded in the pod template');
   });
 });

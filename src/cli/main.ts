@@ -83,7 +83,9 @@ ${TARGET_HELP}
   --app-shutdown-time D   how long the app containers take from SIGTERM to their exit
                           (10s, 500ms, 2m; default 10s)
   --stop-time NAME=D      how long container NAME takes from SIGTERM to its exit (repeat it;
-                          a sidecar without one is taken to run until it is killed)
+                          default: the pod template's sidecars.cdk8s.io/stop-times, which
+                          cdk8s-sidecars writes; a sidecar without either is taken to run
+                          until it is killed)
   --legacy-sidecar NAME   a container of spec.containers that is a sidecar (repeat it)
   --version               the version of cdk8s-sidecars
   -h, --help              this text

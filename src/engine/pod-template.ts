@@ -69,6 +69,16 @@ export function controllerVolumesOf(manifest: Json): string[] {
 /** The annotation `kubectl logs` / `exec` / `attach` read to pick a container when none is named. */
 export const DEFAULT_CONTAINER_ANNOTATION = 'kubectl.kubernetes.io/default-container';
 
+/**
+ * The pod template annotation in which the library records how long each of its sidecars takes
+ * from SIGTERM to its exit (docs/shutdown.md, "What the manifest records"): `name=Ns` entries in
+ * the pod's order, comma-separated, e.g. `log-agent=7s,envoy=20s`. `SidecarTimeline.ofManifest`
+ * and `cdk8s-sidecars timeline` read it, so the library's own output is timed as the library
+ * planned it (no sidecar shown as killed for want of a stop time); a container it names that sits
+ * in spec.containers is a legacy sidecar.
+ */
+export const STOP_TIMES_ANNOTATION = 'sidecars.cdk8s.io/stop-times';
+
 export interface EngineResult {
   /**
    * The manifest with the sidecars in place: a new object, unless `ApplyOptions.mutateInput`
@@ -298,6 +308,8 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const annotations = Object.assign(
     {}, ...ordered.map(s => s.podAnnotations), ...injected.map(p => meshAnnotations(p, appShutdown, target, nativeStops)),
   );
+  // Each sidecar's stop time, for the timelines of the manifest (STOP_TIMES_ANNOTATION).
+  if (ordered.length > 0) annotations[STOP_TIMES_ANNOTATION] = ordered.map(s => `${s.container.name}=${s.shutdown.stopSeconds}s`).join(',');
   // The marker NativeSidecarGuard (src/guard.ts) checks: these must arrive with restartPolicy Always.
   const marked = nativeSidecarNames(injected, native, target);
   if (marked.length > 0) annotations[NATIVE_SIDECARS_ANNOTATION] = marked.join(',');
