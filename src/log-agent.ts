@@ -1,12 +1,12 @@
 import { Duration } from 'cdk8s';
 import { fluentBitShutdown, renderFluentBitConfig } from './agents/fluent-bit/config';
 import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './agents/fluentd/config';
+import { LogOutputConfig } from './agents/log-output-config';
 import { ShutdownModel } from './agents/shutdown-model';
 import { renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './agents/vector/config';
-import { Json } from './engine/spec';
+import { checkImage, checkListenPort, durationSeconds, positiveSeconds } from './bind/checks';
 import { DEFAULT_IMAGES, FLUENTD_IMAGE, FLUENT_BIT_IMAGE, VECTOR_IMAGE, releaseRangeWarning } from './images';
-import { LogOutputConfig } from './log-output';
-import { checkImage, checkListenPort, durationSeconds, positiveSeconds } from './private/checks';
+import { Json } from './private/json';
 
 /**
  * What a log agent is told by `WithLogAgent`. Every agent gets the same context, so a new

@@ -1,5 +1,5 @@
 import { IConstruct } from 'constructs';
-import { checkBoolean, checkImage, checkString, describeValue, isPropsObject } from './private/checks';
+import { checkBoolean, checkImage, checkString, describeValue, isPropsObject } from './bind/checks';
 import {
   DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarLayout, SidecarMode,
   formatFullVersion, parseKubernetesVersion, resolveLayout,

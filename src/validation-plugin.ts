@@ -1,9 +1,8 @@
-import { checkFiles } from './cli/check';
-import { UsageError } from './cli/io';
-import { RULES_DOC_URL } from './cli/report-formats';
-import { CHECK_IGNORE_ANNOTATION, UnknownRuleError, parseRuleList } from './cli/rules';
-import { CliTarget, resolveCliTarget } from './cli/target-options';
-import { KUBERNETES_VERSION_ENV } from './settings';
+import * as fs from 'fs';
+import { parseYamlLocated } from './bind/yaml-files';
+import { CheckTarget, checkDocuments } from './engine/check-objects';
+import { CHECK_IGNORE_ANNOTATION, RULES_DOC_URL, parseRuleList } from './engine/check-rules';
+import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV, checkVersion } from './settings';
 
 /**
  * The `properties` of the plugin's entry in cdk8s.yaml `validations:`.
@@ -110,7 +109,7 @@ export interface IValidationPluginContext {
  * be used from code (see `SidecarValidation.addTo` for the same checks inside an app).
  */
 export class SidecarValidationPlugin {
-  private readonly target: CliTarget;
+  private readonly target: CheckTarget;
   private readonly ignore: Set<string>;
   private readonly failOnWarnings: boolean;
 
@@ -131,16 +130,19 @@ export class SidecarValidationPlugin {
       throw new Error(`${who}: ignore is ${JSON.stringify(ignore)}; give a list of rule ids, e.g. ["CS022"].`);
     }
     const fromEnv = process.env[KUBERNETES_VERSION_ENV];
-    if (version === undefined && (fromEnv === undefined || fromEnv.trim() === '')) {
+    const raw = version ?? (fromEnv !== undefined && fromEnv.trim() !== '' ? fromEnv : undefined);
+    if (raw === undefined) {
       throw new Error(`${who}: no target: give kubernetesVersion (e.g. "1.29") or set ${KUBERNETES_VERSION_ENV}.`);
     }
-    try {
-      this.target = resolveCliTarget(version, props.sidecarContainersGate);
-      this.ignore = parseRuleList(props.ignore ?? [], `${who}: ignore`);
-    } catch (e) {
-      if (e instanceof UsageError || e instanceof UnknownRuleError) throw new Error(`${who}: ${e.message}`);
-      throw e;
+    const envGate = process.env[SIDECAR_CONTAINERS_GATE_ENV];
+    if (props.sidecarContainersGate === undefined && envGate !== undefined && envGate !== 'true' && envGate !== 'false') {
+      throw new Error(`${who}: environment variable ${SIDECAR_CONTAINERS_GATE_ENV} is '${envGate}'; use 'true' or 'false'.`);
     }
+    this.target = {
+      version: checkVersion(version !== undefined ? `${who}: kubernetesVersion` : `${who}: environment variable ${KUBERNETES_VERSION_ENV}`, raw),
+      gate: props.sidecarContainersGate ?? envGate === 'true',
+    };
+    this.ignore = parseRuleList(props.ignore ?? [], `${who}: ignore`);
     this.failOnWarnings = props.failOnWarnings ?? false;
   }
 
@@ -149,7 +151,12 @@ export class SidecarValidationPlugin {
    * `failOnWarnings`, a warning) is found.
    */
   public async validate(context: IValidationPluginContext): Promise<void> {
-    const result = checkFiles([...context.manifests], this.target, { ignore: this.ignore });
+    const inputs = context.manifests.map(file => {
+      const { docs, errors } = parseYamlLocated(fs.readFileSync(file, 'utf8'));
+      if (errors.length > 0) throw new Error(`SidecarValidationPlugin: ${file}: not valid YAML: ${errors[0]}`);
+      return { file, docs };
+    });
+    const result = checkDocuments(inputs, this.target, { ignore: this.ignore });
     for (const f of result.findings) {
       context.report.addViolation({
         ruleName: `${f.rule} ${f.ruleName} (${f.level})`,

@@ -3,12 +3,13 @@ import { Construct, IConstruct } from 'constructs';
 import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, envoyConfigFiles } from './agents/envoy/config';
 import { envoyShutdown } from './agents/envoy/shutdown';
 import { AGENT_LIVENESS } from './agents/liveness';
-import { Json, RANK } from './engine/spec';
-import { DEFAULT_IMAGES, ENVOY_IMAGE, releaseRangeWarning } from './images';
 import {
   checkBoolean, checkDnsLabel, checkImage, checkInteger, checkListenPort, checkPort, checkSecretName, checkString, describeValue,
   durationSeconds, hostReading, isHost, isLoopbackHost, isPortName, isPropsObject, listOf, positiveSeconds,
-} from './private/checks';
+} from './bind/checks';
+import { RANK } from './engine/spec';
+import { DEFAULT_IMAGES, ENVOY_IMAGE, releaseRangeWarning } from './images';
+import { Json } from './private/json';
 import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck } from './service-port';
 import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
 
@@ -575,7 +576,7 @@ function resolveUpstreams(who: string, given: EnvoyUpstream[]): OutboundRoute[] 
 
 /**
  * An upstream on this pod's loopback (any spelling: 'localhost', 127.0.0.0/8, '0.0.0.0',
- * src/private/checks.ts isLoopbackHost) at a port Envoy itself listens on would send the app's
+ * src/bind/checks.ts isLoopbackHost) at a port Envoy itself listens on would send the app's
  * requests back into Envoy (or into its admin interface).
  */
 function checkUpstreamLoops(who: string, upstreams: OutboundRoute[], own: Array<[string, number]>): void {

@@ -2,14 +2,15 @@ import { Duration } from 'cdk8s';
 import { Construct } from 'constructs';
 import { AGENT_LIVENESS } from './agents/liveness';
 import { MIN_DRAIN_SECONDS, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShutdown, renderOtelCollectorConfig } from './agents/otel-collector/config';
-import { Json, RANK } from './engine/spec';
-import { DEFAULT_IMAGES, OTEL_COLLECTOR_IMAGE, releaseRangeWarning } from './images';
 import {
   checkBoolean, checkImage, checkListenPort, checkPort, checkString, durationSeconds, inetAtonAddress, isBareIpv6, isHost,
   isLoopbackHost, isSecretKey, isSecretName, ownEntries,
-} from './private/checks';
+} from './bind/checks';
+import { checkManifestString, checkWellFormed } from './bind/manifest-values';
+import { RANK } from './engine/spec';
+import { DEFAULT_IMAGES, OTEL_COLLECTOR_IMAGE, releaseRangeWarning } from './images';
+import { Json } from './private/json';
 import { sortedKeys } from './private/order';
-import { checkManifestString, checkWellFormed } from './private/values';
 import { SecretKeyReference } from './secret-ref';
 import { AgentDescription, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
@@ -416,7 +417,7 @@ function checkEndpoint(who: string, endpoint: string | undefined): string {
     );
   }
   checkPort(who, `exporterEndpoint '${endpoint}' port`, port);
-  // any spelling of this pod's loopback: 'LOCALHOST', '0.0.0.0', '[::ffff:127.0.0.1]' (src/private/checks.ts)
+  // any spelling of this pod's loopback: 'LOCALHOST', '0.0.0.0', '[::ffff:127.0.0.1]' (src/bind/checks.ts)
   if (isLoopbackHost(host) && (port === GRPC_PORT || port === HTTP_PORT)) {
     throw new Error(
       `${who}: exporterEndpoint '${endpoint}' is the agent's own receiver: the agent would export to itself in a loop. ` +

@@ -20,7 +20,7 @@ import { Chart, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { validateXML } from 'xmllint-wasm';
 import { LogAgent, WithEnvoy, WithLogAgent, WithTracer } from '../src';
-import { CHECK_RULES, CLI_CHECKS } from '../src/cli/rules';
+import { CHECK_RULES, CLI_CHECKS } from '../src/engine/check-rules';
 import { SET_RULES } from '../src/engine/manifests-check';
 import { POD_SPEC_RULES, POD_SPEC_SHAPE_RULE } from '../src/engine/rules';
 

@@ -13,7 +13,7 @@ import { Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { LogAgent, SidecarMode, SidecarTimeline, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { kplusWorkload, manifestOf, newChart } from './util/fixtures';
-import { STOP_TIMES_ANNOTATION } from '../src/engine/pod-template';
+import { STOP_TIMES_ANNOTATION } from '../src/facts/annotations';
 
 const ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
 const savedEnv = process.env[ENV];

@@ -7,7 +7,9 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
-/* eslint-disable @typescript-eslint/no-require-imports */
+import { LocatedDocument, parseYamlLocated } from '../bind/yaml-files';
+
+export { LocatedDocument } from '../bind/yaml-files';
 
 /** A bad command line: the caller prints the usage line and exits 2. */
 export class UsageError extends Error {}
@@ -82,61 +84,13 @@ export function withTempFile<T>(text: string, fn: (file: string) => T): T {
   }
 }
 
-/** The `yaml` package that cdk8s bundles: the parser of cdk8s' own `Yaml.load`. */
-function cdk8sYamlParser(): any {
-  return require(require.resolve('yaml', { paths: [path.dirname(require.resolve('cdk8s'))] }));
-}
-
 /**
- * Parses a YAML text as cdk8s' `Yaml.load` does (cdk8s lib/yaml.js, 2.70: `parseAllDocuments`
- * of its bundled `yaml` with the YAML 1.1 schema, each document's `toJSON()`, empty documents
- * dropped), and also returns the syntax errors, which `Yaml.load` ignores (it takes what the
- * parser recovered from a broken file). Not `Yaml.load` itself: it starts a node process per file
- * to read it (0.5 s a file on a loaded machine); test/cli.test.ts checks that both read the same.
+ * Parses a YAML text as cdk8s' `Yaml.load` does, with the syntax errors `Yaml.load` ignores
+ * (src/bind/yaml-files.ts). test/cli.test.ts checks that both read the same.
  */
 export function parseYaml(text: string): { docs: any[]; errors: string[] } {
   const { docs, errors } = parseYamlLocated(text);
   return { docs: docs.map(d => d.doc), errors };
-}
-
-/** A document of a file and the 1-based line where its content starts (after comments and `---`). */
-export interface LocatedDocument {
-  readonly doc: any;
-  readonly line: number;
-}
-
-/** `parseYaml`, each document with the line where it starts (what SARIF and JUnit point at). */
-export function parseYamlLocated(text: string): { docs: LocatedDocument[]; errors: string[] } {
-  const parsed = cdk8sYamlParser().parseAllDocuments(text, { version: '1.1' });
-  const list: any[] = Array.isArray(parsed) ? parsed : [parsed];
-  const errors = list.flatMap(d => (d.errors ?? []).map((e: Error) => firstLine(e.message)));
-  const starts = lineStarts(text);
-  const docs = list.map(d => ({ doc: d.toJSON(), line: lineOf(starts, d.contents?.range?.[0] ?? d.range?.[0] ?? 0) })).filter(({ doc: obj }) =>
-    obj !== undefined && obj !== null &&
-    !(Array.isArray(obj) && obj.length === 0) &&
-    !(typeof obj === 'object' && Object.keys(obj).length === 0));
-  return { docs, errors };
-}
-
-/** The offsets at which each line of `text` starts (a line ends at \n, \r\n or a lone \r, as YAML reads them). */
-function lineStarts(text: string): number[] {
-  const starts = [0];
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) starts.push(i + 1);
-  }
-  return starts;
-}
-
-/** The 1-based line of an offset (binary search over the line starts). */
-function lineOf(starts: readonly number[], offset: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = Math.floor((lo + hi + 1) / 2);
-    if (starts[mid] <= offset) lo = mid; else hi = mid - 1;
-  }
-  return lo + 1;
 }
 
 /** The documents of one YAML file (or of stdin for `-`); a syntax error is an error naming the file and line. */

@@ -18,9 +18,9 @@ import { CommandError, STDIN, UsageError, expandInputs, readStdin } from './io';
 import { loadRenderConfig, render } from './render';
 import { ConfigError, duration } from './render-config';
 import { formatJunit, formatSarif } from './report-formats';
-import { UnknownRuleError, parseRuleList } from './rules';
 import { resolveCliTarget } from './target-options';
 import { TimelineExtras, timelines } from './timeline';
+import { UnknownRuleError, parseRuleList } from '../engine/check-rules';
 
 const TARGET_HELP = `  --kubernetes-version V  the lowest version of the cluster's API server and kubelets
                           (1.29, v1.29 or 1.29.3; with a patch, the known bugs of that patch

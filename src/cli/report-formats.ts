@@ -2,7 +2,7 @@
  * `check --output sarif` and `--output junit`: the findings where pipelines look.
  *
  * - SARIF 2.1.0 (OASIS; what GitHub code scanning and most CI systems read): one run of the tool
- *   `cdk8s-sidecars` with every rule of src/cli/rules.ts in `tool.driver.rules`, one result per
+ *   `cdk8s-sidecars` with every rule of src/engine/check-rules.ts in `tool.driver.rules`, one result per
  *   finding, each located at the file and the line where its object starts (and named logically as
  *   `Kind namespace/name`). test/cli-pipeline.test.ts validates it against the OASIS JSON schema.
  * - JUnit XML (the Ant/Surefire format that Jenkins, GitLab and Azure DevOps read): one
@@ -12,12 +12,10 @@
  */
 import * as path from 'path';
 import { pathToFileURL } from 'url';
-import { CheckResult, Finding } from './check';
 import { STDIN } from './io';
-import { CHECK_RULES } from './rules';
+import { CheckResult, Finding } from '../engine/check-objects';
+import { CHECK_RULES, RULES_DOC_URL } from '../engine/check-rules';
 
-/** Where the rules are documented (SARIF `helpUri`). */
-export const RULES_DOC_URL = 'https://github.com/cdk8s-sidecars/cdk8s-sidecars/blob/main/docs/cli.md#rules';
 
 /** A file as a SARIF artifact URI: relative paths stay relative (to the run's directory), with `/` and percent-encoding. */
 export function artifactUri(file: string): string {

@@ -12,10 +12,11 @@
  * structs and an API.md change for no caller yet.
  */
 import { checkSelfStoppingPreStops, checkSidecarReadiness, checkVerticalAutoscaler } from './around';
-import { SUPPORTED_KINDS, controllerVolumesOf, describeObject, podTemplateOf } from './pod-template';
+import { SUPPORTED_KINDS, controllerVolumesOf, describeObject } from './pod-template';
 import { checkJobPodFailurePolicy, checkPodSpecByRule } from './rules';
-import { Json } from './spec';
+import { podTemplateOf } from '../facts/kinds';
 import { WorkloadOfApp, checkAutoscalerRequests, checkServiceTargetPorts } from '../facts/known-bugs';
+import { Json } from '../private/json';
 
 /** One object to check: how messages name it (a construct path, `Deployment 'web'`) and its JSON. @internal */
 export interface ManifestToCheck {
@@ -35,7 +36,7 @@ export interface ManifestFinding {
   readonly source: 'object' | 'service' | 'autoscaler' | 'readiness';
   /**
    * What found it: the `name` of a row of the engine's `POD_SPEC_RULES` (or its shape rule), or one
-   * of `SET_RULES` (the `cdk8s-sidecars check` rule ids are given by these, src/cli/rules.ts).
+   * of `SET_RULES` (the `cdk8s-sidecars check` rule ids are given by these, src/engine/check-rules.ts).
    */
   readonly rule: string;
   readonly message: string;

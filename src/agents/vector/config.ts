@@ -26,9 +26,9 @@
  *
  * Vector has no Fluent forward sink: `LogOutput.forward()` is refused by the agent.
  */
-import { Json } from '../../engine/spec';
-import { LogOutputConfig } from '../../log-output';
+import { Json } from '../../private/json';
 import { agentYaml } from '../../private/values';
+import { LogOutputConfig } from '../log-output-config';
 import { ShutdownModel, shutdownModel } from '../shutdown-model';
 
 /** The component ids of the rendered topology. */

@@ -1,13 +1,13 @@
 /**
- * The ids of `cdk8s-sidecars check`'s rules (docs/cli.md, "Rules"): each finding of the checks
+ * The ids of `cdk8s-sidecars check`'s rules (also the validation plugin's) (docs/cli.md, "Rules"): each finding of the checks
  * (src/manifests-check.ts, the engine's `POD_SPEC_RULES`, the known-bug table and the CLI's own)
  * carries one, so that SARIF, JUnit and the cdk8s validation plugin can name it and a run or an
  * object can silence it. An id never changes meaning and is never reused; a new rule gets the
  * next number. test/cli-pipeline.test.ts checks that every check has exactly one id and that
  * docs/cli.md lists them all.
  */
-import { POD_SPEC_RULES, POD_SPEC_SHAPE_RULE } from '../engine/rules';
-import { SET_RULES } from '../engine/manifests-check';
+import { SET_RULES } from './manifests-check';
+import { POD_SPEC_RULES, POD_SPEC_SHAPE_RULE } from './rules';
 
 export interface CheckRule {
   /** `CS001`: stable, never reused. */
@@ -20,7 +20,10 @@ export interface CheckRule {
   readonly checks: readonly string[];
 }
 
-/** The checks the CLI makes itself (src/cli/check.ts), named as the others are. */
+/** Where the rules are documented (SARIF `helpUri`, the validation plugin's `fix`). */
+export const RULES_DOC_URL = 'https://github.com/cdk8s-sidecars/cdk8s-sidecars/blob/main/docs/cli.md#rules';
+
+/** The checks made in src/engine/check-objects.ts beyond the others, named as the others are. */
 export const CLI_CHECKS = {
   knownBug: 'a known bug of the target patch release',
   sidecarRequests: 'a native sidecar without CPU or memory requests',
@@ -67,7 +70,7 @@ export const CHECK_IGNORE_ANNOTATION = 'sidecars.cdk8s.io/check-ignore';
 /** The rule of a check's name. */
 export function ruleOfCheck(check: string): CheckRule {
   const rule = CHECK_RULES.find(r => r.checks.includes(check));
-  if (!rule) throw new Error(`no rule id for the check '${check}' (add it to CHECK_RULES in src/cli/rules.ts)`);
+  if (!rule) throw new Error(`no rule id for the check '${check}' (add it to CHECK_RULES in src/engine/check-rules.ts)`);
   return rule;
 }
 
