@@ -33,7 +33,7 @@ export const CLI_CHECKS = {
 
 const ruleName = (fragment: string) => {
   const found = POD_SPEC_RULES.filter(r => r.name.startsWith(fragment));
-  if (found.length !== 1) throw new Error(`rules.ts: ${found.length} POD_SPEC_RULES start with '${fragment}'`);
+  if (found.length !== 1) throw new Error(`check-rules.ts: ${found.length} POD_SPEC_RULES start with '${fragment}'`);
   return found[0].name;
 };
 
@@ -42,7 +42,7 @@ export const CHECK_RULES: readonly CheckRule[] = [
   { id: 'CS002', slug: 'probe-on-init-container', summary: 'a probe or lifecycle hook on an init container that is not a native sidecar', checks: [ruleName('probes and lifecycle hooks')] },
   { id: 'CS003', slug: 'init-container-restart-policy', summary: 'an init container restartPolicy the target does not allow', checks: [ruleName('init container restartPolicy')] },
   { id: 'CS004', slug: 'container-restart-policy', summary: 'restartPolicy on a regular container where the target does not allow it', checks: [ruleName('restartPolicy on regular')] },
-  { id: 'CS005', slug: 'init-container-resize-policy', summary: 'resizePolicy on an init container below 1.33', checks: [ruleName('resizePolicy')] },
+  { id: 'CS005', slug: 'init-container-resize-policy', summary: 'resizePolicy on an init container below 1.33', checks: [ruleName('resizePolicy on init containers')] },
   { id: 'CS006', slug: 'sleep-action-unsupported', summary: 'the sleep lifecycle action below 1.30', checks: [ruleName('the sleep lifecycle action exists')] },
   { id: 'CS007', slug: 'sleep-action-zero', summary: 'a sleep action of 0 seconds below 1.33', checks: [ruleName('a sleep action is at least')] },
   { id: 'CS008', slug: 'sleep-action-over-grace', summary: 'a sleep action longer than terminationGracePeriodSeconds', checks: [ruleName('a sleep action is no longer')] },
@@ -62,6 +62,11 @@ export const CHECK_RULES: readonly CheckRule[] = [
   { id: 'CS022', slug: 'native-sidecar-without-requests', summary: 'a native sidecar without a CPU or memory request (nor a limit)', checks: [CLI_CHECKS.sidecarRequests] },
   { id: 'CS023', slug: 'not-an-object', summary: 'a YAML document that is not a Kubernetes object (a scalar or a list)', checks: [CLI_CHECKS.notAnObject] },
   { id: 'CS024', slug: 'unknown-rule-in-annotation', summary: `the ${'sidecars.cdk8s.io/check-ignore'} annotation names a rule that does not exist (a typo silences nothing)`, checks: [CLI_CHECKS.unknownIgnore] },
+  { id: 'CS025', slug: 'restart-policy-rules', summary: 'restartPolicyRules on a container where the target does not allow it (before 1.35) or with an action it does not know', checks: [ruleName('restartPolicyRules')] },
+  { id: 'CS026', slug: 'stop-signal', summary: 'lifecycle.stopSignal, which no release has on with its default feature gates', checks: [ruleName('lifecycle.stopSignal')] },
+  { id: 'CS027', slug: 'pod-level-resources', summary: 'pod-level resources before 1.34, or ones that do not cover the containers', checks: [ruleName('pod-level resources')] },
+  { id: 'CS028', slug: 'init-resize-restart-container', summary: 'resizePolicy RestartContainer on an init container that is not a native sidecar (1.36+)', checks: [ruleName('resizePolicy RestartContainer')] },
+  { id: 'CS029', slug: 'projected-certificate-sources', summary: 'podCertificate or clusterTrustBundle projected volume sources the target drops', checks: [ruleName('podCertificate')] },
 ];
 
 /** The annotation (on an object's metadata) that silences rules for that object: ids or slugs, comma-separated. */
