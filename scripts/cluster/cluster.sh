@@ -129,6 +129,9 @@ trap stop_all TERM INT EXIT
 start() { local name=$1; shift; "$@" > "$LOGS/$name.log" 2>&1 & PIDS+=($!); echo $! > "$DIR/$name.pid"; }
 
 mount -t proc proc /proc
+# runc's state (/run/containerd), the pods' logs (/var/log/pods): private to this cluster
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /var/log
 # The kubelet's kernel tunables (vm.overcommit_memory=1, vm.panic_on_oom=0, kernel.panic=10,
 # kernel.panic_on_oops=1) would be written machine-wide: bind-mount files with its values over
 # them here, in this mount namespace only; the kubelet then finds them set and writes nothing.
@@ -212,7 +215,8 @@ start kube-controller-manager "$CM_BIN" --kubeconfig="$P/admin.kubeconfig" --lea
 start kube-scheduler "$BIN/kube-scheduler" --kubeconfig="$P/admin.kubeconfig" --leader-elect=false --bind-address=127.0.0.1
 
 # containerd: CRI with restrict_oom_score_adj (the VM lacks CAP_SYS_RESOURCE), cgroupfs, the
-# registry on 127.0.0.1:5000 as the mirror of every registry name the manifests use
+# registry on 127.0.0.1:5000 as the mirror of every registry name the manifests use (the library's
+# images: docker.io; the example app's: ghcr.io; and the other public ones, so nothing is pulled from outside)
 mkdir -p "$DIR/containerd" "$DIR/cni/net.d"
 cat > "$DIR/containerd/config.toml" <<EOF
 version = 2
@@ -236,6 +240,14 @@ state = "$DIR/containerd/state"
     conf_dir = "$DIR/cni/net.d"
   [plugins."io.containerd.grpc.v1.cri".registry.mirrors."docker.io"]
     endpoint = ["http://127.0.0.1:5000"]
+  [plugins."io.containerd.grpc.v1.cri".registry.mirrors."ghcr.io"]
+    endpoint = ["http://127.0.0.1:5000"]
+  [plugins."io.containerd.grpc.v1.cri".registry.mirrors."registry.k8s.io"]
+    endpoint = ["http://127.0.0.1:5000"]
+  [plugins."io.containerd.grpc.v1.cri".registry.mirrors."quay.io"]
+    endpoint = ["http://127.0.0.1:5000"]
+  [plugins."io.containerd.grpc.v1.cri".registry.mirrors."gcr.io"]
+    endpoint = ["http://127.0.0.1:5000"]
   [plugins."io.containerd.grpc.v1.cri".registry.configs."127.0.0.1:5000".tls]
     insecure_skip_verify = true
 EOF
@@ -249,10 +261,9 @@ start containerd containerd --config "$DIR/containerd/config.toml"
 for _ in $(seq 1 60); do [ -S "$DIR/containerd/containerd.sock" ] && break; sleep 0.5; done
 CTR=(ctr --address "$DIR/containerd/containerd.sock" -n k8s.io)
 if [ -n "${CLUSTER_REGISTRY:-}" ]; then start registry $CLUSTER_REGISTRY 127.0.0.1:5000; fi
+# each archive names its image (the io.containerd.image.name annotation of scripts/cluster/oci-archive.py)
 for spec in ${CLUSTER_IMAGES:-}; do
-  name=${spec%%=*}; archive=${spec#*=}
-  "${CTR[@]}" images import --no-unpack=false --index-name "$name" "$archive" >> "$LOGS/images.log" 2>&1 \
-    || "${CTR[@]}" images import "$archive" >> "$LOGS/images.log" 2>&1
+  "${CTR[@]}" images import "${spec#*=}" >> "$LOGS/images.log" 2>&1
 done
 
 # kubelet: cgroupfs on cgroup v1, its pods under a cgroup root of this cluster's own
@@ -290,6 +301,7 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 protectKernelDefaults: false
+volumePluginDir: "$DIR/kubelet/volume-plugins"
 EOF
 start kubelet "$BIN/kubelet" --config="$DIR/kubelet/config.yaml" --kubeconfig="$P/kubelet.kubeconfig" \
   --root-dir="$DIR/kubelet/root" --hostname-override="$NODE_NAME" --node-ip="$NODE_IP" -v="${KUBELET_V:-2}"
