@@ -59,6 +59,8 @@ down() {
       [ -d "$h$id" ] && find "$h$id" -depth -type d -exec rmdir {} + 2>/dev/null || true
     done
   fi
+  # its components' logs, kept where CLUSTER_LOGS_TO says (the suite keeps the last run's)
+  if [ -n "${CLUSTER_LOGS_TO:-}" ] && [ -d "$dir/logs" ]; then rm -rf "$CLUSTER_LOGS_TO"; mkdir -p "$(dirname "$CLUSTER_LOGS_TO")"; cp -r "$dir/logs" "$CLUSTER_LOGS_TO"; fi
   # No mount of the cluster's is visible here (they lived in its private mount namespace).
   if grep -q " $dir" /proc/self/mountinfo; then log "mounts left under $dir: not removing it"; return 1; fi
   rm -rf "$dir"
@@ -75,11 +77,12 @@ esac
 if [ "$CMD" = up ]; then
   VERSION=${1:?version}; DIR=${2:?state dir}; OWNER=${3:-$PPID}
   BIN="$CACHE/kubernetes/$VERSION/bin"
-  for c in kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl; do
-    [ -x "$BIN/$c" ] || { log "missing $BIN/$c (scripts/cluster/build-kubernetes.sh $VERSION)"; exit 3; }
-  done
   # 1.29's own controller-manager does not build from the module proxy: a newer one may stand in
   # (CLUSTER_CONTROLLER_MANAGER), an unsupported skew that docs/proof.md names.
+  for c in kube-apiserver kube-scheduler kubelet kubectl ${CLUSTER_CONTROLLER_MANAGER:+x}kube-controller-manager; do
+    [ "$c" = xkube-controller-manager ] && c=$CLUSTER_CONTROLLER_MANAGER
+    [ -x "$BIN/$c" ] || [ -x "$c" ] || { log "missing $BIN/$c (scripts/cluster/build-kubernetes.sh $VERSION)"; exit 3; }
+  done
   mkdir -p "$DIR"
   DIR=$(cd "$DIR" && pwd)
   echo "$BIN" > "$DIR/bin.path"
