@@ -10,6 +10,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { parseAllDocuments } from 'yaml';
 import { oracleAvailable, readStreamsAsApiServer } from './util/api-server-yaml';
+import { servedByTestCluster } from './util/cluster-images';
 import { expectValidEnvoyBootstrap } from './util/envoy-proto';
 import { containerOf, layoutOf, podSpecOf } from './util/fixtures';
 import { expectValidManifests } from './util/k8s-schema';
@@ -149,6 +150,12 @@ describe.each(CLUSTERS)('examples/ synthesized by the cdk8s CLI for a $version c
 
   test('a second synth is byte-identical', () => {
     expect(second[cluster.version]).toEqual(first[cluster.version]);
+  });
+
+  test('the test cluster serves every image the manifests use, by the exact name (scripts/cluster/images.list)', () => {
+    const used = [...new Set(Object.values(manifests()).flat().flatMap((m) => containersIn(m)).map((c) => c.image as string))].sort();
+    expect(used.length).toBeGreaterThanOrEqual(7);
+    expect(used.filter((i) => !servedByTestCluster().has(i))).toEqual([]);
   });
 
   test.each(WORKLOADS)(`$kind $name gets its sidecars in the ${cluster.layout} layout`, (w) => {
