@@ -14,12 +14,22 @@ import { SidecarMode, SidecarTimeline, WithSidecar } from '../../src';
 export const BUSYBOX = 'busybox:1.36.1-musl';
 const UID = 65532;
 const SECURITY = {
-  allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: true,
-  runAsNonRoot: true, runAsUser: UID, runAsGroup: UID, seccompProfile: { type: 'RuntimeDefault' },
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ['ALL'] },
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  runAsUser: UID,
+  runAsGroup: UID,
+  seccompProfile: { type: 'RuntimeDefault' },
 };
 const NOW = "$(cut -d' ' -f1 /proc/uptime)";
 /** How long the sidecar takes from SIGTERM to its exit (its trap sleeps this long). */
-export const SIDECAR_STOP_SECONDS = 1;
+export const SIDECAR_STOP_SECONDS = 1.5;
+/**
+ * The sidecar's `stopTime` (whole seconds), its budget: the model's exit time; the legacy
+ * wrapper kills it once this has passed after its SIGTERM, so it must exceed the real stop.
+ */
+export const SIDECAR_STOP_TIME = 2;
 /** How long the app of a Job runs. */
 export const APP_RUN_SECONDS = 2;
 
@@ -47,7 +57,7 @@ function modeOf(layout: Layout): SidecarMode {
 
 /**
  * A Job (or a CronJob) whose app runs `APP_RUN_SECONDS` and exits 0, with one sidecar of
- * `WithSidecar` that takes `SIDECAR_STOP_SECONDS` to stop.
+ * `WithSidecar` that takes `SIDECAR_STOP_SECONDS` to stop (its `stopTime`: `SIDECAR_STOP_TIME`).
  */
 export function jobApp(version: string, layout: Layout, kind: 'Job' | 'CronJob'): ProofApp {
   const chart = new Chart(Testing.app(), 'proof');
@@ -55,7 +65,9 @@ export function jobApp(version: string, layout: Layout, kind: 'Job' | 'CronJob')
   const podSpec = {
     restartPolicy: 'Never',
     containers: [{
-      name: 'app', image: BUSYBOX, imagePullPolicy: 'IfNotPresent',
+      name: 'app',
+      image: BUSYBOX,
+      imagePullPolicy: 'IfNotPresent',
       command: ['sh', '-c', `echo "app-start ${NOW}"; sleep ${APP_RUN_SECONDS}; echo "app-exit ${NOW}"`],
       securityContext: SECURITY,
       resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '100m', memory: '32Mi' } },
@@ -66,9 +78,13 @@ export function jobApp(version: string, layout: Layout, kind: 'Job' | 'CronJob')
     ? { apiVersion: 'batch/v1', kind, metadata: { name }, spec: jobSpec }
     : { apiVersion: 'batch/v1', kind, metadata: { name }, spec: { schedule: '0 0 1 1 *', suspend: true, jobTemplate: { spec: jobSpec } } });
   new WithSidecar(chart, 'sidecar', {
-    workload, kubernetesVersion: version, mode: modeOf(layout), containerName: 'sidecar', image: BUSYBOX,
+    workload,
+    kubernetesVersion: version,
+    mode: modeOf(layout),
+    containerName: 'sidecar',
+    image: BUSYBOX,
     command: ['sh', '-c', stampingScript('sidecar', SIDECAR_STOP_SECONDS)],
-    stopTime: Duration.seconds(SIDECAR_STOP_SECONDS + 1),
+    stopTime: Duration.seconds(SIDECAR_STOP_TIME),
   });
   return { manifests: chart.toJson(), timeline: SidecarTimeline.of(workload) };
 }
@@ -82,15 +98,21 @@ export function orderApp(version: string): ProofApp {
   const chart = new Chart(Testing.app(), 'proof');
   const name = 'order';
   const workload = new ApiObject(chart, name, {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
     spec: {
-      replicas: 1, selector: { matchLabels: { app: name } },
+      replicas: 1,
+      selector: { matchLabels: { app: name } },
       template: {
         metadata: { labels: { app: name } },
         spec: {
           terminationGracePeriodSeconds: 30,
           containers: [{
-            name: 'app', image: BUSYBOX, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', stampingScript('app', 1)],
+            name: 'app',
+            image: BUSYBOX,
+            imagePullPolicy: 'IfNotPresent',
+            command: ['sh', '-c', stampingScript('app', 1)],
             securityContext: SECURITY,
             resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '100m', memory: '32Mi' } },
           }],
@@ -100,8 +122,14 @@ export function orderApp(version: string): ProofApp {
   });
   for (const s of ['first', 'second']) {
     new WithSidecar(chart, s, {
-      workload, kubernetesVersion: version, mode: SidecarMode.NATIVE, containerName: s, image: BUSYBOX,
-      command: ['sh', '-c', stampingScript(s, 1)], stopTime: Duration.seconds(2), appShutdownTime: Duration.seconds(2),
+      workload,
+      kubernetesVersion: version,
+      mode: SidecarMode.NATIVE,
+      containerName: s,
+      image: BUSYBOX,
+      command: ['sh', '-c', stampingScript(s, 1)],
+      stopTime: Duration.seconds(2),
+      appShutdownTime: Duration.seconds(2),
     });
   }
   return { manifests: chart.toJson(), timeline: SidecarTimeline.of(workload) };

@@ -49,6 +49,20 @@ export function baseImages(): string {
   return execFileSync('bash', [path.join(ROOT, 'scripts', 'cluster', 'base-images.sh')], { encoding: 'utf8' }).trim();
 }
 
+/**
+ * The registry of the real programs' images (scripts/cluster/images.sh: Fluent Bit, Envoy, the
+ * collector, Fluentd, the example app's stand-ins), served on 127.0.0.1:5000 inside the cluster's
+ * namespace: `<command>` to which cluster.sh appends the address, or undefined when not built.
+ */
+export function registryCommand(): string | undefined {
+  try {
+    const cmd = execFileSync('bash', [path.join(ROOT, 'scripts', 'cluster', 'images.sh'), 'registry'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return cmd && fs.existsSync(cmd.split(' ')[0]) ? cmd : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export interface WatchEvent {
   /** /proc/uptime when the event arrived. */
   readonly at: number;
@@ -62,9 +76,12 @@ export class Cluster {
     const t0 = uptime();
     const standIn = standInControllerManager(version);
     execFileSync('bash', [SCRIPT, 'up', version, dir, String(process.pid)], {
-      stdio: ['ignore', 'ignore', 'inherit'], timeout: 300_000,
+      stdio: ['ignore', 'ignore', 'inherit'],
+      timeout: 300_000,
       env: {
-        ...process.env, CLUSTER_IMAGES: images,
+        ...process.env,
+        CLUSTER_IMAGES: images,
+        CLUSTER_REGISTRY: registryCommand() ?? '',
         ...(standIn ? { CLUSTER_CONTROLLER_MANAGER: path.join(K8S, standIn, 'bin', 'kube-controller-manager') } : {}),
       },
     });
@@ -132,8 +149,7 @@ export class Cluster {
           else if (c === '"') inString = false;
           continue;
         }
-        if (c === '"') inString = true;
-        else if (c === '{') { if (depth++ === 0) start = i; } else if (c === '}' && --depth === 0) {
+        if (c === '"') {inString = true;} else if (c === '{') { if (depth++ === 0) start = i; } else if (c === '}' && --depth === 0) {
           const e = JSON.parse(buf.slice(start, i + 1));
           events.push({ at, type: e.type, object: e.object });
         }

@@ -5,7 +5,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { jobApp, orderApp, Layout, SIDECAR_STOP_SECONDS, APP_RUN_SECONDS } from './apps';
+import { jobApp, orderApp, Layout, SIDECAR_STOP_SECONDS, SIDECAR_STOP_TIME, APP_RUN_SECONDS } from './apps';
 
 export const PROOF_DOC = path.join(__dirname, '..', '..', 'docs', 'proof.md');
 
@@ -124,7 +124,7 @@ export function renderProof(p: ProofResults): string {
   out.push(`## A Job and a CronJob: from the app's exit to Complete (${p.runs} runs each, CronJob ${Math.max(1, p.runs - 1)})`);
   out.push('');
   out.push(`The app runs ${APP_RUN_SECONDS} s and exits 0; one sidecar of \`WithSidecar\` takes ${SIDECAR_STOP_SECONDS} s`);
-  out.push('from SIGTERM to its exit. Native: an init container with `restartPolicy: Always`, stopped by the');
+  out.push(`from SIGTERM to its exit (its \`stopTime\`, the model's figure: ${SIDECAR_STOP_TIME} s). Native: an init container with \`restartPolicy: Always\`, stopped by the`);
   out.push('kubelet once the app has exited; legacy (the same release, `mode: LEGACY`): the library\'s');
   out.push('exit-with-app wrapper stops it. A CronJob\'s run is a Job created from its `jobTemplate`');
   out.push('(`kubectl create job --from=cronjob/...`). Seconds from the app\'s exit, measured (min-max)');

@@ -7,12 +7,12 @@ import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import * as yaml from 'yaml';
 import { App, Chart, Testing } from 'cdk8s';
-import { NativeSidecarGuard } from '../../src';
+import * as yaml from 'yaml';
 import { jobApp, orderApp, Layout } from './apps';
 import { Cluster, baseImages, builtReleases, stamps, uptime } from './harness';
 import { JobRun, OrderRun, ProofResults, ReleaseResult, renderProof, writeProof } from './proof-doc';
+import { NativeSidecarGuard } from '../../src';
 
 const ROOT = path.join(__dirname, '..', '..');
 const RUNS = Number(process.env.CLUSTER_RUNS ?? 3);
@@ -26,7 +26,9 @@ afterAll(() => {
   if (results.length === 0) return;
   const proof: ProofResults = {
     machine: {
-      cpus: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), kernel: os.release(),
+      cpus: os.cpus().length,
+      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      kernel: os.release(),
       cgroups: fs.existsSync('/sys/fs/cgroup/memory') ? 'v1 (cgroupfs)' : 'v2',
       containerd: execFileSync('containerd', ['--version'], { encoding: 'utf8' }).split(' ')[2] ?? '?',
       runc: execFileSync('runc', ['--version'], { encoding: 'utf8' }).split('\n')[0].replace('runc version ', ''),
@@ -89,11 +91,12 @@ describe.each(releases)('Kubernetes %s', version => {
       if (failed) throw new Error(`${version}: Job ${jobName} failed: ${JSON.stringify(complete.object.status)}`);
       const succeeded = pods.events.find(e => e.object.status?.phase === 'Succeeded')!;
       const pod = succeeded.object.metadata.name;
-      const app = stamps(cluster.kubectl(['logs', '-n', n, pod, '-c', 'app']));
+      const appLog = stamps(cluster.kubectl(['logs', '-n', n, pod, '-c', 'app']));
       const side = stamps(cluster.kubectl(['logs', '-n', n, pod, '-c', 'sidecar']));
-      const appExit = app['app-exit'];
+      const appExit = appLog['app-exit'];
       return {
-        layout, kind,
+        layout,
+        kind,
         sigterm: round(side['sidecar-term'] - appExit),
         sidecarExit: round(side['sidecar-exit'] - appExit),
         succeeded: round(succeeded.at - appExit),
