@@ -11,7 +11,7 @@ import { App, Chart, Testing } from 'cdk8s';
 import * as yaml from 'yaml';
 import { jobApp, orderApp, Layout } from './apps';
 import { Cluster, baseImages, builtReleases, stamps, uptime } from './harness';
-import { JobRun, OrderRun, ProofResults, ReleaseResult, renderProof, writeProof } from './proof-doc';
+import { JobRun, OrderRun, ProofResults, ReleaseResult, WANTED_RELEASES, renderProof, whyNotRun, writeProof } from './proof-doc';
 import { NativeSidecarGuard } from '../../src';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -36,6 +36,7 @@ afterAll(() => {
     },
     runs: RUNS,
     releases: results,
+    notRun: WANTED_RELEASES.filter(v => !results.some(r => r.version === v)).map(v => ({ version: v, why: whyNotRun(v) })),
   };
   if (process.env.CLUSTER_WRITE_DOC !== 'false') writeProof(proof);
   else process.stdout.write(renderProof(proof));
