@@ -22,7 +22,9 @@ const SECURITY = {
   runAsGroup: UID,
   seccompProfile: { type: 'RuntimeDefault' },
 };
-const NOW = "$(cut -d' ' -f1 /proc/uptime)";
+/** A shell function `now` that prints the uptime (no quotes: it goes inside single-quoted traps). */
+const NOW_FN = 'now() { read u _ < /proc/uptime; echo $u; }';
+const NOW = '$(now)';
 /** How long the sidecar takes from SIGTERM to its exit (its trap sleeps this long). */
 export const SIDECAR_STOP_SECONDS = 1.5;
 /**
@@ -36,6 +38,7 @@ export const APP_RUN_SECONDS = 2;
 /** A sidecar that prints `<name>-start`, `<name>-term` at SIGTERM and `<name>-exit`, each with the uptime. */
 export function stampingScript(name: string, stopSeconds: number): string {
   return [
+    NOW_FN,
     `trap 'echo "${name}-term ${NOW}"; sleep ${stopSeconds}; echo "${name}-exit ${NOW}"; exit 0' TERM`,
     `echo "${name}-start ${NOW}"`,
     'while true; do sleep 3600 & wait $!; done',
@@ -68,7 +71,7 @@ export function jobApp(version: string, layout: Layout, kind: 'Job' | 'CronJob')
       name: 'app',
       image: BUSYBOX,
       imagePullPolicy: 'IfNotPresent',
-      command: ['sh', '-c', `echo "app-start ${NOW}"; sleep ${APP_RUN_SECONDS}; echo "app-exit ${NOW}"`],
+      command: ['sh', '-c', `${NOW_FN}; echo "app-start ${NOW}"; sleep ${APP_RUN_SECONDS}; echo "app-exit ${NOW}"`],
       securityContext: SECURITY,
       resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '100m', memory: '32Mi' } },
     }],
@@ -83,7 +86,9 @@ export function jobApp(version: string, layout: Layout, kind: 'Job' | 'CronJob')
     mode: modeOf(layout),
     containerName: 'sidecar',
     image: BUSYBOX,
-    command: ['sh', '-c', stampingScript('sidecar', SIDECAR_STOP_SECONDS)],
+    // not `sh`, which the app runs: the exit-with-app wrapper takes every process whose program
+    // is a sidecar's for a sidecar's (docs/proof.md, "Found on the cluster")
+    command: ['/bin/busybox', 'sh', '-c', stampingScript('sidecar', SIDECAR_STOP_SECONDS)],
     stopTime: Duration.seconds(SIDECAR_STOP_TIME),
   });
   return { manifests: chart.toJson(), timeline: SidecarTimeline.of(workload) };
