@@ -11,10 +11,10 @@
  *
  * The engine (src/engine) never compares versions; this module does, on the engine's output.
  */
-import { NATIVE_SIDECARS_ANNOTATION } from '../engine/injected';
-import { podTemplateOf } from '../engine/pod-template';
-import { Json } from '../engine/spec';
-import { parseQuantity } from '../engine/timeline';
+import { NATIVE_SIDECARS_ANNOTATION } from './annotations';
+import { podTemplateOf } from './kinds';
+import { parseQuantity } from './quantity';
+import { Json } from '../private/json';
 import { KubeVersion, formatFullVersion } from '../target/capabilities';
 
 /** What a known bug does to one pod, with what to do about it. @internal */
