@@ -8,7 +8,7 @@
  * busybox `date` has no `%N`).
  */
 import { ApiObject, Chart, Duration, Testing } from 'cdk8s';
-import { SidecarMode, SidecarTimeline, WithSidecar } from '../../src';
+import { SidecarCheck, SidecarMode, SidecarTimeline, WithSidecar } from '../../src';
 
 /** busybox as the library emits it (`src/images.ts`), built locally from Debian's busybox-static. */
 export const BUSYBOX = 'busybox:1.36.1-musl';
@@ -137,5 +137,56 @@ export function orderApp(version: string): ProofApp {
       appShutdownTime: Duration.seconds(2),
     });
   }
+  return { manifests: chart.toJson(), timeline: SidecarTimeline.of(workload) };
+}
+
+/** How long the StatefulSet's sidecar takes to start listening (its startup check passes then). */
+export const SLOW_START_SECONDS = 3;
+
+/**
+ * A StatefulSet of 3 replicas (OrderedReady: each pod Ready before the next is made) whose
+ * sidecar of `WithSidecar` listens on :9000 only `SLOW_START_SECONDS` after its start, with a TCP
+ * startup check every second. Native: the app starts once the check passed; legacy: both start
+ * at once, and the pod is Ready once the check passed.
+ */
+export function statefulSetApp(version: string, layout: Layout): ProofApp {
+  const chart = new Chart(Testing.app(), 'proof');
+  const name = `ledger-${layout}`;
+  const workload = new ApiObject(chart, name, {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name },
+    spec: {
+      replicas: 3,
+      serviceName: name,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          terminationGracePeriodSeconds: 30,
+          containers: [{
+            name: 'app',
+            image: BUSYBOX,
+            imagePullPolicy: 'IfNotPresent',
+            command: ['sh', '-c', stampingScript('app', 0)],
+            securityContext: SECURITY,
+            resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '100m', memory: '32Mi' } },
+          }],
+        },
+      },
+    },
+  });
+  new WithSidecar(chart, 'sidecar', {
+    workload,
+    kubernetesVersion: version,
+    mode: modeOf(layout),
+    containerName: 'sidecar',
+    image: BUSYBOX,
+    command: ['/bin/busybox', 'sh', '-c', `sleep ${SLOW_START_SECONDS}; exec httpd -f -p 9000 -h /etc`],
+    ports: [{ number: 9000, name: 'ready' }],
+    startupCheck: SidecarCheck.tcp(9000, { period: Duration.seconds(1) }),
+    stopTime: Duration.seconds(2),
+    appShutdownTime: Duration.seconds(2),
+  });
   return { manifests: chart.toJson(), timeline: SidecarTimeline.of(workload) };
 }

@@ -5,7 +5,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { jobApp, orderApp, Layout, SIDECAR_STOP_SECONDS, SIDECAR_STOP_TIME, APP_RUN_SECONDS } from './apps';
+import { jobApp, orderApp, Layout, SIDECAR_STOP_SECONDS, SIDECAR_STOP_TIME, APP_RUN_SECONDS, SLOW_START_SECONDS } from './apps';
 
 export const PROOF_DOC = path.join(__dirname, '..', '..', 'docs', 'proof.md');
 
@@ -37,6 +37,8 @@ export interface ReleaseResult {
   startSeconds: number;
   jobs: JobRun[];
   order: OrderRun[];
+  /** StatefulSet of 3 replicas: seconds from the apply to 3 Ready replicas (absent in older runs). */
+  rollout?: Array<{ layout: Layout; seconds: number }>;
   admission: Array<{ check: string; outcome: string; detail: string }>;
   dryRun: Array<{ file: string; objects: number; ok: boolean; detail?: string }>;
 }
@@ -194,6 +196,23 @@ export function renderProof(p: ProofResults): string {
     out.push(`| ${r.version} | ${range(r.order.map(o => o.appTerm))} | ${fmt(m.appTerm)} | ${range(r.order.map(o => o.secondTerm - o.appExit))} | ${fmt(m.secondAfterApp)} | ${range(r.order.map(o => o.firstTerm - o.secondExit))} | ${fmt(m.firstAfterSecond)} |`);
   }
   out.push('');
+  if (p.releases.some(r => (r.rollout ?? []).length > 0)) {
+    out.push('## A StatefulSet of 3 replicas with a slow-starting sidecar');
+    out.push('');
+    out.push(`The sidecar of \`WithSidecar\` listens only ${SLOW_START_SECONDS} s after its start; its TCP startup check runs every`);
+    out.push('second. The StatefulSet makes each pod once the one before it is Ready (OrderedReady). Native:');
+    out.push('the app starts once the sidecar\'s check passed; legacy: both start at once (the app may run');
+    out.push('before its sidecar listens), the pod Ready once the check passed. Seconds from the apply to 3');
+    out.push('Ready replicas (min-max):');
+    out.push('');
+    out.push('| release | native | legacy |');
+    out.push('|---|---|---|');
+    for (const r of p.releases) {
+      const of = (l: Layout) => range((r.rollout ?? []).filter(x => x.layout === l).map(x => x.seconds));
+      if ((r.rollout ?? []).length > 0) out.push(`| ${r.version} | ${of('native')} | ${of('legacy')} |`);
+    }
+    out.push('');
+  }
   out.push('## Admission by the real API server');
   out.push('');
   out.push('| release | check | outcome | the API server said |');

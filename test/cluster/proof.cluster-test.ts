@@ -9,9 +9,9 @@ import * as os from 'os';
 import * as path from 'path';
 import { App, Chart, Testing } from 'cdk8s';
 import * as yaml from 'yaml';
-import { jobApp, orderApp, Layout } from './apps';
+import { jobApp, orderApp, statefulSetApp, Layout, SLOW_START_SECONDS } from './apps';
 import { Cluster, baseImages, builtReleases, stamps, uptime } from './harness';
-import { JobRun, OrderRun, ProofResults, ReleaseResult, WANTED_RELEASES, renderProof, whyNotRun, writeProof } from './proof-doc';
+import { JobRun, OrderRun, PROOF_DOC, ProofResults, ReleaseResult, WANTED_RELEASES, readProofData, renderProof, whyNotRun, writeProof } from './proof-doc';
 import { NativeSidecarGuard } from '../../src';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -24,6 +24,10 @@ jest.setTimeout(1_800_000);
 
 afterAll(() => {
   if (results.length === 0) return;
+  // a release not run this time (CLUSTER_RELEASES) keeps its figures of the previous run
+  const before = fs.existsSync(PROOF_DOC) ? readProofData(fs.readFileSync(PROOF_DOC, 'utf8')).releases : [];
+  const all = [...results, ...before.filter(b => !results.some(r => r.version === b.version))]
+    .sort((a, b) => Number(b.version.split('.')[1]) - Number(a.version.split('.')[1]));
   const proof: ProofResults = {
     machine: {
       cpus: os.cpus().length,
@@ -35,8 +39,8 @@ afterAll(() => {
       etcd: execFileSync('etcd', ['--version'], { encoding: 'utf8' }).split('\n')[0].replace('etcd Version: ', ''),
     },
     runs: RUNS,
-    releases: results,
-    notRun: WANTED_RELEASES.filter(v => !results.some(r => r.version === v)).map(v => ({ version: v, why: whyNotRun(v) })),
+    releases: all,
+    notRun: WANTED_RELEASES.filter(v => !all.some(r => r.version === v)).map(v => ({ version: v, why: whyNotRun(v) })),
   };
   if (process.env.CLUSTER_WRITE_DOC !== 'false') writeProof(proof);
   else process.stdout.write(renderProof(proof));
@@ -50,7 +54,7 @@ if (releases.length === 0) {
 
 describe.each(releases)('Kubernetes %s', version => {
   let cluster: Cluster;
-  const result: ReleaseResult = { version, jobs: [], order: [], admission: [], dryRun: [] } as any;
+  const result: ReleaseResult = { version, jobs: [], order: [], rollout: [], admission: [], dryRun: [] } as any;
   const minor = Number(version.split('.')[1]);
   const target = `1.${minor}`;
 
@@ -161,6 +165,29 @@ describe.each(releases)('Kubernetes %s', version => {
     }
   });
 
+  for (const layout of ['native', 'legacy'] as const) {
+    test(`StatefulSet of 3 replicas, ${layout}: from the apply to 3 Ready replicas, with a sidecar that starts in ${SLOW_START_SECONDS} s`, async () => {
+      for (let i = 0; i < Math.max(1, RUNS - 1); i++) {
+        const app = statefulSetApp(target, layout);
+        const n = namespace(`sts-${layout}`);
+        await cluster.until('default ServiceAccount', 30, () => cluster.tryKubectl(['get', 'sa', 'default', '-n', n]).status === 0 ? true : undefined);
+        const sets = cluster.watch(['statefulsets', '-n', n]);
+        try {
+          await new Promise(r => setTimeout(r, 300));
+          const t0 = uptime();
+          cluster.apply(app.manifests, n);
+          const ready = await cluster.until('3 Ready replicas', 180, () => sets.events.find(e => e.object.status?.readyReplicas === 3));
+          const seconds = round(ready.at - t0);
+          result.rollout.push({ layout, seconds });
+          // OrderedReady: each pod waits for the one before it to be Ready, and each waits for its sidecar
+          expect(seconds).toBeGreaterThanOrEqual(3 * SLOW_START_SECONDS);
+        } finally {
+          sets.stop();
+        }
+      }
+    });
+  }
+
   test('NativeSidecarGuard: the real API server rejects a pod whose restartPolicy was stripped and admits the library\'s pods', async () => {
     const n = namespace('guard');
     const chart = new Chart(Testing.app(), 'guard');
@@ -214,8 +241,8 @@ describe.each(releases)('Kubernetes %s', version => {
   test('the restricted profile (enforced) admitted every pod the suite ran', () => {
     // every pod above ran in a namespace labelled pod-security.kubernetes.io/enforce=restricted
     const pods = JSON.parse(cluster.kubectl(['get', 'pods', '-A', '-o', 'json'])).items as any[];
-    const mine = pods.filter(p => /^(job|cronjob|order)-/.test(p.metadata.namespace));
-    result.admission.push({ check: 'restricted profile (enforced): the library\'s Job, CronJob and Deployment pods', outcome: `${mine.length} pods admitted`, detail: '' });
+    const mine = pods.filter(p => /^(job|cronjob|order|sts)-/.test(p.metadata.namespace));
+    result.admission.push({ check: 'restricted profile (enforced): the library\'s Job, CronJob, Deployment and StatefulSet pods', outcome: `${mine.length} pods admitted`, detail: '' });
     expect(mine.length).toBeGreaterThan(0);
   });
 });
