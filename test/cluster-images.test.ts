@@ -12,8 +12,11 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { Testing } from 'cdk8s';
+import { Images, LogAgent, LogOutput, WithLogAgent } from '../src';
 import { DEFAULT_IMAGES } from '../src/images';
-import { clusterImageList } from './util/cluster-images';
+import { CLUSTER_IMAGES_DIR, clusterImageList, runnableImage, validateInImage } from './util/cluster-images';
+import { containerOf, kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
 
 const ROOT = path.join(__dirname, '..');
 const SCRIPT = path.join(ROOT, 'scripts', 'cluster', 'images.sh');
@@ -56,4 +59,22 @@ if (built.length === 0 || !isRoot) {
     expect({ status: r.status, out: r.status === 0 ? '' : r.stdout + r.stderr }).toEqual({ status: 0, out: '' });
   },
   300_000,
+);
+
+// The example app has no Fluentd: its config as LogAgent.fluentd() renders it (both layouts; an IP
+// literal: out_forward resolves its host at start, dry run included, and the namespace has no DNS),
+// read by the image's Fluentd with the manifest's command, args and mounts.
+const fluentdId = runnableImage(Images.FLUENTD);
+(fluentdId ? test.each(['1.27', '1.29']) : test.skip.each(['1.27', '1.29']))(
+  `the Fluentd image reads the config LogAgent.fluentd() renders for %s (--dry-run, as the pod runs it)${fluentdId ? '' : `: skipped, needs root and the built image in ${CLUSTER_IMAGES_DIR}`}`,
+  (kubernetesVersion) => {
+    const { chart } = newChart();
+    new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion, agent: LogAgent.fluentd(), output: LogOutput.forward({ host: '10.96.0.20' }) });
+    const objects = Testing.synth(chart);
+    const m = manifestOf(objects, 'Deployment');
+    const r = validateInImage(podSpecOf(m), containerOf(m, 'log-agent'), objects);
+    expect(r?.id).toBe('fluentd');
+    expect({ status: r?.status, output: r?.status === 0 ? '' : r?.output }).toEqual({ status: 0, output: '' });
+  },
+  120_000,
 );

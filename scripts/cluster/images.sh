@@ -6,6 +6,8 @@
 #                                                  that can be built), write the names file, print a summary
 #   scripts/cluster/images.sh check [IMAGE...]     run each built image's program (`--version`) from the
 #                                                  image's own layer, chrooted, in new namespaces with no network
+#   scripts/cluster/images.sh run IMAGE [-v SRC:DEST]... [-w DEST]... [-e K=V]... -- COMMAND...
+#                                                  run a command in an image as a pod would (run_in below)
 #   scripts/cluster/images.sh registry             print the command that serves them (`<command> ADDR`)
 #   scripts/cluster/images.sh list                 print the built images: IMAGE REFERENCE... SIZE VERSION
 #
@@ -227,7 +229,10 @@ build_one() {
   [ -n "$USER" ] && args+=(-user "$USER")
   local e; for e in "${ENVS[@]}"; do args+=(-env "$e"); done
   "$reg" "${args[@]}" >/dev/null
-  rm -rf "$OCI/$id"; mkdir -p "$OCI"; mv "$work/oci" "$OCI/$id"
+  # the same image (a changed script, the same tree): keep the files a running registry serves
+  if ! cmp -s "$work/oci/index.json" "$OCI/$id/index.json"; then
+    rm -rf "$OCI/$id"; mkdir -p "$OCI"; mv "$work/oci" "$OCI/$id"
+  fi
   echo "$stamp" > "$OCI/$id.stamp"
   echo "$VERSION" > "$OCI/$id.version"
   echo $(($(date +%s) - start)) > "$OCI/$id.seconds"
@@ -247,48 +252,79 @@ write_names() {
   mv "$tmp" "$OCI/names"
 }
 
-# check IMAGE: the program's --version from the image's own layer, chrooted, no network
-check_one() {
-  local id=$1
+# run_in IMAGE [-v SRC:DEST]... [-e K=V]... -- COMMAND...: runs COMMAND in the image's own layer as
+# a pod with readOnlyRootFilesystem would: the root read-only, SRC directories bound at DEST
+# (read-only, as a ConfigMap volume), a tmpfs at /tmp and at each writable DEST given as `-w DEST`
+# (an emptyDir), as uid 65532; in new mount, PID and network namespaces (the network: a loopback
+# and nothing else), which vanish with it. The environment is only PATH, HOME=/tmp and the -e's.
+run_in() {
+  local id=$1; shift
   [ -f "$OCI/$id/index.json" ] || { log "$id: not built"; return 1; }
+  local mounts=() writable=() envs=()
+  while [ $# -gt 0 ]; do
+    case $1 in
+      -v) mounts+=("$2"); shift 2 ;;
+      -w) writable+=("$2"); shift 2 ;;
+      -e) envs+=("$2"); shift 2 ;;
+      --) shift; break ;;
+      *) die "run: unknown option $1" ;;
+    esac
+  done
+  [ $# -gt 0 ] || die "run: no command"
   local dir; dir=$(mktemp -d)
   chmod 0755 "$dir"
   local mf; mf=$(jq -r '.manifests[0].digest' "$OCI/$id/index.json" | sed 's/:/\//')
   local layer; layer=$(jq -r '.layers[0].digest' "$OCI/$id/blobs/$mf" | sed 's/:/\//')
   tar -xzf "$OCI/$id/blobs/$layer" -C "$dir"
-  local cmd want
+  local setup='set -e; ip link set lo up' m
+  for m in "${mounts[@]}" "${writable[@]}"; do mkdir -p "$dir/${m#*:}"; done
+  setup+="; mount --bind '$dir' '$dir'; mount -o remount,bind,ro '$dir' '$dir'"
+  setup+="; mount --rbind /dev '$dir/dev'; mount -t proc proc '$dir/proc'; mount -t tmpfs -o mode=1777 tmpfs '$dir/tmp'"
+  for m in "${mounts[@]}"; do setup+="; mount --bind '${m%%:*}' '$dir${m#*:}'; mount -o remount,bind,ro '$dir${m#*:}'"; done
+  for m in "${writable[@]}"; do setup+="; mount -t tmpfs -o mode=1777 tmpfs '$dir$m'"; done
+  local rc=0
+  unshare --mount --net --pid --fork --propagation private bash -c "$setup"'; exec "$@"' sh \
+    env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp "${envs[@]}" \
+    /usr/sbin/chroot --userspec=65532:65532 "$dir" "$@" || rc=$?
+  rm -rf "$dir"
+  return $rc
+}
+
+# check IMAGE: the program's --version (the stand-in apps: a request and a line), with run_in
+check_one() {
+  local id=$1
+  [ -f "$OCI/$id/index.json" ] || { log "$id: not built"; return 1; }
+  local cmd=() want scratch=""
   case $id in
-    pause) cmd='/pause -v' want='pause' ;;
-    busybox) cmd='/bin/busybox --help' want="BusyBox v$(cat "$OCI/$id.version")" ;;
-    envoy) cmd='/usr/local/bin/envoy --version' want="/$(cat "$OCI/$id.version")/" ;;
-    otelcol) cmd='/otelcol --version' want="version $(cat "$OCI/$id.version")" ;;
-    fluent-bit) cmd='/fluent-bit/bin/fluent-bit --version' want="Fluent Bit v$(cat "$OCI/$id.version")" ;;
-    fluentd) cmd='tini -- fluentd --version' want="fluentd $(cat "$OCI/$id.version")" ;;
-    app-nightly-report) cmd='/app/nightly-report --log-file=/tmp/r.log --lines=3' want='wrote 3 lines' ;;
+    pause) cmd=(/pause -v) want='pause' ;;
+    busybox) cmd=(/bin/busybox --help) want="BusyBox v$(cat "$OCI/$id.version")" ;;
+    envoy) cmd=(/usr/local/bin/envoy --version) want="/$(cat "$OCI/$id.version")/" ;;
+    otelcol) cmd=(/otelcol --version) want="version $(cat "$OCI/$id.version")" ;;
+    fluent-bit) cmd=(/fluent-bit/bin/fluent-bit --version) want="Fluent Bit v$(cat "$OCI/$id.version")" ;;
+    fluentd) cmd=(tini -- fluentd --version) want="fluentd $(cat "$OCI/$id.version")" ;;
+    app-nightly-report) cmd=(/app/nightly-report --log-file=/tmp/r.log --lines=3) want='wrote 3 lines' ;;
     app-*)
       # the server answers on loopback (the namespace's own) and writes its lines
       local prog=${id#app-} port=8080
+      scratch=$(mktemp -d)
       printf '%s\n' "/app/$prog --listen=127.0.0.1:$port --web.listen-address=127.0.0.1:$port --log-file=/tmp/app.log &" \
         "for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - http://127.0.0.1:$port/healthz && break; sleep 0.5; done" \
-        'kill -TERM $!; wait; head -1 /tmp/app.log' > "$dir/tmp/check.sh"
-      cmd='/bin/sh /tmp/check.sh' want="$prog line 1" ;;
+        'kill -TERM $!; wait; head -1 /tmp/app.log' > "$scratch/check.sh"
+      chmod 0755 "$scratch"; chmod 0644 "$scratch/check.sh"
+      cmd=(/bin/sh /check/check.sh) want="$prog line 1" ;;
   esac
-  # a private mount namespace (the /dev and /proc mounts vanish with it), a network namespace
-  # with nothing in it, a PID namespace; as the non-root user the library's pods run as
   local out rc=0
-  out=$(unshare --mount --net --pid --fork --propagation private sh -c \
-    'ip link set lo up && mount --rbind /dev "$1/dev" && mount -t proc proc "$1/proc" && exec env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp chroot --userspec=65532:65532 "$1" $2' \
-    sh "$dir" "$cmd" 2>&1) || rc=$?
-  rm -rf "$dir"
-  if [ "$rc" -ne 0 ] || ! printf '%s' "$out" | grep -qF -- "$want"; then
-    log "$id: FAILED ($cmd: exit $rc, wanted \"$want\"): $(printf '%s' "$out" | head -5)"
+  if [ -n "$scratch" ]; then out=$(run_in "$id" -v "$scratch:/check" -- "${cmd[@]}" 2>&1) || rc=$?; rm -rf "$scratch"
+  else out=$(run_in "$id" -- "${cmd[@]}" 2>&1) || rc=$?; fi
+  if [ "$rc" -ne 0 ] || [[ $out != *"$want"* ]]; then
+    log "$id: FAILED (${cmd[*]}: exit $rc, wanted \"$want\"): $(printf '%s' "$out" | head -5)"
     return 1
   fi
-  echo "$id ok: $(printf '%s' "$out" | grep -F -- "$want" | head -1 | cut -c1-100)"
+  echo "$id ok: $(printf '%s\n' "$out" | grep -F -- "$want" | head -1 | cut -c1-100 || true)"
 }
 
 sub=build
-case ${1:-} in build | check | registry | list) sub=$1; shift ;; esac
+case ${1:-} in build | check | run | registry | list) sub=$1; shift ;; esac
 mkdir -p "$CACHE" "$OCI"
 case $sub in
   build)
@@ -310,6 +346,9 @@ case $sub in
     bad=0
     for id in $ids; do check_one "$id" || bad=1; done
     exit $bad ;;
+  run)
+    [ $# -gt 0 ] || die "usage: images.sh run IMAGE [-v SRC:DEST]... [-w DEST]... [-e K=V]... -- COMMAND..."
+    run_in "$@" ;;
   registry)
     echo "$(registry_bin) serve -images $OCI" ;;
   list)
