@@ -19,8 +19,8 @@ import { containerEnvironment, expand } from './util/env-expansion';
 import { containerOf, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { schemaErrors } from './util/k8s-schema';
 import { restrictedViolations, volumeViolations } from './util/pss';
-import { TOOLS, exitWithAppScript } from '../src/engine/shutdown';
 import { noteSkipped } from './util/skips';
+import { TOOLS, exitWithAppScript } from '../src/engine/shutdown';
 
 const ENDPOINT = 'otel-collector.observability:4317';
 

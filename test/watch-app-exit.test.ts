@@ -15,8 +15,8 @@ import { Duration, Testing } from 'cdk8s';
 import { LogAgent, SidecarMode, SidecarTimeline, Sidecars, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { containerOf, kplusWorkload, manifestOf, newChart, podSpecOf, rawDeployment } from './util/fixtures';
 import { restrictedViolations } from './util/pss';
-import { TOOLS, appWatchScript } from '../src/engine/shutdown';
 import { noteSkipped } from './util/skips';
+import { TOOLS, appWatchScript } from '../src/engine/shutdown';
 
 const ENDPOINT = 'otel-collector.observability:4317';
 
