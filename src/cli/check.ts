@@ -64,14 +64,17 @@ export function checkFiles(files: readonly string[], target: CliTarget): CheckRe
   const found = checkManifestSet(
     checked.map(d => ({ path: `${d.base.kind} ${d.base.namespace ? `${d.base.namespace}/` : ''}${d.base.name}`, manifest: d.doc })),
     target.version.minor, target.gate);
+  // Each document's position among the checked ones and its findings, indexed once (not a scan per document).
+  const positions = new Map(checked.map((d, i) => [d, i]));
+  const byIndex = new Map<number, typeof found>();
+  for (const f of found) (byIndex.get(f.index) ?? byIndex.set(f.index, []).get(f.index)!).push(f);
   for (const d of docs) {
     const { base, doc } = d;
     if (!isObject(doc)) {
       findings.push({ ...base, level: 'warning', message: 'not a Kubernetes object (a YAML scalar or list); skipped' });
       continue;
     }
-    const index = checked.indexOf(d);
-    const mine = found.filter(f => f.index === index);
+    const mine = byIndex.get(positions.get(d)!) ?? [];
     for (const f of mine.filter(x => x.source === 'object')) findings.push({ ...base, level: f.level, message: f.message });
     for (const [where, item] of workloadsOf(doc)) {
       workloads++;
