@@ -29,7 +29,7 @@
  * - Import time: fresh `node` processes that load cdk8s-plus-27 alone, or cdk8s-plus-27 and then
  *   the library; medians of the CPU and wall time of the `require()` calls, and of the process.
  *
- * Usage: node --expose-gc .bench/bench.js [--sizes 100,500,1000,2000] [--runs N] [--warmup 2] [--imports 15] [--checks 3] [--check-size 2000] [--no-doc]
+ * Usage: node --expose-gc .bench/bench.js [--sizes 100,500,1000,2000] [--runs N] [--warmup 2] [--imports 15] [--checks 3] [--check-size 2000] [--no-memory] [--no-doc]
  * Any setting other than the defaults makes a smoke run, marked as such in the generated block;
  * `--no-doc` leaves bench/README.md alone.
  */
@@ -228,8 +228,9 @@ function main(): void {
   const warmUp = Number(arg('warmup', String(DEFAULTS.warmup)));
   const checkCount = Number(arg('checks', String(DEFAULTS.checks)));
   const checkSize = Number(arg('check-size', String(DEFAULTS.checkSize)));
+  const noMemory = process.argv.includes('--no-memory');
   const full = sizes.join() === DEFAULTS.sizes.join() && sizes.every(n => runsFor(n) === defaultRuns(n)) &&
-    warmUp === DEFAULTS.warmup && importCount === DEFAULTS.imports && checkCount === DEFAULTS.checks && checkSize === DEFAULTS.checkSize;
+    warmUp === DEFAULTS.warmup && importCount === DEFAULTS.imports && checkCount === DEFAULTS.checks && checkSize === DEFAULTS.checkSize && !noMemory;
   const before = machine();
   console.log(`# cdk8s-sidecars benchmark (${full ? 'full run' : 'smoke run'})\n\nnode ${before.node}, ${before.cpus} CPUs (${before.cpu}), ${before.memGb} GiB`);
   console.log(`load average before: ${load(before)}\nlibrary: ${LIB} (compiled by jsii from commit ${before.commit})\n`);
@@ -303,10 +304,12 @@ function main(): void {
   results.check = checkTimes(checkSize, checkCount);
   console.log(`cdk8s-sidecars check over ${results.check.files} files: median CPU ${fmt(results.check.cpu)} ms, wall ${fmt(results.check.wall)} ms`);
 
-  // Peak memory, one fresh process per variant and size (shape service).
-  results.memory = { baseline: memory('none', 0) };
-  for (const n of sizes) {
-    results.memory[n] = Object.fromEntries(VARIANTS.map(v => [v, memory(v, n)]));
+  // Peak memory, one fresh process per variant and size (shape service); `--no-memory` skips it (a smoke run).
+  if (!noMemory) {
+    results.memory = { baseline: memory('none', 0) };
+    for (const n of sizes) {
+      results.memory[n] = Object.fromEntries(VARIANTS.map(v => [v, memory(v, n)]));
+    }
   }
 
   results.imports = importTimes(importCount);
@@ -396,7 +399,7 @@ function markdown(r: any): string {
         const w = s.medians.wall[v];
         const c = s.medians.cpu[v];
         const ratio = (k: Clock) => (v === 'hand-legacy' ? '1' : s.pairRatio[k][v].toFixed(3));
-        const mem = shape === 'service' ? r.memory[n][v] : undefined;
+        const mem = shape === 'service' ? r.memory?.[n][v] : undefined;
         lines.push(`| ${n} | ${shape} | ${v} | ${s.runs} | ${fmt(w.construct)} | ${fmt(w.synth)} | ${fmt(w.total)} | ${fmt(c.total)} | ` +
           `${(c.total / n * 1000).toFixed(1)} | ${ratio('cpu')} | ${ratio('wall')} | ${mem ? mem.maxRssMb.toFixed(0) : ''} | ${mem ? mem.retainedMb.toFixed(1) : ''} |`);
       }
@@ -406,8 +409,10 @@ function markdown(r: any): string {
   lines.push('Medians over the rounds (of each column, so construct + synth is not exactly the total). ' +
     'CPU: user + system time of the process, every thread. "lib / hand": per round, the library run ' +
     'over the hand-written run of the same round, median over the rounds. Shapes: `service`, each Deployment with a Service ' +
-    'in front of Envoy; `hpa`, also with a HorizontalPodAutoscaler. Peak RSS (shape service): one fresh process per variant and ' +
-    `size; a process that only loads the modules peaks at ${r.memory.baseline.maxRssMb.toFixed(0)} MB.`);
+    'in front of Envoy; `hpa`, also with a HorizontalPodAutoscaler. ' + (r.memory
+    ? 'Peak RSS (shape service): one fresh process per variant and ' +
+      `size; a process that only loads the modules peaks at ${r.memory.baseline.maxRssMb.toFixed(0)} MB.`
+    : 'Peak RSS: not measured in this run (`--no-memory`).'));
   if (sizes.length > 1) {
     for (const shape of SHAPES) {
       lines.push('');
