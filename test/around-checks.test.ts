@@ -12,9 +12,9 @@ import { ApiObject, Testing } from 'cdk8s';
 import { AdoptSidecar, SidecarCheck, SidecarValidation, SidecarWarnings, WithLogAgent, WithSidecar } from '../src';
 import { newChart, rawDeployment, withEnv } from './util/fixtures';
 import { runHook, unavailable } from './util/self-stop-oracle';
-import { selfStopOf } from '../src/engine/around';
-import { checkManifestSet } from '../src/manifests-check';
 import { noteSkipped } from './util/skips';
+import { selfStopOf } from '../src/engine/around';
+import { checkManifestSet } from '../src/engine/manifests-check';
 
 const ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
 const onCi = process.env.CI === 'true' || process.env.CI === '1';

@@ -22,7 +22,7 @@ import { ApiObject } from 'cdk8s';
 import { Node } from 'constructs';
 import { buildApp, Shape } from '../bench/apps';
 import { SidecarValidation } from '../src';
-import { checkManifestSet } from '../src/manifests-check';
+import { checkManifestSet } from '../src/engine/manifests-check';
 
 // bench/apps.ts imports the compiled library ('../lib', what consumers load); the test runs on src/.
 jest.mock('../lib', () => jest.requireActual('../src'), { virtual: true });
