@@ -25,13 +25,15 @@ import { hpaManifest } from './util/fixtures';
 import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
 import { expectValidManifests } from './util/k8s-schema';
 import { simulateTermination } from './util/kubelet-termination';
-import * as io from '../src/cli/io';
 import { parseYaml } from '../src/cli/io';
 import { helpText, main } from '../src/cli/main';
 import { timelines } from '../src/cli/timeline';
 // the module object itself (not an import-star copy): the command's own `spawnSync` calls go through it
 const childProcess = jest.requireActual<typeof import('child_process')>('child_process');
 const realSpawnSync = childProcess.spawnSync;
+// the same for `fs`: stdin is `fs.readFileSync(0)` (src/cli/io.ts readStdin)
+const fsModule = jest.requireActual<typeof import('fs')>('fs');
+const realReadFileSync = fsModule.readFileSync;
 
 const ROOT = path.resolve(__dirname, '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'cli');
@@ -66,7 +68,8 @@ function cli(args: string[], options: { input?: string; env?: Record<string, str
   const spies = [
     jest.spyOn(process.stdout, 'write').mockImplementation((chunk: any) => { stdout += String(chunk); return true; }),
     jest.spyOn(process.stderr, 'write').mockImplementation((chunk: any) => { stderr += String(chunk); return true; }),
-    jest.spyOn(io, 'readStdin').mockImplementation(() => options.input ?? ''),
+    jest.spyOn(fsModule, 'readFileSync').mockImplementation(((file: any, ...rest: any[]) =>
+      (file === 0 ? options.input ?? '' : (realReadFileSync as any)(file, ...rest))) as any),
     // (jest's process.env is the test's own copy: hand it to the programs the command starts)
     jest.spyOn(childProcess, 'spawnSync').mockImplementation(((command: string, a: any, o: any) =>
       realSpawnSync(command, a, { env: { ...process.env }, ...o })) as any),
