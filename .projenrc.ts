@@ -195,7 +195,7 @@ for (const [dir, version] of clusters) {
 // cdk8s-plus-27, on the compiled library (lib/, what consumers load). Not part of `test`. It
 // writes its figures and verdicts into bench/README.md (issue 17: never typed in by hand).
 const bench = project.addTask('bench', {
-  description: 'Benchmarks synthesis (100/500/2000 Deployments with all three sidecars, both layouts) and import time against hand-written cdk8s-plus-27; writes figures and verdicts into bench/README.md',
+  description: 'Benchmarks synthesis (100/500/1000/2000 Deployments with all three sidecars and a Service, also with an HPA, both layouts), import time and `cdk8s-sidecars check` against hand-written cdk8s-plus-27; writes figures and verdicts into bench/README.md',
 });
 bench.spawn(project.compileTask);
 bench.exec('tsc --project bench/tsconfig.json');
