@@ -1,5 +1,5 @@
 import { IConstruct } from 'constructs';
-import { checkBoolean, checkImage, checkString, describeValue, isPropsObject } from './private/checks';
+import { checkBoolean, checkImage, checkString, describeValue, isPropsObject } from './bind/checks';
 import {
   DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarLayout, SidecarMode,
   formatFullVersion, parseKubernetesVersion, resolveLayout,
@@ -72,13 +72,10 @@ export interface SidecarTargetOptions {
   readonly watchAppExit?: boolean;
 }
 
-/** The environment variable a pipeline sets to synthesize the same app for another cluster. */
+/** `Sidecars.KUBERNETES_VERSION_ENV`. @internal */
 export const KUBERNETES_VERSION_ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
 
-/**
- * The environment variable a pipeline sets (`true` or `false`) to say whether the 1.28
- * SidecarContainers feature gate is on; the counterpart of `sidecarContainersGate`.
- */
+/** `Sidecars.SIDECAR_CONTAINERS_GATE_ENV`. @internal */
 export const SIDECAR_CONTAINERS_GATE_ENV = 'CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE';
 
 const DEFAULTS = Symbol.for('cdk8s-sidecars.defaults');
@@ -115,6 +112,18 @@ export interface SidecarTarget {
  * Defaults for every sidecar construct in a scope.
  */
 export class Sidecars {
+  /** The environment variable a pipeline sets to synthesize the same app for another cluster. */
+  public static readonly KUBERNETES_VERSION_ENV: string = KUBERNETES_VERSION_ENV;
+
+  /**
+   * The environment variable a pipeline sets (`true` or `false`) to say whether the 1.28
+   * SidecarContainers feature gate is on; the counterpart of `sidecarContainersGate`.
+   */
+  public static readonly SIDECAR_CONTAINERS_GATE_ENV: string = SIDECAR_CONTAINERS_GATE_ENV;
+
+  /** The release the library emits for when nothing else says: the release cdk8s-plus-27 is for. */
+  public static readonly DEFAULT_KUBERNETES_VERSION: string = DEFAULT_KUBERNETES_VERSION;
+
   /**
    * Sets the target for every sidecar construct inside `scope` (an App, a Chart or any
    * construct), whether those constructs are created before or after this call: the target is

@@ -4,18 +4,19 @@ import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, envoyConfigFiles } from '.
 import { envoyShutdown } from './agents/envoy/shutdown';
 import { AGENT_LIVENESS } from './agents/liveness';
 import { appFact } from './bind/binding';
-import { Json, RANK } from './engine/spec';
-import { SelectorIndex } from './engine/workload-index';
-import { DEFAULT_IMAGES, ENVOY_IMAGE, releaseRangeWarning } from './images';
 import {
   checkBoolean, checkDnsLabel, checkImage, checkInteger, checkListenPort, checkPort, checkSecretName, checkString, describeValue,
   durationSeconds, hostReading, isHost, isLoopbackHost, isPortName, isPropsObject, listOf, positiveSeconds,
-} from './private/checks';
+} from './bind/checks';
+import { RANK } from './engine/spec';
+import { SelectorIndex } from './facts/workload-index';
+import { DEFAULT_IMAGES, Images, releaseRangeWarning } from './images';
+import { Json } from './private/json';
 import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck } from './service-port';
 import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
 
 
-/** The uid of the `envoy` user in the envoyproxy/envoy images (their entrypoint's `ENVOY_UID`). */
+/** `WithEnvoy.UID`. @internal */
 export const ENVOY_UID = 101;
 
 /**
@@ -253,7 +254,7 @@ const DEFAULTS = {
   appIdleSeconds: 1,
 } as const;
 
-/** The readiness path of the health listener. */
+/** `WithEnvoy.HEALTH_PATH`. @internal */
 export const ENVOY_HEALTH_PATH = '/ready';
 
 
@@ -282,6 +283,12 @@ const CLIENT_CA_DIRECTORY = '/etc/envoy/client-ca';
  * `exposeVia()`.
  */
 export class WithEnvoy extends SidecarBase {
+  /** The uid of the `envoy` user in the envoyproxy/envoy images (their entrypoint's `ENVOY_UID`). */
+  public static readonly UID: number = ENVOY_UID;
+
+  /** The readiness path of the health listener. */
+  public static readonly HEALTH_PATH: string = ENVOY_HEALTH_PATH;
+
   /** The app's port on 127.0.0.1. */
   public readonly appPort: number;
   /** The pod-facing port Envoy listens on. */
@@ -317,7 +324,7 @@ export class WithEnvoy extends SidecarBase {
     this.listenerPortName = this.terminatesTls ? 'envoy-https' : 'envoy-http';
     this.adminPort = props.adminPort ?? DEFAULTS.adminPort;
     this.healthPort = props.healthPort ?? DEFAULTS.healthPort;
-    this.image = props.image ?? ENVOY_IMAGE;
+    this.image = props.image ?? Images.ENVOY;
     const upstreams = resolveUpstreams(who, props.upstreams ?? []);
     // the ports Envoy listens on
     const ownPorts: Array<[string, number]> = [
@@ -329,7 +336,7 @@ export class WithEnvoy extends SidecarBase {
     checkPorts(who, this.appPort, ownPorts);
     checkUpstreamLoops(who, upstreams, ownPorts);
     checkTls(who, props.tls);
-    checkImage(who, 'image', this.image, ENVOY_IMAGE);
+    checkImage(who, 'image', this.image, Images.ENVOY);
     const times = checkTimes(who, props, this.appShutdownSeconds());
     this.drainTime = Duration.seconds(times.drainSeconds);
     const trustedProxyHops = props.trustedProxyHops ?? 0;
@@ -577,7 +584,7 @@ function resolveUpstreams(who: string, given: EnvoyUpstream[]): OutboundRoute[] 
 
 /**
  * An upstream on this pod's loopback (any spelling: 'localhost', 127.0.0.0/8, '0.0.0.0',
- * src/private/checks.ts isLoopbackHost) at a port Envoy itself listens on would send the app's
+ * src/bind/checks.ts isLoopbackHost) at a port Envoy itself listens on would send the app's
  * requests back into Envoy (or into its admin interface).
  */
 function checkUpstreamLoops(who: string, upstreams: OutboundRoute[], own: Array<[string, number]>): void {

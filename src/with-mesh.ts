@@ -1,10 +1,10 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, WorkloadBinding, workloadApiObject } from './bind/binding';
+import { checkBoolean, checkString, copyData, describeValue, durationSeconds, isPropsObject, positiveSeconds } from './bind/checks';
 import { TargetReader, checkSameApp } from './bind/target-reader';
 import { graceWrittenByDefault } from './bind/workload-defaults';
 import { InjectedProxy, MESH_FACTS } from './engine/injected';
-import { checkBoolean, checkString, copyData, describeValue, durationSeconds, isPropsObject, positiveSeconds } from './private/checks';
 import { SidecarTargetOptions } from './settings';
 import { SidecarLayout, formatVersion } from './target/capabilities';
 

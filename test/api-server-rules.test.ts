@@ -10,7 +10,8 @@ import { allDocs, readDoc } from './util/docs';
 import { kplusWorkload, manifestOf, newChart, podMetadataOf, podSpecOf } from './util/fixtures';
 import { applySidecars } from '../src/engine/pod-template';
 import { POD_SPEC_RULES, checkPodSpec } from '../src/engine/rules';
-import { Json, SidecarSpec } from '../src/engine/spec';
+import { SidecarSpec } from '../src/engine/spec';
+import { Json } from '../src/private/json';
 
 const where = "Deployment 'web'";
 const check = (spec: Json, minor: number, gate = false) => checkPodSpec(spec, { minor, gate }, where);

@@ -15,7 +15,8 @@ import { Injection } from './util/mesh-injection';
 // Imported module by module (not from '../src'), so that other constructs in progress cannot break this suite.
 import { InjectedProxy, MeshKind } from '../src/engine/injected';
 import { applySidecars } from '../src/engine/pod-template';
-import { Json, RANK } from '../src/engine/spec';
+import { RANK } from '../src/engine/spec';
+import { Json } from '../src/private/json';
 import { SidecarLayout, SidecarMode } from '../src/target/capabilities';
 import { SidecarTimeline } from '../src/timeline';
 import { SidecarWarnings } from '../src/warnings';

@@ -303,7 +303,7 @@ describe('the API without cdk8s-plus: plain objects of the library\'s own types'
   });
 });
 
-test('the README\'s cdk8s-plus-34 example (section "cdk8s-plus majors"), written out, synthesizes in both layouts', () => {
+test('the cdk8s-plus-34 example of docs/cdk8s-plus.md, written out, synthesizes in both layouts', () => {
   for (const [version, native] of [['1.27', false], ['1.34', true]] as const) {
     const app = Testing.app();
     const chart = new Chart(app, 'shop');

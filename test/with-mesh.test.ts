@@ -10,7 +10,8 @@ import { ISTIO, LINKERD, Injection, injectIstio, injectLinkerd, simulateTerminat
 // Imported module by module (not from '../src'), so that other constructs in progress cannot break this suite.
 import { InjectedProxy, MeshKind } from '../src/engine/injected';
 import { applySidecars } from '../src/engine/pod-template';
-import { Json, RANK } from '../src/engine/spec';
+import { RANK } from '../src/engine/spec';
+import { Json } from '../src/private/json';
 import { Sidecars } from '../src/settings';
 import { SidecarMode } from '../src/target/capabilities';
 import { WithEnvoy } from '../src/with-envoy';

@@ -11,14 +11,16 @@
  */
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
+import { describeValue } from './checks';
+import { printWarnings, recordWarnings } from './warnings';
 import { checkSelfStoppingPreStops } from '../engine/around';
 import { InjectedProxy } from '../engine/injected';
-import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from '../engine/pod-template';
+import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject } from '../engine/pod-template';
 import { checkJobPodFailurePolicy } from '../engine/rules';
-import { Json, SidecarSpec } from '../engine/spec';
+import { SidecarSpec } from '../engine/spec';
+import { podTemplateOf } from '../facts/kinds';
 import { asAdmitted, findKnownBugs } from '../facts/known-bugs';
-import { describeValue } from '../private/checks';
-import { printWarnings, recordWarnings } from '../warnings';
+import { Json } from '../private/json';
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
 const SYNTHESIS = Symbol.for('cdk8s-sidecars.synthesis');

@@ -7,9 +7,10 @@
  * the app's Services and autoscalers and run in `checkManifestSet` only (SidecarValidation.addTo
  * and `cdk8s-sidecars check`).
  */
-import { describeObject, podTemplateOf } from './pod-template';
-import { Json } from './spec';
-import { SelectorIndex, WorkloadIndex } from './workload-index';
+import { describeObject } from './pod-template';
+import { podTemplateOf } from '../facts/kinds';
+import { SelectorIndex, WorkloadIndex } from '../facts/workload-index';
+import { Json } from '../private/json';
 
 /** Errors (the outcome is certain) and warnings (it depends on the cluster or the case). */
 export interface AroundFindings {

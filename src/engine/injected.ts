@@ -10,7 +10,8 @@
  *
  * Every fact below was read in the meshes' sources; the file and tag is named beside it.
  */
-import { EngineTarget, Json, Layout, SidecarSpec } from './spec';
+import { EngineTarget, Layout, SidecarSpec } from './spec';
+import { Json } from '../private/json';
 import { capabilities } from '../target/capabilities';
 
 /** The injectors the library accounts for (the values of the public `Mesh` enum). */
@@ -24,13 +25,6 @@ export type MeshKind = 'ISTIO' | 'LINKERD' | 'OPENTELEMETRY_OPERATOR' | 'CONSUL'
  * - `LEGACY_ONLY`: always one more entry of `spec.containers`.
  */
 export type LayoutRule = 'ANNOTATION' | 'CLUSTER' | 'LEGACY_ONLY';
-
-/**
- * The pod-template annotation listing the init containers the library emitted as native
- * sidecars (comma-separated, in `initContainers` order), for `NativeSidecarGuard` to check
- * after every mutating webhook has run. Written only in the native layout.
- */
-export const NATIVE_SIDECARS_ANNOTATION = 'sidecars.cdk8s.io/native-sidecars';
 
 /** A port the injected proxy binds, and what it is (for messages). */
 export interface MeshPort {

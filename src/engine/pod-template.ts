@@ -6,26 +6,17 @@
  * env, annotations and shutdown handling, sets the grace period and checks the API server's
  * rules on the result.
  */
-import { InjectedProxy, MESH_FACTS, NATIVE_SIDECARS_ANNOTATION, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
+import { InjectedProxy, MESH_FACTS, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
 import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
 import {
   GracePlan, TOOLS, agentArgv, exitWithAppCommand, exitWithAppPrograms, lifecycleFor, planGrace, sidecarPrograms,
   toolsInitContainer, toolsVolume, watchesApp,
 } from './shutdown';
-import { EngineTarget, Json, SidecarSpec } from './spec';
+import { EngineTarget, SidecarSpec } from './spec';
+import { NATIVE_SIDECARS_ANNOTATION } from '../facts/annotations';
+import { TEMPLATE_PATHS, podTemplateOf } from '../facts/kinds';
+import { Json } from '../private/json';
 import { compareCodePoints, setOwn, sortedKeys } from '../private/order';
-
-/** Kinds that carry a pod template, and where. */
-const TEMPLATE_PATHS: Record<string, string[]> = {
-  Pod: [],
-  Deployment: ['spec', 'template'],
-  StatefulSet: ['spec', 'template'],
-  DaemonSet: ['spec', 'template'],
-  ReplicaSet: ['spec', 'template'],
-  Job: ['spec', 'template'],
-  CronJob: ['spec', 'jobTemplate', 'spec', 'template'],
-  ReplicationController: ['spec', 'template'],
-};
 
 /** The kinds the engine accepts. */
 export const SUPPORTED_KINDS = Object.keys(TEMPLATE_PATHS);
@@ -36,23 +27,6 @@ const COMPLETING_KINDS = new Set(['Job', 'CronJob']);
 /** `Deployment 'web'` */
 export function describeObject(manifest: Json): string {
   return `${manifest.kind} '${manifest.metadata?.name ?? '?'}'`;
-}
-
-/**
- * The pod template (its `metadata` and `spec`) of a manifest, or undefined when the kind has
- * none. Missing `metadata` / `spec` objects are created on the (already cloned) manifest.
- */
-export function podTemplateOf(manifest: Json): { metadata: Json; spec: Json } | undefined {
-  const path = TEMPLATE_PATHS[manifest.kind];
-  if (!path) return undefined;
-  let node = manifest;
-  for (const key of path) {
-    node[key] = node[key] ?? {};
-    node = node[key];
-  }
-  node.metadata = node.metadata ?? {};
-  node.spec = node.spec ?? {};
-  return { metadata: node.metadata, spec: node.spec };
 }
 
 /**

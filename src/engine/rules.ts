@@ -9,7 +9,8 @@
  * Version facts come from the capabilities table in `src/target/capabilities.ts`; no rule compares versions.
  */
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './shutdown';
-import { EngineTarget, Json } from './spec';
+import { EngineTarget } from './spec';
+import { Json } from '../private/json';
 import { TargetCapabilities, capabilities } from '../target/capabilities';
 
 /** What the rules need to know about the target: the engine's target. */

@@ -4,9 +4,7 @@
  * Everything here is plain Kubernetes JSON: no cdk8s types, so the engine can be tested (and
  * reused on YAML files) on its own.
  */
-
-/** A plain JSON object (a Kubernetes container, volume, probe, ...). */
-export type Json = { [key: string]: any };
+import { Json } from '../private/json';
 
 /** Which layout a sidecar is placed in (mirrors the public `SidecarLayout`). */
 export type Layout = 'NATIVE' | 'LEGACY';

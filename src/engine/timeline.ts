@@ -25,7 +25,9 @@
  *   sidecars declared before i + i), and the steady state, the native sidecars + `spec.containers`.
  *   A container without a request has its limit as request (API defaulting), else none.
  */
-import { EngineTarget, Json } from './spec';
+import { EngineTarget } from './spec';
+import { parseQuantity } from '../facts/quantity';
+import { Json } from '../private/json';
 import { capabilities } from '../target/capabilities';
 
 /** What the timeline needs besides the manifest. */
@@ -197,35 +199,6 @@ function holdSeconds(postStart: Json | undefined): number | undefined {
 function probeWorst(probe: Json | undefined): number {
   if (!probe) return 0;
   return (probe.initialDelaySeconds ?? 0) + (probe.periodSeconds ?? 10) * (probe.failureThreshold ?? 3);
-}
-
-const MEMORY_SUFFIX: Record<string, number> = {
-  '': 1,
-  'k': 1e3,
-  'M': 1e6,
-  'G': 1e9,
-  'T': 1e12,
-  'P': 1e15,
-  'E': 1e18,
-  'Ki': 2 ** 10,
-  'Mi': 2 ** 20,
-  'Gi': 2 ** 30,
-  'Ti': 2 ** 40,
-  'Pi': 2 ** 50,
-  'Ei': 2 ** 60,
-};
-
-/** A Kubernetes quantity in base units (cores, bytes); undefined when it is not one. */
-export function parseQuantity(q: unknown): number | undefined {
-  if (typeof q === 'number') return q;
-  if (typeof q !== 'string') return undefined;
-  const m = /^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(?:(m|n|u)|([kMGTPE]i?|Ki)|[eE]([+-]?\d+))?$/.exec(q.trim());
-  if (!m) return undefined;
-  const n = Number(m[1]);
-  if (m[2]) return n * { m: 1e-3, u: 1e-6, n: 1e-9 }[m[2] as 'm' | 'u' | 'n'];
-  if (m[3]) return MEMORY_SUFFIX[m[3]] === undefined ? undefined : n * MEMORY_SUFFIX[m[3]];
-  if (m[4]) return n * 10 ** Number(m[4]);
-  return n;
 }
 
 function requestOf(c: Json): RequestPair {

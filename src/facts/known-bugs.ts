@@ -11,10 +11,10 @@
  *
  * The engine (src/engine) never compares versions; this module does, on the engine's output.
  */
-import { NATIVE_SIDECARS_ANNOTATION } from '../engine/injected';
-import { Json } from '../engine/spec';
-import { parseQuantity } from '../engine/timeline';
-import { WorkloadIndex } from '../engine/workload-index';
+import { NATIVE_SIDECARS_ANNOTATION } from './annotations';
+import { parseQuantity } from './quantity';
+import { WorkloadIndex } from './workload-index';
+import { Json } from '../private/json';
 import { KubeVersion, formatFullVersion } from '../target/capabilities';
 
 /** What a known bug does to one pod, with what to do about it. @internal */

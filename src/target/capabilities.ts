@@ -42,7 +42,9 @@ export enum SidecarLayout {
 }
 
 /**
- * The release the library emits for when nothing else says: the release cdk8s-plus-27 is for.
+ * The release the library emits for when nothing else says: the release cdk8s-plus-27 is for
+ * (public as `Sidecars.DEFAULT_KUBERNETES_VERSION`).
+ * @internal
  */
 export const DEFAULT_KUBERNETES_VERSION = '1.27';
 

@@ -1,5 +1,5 @@
 /**
- * Layer 2 (cdk8s-free): the workloads of a set of manifests (an app's objects, or the files given
+ * Facts layer (cdk8s-free): the workloads of a set of manifests (an app's objects, or the files given
  * to `cdk8s-sidecars check`) indexed once, so that the app-wide checks look the pods a Service
  * selects, or the workload an autoscaler targets, up per object instead of scanning every workload
  * for each (issue 36: that scan made synthesis and `check` quadratic in the number of workloads).
@@ -8,8 +8,8 @@
  * keys are JSON texts, so a candidate may match a key without matching the rule), and candidates
  * come back in the order of the set, so the findings are the same, in the same order, as a scan.
  */
-import { podTemplateOf } from './pod-template';
-import { Json } from './spec';
+import { podTemplateOf } from './kinds';
+import { Json } from '../private/json';
 
 /** A workload of the set: how messages name it, its manifest, and its position in the set. */
 export interface IndexedWorkload {
