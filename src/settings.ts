@@ -17,10 +17,10 @@ export interface SidecarTargetOptions {
    *
    * Precedence: this prop on a construct, then the environment variable
    * `CDK8S_SIDECARS_KUBERNETES_VERSION`, then `Sidecars.configure()` on an enclosing scope,
-   * then `1.27`.
+   * then `1.27` with a notice on stderr that says so and how to choose (docs/target.md, "No target set").
    *
    * @default - the environment variable CDK8S_SIDECARS_KUBERNETES_VERSION if set, else the
-   * value given to Sidecars.configure() on an enclosing scope, else '1.27' (legacy layout)
+   * value given to Sidecars.configure() on an enclosing scope, else '1.27' (legacy layout, with a notice)
    */
   readonly kubernetesVersion?: string;
 
@@ -246,6 +246,20 @@ function gateFromEnv(self: IConstruct): boolean | undefined {
     "use 'true' (the SidecarContainers feature gate is on in the API server and every kubelet) or 'false'.",
   );
 }
+
+/**
+ * What a synthesis prints (once) when a sidecar construct had no target set: the layout it got
+ * and how to choose (docs/target.md, "No target set": why a notice and not an error).
+ * @internal
+ */
+export const DEFAULT_TARGET_NOTICE =
+  `no target Kubernetes release is set (no kubernetesVersion prop, no ${KUBERNETES_VERSION_ENV}, no Sidecars.configure()), so the ` +
+  `sidecars were emitted for the default, Kubernetes ${DEFAULT_KUBERNETES_VERSION}, the oldest release the library supports: the LEGACY ` +
+  'layout (each sidecar one more entry of spec.containers, stopped together with the app; a Job\'s sidecars exit through a wrapper). ' +
+  'A cluster whose API server and every kubelet run 1.29 or later takes native sidecars (started before the app, stopped after it): ' +
+  `set its lowest release with Sidecars.configure(app, { kubernetesVersion: '1.35' }), ${KUBERNETES_VERSION_ENV}=1.35, or a construct's ` +
+  'kubernetesVersion; `npx cdk8s-sidecars target` prints it for the cluster kubectl points at. ' +
+  `Set '${DEFAULT_KUBERNETES_VERSION}' to keep the legacy layout without this notice.`;
 
 /** Where the target version came from, for messages. @internal */
 export type VersionSource = 'prop' | 'env' | 'configure' | 'default';

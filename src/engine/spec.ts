@@ -188,6 +188,14 @@ export interface SidecarSpec {
   readonly serveInitContainers?: boolean;
 
   /**
+   * Native layout from 1.36: the exit codes on which the sidecar's exit restarts the whole pod in
+   * place (a `restartPolicyRules` entry with the `RestartAllContainers` action, KEP-5532), instead
+   * of the sidecar alone. Checked against the layout and the target by the engine.
+   * @default - none: the kubelet restarts the sidecar alone
+   */
+  readonly restartPodOnExitCodes?: number[];
+
+  /**
    * Legacy layout on a Job / CronJob / completing Pod: the app stops the sidecar through this
    * endpoint (e.g. the Cloud SQL Auth Proxy's `/quitquitquit`), so the pod can complete; the
    * engine gives every app container the URL in `env`. Native layout: unused (native sidecars

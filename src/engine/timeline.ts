@@ -118,6 +118,12 @@ export interface Timeline {
   readonly requests: PodRequests;
   /** What the timeline could not read and assumed (hooks, init containers' run time, stop times). */
   readonly assumptions: string[];
+  /**
+   * The containers whose exit restarts the whole pod in place (a `restartPolicyRules` entry with
+   * the `RestartAllContainers` action, kept from 1.36), one line each: who, on which exit codes,
+   * and what the kubelet does then.
+   */
+  readonly podRestarts: string[];
 }
 
 const MINIMUM_GRACE = 2;
@@ -352,6 +358,22 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
     t += post ?? 0;
   }
 
+  // What the kubelet sends: SIGTERM, unless lifecycle.stopSignal is kept (ContainerStopSignals: alpha
+  // and off through 1.37, so never with the default gates), then the image's STOPSIGNAL stands.
+  const caps = capabilities(input.target.minor, input.target.gate);
+  for (const c of [...init, ...containers].filter(x => x.lifecycle?.stopSignal !== undefined && !caps.stopSignal)) {
+    assumptions.push(`'${c.name}': its lifecycle.stopSignal ${c.lifecycle.stopSignal} is dropped by Kubernetes 1.${input.target.minor} ` +
+      '(ContainerStopSignals is alpha and off): it is stopped with SIGTERM (or its image\'s STOPSIGNAL) as shown');
+  }
+  // RestartAllContainers (KEP-5532, 1.36+): the kubelet kills every container with a grace period
+  // of 0, in reverse order, and starts the pod again from its init containers (kubernetes v1.37.2
+  // pkg/kubelet/kuberuntime/kuberuntime_manager.go SyncPod).
+  const podRestarts = !caps.restartAllContainers ? [] : [...init, ...containers].flatMap(c => ((c.restartPolicyRules ?? []) as Json[])
+    .filter(r => r?.action === 'RestartAllContainers')
+    .map(r => `'${c.name}' exiting with ${r.exitCodes?.operator === 'NotIn' ? 'a code not in' : 'a code in'} [${(r.exitCodes?.values ?? []).join(', ')}] ` +
+      'restarts every container in place: all are killed at once with no grace period (no preStop hook, no ordered stop), then the init ' +
+      'containers and the app start again'));
+
   // Stop
   const graceSet = typeof spec.terminationGracePeriodSeconds === 'number';
   const grace: number = graceSet ? spec.terminationGracePeriodSeconds : DEFAULT_GRACE;
@@ -416,5 +438,6 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
     ...(completionSeconds !== undefined ? { completionSeconds } : {}),
     requests: podRequests(spec),
     assumptions: [...new Set(assumptions)],
+    podRestarts,
   };
 }
