@@ -12,7 +12,8 @@ import { parseArgs } from 'util';
 import { Duration } from 'cdk8s';
 import { checkFiles, formatHuman, formatJson } from './check';
 import { readCluster } from './cluster';
-import { CommandError, STDIN, UsageError, expandInputs, readStdin } from './io';
+import { CommandError, STDIN, UsageError, expandInputs } from './io';
+import { decodeInput, readStdinBounded } from './reader';
 import { loadRenderConfig, render } from './render';
 import { ConfigError, duration } from './render-config';
 import { resolveCliTarget } from './target-options';
@@ -189,7 +190,7 @@ function run(argv: string[]): number {
         if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}' (the manifests come on stdin)`);
         if (values.config === undefined) throw new UsageError('--config is required');
         const config = loadRenderConfig(values.config as string);
-        process.stdout.write(render(readStdin(), config, values.config as string));
+        process.stdout.write(render(decodeInput(readStdinBounded(), 'stdin'), config, values.config as string));
         return 0;
       }
     }
