@@ -22,7 +22,8 @@ import { hpaManifest } from './util/fixtures';
 import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
 import { expectValidManifests } from './util/k8s-schema';
 import { simulateTermination } from './util/kubelet-termination';
-import { parseYaml } from '../src/cli/io';
+import { loadDocuments } from '../src/cli/io';
+import { readManifests } from './util/api-server-yaml';
 import { helpText } from '../src/cli/main';
 import { timelines } from '../src/cli/timeline';
 
@@ -188,15 +189,15 @@ describe('check', () => {
     expect(r.stdout).toBe('Kubernetes 1.30: 1 file(s), 3 object(s), 2 workload(s): 0 error(s), 0 warning(s)\n');
   });
 
-  test('the documents are those cdk8s\' Yaml.load reads (its parser, YAML 1.1, empty documents dropped)', () => {
+  test('the documents are those the API server reads (yaml.v2\'s YAML 1.1, empty documents dropped as kubectl drops them)', () => {
     const yaml11 = writeTmp('yaml11.yaml', [
       '---', '# only a comment', '---', 'apiVersion: v1', 'kind: ConfigMap', 'metadata: { name: x }',
-      'data: { a: yes, b: on, c: 0755, d: 1.30, e: ~, f: "1.30" }', '---', '{}', '---', '[]', '---', 'plain', '',
+      'data: { a: yes, b: on, c: 0755, d: 1.30, e: ~, f: "1.30", g: 12:30, h: 0o17, i: 2024-01-02 }', '---', 'plain', '',
     ].join('\n'));
     const files = [yaml11, CHART_INPUT, ...['native-sidecars.yaml', 'nested/probe-on-init.yml', 'plain.yaml'].map(f => path.join(ROOT, MANIFESTS, f))];
-    for (const file of files) expect(parseYaml(fs.readFileSync(file, 'utf8')).docs).toEqual(Yaml.load(file));
-    // YAML 1.1 as cdk8s reads it: yes/on are booleans, 0755 is octal, 1.30 the number 1.3
-    expect(parseYaml(fs.readFileSync(yaml11, 'utf8')).docs[0].data).toEqual({ a: true, b: true, c: 493, d: 1.3, e: null, f: '1.30' });
+    for (const file of files) expect(loadDocuments(file)).toEqual(readManifests(fs.readFileSync(file, 'utf8')).filter(d => d !== null));
+    // yes/on are booleans, 0755 and 0o17 octal, 1.30 the number 1.3; no base 60, no timestamps
+    expect(loadDocuments(yaml11)[0].data).toEqual({ a: true, b: true, c: 493, d: 1.3, e: null, f: '1.30', g: '12:30', h: 15, i: '2024-01-02' });
   });
 
   test('a file that is not valid YAML is an error naming the file and the line (cdk8s\' Yaml.load alone would take it)', () => {
@@ -205,7 +206,7 @@ describe('check', () => {
     const r = cli(['check', bad, '--kubernetes-version', '1.29']);
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(new RegExp(`^cdk8s-sidecars check: ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: not valid YAML: .*line 4`));
+    expect(r.stderr).toMatch(new RegExp(`^cdk8s-sidecars check: ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: document 1 \\(line 4\\): not valid YAML: `));
     const missing = cli(['check', 'no-such.yaml', '--kubernetes-version', '1.29']);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toBe('cdk8s-sidecars check: no-such.yaml: no such file or directory\n');
@@ -611,7 +612,7 @@ describe('render', () => {
     ['two objects of one kind, name and namespace', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n',
       "stdin: cdk8s' Include cannot take the input: There is already a Construct with name 'a-configmap'"],
     ['an object without apiVersion', 'kind: ConfigMap\nmetadata: {name: a}\n', "stdin: document 1 (ConfigMap 'a') has no apiVersion"],
-    ['broken YAML', 'kind: ConfigMap\nmetadata: {name: a}\n  data: x\n', 'stdin: not valid YAML: '],
+    ['broken YAML', 'kind: ConfigMap\nmetadata: {name: a}\n  data: x\n', 'stdin: document 1 (line 3): not valid YAML: '],
   ])('input cdk8s cannot take (%s): exit 1 naming it, nothing on stdout', (_, text, message) => {
     const r = cli(['render', '--config', CHART_CONFIG], { input: text });
     expect(r.status).toBe(1);

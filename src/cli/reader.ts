@@ -727,7 +727,7 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
     let parsed: any;
     try {
       parsed = Y.parseAllDocuments(doc.text, {
-        schema: 'failsafe', version: '1.1', uniqueKeys: false, merge: false, strict: false, prettyErrors: false, maxAliasCount: -1, keepSourceTokens: true,
+        schema: 'failsafe', version: '1.1', uniqueKeys: false, merge: false, strict: false, prettyErrors: true, maxAliasCount: -1, keepSourceTokens: true,
       });
     } catch (e) {
       if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: nested too deep for the reader (its limit is ${limits.maxDepth} levels)`);
@@ -741,7 +741,8 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
     if (d && d.errors.length > 0) {
       const err = d.errors[0];
       const at = err.linePos?.[0]?.line;
-      throw new ReadError(`${where(at !== undefined ? doc.line + at - 1 : undefined)}: not valid YAML: ${firstLineOf(err.message)}`);
+      const message = firstLineOf(err.message).replace(/ at line \d+, column \d+:?$/, '');
+      throw new ReadError(`${where(at !== undefined ? doc.line + at - 1 : undefined)}: not valid YAML: ${escapeForMessage(message)}`);
     }
     if (d && d.directives && (d.directives.yaml?.explicit || Object.keys(d.directives.tags ?? {}).some(h => h !== '!!' && h !== '!'))) {
       throw new ReadError(`${where(undefined)}: a %YAML or %TAG directive; kubectl splits it from its document at the --- line and the API server's reader refuses what is left: drop it`);

@@ -94,7 +94,7 @@ export function render(input: string, config: RenderConfig, configFile: string):
   const byKey = new Map(objects.map((o, i) => [keyOf(o.toJson()), i]));
   return writeDocuments(out.map(after => {
     const i = byKey.get(keyOf(after));
-    return cdk8sOrder(i === undefined ? after : mergeChanges(exact[i], before[i], after) as YamlValue);
+    return i === undefined ? after : orderLike(mergeChanges(exact[i], before[i], after) as YamlValue, after);
   }));
 }
 
@@ -167,28 +167,22 @@ export function mergeChanges(original: any, before: any, after: any): YamlValue 
   return after;
 }
 
-/** cdk8s' key order: every map's keys sorted, then apiVersion, kind and metadata first. */
-function cdk8sOrder(v: YamlValue): YamlValue {
-  const sortAll = (x: any): YamlValue => {
-    if (Array.isArray(x)) return x.map(sortAll);
-    if (x !== null && typeof x === 'object') {
-      const out: Record<string, YamlValue> = {};
-      for (const k of Object.keys(x).sort()) {
-        if (k === '__proto__') Object.defineProperty(out, k, { value: sortAll(x[k]), enumerable: true, writable: true, configurable: true });
-        else out[k] = sortAll(x[k]);
-      }
-      return out;
-    }
-    return x;
-  };
-  const sorted: any = sortAll(v);
-  if (!isMap(sorted)) return sorted;
+/**
+ * `value`'s keys in the order of cdk8s' JSON of the object (`like`: sorted keys, apiVersion, kind
+ * and metadata first, then what the constructs' patches appended), so that ordinary input gives
+ * the bytes of a cdk8s app; keys cdk8s dropped (nulls) come after, sorted.
+ */
+function orderLike(value: YamlValue, like: any): YamlValue {
+  if (Array.isArray(value)) return value.map((v, j) => orderLike(v, Array.isArray(like) ? like[j] : undefined));
+  if (value === null || typeof value !== 'object') return value;
+  const src: any = value;
+  const ref = isMap(like) ? like : {};
+  const keys = [...Object.keys(ref).filter(k => Object.prototype.hasOwnProperty.call(src, k)), ...Object.keys(src).filter(k => !Object.prototype.hasOwnProperty.call(ref, k)).sort()];
   const out: Record<string, YamlValue> = {};
-  for (const k of ['apiVersion', 'kind', 'metadata', ...Object.keys(sorted)]) {
-    if (Object.prototype.hasOwnProperty.call(sorted, k) && !Object.prototype.hasOwnProperty.call(out, k)) {
-      if (k === '__proto__') Object.defineProperty(out, k, { value: sorted[k], enumerable: true, writable: true, configurable: true });
-      else out[k] = sorted[k];
-    }
+  for (const k of keys) {
+    const v = orderLike(src[k], ref[k]);
+    if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[k] = v;
   }
   return out;
 }
