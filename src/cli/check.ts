@@ -11,6 +11,7 @@ import { findKnownBugs } from '../known-bugs';
 import { checkManifestSet } from '../manifests-check';
 import { capabilities, formatFullVersion } from '../target';
 import { STDIN, loadDocuments } from './io';
+import { escapeLine } from './reader';
 import { CliTarget } from './target-options';
 
 export interface Finding {
@@ -132,10 +133,10 @@ export function formatHuman(result: CheckResult): string {
     const key = JSON.stringify([f.file, f.document]);
     let block = blocks.get(key);
     if (!block) {
-      block = [`${file} (document ${f.document}): ${f.kind} ${f.namespace ? `${f.namespace}/` : ''}${f.name}`];
+      block = [escapeLine(`${file} (document ${f.document}): ${f.kind} ${f.namespace ? `${f.namespace}/` : ''}${f.name}`)];
       blocks.set(key, block);
     }
-    block.push(`  ${f.level}: ${f.message}`);
+    block.push(`  ${f.level}: ${escapeLine(f.message)}`);
   }
   const lines = [...blocks.values()].flat();
   const errors = result.findings.filter(f => f.level === 'error').length;

@@ -52,10 +52,8 @@ const lower = (a: Version, b: Version) => (a.minor !== b.minor ? a.minor - b.min
 
 interface Run { readonly ok: boolean; readonly stdout: string; readonly error: string }
 
-/** How long one kubectl call may take. */
-export const KUBECTL_TIMEOUT_MS = 60_000;
-/** How much one kubectl call may print. */
-export const KUBECTL_MAX_OUTPUT = 256 * 1024 * 1024;
+/** The bounds of one kubectl call: how long it may take, how much it may print (tests lower them). */
+export const kubectlBounds = { timeoutMs: 60_000, maxOutput: 256 * 1024 * 1024 };
 
 /**
  * The SidecarContainers gate from the API server's metrics (Prometheus text), in linear time:
@@ -84,8 +82,8 @@ function kubectl(args: string[], context: string | undefined): Run {
   const bin = process.env.KUBECTL && process.env.KUBECTL !== '' ? process.env.KUBECTL : 'kubectl';
   const full = [...(context !== undefined ? ['--context', context] : []), ...args];
   // bounded: a kubectl that hangs (or leaves a child holding its output) is stopped after
-  // KUBECTL_TIMEOUT_MS, one that prints without end after KUBECTL_MAX_OUTPUT bytes
-  const options: any = { encoding: 'utf8', maxBuffer: KUBECTL_MAX_OUTPUT, timeout: KUBECTL_TIMEOUT_MS, killSignal: 'SIGKILL', detached: true, stdio: ['ignore', 'pipe', 'pipe'] };
+  // 60 s, one that prints without end after 256 MiB
+  const options: any = { env: process.env, encoding: 'utf8', maxBuffer: kubectlBounds.maxOutput, timeout: kubectlBounds.timeoutMs, killSignal: 'SIGKILL', detached: true, stdio: ['ignore', 'pipe', 'pipe'] };
   const r = spawnSync(bin, full, options) as unknown as { pid?: number; error?: Error; status: number | null; signal: string | null; stdout: string; stderr: string };
   if (r.pid !== undefined && r.error) {
     try {
@@ -97,8 +95,8 @@ function kubectl(args: string[], context: string | undefined): Run {
   if (r.error) {
     const code = (r.error as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? `${bin} not found: install kubectl or set KUBECTL to its path`
-      : code === 'ETIMEDOUT' ? `${bin} ${full.join(' ')}: no answer within ${KUBECTL_TIMEOUT_MS / 1000} s (stopped); check the cluster's address and your network`
-        : code === 'ENOBUFS' ? `${bin} ${full.join(' ')}: printed more than ${KUBECTL_MAX_OUTPUT / 1024 / 1024} MiB (stopped)`
+      : code === 'ETIMEDOUT' ? `${bin} ${full.join(' ')}: no answer within ${kubectlBounds.timeoutMs / 1000} s (stopped); check the cluster's address and your network`
+        : code === 'ENOBUFS' ? `${bin} ${full.join(' ')}: printed more than ${kubectlBounds.maxOutput / 1024 / 1024} MiB (stopped)`
           : `${bin} ${full.join(' ')}: ${r.error.message}`;
     throw new CommandError(why);
   }

@@ -41,7 +41,7 @@ export interface ReadLimits {
 }
 
 export const DEFAULT_LIMITS: ReadLimits = {
-  maxInputBytes: 64 * 1024 * 1024,
+  maxInputBytes: 16 * 1024 * 1024,
   maxDocumentBytes: 3 * 1024 * 1024,
   maxDocuments: 10_000,
   maxDepth: 500,
@@ -175,10 +175,9 @@ function realpathOrThrow(p: string): string {
 }
 
 /**
- * The text of an input: UTF-8 only, as libyaml reads it. A UTF-16/UTF-32 byte order mark (or the
- * zero bytes of such a file), invalid UTF-8 and the characters libyaml refuses (C0 controls but
- * tab/LF/CR, DEL, C1 controls but NEL, U+FEFF past the start, U+FFFE/U+FFFF) are errors naming
- * the line. A UTF-8 byte order mark at the start is dropped.
+ * The text of an input: UTF-8 only. A UTF-16/UTF-32 byte order mark and invalid UTF-8 are errors
+ * naming the line (`readYaml` then refuses the characters libyaml refuses, NUL included). A UTF-8
+ * byte order mark at the start is dropped.
  */
 export function decodeInput(bytes: Buffer, name: string): string {
   if (bytes.length >= 4 && ((bytes[0] === 0 && bytes[1] === 0 && bytes[2] === 0xfe && bytes[3] === 0xff) || (bytes[0] === 0xff && bytes[1] === 0xfe && bytes[2] === 0 && bytes[3] === 0))) {
@@ -188,37 +187,41 @@ export function decodeInput(bytes: Buffer, name: string): string {
     throw new ReadError(`${name}: UTF-16 (byte order mark); the command reads UTF-8 only: convert it (iconv -f UTF-16 -t UTF-8)`);
   }
   const text = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false }).decode(bytes);
-  // One pass over the text: invalid UTF-8 shows as U+FFFD where the bytes were not EF BF BD.
-  let line = 1;
-  let byte = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x0a) line++;
-    let width = c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c <= 0xdbff ? 4 : 3;
-    if (c === 0xfffd && !(bytes[byte] === 0xef && bytes[byte + 1] === 0xbf && bytes[byte + 2] === 0xbd)) {
-      throw new ReadError(`${name}: line ${line}: not valid UTF-8 (byte offset ${byte}); the command reads UTF-8 only: convert the file (iconv -f LATIN1 -t UTF-8, or whatever its encoding is)`);
+  // invalid UTF-8 shows as U+FFFD where the bytes were not EF BF BD
+  if (text.includes('\ufffd')) {
+    let line = 1;
+    let byte = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 0x0a) line++;
+      if (c === 0xfffd && !(bytes[byte] === 0xef && bytes[byte + 1] === 0xbf && bytes[byte + 2] === 0xbd)) {
+        throw new ReadError(`${name}: line ${line}: not valid UTF-8 (byte offset ${byte}); the command reads UTF-8 only: convert the file (iconv -f LATIN1 -t UTF-8, or whatever its encoding is)`);
+      }
+      const width = c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c <= 0xdbff ? 4 : 3;
+      if (width === 4) i++;
+      byte += width;
     }
-    if (width === 4) i++;
-    if (!printable(c)) {
-      const what = c === 0 ? 'a NUL byte (a UTF-16/32 file without a byte order mark, or a binary file)' : `the control character U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
-      throw new ReadError(`${name}: line ${line}: ${what}; the API server's reader refuses it ("control characters are not allowed"): write it as an escape in a double-quoted string`);
-    }
-    if (c === 0x85 || c === 0x2028 || c === 0x2029) {
-      throw new ReadError(`${name}: line ${line}: a raw U+${c.toString(16).toUpperCase().padStart(4, '0')}, which the API server's reader takes for a line break (JavaScript readers do not): write it as an escape in a double-quoted string ("\\u${c.toString(16).padStart(4, '0')}")`);
-    }
-    if (c === 0xfeff && byte !== 0) {
-      throw new ReadError(`${name}: line ${line}: a byte order mark (U+FEFF) past the start; the API server's reader refuses it`);
-    }
-    byte += width;
-    width = 0;
   }
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
-/** libyaml's printable set (yaml_private.h is_printable) over UTF-16 units (surrogates are astral, printable). */
-function printable(c: number): boolean {
-  return c === 0x09 || c === 0x0a || c === 0x0d || (c >= 0x20 && c <= 0x7e) || c === 0x85 ||
-    (c >= 0xa0 && c <= 0xfffd && c !== 0xfffe);
+/**
+ * The characters libyaml refuses (C0 controls but tab/LF/CR, DEL, C1 controls but NEL,
+ * U+FFFE/U+FFFF) and the line breaks only libyaml knows (raw NEL, LS, PS), as errors naming the line.
+ */
+function checkCharacters(text: string, name: string): void {
+  // eslint-disable-next-line no-control-regex
+  const bad = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u2028\u2029\ufffe\uffff]/.exec(text);
+  if (!bad) return;
+  let line = 1;
+  for (let k = text.indexOf('\n'); k >= 0 && k < bad.index; k = text.indexOf('\n', k + 1)) line++;
+  const c = bad[0].charCodeAt(0);
+  const hex = c.toString(16).toUpperCase().padStart(4, '0');
+  if (c === 0x85 || c === 0x2028 || c === 0x2029) {
+    throw new ReadError(`${name}: line ${line}: a raw U+${hex}, which the API server's reader takes for a line break (JavaScript readers do not): write it as an escape in a double-quoted string ("\\u${hex.toLowerCase()}")`);
+  }
+  const what = c === 0 ? 'a NUL byte (a UTF-16/32 file without a byte order mark, or a binary file)' : `the control character U+${hex}`;
+  throw new ReadError(`${name}: line ${line}: ${what}; the API server's reader refuses it ("control characters are not allowed"): write it as an escape in a double-quoted string`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -588,6 +591,7 @@ function toValue(Y: any, node: any, w: Walk, depth: number, isKey = false): Yaml
     return null;
   }
   if (Y.isAlias(node)) {
+    count(w, node); // yaml.v2 counts the alias node, then its target's nodes as aliased
     const target = w.anchors.get(node);
     if (w.active.has(node)) throw new DocProblem(`anchor '${escapeForMessage(node.source, 40)}' value contains itself`, lineAt(w, node));
     w.active.add(node);
@@ -621,7 +625,6 @@ function toValue(Y: any, node: any, w: Walk, depth: number, isKey = false): Yaml
 function fillMap(Y: any, node: any, m: MapBuild, w: Walk, depth: number): void {
   for (const pair of node.items) {
     if (isMergeKey(Y, pair.key)) {
-      count(w, pair.key);
       merge(Y, pair.value, m, w, depth);
       continue;
     }
@@ -639,6 +642,7 @@ function merge(Y: any, node: any, m: MapBuild, w: Walk, depth: number): void {
     if (!Y.isMap(mapOf(n))) throw wantMap();
     if (Y.isAlias(n)) {
       if (w.active.has(n)) throw new DocProblem(`anchor '${escapeForMessage(n.source, 40)}' value contains itself`, lineAt(w, n));
+      count(w, n);
       w.active.add(n);
       w.aliasDepth++;
       try {
@@ -654,7 +658,6 @@ function merge(Y: any, node: any, m: MapBuild, w: Walk, depth: number): void {
     }
   };
   if (Y.isSeq(node)) {
-    count(w, node);
     for (let i = node.items.length - 1; i >= 0; i--) mergeOne(node.items[i]);
   } else {
     mergeOne(node);
@@ -705,6 +708,7 @@ export interface ReadDocument {
  */
 export function readYaml(text: string, name: string, limits: ReadLimits = DEFAULT_LIMITS): ReadDocument[] {
   if (text.length > limits.maxInputBytes) throw new ReadError(`${name}: more than ${MiB(limits.maxInputBytes)}, the reader's limit per input`);
+  checkCharacters(text, name);
   const Y = yamlPackage();
   return splitDocuments(text, name, limits).map((doc, i) => {
     const where = (line: number | undefined) => `${name}: document ${i + 1} (line ${line ?? doc.line})`;
@@ -778,6 +782,15 @@ export function escapeForMessage(s: string, max = 200): string {
     if (c === '\t') return '\\t';
     return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
   });
+}
+
+/**
+ * One line of human output: control characters, line breaks (LF, CR, NEL, LS, PS) and bidi
+ * controls escaped as \\uXXXX, so that no name or message forges a line (the summary stays the
+ * last line of the output).
+ */
+export function escapeLine(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** A reading as plain JSON for code that does arithmetic on it (BigInt as the nearest number). */

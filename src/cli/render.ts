@@ -82,7 +82,14 @@ export function render(input: string, config: RenderConfig, configFile: string):
       throw new CommandError(`stdin: cdk8s' Include cannot take the input: ${escapeForMessage((e as Error).message.split('\n')[0])}`);
     }
   });
-  const before = objects.map(o => o.toJson());
+  const before = objects.map(o => {
+    try {
+      return o.toJson();
+    } catch (e) {
+      // e.g. a key named `constructor` holding a map: cdk8s' serializer refuses it
+      throw new CommandError(`stdin: cdk8s cannot take the object ${escapeForMessage(o.node.id, 100)}: ${escapeForMessage((e as Error).message.split('\n')[0])}`);
+    }
+  });
   attach(chart, objects, docs, config, configFile);
   let out: any[];
   try {
