@@ -15,8 +15,8 @@ import * as kplus33 from 'cdk8s-plus-33';
 import * as kplus34 from 'cdk8s-plus-34';
 import { Construct } from 'constructs';
 import { LogAgent, LogOutput, SecretKeyReference, SidecarResources, SidecarServicePort, SidecarWarnings, WithEnvoy, WithLogAgent, WithTracer } from '../src';
-import { graceWrittenByDefault } from '../src/workload-defaults';
 import { expectValidManifests } from './util/k8s-schema';
+import { graceWrittenByDefault } from '../src/bind/workload-defaults';
 
 /** Each major's module, used alike: the parts of the API this test calls exist in all of them. */
 const MAJORS: Array<[number, any]> = [
@@ -303,7 +303,7 @@ describe('the API without cdk8s-plus: plain objects of the library\'s own types'
   });
 });
 
-test('the README\'s cdk8s-plus-34 example (section "cdk8s-plus majors"), written out, synthesizes in both layouts', () => {
+test('the cdk8s-plus-34 example of docs/cdk8s-plus.md, written out, synthesizes in both layouts', () => {
   for (const [version, native] of [['1.27', false], ['1.34', true]] as const) {
     const app = Testing.app();
     const chart = new Chart(app, 'shop');

@@ -27,13 +27,13 @@ import { TOOLS_NAME, TOOLS_PATH, hookSleep, hookViolations, shortenedSleep, uses
 import { schemaErrors } from './k8s-schema';
 import { Simulation, cutShort, leastGrace, simulateTermination } from './kubelet-termination';
 import { restrictedViolations, volumeViolations } from './pss';
-import { envoyShutdown } from '../../src/agents/envoy-shutdown';
-import { fluentBitShutdown } from '../../src/agents/fluent-bit';
-import { fluentdShutdown } from '../../src/agents/fluentd';
-import { otelCollectorShutdown } from '../../src/agents/otel-collector';
+import { envoyShutdown } from '../../src/agents/envoy/shutdown';
+import { fluentBitShutdown } from '../../src/agents/fluent-bit/config';
+import { fluentdShutdown } from '../../src/agents/fluentd/config';
+import { otelCollectorShutdown } from '../../src/agents/otel-collector/config';
 import { ShutdownModel } from '../../src/agents/shutdown-model';
-import { vectorShutdown } from '../../src/agents/vector';
-import { SidecarMode } from '../../src/target';
+import { vectorShutdown } from '../../src/agents/vector/config';
+import { SidecarMode } from '../../src/target/capabilities';
 import { SidecarValidation } from '../../src/validation';
 
 // ---------------------------------------------------------------------------
