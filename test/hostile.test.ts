@@ -257,6 +257,25 @@ describeOracle('render over generated charts: the API server reads every object 
   }, 180_000);
 });
 
+describe('render writes nothing to disk (a SIGTERM cannot leave the input, Secrets included, behind)', () => {
+  test('no file is created or written while a chart with a Secret renders', () => {
+    const writes: string[] = [];
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const nodeFs = require('fs'); // the module object itself (src/ reads its functions through it)
+    const spies = (['mkdtempSync', 'writeFileSync', 'openSync', 'appendFileSync', 'copyFileSync'] as const).map(name =>
+      jest.spyOn(nodeFs, name as any).mockImplementation(((...args: any[]) => {
+        writes.push(`${name} ${String(args[0])}`);
+        throw new Error(`render called fs.${name}`);
+      }) as any));
+    try {
+      expect(render(chart(7), CONFIG, 'sidecars.yaml')).toContain('kind: Secret');
+    } finally {
+      spies.forEach(s => s.mockRestore());
+    }
+    expect(writes).toEqual([]);
+  });
+});
+
 describe('bounded input', () => {
   test('a FIFO, a device, a directory as a file: refused at once, not read', () => {
     const fifo = path.join(tmp, 'fifo.yaml');
