@@ -18,12 +18,12 @@ import * as os from 'os';
 import * as path from 'path';
 import { App, Chart, Include, Size, Yaml } from 'cdk8s';
 import { AdoptSidecar, LogOutput, SidecarCheck, SidecarQuit, WithEnvoy, WithLogAgent, WithTracer } from '../src';
+import { readManifests } from './util/api-server-yaml';
 import { hpaManifest } from './util/fixtures';
 import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
 import { expectValidManifests } from './util/k8s-schema';
 import { simulateTermination } from './util/kubelet-termination';
 import { loadDocuments } from '../src/cli/io';
-import { readManifests } from './util/api-server-yaml';
 import { helpText } from '../src/cli/main';
 import { timelines } from '../src/cli/timeline';
 

@@ -15,6 +15,9 @@ import { spawn, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { describeOracle, oracle } from './util/api-server-yaml';
+import { CorpusFile, ODD_SCALARS, ODD_STRINGS, hostileCorpus } from './util/hostile-corpus';
+import { parseJsonLossless } from './util/lossless-json';
 import { checkFiles, formatHuman } from '../src/cli/check';
 import { gateFromMetrics, kubectlBounds, parseVendorVersion, readCluster } from '../src/cli/cluster';
 import { CommandError } from '../src/cli/errors';
@@ -24,9 +27,6 @@ import { readRenderConfig } from '../src/cli/render-config';
 import { resolveCliTarget } from '../src/cli/target-options';
 import { selfStopOf } from '../src/engine/around';
 import { holdTries } from '../src/engine/timeline';
-import { describeOracle, oracle } from './util/api-server-yaml';
-import { CorpusFile, ODD_SCALARS, ODD_STRINGS, hostileCorpus } from './util/hostile-corpus';
-import { parseJsonLossless } from './util/lossless-json';
 
 /** The Go reader over raw bytes (the corpus holds files that are not UTF-8): per stream, per document, the reading or the error. */
 function goRead(streams: Buffer[]): Array<Array<{ ok?: YamlValue; error?: string }>> {
@@ -144,10 +144,10 @@ function chart(seed: number): string {
   const str = () => JSON.stringify(pick(ODD_STRINGS)).replace(/[\u0085\u2028\u2029\u007f-\u009f\ufeff]/g, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   const data = Array.from({ length: 6 }, (_, i) => `  p${i}: ${plain()}\n  q${i}: ${str()}\n`).join('');
   return [
-    `apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec:\n  selector: {app: web, tier: null}\n  ports: [{name: http, port: 80, targetPort: http}]\n`,
+    'apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec:\n  selector: {app: web, tier: null}\n  ports: [{name: http, port: 80, targetPort: http}]\n',
     `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\n  annotations: {a: ${str()}, b: ${plain() === '' ? '""' : str()}, c: null}\n  labels: {app: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  strategy: {}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      securityContext: {}\n      containers:\n        - name: web\n          image: ghcr.io/example/web:1.0.0\n          ports: [{name: http, containerPort: 8080}]\n          env: [{name: A, value: ${str()}}, {name: B, value: "${rand(100)}:${rand(60)}"}, {name: C, value: ${str()}}]\n          resources: {limits: {cpu: 500m}, requests: {}}\n`,
     `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm${seed}, namespace: shop}\ndata:\n${data}`,
-    `apiVersion: batch/v1\nkind: Job\nmetadata:\n  generateName: hook-\n  namespace: shop\n  annotations: {"helm.sh/hook": post-install}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: h, image: busybox, command: [sh, -c, "echo 12:30"]}]\n`,
+    'apiVersion: batch/v1\nkind: Job\nmetadata:\n  generateName: hook-\n  namespace: shop\n  annotations: {"helm.sh/hook": post-install}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: h, image: busybox, command: [sh, -c, "echo 12:30"]}]\n',
     `apiVersion: v1\nkind: List\nitems:\n  - {apiVersion: v1, kind: ConfigMap, metadata: {name: in-list${seed}}, data: {t: ${plain()}}}\n`,
     `apiVersion: v1\nkind: Secret\nmetadata: {name: s${seed}, namespace: shop}\ntype: Opaque\ndata:\n  bin: !!binary aGVsbG8=\n  key: ${JSON.stringify(Buffer.from(`secret-${seed}`).toString('base64'))}\n`,
     `apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w${seed}, namespace: shop}\nspec:\n  big: ${9007199254740993 + seed}\n  min: -9223372036854775808\n  max: 18446744073709551615\n  none: null\n  empty: {}\n  list: []\n  mode: "0o17"\n  when: 2024-01-02\n  time: 12:30\n  sep: "a\\u2028b\\u007fc"\n  float: 1.5e300\n`,

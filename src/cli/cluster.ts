@@ -19,8 +19,8 @@
 import { spawnSync } from 'child_process';
 import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV } from '../settings';
 import { CommandError, firstLine } from './io';
-import { OLDEST_SUPPORTED_MINOR } from '../target/capabilities';
 import { escapeForMessage } from './reader';
+import { OLDEST_SUPPORTED_MINOR } from '../target/capabilities';
 
 export interface ClusterOptions {
   readonly context?: string;
@@ -84,7 +84,8 @@ function kubectl(args: string[], context: string | undefined): Run {
   // bounded: a kubectl that hangs (or leaves a child holding its output) is stopped after
   // 60 s, one that prints without end after 256 MiB
   const options: any = { env: process.env, encoding: 'utf8', maxBuffer: kubectlBounds.maxOutput, timeout: kubectlBounds.timeoutMs, killSignal: 'SIGKILL', detached: true, stdio: ['ignore', 'pipe', 'pipe'] };
-  const r = spawnSync(bin, full, options) as unknown as { pid?: number; error?: Error; status: number | null; signal: string | null; stdout: string; stderr: string };
+  type Result = { pid?: number; error?: Error; status: number | null; signal: string | null; stdout: string; stderr: string };
+  const r = spawnSync(bin, full, options) as unknown as Result;
   if (r.pid !== undefined && r.error) {
     try {
       process.kill(-r.pid, 'SIGKILL'); // the process group of the kubectl this command started

@@ -2,9 +2,9 @@
  * The command's input: YAML files, directories and stdin, read through the one reader of
  * src/cli/reader.ts (bounded, and as the API server reads YAML).
  */
-import { ReadDocument, YamlValue, decodeInput, readFileBounded, readStdinBounded, readYaml, toPlain, walkDirectory } from './reader';
 import * as fs from 'fs';
 import { CommandError, UsageError } from './errors';
+import { ReadDocument, YamlValue, decodeInput, readFileBounded, readStdinBounded, readYaml, toPlain, walkDirectory } from './reader';
 
 export { CommandError, UsageError };
 /** `-` in a file list: read stdin. */

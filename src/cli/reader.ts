@@ -64,6 +64,7 @@ export function readFileBounded(file: string, limits: ReadLimits = DEFAULT_LIMIT
   let fd: number;
   try {
     // O_NONBLOCK: opening a FIFO without a writer does not block; it is refused below.
+    // eslint-disable-next-line no-bitwise
     fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
   } catch (e) {
     throw new ReadError(`${file}: cannot read it: ${errnoText(e)}`);
@@ -123,8 +124,13 @@ function fileType(stat: fs.Stats): string {
 function errnoText(e: unknown): string {
   const err = e as NodeJS.ErrnoException;
   const why: Record<string, string> = {
-    EACCES: 'permission denied', EPERM: 'permission denied', ENOENT: 'no such file or directory',
-    EISDIR: 'is a directory', ELOOP: 'too many symbolic links', ENAMETOOLONG: 'name too long', EIO: 'input/output error',
+    EACCES: 'permission denied',
+    EPERM: 'permission denied',
+    ENOENT: 'no such file or directory',
+    EISDIR: 'is a directory',
+    ELOOP: 'too many symbolic links',
+    ENAMETOOLONG: 'name too long',
+    EIO: 'input/output error',
   };
   return (err.code && why[err.code]) ?? String(err.message ?? e).split('\n')[0];
 }
@@ -180,7 +186,8 @@ function realpathOrThrow(p: string): string {
  * byte order mark at the start is dropped.
  */
 export function decodeInput(bytes: Buffer, name: string): string {
-  if (bytes.length >= 4 && ((bytes[0] === 0 && bytes[1] === 0 && bytes[2] === 0xfe && bytes[3] === 0xff) || (bytes[0] === 0xff && bytes[1] === 0xfe && bytes[2] === 0 && bytes[3] === 0))) {
+  const starts = (...b: number[]) => bytes.length >= b.length && b.every((x, i) => bytes[i] === x);
+  if (starts(0, 0, 0xfe, 0xff) || starts(0xff, 0xfe, 0, 0)) {
     throw new ReadError(`${name}: UTF-32 (byte order mark); the command reads UTF-8 only: convert it (iconv -f UTF-32 -t UTF-8)`);
   }
   if (bytes.length >= 2 && ((bytes[0] === 0xfe && bytes[1] === 0xff) || (bytes[0] === 0xff && bytes[1] === 0xfe))) {
@@ -503,6 +510,7 @@ function checkEscapes(raw: string, w: Walk, node: any): void {
   }
 }
 
+/* eslint-disable no-bitwise */
 /** Bytes as Go's json.Marshal writes a string of them: each byte of an invalid UTF-8 sequence becomes U+FFFD. */
 function goString(bytes: Buffer): string {
   let out = '';
@@ -537,6 +545,8 @@ function goString(bytes: Buffer): string {
   }
   return out;
 }
+
+/* eslint-enable no-bitwise */
 
 /** Go's strconv.FormatFloat(f, 'g', -1, 32), as sigs.k8s.io/yaml names a float key. */
 function goFloatKey(f: number): string {
@@ -719,7 +729,7 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
       let lo = 0;
       let hi = lineStarts.length - 1;
       while (lo < hi) {
-        const mid = (lo + hi + 1) >> 1;
+        const mid = Math.floor((lo + hi + 1) / 2);
         if (lineStarts[mid] <= off) lo = mid; else hi = mid - 1;
       }
       return doc.line + lo;

@@ -184,7 +184,8 @@ function orderLike(value: YamlValue, like: any): YamlValue {
   if (value === null || typeof value !== 'object') return value;
   const src: any = value;
   const ref = isMap(like) ? like : {};
-  const keys = [...Object.keys(ref).filter(k => Object.prototype.hasOwnProperty.call(src, k)), ...Object.keys(src).filter(k => !Object.prototype.hasOwnProperty.call(ref, k)).sort()];
+  const has = (o: any, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+  const keys = [...Object.keys(ref).filter(k => has(src, k)), ...Object.keys(src).filter(k => !has(ref, k)).sort()];
   const out: Record<string, YamlValue> = {};
   for (const k of keys) {
     const v = orderLike(src[k], ref[k]);

@@ -51,9 +51,12 @@ function deployment(name: string, extra: Record<string, string> = {}): string {
 /** Every node of a workload replaced, one at a time, by a value of the wrong type. */
 function typeConfusions(): CorpusFile[] {
   const base: any = {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'w', namespace: 'shop', labels: { app: 'w' } },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'w', namespace: 'shop', labels: { app: 'w' } },
     spec: {
-      replicas: 1, selector: { matchLabels: { app: 'w' } },
+      replicas: 1,
+      selector: { matchLabels: { app: 'w' } },
       template: {
         metadata: { labels: { app: 'w' } },
         spec: {
@@ -106,7 +109,8 @@ export function hostileCorpus(): CorpusFile[] {
   ODD_STRINGS.forEach((s, i) => {
     const raw = /[\u0085\u2028\u2029]/.test(s);
     files.push({
-      name: `string ${JSON.stringify(s).slice(0, 30)}`, bytes: utf8(`apiVersion: v1\nkind: ConfigMap\nmetadata: {name: q${i}}\ndata:\n  k: ${JSON.stringify(s)}\n`),
+      name: `string ${JSON.stringify(s).slice(0, 30)}`,
+      bytes: utf8(`apiVersion: v1\nkind: ConfigMap\nmetadata: {name: q${i}}\ndata:\n  k: ${JSON.stringify(s)}\n`),
       ...(raw ? { stricter: 'line breaks JavaScript readers do not know are refused raw' } : {}),
     });
   });
