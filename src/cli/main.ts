@@ -13,7 +13,7 @@ import { Duration } from 'cdk8s';
 import { checkFiles, formatHuman, formatJson } from './check';
 import { readCluster } from './cluster';
 import { CommandError, STDIN, UsageError, expandInputs } from './io';
-import { decodeInput, readStdinBounded } from './reader';
+import { decodeInput, escapeLine, readStdinBounded } from './reader';
 import { loadRenderConfig, render } from './render';
 import { ConfigError, duration } from './render-config';
 import { resolveCliTarget } from './target-options';
@@ -201,7 +201,8 @@ function run(argv: string[]): number {
       return 2;
     }
     if (e instanceof CommandError) {
-      process.stderr.write(`cdk8s-sidecars ${command}: ${e.message}\n`);
+      // control characters escaped (names and file names in messages are escaped where they are made)
+      process.stderr.write(`cdk8s-sidecars ${command}: ${e.message.split('\n').map(escapeLine).join('\n')}\n`);
       return 1;
     }
     throw e;
