@@ -1,0 +1,42 @@
+/**
+ * The log output as the agents' renderers see it: plain data made by `LogOutput` (src/log-output.ts)
+ * from the user's options, after its checks. Below the constructs so that the renderers never
+ * import a construct file.
+ */
+
+/** A secret-backed value, as the agents see it. @internal */
+export interface SecretRef {
+  readonly secretName: string;
+  readonly key: string;
+}
+
+/** The output as data, for the agents' renderers. @internal */
+export type LogOutputConfig =
+  | { readonly type: 'stdout' }
+  | { readonly type: 'forward'; readonly host: string; readonly port: number; readonly tls: boolean }
+  | {
+    readonly type: 'http';
+    readonly host: string;
+    readonly port: number;
+    readonly tls: boolean;
+    readonly uri: string;
+    readonly headers: Record<string, SecretRef>;
+    readonly basicAuth?: { username: SecretRef; password: SecretRef };
+  }
+  | {
+    readonly type: 'loki';
+    readonly host: string;
+    readonly port: number;
+    readonly tls: boolean;
+    readonly labels: Record<string, string>;
+    readonly tenantId?: string;
+    readonly basicAuth?: { username: SecretRef; password: SecretRef };
+  }
+  | {
+    readonly type: 'elasticsearch' | 'opensearch';
+    readonly host: string;
+    readonly port: number;
+    readonly tls: boolean;
+    readonly index: string;
+    readonly basicAuth?: { username: SecretRef; password: SecretRef };
+  };
