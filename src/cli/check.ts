@@ -79,6 +79,14 @@ export function checkFiles(files: readonly string[], target: CliTarget): CheckRe
       workloads++;
       const template = podTemplateOf(structuredClone(item));
       if (!template) continue;
+      // a pod spec whose container lists are not lists of objects: the API server refuses its type
+      // (the rules above report what they can); the known-bug table reads well-typed pods only
+      const notList = ['containers', 'initContainers'].find(k => template.spec[k] !== undefined && template.spec[k] !== null &&
+        !(Array.isArray(template.spec[k]) && template.spec[k].every((c: unknown) => c !== null && typeof c === 'object' && !Array.isArray(c))));
+      if (notList) {
+        findings.push({ ...base, level: 'error', message: `${where}: the pod template's ${notList} is not a list of containers; the API server refuses the object` });
+        continue;
+      }
       for (const bug of findKnownBugs(where, template.spec, target.version)) {
         findings.push({ ...base, level: bug.level, message: bug.message });
       }
