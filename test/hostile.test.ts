@@ -285,6 +285,31 @@ describe('bounded input', () => {
     expect(() => readFileBounded(tmp)).toThrow(/is a directory/);
   });
 
+  test('an unreadable directory or file: a clear error naming it (EACCES simulated: the tests may run as root)', () => {
+    const dir = path.join(tmp, 'locked');
+    fs.mkdirSync(path.join(dir, 'inner'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'inner', 'a.yaml'), 'a: 1\n');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const nodeFs = require('fs');
+    const denied = () => Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+    const readdir = jest.spyOn(nodeFs, 'readdirSync').mockImplementation((() => {
+      throw denied();
+    }) as any);
+    try {
+      expect(() => walkDirectory(dir, new Set(), () => true)).toThrow(new RegExp(`${dir}: cannot read the directory: permission denied`));
+    } finally {
+      readdir.mockRestore();
+    }
+    const open = jest.spyOn(nodeFs, 'openSync').mockImplementation((() => {
+      throw denied();
+    }) as any);
+    try {
+      expect(() => readFileBounded(path.join(dir, 'inner', 'a.yaml'))).toThrow(/a\.yaml: cannot read it: permission denied/);
+    } finally {
+      open.mockRestore();
+    }
+  });
+
   test('a file over the size limit and a document over 3 MiB: errors naming the limit', () => {
     const big = path.join(tmp, 'big.yaml');
     fs.writeFileSync(big, 'a: 1\n');
