@@ -86,7 +86,7 @@ function kubectl(args: string[], context: string | undefined): Run {
   const options: any = { env: process.env, encoding: 'utf8', maxBuffer: kubectlBounds.maxOutput, timeout: kubectlBounds.timeoutMs, killSignal: 'SIGKILL', detached: true, stdio: ['ignore', 'pipe', 'pipe'] };
   type Result = { pid?: number; error?: Error; status: number | null; signal: string | null; stdout: string; stderr: string };
   const r = spawnSync(bin, full, options) as unknown as Result;
-  if (r.pid !== undefined && r.error) {
+  if (r.error && typeof r.pid === 'number' && r.pid > 0) { // pid 0: it never started (kill(-0) would be our own group)
     try {
       process.kill(-r.pid, 'SIGKILL'); // the process group of the kubectl this command started
     } catch {
