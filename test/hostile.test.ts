@@ -446,6 +446,10 @@ describe('target: what is not a Kubernetes version, the gate only as 0 or 1, hos
     expect(Date.now() - t).toBeLessThan(10_000);
   }, 20_000);
 
+  test('a KUBECTL that does not exist: a clear error, and the command (here: this test process) lives on', () => {
+    expect(runTarget({ KUBECTL: path.join(tmp, 'no-such-kubectl') })).toMatch(/no-such-kubectl not found: install kubectl or set KUBECTL/);
+  });
+
   test.each([
     ['nodes items: 5', { 'nodes.out': '{"items":5}' }, /items is 5, not a list/],
     ['webhooks items: "x"', { 'webhooks.out': '{"items":"x"}' }, /items is "x", not a list/],
