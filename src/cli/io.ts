@@ -3,8 +3,11 @@
  * src/cli/reader.ts (bounded, and as the API server reads YAML).
  */
 import * as fs from 'fs';
+import { LocatedDocument } from '../engine/check-objects';
 import { CommandError, UsageError } from './errors';
 import { ReadDocument, YamlValue, decodeInput, readFileBounded, readStdinBounded, readYaml, toPlain, walkDirectory } from './reader';
+
+export { LocatedDocument } from '../engine/check-objects';
 
 export { CommandError, UsageError };
 /** `-` in a file list: read stdin. */
@@ -53,7 +56,12 @@ const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules']);
  * limits are errors naming the file and the document.
  */
 export function loadDocuments(file: string): any[] {
-  return readDocuments(file).filter(d => !isEmptyCollection(d.value)).map(d => toPlain(d.value));
+  return loadLocatedDocuments(file).map(d => d.doc);
+}
+
+/** `loadDocuments`, each document with the line where it starts. */
+export function loadLocatedDocuments(file: string): LocatedDocument[] {
+  return readDocuments(file).filter(d => !isEmptyCollection(d.value)).map(d => ({ doc: toPlain(d.value), line: d.line }));
 }
 
 /** `{}` or `[]` as a whole document: no object (kubectl refuses it; the commands skip it). */

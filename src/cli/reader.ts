@@ -708,6 +708,7 @@ function isIntNode(node: any): boolean {
 export interface ReadDocument {
   /** 1-based number among the documents of the input as kubectl splits it. */
   readonly index: number;
+  /** The 1-based line where its content starts (where its text starts, for an empty one). */
   readonly line: number;
   readonly value: YamlValue;
 }
@@ -766,7 +767,7 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
       const contents = d?.contents ?? null;
       bindAliases(Y, contents, w, new Map(), 0);
       const value = toValue(Y, contents, w, 0);
-      return { index: i + 1, line: doc.line, value };
+      return { index: i + 1, line: contents?.range ? lineOf(contents.range[0]) : doc.line, value };
     } catch (e) {
       if (e instanceof DocProblem) throw new ReadError(`${where(e.line)}: ${e.message}`);
       if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: nested too deep for the reader (its limit is ${limits.maxDepth} levels)`);
