@@ -66,7 +66,7 @@ describe('annotations follow the target (1.27 legacy, 1.29 and 1.33 native)', ()
   test('the injector, fed the synthesized pod, uses the library\'s layout for its proxy', () => {
     for (const [version, native] of [['1.27', false], ['1.29', true], ['1.33', true]] as const) {
       const istio = synthWorkload(version, Mesh.ISTIO);
-      // Istio >= 1.28 defaults to `auto` (native only when every kubelet is 1.33+): the annotation wins.
+      // Istio >= 1.27 defaults to `auto` (native only when every kubelet is 1.33+): the annotation wins.
       expect(injectIstio(podMetadataOf(istio), podSpecOf(istio), version === '1.33').native).toBe(native);
       const linkerd = synthWorkload(version, Mesh.LINKERD);
       // Linkerd 2.20 defaults to native everywhere: on 1.27 the annotation keeps it legacy.
