@@ -32,10 +32,10 @@ describe('restartPodOnExitCodes', () => {
     expect(proxy.restartPolicy).toBe('Always');
     expect(proxy.restartPolicyRules).toEqual([{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [1, 2] } }]);
     expect(SidecarWarnings.of(chart)).toEqual(expect.arrayContaining([expect.stringMatching(
-      /restartPodOnExitCodes restarts every container of .* in place .* no grace period \(no preStop hook, no ordered stop of the sidecars after the app\).*loses what it has buffered/)]));
+      /restartPodOnExitCodes restarts every container of .* in place .* one after another, app containers first, with no preStop hook and SIGTERM with only its 2 s minimum grace period \(no ordered stop of the sidecars after the app\).*loses what it has buffered/)]));
     // the timeline says what the exit does
     const t = SidecarTimeline.of(web);
-    expect(t.podRestarts).toEqual([expect.stringMatching(/^'auth-proxy' exiting with a code in \[1, 2\] restarts every container in place: all are killed at once with no grace period/)]);
+    expect(t.podRestarts).toEqual([expect.stringMatching(/^'auth-proxy' exiting with a code in \[1, 2\] restarts every container in place: no preStop; SIGTERM with the kubelet's 2 s minimum, one container after another, app containers first \(up to 2s for the 1 running other\)/)]);
     expect(t.toTable()).toMatch(/\npod restart: 'auth-proxy' exiting/);
   });
 
