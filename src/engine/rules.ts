@@ -428,8 +428,16 @@ function podLevelResourceProblems(pod: PodUnderCheck): string[] {
     if (field === undefined) continue;
     const budget = parseQuantity(r[field][res]);
     if (budget === undefined || have <= budget + 1e-9) continue;
+    // limits only: validation of the template has no pod request to compare; the Pod's defaulting
+    // (v1.37.2 pkg/apis/core/v1/defaults.go SetDefaults_Pod/defaultPodRequests, Pods only, not
+    // templates) makes the request the containers' aggregate, which the limit then refuses
+    // (validation.go validateResourceRequirements: "must be less than or equal to cpu limit of 450m")
+    const quote = field === 'requests'
+      ? `the API server: "must be greater than or equal to aggregate container requests of ${show}"`
+      : `the pod's request defaults to that aggregate, and the API server: "must be less than or equal to ${res} limit of ${r.limits[res]}"; ` +
+        (pod.kind === 'Pod' ? 'the Pod is refused' : `the ${pod.kind ?? 'workload'} is accepted but its Pods are refused (FailedCreate)`);
     out.push(`${pod.where}: pod-level spec.resources.${field}.${res} ${r[field][res]} is below the ${show} that ${who} request together ` +
-      `(the API server: "must be greater than or equal to aggregate container requests of ${show}"). Raise spec.resources.${field}.${res} ` +
+      `(${quote}). Raise spec.resources.${field}.${res} ` +
       'to at least that, or give the sidecars smaller requests (their resources prop).');
   }
   for (const c of pod.containers) {
