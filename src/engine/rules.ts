@@ -281,7 +281,8 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     source: 'PodLevelResources: alpha and off 1.32-1.33, beta and on 1.34 (still beta in v1.37.2, pkg/features/kube_features.go); ' +
       'pkg/api/pod/util.go dropDisabledPodLevelResources while off; validation.go validatePodResourceConsistency with ' +
       'resourcehelper.AggregateContainerRequests (native sidecars count with the app, v1.37.2); a pod-level limit without a ' +
-      'request is the request (defaulting)',
+      'request: the Pod\'s request defaults to the containers\' aggregate (v1/defaults.go SetDefaults_Pod, Pods only, not templates), ' +
+      'which validateResourceRequirements then holds to the limit ("must be less than or equal to cpu limit of ...")',
     check: pod => podLevelResourceProblems(pod),
   },
   {
@@ -423,7 +424,7 @@ function podLevelResourceProblems(pod: PodUnderCheck): string[] {
     ['cpu', aggregate.cpuMillis / 1000, `${aggregate.cpuMillis}m`],
     ['memory', aggregate.memoryBytes, `${Math.ceil(aggregate.memoryBytes / 2 ** 20)}Mi`],
   ] as Array<[string, number, string]>) {
-    // a pod-level limit without a request is the request (the API server defaults it before validating)
+    // a pod-level limit without a request must cover the aggregate too: the Pod's request defaults to it
     const field = r.requests?.[res] !== undefined ? 'requests' : r.limits?.[res] !== undefined ? 'limits' : undefined;
     if (field === undefined) continue;
     const budget = parseQuantity(r[field][res]);
