@@ -206,7 +206,17 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
       );
     }
   }
-  if (watching.length > 0 || wrapped.size > 0) spec.shareProcessNamespace = true;
+  if (watching.length > 0 || wrapped.size > 0) {
+    if (spec.shareProcessNamespace === false) {
+      // only a false its construct writes by default reaches here (a user's on an ApiObject is refused above)
+      warnings.push(
+        `${where}: sets shareProcessNamespace: true over the workload's false, which cdk8s-plus 29+ writes when none is given, so the library ` +
+        'cannot tell it from a false you chose: the wrapper that exits with a Job\'s app and watchAppExit need the containers to see each other\'s ' +
+        'processes (docs/security.md). To keep them apart, target Kubernetes 1.29+ (native sidecars) without watchAppExit.',
+      );
+    }
+    spec.shareProcessNamespace = true;
+  }
   const unprobed: string[] = [];
   for (const s of ordered) {
     const placed = placedContainer(s, target, appShutdown, programs, wrapped.has(s) ? wrapPrograms : undefined);
