@@ -4,7 +4,7 @@
  * timeline says about it and about `lifecycle.stopSignal`. Facts read in kubernetes v1.36.0 and
  * v1.37.2 (pkg/features/kube_features.go, validation.go, kuberuntime_manager.go SyncPod).
  */
-import { Testing } from 'cdk8s';
+import { ApiObject, Testing } from 'cdk8s';
 import { SidecarTimeline, SidecarWarnings, WithLogAgent, WithSidecar } from '../src';
 import { kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { expectValidManifests } from './util/k8s-schema';
@@ -82,4 +82,45 @@ describe('the timeline and lifecycle.stopSignal', () => {
       "'app': its lifecycle.stopSignal SIGUSR1 is dropped by Kubernetes 1.37 (ContainerStopSignals is alpha and off): it is stopped with SIGTERM (or its image's STOPSIGNAL) as shown",
     ]));
   });
+});
+
+describe('restartPolicyRules not of the API\'s shape: a clear error, no TypeError', () => {
+  const pod = (rules: unknown, where: 'containers' | 'initContainers' = 'containers') => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p' },
+    spec: where === 'containers'
+      ? { containers: [{ name: 'app', image: 'a', restartPolicy: 'Never', restartPolicyRules: rules }] }
+      : { initContainers: [{ name: 'side', image: 's', restartPolicy: 'Always', restartPolicyRules: rules }], containers: [{ name: 'app', image: 'a' }] },
+  });
+
+  test.each([
+    ['{}', {}], ["'x'", 'x'], ['values \'ab\'', [{ action: 'Restart', exitCodes: { operator: 'In', values: 'ab' } }]], ['[null]', [null]],
+  ])('the timeline of a pod with restartPolicyRules %s reads no pod restart and does not throw', (_name, rules) => {
+    for (const where of ['containers', 'initContainers'] as const) {
+      expect(SidecarTimeline.ofManifest(pod(rules, where), { kubernetesVersion: '1.37' }).podRestarts).toEqual([]);
+    }
+  });
+
+  test('a RestartAllContainers rule whose values are not a list: the timeline line shows no codes', () => {
+    const t = SidecarTimeline.ofManifest(pod([{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: 'ab' } }], 'initContainers'), { kubernetesVersion: '1.37' });
+    expect(t.podRestarts).toEqual([expect.stringMatching(/^'side' exiting with a code in \[\] restarts every container in place/)]);
+  });
+
+  test.each([['{}', {}], ["'x'", 'x'], ['values \'ab\'', [{ action: 'Restart', exitCodes: { operator: 'In', values: 'ab' } }]]])(
+    'an ApiObject app container with restartPolicyRules %s: refused at synthesis, naming the workload, the value and the shape', (_name, rules) => {
+      const { chart } = newChart();
+      const web = new ApiObject(chart, 'web', {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web' },
+        spec: {
+          selector: { matchLabels: { app: 'web' } },
+          template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', restartPolicy: 'Always', restartPolicyRules: rules }] } },
+        },
+      });
+      new WithLogAgent(chart, 'logs', { workload: web, kubernetesVersion: '1.37' });
+      expect(() => Testing.synth(chart)).toThrow(new RegExp(
+        `spec\\.containers\\[0\\] \\('app'\\) has restartPolicyRules ${JSON.stringify(rules).replace(/[[\]{}()]/g, '\\$&')}, which is not a list of rules; give a list like`));
+    });
 });

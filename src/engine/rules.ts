@@ -456,9 +456,17 @@ function podLevelResourceProblems(pod: PodUnderCheck): string[] {
   return out;
 }
 
+/** The API's shape of `restartPolicyRules`: a list of objects, `exitCodes` an object, its `values` a list of integers. */
+function restartRulesShaped(rules: unknown): boolean {
+  const isObject = (x: unknown): x is Json => x !== null && typeof x === 'object' && !Array.isArray(x);
+  return Array.isArray(rules) && rules.every(r => isObject(r) && (r.exitCodes === undefined || (isObject(r.exitCodes) &&
+    (r.exitCodes.values === undefined || (Array.isArray(r.exitCodes.values) && r.exitCodes.values.every((v: unknown) => Number.isInteger(v)))))));
+}
+
 /**
  * The shape of a pod spec as the checks read it: each list that is given is an array of objects
- * (no `null`, no hole), every container has a string name. Anything else is reported here, so
+ * (no `null`, no hole), every container has a string name and
+ * `restartPolicyRules` of the API's shape. Anything else is reported here, so
  * that no check reads a field of `null` (a raw TypeError without the workload's name).
  */
 export function podSpecShapeErrors(where: string, spec: Json): string[] {
@@ -477,6 +485,9 @@ export function podSpecShapeErrors(where: string, spec: Json): string[] {
         errors.push(`${where}: spec.${list}[${i}] is ${i in value ? JSON.stringify(entry) ?? String(entry) : 'a hole (an empty slot)'}, not an object; remove it or give the ${list === 'volumes' ? 'volume' : 'container'}.`);
       } else if (typeof entry.name !== 'string') {
         errors.push(`${where}: spec.${list}[${i}] has no name (got ${JSON.stringify(entry.name) ?? 'none'}); give it a name.`);
+      } else if (list !== 'volumes' && entry.restartPolicyRules !== undefined && !restartRulesShaped(entry.restartPolicyRules)) {
+        errors.push(`${where}: spec.${list}[${i}] ('${entry.name}') has restartPolicyRules ${JSON.stringify(entry.restartPolicyRules)}, which is not a ` +
+          'list of rules; give a list like [{ action: \'Restart\', exitCodes: { operator: \'In\', values: [42] } }] (values: whole numbers), or remove it.');
       }
     }
   }
