@@ -370,11 +370,13 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
   // 1294-1303), each running one killed in turn with grace 0 (:1632-1646): no preStop
   // (kuberuntime_container.go:896), SIGTERM and the 2 s minimumGracePeriodInSeconds (:907-909)
   // before SIGKILL; then the pod starts again from its init containers.
-  const podRestarts = !caps.restartAllContainers ? [] : [...init, ...containers].flatMap(c => (Array.isArray(c.restartPolicyRules) ? c.restartPolicyRules as Json[] : [])
+  const rulesOf = (c: Json): Json[] => Array.isArray(c.restartPolicyRules) ? c.restartPolicyRules : [];
+  const codesOf = (r: Json): unknown[] => Array.isArray(r.exitCodes?.values) ? r.exitCodes.values : [];
+  const podRestarts = !caps.restartAllContainers ? [] : [...init, ...containers].flatMap(c => rulesOf(c)
     .filter(r => r?.action === 'RestartAllContainers')
     .map(r => ({ r, others: [...init.filter(x => x.restartPolicy === 'Always'), ...containers].filter(x => x !== c).length }))
-    .map(({ r, others }) => `'${c.name}' exiting with ${r.exitCodes?.operator === 'NotIn' ? 'a code not in' : 'a code in'} [${(Array.isArray(r.exitCodes?.values) ? r.exitCodes.values : []).join(', ')}] ` +
-      `restarts every container in place: no preStop; SIGTERM with the kubelet's 2 s minimum, one container after another, app containers first ` +
+    .map(({ r, others }) => `'${c.name}' exiting with ${r.exitCodes?.operator === 'NotIn' ? 'a code not in' : 'a code in'} [${codesOf(r).join(', ')}] ` +
+      'restarts every container in place: no preStop; SIGTERM with the kubelet\'s 2 s minimum, one container after another, app containers first ' +
       `(up to ${2 * others}s for the ${others} running other${others === 1 ? '' : 's'}), then the init containers and the app start again`));
 
   // Stop
