@@ -8,6 +8,8 @@ import { ApiObject, Testing } from 'cdk8s';
 import { SidecarTimeline, SidecarWarnings, WithLogAgent, WithSidecar } from '../src';
 import { kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { expectValidManifests } from './util/k8s-schema';
+import { CHECK_RULES } from '../src/engine/check-rules';
+import { POD_SPEC_SHAPE_RULE, checkPodSpecByRule } from '../src/engine/rules';
 
 function build(version: string, codes?: number[]) {
   const { chart } = newChart();
@@ -100,6 +102,12 @@ describe('restartPolicyRules not of the API\'s shape: a clear error, no TypeErro
     for (const where of ['containers', 'initContainers'] as const) {
       expect(SidecarTimeline.ofManifest(pod(rules, where), { kubernetesVersion: '1.37' }).podRestarts).toEqual([]);
     }
+  });
+
+  test('the check gives it rule CS014 (pod-spec-malformed)', () => {
+    const found = checkPodSpecByRule(pod({}).spec, { minor: 37, gate: false }, "Pod 'p'");
+    expect(found).toEqual([{ rule: POD_SPEC_SHAPE_RULE, message: expect.stringMatching(/\('app'\) has restartPolicyRules \{\}, which is not a list of rules/) }]);
+    expect(CHECK_RULES.find(r => r.checks.includes(found[0].rule))?.id).toBe('CS014');
   });
 
   test('a RestartAllContainers rule whose values are not a list: the timeline line shows no codes', () => {
