@@ -3,9 +3,9 @@
  * src/cli/reader.ts (bounded, and as the API server reads YAML).
  */
 import * as fs from 'fs';
-import { LocatedDocument } from '../engine/check-objects';
 import { CommandError, UsageError } from './errors';
 import { ReadDocument, YamlValue, decodeInput, readFileBounded, readStdinBounded, readYaml, toPlain, walkDirectory } from './reader';
+import { LocatedDocument } from '../engine/check-objects';
 
 export { LocatedDocument } from '../engine/check-objects';
 
