@@ -19,8 +19,8 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { App, Chart, Include, Size, Yaml } from 'cdk8s';
-import { AdoptSidecar, LogOutput, SidecarCheck, SidecarQuit, WithEnvoy, WithLogAgent, WithTracer } from '../src';
+import { App, Chart, Duration, Include, Size, Yaml } from 'cdk8s';
+import { AdoptSidecar, FluentBitMultilineParser, LogAgent, LogOutput, SidecarCheck, SidecarQuit, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { readManifests } from './util/api-server-yaml';
 import { hpaManifest } from './util/fixtures';
 import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
@@ -607,6 +607,53 @@ describe('render', () => {
     expect(web.containers.map((c: any) => c.name)).toEqual(['envoy', 'web', 'log-agent', 'tracer']);
   });
 
+  test('the props render took late (toolsImage, watchAppExit, livenessCheck, fluentBit multilineParsers, fluentd requestTimeout): what the constructs give in a cdk8s app', () => {
+    const config = writeTmp('late-props.yaml', [
+      'kubernetesVersion: "1.27"', 'workloads:',
+      '  - select: { kind: Deployment }',
+      '    logAgent:',
+      '      logDirectory: /var/log/app',
+      '      agent: { fluentBit: { multilineParsers: [java, go] } }',
+      '      toolsImage: registry.example.com/mirror/busybox:1.36.1-musl',
+      '      watchAppExit: true',
+      '  - select: { kind: CronJob }',
+      '    logAgent:',
+      '      logDirectory: /var/log/app',
+      '      agent: { fluentd: { requestTimeout: 7s } }',
+      '      allowLegacyOnJob: true',
+      '    adopt:',
+      '      - containerName: cloud-sql-proxy',
+      '        livenessCheck: { tcp: { port: 9090, period: 10s, timeout: 1m } }',
+      '        allowLegacyOnJob: true', '',
+    ].join('\n'));
+    const r = cli(['render', '--config', config], { input: input() });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const app = new App();
+    const chart = new Chart(app, 'sidecars');
+    const [, web, report] = new Include(chart, 'input', { url: CHART_INPUT }).apiObjects;
+    new WithLogAgent(chart, 'deployment-shop-web-shop-log-agent', {
+      kubernetesVersion: '1.27', workload: web, logDirectory: '/var/log/app',
+      agent: LogAgent.fluentBit({ multilineParsers: [FluentBitMultilineParser.JAVA, FluentBitMultilineParser.GO] }),
+      toolsImage: 'registry.example.com/mirror/busybox:1.36.1-musl', watchAppExit: true,
+    });
+    new WithLogAgent(chart, 'cronjob-shop-report-shop-log-agent', {
+      kubernetesVersion: '1.27', workload: report, logDirectory: '/var/log/app', agent: LogAgent.fluentd({ requestTimeout: Duration.seconds(7) }), allowLegacyOnJob: true,
+    });
+    new AdoptSidecar(chart, 'cronjob-shop-report-shop-adopt-cloud-sql-proxy', {
+      kubernetesVersion: '1.27', workload: report, containerName: 'cloud-sql-proxy',
+      livenessCheck: SidecarCheck.tcp(9090, { period: Duration.seconds(10), timeout: Duration.minutes(1) }), allowLegacyOnJob: true,
+    });
+    expect(r.stdout).toBe(app.synthYaml());
+    // the props reached the constructs (not dropped on the way): the mirror, the shared process namespace, the probe
+    const out = Yaml.load(writeTmp('late-out.yaml', r.stdout));
+    const webPod = out[1].spec.template.spec;
+    expect(webPod.shareProcessNamespace).toBe(true);
+    expect(webPod.initContainers.find((c: any) => c.name === 'sidecar-tools').image).toBe('registry.example.com/mirror/busybox:1.36.1-musl');
+    const proxy = out[2].spec.jobTemplate.spec.template.spec.containers.find((c: any) => c.name === 'cloud-sql-proxy');
+    expect(proxy.livenessProbe.tcpSocket).toEqual({ port: 9090 });
+  });
+
   const edits: Array<[string, [RegExp, string], string]> = [
     ['unknown key', [/appPort: 8080/, 'appPrt: 8080'], 'workloads[0].envoy.appPrt: unknown key; known keys here: containerName,'],
     ['wrong type', [/appPort: 8080/, 'appPort: "8080"'], 'workloads[0].envoy.appPort: expected a number, got string "8080"'],
@@ -617,6 +664,9 @@ describe('render', () => {
     ['a bad duration', [/appPort: 8080/, 'appPort: 8080\n      drainTime: soon'], 'workloads[0].envoy.drainTime: expected a duration such as 10s'],
     ['a bad check', [/http: \{ port: 9090, path: \/startup \}/, 'http: { port: 9090, path: startup }'], 'workloads[1].adopt[0].startupCheck.http: SidecarCheck.http(): path'],
     ['a bad agent', [/logDirectory:/, 'agent: fluentBitt\n      logDirectory:'], 'workloads[0].logAgent.agent: expected one of fluentBit, vector, fluentd'],
+    ['a parser Fluent Bit does not have', [/logDirectory:/, 'agent: { fluentBit: { multilineParsers: [cobol] } }\n      logDirectory:'],
+      'workloads[0].logAgent.agent.fluentBit.multilineParsers[0]: expected one of '],
+    ['a tools image the construct refuses', [/logDirectory:/, 'toolsImage: "busybox:latest "\n      logDirectory:'], "workloads[0].logAgent: WithLogAgent 'sidecars/deployment-shop-web-shop-log-agent': "],
   ];
   test.each(edits)('a config error (%s): exit 2 with the path of the bad key, nothing on stdout', (_, [from, to], message) => {
     const text = fs.readFileSync(path.join(ROOT, CHART_CONFIG), 'utf8');

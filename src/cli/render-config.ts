@@ -6,7 +6,7 @@
  * as they check a TypeScript app's.
  */
 import { Duration, Size } from 'cdk8s';
-import { LogAgent } from '../log-agent';
+import { FluentBitMultilineParser, LogAgent } from '../log-agent';
 import { LogOutput } from '../log-output';
 import { checkVersion } from '../settings';
 import { SidecarMode } from '../target/capabilities';
@@ -48,7 +48,19 @@ export interface RenderConfig {
   readonly workloads: WorkloadEntry[];
 }
 
-type Conv = (value: unknown, path: string) => unknown;
+export type Conv = ((value: unknown, path: string) => unknown) & { readonly shape?: Shape };
+
+/**
+ * What a reader accepts, for test/render-config.test.ts: it walks these next to the jsii assembly
+ * (.jsii) and fails when a construct or factory has a prop that render does not take (or takes a
+ * key no construct has), unless the prop is in its list of deliberate omissions.
+ */
+export type Shape =
+  | { readonly kind: 'object'; readonly fields: Readonly<Record<string, Conv>> }
+  | { readonly kind: 'variant'; readonly choices: Readonly<Record<string, Conv>> }
+  | { readonly kind: 'list' | 'map'; readonly element: Conv };
+
+const shaped = (shape: Shape, conv: (value: unknown, path: string) => unknown): Conv => Object.assign(conv, { shape });
 
 const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'a map' : `${typeof v} ${JSON.stringify(v)}`);
 
@@ -102,7 +114,7 @@ const oneOf = (values: readonly string[]): Conv => (v, p) => {
 };
 
 function object(fields: Record<string, Conv>, required: readonly string[] = []): Conv {
-  return (v, p) => {
+  return shaped({ kind: 'object', fields }, (v, p) => {
     if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new ConfigError(p, `expected a map, got ${typeName(v)}`);
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) {
@@ -115,24 +127,25 @@ function object(fields: Record<string, Conv>, required: readonly string[] = []):
       if (out[k] === undefined) throw new ConfigError(join(p, k), 'required key is missing');
     }
     return out;
-  };
+  });
 }
 
 const join = (p: string, k: string) => (p === '' ? k : `${p}.${k}`);
 
-const mapOf = (conv: Conv): Conv => (v, p) => {
+const mapOf = (conv: Conv): Conv => shaped({ kind: 'map', element: conv }, (v, p) => {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new ConfigError(p, `expected a map, got ${typeName(v)}`);
   return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, conv(x, `${p}.${k}`)]));
-};
+});
 
-const listOf = (conv: Conv): Conv => (v, p) => {
+const listOf = (conv: Conv): Conv => shaped({ kind: 'list', element: conv }, (v, p) => {
   if (!Array.isArray(v)) throw new ConfigError(p, `expected a list, got ${typeName(v)}`);
   return v.map((x, i) => conv(x, `${p}[${i}]`));
-};
+});
 
 /** A choice written as a string (no options) or as a one-key map `{ choice: options }`. */
 function variant(choices: Record<string, { conv: Conv; make: (options: any) => unknown; bare?: boolean }>): Conv {
-  return (v, p) => {
+  const shape: Shape = { kind: 'variant', choices: Object.fromEntries(Object.entries(choices).map(([k, c]) => [k, c.conv])) };
+  return shaped(shape, (v, p) => {
     const names = Object.keys(choices);
     if (typeof v === 'string') {
       const c = choices[v];
@@ -147,7 +160,7 @@ function variant(choices: Record<string, { conv: Conv; make: (options: any) => u
     if (!c) throw new ConfigError(join(p, name), `unknown key; expected one of ${names.join(', ')}`);
     const converted = c.conv(options ?? {}, join(p, name));
     return guard(join(p, name), () => c.make(converted));
-  };
+  });
 }
 
 /** A factory's own check (e.g. `SidecarCheck.http()` on a bad port) becomes a config error at `path`. */
@@ -164,10 +177,13 @@ const basicAuth = object({ username: secretKey, password: secretKey }, ['usernam
 const destination = { host: str, port: num, tls: bool };
 
 const logAgent = variant({
-  fluentBit: { conv: object({ image: str, flushInterval: duration, grace: duration, httpPort: num }), make: o => LogAgent.fluentBit(o) },
+  fluentBit: {
+    conv: object({ image: str, flushInterval: duration, grace: duration, httpPort: num, multilineParsers: listOf(oneOf(Object.values(FluentBitMultilineParser))) }),
+    make: o => LogAgent.fluentBit(o),
+  },
   vector: { conv: object({ image: str, gracefulShutdownLimit: duration, apiPort: num, exposeGrpcApi: bool }), make: o => LogAgent.vector(o) },
   fluentd: {
-    conv: object({ image: str, flushInterval: duration, shutdownGrace: duration, monitorPort: num, allowMonitorDebugInfo: bool }),
+    conv: object({ image: str, flushInterval: duration, shutdownGrace: duration, requestTimeout: duration, monitorPort: num, allowMonitorDebugInfo: bool }),
     make: o => LogAgent.fluentd(o),
   },
 });
@@ -205,6 +221,8 @@ const common = {
   after: str,
   serveInitContainers: bool,
   restartPodOnExitCodes: nums,
+  toolsImage: str,
+  watchAppExit: bool,
 };
 
 const logAgentProps = object({
@@ -243,8 +261,16 @@ const tracerProps = object({
   healthPort: num,
 }, ['exporterEndpoint']);
 const adoptProps = object({
-  ...common, startupCheck: sidecarCheck, holdApplicationUntilStarted: bool, stopTime: duration, outliveApp: bool, jobQuit: sidecarQuit,
+  ...common, startupCheck: sidecarCheck, livenessCheck: sidecarCheck, holdApplicationUntilStarted: bool, stopTime: duration, outliveApp: bool, jobQuit: sidecarQuit,
 }, ['containerName']);
+
+/** The constructs render makes, with the reader of each one's props (a workload entry's key). */
+export const RENDERED_CONSTRUCTS: Readonly<Record<string, { readonly key: string; readonly props: Conv }>> = {
+  WithLogAgent: { key: 'logAgent', props: logAgentProps },
+  WithEnvoy: { key: 'envoy', props: envoyProps },
+  WithTracer: { key: 'tracer', props: tracerProps },
+  AdoptSidecar: { key: 'adopt', props: adoptProps },
+};
 
 const selector = object({ kind: str, name: str, namespace: str, matchLabels: mapOf(str) });
 const entry = object({ select: selector, logAgent: logAgentProps, envoy: envoyProps, tracer: tracerProps, adopt: listOf(adoptProps) }, ['select']);
