@@ -633,16 +633,22 @@ describe('render', () => {
     const chart = new Chart(app, 'sidecars');
     const [, web, report] = new Include(chart, 'input', { url: CHART_INPUT }).apiObjects;
     new WithLogAgent(chart, 'deployment-shop-web-shop-log-agent', {
-      kubernetesVersion: '1.27', workload: web, logDirectory: '/var/log/app',
+      kubernetesVersion: '1.27',
+      workload: web,
+      logDirectory: '/var/log/app',
       agent: LogAgent.fluentBit({ multilineParsers: [FluentBitMultilineParser.JAVA, FluentBitMultilineParser.GO] }),
-      toolsImage: 'registry.example.com/mirror/busybox:1.36.1-musl', watchAppExit: true,
+      toolsImage: 'registry.example.com/mirror/busybox:1.36.1-musl',
+      watchAppExit: true,
     });
     new WithLogAgent(chart, 'cronjob-shop-report-shop-log-agent', {
       kubernetesVersion: '1.27', workload: report, logDirectory: '/var/log/app', agent: LogAgent.fluentd({ requestTimeout: Duration.seconds(7) }), allowLegacyOnJob: true,
     });
     new AdoptSidecar(chart, 'cronjob-shop-report-shop-adopt-cloud-sql-proxy', {
-      kubernetesVersion: '1.27', workload: report, containerName: 'cloud-sql-proxy',
-      livenessCheck: SidecarCheck.tcp(9090, { period: Duration.seconds(10), timeout: Duration.minutes(1) }), allowLegacyOnJob: true,
+      kubernetesVersion: '1.27',
+      workload: report,
+      containerName: 'cloud-sql-proxy',
+      livenessCheck: SidecarCheck.tcp(9090, { period: Duration.seconds(10), timeout: Duration.minutes(1) }),
+      allowLegacyOnJob: true,
     });
     expect(r.stdout).toBe(app.synthYaml());
     // the props reached the constructs (not dropped on the way): the mirror, the shared process namespace, the probe

@@ -6,8 +6,8 @@
  * LEFT_OUT says why not. A prop added to a construct and not to src/cli/render-config.ts fails
  * here with its path; so does a key render takes that no construct has.
  */
+import { constructNames, constructPropsFqn, jsiiType, JsiiProp, structProps } from './util/jsii-assembly';
 import { Conv, RENDERED_CONSTRUCTS } from '../src/cli/render-config';
-import { assembly, constructPropsFqn, jsiiType, JsiiProp, structProps } from './util/jsii-assembly';
 
 /**
  * Props render does not take, on purpose (`Construct.prop`, `*.prop` for every construct, or a
@@ -115,10 +115,7 @@ function compareType(construct: string, type: any, conv: Conv, path: string): st
 
 describe('the render config against the jsii assembly', () => {
   test('render makes the constructs it says, and every other construct of the assembly is left out with why', () => {
-    const isConstruct = (fqn: string | undefined): boolean => fqn === 'constructs.Construct' || (!!fqn && isConstruct(jsiiType(fqn)?.base));
-    const constructs = Object.values(assembly().types)
-      .filter((t: any) => t.kind === 'class' && !t.abstract && t.initializer?.parameters?.some((p: any) => p.name === 'props') && isConstruct(t.fqn))
-      .map((t: any) => t.name as string);
+    const constructs = constructNames();
     const unaccounted = constructs.filter(c => !RENDERED_CONSTRUCTS[c] && !CONSTRUCTS_LEFT_OUT[c]);
     expect(unaccounted).toEqual([]);
     // no stale entry: each one left out is a construct of the assembly that render does not make

@@ -178,12 +178,16 @@ const destination = { host: str, port: num, tls: bool };
 
 const logAgent = variant({
   fluentBit: {
-    conv: object({ image: str, flushInterval: duration, grace: duration, httpPort: num, multilineParsers: listOf(oneOf(Object.values(FluentBitMultilineParser))) }),
+    conv: object({
+      image: str, flushInterval: duration, grace: duration, httpPort: num, multilineParsers: listOf(oneOf(Object.values(FluentBitMultilineParser))),
+    }),
     make: o => LogAgent.fluentBit(o),
   },
   vector: { conv: object({ image: str, gracefulShutdownLimit: duration, apiPort: num, exposeGrpcApi: bool }), make: o => LogAgent.vector(o) },
   fluentd: {
-    conv: object({ image: str, flushInterval: duration, shutdownGrace: duration, requestTimeout: duration, monitorPort: num, allowMonitorDebugInfo: bool }),
+    conv: object({
+      image: str, flushInterval: duration, shutdownGrace: duration, requestTimeout: duration, monitorPort: num, allowMonitorDebugInfo: bool,
+    }),
     make: o => LogAgent.fluentd(o),
   },
 });
@@ -261,7 +265,13 @@ const tracerProps = object({
   healthPort: num,
 }, ['exporterEndpoint']);
 const adoptProps = object({
-  ...common, startupCheck: sidecarCheck, livenessCheck: sidecarCheck, holdApplicationUntilStarted: bool, stopTime: duration, outliveApp: bool, jobQuit: sidecarQuit,
+  ...common,
+  startupCheck: sidecarCheck,
+  livenessCheck: sidecarCheck,
+  holdApplicationUntilStarted: bool,
+  stopTime: duration,
+  outliveApp: bool,
+  jobQuit: sidecarQuit,
 }, ['containerName']);
 
 /** The constructs render makes, with the reader of each one's props (a workload entry's key). */

@@ -51,3 +51,12 @@ export function constructPropsFqn(name: string): string {
 export function constructProps(name: string): string[] {
   return structProps(constructPropsFqn(name)).map(p => p.name);
 }
+
+/** The names of the assembly's constructs that take props (classes under constructs.Construct, not abstract). */
+export function constructNames(): string[] {
+  const isConstruct = (fqn: string | undefined): boolean => fqn === 'constructs.Construct' || (!!fqn && isConstruct(jsiiType(fqn)?.base));
+  return Object.values(assembly().types)
+    .filter((t: any) => t.kind === 'class' && !t.abstract && t.initializer?.parameters?.some((p: any) => p.name === 'props') && isConstruct(t.fqn))
+    .map((t: any) => t.name as string)
+    .sort();
+}
