@@ -20,7 +20,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { App, Chart, Duration, Include, Size, Yaml } from 'cdk8s';
-import { AdoptSidecar, FluentBitMultilineParser, LogAgent, LogOutput, SidecarCheck, SidecarQuit, WithEnvoy, WithLogAgent, WithTracer } from '../src';
+import { AdoptSidecar, FluentBitMultilineParser, LogAgent, LogOutput, SidecarCheck, SidecarQuit, SidecarVolume, WithEnvoy, WithLogAgent, WithSidecar, WithTracer } from '../src';
 import { readManifests } from './util/api-server-yaml';
 import { hpaManifest } from './util/fixtures';
 import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
@@ -660,6 +660,53 @@ describe('render', () => {
     expect(proxy.livenessProbe.tcpSocket).toEqual({ port: 9090 });
   });
 
+  test('sidecars: a WithSidecar of the user\'s own per entry, with its volumes, ports, env and checks: what the construct gives in a cdk8s app', () => {
+    const config = writeTmp('with-sidecar.yaml', [
+      'kubernetesVersion: "1.30"', 'workloads:',
+      '  - select: { kind: Deployment }',
+      '    sidecars:',
+      '      - containerName: cache',
+      '        image: ghcr.io/example/cache:2.1.0',
+      '        args: [--port, "6380"]',
+      '        env: { CACHE_MODE: lru }',
+      '        secretEnv: { CACHE_TOKEN: { secret: { name: cache-creds }, key: token } }',
+      '        appEnv: { CACHE_URL: "localhost:6380" }',
+      '        ports: [ { number: 6380, name: cache } ]',
+      '        configFiles: { cache.conf: "maxmemory 64mb\\n" }',
+      '        volumes:',
+      '          - emptyDir: { name: cache-data, mountPath: /data, sizeLimit: 32Mi }',
+      '          - configMap: { name: cache-extra, configMapName: cache-extra, mountPath: /extra }',
+      '        readinessCheck: { tcp: { port: 6380 } }',
+      '        resources: { cpu: { request: 10m, limit: 100m }, memory: { request: 16Mi, limit: 64Mi } }', '',
+    ].join('\n'));
+    const r = cli(['render', '--config', config], { input: input() });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const app = new App();
+    const chart = new Chart(app, 'sidecars');
+    const [, web] = new Include(chart, 'input', { url: CHART_INPUT }).apiObjects;
+    new WithSidecar(chart, 'deployment-shop-web-shop-sidecar-cache', {
+      kubernetesVersion: '1.30',
+      workload: web,
+      containerName: 'cache',
+      image: 'ghcr.io/example/cache:2.1.0',
+      args: ['--port', '6380'],
+      env: { CACHE_MODE: 'lru' },
+      secretEnv: { CACHE_TOKEN: { secret: { name: 'cache-creds' }, key: 'token' } },
+      appEnv: { CACHE_URL: 'localhost:6380' },
+      ports: [{ number: 6380, name: 'cache' }],
+      configFiles: { 'cache.conf': 'maxmemory 64mb\n' },
+      volumes: [SidecarVolume.emptyDir('cache-data', '/data', { sizeLimit: Size.mebibytes(32) }), SidecarVolume.configMap('cache-extra', 'cache-extra', '/extra')],
+      readinessCheck: SidecarCheck.tcp(6380),
+      resources: { cpu: { request: { amount: '10m' }, limit: { amount: '100m' } }, memory: { request: Size.mebibytes(16), limit: Size.mebibytes(64) } },
+    });
+    expect(r.stdout).toBe(app.synthYaml());
+    const pod = Yaml.load(writeTmp('with-sidecar-out.yaml', r.stdout))[1].spec.template.spec;
+    const cache = pod.initContainers.find((c: any) => c.name === 'cache');
+    expect([cache.image, cache.restartPolicy, cache.readinessProbe.tcpSocket]).toEqual(['ghcr.io/example/cache:2.1.0', 'Always', { port: 6380 }]);
+    expect(pod.volumes.map((v: any) => v.name)).toEqual(expect.arrayContaining(['cache-data', 'cache-extra']));
+  });
+
   const edits: Array<[string, [RegExp, string], string]> = [
     ['unknown key', [/appPort: 8080/, 'appPrt: 8080'], 'workloads[0].envoy.appPrt: unknown key; known keys here: containerName,'],
     ['wrong type', [/appPort: 8080/, 'appPort: "8080"'], 'workloads[0].envoy.appPort: expected a number, got string "8080"'],
@@ -672,6 +719,8 @@ describe('render', () => {
     ['a bad agent', [/logDirectory:/, 'agent: fluentBitt\n      logDirectory:'], 'workloads[0].logAgent.agent: expected one of fluentBit, vector, fluentd'],
     ['a parser Fluent Bit does not have', [/logDirectory:/, 'agent: { fluentBit: { multilineParsers: [cobol] } }\n      logDirectory:'],
       'workloads[0].logAgent.agent.fluentBit.multilineParsers[0]: expected one of '],
+    ['a sidecar volume without its mount path', [/ {4}envoy:/, '    sidecars: [ { image: "ghcr.io/example/x:1.0.0", volumes: [ { emptyDir: { name: data } } ] } ]\n    envoy:'],
+      'workloads[0].sidecars[0].volumes[0].emptyDir.mountPath: required key is missing'],
     ['a tools image the construct refuses', [/logDirectory:/, 'toolsImage: "busybox:latest "\n      logDirectory:'], "workloads[0].logAgent: WithLogAgent 'sidecars/deployment-shop-web-shop-log-agent': "],
   ];
   test.each(edits)('a config error (%s): exit 2 with the path of the bad key, nothing on stdout', (_, [from, to], message) => {

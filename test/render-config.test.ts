@@ -24,8 +24,6 @@ export const LEFT_OUT: Readonly<Record<string, string>> = {
  * compared (the documentation says so: docs/cli.md, "The config").
  */
 export const CONSTRUCTS_LEFT_OUT: Readonly<Record<string, string>> = {
-  WithSidecar: 'render adds sidecars to manifests written elsewhere; a new sidecar of the user\'s own needs volumes (SidecarVolume), '
-    + 'ports and config files that have no YAML form yet; adopt (AdoptSidecar) covers a sidecar already in the manifest',
   WithMeshProxy: 'the mesh\'s injector adds its proxy at admission, not to the manifest; render has no mesh key yet',
   NativeSidecarGuard: 'not a sidecar of a workload: a cluster-wide admission policy, written by `cdk8s-sidecars` apps, not per manifest',
 };
@@ -50,7 +48,7 @@ function factories(fqn: string): Map<string, JsiiProp[]> | undefined {
     // the method's arguments as keys: a struct argument's props, a plain argument by its name
     const keys: JsiiProp[] = [];
     for (const p of m.parameters ?? []) {
-      if (p.type.fqn && jsiiType(p.type.fqn)?.datatype) keys.push(...structProps(p.type.fqn));
+      if (p.name === 'options' && p.type.fqn && jsiiType(p.type.fqn)?.datatype) keys.push(...structProps(p.type.fqn));
       else keys.push({ name: p.name, type: p.type, optional: !!p.optional });
     }
     out.set(m.name, keys);

@@ -103,7 +103,7 @@ Objects the config does not select pass through; the output is the input's objec
 order, then the new ones (the agents' ConfigMaps). The config (YAML) names the target
 (kubernetesVersion, default $CDK8S_SIDECARS_KUBERNETES_VERSION, else 1.27) and, under
 workloads, what to select (kind, name, namespace, matchLabels) and the sidecars to add
-(logAgent, envoy, tracer, adopt: the constructs' props). See docs/cli.md.
+(logAgent, envoy, tracer, adopt, sidecars: the constructs' props). See docs/cli.md.
 
 Options:
   --config FILE           the config (required)

@@ -12,7 +12,7 @@ import { checkVersion } from '../settings';
 import { SidecarMode } from '../target/capabilities';
 import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from '../target/resolver';
 import { EnvoyAppProtocol } from '../with-envoy';
-import { SidecarCheck, SidecarQuit } from '../with-sidecar';
+import { SidecarCheck, SidecarQuit, SidecarVolume } from '../with-sidecar';
 import { OtlpProtocol } from '../with-tracer';
 
 /** A bad config: exit 2, with the path of the bad key. */
@@ -39,6 +39,8 @@ export interface WorkloadEntry {
   readonly envoy?: Record<string, any>;
   readonly tracer?: Record<string, any>;
   readonly adopt: Array<Record<string, any>>;
+  /** One WithSidecar each (a new container of the user's own). */
+  readonly sidecars: Array<Record<string, any>>;
 }
 
 export interface RenderConfig {
@@ -264,15 +266,58 @@ const tracerProps = object({
   drainTime: duration,
   healthPort: num,
 }, ['exporterEndpoint']);
-const adoptProps = object({
-  ...common,
+/** SidecarRunOptions: how a sidecar runs (AdoptSidecar and WithSidecar). */
+const runOptions = {
   startupCheck: sidecarCheck,
   livenessCheck: sidecarCheck,
   holdApplicationUntilStarted: bool,
   stopTime: duration,
   outliveApp: bool,
   jobQuit: sidecarQuit,
-}, ['containerName']);
+};
+const adoptProps = object({ ...common, ...runOptions }, ['containerName']);
+
+const sidecarVolume = variant({
+  emptyDir: {
+    conv: object({ name: str, mountPath: str, appMountPath: str, appReadOnly: bool, memory: bool, sizeLimit: size }, ['name', 'mountPath']),
+    make: ({ name, mountPath, ...o }) => SidecarVolume.emptyDir(name, mountPath, o),
+    bare: false,
+  },
+  secret: {
+    conv: object({ name: str, secret: object({ name: str }, ['name']), mountPath: str }, ['name', 'secret', 'mountPath']),
+    make: o => SidecarVolume.secret(o.name, o.secret, o.mountPath),
+    bare: false,
+  },
+  configMap: {
+    conv: object({ name: str, configMapName: str, mountPath: str }, ['name', 'configMapName', 'mountPath']),
+    make: o => SidecarVolume.configMap(o.name, o.configMapName, o.mountPath),
+    bare: false,
+  },
+  fromPod: {
+    conv: object({ volumeName: str, mountPath: str, readOnly: bool }, ['volumeName', 'mountPath']),
+    make: o => SidecarVolume.fromPod(o.volumeName, o.mountPath, o.readOnly),
+    bare: false,
+  },
+});
+const sidecarProps = object({
+  ...common,
+  ...runOptions,
+  image: str,
+  command: strings,
+  args: strings,
+  env: mapOf(str),
+  secretEnv: mapOf(secretKey),
+  appEnv: mapOf(str),
+  ports: listOf(object({ number: num, name: str }, ['number'])),
+  localPorts: nums,
+  volumes: listOf(sidecarVolume),
+  configFiles: mapOf(str),
+  configDirectory: str,
+  user: num,
+  group: num,
+  readOnlyRootFilesystem: bool,
+  readinessCheck: sidecarCheck,
+}, ['image']);
 
 /** The constructs render makes, with the reader of each one's props (a workload entry's key). */
 export const RENDERED_CONSTRUCTS: Readonly<Record<string, { readonly key: string; readonly props: Conv }>> = {
@@ -280,10 +325,13 @@ export const RENDERED_CONSTRUCTS: Readonly<Record<string, { readonly key: string
   WithEnvoy: { key: 'envoy', props: envoyProps },
   WithTracer: { key: 'tracer', props: tracerProps },
   AdoptSidecar: { key: 'adopt', props: adoptProps },
+  WithSidecar: { key: 'sidecars', props: sidecarProps },
 };
 
 const selector = object({ kind: str, name: str, namespace: str, matchLabels: mapOf(str) });
-const entry = object({ select: selector, logAgent: logAgentProps, envoy: envoyProps, tracer: tracerProps, adopt: listOf(adoptProps) }, ['select']);
+const entry = object({
+  select: selector, logAgent: logAgentProps, envoy: envoyProps, tracer: tracerProps, adopt: listOf(adoptProps), sidecars: listOf(sidecarProps),
+}, ['select']);
 const top = object({ kubernetesVersion: str, sidecarContainersGate: bool, workloads: listOf(entry) }, ['workloads']);
 
 /** Reads a parsed config (one YAML document). Throws ConfigError. */
@@ -296,10 +344,10 @@ export function readRenderConfig(doc: unknown): RenderConfig {
   const workloads: WorkloadEntry[] = c.workloads.map((w: any, i: number) => {
     const path = `workloads[${i}]`;
     if (Object.keys(w.select).length === 0) throw new ConfigError(`${path}.select`, 'give at least one of kind, name, namespace, matchLabels');
-    if (!w.logAgent && !w.envoy && !w.tracer && !(w.adopt?.length > 0)) {
-      throw new ConfigError(path, 'no sidecar: give at least one of logAgent, envoy, tracer, adopt');
+    if (!w.logAgent && !w.envoy && !w.tracer && !(w.adopt?.length > 0) && !(w.sidecars?.length > 0)) {
+      throw new ConfigError(path, 'no sidecar: give at least one of logAgent, envoy, tracer, adopt, sidecars');
     }
-    return { path, select: w.select, logAgent: w.logAgent, envoy: w.envoy, tracer: w.tracer, adopt: w.adopt ?? [] };
+    return { path, select: w.select, logAgent: w.logAgent, envoy: w.envoy, tracer: w.tracer, adopt: w.adopt ?? [], sidecars: w.sidecars ?? [] };
   });
   // The one reader of the sources (src/target/resolver.ts): the config's keys, then the environment.
   const reading = { fail: (problem: string) => new ConfigError('(environment)', problem), versionFallback: 'the default 1.27', gateFallback: 'the default false' };

@@ -15,14 +15,14 @@
  *   └── Chart 'sidecars'
  *       ├── Include 'input'            (the objects of stdin)
  *       └── <kind>-<name>[-<namespace>]-<sidecar>   (lower case; sidecar: log-agent, envoy,
- *                                        tracer, adopt-<containerName>), one per workload and sidecar
+ *                                        tracer, adopt-<containerName>, sidecar-<containerName>), one per workload and sidecar
  */
 import { App, ApiObject, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
 import { SUPPORTED_KINDS } from '../facts/kinds';
 import { WithEnvoy } from '../with-envoy';
 import { WithLogAgent } from '../with-log-agent';
-import { AdoptSidecar } from '../with-sidecar';
+import { AdoptSidecar, WithSidecar } from '../with-sidecar';
 import { WithTracer } from '../with-tracer';
 import { CommandError, loadDocuments, readText } from './io';
 import { YamlValue, escapeForMessage, toPlain } from './reader';
@@ -232,6 +232,8 @@ function attach(chart: Construct, objects: ApiObject[], docs: any[], config: Ren
       if (entry.tracer) add('tracer', 'tracer', id => new WithTracer(chart, id, { ...target, ...(entry.tracer as any), workload }));
       entry.adopt.forEach((props, k) =>
         add(`adopt[${k}]`, `adopt-${props.containerName}`, id => new AdoptSidecar(chart, id, { ...target, ...(props as any), workload })));
+      entry.sidecars.forEach((props, k) =>
+        add(`sidecars[${k}]`, `sidecar-${props.containerName ?? 'sidecar'}`, id => new WithSidecar(chart, id, { ...target, ...(props as any), workload })));
     }
   }
 }
