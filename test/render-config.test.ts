@@ -6,6 +6,8 @@
  * LEFT_OUT says why not. A prop added to a construct and not to src/cli/render-config.ts fails
  * here with its path; so does a key render takes that no construct has.
  */
+import * as fs from 'fs';
+import { join } from 'path';
 import { constructNames, constructPropsFqn, jsiiType, JsiiProp, structProps } from './util/jsii-assembly';
 import { Conv, RENDERED_CONSTRUCTS } from '../src/cli/render-config';
 
@@ -25,7 +27,7 @@ export const LEFT_OUT: Readonly<Record<string, string>> = {
  */
 export const CONSTRUCTS_LEFT_OUT: Readonly<Record<string, string>> = {
   WithMeshProxy: 'the mesh\'s injector adds its proxy at admission, not to the manifest; render has no mesh key yet',
-  NativeSidecarGuard: 'not a sidecar of a workload: a cluster-wide admission policy, written by `cdk8s-sidecars` apps, not per manifest',
+  NativeSidecarGuard: 'not a sidecar of a workload: a cluster-wide admission policy, written by a cdk8s app, not per manifest',
 };
 
 /**
@@ -133,5 +135,14 @@ describe('the render config against the jsii assembly', () => {
       'WithEnvoy.drainTime: a prop of the construct that render does not take (add it to src/cli/render-config.ts or to LEFT_OUT with why)',
       'WithEnvoy.madeUp: render takes a key the construct does not have',
     ]));
+  });
+
+  test('docs/cli.md (The config) names every sidecar key, and every prop and construct left out', () => {
+    const doc = fs.readFileSync(join(__dirname, '..', 'docs', 'cli.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('### The config'), doc.indexOf('### How it works'));
+    const keys = Object.values(RENDERED_CONSTRUCTS).map(c => c.key);
+    const leftOutNames = [...Object.keys(LEFT_OUT).map(k => k.replace(/^[^.]*\./, '')), ...Object.keys(CONSTRUCTS_LEFT_OUT)];
+    expect(keys.filter(k => !section.includes(`    ${k}: `))).toEqual([]);
+    expect(leftOutNames.filter(k => !new RegExp(`^\\|[^\\n]*\`${k}\``, 'm').test(section))).toEqual([]);
   });
 });
