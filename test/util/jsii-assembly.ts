@@ -7,13 +7,19 @@ import * as fs from 'fs';
 import * as path from 'path';
 
 const ROOT = path.join(__dirname, '..', '..');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { needsCompile } = require('../../scripts/prepack.js');
 
 let cached: any;
-/** The parsed assembly; a clear error when it was not built. */
+/**
+ * The parsed assembly; a clear error when it is missing or older than src/ (a test against a stale
+ * assembly would pass on a prop it has not seen). `npx projen build` compiles before it tests.
+ */
 export function assembly(): any {
   if (cached) return cached;
   const file = path.join(ROOT, '.jsii');
-  if (!fs.existsSync(file)) throw new Error(`${file} not found: run \`npx jsii --silence-warnings=reserved-word\` (or \`npx projen compile\`) first`);
+  const stale: string | undefined = needsCompile(ROOT);
+  if (stale) throw new Error(`the jsii assembly is not up to date (${stale}): run \`npx jsii --silence-warnings=reserved-word\` (or \`npx projen compile\`) first`);
   cached = JSON.parse(fs.readFileSync(file, 'utf-8'));
   return cached;
 }
