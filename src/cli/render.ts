@@ -2,7 +2,7 @@
  * `cdk8s-sidecars render --config sidecars.yaml`, a Helm post-renderer: the chart's manifests on
  * stdin, the same on stdout with the sidecars added. Not a second engine: the input becomes the
  * `ApiObject`s of a cdk8s `Include` in one Chart of one App, the config's entries become the
- * library's own constructs (WithLogAgent, WithEnvoy, WithTracer, AdoptSidecar) on them, and the
+ * library's own constructs (WithLogAgent, WithEnvoy, WithTracer, AdoptSidecar, WithSidecar) on them, and the
  * output is that App's objects: the input objects in their order, then the new ones (the agents'
  * ConfigMaps). The input is read as the API server reads it (src/cli/reader.ts) and never written
  * to disk; an object the constructs do not change is written back as it was read (its nulls, empty
