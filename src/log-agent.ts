@@ -6,7 +6,7 @@ import { renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './agen
 import { Json } from './engine/spec';
 import { DEFAULT_IMAGES, FLUENTD_IMAGE, FLUENT_BIT_IMAGE, VECTOR_IMAGE, releaseRangeWarning } from './images';
 import { LogOutputConfig } from './log-output';
-import { checkImage, checkListenPort, durationSeconds, positiveSeconds } from './private/checks';
+import { checkImage, checkListenPort, durationSeconds, positiveSeconds, snapshot } from './private/checks';
 
 /**
  * What a log agent is told by `WithLogAgent`. Every agent gets the same context, so a new
@@ -219,6 +219,7 @@ export abstract class LogAgent {
    * @see https://docs.fluentbit.io/manual/
    */
   public static fluentBit(options: FluentBitOptions = {}): LogAgent {
+    options = snapshot(options); // each option read once: checked and used, the same value
     const who = 'LogAgent.fluentBit()';
     checkImage(who, 'image', options.image ?? FLUENT_BIT_IMAGE, FLUENT_BIT_IMAGE);
     checkMultilineParsers(who, options.multilineParsers);
@@ -237,6 +238,7 @@ export abstract class LogAgent {
    * @see https://vector.dev/docs/
    */
   public static vector(options: VectorOptions = {}): LogAgent {
+    options = snapshot(options); // each option read once: checked and used, the same value
     const who = 'LogAgent.vector()';
     checkImage(who, 'image', options.image ?? VECTOR_IMAGE, VECTOR_IMAGE);
     if (options.apiPort !== undefined) checkListenPort(who, 'apiPort', options.apiPort);
@@ -252,6 +254,7 @@ export abstract class LogAgent {
    * @see https://docs.fluentd.org/
    */
   public static fluentd(options: FluentdOptions = {}): LogAgent {
+    options = snapshot(options); // each option read once: checked and used, the same value
     const who = 'LogAgent.fluentd()';
     checkImage(who, 'image', options.image ?? FLUENTD_IMAGE, FLUENTD_IMAGE);
     if (options.monitorPort !== undefined) checkListenPort(who, 'monitorPort', options.monitorPort);

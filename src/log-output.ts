@@ -1,4 +1,4 @@
-import { describeValue, hostReading, inetAtonAddress, isHost, isLoopbackHost, isSecretKey, isSecretName, ownEntries, readAsIpv4 } from './private/checks';
+import { describeValue, hostReading, inetAtonAddress, isHost, isLoopbackHost, isSecretKey, isSecretName, ownEntries, readAsIpv4, snapshot } from './private/checks';
 import { sortedKeys } from './private/order';
 import { characterProblem, manifestStringProblem, showValue } from './private/values';
 import { SecretKeyReference } from './secret-ref';
@@ -260,12 +260,14 @@ export class LogOutput {
 
   /** The Fluent forward protocol (Fluentd, Fluent Bit, Vector's fluent source). */
   public static forward(options: ForwardOutputOptions): LogOutput {
+    options = snapshot(options); // each option read once: checked and used, the same value
     checkHost('forward', options.host);
     return new LogOutput({ type: 'forward', host: options.host, port: options.port ?? 24224, tls: options.tls ?? false });
   }
 
   /** JSON lines over HTTP(S) POST. */
   public static http(options: HttpOutputOptions): LogOutput {
+    options = snapshot(options); // each option read once: checked and used, the same value
     const tls = options.tls ?? true;
     checkHost('http', options.host);
     const uri = options.uri ?? '/';
@@ -309,6 +311,7 @@ export class LogOutput {
 
   /** Grafana Loki. */
   public static loki(options: LokiOutputOptions): LogOutput {
+    options = snapshot(options); // each option read once: checked and used, the same value
     checkHost('loki', options.host);
     const labels = { ...(options.labels ?? { job: 'cdk8s-sidecars' }) };
     checkLabels(labels);
@@ -338,6 +341,7 @@ export class LogOutput {
   }
 
   private static search(type: 'elasticsearch' | 'opensearch', options: SearchOutputOptions): LogOutput {
+    options = snapshot(options); // each option read once: checked and used, the same value
     checkHost(type, options.host);
     const index = options.index ?? 'app-logs';
     if (!INDEX.test(index)) {

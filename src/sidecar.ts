@@ -6,7 +6,7 @@ import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } fr
 import { defaultPullPolicy } from './engine/pull-policy';
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
-import { checkBoolean, checkDnsLabel, checkImage, checkString, copyData, describeValue, durationSeconds, isPropsObject } from './private/checks';
+import { checkBoolean, checkDnsLabel, checkImage, checkString, describeValue, durationSeconds, isPropsObject, snapshot } from './private/checks';
 import { Memo, deepFreeze } from './private/memo';
 import { setOwn, sortedKeys } from './private/order';
 import { TargetReader, checkSameApp } from './private/target-reader';
@@ -270,9 +270,10 @@ export abstract class SidecarBase extends Construct {
 
   protected constructor(scope: Construct, id: string, props: SidecarProps, private readonly defaultContainerName: string) {
     super(scope, id);
-    checkCommonProps(this.describe(), props);
-    // A copy, read at synthesis too: a props object changed after construction changes nothing here.
-    this._props = copyData(props);
+    // A copy, each prop read once (issue 39): checked and used from here on, read at synthesis too,
+    // so a props object changed after construction (or a getter) changes nothing here.
+    this._props = snapshot(props);
+    checkCommonProps(this.describe(), this._props);
     this.target = new TargetReader(this, this._props, () => this.describe());
     this.containerName = this._props.containerName ?? this.defaultContainerName;
     this.workloadObject = workloadApiObject(this.describe(), this._props.workload);

@@ -7,7 +7,7 @@ import { Json, RANK } from './engine/spec';
 import { DEFAULT_IMAGES, ENVOY_IMAGE, releaseRangeWarning } from './images';
 import {
   checkBoolean, checkDnsLabel, checkImage, checkInteger, checkListenPort, checkPort, checkSecretName, checkString, describeValue,
-  durationSeconds, hostReading, isHost, isLoopbackHost, isPortName, isPropsObject, listOf, positiveSeconds,
+  durationSeconds, hostReading, isHost, isLoopbackHost, isPortName, isPropsObject, listOf, positiveSeconds, snapshot,
 } from './private/checks';
 import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck } from './service-port';
 import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
@@ -491,6 +491,7 @@ export class WithEnvoy extends SidecarBase {
    */
   public servicePort(options: EnvoyServicePortOptions = {}): SidecarServicePort {
     const who = this.describe();
+    options = snapshot(options); // each option read once
     if (!isPropsObject(options)) throw new Error(`${who}: the options ${describeValue(options)} are not an object; give servicePort() e.g. { port: 443, name: 'https' }.`);
     const port = options.port ?? (this.terminatesTls ? 443 : 80);
     checkPort(who, 'service port', port);
