@@ -480,7 +480,12 @@ export abstract class SidecarBase extends Construct {
     const layout = target.decision.layout!;
     const agent = this.attached;
     if (!agent) throw new Error(`${this.describe()}: the construct did not attach its agent`);
-    const key = `${layout}|${target.watchAppExit}|${target.toolsImage ?? ''}`;
+    // Native from 1.29 (the kubelet stops the sidecar right after the app, and no preStop can wait
+    // for the app), an agent that polls its files gets its SIGTERM held back by its read delay
+    // (docs/shutdown.md, "Vector's last line"); the hold is part of its stop time.
+    const hold = layout === 'NATIVE' && target.version.minor >= 29 && agent.shutdown.holdSigtermInNative
+      ? agent.shutdown.readAfterAppExitSeconds ?? 0 : 0;
+    const key = `${layout}|${target.watchAppExit}|${target.toolsImage ?? ''}|${hold}`;
     let spec = this.specs.get(key);
     if (!spec) {
       const { kind, ...rest } = agent;
@@ -489,6 +494,7 @@ export abstract class SidecarBase extends Construct {
         // whether appShutdownTime was given, and the user's own native sidecars' stop time (src/engine/shutdown.ts)
         shutdown: {
           ...rest.shutdown,
+          ...(hold > 0 ? { stopSeconds: rest.shutdown.stopSeconds + hold, sigtermHoldSeconds: hold } : {}),
           appShutdownGiven: this._props.appShutdownTime !== undefined,
           userSidecarStopSeconds: this.userSidecarStopSeconds(),
           ...(target.watchAppExit ? { watchAppExit: true } : {}),
