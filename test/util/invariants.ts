@@ -216,7 +216,9 @@ export function sidecarFacts(s: Scenario, sc: SidecarCase, workloadName: string)
         appEnvValues: {
           OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${http ? 4318 : 4317}`,
           OTEL_EXPORTER_OTLP_PROTOCOL: http ? 'http/protobuf' : 'grpc',
-          OTEL_SERVICE_NAME: (c.serviceName ?? workloadName).replace(/\$/g, '$$$$'),
+          // the OpenTelemetry Operator's order (the scenarios set no app.kubernetes.io labels): the name the chart gives the
+          // workload, else its construct id ('web'), not the name cdk8s generates (issue 39)
+          OTEL_SERVICE_NAME: (c.serviceName ?? s.workload.name ?? 'web').replace(/\$/g, '$$$$'),
           ...(c.sampling !== undefined ? { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(c.sampling) } : {}),
         },
         // the three exporters drain one after another within drainTime, plus a second to exit
