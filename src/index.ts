@@ -2,7 +2,7 @@
 // input checks, config renderers) that are not part of it.
 
 // target
-export { SidecarLayout, SidecarMode, DEFAULT_KUBERNETES_VERSION } from './target';
+export { SidecarLayout, SidecarMode, DEFAULT_KUBERNETES_VERSION } from './target/capabilities';
 export { Sidecars, SidecarTarget, SidecarTargetOptions, KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV } from './settings';
 export { SidecarWarnings } from './warnings';
 export { SidecarValidation } from './validation';

@@ -1,8 +1,8 @@
 import { Duration } from 'cdk8s';
-import { fluentBitShutdown, renderFluentBitConfig } from './agents/fluent-bit';
-import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './agents/fluentd';
+import { fluentBitShutdown, renderFluentBitConfig } from './agents/fluent-bit/config';
+import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './agents/fluentd/config';
 import { ShutdownModel } from './agents/shutdown-model';
-import { renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './agents/vector';
+import { renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './agents/vector/config';
 import { Json } from './engine/spec';
 import { DEFAULT_IMAGES, FLUENTD_IMAGE, FLUENT_BIT_IMAGE, VECTOR_IMAGE, releaseRangeWarning } from './images';
 import { LogOutputConfig } from './log-output';

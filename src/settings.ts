@@ -3,7 +3,7 @@ import { checkBoolean, checkImage, checkString, describeValue, isPropsObject } f
 import {
   DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarLayout, SidecarMode,
   formatFullVersion, parseKubernetesVersion, resolveLayout,
-} from './target';
+} from './target/capabilities';
 
 /**
  * The target cluster: which Kubernetes release to emit for and how to choose the layout.

@@ -2,19 +2,19 @@ import { createHash } from 'crypto';
 import { ApiObject, Chart, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { LivenessTiming } from './agents/liveness';
-import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './binding';
+import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './bind/binding';
+import { TargetReader, checkSameApp } from './bind/target-reader';
+import { graceWrittenByDefault } from './bind/workload-defaults';
 import { defaultPullPolicy } from './engine/pull-policy';
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
 import { checkBoolean, checkDnsLabel, checkImage, checkString, describeValue, durationSeconds, isPropsObject, snapshot } from './private/checks';
 import { Memo, deepFreeze } from './private/memo';
 import { setOwn, sortedKeys } from './private/order';
-import { TargetReader, checkSameApp } from './private/target-reader';
 import { checkManifestData } from './private/values';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
 import { SidecarTargetOptions } from './settings';
-import { SidecarLayout, formatVersion } from './target';
-import { graceWrittenByDefault } from './workload-defaults';
+import { SidecarLayout, formatVersion } from './target/capabilities';
 
 /**
  * Props shared by every sidecar construct, but for the container's name (see `SidecarProps`,
@@ -109,7 +109,7 @@ export interface SidecarProps extends SidecarCommonProps {
  */
 function checkCommonProps(who: string, props: SidecarProps): void {
   if (!isPropsObject(props)) throw new Error(`${who}: the props ${describeValue(props)} are not an object; give e.g. { workload: deployment }.`);
-  // (the workload: workloadApiObject, src/binding.ts)
+  // (the workload: workloadApiObject, src/bind/binding.ts)
   checkString(who, 'containerName', props.containerName, "'log-agent'");
   checkString(who, 'after', props.after, "'fetch-secrets'");
   checkString(who, 'kubernetesVersion', props.kubernetesVersion, "'1.29'");

@@ -1,13 +1,13 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { IConstruct } from 'constructs';
-import { WorkloadBinding, workloadApiObject } from './binding';
+import { WorkloadBinding, workloadApiObject } from './bind/binding';
 import { withInjectedContainers } from './engine/injected';
 import { SUPPORTED_KINDS, podTemplateOf } from './engine/pod-template';
 import { TOOLS, appShutdownOf, userSidecarStopOf } from './engine/shutdown';
 import { Json } from './engine/spec';
 import { StopStep, TIMELINE_KINDS, Timeline, computeTimeline } from './engine/timeline';
 import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV, SidecarTargetOptions, checkVersion } from './settings';
-import { DEFAULT_KUBERNETES_VERSION, capabilities } from './target';
+import { DEFAULT_KUBERNETES_VERSION, capabilities } from './target/capabilities';
 
 /** One container in the pod's start order. */
 export interface TimelineStartEntry {

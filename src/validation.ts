@@ -1,10 +1,10 @@
 import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { printSynthesisWarnings, trackSyntheses } from './binding';
+import { printSynthesisWarnings, trackSyntheses } from './bind/binding';
+import { checkManifest, checkManifestSet } from './engine/manifests-check';
 import { SUPPORTED_KINDS } from './engine/pod-template';
-import { checkManifest, checkManifestSet } from './manifests-check';
 import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
-import { formatVersion } from './target';
+import { formatVersion } from './target/capabilities';
 import { hasRecordedWarnings, recordValidationWarnings, recordWarnings } from './warnings';
 
 /**
@@ -71,7 +71,7 @@ export class SidecarValidation {
           // (after toJson: a workload with sidecar constructs has had them record their warnings)
           objects.push({ obj, path: obj.node.path, manifest, bound: workload && hasRecordedWarnings(obj) });
         }
-        // The one check of a set of manifests (src/manifests-check.ts), also behind `cdk8s-sidecars check`.
+        // The one check of a set of manifests (src/engine/manifests-check.ts), also behind `cdk8s-sidecars check`.
         const findings = checkManifestSet(objects, target.version.minor, target.gate);
         const hints = new Map<number, string>();
         const warnings = new Map<number, string[]>();

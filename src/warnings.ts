@@ -61,7 +61,7 @@ export function recordValidationWarnings(obj: IConstruct, warnings: string[]): v
 
 /**
  * Prints to stderr each of `warnings` that is not in `printed` yet (and adds it there); without a
- * set, all of them. The set is the synthesis call's (src/binding.ts printSynthesisWarnings): a
+ * set, all of them. The set is the synthesis call's (src/bind/binding.ts printSynthesisWarnings): a
  * workload's validation runs more than once per `app.synth()`: cdk8s validates the app, then every
  * `Chart.toJson()` validates it again (cdk8s `src/app.ts` `synth` and `_synthChart`,
  * `src/chart.ts` `toJson`, 2.70.x), so without it a warning is printed once per chart plus once.

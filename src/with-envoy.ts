@@ -1,7 +1,7 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, envoyConfigFiles } from './agents/envoy-bootstrap';
-import { envoyShutdown } from './agents/envoy-shutdown';
+import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, envoyConfigFiles } from './agents/envoy/config';
+import { envoyShutdown } from './agents/envoy/shutdown';
 import { AGENT_LIVENESS } from './agents/liveness';
 import { Json, RANK } from './engine/spec';
 import { DEFAULT_IMAGES, ENVOY_IMAGE, releaseRangeWarning } from './images';
@@ -425,7 +425,7 @@ export class WithEnvoy extends SidecarBase {
       ],
       localPorts: [this.adminPort, ...r.upstreams.map(u => u.localPort)],
       appPorts: [this.appPort],
-      // Envoy exits at once on SIGTERM; the drain happens before (src/agents/envoy-shutdown.ts).
+      // Envoy exits at once on SIGTERM; the drain happens before (src/agents/envoy/shutdown.ts).
       shutdown: envoyShutdown(),
       // Readiness drops first (the health listener answers 503), then the pod-facing listeners
       // drain for drainTime; outbound listeners (MODIFY_ONLY, OUTBOUND) are left alone.

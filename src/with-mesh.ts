@@ -1,12 +1,12 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { RenderedSidecar, WorkloadBinding, workloadApiObject } from './binding';
+import { RenderedSidecar, WorkloadBinding, workloadApiObject } from './bind/binding';
+import { TargetReader, checkSameApp } from './bind/target-reader';
+import { graceWrittenByDefault } from './bind/workload-defaults';
 import { InjectedProxy, MESH_FACTS } from './engine/injected';
 import { checkBoolean, checkString, describeValue, durationSeconds, isPropsObject, positiveSeconds, snapshot } from './private/checks';
-import { TargetReader, checkSameApp } from './private/target-reader';
 import { SidecarTargetOptions } from './settings';
-import { SidecarLayout, formatVersion } from './target';
-import { graceWrittenByDefault } from './workload-defaults';
+import { SidecarLayout, formatVersion } from './target/capabilities';
 
 /**
  * A service mesh, operator or driver whose admission webhook injects a sidecar into pods.
@@ -182,7 +182,7 @@ export class WithMeshProxy extends Construct {
     this.target = new TargetReader(this, props, () => this.describe());
     // An explicit version is checked at once; inherited ones at synthesis.
     this.target.resolved();
-    // the same "written by default" rule as the sidecar constructs (src/workload-defaults.ts)
+    // the same "written by default" rule as the sidecar constructs (src/bind/workload-defaults.ts)
     WorkloadBinding.of(this.workloadObject, { graceWrittenByDefault: graceWrittenByDefault(props.workload) })
       .add({ node: this.node, renderSidecar: () => this.render() });
   }

@@ -1,7 +1,7 @@
 import { ApiObject, Chart, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { AGENT_LIVENESS } from './agents/liveness';
-import { MIN_DRAIN_SECONDS, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShutdown, renderOtelCollectorConfig } from './agents/otel-collector';
+import { MIN_DRAIN_SECONDS, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShutdown, renderOtelCollectorConfig } from './agents/otel-collector/config';
 import { Json, RANK } from './engine/spec';
 import { DEFAULT_IMAGES, OTEL_COLLECTOR_IMAGE, releaseRangeWarning } from './images';
 import {

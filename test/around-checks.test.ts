@@ -13,7 +13,7 @@ import { AdoptSidecar, SidecarCheck, SidecarValidation, SidecarWarnings, WithLog
 import { newChart, rawDeployment, withEnv } from './util/fixtures';
 import { runHook, unavailable } from './util/self-stop-oracle';
 import { selfStopOf } from '../src/engine/around';
-import { checkManifestSet } from '../src/manifests-check';
+import { checkManifestSet } from '../src/engine/manifests-check';
 
 const ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
 const onCi = process.env.CI === 'true' || process.env.CI === '1';

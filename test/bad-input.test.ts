@@ -15,7 +15,7 @@ import { Construct } from 'constructs';
 import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
 import { Sidecars } from '../src/settings';
-import { SidecarMode } from '../src/target';
+import { SidecarMode } from '../src/target/capabilities';
 import { SidecarValidation } from '../src/validation';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';

@@ -229,7 +229,7 @@ describe('check', () => {
 });
 
 /**
- * The app-wide checks through the command (src/manifests-check.ts, the one implementation that
+ * The app-wide checks through the command (src/engine/manifests-check.ts, the one implementation that
  * SidecarValidation.addTo uses too): fixtures written here, in a temporary file.
  * Expected values: a Service's named targetPort that only a native sidecar declares gets no
  * endpoints below 1.32 (podutil.FindPort read spec.containers only, kubernetes#127958; fixed in

@@ -9,7 +9,7 @@ import * as kplus from 'cdk8s-plus-27';
 import { LogAgent, LogOutput, WithLogAgent } from '../src';
 import { kplusWorkload, manifestOf, newChart } from './util/fixtures';
 import { FluentDirective, fluentValue, parseFluentConf } from './util/fluentd-conf';
-import { HTTP_RETRYABLE } from '../src/agents/fluentd';
+import { HTTP_RETRYABLE } from '../src/agents/fluentd/config';
 
 const PLUGIN_IMAGE = 'registry.local/fluentd-plugins:1.0.0';
 const secret = (name: string, key: string) => ({ secret: kplus.Secret.fromSecretName(newChart().chart, `${name}-${key}`, name), key });

@@ -5,7 +5,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { ENVOY_IMAGE, FLUENTD_IMAGE, FLUENT_BIT_IMAGE, OTEL_COLLECTOR_IMAGE, VECTOR_IMAGE, WithTracer } from '../src';
-import { OTEL_COLLECTOR_IMAGE as RENDERER_OTEL_IMAGE } from '../src/agents/otel-collector';
+import { OTEL_COLLECTOR_IMAGE as RENDERER_OTEL_IMAGE } from '../src/agents/otel-collector/config';
 import { TOOLS } from '../src/engine/shutdown';
 import { DEFAULT_IMAGES } from '../src/images';
 import { allDocs } from './util/docs';

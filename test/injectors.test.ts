@@ -16,7 +16,7 @@ import { Injection } from './util/mesh-injection';
 import { InjectedProxy, MeshKind } from '../src/engine/injected';
 import { applySidecars } from '../src/engine/pod-template';
 import { Json, RANK } from '../src/engine/spec';
-import { SidecarLayout, SidecarMode } from '../src/target';
+import { SidecarLayout, SidecarMode } from '../src/target/capabilities';
 import { SidecarTimeline } from '../src/timeline';
 import { SidecarWarnings } from '../src/warnings';
 import { WithEnvoy } from '../src/with-envoy';
@@ -405,7 +405,7 @@ describe('SidecarTimeline counts the injected container where its injector puts 
   });
 });
 
-describe('kubernetes#125880 (src/known-bugs.ts) counts the injected native sidecar where its injector puts it', () => {
+describe('kubernetes#125880 (src/facts/known-bugs.ts) counts the injected native sidecar where its injector puts it', () => {
   test.each([
     // Consul appends its dataplane: the log agent is the earlier sidecar, the one the bug holds
     [Mesh.CONSUL, /native sidecar 'log-agent' has another native sidecar after it \('consul-dataplane'\)/],

@@ -11,9 +11,9 @@
 import { Chart, Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Mesh, SidecarMode, SidecarWarnings, WithLogAgent, WithMeshProxy, WithTracer } from '../src';
-import { KNOWN_KUBERNETES_BUGS, KnownKubernetesBug, findKnownBugs, hasBug } from '../src/known-bugs';
-import { parseKubernetesVersion } from '../src/target';
 import { APP_CONTAINER, kplusWorkload, manifestOf, newChart, podSpecOf, rawWorkload, withEnv } from './util/fixtures';
+import { KNOWN_KUBERNETES_BUGS, KnownKubernetesBug, findKnownBugs, hasBug } from '../src/facts/known-bugs';
+import { parseKubernetesVersion } from '../src/target/capabilities';
 
 const ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
 const v = (raw: string) => parseKubernetesVersion(raw)!;

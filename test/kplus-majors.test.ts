@@ -15,8 +15,8 @@ import * as kplus33 from 'cdk8s-plus-33';
 import * as kplus34 from 'cdk8s-plus-34';
 import { Construct } from 'constructs';
 import { LogAgent, LogOutput, SecretKeyReference, SidecarResources, SidecarServicePort, SidecarWarnings, WithEnvoy, WithLogAgent, WithTracer } from '../src';
-import { graceWrittenByDefault } from '../src/workload-defaults';
 import { expectValidManifests } from './util/k8s-schema';
+import { graceWrittenByDefault } from '../src/bind/workload-defaults';
 
 /** Each major's module, used alike: the parts of the API this test calls exist in all of them. */
 const MAJORS: Array<[number, any]> = [

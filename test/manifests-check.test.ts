@@ -1,5 +1,5 @@
 /**
- * src/manifests-check.ts checkManifestSet: the one check of a set of plain manifests behind both
+ * src/engine/manifests-check.ts checkManifestSet: the one check of a set of plain manifests behind both
  * SidecarValidation.addTo and `cdk8s-sidecars check` (test/cli.test.ts runs the command).
  * Expected values from outside the code: below 1.32 the endpoints controllers' podutil.FindPort
  * read spec.containers only (kubernetes#127958, fixed in 1.32.0 by kubernetes#127976,
@@ -9,9 +9,9 @@
  */
 import { ApiObject, App, Chart } from 'cdk8s';
 import { SidecarValidation, SidecarWarnings } from '../src';
-import { checkManifestSet } from '../src/manifests-check';
 import { hpaManifest } from './util/fixtures';
 import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
+import { checkManifestSet } from '../src/engine/manifests-check';
 
 const deployment = (ns = 'shop') => ({
   apiVersion: 'apps/v1',

@@ -1,7 +1,7 @@
 import { Testing } from 'cdk8s';
 import { SidecarLayout, SidecarMode, Sidecars, WithLogAgent } from '../src';
-import { parseKubernetesVersion, resolveLayout } from '../src/target';
 import { kplusWorkload, layoutOf, manifestOf, newChart, withEnv } from './util/fixtures';
+import { parseKubernetesVersion, resolveLayout } from '../src/target/capabilities';
 
 const ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
 

@@ -26,7 +26,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { Testing } from 'cdk8s';
 import * as fc from 'fast-check';
-import { VECTOR_SHUTDOWN } from '../src/agents/vector';
+import { VECTOR_SHUTDOWN } from '../src/agents/vector/config';
 import { TOOLS, holdSigtermScript } from '../src/engine/shutdown';
 import { LogAgent } from '../src/log-agent';
 import { WithLogAgent } from '../src/with-log-agent';
@@ -107,7 +107,8 @@ function manifestHoldMs(version: string): number {
  * sidecar's SIGTERM `turn` ms after the app's exit (0 to 1 s, test/timeline.test.ts); the agent
  * gets it `hold` ms later.
  */
-const history = fc.record({
+interface History { idle: number; gaps: number[]; files: string[]; sizes: number[]; passMs: number; turn: number }
+const history: fc.Arbitrary<History> = fc.record({
   idle: fc.integer({ min: 0, max: 60_000 }),
   gaps: fc.array(fc.integer({ min: 0, max: 5_000 }), { minLength: 1, maxLength: 8 }),
   files: fc.array(fc.constantFrom('app.log', 'late.log'), { minLength: 8, maxLength: 8 }),
@@ -117,7 +118,7 @@ const history = fc.record({
   turn: fc.integer({ min: 0, max: 1_000 }),
 });
 
-function writesOf(h: fc.RecordValue<typeof history> extends infer T ? T : never): { writes: Write[]; appExit: number } {
+function writesOf(h: History): { writes: Write[]; appExit: number } {
   let at = h.idle;
   const writes = h.gaps.map((gap, i) => {
     at += gap;

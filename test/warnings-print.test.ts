@@ -19,7 +19,7 @@ beforeEach(() => { stderr = jest.spyOn(process.stderr, 'write').mockImplementati
 afterEach(() => stderr.mockRestore());
 const printed = () => stderr.mock.calls.map(c => String(c[0])).filter(s => s.startsWith(PREFIX)).map(s => s.slice(PREFIX.length, -1));
 
-/** 1.29.3 and two native sidecars: kubernetes#125880 and #126543 (src/known-bugs.ts), in the first of three charts. */
+/** 1.29.3 and two native sidecars: kubernetes#125880 and #126543 (src/facts/known-bugs.ts), in the first of three charts. */
 function appWithKnownBugs(): App {
   const app = Testing.app();
   const chart = new Chart(app, 'test');

@@ -8,7 +8,7 @@ import {
   APP_CONTAINER, WorkloadKind, containerOf, kplusWorkload as anyWorkload, layoutOf, manifestOf, newChart, podMetadataOf, podSpecOf, rawDeployment,
 } from './util/fixtures';
 import { SCHEMA_RELEASES, expectValidManifests } from './util/k8s-schema';
-import { EnvoyBootstrapOptions, envoyConfigFiles, renderEnvoyConfigFiles } from '../src/agents/envoy-bootstrap';
+import { EnvoyBootstrapOptions, envoyConfigFiles, renderEnvoyConfigFiles } from '../src/agents/envoy/config';
 
 type Extra = Partial<Omit<WithEnvoyProps, 'workload'>>;
 
@@ -58,7 +58,7 @@ function bootstrapOf(manifests: any[]): any {
 
 /**
  * Construction renders the config once per distinct props and puts each workload's name in
- * afterwards (src/agents/envoy-bootstrap.ts envoyConfigFiles): the text must be what a render
+ * afterwards (src/agents/envoy/config.ts envoyConfigFiles): the text must be what a render
  * for that workload gives, whichever workload came first.
  */
 test('workloads with the same props get the same Envoy config but for node.id and node.cluster, their own names', () => {

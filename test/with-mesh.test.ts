@@ -12,7 +12,7 @@ import { InjectedProxy, MeshKind } from '../src/engine/injected';
 import { applySidecars } from '../src/engine/pod-template';
 import { Json, RANK } from '../src/engine/spec';
 import { Sidecars } from '../src/settings';
-import { SidecarMode } from '../src/target';
+import { SidecarMode } from '../src/target/capabilities';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
 import { Mesh, WithMeshProxy } from '../src/with-mesh';
@@ -244,7 +244,7 @@ test('without a mesh, the engine output carries the marker in the native layout 
   expect(legacy.manifest.spec.template.metadata.annotations?.[MARKER]).toBeUndefined();
 });
 
-describe('the target is read as the sidecar constructs read it (src/private/target-reader.ts)', () => {
+describe('the target is read as the sidecar constructs read it (src/bind/target-reader.ts)', () => {
   test('a workload of another App is refused', () => {
     const { chart } = newChart();
     const other = newChart().chart;

@@ -9,7 +9,7 @@ import { expectValidManifests, SCHEMA_RELEASES } from './util/k8s-schema';
 // Imported module by module (not from '../src'), so that other constructs in progress cannot break this suite.
 import { RANK } from '../src/engine/spec';
 import { SidecarBase, SidecarProps } from '../src/sidecar';
-import { SidecarMode } from '../src/target';
+import { SidecarMode } from '../src/target/capabilities';
 import { SidecarWarnings } from '../src/warnings';
 import { WithLogAgent } from '../src/with-log-agent';
 import { OtlpProtocol, WithTracer, WithTracerProps } from '../src/with-tracer';

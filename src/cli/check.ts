@@ -1,17 +1,17 @@
 /**
- * `cdk8s-sidecars check`: the objects of all the files through src/manifests-check.ts, as
+ * `cdk8s-sidecars check`: the objects of all the files through src/engine/manifests-check.ts, as
  * `SidecarValidation.addTo` checks an app (the API server's rules, the fields the target does not
  * know, the Job podFailurePolicy errors and warnings, the Services' named target ports and the
  * HPAs' requests against the workloads of the same namespace), the known-bug table
- * (src/known-bugs.ts; only for a target with a patch version, as in the constructs), and a
+ * (src/facts/known-bugs.ts; only for a target with a patch version, as in the constructs), and a
  * warning for each native sidecar without CPU or memory requests.
  */
-import { SUPPORTED_KINDS, describeObject, podTemplateOf } from '../engine/pod-template';
-import { findKnownBugs } from '../known-bugs';
-import { checkManifestSet } from '../manifests-check';
-import { capabilities, formatFullVersion } from '../target';
 import { STDIN, loadDocuments } from './io';
 import { CliTarget } from './target-options';
+import { checkManifestSet } from '../engine/manifests-check';
+import { SUPPORTED_KINDS, describeObject, podTemplateOf } from '../engine/pod-template';
+import { findKnownBugs } from '../facts/known-bugs';
+import { capabilities, formatFullVersion } from '../target/capabilities';
 
 export interface Finding {
   /** The file as given (`-` for stdin). */
@@ -40,7 +40,7 @@ export function checkFiles(files: readonly string[], target: CliTarget): CheckRe
   let objects = 0;
   let workloads = 0;
   const version = formatFullVersion(target.version);
-  // Every object of every file, then one check of them all (src/manifests-check.ts, as
+  // Every object of every file, then one check of them all (src/engine/manifests-check.ts, as
   // SidecarValidation.addTo does for an app): the Services and HPAs are matched against the
   // workloads of all the files given, in the same namespace.
   const docs: Array<{ base: Omit<Finding, 'level' | 'message'>; doc: any }> = [];

@@ -18,8 +18,8 @@
  */
 import { spawnSync } from 'child_process';
 import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV } from '../settings';
-import { OLDEST_SUPPORTED_MINOR } from '../target';
 import { CommandError, firstLine } from './io';
+import { OLDEST_SUPPORTED_MINOR } from '../target/capabilities';
 
 export interface ClusterOptions {
   readonly context?: string;

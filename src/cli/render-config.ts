@@ -9,7 +9,7 @@ import { Duration, Size } from 'cdk8s';
 import { LogAgent } from '../log-agent';
 import { LogOutput } from '../log-output';
 import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV, checkVersion } from '../settings';
-import { SidecarMode } from '../target';
+import { SidecarMode } from '../target/capabilities';
 import { EnvoyAppProtocol } from '../with-envoy';
 import { SidecarCheck, SidecarQuit } from '../with-sidecar';
 import { OtlpProtocol } from '../with-tracer';

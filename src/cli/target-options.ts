@@ -3,8 +3,8 @@
  * constructs read) and `--gate`, checked as the constructs check them.
  */
 import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV, checkVersion } from '../settings';
-import { KubeVersion } from '../target';
 import { UsageError } from './io';
+import { KubeVersion } from '../target/capabilities';
 
 export interface CliTarget {
   readonly version: KubeVersion;

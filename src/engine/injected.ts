@@ -10,8 +10,8 @@
  *
  * Every fact below was read in the meshes' sources; the file and tag is named beside it.
  */
-import { capabilities } from '../target';
 import { EngineTarget, Json, Layout, SidecarSpec } from './spec';
+import { capabilities } from '../target/capabilities';
 
 /** The injectors the library accounts for (the values of the public `Mesh` enum). */
 export type MeshKind = 'ISTIO' | 'LINKERD' | 'OPENTELEMETRY_OPERATOR' | 'CONSUL' | 'KUMA' | 'GCS_FUSE' | 'VAULT_AGENT' | 'DATADOG';

@@ -319,7 +319,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // A sidecar's name used twice is reported above, with its cause (checkCollisions): once.
   const namesReported = graceCheckedContainers;
   errors.push(...checkPodSpec(spec, target, where, { kind: manifest.kind, controllerVolumes, graceCheckedContainers, namesReported }));
-  // A Job's podFailurePolicy that the native sidecars' teardown exit codes match (its warnings: src/binding.ts).
+  // A Job's podFailurePolicy that the native sidecars' teardown exit codes match (its warnings: src/bind/binding.ts).
   errors.push(...checkJobPodFailurePolicy(manifest, where).errors);
   // Keep cdk8s' alphabetical key order for the objects the engine added keys to.
   reorderInPlace(template.metadata);

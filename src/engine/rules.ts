@@ -6,11 +6,11 @@
  * API server behaves with its default feature gates) and the upstream source it was read from,
  * so that a reader can re-check it. "validation.go" is kubernetes/kubernetes
  * `pkg/apis/core/validation/validation.go`; the rules were read at the tags named in each row.
- * Version facts come from the capabilities table in `src/target.ts`; no rule compares versions.
+ * Version facts come from the capabilities table in `src/target/capabilities.ts`; no rule compares versions.
  */
-import { TargetCapabilities, capabilities } from '../target';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './shutdown';
 import { EngineTarget, Json } from './spec';
+import { TargetCapabilities, capabilities } from '../target/capabilities';
 
 /** What the rules need to know about the target: the engine's target. */
 export type RuleTarget = EngineTarget;

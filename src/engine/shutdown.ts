@@ -1,9 +1,9 @@
 /**
  * Layer 2: shutdown handling per layout, the sidecar tools, and the grace-period arithmetic.
  */
-import { capabilities } from '../target';
 import { defaultPullPolicy } from './pull-policy';
 import { EngineTarget, Json, SidecarSpec } from './spec';
+import { capabilities } from '../target/capabilities';
 
 /**
  * Distroless agent images (Fluent Bit, the OpenTelemetry Collector) have no shell and no

@@ -25,8 +25,8 @@
  *   sidecars declared before i + i), and the steady state, the native sidecars + `spec.containers`.
  *   A container without a request has its limit as request (API defaulting), else none.
  */
-import { capabilities } from '../target';
 import { EngineTarget, Json } from './spec';
+import { capabilities } from '../target/capabilities';
 
 /** What the timeline needs besides the manifest. */
 export interface TimelineInput {

@@ -8,7 +8,7 @@
  * - `--mode validate` of every variant of test/envoy-api.test.ts: Envoy parses the bootstrap and
  *   the SDS files as the container would (unknown fields are refused in a static bootstrap) and
  *   logs no deprecated field;
- * - the shutdown src/agents/envoy-shutdown.ts models, with the container's own args: the preStop
+ * - the shutdown src/agents/envoy/shutdown.ts models, with the container's own args: the preStop
  *   POSTs (`/healthcheck/fail` turns the health listener to 503, `drain_listeners?inboundonly&graceful`
  *   with `--drain-strategy immediate` answers every request with `connection: close` while the
  *   listener still serves), then SIGTERM: Envoy exits within the model's stop time, having
@@ -22,7 +22,7 @@ import * as path from 'path';
 import { Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { WithEnvoy, WithEnvoyProps } from '../../src';
-import { envoyShutdown } from '../../src/agents/envoy-shutdown';
+import { envoyShutdown } from '../../src/agents/envoy/shutdown';
 import { ENVOY_VARIANTS } from '../util/envoy-variants';
 import { APP_CONTAINER, newChart } from '../util/fixtures';
 import { freePort, selfSignedCert, sleep, waitFor } from './util/pod';

@@ -3,7 +3,7 @@
  * Collector Builder from exactly the components WithTracer uses (scripts/build-otelcol.sh,
  * test/collector/builder-manifest.yaml), reads every config WithTracer can emit, forwards a span
  * and a metric with the pod's attributes, and shuts down within the bound the shutdown model
- * (src/agents/otel-collector.ts `otelCollectorShutdown`) promises, with the backend down and slow.
+ * (src/agents/otel-collector/config.ts `otelCollectorShutdown`) promises, with the backend down and slow.
  *
  *   npm run test:collector      (builds otelcol once, cached, then runs this file)
  *
@@ -20,7 +20,7 @@ import * as path from 'path';
 import { Chart, Duration, Size, Testing } from 'cdk8s';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { OtlpProtocol, WithTracer } from '../../src';
-import { otelCollectorShutdown } from '../../src/agents/otel-collector';
+import { otelCollectorShutdown } from '../../src/agents/otel-collector/config';
 import { OTEL_COLLECTOR_IMAGE } from '../../src/images';
 import { WORKLOAD_KINDS, kplusWorkload } from '../util/fixtures';
 import { LivenessRun, watchLiveness } from '../util/kubelet-prober';

@@ -18,7 +18,7 @@ import { LogAgent } from '../../src/log-agent';
 import { LogOutput } from '../../src/log-output';
 import { manifestStringProblem } from '../../src/private/values';
 import { Sidecars } from '../../src/settings';
-import { SidecarMode } from '../../src/target';
+import { SidecarMode } from '../../src/target/capabilities';
 import { SidecarValidation } from '../../src/validation';
 import { EnvoyAppProtocol, WithEnvoy } from '../../src/with-envoy';
 import { WithLogAgent } from '../../src/with-log-agent';

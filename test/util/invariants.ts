@@ -28,13 +28,13 @@ import { schemaErrors } from './k8s-schema';
 import { Simulation, cutShort, leastGrace, simulateTermination } from './kubelet-termination';
 import { restrictedViolations, volumeViolations } from './pss';
 import { sigtermHoldOf } from './sigterm-hold';
-import { envoyShutdown } from '../../src/agents/envoy-shutdown';
-import { fluentBitShutdown } from '../../src/agents/fluent-bit';
-import { fluentdShutdown } from '../../src/agents/fluentd';
-import { otelCollectorShutdown } from '../../src/agents/otel-collector';
+import { envoyShutdown } from '../../src/agents/envoy/shutdown';
+import { fluentBitShutdown } from '../../src/agents/fluent-bit/config';
+import { fluentdShutdown } from '../../src/agents/fluentd/config';
+import { otelCollectorShutdown } from '../../src/agents/otel-collector/config';
 import { ShutdownModel } from '../../src/agents/shutdown-model';
-import { vectorShutdown } from '../../src/agents/vector';
-import { SidecarMode } from '../../src/target';
+import { vectorShutdown } from '../../src/agents/vector/config';
+import { SidecarMode } from '../../src/target/capabilities';
 import { SidecarValidation } from '../../src/validation';
 
 // ---------------------------------------------------------------------------
@@ -127,7 +127,7 @@ export function expectedLayout(s: Scenario, mode: SidecarMode): 'NATIVE' | 'LEGA
 }
 
 /** The facts of one sidecar; `workloadName` is the workload's `metadata.name`. */
-export function sidecarFacts(s: Scenario, sc: SidecarCase, workloadName: string): SidecarFacts {
+export function sidecarFacts(s: Scenario, sc: SidecarCase, _workloadName: string): SidecarFacts {
   // precedence: the construct's own mode, then Sidecars.configure()'s (none in the 'prop' scenarios), then AUTO
   const mode = sc.mode ?? (s.target.source === 'prop' ? undefined : s.target.configureMode) ?? SidecarMode.AUTO;
   const path = sidecarPath(s, sc.type);

@@ -26,10 +26,10 @@
  *
  * Vector has no Fluent forward sink: `LogOutput.forward()` is refused by the agent.
  */
-import { Json } from '../engine/spec';
-import { LogOutputConfig } from '../log-output';
-import { ShutdownModel, shutdownModel } from './shutdown-model';
-import { agentYaml } from '../private/values';
+import { Json } from '../../engine/spec';
+import { LogOutputConfig } from '../../log-output';
+import { agentYaml } from '../../private/values';
+import { ShutdownModel, shutdownModel } from '../shutdown-model';
 
 /** The component ids of the rendered topology. */
 export const VECTOR_COMPONENTS = {

@@ -2,9 +2,9 @@
  * Fluent Bit classic-mode config rendering. Pure: options in, file text out.
  * @see https://docs.fluentbit.io/manual/administration/configuring-fluent-bit/classic-mode
  */
-import { LogOutputConfig } from '../log-output';
-import { ShutdownModel, shutdownModel } from './shutdown-model';
-import { fluentBitValueProblem, showValue } from '../private/values';
+import { LogOutputConfig } from '../../log-output';
+import { fluentBitValueProblem, showValue } from '../../private/values';
+import { ShutdownModel, shutdownModel } from '../shutdown-model';
 
 export interface FluentBitConfigOptions {
   /** Directory the app writes its log files into. */

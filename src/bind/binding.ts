@@ -11,14 +11,14 @@
  */
 import { ApiObject, JsonPatch } from 'cdk8s';
 import { IConstruct } from 'constructs';
-import { checkSelfStoppingPreStops } from './engine/around';
-import { InjectedProxy } from './engine/injected';
-import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from './engine/pod-template';
-import { checkJobPodFailurePolicy } from './engine/rules';
-import { Json, SidecarSpec } from './engine/spec';
-import { asAdmitted, findKnownBugs } from './known-bugs';
-import { describeValue } from './private/checks';
-import { printWarnings, recordWarnings } from './warnings';
+import { checkSelfStoppingPreStops } from '../engine/around';
+import { InjectedProxy } from '../engine/injected';
+import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from '../engine/pod-template';
+import { checkJobPodFailurePolicy } from '../engine/rules';
+import { Json, SidecarSpec } from '../engine/spec';
+import { asAdmitted, findKnownBugs } from '../facts/known-bugs';
+import { describeValue } from '../private/checks';
+import { printWarnings, recordWarnings } from '../warnings';
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
 const SYNTHESIS = Symbol.for('cdk8s-sidecars.synthesis');
@@ -426,11 +426,11 @@ export class WorkloadBinding {
     });
     if (result.errors.length > 0) return result;
     // What the engine inferred from the manifest, then the known bugs of the target's patch
-    // release, on the pod as emitted (src/known-bugs.ts).
+    // release, on the pod as emitted (src/facts/known-bugs.ts).
     const subject = `'${this.obj.node.path}' (${describeObject(result.manifest)})`;
     const inferred = (result.warnings ?? []).map(w => w.replace(describeObject(result.manifest), subject));
-    // Known bugs of the target's patch release, on the pod as emitted (src/known-bugs.ts).
-    // (as admitted: a mesh's injected native proxy counts, src/known-bugs.ts asAdmitted)
+    // Known bugs of the target's patch release, on the pod as emitted (src/facts/known-bugs.ts).
+    // (as admitted: a mesh's injected native proxy counts, src/facts/known-bugs.ts asAdmitted)
     const template = podTemplateOf(result.manifest)!;
     const findings = findKnownBugs(subject, asAdmitted(template.spec, template.metadata.annotations), { major: 1, minor, patch, raw: '' });
     // A podFailurePolicy rule the sidecars may match (its error half is the engine's: src/engine/rules.ts).

@@ -1,7 +1,7 @@
 /**
  * The checks of a set of plain manifests (no cdk8s here): each workload through the API server's
  * rules, the fields the target does not know and the Job podFailurePolicy check (src/engine), then
- * the app-wide checks of src/known-bugs.ts: each Service against the pods it selects
+ * the app-wide checks of src/facts/known-bugs.ts: each Service against the pods it selects
  * (checkServiceTargetPorts) and each HorizontalPodAutoscaler against the pods it scales
  * (checkAutoscalerRequests), in the same namespace; then the checks of src/engine/around.ts: a native
  * sidecar's preStop that stops its own process (per object), a readiness probe on a native sidecar
@@ -11,11 +11,11 @@
  * files given). Internal: the CLI and addTo are its only users, and a public jsii API would need
  * structs and an API.md change for no caller yet.
  */
-import { checkSelfStoppingPreStops, checkSidecarReadiness, checkVerticalAutoscaler } from './engine/around';
-import { SUPPORTED_KINDS, controllerVolumesOf, describeObject, podTemplateOf } from './engine/pod-template';
-import { checkJobPodFailurePolicy, checkPodSpec } from './engine/rules';
-import { Json } from './engine/spec';
-import { WorkloadOfApp, checkAutoscalerRequests, checkServiceTargetPorts } from './known-bugs';
+import { checkSelfStoppingPreStops, checkSidecarReadiness, checkVerticalAutoscaler } from './around';
+import { SUPPORTED_KINDS, controllerVolumesOf, describeObject, podTemplateOf } from './pod-template';
+import { checkJobPodFailurePolicy, checkPodSpec } from './rules';
+import { Json } from './spec';
+import { WorkloadOfApp, checkAutoscalerRequests, checkServiceTargetPorts } from '../facts/known-bugs';
 
 /** One object to check: how messages name it (a construct path, `Deployment 'web'`) and its JSON. @internal */
 export interface ManifestToCheck {

@@ -24,11 +24,11 @@
  * - `service.telemetry.metrics.level: none` (no internal metrics server, so no port 8888)
  * - `${env:NAME}` substitution (the env config provider) for secrets and downward-API values
  */
-import { ShutdownModel, shutdownModel } from './shutdown-model';
-import { Json } from '../engine/spec';
-import { Memo, deepFreeze } from '../private/memo';
-import { setOwn, sortedKeys } from '../private/order';
-import { agentYaml } from '../private/values';
+import { Json } from '../../engine/spec';
+import { Memo, deepFreeze } from '../../private/memo';
+import { setOwn, sortedKeys } from '../../private/order';
+import { agentYaml } from '../../private/values';
+import { ShutdownModel, shutdownModel } from '../shutdown-model';
 
 /**
  * The default collector image: the CORE distribution, pinned.

@@ -8,7 +8,7 @@
  * pod-facing listener `--drain-time-s` later (2.01-2.10 s for 2 s); SIGTERM ("caught SIGTERM")
  * ends Envoy with exit code 0 within 7-56 ms.
  */
-import { ShutdownModel, shutdownModel } from './shutdown-model';
+import { ShutdownModel, shutdownModel } from '../shutdown-model';
 
 /**
  * Envoy's shutdown:

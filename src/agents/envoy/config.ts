@@ -28,8 +28,8 @@
  * @see https://www.envoyproxy.io/docs/envoy/latest/configuration/security/secret
  */
 
-import { Memo } from '../private/memo';
-import { asciiJson } from '../private/values';
+import { Memo } from '../../private/memo';
+import { asciiJson } from '../../private/values';
 
 /** A plain JSON object. */
 export type EnvoyJson = { [key: string]: any };

@@ -11,11 +11,11 @@
  *
  * The engine (src/engine) never compares versions; this module does, on the engine's output.
  */
-import { NATIVE_SIDECARS_ANNOTATION } from './engine/injected';
-import { podTemplateOf } from './engine/pod-template';
-import { Json } from './engine/spec';
-import { parseQuantity } from './engine/timeline';
-import { KubeVersion, formatFullVersion } from './target';
+import { NATIVE_SIDECARS_ANNOTATION } from '../engine/injected';
+import { podTemplateOf } from '../engine/pod-template';
+import { Json } from '../engine/spec';
+import { parseQuantity } from '../engine/timeline';
+import { KubeVersion, formatFullVersion } from '../target/capabilities';
 
 /** What a known bug does to one pod, with what to do about it. @internal */
 export interface KnownBugHit {

@@ -8,7 +8,7 @@
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { KUBERNETES_VERSION_ENV, ResolvedTarget, SidecarTargetOptions, VersionSource, resolveTarget } from '../settings';
-import { SidecarLayout, formatVersion } from '../target';
+import { SidecarLayout, formatVersion } from '../target/capabilities';
 
 /** Where a target came from, for messages. */
 const SOURCE_TEXT: Record<VersionSource, string> = {
