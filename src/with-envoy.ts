@@ -9,6 +9,7 @@ import {
   checkBoolean, checkDnsLabel, checkImage, checkInteger, checkListenPort, checkPort, checkSecretName, checkString, describeValue,
   durationSeconds, hostReading, isHost, isLoopbackHost, isPortName, isPropsObject, listOf, positiveSeconds, snapshot,
 } from './private/checks';
+import { SecretReference } from './secret-ref';
 import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck } from './service-port';
 import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
 
@@ -32,19 +33,21 @@ export enum EnvoyAppProtocol {
 export interface EnvoyTlsOptions {
   /**
    * A `kubernetes.io/tls` Secret (keys `tls.crt` and `tls.key`) in the workload's namespace, e.g.
-   * one that cert-manager keeps renewed. It is mounted read-only into Envoy only; a renewed
-   * certificate is picked up without a restart.
+   * one that cert-manager keeps renewed, given as every Secret of the library is (`basicAuth`,
+   * `secretEnv`, `SidecarVolume.secret`): any cdk8s-plus `ISecret`
+   * (`kplus.Secret.fromSecretName(this, 'tls', 'web-tls')`), or `{ name: 'web-tls' }`. It is
+   * mounted read-only into Envoy only; a renewed certificate is picked up without a restart.
    */
-  readonly secretName: string;
+  readonly secret: SecretReference;
 
   /**
    * A Secret whose key `ca.crt` holds the CA(s) that sign client certificates: turns on mutual
    * TLS. Clients without a certificate signed by it are refused; Envoy passes the verified
    * certificate's subject, URI and DNS SANs to the app in `X-Forwarded-Client-Cert`. May be the
-   * same Secret as `secretName` (cert-manager writes `ca.crt` there).
+   * same Secret as `secret` (cert-manager writes `ca.crt` there).
    * @default - no client certificates are asked for
    */
-  readonly clientCaSecretName?: string;
+  readonly clientCaSecret?: SecretReference;
 }
 
 /**
@@ -299,6 +302,9 @@ export class WithEnvoy extends SidecarBase {
 
   private readonly appListensOnPodIp: boolean;
 
+  /** The names of the TLS Secrets (`tls.secret`, `tls.clientCaSecret`), read once. */
+  private readonly tlsSecrets?: { readonly cert: string; readonly clientCa?: string };
+
   constructor(scope: Construct, id: string, props: WithEnvoyProps) {
     super(scope, id, props, DEFAULTS.containerName);
     // from here on the copy SidecarBase made (a props object changed afterwards changes nothing)
@@ -308,7 +314,7 @@ export class WithEnvoy extends SidecarBase {
     // before anything reads it: `tls: null` would count as given here and as absent below (a
     // listener named envoy-https serving plain HTTP)
     if (props.tls !== undefined && !isPropsObject(props.tls)) {
-      throw new Error(`${who}: tls ${describeValue(props.tls)} is not TLS options; give { secretName: 'web-tls' } to terminate TLS, or leave tls out for plain HTTP.`);
+      throw new Error(`${who}: tls ${describeValue(props.tls)} is not TLS options; give { secret: { name: 'web-tls' } } to terminate TLS, or leave tls out for plain HTTP.`);
     }
     this.terminatesTls = props.tls !== undefined;
     this.listenerPort = props.listenerPort ?? (this.terminatesTls ? DEFAULTS.listenerPortTls : DEFAULTS.listenerPortPlain);
@@ -326,7 +332,7 @@ export class WithEnvoy extends SidecarBase {
     ];
     checkPorts(who, this.appPort, ownPorts);
     checkUpstreamLoops(who, upstreams, ownPorts);
-    checkTls(who, props.tls);
+    this.tlsSecrets = checkTls(who, props.tls);
     checkImage(who, 'image', this.image, ENVOY_IMAGE);
     const times = checkTimes(who, props, this.appShutdownSeconds());
     this.drainTime = Duration.seconds(times.drainSeconds);
@@ -355,7 +361,7 @@ export class WithEnvoy extends SidecarBase {
       appProtocol: props.appProtocol === EnvoyAppProtocol.HTTP2 ? 'HTTP2' : 'HTTP1',
       healthPath: ENVOY_HEALTH_PATH,
       tls: props.tls
-        ? { certDirectory: TLS_DIRECTORY, clientCaDirectory: props.tls.clientCaSecretName ? CLIENT_CA_DIRECTORY : undefined }
+        ? { certDirectory: TLS_DIRECTORY, clientCaDirectory: this.tlsSecrets?.clientCa ? CLIENT_CA_DIRECTORY : undefined }
         : undefined,
       accessLog: props.accessLog ?? true,
       configDirectory: CONFIG_DIRECTORY,
@@ -371,7 +377,7 @@ export class WithEnvoy extends SidecarBase {
     files: Record<string, string>; resources: Json; upstreams: OutboundRoute[]; drainSeconds: number; concurrency: number;
   }): AgentDescription {
     const admin = `http://127.0.0.1:${this.adminPort}`;
-    const tls = props.tls;
+    const tls = this.tlsSecrets;
     const warning = releaseRangeWarning(this.describe(), this.image, DEFAULT_IMAGES.envoy);
     return {
       ...(warning ? { warnings: [warning] } : {}),
@@ -412,13 +418,13 @@ export class WithEnvoy extends SidecarBase {
         { suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true },
         ...(tls ? [{
           suffix: '-tls',
-          source: { secret: { items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }], secretName: tls.secretName } },
+          source: { secret: { items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }], secretName: tls.cert } },
           mountPath: TLS_DIRECTORY,
           readOnly: true,
         }] : []),
-        ...(tls?.clientCaSecretName ? [{
+        ...(tls?.clientCa ? [{
           suffix: '-client-ca',
-          source: { secret: { items: [{ key: 'ca.crt', path: 'ca.crt' }], secretName: tls.clientCaSecretName } },
+          source: { secret: { items: [{ key: 'ca.crt', path: 'ca.crt' }], secretName: tls.clientCa } },
           mountPath: CLIENT_CA_DIRECTORY,
           readOnly: true,
         }] : []),
@@ -592,10 +598,19 @@ function checkUpstreamLoops(who: string, upstreams: OutboundRoute[], own: Array<
   });
 }
 
-function checkTls(who: string, tls: EnvoyTlsOptions | undefined): void {
-  if (!tls) return;
-  checkSecretName(who, 'tls.secretName', tls.secretName);
-  if (tls.clientCaSecretName !== undefined) checkSecretName(who, 'tls.clientCaSecretName', tls.clientCaSecretName);
+/** The TLS Secrets' names, each read once from its reference (a cdk8s-plus `ISecret` or `{ name }`). */
+function checkTls(who: string, tls: EnvoyTlsOptions | undefined): { cert: string; clientCa?: string } | undefined {
+  if (!tls) return undefined;
+  const nameOf = (prop: string, ref: unknown): string => {
+    if (ref === null || typeof ref !== 'object') {
+      throw new Error(`${who}: ${prop} ${describeValue(ref)} is not a Secret reference; give kplus.Secret.fromSecretName(scope, 'tls', 'web-tls') or { name: 'web-tls' }.`);
+    }
+    const name = (ref as SecretReference).name;
+    checkSecretName(who, `${prop}.name`, name);
+    return name;
+  };
+  const cert = nameOf('tls.secret', tls.secret);
+  return { cert, ...(tls.clientCaSecret !== undefined ? { clientCa: nameOf('tls.clientCaSecret', tls.clientCaSecret) } : {}) };
 }
 
 /** drainTime (within appShutdownTime), streamIdleTimeout and appIdleTimeout, in seconds. */

@@ -28,7 +28,7 @@ describe('point 2: every name the library derives is a DNS-1123 label', () => {
   const NAME = 'n'.repeat(53);
   const builds: Array<[string, (chart: any, workload: any, kubernetesVersion: string) => void]> = [
     ['WithEnvoy (TLS + client CA)', (chart, workload, kubernetesVersion) => new WithEnvoy(chart, 'c', {
-      workload, kubernetesVersion, appPort: 8080, appListensOnPodIp: true, containerName: NAME, tls: { secretName: 'web-tls', clientCaSecretName: 'web-ca' },
+      workload, kubernetesVersion, appPort: 8080, appListensOnPodIp: true, containerName: NAME, tls: { secret: { name: 'web-tls' }, clientCaSecret: { name: 'web-ca' } },
     })],
     ['WithLogAgent (Fluent Bit)', (chart, workload, kubernetesVersion) => new WithLogAgent(chart, 'c', { workload, kubernetesVersion, containerName: NAME })],
     ['WithLogAgent (Vector)', (chart, workload, kubernetesVersion) => new WithLogAgent(chart, 'c', { workload, kubernetesVersion, containerName: NAME, agent: LogAgent.vector() })],

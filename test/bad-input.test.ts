@@ -471,14 +471,14 @@ const CASES: Case[] = [
 
   // ---------------------------------------------------------------- TLS and Secrets
   {
-    name: 'TLS without its Secret (empty secretName)',
-    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, tls: { secretName: '' } }),
-    message: ["WithEnvoy 'test/envoy'", "tls.secretName '' is not a Secret name", "use the name of a Secret in the workload's namespace"],
+    name: 'TLS without its Secret (an empty name)',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, tls: { secret: { name: '' } } }),
+    message: ["WithEnvoy 'test/envoy'", "tls.secret.name '' is not a Secret name", "use the name of a Secret in the workload's namespace"],
   },
   {
     name: 'mTLS with a client CA Secret name that is not one',
-    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, tls: { secretName: 'web-tls', clientCaSecretName: 'Client_CA' } }),
-    message: ["WithEnvoy 'test/envoy'", "tls.clientCaSecretName 'Client_CA' is not a Secret name", "e.g. 'web-tls'"],
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, tls: { secret: { name: 'web-tls' }, clientCaSecret: { name: 'Client_CA' } } }),
+    message: ["WithEnvoy 'test/envoy'", "tls.clientCaSecret.name 'Client_CA' is not a Secret name", "e.g. 'web-tls'"],
   },
   {
     name: 'an exporter header without a Secret key',

@@ -213,7 +213,7 @@ const envoyProps = object({
   appIdleTimeout: duration,
   appProtocol: oneOf(Object.values(EnvoyAppProtocol)),
   listenerPort: num,
-  tls: object({ secretName: str, clientCaSecretName: str }, ['secretName']),
+  tls: object({ secret: object({ name: str }, ['name']), clientCaSecret: object({ name: str }, ['name']) }, ['secret']),
   upstreams: listOf(object({ name: str, localPort: num, host: str, port: num, tls: bool }, ['name', 'localPort', 'host'])),
   image: str,
   drainTime: duration,
