@@ -79,10 +79,22 @@ export interface LokiOutputOptions extends LogDestinationOptions {
 export interface SearchOutputOptions extends LogDestinationOptions {
   /**
    * The index to write to: lower-case letters, digits, `.`, `_` and `-`, starting with a letter
-   * or digit (no date patterns or templates).
+   * or digit (no templates; for daily indices see `indexDateFormat`).
    * @default 'app-logs'
    */
   readonly index?: string;
+
+  /**
+   * Write each record to a dated index, `<index>-<date>`, the date the record's own time (UTC) in
+   * this strftime format: `%Y`, `%m`, `%d` and `%H`, separated by `.`, `_` or `-` (e.g.
+   * `'%Y.%m.%d'` for daily indices, as Logstash names them). Each agent's own form: Fluent Bit
+   * `Logstash_Format On` with `Logstash_Prefix`, `Logstash_Prefix_Separator -` and
+   * `Logstash_DateFormat`; Vector's `bulk.index` template `<index>-%Y.%m.%d`; Fluentd
+   * `logstash_format true` with `logstash_prefix`, `logstash_prefix_separator -` and
+   * `logstash_dateformat`.
+   * @default - one index, `index`, without a date
+   */
+  readonly indexDateFormat?: string;
   /**
    * Basic authentication.
    * @default - none
@@ -124,6 +136,8 @@ export type LogOutputConfig =
     readonly port: number;
     readonly tls: boolean;
     readonly index: string;
+    /** The strftime format of the date after `<index>-` (per record, UTC); none: one index. */
+    readonly indexDateFormat?: string;
     readonly basicAuth?: { username: SecretRef; password: SecretRef };
   };
 
@@ -223,6 +237,18 @@ const TENANT = /^[A-Za-z0-9!\-_.*'()]{1,150}$/;
  * the agents read as templates: Vector `{{ }}` and `%`, Fluentd `${}` placeholders).
  */
 const INDEX = /^[a-z0-9][a-z0-9._-]{0,254}$/;
+
+/**
+ * The date formats of `indexDateFormat`: the strftime conversions that glibc (Fluent Bit), Ruby
+ * (Fluentd) and chrono (Vector) write alike, as digits (an index name must be lower case), and
+ * separators an index name may hold.
+ */
+const INDEX_DATE = /^(?:%[YmdH]|[._-]){1,32}$/;
+
+/** The longest text `format` (of INDEX_DATE) gives: %Y 4 digits (to year 9999), the others 2. @internal */
+export function indexDateLength(format: string): number {
+  return format.replace(/%Y/g, 'YYYY').replace(/%[mdH]/g, 'NN').length;
+}
 
 
 function ref(factory: string, what: string, v: SecretKeyReference): SecretRef {
@@ -348,12 +374,18 @@ export class LogOutput {
       refuse(type, 'index', index, "is not an index name every agent writes as given: lower-case letters, digits, '.', '_' and '-', " +
         "starting with a letter or digit, at most 255 characters (no templates or date patterns), e.g. 'shop-web'");
     }
+    const dateFormat = options.indexDateFormat;
+    if (dateFormat !== undefined && (typeof dateFormat !== 'string' || !INDEX_DATE.test(dateFormat) || !dateFormat.includes('%'))) {
+      refuse(type, 'indexDateFormat', dateFormat, 'is not a date format every agent writes the same way: give %Y, %m, %d and %H, separated by ' +
+        "'.', '_' or '-' (strftime in Fluent Bit's Logstash_DateFormat and Fluentd's logstash_dateformat, chrono in Vector's template), e.g. '%Y.%m.%d'");
+    }
     return new LogOutput({
       type,
       host: options.host,
       port: options.port ?? 9200,
       tls: options.tls ?? true,
       index,
+      ...(dateFormat !== undefined ? { indexDateFormat: dateFormat } : {}),
       basicAuth: auth(type, options.basicAuth),
     });
   }

@@ -424,7 +424,10 @@ describe('an app that says it writes a log file filePattern cannot match: a warn
     const { chart } = newChart();
     const dep = new kplus.Deployment(chart, 'web', {
       containers: [{
-        name: 'app', image: 'ghcr.io/example/app:1.0.0', args, securityContext: { user: 1000, group: 1000 },
+        name: 'app',
+        image: 'ghcr.io/example/app:1.0.0',
+        args,
+        securityContext: { user: 1000, group: 1000 },
         envVariables: Object.fromEntries(Object.entries(env).map(([k, v]) => [k, kplus.EnvValue.fromValue(v)])),
       }],
     });

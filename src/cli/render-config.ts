@@ -174,8 +174,8 @@ const logOutput = variant({
   loki: {
     conv: object({ ...destination, labels: mapOf(str), tenantId: str, basicAuth }, ['host']), make: o => LogOutput.loki(o), bare: false,
   },
-  elasticsearch: { conv: object({ ...destination, index: str, basicAuth }, ['host']), make: o => LogOutput.elasticsearch(o), bare: false },
-  opensearch: { conv: object({ ...destination, index: str, basicAuth }, ['host']), make: o => LogOutput.opensearch(o), bare: false },
+  elasticsearch: { conv: object({ ...destination, index: str, indexDateFormat: str, basicAuth }, ['host']), make: o => LogOutput.elasticsearch(o), bare: false },
+  opensearch: { conv: object({ ...destination, index: str, indexDateFormat: str, basicAuth }, ['host']), make: o => LogOutput.opensearch(o), bare: false },
 });
 
 const checkOptions = { period: duration, timeout: duration };

@@ -180,7 +180,8 @@ function sink(o: LogOutputConfig, vars: Record<string, string>): Json {
         // OpenSearch does not report an Elasticsearch version the auto-detection understands;
         // v8 sends typeless bulk requests, which OpenSearch (1.x and 2.x+) accepts.
         api_version: o.type === 'elasticsearch' ? 'auto' : 'v8',
-        bulk: { index: lit(o.index) },
+        // a dated index: the template's strftime items, from each event's timestamp (vector src/template.rs, v0.57.0)
+        bulk: { index: o.indexDateFormat !== undefined ? `${lit(o.index)}-${o.indexDateFormat}` : lit(o.index) },
         ...basicAuth(vars),
         ...tls(o.tls),
       };
