@@ -4,6 +4,7 @@
  * run-time facts (temporary directory, file permissions, TLS host names) simulated from the
  * upstream sources named beside each check.
  */
+import { spawnSync } from 'child_process';
 import { Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import * as fc from 'fast-check';
@@ -857,7 +858,7 @@ describe('every config key the library emits is one the pinned agent defines', (
 
 /** C's strftime (glibc, through python3's time.strftime) of `format` at `epoch` seconds, UTC; undefined without python3. */
 function cStrftime(format: string, epoch: number): string | undefined {
-  const out = require('child_process').spawnSync('python3', ['-c', 'import sys,time;sys.stdout.write(time.strftime(sys.argv[1],time.gmtime(int(sys.argv[2]))))', format, String(epoch)], { encoding: 'utf8' });
+  const out = spawnSync('python3', ['-c', 'import sys,time;sys.stdout.write(time.strftime(sys.argv[1],time.gmtime(int(sys.argv[2]))))', format, String(epoch)], { encoding: 'utf8' });
   return out.status === 0 ? out.stdout : undefined;
 }
 

@@ -1,5 +1,7 @@
+import { spawnSync } from 'child_process';
 import { createHash } from 'crypto';
 import * as fs from 'fs';
+import { tmpdir } from 'os';
 import { ApiObject, Duration, JsonPatch, Size, Testing, Yaml } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { parse as parseYaml } from 'yaml';
@@ -407,12 +409,12 @@ test('deterministic: the same app synthesizes to byte-identical YAML', () => {
  * python3's ctypes (glob_t's first field is gl_pathc). Undefined without python3.
  */
 function glibcGlobCount(pattern: string, file: string): number | undefined {
-  const dir = fs.mkdtempSync(`${require('os').tmpdir()}/sidecars-glob-`);
+  const dir = fs.mkdtempSync(`${tmpdir()}/sidecars-glob-`);
   try {
     fs.writeFileSync(`${dir}/${file}`, 'x\n');
     const script = 'import ctypes,sys\nlibc=ctypes.CDLL("libc.so.6")\nb=ctypes.create_string_buffer(512)\n' +
       'r=libc.glob(sys.argv[1].encode(),0,None,b)\nprint(ctypes.c_size_t.from_buffer(b).value if r==0 else 0)';
-    const out = require('child_process').spawnSync('python3', ['-c', script, `${dir}/${pattern}`], { encoding: 'utf8' });
+    const out = spawnSync('python3', ['-c', script, `${dir}/${pattern}`], { encoding: 'utf8' });
     return out.status === 0 ? Number(out.stdout.trim()) : undefined;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
