@@ -109,6 +109,41 @@ project.testTask.spawn(snippets);
 // Rewriting snapshots is a separate, deliberate command (it also writes new ones).
 project.tasks.tryFind('test:update')?.reset('jest -u --ci=false', { receiveArgs: true });
 project.eslint?.addLintPattern('examples');
+
+// The layers of src/ (CONTRIBUTING.md, "Where things go"), lowest first: private/ (pure helpers),
+// target/, facts/, engine/, agents/, bind/ (the one place that touches cdk8s objects), the public
+// constructs at src/'s top level, cli/. A file imports only from its own layer and the ones below
+// it; the five lowest never import cdk8s or constructs. test/layers.test.ts proves the rule fires.
+const LAYERS = ['private', 'target', 'facts', 'engine', 'agents', 'bind'];
+project.eslint?.addRules({
+  'import/no-restricted-paths': ['error', {
+    zones: [
+      ...LAYERS.map((layer, i) => ({
+        target: `./src/${layer}`,
+        from: './src',
+        except: LAYERS.slice(0, i + 1).map(l => `./${l}`),
+        message: `src/${layer}/ imports only from ${LAYERS.slice(0, i + 1).map(l => `src/${l}/`).join(', ')} (the layers at or below it)`,
+      })),
+      {
+        target: './src/*.ts',
+        from: './src/cli',
+        message: 'the public constructs never import the CLI (src/cli/ is the top layer)',
+      },
+    ],
+  }],
+});
+project.eslint?.addOverride({
+  files: LAYERS.filter(l => l !== 'bind').map(l => `src/${l}/**/*.ts`),
+  rules: {
+    'no-restricted-imports': ['error', {
+      paths: ['cdk8s', 'constructs'].map(name => ({
+        name,
+        message: 'src/private/, target/, facts/, engine/ and agents/ are plain TypeScript over plain JSON: cdk8s objects are touched only in src/bind/ and the constructs',
+      })),
+      patterns: [{ group: ['cdk8s-plus-*'], message: 'no cdk8s-plus below src/bind/' }],
+    }],
+  },
+});
 // The example app is a user's app, built on cdk8s-plus-27 (a devDependency of the library, not a peer).
 project.eslint?.allowDevDeps('examples/**');
 

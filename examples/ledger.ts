@@ -6,7 +6,7 @@
  * replica stay apart.
  */
 import { Chart, ChartProps } from 'cdk8s';
-import * as kplus from 'cdk8s-plus-27';
+import * as kplus from 'cdk8s-plus-34';
 import { Construct } from 'constructs';
 // In your own app: from 'cdk8s-sidecars'
 import { LogOutput, WithLogAgent } from '../src';

@@ -15,7 +15,7 @@
  * processes: one more reason to move this CronJob to a 1.29+ cluster first.
  */
 import { ApiObject, Chart, ChartProps, Cron, Duration, JsonPatch } from 'cdk8s';
-import * as kplus from 'cdk8s-plus-27';
+import * as kplus from 'cdk8s-plus-34';
 import { Construct } from 'constructs';
 // In your own app: from 'cdk8s-sidecars'
 import { LogOutput, SidecarLayout, WithLogAgent } from '../src';

@@ -13,7 +13,7 @@
  * agent last), so no request, span or log line of a dying pod is lost.
  */
 import { Chart, ChartProps } from 'cdk8s';
-import * as kplus from 'cdk8s-plus-27';
+import * as kplus from 'cdk8s-plus-34';
 import { Construct } from 'constructs';
 // In your own app: from 'cdk8s-sidecars'
 import { LogOutput, WithEnvoy, WithLogAgent, WithTracer } from '../src';

@@ -21,7 +21,7 @@ const pkgDir = path.join(appDir, 'node_modules', 'cdk8s-sidecars');
 const shipped = new Set<string>(JSON.parse(fs.readFileSync(packJson, 'utf8'))[0].files.map((f: { path: string }) => f.path));
 const failures: string[] = [];
 
-// A WithEnvoy with appPort -1: refused by src/private/checks.ts, called from src/with-envoy.ts.
+// A WithEnvoy with appPort -1: refused by src/bind/checks.ts, called from src/with-envoy.ts.
 const program = `
 const { App, Chart, ApiObject } = require('cdk8s');
 const { WithEnvoy } = require('cdk8s-sidecars');

@@ -1,7 +1,7 @@
 import { ApiObject, ApiObjectProps } from 'cdk8s';
 import { Construct } from 'constructs';
-import { NATIVE_SIDECARS_ANNOTATION } from './engine/injected';
-import { checkBoolean, checkDnsLabel, checkObjectName, checkString, describeValue, isPropsObject, listOf, snapshot } from './private/checks';
+import { checkBoolean, checkDnsLabel, checkObjectName, checkString, describeValue, isPropsObject, listOf, snapshot } from './bind/checks';
+import { NATIVE_SIDECARS_ANNOTATION } from './facts/annotations';
 import { compareCodePoints } from './private/order';
 import { checkVersion, resolveTarget } from './settings';
 import { KubeVersion, formatVersion } from './target/capabilities';

@@ -104,22 +104,28 @@ export const DEFAULT_IMAGES = {
   },
 } as const satisfies Record<string, DefaultImage>;
 
-// The default image of each agent, exported as `<AGENT>_IMAGE` (the one naming scheme).
+/**
+ * The default image of each agent, pinned, one name each (`Images.FLUENT_BIT`, ...): what a
+ * construct uses when its `image` prop is not given.
+ */
+export class Images {
+  /** The default Fluent Bit image of `LogAgent.fluentBit()` (pinned). */
+  public static readonly FLUENT_BIT: string = DEFAULT_IMAGES.fluentBit.image;
 
-/** The default Fluent Bit image of `LogAgent.fluentBit()` (pinned). */
-export const FLUENT_BIT_IMAGE: string = DEFAULT_IMAGES.fluentBit.image;
+  /** The default Vector image of `LogAgent.vector()` (pinned). */
+  public static readonly VECTOR: string = DEFAULT_IMAGES.vector.image;
 
-/** The default Vector image of `LogAgent.vector()` (pinned). */
-export const VECTOR_IMAGE: string = DEFAULT_IMAGES.vector.image;
+  /** The default Fluentd image of `LogAgent.fluentd()` (pinned; core plugins only). */
+  public static readonly FLUENTD: string = DEFAULT_IMAGES.fluentd.image;
 
-/** The default Fluentd image of `LogAgent.fluentd()` (pinned; core plugins only). */
-export const FLUENTD_IMAGE: string = DEFAULT_IMAGES.fluentd.image;
+  /** The default Envoy image of `WithEnvoy` (pinned). `drain_listeners?inboundonly&graceful` needs Envoy 1.34 or later. */
+  public static readonly ENVOY: string = DEFAULT_IMAGES.envoy.image;
 
-/** The default Envoy image of `WithEnvoy` (pinned). `drain_listeners?inboundonly&graceful` needs Envoy 1.34 or later. */
-export const ENVOY_IMAGE: string = DEFAULT_IMAGES.envoy.image;
+  /** The default OpenTelemetry Collector image of `WithTracer` (the core distribution, pinned). */
+  public static readonly OTEL_COLLECTOR: string = DEFAULT_IMAGES.otelCollector.image;
 
-/** The default OpenTelemetry Collector image of `WithTracer` (the core distribution, pinned). */
-export const OTEL_COLLECTOR_IMAGE: string = DEFAULT_IMAGES.otelCollector.image;
+  private constructor() {}
+}
 
 /** The `x.y.z` a tag starts with (`5.1.1`, `v1.19.3-debian-2.2`, `0.54.0-distroless-libc`); undefined without one. */
 function tagVersion(image: string): number[] | undefined {

@@ -2,8 +2,8 @@
 // input checks, config renderers) that are not part of it.
 
 // target
-export { SidecarLayout, SidecarMode, DEFAULT_KUBERNETES_VERSION } from './target/capabilities';
-export { Sidecars, SidecarTarget, SidecarTargetOptions, KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV } from './settings';
+export { SidecarLayout, SidecarMode } from './target/capabilities';
+export { Sidecars, SidecarTarget, SidecarTargetOptions } from './settings';
 export { SidecarWarnings } from './warnings';
 export { SidecarValidation } from './validation';
 
@@ -31,11 +31,10 @@ export { OtlpProtocol, WithTracer, WithTracerProps } from './with-tracer';
 // WithEnvoy
 export {
   EnvoyAppProtocol, EnvoyServicePortOptions, EnvoyTlsOptions, EnvoyUpstream, WithEnvoy, WithEnvoyProps,
-  ENVOY_HEALTH_PATH, ENVOY_UID,
 } from './with-envoy';
 
-// The default images, one name each: <AGENT>_IMAGE
-export { ENVOY_IMAGE, FLUENT_BIT_IMAGE, FLUENTD_IMAGE, OTEL_COLLECTOR_IMAGE, VECTOR_IMAGE } from './images';
+// The default images, one name each: Images.<AGENT>
+export { Images } from './images';
 
 // Any sidecar: WithSidecar, AdoptSidecar
 export {

@@ -1,12 +1,12 @@
 import { Duration } from 'cdk8s';
 import { fluentBitShutdown, renderFluentBitConfig } from './agents/fluent-bit/config';
 import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './agents/fluentd/config';
+import { LogOutputConfig } from './agents/log-output-config';
 import { ShutdownModel } from './agents/shutdown-model';
 import { renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './agents/vector/config';
-import { Json } from './engine/spec';
-import { DEFAULT_IMAGES, FLUENTD_IMAGE, FLUENT_BIT_IMAGE, VECTOR_IMAGE, releaseRangeWarning } from './images';
-import { LogOutputConfig } from './log-output';
-import { checkImage, checkListenPort, durationSeconds, positiveSeconds, snapshot } from './private/checks';
+import { checkImage, checkListenPort, durationSeconds, positiveSeconds, snapshot } from './bind/checks';
+import { DEFAULT_IMAGES, Images, releaseRangeWarning } from './images';
+import { Json } from './private/json';
 
 /**
  * What a log agent is told by `WithLogAgent`. Every agent gets the same context, so a new
@@ -221,7 +221,7 @@ export abstract class LogAgent {
   public static fluentBit(options: FluentBitOptions = {}): LogAgent {
     options = snapshot(options); // each option read once: checked and used, the same value
     const who = 'LogAgent.fluentBit()';
-    checkImage(who, 'image', options.image ?? FLUENT_BIT_IMAGE, FLUENT_BIT_IMAGE);
+    checkImage(who, 'image', options.image ?? Images.FLUENT_BIT, Images.FLUENT_BIT);
     checkMultilineParsers(who, options.multilineParsers);
     if (options.httpPort !== undefined) checkListenPort(who, 'httpPort', options.httpPort);
     positiveSeconds(who, 'flushInterval', options.flushInterval, 1);
@@ -240,7 +240,7 @@ export abstract class LogAgent {
   public static vector(options: VectorOptions = {}): LogAgent {
     options = snapshot(options); // each option read once: checked and used, the same value
     const who = 'LogAgent.vector()';
-    checkImage(who, 'image', options.image ?? VECTOR_IMAGE, VECTOR_IMAGE);
+    checkImage(who, 'image', options.image ?? Images.VECTOR, Images.VECTOR);
     if (options.apiPort !== undefined) checkListenPort(who, 'apiPort', options.apiPort);
     positiveSeconds(who, 'gracefulShutdownLimit', options.gracefulShutdownLimit, 5, 'Vector accepts only a positive limit');
     return new VectorAgent(options);
@@ -256,7 +256,7 @@ export abstract class LogAgent {
   public static fluentd(options: FluentdOptions = {}): LogAgent {
     options = snapshot(options); // each option read once: checked and used, the same value
     const who = 'LogAgent.fluentd()';
-    checkImage(who, 'image', options.image ?? FLUENTD_IMAGE, FLUENTD_IMAGE);
+    checkImage(who, 'image', options.image ?? Images.FLUENTD, Images.FLUENTD);
     if (options.monitorPort !== undefined) checkListenPort(who, 'monitorPort', options.monitorPort);
     positiveSeconds(who, 'flushInterval', options.flushInterval, 1);
     positiveSeconds(who, 'shutdownGrace', options.shutdownGrace, 10, 'Fluentd needs time to flush its buffer');
@@ -301,7 +301,7 @@ class FluentBitAgent extends LogAgent {
     } catch (e) {
       throw new Error(`${ctx.who}: ${(e as Error).message}.`);
     }
-    const image = this.options.image ?? FLUENT_BIT_IMAGE;
+    const image = this.options.image ?? Images.FLUENT_BIT;
     const warning = releaseRangeWarning(ctx.who, image, DEFAULT_IMAGES.fluentBit);
     return {
       image,
@@ -377,7 +377,7 @@ class VectorAgent extends LogAgent {
     const limitSeconds = positiveSeconds(ctx.who, 'vector gracefulShutdownLimit', this.options.gracefulShutdownLimit, 5,
       'Vector accepts only a positive limit');
     const apiPort = this.options.apiPort ?? 8686;
-    const image = this.options.image ?? VECTOR_IMAGE;
+    const image = this.options.image ?? Images.VECTOR;
     const warning = releaseRangeWarning(ctx.who, image, DEFAULT_IMAGES.vector);
     const health = vectorHealthEndpoint(apiPort);
     let rendered;
@@ -424,7 +424,7 @@ class FluentdAgent extends LogAgent {
     const graceSeconds = positiveSeconds(ctx.who, 'fluentd shutdownGrace', this.options.shutdownGrace, 10, 'Fluentd needs time to flush its buffer');
     const requestSeconds = positiveSeconds(ctx.who, 'fluentd requestTimeout', this.options.requestTimeout, 15, 'a request needs time to be answered');
     const monitorPort = this.options.monitorPort ?? 24220;
-    const image = this.options.image ?? FLUENTD_IMAGE;
+    const image = this.options.image ?? Images.FLUENTD;
     // Only the upstream images' tags are Fluentd versions; the tag of an image of your own is not.
     const repo = image.split('@')[0].replace(/:[^/]*$/, '');
     const upstream = ['fluentd', 'fluentd-kubernetes-daemonset'].includes(repo.slice(repo.lastIndexOf('/') + 1));
@@ -434,18 +434,18 @@ class FluentdAgent extends LogAgent {
       throw new Error(
         `${ctx.who}: Fluentd image '${image}' is older than 1.19.3, whose in_monitor_agent (on the pod IP for the probes) ` +
         "still answers ?debug=1 and ?with_ivars= with the plugins' settings, output passwords included. " +
-        `Use ${FLUENTD_IMAGE} or later, or set \`allowMonitorDebugInfo: true\` and keep other pods off port ${monitorPort} with a NetworkPolicy.`,
+        `Use ${Images.FLUENTD} or later, or set \`allowMonitorDebugInfo: true\` and keep other pods off port ${monitorPort} with a NetworkPolicy.`,
       );
     }
     // The tag of an image of your own names your release, not Fluentd's: read as naming none.
     const untagged = image.split('@')[0].replace(/:[^/]*$/, '');
     const warning = releaseRangeWarning(ctx.who, upstream ? image : untagged, DEFAULT_IMAGES.fluentd)?.replace(`'${untagged}'`, `'${image}'`);
     const plugin = FLUENTD_OUTPUT_PLUGIN[ctx.output.type];
-    if (plugin !== undefined && image === FLUENTD_IMAGE) {
+    if (plugin !== undefined && image === Images.FLUENTD) {
       throw new Error(
-        `${ctx.who}: the ${ctx.output.type} output needs the ${plugin} gem, which the default Fluentd image ${FLUENTD_IMAGE} ` +
+        `${ctx.who}: the ${ctx.output.type} output needs the ${plugin} gem, which the default Fluentd image ${Images.FLUENTD} ` +
         'does not ship (it has the core plugins only: stdout, forward, http). Pass `LogAgent.fluentd({ image })` with an image ' +
-        `that has it (e.g. one built FROM ${FLUENTD_IMAGE} with \`gem install ${plugin}\`), or use LogAgent.fluentBit() or ` +
+        `that has it (e.g. one built FROM ${Images.FLUENTD} with \`gem install ${plugin}\`), or use LogAgent.fluentBit() or ` +
         'LogAgent.vector(), which support this output natively.',
       );
     }

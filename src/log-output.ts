@@ -1,6 +1,8 @@
-import { describeValue, hostReading, inetAtonAddress, isHost, isLoopbackHost, isSecretKey, isSecretName, ownEntries, readAsIpv4, snapshot } from './private/checks';
+import { LogOutputConfig, SecretRef } from './agents/log-output-config';
+import { describeValue, hostReading, inetAtonAddress, isHost, isLoopbackHost, isSecretKey, isSecretName, ownEntries, readAsIpv4, snapshot } from './bind/checks';
+import { manifestStringProblem } from './bind/manifest-values';
 import { sortedKeys } from './private/order';
-import { characterProblem, manifestStringProblem, showValue } from './private/values';
+import { characterProblem, showValue } from './private/values';
 import { SecretKeyReference } from './secret-ref';
 
 /**
@@ -101,45 +103,6 @@ export interface SearchOutputOptions extends LogDestinationOptions {
    */
   readonly basicAuth?: BasicAuth;
 }
-
-/** A secret-backed value, as the agents see it. @internal */
-export interface SecretRef {
-  readonly secretName: string;
-  readonly key: string;
-}
-
-/** The output as data, for the agents' renderers. @internal */
-export type LogOutputConfig =
-  | { readonly type: 'stdout' }
-  | { readonly type: 'forward'; readonly host: string; readonly port: number; readonly tls: boolean }
-  | {
-    readonly type: 'http';
-    readonly host: string;
-    readonly port: number;
-    readonly tls: boolean;
-    readonly uri: string;
-    readonly headers: Record<string, SecretRef>;
-    readonly basicAuth?: { username: SecretRef; password: SecretRef };
-  }
-  | {
-    readonly type: 'loki';
-    readonly host: string;
-    readonly port: number;
-    readonly tls: boolean;
-    readonly labels: Record<string, string>;
-    readonly tenantId?: string;
-    readonly basicAuth?: { username: SecretRef; password: SecretRef };
-  }
-  | {
-    readonly type: 'elasticsearch' | 'opensearch';
-    readonly host: string;
-    readonly port: number;
-    readonly tls: boolean;
-    readonly index: string;
-    /** The strftime format of the date after `<index>-` (per record, UTC); none: one index. */
-    readonly indexDateFormat?: string;
-    readonly basicAuth?: { username: SecretRef; password: SecretRef };
-  };
 
 // ---------------------------------------------------------------------------------------------
 // What each factory accepts. A value reaches the agents' config files, so it is refused here when
@@ -245,10 +208,6 @@ const INDEX = /^[a-z0-9][a-z0-9._-]{0,254}$/;
  */
 const INDEX_DATE = /^(?:%[YmdH]|[._-]){1,32}$/;
 
-/** The longest text `format` (of INDEX_DATE) gives: %Y 4 digits (to year 9999), the others 2. @internal */
-export function indexDateLength(format: string): number {
-  return format.replace(/%Y/g, 'YYYY').replace(/%[mdH]/g, 'NN').length;
-}
 
 
 function ref(factory: string, what: string, v: SecretKeyReference): SecretRef {

@@ -1,6 +1,6 @@
 import { Size } from 'cdk8s';
-import { Json } from './engine/spec';
-import { checkSize, describeValue, quantity } from './private/checks';
+import { checkSize, describeValue, quantity } from './bind/checks';
+import { Json } from './private/json';
 
 /**
  * A CPU quantity, e.g. `{ amount: '250m' }`.

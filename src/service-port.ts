@@ -1,6 +1,6 @@
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
-import { Json } from './engine/spec';
+import { Json } from './private/json';
 
 /**
  * A Service port, in the shape of cdk8s-plus' `ServicePort`: the value of `servicePort()` goes

@@ -1,5 +1,5 @@
 import { IConstruct } from 'constructs';
-import { checkBoolean, checkImage, checkString, describeValue, isPropsObject } from './private/checks';
+import { checkBoolean, checkImage, checkString, describeValue, isPropsObject } from './bind/checks';
 import {
   DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarLayout, SidecarMode,
   formatFullVersion, parseKubernetesVersion, resolveLayout,
@@ -17,10 +17,10 @@ export interface SidecarTargetOptions {
    *
    * Precedence: this prop on a construct, then the environment variable
    * `CDK8S_SIDECARS_KUBERNETES_VERSION`, then `Sidecars.configure()` on an enclosing scope,
-   * then `1.27`.
+   * then `1.27` with a notice on stderr that says so and how to choose (docs/target.md, "No target set").
    *
    * @default - the environment variable CDK8S_SIDECARS_KUBERNETES_VERSION if set, else the
-   * value given to Sidecars.configure() on an enclosing scope, else '1.27' (legacy layout)
+   * value given to Sidecars.configure() on an enclosing scope, else '1.27' (legacy layout, with a notice)
    */
   readonly kubernetesVersion?: string;
 
@@ -72,13 +72,10 @@ export interface SidecarTargetOptions {
   readonly watchAppExit?: boolean;
 }
 
-/** The environment variable a pipeline sets to synthesize the same app for another cluster. */
+/** `Sidecars.KUBERNETES_VERSION_ENV`. @internal */
 export const KUBERNETES_VERSION_ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
 
-/**
- * The environment variable a pipeline sets (`true` or `false`) to say whether the 1.28
- * SidecarContainers feature gate is on; the counterpart of `sidecarContainersGate`.
- */
+/** `Sidecars.SIDECAR_CONTAINERS_GATE_ENV`. @internal */
 export const SIDECAR_CONTAINERS_GATE_ENV = 'CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE';
 
 const DEFAULTS = Symbol.for('cdk8s-sidecars.defaults');
@@ -115,6 +112,18 @@ export interface SidecarTarget {
  * Defaults for every sidecar construct in a scope.
  */
 export class Sidecars {
+  /** The environment variable a pipeline sets to synthesize the same app for another cluster. */
+  public static readonly KUBERNETES_VERSION_ENV: string = KUBERNETES_VERSION_ENV;
+
+  /**
+   * The environment variable a pipeline sets (`true` or `false`) to say whether the 1.28
+   * SidecarContainers feature gate is on; the counterpart of `sidecarContainersGate`.
+   */
+  public static readonly SIDECAR_CONTAINERS_GATE_ENV: string = SIDECAR_CONTAINERS_GATE_ENV;
+
+  /** The release the library emits for when nothing else says: the release cdk8s-plus-27 is for. */
+  public static readonly DEFAULT_KUBERNETES_VERSION: string = DEFAULT_KUBERNETES_VERSION;
+
   /**
    * Sets the target for every sidecar construct inside `scope` (an App, a Chart or any
    * construct), whether those constructs are created before or after this call: the target is
@@ -237,6 +246,20 @@ function gateFromEnv(self: IConstruct): boolean | undefined {
     "use 'true' (the SidecarContainers feature gate is on in the API server and every kubelet) or 'false'.",
   );
 }
+
+/**
+ * What a synthesis prints (once) when a sidecar construct had no target set: the layout it got
+ * and how to choose (docs/target.md, "No target set": why a notice and not an error).
+ * @internal
+ */
+export const DEFAULT_TARGET_NOTICE =
+  `no target Kubernetes release is set (no kubernetesVersion prop, no ${KUBERNETES_VERSION_ENV}, no Sidecars.configure()), so the ` +
+  `sidecars were emitted for the default, Kubernetes ${DEFAULT_KUBERNETES_VERSION}, the oldest release the library supports: the LEGACY ` +
+  'layout (each sidecar one more entry of spec.containers, stopped together with the app; a Job\'s sidecars exit through a wrapper). ' +
+  'A cluster whose API server and every kubelet run 1.29 or later takes native sidecars (started before the app, stopped after it): ' +
+  `set its lowest release with Sidecars.configure(app, { kubernetesVersion: '1.35' }), ${KUBERNETES_VERSION_ENV}=1.35, or a construct's ` +
+  'kubernetesVersion; `npx cdk8s-sidecars target` prints it for the cluster kubectl points at. ' +
+  `Set '${DEFAULT_KUBERNETES_VERSION}' to keep the legacy layout without this notice.`;
 
 /** Where the target version came from, for messages. @internal */
 export type VersionSource = 'prop' | 'env' | 'configure' | 'default';

@@ -3,15 +3,16 @@ import { ApiObject, Chart, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { LivenessTiming } from './agents/liveness';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './bind/binding';
+import { checkBoolean, checkDnsLabel, checkImage, checkString, describeValue, durationSeconds, isPropsObject, snapshot } from './bind/checks';
+import { checkManifestData } from './bind/manifest-values';
 import { TargetReader, checkSameApp } from './bind/target-reader';
-import { graceWrittenByDefault } from './bind/workload-defaults';
+import { graceWrittenByDefault, processNamespaceWrittenByDefault } from './bind/workload-defaults';
 import { defaultPullPolicy } from './engine/pull-policy';
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
-import { AgentSpec, HoldSpec, Json, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
-import { checkBoolean, checkDnsLabel, checkImage, checkString, describeValue, durationSeconds, isPropsObject, snapshot } from './private/checks';
+import { AgentSpec, HoldSpec, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
+import { Json } from './private/json';
 import { Memo, deepFreeze } from './private/memo';
 import { setOwn, sortedKeys } from './private/order';
-import { checkManifestData } from './private/values';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
 import { SidecarTargetOptions } from './settings';
 import { SidecarLayout, formatVersion } from './target/capabilities';
@@ -88,6 +89,20 @@ export interface SidecarCommonProps extends SidecarTargetOptions {
    * @default false
    */
   readonly serveInitContainers?: boolean;
+
+  /**
+   * Native layout on Kubernetes 1.36+: when the sidecar exits with one of these codes, the kubelet
+   * restarts every container of the pod in place (init containers first), instead of the sidecar
+   * alone: a `restartPolicyRules` entry with the `RestartAllContainers` action (KEP-5532,
+   * RestartAllContainersOnContainerExits, beta and on from 1.36). For a sidecar the app cannot run
+   * without (a proxy that holds its credentials). The library warns: the kubelet kills every
+   * container at once with no grace period (no `preStop`, no ordered stop), so a log agent or
+   * collector loses what it has buffered. 0, 137 and 143 are refused (a clean exit, and the codes
+   * of a stop by the kubelet). An error on a target below 1.36 or in the legacy layout.
+   * @see https://github.com/kubernetes/enhancements/tree/master/keps/sig-node/5532-restart-pod-on-container-exits
+   * @default - none: the kubelet restarts the sidecar alone
+   */
+  readonly restartPodOnExitCodes?: number[];
 }
 
 /**
@@ -116,6 +131,26 @@ function checkCommonProps(who: string, props: SidecarProps): void {
   checkString(who, 'toolsImage', props.toolsImage, "'registry.example.com/mirror/busybox:1.36.1-musl'");
   for (const flag of ['allowLegacyOnJob', 'serveInitContainers', 'sidecarContainersGate'] as const) checkBoolean(who, flag, props[flag]);
   if (props.appShutdownTime !== undefined) durationSeconds(who, 'appShutdownTime', props.appShutdownTime, 0);
+  checkRestartPodOnExitCodes(who, props.restartPodOnExitCodes);
+}
+
+/** `restartPodOnExitCodes`: 1-255 (validation.go allows at most 255 values), none of 0, 137 or 143. */
+function checkRestartPodOnExitCodes(who: string, codes: unknown): void {
+  if (codes === undefined) return;
+  if (!Array.isArray(codes) || codes.length === 0 || codes.length > 255) {
+    throw new Error(`${who}: restartPodOnExitCodes ${describeValue(codes)} is not a list of 1 to 255 exit codes; give e.g. [1] or leave it out.`);
+  }
+  for (const code of codes) {
+    if (!Number.isInteger(code) || code < 1 || code > 255) {
+      throw new Error(`${who}: restartPodOnExitCodes has ${describeValue(code)}, not an exit code from 1 to 255; give e.g. [1].`);
+    }
+    if (code === 137 || code === 143) {
+      throw new Error(
+        `${who}: restartPodOnExitCodes has ${code}, the code a sidecar exits with when the kubelet stops it (${code === 137 ? 'SIGKILL' : 'SIGTERM'}): ` +
+        'the pod would restart whenever its sidecar is stopped. Give the codes of the sidecar\'s own failures (e.g. [1]).',
+      );
+    }
+  }
 }
 
 /** Defaults shared by all agents. @internal */
@@ -395,6 +430,7 @@ export abstract class SidecarBase extends Construct {
       hold: agent.hold,
       after: this._props.after,
       serveInitContainers: this._props.serveInitContainers,
+      ...(this._props.restartPodOnExitCodes !== undefined ? { restartPodOnExitCodes: [...this._props.restartPodOnExitCodes] } : {}),
     });
     this.agentWarnings = Object.freeze([...agent.warnings ?? []]);
     this._bind({
@@ -436,6 +472,7 @@ export abstract class SidecarBase extends Construct {
       adopt: d.adopt,
       after: this._props.after,
       serveInitContainers: this._props.serveInitContainers,
+      ...(this._props.restartPodOnExitCodes !== undefined ? { restartPodOnExitCodes: [...this._props.restartPodOnExitCodes] } : {}),
       quit: d.quit,
     });
     this._bind({
@@ -472,7 +509,10 @@ export abstract class SidecarBase extends Construct {
   protected _bind(source: SidecarSource): void {
     // cdk8s-plus (every major) writes terminationGracePeriodSeconds: 30 when its prop is unset, so
     // on its workloads 30 means "unset" and is raised when the sidecars need more.
-    WorkloadBinding.of(this.workloadObject, { graceWrittenByDefault: graceWrittenByDefault(this._props.workload) }).add(source);
+    WorkloadBinding.of(this.workloadObject, {
+      graceWrittenByDefault: graceWrittenByDefault(this._props.workload),
+      processNamespaceWrittenByDefault: processNamespaceWrittenByDefault(this._props.workload),
+    }).add(source);
   }
 
   private renderSidecar(): RenderedSidecar {

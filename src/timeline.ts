@@ -2,10 +2,11 @@ import { ApiObject, Duration } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { WorkloadBinding, workloadApiObject } from './bind/binding';
 import { withInjectedContainers } from './engine/injected';
-import { SUPPORTED_KINDS, podTemplateOf } from './engine/pod-template';
+import { SUPPORTED_KINDS } from './engine/pod-template';
 import { TOOLS, appShutdownOf, userSidecarStopOf } from './engine/shutdown';
-import { Json } from './engine/spec';
 import { StopStep, TIMELINE_KINDS, Timeline, computeTimeline } from './engine/timeline';
+import { podTemplateOf } from './facts/kinds';
+import { Json } from './private/json';
 import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV, SidecarTargetOptions, checkVersion } from './settings';
 import { DEFAULT_KUBERNETES_VERSION, capabilities } from './target/capabilities';
 
@@ -250,6 +251,12 @@ export class SidecarTimeline {
   /** What the manifest did not say and the timeline assumed. */
   public readonly assumptions: string[];
   /**
+   * The containers whose exit restarts the whole pod in place (`restartPolicyRules` with the
+   * `RestartAllContainers` action, Kubernetes 1.36+, e.g. a sidecar's `restartPodOnExitCodes`),
+   * one line each: the kubelet then kills every container with no grace period.
+   */
+  public readonly podRestarts: string[];
+  /**
    * The app containers' time from SIGTERM to their exit, as the timeline counts it (after their
    * own `preStop` hook, where its duration can be read).
    */
@@ -288,6 +295,7 @@ export class SidecarTimeline {
       effectiveMemoryBytes: r.effective.memoryBytes,
     };
     this.assumptions = [...t.assumptions, ...notes];
+    this.podRestarts = [...t.podRestarts];
     this.budgetSource = budgetSource;
     this.appShutdownSeconds = appShutdownSeconds;
   }
@@ -315,6 +323,7 @@ export class SidecarTimeline {
     const r = this.requests;
     out.push(`requests: init phase peak ${cpu(r.initPeakCpuMillis)} / ${mem(r.initPeakMemoryBytes)}, steady ${cpu(r.steadyCpuMillis)} / ${mem(r.steadyMemoryBytes)}, ` +
       `effective ${cpu(r.effectiveCpuMillis)} / ${mem(r.effectiveMemoryBytes)}`);
+    for (const restart of this.podRestarts) out.push(`pod restart: ${restart}`);
     for (const a of this.assumptions) out.push(`assumed: ${a}`);
     return out.join('\n');
   }

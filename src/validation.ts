@@ -1,11 +1,11 @@
 import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { printSynthesisWarnings, trackSyntheses } from './bind/binding';
+import { hasRecordedWarnings, recordValidationWarnings, recordWarnings } from './bind/warnings';
 import { checkManifest, checkManifestSet } from './engine/manifests-check';
 import { SUPPORTED_KINDS } from './engine/pod-template';
 import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
 import { formatVersion } from './target/capabilities';
-import { hasRecordedWarnings, recordValidationWarnings, recordWarnings } from './warnings';
 
 /**
  * The release-aware checks the constructs run on the workloads they touch (the API server's

@@ -3,18 +3,19 @@ import { Construct, IConstruct } from 'constructs';
 import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, envoyConfigFiles } from './agents/envoy/config';
 import { envoyShutdown } from './agents/envoy/shutdown';
 import { AGENT_LIVENESS } from './agents/liveness';
-import { Json, RANK } from './engine/spec';
-import { DEFAULT_IMAGES, ENVOY_IMAGE, releaseRangeWarning } from './images';
 import {
   checkBoolean, checkDnsLabel, checkImage, checkInteger, checkListenPort, checkPort, checkSecretName, checkString, describeValue,
   durationSeconds, hostReading, isHost, isLoopbackHost, isPortName, isPropsObject, listOf, positiveSeconds, snapshot,
-} from './private/checks';
+} from './bind/checks';
+import { RANK } from './engine/spec';
+import { DEFAULT_IMAGES, Images, releaseRangeWarning } from './images';
+import { Json } from './private/json';
 import { SecretReference } from './secret-ref';
 import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck } from './service-port';
 import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
 
 
-/** The uid of the `envoy` user in the envoyproxy/envoy images (their entrypoint's `ENVOY_UID`). */
+/** `WithEnvoy.UID`. @internal */
 export const ENVOY_UID = 101;
 
 /**
@@ -36,15 +37,44 @@ export interface EnvoyTlsOptions {
    * one that cert-manager keeps renewed, given as every Secret of the library is (`basicAuth`,
    * `secretEnv`, `SidecarVolume.secret`): any cdk8s-plus `ISecret`
    * (`kplus.Secret.fromSecretName(this, 'tls', 'web-tls')`), or `{ name: 'web-tls' }`. It is
-   * mounted read-only into Envoy only; a renewed certificate is picked up without a restart.
+   * mounted read-only into Envoy only; a renewed certificate is picked up without a restart. Give
+   * it or `podCertificateSigner`, not both.
+   * @default - none: `podCertificateSigner` gives the certificate
    */
-  readonly secret: SecretReference;
+  readonly secret?: SecretReference;
+
+  /**
+   * Kubernetes 1.37+: the certificate and key come from a pod certificate instead of a Secret: a
+   * `podCertificate` projected volume (PodCertificateRequest, GA in 1.37) asks this signer (e.g.
+   * `'example.com/serving'`, a `<domain>/<path>` name) for a key pair per pod and keeps it renewed,
+   * written as `tls.crt` and `tls.key` where Envoy reads them. No private key ever sits in a Secret.
+   * Refused below 1.37 (the API server drops the source: the files would be missing).
+   * @see https://kubernetes.io/docs/reference/access-authn-authz/certificate-signing-requests/#pod-certificate-requests
+   * @default - none: `secret` gives the certificate
+   */
+  readonly podCertificateSigner?: string;
+
+  /**
+   * The key type of the pod certificate (`podCertificateSigner`): RSA3072, RSA4096, ECDSAP256,
+   * ECDSAP384, ECDSAP521 or ED25519 (validation.go, v1.37.2).
+   * @default 'ECDSAP256'
+   */
+  readonly podCertificateKeyType?: string;
+
+  /**
+   * Kubernetes 1.37+: mutual TLS with the CA(s) of a ClusterTrustBundle signer instead of a
+   * Secret's `ca.crt`: a `clusterTrustBundle` projected volume (ClusterTrustBundleProjection, GA in
+   * 1.37) of every bundle of this signer, written as `ca.crt`. Give it or `clientCaSecret`.
+   * Refused below 1.37.
+   * @default - none: `clientCaSecret`, or no client certificates
+   */
+  readonly clientCaTrustBundleSigner?: string;
 
   /**
    * A Secret whose key `ca.crt` holds the CA(s) that sign client certificates: turns on mutual
    * TLS. Clients without a certificate signed by it are refused; Envoy passes the verified
    * certificate's subject, URI and DNS SANs to the app in `X-Forwarded-Client-Cert`. May be the
-   * same Secret as `secret` (cert-manager writes `ca.crt` there).
+   * same Secret as `secret` (cert-manager writes `ca.crt` there). A cdk8s-plus `ISecret` or `{ name }`.
    * @default - no client certificates are asked for
    */
   readonly clientCaSecret?: SecretReference;
@@ -254,7 +284,7 @@ const DEFAULTS = {
   appIdleSeconds: 1,
 } as const;
 
-/** The readiness path of the health listener. */
+/** `WithEnvoy.HEALTH_PATH`. @internal */
 export const ENVOY_HEALTH_PATH = '/ready';
 
 
@@ -283,6 +313,12 @@ const CLIENT_CA_DIRECTORY = '/etc/envoy/client-ca';
  * `exposeVia()`.
  */
 export class WithEnvoy extends SidecarBase {
+  /** The uid of the `envoy` user in the envoyproxy/envoy images (their entrypoint's `ENVOY_UID`). */
+  public static readonly UID: number = ENVOY_UID;
+
+  /** The readiness path of the health listener. */
+  public static readonly HEALTH_PATH: string = ENVOY_HEALTH_PATH;
+
   /** The app's port on 127.0.0.1. */
   public readonly appPort: number;
   /** The pod-facing port Envoy listens on. */
@@ -302,8 +338,8 @@ export class WithEnvoy extends SidecarBase {
 
   private readonly appListensOnPodIp: boolean;
 
-  /** The names of the TLS Secrets (`tls.secret`, `tls.clientCaSecret`), read once. */
-  private readonly tlsSecrets?: { readonly cert: string; readonly clientCa?: string };
+  /** The names of the TLS Secrets (`tls.secret`, `tls.clientCaSecret`), each read once. */
+  private readonly tlsSecrets?: { readonly cert?: string; readonly clientCa?: string };
 
   constructor(scope: Construct, id: string, props: WithEnvoyProps) {
     super(scope, id, props, DEFAULTS.containerName);
@@ -321,7 +357,7 @@ export class WithEnvoy extends SidecarBase {
     this.listenerPortName = this.terminatesTls ? 'envoy-https' : 'envoy-http';
     this.adminPort = props.adminPort ?? DEFAULTS.adminPort;
     this.healthPort = props.healthPort ?? DEFAULTS.healthPort;
-    this.image = props.image ?? ENVOY_IMAGE;
+    this.image = props.image ?? Images.ENVOY;
     const upstreams = resolveUpstreams(who, props.upstreams ?? []);
     // the ports Envoy listens on
     const ownPorts: Array<[string, number]> = [
@@ -333,7 +369,7 @@ export class WithEnvoy extends SidecarBase {
     checkPorts(who, this.appPort, ownPorts);
     checkUpstreamLoops(who, upstreams, ownPorts);
     this.tlsSecrets = checkTls(who, props.tls);
-    checkImage(who, 'image', this.image, ENVOY_IMAGE);
+    checkImage(who, 'image', this.image, Images.ENVOY);
     const times = checkTimes(who, props, this.appShutdownSeconds());
     this.drainTime = Duration.seconds(times.drainSeconds);
     const trustedProxyHops = props.trustedProxyHops ?? 0;
@@ -361,7 +397,10 @@ export class WithEnvoy extends SidecarBase {
       appProtocol: props.appProtocol === EnvoyAppProtocol.HTTP2 ? 'HTTP2' : 'HTTP1',
       healthPath: ENVOY_HEALTH_PATH,
       tls: props.tls
-        ? { certDirectory: TLS_DIRECTORY, clientCaDirectory: this.tlsSecrets?.clientCa ? CLIENT_CA_DIRECTORY : undefined }
+        ? {
+          certDirectory: TLS_DIRECTORY,
+          clientCaDirectory: this.tlsSecrets?.clientCa || props.tls.clientCaTrustBundleSigner ? CLIENT_CA_DIRECTORY : undefined,
+        }
         : undefined,
       accessLog: props.accessLog ?? true,
       configDirectory: CONFIG_DIRECTORY,
@@ -377,7 +416,7 @@ export class WithEnvoy extends SidecarBase {
     files: Record<string, string>; resources: Json; upstreams: OutboundRoute[]; drainSeconds: number; concurrency: number;
   }): AgentDescription {
     const admin = `http://127.0.0.1:${this.adminPort}`;
-    const tls = this.tlsSecrets;
+    const tls = props.tls;
     const warning = releaseRangeWarning(this.describe(), this.image, DEFAULT_IMAGES.envoy);
     return {
       ...(warning ? { warnings: [warning] } : {}),
@@ -418,13 +457,27 @@ export class WithEnvoy extends SidecarBase {
         { suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true },
         ...(tls ? [{
           suffix: '-tls',
-          source: { secret: { items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }], secretName: tls.cert } },
+          // the same file names from a pod certificate (1.37+: src/engine/rules.ts refuses it below)
+          source: tls.podCertificateSigner !== undefined
+            ? {
+              projected: {
+                sources: [{
+                  podCertificate: {
+                    certificateChainPath: 'tls.crt', keyPath: 'tls.key', keyType: tls.podCertificateKeyType ?? 'ECDSAP256', signerName: tls.podCertificateSigner,
+                  },
+                }],
+              },
+            }
+            : { secret: { items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }], secretName: this.tlsSecrets?.cert } },
           mountPath: TLS_DIRECTORY,
           readOnly: true,
         }] : []),
-        ...(tls?.clientCa ? [{
+        ...(this.tlsSecrets?.clientCa || tls?.clientCaTrustBundleSigner ? [{
           suffix: '-client-ca',
-          source: { secret: { items: [{ key: 'ca.crt', path: 'ca.crt' }], secretName: tls.clientCa } },
+          // an empty labelSelector: every bundle of the signer (unset would match none)
+          source: tls?.clientCaTrustBundleSigner !== undefined
+            ? { projected: { sources: [{ clusterTrustBundle: { labelSelector: {}, path: 'ca.crt', signerName: tls.clientCaTrustBundleSigner } }] } }
+            : { secret: { items: [{ key: 'ca.crt', path: 'ca.crt' }], secretName: this.tlsSecrets?.clientCa } },
           mountPath: CLIENT_CA_DIRECTORY,
           readOnly: true,
         }] : []),
@@ -582,7 +635,7 @@ function resolveUpstreams(who: string, given: EnvoyUpstream[]): OutboundRoute[] 
 
 /**
  * An upstream on this pod's loopback (any spelling: 'localhost', 127.0.0.0/8, '0.0.0.0',
- * src/private/checks.ts isLoopbackHost) at a port Envoy itself listens on would send the app's
+ * src/bind/checks.ts isLoopbackHost) at a port Envoy itself listens on would send the app's
  * requests back into Envoy (or into its admin interface).
  */
 function checkUpstreamLoops(who: string, upstreams: OutboundRoute[], own: Array<[string, number]>): void {
@@ -598,8 +651,13 @@ function checkUpstreamLoops(who: string, upstreams: OutboundRoute[], own: Array<
   });
 }
 
-/** The TLS Secrets' names, each read once from its reference (a cdk8s-plus `ISecret` or `{ name }`). */
-function checkTls(who: string, tls: EnvoyTlsOptions | undefined): { cert: string; clientCa?: string } | undefined {
+/** validation.go v1.37.2: the pod certificate key types. */
+const POD_CERTIFICATE_KEY_TYPES = ['RSA3072', 'RSA4096', 'ECDSAP256', 'ECDSAP384', 'ECDSAP521', 'ED25519'];
+/** A signer name as ValidateSignerName takes it: `<domain>/<path>` (k8s.io/kubernetes pkg/apis/certificates/validation). */
+const SIGNER_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+\/[A-Za-z0-9._~%!$&'()*+,;=:@/-]+$/;
+
+/** The TLS Secrets' names, each read once from its reference (a cdk8s-plus `ISecret` or `{ name }`), after every check. */
+function checkTls(who: string, tls: EnvoyTlsOptions | undefined): { cert?: string; clientCa?: string } | undefined {
   if (!tls) return undefined;
   const nameOf = (prop: string, ref: unknown): string => {
     if (ref === null || typeof ref !== 'object') {
@@ -609,8 +667,29 @@ function checkTls(who: string, tls: EnvoyTlsOptions | undefined): { cert: string
     checkSecretName(who, `${prop}.name`, name);
     return name;
   };
-  const cert = nameOf('tls.secret', tls.secret);
-  return { cert, ...(tls.clientCaSecret !== undefined ? { clientCa: nameOf('tls.clientCaSecret', tls.clientCaSecret) } : {}) };
+  if ((tls.secret === undefined) === (tls.podCertificateSigner === undefined)) {
+    throw new Error(
+      `${who}: tls needs its certificate from exactly one place: give tls.secret (a kubernetes.io/tls Secret) or, on Kubernetes 1.37+, ` +
+      `tls.podCertificateSigner (a pod certificate); got ${tls.secret === undefined ? 'neither' : 'both'}.`,
+    );
+  }
+  const cert = tls.secret !== undefined ? nameOf('tls.secret', tls.secret) : undefined;
+  if (tls.clientCaSecret !== undefined && tls.clientCaTrustBundleSigner !== undefined) {
+    throw new Error(`${who}: give tls.clientCaSecret or tls.clientCaTrustBundleSigner for the client CA, not both.`);
+  }
+  const clientCa = tls.clientCaSecret !== undefined ? nameOf('tls.clientCaSecret', tls.clientCaSecret) : undefined;
+  for (const [prop, signer] of [['tls.podCertificateSigner', tls.podCertificateSigner], ['tls.clientCaTrustBundleSigner', tls.clientCaTrustBundleSigner]] as const) {
+    if (signer !== undefined && (typeof signer !== 'string' || !SIGNER_NAME.test(signer))) {
+      throw new Error(`${who}: ${prop} ${describeValue(signer)} is not a signer name; give '<domain>/<path>', e.g. 'example.com/serving'.`);
+    }
+  }
+  if (tls.podCertificateKeyType !== undefined && !POD_CERTIFICATE_KEY_TYPES.includes(tls.podCertificateKeyType)) {
+    throw new Error(`${who}: tls.podCertificateKeyType ${describeValue(tls.podCertificateKeyType)} is not supported; use one of ${POD_CERTIFICATE_KEY_TYPES.join(', ')}.`);
+  }
+  if (tls.podCertificateKeyType !== undefined && tls.podCertificateSigner === undefined) {
+    throw new Error(`${who}: tls.podCertificateKeyType is for a pod certificate: give tls.podCertificateSigner too, or drop it.`);
+  }
+  return { ...(cert !== undefined ? { cert } : {}), ...(clientCa !== undefined ? { clientCa } : {}) };
 }
 
 /** drainTime (within appShutdownTime), streamIdleTimeout and appIdleTimeout, in seconds. */

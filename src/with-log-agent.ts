@@ -2,11 +2,13 @@ import * as path from 'path';
 import { Size } from 'cdk8s';
 import { Construct } from 'constructs';
 import { AGENT_LIVENESS } from './agents/liveness';
+import { LogOutputConfig } from './agents/log-output-config';
+import { checkInteger, checkListenPort, checkMadeBy, checkPort, checkString, sizeLimitMiB } from './bind/checks';
 import { TOOLS } from './engine/shutdown';
-import { Json, RANK } from './engine/spec';
+import { RANK } from './engine/spec';
 import { LogAgent, LogAgentRendering } from './log-agent';
-import { LogOutput, LogOutputConfig, outputSecretEnv } from './log-output';
-import { checkInteger, checkListenPort, checkMadeBy, checkPort, checkString, sizeLimitMiB } from './private/checks';
+import { LogOutput, outputSecretEnv } from './log-output';
+import { Json } from './private/json';
 import { AgentDescription, AgentVolume, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
 /**

@@ -1,10 +1,10 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, WorkloadBinding, workloadApiObject } from './bind/binding';
+import { checkBoolean, checkString, describeValue, durationSeconds, isPropsObject, positiveSeconds, snapshot } from './bind/checks';
 import { TargetReader, checkSameApp } from './bind/target-reader';
-import { graceWrittenByDefault } from './bind/workload-defaults';
+import { graceWrittenByDefault, processNamespaceWrittenByDefault } from './bind/workload-defaults';
 import { InjectedProxy, MESH_FACTS } from './engine/injected';
-import { checkBoolean, checkString, describeValue, durationSeconds, isPropsObject, positiveSeconds, snapshot } from './private/checks';
 import { SidecarTargetOptions } from './settings';
 import { SidecarLayout, formatVersion } from './target/capabilities';
 
@@ -19,8 +19,9 @@ export enum Mesh {
    */
   ISTIO = 'ISTIO',
   /**
-   * Linkerd. The per-pod layout annotation `config.alpha.linkerd.io/proxy-enable-native-sidecar`
-   * is honoured from Linkerd 2.15 (edge-23.11.4).
+   * Linkerd. The per-pod layout annotation `config.linkerd.io/proxy-enable-native-sidecar` is
+   * read from Linkerd 2.20; before (`meshRelease` below 2.20), from 2.15 (edge-23.11.4), the
+   * deprecated `config.alpha.linkerd.io/proxy-enable-native-sidecar`, which the library then writes.
    */
   LINKERD = 'LINKERD',
   /**
@@ -53,6 +54,12 @@ export enum Mesh {
    * large to fetch here; recheck at the agent release you run.
    */
   DATADOG = 'DATADOG',
+  /**
+   * Dapr's `daprd` (dapr v1.18.3). The per-pod layout annotation `dapr.io/enable-native-sidecar`
+   * is read from Dapr 1.18.0 (dapr#9450); its native `daprd` is APPENDED after every init container
+   * (started last, stopped first among the native sidecars). Before 1.18 (`meshRelease`) always legacy.
+   */
+  DAPR = 'DAPR',
 }
 
 /**
@@ -116,6 +123,16 @@ export interface WithMeshProxyProps extends SidecarTargetOptions {
    * @default false
    */
   readonly allowLegacyOnJob?: boolean;
+
+  /**
+   * The injector's release (`'2.19'`, `'1.17'`, a major.minor), where the annotations it reads
+   * changed: Linkerd reads `config.linkerd.io/proxy-enable-native-sidecar` from 2.20 (the library
+   * writes the deprecated `config.alpha.linkerd.io/...` name only for an older release); Dapr
+   * reads `dapr.io/enable-native-sidecar` from 1.18 (older: always legacy, which the engine then
+   * checks like Vault's). Ignored by the other meshes.
+   * @default - the release the facts were read in: Linkerd 2.20, Dapr 1.18
+   */
+  readonly meshRelease?: string;
 }
 
 const DEFAULT_APP_SHUTDOWN_SECONDS = 10;
@@ -149,6 +166,7 @@ export class WithMeshProxy extends Construct {
   private readonly target: TargetReader;
   private readonly appShutdownSeconds: number;
   private readonly stopSeconds: number;
+  private readonly meshRelease?: [number, number];
 
   constructor(scope: Construct, id: string, props: WithMeshProxyProps) {
     super(scope, id);
@@ -172,6 +190,8 @@ export class WithMeshProxy extends Construct {
         );
       }
     }
+    checkString(who, 'meshRelease', props.meshRelease, "'2.19'");
+    if (props.meshRelease !== undefined) this.meshRelease = parseMeshRelease(who, props.meshRelease);
     this.props = props;
     this.mesh = props.mesh;
     this.proxyContainerName = MESH_FACTS[props.mesh].proxyName;
@@ -183,7 +203,10 @@ export class WithMeshProxy extends Construct {
     // An explicit version is checked at once; inherited ones at synthesis.
     this.target.resolved();
     // the same "written by default" rule as the sidecar constructs (src/bind/workload-defaults.ts)
-    WorkloadBinding.of(this.workloadObject, { graceWrittenByDefault: graceWrittenByDefault(props.workload) })
+    WorkloadBinding.of(this.workloadObject, {
+      graceWrittenByDefault: graceWrittenByDefault(props.workload),
+      processNamespaceWrittenByDefault: processNamespaceWrittenByDefault(props.workload),
+    })
       .add({ node: this.node, renderSidecar: () => this.render() });
   }
 
@@ -218,7 +241,15 @@ export class WithMeshProxy extends Construct {
       holdApplication: this.props.holdApplication ?? true,
       allowLegacyOnJob: this.props.allowLegacyOnJob ?? false,
       ...(this.props.injectorLayout !== undefined ? { declaredLayout: this.props.injectorLayout } : {}),
+      ...(this.meshRelease !== undefined ? { meshRelease: this.meshRelease } : {}),
     };
     return { injected, minor: target.version.minor, patch: target.version.patch, gate: target.gate };
   }
+}
+
+/** `meshRelease`: a major.minor such as '2.19' or 'v1.17' (a patch is accepted and ignored). */
+function parseMeshRelease(who: string, raw: string): [number, number] {
+  const m = /^v?(\d+)\.(\d+)(?:\.\d+)?$/.exec(raw);
+  if (!m) throw new Error(`${who}: meshRelease '${raw}' is not a release; give the injector's major.minor, e.g. '2.19' (Linkerd) or '1.17' (Dapr).`);
+  return [Number(m[1]), Number(m[2])];
 }

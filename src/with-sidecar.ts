@@ -1,15 +1,16 @@
 import { Duration, Size } from 'cdk8s';
 import { Construct } from 'constructs';
-import { defaultPullPolicy } from './engine/pull-policy';
-import { TOOLS, restrictedSecurityContext } from './engine/shutdown';
-import { HoldSpec, Json, QuitSpec, RANK } from './engine/spec';
 import {
   checkBoolean, checkConfigMapKey, checkDnsLabel, checkEnvName, checkHttpPath, checkImage, checkInteger, checkListenPort, checkMountPath,
   checkObjectName, checkPort, checkString, checkStringList, copyData, describeValue, durationSeconds, isSecretKey, isSecretName, listOf, ownEntries,
   sizeLimitMiB, snapshot,
-} from './private/checks';
+} from './bind/checks';
+import { checkManifestList, checkManifestString } from './bind/manifest-values';
+import { defaultPullPolicy } from './engine/pull-policy';
+import { TOOLS, restrictedSecurityContext } from './engine/shutdown';
+import { HoldSpec, QuitSpec, RANK } from './engine/spec';
+import { Json } from './private/json';
 import { hasOwn } from './private/order';
-import { checkManifestList, checkManifestString } from './private/values';
 import { SecretKeyReference, SecretReference } from './secret-ref';
 import { SidecarBase, SidecarCommonProps, SidecarProps } from './sidecar';
 
@@ -436,7 +437,7 @@ export class WithSidecar extends SidecarBase {
   }
 }
 
-/** Every check of WithSidecar's own props (src/private/checks.ts), and the values they give. */
+/** Every check of WithSidecar's own props (src/bind/checks.ts), and the values they give. */
 function checkSidecarProps(who: string, props: WithSidecarProps, configDirectory: string) {
   checkImage(who, 'image', props.image, 'gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.25.3');
   checkStringList(who, 'command', props.command);

@@ -2,14 +2,15 @@ import { ApiObject, Chart, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { AGENT_LIVENESS } from './agents/liveness';
 import { MIN_DRAIN_SECONDS, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShutdown, renderOtelCollectorConfig } from './agents/otel-collector/config';
-import { Json, RANK } from './engine/spec';
-import { DEFAULT_IMAGES, OTEL_COLLECTOR_IMAGE, releaseRangeWarning } from './images';
 import {
   checkBoolean, checkImage, checkListenPort, checkPort, checkString, durationSeconds, inetAtonAddress, isBareIpv6, isHost,
   isLoopbackHost, isSecretKey, isSecretName, ownEntries,
-} from './private/checks';
+} from './bind/checks';
+import { checkManifestString, checkWellFormed } from './bind/manifest-values';
+import { RANK } from './engine/spec';
+import { DEFAULT_IMAGES, Images, releaseRangeWarning } from './images';
+import { Json } from './private/json';
 import { sortedKeys } from './private/order';
-import { checkManifestString, checkWellFormed } from './private/values';
 import { SecretKeyReference } from './secret-ref';
 import { AgentDescription, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
@@ -97,7 +98,7 @@ export interface WithTracerProps extends SidecarProps {
    * memory_limiter, batch and resource processors and the health_check extension works
    * (core `otel/opentelemetry-collector`, `otel/opentelemetry-collector-contrib`,
    * `otel/opentelemetry-collector-k8s`). Only `args` is set, so the image's own entrypoint runs.
-   * @default OTEL_COLLECTOR_IMAGE
+   * @default Images.OTEL_COLLECTOR
    */
   readonly image?: string;
 
@@ -192,12 +193,6 @@ const WORKLOAD_ATTRIBUTE: Record<string, string | undefined> = {
  * alive while the app shuts down.
  */
 export class WithTracer extends SidecarBase {
-  /**
-   * The default collector image (the core distribution, pinned).
-   * @deprecated use `OTEL_COLLECTOR_IMAGE`, named like the other agents' default images
-   */
-  public static readonly DEFAULT_IMAGE: string = OTEL_COLLECTOR_IMAGE;
-
   /** Where the agent exports to (`host:port`). */
   public readonly exporterEndpoint: string;
   /** Whether the agent uses TLS towards `exporterEndpoint`. */
@@ -239,8 +234,8 @@ export class WithTracer extends SidecarBase {
     ownEntries(who, 'resourceAttributes', props.resourceAttributes, "{ 'deployment.environment.name': 'prod' }");
     const headers = headerEnv(who, props.exporterHeaders ?? {});
     const userAttributes = checkResourceAttributes(who, props.resourceAttributes ?? {});
-    const image = props.image ?? OTEL_COLLECTOR_IMAGE;
-    checkImage(who, 'image', image, OTEL_COLLECTOR_IMAGE);
+    const image = props.image ?? Images.OTEL_COLLECTOR;
+    checkImage(who, 'image', image, Images.OTEL_COLLECTOR);
     // The collector's own floor first: its message says more than "request above limit".
     const memoryLimitMiB = this.memoryLimitMiB(who);
     const resources = this._resources(DEFAULT_RESOURCES);
@@ -290,7 +285,7 @@ export class WithTracer extends SidecarBase {
       args: [`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`],
       // the default image's ENTRYPOINT ["/otelcol"] (open-telemetry/opentelemetry-collector-releases
       // distributions/otelcol/Dockerfile, as stored); another image's is not known
-      ...(a.image === OTEL_COLLECTOR_IMAGE ? { entrypoint: '/otelcol' } : {}),
+      ...(a.image === Images.OTEL_COLLECTOR ? { entrypoint: '/otelcol' } : {}),
       user: OTEL_COLLECTOR_UID,
       env: [
         ...AGENT_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath)),
@@ -459,7 +454,7 @@ function checkEndpoint(who: string, endpoint: string | undefined): string {
     );
   }
   checkPort(who, `exporterEndpoint '${endpoint}' port`, port);
-  // any spelling of this pod's loopback: 'LOCALHOST', '0.0.0.0', '[::ffff:127.0.0.1]' (src/private/checks.ts)
+  // any spelling of this pod's loopback: 'LOCALHOST', '0.0.0.0', '[::ffff:127.0.0.1]' (src/bind/checks.ts)
   if (isLoopbackHost(host) && (port === GRPC_PORT || port === HTTP_PORT)) {
     throw new Error(
       `${who}: exporterEndpoint '${endpoint}' is the agent's own receiver: the agent would export to itself in a loop. ` +

@@ -5,7 +5,7 @@
  */
 import { Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
-import { ENVOY_IMAGE, FLUENTD_IMAGE, LogAgent, LogOutput, OTEL_COLLECTOR_IMAGE, SidecarWarnings, VECTOR_IMAGE, WithEnvoy, WithLogAgent, WithTracer } from '../src';
+import { Images, LogAgent, LogOutput, SidecarWarnings, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { APP_CONTAINER, kplusWorkload, newChart } from './util/fixtures';
 
 function warningsOf(build: (chart: any) => void): string[] {
@@ -45,7 +45,7 @@ describe('Fluentd 1.19.3 up to 1.20.0', () => {
     expect(w).toHaveLength(1);
     expect(w[0]).toContain(`WithLogAgent 'test/logs': image '${image}' ${what}`);
     expect(w[0]).toContain('Fluentd 1.19.3 up to, not including, 1.20.0');
-    expect(w[0]).toContain(`use ${FLUENTD_IMAGE}`);
+    expect(w[0]).toContain(`use ${Images.FLUENTD}`);
   });
 });
 
@@ -62,7 +62,7 @@ describe('Vector 0.54.0 up to, not including, 0.58.0', () => {
     expect(w).toHaveLength(1);
     expect(w[0]).toContain(what);
     expect(w[0]).toContain('Vector 0.54.0 up to, not including, 0.58.0');
-    expect(w[0]).toContain(`use ${VECTOR_IMAGE}`);
+    expect(w[0]).toContain(`use ${Images.VECTOR}`);
   });
 });
 
@@ -79,7 +79,7 @@ describe('Envoy 1.37.0 up to, not including, 1.41.0 (each line run with its real
     expect(w).toHaveLength(1);
     expect(w[0]).toContain(`WithEnvoy 'test/envoy': image '${image}' ${what}`);
     expect(w[0]).toContain('Envoy 1.37.0 up to, not including, 1.41.0');
-    expect(w[0]).toContain(`use ${ENVOY_IMAGE}`);
+    expect(w[0]).toContain(`use ${Images.ENVOY}`);
   });
 });
 
@@ -106,6 +106,6 @@ describe('the OpenTelemetry Collector 0.144.0 up to, not including, 0.160.0 (the
     expect(w).toHaveLength(1);
     expect(w[0]).toContain(`WithTracer 'test/tracer': image '${image}' ${what}`);
     expect(w[0]).toContain('OpenTelemetry Collector 0.144.0 up to, not including, 0.160.0');
-    expect(w[0]).toContain(`use ${OTEL_COLLECTOR_IMAGE}`);
+    expect(w[0]).toContain(`use ${Images.OTEL_COLLECTOR}`);
   });
 });

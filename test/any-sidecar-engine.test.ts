@@ -5,10 +5,12 @@
  * simulation (test/util/kubelet-termination.ts), not against the engine's formula.
  */
 import { cutShort, leastGrace, simulateTermination } from './util/kubelet-termination';
-import { applySidecars, podTemplateOf } from '../src/engine/pod-template';
+import { applySidecars } from '../src/engine/pod-template';
 import { checkPodSpec } from '../src/engine/rules';
 import { TOOLS } from '../src/engine/shutdown';
-import { Json, SidecarSpec } from '../src/engine/spec';
+import { SidecarSpec } from '../src/engine/spec';
+import { podTemplateOf } from '../src/facts/kinds';
+import { Json } from '../src/private/json';
 
 function sidecar(name: string, over: Partial<SidecarSpec> = {}): SidecarSpec {
   return {

@@ -3,14 +3,15 @@
  * (pkg/apis/core/validation/validation.go and friends, named beside each case), and the names,
  * annotations and objects the constructs emit checked against those rules.
  */
-import { ApiObject, Duration, Testing } from 'cdk8s';
+import { ApiObject, Duration, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { LogAgent, SidecarMode, SidecarValidation, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { allDocs, readDoc } from './util/docs';
 import { kplusWorkload, manifestOf, newChart, podMetadataOf, podSpecOf } from './util/fixtures';
 import { applySidecars } from '../src/engine/pod-template';
 import { POD_SPEC_RULES, checkPodSpec } from '../src/engine/rules';
-import { Json, SidecarSpec } from '../src/engine/spec';
+import { SidecarSpec } from '../src/engine/spec';
+import { Json } from '../src/private/json';
 
 const where = "Deployment 'web'";
 const check = (spec: Json, minor: number, gate = false) => checkPodSpec(spec, { minor, gate }, where);
@@ -172,6 +173,113 @@ describe('point 3: per-release rules that agree with the API server', () => {
       expect(rule.releases).not.toEqual('');
       expect(rule.source).toMatch(/\.go|kube_features|v1\.\d+/);
     }
+  });
+});
+
+describe('issue 37: the fields and rules of 1.35-1.37, each refused below its release with the API server\'s message', () => {
+  // Read in kubernetes v1.35.0, v1.36.0 and v1.37.2 (pkg/features/kube_features.go,
+  // pkg/api/pod/util.go, pkg/apis/core/validation/validation.go), named in each rule's source.
+  const app = { name: 'app', image: 'nginx' };
+
+  test('restartPolicyRules: refused up to 1.34 (absent, then alpha and off), Restart from 1.35, RestartAllContainers from 1.36', () => {
+    const rule = (action: string) => ({ action, exitCodes: { operator: 'In', values: [42] } });
+    const regular = (action: string) => ({ containers: [{ ...app, restartPolicy: 'Never', restartPolicyRules: [rule(action)] }] });
+    expect(check(regular('Restart'), 33)).toEqual(expect.arrayContaining([expect.stringMatching(/container 'app' sets restartPolicyRules, which Kubernetes 1\.33 does not have \(the field is new in 1\.34\).*target 1\.35\+/)]));
+    expect(check(regular('Restart'), 34)).toEqual(expect.arrayContaining([expect.stringMatching(/restartPolicyRules, which Kubernetes 1\.34 drops \(ContainerRestartRules is alpha and off in 1\.34\)/)]));
+    expect(check(regular('Restart'), 35)).toEqual([]);
+    expect(check(regular('RestartAllContainers'), 35)).toEqual([
+      `${where}: container 'app': restartPolicyRules[0].action "RestartAllContainers" is not supported by Kubernetes 1.35: supported values: "Restart" (RestartAllContainers from 1.36).`,
+    ]);
+    expect(check(regular('RestartAllContainers'), 36)).toEqual([]);
+    // validateContainerRestartPolicy: a rule needs the container's restartPolicy and exitCodes
+    expect(check({ containers: [{ ...app, restartPolicyRules: [{ action: 'Restart' }] }] }, 37)).toEqual([
+      `${where}: container 'app': restartPolicyRules need a container restartPolicy ("must specify restartPolicy when restart rules are used").`,
+      `${where}: container 'app': restartPolicyRules[0].exitCodes must be specified.`,
+    ]);
+    // a native sidecar: "restartPolicyRules are not allowed for init containers with restart policy Always" until 1.36
+    const sidecar = { initContainers: [{ name: 's', image: 'x', restartPolicy: 'Always', restartPolicyRules: [rule('RestartAllContainers')] }], containers: [app] };
+    expect(check(sidecar, 35)[0]).toMatch(/init container 's' is a native sidecar with restartPolicyRules, which Kubernetes 1\.35 refuses \("restartPolicyRules are not allowed for init containers with restart policy Always"/);
+    expect(check(sidecar, 36)).toEqual([]);
+  });
+
+  test('lifecycle.stopSignal: dropped on every release with the default gates (ContainerStopSignals alpha 1.33-1.37), with the spec.os.name hint', () => {
+    const spec = (os?: string) => ({ ...(os ? { os: { name: os } } : {}), containers: [{ ...app, lifecycle: { stopSignal: 'SIGUSR1' } }] });
+    expect(check(spec(), 32)[0]).toMatch(/sets lifecycle\.stopSignal "SIGUSR1", which Kubernetes 1\.32 does not have \(the field is new in 1\.33, alpha\)/);
+    for (const minor of [33, 35, 36, 37]) {
+      expect(check(spec(), minor)).toEqual([
+        `${where}: container 'app' sets lifecycle.stopSignal "SIGUSR1", which Kubernetes 1.${minor} drops with its default feature gates (ContainerStopSignals is alpha and off through 1.37), ` +
+        'so the container would be stopped with its image\'s STOPSIGNAL instead; where the gate is on, it also needs spec.os.name ("may not be set for containers with empty `spec.os.name`"). ' +
+        'Set the signal in the image (STOPSIGNAL), or remove lifecycle.stopSignal.',
+      ]);
+    }
+    expect(check(spec('linux'), 37)[0]).not.toMatch(/spec\.os\.name/);
+  });
+
+  test('pod-level resources: refused up to 1.33; from 1.34 the pod\'s requests (or limits) cover the app and native sidecars\' requests', () => {
+    const spec = (podRes: Json) => ({
+      resources: podRes,
+      initContainers: [{ name: 'log-agent', image: 'x', restartPolicy: 'Always', resources: { requests: { cpu: '100m', memory: '64Mi' } } }],
+      containers: [{ ...app, resources: { requests: { cpu: '400m', memory: '256Mi' }, limits: { cpu: '500m' } } }],
+    });
+    expect(check(spec({ limits: { cpu: '1' } }), 33)[0]).toMatch(/sets pod-level spec\.resources, which Kubernetes 1\.33 drops \(PodLevelResources is alpha and off in 1\.32-1\.33\)/);
+    expect(check(spec({ limits: { cpu: '1' } }), 31)[0]).toMatch(/does not have \(the field is new in 1\.32\)/);
+    expect(check(spec({ limits: { cpu: '500m', memory: '320Mi' } }), 34)).toEqual([]);
+    expect(check(spec({ limits: { cpu: '450m' } }), 37)).toEqual([
+      `${where}: pod-level spec.resources.limits.cpu 450m is below the 500m that the app containers and the native sidecars 'log-agent' request together ` +
+      '(the API server: "must be greater than or equal to aggregate container requests of 500m"). Raise spec.resources.limits.cpu to at least that, ' +
+      'or give the sidecars smaller requests (their resources prop).',
+      `${where}: container 'app' limits cpu to 500m, above the pod-level limit 450m ("must be less than or equal to pod limits"). Lower the container's limit or raise spec.resources.limits.cpu.`,
+    ]);
+    // the request is what counts when both are given
+    expect(check(spec({ requests: { memory: '300Mi' }, limits: { memory: '1Gi' } }), 37)).toEqual([expect.stringMatching(/spec\.resources\.requests\.memory 300Mi is below the 320Mi/)]);
+  });
+
+  test('resizePolicy RestartContainer on an init container that is not a sidecar: allowed 1.33-1.35, refused from 1.36 (kubernetes#137458)', () => {
+    const spec = (restartPolicy?: string) => ({
+      initContainers: [{ name: 'migrate', image: 'x', ...(restartPolicy ? { restartPolicy } : {}), resizePolicy: [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }] }],
+      containers: [app],
+    });
+    expect(check(spec(), 35)).toEqual([]);
+    expect(check(spec(), 36)).toEqual([
+      `${where}: init container 'migrate' has a resizePolicy with restartPolicy 'RestartContainer', which Kubernetes 1.36 refuses on an init container that is not a native sidecar ` +
+      '("must not be set to \'RestartContainer\' for non-sidecar initContainers"; such a container is never resized). Use \'NotRequired\' or remove the resizePolicy.',
+    ]);
+    expect(check(spec('Always'), 37)).toEqual([]);
+  });
+
+  test('podCertificate and clusterTrustBundle projections: dropped up to 1.36, kept from 1.37 (GA)', () => {
+    const spec = {
+      containers: [app],
+      volumes: [{ name: 'tls', projected: { sources: [{ podCertificate: { signerName: 'example.com/signer', keyType: 'ED25519', credentialBundlePath: 'bundle.pem' } }, { clusterTrustBundle: { signerName: 'example.com/signer', labelSelector: {}, path: 'ca.pem' } }] } }],
+    };
+    expect(check(spec, 36)).toEqual([
+      `${where}: volume 'tls' projects a podCertificate source, which Kubernetes 1.36 drops with its default feature gates (on by default from 1.37), so the files it should hold are missing. Target 1.37+, or use a Secret.`,
+      `${where}: volume 'tls' projects a clusterTrustBundle source, which Kubernetes 1.36 drops with its default feature gates (on by default from 1.37), so the files it should hold are missing. Target 1.37+, or use a Secret or ConfigMap.`,
+    ]);
+    expect(check(spec, 37)).toEqual([]);
+  });
+
+  test('a workload with a pod-level budget too small for its sidecars is refused at synthesis, before any file is written', () => {
+    const synth = (podCpu: string) => {
+      const { chart } = newChart();
+      const web = new ApiObject(chart, 'web', {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web' },
+        spec: {
+          selector: { matchLabels: { app: 'web' } },
+          template: {
+            metadata: { labels: { app: 'web' } },
+            spec: { resources: { limits: { cpu: podCpu, memory: '256Mi' } }, containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: '200m', memory: '128Mi' } } }] },
+          },
+        },
+      });
+      new WithLogAgent(chart, 'logs', { workload: web, kubernetesVersion: '1.35', resources: { cpu: { request: { amount: '100m' } }, memory: { request: Size.mebibytes(32) } } });
+      return podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
+    };
+    expect(() => synth('250m')).toThrow(/Validation failed[^]*\[test\/web\] Deployment 'web': pod-level spec\.resources\.limits\.cpu 250m is below the 300m that the app containers and the native sidecars 'log-agent' request together/);
+    // inside the budget: synthesized, the budget as the user wrote it
+    expect(synth('300m').resources).toEqual({ limits: { cpu: '300m', memory: '256Mi' } });
   });
 });
 

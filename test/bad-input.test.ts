@@ -837,7 +837,7 @@ const CASES: Case[] = [
     }),
     message: ["AdoptSidecar 'test/adopt'", "adopted container 'proxy' has its own lifecycle.preStop", 'Remove lifecycle.preStop from the manifest (e.g. with a JSON patch), or set outliveApp: false'],
   },
-  // The shared checks of src/private/checks.ts, each through one construct or factory that uses it.
+  // The shared checks of src/bind/checks.ts, each through one construct or factory that uses it.
   {
     name: 'WithLogAgent: agentUser 0 (root)',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agentUser: 0 }),

@@ -13,7 +13,7 @@
  */
 import * as cdk8s from 'cdk8s';
 import { App, Chart } from 'cdk8s';
-import * as kplus from 'cdk8s-plus-27';
+import * as kplus from 'cdk8s-plus-34';
 import * as ts from 'typescript';
 import { parseAllDocuments } from 'yaml';
 import * as lib from '../src';
@@ -67,14 +67,14 @@ function run(snippet: Snippet): App[] {
 
   const modules: Record<string, unknown> = {
     'cdk8s': { ...cdk8s, App: RecordingApp },
-    'cdk8s-plus-27': kplus,
+    'cdk8s-plus-34': kplus,
     'cdk8s-sidecars': lib,
   };
   const requireShim = (name: string) => {
     if (name in modules) return modules[name];
     // the other cdk8s-plus majors (dev dependencies), as the snippet names them
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    if (/^cdk8s-plus-(2[89]|3\d)$/.test(name)) return require(name);
+    if (/^cdk8s-plus-(2[7-9]|3[0-3])$/.test(name)) return require(name);
     throw new Error(`${snippet.file}:${snippet.line}: the snippet imports '${name}'`);
   };
   // The same module the type-check sees (test/util/snippets.ts asModule), as CommonJS, inside a

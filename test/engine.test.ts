@@ -1,10 +1,12 @@
 /**
  * The pod-template engine on plain JSON: no cdk8s involved.
  */
-import { applySidecars, podTemplateOf } from '../src/engine/pod-template';
+import { applySidecars } from '../src/engine/pod-template';
 import { checkPodSpec } from '../src/engine/rules';
 import { TOOLS, graceNeed } from '../src/engine/shutdown';
-import { Json, RANK, SidecarSpec } from '../src/engine/spec';
+import { RANK, SidecarSpec } from '../src/engine/spec';
+import { podTemplateOf } from '../src/facts/kinds';
+import { Json } from '../src/private/json';
 
 function sidecar(name: string, rank: number, over: Partial<SidecarSpec> = {}): SidecarSpec {
   return {

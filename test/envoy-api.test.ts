@@ -12,7 +12,7 @@
 import { Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import * as protobuf from 'protobufjs';
-import { ENVOY_IMAGE, WithEnvoy } from '../src';
+import { Images, WithEnvoy } from '../src';
 import { envoyFieldPaths } from './util/envoy-fields';
 import { envoyProtos } from './util/envoy-proto';
 import { ENVOY_VARIANTS as VARIANTS } from './util/envoy-variants';
@@ -184,7 +184,7 @@ describe(`the Envoy API the library emits, at the pinned ${PINNED}`, () => {
   const fields = emitted();
 
   test('the list was read for the pinned image', () => {
-    expect(ENVOY_IMAGE).toBe(PINNED);
+    expect(Images.ENVOY).toBe(PINNED);
     expect(fields.size).toBeGreaterThan(100);
   });
 

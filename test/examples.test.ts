@@ -9,7 +9,9 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { parseAllDocuments } from 'yaml';
+import { Images } from '../src';
 import { oracleAvailable, readStreamsAsApiServer } from './util/api-server-yaml';
+import { CLUSTER_IMAGES_DIR, runnableImage, servedByTestCluster, validateInImage } from './util/cluster-images';
 import { expectValidEnvoyBootstrap } from './util/envoy-proto';
 import { containerOf, layoutOf, podSpecOf } from './util/fixtures';
 import { expectValidManifests } from './util/k8s-schema';
@@ -151,6 +153,35 @@ describe.each(CLUSTERS)('examples/ synthesized by the cdk8s CLI for a $version c
     expect(second[cluster.version]).toEqual(first[cluster.version]);
   });
 
+  test('the test cluster serves every image the manifests use, by the exact name (scripts/cluster/images.list)', () => {
+    const used = [...new Set(Object.values(manifests()).flat().flatMap((m) => containersIn(m)).map((c) => c.image as string))].sort();
+    expect(used.length).toBeGreaterThanOrEqual(7);
+    expect(used.filter((i) => !servedByTestCluster().has(i))).toEqual([]);
+  });
+
+  // The images of the test cluster (scripts/cluster/images.sh) are the real programs: each agent of
+  // the example app reads its config, as the pod mounts it, with its command and args unmodified.
+  const agentImages = [Images.FLUENT_BIT, Images.ENVOY, Images.OTEL_COLLECTOR].filter((i) => runnableImage(i) !== undefined);
+  (agentImages.length === 3 ? test : test.skip)(
+    `every agent reads its config in the test cluster's image of it, as the pod runs it${agentImages.length === 3 ? '' :
+      ` (skipped: needs root and the built images in ${CLUSTER_IMAGES_DIR}: scripts/cluster/images.sh build)`}`, () => {
+      const ran: string[] = [];
+      for (const [file, objects] of Object.entries(manifests())) {
+        for (const w of objects.filter((o) => ['Deployment', 'StatefulSet', 'CronJob'].includes(o?.kind))) {
+          const spec = podSpecOf(w);
+          for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
+            const r = validateInImage(spec, c, objects);
+            if (r === undefined) continue;
+            ran.push(`${w.metadata.name}/${c.name}:${r.id}`);
+            expect({ file, container: c.name, status: r.status, output: r.status === 0 ? '' : r.output }).toEqual({ file, container: c.name, status: 0, output: '' });
+          }
+        }
+      }
+      // the web Deployment's three agents and the other workloads' log agents
+      expect(ran.sort()).toEqual(['ledger/log-agent:fluent-bit', 'metrics-exporter/log-agent:fluent-bit', 'nightly-report/log-agent:fluent-bit',
+        'web/envoy:envoy', 'web/log-agent:fluent-bit', 'web/tracer:otelcol']);
+    }, 600_000);
+
   test.each(WORKLOADS)(`$kind $name gets its sidecars in the ${cluster.layout} layout`, (w) => {
     const m = workload(manifests(), w);
     const { init, containers } = layoutOf(m);
@@ -213,7 +244,8 @@ describe.each(CLUSTERS)('examples/ synthesized by the cdk8s CLI for a $version c
       expect(report.securityContext.runAsUser).toBe(agent.securityContext.runAsUser);
       expect(agent.command).toEqual(['/fluent-bit/bin/fluent-bit']); // what `pkill -x fluent-bit` matches
     } else {
-      expect(spec.shareProcessNamespace).toBeUndefined();
+      // cdk8s-plus-34 writes its default false; nothing shares the processes
+      expect(spec.shareProcessNamespace).toBe(false);
       expect(stopVar).toBeUndefined();
     }
   });

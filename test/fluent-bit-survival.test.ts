@@ -8,7 +8,7 @@
  */
 import { Size, Testing } from 'cdk8s';
 import * as fc from 'fast-check';
-import { FLUENT_BIT_IMAGE, FluentBitMultilineParser, LogAgent, LogOutput, SidecarWarnings, WithLogAgent } from '../src';
+import { Images, FluentBitMultilineParser, LogAgent, LogOutput, SidecarWarnings, WithLogAgent } from '../src';
 import { kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { FluentBitSection, fluentBitClist, parseFluentBitConf } from './util/fluent-bit-conf';
 
@@ -145,7 +145,7 @@ describe('values the real Fluent Bit got wrong are refused or handled', () => {
   });
 
   test('an IPv4 host with TLS: the pinned release checks it against the certificate\'s IP addresses (from 5.0.6, src/tls/openssl.c)', () => {
-    const [major, minor, patch] = /:(\d+)\.(\d+)\.(\d+)$/.exec(FLUENT_BIT_IMAGE)!.slice(1).map(Number);
+    const [major, minor, patch] = /:(\d+)\.(\d+)\.(\d+)$/.exec(Images.FLUENT_BIT)!.slice(1).map(Number);
     expect(major * 1e6 + minor * 1e3 + patch).toBeGreaterThanOrEqual(5e6 + 0 + 6);
     const { output } = synth({ output: LogOutput.http({ host: '10.0.0.7' }) });
     expect([value(output, 'Host'), value(output, 'tls.verify'), value(output, 'tls.verify_hostname')]).toEqual(['10.0.0.7', 'On', 'On']);
@@ -180,6 +180,6 @@ describe('a user\'s own image: a warning when it is outside the release range th
     expect(w).toHaveLength(1);
     expect(w[0]).toContain(`${WHO}: image '${image}' ${what}`);
     expect(w[0]).toContain('Fluent Bit 5.1.0 up to, not including, 5.2.0');
-    expect(w[0]).toContain(`use ${FLUENT_BIT_IMAGE}`);
+    expect(w[0]).toContain(`use ${Images.FLUENT_BIT}`);
   });
 });

@@ -8,14 +8,15 @@
 import { Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { engineSpec, kplusWorkload, newChart, podMetadataOf, podSpecOf } from './util/fixtures';
-import { Cluster, injectConsul, injectDatadog, injectGcsFuse, injectKuma, injectOtelOperator, injectVault } from './util/injectors';
+import { Cluster, injectConsul, injectDapr, injectDatadog, injectGcsFuse, injectKuma, injectOtelOperator, injectVault } from './util/injectors';
 import { expectValidManifests } from './util/k8s-schema';
 import { cutShort, simulateTermination } from './util/kubelet-termination';
 import { Injection } from './util/mesh-injection';
 // Imported module by module (not from '../src'), so that other constructs in progress cannot break this suite.
 import { InjectedProxy, MeshKind } from '../src/engine/injected';
 import { applySidecars } from '../src/engine/pod-template';
-import { Json, RANK } from '../src/engine/spec';
+import { RANK } from '../src/engine/spec';
+import { Json } from '../src/private/json';
 import { SidecarLayout, SidecarMode } from '../src/target/capabilities';
 import { SidecarTimeline } from '../src/timeline';
 import { SidecarWarnings } from '../src/warnings';
@@ -24,7 +25,7 @@ import { WithLogAgent } from '../src/with-log-agent';
 import { Mesh, WithMeshProxy } from '../src/with-mesh';
 import { WithTracer } from '../src/with-tracer';
 
-const NEW: Mesh[] = [Mesh.OPENTELEMETRY_OPERATOR, Mesh.CONSUL, Mesh.KUMA, Mesh.GCS_FUSE, Mesh.VAULT_AGENT, Mesh.DATADOG];
+const NEW: Mesh[] = [Mesh.OPENTELEMETRY_OPERATOR, Mesh.CONSUL, Mesh.KUMA, Mesh.GCS_FUSE, Mesh.VAULT_AGENT, Mesh.DATADOG, Mesh.DAPR];
 const LEGACY_ONLY: Mesh[] = [Mesh.VAULT_AGENT, Mesh.DATADOG];
 
 interface Setup {
@@ -87,6 +88,9 @@ describe('annotations written in both layouts (1.27 legacy, 1.29 native): app sh
     [Mesh.KUMA, '1.29', { 'kuma.io/sidecar-drain-time': `${10 + LOG_AGENT_STOP + 5}s`, 'kuma.io/wait-for-dataplane-ready': 'enabled' }],
     [Mesh.GCS_FUSE, '1.27', { 'gke-gcsfuse/enable-native-sidecar': 'false' }],
     [Mesh.GCS_FUSE, '1.29', { 'gke-gcsfuse/enable-native-sidecar': 'true' }],
+    // issue 37: Dapr 1.18 (dapr#9450)
+    [Mesh.DAPR, '1.27', { 'dapr.io/enable-native-sidecar': 'false', 'dapr.io/graceful-shutdown-seconds': '15' }],
+    [Mesh.DAPR, '1.29', { 'dapr.io/enable-native-sidecar': 'true', 'dapr.io/graceful-shutdown-seconds': '5' }],
   ])('%s on %s', (mesh, version, expected) => {
     const annotations = podMetadataOf(synth({ version, mesh })).annotations;
     expect(annotations).toMatchObject(expected);
@@ -95,7 +99,7 @@ describe('annotations written in both layouts (1.27 legacy, 1.29 native): app sh
   test.each(NEW.flatMap(m => [[m, '1.27'], [m, '1.29']] as Array<[Mesh, string]>))('%s on %s writes no key of another injector, and no key at all for those that read none', (mesh, version) => {
     const annotations = podMetadataOf(synth({ version, mesh, logMode: logModeFor(mesh, version) })).annotations ?? {};
     const vendorKeys = Object.keys(annotations).filter(k => !k.includes('sidecars.cdk8s.io/') && !k.startsWith('kubectl.kubernetes.io/'));
-    const prefix: Record<string, string | undefined> = { CONSUL: 'consul.hashicorp.com/', KUMA: 'kuma.io/', GCS_FUSE: 'gke-gcsfuse/' };
+    const prefix: Record<string, string | undefined> = { CONSUL: 'consul.hashicorp.com/', KUMA: 'kuma.io/', GCS_FUSE: 'gke-gcsfuse/', DAPR: 'dapr.io/' };
     const mine = prefix[mesh];
     if (mine === undefined) expect(vendorKeys).toEqual([]);
     else for (const k of vendorKeys) expect(k.startsWith(mine)).toBe(true);
@@ -106,6 +110,8 @@ describe('annotations written in both layouts (1.27 legacy, 1.29 native): app sh
     expect(marker(Mesh.GCS_FUSE, '1.29')).toBe('gke-gcsfuse-sidecar,log-agent');
     expect(marker(Mesh.CONSUL, '1.29')).toBe('log-agent,consul-dataplane');
     expect(marker(Mesh.OPENTELEMETRY_OPERATOR, '1.29')).toBe('log-agent,otc-container');
+    // Dapr appends daprd after every init container ("/-", sidecar_patcher.go)
+    expect(marker(Mesh.DAPR, '1.29')).toBe('log-agent,daprd');
     // Kuma's layout depends on its control plane: not marked (the guard would refuse a pod for the cluster's choice)
     expect(marker(Mesh.KUMA, '1.29')).toBe('log-agent');
     expect(marker(Mesh.VAULT_AGENT, '1.29')).toBeUndefined();
@@ -129,6 +135,7 @@ describe('the injector, fed the synthesized pod, uses the library\'s layout', ()
         GCS_FUSE: () => injectGcsFuse(meta, podSpec, at(minor), 5),
         VAULT_AGENT: () => injectVault(meta, podSpec, 5),
         DATADOG: () => injectDatadog(meta, podSpec, 5),
+        DAPR: () => injectDapr(meta, podSpec),
       };
       const r = injected[mesh]();
       expect([mesh, r.native]).toEqual([mesh, LEGACY_ONLY.includes(mesh) ? false : native]);
@@ -432,3 +439,26 @@ describe('snapshots: one pod per injector and layout, valid for the target\'s sc
     expect(manifests.find(m => m.kind === 'Deployment').spec.template).toMatchSnapshot();
   });
 });
+
+describe('issue 37: Dapr before 1.18 (meshRelease) reads no layout annotation: legacy daprd', () => {
+  test('no dapr.io/enable-native-sidecar is written; next to a native sidecar it is refused like a legacy-only injector; legacy targets are fine', () => {
+    const build17 = (version: string, logMode?: SidecarMode) => {
+      const { chart } = newChart();
+      const workload = kplusWorkload(chart, 'Deployment');
+      new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: version, ...(logMode ? { mode: logMode } : {}) });
+      new WithMeshProxy(chart, 'mesh', { workload, mesh: Mesh.DAPR, kubernetesVersion: version, meshRelease: '1.17', ...(logMode ? { mode: logMode } : {}) });
+      return chart;
+    };
+    const legacy = Testing.synth(build17('1.27')).find(m => m.kind === 'Deployment');
+    expect(podMetadataOf(legacy).annotations['dapr.io/enable-native-sidecar']).toBeUndefined();
+    expect(injectDapr(podMetadataOf(legacy), podSpecOf(legacy), [1, 17]).native).toBe(false);
+    expect(() => Testing.synth(build17('1.29'))).toThrow(
+      "WithMeshProxy 'test/mesh': the Dapr container is injected in the legacy layout but WithLogAgent 'test/logs' is native on Deployment 'test-web-c8ba1bf5': " +
+      'its legacy container gets SIGTERM with the app while the native sidecars outlive it, so the pod has two shutdown orders. The Dapr reads its layout ' +
+      'annotation only from 1.18 and meshRelease is 1.17: upgrade it to 1.18+ (and drop meshRelease), or give the workload\'s sidecar constructs `mode: SidecarMode.LEGACY`.');
+    // with the library's sidecars legacy too, the pod is one layout again
+    const both = Testing.synth(build17('1.29', SidecarMode.LEGACY)).find(m => m.kind === 'Deployment');
+    expect(injectDapr(podMetadataOf(both), podSpecOf(both), [1, 17]).native).toBe(false);
+  });
+});
+

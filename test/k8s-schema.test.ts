@@ -138,23 +138,23 @@ const releasesFrom = (first: string) => SCHEMA_RELEASES.filter((r) => Number(r.s
 // ---------------------------------------------------------------------------
 
 describe('SCHEMA_RELEASES and where each comes from', () => {
-  test('1.27 to 1.35, in version order', () => {
-    expect(SCHEMA_RELEASES).toEqual(['1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33', '1.34', '1.35']);
+  test('1.27 to 1.37, in version order', () => {
+    expect(SCHEMA_RELEASES).toEqual(['1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33', '1.34', '1.35', '1.36', '1.37']);
   });
 
   // The package.json devDependencies (each pinned by the lock file): cdk8s-plus-XX for 1.XX.
   const devDependencies: Record<string, string> = JSON.parse(
     fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf-8')).devDependencies;
 
-  test.each(SCHEMA_RELEASES.filter((r) => r !== '1.35'))('%s: its own cdk8s-plus assembly, a dev dependency', (release) => {
+  test.each(SCHEMA_RELEASES.filter((r) => !['1.35', '1.36', '1.37'].includes(r)))('%s: its own cdk8s-plus assembly, a dev dependency', (release) => {
     const name = `cdk8s-plus-${release.split('.')[1]}`;
     expect(devDependencies[name]).toBeDefined();
     expect(schemaSource(release)).toMatch(new RegExp(`^${name}@\\d+\\.\\d+\\.\\d+$`));
   });
 
-  test('1.35: no cdk8s-plus-35 is published, so the newest assembly (1.34) checks it', () => {
-    expect(devDependencies['cdk8s-plus-35']).toBeUndefined();
-    expect(schemaSource('v1.35.2')).toMatch(/^cdk8s-plus-34@\d+\.\d+\.\d+ \(Kubernetes 1\.34: no newer assembly is published\)$/);
+  test.each(['1.35', '1.36', '1.37'])('%s: no cdk8s-plus of it is published, so the newest assembly (1.34) checks it', (release) => {
+    expect(devDependencies[`cdk8s-plus-${release.split('.')[1]}`]).toBeUndefined();
+    expect(schemaSource(`v${release}.2`)).toMatch(/^cdk8s-plus-34@\d+\.\d+\.\d+ \(Kubernetes 1\.34: no newer assembly is published\)$/);
   });
 });
 
@@ -166,8 +166,8 @@ describe('versions', () => {
   });
 
   test('a release without a schema file throws, listing the available ones', () => {
-    expect(() => schemaErrors(deployment(), '1.26')).toThrow(/No Kubernetes schema for release 1\.26 .*available: 1\.27, 1\.28,.*1\.35\.$/);
-    expect(() => schemaErrors(deployment(), '1.36')).toThrow(/No Kubernetes schema for release 1\.36 /);
+    expect(() => schemaErrors(deployment(), '1.26')).toThrow(/No Kubernetes schema for release 1\.26 .*available: 1\.27, 1\.28,.*1\.37\.$/);
+    expect(() => schemaErrors(deployment(), '1.38')).toThrow(/No Kubernetes schema for release 1\.38 /);
   });
 
   test('a malformed version throws', () => {

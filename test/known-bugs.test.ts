@@ -79,7 +79,9 @@ describe('which releases have which bug', () => {
     for (const b of KNOWN_KUBERNETES_BUGS) {
       expect(b.issue).toMatch(/^kubernetes#\d+$/);
       expect(b.fixedBy).toMatch(/^kubernetes#\d+$/);
-      expect(b.fixedIn[b.fixedIn.length - 1]).toMatch(/^1\.\d+\.0$/);
+      // an open bug: no fixed release, every release from its first affected one
+      if (b.open) expect(b.fixedIn).toEqual([]);
+      else expect(b.fixedIn[b.fixedIn.length - 1]).toMatch(/^1\.\d+\.0$/);
       expect(b.sources.length).toBeGreaterThanOrEqual(b.fixedIn.length);
     }
   });
@@ -249,6 +251,65 @@ describe('which emitted pods a bug hits', () => {
   });
 });
 
+describe('issue 37: the bugs of 1.35-1.37 and the open ones', () => {
+  // From the CHANGELOG files, written out here as data: kubernetes#141155 (#141342) and kubernetes#141473 (#141487):
+  // CHANGELOG-1.38.md v1.38.0-alpha.1 only, regressions of 1.35 (ChangeContainerStatusOnKubeletRestart off);
+  // kubernetes#136598: CHANGELOG-1.36.md v1.36.0-alpha.1 only; kubernetes#137710 and #140309: open.
+  test.each([
+    // [version, #141155 and #141473, #136598, the open ones]
+    ['1.27.3', false, true, true], ['1.34.9', false, true, true], ['1.35.0', true, true, true], ['1.35.9', true, true, true],
+    ['1.35', true, true, true], ['1.36.0', true, false, true], ['1.37.2', true, false, true], ['1.38.0', false, false, true], ['1.40.1', false, false, true],
+  ])('%s', (raw, b14115x, b136598, open) => {
+    expect(hasBug(bug('kubernetes#141155'), v(raw as string))).toBe(b14115x);
+    expect(hasBug(bug('kubernetes#141473'), v(raw as string))).toBe(b14115x);
+    expect(hasBug(bug('kubernetes#136598'), v(raw as string))).toBe(b136598);
+    expect(hasBug(bug('kubernetes#137710'), v(raw as string))).toBe(open);
+    expect(hasBug(bug('kubernetes#140309'), v(raw as string))).toBe(open);
+  });
+
+  const probes = { startupProbe: { httpGet: { port: 1 } }, livenessProbe: { httpGet: { port: 1 } } };
+  test('kubernetes#141155: a container (native sidecar or app) with both a startupProbe and a livenessProbe', () => {
+    const at = v('1.36.4');
+    const hit = findKnownBugs('w', { initContainers: [{ name: 'log-agent', restartPolicy: 'Always', ...probes }], containers: [{ name: 'app' }] }, at, only('kubernetes#141155'));
+    expect(hit.map(h => h.message)).toEqual([
+      "w: Kubernetes 1.36.4 has kubernetes#141155 (fixed in 1.38.0 by kubernetes#141342): 'log-agent' has a startupProbe and a livenessProbe; after a " +
+      'liveness restart the new container counts as started at once, so its liveness probe runs before its startup probe has passed and can kill it ' +
+      'again while it starts (a restart loop for an agent that starts slowly), and a native sidecar counts as started before it is ready. No 1.36 ' +
+      'patch has the fix. To avoid it, upgrade the cluster to 1.38.0 or later, or give the liveness probe an initialDelaySeconds that covers the start (livenessCheck on the constructs).',
+    ]);
+    expect(findKnownBugs('w', { initContainers: [{ name: 'log-agent', restartPolicy: 'Always', startupProbe: probes.startupProbe }], containers: [{ name: 'app' }] }, at, only('kubernetes#141155'))).toEqual([]);
+    // an ordinary init container's probes are refused by the API server anyway: not counted
+    expect(findKnownBugs('w', { initContainers: [{ name: 'x', ...probes }], containers: [{ name: 'app' }] }, at, only('kubernetes#141155'))).toEqual([]);
+  });
+
+  test('kubernetes#141473: a readinessProbe; kubernetes#136598: a preStop hook', () => {
+    const at = v('1.35.1');
+    expect(findKnownBugs('w', { containers: [{ name: 'envoy', readinessProbe: {} }] }, at, only('kubernetes#141473'))[0].message)
+      .toMatch(/has kubernetes#141473 \(fixed in 1\.38\.0 by kubernetes#141487\): 'envoy' has a readinessProbe; .* reported Ready after the kubelet restarts, before its own readiness probe has run/);
+    expect(findKnownBugs('w', { containers: [{ name: 'app' }] }, at, only('kubernetes#141473'))).toEqual([]);
+    expect(findKnownBugs('w', { containers: [{ name: 'app', lifecycle: { preStop: { sleep: { seconds: 5 } } } }] }, at, only('kubernetes#136598'))[0].message)
+      .toMatch(/has kubernetes#136598 \(fixed in 1\.36\.0 by kubernetes#136598\): 'app' has a preStop hook; .*No 1\.35 patch has the fix\. To avoid it, upgrade the cluster to 1\.36\.0 or later/);
+    expect(findKnownBugs('w', { containers: [{ name: 'app', lifecycle: { preStop: {} } }] }, v('1.36.0'), only('kubernetes#136598'))).toEqual([]);
+  });
+
+  test('the open form: kubernetes#137710 and #140309 warn on every patch of every release, with no upgrade advice, for two or more init containers', () => {
+    const pod = { initContainers: [{ name: 'sidecar-tools' }, { name: 'log-agent', restartPolicy: 'Always' }], containers: [{ name: 'app' }] };
+    for (const raw of ['1.27.1', '1.33.0', '1.37.2', '1.39.0']) {
+      const hits = findKnownBugs('w', pod, v(raw), [bug('kubernetes#137710'), bug('kubernetes#140309')]);
+      expect(hits.map(h => h.issue)).toEqual(['kubernetes#137710', 'kubernetes#140309']);
+      expect(hits[0].message).toBe(
+        `w: Kubernetes ${raw} has kubernetes#137710 (open upstream: no fix released; kubernetes#137730 proposes one): the pod has 2 init containers; ` +
+        'after a node restart, when the kubelet fails to remove an old init container while restarting the pod, the kubelet can run only the first ' +
+        "again and start the app without 'log-agent': the app then runs without native sidecar(s) 'log-agent', until the pod is deleted. No release " +
+        'has a fix yet (warned on every release until one does): delete (or roll) the pods of a node after it restarts.',
+      );
+    }
+    expect(findKnownBugs('w', { initContainers: [{ name: 'log-agent', restartPolicy: 'Always' }], containers: [] }, v('1.37.2'), [bug('kubernetes#140309')])).toEqual([]);
+    // a bare minor checks nothing, open bugs included (the patch names the nodes' release)
+    expect(findKnownBugs('w', pod, v('1.37'), [bug('kubernetes#140309')])).toEqual([]);
+  });
+});
+
 describe('warnings on synthesized apps', () => {
   let stderr: jest.SpyInstance;
   beforeEach(() => {
@@ -272,8 +333,9 @@ describe('warnings on synthesized apps', () => {
     // the native sidecars, in order (a plain init container such as sidecar-tools is not one)
     const init = podSpecOf(manifest).initContainers.filter((c: any) => c.restartPolicy === 'Always').map((c: any) => c.name);
     const warnings = SidecarWarnings.of(app);
-    // 1.29.3 also has kubernetes#126543 (any native sidecar; fixed in 1.29.9), after it in the table
-    expect(warnings.map(issueOf)).toEqual(['kubernetes#125880', 'kubernetes#126543']);
+    // 1.29.3 also has kubernetes#126543 (any native sidecar; fixed in 1.29.9), after it in the table, and the open
+    // kubernetes#137710 and #140309 (two init containers: every release)
+    expect(warnings.map(issueOf)).toEqual(['kubernetes#125880', 'kubernetes#126543', 'kubernetes#137710', 'kubernetes#140309']);
     expect(warnings[0]).toMatch(new RegExp(
       `^'test/web/Resource' \\(Deployment '${manifest.metadata.name}'\\): Kubernetes 1\\.29\\.3 has kubernetes#125880 .*native sidecar '${init[0]}' ` +
       `has another native sidecar after it \\('${init[1]}'\\).*upgrade the cluster to 1\\.29\\.8 or later`,
@@ -290,12 +352,13 @@ describe('warnings on synthesized apps', () => {
     new Chart(app, 'second');
     new Chart(app, 'third');
     app.synthYaml();
-    expect(SidecarWarnings.of(app)).toHaveLength(2);
+    expect(SidecarWarnings.of(app)).toHaveLength(4);
     expect(printed()).toEqual(SidecarWarnings.of(chart).map(w => `[cdk8s-sidecars] WARNING: ${w}\n`));
   }));
 
-  test('the fixed patch (1.29.8; 1.29.9 for kubernetes#126543), the bare minor (1.29) and the legacy layout give no warning', () => withEnv(ENV, undefined, () => {
-    for (const [version, issues] of [['1.29.8', ['kubernetes#126543']], ['1.29.9', []], ['1.29', []]] as const) {
+  test('the fixed patch (1.29.8; 1.29.9 for kubernetes#126543), the bare minor (1.29) and the legacy layout give no warning of the fixed bugs', () => withEnv(ENV, undefined, () => {
+    // the open kubernetes#137710 and #140309 stay on every patch (two init containers), never on a bare minor
+    for (const [version, issues] of [['1.29.8', ['kubernetes#126543', 'kubernetes#137710', 'kubernetes#140309']], ['1.29.9', ['kubernetes#137710', 'kubernetes#140309']], ['1.29', []]] as const) {
       const { app, chart } = deploymentWithTwo(version);
       Testing.synth(chart);
       expect(SidecarWarnings.of(app).map(issueOf)).toEqual(issues);
@@ -305,9 +368,9 @@ describe('warnings on synthesized apps', () => {
     new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.29.3', mode: SidecarMode.LEGACY });
     new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.29.3', mode: SidecarMode.LEGACY });
     Testing.synth(chart);
-    expect(SidecarWarnings.of(app)).toEqual([]);
-    // only the 1.29.8 app's kubernetes#126543 was printed
-    expect(printed().map(issueOf)).toEqual(['kubernetes#126543']);
+    // the legacy sidecars' preStop hooks: kubernetes#136598 (fixed in 1.36.0) only
+    expect(SidecarWarnings.of(app).map(issueOf)).toEqual(['kubernetes#136598']);
+    expect(printed().map(issueOf)).toEqual(['kubernetes#126543', 'kubernetes#137710', 'kubernetes#140309', 'kubernetes#137710', 'kubernetes#140309', 'kubernetes#136598']);
   }));
 
   test('a Job (restartPolicy Never) on 1.33.5 gets kubernetes#132826; on 1.33.6 or with OnFailure it does not', () => withEnv(ENV, undefined, () => {
@@ -331,7 +394,7 @@ describe('warnings on synthesized apps', () => {
     new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.28.9', sidecarContainersGate: true });
     Testing.synth(chart);
     const warnings = SidecarWarnings.of(app);
-    expect(warnings).toHaveLength(2);
+    expect(warnings.map(issueOf)).toEqual(['kubernetes#132826', 'kubernetes#126543', 'kubernetes#136598', 'kubernetes#137710', 'kubernetes#140309']);
     expect(warnings[0]).toContain('Kubernetes 1.28.9 has kubernetes#132826');
     expect(warnings[0]).toContain('No 1.28 patch has the fix. To avoid it, upgrade the cluster to 1.33.6 or later, or use restartPolicy: OnFailure');
     expect(warnings[1]).toContain('Kubernetes 1.28.9 has kubernetes#126543');
@@ -346,9 +409,10 @@ describe('warnings on synthesized apps', () => {
       return SidecarWarnings.of(app);
     };
     const [w, ...rest] = run('1.35.2', 'Deployment');
-    expect(rest).toEqual([]);
+    // and kubernetes#141155 (startup + liveness probes, 1.35-1.37: fixed in 1.38.0)
+    expect(rest.map(issueOf)).toEqual(['kubernetes#141155']);
     expect(w).toMatch(/^'test\/web\/Resource' \(Deployment '.*'\): Kubernetes 1\.35\.2 has kubernetes#137146 .*native sidecar\(s\) 'log-agent' have a startupProbe/);
-    expect(run('1.35.4', 'Deployment')).toEqual([]);
+    expect(run('1.35.4', 'Deployment').map(issueOf)).toEqual(['kubernetes#141155']);
     expect(run('1.34.1', 'Deployment').map(issueOf)).not.toContain('kubernetes#137146');
     expect(run('1.35.2', 'Job').map(issueOf)).not.toContain('kubernetes#137146'); // restartPolicy Never
   }));
@@ -375,7 +439,7 @@ describe('warnings on synthesized apps', () => {
       new WithLogAgent(chart, 'logs', { workload });
       new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT });
       app.synth();
-      expect(SidecarWarnings.of(app).map(w => /has (kubernetes#\d+)/.exec(w)![1])).toEqual(['kubernetes#125880', 'kubernetes#126543']);
+      expect(SidecarWarnings.of(app).map(w => /has (kubernetes#\d+)/.exec(w)![1])).toEqual(['kubernetes#125880', 'kubernetes#126543', 'kubernetes#137710', 'kubernetes#140309']);
     });
     withEnv(ENV, undefined, () => {
       const { app, chart } = newChart();
@@ -399,7 +463,7 @@ describe('warnings on synthesized apps', () => {
     const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Job'));
     expect(spec.initContainers.map((c: any) => c.name)).toEqual(['log-agent', 'migrate']);
     // (1.29.1 with OnFailure has kubernetes#123323 and kubernetes#126543: their own tests are above)
-    expect(SidecarWarnings.of(app).map(issueOf)).toEqual(['kubernetes#123323', 'kubernetes#126543']);
+    expect(SidecarWarnings.of(app).map(issueOf)).toEqual(['kubernetes#123323', 'kubernetes#126543', 'kubernetes#137710', 'kubernetes#140309']);
   }));
 
   test('a mesh proxy declared with WithMeshProxy counts (issue 27 point 6): istio-proxy, then log-agent, on 1.29.3', () => withEnv(ENV, undefined, () => {
@@ -422,7 +486,7 @@ describe('warnings on synthesized apps', () => {
     new WithLogAgent(fixed.chart, 'logs', { workload: w2, kubernetesVersion: '1.29.8' });
     new WithMeshProxy(fixed.chart, 'mesh', { workload: w2, mesh: Mesh.ISTIO, kubernetesVersion: '1.29.8' });
     Testing.synth(fixed.chart);
-    expect(SidecarWarnings.of(fixed.app).map(issueOf)).toEqual(['kubernetes#126543']);
+    expect(SidecarWarnings.of(fixed.app).map(issueOf)).toEqual(['kubernetes#126543', 'kubernetes#137710', 'kubernetes#140309']);
   }));
 
   test('two native sidecars (ours, then the user\'s): kubernetes#125880 names ours', () => withEnv(ENV, undefined, () => {

@@ -14,7 +14,9 @@ import * as kplus32 from 'cdk8s-plus-32';
 import * as kplus33 from 'cdk8s-plus-33';
 import * as kplus34 from 'cdk8s-plus-34';
 import { Construct } from 'constructs';
-import { LogAgent, LogOutput, SecretKeyReference, SidecarResources, SidecarServicePort, SidecarWarnings, WithEnvoy, WithLogAgent, WithTracer } from '../src';
+import {
+  LogAgent, LogOutput, SecretKeyReference, SidecarResources, SidecarServicePort, SidecarWarnings, WithEnvoy, WithLogAgent, WithSidecar, WithTracer,
+} from '../src';
 import { expectValidManifests } from './util/k8s-schema';
 import { graceWrittenByDefault } from '../src/bind/workload-defaults';
 
@@ -126,25 +128,62 @@ describe.each(MAJORS)('cdk8s-plus-%i', (major, kplus) => {
   });
 });
 
-describe('every workload kind of every major is found and gets its sidecar', () => {
+/**
+ * Every major x every workload kind x the targets that change the layout (1.27 legacy, 1.28 with
+ * the gate: native but stopped with the app, 1.29 ordered, 1.33 GA, 1.37 the newest release), each
+ * kind with every sidecar construct: one app per (major, target) holding all the kinds, so the
+ * 8 x 5 cells cost 40 syntheses, not 240. Issue 37: cdk8s-plus 29-34 write `shareProcessNamespace:
+ * false` by default, which the Job and CronJob wrappers of 1.27 (and 1.28 with the gate) refused.
+ */
+describe('every workload kind of every major x every target: each sidecar construct synthesizes', () => {
   const KINDS = ['Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'Pod'];
-  test.each(MAJORS)('cdk8s-plus-%i', (major, kplus) => {
+  const TARGETS: Array<[string, boolean]> = [['1.27', false], ['1.28', true], ['1.29', false], ['1.33', false], ['1.37', false]];
+  const CONSTRUCTS = ['log-agent', 'tracer', 'envoy', 'probe'];
+  const cells = MAJORS.flatMap(([major, kplus]) => TARGETS.map(([version, gate]) => [major, version, gate, kplus] as const));
+
+  test.each(cells)('cdk8s-plus-%i at %s (gate %s)', (major, version, gate, kplus) => {
     const chart = new Chart(Testing.app(), 'test');
+    const target = { kubernetesVersion: version, sidecarContainersGate: gate };
     for (const kind of KINDS) {
-      const containers = [{ name: 'app', image: 'nginx', ports: [{ number: 8080 }] }];
+      const id = kind.toLowerCase();
+      const containers = [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', args: ['--listen=127.0.0.1:8080'], ports: [{ number: 8080 }] }];
       const props = kind === 'CronJob' ? { containers, schedule: Cron.daily() } : { containers };
-      const workload = new kplus[kind](chart, kind.toLowerCase(), props);
-      new WithLogAgent(chart, `logs-${kind.toLowerCase()}`, { workload, kubernetesVersion: '1.29' });
+      const workload = new kplus[kind](chart, id, props);
+      new WithLogAgent(chart, `logs-${id}`, { workload, ...target });
+      new WithTracer(chart, `tracer-${id}`, { workload, ...target, exporterEndpoint: 'otel-collector.observability:4317', exporterTls: false });
+      // A Job's legacy Envoy cannot hold the app and exit with it (it starts first): the user's choice there.
+      const completes = kind === 'Job' || kind === 'CronJob';
+      new WithEnvoy(chart, `envoy-${id}`, { workload, ...target, appPort: 8080, ...(completes ? { holdApplicationUntilProxyStarts: false } : {}) });
+      new WithSidecar(chart, `probe-${id}`, {
+        workload, ...target, containerName: 'probe', image: 'ghcr.io/example/probe:1.0.0', command: ['/probe'], ports: [{ name: 'probe', number: 9100 }],
+      });
     }
     const manifests = Testing.synth(chart);
-    expectValidManifests(manifests, '1.29');
+    expectValidManifests(manifests, version);
     const pods = manifests.filter(m => KINDS.includes(m.kind)).map(m => [m.kind, m.kind === 'Pod' ? m.spec
       : m.kind === 'CronJob' ? m.spec.jobTemplate.spec.template.spec : m.spec.template.spec]);
     expect(pods.map(([kind]) => kind).sort()).toEqual([...KINDS].sort());
+    const native = version !== '1.27';
     for (const [kind, spec] of pods) {
-      const agent = (spec.initContainers ?? []).find((c: any) => c.name === 'log-agent');
-      expect([major, kind, agent?.restartPolicy]).toEqual([major, kind, 'Always']);
+      const init = (spec.initContainers ?? []).filter((c: any) => CONSTRUCTS.includes(c.name)).map((c: any) => [c.name, c.restartPolicy]);
+      const legacy = spec.containers.map((c: any) => c.name).filter((n: string) => CONSTRUCTS.includes(n));
+      expect([major, kind, init.sort(), legacy.sort()]).toEqual(
+        [major, kind, native ? CONSTRUCTS.map(n => [n, 'Always']).sort() : [], native ? [] : [...CONSTRUCTS].sort()]);
+      // A completing pod's legacy sidecars exit with the app (shareProcessNamespace: true, over
+      // cdk8s-plus 29+'s written-by-default false); elsewhere the pod keeps what cdk8s-plus wrote.
+      const completes = kind === 'Job' || kind === 'CronJob';
+      const wrapped = completes && !native;
+      expect([major, kind, spec.shareProcessNamespace]).toEqual([major, kind, wrapped ? true : major >= 29 ? false : undefined]);
     }
+  });
+
+  test('an explicit shareProcessNamespace: false on a raw Job is still the user\'s, and refused at 1.27', () => {
+    const chart = new Chart(Testing.app(), 'test');
+    const json = ApiObject.of(new kplus27.Job(new Chart(Testing.app(), 'x'), 'job', { containers: [{ name: 'app', image: 'nginx' }] })).toJson();
+    json.spec.template.spec.shareProcessNamespace = false;
+    const job = new ApiObject(chart, 'job', json);
+    new WithLogAgent(chart, 'logs', { workload: job, kubernetesVersion: '1.27' });
+    expect(() => Testing.synth(chart)).toThrow(/the workload sets shareProcessNamespace: false/);
   });
 });
 
@@ -303,7 +342,7 @@ describe('the API without cdk8s-plus: plain objects of the library\'s own types'
   });
 });
 
-test('the README\'s cdk8s-plus-34 example (section "cdk8s-plus majors"), written out, synthesizes in both layouts', () => {
+test('the cdk8s-plus-34 example of docs/cdk8s-plus.md, written out, synthesizes in both layouts', () => {
   for (const [version, native] of [['1.27', false], ['1.34', true]] as const) {
     const app = Testing.app();
     const chart = new Chart(app, 'shop');

@@ -1,7 +1,7 @@
 import { Duration, Testing, Yaml } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { parse as parseYaml } from 'yaml';
-import { FLUENTD_IMAGE, LogAgent, LogOutput, SidecarMode, VECTOR_IMAGE, WithLogAgent } from '../src';
+import { Images, LogAgent, LogOutput, SidecarMode, WithLogAgent } from '../src';
 import {
   WORKLOAD_KINDS, containerOf, kplusWorkload, layoutOf, manifestOf, newChart, podSpecOf,
 } from './util/fixtures';
@@ -261,8 +261,8 @@ describe.each(Object.keys(AGENTS) as Array<keyof typeof AGENTS>)('%s: the same g
 describe('Vector', () => {
   test('pinned image, overridable; vector binary, config file, graceful shutdown limit', () => {
     const { sidecar } = vectorConfig();
-    expect(VECTOR_IMAGE).toMatch(/^timberio\/vector:\d+\.\d+\.\d+-distroless-libc$/);
-    expect(sidecar.image).toBe(VECTOR_IMAGE);
+    expect(Images.VECTOR).toMatch(/^timberio\/vector:\d+\.\d+\.\d+-distroless-libc$/);
+    expect(sidecar.image).toBe(Images.VECTOR);
     // native (1.29+): under the SIGTERM hold (3 s, its read delay; issue 39); legacy: as it is
     expect(agentArgvOf(sidecar)).toEqual(['/usr/bin/vector', '--config', '/etc/log-agent/vector.yaml', '--graceful-shutdown-limit-secs', '5']);
     expect(sigtermHoldOf(sidecar)).toBe(3);
@@ -458,8 +458,8 @@ describe('Vector', () => {
 describe('Fluentd', () => {
   test('pinned image, overridable; tini as PID 1, fluentd with the mounted config', () => {
     const { sidecar } = fluentdConfig();
-    expect(FLUENTD_IMAGE).toMatch(/^fluent\/fluentd:v\d+\.\d+\.\d+-debian-\d+\.\d+$/);
-    expect(sidecar.image).toBe(FLUENTD_IMAGE);
+    expect(Images.FLUENTD).toMatch(/^fluent\/fluentd:v\d+\.\d+\.\d+-debian-\d+\.\d+$/);
+    expect(sidecar.image).toBe(Images.FLUENTD);
     expect(sidecar.command).toEqual(['tini', '--', 'fluentd']);
     expect(sidecar.args).toEqual(['--config', '/etc/log-agent/fluent.conf']);
     expect(sidecar.securityContext.runAsUser).toBe(999);
@@ -619,9 +619,9 @@ describe('Fluentd', () => {
       ['opensearch', 'fluent-plugin-opensearch'],
     ] as const)('%s on the default image: refused, naming the gem and the ways out', (name, gem) => {
       expect(() => fluentdConfig({ output: OUTPUTS[name]() })).toThrow(
-        `WithLogAgent 'test/logs': the ${name} output needs the ${gem} gem, which the default Fluentd image ${FLUENTD_IMAGE} ` +
+        `WithLogAgent 'test/logs': the ${name} output needs the ${gem} gem, which the default Fluentd image ${Images.FLUENTD} ` +
         'does not ship (it has the core plugins only: stdout, forward, http). Pass `LogAgent.fluentd({ image })` with an image ' +
-        `that has it (e.g. one built FROM ${FLUENTD_IMAGE} with \`gem install ${gem}\`), or use LogAgent.fluentBit() or ` +
+        `that has it (e.g. one built FROM ${Images.FLUENTD} with \`gem install ${gem}\`), or use LogAgent.fluentBit() or ` +
         'LogAgent.vector(), which support this output natively.',
       );
     });

@@ -7,10 +7,11 @@
 import { ApiObject, App, Chart, Testing, Yaml } from 'cdk8s';
 import * as fc from 'fast-check';
 import * as YAML from 'yaml';
+import { checkManifestData, manifestStringProblem } from '../src/bind/manifest-values';
 import { NativeSidecarGuard } from '../src/guard';
 import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
-import { agentYaml, characterProblem, checkManifestData, manifestStringProblem, showValue } from '../src/private/values';
+import { agentYaml, characterProblem, showValue } from '../src/private/values';
 import { WithLogAgent } from '../src/with-log-agent';
 import { SidecarVolume, WithSidecar } from '../src/with-sidecar';
 import { WithTracer } from '../src/with-tracer';

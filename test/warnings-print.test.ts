@@ -8,7 +8,7 @@
  * app-wide ones of SidecarValidation (an HPA), in an app of three charts.
  */
 import { ApiObject, App, Chart, Testing } from 'cdk8s';
-import { SidecarValidation, SidecarWarnings, WithLogAgent, WithTracer } from '../src';
+import { SidecarValidation, SidecarWarnings, Sidecars, WithLogAgent, WithTracer } from '../src';
 import { hpaManifest, kplusWorkload, rawDeployment, withEnv } from './util/fixtures';
 
 const ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
@@ -44,7 +44,8 @@ function appWithHpaWarning(): App {
 }
 
 describe.each([
-  ['a workload with the known bugs of 1.29.3', appWithKnownBugs, 2],
+  // kubernetes#125880, #126543 and the open #137710, #140309 (two init containers)
+  ['a workload with the known bugs of 1.29.3', appWithKnownBugs, 4],
   ['SidecarValidation: an HPA without the request', appWithHpaWarning, 1],
 ] as const)('%s', (_name, make, count) => {
   test('one synthYaml() call of three charts prints each warning once; a second call prints them again', () => withEnv(ENV, undefined, () => {
@@ -65,5 +66,48 @@ describe.each([
     const warnings = SidecarWarnings.of(app);
     chart.toJson();
     expect(printed()).toEqual([...warnings, ...warnings]);
+  }));
+});
+
+describe('issue 37: a synthesis without a target says which layout it got and how to choose', () => {
+  const NOTICE = '[cdk8s-sidecars] NOTICE: ';
+  const notices = () => stderr.mock.calls.map(c => String(c[0])).filter(s => s.startsWith(NOTICE));
+  const build = (configure?: string) => {
+    const app = Testing.app();
+    if (configure) Sidecars.configure(app, { kubernetesVersion: configure });
+    for (const id of ['a', 'b']) {
+      const chart = new Chart(app, id);
+      const workload = kplusWorkload(chart, 'Deployment');
+      new WithLogAgent(chart, 'logs', { workload });
+      new WithTracer(chart, 'tracer', { workload, exporterEndpoint: 'otel-gateway.observability:4317' });
+    }
+    return app;
+  };
+
+  test('no prop, variable or Sidecars.configure(): one notice per synthesis call, naming the default, the layout and the three ways', () => withEnv(ENV, undefined, () => {
+    const app = build();
+    app.synthYaml();
+    expect(notices()).toEqual([
+      '[cdk8s-sidecars] NOTICE: no target Kubernetes release is set (no kubernetesVersion prop, no CDK8S_SIDECARS_KUBERNETES_VERSION, no Sidecars.configure()), so the ' +
+      'sidecars were emitted for the default, Kubernetes 1.27, the oldest release the library supports: the LEGACY layout (each sidecar one more entry of ' +
+      "spec.containers, stopped together with the app; a Job's sidecars exit through a wrapper). A cluster whose API server and every kubelet run 1.29 or later " +
+      "takes native sidecars (started before the app, stopped after it): set its lowest release with Sidecars.configure(app, { kubernetesVersion: '1.35' }), " +
+      "CDK8S_SIDECARS_KUBERNETES_VERSION=1.35, or a construct's kubernetesVersion; `npx cdk8s-sidecars target` prints it for the cluster kubectl points at. " +
+      "Set '1.27' to keep the legacy layout without this notice.\n",
+    ]);
+    app.synthYaml();
+    expect(notices()).toHaveLength(2); // the next call says it again
+    // not a warning of the pods: SidecarWarnings stays as it was
+    expect(SidecarWarnings.of(app)).toEqual([]);
+    // a Testing.synth() of a chart (outside a synthesis call): once per App
+    const other = build();
+    Testing.synth(other.node.children[0] as Chart);
+    Testing.synth(other.node.children[1] as Chart);
+    expect(notices()).toHaveLength(3);
+  }));
+
+  test.each([['Sidecars.configure 1.27', '1.27', undefined], ['the environment', undefined, '1.35']])('a target from %s: no notice', (_name, configure, env) => withEnv(ENV, env, () => {
+    build(configure).synthYaml();
+    expect(notices()).toEqual([]);
   }));
 });

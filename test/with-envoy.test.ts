@@ -1049,6 +1049,6 @@ describe('tls takes a Secret as every other prop does (issue 39: one form for ba
     expect(volumesOf((c: Chart) => ({ secret: kplus.Secret.fromSecretName(c, 'tls', 'web-tls'), clientCaSecret: kplus.Secret.fromSecretName(c, 'ca', 'web-ca') })))
       .toEqual(plain);
     // the same shape as LogOutput's basicAuth and WithSidecar's secretEnv: { secret: <the Secret>, key }
-    expect(() => volumesOf({ secretName: 'web-tls' })).toThrow("WithEnvoy 'test/envoy': tls.secret undefined is not a Secret reference; give kplus.Secret.fromSecretName(scope, 'tls', 'web-tls') or { name: 'web-tls' }.");
+    expect(() => volumesOf({ secret: 'web-tls' })).toThrow("WithEnvoy 'test/envoy': tls.secret \"web-tls\" is not a Secret reference; give kplus.Secret.fromSecretName(scope, 'tls', 'web-tls') or { name: 'web-tls' }.");
   });
 });

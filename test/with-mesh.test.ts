@@ -10,7 +10,8 @@ import { ISTIO, LINKERD, Injection, injectIstio, injectLinkerd, simulateTerminat
 // Imported module by module (not from '../src'), so that other constructs in progress cannot break this suite.
 import { InjectedProxy, MeshKind } from '../src/engine/injected';
 import { applySidecars } from '../src/engine/pod-template';
-import { Json, RANK } from '../src/engine/spec';
+import { RANK } from '../src/engine/spec';
+import { Json } from '../src/private/json';
 import { Sidecars } from '../src/settings';
 import { SidecarMode } from '../src/target/capabilities';
 import { WithEnvoy } from '../src/with-envoy';
@@ -42,18 +43,21 @@ describe('annotations follow the target (1.27 legacy, 1.29 and 1.33 native)', ()
     expect(annotations[MARKER]).toBe(version === '1.27' ? undefined : 'istio-proxy,log-agent');
   });
 
+  // Linkerd 2.20 (the default meshRelease) reads config.linkerd.io/proxy-enable-native-sidecar (issue 37)
   test.each([
     ['1.27', {
-      'config.alpha.linkerd.io/proxy-enable-native-sidecar': 'false',
+      'config.linkerd.io/proxy-enable-native-sidecar': 'false',
       'config.linkerd.io/proxy-await': 'enabled',
       'config.alpha.linkerd.io/proxy-wait-before-exit-seconds': '10',
       'config.linkerd.io/shutdown-grace-period': '5s',
     }],
-    ['1.29', { 'config.alpha.linkerd.io/proxy-enable-native-sidecar': 'true', 'config.linkerd.io/proxy-await': 'enabled', 'config.linkerd.io/shutdown-grace-period': '5s' }],
-    ['1.33', { 'config.alpha.linkerd.io/proxy-enable-native-sidecar': 'true', 'config.linkerd.io/proxy-await': 'enabled', 'config.linkerd.io/shutdown-grace-period': '5s' }],
+    ['1.29', { 'config.linkerd.io/proxy-enable-native-sidecar': 'true', 'config.linkerd.io/proxy-await': 'enabled', 'config.linkerd.io/shutdown-grace-period': '5s' }],
+    ['1.33', { 'config.linkerd.io/proxy-enable-native-sidecar': 'true', 'config.linkerd.io/proxy-await': 'enabled', 'config.linkerd.io/shutdown-grace-period': '5s' }],
   ])('Linkerd on %s', (version, expected) => {
     const annotations = podMetadataOf(synthWorkload(version, Mesh.LINKERD)).annotations;
     expect(annotations).toMatchObject(expected);
+    // the deprecated alpha name only for a release before 2.20 (meshRelease)
+    expect(annotations['config.alpha.linkerd.io/proxy-enable-native-sidecar']).toBeUndefined();
     // Linkerd 2.15 fails injection when wait-before-exit is set together with native sidecars.
     if (version !== '1.27') expect(annotations['config.alpha.linkerd.io/proxy-wait-before-exit-seconds']).toBeUndefined();
     expect(annotations[MARKER]).toBe(version === '1.27' ? undefined : 'linkerd-proxy,log-agent');
@@ -68,6 +72,25 @@ describe('annotations follow the target (1.27 legacy, 1.29 and 1.33 native)', ()
       // Linkerd 2.20 defaults to native everywhere: on 1.27 the annotation keeps it legacy.
       expect(injectLinkerd(podMetadataOf(linkerd), podSpecOf(linkerd)).native).toBe(native);
     }
+  });
+
+  test('Linkerd before 2.20 (meshRelease): the deprecated alpha name, which 2.19 reads and the current name is not', () => {
+    for (const [version, native] of [['1.27', false], ['1.33', true]] as const) {
+      const { chart } = newChart();
+      const workload = kplusWorkload(chart, 'Deployment');
+      new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: version });
+      new WithMeshProxy(chart, 'mesh', { workload, mesh: Mesh.LINKERD, kubernetesVersion: version, meshRelease: '2.19' });
+      const d = Testing.synth(chart).find(m => m.kind === 'Deployment');
+      const a = podMetadataOf(d).annotations;
+      expect(a['config.alpha.linkerd.io/proxy-enable-native-sidecar']).toBe(String(native));
+      expect(a['config.linkerd.io/proxy-enable-native-sidecar']).toBeUndefined();
+      expect(injectLinkerd(podMetadataOf(d), podSpecOf(d), [2, 19]).native).toBe(native);
+    }
+    // the current name alone would not reach a 2.19 injector (it injects legacy by default): why the release matters
+    const current = synthWorkload('1.33', Mesh.LINKERD);
+    expect(injectLinkerd(podMetadataOf(current), podSpecOf(current), [2, 19]).native).toBe(false);
+    expect(() => new WithMeshProxy(newChart().chart, 'mesh', { workload: kplusWorkload(newChart().chart, 'Deployment'), mesh: Mesh.LINKERD, meshRelease: 'stable' }))
+      .toThrow("meshRelease 'stable' is not a release; give the injector's major.minor, e.g. '2.19' (Linkerd) or '1.17' (Dapr).");
   });
 
   test('properties: proxyStopTime and appShutdownTime reach the annotations; holdApplication false', () => {

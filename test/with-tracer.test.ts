@@ -8,6 +8,7 @@ import {
 import { expectValidManifests, SCHEMA_RELEASES } from './util/k8s-schema';
 // Imported module by module (not from '../src'), so that other constructs in progress cannot break this suite.
 import { RANK } from '../src/engine/spec';
+import { Images } from '../src/images';
 import { SidecarBase, SidecarProps } from '../src/sidecar';
 import { SidecarMode } from '../src/target/capabilities';
 import { SidecarWarnings } from '../src/warnings';
@@ -219,7 +220,7 @@ describe('layout', () => {
     });
     expect(agent.resources).toEqual({ limits: { cpu: '500m', memory: '128Mi' }, requests: { cpu: '50m', memory: '64Mi' } });
     expect(agent.image).toBe('otel/opentelemetry-collector:0.159.0');
-    expect(agent.image).toBe(WithTracer.DEFAULT_IMAGE);
+    expect(agent.image).toBe(Images.OTEL_COLLECTOR);
     expect(agent.imagePullPolicy).toBe('IfNotPresent');
     // Only args: the image's own entrypoint (/otelcol, /otelcol-contrib, ...) runs.
     expect(agent.command).toBeUndefined();

@@ -11,14 +11,16 @@
  */
 import { ApiObject, JsonPatch } from 'cdk8s';
 import { IConstruct } from 'constructs';
+import { describeValue } from './checks';
+import { printWarnings, recordWarnings } from './warnings';
 import { checkSelfStoppingPreStops } from '../engine/around';
 import { InjectedProxy } from '../engine/injected';
-import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject, podTemplateOf } from '../engine/pod-template';
+import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject } from '../engine/pod-template';
 import { checkJobPodFailurePolicy } from '../engine/rules';
-import { Json, SidecarSpec } from '../engine/spec';
+import { SidecarSpec } from '../engine/spec';
+import { podTemplateOf } from '../facts/kinds';
 import { asAdmitted, findKnownBugs } from '../facts/known-bugs';
-import { describeValue } from '../private/checks';
-import { printWarnings, recordWarnings } from '../warnings';
+import { Json } from '../private/json';
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
 const SYNTHESIS = Symbol.for('cdk8s-sidecars.synthesis');
@@ -116,6 +118,29 @@ export function printSynthesisWarnings(scope: IConstruct, warnings: string[]): v
   printWarnings(warnings, currentSynthesis(scope)?.printed);
 }
 
+/** The roots a notice was printed for outside a synthesis call (a `Testing.synth()`, a `Chart.toJson()`): once each. */
+const NOTICED_OUTSIDE = new WeakSet<object>();
+
+/**
+ * Prints `message` to stderr as `[cdk8s-sidecars] NOTICE: <message>`: once per synthesis call
+ * (`app.synth()`, `synthYaml()`), or once per App outside one. A notice is not a problem of the
+ * pods (those are warnings, `SidecarWarnings.of`): it says what the library chose for the user.
+ * @internal
+ */
+export function printSynthesisNotice(scope: IConstruct, message: string): void {
+  const synthesis = currentSynthesis(scope);
+  const key = `NOTICE ${message}`;
+  if (synthesis) {
+    if (synthesis.printed.has(key)) return;
+    synthesis.printed.add(key);
+  } else {
+    const root = scope.node.root;
+    if (NOTICED_OUTSIDE.has(root)) return;
+    NOTICED_OUTSIDE.add(root);
+  }
+  process.stderr.write(`[cdk8s-sidecars] NOTICE: ${message}\n`);
+}
+
 /** What a sidecar construct gives the binding: its spec and target, computed at synthesis. */
 export interface SidecarSource {
   readonly node: IConstruct['node'];
@@ -150,6 +175,8 @@ export interface RenderedSidecar {
 export interface BindingOptions {
   /** See ApplyOptions.graceWrittenByDefault. */
   readonly graceWrittenByDefault?: number;
+  /** See ApplyOptions.processNamespaceWrittenByDefault. */
+  readonly processNamespaceWrittenByDefault?: boolean;
 }
 
 /**
@@ -422,7 +449,12 @@ export class WorkloadBinding {
   ): EngineResult {
     // `base` is a fresh object from toJson(): the engine may work on it in place.
     const result = applySidecars(base, specs, {
-      minor, gate, graceWrittenByDefault: this.options.graceWrittenByDefault, mutateInput: true, injected,
+      minor,
+      gate,
+      graceWrittenByDefault: this.options.graceWrittenByDefault,
+      processNamespaceWrittenByDefault: this.options.processNamespaceWrittenByDefault,
+      mutateInput: true,
+      injected,
     });
     if (result.errors.length > 0) return result;
     // What the engine inferred from the manifest, then the known bugs of the target's patch

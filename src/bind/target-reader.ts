@@ -7,7 +7,10 @@
  */
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
-import { KUBERNETES_VERSION_ENV, ResolvedTarget, SidecarTargetOptions, VersionSource, resolveTarget } from '../settings';
+// The one arrow up, until the resolver moves to src/target/ (issue 35 point 4): settings.ts holds it today.
+// eslint-disable-next-line import/no-restricted-paths
+import { DEFAULT_TARGET_NOTICE, KUBERNETES_VERSION_ENV, ResolvedTarget, SidecarTargetOptions, VersionSource, resolveTarget } from '../settings';
+import { printSynthesisNotice } from './binding';
 import { SidecarLayout, formatVersion } from '../target/capabilities';
 
 /** Where a target came from, for messages. */
@@ -44,9 +47,14 @@ export class TargetReader {
     return layout;
   }
 
-  /** The target at synthesis: `decide()`, and an error when a layout read earlier has flipped. */
+  /**
+   * The target at synthesis: `decide()`, and an error when a layout read earlier has flipped. A
+   * target that no prop, environment variable or `Sidecars.configure()` set prints the notice of
+   * the default (docs/target.md, "No target set").
+   */
   public atSynthesis(): ResolvedTarget {
     const target = this.decide();
+    if (target.source === 'default') printSynthesisNotice(this.scope, DEFAULT_TARGET_NOTICE);
     const layout = target.decision.layout!;
     const read = this.layoutRead;
     if (read && read.layout !== layout) {

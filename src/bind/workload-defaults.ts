@@ -21,3 +21,21 @@ export function graceWrittenByDefault(workload: IConstruct): number | undefined 
   if (grace === undefined || typeof grace.toSeconds !== 'function') return undefined;
   return grace.toSeconds() === KUBERNETES_DEFAULT_GRACE_SECONDS ? KUBERNETES_DEFAULT_GRACE_SECONDS : undefined;
 }
+
+/**
+ * Whether the workload's construct wrote `shareProcessNamespace: false` because its user gave
+ * nothing, found from how the construct behaves, as for the grace period above.
+ *
+ * cdk8s-plus 29 to 34 keep the pod's `shareProcessNamespace` as a public boolean of their
+ * workloads (AbstractPod) set to `props.shareProcessNamespace ?? false` and always write it
+ * (lib/pod.js of cdk8s-plus-29 2.6.0 ... cdk8s-plus-34 2.0.54); cdk8s-plus 27 and 28 have no such
+ * property and write nothing. So on such a workload a `false` means "not set by the user" (it
+ * cannot be told from an explicit false), and a sidecar that needs the pod's processes shared
+ * (a legacy sidecar wrapped to exit with a Job's app, `watchAppExit`) may set it to true. A plain
+ * `ApiObject`, or a construct without that property, writes only what its user wrote.
+ * @internal
+ */
+export function processNamespaceWrittenByDefault(workload: IConstruct): boolean {
+  if (ApiObject.isApiObject(workload)) return false;
+  return (workload as any).shareProcessNamespace === false;
+}

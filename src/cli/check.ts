@@ -9,7 +9,8 @@
 import { STDIN, loadDocuments } from './io';
 import { CliTarget } from './target-options';
 import { checkManifestSet } from '../engine/manifests-check';
-import { SUPPORTED_KINDS, describeObject, podTemplateOf } from '../engine/pod-template';
+import { SUPPORTED_KINDS, describeObject } from '../engine/pod-template';
+import { podTemplateOf } from '../facts/kinds';
 import { findKnownBugs } from '../facts/known-bugs';
 import { capabilities, formatFullVersion } from '../target/capabilities';
 

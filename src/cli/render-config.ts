@@ -67,6 +67,10 @@ const strings: Conv = (v, p) => {
   if (!Array.isArray(v)) throw new ConfigError(p, `expected a list of strings, got ${typeName(v)}`);
   return v.map((x, i) => str(x, `${p}[${i}]`));
 };
+const nums: Conv = (v, p) => {
+  if (!Array.isArray(v)) throw new ConfigError(p, `expected a list of numbers, got ${typeName(v)}`);
+  return v.map((x, i) => num(x, `${p}[${i}]`));
+};
 
 /** `10s`, `500ms`, `2m`, `1h` or a number of seconds (also the timeline's duration flags). */
 export const duration = (v: unknown, p: string): Duration => {
@@ -199,6 +203,7 @@ const common = {
   allowLegacyOnJob: bool,
   after: str,
   serveInitContainers: bool,
+  restartPodOnExitCodes: nums,
 };
 
 const logAgentProps = object({
@@ -213,7 +218,10 @@ const envoyProps = object({
   appIdleTimeout: duration,
   appProtocol: oneOf(Object.values(EnvoyAppProtocol)),
   listenerPort: num,
-  tls: object({ secret: object({ name: str }, ['name']), clientCaSecret: object({ name: str }, ['name']) }, ['secret']),
+  tls: object({
+    secret: object({ name: str }, ['name']), clientCaSecret: object({ name: str }, ['name']),
+    podCertificateSigner: str, podCertificateKeyType: str, clientCaTrustBundleSigner: str,
+  }),
   upstreams: listOf(object({ name: str, localPort: num, host: str, port: num, tls: bool }, ['name', 'localPort', 'host'])),
   image: str,
   drainTime: duration,

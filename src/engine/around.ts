@@ -7,8 +7,9 @@
  * the app's Services and autoscalers and run in `checkManifestSet` only (SidecarValidation.addTo
  * and `cdk8s-sidecars check`).
  */
-import { describeObject, podTemplateOf } from './pod-template';
-import { Json } from './spec';
+import { describeObject } from './pod-template';
+import { podTemplateOf } from '../facts/kinds';
+import { Json } from '../private/json';
 
 /** A workload as the app-wide checks see it: how messages name it and its manifest. */
 export interface WorkloadInSet {

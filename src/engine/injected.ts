@@ -10,11 +10,12 @@
  *
  * Every fact below was read in the meshes' sources; the file and tag is named beside it.
  */
-import { EngineTarget, Json, Layout, SidecarSpec } from './spec';
+import { EngineTarget, Layout, SidecarSpec } from './spec';
+import { Json } from '../private/json';
 import { capabilities } from '../target/capabilities';
 
 /** The injectors the library accounts for (the values of the public `Mesh` enum). */
-export type MeshKind = 'ISTIO' | 'LINKERD' | 'OPENTELEMETRY_OPERATOR' | 'CONSUL' | 'KUMA' | 'GCS_FUSE' | 'VAULT_AGENT' | 'DATADOG';
+export type MeshKind = 'ISTIO' | 'LINKERD' | 'OPENTELEMETRY_OPERATOR' | 'CONSUL' | 'KUMA' | 'GCS_FUSE' | 'VAULT_AGENT' | 'DATADOG' | 'DAPR';
 
 /**
  * How an injector picks native or legacy:
@@ -24,13 +25,6 @@ export type MeshKind = 'ISTIO' | 'LINKERD' | 'OPENTELEMETRY_OPERATOR' | 'CONSUL'
  * - `LEGACY_ONLY`: always one more entry of `spec.containers`.
  */
 export type LayoutRule = 'ANNOTATION' | 'CLUSTER' | 'LEGACY_ONLY';
-
-/**
- * The pod-template annotation listing the init containers the library emitted as native
- * sidecars (comma-separated, in `initContainers` order), for `NativeSidecarGuard` to check
- * after every mutating webhook has run. Written only in the native layout.
- */
-export const NATIVE_SIDECARS_ANNOTATION = 'sidecars.cdk8s.io/native-sidecars';
 
 /** A port the injected proxy binds, and what it is (for messages). */
 export interface MeshPort {
@@ -59,9 +53,40 @@ export interface MeshFacts {
   readonly legacyExits: 'NEVER' | 'JOB' | 'ALWAYS';
   /** CLUSTER: what decides it, for messages. */
   readonly clusterRule?: string;
+  /**
+   * ANNOTATION: the first release of the injector that reads its per-pod layout annotation
+   * (`[major, minor]`); an older one (`meshRelease`) injects in its own default layout, always
+   * legacy for the injectors here (Dapr before 1.18).
+   */
+  readonly annotationFrom?: readonly [number, number];
 }
 
 export const MESH_FACTS: Record<MeshKind, MeshFacts> = {
+  DAPR: {
+    label: 'Dapr',
+    release: 'dapr v1.18.3 (native from v1.18.0, dapr#9450)',
+    // v1.18.3 pkg/injector/consts/consts.go SidecarContainerName "daprd"; no init container of its own.
+    proxyName: 'daprd',
+    initNames: [],
+    // v1.18.3 pkg/injector/patcher/sidecar.go defaults: SidecarHTTPPort 3500, SidecarPublicPort 3501,
+    // dapr.io/grpc-port 50001, dapr.io/internal-grpc-port 50002, dapr.io/metrics-port 9090.
+    ports: [
+      { port: 3500, what: 'Dapr HTTP API' },
+      { port: 3501, what: 'Dapr public (health) port' },
+      { port: 9090, what: 'Dapr metrics' },
+      { port: 50001, what: 'Dapr gRPC API' },
+      { port: 50002, what: 'Dapr internal gRPC' },
+    ],
+    // v1.18.3 pkg/injector/patcher/sidecar.go `dapr.io/enable-native-sidecar` (the control plane's
+    // NATIVE_SIDECAR_ENABLED, default off, when absent: pkg/injector/service/config.go);
+    // sidecar_patcher.go: native, APPENDED to initContainers ("/-") with restartPolicy Always
+    // (sidecar_container.go), readiness and liveness probes but no startupProbe; legacy, appended to containers.
+    layoutRule: 'ANNOTATION',
+    annotationFrom: [1, 18],
+    nativeFirst: false,
+    interceptsTraffic: false,
+    legacyExits: 'NEVER',
+  },
   ISTIO: {
     label: 'Istio',
     release: 'istio 1.28.0',
@@ -270,6 +295,18 @@ export interface InjectedProxy {
    * cluster makes it inject; undefined: unknown (the engine warns where it matters).
    */
   readonly declaredLayout?: Layout;
+  /**
+   * The injector's release (`[major, minor]`), where its annotations changed: Linkerd reads
+   * `config.linkerd.io/proxy-enable-native-sidecar` from 2.20 (older releases the alpha name
+   * only); Dapr reads `dapr.io/enable-native-sidecar` from 1.18. Undefined: the release the
+   * facts were read in (MESH_FACTS.release).
+   */
+  readonly meshRelease?: readonly [number, number];
+}
+
+/** Whether `release` is at least `[major, minor]` (an unknown release counts as the facts' release: yes). */
+export function releaseAtLeast(release: readonly [number, number] | undefined, major: number, minor: number): boolean {
+  return release === undefined || release[0] > major || (release[0] === major && release[1] >= minor);
 }
 
 /** The layout an injector will really use in this pod, and whether the manifest decides it. */
@@ -290,6 +327,8 @@ export function injectorLayout(p: InjectedProxy, target: EngineTarget): Injector
     case 'LEGACY_ONLY':
       return { layout: 'LEGACY', certain: true };
     case 'ANNOTATION':
+      // an injector older than its layout annotation injects in its own (legacy) default
+      if (facts.annotationFrom && !releaseAtLeast(p.meshRelease, ...facts.annotationFrom)) return { layout: 'LEGACY', certain: true };
       // the annotation says the library's layout; GCS FUSE also needs 1.29+ everywhere (a 1.28
       // target has a 1.28 component, which its webhook checks: legacy for certain)
       if (p.layout === 'NATIVE' && facts.nativeNeedsDefaultOn && !defaultOn) return { layout: 'LEGACY', certain: true };
@@ -387,6 +426,15 @@ export function meshAnnotations(p: InjectedProxy, appShutdown: number, target: E
       'kuma.io/wait-for-dataplane-ready': p.holdApplication ? 'enabled' : 'disabled',
     };
   }
+  if (p.mesh === 'DAPR') {
+    // dapr v1.18.3 pkg/injector/annotations/annotations.go KeyEnableNativeSidecar `dapr.io/enable-native-sidecar`
+    // (from v1.18.0, dapr#9450) and KeyGracefulShutdownSeconds `dapr.io/graceful-shutdown-seconds`, passed to
+    // daprd as --dapr-graceful-shutdown-seconds (sidecar_container.go): how long daprd keeps serving after
+    // SIGTERM (pkg/runtime/config.go, default 5 s). Before 1.18 the layout annotation is not read (legacy).
+    const out: Record<string, string> = { 'dapr.io/graceful-shutdown-seconds': `${delayed ? appShutdown + p.stopSeconds : p.stopSeconds}` };
+    if (releaseAtLeast(p.meshRelease, 1, 18)) out['dapr.io/enable-native-sidecar'] = native ? 'true' : 'false';
+    return out;
+  }
   if (p.mesh === 'GCS_FUSE') {
     // gcs-fuse-csi-driver v1.24.4 pkg/webhook/mutatingwebhook.go GcsFuseNativeSidecarEnableAnnotation
     // `gke-gcsfuse/enable-native-sidecar` (ParseBool; default true), injection.go injectAsNativeSidecar.
@@ -397,10 +445,12 @@ export function meshAnnotations(p: InjectedProxy, appShutdown: number, target: E
     // stop annotation (their sources above): nothing to write
     return {};
   }
-  // linkerd/linkerd2 pkg/k8s/labels.go + pkg/inject/inject.go: the alpha name
-  // `config.alpha.linkerd.io/proxy-enable-native-sidecar` is read by every release from
-  // version-2.15 (edge-23.11.4, #11465) to version-2.20 (where the beta and GA names were added
-  // and take precedence when present); strconv.ParseBool value.
+  // linkerd/linkerd2 pkg/k8s/labels.go + pkg/inject/inject.go: version-2.20 reads
+  // `config.linkerd.io/proxy-enable-native-sidecar` (ProxyEnableNativeSidecarAnnotation, over the
+  // deprecated beta and alpha names: "ProxyEnableNativeSidecarAnnotation should take precedence");
+  // version-2.15 (edge-23.11.4, #11465) to 2.19 read only the alpha (2.19 also a beta) name
+  // `config.alpha.linkerd.io/proxy-enable-native-sidecar`. strconv.ParseBool value. The current
+  // name from 2.20 (the default release), the deprecated alpha one only for an older meshRelease.
   // `config.linkerd.io/proxy-await` ("enabled"/"disabled"): legacy, a postStart
   // `linkerd-await` and the proxy first in `containers`; native, the startupProbe on /ready
   // (_proxy.tpl `if and .Values.proxy.nativeSidecar .Values.proxy.await`).
@@ -408,8 +458,10 @@ export function meshAnnotations(p: InjectedProxy, appShutdown: number, target: E
   // proxy waits for open connections after SIGTERM.
   // `config.alpha.linkerd.io/proxy-wait-before-exit-seconds`: a preStop sleep, legacy only
   // (2.15 _proxy.tpl fails injection when it is set together with nativeSidecar).
+  const layoutKey = releaseAtLeast(p.meshRelease, 2, 20)
+    ? 'config.linkerd.io/proxy-enable-native-sidecar' : 'config.alpha.linkerd.io/proxy-enable-native-sidecar';
   const out: Record<string, string> = {
-    'config.alpha.linkerd.io/proxy-enable-native-sidecar': native ? 'true' : 'false',
+    [layoutKey]: native ? 'true' : 'false',
     'config.linkerd.io/proxy-await': p.holdApplication ? 'enabled' : 'disabled',
     'config.linkerd.io/shutdown-grace-period': `${native && delayed ? appShutdown + p.stopSeconds : p.stopSeconds}s`,
   };
@@ -480,16 +532,20 @@ export function checkInjected(
       const why = facts.interceptsTraffic
         ? 'the injector then puts its traffic-redirect init container after the native sidecars and starts its proxy only with the app, ' +
           'so connections the native sidecars open in between are redirected to a proxy that is not running'
-        : `its init container (${facts.initNames.join(', ') || 'none'}) then runs after the native sidecars, and its legacy container gets SIGTERM ` +
+        : `${facts.initNames.length > 0 ? `its init container (${facts.initNames.join(', ')}) then runs after the native sidecars, and ` : ''}its legacy container gets SIGTERM ` +
           'with the app while the native sidecars outlive it, so the pod has two shutdown orders';
-      const fix = facts.layoutRule === 'LEGACY_ONLY'
-        ? `the ${facts.label} injects in the legacy layout only (${facts.release}): give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\``
-        : facts.layoutRule === 'CLUSTER'
-          ? `the ${facts.label} decides its layout from the cluster (${facts.clusterRule}; ${facts.release}): give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\`, or change the cluster`
-          : facts.nativeNeedsDefaultOn && p.layout === 'NATIVE'
-            ? `the ${facts.label} injects natively only where the API server and every kubelet are 1.29+ (${facts.release}), and the target is 1.${target.minor}: ` +
+      const tooOld = facts.annotationFrom !== undefined && !releaseAtLeast(p.meshRelease, ...facts.annotationFrom);
+      const fix = tooOld
+        ? `the ${facts.label} reads its layout annotation only from ${facts.annotationFrom!.join('.')} and meshRelease is ${p.meshRelease!.join('.')}: ` +
+          `upgrade it to ${facts.annotationFrom!.join('.')}+ (and drop meshRelease), or give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\``
+        : facts.layoutRule === 'LEGACY_ONLY'
+          ? `the ${facts.label} injects in the legacy layout only (${facts.release}): give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\``
+          : facts.layoutRule === 'CLUSTER'
+            ? `the ${facts.label} decides its layout from the cluster (${facts.clusterRule}; ${facts.release}): give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\`, or change the cluster`
+            : facts.nativeNeedsDefaultOn && p.layout === 'NATIVE'
+              ? `the ${facts.label} injects natively only where the API server and every kubelet are 1.29+ (${facts.release}), and the target is 1.${target.minor}: ` +
               'target 1.29+, or give the workload\'s sidecar constructs `mode: SidecarMode.LEGACY`'
-            : 'give the mesh construct and the sidecars the same mode';
+              : 'give the mesh construct and the sidecars the same mode';
       const text = `${p.owner}: the ${facts.label} ${facts.interceptsTraffic ? 'proxy' : 'container'} ${real.certain ? 'is' : 'may be'} injected in the legacy layout but ${nativeOwners} on ${where}: ${why}. ${fix[0].toUpperCase()}${fix.slice(1)}.`;
       if (real.certain) errors.push(text);
       else warnings.push(`${text} This construct cannot see the cluster: pass \`injectorLayout\` to say which layout it makes the ${facts.label} use.`);

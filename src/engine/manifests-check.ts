@@ -12,10 +12,11 @@
  * structs and an API.md change for no caller yet.
  */
 import { checkSelfStoppingPreStops, checkSidecarReadiness, checkVerticalAutoscaler } from './around';
-import { SUPPORTED_KINDS, controllerVolumesOf, describeObject, podTemplateOf } from './pod-template';
+import { SUPPORTED_KINDS, controllerVolumesOf, describeObject } from './pod-template';
 import { checkJobPodFailurePolicy, checkPodSpec } from './rules';
-import { Json } from './spec';
+import { podTemplateOf } from '../facts/kinds';
 import { WorkloadOfApp, checkAutoscalerRequests, checkServiceTargetPorts } from '../facts/known-bugs';
+import { Json } from '../private/json';
 
 /** One object to check: how messages name it (a construct path, `Deployment 'web'`) and its JSON. @internal */
 export interface ManifestToCheck {

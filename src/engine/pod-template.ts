@@ -6,26 +6,18 @@
  * env, annotations and shutdown handling, sets the grace period and checks the API server's
  * rules on the result.
  */
-import { InjectedProxy, MESH_FACTS, NATIVE_SIDECARS_ANNOTATION, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
+import { InjectedProxy, MESH_FACTS, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
 import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
 import {
   GracePlan, TOOLS, agentArgv, exitWithAppCommand, exitWithAppPrograms, holdSigtermCommand, lifecycleFor, planGrace, sidecarPrograms,
   toolsInitContainer, toolsVolume, watchesApp,
 } from './shutdown';
-import { EngineTarget, Json, SidecarSpec } from './spec';
+import { EngineTarget, SidecarSpec } from './spec';
+import { NATIVE_SIDECARS_ANNOTATION } from '../facts/annotations';
+import { TEMPLATE_PATHS, podTemplateOf } from '../facts/kinds';
+import { Json } from '../private/json';
 import { compareCodePoints, setOwn, sortedKeys } from '../private/order';
-
-/** Kinds that carry a pod template, and where. */
-const TEMPLATE_PATHS: Record<string, string[]> = {
-  Pod: [],
-  Deployment: ['spec', 'template'],
-  StatefulSet: ['spec', 'template'],
-  DaemonSet: ['spec', 'template'],
-  ReplicaSet: ['spec', 'template'],
-  Job: ['spec', 'template'],
-  CronJob: ['spec', 'jobTemplate', 'spec', 'template'],
-  ReplicationController: ['spec', 'template'],
-};
+import { capabilities } from '../target/capabilities';
 
 /** The kinds the engine accepts. */
 export const SUPPORTED_KINDS = Object.keys(TEMPLATE_PATHS);
@@ -36,23 +28,6 @@ const COMPLETING_KINDS = new Set(['Job', 'CronJob']);
 /** `Deployment 'web'` */
 export function describeObject(manifest: Json): string {
   return `${manifest.kind} '${manifest.metadata?.name ?? '?'}'`;
-}
-
-/**
- * The pod template (its `metadata` and `spec`) of a manifest, or undefined when the kind has
- * none. Missing `metadata` / `spec` objects are created on the (already cloned) manifest.
- */
-export function podTemplateOf(manifest: Json): { metadata: Json; spec: Json } | undefined {
-  const path = TEMPLATE_PATHS[manifest.kind];
-  if (!path) return undefined;
-  let node = manifest;
-  for (const key of path) {
-    node[key] = node[key] ?? {};
-    node = node[key];
-  }
-  node.metadata = node.metadata ?? {};
-  node.spec = node.spec ?? {};
-  return { metadata: node.metadata, spec: node.spec };
 }
 
 /**
@@ -98,6 +73,13 @@ export interface ApplyOptions extends EngineTarget {
    * every major, always writes 30 when its prop is unset); such a value is raised like an absent one.
    */
   readonly graceWrittenByDefault?: number;
+  /**
+   * The workload's `shareProcessNamespace: false` was written by its construct, not chosen by its
+   * user (cdk8s-plus 29 to 34 always write it): it is treated as unset, so a sidecar that needs the
+   * processes shared may set it to true.
+   * @default false
+   */
+  readonly processNamespaceWrittenByDefault?: boolean;
   /**
    * Work on `input` itself instead of a copy (the caller hands over a fresh object): the result's
    * `manifest` is then `input`, changed in place.
@@ -183,7 +165,9 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // have ended (GKE's gcsfuse, Datadog's auto-exit) runs beside the wrapper, which would take it for
   // the app (a proxy the app stops itself, `allowLegacyOnJob`, ends before the app: no deadlock)
   const injectedLegacy = injected.filter(p => p.layout === 'LEGACY' && MESH_FACTS[p.mesh].legacyExits !== 'NEVER').map(p => `'${MESH_FACTS[p.mesh].proxyName}' (${MESH_FACTS[p.mesh].label})`);
-  const exiting = completes ? exitsWithApp(where, ordered, spec, podCompletes, injectedLegacy) : { specs: [], errors: [], warnings: [] };
+  // an explicit `shareProcessNamespace: false` of the user's (not one cdk8s-plus 29+ writes by default)
+  const unshared = spec.shareProcessNamespace === false && target.processNamespaceWrittenByDefault !== true;
+  const exiting = completes ? exitsWithApp(where, ordered, spec, podCompletes, injectedLegacy, unshared) : { specs: [], errors: [], warnings: [] };
   errors.push(...exiting.errors);
   warnings.push(...exiting.warnings);
   const wrapped = new Set(exiting.specs);
@@ -215,7 +199,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // (a wrapped sidecar's own first process is the tools' busybox: the other wrappers count it as a sidecar's)
   const wrapPrograms = wrapped.size > 0 ? exitWithAppPrograms(ordered) : [];
   if (watching.length > 0) {
-    if (spec.shareProcessNamespace === false) {
+    if (unshared) {
       errors.push(
         `${where}: sets shareProcessNamespace: false, but ${watching.map(s => s.owner).join(', ')} ${watching.length > 1 ? 'have' : 'has'} ` +
         'watchAppExit, which needs the containers to see each other\'s processes. Drop shareProcessNamespace from the workload, or watchAppExit.',
@@ -245,6 +229,18 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     } else {
       legacyLast.push(c);
     }
+  }
+  // RestartAllContainers: the kubelet kills every container with a grace period of 0, in reverse
+  // order, then starts the pod's containers again from its init containers (kubernetes v1.37.2
+  // pkg/kubelet/kuberuntime/kuberuntime_manager.go SyncPod: "Killing containers without grace period").
+  const restarting = ordered.filter(s => s.layout === 'NATIVE' && (s.restartPodOnExitCodes ?? []).length > 0);
+  if (restarting.length > 0) {
+    warnings.push(
+      `${restarting.map(s => s.owner).join(', ')}: restartPodOnExitCodes restarts every container of ${where} in place when the sidecar exits with ` +
+      'one of those codes; the kubelet then kills them all at once with no grace period (no preStop hook, no ordered stop of the sidecars after the app), ' +
+      'so the app gets no graceful shutdown and a log agent or collector loses what it has buffered. Use it for a sidecar the app cannot run without ' +
+      '(a proxy holding its credentials), not for one that must flush.',
+    );
   }
   if (unprobed.length > 0) {
     warnings.push(
@@ -345,9 +341,10 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
  *   the app, so its wrapper could not tell an app that has not started yet from one that has exited.
  * - a sidecar whose program is not known (no `command`, and no entrypoint the construct knows):
  *   refused, there is nothing to run under the wrapper.
- * - the workload sets `shareProcessNamespace: false`: refused (the wrapper must see the app's processes).
+ * - the workload's user set `shareProcessNamespace: false`: refused (the wrapper must see the app's
+ *   processes); a `false` its construct wrote by default (cdk8s-plus 29+) counts as unset.
  */
-function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCompletes: boolean, injectedLegacy: string[] = []):
+function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCompletes: boolean, injectedLegacy: string[] = [], unshared = false):
 { specs: SidecarSpec[]; errors: string[]; warnings: string[] } {
   const errors: string[] = [];
   const specs: SidecarSpec[] = [];
@@ -373,7 +370,7 @@ function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCom
         `${head}; the program its image runs is not known (no command), so the library cannot run it under the wrapper that exits with the app. ` +
         `Give the sidecar's command (the image's entrypoint, e.g. from \`docker inspect\`). ${others}`,
       );
-    } else if (spec.shareProcessNamespace === false) {
+    } else if (unshared) {
       errors.push(
         `${head}; the library would make it exit with the app, which needs the containers to see each other's processes, but the workload sets ` +
         `shareProcessNamespace: false. Drop shareProcessNamespace from the workload. ${others}`,
@@ -447,6 +444,11 @@ function placeContainer(
   if (lifecycle) c.lifecycle = { ...(c.lifecycle ?? {}), ...lifecycle };
   if (needsTools) c.volumeMounts = [...(c.volumeMounts ?? []), { mountPath: TOOLS.mountPath, name: TOOLS.volumeName, readOnly: true }];
   if (s.layout === 'NATIVE') c.restartPolicy = 'Always';
+  // RestartAllContainers (KEP-5532, beta 1.36): checked in checkPlacement (native, 1.36+)
+  if (s.layout === 'NATIVE' && s.restartPodOnExitCodes !== undefined && s.restartPodOnExitCodes.length > 0 &&
+    capabilities(target.minor, target.gate).restartAllContainers) {
+    c.restartPolicyRules = [{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [...s.restartPodOnExitCodes] } }];
+  }
   return { container: sortKeys(c), needsTools };
 }
 
@@ -693,6 +695,15 @@ function checkPlacement(where: string, sidecars: SidecarSpec[], init: Json[], ta
       errors.push(
         `${s.owner}: after '${s.after}' names no init container of ${where}; its init containers are ` +
         `${names.length > 0 ? names.map(n => `'${n}'`).join(', ') : 'none'}. Name one of them, or drop \`after\`.`,
+      );
+    }
+    if (s.restartPodOnExitCodes !== undefined && s.restartPodOnExitCodes.length > 0 &&
+      (s.layout !== 'NATIVE' || !capabilities(target.minor, target.gate).restartAllContainers)) {
+      errors.push(
+        `${s.owner}: restartPodOnExitCodes [${s.restartPodOnExitCodes.join(', ')}] asks the kubelet to restart every container of ${where} when the ` +
+        'sidecar exits with one of them (the RestartAllContainers action), which needs a native sidecar on Kubernetes 1.36 or later ' +
+        `(RestartAllContainersOnContainerExits, beta 1.36); ${s.layout === 'NATIVE' ? `Kubernetes 1.${target.minor} refuses restartPolicyRules on a native sidecar` : `here it is in the legacy layout (Kubernetes 1.${target.minor})`}. ` +
+        'Target 1.36+, or drop restartPodOnExitCodes (the kubelet then restarts the sidecar alone).',
       );
     }
     if (s.serveInitContainers && s.layout === 'LEGACY') {

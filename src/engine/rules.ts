@@ -9,7 +9,10 @@
  * Version facts come from the capabilities table in `src/target/capabilities.ts`; no rule compares versions.
  */
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './shutdown';
-import { EngineTarget, Json } from './spec';
+import { EngineTarget } from './spec';
+import { podRequests } from './timeline';
+import { parseQuantity } from '../facts/quantity';
+import { Json } from '../private/json';
 import { TargetCapabilities, capabilities } from '../target/capabilities';
 
 /** What the rules need to know about the target: the engine's target. */
@@ -66,6 +69,8 @@ interface PodUnderCheck {
   readonly namesReported: string[];
   /** `terminationGracePeriodSeconds` after defaulting (the API server defaults it to 30 before validating). */
   readonly graceSeconds: number;
+  /** The whole pod spec, for the rules on pod-level fields (`os`, `resources`). */
+  readonly spec: Json;
 }
 
 const PROBES_AND_HOOKS = ['lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe'];
@@ -250,6 +255,62 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
           `non-init containers in Kubernetes 1.${pod.minor} (allowed from 1.35). Remove it.`),
   },
   {
+    name: 'restartPolicyRules on containers',
+    releases: '1.27-1.34: refused; 1.35: action Restart; 1.36+: Restart or RestartAllContainers (also on native sidecars)',
+    source: 'ContainerRestartRules: alpha and off 1.34, beta and on 1.35; RestartAllContainersOnContainerExits: alpha 1.35, ' +
+      'beta and on 1.36 (pkg/features/kube_features.go, v1.35.0, v1.36.0, v1.37.2); pkg/api/pod/util.go dropContainerRestartRules ' +
+      'while off; validation.go validateInitContainerRestartPolicy / validateContainerRestartPolicy (v1.37.2)',
+    check: pod => [...pod.init.map(c => ({ c, init: true })), ...pod.containers.map(c => ({ c, init: false }))]
+      .filter(({ c }) => Array.isArray(c.restartPolicyRules) && c.restartPolicyRules.length > 0)
+      .flatMap(({ c, init }) => restartRulesProblems(pod, c, init)),
+  },
+  {
+    name: 'lifecycle.stopSignal',
+    releases: 'none with the default feature gates (ContainerStopSignals alpha and off 1.33-1.37; no field before 1.33)',
+    source: 'pkg/features/kube_features.go ContainerStopSignals (v1.35.0, v1.36.0, v1.37.2: alpha only); pkg/api/pod/util.go ' +
+      'dropContainerStopSignals while off; with the gate on, validation.go validateStopSignal: "may not be set for containers ' +
+      'with empty `spec.os.name`" (v1.37.2)',
+    check: pod => pod.caps.stopSignal ? [] : [...pod.init, ...pod.containers]
+      .filter(c => c.lifecycle?.stopSignal !== undefined)
+      .map(c => `${pod.where}: container '${c.name}' sets lifecycle.stopSignal ${JSON.stringify(c.lifecycle.stopSignal)}, which Kubernetes ` +
+        `1.${pod.minor} ${pod.minor >= 33 ? 'drops with its default feature gates (ContainerStopSignals is alpha and off through 1.37)' : 'does not have (the field is new in 1.33, alpha)'}, ` +
+        'so the container would be stopped with its image\'s STOPSIGNAL instead' +
+        `${pod.spec.os?.name === undefined ? '; where the gate is on, it also needs spec.os.name ("may not be set for containers with empty `spec.os.name`")' : ''}. ` +
+        'Set the signal in the image (STOPSIGNAL), or remove lifecycle.stopSignal.'),
+  },
+  {
+    name: 'pod-level resources cover the containers',
+    releases: '1.27-1.33: refused; 1.34+: requests >= the aggregate container requests, container limits <= pod limits',
+    source: 'PodLevelResources: alpha and off 1.32-1.33, beta and on 1.34 (still beta in v1.37.2, pkg/features/kube_features.go); ' +
+      'pkg/api/pod/util.go dropDisabledPodLevelResources while off; validation.go validatePodResourceConsistency with ' +
+      'resourcehelper.AggregateContainerRequests (native sidecars count with the app, v1.37.2); a pod-level limit without a ' +
+      'request is the request (defaulting)',
+    check: pod => podLevelResourceProblems(pod),
+  },
+  {
+    name: 'resizePolicy RestartContainer on init containers that are not native sidecars',
+    releases: '1.27-1.35: not refused (1.27-1.32 refuse any init resizePolicy, rule above); 1.36+: refused',
+    source: 'kubernetes#137458, validation.go validateInitContainers: "must not be set to \'RestartContainer\' for non-sidecar ' +
+      'initContainers" (v1.36.0, v1.37.2; not in v1.35.0)',
+    check: pod => !pod.caps.initResizeRestartContainerRefused ? [] : pod.init
+      .filter(c => c.restartPolicy !== 'Always' && Array.isArray(c.resizePolicy) && c.resizePolicy.some((p: Json) => p?.restartPolicy === 'RestartContainer'))
+      .map(c => `${pod.where}: init container '${c.name}' has a resizePolicy with restartPolicy 'RestartContainer', which Kubernetes 1.${pod.minor} ` +
+        'refuses on an init container that is not a native sidecar ("must not be set to \'RestartContainer\' for non-sidecar initContainers"; ' +
+        'such a container is never resized). Use \'NotRequired\' or remove the resizePolicy.'),
+  },
+  {
+    name: 'podCertificate and clusterTrustBundle projected volume sources',
+    releases: '1.27-1.36: dropped (podCertificate absent before 1.34, clusterTrustBundle before 1.29); 1.37+: kept',
+    source: 'PodCertificateRequest: alpha 1.34, beta and off 1.35-1.36, GA 1.37; ClusterTrustBundleProjection: alpha 1.29, beta ' +
+      'and off 1.33-1.36, GA 1.37 (pkg/features/kube_features.go v1.37.2); pkg/api/pod/util.go dropDisabledPodCertificateProjection, ' +
+      'dropDisabledClusterTrustBundleProjection',
+    check: pod => pod.volumes.flatMap(v => ((v.projected?.sources ?? []) as Json[]).flatMap(src => [
+      ...(src?.podCertificate !== undefined && !pod.caps.podCertificateProjection ? ['podCertificate'] : []),
+      ...(src?.clusterTrustBundle !== undefined && !pod.caps.clusterTrustBundleProjection ? ['clusterTrustBundle'] : []),
+    ]).map(what => `${pod.where}: volume '${v.name}' projects a ${what} source, which Kubernetes 1.${pod.minor} drops with its default ` +
+      `feature gates (on by default from 1.37), so the files it should hold are missing. Target 1.37+, or use a Secret${what === 'clusterTrustBundle' ? ' or ConfigMap' : ''}.`)),
+  },
+  {
     name: 'the sleep lifecycle action exists',
     releases: '1.27-1.29: no (the field is dropped, the hook then has no handler); 1.30+: yes',
     source: 'PodLifecycleSleepAction: alpha 1.29, beta and on 1.30 (pkg/features/kube_features.go); pkg/api/pod/util.go ' +
@@ -312,6 +373,84 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
   },
 ];
 
+/** validation.go (v1.37.2) validateInitContainerRestartPolicy / validateContainerRestartPolicy, for one container with rules. */
+function restartRulesProblems(pod: PodUnderCheck, c: Json, init: boolean): string[] {
+  const at = `${pod.where}: ${init ? 'init ' : ''}container '${c.name}'`;
+  if (!pod.caps.containerRestartRules) {
+    return [`${at} sets restartPolicyRules, which Kubernetes 1.${pod.minor} ${pod.minor === 34
+      ? 'drops (ContainerRestartRules is alpha and off in 1.34)' : 'does not have (the field is new in 1.34)'}; ` +
+      'the container would then restart by the pod\'s restartPolicy alone. Remove restartPolicyRules or target 1.35+ (on by default).'];
+  }
+  const out: string[] = [];
+  if (c.restartPolicy === undefined) out.push(`${at}: restartPolicyRules need a container restartPolicy ("must specify restartPolicy when restart rules are used").`);
+  const rules: Json[] = c.restartPolicyRules;
+  const allAction = rules.some(r => r?.action === 'RestartAllContainers');
+  if (init && c.restartPolicy === 'Always' && !pod.caps.restartAllContainers) {
+    out.push(`${at} is a native sidecar with restartPolicyRules, which Kubernetes 1.${pod.minor} refuses ("restartPolicyRules are not allowed ` +
+      'for init containers with restart policy Always"; allowed from 1.36 for the RestartAllContainers action). Remove them or target 1.36+.');
+    return out;
+  }
+  const allowed = pod.caps.restartAllContainers ? ['Restart', 'RestartAllContainers'] : ['Restart'];
+  if (rules.length > 20) out.push(`${at}: restartPolicyRules has ${rules.length} rules; at most 20 are allowed.`);
+  rules.forEach((r, i) => {
+    if (!allowed.includes(r?.action)) {
+      out.push(`${at}: restartPolicyRules[${i}].action ${JSON.stringify(r?.action)} is not supported by Kubernetes 1.${pod.minor}: ` +
+        `supported values: ${allowed.map(a => `"${a}"`).join(', ')}${allAction && !pod.caps.restartAllContainers ? ' (RestartAllContainers from 1.36)' : ''}.`);
+    }
+    const codes = r?.exitCodes;
+    if (codes === undefined || codes === null) {
+      out.push(`${at}: restartPolicyRules[${i}].exitCodes must be specified.`);
+    } else {
+      if (codes.operator !== 'In' && codes.operator !== 'NotIn') {
+        out.push(`${at}: restartPolicyRules[${i}].exitCodes.operator ${JSON.stringify(codes.operator)}: supported values: "In", "NotIn".`);
+      }
+      if (Array.isArray(codes.values) && codes.values.length > 255) out.push(`${at}: restartPolicyRules[${i}].exitCodes.values has ${codes.values.length} values; at most 255.`);
+    }
+  });
+  return out;
+}
+
+/** validation.go (v1.37.2) validatePodResources / validatePodResourceConsistency, for cpu and memory. */
+function podLevelResourceProblems(pod: PodUnderCheck): string[] {
+  const r = pod.spec.resources;
+  if (r === undefined || r === null) return [];
+  if (!pod.caps.podLevelResources) {
+    return [`${pod.where}: sets pod-level spec.resources, which Kubernetes 1.${pod.minor} ${pod.minor >= 32
+      ? 'drops (PodLevelResources is alpha and off in 1.32-1.33)' : 'does not have (the field is new in 1.32)'}, so the pod would have no ` +
+      'pod-level budget. Give each container its resources, or target 1.34+ (on by default).'];
+  }
+  const aggregate = podRequests(pod.spec).effective;
+  const out: string[] = [];
+  const sidecars = pod.init.filter(c => c.restartPolicy === 'Always').map(c => `'${c.name}'`);
+  const who = `the app containers${sidecars.length > 0 ? ` and the native sidecars ${sidecars.join(', ')}` : ''}`;
+  for (const [res, have, show] of [
+    ['cpu', aggregate.cpuMillis / 1000, `${aggregate.cpuMillis}m`],
+    ['memory', aggregate.memoryBytes, `${Math.ceil(aggregate.memoryBytes / 2 ** 20)}Mi`],
+  ] as Array<[string, number, string]>) {
+    // a pod-level limit without a request is the request (the API server defaults it before validating)
+    const field = r.requests?.[res] !== undefined ? 'requests' : r.limits?.[res] !== undefined ? 'limits' : undefined;
+    if (field === undefined) continue;
+    const budget = parseQuantity(r[field][res]);
+    if (budget === undefined || have <= budget + 1e-9) continue;
+    out.push(`${pod.where}: pod-level spec.resources.${field}.${res} ${r[field][res]} is below the ${show} that ${who} request together ` +
+      `(the API server: "must be greater than or equal to aggregate container requests of ${show}"). Raise spec.resources.${field}.${res} ` +
+      'to at least that, or give the sidecars smaller requests (their resources prop).');
+  }
+  for (const c of pod.containers) {
+    for (const [res, q] of Object.entries((c.resources?.limits ?? {}) as Record<string, unknown>)) {
+      const podLimit = r.limits?.[res];
+      if (podLimit === undefined) continue;
+      const a = parseQuantity(q);
+      const b = parseQuantity(podLimit);
+      if (a !== undefined && b !== undefined && a > b + 1e-9) {
+        out.push(`${pod.where}: container '${c.name}' limits ${res} to ${q}, above the pod-level limit ${podLimit} ("must be less than or equal to pod limits"). ` +
+          `Lower the container's limit or raise spec.resources.limits.${res}.`);
+      }
+    }
+  }
+  return out;
+}
+
 /**
  * The shape of a pod spec as the checks read it: each list that is given is an array of objects
  * (no `null`, no hole), every container has a string name. Anything else is reported here, so
@@ -357,6 +496,7 @@ export function checkPodSpec(spec: Json, target: RuleTarget, where: string, cont
     graceCheckedContainers: context.graceCheckedContainers ?? [],
     namesReported: context.namesReported ?? [],
     graceSeconds: spec.terminationGracePeriodSeconds ?? KUBERNETES_DEFAULT_GRACE_SECONDS,
+    spec,
   };
   return POD_SPEC_RULES.flatMap(rule => rule.check(pod));
 }

@@ -2,7 +2,8 @@
  * Layer 2: shutdown handling per layout, the sidecar tools, and the grace-period arithmetic.
  */
 import { defaultPullPolicy } from './pull-policy';
-import { EngineTarget, Json, SidecarSpec } from './spec';
+import { EngineTarget, SidecarSpec } from './spec';
+import { Json } from '../private/json';
 import { capabilities } from '../target/capabilities';
 
 /**

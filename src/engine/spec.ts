@@ -4,9 +4,7 @@
  * Everything here is plain Kubernetes JSON: no cdk8s types, so the engine can be tested (and
  * reused on YAML files) on its own.
  */
-
-/** A plain JSON object (a Kubernetes container, volume, probe, ...). */
-export type Json = { [key: string]: any };
+import { Json } from '../private/json';
 
 /** Which layout a sidecar is placed in (mirrors the public `SidecarLayout`). */
 export type Layout = 'NATIVE' | 'LEGACY';
@@ -202,6 +200,14 @@ export interface SidecarSpec {
    * @default false
    */
   readonly serveInitContainers?: boolean;
+
+  /**
+   * Native layout from 1.36: the exit codes on which the sidecar's exit restarts the whole pod in
+   * place (a `restartPolicyRules` entry with the `RestartAllContainers` action, KEP-5532), instead
+   * of the sidecar alone. Checked against the layout and the target by the engine.
+   * @default - none: the kubelet restarts the sidecar alone
+   */
+  readonly restartPodOnExitCodes?: number[];
 
   /**
    * Legacy layout on a Job / CronJob / completing Pod: the app stops the sidecar through this

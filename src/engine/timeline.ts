@@ -25,7 +25,9 @@
  *   sidecars declared before i + i), and the steady state, the native sidecars + `spec.containers`.
  *   A container without a request has its limit as request (API defaulting), else none.
  */
-import { EngineTarget, Json } from './spec';
+import { EngineTarget } from './spec';
+import { parseQuantity } from '../facts/quantity';
+import { Json } from '../private/json';
 import { capabilities } from '../target/capabilities';
 
 /** What the timeline needs besides the manifest. */
@@ -116,6 +118,12 @@ export interface Timeline {
   readonly requests: PodRequests;
   /** What the timeline could not read and assumed (hooks, init containers' run time, stop times). */
   readonly assumptions: string[];
+  /**
+   * The containers whose exit restarts the whole pod in place (a `restartPolicyRules` entry with
+   * the `RestartAllContainers` action, kept from 1.36), one line each: who, on which exit codes,
+   * and what the kubelet does then.
+   */
+  readonly podRestarts: string[];
 }
 
 const MINIMUM_GRACE = 2;
@@ -197,35 +205,6 @@ function holdSeconds(postStart: Json | undefined): number | undefined {
 function probeWorst(probe: Json | undefined): number {
   if (!probe) return 0;
   return (probe.initialDelaySeconds ?? 0) + (probe.periodSeconds ?? 10) * (probe.failureThreshold ?? 3);
-}
-
-const MEMORY_SUFFIX: Record<string, number> = {
-  '': 1,
-  'k': 1e3,
-  'M': 1e6,
-  'G': 1e9,
-  'T': 1e12,
-  'P': 1e15,
-  'E': 1e18,
-  'Ki': 2 ** 10,
-  'Mi': 2 ** 20,
-  'Gi': 2 ** 30,
-  'Ti': 2 ** 40,
-  'Pi': 2 ** 50,
-  'Ei': 2 ** 60,
-};
-
-/** A Kubernetes quantity in base units (cores, bytes); undefined when it is not one. */
-export function parseQuantity(q: unknown): number | undefined {
-  if (typeof q === 'number') return q;
-  if (typeof q !== 'string') return undefined;
-  const m = /^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(?:(m|n|u)|([kMGTPE]i?|Ki)|[eE]([+-]?\d+))?$/.exec(q.trim());
-  if (!m) return undefined;
-  const n = Number(m[1]);
-  if (m[2]) return n * { m: 1e-3, u: 1e-6, n: 1e-9 }[m[2] as 'm' | 'u' | 'n'];
-  if (m[3]) return MEMORY_SUFFIX[m[3]] === undefined ? undefined : n * MEMORY_SUFFIX[m[3]];
-  if (m[4]) return n * 10 ** Number(m[4]);
-  return n;
 }
 
 function requestOf(c: Json): RequestPair {
@@ -379,6 +358,22 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
     t += post ?? 0;
   }
 
+  // What the kubelet sends: SIGTERM, unless lifecycle.stopSignal is kept (ContainerStopSignals: alpha
+  // and off through 1.37, so never with the default gates), then the image's STOPSIGNAL stands.
+  const caps = capabilities(input.target.minor, input.target.gate);
+  for (const c of [...init, ...containers].filter(x => x.lifecycle?.stopSignal !== undefined && !caps.stopSignal)) {
+    assumptions.push(`'${c.name}': its lifecycle.stopSignal ${c.lifecycle.stopSignal} is dropped by Kubernetes 1.${input.target.minor} ` +
+      '(ContainerStopSignals is alpha and off): it is stopped with SIGTERM (or its image\'s STOPSIGNAL) as shown');
+  }
+  // RestartAllContainers (KEP-5532, 1.36+): the kubelet kills every container with a grace period
+  // of 0, in reverse order, and starts the pod again from its init containers (kubernetes v1.37.2
+  // pkg/kubelet/kuberuntime/kuberuntime_manager.go SyncPod).
+  const podRestarts = !caps.restartAllContainers ? [] : [...init, ...containers].flatMap(c => ((c.restartPolicyRules ?? []) as Json[])
+    .filter(r => r?.action === 'RestartAllContainers')
+    .map(r => `'${c.name}' exiting with ${r.exitCodes?.operator === 'NotIn' ? 'a code not in' : 'a code in'} [${(r.exitCodes?.values ?? []).join(', ')}] ` +
+      'restarts every container in place: all are killed at once with no grace period (no preStop hook, no ordered stop), then the init ' +
+      'containers and the app start again'));
+
   // Stop
   const graceSet = typeof spec.terminationGracePeriodSeconds === 'number';
   const grace: number = graceSet ? spec.terminationGracePeriodSeconds : DEFAULT_GRACE;
@@ -443,5 +438,6 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
     ...(completionSeconds !== undefined ? { completionSeconds } : {}),
     requests: podRequests(spec),
     assumptions: [...new Set(assumptions)],
+    podRestarts,
   };
 }

@@ -11,10 +11,10 @@
  *
  * The engine (src/engine) never compares versions; this module does, on the engine's output.
  */
-import { NATIVE_SIDECARS_ANNOTATION } from '../engine/injected';
-import { podTemplateOf } from '../engine/pod-template';
-import { Json } from '../engine/spec';
-import { parseQuantity } from '../engine/timeline';
+import { NATIVE_SIDECARS_ANNOTATION } from './annotations';
+import { podTemplateOf } from './kinds';
+import { parseQuantity } from './quantity';
+import { Json } from '../private/json';
 import { KubeVersion, formatFullVersion } from '../target/capabilities';
 
 /** What a known bug does to one pod, with what to do about it. @internal */
@@ -30,14 +30,22 @@ export interface KnownBugHit {
 export interface KnownKubernetesBug {
   /** The upstream issue, e.g. `kubernetes#125880`. */
   readonly issue: string;
-  /** The pull requests that fixed it, e.g. `kubernetes#125935`. */
+  /**
+   * The pull requests that fixed it, e.g. `kubernetes#125935`; for an open bug, the fix proposed.
+   */
   readonly fixedBy: string;
+  /**
+   * The bug is open upstream: no release has the fix (`fixedIn` is empty), so every patch of every
+   * release from `firstAffectedMinor` on has it and is warned, until a fix is released and the entry
+   * gets its `fixedIn`.
+   */
+  readonly open?: boolean;
   /** One line: what goes wrong. */
   readonly summary: string;
   /**
    * The first fixed patch of each release line, ascending. The last entry is an `x.y.0`: every
    * later minor has the fix. A minor line between `firstAffectedMinor` and that one without an
-   * entry never got the fix.
+   * entry never got the fix. Empty for an `open` bug.
    */
   readonly fixedIn: readonly string[];
   /** The first minor release that has the bug. */
@@ -84,6 +92,22 @@ const quoted = (names: string[]) => names.map(n => `'${n}'`).join(', ');
  *   remained stuck with RestartCount: 0 indefinitely."; CHANGELOG-1.36.md v1.36.0-beta.0 (#137146). The PR: the
  *   regression came with ChangeContainerStatusOnKubeletRestart off by default in 1.35, so 1.34 and older are not
  *   affected; only the release-1.35 cherry-pick exists.
+ * - kubernetes#141155 (fix kubernetes#141342) and kubernetes#141473 (fix kubernetes#141487): CHANGELOG-1.38.md
+ *   v1.38.0-alpha.1: "Fixed an issue where liveness and readiness probes could run before the startup probe
+ *   succeeded after a container restart." and "Fixed an issue where a container that was recreated while the
+ *   kubelet could not reach the API server was reported Ready after a kubelet restart, before its own readiness
+ *   probe had run." Both come from ChangeContainerStatusOnKubeletRestart being off by default since 1.35 (the
+ *   PRs and kubernetes#141473), so 1.34 and older are not affected. The cherry-picks to 1.35-1.37
+ *   (kubernetes#142041-#142043, #142254, #142255) were open when read and no CHANGELOG-1.35/1.36/1.37 entry
+ *   names them: no patch of those lines counts as fixed.
+ * - kubernetes#136598: CHANGELOG-1.36.md v1.36.0-alpha.1 and v1.36.0 ("Fixed a bug where pod lifecycle hooks
+ *   could run for their full duration when pods are terminated", under Dependency). The note does not say since
+ *   when; no CHANGELOG-1.27 ... 1.35 entry names it: taken as every supported release before 1.36.
+ * - Open (no fix released): kubernetes#137710 (a proposed fix kubernetes#137730) and kubernetes#140309 (proposed
+ *   kubernetes#140364), both in the kubelet's pod restart after a node reboot
+ *   (pkg/kubelet/kuberuntime/kuberuntime_manager.go computePodActions / computeInitContainerActions reading the
+ *   statuses of every sandbox, not only the active one). Reported on 1.34 (kubernetes#138706, the same
+ *   failure) and later; the code path is older than the library's oldest release: taken as every release.
  * @internal
  */
 export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
@@ -332,7 +356,116 @@ export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
       };
     },
   },
+  {
+    issue: 'kubernetes#141155',
+    fixedBy: 'kubernetes#141342',
+    summary: 'after a liveness restart, the new container counts as started at once: its liveness and readiness probes run before its startup probe has passed',
+    fixedIn: ['1.38.0'],
+    // ChangeContainerStatusOnKubeletRestart off by default since 1.35 (the PR): 1.34 and older carry Started over only on a kubelet restart.
+    firstAffectedMinor: 35,
+    sources: [
+      'https://github.com/kubernetes/kubernetes/issues/141155', 'https://github.com/kubernetes/kubernetes/pull/141342',
+      'CHANGELOG/CHANGELOG-1.38.md v1.38.0-alpha.1 (#141342)',
+    ],
+    check: pod => {
+      // pkg/kubelet/kubelet_pods.go convertToAPIContainerStatuses inherited Started by container name, not ID.
+      const all: Json[] = [...(pod.initContainers ?? []).filter((c: Json) => c.restartPolicy === 'Always'), ...(pod.containers ?? [])];
+      const both = all.filter(c => c.startupProbe !== undefined && c.livenessProbe !== undefined).map(c => String(c.name));
+      if (both.length === 0) return undefined;
+      return {
+        level: 'warning',
+        what:
+          `${quoted(both)} ${both.length > 1 ? 'have' : 'has'} a startupProbe and a livenessProbe; after a liveness restart the new container counts ` +
+          'as started at once, so its liveness probe runs before its startup probe has passed and can kill it again while it starts (a restart loop ' +
+          'for an agent that starts slowly), and a native sidecar counts as started before it is ready',
+        avoid: 'or give the liveness probe an initialDelaySeconds that covers the start (livenessCheck on the constructs)',
+      };
+    },
+  },
+  {
+    issue: 'kubernetes#141473',
+    fixedBy: 'kubernetes#141487',
+    summary: 'a container recreated while the kubelet could not reach the API server is reported Ready after a kubelet restart, before its readiness probe ran',
+    fixedIn: ['1.38.0'],
+    firstAffectedMinor: 35,
+    sources: [
+      'https://github.com/kubernetes/kubernetes/issues/141473', 'https://github.com/kubernetes/kubernetes/pull/141487',
+      'CHANGELOG/CHANGELOG-1.38.md v1.38.0-alpha.1 (#141487)',
+    ],
+    check: pod => {
+      // pkg/kubelet/prober/prober_manager.go setReadyStateOnKubeletRestart kept Ready by container name (kubernetes#141473).
+      const all: Json[] = [...(pod.initContainers ?? []).filter((c: Json) => c.restartPolicy === 'Always'), ...(pod.containers ?? [])];
+      const probed = all.filter(c => c.readinessProbe !== undefined).map(c => String(c.name));
+      if (probed.length === 0) return undefined;
+      return {
+        level: 'warning',
+        what:
+          `${quoted(probed)} ${probed.length > 1 ? 'have' : 'has'} a readinessProbe; a container the runtime recreated while the kubelet could not ` +
+          'reach the API server is reported Ready after the kubelet restarts, before its own readiness probe has run, so the pod can get traffic ' +
+          'before that container (a proxy in the request path) is ready',
+        avoid: 'or keep the kubelets of nodes that lost the API server from restarting before the connection is back',
+      };
+    },
+  },
+  {
+    issue: 'kubernetes#136598',
+    fixedBy: 'kubernetes#136598',
+    summary: 'at pod termination a lifecycle hook can run for its full duration, past its container\'s exit',
+    fixedIn: ['1.36.0'],
+    firstAffectedMinor: 27,
+    sources: [
+      'https://github.com/kubernetes/kubernetes/pull/136598', 'CHANGELOG/CHANGELOG-1.36.md v1.36.0-alpha.1 and v1.36.0 (#136598)',
+    ],
+    check: pod => {
+      const all: Json[] = [...(pod.initContainers ?? []), ...(pod.containers ?? [])];
+      const hooked = all.filter(c => c.lifecycle?.preStop !== undefined).map(c => String(c.name));
+      if (hooked.length === 0) return undefined;
+      return {
+        level: 'warning',
+        what:
+          `${quoted(hooked)} ${hooked.length > 1 ? 'have' : 'has'} a preStop hook; when the pod is terminated a hook can run for its full duration ` +
+          'instead of ending with its container, so the pod can stay Terminating up to terminationGracePeriodSeconds (a rollout or a Job\'s ' +
+          'completion takes that much longer)',
+        avoid: 'or keep the sidecars\' hooks short (appShutdownTime, watchAppExit in the legacy layout)',
+      };
+    },
+  },
+  {
+    issue: 'kubernetes#137710',
+    fixedBy: 'kubernetes#137730',
+    open: true,
+    summary: 'after a node reboot, an init container that could not be removed is taken as done: the later init containers are skipped',
+    fixedIn: [],
+    firstAffectedMinor: 27,
+    sources: ['https://github.com/kubernetes/kubernetes/issues/137710 (open)', 'https://github.com/kubernetes/kubernetes/pull/137730 (open)'],
+    check: pod => skippedInitContainers(pod, 'when the kubelet fails to remove an old init container while restarting the pod'),
+  },
+  {
+    issue: 'kubernetes#140309',
+    fixedBy: 'kubernetes#140364',
+    open: true,
+    summary: 'after a node restart, only the first init container runs again when an app container of the old sandbox was left in Created',
+    fixedIn: [],
+    firstAffectedMinor: 27,
+    sources: ['https://github.com/kubernetes/kubernetes/issues/140309 (open)', 'https://github.com/kubernetes/kubernetes/pull/140364 (open)', 'https://github.com/kubernetes/kubernetes/issues/138706 (1.34.1)'],
+    check: pod => skippedInitContainers(pod, 'when the node lost power after the app container was created but before it ran'),
+  },
 ];
+
+/** kubernetes#137710, #140309: a pod whose init containers after the first can be skipped after a node restart. */
+function skippedInitContainers(pod: Json, when: string): KnownBugHit | undefined {
+  const init: Json[] = Array.isArray(pod.initContainers) ? pod.initContainers : [];
+  if (init.length < 2) return undefined;
+  const later = init.slice(1).map(c => String(c?.name));
+  const natives = init.slice(1).filter(c => c?.restartPolicy === 'Always').map(c => String(c.name));
+  return {
+    level: 'warning',
+    what:
+      `the pod has ${init.length} init containers; after a node restart, ${when}, the kubelet can run only the first again and start the ` +
+      `app without ${quoted(later)}${natives.length > 0 ? `: the app then runs without native sidecar(s) ${quoted(natives)}` : ''}, until the pod is deleted`,
+    avoid: 'or delete (or roll) the pods of a node after it restarts',
+  };
+}
 
 /** Requests as the scheduler's scoring counted them before and after kubernetes#127878 (cores, bytes), for a pod with native sidecars. */
 function scoringRequests(pod: Json): { before: Record<'cpu' | 'memory', number>; after: Record<'cpu' | 'memory', number>; natives: string[] } | undefined {
@@ -398,6 +531,7 @@ function parseFixed(v: string): { minor: number; patch: number } {
  */
 export function hasBug(bug: KnownKubernetesBug, version: KubeVersion): boolean | undefined {
   if (version.minor < bug.firstAffectedMinor) return false;
+  if (bug.fixedIn.length === 0) return true; // open: no release has the fix
   const fixes = bug.fixedIn.map(parseFixed);
   if (version.minor > fixes[fixes.length - 1].minor) return false;
   const line = fixes.find(f => f.minor === version.minor);
@@ -472,8 +606,11 @@ export function findKnownBugs(
       issue: bug.issue,
       level: hit.level,
       message:
-        `${where}: Kubernetes ${formatFullVersion(version)} has ${bug.issue} (fixed in ${bug.fixedIn.join(', ')} by ${bug.fixedBy}): ` +
-        `${hit.what}. ${upgradeAdvice(bug, version)}, ${hit.avoid}.`,
+        `${where}: Kubernetes ${formatFullVersion(version)} has ${bug.issue} ` +
+        `(${bug.fixedIn.length === 0 ? `open upstream: no fix released; ${bug.fixedBy} proposes one` : `fixed in ${bug.fixedIn.join(', ')} by ${bug.fixedBy}`}): ` +
+        (bug.fixedIn.length === 0
+          ? `${hit.what}. No release has a fix yet (warned on every release until one does): ${hit.avoid.replace(/^or /, '')}.`
+          : `${hit.what}. ${upgradeAdvice(bug, version)}, ${hit.avoid}.`),
     });
   }
   return out;

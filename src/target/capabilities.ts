@@ -42,7 +42,9 @@ export enum SidecarLayout {
 }
 
 /**
- * The release the library emits for when nothing else says: the release cdk8s-plus-27 is for.
+ * The release the library emits for when nothing else says: the release cdk8s-plus-27 is for
+ * (public as `Sidecars.DEFAULT_KUBERNETES_VERSION`).
+ * @internal
  */
 export const DEFAULT_KUBERNETES_VERSION = '1.27';
 
@@ -119,6 +121,45 @@ export interface TargetCapabilities {
    * containers (ContainerRestartRules: alpha and off in 1.34, beta and on from 1.35).
    */
   readonly containerRestartPolicy: boolean;
+  /**
+   * `restartPolicyRules` (action `Restart` on exit codes) on containers that have a container
+   * `restartPolicy` (ContainerRestartRules: alpha and off in 1.34, beta and on from 1.35; the
+   * field does not exist before 1.34: kubernetes v1.35.0 pkg/features/kube_features.go).
+   */
+  readonly containerRestartRules: boolean;
+  /**
+   * The `RestartAllContainers` rule action, also on native sidecars, which then restart the
+   * whole pod in place when they exit (RestartAllContainersOnContainerExits, KEP-5532: alpha and
+   * off in 1.35, beta and on from 1.36: kubernetes v1.36.0 pkg/features/kube_features.go).
+   */
+  readonly restartAllContainers: boolean;
+  /**
+   * `resizePolicy` with `restartPolicy: RestartContainer` on an init container that is not a
+   * native sidecar is refused (kubernetes#137458, first in v1.36.0 validation.go
+   * validateInitContainers; allowed, and meaningless, in 1.33-1.35).
+   */
+  readonly initResizeRestartContainerRefused: boolean;
+  /**
+   * `lifecycle.stopSignal` (ContainerStopSignals, KEP-4960): alpha and off by default from 1.33
+   * through 1.37 (kubernetes v1.37.2 pkg/features/kube_features.go has no beta entry), so no
+   * release the library knows keeps it with its default gates; none before 1.33 has the field.
+   */
+  readonly stopSignal: boolean;
+  /**
+   * Pod-level `spec.resources` (PodLevelResources, KEP-2837: alpha and off in 1.32-1.33, beta and
+   * on from 1.34; still beta in v1.37.2).
+   */
+  readonly podLevelResources: boolean;
+  /**
+   * The `podCertificate` projected volume source (PodCertificateRequest: alpha 1.34, beta and off
+   * 1.35-1.36, GA and on from 1.37: kubernetes v1.37.2 pkg/features/kube_features.go).
+   */
+  readonly podCertificateProjection: boolean;
+  /**
+   * The `clusterTrustBundle` projected volume source (ClusterTrustBundleProjection: alpha 1.29,
+   * beta and off 1.33-1.36, GA and on from 1.37).
+   */
+  readonly clusterTrustBundleProjection: boolean;
 }
 
 /** @internal */
@@ -131,6 +172,13 @@ export function capabilities(minor: number, gate: boolean): TargetCapabilities {
     sleepZero: minor >= 33,
     initContainerResizePolicy: minor >= 33,
     containerRestartPolicy: minor >= 35,
+    containerRestartRules: minor >= 35,
+    restartAllContainers: minor >= 36,
+    initResizeRestartContainerRefused: minor >= 36,
+    stopSignal: false,
+    podLevelResources: minor >= 34,
+    podCertificateProjection: minor >= 37,
+    clusterTrustBundleProjection: minor >= 37,
   };
 }
 

@@ -21,7 +21,7 @@ import { Chart, Duration, Size, Testing } from 'cdk8s';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { OtlpProtocol, WithTracer } from '../../src';
 import { otelCollectorShutdown } from '../../src/agents/otel-collector/config';
-import { OTEL_COLLECTOR_IMAGE } from '../../src/images';
+import { Images } from '../../src/images';
 import { WORKLOAD_KINDS, kplusWorkload } from '../util/fixtures';
 import { LivenessRun, watchLiveness } from '../util/kubelet-prober';
 
@@ -144,7 +144,7 @@ describeReal('the real collector', () => {
 
   test('it is the pinned release, built from exactly the components every config uses', () => {
     const version = execFileSync(OTELCOL, ['--version'], { encoding: 'utf8' }).trim();
-    expect(version).toBe(`otelcol version ${OTEL_COLLECTOR_IMAGE.split(':')[1]}`);
+    expect(version).toBe(`otelcol version ${Images.OTEL_COLLECTOR.split(':')[1]}`);
     const built = parseYaml(execFileSync(OTELCOL, ['components'], { encoding: 'utf8' }));
     // The configs use the exporter's own name `otlp_grpc` (v0.144.0 on), not its deprecated alias
     // `otlp`, so `components`, which lists types only, names every one.

@@ -14,9 +14,9 @@ import * as kplus from 'cdk8s-plus-27';
 import { Construct, IConstruct } from 'constructs';
 import * as fc from 'fast-check';
 // Imported module by module (not from '../../src'), so that constructs in progress cannot break this suite.
+import { manifestStringProblem } from '../../src/bind/manifest-values';
 import { LogAgent } from '../../src/log-agent';
 import { LogOutput } from '../../src/log-output';
-import { manifestStringProblem } from '../../src/private/values';
 import { Sidecars } from '../../src/settings';
 import { SidecarMode } from '../../src/target/capabilities';
 import { SidecarValidation } from '../../src/validation';

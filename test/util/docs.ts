@@ -55,6 +55,6 @@ export function documentedResources(): Record<ResourceOwner, DocumentedResources
     'tools': resourcesFrom(new RegExp(`\`sidecar-tools\` init container \\(\`busybox:[^\`]+\`, restricted, requests ${QUANTITIES}\\)`)
       .exec(readDoc('docs/shutdown.md', true)), 'docs/shutdown.md (the hook tools)'),
     'sidecar': resourcesFrom(new RegExp(`Defaults: the Pod Security "restricted" context .{0,300}?, requests ${QUANTITIES},`)
-      .exec(readDoc('README.md', true)), 'README.md (WithSidecar\'s defaults)'),
+      .exec(readDoc('docs/any-sidecar.md', true)), 'docs/any-sidecar.md (WithSidecar\'s defaults)'),
   };
 }

@@ -174,3 +174,31 @@ export function injectDatadog(_metadata: Json, spec: Json, stopSeconds: number):
     proxyPreStopSeconds: 0,
   };
 }
+
+/**
+ * dapr v1.18.3 (dapr#9450, first in v1.18.0), pkg/injector:
+ * - patcher/sidecar.go: `dapr.io/enable-native-sidecar` (a bool annotation) over the control plane's
+ *   NATIVE_SIDECAR_ENABLED (service/config.go, IsTruthy of an unset value: false); before v1.18 the
+ *   annotation does not exist (legacy always).
+ * - patcher/sidecar_patcher.go: native, `daprd` APPENDED to initContainers ("/-"); else to containers.
+ * - patcher/sidecar_container.go: native, restartPolicy Always; readiness and liveness probes, no
+ *   startupProbe; `--dapr-graceful-shutdown-seconds` from `dapr.io/graceful-shutdown-seconds`
+ *   (default -1: daprd's 5 s, pkg/runtime/config.go DefaultGracefulShutdownDuration).
+ */
+export function injectDapr(metadata: Json, spec: Json, release: [number, number] = [1, 18], controlPlaneNative = false): Injection {
+  const a = metadata.annotations ?? {};
+  const reads = release[0] > 1 || release[1] >= 18;
+  const flag = reads ? a['dapr.io/enable-native-sidecar'] : undefined;
+  const native = reads && (flag === undefined ? controlPlaneNative : parseBool(flag));
+  const grace = Number(a['dapr.io/graceful-shutdown-seconds'] ?? -1);
+  const daprd: Json = { name: 'daprd', image: 'daprio/daprd', ports: [{ containerPort: 3500 }, { containerPort: 50001 }], readinessProbe: { httpGet: { path: '/v1.0/healthz', port: 3501 } } };
+  if (native) daprd.restartPolicy = 'Always';
+  return {
+    spec: native
+      ? { ...spec, initContainers: [...(spec.initContainers ?? []), daprd] }
+      : { ...spec, containers: [...spec.containers, daprd] },
+    native,
+    proxyStopSeconds: grace < 0 ? 5 : grace,
+    proxyPreStopSeconds: 0,
+  };
+}

@@ -113,12 +113,19 @@ export function injectIstio(metadata: Json, spec: Json, globalNative = false): I
   };
 }
 
-/** Linkerd's injection of a pod template, per the facts above. */
-export function injectLinkerd(metadata: Json, spec: Json): Injection {
+/**
+ * Linkerd's injection of a pod template, per the facts above. The layout annotation by release
+ * (pkg/k8s/labels.go, pkg/inject/inject.go): version-2.20 reads `config.linkerd.io/...` over the
+ * beta and alpha names; version-2.19 the beta over the alpha; 2.15-2.18 the alpha only. Native by
+ * default from 2.20 (proxy.nativeSidecar), legacy before.
+ */
+export function injectLinkerd(metadata: Json, spec: Json, release: [number, number] = [2, 20]): Injection {
   const a = metadata.annotations ?? {};
-  const flag = a['config.linkerd.io/proxy-enable-native-sidecar'] ?? a['config.beta.linkerd.io/proxy-enable-native-sidecar'] ??
+  const minor = release[1];
+  const flag = (minor >= 20 ? a['config.linkerd.io/proxy-enable-native-sidecar'] : undefined) ??
+    (minor >= 19 ? a['config.beta.linkerd.io/proxy-enable-native-sidecar'] : undefined) ??
     a['config.alpha.linkerd.io/proxy-enable-native-sidecar'];
-  const native = flag === undefined ? LINKERD.defaultNative : flag === 'true';
+  const native = flag === undefined ? (minor >= 20 && LINKERD.defaultNative) : flag === 'true';
   const awaitOn = a['config.linkerd.io/proxy-await'] === undefined ? LINKERD.defaultAwait : a['config.linkerd.io/proxy-await'] === 'enabled';
   const wait = Number(a['config.alpha.linkerd.io/proxy-wait-before-exit-seconds'] ?? 0);
   if (native && wait > 0) throw new Error('linkerd 2.15 _proxy.tpl: proxy.nativeSidecar and waitBeforeExitSeconds cannot be used simultaneously');

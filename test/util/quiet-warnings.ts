@@ -7,11 +7,13 @@
  * (Loaded by jest's setupFilesAfterEnv, .projenrc.ts.)
  */
 const PREFIX = '[cdk8s-sidecars] WARNING: ';
+/** The notice of a synthesis without a target (src/settings.ts DEFAULT_TARGET_NOTICE), kept the same way. */
+const NOTICE = '[cdk8s-sidecars] NOTICE: ';
 const original = process.stderr.write.bind(process.stderr);
 const kept: string[] = [];
 (globalThis as any).__cdk8sSidecarsPrintedWarnings = kept;
 process.stderr.write = ((chunk: unknown, ...rest: unknown[]) => {
-  if (process.env.CDK8S_SIDECARS_TEST_WARNINGS !== 'print' && typeof chunk === 'string' && chunk.startsWith(PREFIX)) {
+  if (process.env.CDK8S_SIDECARS_TEST_WARNINGS !== 'print' && typeof chunk === 'string' && (chunk.startsWith(PREFIX) || chunk.startsWith(NOTICE))) {
     kept.push(chunk);
     return true;
   }

@@ -8,7 +8,7 @@
  * compile, and is skipped: keep those few. Every other snippet is compiled as a module of its own,
  * strict, against the library's source (`'cdk8s-sidecars'` resolves to src/index.ts):
  * - names it uses but does not import or declare come from one prelude: `cdk8s`'s `App`, `Chart`,
- *   `Duration`, ..., `kplus` (cdk8s-plus-27) and every export of src/index.ts;
+ *   `Duration`, ..., `kplus` (cdk8s-plus-34) and every export of src/index.ts;
  * - the objects a fragment refers to without creating them (`app`, `chart`, `web`, `job`, ...)
  *   are declared in `FIXTURE` below (with values in `fixtureValues()` for the runs). A snippet
  *   that creates its own shadows them.
@@ -100,10 +100,10 @@ export const FIXTURE = `
 declare const app: import('cdk8s').App;
 declare const chart: import('cdk8s').Chart;
 declare const platformChart: import('cdk8s').Chart;
-declare const web: import('cdk8s-plus-27').Deployment;
-declare const deployment: import('cdk8s-plus-27').Deployment;
-declare const checkout: import('cdk8s-plus-27').Deployment;
-declare const job: import('cdk8s-plus-27').Job;
+declare const web: import('cdk8s-plus-34').Deployment;
+declare const deployment: import('cdk8s-plus-34').Deployment;
+declare const checkout: import('cdk8s-plus-34').Deployment;
+declare const job: import('cdk8s-plus-34').Job;
 declare const manifest: Record<string, unknown>;
 declare const ShopChart: typeof import('cdk8s').Chart;
 `;
@@ -164,7 +164,7 @@ export function asModule(code: string, library = libraryExports()): string {
   const pick = (names: string[]) => names.filter(n => !own.has(n));
   const prelude = [
     `import { ${pick(CDK8S_NAMES).join(', ')} } from 'cdk8s';`,
-    own.has('kplus') ? '' : "import * as kplus from 'cdk8s-plus-27';",
+    own.has('kplus') ? '' : "import * as kplus from 'cdk8s-plus-34';",
     pick(library).length ? `import { ${pick(library).join(', ')} } from 'cdk8s-sidecars';` : '',
   ].join(' ');
   return `${prelude}\n${code}\nexport {};\n`;

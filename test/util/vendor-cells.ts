@@ -15,7 +15,7 @@ import { parseAllDocuments } from 'yaml';
 import { schemaErrors } from './k8s-schema';
 import { restrictedViolations, volumeViolations } from './pss';
 import { SidecarValidation, SidecarWarnings, WithEnvoy, WithLogAgent, WithTracer } from '../../src';
-import { podTemplateOf } from '../../src/engine/pod-template';
+import { podTemplateOf } from '../../src/facts/kinds';
 
 /** A target as a cell gives it: the version and the gate. */
 export interface CellTarget {

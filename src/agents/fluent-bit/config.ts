@@ -2,8 +2,8 @@
  * Fluent Bit classic-mode config rendering. Pure: options in, file text out.
  * @see https://docs.fluentbit.io/manual/administration/configuring-fluent-bit/classic-mode
  */
-import { LogOutputConfig, indexDateLength } from '../../log-output';
 import { fluentBitValueProblem, showValue } from '../../private/values';
+import { LogOutputConfig, indexDateLength } from '../log-output-config';
 import { ShutdownModel, shutdownModel } from '../shutdown-model';
 
 export interface FluentBitConfigOptions {

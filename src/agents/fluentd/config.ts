@@ -21,8 +21,8 @@
  * - fluent-plugin-elasticsearch / fluent-plugin-opensearch `host`, `port`, `scheme`,
  *   `ssl_verify`, `user`, `password`, `index_name`, `suppress_type_name`
  */
-import { LogOutputConfig } from '../../log-output';
 import { asciiJson, fluentdValueProblem, showValue } from '../../private/values';
+import { LogOutputConfig } from '../log-output-config';
 import { ShutdownModel, shutdownModel } from '../shutdown-model';
 
 /** The `@id`s and the tag of the rendered config. */

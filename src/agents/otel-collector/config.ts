@@ -24,7 +24,7 @@
  * - `service.telemetry.metrics.level: none` (no internal metrics server, so no port 8888)
  * - `${env:NAME}` substitution (the env config provider) for secrets and downward-API values
  */
-import { Json } from '../../engine/spec';
+import { Json } from '../../private/json';
 import { Memo, deepFreeze } from '../../private/memo';
 import { setOwn, sortedKeys } from '../../private/order';
 import { agentYaml } from '../../private/values';

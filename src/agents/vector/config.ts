@@ -2,7 +2,7 @@
  * Vector config rendering (YAML). Pure: options in, config out.
  *
  * Every key emitted here was read in Vector's source at the pinned tag v0.57.0 (see
- * `VECTOR_IMAGE` in images.ts) and at v0.54.0, the lowest release of the range the config is
+ * `Images.VECTOR` in images.ts) and at v0.54.0, the lowest release of the range the config is
  * written for (the config structs, and `website/cue/reference/components/<kind>/generated/<name>.cue`,
  * whose option names are the same at both tags for every component below):
  * - global `data_dir` (must exist and be writable; the file source keeps its checkpoints in a
@@ -26,9 +26,9 @@
  *
  * Vector has no Fluent forward sink: `LogOutput.forward()` is refused by the agent.
  */
-import { Json } from '../../engine/spec';
-import { LogOutputConfig } from '../../log-output';
+import { Json } from '../../private/json';
 import { agentYaml } from '../../private/values';
+import { LogOutputConfig } from '../log-output-config';
 import { ShutdownModel, shutdownModel } from '../shutdown-model';
 
 /** The component ids of the rendered topology. */

@@ -5,8 +5,8 @@
  * @internal
  */
 import { Duration, Size, SizeRoundingBehavior } from 'cdk8s';
-import { setOwn } from './order';
-import { checkManifestList, checkManifestString } from './values';
+import { checkManifestList, checkManifestString } from './manifest-values';
+import { setOwn } from '../private/order';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 

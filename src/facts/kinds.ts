@@ -1,0 +1,34 @@
+/**
+ * The Kubernetes kinds that carry a pod template, and where (the API's types: apps/v1, batch/v1,
+ * core/v1), with the one accessor of a manifest's pod template.
+ */
+import { Json } from '../private/json';
+
+/** Kinds that carry a pod template, and where. */
+export const TEMPLATE_PATHS: Record<string, string[]> = {
+  Pod: [],
+  Deployment: ['spec', 'template'],
+  StatefulSet: ['spec', 'template'],
+  DaemonSet: ['spec', 'template'],
+  ReplicaSet: ['spec', 'template'],
+  Job: ['spec', 'template'],
+  CronJob: ['spec', 'jobTemplate', 'spec', 'template'],
+  ReplicationController: ['spec', 'template'],
+};
+
+/**
+ * The pod template (its `metadata` and `spec`) of a manifest, or undefined when the kind has
+ * none. Missing `metadata` / `spec` objects are created on the (already cloned) manifest.
+ */
+export function podTemplateOf(manifest: Json): { metadata: Json; spec: Json } | undefined {
+  const path = TEMPLATE_PATHS[manifest.kind];
+  if (!path) return undefined;
+  let node = manifest;
+  for (const key of path) {
+    node[key] = node[key] ?? {};
+    node = node[key];
+  }
+  node.metadata = node.metadata ?? {};
+  node.spec = node.spec ?? {};
+  return { metadata: node.metadata, spec: node.spec };
+}

@@ -1,0 +1,88 @@
+/**
+ * The layers of src/ are a lint rule (.projenrc.ts, `LAYERS`), not goodwill: each deliberate
+ * violation below, linted with the repository's own .eslintrc.json as if it were a file of src/,
+ * is an error of the rule that `npm test`'s eslint step runs; the allowed arrows are not.
+ */
+import * as path from 'path';
+import { ESLint, loadESLint } from 'eslint';
+
+const ROOT = path.join(__dirname, '..');
+
+let eslint: ESLint;
+beforeAll(async () => {
+  const LegacyESLint = await loadESLint({ useFlatConfig: false });
+  // The fixture files do not exist, so the type-aware parser setup is switched off for them (the
+  // two rules need no types); everything else is the repository's configuration.
+  eslint = new LegacyESLint({
+    cwd: ROOT,
+    overrideConfig: {
+      parserOptions: { projectService: false, project: null },
+      rules: { '@typescript-eslint/no-floating-promises': 'off', '@typescript-eslint/return-await': 'off' },
+    } as any,
+  }) as ESLint;
+});
+
+/** The rule ids (and messages) ESLint reports for `code` as the file `file` of the repository. */
+async function lint(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: path.join(ROOT, file) });
+  return result.messages
+    .filter(m => m.ruleId === 'import/no-restricted-paths' || m.ruleId === 'no-restricted-imports' || m.fatal)
+    .map(m => `${m.ruleId}: ${m.message}`);
+}
+
+describe('a file below src/bind/ that imports cdk8s or constructs is an error', () => {
+  test.each([
+    ['src/private/fixture.ts', "import { Yaml } from 'cdk8s';\nexport const y = Yaml;\n"],
+    ['src/target/fixture.ts', "import { IConstruct } from 'constructs';\nexport type C = IConstruct;\n"],
+    ['src/facts/fixture.ts', "import { ApiObject } from 'cdk8s';\nexport const a = ApiObject;\n"],
+    ['src/engine/fixture.ts', "import { Duration } from 'cdk8s';\nexport const d = Duration;\n"],
+    ['src/agents/envoy/fixture.ts', "import { Yaml } from 'cdk8s';\nexport const y = Yaml;\n"],
+  ])('%s', async (file, code) => {
+    const errors = await lint(file, code);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/^no-restricted-imports: .*only in src\/bind\//);
+  });
+});
+
+describe('an import that runs back up a layer is an error', () => {
+  test.each([
+    // [file, import, the layers the message allows]
+    ['src/private/fixture.ts', '../target/capabilities', 'src/private/'],
+    ['src/target/fixture.ts', '../facts/kinds', 'src/private/, src/target/'],
+    ['src/facts/fixture.ts', '../engine/pod-template', 'src/private/, src/target/, src/facts/'],
+    ['src/engine/fixture.ts', '../agents/liveness', 'src/private/, src/target/, src/facts/, src/engine/'],
+    ['src/engine/fixture.ts', '../bind/binding', 'src/private/, src/target/, src/facts/, src/engine/'],
+    ['src/agents/vector/fixture.ts', '../../log-output', 'src/private/, src/target/, src/facts/, src/engine/, src/agents/'],
+    ['src/bind/fixture.ts', '../settings', 'src/private/, src/target/, src/facts/, src/engine/, src/agents/, src/bind/'],
+    ['src/bind/fixture.ts', '../cli/io', 'src/private/, src/target/, src/facts/, src/engine/, src/agents/, src/bind/'],
+  ])('%s importing %s', async (file, from, allowed) => {
+    const errors = await lint(file, `import * as m from '${from}';\nexport const x = m;\n`);
+    expect(errors).toEqual([expect.stringContaining(`import/no-restricted-paths: Unexpected path "${from}" imported in restricted zone. ${file.split('/').slice(0, 2).join('/')}/ imports only from ${allowed} (the layers at or below it)`)]);
+  });
+
+  test('a public construct importing the CLI', async () => {
+    const errors = await lint('src/with-fixture.ts', "import * as io from './cli/io';\nexport const x = io;\n");
+    expect(errors).toEqual([expect.stringMatching(/^import\/no-restricted-paths: .*never import the CLI/)]);
+  });
+});
+
+describe('the arrows down are allowed', () => {
+  test.each([
+    ['src/target/fixture.ts', ['../private/order']],
+    ['src/facts/fixture.ts', ['../private/json', '../target/capabilities']],
+    ['src/engine/fixture.ts', ['../private/json', '../target/capabilities', '../facts/kinds', './spec']],
+    ['src/agents/vector/fixture.ts', ['../../private/values', '../../engine/spec', '../shutdown-model']],
+    ['src/bind/fixture.ts', ['../engine/pod-template', '../agents/liveness', './checks']],
+    ['src/fixture.ts', ['./bind/binding', './engine/spec', './settings']],
+    ['src/cli/fixture.ts', ['../with-envoy', '../bind/binding', './io']],
+  ])('%s', async (file, froms) => {
+    const code = froms.map((f, i) => `import * as m${i} from '${f}';\nexport const x${i} = m${i};\n`).join('');
+    expect(await lint(file, code)).toEqual([]);
+  });
+
+  test('cdk8s in src/bind/ and the constructs', async () => {
+    for (const file of ['src/bind/fixture.ts', 'src/fixture.ts']) {
+      expect(await lint(file, "import { ApiObject } from 'cdk8s';\nexport const a = ApiObject;\n")).toEqual([]);
+    }
+  });
+});
