@@ -209,7 +209,6 @@ const INDEX = /^[a-z0-9][a-z0-9._-]{0,254}$/;
 const INDEX_DATE = /^(?:%[YmdH]|[._-]){1,32}$/;
 
 
-
 function ref(factory: string, what: string, v: SecretKeyReference): SecretRef {
   const secretName = v?.secret?.name ?? '';
   const key = v?.key ?? '';

@@ -219,8 +219,11 @@ const envoyProps = object({
   appProtocol: oneOf(Object.values(EnvoyAppProtocol)),
   listenerPort: num,
   tls: object({
-    secret: object({ name: str }, ['name']), clientCaSecret: object({ name: str }, ['name']),
-    podCertificateSigner: str, podCertificateKeyType: str, clientCaTrustBundleSigner: str,
+    secret: object({ name: str }, ['name']),
+    clientCaSecret: object({ name: str }, ['name']),
+    podCertificateSigner: str,
+    podCertificateKeyType: str,
+    clientCaTrustBundleSigner: str,
   }),
   upstreams: listOf(object({ name: str, localPort: num, host: str, port: num, tls: bool }, ['name', 'localPort', 'host'])),
   image: str,
