@@ -1,4 +1,4 @@
-import { cdk8s, javascript } from 'projen';
+import { ReleasableCommits, cdk8s, javascript, release } from 'projen';
 
 const project = new cdk8s.ConstructLibraryCdk8s({
   name: 'cdk8s-sidecars',
@@ -47,6 +47,12 @@ const project = new cdk8s.ConstructLibraryCdk8s({
     '@bufbuild/protobuf@^2.17.0',
     'smol-toml@^1.3.0',
     'cdk8s-cli@^2.200.0',
+    // `check --output sarif` is validated against the OASIS SARIF 2.1.0 JSON schema (draft-04, with
+    // `format`s) and `--output junit` against the Jenkins xUnit plugin's JUnit XSD with libxml2
+    // (compiled to WebAssembly, no native build): test/cli-pipeline.test.ts.
+    'ajv-draft-04@^1.0.0',
+    'ajv-formats@^3.0.1',
+    'xmllint-wasm@^5.0.0',
     // CEL evaluator (CommonJS build) for the NativeSidecarGuard's expressions (test/guard.test.ts)
     '@bufbuild/cel@^0.6.1',
     // The strict per-release schemas of the tests (test/util/k8s-schema.ts) are built from the
@@ -70,6 +76,8 @@ const project = new cdk8s.ConstructLibraryCdk8s({
       // projen adds `src/**/*.spec.ts` to testMatch, which matches src/engine/spec.ts (no tests:
       // jest fails the run). Tests live in test/ only.
       testPathIgnorePatterns: ['/node_modules/', '<rootDir>/src/'],
+      // .compat/ holds the API baseline's package.json (same name as ours: a haste collision)
+      modulePathIgnorePatterns: ['<rootDir>/.compat/'],
       coveragePathIgnorePatterns: ['/node_modules/'],
       collectCoverage: false,
       testTimeout: 120_000,
@@ -82,11 +90,40 @@ const project = new cdk8s.ConstructLibraryCdk8s({
   // and a Go module from the assembly; `npm run test:bindings` uses each in a real cdk8s app of
   // that language (scripts/bindings-test.sh). Names follow cdk8s' own packages.
   publishToPypi: { distName: 'cdk8s-sidecars', module: 'cdk8s_sidecars' },
-  publishToMaven: { javaPackage: 'dev.cdk8s.sidecars', mavenGroupId: 'dev.cdk8s-sidecars', mavenArtifactId: 'cdk8s-sidecars' },
+  publishToMaven: {
+    javaPackage: 'dev.cdk8s.sidecars',
+    mavenGroupId: 'dev.cdk8s-sidecars',
+    mavenArtifactId: 'cdk8s-sidecars',
+    // Maven Central through the Central Portal (OSSRH's successor)
+    mavenServerId: 'central-ossrh',
+  },
   publishToGo: { moduleName: 'github.com/cdk8s-sidecars/cdk8s-sidecars-go' },
 
-  github: false,
-  release: false,
+  // Releases (issue 40; CONTRIBUTING.md "Releases"): versions 0.x until the API is declared
+  // stable (majorVersion 0: a breaking change bumps the minor, a feature or a fix the patch), from
+  // conventional commits on main. The release workflow bumps, builds every artifact (npm, PyPI,
+  // Maven, Go), publishes each and a GitHub release with the notes of the commits, then prepends
+  // those notes to CHANGELOG.md with projen's own changelog step (`release:changelog`, below).
+  // Only feat and fix commits (and breaking ones) make a release: the changelog commit does not.
+  github: true,
+  release: true,
+  majorVersion: 0,
+  releaseTrigger: release.ReleaseTrigger.continuous(),
+  releasableCommits: ReleasableCommits.featuresAndFixes(),
+  // the first release (no tag yet) is 0.1.0, not 0.0.0; after it, the commits decide
+  nextVersionCommand: 'test -n "$LATEST_TAG" || echo 0.1.0',
+  workflowNodeVersion: '22.x',
+  // The tests read manifests with the API server's YAML reader (Go and Debian's sources of
+  // sigs.k8s.io/yaml) and run hooks under busybox; under CI=true they fail without them (.ci/run
+  // installs the same). The GitHub runner has Go, python3 and procps.
+  workflowBootstrapSteps: [{
+    name: 'Debian packages of the tests (CONTRIBUTING.md)',
+    run: 'sudo apt-get update -qq && sudo apt-get install -y -qq --no-install-recommends golang-k8s-sigs-yaml-dev busybox',
+  }],
+  // Dependency upgrades stay a person's decision (the pins above are deliberate): no upgrade workflow.
+  depsUpgrade: false,
+  pullRequestTemplate: false,
+  githubOptions: { mergify: false },
   gitignore: ['/examples/dist/', '/.bench/', '/.consumer-test/'],
 });
 
@@ -155,6 +192,65 @@ const consumerTest = project.addTask('test:consumer', {
 });
 project.testTask.spawn(consumerTest);
 
+// The API compatibility check (issue 40): jsii-diff compares the public API as compiled now (.jsii,
+// which the consumer test above has just compiled) with the committed assembly of the last release,
+// .compat/.jsii, and fails `npm test` on a breaking change to a stable API (a removed prop, a
+// narrowed type, ...). A deliberate break is a `feat!:` commit that refreshes the baseline
+// (`npm run compat:baseline`); the baseline is refreshed at each release (CONTRIBUTING.md, "Releases").
+const compat = project.tasks.tryFind('compat')!;
+compat.reset('jsii-diff .compat . --keys --error-on prod', { name: 'compat' });
+compat.description = 'Fails on a breaking change of the public API against the last release (.compat/.jsii, jsii-diff)';
+project.testTask.spawn(compat);
+project.gitignore.include('/.compat/.jsii');
+const compatBaseline = project.addTask('compat:baseline', {
+  description: 'Compiles, then records the public API as it is now in .compat/ (the baseline of `compat`): at each release',
+});
+compatBaseline.spawn(project.compileTask);
+compatBaseline.exec('node scripts/compat-baseline.js');
+
+// A package that cannot be packed wrong (issue 40): `npm pack` and `npm publish` run `prepack`,
+// which compiles first when lib/ or .jsii is missing or older than src/ (scripts/prepack.js decides;
+// a fresh clone packed before any compile installed a package without lib/index.js).
+const prepack = project.addTask('prepack', {
+  description: 'Compiles before npm pack / npm publish when lib/ or .jsii is missing or older than src/ (scripts/prepack.js)',
+});
+prepack.spawn(project.compileTask, { condition: 'node scripts/prepack.js' });
+
+// The project-level changelog (issue 40): the release task writes the notes of the release from the
+// conventional commits since the last one (dist/changelog.md, projen's bump); after the packages are
+// published, the release workflow's GitHub job prepends them to CHANGELOG.md with projen's own step
+// (release/update-changelog: it commits `chore(release): <version>`, which makes no release) and
+// pushes that commit to main.
+const releaseChangelog = project.addTask('release:changelog', {
+  description: 'Prepends the notes of the release (dist/changelog.md) to CHANGELOG.md and commits it (projen release/update-changelog)',
+  env: { CHANGELOG: 'dist/changelog.md', VERSION_FILE: 'dist/version.txt', PROJECT_CHANGELOG_FILE: 'CHANGELOG.md' },
+});
+releaseChangelog.builtin('release/update-changelog');
+project.release!.publisher.addGitHubPostPublishingSteps(
+  {
+    name: 'Check out main for the changelog',
+    uses: 'actions/checkout@v5',
+    with: { 'ref': 'main', 'path': '.repo', 'fetch-depth': 0 },
+  },
+  {
+    name: 'Prepend the release notes to CHANGELOG.md, record the API baseline, push',
+    if: '${{ !inputs.dry_run }}',
+    run: [
+      'mkdir -p .repo/dist && cp dist/changelog.md dist/version.txt .repo/dist/',
+      'cd .repo',
+      'git config user.name "github-actions[bot]"',
+      'git config user.email "41898282+github-actions[bot]@users.noreply.github.com"',
+      'npm ci --ignore-scripts',
+      'npx projen release:changelog',
+      // the API of this release becomes the baseline of the compatibility check
+      'npx projen compat:baseline',
+      'git add .compat',
+      'git diff --cached --quiet || git commit -m "chore(release): API baseline of $(cat dist/version.txt)"',
+      'git push origin HEAD:main',
+    ].join('\n'),
+  },
+);
+
 // The real OpenTelemetry Collector (issue 30): scripts/build-otelcol.sh builds otelcol of the
 // pinned release with the Collector Builder (cached in ~/.cache/cdk8s-sidecars/otelcol), then
 // test/collector/otelcol.real-test.ts validates every WithTracer config with it and runs it against an
@@ -220,7 +316,8 @@ bench.exec('node --expose-gc .bench/bench.js', { receiveArgs: true });
 //   The README's links to development files (CONTRIBUTING.md, test/, bench/) are absolute links
 //   into the repository, which stays the home of examples/, bench/, scripts/ and CONTRIBUTING.md.
 project.npmignore?.removePatterns('/src/');
-for (const pattern of ['/examples/', '/bench/', '/.bench/', '/.ci/', '/scripts/', '/.consumer-test/', '/CONTRIBUTING.md']) {
+// .compat/ (the API baseline) and CHANGELOG.md (the release notes are the GitHub release's) stay in the repository.
+for (const pattern of ['/examples/', '/bench/', '/.bench/', '/.ci/', '/scripts/', '/.consumer-test/', '/CONTRIBUTING.md', '/.compat/', '/CHANGELOG.md']) {
   project.addPackageIgnore(pattern);
 }
 

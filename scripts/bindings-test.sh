@@ -113,6 +113,14 @@ for (const [lang, file] of [['python', 'test/bindings/python/quickstart.py'], ['
 }
 EOF
 
+# 3b. The README's install blocks (## Install): the pip requirements are what the Python step
+# installs (the wheel found in jsii-pacmak's output instead of PyPI), the Maven coordinates are
+# test/bindings/java's dependency, the Go module is test/bindings/go's require. npm's block is the
+# consumer test's (scripts/consumer-test.sh); test/readme-install.test.ts checks the names too.
+step "checking the README's install blocks against the packages and test/bindings"
+PIP_REQUIREMENTS=$(node scripts/readme-install.js)
+step "  pip install $PIP_REQUIREMENTS (the README's line)"
+
 # 4. Each language.
 lang_python() {
   need Python python3 || return 0
@@ -127,7 +135,10 @@ lang_python() {
     "$venv/bin/pip" install --quiet --disable-pip-version-check "cdk8s==$CDK8S" "cdk8s-plus-27==$KPLUS" "constructs==$CONSTRUCTS" || return 1
     touch "$venv/.complete"
   fi
-  "$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$WORK"/dist/python/*.whl || return 1
+  # the README's `pip install` line, with the built wheel standing in for PyPI's (the others are in the venv)
+  "$venv/bin/pip" uninstall --quiet --yes cdk8s-sidecars > /dev/null 2>&1 || true
+  # shellcheck disable=SC2086
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-index --find-links "$WORK/dist/python" $PIP_REQUIREMENTS || return 1
   step "python: running test/bindings/python/app.py for $VERSIONS and the quick start"
   for v in $VERSIONS; do
     CDK8S_OUTDIR="$WORK/out/python-$v" CDK8S_SIDECARS_KUBERNETES_VERSION=$v "$venv/bin/python" test/bindings/python/app.py > "$WORK/python-$v.log" 2>&1 \

@@ -50,3 +50,9 @@ export { NativeSidecarGuard, NativeSidecarGuardProps } from './guard';
 export {
   SidecarTimeline, SidecarTimelineOptions, TimelineRequests, TimelineStartEntry, TimelineStopEntry,
 } from './timeline';
+
+// The cdk8s CLI validation plugin (cdk8s.yaml `validations:`): the checks of `cdk8s-sidecars check`
+export {
+  IValidationPluginContext, IValidationPluginReport, SidecarValidationPlugin, SidecarValidationPluginProps,
+  ValidationPluginResource, ValidationPluginViolation,
+} from './validation-plugin';

@@ -5,6 +5,7 @@ import { withInjectedContainers } from './engine/injected';
 import { SUPPORTED_KINDS } from './engine/pod-template';
 import { TOOLS, appShutdownOf, userSidecarStopOf } from './engine/shutdown';
 import { StopStep, TIMELINE_KINDS, Timeline, computeTimeline } from './engine/timeline';
+import { STOP_TIMES_ANNOTATION } from './facts/annotations';
 import { podTemplateOf } from './facts/kinds';
 import { Json } from './private/json';
 import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV, SidecarTargetOptions, checkVersion } from './settings';
@@ -88,14 +89,16 @@ export interface SidecarTimelineOptions extends SidecarTargetOptions {
    */
   readonly appShutdownTime?: Duration;
   /**
-   * How long each other container takes from SIGTERM to its exit, by name (the sidecars: the
-   * manifest does not say). A sidecar not named here is taken to run until it is killed.
-   * @default - none known
+   * How long each other container takes from SIGTERM to its exit, by name. The library records
+   * its own sidecars' stop times in the pod template (annotation `sidecars.cdk8s.io/stop-times`);
+   * a name given here wins over it. A sidecar in neither is taken to run until it is killed.
+   * @default - the stop times the pod template's `sidecars.cdk8s.io/stop-times` records, none else
    */
   readonly stopTimes?: { [name: string]: Duration };
   /**
-   * The containers of `spec.containers` that are sidecars (the legacy layout), by name.
-   * @default - every container of `spec.containers` is an app container
+   * The containers of `spec.containers` that are sidecars (the legacy layout), by name, besides
+   * those that the pod template's `sidecars.cdk8s.io/stop-times` names.
+   * @default - the containers of `spec.containers` that `sidecars.cdk8s.io/stop-times` names; every other one is an app container
    */
   readonly legacySidecars?: string[];
 }
@@ -189,17 +192,29 @@ export class SidecarTimeline {
       throw new Error(`${WHO}: environment variable ${SIDECAR_CONTAINERS_GATE_ENV} is '${envGate}'; use 'true' or 'false'.`);
     }
     const gate = options.sidecarContainersGate ?? envGate === 'true';
-    const stopSeconds: Record<string, number> = {};
+    // What the library recorded in the pod template (STOP_TIMES_ANNOTATION); the options win.
+    const recorded = recordedStopTimes(manifest);
+    const stopSeconds: Record<string, number> = { ...recorded };
     for (const [name, d] of Object.entries(options.stopTimes ?? {})) stopSeconds[name] = seconds(`stopTimes['${name}']`, d);
     const app = options.appShutdownTime === undefined ? 10 : seconds('appShutdownTime', options.appShutdownTime);
     for (const n of options.legacySidecars ?? []) {
       if (typeof n !== 'string') throw new Error(`${WHO}: legacySidecars holds ${JSON.stringify(n)}; give container names (strings).`);
     }
+    // a recorded sidecar in spec.containers is a legacy sidecar
+    const containers: Json[] = podTemplateOf(structuredClone(manifest))?.spec?.containers ?? [];
+    const legacySidecars = [...new Set([
+      ...options.legacySidecars ?? [],
+      ...Object.keys(recorded).filter(n => Array.isArray(containers) && containers.some(c => c?.name === n)),
+    ])];
     const t = computeTimeline(manifest as Json, {
-      target: { minor: version.minor, gate }, legacySidecars: options.legacySidecars ?? [], stopSeconds, appShutdownSeconds: app,
+      target: { minor: version.minor, gate }, legacySidecars, stopSeconds, appShutdownSeconds: app,
     });
     const source = options.appShutdownTime === undefined ? `appShutdownTime ${app}s (the default of SidecarTimelineOptions)` : `appShutdownTime ${app}s (given)`;
-    return new SidecarTimeline(t, version.minor, gate, [], source, app);
+    const notes = Object.keys(recorded).length === 0 ? [] : [
+      `the stop times of ${Object.entries(recorded).map(([n, v]) => `'${n}' (${v} s)`).join(', ')} are the ones cdk8s-sidecars recorded ` +
+      `in the pod template (annotation ${STOP_TIMES_ANNOTATION})`,
+    ];
+    return new SidecarTimeline(t, version.minor, gate, notes, source, app);
   }
 
   /**
@@ -384,4 +399,22 @@ function cpu(millis: number): string {
 
 function mem(bytes: number): string {
   return bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20}Mi` : `${(bytes / 2 ** 20).toFixed(1)}Mi`;
+}
+
+/**
+ * The stop times the library recorded in a manifest's pod template (STOP_TIMES_ANNOTATION,
+ * `name=Ns,...`), by container name; none when the annotation is absent. A value that is not in
+ * that form is an error naming the annotation (a hand-edited manifest), not a guess.
+ */
+function recordedStopTimes(manifest: Json): Record<string, number> {
+  const value = podTemplateOf(structuredClone(manifest))?.metadata?.annotations?.[STOP_TIMES_ANNOTATION];
+  if (value === undefined) return {};
+  const entries = typeof value === 'string' ? value.split(',').map(e => /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)=(\d+(?:\.\d+)?)s$/.exec(e)) : [null];
+  if (entries.some(m => m === null)) {
+    throw new Error(`${WHO}: the pod template's annotation ${STOP_TIMES_ANNOTATION} is ${JSON.stringify(value)}; ` +
+      'cdk8s-sidecars writes it as name=Ns entries separated by commas (e.g. "log-agent=7s,envoy=20s"). Fix or remove it.');
+  }
+  const out: Record<string, number> = {};
+  for (const m of entries) out[m![1]] = Number(m![3]);
+  return out;
 }

@@ -125,7 +125,7 @@ describe('check', () => {
       });
       expect(blocks).toEqual(objects.map(o => findings
         .filter((f: any) => o.startsWith(`${f.file} (document ${f.document}): `))
-        .map((f: any) => `  ${f.level}: ${f.message}`)));
+        .map((f: any) => `  ${f.level}: ${f.message} [${f.rule} ${f.ruleName}]`)));
     }
   });
 
@@ -218,7 +218,7 @@ describe('check', () => {
     [['check', MANIFESTS], '--kubernetes-version is required'],
     [['check', MANIFESTS, '--kubernetes-version', '1.3'], "kubernetesVersion '1.3' is older than 1.27"],
     [['check', MANIFESTS, '--kubernetes-version', 'v1.29.3-eks-1'], 'carries a vendor suffix'],
-    [['check', MANIFESTS, '--kubernetes-version', '1.29', '--output', 'xml'], "--output 'xml': use text or json"],
+    [['check', MANIFESTS, '--kubernetes-version', '1.29', '--output', 'xml'], "--output 'xml': use text, json, sarif or junit"],
     [['check', MANIFESTS, '--bogus'], "Unknown option '--bogus'"],
     [['check', MANIFESTS, '--kubernetes-version'], "Option '--kubernetes-version <value>' argument missing"],
   ])('bad usage %j: exit 2 with the message and the usage line', (args, message) => {

@@ -7,7 +7,9 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
-/* eslint-disable @typescript-eslint/no-require-imports */
+import { LocatedDocument, parseYamlLocated } from '../bind/yaml-files';
+
+export { LocatedDocument } from '../bind/yaml-files';
 
 /** A bad command line: the caller prints the usage line and exits 2. */
 export class UsageError extends Error {}
@@ -82,31 +84,22 @@ export function withTempFile<T>(text: string, fn: (file: string) => T): T {
   }
 }
 
-/** The `yaml` package that cdk8s bundles: the parser of cdk8s' own `Yaml.load`. */
-function cdk8sYamlParser(): any {
-  return require(require.resolve('yaml', { paths: [path.dirname(require.resolve('cdk8s'))] }));
-}
-
 /**
- * Parses a YAML text as cdk8s' `Yaml.load` does (cdk8s lib/yaml.js, 2.70: `parseAllDocuments`
- * of its bundled `yaml` with the YAML 1.1 schema, each document's `toJSON()`, empty documents
- * dropped), and also returns the syntax errors, which `Yaml.load` ignores (it takes what the
- * parser recovered from a broken file). Not `Yaml.load` itself: it starts a node process per file
- * to read it (0.5 s a file on a loaded machine); test/cli.test.ts checks that both read the same.
+ * Parses a YAML text as cdk8s' `Yaml.load` does, with the syntax errors `Yaml.load` ignores
+ * (src/bind/yaml-files.ts). test/cli.test.ts checks that both read the same.
  */
 export function parseYaml(text: string): { docs: any[]; errors: string[] } {
-  const parsed = cdk8sYamlParser().parseAllDocuments(text, { version: '1.1' });
-  const list: any[] = Array.isArray(parsed) ? parsed : [parsed];
-  const errors = list.flatMap(d => (d.errors ?? []).map((e: Error) => firstLine(e.message)));
-  const docs = list.map(d => d.toJSON()).filter(obj =>
-    obj !== undefined && obj !== null &&
-    !(Array.isArray(obj) && obj.length === 0) &&
-    !(typeof obj === 'object' && Object.keys(obj).length === 0));
-  return { docs, errors };
+  const { docs, errors } = parseYamlLocated(text);
+  return { docs: docs.map(d => d.doc), errors };
 }
 
 /** The documents of one YAML file (or of stdin for `-`); a syntax error is an error naming the file and line. */
 export function loadDocuments(file: string): any[] {
+  return loadLocatedDocuments(file).map(d => d.doc);
+}
+
+/** `loadDocuments`, each document with the line where it starts. */
+export function loadLocatedDocuments(file: string): LocatedDocument[] {
   const name = file === STDIN ? 'stdin' : file;
   let text: string;
   try {
@@ -114,7 +107,7 @@ export function loadDocuments(file: string): any[] {
   } catch (e) {
     throw new CommandError(`${name}: cannot read it: ${firstLine((e as Error).message)}`);
   }
-  const { docs, errors } = parseYaml(text);
+  const { docs, errors } = parseYamlLocated(text);
   if (errors.length > 0) throw new CommandError(`${name}: not valid YAML: ${errors[0]}`);
   return docs;
 }

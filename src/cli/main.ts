@@ -8,15 +8,19 @@
  * Exit codes: 0 fine (warnings only); 1 errors in the input (check), a cluster or kubectl error,
  * a failed render; 2 bad usage or a bad render config.
  */
+import * as fs from 'fs';
+import * as path from 'path';
 import { parseArgs } from 'util';
 import { Duration } from 'cdk8s';
-import { checkFiles, formatHuman, formatJson } from './check';
+import { CheckResult, checkFiles, formatHuman, formatJson } from './check';
 import { readCluster } from './cluster';
 import { CommandError, STDIN, UsageError, expandInputs, readStdin } from './io';
 import { loadRenderConfig, render } from './render';
 import { ConfigError, duration } from './render-config';
+import { formatJunit, formatSarif } from './report-formats';
 import { resolveCliTarget } from './target-options';
 import { TimelineExtras, timelines } from './timeline';
+import { UnknownRuleError, parseRuleList } from '../engine/check-rules';
 
 const TARGET_HELP = `  --kubernetes-version V  the lowest version of the cluster's API server and kubelets
                           (1.29, v1.29 or 1.29.3; with a patch, the known bugs of that patch
@@ -26,7 +30,7 @@ const TARGET_HELP = `  --kubernetes-version V  the lowest version of the cluster
 
 export const HELP: Record<string, { usage: string; text: string }> = {
   check: {
-    usage: 'cdk8s-sidecars check [FILE|DIR|-]... [--kubernetes-version V] [--gate] [--output text|json]',
+    usage: 'cdk8s-sidecars check [FILE|DIR|-]... [--kubernetes-version V] [--gate] [--output text|json|sarif|junit] [--ignore RULE]... [--allow-empty]',
     text: `Checks every object of every YAML file (multi-document) for the target cluster: the API
 server's rules for pod specs, the fields the target release does not know (a native sidecar
 on 1.27, ...), a Job's podFailurePolicy against its native sidecars and the known bugs of the
@@ -34,13 +38,21 @@ target's patch release; then, as SidecarValidation.addTo does for an app, each S
 targetPort and each HPA's requests against the workloads of its namespace in all the files
 given. A directory is walked: every
 .yaml and .yml file below it (not in .git or node_modules), sorted by code point. - reads stdin.
+Input without a single object (empty stdin, an empty directory) is an error: an upstream step
+(helm template, kustomize build) probably failed.
 
 Options:
 ${TARGET_HELP}
-  --output text|json      text for people (default) or one JSON document
+  --output FORMAT         text for people (default), json (one document), sarif (SARIF 2.1.0,
+                          for code scanning) or junit (JUnit XML, one test case per object)
+  --ignore RULE           silence a rule for this run: its id or name (CS001 or
+                          native-sidecar-below-1.29; repeat it or separate with commas); per
+                          object: the annotation sidecars.cdk8s.io/check-ignore: "CS001,CS022"
+  --allow-empty           input without objects is fine (exit 0)
+  --version               the version of cdk8s-sidecars
   -h, --help              this text
 
-Exit status: 0 no errors (warnings are printed), 1 errors, 2 bad usage.`,
+Exit status: 0 no errors (warnings are printed), 1 errors or no objects, 2 bad usage.`,
   },
   target: {
     usage: 'cdk8s-sidecars target [--context C] [--with-patch] [--api-server-only]',
@@ -55,6 +67,7 @@ Options:
   --context C             the kubeconfig context (kubectl --context C)
   --with-patch            print 1.NN.P, the lowest patch release (the known-bug checks use it)
   --api-server-only       use the API server's version when the nodes cannot be listed
+  --version               the version of cdk8s-sidecars
   -h, --help              this text
 
 Environment: KUBECTL, the kubectl binary (default: kubectl on the PATH).
@@ -70,8 +83,11 @@ ${TARGET_HELP}
   --app-shutdown-time D   how long the app containers take from SIGTERM to their exit
                           (10s, 500ms, 2m; default 10s)
   --stop-time NAME=D      how long container NAME takes from SIGTERM to its exit (repeat it;
-                          a sidecar without one is taken to run until it is killed)
+                          default: the pod template's sidecars.cdk8s.io/stop-times, which
+                          cdk8s-sidecars writes; a sidecar without either is taken to run
+                          until it is killed)
   --legacy-sidecar NAME   a container of spec.containers that is a sidecar (repeat it)
+  --version               the version of cdk8s-sidecars
   -h, --help              this text
 
 Exit status: 0 printed, 1 a file error or a workload the timeline refuses, 2 bad usage.`,
@@ -90,6 +106,7 @@ workloads, what to select (kind, name, namespace, matchLabels) and the sidecars 
 
 Options:
   --config FILE           the config (required)
+  --version               the version of cdk8s-sidecars
   -h, --help              this text
 
 Exit status: 0 rendered, 1 the constructs refused the input, 2 bad usage or a bad config
@@ -105,7 +122,8 @@ Commands:
   timeline  print the start/stop timeline of each workload
   render    add sidecars to manifests on stdin (a Helm post-renderer)
 
-Run 'cdk8s-sidecars <command> --help' for a command's options. Docs: docs/cli.md.`;
+Run 'cdk8s-sidecars <command> --help' for a command's options, '--version' for the version.
+Docs: docs/cli.md.`;
 
 /** The --help text of a command, as docs/cli.md shows it. */
 export function helpText(command: string): string {
@@ -120,7 +138,7 @@ interface Parsed {
 
 function parse(args: string[], options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>): Parsed {
   try {
-    const r = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    const r = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } }, allowPositionals: true, strict: true });
     return { values: r.values as Parsed['values'], positionals: r.positionals };
   } catch (e) {
     throw new UsageError((e as Error).message.split('\n')[0]);
@@ -133,6 +151,7 @@ function run(argv: string[]): number {
     process.stdout.write(TOP_HELP + '\n');
     return command === undefined ? 2 : 0;
   }
+  if (command === '--version' || command === 'version') return version();
   if (!(command in HELP)) throw new UsageError(`unknown command '${command}'`);
   const usage = (e: UsageError) => {
     process.stderr.write(`cdk8s-sidecars ${command}: ${e.message}\nUsage: ${HELP[command].usage}\nRun 'cdk8s-sidecars ${command} --help' for more.\n`);
@@ -142,15 +161,36 @@ function run(argv: string[]): number {
     switch (command) {
       case 'check': {
         const { values, positionals } = parse(args, {
-          'kubernetes-version': { type: 'string' }, 'gate': { type: 'boolean' }, 'output': { type: 'string' },
+          'kubernetes-version': { type: 'string' },
+          'gate': { type: 'boolean' },
+          'output': { type: 'string' },
+          'ignore': { type: 'string', multiple: true },
+          'allow-empty': { type: 'boolean' },
         });
         if (values.help) return help(command);
+        if (values.version) return version();
         const output = (values.output as string | undefined) ?? 'text';
-        if (output !== 'text' && output !== 'json') throw new UsageError(`--output '${output}': use text or json`);
+        const formats: Record<string, (r: CheckResult) => string> = {
+          text: formatHuman, json: formatJson, sarif: r => formatSarif(r, packageVersion()), junit: formatJunit,
+        };
+        if (!(output in formats)) throw new UsageError(`--output '${output}': use text, json, sarif or junit`);
+        let ignore: Set<string>;
+        try {
+          ignore = parseRuleList((values.ignore as string[] | undefined) ?? [], '--ignore');
+        } catch (e) {
+          if (e instanceof UnknownRuleError) throw new UsageError(e.message);
+          throw e;
+        }
         if (positionals.length === 0) throw new UsageError(`no input: give files, directories or ${STDIN} for stdin`);
         const target = resolveCliTarget(values['kubernetes-version'] as string | undefined, values.gate as boolean | undefined);
-        const result = checkFiles(expandInputs(positionals), target);
-        process.stdout.write(output === 'json' ? formatJson(result) : formatHuman(result));
+        const files = expandInputs(positionals);
+        const result = checkFiles(files, target, { ignore });
+        process.stdout.write(formats[output](result));
+        if (result.kubernetesObjects === 0 && !values['allow-empty']) {
+          process.stderr.write(`cdk8s-sidecars check: no Kubernetes object in the input (${emptyInput(positionals, files)}): ` +
+            'nothing was checked. If an upstream step (helm template, kustomize build) failed, fix it; if no objects is expected, pass --allow-empty.\n');
+          return 1;
+        }
         return result.findings.some(f => f.level === 'error') ? 1 : 0;
       }
       case 'target': {
@@ -158,6 +198,7 @@ function run(argv: string[]): number {
           'context': { type: 'string' }, 'with-patch': { type: 'boolean' }, 'api-server-only': { type: 'boolean' },
         });
         if (values.help) return help(command);
+        if (values.version) return version();
         if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
         const report = readCluster({
           context: values.context as string | undefined,
@@ -177,6 +218,7 @@ function run(argv: string[]): number {
           'legacy-sidecar': { type: 'string', multiple: true },
         });
         if (values.help) return help(command);
+        if (values.version) return version();
         if (positionals.length === 0) throw new UsageError(`no input: give files, directories or ${STDIN} for stdin`);
         const target = resolveCliTarget(values['kubernetes-version'] as string | undefined, values.gate as boolean | undefined);
         const extras = timelineExtras(values);
@@ -186,6 +228,7 @@ function run(argv: string[]): number {
       case 'render': {
         const { values, positionals } = parse(args, { config: { type: 'string' } });
         if (values.help) return help(command);
+        if (values.version) return version();
         if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}' (the manifests come on stdin)`);
         if (values.config === undefined) throw new UsageError('--config is required');
         const config = loadRenderConfig(values.config as string);
@@ -230,6 +273,42 @@ function timelineExtras(values: Parsed['values']): TimelineExtras {
     ...(Object.keys(stopTimes).length > 0 ? { stopTimes } : {}),
     ...(legacy !== undefined ? { legacySidecars: legacy } : {}),
   };
+}
+
+/** What the input was, for the empty-input error: stdin, the directories with no YAML file, or the files read. */
+function emptyInput(args: readonly string[], files: readonly string[]): string {
+  if (args.length === 1 && args[0] === STDIN) return 'stdin was empty or held only empty documents';
+  const dirs = args.filter(a => a !== STDIN && isDirectory(a));
+  if (files.length === 0) return `${dirs.length === 1 ? `directory ${dirs[0]} holds` : 'the directories hold'} no .yaml or .yml file`;
+  return `${files.length} file(s) read, each empty or holding only empty documents`;
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The package's version: the `version` of the package.json above this file (lib/cli/main.js in
+ * the package, src/cli/main.ts in the repository).
+ */
+export function packageVersion(): string {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (fs.existsSync(file)) {
+      const pkg = JSON.parse(fs.readFileSync(file, 'utf8'));
+      if (pkg.name === 'cdk8s-sidecars' && typeof pkg.version === 'string') return pkg.version;
+    }
+    if (path.dirname(dir) === dir) throw new CommandError(`cannot find the package.json of cdk8s-sidecars above ${__dirname}`);
+  }
+}
+
+function version(): number {
+  process.stdout.write(`cdk8s-sidecars ${packageVersion()}\n`);
+  return 0;
 }
 
 function help(command: string): number {

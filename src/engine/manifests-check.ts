@@ -13,7 +13,7 @@
  */
 import { checkSelfStoppingPreStops, checkSidecarReadiness, checkVerticalAutoscaler } from './around';
 import { SUPPORTED_KINDS, controllerVolumesOf, describeObject } from './pod-template';
-import { checkJobPodFailurePolicy, checkPodSpec } from './rules';
+import { checkJobPodFailurePolicy, checkPodSpecByRule } from './rules';
 import { podTemplateOf } from '../facts/kinds';
 import { WorkloadOfApp, checkAutoscalerRequests, checkServiceTargetPorts } from '../facts/known-bugs';
 import { Json } from '../private/json';
@@ -34,8 +34,23 @@ export interface ManifestFinding {
    * the app-wide ones.
    */
   readonly source: 'object' | 'service' | 'autoscaler' | 'readiness';
+  /**
+   * What found it: the `name` of a row of the engine's `POD_SPEC_RULES` (or its shape rule), or one
+   * of `SET_RULES` (the `cdk8s-sidecars check` rule ids are given by these, src/engine/check-rules.ts).
+   */
+  readonly rule: string;
   readonly message: string;
 }
+
+/** The names of the checks beyond the pod spec rules (the `rule` of their findings). @internal */
+export const SET_RULES = {
+  jobPodFailurePolicy: 'a Job podFailurePolicy rule without containerName matches the native sidecars',
+  selfStoppingPreStop: "a native sidecar's preStop stops its own process",
+  serviceTargetPort: "a Service's targetPort reaches the pods it selects",
+  autoscalerRequests: 'an HPA on utilization needs requests on every container it counts',
+  verticalAutoscaler: 'a VPA of a pod with native sidecars',
+  sidecarReadiness: 'a readiness probe on a native sidecar that no Service sends traffic to',
+} as const;
 
 /**
  * Every object's own checks (in the order given), then the Services', then the HPAs' and VPAs',
@@ -52,8 +67,8 @@ export function checkManifestSet(objects: readonly ManifestToCheck[], minor: num
   const verticals: Array<[number, Json]> = [];
   const workloadIndex: number[] = [];
   objects.forEach((o, index) => {
-    for (const problem of checkManifest(o.manifest, minor, gate)) out.push({ index, level: 'error', source: 'object', message: problem });
-    for (const warning of objectWarnings(o.manifest)) out.push({ index, level: 'warning', source: 'object', message: warning });
+    for (const { rule, message } of checkManifestByRule(o.manifest, minor, gate)) out.push({ index, level: 'error', source: 'object', rule, message });
+    for (const { rule, message } of objectWarnings(o.manifest)) out.push({ index, level: 'warning', source: 'object', rule, message });
     for (const [where, item] of itemsOf(o.manifest, o.path)) {
       if (item.kind === 'Service' && item.apiVersion === 'v1') services.push([index, item]);
       if (item.kind === 'HorizontalPodAutoscaler' && typeof item.apiVersion === 'string' && item.apiVersion.startsWith('autoscaling/')) autoscalers.push([index, item]);
@@ -66,17 +81,17 @@ export function checkManifestSet(objects: readonly ManifestToCheck[], minor: num
   });
   for (const [index, svc] of services) {
     const found = checkServiceTargetPorts(svc, workloads, minor);
-    for (const message of found.errors) out.push({ index, level: 'error', source: 'service', message });
-    for (const message of found.warnings) out.push({ index, level: 'warning', source: 'service', message });
+    for (const message of found.errors) out.push({ index, level: 'error', source: 'service', rule: SET_RULES.serviceTargetPort, message });
+    for (const message of found.warnings) out.push({ index, level: 'warning', source: 'service', rule: SET_RULES.serviceTargetPort, message });
   }
   for (const [index, hpa] of autoscalers) {
-    for (const message of checkAutoscalerRequests(hpa, workloads)) out.push({ index, level: 'warning', source: 'autoscaler', message });
+    for (const message of checkAutoscalerRequests(hpa, workloads)) out.push({ index, level: 'warning', source: 'autoscaler', rule: SET_RULES.autoscalerRequests, message });
   }
   for (const [index, vpa] of verticals) {
-    for (const message of checkVerticalAutoscaler(vpa, workloads)) out.push({ index, level: 'warning', source: 'autoscaler', message });
+    for (const message of checkVerticalAutoscaler(vpa, workloads)) out.push({ index, level: 'warning', source: 'autoscaler', rule: SET_RULES.verticalAutoscaler, message });
   }
   for (const { workload, message } of checkSidecarReadiness(workloads, services.map(([, svc]) => svc))) {
-    out.push({ index: workloadIndex[workload], level: 'warning', source: 'readiness', message });
+    out.push({ index: workloadIndex[workload], level: 'warning', source: 'readiness', rule: SET_RULES.sidecarReadiness, message });
   }
   return out;
 }
@@ -94,16 +109,23 @@ function itemsOf(manifest: Json, where: string): Array<[string, Json]> {
  * The warning halves of the Job podFailurePolicy check and of the self-stopping preStop check (their
  * error halves are in checkManifest).
  */
-function objectWarnings(manifest: Json): string[] {
+function objectWarnings(manifest: Json): RuleFinding[] {
   if (!manifest || typeof manifest !== 'object') return [];
   if (typeof manifest.kind === 'string' && manifest.kind.endsWith('List') && Array.isArray(manifest.items)) {
-    return manifest.items.flatMap((item: Json, i: number) => objectWarnings(item).map(w => `${manifest.kind} items[${i}]: ${w}`));
+    return manifest.items.flatMap((item: Json, i: number) => objectWarnings(item).map(w => ({ ...w, message: `${manifest.kind} items[${i}]: ${w.message}` })));
   }
   if (!SUPPORTED_KINDS.includes(manifest.kind)) return [];
   return [
-    ...(manifest.kind === 'Job' || manifest.kind === 'CronJob' ? checkJobPodFailurePolicy(manifest, describeObject(manifest)).warnings : []),
-    ...checkSelfStoppingPreStops(manifest).warnings,
+    ...(manifest.kind === 'Job' || manifest.kind === 'CronJob' ? checkJobPodFailurePolicy(manifest, describeObject(manifest)).warnings : [])
+      .map(message => ({ rule: SET_RULES.jobPodFailurePolicy, message })),
+    ...checkSelfStoppingPreStops(manifest).warnings.map(message => ({ rule: SET_RULES.selfStoppingPreStop, message })),
   ];
+}
+
+/** A message with the name of the check that found it. */
+interface RuleFinding {
+  readonly rule: string;
+  readonly message: string;
 }
 
 /**
@@ -111,20 +133,25 @@ function objectWarnings(manifest: Json): string[] {
  * the error halves of the Job podFailurePolicy check and of the self-stopping preStop check. @internal
  */
 export function checkManifest(manifest: Json, minor: number, gate: boolean): string[] {
+  return checkManifestByRule(manifest, minor, gate).map(f => f.message);
+}
+
+/** `checkManifest`, each message with the name of the check that found it. */
+function checkManifestByRule(manifest: Json, minor: number, gate: boolean): RuleFinding[] {
   if (!manifest || typeof manifest !== 'object') return [];
   // What `kubectl get -o yaml` prints for several objects: `kind: List` (or `<Kind>List`) with `items`.
   if (typeof manifest.kind === 'string' && manifest.kind.endsWith('List') && Array.isArray(manifest.items)) {
     return manifest.items.flatMap((item: Json, i: number) =>
-      checkManifest(item, minor, gate).map(problem => `${manifest.kind} items[${i}]: ${problem}`));
+      checkManifestByRule(item, minor, gate).map(f => ({ ...f, message: `${manifest.kind} items[${i}]: ${f.message}` })));
   }
   if (!SUPPORTED_KINDS.includes(manifest.kind)) return [];
   const template = podTemplateOf(structuredClone(manifest));
   if (!template) return [];
   const context = { kind: manifest.kind, controllerVolumes: controllerVolumesOf(manifest) };
   return [
-    ...checkPodSpec(template.spec, { minor, gate }, describeObject(manifest), context),
+    ...checkPodSpecByRule(template.spec, { minor, gate }, describeObject(manifest), context),
     // the error halves only: this list is of problems that fail synthesis
-    ...checkJobPodFailurePolicy(manifest, describeObject(manifest)).errors,
-    ...checkSelfStoppingPreStops(manifest).errors,
+    ...checkJobPodFailurePolicy(manifest, describeObject(manifest)).errors.map(message => ({ rule: SET_RULES.jobPodFailurePolicy, message })),
+    ...checkSelfStoppingPreStops(manifest).errors.map(message => ({ rule: SET_RULES.selfStoppingPreStop, message })),
   ];
 }

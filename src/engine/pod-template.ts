@@ -13,7 +13,7 @@ import {
   toolsInitContainer, toolsVolume, watchesApp,
 } from './shutdown';
 import { EngineTarget, SidecarSpec } from './spec';
-import { NATIVE_SIDECARS_ANNOTATION } from '../facts/annotations';
+import { NATIVE_SIDECARS_ANNOTATION, STOP_TIMES_ANNOTATION } from '../facts/annotations';
 import { TEMPLATE_PATHS, podTemplateOf } from '../facts/kinds';
 import { Json } from '../private/json';
 import { compareCodePoints, setOwn, sortedKeys } from '../private/order';
@@ -43,6 +43,7 @@ export function controllerVolumesOf(manifest: Json): string[] {
 
 /** The annotation `kubectl logs` / `exec` / `attach` read to pick a container when none is named. */
 export const DEFAULT_CONTAINER_ANNOTATION = 'kubectl.kubernetes.io/default-container';
+
 
 export interface EngineResult {
   /**
@@ -294,6 +295,8 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const annotations = Object.assign(
     {}, ...ordered.map(s => s.podAnnotations), ...injected.map(p => meshAnnotations(p, appShutdown, target, nativeStops)),
   );
+  // Each sidecar's stop time, for the timelines of the manifest (STOP_TIMES_ANNOTATION).
+  if (ordered.length > 0) annotations[STOP_TIMES_ANNOTATION] = ordered.map(s => `${s.container.name}=${s.shutdown.stopSeconds}s`).join(',');
   // The marker NativeSidecarGuard (src/guard.ts) checks: these must arrive with restartPolicy Always.
   const marked = nativeSidecarNames(injected, native, target);
   if (marked.length > 0) annotations[NATIVE_SIDECARS_ANNOTATION] = marked.join(',');

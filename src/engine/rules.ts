@@ -482,8 +482,21 @@ export function podSpecShapeErrors(where: string, spec: Json): string[] {
  * Checks a final pod spec. Returns one message per violation; `where` names the workload.
  */
 export function checkPodSpec(spec: Json, target: RuleTarget, where: string, context: PodSpecContext = {}): string[] {
+  return checkPodSpecByRule(spec, target, where, context).map(f => f.message);
+}
+
+/** `POD_SPEC_SHAPE_RULE`: the `rule` of a pod spec that is not the shape the rules read (podSpecShapeErrors). */
+export const POD_SPEC_SHAPE_RULE = 'the pod spec is an object of lists of named objects';
+
+/**
+ * `checkPodSpec`, each message with the `name` of the rule (a row of `POD_SPEC_RULES`, or
+ * `POD_SPEC_SHAPE_RULE`) that found it: what `cdk8s-sidecars check` gives each finding its rule id by.
+ */
+export function checkPodSpecByRule(
+  spec: Json, target: RuleTarget, where: string, context: PodSpecContext = {},
+): Array<{ rule: string; message: string }> {
   const shape = podSpecShapeErrors(where, spec);
-  if (shape.length > 0) return shape;
+  if (shape.length > 0) return shape.map(message => ({ rule: POD_SPEC_SHAPE_RULE, message }));
   const pod: PodUnderCheck = {
     where,
     kind: context.kind,
@@ -498,7 +511,7 @@ export function checkPodSpec(spec: Json, target: RuleTarget, where: string, cont
     graceSeconds: spec.terminationGracePeriodSeconds ?? KUBERNETES_DEFAULT_GRACE_SECONDS,
     spec,
   };
-  return POD_SPEC_RULES.flatMap(rule => rule.check(pod));
+  return POD_SPEC_RULES.flatMap(rule => rule.check(pod).map(message => ({ rule: rule.name, message })));
 }
 
 /**

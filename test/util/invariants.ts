@@ -947,8 +947,8 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
     v.push(`terminationGracePeriodSeconds is ${grace}, expected it unchanged (${user.graceWritten}): the pod needs only ${need} s`);
   }
 
-  // Pod template metadata: the user's, plus one checksum annotation per sidecar, plus (native
-  // layout) the guard's marker listing the native sidecars in initContainers order.
+  // Pod template metadata: the user's, plus one checksum annotation per sidecar, the sidecars' stop
+  // times, plus (native layout) the guard's marker listing the native sidecars in initContainers order.
   const meta = podMetadataOf(out);
   const baseMeta = podMetadataOf(baseline);
   const annotations = { ...(meta.annotations ?? {}) };
@@ -959,6 +959,13 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
   const marker = native.map(f => f.name).join(',');
   if ((annotations[NATIVE_MARKER] ?? '') !== marker) v.push(`annotation ${NATIVE_MARKER} is ${canonical(annotations[NATIVE_MARKER])}, expected '${marker}'`);
   delete annotations[NATIVE_MARKER];
+  // Each sidecar's stop time (issue 40, sidecars.cdk8s.io/stop-times): every sidecar once, with the
+  // stop time of its shutdown model (the order is the engine's: checked by the timeline tests).
+  const STOP_TIMES = 'sidecars.cdk8s.io/stop-times';
+  const recorded = String(annotations[STOP_TIMES] ?? '').split(',').filter(e => e !== '').sort();
+  const expectedStops = facts.map(f => `${f.name}=${f.stopSeconds}s`).sort();
+  if (!same(recorded, expectedStops)) v.push(`annotation ${STOP_TIMES} is ${canonical(annotations[STOP_TIMES])}, expected the entries ${canonical(expectedStops)}`);
+  delete annotations[STOP_TIMES];
   // kubectl's default container: the app, when a sidecar is first in spec.containers and the
   // user did not choose one (kubectl reads kubectl.kubernetes.io/default-container).
   const DEFAULT_CONTAINER = 'kubectl.kubernetes.io/default-container';
@@ -985,7 +992,7 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
     if (m.kind === 'Pod') {
       // checked above with the pod template's annotations
       c.metadata.annotations = Object.fromEntries(Object.entries(m.metadata.annotations ?? {})
-        .filter(([k]) => !k.startsWith(CHECKSUM_PREFIX) && k !== NATIVE_MARKER && k !== DEFAULT_CONTAINER));
+        .filter(([k]) => !k.startsWith(CHECKSUM_PREFIX) && k !== NATIVE_MARKER && k !== DEFAULT_CONTAINER && k !== STOP_TIMES));
     }
     return c;
   };
