@@ -963,7 +963,8 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
   // stop time of its shutdown model (the order is the engine's: checked by the timeline tests).
   const STOP_TIMES = 'sidecars.cdk8s.io/stop-times';
   const recorded = String(annotations[STOP_TIMES] ?? '').split(',').filter(e => e !== '').sort();
-  const expectedStops = facts.map(f => `${f.name}=${f.stopSeconds}s`).sort();
+  // (a native agent held back by its wrapper, Vector from 1.29: the hold is part of its stop time, issue 39)
+  const expectedStops = facts.map(f => `${f.name}=${nativeHoldOf(f, s.target.minor) + f.stopSeconds}s`).sort();
   if (!same(recorded, expectedStops)) v.push(`annotation ${STOP_TIMES} is ${canonical(annotations[STOP_TIMES])}, expected the entries ${canonical(expectedStops)}`);
   delete annotations[STOP_TIMES];
   // kubectl's default container: the app, when a sidecar is first in spec.containers and the
