@@ -1,4 +1,4 @@
-import { ReleasableCommits, cdk8s, javascript, release } from 'projen';
+import { Component, ReleasableCommits, cdk8s, javascript, release } from 'projen';
 
 const project = new cdk8s.ConstructLibraryCdk8s({
   name: 'cdk8s-sidecars',
@@ -81,8 +81,9 @@ const project = new cdk8s.ConstructLibraryCdk8s({
       coveragePathIgnorePatterns: ['/node_modules/'],
       collectCoverage: false,
       testTimeout: 120_000,
-      // `npm test` prints no [cdk8s-sidecars] WARNING lines: the tests read them (issue 27)
-      setupFilesAfterEnv: ['<rootDir>/test/util/quiet-warnings.ts'],
+      // `npm test` prints no [cdk8s-sidecars] WARNING lines: the tests read them (issue 27);
+      // Testing.app()'s output directories are removed after each file (issue 36)
+      setupFilesAfterEnv: ['<rootDir>/test/util/quiet-warnings.ts', '<rootDir>/test/util/test-setup.ts'],
     },
   },
 
@@ -127,13 +128,30 @@ const project = new cdk8s.ConstructLibraryCdk8s({
   gitignore: ['/examples/dist/', '/.bench/', '/.consumer-test/'],
 });
 
+// One line for the tests skipped for a missing program, not a stack-framed warning per file (issue 36).
+project.jest?.addReporter(new javascript.JestReporter('<rootDir>/test/util/skip-summary-reporter.js'));
+
 // The `cdk8s-sidecars` command (issue 29, docs/cli.md): check, target, timeline, render. Not part of
 // the jsii API (src/cli/ is not exported from src/index.ts); the package's `bin`.
 project.addBins({ 'cdk8s-sidecars': 'lib/cli/main.js' });
 
 // The test task: jest (snapshots can fail), eslint, then the example app must compile.
 project.testTask.reset('jest --ci', { receiveArgs: true });
-project.testTask.spawn(project.tasks.tryFind('eslint')!);
+// `npm test` (and CI) must never rewrite files: it lints with the `eslint` task's patterns and
+// settings but without `--fix` (`npm run eslint` still fixes, for the developer).
+// (Its command is copied at synthesis, once every lint pattern is in, the projenrc files' too.)
+const eslintTask = project.tasks.tryFind('eslint')!;
+const eslintCheck = project.addTask('eslint:check', {
+  description: 'Runs eslint without --fix (what `npm test` runs: a check never rewrites files)',
+  env: eslintTask.envVars,
+});
+project.testTask.spawn(eslintCheck);
+new (class extends Component {
+  public preSynthesize(): void {
+    eslintCheck.reset();
+    eslintCheck.execArgs((eslintTask.steps[0].execArgs ?? []).filter(a => a !== '--fix' && a !== '$@'));
+  }
+})(project);
 project.testTask.exec('tsc --project examples/tsconfig.json');
 // Every TypeScript snippet of README.md, CONTRIBUTING.md, docs/*.md and the TSDoc @examples (what
 // API.md shows) type-checks against the library (scripts/check-snippets.ts; fragments that are
@@ -251,6 +269,15 @@ project.release!.publisher.addGitHubPostPublishingSteps(
   },
 );
 
+// The property tests' full runs (issue 36): `npm test` runs a third of each property's runs
+// (test/property.test.ts runsOf); this runs all of them, about 1000 cases; `.ci/run` runs it after `npm test`.
+project.addTask('test:property', {
+  description: 'Runs the property tests with their full number of runs (npm test runs a third of them)',
+  env: { FC_FULL: '1' },
+  exec: 'jest --ci test/property.test.ts',
+  receiveArgs: true,
+});
+
 // The real OpenTelemetry Collector (issue 30): scripts/build-otelcol.sh builds otelcol of the
 // pinned release with the Collector Builder (cached in ~/.cache/cdk8s-sidecars/otelcol), then
 // test/collector/otelcol.real-test.ts validates every WithTracer config with it and runs it against an
@@ -299,7 +326,7 @@ for (const [dir, version] of clusters) {
 // cdk8s-plus-27, on the compiled library (lib/, what consumers load). Not part of `test`. It
 // writes its figures and verdicts into bench/README.md (issue 17: never typed in by hand).
 const bench = project.addTask('bench', {
-  description: 'Benchmarks synthesis (100/500/2000 Deployments with all three sidecars, both layouts) and import time against hand-written cdk8s-plus-27; writes figures and verdicts into bench/README.md',
+  description: 'Benchmarks synthesis (100/500/1000/2000 Deployments with all three sidecars and a Service, also with an HPA, both layouts), import time and `cdk8s-sidecars check` against hand-written cdk8s-plus-27; writes figures and verdicts into bench/README.md',
 });
 bench.spawn(project.compileTask);
 bench.exec('tsc --project bench/tsconfig.json');

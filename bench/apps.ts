@@ -1,14 +1,24 @@
 /**
  * The apps the benchmark synthesizes: N Deployments, each an app container with the log agent,
- * the tracer and Envoy, built three ways.
+ * the tracer and Envoy, built three ways; in the shapes real apps have, each Deployment also
+ * with a Service in front of Envoy, and then also a HorizontalPodAutoscaler (issue 36: the
+ * objects around the workloads are what the library looks up per workload).
  */
 import { App, Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Sidecars, WithEnvoy, WithLogAgent, WithTracer } from '../lib';
-import { handWrittenDeployment } from './hand-written';
+import { handWrittenDeployment, handWrittenService } from './hand-written';
 
 export type Variant = 'hand-legacy' | 'lib-legacy' | 'lib-native';
 export const VARIANTS: Variant[] = ['hand-legacy', 'lib-legacy', 'lib-native'];
+
+/**
+ * What each workload comes with: `service`, a Service that sends port 80 to Envoy's listener
+ * (the library: `WithEnvoy.exposeVia()`; by hand: the port written out); `hpa`, that Service and
+ * a HorizontalPodAutoscaler on CPU utilization.
+ */
+export type Shape = 'service' | 'hpa';
+export const SHAPES: Shape[] = ['service', 'hpa'];
 
 /** Kubernetes versions of the two layouts (1.27: legacy; 1.29: native). */
 export const TARGET: Record<Exclude<Variant, 'hand-legacy'>, string> = {
@@ -32,23 +42,39 @@ function appContainer(i: number): kplus.ContainerProps {
   };
 }
 
-const ids = (i: number) => ({ workload: `svc${i}`, logs: `svc${i}-logs`, tracer: `svc${i}-tracer`, envoy: `svc${i}-envoy` });
+const ids = (i: number) => ({
+  workload: `svc${i}`, logs: `svc${i}-logs`, tracer: `svc${i}-tracer`, envoy: `svc${i}-envoy`,
+  service: `svc${i}-service`, hpa: `svc${i}-hpa`,
+});
+
+/** The autoscaler of `hpa`, the same in every variant. */
+function autoscaler(scope: Chart, id: string, target: kplus.Deployment): void {
+  new kplus.HorizontalPodAutoscaler(scope, id, {
+    target,
+    maxReplicas: 10,
+    metrics: [kplus.Metric.resourceCpu(kplus.MetricTarget.averageUtilization(70))],
+  });
+}
 
 /** Builds (constructs) the app of `n` workloads; nothing is synthesized yet. */
-export function buildApp(variant: Variant, n: number): App {
+export function buildApp(variant: Variant, n: number, shape?: Shape): App {
   const app = new App();
   if (variant !== 'hand-legacy') Sidecars.configure(app, { kubernetesVersion: TARGET[variant] });
   const chart = new Chart(app, 'platform');
   for (let i = 0; i < n; i++) {
     const id = ids(i);
     if (variant === 'hand-legacy') {
-      handWrittenDeployment(chart, id.workload, appContainer(i), id, APP_PORT);
+      const deployment = handWrittenDeployment(chart, id.workload, appContainer(i), id, APP_PORT);
+      if (shape) handWrittenService(chart, id.service, deployment);
+      if (shape === 'hpa') autoscaler(chart, id.hpa, deployment);
       continue;
     }
     const workload = new kplus.Deployment(chart, id.workload, { containers: [appContainer(i)] });
     new WithLogAgent(chart, id.logs, { workload });
     new WithTracer(chart, id.tracer, { workload, exporterEndpoint: 'otel-collector.observability:4317', exporterTls: false });
-    new WithEnvoy(chart, id.envoy, { workload, appPort: APP_PORT });
+    const envoy = new WithEnvoy(chart, id.envoy, { workload, appPort: APP_PORT });
+    if (shape) envoy.exposeVia(new kplus.Service(chart, id.service, { selector: workload }));
+    if (shape === 'hpa') autoscaler(chart, id.hpa, workload);
   }
   return app;
 }

@@ -5,26 +5,31 @@
  * bench/README.md between its generated markers (and into `.bench/results.md`, every sample into
  * `.bench/results.json`), and fails only when the outputs are not equivalent.
  *
- * - Apps of 100, 500 and 2000 Deployments, each an app container with the log agent, the
- *   tracer and Envoy, built three ways (`apps.ts`): hand-written legacy (cdk8s-plus-27 alone),
- *   library legacy (1.27), library native (1.29). The native layout cannot be hand-written with
- *   cdk8s-plus-27, so the library's native app is timed against the hand-written LEGACY app.
+ * - Apps of 100, 500, 1000 and 2000 Deployments, each an app container with the log agent, the
+ *   tracer and Envoy and a Service in front of Envoy (shape `service`), and again each also with
+ *   a HorizontalPodAutoscaler (shape `hpa`), built three ways (`apps.ts`): hand-written legacy
+ *   (cdk8s-plus-27 alone), library legacy (1.27), library native (1.29). The native layout cannot
+ *   be hand-written with cdk8s-plus-27, so the library's native app is timed against the
+ *   hand-written LEGACY app.
  * - Before timing, the hand-written and library legacy outputs are checked for equivalence
  *   (`equivalence.ts`) at every size, and the native output for the same objects and containers.
  * - One process, the compiled JS of the library (`lib/`, built by jsii, what consumers load).
  *   First `--warmup` rounds of every variant at the smallest size (JIT), then per size: a
- *   warm-up run of each variant (its output is checked), then `--runs` rounds (default 15 at
- *   100, 7 at 500, 5 at 2000) with the variants interleaved (the order rotates each round),
+ *   warm-up run of each variant and shape (its output is checked), then `--runs` rounds (default
+ *   5 at 100, 3 at 500, 1000 and 2000) of each shape with the variants interleaved (the order rotates each round),
  *   `gc()` before every run. Construction (building the constructs) and synthesis
  *   (`App.synthYaml()`: validation, every object's `toJson()`, YAML; no disk I/O) are timed
  *   separately, on the wall clock and as CPU time of the process. Medians, and the median of
  *   the per-round ratios library / hand-written.
- * - Peak memory: one fresh process per variant and size (`--memory`), maxRSS and the heap the
- *   built app retains.
+ * - Peak memory: one fresh process per variant and size of the `service` shape (`--memory`),
+ *   maxRSS and the heap the built app retains.
+ * - `cdk8s-sidecars check` (the compiled bin, `lib/cli/main.js`) over the library's native app
+ *   of 2000 Deployments and their Services, one file per object, in fresh processes: the CPU
+ *   time of the whole process.
  * - Import time: fresh `node` processes that load cdk8s-plus-27 alone, or cdk8s-plus-27 and then
  *   the library; medians of the CPU and wall time of the `require()` calls, and of the process.
  *
- * Usage: node --expose-gc .bench/bench.js [--sizes 100,500,2000] [--runs N] [--warmup 3] [--imports 15] [--no-doc]
+ * Usage: node --expose-gc .bench/bench.js [--sizes 100,500,1000,2000] [--runs N] [--warmup 2] [--imports 15] [--checks 3] [--check-size 2000] [--no-memory] [--no-doc]
  * Any setting other than the defaults makes a smoke run, marked as such in the generated block;
  * `--no-doc` leaves bench/README.md alone.
  */
@@ -32,7 +37,7 @@ import { execFileSync, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { VARIANTS, Variant, buildApp } from './apps';
+import { SHAPES, Shape, VARIANTS, Variant, buildApp } from './apps';
 import { checkEquivalent, checkSameWorkloads, parseYaml } from './equivalence';
 import { BEGIN, END, NOT_MEASURED, TARGETS, TargetId, judge, limitText } from './targets';
 
@@ -72,11 +77,11 @@ const arg = (name: string, fallback: string) => {
   return i >= 0 ? process.argv[i + 1] : fallback;
 };
 
-function run(variant: Variant, n: number): { sample: Sample; yaml: string } {
+function run(variant: Variant, n: number, shape: Shape): { sample: Sample; yaml: string } {
   gc();
   const c0 = cpu();
   const t0 = now();
-  const app = buildApp(variant, n);
+  const app = buildApp(variant, n, shape);
   const t1 = now();
   const c1 = cpu();
   const yaml = app.synthYaml();
@@ -98,7 +103,7 @@ function memoryChild(variant: Variant | 'none', n: number): void {
   let retained = 0;
   let bytes = 0;
   if (variant !== 'none') {
-    const app = buildApp(variant, n);
+    const app = buildApp(variant, n, 'service');
     gc();
     retained = process.memoryUsage().heapUsed - base;
     bytes = app.synthYaml().length;
@@ -147,6 +152,44 @@ function importTimes(count: number) {
   return { count, samples, alone: med('alone'), withLib: med('withLib') };
 }
 
+/**
+ * `cdk8s-sidecars check` over the library's native app of `n` Deployments, each with its
+ * Service, one file per object, in `count` fresh processes of the compiled bin: the median CPU
+ * time (user + system) of the whole process, from its start to its exit.
+ */
+function checkTimes(n: number, count: number) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cdk8s-sidecars-bench-check-'));
+  try {
+    const objects = parseYaml(buildApp('lib-native', n, 'service').synthYaml()).filter(o => o.kind === 'Deployment' || o.kind === 'Service');
+    const files = path.join(dir, 'manifests');
+    fs.mkdirSync(files);
+    objects.forEach((o, i) => fs.writeFileSync(path.join(files, `${String(i).padStart(5, '0')}-${o.kind}-${o.metadata.name}.yaml`), JSON.stringify(o)));
+    const reporter = path.join(dir, 'cpu.js');
+    fs.writeFileSync(reporter, "process.on('exit', () => { const u = process.cpuUsage(); require('fs').writeFileSync(process.env.BENCH_CPU_OUT, String((u.user + u.system) / 1000)); });\n");
+    const out = path.join(dir, 'cpu.txt');
+    const cpuMs: number[] = [];
+    const wallMs: number[] = [];
+    let findings = 0;
+    for (let i = 0; i < count + 1; i++) {
+      const t0 = now();
+      const r = spawnSync(process.execPath, ['-r', reporter, path.join(LIB, 'cli', 'main.js'), 'check', '--kubernetes-version', '1.29', '--output', 'json', files], {
+        cwd: ROOT, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, env: { ...process.env, BENCH_CPU_OUT: out },
+      });
+      const wall = now() - t0;
+      if (r.status !== 0) throw new Error(`cdk8s-sidecars check exited with ${r.status}:\n${r.stderr}${r.stdout.slice(0, 2000)}`);
+      const result = JSON.parse(r.stdout);
+      if (result.objects !== objects.length || result.workloads !== n) throw new Error(`cdk8s-sidecars check read ${result.objects} objects and ${result.workloads} workloads, not ${objects.length} and ${n}`);
+      findings = result.findings.length;
+      if (i === 0) continue; // warm the file system cache
+      cpuMs.push(Number(fs.readFileSync(out, 'utf8')));
+      wallMs.push(wall);
+    }
+    return { n, files: objects.length, findings, count, cpuMs, wallMs, cpu: median(cpuMs), wall: median(wallMs) };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 function machine() {
   const cpus = os.cpus();
   let commit = '?';
@@ -168,8 +211,8 @@ function machine() {
 const load = (m: ReturnType<typeof machine>) => m.loadavg.map(x => x.toFixed(2)).join(' ');
 
 /** The defaults of `npm run bench`: a run with any other setting is a smoke run. */
-const DEFAULTS = { sizes: [100, 500, 2000], warmup: 3, imports: 15 };
-const defaultRuns = (n: number) => (n >= 2000 ? 5 : n >= 500 ? 7 : 15);
+const DEFAULTS = { sizes: [100, 500, 1000, 2000], warmup: 2, imports: 15, checks: 3, checkSize: 2000 };
+const defaultRuns = (n: number) => (n >= 500 ? 3 : 5);
 
 function main(): void {
   if (process.argv.includes('--memory')) {
@@ -183,37 +226,43 @@ function main(): void {
   const runsFor = (n: number) => Number(arg('runs', String(defaultRuns(n))));
   const importCount = Number(arg('imports', String(DEFAULTS.imports)));
   const warmUp = Number(arg('warmup', String(DEFAULTS.warmup)));
+  const checkCount = Number(arg('checks', String(DEFAULTS.checks)));
+  const checkSize = Number(arg('check-size', String(DEFAULTS.checkSize)));
+  const noMemory = process.argv.includes('--no-memory');
   const full = sizes.join() === DEFAULTS.sizes.join() && sizes.every(n => runsFor(n) === defaultRuns(n)) &&
-    warmUp === DEFAULTS.warmup && importCount === DEFAULTS.imports;
+    warmUp === DEFAULTS.warmup && importCount === DEFAULTS.imports && checkCount === DEFAULTS.checks && checkSize === DEFAULTS.checkSize && !noMemory;
   const before = machine();
   console.log(`# cdk8s-sidecars benchmark (${full ? 'full run' : 'smoke run'})\n\nnode ${before.node}, ${before.cpus} CPUs (${before.cpu}), ${before.memGb} GiB`);
   console.log(`load average before: ${load(before)}\nlibrary: ${LIB} (compiled by jsii from commit ${before.commit})\n`);
 
-  const results: any = { full, config: { sizes, warmup: warmUp, imports: importCount }, machine: { before }, sizes: {}, equivalence: {} };
+  const results: any = {
+    full, config: { sizes, warmup: warmUp, imports: importCount, checks: checkCount, checkSize }, machine: { before }, sizes: {}, equivalence: {},
+  };
 
   // Warm the JIT up on every variant first, so that the smallest size is not measured cold.
-  for (let r = 0; r < warmUp; r++) for (const v of VARIANTS) run(v, sizes[0]);
+  for (let r = 0; r < warmUp; r++) for (const shape of SHAPES) for (const v of VARIANTS) run(v, sizes[0], shape);
 
-  for (const n of sizes) {
+  for (const n of sizes) for (const shape of SHAPES) {
+    const at = `${n} ${shape}`;
     // Warm-up run of each variant, and the equivalence check on its output.
     const warm: Record<string, string> = {};
-    for (const v of VARIANTS) warm[v] = run(v, n).yaml;
+    for (const v of VARIANTS) warm[v] = run(v, n, shape).yaml;
     const hand = parseYaml(warm['hand-legacy']);
     const legacy = parseYaml(warm['lib-legacy']);
     const native = parseYaml(warm['lib-native']);
-    results.equivalence[n] = {
+    results.equivalence[at] = {
       legacy: checkEquivalent(hand, legacy),
       native: checkSameWorkloads(native, legacy),
       bytes: Object.fromEntries(VARIANTS.map(v => [v, warm[v].length])),
     };
-    console.log(`N=${n}: equivalence: hand-legacy vs lib-legacy: ${results.equivalence[n].legacy}`);
-    console.log(`N=${n}: lib-native: ${results.equivalence[n].native}`);
+    console.log(`N=${n} ${shape}: equivalence: hand-legacy vs lib-legacy: ${results.equivalence[at].legacy}`);
+    console.log(`N=${n} ${shape}: lib-native: ${results.equivalence[at].native}`);
 
     const runs = runsFor(n);
     const samples: Record<Variant, Sample[]> = { 'hand-legacy': [], 'lib-legacy': [], 'lib-native': [] };
     for (let r = 0; r < runs; r++) {
       const order = [...VARIANTS.slice(r % 3), ...VARIANTS.slice(0, r % 3)];
-      for (const v of order) samples[v].push(run(v, n).sample);
+      for (const v of order) samples[v].push(run(v, n, shape).sample);
     }
     const med = (v: Variant, c: Clock): Times => ({
       construct: median(samples[v].map(x => x[c].construct)),
@@ -225,14 +274,15 @@ function main(): void {
     const ratio = (v: Variant, c: Clock) => medians[c][v].total / medians[c]['hand-legacy'].total;
     // The same round's runs side by side: median of the per-round ratios (the ratio target).
     const pairRatio = (v: Variant, c: Clock) => median(samples[v].map((x, i) => x[c].total / samples['hand-legacy'][i][c].total));
-    results.sizes[n] = {
+    results.sizes[n] ??= {};
+    results.sizes[n][shape] = {
       runs,
       samples,
       medians,
       ratio: Object.fromEntries(CLOCKS.map(c => [c, Object.fromEntries(LIB_VARIANTS.map(v => [v, ratio(v, c)]))])),
       pairRatio: Object.fromEntries(CLOCKS.map(c => [c, Object.fromEntries(LIB_VARIANTS.map(v => [v, pairRatio(v, c)]))])),
     };
-    console.log(`N=${n}: ${runs} rounds; median ms (construct + synth = total), wall clock | CPU time:`);
+    console.log(`N=${n} ${shape}: ${runs} rounds; median ms (construct + synth = total), wall clock | CPU time:`);
     for (const v of VARIANTS) {
       const w = medians.wall[v];
       const c = medians.cpu[v];
@@ -245,16 +295,21 @@ function main(): void {
     console.log(`  load average: ${load(machine())}\n`);
   }
 
-  // Growth: time per workload at the largest size over that at the smallest.
+  // Growth: time per workload at the largest size over that at the smallest, per shape.
   const small = sizes[0];
   const large = sizes[sizes.length - 1];
-  results.growth = Object.fromEntries(CLOCKS.map(c => [c, Object.fromEntries(VARIANTS.map(v => [v,
-    (results.sizes[large].medians[c][v].total / large) / (results.sizes[small].medians[c][v].total / small)]))]));
+  results.growth = Object.fromEntries(SHAPES.map(shape => [shape, Object.fromEntries(CLOCKS.map(c => [c, Object.fromEntries(VARIANTS.map(v => [v,
+    (results.sizes[large][shape].medians[c][v].total / large) / (results.sizes[small][shape].medians[c][v].total / small)]))]))]));
 
-  // Peak memory, one fresh process per variant and size.
-  results.memory = { baseline: memory('none', 0) };
-  for (const n of sizes) {
-    results.memory[n] = Object.fromEntries(VARIANTS.map(v => [v, memory(v, n)]));
+  results.check = checkTimes(checkSize, checkCount);
+  console.log(`cdk8s-sidecars check over ${results.check.files} files: median CPU ${fmt(results.check.cpu)} ms, wall ${fmt(results.check.wall)} ms`);
+
+  // Peak memory, one fresh process per variant and size (shape service); `--no-memory` skips it (a smoke run).
+  if (!noMemory) {
+    results.memory = { baseline: memory('none', 0) };
+    for (const n of sizes) {
+      results.memory[n] = Object.fromEntries(VARIANTS.map(v => [v, memory(v, n)]));
+    }
   }
 
   results.imports = importTimes(importCount);
@@ -285,9 +340,9 @@ function writeDoc(block: string): void {
 /** Each target's measured value (see targets.ts for the definitions) and where it was found. */
 function measure(r: any): Record<TargetId, { value?: number; where: string }> {
   const sizes: number[] = r.config.sizes;
-  const cells = sizes.flatMap(n => LIB_VARIANTS.map(v => ({ value: r.sizes[n].pairRatio.cpu[v] as number, where: `${v}, N=${n}` })));
+  const cells = sizes.flatMap(n => SHAPES.flatMap(shape => LIB_VARIANTS.map(v => ({ value: r.sizes[n][shape].pairRatio.cpu[v] as number, where: `${v}, ${shape}, N=${n}` }))));
   const ratio = cells.reduce((a, b) => (b.value > a.value ? b : a));
-  const growths = LIB_VARIANTS.map(v => ({ value: r.growth.cpu[v] as number, where: v }));
+  const growths = SHAPES.flatMap(shape => LIB_VARIANTS.map(v => ({ value: r.growth[shape].cpu[v] as number, where: `${v}, ${shape}` })));
   const growth = growths.reduce((a, b) => (b.value > a.value ? b : a));
   const small = sizes[0];
   const large = sizes[sizes.length - 1];
@@ -295,6 +350,9 @@ function measure(r: any): Record<TargetId, { value?: number; where: string }> {
     ratio,
     growth: sizes.length > 1 ? { value: growth.value, where: `${growth.where}, N=${large} vs N=${small}` } : { where: `only N=${small}` },
     import: { value: r.imports.withLib.libCpu, where: `median of ${r.imports.count} processes` },
+    check: r.check.n === 2000
+      ? { value: r.check.cpu / 1000, where: `median of ${r.check.count} processes, ${r.check.files} files` }
+      : { where: `only ${r.check.n} Deployments` },
   };
 }
 
@@ -304,8 +362,8 @@ function markdown(r: any): string {
   const large = sizes[sizes.length - 1];
   const { before, after } = r.machine;
   const lines: string[] = [];
-  const settings = `sizes ${sizes.join(', ')}; rounds ${sizes.map(n => r.sizes[n].runs).join(' / ')}; ` +
-    `JIT warm-up rounds ${r.config.warmup}; import processes ${r.config.imports}`;
+  const settings = `sizes ${sizes.join(', ')}; rounds ${sizes.map(n => r.sizes[n].service.runs).join(' / ')}; ` +
+    `JIT warm-up rounds ${r.config.warmup}; import processes ${r.config.imports}; check processes ${r.config.checks}`;
   lines.push(r.full
     ? `**Full run** of \`npm run bench\` (${settings}).`
     : `**Smoke run**, not the documented measurement (${settings}): regenerate this block with \`npm run bench\` on a quiet machine.`);
@@ -332,29 +390,47 @@ function markdown(r: any): string {
   lines.push('');
   lines.push('### Synthesis');
   lines.push('');
-  lines.push('| N | variant | rounds | construct ms (wall) | synth ms (wall) | total ms (wall) | total ms (CPU) | CPU µs / workload | lib / hand (CPU) | lib / hand (wall) | peak RSS MB | retained heap MB |');
-  lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  lines.push('| N | shape | variant | rounds | construct ms (wall) | synth ms (wall) | total ms (wall) | total ms (CPU) | CPU µs / workload | lib / hand (CPU) | lib / hand (wall) | peak RSS MB | retained heap MB |');
+  lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const n of sizes) {
-    const s = r.sizes[n];
-    for (const v of VARIANTS) {
-      const w = s.medians.wall[v];
-      const c = s.medians.cpu[v];
-      const ratio = (k: Clock) => (v === 'hand-legacy' ? '1' : s.pairRatio[k][v].toFixed(3));
-      const mem = r.memory[n][v];
-      lines.push(`| ${n} | ${v} | ${s.runs} | ${fmt(w.construct)} | ${fmt(w.synth)} | ${fmt(w.total)} | ${fmt(c.total)} | ` +
-        `${(c.total / n * 1000).toFixed(1)} | ${ratio('cpu')} | ${ratio('wall')} | ${mem.maxRssMb.toFixed(0)} | ${mem.retainedMb.toFixed(1)} |`);
+    for (const shape of SHAPES) {
+      const s = r.sizes[n][shape];
+      for (const v of VARIANTS) {
+        const w = s.medians.wall[v];
+        const c = s.medians.cpu[v];
+        const ratio = (k: Clock) => (v === 'hand-legacy' ? '1' : s.pairRatio[k][v].toFixed(3));
+        const mem = shape === 'service' ? r.memory?.[n][v] : undefined;
+        lines.push(`| ${n} | ${shape} | ${v} | ${s.runs} | ${fmt(w.construct)} | ${fmt(w.synth)} | ${fmt(w.total)} | ${fmt(c.total)} | ` +
+          `${(c.total / n * 1000).toFixed(1)} | ${ratio('cpu')} | ${ratio('wall')} | ${mem ? mem.maxRssMb.toFixed(0) : ''} | ${mem ? mem.retainedMb.toFixed(1) : ''} |`);
+      }
     }
   }
   lines.push('');
   lines.push('Medians over the rounds (of each column, so construct + synth is not exactly the total). ' +
     'CPU: user + system time of the process, every thread. "lib / hand": per round, the library run ' +
-    'over the hand-written run of the same round, median over the rounds. Peak RSS: one fresh process per variant and ' +
-    `size; a process that only loads the modules peaks at ${r.memory.baseline.maxRssMb.toFixed(0)} MB.`);
+    'over the hand-written run of the same round, median over the rounds. Shapes: `service`, each Deployment with a Service ' +
+    'in front of Envoy; `hpa`, also with a HorizontalPodAutoscaler. ' + (r.memory
+    ? 'Peak RSS (shape service): one fresh process per variant and ' +
+      `size; a process that only loads the modules peaks at ${r.memory.baseline.maxRssMb.toFixed(0)} MB.`
+    : 'Peak RSS: not measured in this run (`--no-memory`).'));
   if (sizes.length > 1) {
-    lines.push('');
-    lines.push(`Time per workload at N=${large} over that at N=${small}: ` +
-      CLOCKS.map(k => `${k === 'cpu' ? 'CPU' : 'wall clock'} ${VARIANTS.map(v => `${v} ${r.growth[k][v].toFixed(2)}x`).join(', ')}`).join('; ') + '.');
+    for (const shape of SHAPES) {
+      lines.push('');
+      lines.push(`Time per workload at N=${large} over that at N=${small} (${shape}): ` +
+        CLOCKS.map(k => `${k === 'cpu' ? 'CPU' : 'wall clock'} ${VARIANTS.map(v => `${v} ${r.growth[shape][k][v].toFixed(2)}x`).join(', ')}`).join('; ') + '.');
+    }
   }
+
+  const c = r.check;
+  lines.push('');
+  lines.push('### Check');
+  lines.push('');
+  lines.push('| `cdk8s-sidecars check` over | files | findings | process CPU s | process wall s |');
+  lines.push('|---|---|---|---|---|');
+  lines.push(`| ${c.n} Deployments and their Services (lib-native) | ${c.files} | ${c.findings} | ${(c.cpu / 1000).toFixed(2)} | ${(c.wall / 1000).toFixed(2)} |`);
+  lines.push('');
+  lines.push(`Medians of ${c.count} fresh processes of the compiled bin (after one discarded run that warms the file system cache); ` +
+    'CPU: user + system time of the whole process, from its start to its exit.');
 
   const i = r.imports;
   lines.push('');
@@ -372,7 +448,10 @@ function markdown(r: any): string {
   lines.push('### Equivalence');
   lines.push('');
   for (const n of sizes) {
-    lines.push(`- N=${n}: hand-legacy vs lib-legacy: ${r.equivalence[n].legacy}; lib-native: ${r.equivalence[n].native}.`);
+    for (const shape of SHAPES) {
+      const e = r.equivalence[`${n} ${shape}`];
+      lines.push(`- N=${n}, ${shape}: hand-legacy vs lib-legacy: ${e.legacy}; lib-native: ${e.native}.`);
+    }
   }
   return lines.join('\n') + '\n';
 }

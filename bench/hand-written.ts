@@ -20,16 +20,19 @@ import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 
 const BUSYBOX = '/sidecar-tools/busybox';
-const shell = (script: string) => kplus.Handler.fromCommand([BUSYBOX, 'sh', '-c', script]);
+/** A busybox shell script; its arguments are passed as $1, $2, ... (never spliced into the script). */
+const shell = (script: string, ...args: string[]) => kplus.Handler.fromCommand([BUSYBOX, 'sh', '-c', script, 'sh', ...args]);
 const field = (path: kplus.EnvFieldPaths) => kplus.EnvValue.fromFieldRef(path);
 const value = (v: string) => kplus.EnvValue.fromValue(v);
-const httpProbe = (path: string, port: number, periodSeconds: number, failureThreshold: number) =>
+const httpProbe = (path: string, port: number, periodSeconds: number, failureThreshold: number, timeoutSeconds = 1) =>
   kplus.Probe.fromHttpGet(path, {
     port,
     periodSeconds: Duration.seconds(periodSeconds),
     failureThreshold,
-    timeoutSeconds: Duration.seconds(1),
+    timeoutSeconds: Duration.seconds(timeoutSeconds),
   });
+/** Every agent's liveness probe: its health endpoint every 10 s, restarted after a minute without an answer. */
+const liveness = (path: string, port: number) => httpProbe(path, port, 10, 6, 5);
 const resources = (cpuRequest: number, cpuLimit: number, memoryRequest: number, memoryLimit: number): kplus.ContainerResources => ({
   cpu: { request: kplus.Cpu.millis(cpuRequest), limit: kplus.Cpu.millis(cpuLimit) },
   memory: { request: Size.mebibytes(memoryRequest), limit: Size.mebibytes(memoryLimit) },
@@ -93,80 +96,70 @@ const FLUENT_BIT_CONF = `[SERVICE]
 `;
 
 function otelConfig(): string {
-  const pipeline = (signal: string) => `      receivers:
-        - otlp
-      processors:
-        - memory_limiter
-        - resource
-        - batch
-      exporters:
-        - otlp/${signal}
+  // The collector's YAML with every key and string quoted (no YAML 1.1/1.2 surprises), as the library writes it.
+  const pipeline = (signal: string) => `      "receivers":
+        - "otlp"
+      "processors":
+        - "memory_limiter"
+        - "resource"
+        - "batch"
+      "exporters":
+        - "otlp_grpc/${signal}"
 `;
   // One exporter per signal: the collector stops them one after another, so their timeouts share drainTime (10 s).
-  const exporter = (signal: string, timeout: number) => `  otlp/${signal}:
-    endpoint: otel-collector.observability:4317
-    tls:
-      insecure: true
-    timeout: ${timeout}s
-    sending_queue:
-      enabled: true
-      sizer: requests
-      num_consumers: 10
-      queue_size: 10
-    retry_on_failure:
-      enabled: true
-      initial_interval: 1s
-      max_interval: 10s
-      max_elapsed_time: 60s
+  const exporter = (signal: string, timeout: number) => `  "otlp_grpc/${signal}":
+    "endpoint": "otel-collector.observability:4317"
+    "tls":
+      "insecure": true
+    "timeout": "${timeout}s"
+    "sending_queue":
+      "enabled": true
+      "sizer": "requests"
+      "num_consumers": 10
+      "queue_size": 10
+    "retry_on_failure":
+      "enabled": true
+      "initial_interval": "1s"
+      "max_interval": "10s"
+      "max_elapsed_time": "60s"
 `;
-  return `extensions:
-  health_check:
-    endpoint: 0.0.0.0:13133
-    path: /
-receivers:
-  otlp:
-    protocols:
-      grpc:
-        endpoint: 127.0.0.1:4317
-      http:
-        endpoint: 127.0.0.1:4318
-processors:
-  memory_limiter:
-    check_interval: 1s
-    limit_mib: 102
-    spike_limit_mib: 20
-  resource:
-    attributes:
-      - action: insert
-        key: k8s.deployment.name
-        value: \${env:K8S_WORKLOAD_NAME}
-      - action: insert
-        key: k8s.namespace.name
-        value: \${env:POD_NAMESPACE}
-      - action: insert
-        key: k8s.node.name
-        value: \${env:NODE_NAME}
-      - action: insert
-        key: k8s.pod.name
-        value: \${env:POD_NAME}
-      - action: insert
-        key: k8s.pod.uid
-        value: \${env:POD_UID}
-  batch:
-    timeout: 1s
-    send_batch_size: 512
-    send_batch_max_size: 1024
-exporters:
-${exporter('traces', 4)}${exporter('metrics', 3)}${exporter('logs', 3)}service:
-  extensions:
-    - health_check
-  telemetry:
-    metrics:
-      level: none
-  pipelines:
-    traces:
-${pipeline('traces')}    metrics:
-${pipeline('metrics')}    logs:
+  const attribute = (key: string, env: string) => `      - "action": "insert"
+        "key": "${key}"
+        "value": "\${env:${env}}"
+`;
+  return `"extensions":
+  "health_check":
+    "endpoint": "0.0.0.0:13133"
+    "path": "/"
+"receivers":
+  "otlp":
+    "protocols":
+      "grpc":
+        "endpoint": "127.0.0.1:4317"
+      "http":
+        "endpoint": "127.0.0.1:4318"
+"processors":
+  "memory_limiter":
+    "check_interval": "1s"
+    "limit_mib": 102
+    "spike_limit_mib": 20
+  "resource":
+    "attributes":
+${attribute('k8s.deployment.name', 'K8S_WORKLOAD_NAME')}${attribute('k8s.namespace.name', 'POD_NAMESPACE')}${attribute('k8s.node.name', 'NODE_NAME')}${attribute('k8s.pod.name', 'POD_NAME')}${attribute('k8s.pod.uid', 'POD_UID')}  "batch":
+    "timeout": "1s"
+    "send_batch_size": 512
+    "send_batch_max_size": 1024
+"exporters":
+${exporter('traces', 4)}${exporter('metrics', 3)}${exporter('logs', 3)}"service":
+  "extensions":
+    - "health_check"
+  "telemetry":
+    "metrics":
+      "level": "none"
+  "pipelines":
+    "traces":
+${pipeline('traces')}    "metrics":
+${pipeline('metrics')}    "logs":
 ${pipeline('logs')}`;
 }
 
@@ -319,7 +312,7 @@ export function handWrittenDeployment(
 
   // Envoy: first container, holds the app until ready (postStart), drains on preStop.
   const envoyVolume = kplus.Volume.fromConfigMap(envoyGroup, 'volume', envoyConfig.cm, { name: 'envoy-config' });
-  const admin = (path: string) => `${BUSYBOX} wget -q -T 2 -O /dev/null --post-data '' 'http://127.0.0.1:9901${path}'`;
+  const post = (arg: string) => `${BUSYBOX} wget -q -T 2 -O /dev/null --post-data '' "${arg}"`;
   deployment.addContainer({
     name: 'envoy',
     image: 'envoyproxy/envoy:v1.37.11',
@@ -339,12 +332,15 @@ export function handWrittenDeployment(
     ],
     readiness: httpProbe('/ready', 15021, 5, 3),
     startup: httpProbe('/ready', 15021, 1, 120),
+    liveness: liveness('/ready', 15021),
     lifecycle: {
       postStart: shell(
-        `i=0; until ${BUSYBOX} wget -q -T 1 -O /dev/null http://127.0.0.1:15021/ready; do ` +
-        `i=$((i+1)); if [ $i -ge 60 ]; then exit 0; fi; ${BUSYBOX} sleep 1; done`,
+        `i=0; until ${BUSYBOX} wget -q -T 1 -O /dev/null "$1"; do ` +
+        `i=$((i+1)); if [ $i -ge "$2" ]; then exit 0; fi; ${BUSYBOX} sleep 1; done`,
+        'http://127.0.0.1:15021/ready', '60',
       ),
-      preStop: shell(`${admin('/healthcheck/fail')}; ${admin('/drain_listeners?inboundonly&graceful')}; ${BUSYBOX} sleep 10`),
+      preStop: shell(`${post('$1')}; ${post('$2')}; ${BUSYBOX} sleep 10`,
+        'http://127.0.0.1:9901/healthcheck/fail', 'http://127.0.0.1:9901/drain_listeners?inboundonly&graceful'),
     },
     resources: resources(100, 1000, 64, 256),
     securityContext: restricted(101),
@@ -386,6 +382,7 @@ export function handWrittenDeployment(
     },
     ports: [{ number: 2020, name: 'fb-http', protocol: kplus.Protocol.TCP }],
     startup: httpProbe('/api/v1/health', 2020, 1, 30),
+    liveness: liveness('/api/v1/uptime', 2020),
     lifecycle: { preStop: sleep(12) },
     resources: resources(20, 200, 32, 128),
     securityContext: restricted(65532),
@@ -413,6 +410,7 @@ export function handWrittenDeployment(
     },
     ports: [{ number: 13133, name: 'otel-health', protocol: kplus.Protocol.TCP }],
     startup: httpProbe('/', 13133, 1, 30),
+    liveness: liveness('/', 13133),
     lifecycle: { preStop: sleep(10) },
     resources: resources(50, 500, 64, 128),
     securityContext: restricted(10001),
@@ -435,7 +433,21 @@ export function handWrittenDeployment(
   deployment.podMetadata.addAnnotation('checksum.sidecars.cdk8s.io/envoy', envoyConfig.checksum);
   deployment.podMetadata.addAnnotation('checksum.sidecars.cdk8s.io/log-agent', logsConfig.checksum);
   deployment.podMetadata.addAnnotation('checksum.sidecars.cdk8s.io/tracer', tracerConfig.checksum);
+  // Each sidecar's stop time after its SIGTERM, as the library records it for `cdk8s-sidecars timeline`
+  // (issue 40), so the timeline of this output shows no SIGKILL.
+  deployment.podMetadata.addAnnotation('sidecars.cdk8s.io/stop-times', 'log-agent=6s,tracer=11s,envoy=1s');
   // Envoy is first in spec.containers: kubectl logs/exec without -c should reach the app (issue 16)
   deployment.podMetadata.addAnnotation('kubectl.kubernetes.io/default-container', 'app');
   return deployment;
+}
+
+/**
+ * The Service in front of a hand-written Deployment: port 80 to Envoy's listener (what
+ * `WithEnvoy.exposeVia()` adds to the library's Service).
+ */
+export function handWrittenService(scope: Construct, id: string, deployment: kplus.Deployment): kplus.Service {
+  return new kplus.Service(scope, id, {
+    selector: deployment,
+    ports: [{ name: 'http', port: 80, targetPort: 10000, protocol: kplus.Protocol.TCP }],
+  });
 }

@@ -3,11 +3,13 @@ import { Construct, IConstruct } from 'constructs';
 import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, envoyConfigFiles } from './agents/envoy/config';
 import { envoyShutdown } from './agents/envoy/shutdown';
 import { AGENT_LIVENESS } from './agents/liveness';
+import { appFact } from './bind/binding';
 import {
   checkBoolean, checkDnsLabel, checkImage, checkInteger, checkListenPort, checkPort, checkSecretName, checkString, describeValue,
   durationSeconds, hostReading, isHost, isLoopbackHost, isPortName, isPropsObject, listOf, positiveSeconds, snapshot,
 } from './bind/checks';
 import { RANK } from './engine/spec';
+import { SelectorIndex } from './facts/workload-index';
 import { DEFAULT_IMAGES, Images, releaseRangeWarning } from './images';
 import { Json } from './private/json';
 import { SecretReference } from './secret-ref';
@@ -766,6 +768,37 @@ function appPortProbes(appPort: number, spec: Json | undefined): Array<{ contain
   return out;
 }
 
+/** A v1 Service of the app as servicesTargeting reads it. */
+interface AppService {
+  readonly path: string;
+  readonly selector: Json;
+  readonly ports: Json[];
+}
+
+const APP_SERVICES = Symbol('cdk8s-sidecars.with-envoy.app-services');
+
+/**
+ * The v1 Services of the app of `scope` (rendered once), indexed by selector: once per synthesis
+ * call for the whole app (appFact), not once per workload.
+ */
+function appServices(scope: IConstruct): SelectorIndex<AppService> {
+  return appFact(scope, APP_SERVICES, () => {
+    const services: AppService[] = [];
+    for (const c of scope.node.root.node.findAll()) {
+      if (!ApiObject.isApiObject(c) || c.kind !== 'Service' || c.apiVersion !== 'v1') continue;
+      let svc: Json;
+      try {
+        svc = c.toJson();
+      } catch {
+        continue;
+      }
+      services.push({ path: c.node.path, selector: svc.spec?.selector ?? {}, ports: svc.spec?.ports ?? [] });
+    }
+    // (any namespace: a Service selects by labels here, as before)
+    return new SelectorIndex(services, s => s.selector, () => '');
+  });
+}
+
 /**
  * The paths of the v1 Services in the app of `scope` that select pods with `labels` and send
  * traffic to `port` (a `targetPort` by number, by the name of a container port, or, without
@@ -773,22 +806,15 @@ function appPortProbes(appPort: number, spec: Json | undefined): Array<{ contain
  */
 function servicesTargeting(scope: IConstruct, labels: Record<string, string>, port: number, named: Map<string, number>): string[] {
   const out: string[] = [];
-  for (const c of scope.node.root.node.findAll()) {
-    if (!ApiObject.isApiObject(c) || c.kind !== 'Service' || c.apiVersion !== 'v1') continue;
-    let svc: Json;
-    try {
-      svc = c.toJson();
-    } catch {
-      continue;
-    }
-    const selector: Json = svc.spec?.selector ?? {};
+  for (const svc of appServices(scope).candidatesFor('', labels)) {
+    const selector: Json = svc.selector;
     const keys = Object.keys(selector);
     if (keys.length === 0 || !keys.every(k => labels[k] === selector[k])) continue;
-    const hits = (svc.spec?.ports ?? []).some((p: Json) => {
+    const hits = svc.ports.some((p: Json) => {
       const target = p.targetPort ?? p.port;
       return (typeof target === 'string' ? named.get(target) : Number(target)) === port;
     });
-    if (hits) out.push(c.node.path);
+    if (hits) out.push(svc.path);
   }
   return out;
 }

@@ -12,6 +12,7 @@ import { ApiObject, Testing } from 'cdk8s';
 import { AdoptSidecar, SidecarCheck, SidecarValidation, SidecarWarnings, WithLogAgent, WithSidecar } from '../src';
 import { newChart, rawDeployment, withEnv } from './util/fixtures';
 import { runHook, unavailable } from './util/self-stop-oracle';
+import { noteSkipped } from './util/skips';
 import { selfStopOf } from '../src/engine/around';
 import { checkManifestSet } from '../src/engine/manifests-check';
 
@@ -23,7 +24,7 @@ const withOracle = whyNot ? test.skip : test;
 describe('a preStop hook that stops the sidecar\'s own process', () => {
   test('the oracle can run here (busybox and unprivileged PID namespaces; required under CI=true)', () => {
     if (whyNot && onCi) throw new Error(`the self-stop oracle cannot run: ${whyNot}`);
-    if (whyNot) console.warn(`skipping the self-stop oracle: ${whyNot}`);
+    if (whyNot) noteSkipped(`the self-stop oracle: ${whyNot}`);
   });
 
   const PORT = 20000 + Math.floor(Math.random() * 20000);

@@ -19,6 +19,11 @@ const BENCH_DOC = fs.readFileSync(path.join(ROOT, 'bench', 'README.md'), 'utf8')
 const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 const VARIANTS = ['hand-legacy', 'lib-legacy', 'lib-native'];
 const LIB_VARIANTS = ['lib-legacy', 'lib-native'];
+const SHAPES = ['service', 'hpa'];
+/** The sizes of a full run (bench.ts DEFAULTS), and the Deployments the check target is judged on. */
+const FULL_SIZES = '100,500,1000,2000';
+const FULL_ROUNDS = '5 / 3 / 3 / 3';
+const CHECK_SIZE = 2000;
 
 interface Table { header: string[]; rows: Array<Record<string, string>> }
 
@@ -57,8 +62,8 @@ function problemsOf(doc: string): string[] {
   const block = doc.slice(doc.indexOf(BEGIN) + BEGIN.length, doc.indexOf(END)).trim();
 
   // The kind of run, its settings, the machine.
-  const kind = /^\*\*(Full run)\*\* of `npm run bench` \(sizes ([\d, ]+); rounds ([\d /]+); JIT warm-up rounds \d+; import processes \d+\)\.$/m.exec(block) ??
-    /^\*\*(Smoke run)\*\*, not the documented measurement \(sizes ([\d, ]+); rounds ([\d /]+); JIT warm-up rounds \d+; import processes \d+\): regenerate this block with `npm run bench` on a quiet machine\.$/m.exec(block);
+  const kind = /^\*\*(Full run)\*\* of `npm run bench` \(sizes ([\d, ]+); rounds ([\d /]+); JIT warm-up rounds \d+; import processes \d+; check processes \d+\)\.$/m.exec(block) ??
+    /^\*\*(Smoke run)\*\*, not the documented measurement \(sizes ([\d, ]+); rounds ([\d /]+); JIT warm-up rounds \d+; import processes \d+; check processes \d+\): regenerate this block with `npm run bench` on a quiet machine\.$/m.exec(block);
   if (!kind || !block.startsWith('**')) problems.push('the block does not start with the "**Full run**" or "**Smoke run**" line');
   const full = kind?.[1] === 'Full run';
   const sizes = (kind?.[2] ?? '').split(', ').map(Number);
@@ -70,19 +75,20 @@ function problemsOf(doc: string): string[] {
     const loaded = Math.max(Number(machine[3]), Number(machine[4])) > Number(machine[2]);
     if (loaded !== block.includes('**The load average exceeded the')) problems.push('the load warning does not match the load averages');
   }
-  if (full && sizes.join() !== '100,500,2000') problems.push(`a full run has the sizes 100, 500, 2000, not ${sizes.join(', ')}`);
+  if (full && sizes.join() !== FULL_SIZES) problems.push(`a full run has the sizes ${FULL_SIZES.replace(/,/g, ', ')}, not ${sizes.join(', ')}`);
+  if (full && rounds.join(' / ') !== FULL_ROUNDS) problems.push(`a full run has the rounds ${FULL_ROUNDS}, not ${rounds.join(' / ')}`);
 
   // Synthesis: one row per size and variant, in order, with the rounds of the header line.
   const synthesis = table(block, 'Synthesis', problems);
   const cpuRatio = 'lib / hand (CPU)';
   const perWorkload = 'CPU µs / workload';
-  for (const column of ['N', 'variant', 'rounds', cpuRatio, 'lib / hand (wall)', perWorkload]) {
+  for (const column of ['N', 'shape', 'variant', 'rounds', cpuRatio, 'lib / hand (wall)', perWorkload]) {
     if (!synthesis.header.includes(column)) problems.push(`Synthesis: no column "${column}"`);
   }
-  const expected = sizes.flatMap((n, i) => VARIANTS.map(v => `${n} ${v} ${rounds[i]}`));
-  const actual = synthesis.rows.map(r => `${r.N} ${r.variant} ${r.rounds}`);
+  const expected = sizes.flatMap((n, i) => SHAPES.flatMap(shape => VARIANTS.map(v => `${n} ${shape} ${v} ${rounds[i]}`)));
+  const actual = synthesis.rows.map(r => `${r.N} ${r.shape} ${r.variant} ${r.rounds}`);
   if (actual.join('\n') !== expected.join('\n')) problems.push(`Synthesis: rows ${actual.join(', ')}; expected ${expected.join(', ')}`);
-  const row = (n: number, v: string) => synthesis.rows.find(r => r.N === String(n) && r.variant === v);
+  const row = (n: number, shape: string, v: string) => synthesis.rows.find(r => r.N === String(n) && r.shape === shape && r.variant === v);
   for (const r of synthesis.rows) {
     const ratios = [r[cpuRatio], r['lib / hand (wall)']];
     if (r.variant === 'hand-legacy' ? ratios.some(x => x !== '1') : ratios.some(x => !/^\d+\.\d{3}$/.test(x))) {
@@ -96,13 +102,23 @@ function problemsOf(doc: string): string[] {
   const libImport = imports.rows.find(r => r['a fresh process loads'] === 'of which the library')?.['require CPU ms'];
   if (!(num(libImport) >= 0)) problems.push(`Import: no "of which the library" row with a require CPU ms figure (${libImport})`);
 
+  // Check: `cdk8s-sidecars check` over N Deployments and their Services, its process CPU time.
+  const check = table(block, 'Check', problems);
+  const checkRow = check.rows[0];
+  const checkN = Number(/^(\d+) Deployments and their Services/.exec(checkRow?.['`cdk8s-sidecars check` over'] ?? '')?.[1]);
+  const checkCpu = num(checkRow?.['process CPU s']);
+  if (check.rows.length !== 1 || !(checkN > 0) || !(checkCpu > 0)) problems.push('Check: expected one row "<N> Deployments and their Services ..." with a process CPU s figure');
+  if (full && checkN !== CHECK_SIZE) problems.push(`Check: a full run checks ${CHECK_SIZE} Deployments, not ${checkN}`);
+  if (checkRow && num(checkRow.files) !== 2 * checkN) problems.push(`Check: ${checkRow.files} files for ${checkN} Deployments and their Services`);
+
   // Targets: one row per definition in bench/targets.ts, the verdict taken on the printed value.
   const targets = table(block, 'Targets', problems);
   const recomputed: Record<string, number | undefined> = {
-    ratio: Math.max(...sizes.flatMap(n => LIB_VARIANTS.map(v => num(row(n, v)?.[cpuRatio])))),
-    growth: sizes.length < 2 ? undefined : Math.max(...LIB_VARIANTS.map(v =>
-      num(row(sizes[sizes.length - 1], v)?.[perWorkload]) / num(row(sizes[0], v)?.[perWorkload]))),
+    ratio: Math.max(...sizes.flatMap(n => SHAPES.flatMap(shape => LIB_VARIANTS.map(v => num(row(n, shape, v)?.[cpuRatio]))))),
+    growth: sizes.length < 2 ? undefined : Math.max(...SHAPES.flatMap(shape => LIB_VARIANTS.map(v =>
+      num(row(sizes[sizes.length - 1], shape, v)?.[perWorkload]) / num(row(sizes[0], shape, v)?.[perWorkload])))),
     import: num(libImport),
+    check: checkN === CHECK_SIZE ? checkCpu : undefined,
   };
   if (targets.rows.length !== TARGETS.length) problems.push(`Targets: ${targets.rows.length} rows, expected ${TARGETS.length}`);
   TARGETS.forEach((t, i) => {
@@ -112,7 +128,7 @@ function problemsOf(doc: string): string[] {
     if (r.target !== t.title) problems.push(`Targets: row ${i + 1} is "${r.target}", expected "${t.title}"`);
     if (r['measured as'] !== t.measure) problems.push(`${where}: "measured as" differs from bench/targets.ts`);
     if (r.limit !== limitText(t)) problems.push(`${where}: limit "${r.limit}", expected "${limitText(t)}"`);
-    const m = /^(n\/a|\d+\.\d+)(x| ms)? \(.+\)$/.exec(r.measured);
+    const m = /^(n\/a|\d+\.\d+)(x| ms| s)? \(.+\)$/.exec(r.measured);
     if (!m) {
       problems.push(`${where}: measured "${r.measured}" is not "<number>${t.unit} (<where>)"`);
       return;
@@ -158,14 +174,26 @@ describe('bench/README.md: the generated performance block', () => {
       const over = (t.limit + 0.1).toFixed(t.decimals);
       let doc = edit(targetLine(t), l => l.replace(/\| [\d.]+ ms \(/, `| ${over} ms (`).replace(/\| [^|]+ \|$/, `| ${MET} |`));
       doc = doc.replace(/^\| of which the library \| [\d.]+ \|/m, `| of which the library | ${over} |`);
-      expect(problemsOf(doc)).toEqual([expect.stringContaining(`${over} ms against <= 50 ms is "${MISSED}", the block says "${MET}"`)]);
+      expect(problemsOf(doc)).toEqual([expect.stringContaining(`${over} ms against <= ${t.limit} ms is "${MISSED}", the block says "${MET}"`)]);
+    });
+
+    test('"met" beside a check over its limit, changed in both tables', () => {
+      const t = TARGETS.find(x => x.id === 'check')!;
+      const i = targetLine(t);
+      if (lines[i].includes('| n/a (')) return; // a smoke run without the 2000 Deployments: nothing to change
+      const over = (t.limit + 0.5).toFixed(t.decimals);
+      let doc = edit(i, l => l.replace(/\| [\d.]+ s \(/, `| ${over} s (`).replace(/\| [^|]+ \|$/, `| ${MET} |`));
+      doc = doc.replace(/^(\| \d+ Deployments and their Services[^|]*\| \d+ \| \d+ \| )[\d.]+ \|/m, `$1${over} |`);
+      expect(problemsOf(doc)).toEqual([expect.stringContaining(`${over} s against <= ${t.limit} s is "${MISSED}", the block says "${MET}"`)]);
     });
 
     test('a figure changed without its verdict', () => {
-      const i = lines.findIndex(l => /^\| \d+ \| lib-native \|/.test(l));
+      // the row of the worst library ratio (the one the ratio target is judged on), made worse
+      const col = cells(lines.find(x => x.startsWith('| N | shape | variant'))!).indexOf('lib / hand (CPU)') + 1;
+      const libRows = lines.map((l, j) => [l, j] as const).filter(([l]) => /^\| \d+ \| \w+ \| lib-/.test(l));
+      const [, i] = libRows.reduce((a, b) => (Number(b[0].split('|')[col]) > Number(a[0].split('|')[col]) ? b : a));
       const doc = edit(i, l => {
         const c = l.split('|');
-        const col = cells(lines.find(x => x.startsWith('| N | variant'))!).indexOf('lib / hand (CPU)') + 1;
         c[col] = ` ${(Number(c[col]) + 0.5).toFixed(3)} `;
         return c.join('|');
       });
@@ -175,7 +203,8 @@ describe('bench/README.md: the generated performance block', () => {
     test('a missing end marker, or a run called full with other sizes', () => {
       expect(problemsOf(BENCH_DOC.replace(END, ''))).toEqual([expect.stringContaining('expected one')]);
       const fake = BENCH_DOC.replace(/^\*\*Smoke run\*\*, not the documented measurement \((.*)\): regenerate.*$/m, '**Full run** of `npm run bench` ($1).');
-      if (fake !== BENCH_DOC) expect(problemsOf(fake).join('\n')).toMatch(/a full run has the sizes|Synthesis: rows/);
+      // (a smoke run's sizes, rounds or check size are not a full run's)
+      if (fake !== BENCH_DOC) expect(problemsOf(fake).join('\n')).toMatch(/a full run has the (sizes|rounds)|Synthesis: rows|a full run checks/);
     });
   });
 });

@@ -1,11 +1,14 @@
 /**
- * The `cdk8s-sidecars` command (issue 29, docs/cli.md), run as a child process of the compiled
- * bin: src/ is compiled with tsc once (beforeAll) into a temporary directory, and every test runs
- * `node <build>/cli/main.js ...` on files, stdin and a fake kubectl
- * (test/fixtures/cli/kubectl/kubectl) that prints recorded outputs written from the documented
- * JSON shapes of `kubectl version`, `get nodes`, `get --raw /metrics` and
- * `get mutatingwebhookconfigurations`. The consumer test (scripts/consumer-test.sh) runs the same
- * subcommands from the packed tarball.
+ * The `cdk8s-sidecars` command (issue 29, docs/cli.md), run in-process (issue 36: a child process
+ * of a tsc build per test made this the slowest suite): every test calls the bin's own entry
+ * point, `main(argv)` of src/cli/main.ts, with its stdout, stderr and stdin captured, the caller's
+ * CDK8S_SIDECARS_* and KUBECTL removed from the environment, and returns its exit code; on files,
+ * stdin and a fake kubectl (test/fixtures/cli/kubectl/kubectl) that prints recorded outputs
+ * written from the documented JSON shapes of `kubectl version`, `get nodes`, `get --raw /metrics`
+ * and `get mutatingwebhookconfigurations`. One test runs the program itself (src/cli/main.ts as
+ * the main module, transpiled by ts-node) from a shell, as `export $(cdk8s-sidecars target)`
+ * does; the consumer test (scripts/consumer-test.sh) runs the same subcommands from the packed
+ * tarball's bin.
  *
  * Expected values come from outside the command: the versions and nodes written into the
  * fixtures, the first fixed patches of kubernetes#125880 as its CHANGELOG gives them (1.29.8),
@@ -23,8 +26,14 @@ import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
 import { expectValidManifests } from './util/k8s-schema';
 import { simulateTermination } from './util/kubelet-termination';
 import { parseYaml } from '../src/cli/io';
-import { helpText } from '../src/cli/main';
+import { helpText, main } from '../src/cli/main';
 import { timelines } from '../src/cli/timeline';
+// the module object itself (not an import-star copy): the command's own `spawnSync` calls go through it
+const childProcess = jest.requireActual<typeof import('child_process')>('child_process');
+const realSpawnSync = childProcess.spawnSync;
+// the same for `fs`: stdin is `fs.readFileSync(0)` (src/cli/io.ts readStdin)
+const fsModule = jest.requireActual<typeof import('fs')>('fs');
+const realReadFileSync = fsModule.readFileSync;
 
 const ROOT = path.resolve(__dirname, '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'cli');
@@ -33,34 +42,46 @@ const KUBECTL = path.join(FIXTURES, 'kubectl', 'kubectl');
 const CHART_INPUT = path.join(FIXTURES, 'chart', 'helm-template.yaml');
 const CHART_CONFIG = 'examples/chart/sidecars.yaml';
 
-let build: string;
-let main: string;
 let tmp: string;
 
 beforeAll(() => {
-  build = fs.mkdtempSync(path.join(os.tmpdir(), 'cdk8s-sidecars-cli-build-'));
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cdk8s-sidecars-cli-test-'));
-  const tsc = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json', '--outDir', build], {
-    cwd: ROOT, encoding: 'utf8',
-  });
-  if (tsc.status !== 0) throw new Error(`tsc failed:\n${tsc.stdout}${tsc.stderr}`);
-  main = path.join(build, 'cli', 'main.js');
-}, 300_000);
+});
 
 afterAll(() => {
-  for (const d of [build, tmp]) if (d) fs.rmSync(d, { recursive: true, force: true });
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
 interface Run { readonly status: number | null; readonly stdout: string; readonly stderr: string }
 
-/** Runs the compiled command in the repository root, without any CDK8S_SIDECARS_* of the caller. */
+/**
+ * Runs the command in-process (the bin's `main(argv)`) in the repository root, without any
+ * CDK8S_SIDECARS_* or KUBECTL of the caller: its stdout, stderr and exit code; `input` is its stdin.
+ * The programs it starts (kubectl) get this environment, as a child process of the bin would.
+ */
 function cli(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Run {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('CDK8S_SIDECARS_') && k !== 'KUBECTL') env[k] = v;
-  // The build is outside the repository: its `require('cdk8s')` finds the repository's packages.
-  env.NODE_PATH = path.join(ROOT, 'node_modules');
-  const r = spawnSync(process.execPath, [main, ...args], { cwd: ROOT, encoding: 'utf8', input: options.input ?? '', env: { ...env, ...options.env } });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  const saved = { ...process.env };
+  for (const k of Object.keys(process.env)) if (k.startsWith('CDK8S_SIDECARS_') || k === 'KUBECTL') delete process.env[k];
+  Object.assign(process.env, options.env ?? {});
+  let stdout = '';
+  let stderr = '';
+  const spies = [
+    jest.spyOn(process.stdout, 'write').mockImplementation((chunk: any) => { stdout += String(chunk); return true; }),
+    jest.spyOn(process.stderr, 'write').mockImplementation((chunk: any) => { stderr += String(chunk); return true; }),
+    jest.spyOn(fsModule, 'readFileSync').mockImplementation(((file: any, ...rest: any[]) =>
+      (file === 0 ? options.input ?? '' : (realReadFileSync as any)(file, ...rest))) as any),
+    // (jest's process.env is the test's own copy: hand it to the programs the command starts)
+    jest.spyOn(childProcess, 'spawnSync').mockImplementation(((command: string, a: any, o: any) =>
+      realSpawnSync(command, a, { env: { ...process.env }, ...o })) as any),
+  ];
+  try {
+    const status = main(args);
+    return { status, stdout, stderr };
+  } finally {
+    for (const spy of spies) spy.mockRestore();
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+  }
 }
 
 const json = (r: Run) => JSON.parse(r.stdout);
@@ -397,9 +418,11 @@ describe('target', () => {
   });
 
   test('stdout is for export $(...): the commands a shell runs next get the variables', () => {
-    const script = `vars=$("${process.execPath}" "${main}" target) && export $vars && sh -c 'echo "$CDK8S_SIDECARS_KUBERNETES_VERSION/$CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE"'`;
+    // the program itself (its main module, transpiled by ts-node), not main() in-process
+    const program = `"${process.execPath}" -r ts-node/register/transpile-only "${path.join(ROOT, 'src', 'cli', 'main.ts')}"`;
+    const script = `vars=$(${program} target) && export $vars && sh -c 'echo "$CDK8S_SIDECARS_KUBERNETES_VERSION/$CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE"'`;
     const sh = spawnSync('sh', ['-c', script], {
-      encoding: 'utf8', env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules'), KUBECTL, FAKE_KUBECTL_CLUSTER: path.join(FIXTURES, 'kubectl', 'gke') },
+      cwd: ROOT, encoding: 'utf8', env: { ...process.env, KUBECTL, FAKE_KUBECTL_CLUSTER: path.join(FIXTURES, 'kubectl', 'gke') },
     });
     expect(sh.stdout).toBe('1.30/true\n');
   });

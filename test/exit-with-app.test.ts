@@ -19,6 +19,7 @@ import { containerEnvironment, expand } from './util/env-expansion';
 import { containerOf, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { schemaErrors } from './util/k8s-schema';
 import { restrictedViolations, volumeViolations } from './util/pss';
+import { noteSkipped } from './util/skips';
 import { TOOLS, exitWithAppScript } from '../src/engine/shutdown';
 
 const ENDPOINT = 'otel-collector.observability:4317';
@@ -214,10 +215,9 @@ describe('the timeline', () => {
 const BUSYBOX = ['/usr/bin/busybox', '/bin/busybox'].find(p => fs.existsSync(p));
 const runIt = BUSYBOX ? describe : describe.skip;
 if (!BUSYBOX) {
-  const message = 'test/exit-with-app.test.ts: busybox not found (Debian: apt-get install busybox); the wrapper is not run';
-  if (process.env.CI === 'true') throw new Error(message);
-  // eslint-disable-next-line no-console
-  console.warn(message);
+  const message = 'busybox not found (Debian: apt-get install busybox); the wrapper is not run';
+  if (process.env.CI === 'true') throw new Error(`test/exit-with-app.test.ts: ${message}`);
+  noteSkipped(message);
 }
 
 /** A fake /proc of a pod sharing its process namespace: pid -> [argv, cgroup]; `self` is the wrapper's container. */

@@ -17,8 +17,10 @@
  * exactly the expected errors are reported (each naming its owner, the bad value and the fix),
  * and nothing is written.
  *
- * Runs: FC_NUM_RUNS overrides the number of runs of each property, FC_SEED replays a run (the seed
- * is printed with every failure, with the counterexample).
+ * Runs: `npm test` runs a third of each property's full runs (no fewer than its coverage checks
+ * need); `npm run test:property` (FC_FULL=1) runs the full ones, about 1000 cases; FC_NUM_RUNS
+ * sets the runs of every property, FC_SEED replays a run (the seed is printed with every failure,
+ * with the counterexample).
  */
 import * as fs from 'fs';
 import * as os from 'os';
@@ -47,9 +49,12 @@ afterAll(() => { if (savedEnv !== undefined) process.env[ENV] = savedEnv; });
 
 const RUNS = process.env.FC_NUM_RUNS ? Number(process.env.FC_NUM_RUNS) : undefined;
 const SEED = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
+const FULL = process.env.FC_FULL === '1' || process.env.FC_FULL === 'true';
+/** The runs of a property whose full run is `full`: FC_NUM_RUNS, else all with FC_FULL, else a third (at least `min`). */
+const runsOf = (full: number, min = 1) => RUNS ?? (FULL ? full : Math.max(min, Math.ceil(full / 3)));
 
-function parameters(defaultRuns: number): fc.Parameters<[Scenario]> {
-  return { numRuns: RUNS ?? defaultRuns, seed: SEED, endOnFailure: false };
+function parameters(fullRuns: number): fc.Parameters<[Scenario]> {
+  return { numRuns: runsOf(fullRuns, 100), seed: SEED, endOnFailure: false };
 }
 
 /** What the runs covered, to be sure the generators reach every branch. */
@@ -180,7 +185,7 @@ describe('property: any workload, any target, any subset of sidecars', () => {
   test('cdk8s-plus-27 workloads', () => {
     const c = run('kplus', 500);
     // the generators reach both outcomes (meaningful only with enough runs)
-    if ((RUNS ?? 500) >= 100) {
+    if (runsOf(500, 100) >= 100) {
       expect(c.ok).toBeGreaterThan(0);
       expect(c.failed).toBeGreaterThan(0);
     }
@@ -188,7 +193,7 @@ describe('property: any workload, any target, any subset of sidecars', () => {
 
   test('raw ApiObjects (also ReplicaSets, zero app containers, the user\'s own native sidecars)', () => {
     const c = run('raw', 500);
-    if ((RUNS ?? 500) >= 100) {
+    if (runsOf(500, 100) >= 100) {
       expect(c.ok).toBeGreaterThan(0);
       expect(c.failed).toBeGreaterThan(0);
     }
@@ -216,11 +221,11 @@ test('property: a user name sidecar-tools is an error exactly where the output h
     const s = withToolsName(s0, what);
     fc.pre(s.sidecars.length > 0 && toolsOfRenamed(s) !== undefined);
     check(s, coverage);
-  }), { numRuns: RUNS ?? 60, seed: SEED });
+  }), { numRuns: runsOf(60, 60), seed: SEED });
   // eslint-disable-next-line no-console
   console.log(`sidecar-tools names: ${coverage.failed} refused (the output has the tools), ${coverage.ok} synthesized (it has none)`);
   // both outcomes: refused (the output has the tools) and synthesized (it has none)
-  if ((RUNS ?? 60) >= 60) {
+  if (runsOf(60, 60) >= 60) {
     expect(coverage.failed).toBeGreaterThan(0);
     expect(coverage.ok).toBeGreaterThan(0);
   }
@@ -251,7 +256,7 @@ test('property: a synthesis does not reuse a render made before the app changed'
       return Testing.synth(built.chart);
     });
     expect(stateful).toEqual(fresh);
-  }), { numRuns: RUNS ?? 50, seed: SEED });
+  }), { numRuns: runsOf(50), seed: SEED });
 });
 
 // ---------------------------------------------------------------------------
@@ -424,7 +429,7 @@ test('property: any container through WithSidecar, adopt on random workloads (ev
     if (v.length > 0) throw new Error(`violations:\n  - ${v.join('\n  - ')}`);
     seen[nativeWorks(c) ? 'native' : 'legacy']++;
     if (c.adopt) seen.adopt++;
-  }), { numRuns: RUNS ?? 150, seed: SEED });
+  }), { numRuns: runsOf(150), seed: SEED });
   expect(seen.native).toBeGreaterThan(0);
   expect(seen.legacy).toBeGreaterThan(0);
   expect(seen.adopt).toBeGreaterThan(0);

@@ -15,6 +15,7 @@ import { Duration, Testing } from 'cdk8s';
 import { LogAgent, SidecarMode, SidecarTimeline, Sidecars, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { containerOf, kplusWorkload, manifestOf, newChart, podSpecOf, rawDeployment } from './util/fixtures';
 import { restrictedViolations } from './util/pss';
+import { noteSkipped } from './util/skips';
 import { TOOLS, appWatchScript } from '../src/engine/shutdown';
 
 const ENDPOINT = 'otel-collector.observability:4317';
@@ -83,10 +84,9 @@ describe('the manifest', () => {
 const BUSYBOX = ['/usr/bin/busybox', '/bin/busybox'].find(p => fs.existsSync(p));
 const runIt = BUSYBOX ? describe : describe.skip;
 if (!BUSYBOX) {
-  const message = 'test/watch-app-exit.test.ts: busybox not found (Debian: apt-get install busybox); the hook\'s wait is not run';
-  if (process.env.CI === 'true') throw new Error(message);
-  // eslint-disable-next-line no-console
-  console.warn(message);
+  const message = 'busybox not found (Debian: apt-get install busybox); the hook\'s wait is not run';
+  if (process.env.CI === 'true') throw new Error(`test/watch-app-exit.test.ts: ${message}`);
+  noteSkipped(message);
 }
 
 /** A fake /proc of a pod sharing its process namespace: pid -> [argv, cgroup]. */

@@ -45,6 +45,8 @@ interface Synthesis {
   readonly kept: Map<WorkloadBinding, { readonly key: string; readonly manifest: Json; readonly warnings: string[] }>;
   /** The warnings printed to stderr in this call (each once per call, src/warnings.ts). */
   readonly printed: Set<string>;
+  /** Facts about the whole app, each computed once per call (appFact). */
+  readonly facts: Map<symbol, unknown>;
 }
 
 const specIds = new WeakMap<SidecarSpec, number>();
@@ -90,7 +92,7 @@ export function trackSyntheses(scope: IConstruct): void {
       const holder = this !== null && typeof this === 'object' ? this[SYNTHESIS] : undefined;
       if (!holder) return original.apply(this, args);
       const outer: Synthesis | undefined = holder.current;
-      holder.current = outer ?? { errors: new Map(), kept: new Map(), printed: new Set() };
+      holder.current = outer ?? { errors: new Map(), kept: new Map(), printed: new Set(), facts: new Map() };
       try {
         return original.apply(this, args);
       } finally {
@@ -105,6 +107,21 @@ export function trackSyntheses(scope: IConstruct): void {
 /** The synthesis call in progress on the App of `scope`, if any. */
 function currentSynthesis(scope: IConstruct): Synthesis | undefined {
   return (scope.node.root as any)[SYNTHESIS]?.current;
+}
+
+/**
+ * A fact about the whole app of `scope` (e.g. its Services, indexed), computed once per synthesis
+ * call and shared by every workload's render in it: nothing the user wrote runs between the
+ * passes of a call (see Synthesis), so the app cannot change meanwhile. Without it, each workload
+ * walked the whole app (issue 36: synthesis was quadratic in the number of workloads). Outside a
+ * call (a direct `toJson()`, `Chart.toJson()`, `Testing.synth()`), computed afresh each time.
+ * @internal
+ */
+export function appFact<T>(scope: IConstruct, key: symbol, compute: () => T): T {
+  const synthesis = currentSynthesis(scope);
+  if (!synthesis) return compute();
+  if (!synthesis.facts.has(key)) synthesis.facts.set(key, compute());
+  return synthesis.facts.get(key) as T;
 }
 
 /**

@@ -316,16 +316,24 @@ function help(command: string): number {
   return 0;
 }
 
-if (require.main === module) {
+/**
+ * The command: runs `argv` (the arguments after the program's name), writes to stdout and
+ * stderr, and returns the exit code (0, 1 for a problem found or an input error, 2 for a bad
+ * command line). What the bin runs; test/cli.test.ts calls it in-process.
+ */
+export function main(argv: string[]): number {
   try {
-    process.exitCode = run(process.argv.slice(2));
+    return run(argv);
   } catch (e) {
     if (e instanceof UsageError) {
       process.stderr.write(`cdk8s-sidecars: ${e.message}\n${TOP_HELP}\n`);
-      process.exitCode = 2;
-    } else {
-      process.stderr.write(`cdk8s-sidecars: internal error: ${(e as Error).stack ?? e}\n`);
-      process.exitCode = 1;
+      return 2;
     }
+    process.stderr.write(`cdk8s-sidecars: internal error: ${(e as Error).stack ?? e}\n`);
+    return 1;
   }
+}
+
+if (require.main === module) {
+  process.exitCode = main(process.argv.slice(2));
 }

@@ -9,13 +9,8 @@
  */
 import { describeObject } from './pod-template';
 import { podTemplateOf } from '../facts/kinds';
+import { SelectorIndex, WorkloadIndex } from '../facts/workload-index';
 import { Json } from '../private/json';
-
-/** A workload as the app-wide checks see it: how messages name it and its manifest. */
-export interface WorkloadInSet {
-  readonly path: string;
-  readonly manifest: Json;
-}
 
 /** Errors (the outcome is certain) and warnings (it depends on the cluster or the case). */
 export interface AroundFindings {
@@ -221,14 +216,17 @@ function targets(port: Json, c: Json): boolean {
  * the Service's targetPort (a proxy in front of the app) is in the request path: its readiness is
  * the pod's.
  */
-export function checkSidecarReadiness(workloads: readonly WorkloadInSet[], services: readonly Json[]): Array<{ workload: number; message: string }> {
+export function checkSidecarReadiness(workloads: WorkloadIndex, services: readonly Json[]): Array<{ workload: number; message: string }> {
   const out: Array<{ workload: number; message: string }> = [];
-  workloads.forEach((w, index) => {
-    const template = templateOf(w.manifest);
+  // each workload looks its Services up (the candidates, in the order given; selects() decides)
+  const byLabels = new SelectorIndex(services, s => s?.spec?.selector, s => s?.metadata?.namespace);
+  workloads.workloads.forEach((w, index) => {
+    const template = w.template;
     if (!template) return;
     const probed = nativeSidecarsOf(template.spec).filter(c => c.readinessProbe !== undefined && c.readinessProbe !== null);
     if (probed.length === 0) return;
-    const selecting = services.filter(s => selects(s, w.manifest, template.metadata?.labels ?? {}));
+    const labels = template.metadata?.labels ?? {};
+    const selecting = byLabels.candidatesFor(w.manifest?.metadata?.namespace ?? '', labels).filter(s => selects(s, w.manifest, labels));
     // No Service of the set selects the pods: the Service that does (a Helm chart's, another app's,
     // a Gateway's) is not here to judge, so nothing is said (a proxy such as WithEnvoy is in the
     // request path of a Service this app does not declare).
@@ -266,7 +264,7 @@ export function checkSidecarReadiness(workloads: readonly WorkloadInSet[], servi
  * after which the recommender, updater and admission controller resize native sidecars like app
  * containers. Either way the sidecars' sizing should be explicit: a warning, whatever the VPA release.
  */
-export function checkVerticalAutoscaler(vpa: Json, workloads: readonly WorkloadInSet[]): string[] {
+export function checkVerticalAutoscaler(vpa: Json, workloads: WorkloadIndex): string[] {
   if (!vpa || vpa.kind !== 'VerticalPodAutoscaler' || typeof vpa.spec !== 'object' || vpa.spec === null) return [];
   const ref = vpa.spec.targetRef;
   if (!ref || typeof ref !== 'object') return [];
@@ -276,10 +274,10 @@ export function checkVerticalAutoscaler(vpa: Json, workloads: readonly WorkloadI
   const policyOf = (name: string) => policies.find(p => p?.containerName === name) ?? policies.find(p => p?.containerName === '*');
   const mode = vpa.spec.updatePolicy?.updateMode ?? 'Auto';
   const out: string[] = [];
-  for (const w of workloads) {
+  for (const w of workloads.candidatesNamed(ns, ref.kind, ref.name)) {
     const m = w.manifest;
     if (m?.kind !== ref.kind || m?.metadata?.name !== ref.name || (m?.metadata?.namespace ?? '') !== ns) continue;
-    const template = templateOf(m);
+    const template = w.template;
     if (!template) continue;
     const unpinned = nativeSidecarsOf(template.spec).filter(c => !ownPolicy(c.name) && policyOf(c.name)?.mode !== 'Off').map(c => String(c.name));
     if (unpinned.length === 0) continue;

@@ -112,6 +112,11 @@ export function checkDocuments(inputs: readonly InputDocuments[], target: CheckT
   const found = checkManifestSet(
     checked.map(d => ({ path: `${d.base.kind} ${d.base.namespace ? `${d.base.namespace}/` : ''}${d.base.name}`, manifest: d.doc })),
     target.version.minor, target.gate);
+  // Each document's position among the checked ones and its findings, indexed once (not a scan per
+  // document: issue 36, linear in the number of files and objects).
+  const positions = new Map(checked.map((d, i) => [d, i]));
+  const byIndex = new Map<number, typeof found>();
+  for (const f of found) (byIndex.get(f.index) ?? byIndex.set(f.index, []).get(f.index)!).push(f);
   for (const d of docs) {
     const { base, doc } = d;
     if (!isObject(doc)) {
@@ -120,8 +125,7 @@ export function checkDocuments(inputs: readonly InputDocuments[], target: CheckT
     }
     const unknown = unknownIgnores(doc);
     if (unknown) findings.push(base, doc, 'warning', CLI_CHECKS.unknownIgnore, unknown);
-    const index = checked.indexOf(d);
-    const mine = found.filter(f => f.index === index);
+    const mine = byIndex.get(positions.get(d)!) ?? [];
     for (const f of mine.filter(x => x.source === 'object')) findings.push(base, doc, f.level, f.rule, f.message);
     for (const [where, item] of workloadsOf(doc)) {
       workloads++;

@@ -16,6 +16,7 @@ import { SUPPORTED_KINDS, controllerVolumesOf, describeObject } from './pod-temp
 import { checkJobPodFailurePolicy, checkPodSpecByRule } from './rules';
 import { podTemplateOf } from '../facts/kinds';
 import { WorkloadOfApp, checkAutoscalerRequests, checkServiceTargetPorts } from '../facts/known-bugs';
+import { WorkloadIndex } from '../facts/workload-index';
 import { Json } from '../private/json';
 
 /** One object to check: how messages name it (a construct path, `Deployment 'web'`) and its JSON. @internal */
@@ -79,18 +80,21 @@ export function checkManifestSet(objects: readonly ManifestToCheck[], minor: num
       }
     }
   });
-  for (const [index, svc] of services) {
-    const found = checkServiceTargetPorts(svc, workloads, minor);
-    for (const message of found.errors) out.push({ index, level: 'error', source: 'service', rule: SET_RULES.serviceTargetPort, message });
-    for (const message of found.warnings) out.push({ index, level: 'warning', source: 'service', rule: SET_RULES.serviceTargetPort, message });
+  // The workloads indexed once (by namespace and pod label, by kind and name): each Service, autoscaler
+  // and workload looks up its counterparts instead of scanning the set (issue 36: linear in the set).
+  const index = new WorkloadIndex(workloads);
+  for (const [at, svc] of services) {
+    const found = checkServiceTargetPorts(svc, index, minor);
+    for (const message of found.errors) out.push({ index: at, level: 'error', source: 'service', rule: SET_RULES.serviceTargetPort, message });
+    for (const message of found.warnings) out.push({ index: at, level: 'warning', source: 'service', rule: SET_RULES.serviceTargetPort, message });
   }
-  for (const [index, hpa] of autoscalers) {
-    for (const message of checkAutoscalerRequests(hpa, workloads)) out.push({ index, level: 'warning', source: 'autoscaler', rule: SET_RULES.autoscalerRequests, message });
+  for (const [at, hpa] of autoscalers) {
+    for (const message of checkAutoscalerRequests(hpa, index)) out.push({ index: at, level: 'warning', source: 'autoscaler', rule: SET_RULES.autoscalerRequests, message });
   }
-  for (const [index, vpa] of verticals) {
-    for (const message of checkVerticalAutoscaler(vpa, workloads)) out.push({ index, level: 'warning', source: 'autoscaler', rule: SET_RULES.verticalAutoscaler, message });
+  for (const [at, vpa] of verticals) {
+    for (const message of checkVerticalAutoscaler(vpa, index)) out.push({ index: at, level: 'warning', source: 'autoscaler', rule: SET_RULES.verticalAutoscaler, message });
   }
-  for (const { workload, message } of checkSidecarReadiness(workloads, services.map(([, svc]) => svc))) {
+  for (const { workload, message } of checkSidecarReadiness(index, services.map(([, svc]) => svc))) {
     out.push({ index: workloadIndex[workload], level: 'warning', source: 'readiness', rule: SET_RULES.sidecarReadiness, message });
   }
   return out;

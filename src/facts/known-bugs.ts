@@ -12,8 +12,8 @@
  * The engine (src/engine) never compares versions; this module does, on the engine's output.
  */
 import { NATIVE_SIDECARS_ANNOTATION } from './annotations';
-import { podTemplateOf } from './kinds';
 import { parseQuantity } from './quantity';
+import { WorkloadIndex } from './workload-index';
 import { Json } from '../private/json';
 import { KubeVersion, formatFullVersion } from '../target/capabilities';
 
@@ -642,7 +642,7 @@ export interface ServiceFindings {
  *   the same Service as ClusterIP worked; it depends on the cloud's load balancer.
  * The version is compared here (layer 1), not in the engine. @internal
  */
-export function checkServiceTargetPorts(service: Json, workloads: readonly WorkloadOfApp[], minor: number): ServiceFindings {
+export function checkServiceTargetPorts(service: Json, workloads: WorkloadIndex, minor: number): ServiceFindings {
   const out: ServiceFindings = { errors: [], warnings: [] };
   if (!service || service.kind !== 'Service' || typeof service.spec !== 'object' || service.spec === null) return out;
   const selector = service.spec.selector;
@@ -653,9 +653,10 @@ export function checkServiceTargetPorts(service: Json, workloads: readonly Workl
   const ns = service.metadata?.namespace ?? '';
   const svcName = `Service '${service.metadata?.name ?? '?'}'`;
   const loadBalancer = service.spec.type === 'LoadBalancer';
-  for (const w of workloads) {
+  // (the index's candidates, in the order of the app; the rule below decides)
+  for (const w of workloads.candidatesSelectedBy(ns, selector)) {
     if ((w.manifest?.metadata?.namespace ?? '') !== ns) continue;
-    const template = podTemplateOfCopy(w.manifest);
+    const template = w.template;
     if (!template) continue;
     const labels = template.metadata?.labels ?? {};
     if (!Object.entries(selector).every(([k, v]) => labels[k] === v)) continue;
@@ -687,11 +688,6 @@ export function checkServiceTargetPorts(service: Json, workloads: readonly Workl
   return out;
 }
 
-function podTemplateOfCopy(manifest: Json): { metadata: Json; spec: Json } | undefined {
-  if (!manifest || typeof manifest !== 'object') return undefined;
-  return podTemplateOf(structuredClone(manifest));
-}
-
 /**
  * A HorizontalPodAutoscaler of the app with a `Resource` metric of target type `Utilization` (or
  * autoscaling/v1 `targetCPUUtilizationPercentage`) on a workload of the app whose pod has a
@@ -705,7 +701,7 @@ function podTemplateOfCopy(manifest: Json): { metadata: Json; spec: Json } | und
  * then not counted), and a pod-level request (`spec.resources`, PodLevelResources) is used in place
  * of the containers' where the gate is on: so a warning, naming the containers. @internal
  */
-export function checkAutoscalerRequests(hpa: Json, workloads: readonly WorkloadOfApp[]): string[] {
+export function checkAutoscalerRequests(hpa: Json, workloads: WorkloadIndex): string[] {
   if (!hpa || hpa.kind !== 'HorizontalPodAutoscaler' || typeof hpa.spec !== 'object' || hpa.spec === null) return [];
   const ref = hpa.spec.scaleTargetRef;
   if (!ref || typeof ref !== 'object') return [];
@@ -719,10 +715,10 @@ export function checkAutoscalerRequests(hpa: Json, workloads: readonly WorkloadO
   if (resources.length === 0) return [];
   const ns = hpa.metadata?.namespace ?? '';
   const out: string[] = [];
-  for (const w of workloads) {
+  for (const w of workloads.candidatesNamed(ns, ref.kind, ref.name)) {
     const m = w.manifest;
     if (m?.kind !== ref.kind || m?.metadata?.name !== ref.name || (m?.metadata?.namespace ?? '') !== ns) continue;
-    const template = podTemplateOfCopy(m);
+    const template = w.template;
     if (!template) continue;
     const spec = template.spec ?? {};
     const natives: Json[] = Array.isArray(spec.initContainers) ? spec.initContainers.filter((c: Json) => c && c.restartPolicy === 'Always') : [];

@@ -17,6 +17,7 @@ import { spawnSync } from 'child_process';
 import { createHash } from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
+import { noteSkipped } from './skips';
 
 const SOURCE = path.join(__dirname, '..', 'go-yaml-reader', 'main.go');
 const GOPATH = '/usr/share/gocode';
@@ -108,8 +109,7 @@ export function oracleAvailable(): boolean {
   const { binary, why } = oracle();
   if (binary) return true;
   if (process.env.CI === 'true' || process.env.CI === '1') throw new Error(`CI=true: ${why}`);
-  // eslint-disable-next-line no-console
-  console.warn(`skipping the API-server YAML tests: ${why}`);
+  noteSkipped(`the API-server YAML tests: ${why}`);
   return false;
 }
 
@@ -133,8 +133,7 @@ export function readManifests(yaml: string): any[] {
   if (process.env.CI === 'true' || process.env.CI === '1') throw new Error(`CI=true: ${why}`);
   if (!warned) {
     warned = true;
-    // eslint-disable-next-line no-console
-    console.warn(`reading manifests with the JS yaml reader, not the API server's: ${why}`);
+    noteSkipped(`manifests read with the JS yaml reader, not the API server's: ${why}`);
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { parseAllDocuments } = require('yaml') as typeof import('yaml');

@@ -11,6 +11,7 @@
 import { spawnSync } from 'child_process';
 import * as path from 'path';
 import { buildGoProgram } from './api-server-yaml';
+import { noteSkipped } from './skips';
 
 const SOURCE = path.join(__dirname, '..', 'go-host-reader', 'main.go');
 const HOWTO = 'the host-spelling oracles need Go and python3: `apt-get install -y --no-install-recommends golang-go python3-minimal`';
@@ -43,8 +44,7 @@ export function resolversAvailable(): boolean {
   const why = goReader().why ?? (python() ? undefined : `no python3 found; ${HOWTO}`);
   if (why === undefined) return true;
   if (process.env.CI === 'true' || process.env.CI === '1') throw new Error(`CI=true: ${why}`);
-  // eslint-disable-next-line no-console
-  console.warn(`skipping the host-spelling tests: ${why}`);
+  noteSkipped(`the host-spelling tests: ${why}`);
   return false;
 }
 
