@@ -325,6 +325,16 @@ for (const [dir, version] of clusters) {
 // The synthesis benchmark (issue 8): the library against the same sidecars written by hand with
 // cdk8s-plus-27, on the compiled library (lib/, what consumers load). Not part of `test`. It
 // writes its figures and verdicts into bench/README.md (issue 17: never typed in by hand).
+// A real one-node Kubernetes per release (issue 34): test/cluster/*.cluster-test.ts start a cluster
+// of every release built by scripts/cluster/build-kubernetes.sh (cached in ~/.cache/cdk8s-sidecars),
+// run the library's synthesized manifests on it unmodified and write docs/proof.md. Needs root (network,
+// PID and mount namespaces, cgroups). Not part of `npm test` (docs/proof.md, CONTRIBUTING.md).
+const clusterTest = project.addTask('test:cluster', {
+  description: 'Runs the library\'s manifests on a real one-node cluster of every built release (scripts/cluster/), measures shutdown and admission, writes docs/proof.md',
+});
+clusterTest.spawn(project.tasks.tryFind('synth:example')!);
+clusterTest.exec("jest --ci --runInBand --testMatch '<rootDir>/test/cluster/**/*.cluster-test.ts' --testTimeout 1800000", { receiveArgs: true });
+
 const bench = project.addTask('bench', {
   description: 'Benchmarks synthesis (100/500/1000/2000 Deployments with all three sidecars and a Service, also with an HPA, both layouts), import time and `cdk8s-sidecars check` against hand-written cdk8s-plus-27; writes figures and verdicts into bench/README.md',
 });

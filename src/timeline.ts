@@ -257,10 +257,19 @@ export class SidecarTimeline {
   /** A completing pod: the native sidecars' stop once the app has exited, in seconds from the app's exit. */
   public readonly completion: TimelineStopEntry[];
   /**
-   * A completing pod: seconds from the app's exit to the pod's completion.
+   * A completing pod: seconds from the app's exit until the kubelet reports the pod Succeeded, at
+   * the latest: the sidecars' stop plus the kubelet's own pod syncs, up to 1 s each (one before it
+   * stops the native sidecars, three after the last container's exit; docs/shutdown.md, measured
+   * in docs/proof.md).
    * @default - the pod does not complete, or never does (a legacy sidecar outlives the app)
    */
   public readonly completionSeconds?: number;
+  /**
+   * A Job's or a CronJob's: seconds from the app's exit until the Job is Complete, at the latest
+   * (`completionSeconds` + the Job controller's 1 s batch period for pod updates).
+   * @default - not a Job or CronJob, or its pod never completes
+   */
+  public readonly jobCompleteSeconds?: number;
   /** The pod's resource request as the scheduler computes it. */
   public readonly requests: TimelineRequests;
   /** What the manifest did not say and the timeline assumed. */
@@ -300,6 +309,7 @@ export class SidecarTimeline {
     this.completes = t.completes;
     this.completion = t.completion.map(stopEntry);
     if (t.completionSeconds !== undefined) this.completionSeconds = t.completionSeconds;
+    if (t.jobCompleteSeconds !== undefined) this.jobCompleteSeconds = t.jobCompleteSeconds;
     const r = t.requests;
     this.requests = {
       initPeakCpuMillis: r.initPeak.cpuMillis,
@@ -332,7 +342,8 @@ export class SidecarTimeline {
     if (this.completes) {
       out.push(this.completionSeconds === undefined
         ? 'completion: never by itself (a legacy sidecar outlives the app)'
-        : `completion (seconds from the app's exit): the pod completes ${fmt(this.completionSeconds)} s after its app`);
+        : `completion (seconds from the app's exit): the pod completes ${fmt(this.completionSeconds)} s after its app` +
+          (this.jobCompleteSeconds === undefined ? '' : `, the Job at ${fmt(this.jobCompleteSeconds)} s`));
       if (this.completion.length > 0) out.push(indent(stopTable(this.completion, true)));
     }
     const r = this.requests;

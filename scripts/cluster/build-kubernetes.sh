@@ -55,7 +55,7 @@ for c in $COMPONENTS; do
   [ -x "$BIN/$c" ] && continue
   case $c in kubectl) pkg=k8s.io/kubernetes/cmd/kubectl ;; *) pkg=k8s.io/kubernetes/cmd/$c ;; esac
   echo "build-kubernetes: $c $VERSION" >&2
-  if ! go build -tags "$TAGS" -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v$VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$MINOR" -o "$BIN/$c.tmp" "$pkg" 2>"$OUT/$c.build.log"; then
+  if ! go build -tags "$TAGS" -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v$VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${MINOR%%.*}" -o "$BIN/$c.tmp" "$pkg" 2>"$OUT/$c.build.log"; then
     echo "build-kubernetes: $c $VERSION did not build (log: $OUT/$c.build.log)" >&2
     tail -5 "$OUT/$c.build.log" >&2
     continue

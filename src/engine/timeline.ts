@@ -20,6 +20,24 @@
  *   has exited, the kubelet kills the native sidecars the same way (hooks, turn, SIGTERM), with the
  *   app already gone; a legacy sidecar never exits by itself, unless it runs under the library's
  *   exit-with-app wrapper (`exitWithAppReadSeconds`), which stops it after the app's exit.
+ *   The kubelet's own latency, at the latest (measured on a real kubelet: docs/proof.md), one
+ *   `KUBELET_SYNC_SECONDS` per pod sync, each of which waits for a container state newer than the
+ *   previous sync, i.e. for the PLEG's next relist (`pkg/kubelet/pod_workers.go` `podWorkerLoop`,
+ *   `podCache.GetNewerThan(..., lastSyncTime)`, whose TODO says it "adds ~1s of latency on all
+ *   transitions from sync to terminating to terminated"; the relist runs every second,
+ *   `genericPlegRelistPeriod`, `pkg/kubelet/kubelet.go`):
+ *   1. the sync that sees the app's exit: with native sidecars running, `computePodActions` finds
+ *      no container to keep and kills the pod (`changes.KillPod`, `kuberuntime_manager.go`): the
+ *      native sidecars' stop starts here, up to 1 s after the app's exit;
+ *   2. the sync that sees every container stopped: `getPhase` gives Succeeded only once no native
+ *      sidecar runs (`kubelet_pods.go`), and `SyncPod` returns `isTerminal` (`kubelet.go`);
+ *   3. `SyncTerminatingPod`, then 4. `SyncTerminatedPod`, each a phase transition of the pod
+ *      worker (`completeWork`: requeued at once, run at the next relist); the status manager
+ *      sends the terminal phase only once the pod worker has no running container left
+ *      (`mergePodStatus`, `couldHaveRunningContainers`, `pkg/kubelet/status/status_manager.go`).
+ *   Without a native sidecar, sync 1 is sync 2. The Job controller then takes a pod's update
+ *   into its Job at most `SyncJobBatchPeriod` (1 s) later (`pkg/controller/job/job_controller.go`):
+ *   `JOB_SYNC_SECONDS` from the pod's Succeeded to the Job's Complete.
  * - Resources (`pkg/api/v1/resource/helpers.go` `PodRequests`, with native sidecars): the pod's
  *   request is the larger of the init phase's peak, max over init containers i of (the native
  *   sidecars declared before i + i), and the steady state, the native sidecars + `spec.containers`.
@@ -113,8 +131,13 @@ export interface Timeline {
    * app's exit); empty when the pod does not complete.
    */
   readonly completion: StopStep[];
-  /** Seconds from the app's exit to the pod's completion; undefined: it does not complete, or never (a legacy sidecar). */
+  /**
+   * Seconds from the app's exit until the kubelet reports the pod Succeeded, at the latest (its
+   * pod syncs included); undefined: it does not complete, or never (a legacy sidecar).
+   */
   readonly completionSeconds?: number;
+  /** A Job's or CronJob's: seconds from the app's exit until the Job is Complete, at the latest. */
+  readonly jobCompleteSeconds?: number;
   readonly requests: PodRequests;
   /** What the timeline could not read and assumed (hooks, init containers' run time, stop times). */
   readonly assumptions: string[];
@@ -129,6 +152,10 @@ export interface Timeline {
 const MINIMUM_GRACE = 2;
 const DEFAULT_GRACE = 30;
 const COMPLETING = new Set(['Job', 'CronJob']);
+/** One pod sync of the kubelet: it waits for the PLEG's next relist (every 1 s), see above. */
+export const KUBELET_SYNC_SECONDS = 1;
+/** The Job controller's batch period for pod updates (`SyncJobBatchPeriod`). */
+export const JOB_SYNC_SECONDS = 1;
 
 function podSpecOf(manifest: Json): Json | undefined {
   switch (manifest?.kind) {
@@ -416,11 +443,15 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
       const exit = sigterm + k.stop!;
       return { name: k.c.name, role: k.role, sigtermSeconds: sigterm, sigkillSeconds: exit, exitSeconds: exit, killed: false, early: false };
     });
-    // the native sidecars are stopped once every container of spec.containers has exited
+    // the native sidecars are stopped once every container of spec.containers has exited, by
+    // the kubelet's next pod sync (1. above)
     const mainDone = Math.max(0, ...selfExits.map(x => x.exitSeconds));
-    completion = [...selfExits, ...stopOf([], natives, grace, ordered, hooks).map(x => shifted(x, mainDone))];
-    completionSeconds = neverExits ? undefined : Math.max(0, ...completion.map(x => x.exitSeconds));
+    const killAt = natives.length > 0 ? mainDone + KUBELET_SYNC_SECONDS : mainDone;
+    completion = [...selfExits, ...stopOf([], natives, grace, ordered, hooks).map(x => shifted(x, killAt))];
+    // then 2. to 4.: Succeeded reaches the API server three syncs after the last exit
+    completionSeconds = neverExits ? undefined : Math.max(killAt, ...completion.map(x => x.exitSeconds)) + 3 * KUBELET_SYNC_SECONDS;
   }
+  const jobCompleteSeconds = completionSeconds !== undefined && COMPLETING.has(manifest.kind) ? completionSeconds + JOB_SYNC_SECONDS : undefined;
 
   return {
     workload: `${manifest.kind} '${manifest.metadata?.name ?? ''}'`,
@@ -436,6 +467,7 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
     lastSidecarSigtermAfterAppSeconds: sidecarSteps.length === 0 ? 0 : Math.max(...sidecarSteps.map(s => s.sigtermSeconds)) - appExit,
     completion,
     ...(completionSeconds !== undefined ? { completionSeconds } : {}),
+    ...(jobCompleteSeconds !== undefined ? { jobCompleteSeconds } : {}),
     requests: podRequests(spec),
     assumptions: [...new Set(assumptions)],
     podRestarts,

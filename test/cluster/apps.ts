@@ -1,0 +1,192 @@
+/**
+ * The small cdk8s apps the cluster suite runs (test/cluster/proof.cluster-test.ts), built with the
+ * library's own constructs and applied to the cluster as synthesized, unmodified. Also read by
+ * test/proof-doc.test.ts, which recomputes the model's predictions printed in docs/proof.md.
+ *
+ * Every container writes its own timestamps: the seconds since the machine booted
+ * (`/proc/uptime`, 10 ms resolution, the same clock inside a container and in the test run;
+ * busybox `date` has no `%N`).
+ */
+import { ApiObject, Chart, Duration, Testing } from 'cdk8s';
+import { SidecarCheck, SidecarMode, SidecarTimeline, WithSidecar } from '../../src';
+
+/** busybox as the library emits it (`src/images.ts`), built locally from Debian's busybox-static. */
+export const BUSYBOX = 'busybox:1.36.1-musl';
+const UID = 65532;
+const SECURITY = {
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ['ALL'] },
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  runAsUser: UID,
+  runAsGroup: UID,
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+/** A shell function `now` that prints the uptime (no quotes: it goes inside single-quoted traps). */
+const NOW_FN = 'now() { read u _ < /proc/uptime; echo $u; }';
+const NOW = '$(now)';
+/** How long the sidecar takes from SIGTERM to its exit (its trap sleeps this long). */
+export const SIDECAR_STOP_SECONDS = 1.5;
+/**
+ * The sidecar's `stopTime` (whole seconds), its budget: the model's exit time; the legacy
+ * wrapper kills it once this has passed after its SIGTERM, so it must exceed the real stop.
+ */
+export const SIDECAR_STOP_TIME = 2;
+/** How long the app of a Job runs. */
+export const APP_RUN_SECONDS = 2;
+
+/** A sidecar that prints `<name>-start`, `<name>-term` at SIGTERM and `<name>-exit`, each with the uptime. */
+export function stampingScript(name: string, stopSeconds: number): string {
+  return [
+    NOW_FN,
+    `trap 'echo "${name}-term ${NOW}"; sleep ${stopSeconds}; echo "${name}-exit ${NOW}"; exit 0' TERM`,
+    `echo "${name}-start ${NOW}"`,
+    'while true; do sleep 3600 & wait $!; done',
+  ].join('\n');
+}
+
+export type Layout = 'native' | 'legacy';
+
+export interface ProofApp {
+  /** The manifests as the chart synthesizes them. */
+  readonly manifests: any[];
+  /** The model's timeline of the workload. */
+  readonly timeline: SidecarTimeline;
+}
+
+function modeOf(layout: Layout): SidecarMode {
+  return layout === 'native' ? SidecarMode.NATIVE : SidecarMode.LEGACY;
+}
+
+/**
+ * A Job (or a CronJob) whose app runs `APP_RUN_SECONDS` and exits 0, with one sidecar of
+ * `WithSidecar` that takes `SIDECAR_STOP_SECONDS` to stop (its `stopTime`: `SIDECAR_STOP_TIME`).
+ */
+export function jobApp(version: string, layout: Layout, kind: 'Job' | 'CronJob'): ProofApp {
+  const chart = new Chart(Testing.app(), 'proof');
+  const name = `${kind.toLowerCase()}-${layout}`;
+  const podSpec = {
+    restartPolicy: 'Never',
+    containers: [{
+      name: 'app',
+      image: BUSYBOX,
+      imagePullPolicy: 'IfNotPresent',
+      command: ['sh', '-c', `${NOW_FN}; echo "app-start ${NOW}"; sleep ${APP_RUN_SECONDS}; echo "app-exit ${NOW}"`],
+      securityContext: SECURITY,
+      resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '100m', memory: '32Mi' } },
+    }],
+  };
+  const jobSpec = { backoffLimit: 0, template: { metadata: { labels: { app: name } }, spec: podSpec } };
+  const workload = new ApiObject(chart, name, kind === 'Job'
+    ? { apiVersion: 'batch/v1', kind, metadata: { name }, spec: jobSpec }
+    : { apiVersion: 'batch/v1', kind, metadata: { name }, spec: { schedule: '0 0 1 1 *', suspend: true, jobTemplate: { spec: jobSpec } } });
+  new WithSidecar(chart, 'sidecar', {
+    workload,
+    kubernetesVersion: version,
+    mode: modeOf(layout),
+    containerName: 'sidecar',
+    image: BUSYBOX,
+    // not `sh`, which the app runs: the exit-with-app wrapper takes every process whose program
+    // is a sidecar's for a sidecar's (docs/proof.md, "Found on the cluster")
+    command: ['/bin/busybox', 'sh', '-c', stampingScript('sidecar', SIDECAR_STOP_SECONDS)],
+    stopTime: Duration.seconds(SIDECAR_STOP_TIME),
+  });
+  return { manifests: chart.toJson(), timeline: SidecarTimeline.of(workload) };
+}
+
+/**
+ * A Deployment of one replica whose app takes 1 s to stop, with two native sidecars of
+ * `WithSidecar` (`first`, `second`, in that order) that take 1 s each: deleted, the kubelet stops
+ * the app, then `second`, then `first`.
+ */
+export function orderApp(version: string): ProofApp {
+  const chart = new Chart(Testing.app(), 'proof');
+  const name = 'order';
+  const workload = new ApiObject(chart, name, {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          terminationGracePeriodSeconds: 30,
+          containers: [{
+            name: 'app',
+            image: BUSYBOX,
+            imagePullPolicy: 'IfNotPresent',
+            command: ['sh', '-c', stampingScript('app', 1)],
+            securityContext: SECURITY,
+            resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '100m', memory: '32Mi' } },
+          }],
+        },
+      },
+    },
+  });
+  for (const s of ['first', 'second']) {
+    new WithSidecar(chart, s, {
+      workload,
+      kubernetesVersion: version,
+      mode: SidecarMode.NATIVE,
+      containerName: s,
+      image: BUSYBOX,
+      command: ['sh', '-c', stampingScript(s, 1)],
+      stopTime: Duration.seconds(2),
+      appShutdownTime: Duration.seconds(2),
+    });
+  }
+  return { manifests: chart.toJson(), timeline: SidecarTimeline.of(workload) };
+}
+
+/** How long the StatefulSet's sidecar takes to start listening (its startup check passes then). */
+export const SLOW_START_SECONDS = 3;
+
+/**
+ * A StatefulSet of 3 replicas (OrderedReady: each pod Ready before the next is made) whose
+ * sidecar of `WithSidecar` listens on :9000 only `SLOW_START_SECONDS` after its start, with a TCP
+ * startup check every second. Native: the app starts once the check passed; legacy: both start
+ * at once, and the pod is Ready once the check passed.
+ */
+export function statefulSetApp(version: string, layout: Layout): ProofApp {
+  const chart = new Chart(Testing.app(), 'proof');
+  const name = `ledger-${layout}`;
+  const workload = new ApiObject(chart, name, {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name },
+    spec: {
+      replicas: 3,
+      serviceName: name,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          terminationGracePeriodSeconds: 30,
+          containers: [{
+            name: 'app',
+            image: BUSYBOX,
+            imagePullPolicy: 'IfNotPresent',
+            command: ['sh', '-c', stampingScript('app', 0)],
+            securityContext: SECURITY,
+            resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '100m', memory: '32Mi' } },
+          }],
+        },
+      },
+    },
+  });
+  new WithSidecar(chart, 'sidecar', {
+    workload,
+    kubernetesVersion: version,
+    mode: modeOf(layout),
+    containerName: 'sidecar',
+    image: BUSYBOX,
+    command: ['/bin/busybox', 'sh', '-c', `sleep ${SLOW_START_SECONDS}; exec httpd -f -p 9000 -h /etc`],
+    ports: [{ number: 9000, name: 'ready' }],
+    startupCheck: SidecarCheck.tcp(9000, { period: Duration.seconds(1) }),
+    stopTime: Duration.seconds(2),
+    appShutdownTime: Duration.seconds(2),
+  });
+  return { manifests: chart.toJson(), timeline: SidecarTimeline.of(workload) };
+}

@@ -1,0 +1,207 @@
+/**
+ * One real single-node cluster per release for the cluster suite (scripts/cluster/cluster.sh):
+ * started in namespaces of its own (no route out), stopped by PID, also when a test fails or the
+ * run is killed (the script's watchdog follows this process).
+ */
+import { ChildProcess, execFileSync, spawn } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+
+const ROOT = path.join(__dirname, '..', '..');
+const SCRIPT = path.join(ROOT, 'scripts', 'cluster', 'cluster.sh');
+export const CACHE = process.env.CDK8S_SIDECARS_CACHE ?? path.join(os.homedir(), '.cache', 'cdk8s-sidecars');
+
+/** Seconds since the machine booted: the clock the containers stamp their lines with. */
+export function uptime(): number {
+  return Number(fs.readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+}
+
+const K8S = path.join(CACHE, 'kubernetes');
+const has = (v: string, c: string) => fs.existsSync(path.join(K8S, v, 'bin', c));
+
+/**
+ * The releases whose binaries are built (scripts/cluster/build-kubernetes.sh), newest first. A
+ * release whose own controller-manager does not build (1.29.6 from the module proxy) runs with the
+ * oldest newer one that is built (`standInControllerManager`), an unsupported skew docs/proof.md names.
+ */
+export function builtReleases(): string[] {
+  if (!fs.existsSync(K8S)) return [];
+  const components = ['kube-apiserver', 'kube-scheduler', 'kubelet', 'kubectl'];
+  return fs.readdirSync(K8S)
+    .filter(v => /^1\.\d+\.\d+$/.test(v))
+    .filter(v => components.every(c => has(v, c)))
+    .filter(v => has(v, 'kube-controller-manager') || standInControllerManager(v) !== undefined)
+    .sort((a, b) => Number(b.split('.')[1]) - Number(a.split('.')[1]));
+}
+
+/** The release whose controller-manager stands in for `version`'s, or undefined: its own is built. */
+export function standInControllerManager(version: string): string | undefined {
+  if (has(version, 'kube-controller-manager')) return undefined;
+  const minor = Number(version.split('.')[1]);
+  return fs.readdirSync(K8S)
+    .filter(v => /^1\.\d+\.\d+$/.test(v) && Number(v.split('.')[1]) > minor && has(v, 'kube-controller-manager'))
+    .sort((a, b) => Number(a.split('.')[1]) - Number(b.split('.')[1]))[0];
+}
+
+/** The images every run imports (scripts/cluster/base-images.sh): `name=archive` pairs. */
+export function baseImages(): string {
+  return execFileSync('bash', [path.join(ROOT, 'scripts', 'cluster', 'base-images.sh')], { encoding: 'utf8' }).trim();
+}
+
+/**
+ * The registry of the real programs' images (scripts/cluster/images.sh: Fluent Bit, Envoy, the
+ * collector, Fluentd, the example app's stand-ins), served on 127.0.0.1:5000 inside the cluster's
+ * namespace: `<command>` to which cluster.sh appends the address, or undefined when not built.
+ */
+export function registryCommand(): string | undefined {
+  try {
+    const cmd = execFileSync('bash', [path.join(ROOT, 'scripts', 'cluster', 'images.sh'), 'registry'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return cmd && fs.existsSync(cmd.split(' ')[0]) ? cmd : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface WatchEvent {
+  /** /proc/uptime when the event arrived. */
+  readonly at: number;
+  readonly type: string;
+  readonly object: any;
+}
+
+export class Cluster {
+  public static start(version: string, images: string): Cluster {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `k8s-${version}-`));
+    const t0 = uptime();
+    const standIn = standInControllerManager(version);
+    execFileSync('bash', [SCRIPT, 'up', version, dir, String(process.pid)], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      timeout: 300_000,
+      env: {
+        ...process.env,
+        CLUSTER_IMAGES: images,
+        CLUSTER_REGISTRY: registryCommand() ?? '',
+        ...(standIn ? { CLUSTER_CONTROLLER_MANAGER: path.join(K8S, standIn, 'bin', 'kube-controller-manager') } : {}),
+      },
+    });
+    return new Cluster(version, dir, uptime() - t0, standIn);
+  }
+
+  private readonly watches: ChildProcess[] = [];
+
+  private constructor(
+    public readonly version: string, public readonly dir: string, public readonly startSeconds: number,
+    /** The release whose controller-manager ran instead of this one's. */
+    public readonly controllerManagerOf: string | undefined,
+  ) {}
+
+  public get minor(): number {
+    return Number(this.version.split('.')[1]);
+  }
+
+  /** kubectl inside the cluster's network namespace. */
+  public kubectl(args: string[], input?: string): string {
+    return execFileSync('bash', [SCRIPT, 'exec', this.dir, 'kubectl', ...args], {
+      input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], timeout: 120_000, maxBuffer: 64 * 1024 * 1024,
+    });
+  }
+
+  /** kubectl, returning its exit status and output instead of throwing. */
+  public tryKubectl(args: string[], input?: string): { status: number; stdout: string; stderr: string } {
+    try {
+      return { status: 0, stdout: this.kubectl(args, input), stderr: '' };
+    } catch (e: any) {
+      return { status: e.status ?? 1, stdout: String(e.stdout ?? ''), stderr: String(e.stderr ?? '') };
+    }
+  }
+
+  public apply(manifests: any[], namespace: string): void {
+    this.kubectl(['apply', '-n', namespace, '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: manifests }));
+  }
+
+  /**
+   * Watches objects (`kubectl get --watch -o json`), stamping every event with the uptime at which
+   * it arrived. Stop it with the returned function.
+   */
+  public watch(args: string[]): { events: WatchEvent[]; stop: () => void } {
+    const events: WatchEvent[] = [];
+    const p = spawn('bash', [SCRIPT, 'exec', this.dir, 'kubectl', 'get', '--watch', '--output-watch-events', '-o', 'json', ...args], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    this.watches.push(p);
+    let buf = '';
+    let depth = 0;
+    let inString = false;
+    let escaped = false;
+    let start = 0;
+    p.stdout!.setEncoding('utf8');
+    p.stdout!.on('data', (chunk: string) => {
+      const at = uptime();
+      const from = buf.length;
+      buf += chunk;
+      // split the stream of concatenated JSON objects
+      for (let i = from; i < buf.length; i++) {
+        const c = buf[i];
+        if (inString) {
+          if (escaped) escaped = false;
+          else if (c === '\\') escaped = true;
+          else if (c === '"') inString = false;
+          continue;
+        }
+        if (c === '"') {inString = true;} else if (c === '{') { if (depth++ === 0) start = i; } else if (c === '}' && --depth === 0) {
+          const e = JSON.parse(buf.slice(start, i + 1));
+          events.push({ at, type: e.type, object: e.object });
+        }
+      }
+      if (depth === 0) { buf = ''; }
+    });
+    return { events, stop: () => { if (p.pid) try { process.kill(p.pid); } catch { /* gone */ } } };
+  }
+
+  /** Follows one container's log until it ends. */
+  public follow(namespace: string, pod: string, container: string): { lines: string[]; done: Promise<void> } {
+    const lines: string[] = [];
+    const p = spawn('bash', [SCRIPT, 'exec', this.dir, 'kubectl', 'logs', '-f', '-n', namespace, pod, '-c', container], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    this.watches.push(p);
+    let rest = '';
+    p.stdout!.setEncoding('utf8');
+    p.stdout!.on('data', (chunk: string) => {
+      const parts = (rest + chunk).split('\n');
+      rest = parts.pop()!;
+      lines.push(...parts);
+    });
+    const done = new Promise<void>(resolve => p.on('exit', () => { if (rest) lines.push(rest); resolve(); }));
+    return { lines, done };
+  }
+
+  /** Polls until `check` returns a value (not undefined), or throws after `seconds`. */
+  public async until<T>(what: string, seconds: number, check: () => T | undefined): Promise<T> {
+    const end = Date.now() + seconds * 1000;
+    for (;;) {
+      const v = check();
+      if (v !== undefined) return v;
+      if (Date.now() > end) throw new Error(`${this.version}: ${what} did not happen within ${seconds} s`);
+      await new Promise(r => setTimeout(r, 100));
+    }
+  }
+
+  public stop(): void {
+    for (const w of this.watches) if (w.pid && w.exitCode === null) try { process.kill(w.pid); } catch { /* gone */ }
+    execFileSync('bash', [SCRIPT, 'down', this.dir], {
+      stdio: 'inherit', timeout: 120_000, env: { ...process.env, CLUSTER_LOGS_TO: path.join(CACHE, 'cluster-logs', this.version) },
+    });
+  }
+}
+
+/** The stamps a container printed (`<name>-<event> <uptime>`), by `<name>-<event>`. */
+export function stamps(log: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of log.split('\n')) {
+    const m = /^([a-z]+-[a-z]+) ([0-9.]+)$/.exec(line.trim());
+    if (m) out[m[1]] = Number(m[2]);
+  }
+  return out;
+}

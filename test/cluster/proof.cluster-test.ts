@@ -1,0 +1,258 @@
+/**
+ * `npm run test:cluster`: the library's synthesized manifests, unmodified, on a real one-node
+ * cluster of every release whose binaries are built (scripts/cluster/build-kubernetes.sh), with
+ * the measurements written to docs/proof.md (test/cluster/proof-doc.ts).
+ */
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { App, Chart, Testing } from 'cdk8s';
+import * as yaml from 'yaml';
+import { jobApp, orderApp, statefulSetApp, Layout, SLOW_START_SECONDS } from './apps';
+import { Cluster, baseImages, builtReleases, stamps, uptime } from './harness';
+import { JobRun, OrderRun, PROOF_DOC, ProofResults, ReleaseResult, WANTED_RELEASES, readProofData, renderProof, whyNotRun, writeProof } from './proof-doc';
+import { NativeSidecarGuard } from '../../src';
+
+const ROOT = path.join(__dirname, '..', '..');
+const RUNS = Number(process.env.CLUSTER_RUNS ?? 3);
+const only = process.env.CLUSTER_RELEASES?.split(',').map(s => s.trim()).filter(Boolean);
+const releases = builtReleases().filter(v => !only || only.includes(v));
+const results: ReleaseResult[] = [];
+
+jest.setTimeout(1_800_000);
+
+afterAll(() => {
+  if (results.length === 0) return;
+  // a release not run this time (CLUSTER_RELEASES) keeps its figures of the previous run
+  const before = fs.existsSync(PROOF_DOC) ? readProofData(fs.readFileSync(PROOF_DOC, 'utf8')).releases : [];
+  const all = [...results, ...before.filter(b => !results.some(r => r.version === b.version))]
+    .sort((a, b) => Number(b.version.split('.')[1]) - Number(a.version.split('.')[1]));
+  const proof: ProofResults = {
+    machine: {
+      cpus: os.cpus().length,
+      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      kernel: os.release(),
+      cgroups: fs.existsSync('/sys/fs/cgroup/memory') ? 'v1 (cgroupfs)' : 'v2',
+      containerd: execFileSync('containerd', ['--version'], { encoding: 'utf8' }).split(' ')[2] ?? '?',
+      runc: execFileSync('runc', ['--version'], { encoding: 'utf8' }).split('\n')[0].replace('runc version ', ''),
+      etcd: execFileSync('etcd', ['--version'], { encoding: 'utf8' }).split('\n')[0].replace('etcd Version: ', ''),
+    },
+    runs: RUNS,
+    releases: all,
+    notRun: WANTED_RELEASES.filter(v => !all.some(r => r.version === v)).map(v => ({ version: v, why: whyNotRun(v) })),
+  };
+  if (process.env.CLUSTER_WRITE_DOC !== 'false') writeProof(proof);
+  else process.stdout.write(renderProof(proof));
+});
+
+if (releases.length === 0) {
+  test('no release is built', () => {
+    throw new Error('build one first: bash scripts/cluster/build-kubernetes.sh 1.33.13 (docs/proof.md)');
+  });
+}
+
+describe.each(releases)('Kubernetes %s', version => {
+  let cluster: Cluster;
+  const result: ReleaseResult = { version, jobs: [], order: [], rollout: [], admission: [], dryRun: [] } as any;
+  const minor = Number(version.split('.')[1]);
+  const target = `1.${minor}`;
+
+  beforeAll(() => {
+    cluster = Cluster.start(version, baseImages());
+    result.startSeconds = round(cluster.startSeconds);
+    result.kubeletVersion = cluster.kubectl(['get', 'node', 'node', '-o', 'jsonpath={.status.nodeInfo.kubeletVersion}']).trim();
+    if (cluster.controllerManagerOf) result.controllerManager = cluster.controllerManagerOf;
+    results.push(result);
+  });
+  afterAll(() => cluster?.stop());
+
+  let ns = 0;
+  /** A fresh namespace under the restricted Pod Security profile (enforced). */
+  function namespace(prefix: string): string {
+    const name = `${prefix}-${++ns}`;
+    cluster.kubectl(['create', 'namespace', name]);
+    cluster.kubectl(['label', 'namespace', name, 'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/warn=restricted']);
+    return name;
+  }
+
+  async function runJob(layout: Layout, kind: 'Job' | 'CronJob'): Promise<JobRun> {
+    const app = jobApp(target, layout, kind);
+    const name = app.manifests[0].metadata.name;
+    const n = namespace(`${kind.toLowerCase()}-${layout}`);
+    // the ServiceAccount controller's default account first: a Job's pod waits for it otherwise
+    await cluster.until('default ServiceAccount', 30, () => cluster.tryKubectl(['get', 'sa', 'default', '-n', n]).status === 0 ? true : undefined);
+    const pods = cluster.watch(['pods', '-n', n]);
+    const jobs = cluster.watch(['jobs', '-n', n]);
+    try {
+      cluster.apply(app.manifests, n);
+      const jobName = kind === 'Job' ? name : `${name}-run`;
+      // a CronJob runs its own jobTemplate, unmodified, as a Job created from it
+      if (kind === 'CronJob') cluster.kubectl(['create', 'job', '-n', n, jobName, `--from=cronjob/${name}`]);
+      const complete = await cluster.until(`Job ${jobName} Complete`, 120, () => jobs.events.find(e =>
+        e.object.metadata.name === jobName && (e.object.status?.conditions ?? []).some((c: any) =>
+          (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')));
+      const failed = (complete.object.status.conditions as any[]).some(c => c.type === 'Failed' && c.status === 'True');
+      if (failed) throw new Error(`${version}: Job ${jobName} failed: ${JSON.stringify(complete.object.status)}`);
+      const succeeded = pods.events.find(e => e.object.status?.phase === 'Succeeded')!;
+      const pod = succeeded.object.metadata.name;
+      const appLog = stamps(cluster.kubectl(['logs', '-n', n, pod, '-c', 'app']));
+      const side = stamps(cluster.kubectl(['logs', '-n', n, pod, '-c', 'sidecar']));
+      const appExit = appLog['app-exit'];
+      return {
+        layout,
+        kind,
+        sigterm: round(side['sidecar-term'] - appExit),
+        sidecarExit: round(side['sidecar-exit'] - appExit),
+        succeeded: round(succeeded.at - appExit),
+        complete: round(complete.at - appExit),
+      };
+    } finally {
+      pods.stop();
+      jobs.stop();
+    }
+  }
+
+  for (const kind of ['Job', 'CronJob'] as const) {
+    for (const layout of ['native', 'legacy'] as const) {
+      const runs = kind === 'Job' ? RUNS : Math.max(1, RUNS - 1);
+      test(`${kind} ${layout}: the app's exit -> sidecar SIGTERM -> exit -> pod Succeeded -> Job Complete (${runs} runs)`, async () => {
+        for (let i = 0; i < runs; i++) {
+          const r = await runJob(layout, kind);
+          result.jobs.push(r);
+          // the order the kubelet and the Job controller must keep, whatever the timing
+          expect(r.sigterm).toBeGreaterThanOrEqual(0);
+          expect(r.sidecarExit).toBeGreaterThanOrEqual(r.sigterm);
+          expect(r.succeeded).toBeGreaterThanOrEqual(r.sidecarExit);
+          expect(r.complete).toBeGreaterThanOrEqual(r.succeeded);
+        }
+      });
+    }
+  }
+
+  test('pod deletion: the app, then the native sidecars in reverse order, each after the previous one exited', async () => {
+    for (let i = 0; i < RUNS; i++) {
+      const app = orderApp(target);
+      const n = namespace('order');
+      cluster.apply(app.manifests, n);
+      const pod = await cluster.until('order pod running', 120, () => {
+        const r = cluster.tryKubectl(['get', 'pods', '-n', n, '-o', 'json']);
+        if (r.status !== 0) return undefined;
+        const p = JSON.parse(r.stdout).items[0];
+        const all = [...(p?.status?.containerStatuses ?? []), ...(p?.status?.initContainerStatuses ?? [])];
+        return all.length === 3 && all.every((c: any) => c.state?.running) ? p.metadata.name as string : undefined;
+      });
+      // the containers have printed their start stamp: their traps are set
+      await cluster.until('start stamps', 30, () => ['app', 'first', 'second'].every(c =>
+        /-start /.test(cluster.tryKubectl(['logs', '-n', n, pod, '-c', c]).stdout)) ? true : undefined);
+      const follows = ['app', 'first', 'second'].map(c => cluster.follow(n, pod, c));
+      await new Promise(r => setTimeout(r, 500));
+      const t0 = uptime();
+      cluster.kubectl(['delete', 'pod', '-n', n, pod, '--wait=false']);
+      await Promise.all(follows.map(f => f.done));
+      const s = stamps(follows.map(f => f.lines.join('\n')).join('\n'));
+      const run: OrderRun = {
+        appTerm: round(s['app-term'] - t0),
+        appExit: round(s['app-exit'] - t0),
+        secondTerm: round(s['second-term'] - t0),
+        secondExit: round(s['second-exit'] - t0),
+        firstTerm: round(s['first-term'] - t0),
+        firstExit: round(s['first-exit'] - t0),
+      };
+      result.order.push(run);
+      expect(run.secondTerm).toBeGreaterThanOrEqual(run.appExit);
+      expect(run.firstTerm).toBeGreaterThanOrEqual(run.secondExit);
+    }
+  });
+
+  for (const layout of ['native', 'legacy'] as const) {
+    test(`StatefulSet of 3 replicas, ${layout}: from the apply to 3 Ready replicas, with a sidecar that starts in ${SLOW_START_SECONDS} s`, async () => {
+      for (let i = 0; i < Math.max(1, RUNS - 1); i++) {
+        const app = statefulSetApp(target, layout);
+        const n = namespace(`sts-${layout}`);
+        await cluster.until('default ServiceAccount', 30, () => cluster.tryKubectl(['get', 'sa', 'default', '-n', n]).status === 0 ? true : undefined);
+        const sets = cluster.watch(['statefulsets', '-n', n]);
+        try {
+          await new Promise(r => setTimeout(r, 300));
+          const t0 = uptime();
+          cluster.apply(app.manifests, n);
+          const ready = await cluster.until('3 Ready replicas', 180, () => sets.events.find(e => e.object.status?.readyReplicas === 3));
+          const seconds = round(ready.at - t0);
+          result.rollout.push({ layout, seconds });
+          // OrderedReady: each pod waits for the one before it to be Ready, and each waits for its sidecar
+          expect(seconds).toBeGreaterThanOrEqual(3 * SLOW_START_SECONDS);
+        } finally {
+          sets.stop();
+        }
+      }
+    });
+  }
+
+  test('NativeSidecarGuard: the real API server rejects a pod whose restartPolicy was stripped and admits the library\'s pods', async () => {
+    const n = namespace('guard');
+    const chart = new Chart(Testing.app(), 'guard');
+    new NativeSidecarGuard(chart, 'guard', { namespaces: [n], kubernetesVersion: target, allowBetaApi: minor < 30 });
+    cluster.apply(chart.toJson(), n);
+    const job = jobApp(target, 'native', 'Job').manifests[0];
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'guarded', annotations: job.spec.template.metadata.annotations }, spec: job.spec.template.spec };
+    const stripped = JSON.parse(JSON.stringify(pod));
+    stripped.metadata.name = 'stripped';
+    delete stripped.spec.initContainers[0].restartPolicy;
+    // the policy's binding takes a moment to reach the admission plugin
+    const rejected = await cluster.until('the guard rejects', 60, () => {
+      const r = cluster.tryKubectl(['create', '--dry-run=server', '-n', n, '-f', '-'], JSON.stringify(stripped));
+      return r.status !== 0 && /ValidatingAdmissionPolicy|denied/.test(r.stderr) ? r.stderr.trim() : undefined;
+    });
+    const admitted = cluster.tryKubectl(['create', '--dry-run=server', '-n', n, '-f', '-'], JSON.stringify(pod));
+    result.admission.push({ check: 'NativeSidecarGuard: a pod whose restartPolicy was stripped', outcome: 'rejected', detail: firstLine(rejected) });
+    result.admission.push({ check: 'NativeSidecarGuard: the library\'s pod', outcome: admitted.status === 0 ? 'admitted' : 'rejected', detail: firstLine(admitted.stderr) });
+    expect(admitted.status).toBe(0);
+  });
+
+  test('every file of the example app and of the vendor fixtures passes --dry-run=server --validate=strict, with no restricted-profile warning', () => {
+    const files: Array<[string, string]> = [];
+    for (const cl of ['cluster-1.27', 'cluster-1.29']) {
+      const dir = path.join(ROOT, 'examples', 'dist', cl);
+      if (!fs.existsSync(dir)) throw new Error(`${dir} is missing: npm run synth:example`);
+      for (const f of fs.readdirSync(dir).filter(x => x.endsWith('.yaml')).sort()) files.push([`examples/dist/${cl}/${f}`, path.join(dir, f)]);
+    }
+    const vendor = path.join(ROOT, 'test', 'fixtures', 'vendor');
+    for (const f of fs.readdirSync(vendor).filter(x => x.endsWith('.yaml')).sort()) files.push([`test/fixtures/vendor/${f}`, path.join(vendor, f)]);
+    const failures: string[] = [];
+    for (const [name, file] of files) {
+      const text = fs.readFileSync(file, 'utf8');
+      const docs = yaml.parseAllDocuments(text).map(d => d.toJSON()).filter(Boolean);
+      // the example app's namespaces (shop, monitoring) under the restricted profile, enforced and
+      // warned; the vendor's as they come (their objects without one go to default)
+      const restricted = name.startsWith('examples/');
+      for (const n of new Set(docs.map((d: any) => d.metadata?.namespace as string).filter(Boolean))) {
+        if (cluster.tryKubectl(['get', 'namespace', n]).status !== 0) cluster.kubectl(['create', 'namespace', n]);
+        if (restricted) cluster.kubectl(['label', '--overwrite', 'namespace', n, 'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/warn=restricted']);
+      }
+      const r = cluster.tryKubectl(['apply', '--dry-run=server', '--validate=strict', '-f', file]);
+      const warned = restricted && /would violate PodSecurity/.test(r.stderr);
+      const ok = r.status === 0 && !warned;
+      result.dryRun.push({ file: name, objects: docs.length, ok, ...(ok ? {} : { detail: firstLine(r.stderr) }) });
+      if (!ok) failures.push(`${name}: ${r.stderr}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  test('the restricted profile (enforced) admitted every pod the suite ran', () => {
+    // every pod above ran in a namespace labelled pod-security.kubernetes.io/enforce=restricted
+    const pods = JSON.parse(cluster.kubectl(['get', 'pods', '-A', '-o', 'json'])).items as any[];
+    const mine = pods.filter(p => /^(job|cronjob|order|sts)-/.test(p.metadata.namespace));
+    result.admission.push({ check: 'restricted profile (enforced): the library\'s Job, CronJob, Deployment and StatefulSet pods', outcome: `${mine.length} pods admitted`, detail: '' });
+    expect(mine.length).toBeGreaterThan(0);
+  });
+});
+
+function round(x: number): number {
+  return Math.round(x * 100) / 100;
+}
+
+function firstLine(s: string): string {
+  return s.split('\n').find(l => l.trim() !== '')?.trim().slice(0, 200) ?? '';
+}
+
+export { App };
