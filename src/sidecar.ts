@@ -92,12 +92,13 @@ export interface SidecarCommonProps extends SidecarTargetOptions {
 
   /**
    * Native layout on Kubernetes 1.36+: when the sidecar exits with one of these codes, the kubelet
-   * restarts every container of the pod in place (init containers first), instead of the sidecar
+   * restarts every container of the pod in place (then starts them again from the init containers), instead of the sidecar
    * alone: a `restartPolicyRules` entry with the `RestartAllContainers` action (KEP-5532,
    * RestartAllContainersOnContainerExits, beta and on from 1.36). For a sidecar the app cannot run
-   * without (a proxy that holds its credentials). The library warns: the kubelet kills every
-   * container at once with no grace period (no `preStop`, no ordered stop), so a log agent or
-   * collector loses what it has buffered. 0, 137 and 143 are refused (a clean exit, and the codes
+   * without (a proxy that holds its credentials). The library warns: the kubelet then stops the
+   * other containers with no `preStop`; SIGTERM with the kubelet's 2 s minimum, one container after
+   * another, app containers first (no ordered stop of the sidecars after the app), so a log agent
+   * or collector loses what it has buffered. 0, 137 and 143 are refused (a clean exit, and the codes
    * of a stop by the kubelet). An error on a target below 1.36 or in the legacy layout.
    * @see https://github.com/kubernetes/enhancements/tree/master/keps/sig-node/5532-restart-pod-on-container-exits
    * @default - none: the kubelet restarts the sidecar alone

@@ -277,7 +277,8 @@ export class SidecarTimeline {
   /**
    * The containers whose exit restarts the whole pod in place (`restartPolicyRules` with the
    * `RestartAllContainers` action, Kubernetes 1.36+, e.g. a sidecar's `restartPodOnExitCodes`),
-   * one line each: the kubelet then kills every container with no grace period.
+   * one line each: the kubelet then stops every other container with no preStop; SIGTERM with the
+   * kubelet's 2 s minimum, one container after another, app containers first.
    */
   public readonly podRestarts: string[];
   /**

@@ -20,8 +20,9 @@ export enum Mesh {
   ISTIO = 'ISTIO',
   /**
    * Linkerd. The per-pod layout annotation `config.linkerd.io/proxy-enable-native-sidecar` is
-   * read from Linkerd 2.20; before (`meshRelease` below 2.20), from 2.15 (edge-23.11.4), the
-   * deprecated `config.alpha.linkerd.io/proxy-enable-native-sidecar`, which the library then writes.
+   * read from Linkerd 2.20; before, from 2.15 (edge-23.11.4), the deprecated
+   * `config.alpha.linkerd.io/proxy-enable-native-sidecar`. The library writes both names without
+   * `meshRelease` (2.20 gives the current one precedence), only the alpha one below 2.20.
    */
   LINKERD = 'LINKERD',
   /**
@@ -126,11 +127,12 @@ export interface WithMeshProxyProps extends SidecarTargetOptions {
 
   /**
    * The injector's release (`'2.19'`, `'1.17'`, a major.minor), where the annotations it reads
-   * changed: Linkerd reads `config.linkerd.io/proxy-enable-native-sidecar` from 2.20 (the library
-   * writes the deprecated `config.alpha.linkerd.io/...` name only for an older release); Dapr
+   * changed: Linkerd reads `config.linkerd.io/proxy-enable-native-sidecar` from 2.20 and the
+   * deprecated `config.alpha.linkerd.io/...` name from 2.15 (the library writes both when this is
+   * not given, the alpha one alone below 2.20, the current one alone from 2.20); Dapr
    * reads `dapr.io/enable-native-sidecar` from 1.18 (older: always legacy, which the engine then
    * checks like Vault's). Ignored by the other meshes.
-   * @default - the release the facts were read in: Linkerd 2.20, Dapr 1.18
+   * @default - Linkerd: any release from 2.15 (both names); Dapr 1.18
    */
   readonly meshRelease?: string;
 }

@@ -226,12 +226,16 @@ describe('issue 37: the fields and rules of 1.35-1.37, each refused below its re
     expect(check(spec({ limits: { cpu: '500m', memory: '320Mi' } }), 34)).toEqual([]);
     expect(check(spec({ limits: { cpu: '450m' } }), 37)).toEqual([
       `${where}: pod-level spec.resources.limits.cpu 450m is below the 500m that the app containers and the native sidecars 'log-agent' request together ` +
-      '(the API server: "must be greater than or equal to aggregate container requests of 500m"). Raise spec.resources.limits.cpu to at least that, ' +
+      '(the pod\'s request defaults to that aggregate, and the API server: "must be less than or equal to cpu limit of 450m"; ' +
+      'the workload is accepted but its Pods are refused (FailedCreate)). Raise spec.resources.limits.cpu to at least that, ' +
       'or give the sidecars smaller requests (their resources prop).',
       `${where}: container 'app' limits cpu to 500m, above the pod-level limit 450m ("must be less than or equal to pod limits"). Lower the container's limit or raise spec.resources.limits.cpu.`,
     ]);
+    // a bare Pod with limits only is refused itself (SetDefaults_Pod defaults its request)
+    expect(checkPodSpec(spec({ limits: { cpu: '450m' } }), { minor: 37, gate: false }, "Pod 'p'", { kind: 'Pod' })[0])
+      .toMatch(/"must be less than or equal to cpu limit of 450m"; the Pod is refused\)/);
     // the request is what counts when both are given
-    expect(check(spec({ requests: { memory: '300Mi' }, limits: { memory: '1Gi' } }), 37)).toEqual([expect.stringMatching(/spec\.resources\.requests\.memory 300Mi is below the 320Mi/)]);
+    expect(check(spec({ requests: { memory: '300Mi' }, limits: { memory: '1Gi' } }), 37)).toEqual([expect.stringMatching(/spec\.resources\.requests\.memory 300Mi is below the 320Mi .* \(the API server: "must be greater than or equal to aggregate container requests of 320Mi"\)/)]);
   });
 
   test('resizePolicy RestartContainer on an init container that is not a sidecar: allowed 1.33-1.35, refused from 1.36 (kubernetes#137458)', () => {

@@ -177,6 +177,16 @@ describe('every workload kind of every major x every target: each sidecar constr
     }
   });
 
+  test('cdk8s-plus-34 Job with shareProcessNamespace: false at 1.27: set to true, and the warning says it overrode the workload\'s false', () => {
+    const chart = new Chart(Testing.app(), 'test');
+    const job = new kplus34.Job(chart, 'job', { containers: [{ name: 'app', image: 'nginx' }], shareProcessNamespace: false });
+    new WithLogAgent(chart, 'logs', { workload: job, kubernetesVersion: '1.27' });
+    const spec = Testing.synth(chart).find((m: any) => m.kind === 'Job').spec.template.spec;
+    expect(spec.shareProcessNamespace).toBe(true);
+    expect(SidecarWarnings.of(chart)).toEqual(expect.arrayContaining([expect.stringMatching(
+      /sets shareProcessNamespace: true over the workload's false, which cdk8s-plus 29\+ writes when none is given, so the library cannot tell it from a false you chose/)]));
+  });
+
   test('an explicit shareProcessNamespace: false on a raw Job is still the user\'s, and refused at 1.27', () => {
     const chart = new Chart(Testing.app(), 'test');
     const json = ApiObject.of(new kplus27.Job(new Chart(Testing.app(), 'x'), 'job', { containers: [{ name: 'app', image: 'nginx' }] })).toJson();

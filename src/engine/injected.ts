@@ -450,7 +450,9 @@ export function meshAnnotations(p: InjectedProxy, appShutdown: number, target: E
   // deprecated beta and alpha names: "ProxyEnableNativeSidecarAnnotation should take precedence");
   // version-2.15 (edge-23.11.4, #11465) to 2.19 read only the alpha (2.19 also a beta) name
   // `config.alpha.linkerd.io/proxy-enable-native-sidecar`. strconv.ParseBool value. The current
-  // name from 2.20 (the default release), the deprecated alpha one only for an older meshRelease.
+  // name from 2.20, only the alpha one below 2.20; with no meshRelease both (2.20 gives the
+  // current name precedence and still reads the alpha one, version-2.20 inject.go), so the
+  // layout holds on every release from 2.15.
   // `config.linkerd.io/proxy-await` ("enabled"/"disabled"): legacy, a postStart
   // `linkerd-await` and the proxy first in `containers`; native, the startupProbe on /ready
   // (_proxy.tpl `if and .Values.proxy.nativeSidecar .Values.proxy.await`).
@@ -458,10 +460,12 @@ export function meshAnnotations(p: InjectedProxy, appShutdown: number, target: E
   // proxy waits for open connections after SIGTERM.
   // `config.alpha.linkerd.io/proxy-wait-before-exit-seconds`: a preStop sleep, legacy only
   // (2.15 _proxy.tpl fails injection when it is set together with nativeSidecar).
-  const layoutKey = releaseAtLeast(p.meshRelease, 2, 20)
-    ? 'config.linkerd.io/proxy-enable-native-sidecar' : 'config.alpha.linkerd.io/proxy-enable-native-sidecar';
+  const layoutKeys = p.meshRelease === undefined
+    ? ['config.linkerd.io/proxy-enable-native-sidecar', 'config.alpha.linkerd.io/proxy-enable-native-sidecar']
+    : [releaseAtLeast(p.meshRelease, 2, 20)
+      ? 'config.linkerd.io/proxy-enable-native-sidecar' : 'config.alpha.linkerd.io/proxy-enable-native-sidecar'];
   const out: Record<string, string> = {
-    [layoutKey]: native ? 'true' : 'false',
+    ...Object.fromEntries(layoutKeys.map(k => [k, native ? 'true' : 'false'])),
     'config.linkerd.io/proxy-await': p.holdApplication ? 'enabled' : 'disabled',
     'config.linkerd.io/shutdown-grace-period': `${native && delayed ? appShutdown + p.stopSeconds : p.stopSeconds}s`,
   };

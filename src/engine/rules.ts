@@ -284,7 +284,8 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     source: 'PodLevelResources: alpha and off 1.32-1.33, beta and on 1.34 (still beta in v1.37.2, pkg/features/kube_features.go); ' +
       'pkg/api/pod/util.go dropDisabledPodLevelResources while off; validation.go validatePodResourceConsistency with ' +
       'resourcehelper.AggregateContainerRequests (native sidecars count with the app, v1.37.2); a pod-level limit without a ' +
-      'request is the request (defaulting)',
+      'request: the Pod\'s request defaults to the containers\' aggregate (v1/defaults.go SetDefaults_Pod, Pods only, not templates), ' +
+      'which validateResourceRequirements then holds to the limit ("must be less than or equal to cpu limit of ...")',
     check: pod => podLevelResourceProblems(pod),
   },
   {
@@ -427,13 +428,21 @@ function podLevelResourceProblems(pod: PodUnderCheck): string[] {
     ['cpu', aggregate.cpuMillis / 1000, `${aggregate.cpuMillis}m`],
     ['memory', aggregate.memoryBytes, `${Math.ceil(aggregate.memoryBytes / 2 ** 20)}Mi`],
   ] as Array<[string, number, string]>) {
-    // a pod-level limit without a request is the request (the API server defaults it before validating)
+    // a pod-level limit without a request must cover the aggregate too: the Pod's request defaults to it
     const field = r.requests?.[res] !== undefined ? 'requests' : r.limits?.[res] !== undefined ? 'limits' : undefined;
     if (field === undefined) continue;
     const budget = parseQuantity(r[field][res]);
     if (budget === undefined || have <= budget + 1e-9) continue;
+    // limits only: validation of the template has no pod request to compare; the Pod's defaulting
+    // (v1.37.2 pkg/apis/core/v1/defaults.go SetDefaults_Pod/defaultPodRequests, Pods only, not
+    // templates) makes the request the containers' aggregate, which the limit then refuses
+    // (validation.go validateResourceRequirements: "must be less than or equal to cpu limit of 450m")
+    const quote = field === 'requests'
+      ? `the API server: "must be greater than or equal to aggregate container requests of ${show}"`
+      : `the pod's request defaults to that aggregate, and the API server: "must be less than or equal to ${res} limit of ${r.limits[res]}"; ` +
+        (pod.kind === 'Pod' ? 'the Pod is refused' : `the ${pod.kind ?? 'workload'} is accepted but its Pods are refused (FailedCreate)`);
     out.push(`${pod.where}: pod-level spec.resources.${field}.${res} ${r[field][res]} is below the ${show} that ${who} request together ` +
-      `(the API server: "must be greater than or equal to aggregate container requests of ${show}"). Raise spec.resources.${field}.${res} ` +
+      `(${quote}). Raise spec.resources.${field}.${res} ` +
       'to at least that, or give the sidecars smaller requests (their resources prop).');
   }
   for (const c of pod.containers) {
@@ -451,9 +460,17 @@ function podLevelResourceProblems(pod: PodUnderCheck): string[] {
   return out;
 }
 
+/** The API's shape of `restartPolicyRules`: a list of objects, `exitCodes` an object, its `values` a list of integers. */
+function restartRulesShaped(rules: unknown): boolean {
+  const isObject = (x: unknown): x is Json => x !== null && typeof x === 'object' && !Array.isArray(x);
+  return Array.isArray(rules) && rules.every(r => isObject(r) && (r.exitCodes === undefined || (isObject(r.exitCodes) &&
+    (r.exitCodes.values === undefined || (Array.isArray(r.exitCodes.values) && r.exitCodes.values.every((v: unknown) => Number.isInteger(v)))))));
+}
+
 /**
  * The shape of a pod spec as the checks read it: each list that is given is an array of objects
- * (no `null`, no hole), every container has a string name. Anything else is reported here, so
+ * (no `null`, no hole), every container has a string name and
+ * `restartPolicyRules` of the API's shape. Anything else is reported here, so
  * that no check reads a field of `null` (a raw TypeError without the workload's name).
  */
 export function podSpecShapeErrors(where: string, spec: Json): string[] {
@@ -472,6 +489,9 @@ export function podSpecShapeErrors(where: string, spec: Json): string[] {
         errors.push(`${where}: spec.${list}[${i}] is ${i in value ? JSON.stringify(entry) ?? String(entry) : 'a hole (an empty slot)'}, not an object; remove it or give the ${list === 'volumes' ? 'volume' : 'container'}.`);
       } else if (typeof entry.name !== 'string') {
         errors.push(`${where}: spec.${list}[${i}] has no name (got ${JSON.stringify(entry.name) ?? 'none'}); give it a name.`);
+      } else if (list !== 'volumes' && entry.restartPolicyRules !== undefined && !restartRulesShaped(entry.restartPolicyRules)) {
+        errors.push(`${where}: spec.${list}[${i}] ('${entry.name}') has restartPolicyRules ${JSON.stringify(entry.restartPolicyRules)}, which is not a ` +
+          'list of rules; give a list like [{ action: \'Restart\', exitCodes: { operator: \'In\', values: [42] } }] (values: whole numbers), or remove it.');
       }
     }
   }

@@ -392,14 +392,19 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
     assumptions.push(`'${c.name}': its lifecycle.stopSignal ${c.lifecycle.stopSignal} is dropped by Kubernetes 1.${input.target.minor} ` +
       '(ContainerStopSignals is alpha and off): it is stopped with SIGTERM (or its image\'s STOPSIGNAL) as shown');
   }
-  // RestartAllContainers (KEP-5532, 1.36+): the kubelet kills every container with a grace period
-  // of 0, in reverse order, and starts the pod again from its init containers (kubernetes v1.37.2
-  // pkg/kubelet/kuberuntime/kuberuntime_manager.go SyncPod).
-  const podRestarts = !caps.restartAllContainers ? [] : [...init, ...containers].flatMap(c => ((c.restartPolicyRules ?? []) as Json[])
+  // RestartAllContainers (KEP-5532, 1.36+; kubernetes v1.37.2 pkg/kubelet/kuberuntime): the app
+  // containers first, then the init containers, the triggering one last (kuberuntime_manager.go:
+  // 1294-1303), each running one killed in turn with grace 0 (:1632-1646): no preStop
+  // (kuberuntime_container.go:896), SIGTERM and the 2 s minimumGracePeriodInSeconds (:907-909)
+  // before SIGKILL; then the pod starts again from its init containers.
+  const rulesOf = (c: Json): Json[] => Array.isArray(c.restartPolicyRules) ? c.restartPolicyRules : [];
+  const codesOf = (r: Json): unknown[] => Array.isArray(r.exitCodes?.values) ? r.exitCodes.values : [];
+  const podRestarts = !caps.restartAllContainers ? [] : [...init, ...containers].flatMap(c => rulesOf(c)
     .filter(r => r?.action === 'RestartAllContainers')
-    .map(r => `'${c.name}' exiting with ${r.exitCodes?.operator === 'NotIn' ? 'a code not in' : 'a code in'} [${(r.exitCodes?.values ?? []).join(', ')}] ` +
-      'restarts every container in place: all are killed at once with no grace period (no preStop hook, no ordered stop), then the init ' +
-      'containers and the app start again'));
+    .map(r => ({ r, others: [...init.filter(x => x.restartPolicy === 'Always'), ...containers].filter(x => x !== c).length }))
+    .map(({ r, others }) => `'${c.name}' exiting with ${r.exitCodes?.operator === 'NotIn' ? 'a code not in' : 'a code in'} [${codesOf(r).join(', ')}] ` +
+      'restarts every container in place: no preStop; SIGTERM with the kubelet\'s 2 s minimum, one container after another, app containers first ' +
+      `(up to ${2 * others}s for the ${others} running other${others === 1 ? '' : 's'}), then the init containers and the app start again`));
 
   // Stop
   const graceSet = typeof spec.terminationGracePeriodSeconds === 'number';

@@ -412,9 +412,13 @@ export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
     fixedBy: 'kubernetes#136598',
     summary: 'at pod termination a lifecycle hook can run for its full duration, past its container\'s exit',
     fixedIn: ['1.36.0'],
+    // unverified range: #136598 is a go-systemd bump (v22.5.0 -> v22.7.0, coreos/go-systemd#496) fixing
+    // kubernetes#135825 and #134338 (a preStop sleep running on after PID 1 exits, reported 2025-09);
+    // neither says since which release, so the warning says the range is not established.
     firstAffectedMinor: 27,
     sources: [
       'https://github.com/kubernetes/kubernetes/pull/136598', 'CHANGELOG/CHANGELOG-1.36.md v1.36.0-alpha.1 and v1.36.0 (#136598)',
+      'https://github.com/kubernetes/kubernetes/issues/134338', 'https://github.com/kubernetes/kubernetes/issues/135825',
     ],
     check: pod => {
       const all: Json[] = [...(pod.initContainers ?? []), ...(pod.containers ?? [])];
@@ -425,7 +429,8 @@ export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
         what:
           `${quoted(hooked)} ${hooked.length > 1 ? 'have' : 'has'} a preStop hook; when the pod is terminated a hook can run for its full duration ` +
           'instead of ending with its container, so the pod can stay Terminating up to terminationGracePeriodSeconds (a rollout or a Job\'s ' +
-          'completion takes that much longer)',
+          'completion takes that much longer; unverified range: the fix is a go-systemd bump and the reports, kubernetes#134338 and #135825, do not say ' +
+          'since which release, so this warns from 1.27)',
         avoid: 'or keep the sidecars\' hooks short (appShutdownTime, watchAppExit in the legacy layout)',
       };
     },
