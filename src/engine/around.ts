@@ -79,7 +79,7 @@ function signalOf(args: string[]): { signal: string; rest: string[] } | undefine
       signal = (args[++i] ?? '').toUpperCase().replace(/^SIG/, '');
     } else if (/^--signal=/.test(a)) {
       signal = a.slice('--signal='.length).toUpperCase().replace(/^SIG/, '');
-    } else if (/^-([A-Za-z]+[A-Za-z0-9+]*|\d+)$/.test(a) && !/^-[fxoanvwiue]+$/.test(a)) {
+    } else if (/^-([A-Za-z][A-Za-z0-9+]*|\d+)$/.test(a) && !/^-[fxoanvwiue]+$/.test(a)) {
       signal = a.slice(1).toUpperCase().replace(/^SIG/, '');
     } else if (a !== '--' && !a.startsWith('-')) {
       rest.push(a);
@@ -107,8 +107,9 @@ export function selfStopOf(c: Json): string | undefined {
   const matchesOwn = (pattern: string) => own.some(n => n.includes(pattern) || pattern.includes(n));
   for (const simple of script.split(/\|\||&&|[;&|\n]/)) {
     const words = simple.trim().split(/\s+/).map(unquote).filter(w => w !== '');
-    let w = words;
-    while (w.length > 0 && (w[0] === 'exec' || w[0] === 'sudo' || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w[0]) || w[0] === 'busybox' || w[0] === 'timeout' || /^\d+[smh]?$/.test(w[0]))) w = w.slice(1);
+    let skip = 0; // the prefix words, counted (slicing once per word was quadratic on a long hook)
+    while (skip < words.length && (words[skip] === 'exec' || words[skip] === 'sudo' || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[skip]) || words[skip] === 'busybox' || words[skip] === 'timeout' || /^\d+[smh]?$/.test(words[skip]))) skip++;
+    const w = skip === 0 ? words : words.slice(skip);
     if (w.length === 0) continue;
     const cmd = base(w[0]);
     const text = simple.trim();

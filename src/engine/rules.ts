@@ -351,7 +351,7 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
       // Regular containers run together: one host port for all of them.
       const owners = new Map<string, string>();
       for (const c of pod.containers) {
-        for (const p of c.ports ?? []) {
+        for (const p of Array.isArray(c.ports) ? c.ports : []) {
           if (!p.hostPort) continue;
           const key = hostPortKey(p);
           const first = owners.get(key);

@@ -225,8 +225,33 @@ function holdSeconds(postStart: Json | undefined): number | undefined {
   if (postStart === undefined || postStart === null) return 0;
   const shell = shellOf((postStart.exec?.command ?? []).map(String));
   const script: string = shell ? shell.withArgs(shell.script) : '';
-  const m = /^i=0; until .* wget -q -T 1 .*if \[ \$i -ge (\d+) \]; then exit 0; fi; .* sleep 1; done$/.exec(script);
-  return m ? 2 * Number(m[1]) - 1 : undefined;
+  const tries = holdTries(script);
+  return tries === undefined ? undefined : 2 * tries - 1;
+}
+
+/**
+ * The N of the legacy hold's script `i=0; until ... wget -q -T 1 ...if [ $i -ge N ]; then exit 0;
+ * fi; ... sleep 1; done` (the last such N, as a greedy pattern would take it), in linear time: a
+ * regular expression with three `.*` took minutes on a 90 KB hook (issue 38).
+ */
+export function holdTries(script: string): number | undefined {
+  const HEAD = 'i=0; until ';
+  const WGET = ' wget -q -T 1 ';
+  const IF = 'if [ $i -ge ';
+  const FI = ' ]; then exit 0; fi; ';
+  const TAIL = ' sleep 1; done';
+  if (!script.startsWith(HEAD) || !script.endsWith(TAIL) || /[\n\r\u2028\u2029]/.test(script)) return undefined;
+  const wget = script.indexOf(WGET, HEAD.length);
+  if (wget < 0) return undefined;
+  const limit = script.length - TAIL.length; // the `fi; ` must end at or before the tail starts (`.*` may be empty)
+  let found: number | undefined;
+  for (let at = script.indexOf(IF, wget + WGET.length); at >= 0; at = script.indexOf(IF, at + 1)) {
+    let end = at + IF.length;
+    while (end < script.length && script.charCodeAt(end) >= 48 && script.charCodeAt(end) <= 57) end++;
+    if (end === at + IF.length || !script.startsWith(FI, end) || end + FI.length > limit) continue;
+    found = Number(script.slice(at + IF.length, end));
+  }
+  return found;
 }
 
 function probeWorst(probe: Json | undefined): number {

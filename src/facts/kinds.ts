@@ -23,12 +23,15 @@ export const TEMPLATE_PATHS: Record<string, string[]> = {
 export function podTemplateOf(manifest: Json): { metadata: Json; spec: Json } | undefined {
   const path = TEMPLATE_PATHS[manifest.kind];
   if (!path) return undefined;
+  const isObject = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v);
   let node = manifest;
   for (const key of path) {
     node[key] = node[key] ?? {};
     node = node[key];
+    if (!isObject(node)) return undefined; // `spec: 5`: no template (the API server refuses the object's type)
   }
   node.metadata = node.metadata ?? {};
   node.spec = node.spec ?? {};
+  if (!isObject(node.metadata) || !isObject(node.spec)) return undefined;
   return { metadata: node.metadata, spec: node.spec };
 }
