@@ -9,6 +9,7 @@ import {
   durationSeconds, hostReading, isHost, isLoopbackHost, isPortName, isPropsObject, listOf, positiveSeconds, snapshot,
 } from './bind/checks';
 import { RANK } from './engine/spec';
+import { selectorSelects } from './facts/services';
 import { SelectorIndex } from './facts/workload-index';
 import { DEFAULT_IMAGES, Images, releaseRangeWarning } from './images';
 import { Json } from './private/json';
@@ -807,9 +808,7 @@ function appServices(scope: IConstruct): SelectorIndex<AppService> {
 function servicesTargeting(scope: IConstruct, labels: Record<string, string>, port: number, named: Map<string, number>): string[] {
   const out: string[] = [];
   for (const svc of appServices(scope).candidatesFor('', labels)) {
-    const selector: Json = svc.selector;
-    const keys = Object.keys(selector);
-    if (keys.length === 0 || !keys.every(k => labels[k] === selector[k])) continue;
+    if (!selectorSelects(svc.selector, labels)) continue;
     const hits = svc.ports.some((p: Json) => {
       const target = p.targetPort ?? p.port;
       return (typeof target === 'string' ? named.get(target) : Number(target)) === port;

@@ -6,7 +6,7 @@ import { TargetReader, checkSameApp } from './bind/target-reader';
 import { graceWrittenByDefault, processNamespaceWrittenByDefault } from './bind/workload-defaults';
 import { InjectedProxy, MESH_FACTS } from './engine/injected';
 import { SidecarTargetOptions } from './settings';
-import { SidecarLayout, formatVersion } from './target/capabilities';
+import { SidecarLayout, formatVersion, parseRelease } from './target/capabilities';
 
 /**
  * A service mesh, operator or driver whose admission webhook injects a sidecar into pods.
@@ -251,7 +251,7 @@ export class WithMeshProxy extends Construct {
 
 /** `meshRelease`: a major.minor such as '2.19' or 'v1.17' (a patch is accepted and ignored). */
 function parseMeshRelease(who: string, raw: string): [number, number] {
-  const m = /^v?(\d+)\.(\d+)(?:\.\d+)?$/.exec(raw);
-  if (!m) throw new Error(`${who}: meshRelease '${raw}' is not a release; give the injector's major.minor, e.g. '2.19' (Linkerd) or '1.17' (Dapr).`);
-  return [Number(m[1]), Number(m[2])];
+  const v = parseRelease(raw);
+  if (!v) throw new Error(`${who}: meshRelease '${raw}' is not a release; give the injector's major.minor, e.g. '2.19' (Linkerd) or '1.17' (Dapr).`);
+  return [v.major, v.minor];
 }

@@ -15,10 +15,10 @@ import { describeValue } from './checks';
 import { printWarnings, recordWarnings } from './warnings';
 import { checkSelfStoppingPreStops } from '../engine/around';
 import { InjectedProxy } from '../engine/injected';
-import { EngineResult, SUPPORTED_KINDS, applySidecars, describeObject } from '../engine/pod-template';
+import { EngineResult, applySidecars, describeObject } from '../engine/pod-template';
 import { checkJobPodFailurePolicy } from '../engine/rules';
 import { SidecarSpec } from '../engine/spec';
-import { podTemplateOf } from '../facts/kinds';
+import { SUPPORTED_KINDS, podTemplateOf } from '../facts/kinds';
 import { asAdmitted, findKnownBugs } from '../facts/known-bugs';
 import { Json } from '../private/json';
 

@@ -17,10 +17,10 @@
  *   webhooks: [{ name, rules: [{ operations, resources, apiGroups }] }] }] }`.
  */
 import { spawnSync } from 'child_process';
-import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV } from '../settings';
 import { CommandError, firstLine } from './io';
 import { escapeForMessage } from './reader';
 import { OLDEST_SUPPORTED_MINOR } from '../target/capabilities';
+import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV } from '../target/resolver';
 
 export interface ClusterOptions {
   readonly context?: string;

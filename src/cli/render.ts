@@ -19,7 +19,7 @@
  */
 import { App, ApiObject, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
-import { SUPPORTED_KINDS } from '../engine/pod-template';
+import { SUPPORTED_KINDS } from '../facts/kinds';
 import { WithEnvoy } from '../with-envoy';
 import { WithLogAgent } from '../with-log-agent';
 import { AdoptSidecar } from '../with-sidecar';

@@ -11,7 +11,7 @@ import { CommandError, STDIN, loadDocuments } from './io';
 import { escapeLine } from './reader';
 import { SidecarTimeline } from '../timeline';
 import { CliTarget } from './target-options';
-import { SUPPORTED_KINDS } from '../engine/pod-template';
+import { SUPPORTED_KINDS } from '../facts/kinds';
 
 /** What the manifest cannot say (SidecarTimelineOptions of issue 26 beside the target). */
 export interface TimelineExtras {

@@ -8,7 +8,8 @@
  * and `cdk8s-sidecars check`).
  */
 import { describeObject } from './pod-template';
-import { podTemplateOf } from '../facts/kinds';
+import { COMPLETING_KINDS, podTemplateOf } from '../facts/kinds';
+import { serviceSelects } from '../facts/services';
 import { SelectorIndex, WorkloadIndex } from '../facts/workload-index';
 import { Json } from '../private/json';
 
@@ -157,7 +158,7 @@ export function selfStopOf(c: Json): string | undefined {
 export function checkSelfStoppingPreStops(manifest: Json, where: string = describeObject(manifest)): AroundFindings {
   const template = templateOf(manifest);
   if (!template) return { errors: [], warnings: [] };
-  const completes = manifest.kind === 'Job' || manifest.kind === 'CronJob';
+  const completes = COMPLETING_KINDS.has(manifest.kind);
   const errors: string[] = [];
   const warnings: string[] = [];
   for (const c of nativeSidecarsOf(template.spec)) {
@@ -182,10 +183,7 @@ export function checkSelfStoppingPreStops(manifest: Json, where: string = descri
 // Readiness probes on sidecars that no Service sends traffic to
 
 function selects(service: Json, manifest: Json, labels: Json): boolean {
-  const selector = service?.spec?.selector;
-  if (!selector || typeof selector !== 'object' || Object.keys(selector).length === 0) return false;
-  if ((service.metadata?.namespace ?? '') !== (manifest?.metadata?.namespace ?? '')) return false;
-  return Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+  return serviceSelects(service, manifest?.metadata?.namespace, labels);
 }
 
 /**

@@ -11,8 +11,8 @@
  */
 import { CHECK_IGNORE_ANNOTATION, CLI_CHECKS, CheckRule, UnknownRuleError, parseRuleList, ruleOfCheck } from './check-rules';
 import { checkManifestSet } from './manifests-check';
-import { SUPPORTED_KINDS, describeObject } from './pod-template';
-import { podTemplateOf } from '../facts/kinds';
+import { describeObject } from './pod-template';
+import { SUPPORTED_KINDS, podTemplateOf } from '../facts/kinds';
 import { findKnownBugs } from '../facts/known-bugs';
 import { KubeVersion, capabilities, formatFullVersion } from '../target/capabilities';
 

@@ -11,6 +11,7 @@
  * Every fact below was read in the meshes' sources; the file and tag is named beside it.
  */
 import { EngineTarget, Layout, SidecarSpec } from './spec';
+import { COMPLETING_KINDS, podSpecIn } from '../facts/kinds';
 import { Json } from '../private/json';
 import { capabilities } from '../target/capabilities';
 
@@ -492,9 +493,9 @@ export function checkInjected(
     ...sidecars.flatMap(s => boundPorts(s).map(port => ({ port, by: `sidecar '${s.container.name}' (${s.owner})`, owner: s.owner }))),
   ];
   const names = [...user.map(c => c.name as string), ...sidecars.map(s => s.container.name as string)];
-  const completes = manifest.kind === 'Job' || manifest.kind === 'CronJob' ||
+  const completes = COMPLETING_KINDS.has(manifest.kind) ||
     (manifest.kind === 'Pod' && template.spec.restartPolicy !== undefined && template.spec.restartPolicy !== 'Always');
-  const ownedByJob = manifest.kind === 'Job' || manifest.kind === 'CronJob';
+  const ownedByJob = COMPLETING_KINDS.has(manifest.kind);
   const native = sidecars.filter(s => s.layout === 'NATIVE');
   const nativeOwners = `${native.map(s => s.owner).join(', ')} ${native.length > 1 ? 'are' : 'is'} native`;
   const seen = new Map<MeshKind, string>();
@@ -616,7 +617,7 @@ export function withInjectedContainers(manifest: Json, proxies: InjectedProxy[],
 { manifest: Json; stopSeconds: Record<string, number>; legacy: string[]; notes: string[] } {
   if (proxies.length === 0) return { manifest, stopSeconds: {}, legacy: [], notes: [] };
   const out: Json = structuredClone(manifest);
-  const spec = (out.kind === 'CronJob' ? out.spec?.jobTemplate?.spec?.template?.spec : out.kind === 'Pod' ? out.spec : out.spec?.template?.spec) as Json | undefined;
+  const spec = podSpecIn(out);
   const stopSeconds: Record<string, number> = {};
   const legacy: string[] = [];
   const notes: string[] = [];

@@ -14,16 +14,10 @@ import {
 } from './shutdown';
 import { EngineTarget, SidecarSpec } from './spec';
 import { NATIVE_SIDECARS_ANNOTATION, STOP_TIMES_ANNOTATION } from '../facts/annotations';
-import { TEMPLATE_PATHS, podTemplateOf } from '../facts/kinds';
+import { COMPLETING_KINDS, SUPPORTED_KINDS, podTemplateOf } from '../facts/kinds';
 import { Json } from '../private/json';
 import { compareCodePoints, setOwn, sortedKeys } from '../private/order';
 import { capabilities } from '../target/capabilities';
-
-/** The kinds the engine accepts. */
-export const SUPPORTED_KINDS = Object.keys(TEMPLATE_PATHS);
-
-/** Kinds whose pods are meant to complete. */
-const COMPLETING_KINDS = new Set(['Job', 'CronJob']);
 
 /** `Deployment 'web'` */
 export function describeObject(manifest: Json): string {

@@ -8,9 +8,9 @@
  * `pkg/apis/core/validation/validation.go`; the rules were read at the tags named in each row.
  * Version facts come from the capabilities table in `src/target/capabilities.ts`; no rule compares versions.
  */
-import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './shutdown';
 import { EngineTarget } from './spec';
 import { podRequests } from './timeline';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS } from '../facts/pod-defaults';
 import { parseQuantity } from '../facts/quantity';
 import { Json } from '../private/json';
 import { TargetCapabilities, capabilities } from '../target/capabilities';

@@ -3,6 +3,7 @@
  */
 import { defaultPullPolicy } from './pull-policy';
 import { EngineTarget, SidecarSpec } from './spec';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS } from '../facts/pod-defaults';
 import { Json } from '../private/json';
 import { capabilities } from '../target/capabilities';
 
@@ -22,8 +23,6 @@ export const TOOLS = {
   busybox: '/sidecar-tools/busybox',
 } as const;
 
-/** Kubernetes' default `terminationGracePeriodSeconds`. */
-export const KUBERNETES_DEFAULT_GRACE_SECONDS = 30;
 
 /** The Pod Security Standard "restricted" container security context, for a non-root uid. */
 export function restrictedSecurityContext(uid: number): Json {

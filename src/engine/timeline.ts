@@ -44,6 +44,8 @@
  *   A container without a request has its limit as request (API defaulting), else none.
  */
 import { EngineTarget } from './spec';
+import { COMPLETING_KINDS, podSpecIn } from '../facts/kinds';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS } from '../facts/pod-defaults';
 import { parseQuantity } from '../facts/quantity';
 import { Json } from '../private/json';
 import { capabilities } from '../target/capabilities';
@@ -150,22 +152,10 @@ export interface Timeline {
 }
 
 const MINIMUM_GRACE = 2;
-const DEFAULT_GRACE = 30;
-const COMPLETING = new Set(['Job', 'CronJob']);
 /** One pod sync of the kubelet: it waits for the PLEG's next relist (every 1 s), see above. */
 export const KUBELET_SYNC_SECONDS = 1;
 /** The Job controller's batch period for pod updates (`SyncJobBatchPeriod`). */
 export const JOB_SYNC_SECONDS = 1;
-
-function podSpecOf(manifest: Json): Json | undefined {
-  switch (manifest?.kind) {
-    case 'Pod': return manifest.spec;
-    case 'CronJob': return manifest.spec?.jobTemplate?.spec?.template?.spec;
-    case 'Deployment': case 'StatefulSet': case 'DaemonSet': case 'ReplicaSet': case 'Job': case 'ReplicationController':
-      return manifest.spec?.template?.spec;
-    default: return undefined;
-  }
-}
 
 /** The kinds the timeline reads. */
 export const TIMELINE_KINDS = ['Pod', 'Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'ReplicationController', 'Job', 'CronJob'];
@@ -374,7 +364,7 @@ function shifted(step: StopStep, by: number): StopStep {
 }
 
 export function computeTimeline(manifest: Json, input: TimelineInput): Timeline {
-  const spec = podSpecOf(manifest);
+  const spec = podSpecIn(manifest);
   if (!spec) throw new Error(`kind ${manifest?.kind} has no pod template; the timeline reads ${TIMELINE_KINDS.join(', ')}`);
   const ordered = capabilities(input.target.minor, input.target.gate).orderedTermination;
   const assumptions: string[] = [];
@@ -433,7 +423,7 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
 
   // Stop
   const graceSet = typeof spec.terminationGracePeriodSeconds === 'number';
-  const grace: number = graceSet ? spec.terminationGracePeriodSeconds : DEFAULT_GRACE;
+  const grace: number = graceSet ? spec.terminationGracePeriodSeconds : KUBERNETES_DEFAULT_GRACE_SECONDS;
   const hooks = (c: Json): number | undefined => {
     if (!c.lifecycle?.preStop) return undefined;
     const given = input.hookSeconds?.[c.name];
@@ -459,7 +449,7 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
 
   // Completion
   const podCompletes = manifest.kind === 'Pod' && spec.restartPolicy !== undefined && spec.restartPolicy !== 'Always';
-  const completes = COMPLETING.has(manifest.kind) || podCompletes;
+  const completes = COMPLETING_KINDS.has(manifest.kind) || podCompletes;
   let completion: StopStep[] = [];
   let completionSeconds: number | undefined;
   if (completes) {
@@ -481,7 +471,8 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
     // then 2. to 4.: Succeeded reaches the API server three syncs after the last exit
     completionSeconds = neverExits ? undefined : Math.max(killAt, ...completion.map(x => x.exitSeconds)) + 3 * KUBELET_SYNC_SECONDS;
   }
-  const jobCompleteSeconds = completionSeconds !== undefined && COMPLETING.has(manifest.kind) ? completionSeconds + JOB_SYNC_SECONDS : undefined;
+  const jobCompleteSeconds = completionSeconds !== undefined && COMPLETING_KINDS.has(manifest.kind)
+    ? completionSeconds + JOB_SYNC_SECONDS : undefined;
 
   return {
     workload: `${manifest.kind} '${manifest.metadata?.name ?? ''}'`,

@@ -12,10 +12,12 @@
  * The engine (src/engine) never compares versions; this module does, on the engine's output.
  */
 import { NATIVE_SIDECARS_ANNOTATION } from './annotations';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './pod-defaults';
 import { parseQuantity } from './quantity';
+import { selectorSelects } from './services';
 import { WorkloadIndex } from './workload-index';
 import { Json } from '../private/json';
-import { KubeVersion, formatFullVersion } from '../target/capabilities';
+import { KubeVersion, formatFullVersion, parseKubernetesVersion } from '../target/capabilities';
 
 /** What a known bug does to one pod, with what to do about it. @internal */
 export interface KnownBugHit {
@@ -137,7 +139,7 @@ export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
       const natives = init.filter(c => c.restartPolicy === 'Always').map(c => c.name as string);
       if (natives.length < 2) return undefined;
       const affected = natives.slice(0, -1);
-      const grace = pod.terminationGracePeriodSeconds ?? 30;
+      const grace = pod.terminationGracePeriodSeconds ?? KUBERNETES_DEFAULT_GRACE_SECONDS;
       return {
         level: 'warning',
         what:
@@ -526,8 +528,8 @@ function isWholeCpus(cores: number | undefined): boolean {
 }
 
 function parseFixed(v: string): { minor: number; patch: number } {
-  const [, minor, patch] = v.split('.').map(Number);
-  return { minor, patch };
+  const { minor, patch } = parseKubernetesVersion(v)!; // the table's `x.y.z` (test/known-bugs.test.ts)
+  return { minor, patch: patch! };
 }
 
 /**
@@ -664,7 +666,7 @@ export function checkServiceTargetPorts(service: Json, workloads: WorkloadIndex,
     const template = w.template;
     if (!template) continue;
     const labels = template.metadata?.labels ?? {};
-    if (!Object.entries(selector).every(([k, v]) => labels[k] === v)) continue;
+    if (!selectorSelects(selector, labels)) continue;
     const containers: Json[] = Array.isArray(template.spec?.containers) ? template.spec.containers : [];
     const natives: Json[] = Array.isArray(template.spec?.initContainers) ? template.spec.initContainers.filter((c: Json) => c && c.restartPolicy === 'Always') : [];
     const declares = (c: Json, name: string) => Array.isArray(c?.ports) && c.ports.some((p: Json) => p && p.name === name);
