@@ -9,7 +9,7 @@
 import { InjectedProxy, MESH_FACTS, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
 import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
 import {
-  GracePlan, TOOLS, agentArgv, exitWithAppCommand, exitWithAppPrograms, lifecycleFor, planGrace, sidecarPrograms,
+  GracePlan, TOOLS, agentArgv, exitWithAppCommand, exitWithAppPrograms, holdSigtermCommand, lifecycleFor, planGrace, sidecarPrograms,
   toolsInitContainer, toolsVolume, watchesApp,
 } from './shutdown';
 import { EngineTarget, SidecarSpec } from './spec';
@@ -443,7 +443,8 @@ function placeContainer(
   const lifecycle = hooks.lifecycle;
   let needsTools = hooks.needsTools;
   const c: Json = copyJson(s.container);
-  const wrapper = wrapPrograms ? exitWithAppCommand(s, wrapPrograms) : undefined;
+  const wrapper = wrapPrograms ? exitWithAppCommand(s, wrapPrograms)
+    : s.layout === 'NATIVE' ? holdSigtermCommand(s) : undefined;
   if (wrapper) {
     // the agent's argv goes into the wrapper's arguments (the kubelet expands `$(NAME)` in command and args alike)
     c.command = wrapper;
