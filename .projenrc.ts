@@ -195,8 +195,16 @@ project.eslint?.addOverride({
         name,
         message: 'src/private/, target/, facts/, engine/ and agents/ are plain TypeScript over plain JSON: cdk8s objects are touched only in src/bind/ and the constructs',
       })),
-      patterns: [{ group: ['cdk8s-plus-*'], message: 'no cdk8s-plus below src/bind/' }],
+      patterns: [
+        { group: ['cdk8s-plus-*'], message: 'no cdk8s-plus below src/bind/' },
+        { group: ['cdk8s/*', 'constructs/*'], message: 'no cdk8s or constructs module below src/bind/: cdk8s objects are touched only in src/bind/ and the constructs' },
+      ],
     }],
+    // import('cdk8s') and require('constructs/...'), which no-restricted-imports does not see
+    'no-restricted-syntax': ['error', ...['ImportExpression[source.value', "CallExpression[callee.name='require'][arguments.0.value"].map(at => ({
+      selector: `${at}=/^(cdk8s|constructs)($|[^-a-z0-9])/]`,
+      message: 'no dynamic import or require of cdk8s or constructs below src/bind/: cdk8s objects are touched only in src/bind/ and the constructs',
+    }))],
   },
 });
 // The example app is a user's app, built on cdk8s-plus-27 (a devDependency of the library, not a peer).

@@ -127,13 +127,22 @@ export class Images {
   private constructor() {}
 }
 
-/** The `x.y.z` a tag starts with (`5.1.1`, `v1.19.3-debian-2.2`, `0.54.0-distroless-libc`); undefined without one. */
-function tagVersion(image: string): number[] | undefined {
+/**
+ * The `x.y.z` an image's tag starts with (`5.1.1`, `v1.19.3-debian-2.2`, `0.54.0-distroless-libc`;
+ * a missing patch is 0); undefined without one. The one image-tag parser.
+ * @internal
+ */
+export function imageTagVersion(image: string): { readonly major: number; readonly minor: number; readonly patch: number } | undefined {
   const ref = image.split('@')[0];
   const name = ref.slice(ref.lastIndexOf('/') + 1);
   const colon = name.indexOf(':');
   const m = colon < 0 ? null : /^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+_]|$)/.exec(name.slice(colon + 1));
-  return m ? [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)] : undefined;
+  return m ? { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3] ?? 0) } : undefined;
+}
+
+function tagVersion(image: string): number[] | undefined {
+  const v = imageTagVersion(image);
+  return v && [v.major, v.minor, v.patch];
 }
 
 function compare(a: number[], b: number[]): number {

@@ -4,8 +4,8 @@ import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './a
 import { LogOutputConfig } from './agents/log-output-config';
 import { ShutdownModel } from './agents/shutdown-model';
 import { renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './agents/vector/config';
-import { checkImage, checkListenPort, durationSeconds, positiveSeconds } from './bind/checks';
-import { DEFAULT_IMAGES, Images, releaseRangeWarning } from './images';
+import { checkImage, checkListenPort, durationSeconds, positiveSeconds, snapshot } from './bind/checks';
+import { DEFAULT_IMAGES, Images, imageTagVersion, releaseRangeWarning } from './images';
 import { Json } from './private/json';
 
 /**
@@ -219,6 +219,7 @@ export abstract class LogAgent {
    * @see https://docs.fluentbit.io/manual/
    */
   public static fluentBit(options: FluentBitOptions = {}): LogAgent {
+    options = snapshot(options); // each option read once: checked and used, the same value
     const who = 'LogAgent.fluentBit()';
     checkImage(who, 'image', options.image ?? Images.FLUENT_BIT, Images.FLUENT_BIT);
     checkMultilineParsers(who, options.multilineParsers);
@@ -237,6 +238,7 @@ export abstract class LogAgent {
    * @see https://vector.dev/docs/
    */
   public static vector(options: VectorOptions = {}): LogAgent {
+    options = snapshot(options); // each option read once: checked and used, the same value
     const who = 'LogAgent.vector()';
     checkImage(who, 'image', options.image ?? Images.VECTOR, Images.VECTOR);
     if (options.apiPort !== undefined) checkListenPort(who, 'apiPort', options.apiPort);
@@ -252,6 +254,7 @@ export abstract class LogAgent {
    * @see https://docs.fluentd.org/
    */
   public static fluentd(options: FluentdOptions = {}): LogAgent {
+    options = snapshot(options); // each option read once: checked and used, the same value
     const who = 'LogAgent.fluentd()';
     checkImage(who, 'image', options.image ?? Images.FLUENTD, Images.FLUENTD);
     if (options.monitorPort !== undefined) checkListenPort(who, 'monitorPort', options.monitorPort);
@@ -354,15 +357,6 @@ function checkMultilineParsers(who: string, parsers: FluentBitMultilineParser[] 
 }
 
 
-/** The version an image's tag starts with, e.g. `0.57.0-distroless-libc` or `v1.19.3-debian-2.2`. */
-function imageVersion(image: string): { major: number; minor: number; patch: number } | undefined {
-  const ref = image.split('@')[0];
-  const name = ref.slice(ref.lastIndexOf('/') + 1);
-  const colon = name.indexOf(':');
-  const m = colon < 0 ? null : /^v?(\d+)\.(\d+)(?:\.(\d+))?(?:-|$)/.exec(name.slice(colon + 1));
-  return m ? { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3] ?? 0) } : undefined;
-}
-
 class VectorAgent extends LogAgent {
   public readonly name = 'vector';
 
@@ -425,7 +419,7 @@ class FluentdAgent extends LogAgent {
     // Only the upstream images' tags are Fluentd versions; the tag of an image of your own is not.
     const repo = image.split('@')[0].replace(/:[^/]*$/, '');
     const upstream = ['fluentd', 'fluentd-kubernetes-daemonset'].includes(repo.slice(repo.lastIndexOf('/') + 1));
-    const v = upstream ? imageVersion(image) : undefined;
+    const v = upstream ? imageTagVersion(image) : undefined;
     const leaksDebugInfo = v !== undefined && (v.major < 1 || (v.major === 1 && (v.minor < 19 || (v.minor === 19 && v.patch < 3))));
     if (leaksDebugInfo && !this.options.allowMonitorDebugInfo) {
       throw new Error(

@@ -4,6 +4,7 @@ import {
   DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarLayout, SidecarMode,
   formatFullVersion, parseKubernetesVersion, resolveLayout,
 } from './target/capabilities';
+import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV, VersionSource, targetGate, targetVersion } from './target/resolver';
 
 /**
  * The target cluster: which Kubernetes release to emit for and how to choose the layout.
@@ -71,12 +72,6 @@ export interface SidecarTargetOptions {
    */
   readonly watchAppExit?: boolean;
 }
-
-/** `Sidecars.KUBERNETES_VERSION_ENV`. @internal */
-export const KUBERNETES_VERSION_ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
-
-/** `Sidecars.SIDECAR_CONTAINERS_GATE_ENV`. @internal */
-export const SIDECAR_CONTAINERS_GATE_ENV = 'CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE';
 
 const DEFAULTS = Symbol.for('cdk8s-sidecars.defaults');
 
@@ -220,34 +215,6 @@ export function checkVersion(who: string, raw: string): KubeVersion {
 }
 
 /**
- * The value of an environment variable of ours, or undefined when unset. Set but empty is an
- * error: a pipeline that meant to set it has a bug, and a silent fallback would hide it.
- */
-function envValue(self: IConstruct, name: string, example: string, fallback: string): string | undefined {
-  const value = process.env[name];
-  if (value === undefined) return undefined;
-  if (value.trim() === '') {
-    throw new Error(
-      `${self.node.path}: environment variable ${name} is set but empty. ` +
-      `Set it (e.g. ${name}=${example}) or unset it to use ${fallback}.`,
-    );
-  }
-  return value;
-}
-
-/** The SidecarContainers gate from its environment variable, or undefined when unset. */
-function gateFromEnv(self: IConstruct): boolean | undefined {
-  const raw = envValue(self, SIDECAR_CONTAINERS_GATE_ENV, 'true', 'Sidecars.configure() or the default false');
-  if (raw === undefined) return undefined;
-  if (raw === 'true') return true;
-  if (raw === 'false') return false;
-  throw new Error(
-    `${self.node.path}: environment variable ${SIDECAR_CONTAINERS_GATE_ENV} is '${raw}'; ` +
-    "use 'true' (the SidecarContainers feature gate is on in the API server and every kubelet) or 'false'.",
-  );
-}
-
-/**
  * What a synthesis prints (once) when a sidecar construct had no target set: the layout it got
  * and how to choose (docs/target.md, "No target set": why a notice and not an error).
  * @internal
@@ -260,9 +227,6 @@ export const DEFAULT_TARGET_NOTICE =
   `set its lowest release with Sidecars.configure(app, { kubernetesVersion: '1.35' }), ${KUBERNETES_VERSION_ENV}=1.35, or a construct's ` +
   'kubernetesVersion; `npx cdk8s-sidecars target` prints it for the cluster kubectl points at. ' +
   `Set '${DEFAULT_KUBERNETES_VERSION}' to keep the legacy layout without this notice.`;
-
-/** Where the target version came from, for messages. @internal */
-export type VersionSource = 'prop' | 'env' | 'configure' | 'default';
 
 /** A construct's resolved target. @internal */
 export interface ResolvedTarget {
@@ -290,25 +254,18 @@ export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): Re
     if (!c) continue;
     Object.assign(inherited, stripUndefined(c));
   }
-  let raw: string;
-  let source: VersionSource;
-  // The environment is read only where it counts (after the prop), as for the gate below.
-  const env = props.kubernetesVersion === undefined
-    ? envValue(self, KUBERNETES_VERSION_ENV, '1.29', 'Sidecars.configure() or the default 1.27')
-    : undefined;
-  if (props.kubernetesVersion !== undefined) {
-    raw = props.kubernetesVersion; source = 'prop';
-  } else if (env !== undefined) {
-    raw = env; source = 'env';
-  } else if (inherited.kubernetesVersion !== undefined) {
-    raw = inherited.kubernetesVersion; source = 'configure';
-  } else {
-    raw = DEFAULT_KUBERNETES_VERSION; source = 'default';
-  }
+  // The one reader of the sources (src/target/resolver.ts); the default when none sets the version.
+  const reading = {
+    fail: (problem: string) => new Error(`${self.node.path}: ${problem}`),
+    versionFallback: 'Sidecars.configure() or the default 1.27',
+    gateFallback: 'Sidecars.configure() or the default false',
+  };
+  const given = { version: props.kubernetesVersion, gate: props.sidecarContainersGate, configured: inherited };
+  const { raw, source } = targetVersion(given, reading) ?? { raw: DEFAULT_KUBERNETES_VERSION, source: 'default' as VersionSource };
   const who = source === 'env' ? `${self.node.path}: environment variable ${KUBERNETES_VERSION_ENV}` : self.node.path;
   const version = checkVersion(who, raw);
   const mode = props.mode ?? inherited.mode ?? SidecarMode.AUTO;
-  const gate = props.sidecarContainersGate ?? gateFromEnv(self) ?? inherited.sidecarContainersGate ?? false;
+  const gate = targetGate(given, reading) ?? false;
   const toolsImage = props.toolsImage ?? inherited.toolsImage;
   const watchAppExit = props.watchAppExit ?? inherited.watchAppExit ?? false;
   const decision = resolveLayout(version, mode, gate);

@@ -3,7 +3,7 @@ import { ApiObject, Chart, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { LivenessTiming } from './agents/liveness';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './bind/binding';
-import { checkBoolean, checkDnsLabel, checkImage, checkString, copyData, describeValue, durationSeconds, isPropsObject } from './bind/checks';
+import { checkBoolean, checkDnsLabel, checkImage, checkString, describeValue, durationSeconds, isPropsObject, snapshot } from './bind/checks';
 import { checkManifestData } from './bind/manifest-values';
 import { TargetReader, checkSameApp } from './bind/target-reader';
 import { graceWrittenByDefault, processNamespaceWrittenByDefault } from './bind/workload-defaults';
@@ -92,12 +92,13 @@ export interface SidecarCommonProps extends SidecarTargetOptions {
 
   /**
    * Native layout on Kubernetes 1.36+: when the sidecar exits with one of these codes, the kubelet
-   * restarts every container of the pod in place (init containers first), instead of the sidecar
+   * restarts every container of the pod in place (then starts them again from the init containers), instead of the sidecar
    * alone: a `restartPolicyRules` entry with the `RestartAllContainers` action (KEP-5532,
    * RestartAllContainersOnContainerExits, beta and on from 1.36). For a sidecar the app cannot run
-   * without (a proxy that holds its credentials). The library warns: the kubelet kills every
-   * container at once with no grace period (no `preStop`, no ordered stop), so a log agent or
-   * collector loses what it has buffered. 0, 137 and 143 are refused (a clean exit, and the codes
+   * without (a proxy that holds its credentials). The library warns: the kubelet then stops the
+   * other containers with no `preStop`; SIGTERM with the kubelet's 2 s minimum, one container after
+   * another, app containers first (no ordered stop of the sidecars after the app), so a log agent
+   * or collector loses what it has buffered. 0, 137 and 143 are refused (a clean exit, and the codes
    * of a stop by the kubelet). An error on a target below 1.36 or in the legacy layout.
    * @see https://github.com/kubernetes/enhancements/tree/master/keps/sig-node/5532-restart-pod-on-container-exits
    * @default - none: the kubelet restarts the sidecar alone
@@ -305,9 +306,10 @@ export abstract class SidecarBase extends Construct {
 
   protected constructor(scope: Construct, id: string, props: SidecarProps, private readonly defaultContainerName: string) {
     super(scope, id);
-    checkCommonProps(this.describe(), props);
-    // A copy, read at synthesis too: a props object changed after construction changes nothing here.
-    this._props = copyData(props);
+    // A copy, each prop read once (issue 39): checked and used from here on, read at synthesis too,
+    // so a props object changed after construction (or a getter) changes nothing here.
+    this._props = snapshot(props);
+    checkCommonProps(this.describe(), this._props);
     this.target = new TargetReader(this, this._props, () => this.describe());
     this.containerName = this._props.containerName ?? this.defaultContainerName;
     this.workloadObject = workloadApiObject(this.describe(), this._props.workload);
@@ -519,7 +521,12 @@ export abstract class SidecarBase extends Construct {
     const layout = target.decision.layout!;
     const agent = this.attached;
     if (!agent) throw new Error(`${this.describe()}: the construct did not attach its agent`);
-    const key = `${layout}|${target.watchAppExit}|${target.toolsImage ?? ''}`;
+    // Native from 1.29 (the kubelet stops the sidecar right after the app, and no preStop can wait
+    // for the app), an agent that polls its files gets its SIGTERM held back by its read delay
+    // (docs/shutdown.md, "Vector's last line"); the hold is part of its stop time.
+    const hold = layout === 'NATIVE' && target.version.minor >= 29 && agent.shutdown.holdSigtermInNative
+      ? agent.shutdown.readAfterAppExitSeconds ?? 0 : 0;
+    const key = `${layout}|${target.watchAppExit}|${target.toolsImage ?? ''}|${hold}`;
     let spec = this.specs.get(key);
     if (!spec) {
       const { kind, ...rest } = agent;
@@ -528,6 +535,7 @@ export abstract class SidecarBase extends Construct {
         // whether appShutdownTime was given, and the user's own native sidecars' stop time (src/engine/shutdown.ts)
         shutdown: {
           ...rest.shutdown,
+          ...(hold > 0 ? { stopSeconds: rest.shutdown.stopSeconds + hold, sigtermHoldSeconds: hold } : {}),
           appShutdownGiven: this._props.appShutdownTime !== undefined,
           userSidecarStopSeconds: this.userSidecarStopSeconds(),
           ...(target.watchAppExit ? { watchAppExit: true } : {}),

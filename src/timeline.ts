@@ -2,14 +2,14 @@ import { ApiObject, Duration } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { WorkloadBinding, workloadApiObject } from './bind/binding';
 import { withInjectedContainers } from './engine/injected';
-import { SUPPORTED_KINDS } from './engine/pod-template';
 import { TOOLS, appShutdownOf, userSidecarStopOf } from './engine/shutdown';
 import { StopStep, TIMELINE_KINDS, Timeline, computeTimeline } from './engine/timeline';
 import { STOP_TIMES_ANNOTATION } from './facts/annotations';
-import { podTemplateOf } from './facts/kinds';
+import { SUPPORTED_KINDS, podTemplateOf } from './facts/kinds';
 import { Json } from './private/json';
-import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV, SidecarTargetOptions, checkVersion } from './settings';
+import { SidecarTargetOptions, checkVersion } from './settings';
 import { DEFAULT_KUBERNETES_VERSION, capabilities } from './target/capabilities';
+import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from './target/resolver';
 
 /** One container in the pod's start order. */
 export interface TimelineStartEntry {
@@ -184,14 +184,13 @@ export class SidecarTimeline {
       const what = manifest === null || typeof manifest !== 'object' ? JSON.stringify(manifest) : `kind ${JSON.stringify(manifest.kind)}`;
       throw new Error(`${WHO}: ${what} is not an object with a pod template. Pass one Kubernetes object of kind ${TIMELINE_KINDS.join(', ')} (a List: one item at a time).`);
     }
-    const envVersion = process.env[KUBERNETES_VERSION_ENV];
-    const raw = options.kubernetesVersion ?? (envVersion !== undefined && envVersion.trim() !== '' ? envVersion : DEFAULT_KUBERNETES_VERSION);
-    const version = checkVersion(options.kubernetesVersion !== undefined ? WHO : `${WHO}: environment variable ${KUBERNETES_VERSION_ENV}`, raw);
-    const envGate = process.env[SIDECAR_CONTAINERS_GATE_ENV];
-    if (envGate !== undefined && options.sidecarContainersGate === undefined && envGate !== 'true' && envGate !== 'false') {
-      throw new Error(`${WHO}: environment variable ${SIDECAR_CONTAINERS_GATE_ENV} is '${envGate}'; use 'true' or 'false'.`);
-    }
-    const gate = options.sidecarContainersGate ?? envGate === 'true';
+    // The one reader of the sources (src/target/resolver.ts): the option, then the environment, then the default.
+    const reading = { fail: (problem: string) => new Error(`${WHO}: ${problem}`), versionFallback: 'the default 1.27', gateFallback: 'the default false' };
+    const given = { version: options.kubernetesVersion, gate: options.sidecarContainersGate };
+    const found = targetVersion(given, reading);
+    const raw = found?.raw ?? DEFAULT_KUBERNETES_VERSION;
+    const version = checkVersion(found?.source === 'env' ? `${WHO}: environment variable ${KUBERNETES_VERSION_ENV}` : WHO, raw);
+    const gate = targetGate(given, reading) ?? false;
     // What the library recorded in the pod template (STOP_TIMES_ANNOTATION); the options win.
     const recorded = recordedStopTimes(manifest);
     const stopSeconds: Record<string, number> = { ...recorded };
@@ -285,7 +284,8 @@ export class SidecarTimeline {
   /**
    * The containers whose exit restarts the whole pod in place (`restartPolicyRules` with the
    * `RestartAllContainers` action, Kubernetes 1.36+, e.g. a sidecar's `restartPodOnExitCodes`),
-   * one line each: the kubelet then kills every container with no grace period.
+   * one line each: the kubelet then stops every other container with no preStop; SIGTERM with the
+   * kubelet's 2 s minimum, one container after another, app containers first.
    */
   public readonly podRestarts: string[];
   /**

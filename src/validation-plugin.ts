@@ -2,7 +2,8 @@ import * as fs from 'fs';
 import { parseYamlLocated } from './bind/yaml-files';
 import { CheckTarget, checkDocuments } from './engine/check-objects';
 import { CHECK_IGNORE_ANNOTATION, RULES_DOC_URL, parseRuleList } from './engine/check-rules';
-import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV, checkVersion } from './settings';
+import { checkVersion } from './settings';
+import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from './target/resolver';
 
 /**
  * The `properties` of the plugin's entry in cdk8s.yaml `validations:`.
@@ -129,18 +130,16 @@ export class SidecarValidationPlugin {
     if (ignore !== undefined && !(Array.isArray(ignore) && ignore.every(i => typeof i === 'string'))) {
       throw new Error(`${who}: ignore is ${JSON.stringify(ignore)}; give a list of rule ids, e.g. ["CS022"].`);
     }
-    const fromEnv = process.env[KUBERNETES_VERSION_ENV];
-    const raw = version ?? (fromEnv !== undefined && fromEnv.trim() !== '' ? fromEnv : undefined);
-    if (raw === undefined) {
+    // The one reader of the sources (src/target/resolver.ts): the plugin's properties, then the environment.
+    const reading = { fail: (problem: string) => new Error(`${who}: ${problem}`), versionFallback: 'the kubernetesVersion property', gateFallback: 'the default false' };
+    const given = { version, gate: props.sidecarContainersGate };
+    const found = targetVersion(given, reading);
+    if (found === undefined) {
       throw new Error(`${who}: no target: give kubernetesVersion (e.g. "1.29") or set ${KUBERNETES_VERSION_ENV}.`);
     }
-    const envGate = process.env[SIDECAR_CONTAINERS_GATE_ENV];
-    if (props.sidecarContainersGate === undefined && envGate !== undefined && envGate !== 'true' && envGate !== 'false') {
-      throw new Error(`${who}: environment variable ${SIDECAR_CONTAINERS_GATE_ENV} is '${envGate}'; use 'true' or 'false'.`);
-    }
     this.target = {
-      version: checkVersion(version !== undefined ? `${who}: kubernetesVersion` : `${who}: environment variable ${KUBERNETES_VERSION_ENV}`, raw),
-      gate: props.sidecarContainersGate ?? envGate === 'true',
+      version: checkVersion(found.source === 'prop' ? `${who}: kubernetesVersion` : `${who}: environment variable ${KUBERNETES_VERSION_ENV}`, found.raw),
+      gate: targetGate(given, reading) ?? false,
     };
     this.ignore = parseRuleList(props.ignore ?? [], `${who}: ignore`);
     this.failOnWarnings = props.failOnWarnings ?? false;

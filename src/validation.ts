@@ -3,7 +3,7 @@ import { Construct, IConstruct } from 'constructs';
 import { printSynthesisWarnings, trackSyntheses } from './bind/binding';
 import { hasRecordedWarnings, recordValidationWarnings, recordWarnings } from './bind/warnings';
 import { checkManifest, checkManifestSet } from './engine/manifests-check';
-import { SUPPORTED_KINDS } from './engine/pod-template';
+import { SUPPORTED_KINDS } from './facts/kinds';
 import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
 import { formatVersion } from './target/capabilities';
 

@@ -1,12 +1,12 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, WorkloadBinding, workloadApiObject } from './bind/binding';
-import { checkBoolean, checkString, copyData, describeValue, durationSeconds, isPropsObject, positiveSeconds } from './bind/checks';
+import { checkBoolean, checkString, describeValue, durationSeconds, isPropsObject, positiveSeconds, snapshot } from './bind/checks';
 import { TargetReader, checkSameApp } from './bind/target-reader';
 import { graceWrittenByDefault, processNamespaceWrittenByDefault } from './bind/workload-defaults';
 import { InjectedProxy, MESH_FACTS } from './engine/injected';
 import { SidecarTargetOptions } from './settings';
-import { SidecarLayout, formatVersion } from './target/capabilities';
+import { SidecarLayout, formatVersion, parseRelease } from './target/capabilities';
 
 /**
  * A service mesh, operator or driver whose admission webhook injects a sidecar into pods.
@@ -20,8 +20,9 @@ export enum Mesh {
   ISTIO = 'ISTIO',
   /**
    * Linkerd. The per-pod layout annotation `config.linkerd.io/proxy-enable-native-sidecar` is
-   * read from Linkerd 2.20; before (`meshRelease` below 2.20), from 2.15 (edge-23.11.4), the
-   * deprecated `config.alpha.linkerd.io/proxy-enable-native-sidecar`, which the library then writes.
+   * read from Linkerd 2.20; before, from 2.15 (edge-23.11.4), the deprecated
+   * `config.alpha.linkerd.io/proxy-enable-native-sidecar`. The library writes both names without
+   * `meshRelease` (2.20 gives the current one precedence), only the alpha one below 2.20.
    */
   LINKERD = 'LINKERD',
   /**
@@ -126,11 +127,12 @@ export interface WithMeshProxyProps extends SidecarTargetOptions {
 
   /**
    * The injector's release (`'2.19'`, `'1.17'`, a major.minor), where the annotations it reads
-   * changed: Linkerd reads `config.linkerd.io/proxy-enable-native-sidecar` from 2.20 (the library
-   * writes the deprecated `config.alpha.linkerd.io/...` name only for an older release); Dapr
+   * changed: Linkerd reads `config.linkerd.io/proxy-enable-native-sidecar` from 2.20 and the
+   * deprecated `config.alpha.linkerd.io/...` name from 2.15 (the library writes both when this is
+   * not given, the alpha one alone below 2.20, the current one alone from 2.20); Dapr
    * reads `dapr.io/enable-native-sidecar` from 1.18 (older: always legacy, which the engine then
    * checks like Vault's). Ignored by the other meshes.
-   * @default - the release the facts were read in: Linkerd 2.20, Dapr 1.18
+   * @default - Linkerd: any release from 2.15 (both names); Dapr 1.18
    */
   readonly meshRelease?: string;
 }
@@ -171,9 +173,9 @@ export class WithMeshProxy extends Construct {
   constructor(scope: Construct, id: string, props: WithMeshProxyProps) {
     super(scope, id);
     const who = this.describe();
+    // a copy, each prop read once, read at synthesis too: a props object changed afterwards changes nothing here
+    props = snapshot(props);
     if (!isPropsObject(props)) throw new Error(`${who}: the props ${describeValue(props)} are not an object; give e.g. { workload, mesh: Mesh.ISTIO }.`);
-    // a copy, read at synthesis too: a props object changed afterwards changes nothing here
-    props = copyData(props);
     for (const flag of ['sidecarContainersGate', 'holdApplication', 'allowLegacyOnJob'] as const) checkBoolean(who, flag, props[flag]);
     checkString(who, 'kubernetesVersion', props.kubernetesVersion, "'1.29'");
     if (!Object.values(Mesh).includes(props.mesh)) {
@@ -249,7 +251,7 @@ export class WithMeshProxy extends Construct {
 
 /** `meshRelease`: a major.minor such as '2.19' or 'v1.17' (a patch is accepted and ignored). */
 function parseMeshRelease(who: string, raw: string): [number, number] {
-  const m = /^v?(\d+)\.(\d+)(?:\.\d+)?$/.exec(raw);
-  if (!m) throw new Error(`${who}: meshRelease '${raw}' is not a release; give the injector's major.minor, e.g. '2.19' (Linkerd) or '1.17' (Dapr).`);
-  return [Number(m[1]), Number(m[2])];
+  const v = parseRelease(raw);
+  if (!v) throw new Error(`${who}: meshRelease '${raw}' is not a release; give the injector's major.minor, e.g. '2.19' (Linkerd) or '1.17' (Dapr).`);
+  return [v.major, v.minor];
 }

@@ -219,13 +219,14 @@ describe('--output junit', () => {
     expect(r.stdout).toMatch(/<testsuites name="cdk8s-sidecars check \(Kubernetes 1.29.3\)" tests="7" failures="2" errors="0">/);
   });
 
-  test('hostile names (markup, quotes, control characters, lone surrogates) still give a valid document', async () => {
-    const name = 'x<y>&"\'\u0001\u0008\ud800z\n]]>';
+  test('hostile names (markup, quotes, control characters) still give a valid document', async () => {
+    // no lone surrogate: "\ud800" in YAML is refused by the API server's reader, and so by the command's (issue 38)
+    const name = 'x<y>&"\'\u0001\u0008z\n]]>';
     const doc = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { initContainers: [{ name: 'i', image: 'i', readinessProbe: { exec: { command: ['true'] } } }], containers: [{ name: 'a', image: 'a' }] } });
     const r = cli(['check', '-', '--kubernetes-version', '1.29', '--output', 'junit'], { input: doc });
     expect(r.status).toBe(1);
     await expectValidJunit(r.stdout);
-    expect(r.stdout).toContain('x&lt;y&gt;&amp;&quot;&apos;\\u0001\\u0008\\ud800z&#10;]]&gt;');
+    expect(r.stdout).toContain('x&lt;y&gt;&amp;&quot;&apos;\\u0001\\u0008z&#10;]]&gt;');
   });
 });
 

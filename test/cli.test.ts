@@ -21,19 +21,34 @@ import * as os from 'os';
 import * as path from 'path';
 import { App, Chart, Include, Size, Yaml } from 'cdk8s';
 import { AdoptSidecar, LogOutput, SidecarCheck, SidecarQuit, WithEnvoy, WithLogAgent, WithTracer } from '../src';
+import { readManifests } from './util/api-server-yaml';
 import { hpaManifest } from './util/fixtures';
 import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
 import { expectValidManifests } from './util/k8s-schema';
 import { simulateTermination } from './util/kubelet-termination';
-import { parseYaml } from '../src/cli/io';
+import { loadDocuments } from '../src/cli/io';
 import { helpText, main } from '../src/cli/main';
 import { timelines } from '../src/cli/timeline';
 // the module object itself (not an import-star copy): the command's own `spawnSync` calls go through it
 const childProcess = jest.requireActual<typeof import('child_process')>('child_process');
 const realSpawnSync = childProcess.spawnSync;
-// the same for `fs`: stdin is `fs.readFileSync(0)` (src/cli/io.ts readStdin)
+// the same for `fs`: stdin is read with `fs.readSync(0, ...)` (src/cli/reader.ts readStdinBounded)
 const fsModule = jest.requireActual<typeof import('fs')>('fs');
 const realReadFileSync = fsModule.readFileSync;
+const realReadSync = fsModule.readSync;
+
+/** `fs.readSync` with fd 0 reading `input` (then end of file), other fds as they are. */
+function stdinFrom(input: string) {
+  const bytes = Buffer.from(input, 'utf8');
+  let at = 0;
+  return ((fd: any, buffer: any, offset: any, length: any, position: any) => {
+    if (fd !== 0) return (realReadSync as any)(fd, buffer, offset, length, position);
+    const n = Math.min(length, bytes.length - at);
+    bytes.copy(buffer, offset, at, at + n);
+    at += n;
+    return n;
+  }) as any;
+}
 
 const ROOT = path.resolve(__dirname, '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'cli');
@@ -70,6 +85,7 @@ function cli(args: string[], options: { input?: string; env?: Record<string, str
     jest.spyOn(process.stderr, 'write').mockImplementation((chunk: any) => { stderr += String(chunk); return true; }),
     jest.spyOn(fsModule, 'readFileSync').mockImplementation(((file: any, ...rest: any[]) =>
       (file === 0 ? options.input ?? '' : (realReadFileSync as any)(file, ...rest))) as any),
+    jest.spyOn(fsModule, 'readSync').mockImplementation(stdinFrom(options.input ?? '')),
     // (jest's process.env is the test's own copy: hand it to the programs the command starts)
     jest.spyOn(childProcess, 'spawnSync').mockImplementation(((command: string, a: any, o: any) =>
       realSpawnSync(command, a, { env: { ...process.env }, ...o })) as any),
@@ -211,15 +227,15 @@ describe('check', () => {
     expect(r.stdout).toBe('Kubernetes 1.30: 1 file(s), 3 object(s), 2 workload(s): 0 error(s), 0 warning(s)\n');
   });
 
-  test('the documents are those cdk8s\' Yaml.load reads (its parser, YAML 1.1, empty documents dropped)', () => {
+  test('the documents are those the API server reads (yaml.v2\'s YAML 1.1, empty documents dropped as kubectl drops them)', () => {
     const yaml11 = writeTmp('yaml11.yaml', [
       '---', '# only a comment', '---', 'apiVersion: v1', 'kind: ConfigMap', 'metadata: { name: x }',
-      'data: { a: yes, b: on, c: 0755, d: 1.30, e: ~, f: "1.30" }', '---', '{}', '---', '[]', '---', 'plain', '',
+      'data: { a: yes, b: on, c: 0755, d: 1.30, e: ~, f: "1.30", g: 12:30, h: 0o17, i: 2024-01-02 }', '---', 'plain', '',
     ].join('\n'));
     const files = [yaml11, CHART_INPUT, ...['native-sidecars.yaml', 'nested/probe-on-init.yml', 'plain.yaml'].map(f => path.join(ROOT, MANIFESTS, f))];
-    for (const file of files) expect(parseYaml(fs.readFileSync(file, 'utf8')).docs).toEqual(Yaml.load(file));
-    // YAML 1.1 as cdk8s reads it: yes/on are booleans, 0755 is octal, 1.30 the number 1.3
-    expect(parseYaml(fs.readFileSync(yaml11, 'utf8')).docs[0].data).toEqual({ a: true, b: true, c: 493, d: 1.3, e: null, f: '1.30' });
+    for (const file of files) expect(loadDocuments(file)).toEqual(readManifests(fs.readFileSync(file, 'utf8')).filter(d => d !== null));
+    // yes/on are booleans, 0755 and 0o17 octal, 1.30 the number 1.3; no base 60, no timestamps
+    expect(loadDocuments(yaml11)[0].data).toEqual({ a: true, b: true, c: 493, d: 1.3, e: null, f: '1.30', g: '12:30', h: 15, i: '2024-01-02' });
   });
 
   test('a file that is not valid YAML is an error naming the file and the line (cdk8s\' Yaml.load alone would take it)', () => {
@@ -228,7 +244,7 @@ describe('check', () => {
     const r = cli(['check', bad, '--kubernetes-version', '1.29']);
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(new RegExp(`^cdk8s-sidecars check: ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: not valid YAML: .*line 4`));
+    expect(r.stderr).toMatch(new RegExp(`^cdk8s-sidecars check: ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: document 1 \\(line 4\\): not valid YAML: `));
     const missing = cli(['check', 'no-such.yaml', '--kubernetes-version', '1.29']);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toBe('cdk8s-sidecars check: no-such.yaml: no such file or directory\n');
@@ -636,7 +652,7 @@ describe('render', () => {
     ['two objects of one kind, name and namespace', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n',
       "stdin: cdk8s' Include cannot take the input: There is already a Construct with name 'a-configmap'"],
     ['an object without apiVersion', 'kind: ConfigMap\nmetadata: {name: a}\n', "stdin: document 1 (ConfigMap 'a') has no apiVersion"],
-    ['broken YAML', 'kind: ConfigMap\nmetadata: {name: a}\n  data: x\n', 'stdin: not valid YAML: '],
+    ['broken YAML', 'kind: ConfigMap\nmetadata: {name: a}\n  data: x\n', 'stdin: document 1 (line 3): not valid YAML: '],
   ])('input cdk8s cannot take (%s): exit 1 naming it, nothing on stdout', (_, text, message) => {
     const r = cli(['render', '--config', CHART_CONFIG], { input: text });
     expect(r.status).toBe(1);

@@ -51,3 +51,18 @@ test('deadLinks: a page of its own (a tmp dir) with a dead relative link, a miss
   ]);
   fs.rmSync(dir, { recursive: true });
 });
+
+test('every src/ file the test fixtures (YAML under test/) name in their comments exists', () => {
+  const yamls: string[] = [];
+  const walk = (dir: string): void => {
+    for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+      const rel = `${dir}/${e.name}`;
+      if (e.isDirectory()) walk(rel);
+      else if (/\.ya?ml$/.test(e.name)) yamls.push(rel);
+    }
+  };
+  walk('test');
+  const named = yamls.flatMap(f => [...fs.readFileSync(path.join(ROOT, f), 'utf8').matchAll(/src\/[\w./-]+\.ts/g)].map(m => [f, m[0]]));
+  expect(named.length).toBeGreaterThan(0);
+  expect(named.filter(([, src]) => !fs.existsSync(path.join(ROOT, src)))).toEqual([]);
+});

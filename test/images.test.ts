@@ -7,7 +7,7 @@ import * as path from 'path';
 import { Images } from '../src';
 import { OTEL_COLLECTOR_IMAGE as RENDERER_OTEL_IMAGE } from '../src/agents/otel-collector/config';
 import { TOOLS } from '../src/engine/shutdown';
-import { DEFAULT_IMAGES } from '../src/images';
+import { DEFAULT_IMAGES, imageTagVersion } from '../src/images';
 import { allDocs } from './util/docs';
 
 const ROOT = path.join(__dirname, '..');
@@ -73,9 +73,31 @@ test('every tag of those repositories the docs (README, CONTRIBUTING, docs/) men
 test('every default image has one public name, Images.<AGENT>, and the package exports no bare constant (jsii drops those for Python, Java, Go and C#)', () => {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const api = require('../src');
-  // (an interface's name shows as undefined under ts-jest: a type, not a value)
-  expect(Object.keys(api).filter(k => api[k] !== undefined && typeof api[k] !== 'function' && typeof api[k] !== 'object')).toEqual([]);
+  // (an interface's name shows as undefined under ts-jest: a type, not a value); the only values that
+  // are not classes are the enums, named here one by one: an exported object or array constant fails
+  const ENUMS = ['EnvoyAppProtocol', 'FluentBitMultilineParser', 'Mesh', 'OtlpProtocol', 'SidecarLayout', 'SidecarMode'];
+  expect(Object.keys(api).filter(k => api[k] !== undefined && typeof api[k] !== 'function' && !ENUMS.includes(k))).toEqual([]);
+  expect(ENUMS.filter(k => typeof api[k] !== 'object')).toEqual([]);
   const names = Object.getOwnPropertyNames(Images).filter(k => /^[A-Z_]+$/.test(k)).sort();
   expect(names).toEqual(['ENVOY', 'FLUENTD', 'FLUENT_BIT', 'OTEL_COLLECTOR', 'VECTOR']);
   expect(names.map(n => (Images as any)[n]).sort()).toEqual(Object.values(DEFAULT_IMAGES).map(i => i.image).filter(i => !i.startsWith('busybox')).sort());
+});
+
+test('one image-tag parser (imageTagVersion) and one release-version parser (parseRelease, src/target/capabilities.ts): no other file of src/ parses a version', () => {
+  expect(imageTagVersion('fluent/fluentd:v1.19.3-debian-2.2')).toEqual({ major: 1, minor: 19, patch: 3 });
+  expect(imageTagVersion('registry.example.com:5000/mirror/vector:0.57.0-distroless-libc@sha256:' + 'a'.repeat(64))).toEqual({ major: 0, minor: 57, patch: 0 });
+  expect(imageTagVersion('fluent/fluentd-kubernetes-daemonset:v1.16-debian-elasticsearch8-1')).toEqual({ major: 1, minor: 16, patch: 0 });
+  expect(imageTagVersion('envoyproxy/envoy:latest')).toBeUndefined();
+  expect(imageTagVersion('registry.example.com:5000/envoy')).toBeUndefined();
+  const parsers: string[] = [];
+  const walk = (dir: string): void => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) {walk(p);} else if (p.endsWith('.ts') && (/\(\\d\+\)\\\.\(\\d\+\)/.test(fs.readFileSync(p, 'utf8')) || /\.split\('\.'\)\.map\(Number\)/.test(fs.readFileSync(p, 'utf8')))) {
+        parsers.push(path.relative(path.join(ROOT, 'src'), p).split(path.sep).join('/'));
+      }
+    }
+  };
+  walk(path.join(ROOT, 'src'));
+  expect(parsers.sort()).toEqual(['images.ts', 'target/capabilities.ts']);
 });

@@ -62,7 +62,7 @@ function build(kplus: any, kubernetesVersion: string, extra: { grace?: Duration;
     exporterTls: false,
     exporterHeaders: { authorization: { secret: kplus.Secret.fromSecretName(chart, 'otel', 'otel-auth'), key: 'token' } },
   });
-  const envoy = new WithEnvoy(chart, 'envoy', { workload: web, kubernetesVersion, appPort: 8080, tls: { secretName: 'web-tls' } });
+  const envoy = new WithEnvoy(chart, 'envoy', { workload: web, kubernetesVersion, appPort: 8080, tls: { secret: { name: 'web-tls' } } });
   if (!extra.raw) {
     new kplus.Service(chart, 'svc', { metadata: { name: 'web' }, selector: web, ports: [envoy.servicePort()] });
     const other = new kplus.Service(chart, 'other', { metadata: { name: 'web-alt' }, selector: web, ports: [{ name: 'metrics', port: 9090 }] });
@@ -175,6 +175,16 @@ describe('every workload kind of every major x every target: each sidecar constr
       const wrapped = completes && !native;
       expect([major, kind, spec.shareProcessNamespace]).toEqual([major, kind, wrapped ? true : major >= 29 ? false : undefined]);
     }
+  });
+
+  test('cdk8s-plus-34 Job with shareProcessNamespace: false at 1.27: set to true, and the warning says it overrode the workload\'s false', () => {
+    const chart = new Chart(Testing.app(), 'test');
+    const job = new kplus34.Job(chart, 'job', { containers: [{ name: 'app', image: 'nginx' }], shareProcessNamespace: false });
+    new WithLogAgent(chart, 'logs', { workload: job, kubernetesVersion: '1.27' });
+    const spec = Testing.synth(chart).find((m: any) => m.kind === 'Job').spec.template.spec;
+    expect(spec.shareProcessNamespace).toBe(true);
+    expect(SidecarWarnings.of(chart)).toEqual(expect.arrayContaining([expect.stringMatching(
+      /sets shareProcessNamespace: true over the workload's false, which cdk8s-plus 29\+ writes when none is given, so the library cannot tell it from a false you chose/)]));
   });
 
   test('an explicit shareProcessNamespace: false on a raw Job is still the user\'s, and refused at 1.27', () => {
@@ -357,7 +367,7 @@ test('the cdk8s-plus-34 example of docs/cdk8s-plus.md, written out, synthesizes 
       output: LogOutput.http({ host: 'logs.example.com', basicAuth: { username: { secret: creds, key: 'user' }, password: { secret: creds, key: 'password' } } }),
     });
     new WithTracer(chart, 'tracer', { workload: web, kubernetesVersion: version, exporterEndpoint: 'otel-collector.observability:4317', exporterTls: false });
-    const envoy = new WithEnvoy(chart, 'envoy', { workload: web, kubernetesVersion: version, appPort: 8080, tls: { secretName: 'web-tls' } });
+    const envoy = new WithEnvoy(chart, 'envoy', { workload: web, kubernetesVersion: version, appPort: 8080, tls: { secret: { name: 'web-tls' } } });
     new kplus34.Service(chart, 'web-svc', { selector: web, ports: [envoy.servicePort()] });
     const manifests = Testing.synth(chart);
     expectValidManifests(manifests, version);

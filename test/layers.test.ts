@@ -26,7 +26,7 @@ beforeAll(async () => {
 async function lint(file: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath: path.join(ROOT, file) });
   return result.messages
-    .filter(m => m.ruleId === 'import/no-restricted-paths' || m.ruleId === 'no-restricted-imports' || m.fatal)
+    .filter(m => m.ruleId === 'import/no-restricted-paths' || m.ruleId === 'no-restricted-imports' || m.ruleId === 'no-restricted-syntax' || m.fatal)
     .map(m => `${m.ruleId}: ${m.message}`);
 }
 
@@ -41,6 +41,24 @@ describe('a file below src/bind/ that imports cdk8s or constructs is an error', 
     const errors = await lint(file, code);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatch(/^no-restricted-imports: .*only in src\/bind\//);
+  });
+
+  test.each([
+    // a module of the package (not only its name), and the dynamic forms no-restricted-imports does not see
+    ['src/engine/fixture.ts', "import { Yaml } from 'cdk8s/lib/yaml';\nexport const y = Yaml;\n", 'no-restricted-imports'],
+    ['src/facts/fixture.ts', "import type { IConstruct } from 'constructs/lib/construct';\nexport type C = IConstruct;\n", 'no-restricted-imports'],
+    ['src/engine/fixture.ts', "export const load = () => import('cdk8s');\n", 'no-restricted-syntax'],
+    ['src/target/fixture.ts', "// eslint-disable-next-line @typescript-eslint/no-require-imports\nexport const c = require('constructs');\n", 'no-restricted-syntax'],
+    ['src/agents/envoy/fixture.ts', "export const load = () => import('cdk8s/lib/yaml');\n", 'no-restricted-syntax'],
+  ])('%s: %s', async (file, code, rule) => {
+    const errors = await lint(file, code);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(new RegExp(`^${rule}: .*only in src/bind/`));
+  });
+
+  test('cdk8s-plus-like names and the bind layer are not caught by the dynamic rule', async () => {
+    expect(await lint('src/engine/fixture.ts', "export const load = () => import('cdk8s-like');\n")).toEqual([]);
+    expect(await lint('src/bind/fixture.ts', "export const load = () => import('cdk8s');\n")).toEqual([]);
   });
 });
 

@@ -4,10 +4,12 @@
  * timeline says about it and about `lifecycle.stopSignal`. Facts read in kubernetes v1.36.0 and
  * v1.37.2 (pkg/features/kube_features.go, validation.go, kuberuntime_manager.go SyncPod).
  */
-import { Testing } from 'cdk8s';
+import { ApiObject, Testing } from 'cdk8s';
 import { SidecarTimeline, SidecarWarnings, WithLogAgent, WithSidecar } from '../src';
 import { kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { expectValidManifests } from './util/k8s-schema';
+import { CHECK_RULES } from '../src/engine/check-rules';
+import { POD_SPEC_SHAPE_RULE, checkPodSpecByRule } from '../src/engine/rules';
 
 function build(version: string, codes?: number[]) {
   const { chart } = newChart();
@@ -32,10 +34,10 @@ describe('restartPodOnExitCodes', () => {
     expect(proxy.restartPolicy).toBe('Always');
     expect(proxy.restartPolicyRules).toEqual([{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [1, 2] } }]);
     expect(SidecarWarnings.of(chart)).toEqual(expect.arrayContaining([expect.stringMatching(
-      /restartPodOnExitCodes restarts every container of .* in place .* no grace period \(no preStop hook, no ordered stop of the sidecars after the app\).*loses what it has buffered/)]));
+      /restartPodOnExitCodes restarts every container of .* in place .* one after another, app containers first, with no preStop hook and SIGTERM with only its 2 s minimum grace period \(no ordered stop of the sidecars after the app\).*loses what it has buffered/)]));
     // the timeline says what the exit does
     const t = SidecarTimeline.of(web);
-    expect(t.podRestarts).toEqual([expect.stringMatching(/^'auth-proxy' exiting with a code in \[1, 2\] restarts every container in place: all are killed at once with no grace period/)]);
+    expect(t.podRestarts).toEqual([expect.stringMatching(/^'auth-proxy' exiting with a code in \[1, 2\] restarts every container in place: no preStop; SIGTERM with the kubelet's 2 s minimum, one container after another, app containers first \(up to 2s for the 1 running other\)/)]);
     expect(t.toTable()).toMatch(/\npod restart: 'auth-proxy' exiting/);
   });
 
@@ -82,4 +84,51 @@ describe('the timeline and lifecycle.stopSignal', () => {
       "'app': its lifecycle.stopSignal SIGUSR1 is dropped by Kubernetes 1.37 (ContainerStopSignals is alpha and off): it is stopped with SIGTERM (or its image's STOPSIGNAL) as shown",
     ]));
   });
+});
+
+describe('restartPolicyRules not of the API\'s shape: a clear error, no TypeError', () => {
+  const pod = (rules: unknown, where: 'containers' | 'initContainers' = 'containers') => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p' },
+    spec: where === 'containers'
+      ? { containers: [{ name: 'app', image: 'a', restartPolicy: 'Never', restartPolicyRules: rules }] }
+      : { initContainers: [{ name: 'side', image: 's', restartPolicy: 'Always', restartPolicyRules: rules }], containers: [{ name: 'app', image: 'a' }] },
+  });
+
+  test.each([
+    ['{}', {}], ["'x'", 'x'], ['values \'ab\'', [{ action: 'Restart', exitCodes: { operator: 'In', values: 'ab' } }]], ['[null]', [null]],
+  ])('the timeline of a pod with restartPolicyRules %s reads no pod restart and does not throw', (_name, rules) => {
+    for (const where of ['containers', 'initContainers'] as const) {
+      expect(SidecarTimeline.ofManifest(pod(rules, where), { kubernetesVersion: '1.37' }).podRestarts).toEqual([]);
+    }
+  });
+
+  test('the check gives it rule CS014 (pod-spec-malformed)', () => {
+    const found = checkPodSpecByRule(pod({}).spec, { minor: 37, gate: false }, "Pod 'p'");
+    expect(found).toEqual([{ rule: POD_SPEC_SHAPE_RULE, message: expect.stringMatching(/\('app'\) has restartPolicyRules \{\}, which is not a list of rules/) }]);
+    expect(CHECK_RULES.find(r => r.checks.includes(found[0].rule))?.id).toBe('CS014');
+  });
+
+  test('a RestartAllContainers rule whose values are not a list: the timeline line shows no codes', () => {
+    const t = SidecarTimeline.ofManifest(pod([{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: 'ab' } }], 'initContainers'), { kubernetesVersion: '1.37' });
+    expect(t.podRestarts).toEqual([expect.stringMatching(/^'side' exiting with a code in \[\] restarts every container in place/)]);
+  });
+
+  test.each([['{}', {}], ["'x'", 'x'], ['values \'ab\'', [{ action: 'Restart', exitCodes: { operator: 'In', values: 'ab' } }]]])(
+    'an ApiObject app container with restartPolicyRules %s: refused at synthesis, naming the workload, the value and the shape', (_name, rules) => {
+      const { chart } = newChart();
+      const web = new ApiObject(chart, 'web', {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web' },
+        spec: {
+          selector: { matchLabels: { app: 'web' } },
+          template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', restartPolicy: 'Always', restartPolicyRules: rules }] } },
+        },
+      });
+      new WithLogAgent(chart, 'logs', { workload: web, kubernetesVersion: '1.37' });
+      expect(() => Testing.synth(chart)).toThrow(new RegExp(
+        `spec\\.containers\\[0\\] \\('app'\\) has restartPolicyRules ${JSON.stringify(rules).replace(/[[\]{}()]/g, '\\$&')}, which is not a list of rules; give a list like`));
+    });
 });

@@ -56,8 +56,8 @@ describe('annotations follow the target (1.27 legacy, 1.29 and 1.33 native)', ()
   ])('Linkerd on %s', (version, expected) => {
     const annotations = podMetadataOf(synthWorkload(version, Mesh.LINKERD)).annotations;
     expect(annotations).toMatchObject(expected);
-    // the deprecated alpha name only for a release before 2.20 (meshRelease)
-    expect(annotations['config.alpha.linkerd.io/proxy-enable-native-sidecar']).toBeUndefined();
+    // no meshRelease: the alpha name too, which Linkerd 2.15 to 2.19 read (2.20 gives the current one precedence)
+    expect(annotations['config.alpha.linkerd.io/proxy-enable-native-sidecar']).toBe(annotations['config.linkerd.io/proxy-enable-native-sidecar']);
     // Linkerd 2.15 fails injection when wait-before-exit is set together with native sidecars.
     if (version !== '1.27') expect(annotations['config.alpha.linkerd.io/proxy-wait-before-exit-seconds']).toBeUndefined();
     expect(annotations[MARKER]).toBe(version === '1.27' ? undefined : 'linkerd-proxy,log-agent');
@@ -66,7 +66,7 @@ describe('annotations follow the target (1.27 legacy, 1.29 and 1.33 native)', ()
   test('the injector, fed the synthesized pod, uses the library\'s layout for its proxy', () => {
     for (const [version, native] of [['1.27', false], ['1.29', true], ['1.33', true]] as const) {
       const istio = synthWorkload(version, Mesh.ISTIO);
-      // Istio >= 1.28 defaults to `auto` (native only when every kubelet is 1.33+): the annotation wins.
+      // Istio >= 1.27 defaults to `auto` (native only when every kubelet is 1.33+): the annotation wins.
       expect(injectIstio(podMetadataOf(istio), podSpecOf(istio), version === '1.33').native).toBe(native);
       const linkerd = synthWorkload(version, Mesh.LINKERD);
       // Linkerd 2.20 defaults to native everywhere: on 1.27 the annotation keeps it legacy.
@@ -74,7 +74,7 @@ describe('annotations follow the target (1.27 legacy, 1.29 and 1.33 native)', ()
     }
   });
 
-  test('Linkerd before 2.20 (meshRelease): the deprecated alpha name, which 2.19 reads and the current name is not', () => {
+  test('Linkerd layout annotation: alpha name below 2.20, current name from 2.20, both without meshRelease', () => {
     for (const [version, native] of [['1.27', false], ['1.33', true]] as const) {
       const { chart } = newChart();
       const workload = kplusWorkload(chart, 'Deployment');
@@ -86,9 +86,20 @@ describe('annotations follow the target (1.27 legacy, 1.29 and 1.33 native)', ()
       expect(a['config.linkerd.io/proxy-enable-native-sidecar']).toBeUndefined();
       expect(injectLinkerd(podMetadataOf(d), podSpecOf(d), [2, 19]).native).toBe(native);
     }
-    // the current name alone would not reach a 2.19 injector (it injects legacy by default): why the release matters
-    const current = synthWorkload('1.33', Mesh.LINKERD);
-    expect(injectLinkerd(podMetadataOf(current), podSpecOf(current), [2, 19]).native).toBe(false);
+    // no meshRelease: both names, so a 2.19 injector (legacy by default) and a 2.20 one both take the library's layout
+    for (const [version, native] of [['1.27', false], ['1.33', true]] as const) {
+      const d = synthWorkload(version, Mesh.LINKERD);
+      for (const release of [[2, 15], [2, 19], [2, 20]] as Array<[number, number]>) {
+        expect(injectLinkerd(podMetadataOf(d), podSpecOf(d), release).native).toBe(native);
+      }
+    }
+    // meshRelease 2.20: the current name alone
+    const { chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    new WithMeshProxy(chart, 'mesh', { workload, mesh: Mesh.LINKERD, kubernetesVersion: '1.33', meshRelease: '2.20' });
+    const a20 = podMetadataOf(Testing.synth(chart).find(m => m.kind === 'Deployment')).annotations;
+    expect(a20['config.linkerd.io/proxy-enable-native-sidecar']).toBe('true');
+    expect(a20['config.alpha.linkerd.io/proxy-enable-native-sidecar']).toBeUndefined();
     expect(() => new WithMeshProxy(newChart().chart, 'mesh', { workload: kplusWorkload(newChart().chart, 'Deployment'), mesh: Mesh.LINKERD, meshRelease: 'stable' }))
       .toThrow("meshRelease 'stable' is not a release; give the injector's major.minor, e.g. '2.19' (Linkerd) or '1.17' (Dapr).");
   });

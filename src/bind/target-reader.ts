@@ -9,9 +9,10 @@ import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
 // The one arrow up, until the resolver moves to src/target/ (issue 35 point 4): settings.ts holds it today.
 // eslint-disable-next-line import/no-restricted-paths
-import { DEFAULT_TARGET_NOTICE, KUBERNETES_VERSION_ENV, ResolvedTarget, SidecarTargetOptions, VersionSource, resolveTarget } from '../settings';
+import { DEFAULT_TARGET_NOTICE, ResolvedTarget, SidecarTargetOptions, resolveTarget } from '../settings';
 import { printSynthesisNotice } from './binding';
 import { SidecarLayout, formatVersion } from '../target/capabilities';
+import { KUBERNETES_VERSION_ENV, VersionSource } from '../target/resolver';
 
 /** Where a target came from, for messages. */
 const SOURCE_TEXT: Record<VersionSource, string> = {

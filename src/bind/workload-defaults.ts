@@ -1,6 +1,6 @@
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
-import { KUBERNETES_DEFAULT_GRACE_SECONDS } from '../engine/shutdown';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS } from '../facts/pod-defaults';
 
 /**
  * The `terminationGracePeriodSeconds` the workload's construct writes when its user gave none,

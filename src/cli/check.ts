@@ -3,6 +3,7 @@
  * src/engine/check-objects.ts, and the text and JSON outputs (SARIF and JUnit: ./report-formats).
  */
 import { STDIN, loadLocatedDocuments } from './io';
+import { escapeLine } from './reader';
 import { CliTarget } from './target-options';
 import { CheckOptions, CheckResult, checkDocuments } from '../engine/check-objects';
 
@@ -25,10 +26,10 @@ export function formatHuman(result: CheckResult): string {
     const key = JSON.stringify([f.file, f.document]);
     let block = blocks.get(key);
     if (!block) {
-      block = [`${file} (document ${f.document}): ${f.kind} ${f.namespace ? `${f.namespace}/` : ''}${f.name}`];
+      block = [escapeLine(`${file} (document ${f.document}): ${f.kind} ${f.namespace ? `${f.namespace}/` : ''}${f.name}`)];
       blocks.set(key, block);
     }
-    block.push(`  ${f.level}: ${f.message} [${f.rule} ${f.ruleName}]`);
+    block.push(`  ${f.level}: ${escapeLine(f.message)} [${f.rule} ${f.ruleName}]`);
   }
   const lines = [...blocks.values()].flat();
   const errors = result.findings.filter(f => f.level === 'error').length;

@@ -17,9 +17,10 @@
  *   webhooks: [{ name, rules: [{ operations, resources, apiGroups }] }] }] }`.
  */
 import { spawnSync } from 'child_process';
-import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV } from '../settings';
 import { CommandError, firstLine } from './io';
+import { escapeForMessage } from './reader';
 import { OLDEST_SUPPORTED_MINOR } from '../target/capabilities';
+import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV } from '../target/resolver';
 
 export interface ClusterOptions {
   readonly context?: string;
@@ -41,7 +42,8 @@ interface Version { readonly minor: number; readonly patch: number; readonly raw
 /** `v1.29.3-eks-adc7111` -> 1.29.3: the leading `v1.NN.P`, vendor suffixes (`-...`, `+...`) dropped. */
 export function parseVendorVersion(raw: unknown): Version | undefined {
   if (typeof raw !== 'string') return undefined;
-  const m = /^v?1\.(\d+)(?:\.(\d+))?(?:[-+].*)?$/.exec(raw.trim());
+  // a Kubernetes version: no leading zeros (1.029 is not 1.29), minors and patches of sane size
+  const m = /^v?1\.(0|[1-9]\d{0,2})(?:\.(0|[1-9]\d{0,3}))?(?:[-+][0-9A-Za-z.+-]{0,200})?$/.exec(raw.trim());
   if (!m) return undefined;
   return { minor: Number(m[1]), patch: m[2] === undefined ? 0 : Number(m[2]), raw };
 }
@@ -50,18 +52,78 @@ const lower = (a: Version, b: Version) => (a.minor !== b.minor ? a.minor - b.min
 
 interface Run { readonly ok: boolean; readonly stdout: string; readonly error: string }
 
+/** The bounds of one kubectl call: how long it may take, how much it may print (tests lower them). */
+export const kubectlBounds = { timeoutMs: 60_000, maxOutput: 256 * 1024 * 1024 };
+
+/**
+ * The SidecarContainers gate from the API server's metrics (Prometheus text), in linear time:
+ * the value of the first `kubernetes_feature_enabled{...name="SidecarContainers"...}` line, only
+ * `0` or `1`; anything else is unreadable (undefined with `bad` set).
+ */
+export function gateFromMetrics(text: string): { gate?: boolean; found: boolean; bad?: string } {
+  const NAME = 'kubernetes_feature_enabled{';
+  for (let at = text.startsWith(NAME) ? 0 : text.indexOf('\n' + NAME); at >= 0; at = text.indexOf('\n' + NAME, at + 1)) {
+    const start = text[at] === '\n' ? at + 1 : at;
+    const end = text.indexOf('\n', start);
+    const line = text.slice(start, end < 0 ? text.length : end);
+    const close = line.indexOf('}');
+    if (close < 0) continue;
+    const labels = line.slice(NAME.length, close).split(',').map(l => l.trim());
+    if (!labels.includes('name="SidecarContainers"')) continue;
+    const value = line.slice(close + 1).trim().split(/[ \t]+/)[0] ?? '';
+    if (value === '1') return { gate: true, found: true };
+    if (value === '0') return { gate: false, found: true };
+    return { found: true, bad: JSON.stringify(value.length > 40 ? value.slice(0, 40) + '...' : value) };
+  }
+  return { found: false };
+}
+
 function kubectl(args: string[], context: string | undefined): Run {
   const bin = process.env.KUBECTL && process.env.KUBECTL !== '' ? process.env.KUBECTL : 'kubectl';
   const full = [...(context !== undefined ? ['--context', context] : []), ...args];
-  const r = spawnSync(bin, full, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  // bounded: a kubectl that hangs (or leaves a child holding its output) is stopped after
+  // 60 s, one that prints without end after 256 MiB
+  const options: any = { env: process.env, encoding: 'utf8', maxBuffer: kubectlBounds.maxOutput, timeout: kubectlBounds.timeoutMs, killSignal: 'SIGKILL', detached: true, stdio: ['ignore', 'pipe', 'pipe'] };
+  type Result = { pid?: number; error?: Error; status: number | null; signal: string | null; stdout: string; stderr: string };
+  const r = spawnSync(bin, full, options) as unknown as Result;
+  if (r.error && typeof r.pid === 'number' && r.pid > 0) { // pid 0: it never started (kill(-0) would be our own group)
+    try {
+      process.kill(-r.pid, 'SIGKILL'); // the process group of the kubectl this command started
+    } catch {
+      // already gone
+    }
+  }
   if (r.error) {
-    const why = (r.error as NodeJS.ErrnoException).code === 'ENOENT'
-      ? `${bin} not found: install kubectl or set KUBECTL to its path`
-      : `${bin} ${full.join(' ')}: ${r.error.message}`;
+    const code = (r.error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? `${bin} not found: install kubectl or set KUBECTL to its path`
+      : code === 'ETIMEDOUT' ? `${bin} ${full.join(' ')}: no answer within ${kubectlBounds.timeoutMs / 1000} s (stopped); check the cluster's address and your network`
+        : code === 'ENOBUFS' ? `${bin} ${full.join(' ')}: printed more than ${kubectlBounds.maxOutput / 1024 / 1024} MiB (stopped)`
+          : `${bin} ${full.join(' ')}: ${r.error.message}`;
     throw new CommandError(why);
   }
   const error = `${bin} ${full.join(' ')} exited with ${r.status ?? r.signal}: ${firstLine(r.stderr || r.stdout || '(no output)')}`;
   return { ok: r.status === 0, stdout: r.stdout, error };
+}
+
+/** A JSON list's items (kubectl prints `{ items: [...] }`); anything else is an error naming the call. */
+function listOf(doc: any, what: string): any[] {
+  const items = doc?.items;
+  if (items === undefined || items === null) return [];
+  if (!Array.isArray(items)) throw new CommandError(`${what}: items is ${JSON.stringify(items).slice(0, 40)}, not a list; is KUBECTL a kubectl?`);
+  return items;
+}
+
+/** A value from kubectl for a message: JSON, cut to 80 characters. */
+const cut = (x: unknown): string => {
+  const t = JSON.stringify(x) ?? String(x);
+  return t.length > 80 ? `${t.slice(0, 80)}...` : t;
+};
+
+const arr = (x: unknown): any[] => (Array.isArray(x) ? x : []);
+
+/** A name from kubectl for a note: a string (escaped, cut), else '?'. */
+function nameOf(x: unknown): string {
+  return typeof x === 'string' ? escapeForMessage(x, 100) : '?';
 }
 
 function json(run: Run, what: string): any {
@@ -81,7 +143,7 @@ export function readCluster(options: ClusterOptions): ClusterReport {
   if (!versionRun.ok) throw new CommandError(`cannot read the API server's version: ${versionRun.error}`);
   const serverRaw = json(versionRun, 'kubectl version -o json').serverVersion?.gitVersion;
   const server = parseVendorVersion(serverRaw);
-  if (!server) throw new CommandError(`kubectl version -o json: serverVersion.gitVersion ${JSON.stringify(serverRaw)} is not a Kubernetes 1.x version`);
+  if (!server) throw new CommandError(`kubectl version -o json: serverVersion.gitVersion ${cut(serverRaw)} is not a Kubernetes 1.x version`);
   notes.push(`API server: ${server.raw}`);
 
   // 2. Every kubelet.
@@ -96,11 +158,11 @@ export function readCluster(options: ClusterOptions): ClusterReport {
     }
     risks.push(`the nodes could not be listed (${nodesRun.error}): the API server's version is used; a kubelet older than it would make this target too new`);
   } else {
-    for (const item of json(nodesRun, 'kubectl get nodes -o json').items ?? []) {
-      const name = item?.metadata?.name ?? '?';
+    for (const item of listOf(json(nodesRun, 'kubectl get nodes -o json'), 'kubectl get nodes -o json')) {
+      const name = nameOf(item?.metadata?.name);
       const raw = item?.status?.nodeInfo?.kubeletVersion;
       const v = parseVendorVersion(raw);
-      if (!v) throw new CommandError(`node '${name}': kubeletVersion ${JSON.stringify(raw)} is not a Kubernetes 1.x version`);
+      if (!v) throw new CommandError(`node '${name}': kubeletVersion ${cut(raw)} is not a Kubernetes 1.x version`);
       kubelets.push({ node: name, version: v });
     }
     if (kubelets.length === 0) notes.push('nodes: none listed (virtual nodes or an empty cluster): the API server\'s version is used');
@@ -130,11 +192,13 @@ export function readCluster(options: ClusterOptions): ClusterReport {
   if (!metricsRun.ok) {
     notes.push(`SidecarContainers gate: not readable (${metricsRun.error})`);
   } else {
-    const m = /^kubernetes_feature_enabled\{[^}]*\bname="SidecarContainers"[^}]*\}\s+(\S+)/m.exec(metricsRun.stdout);
-    if (!m) {
+    const read = gateFromMetrics(metricsRun.stdout);
+    if (!read.found) {
       notes.push('SidecarContainers gate: the API server\'s metrics have no kubernetes_feature_enabled{name="SidecarContainers"}');
+    } else if (read.gate === undefined) {
+      notes.push(`SidecarContainers gate: not readable (the metric's value is ${read.bad}, not 0 or 1)`);
     } else {
-      gate = Number(m[1]) === 1;
+      gate = read.gate;
       notes.push(`SidecarContainers gate on the API server: ${gate ? 'on' : 'off'}`);
     }
   }
@@ -159,14 +223,14 @@ export function readCluster(options: ClusterOptions): ClusterReport {
     notes.push(`mutating webhooks: not readable (${hooksRun.error})`);
   } else {
     const podHooks: string[] = [];
-    for (const config of json(hooksRun, 'kubectl get mutatingwebhookconfigurations -o json').items ?? []) {
-      for (const hook of config?.webhooks ?? []) {
-        const rules: any[] = hook?.rules ?? [];
+    for (const config of listOf(json(hooksRun, 'kubectl get mutatingwebhookconfigurations -o json'), 'kubectl get mutatingwebhookconfigurations -o json')) {
+      for (const hook of arr(config?.webhooks)) {
+        const rules: any[] = arr(hook?.rules);
         const onPods = rules.some(r =>
-          (r?.resources ?? []).some((res: string) => res === 'pods' || res === '*' || res === '*/*') &&
-          (r?.operations ?? []).some((op: string) => op === 'CREATE' || op === '*') &&
-          (r?.apiGroups ?? ['']).some((g: string) => g === '' || g === '*'));
-        if (onPods) podHooks.push(`${config?.metadata?.name ?? '?'}/${hook?.name ?? '?'}`);
+          arr(r?.resources).some((res: string) => res === 'pods' || res === '*' || res === '*/*') &&
+          arr(r?.operations).some((op: string) => op === 'CREATE' || op === '*') &&
+          (r?.apiGroups === undefined ? [''] : arr(r.apiGroups)).some((g: string) => g === '' || g === '*'));
+        if (onPods) podHooks.push(`${nameOf(config?.metadata?.name)}/${nameOf(hook?.name)}`);
       }
     }
     notes.push(`mutating webhooks on pod CREATE: ${podHooks.length}`);

@@ -1,22 +1,15 @@
 /**
- * The command's input: YAML files, directories and stdin, read as cdk8s' own reader reads them
- * (`Yaml.load`'s parser and options, multi-document, empty documents dropped). The library has no
- * YAML dependency of its own; cdk8s (a peer) bundles one.
+ * The command's input: YAML files, directories and stdin, read through the one reader of
+ * src/cli/reader.ts (bounded, and as the API server reads YAML).
  */
 import * as fs from 'fs';
-import * as os from 'os';
-import * as path from 'path';
+import { CommandError, UsageError } from './errors';
+import { ReadDocument, YamlValue, decodeInput, readFileBounded, readStdinBounded, readYaml, toPlain, walkDirectory } from './reader';
+import { LocatedDocument } from '../engine/check-objects';
 
-import { LocatedDocument, parseYamlLocated } from '../bind/yaml-files';
+export { LocatedDocument } from '../engine/check-objects';
 
-export { LocatedDocument } from '../bind/yaml-files';
-
-/** A bad command line: the caller prints the usage line and exits 2. */
-export class UsageError extends Error {}
-
-/** An error of the user's input or environment (a file, the cluster): exit 1. */
-export class CommandError extends Error {}
-
+export { CommandError, UsageError };
 /** `-` in a file list: read stdin. */
 export const STDIN = '-';
 
@@ -40,14 +33,15 @@ export function expandInputs(args: readonly string[]): string[] {
     let stat: fs.Stats;
     try {
       stat = fs.statSync(arg);
-    } catch {
-      throw new CommandError(`${arg}: no such file or directory`);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      throw new CommandError(`${escapeName(arg)}: ${code === 'EACCES' ? 'permission denied' : code === 'ELOOP' ? 'too many symbolic links' : 'no such file or directory'}`);
     }
     if (!stat.isDirectory()) {
       out.push(arg);
       continue;
     }
-    const found = walk(arg).filter(f => /\.ya?ml$/.test(f)).sort(byCodePoint);
+    const found = walkDirectory(arg, SKIPPED_DIRECTORIES, f => /\.ya?ml$/.test(f)).sort(byCodePoint);
     out.push(...found);
   }
   return out;
@@ -56,60 +50,40 @@ export function expandInputs(args: readonly string[]): string[] {
 /** Directories a walk does not enter: a repository's own and its packages' (a file given by name is read). */
 const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules']);
 
-function walk(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap(e => {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) return SKIPPED_DIRECTORIES.has(e.name) ? [] : walk(p);
-    return e.isFile() ? [p] : [];
-  });
-}
-
-/** Reads all of stdin. */
-export function readStdin(): string {
-  return fs.readFileSync(0, 'utf8');
-}
-
 /**
- * Runs `fn` on a temporary file that holds `text` (cdk8s' `Yaml.load` and `Include` read files),
- * then removes it.
+ * The documents of one YAML file (or of stdin for `-`), as the API server reads them: empty
+ * documents (null) dropped as kubectl drops them. Read errors, encodings, syntax and the reader's
+ * limits are errors naming the file and the document.
  */
-export function withTempFile<T>(text: string, fn: (file: string) => T): T {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cdk8s-sidecars-'));
-  const file = path.join(dir, 'input.yaml');
-  try {
-    fs.writeFileSync(file, text);
-    return fn(file);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/**
- * Parses a YAML text as cdk8s' `Yaml.load` does, with the syntax errors `Yaml.load` ignores
- * (src/bind/yaml-files.ts). test/cli.test.ts checks that both read the same.
- */
-export function parseYaml(text: string): { docs: any[]; errors: string[] } {
-  const { docs, errors } = parseYamlLocated(text);
-  return { docs: docs.map(d => d.doc), errors };
-}
-
-/** The documents of one YAML file (or of stdin for `-`); a syntax error is an error naming the file and line. */
 export function loadDocuments(file: string): any[] {
   return loadLocatedDocuments(file).map(d => d.doc);
 }
 
 /** `loadDocuments`, each document with the line where it starts. */
 export function loadLocatedDocuments(file: string): LocatedDocument[] {
-  const name = file === STDIN ? 'stdin' : file;
-  let text: string;
-  try {
-    text = file === STDIN ? readStdin() : fs.readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new CommandError(`${name}: cannot read it: ${firstLine((e as Error).message)}`);
-  }
-  const { docs, errors } = parseYamlLocated(text);
-  if (errors.length > 0) throw new CommandError(`${name}: not valid YAML: ${errors[0]}`);
-  return docs;
+  return readDocuments(file).filter(d => !isEmptyCollection(d.value)).map(d => ({ doc: toPlain(d.value), line: d.line }));
+}
+
+/** `{}` or `[]` as a whole document: no object (kubectl refuses it; the commands skip it). */
+function isEmptyCollection(v: YamlValue): boolean {
+  return v !== null && typeof v === 'object' && Object.keys(v).length === 0;
+}
+
+/** The documents of one input with their readings kept exact (BigInt beyond 2^53), empty ones dropped. */
+export function readDocuments(file: string): ReadDocument[] {
+  const name = file === STDIN ? 'stdin' : escapeName(file);
+  const bytes = file === STDIN ? readStdinBounded() : readFileBounded(file);
+  return readYaml(decodeInput(bytes, name), name).filter(d => d.value !== null);
+}
+
+/** Reads YAML text (as the API server reads it): the non-empty documents' exact readings. */
+export function readText(text: string, name: string): YamlValue[] {
+  return readYaml(text, name).map(d => d.value).filter(v => v !== null);
+}
+
+/** A file name for a message or a line of output: control characters and line breaks escaped. */
+export function escapeName(file: string): string {
+  return /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(file) ? JSON.stringify(file) : file;
 }
 
 /** The first line of a message (child process errors carry the whole stderr). */

@@ -14,7 +14,8 @@ import { parseArgs } from 'util';
 import { Duration } from 'cdk8s';
 import { CheckResult, checkFiles, formatHuman, formatJson } from './check';
 import { readCluster } from './cluster';
-import { CommandError, STDIN, UsageError, expandInputs, readStdin } from './io';
+import { CommandError, STDIN, UsageError, expandInputs } from './io';
+import { decodeInput, escapeLine, readStdinBounded } from './reader';
 import { loadRenderConfig, render } from './render';
 import { ConfigError, duration } from './render-config';
 import { formatJunit, formatSarif } from './report-formats';
@@ -232,7 +233,7 @@ function run(argv: string[]): number {
         if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}' (the manifests come on stdin)`);
         if (values.config === undefined) throw new UsageError('--config is required');
         const config = loadRenderConfig(values.config as string);
-        process.stdout.write(render(readStdin(), config, values.config as string));
+        process.stdout.write(render(decodeInput(readStdinBounded(), 'stdin'), config, values.config as string));
         return 0;
       }
     }
@@ -243,7 +244,8 @@ function run(argv: string[]): number {
       return 2;
     }
     if (e instanceof CommandError) {
-      process.stderr.write(`cdk8s-sidecars ${command}: ${e.message}\n`);
+      // control characters escaped (names and file names in messages are escaped where they are made)
+      process.stderr.write(`cdk8s-sidecars ${command}: ${e.message.split('\n').map(escapeLine).join('\n')}\n`);
       return 1;
     }
     throw e;

@@ -8,8 +8,9 @@
 import { Duration, Size } from 'cdk8s';
 import { LogAgent } from '../log-agent';
 import { LogOutput } from '../log-output';
-import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV, checkVersion } from '../settings';
+import { checkVersion } from '../settings';
 import { SidecarMode } from '../target/capabilities';
+import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from '../target/resolver';
 import { EnvoyAppProtocol } from '../with-envoy';
 import { SidecarCheck, SidecarQuit } from '../with-sidecar';
 import { OtlpProtocol } from '../with-tracer';
@@ -178,8 +179,8 @@ const logOutput = variant({
   loki: {
     conv: object({ ...destination, labels: mapOf(str), tenantId: str, basicAuth }, ['host']), make: o => LogOutput.loki(o), bare: false,
   },
-  elasticsearch: { conv: object({ ...destination, index: str, basicAuth }, ['host']), make: o => LogOutput.elasticsearch(o), bare: false },
-  opensearch: { conv: object({ ...destination, index: str, basicAuth }, ['host']), make: o => LogOutput.opensearch(o), bare: false },
+  elasticsearch: { conv: object({ ...destination, index: str, indexDateFormat: str, basicAuth }, ['host']), make: o => LogOutput.elasticsearch(o), bare: false },
+  opensearch: { conv: object({ ...destination, index: str, indexDateFormat: str, basicAuth }, ['host']), make: o => LogOutput.opensearch(o), bare: false },
 });
 
 const checkOptions = { period: duration, timeout: duration };
@@ -218,7 +219,13 @@ const envoyProps = object({
   appIdleTimeout: duration,
   appProtocol: oneOf(Object.values(EnvoyAppProtocol)),
   listenerPort: num,
-  tls: object({ secretName: str, clientCaSecretName: str, podCertificateSigner: str, podCertificateKeyType: str, clientCaTrustBundleSigner: str }),
+  tls: object({
+    secret: object({ name: str }, ['name']),
+    clientCaSecret: object({ name: str }, ['name']),
+    podCertificateSigner: str,
+    podCertificateKeyType: str,
+    clientCaTrustBundleSigner: str,
+  }),
   upstreams: listOf(object({ name: str, localPort: num, host: str, port: num, tls: bool }, ['name', 'localPort', 'host'])),
   image: str,
   drainTime: duration,
@@ -264,28 +271,23 @@ export function readRenderConfig(doc: unknown): RenderConfig {
     }
     return { path, select: w.select, logAgent: w.logAgent, envoy: w.envoy, tracer: w.tracer, adopt: w.adopt ?? [] };
   });
-  const version = c.kubernetesVersion ?? nonEmpty(process.env[KUBERNETES_VERSION_ENV]);
-  if (version !== undefined) {
+  // The one reader of the sources (src/target/resolver.ts): the config's keys, then the environment.
+  const reading = { fail: (problem: string) => new ConfigError('(environment)', problem), versionFallback: 'the default 1.27', gateFallback: 'the default false' };
+  const given = { version: c.kubernetesVersion, gate: c.sidecarContainersGate };
+  const found = targetVersion(given, reading);
+  const version = found?.raw;
+  if (found !== undefined) {
     // Checked here, once, so that the error names the key (the constructs would name their own paths).
-    const key = c.kubernetesVersion !== undefined ? 'kubernetesVersion' : `(environment variable ${KUBERNETES_VERSION_ENV})`;
+    const key = found.source === 'prop' ? 'kubernetesVersion' : `(environment variable ${KUBERNETES_VERSION_ENV})`;
     try {
-      checkVersion(key, version);
+      checkVersion(key, found.raw);
     } catch (e) {
       throw new ConfigError(key, (e as Error).message.replace(`${key}: `, ''));
     }
   }
-  let gate: boolean | undefined = c.sidecarContainersGate;
-  if (gate === undefined) {
-    const env = nonEmpty(process.env[SIDECAR_CONTAINERS_GATE_ENV]);
-    if (env !== undefined && env !== 'true' && env !== 'false') {
-      throw new ConfigError(`(environment variable ${SIDECAR_CONTAINERS_GATE_ENV})`, `it is '${env}'; use 'true' or 'false'`);
-    }
-    gate = env === undefined ? undefined : env === 'true';
-  }
+  const gate = targetGate(given, reading);
   return { kubernetesVersion: version, sidecarContainersGate: gate, workloads };
 }
-
-const nonEmpty = (s: string | undefined) => (s === undefined || s.trim() === '' ? undefined : s);
 
 /** Whether `obj` (a parsed manifest) is selected by `s`. */
 export function selects(s: Selector, obj: any): boolean {

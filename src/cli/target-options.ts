@@ -2,9 +2,10 @@
  * The target of `check` and `timeline`: `--kubernetes-version` (or the environment variable the
  * constructs read) and `--gate`, checked as the constructs check them.
  */
-import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV, checkVersion } from '../settings';
+import { checkVersion } from '../settings';
 import { UsageError } from './io';
 import { KubeVersion } from '../target/capabilities';
+import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from '../target/resolver';
 
 export interface CliTarget {
   readonly version: KubeVersion;
@@ -14,25 +15,21 @@ export interface CliTarget {
 }
 
 export function resolveCliTarget(flagVersion: string | undefined, flagGate: boolean | undefined): CliTarget {
-  const fromEnv = process.env[KUBERNETES_VERSION_ENV];
-  const raw = flagVersion ?? (fromEnv !== undefined && fromEnv.trim() !== '' ? fromEnv : undefined);
-  if (raw === undefined) {
+  // The one reader of the sources (src/target/resolver.ts): the flag, then the environment.
+  const reading = { fail: (problem: string) => new UsageError(problem), versionFallback: '--kubernetes-version', gateFallback: '--gate or the default false' };
+  const given = { version: flagVersion, gate: flagGate };
+  const found = targetVersion(given, reading);
+  if (found === undefined) {
     throw new UsageError(`--kubernetes-version is required (or set ${KUBERNETES_VERSION_ENV}; \`cdk8s-sidecars target\` prints it for a cluster)`);
   }
-  const who = flagVersion !== undefined ? '--kubernetes-version' : `environment variable ${KUBERNETES_VERSION_ENV}`;
+  const raw = found.raw;
+  const who = found.source === 'prop' ? '--kubernetes-version' : `environment variable ${KUBERNETES_VERSION_ENV}`;
   let version: KubeVersion;
   try {
     version = checkVersion(who, raw);
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
-  let gate = flagGate ?? false;
-  if (flagGate === undefined) {
-    const env = process.env[SIDECAR_CONTAINERS_GATE_ENV];
-    if (env !== undefined && env !== 'true' && env !== 'false') {
-      throw new UsageError(`environment variable ${SIDECAR_CONTAINERS_GATE_ENV} is '${env}'; use 'true' or 'false'`);
-    }
-    gate = env === 'true';
-  }
+  const gate = targetGate(given, reading) ?? false;
   return { version, raw, gate };
 }

@@ -8,9 +8,10 @@
  */
 import { Duration } from 'cdk8s';
 import { CommandError, STDIN, loadDocuments } from './io';
+import { escapeLine } from './reader';
 import { SidecarTimeline } from '../timeline';
 import { CliTarget } from './target-options';
-import { SUPPORTED_KINDS } from '../engine/pod-template';
+import { SUPPORTED_KINDS } from '../facts/kinds';
 
 /** What the manifest cannot say (SidecarTimelineOptions of issue 26 beside the target). */
 export interface TimelineExtras {
@@ -36,7 +37,7 @@ export function timelines(
       for (const item of items) {
         if (!SUPPORTED_KINDS.includes(item?.kind)) continue;
         const ns = item.metadata?.namespace ? `${item.metadata.namespace}/` : '';
-        const where = `${file === STDIN ? 'stdin' : file} (document ${i + 1}): ${item.kind} ${ns}${item.metadata?.name ?? '?'}`;
+        const where = escapeLine(`${file === STDIN ? 'stdin' : file} (document ${i + 1}): ${item.kind} ${ns}${item.metadata?.name ?? '?'}`);
         let table: string;
         try {
           table = source.ofManifest(item, options).toTable();

@@ -8,7 +8,8 @@
  * and `cdk8s-sidecars check`).
  */
 import { describeObject } from './pod-template';
-import { podTemplateOf } from '../facts/kinds';
+import { COMPLETING_KINDS, podTemplateOf } from '../facts/kinds';
+import { serviceSelects } from '../facts/services';
 import { SelectorIndex, WorkloadIndex } from '../facts/workload-index';
 import { Json } from '../private/json';
 
@@ -79,7 +80,7 @@ function signalOf(args: string[]): { signal: string; rest: string[] } | undefine
       signal = (args[++i] ?? '').toUpperCase().replace(/^SIG/, '');
     } else if (/^--signal=/.test(a)) {
       signal = a.slice('--signal='.length).toUpperCase().replace(/^SIG/, '');
-    } else if (/^-([A-Za-z]+[A-Za-z0-9+]*|\d+)$/.test(a) && !/^-[fxoanvwiue]+$/.test(a)) {
+    } else if (/^-([A-Za-z][A-Za-z0-9+]*|\d+)$/.test(a) && !/^-[fxoanvwiue]+$/.test(a)) {
       signal = a.slice(1).toUpperCase().replace(/^SIG/, '');
     } else if (a !== '--' && !a.startsWith('-')) {
       rest.push(a);
@@ -107,8 +108,9 @@ export function selfStopOf(c: Json): string | undefined {
   const matchesOwn = (pattern: string) => own.some(n => n.includes(pattern) || pattern.includes(n));
   for (const simple of script.split(/\|\||&&|[;&|\n]/)) {
     const words = simple.trim().split(/\s+/).map(unquote).filter(w => w !== '');
-    let w = words;
-    while (w.length > 0 && (w[0] === 'exec' || w[0] === 'sudo' || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w[0]) || w[0] === 'busybox' || w[0] === 'timeout' || /^\d+[smh]?$/.test(w[0]))) w = w.slice(1);
+    let skip = 0; // the prefix words, counted (slicing once per word was quadratic on a long hook)
+    while (skip < words.length && (words[skip] === 'exec' || words[skip] === 'sudo' || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[skip]) || words[skip] === 'busybox' || words[skip] === 'timeout' || /^\d+[smh]?$/.test(words[skip]))) skip++;
+    const w = skip === 0 ? words : words.slice(skip);
     if (w.length === 0) continue;
     const cmd = base(w[0]);
     const text = simple.trim();
@@ -156,7 +158,7 @@ export function selfStopOf(c: Json): string | undefined {
 export function checkSelfStoppingPreStops(manifest: Json, where: string = describeObject(manifest)): AroundFindings {
   const template = templateOf(manifest);
   if (!template) return { errors: [], warnings: [] };
-  const completes = manifest.kind === 'Job' || manifest.kind === 'CronJob';
+  const completes = COMPLETING_KINDS.has(manifest.kind);
   const errors: string[] = [];
   const warnings: string[] = [];
   for (const c of nativeSidecarsOf(template.spec)) {
@@ -181,10 +183,7 @@ export function checkSelfStoppingPreStops(manifest: Json, where: string = descri
 // Readiness probes on sidecars that no Service sends traffic to
 
 function selects(service: Json, manifest: Json, labels: Json): boolean {
-  const selector = service?.spec?.selector;
-  if (!selector || typeof selector !== 'object' || Object.keys(selector).length === 0) return false;
-  if ((service.metadata?.namespace ?? '') !== (manifest?.metadata?.namespace ?? '')) return false;
-  return Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+  return serviceSelects(service, manifest?.metadata?.namespace, labels);
 }
 
 /**

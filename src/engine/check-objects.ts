@@ -11,8 +11,8 @@
  */
 import { CHECK_IGNORE_ANNOTATION, CLI_CHECKS, CheckRule, UnknownRuleError, parseRuleList, ruleOfCheck } from './check-rules';
 import { checkManifestSet } from './manifests-check';
-import { SUPPORTED_KINDS, describeObject } from './pod-template';
-import { podTemplateOf } from '../facts/kinds';
+import { describeObject } from './pod-template';
+import { SUPPORTED_KINDS, podTemplateOf } from '../facts/kinds';
 import { findKnownBugs } from '../facts/known-bugs';
 import { KubeVersion, capabilities, formatFullVersion } from '../target/capabilities';
 
@@ -131,6 +131,11 @@ export function checkDocuments(inputs: readonly InputDocuments[], target: CheckT
       workloads++;
       const template = podTemplateOf(structuredClone(item));
       if (!template) continue;
+      // container lists that are not lists of objects: CS014 (pod-spec-malformed) reports them; the
+      // known-bug table reads well-typed pods only (it crashed on `containers: 5`, issue 38)
+      const malformed = ['containers', 'initContainers'].some(k => template.spec[k] !== undefined && template.spec[k] !== null &&
+        !(Array.isArray(template.spec[k]) && template.spec[k].every((c: unknown) => c !== null && typeof c === 'object' && !Array.isArray(c))));
+      if (malformed) continue;
       for (const bug of findKnownBugs(where, template.spec, target.version)) {
         findings.push(base, doc, bug.level, CLI_CHECKS.knownBug, bug.message);
       }

@@ -51,7 +51,7 @@ export const CHECK_RULES: readonly CheckRule[] = [
   { id: 'CS011', slug: 'volume-name', summary: 'a volume name that is not a DNS-1123 label or is used twice', checks: [ruleName('volume names')] },
   { id: 'CS012', slug: 'volume-mount-without-volume', summary: 'a volume mount that names no volume of the pod', checks: [ruleName('every volume mount')] },
   { id: 'CS013', slug: 'host-port-conflict', summary: 'a host port used twice where the API server refuses it', checks: [ruleName('host ports')] },
-  { id: 'CS014', slug: 'pod-spec-malformed', summary: 'a pod spec whose lists are not lists of named objects', checks: [POD_SPEC_SHAPE_RULE] },
+  { id: 'CS014', slug: 'pod-spec-malformed', summary: 'a pod spec whose lists are not lists of named objects, or whose restartPolicyRules are not of the API\'s shape', checks: [POD_SPEC_SHAPE_RULE] },
   { id: 'CS015', slug: 'job-failure-policy-matches-sidecars', summary: "a Job podFailurePolicy rule without containerName that matches the native sidecars' exit codes", checks: [SET_RULES.jobPodFailurePolicy] },
   { id: 'CS016', slug: 'sidecar-prestop-stops-itself', summary: "a native sidecar's preStop that stops its own process", checks: [SET_RULES.selfStoppingPreStop] },
   { id: 'CS017', slug: 'service-target-port', summary: "a Service's targetPort that the selected pods do not serve (a name only a native sidecar declares below 1.32, ...)", checks: [SET_RULES.serviceTargetPort] },

@@ -11,6 +11,7 @@
  * Every fact below was read in the meshes' sources; the file and tag is named beside it.
  */
 import { EngineTarget, Layout, SidecarSpec } from './spec';
+import { COMPLETING_KINDS, podSpecIn } from '../facts/kinds';
 import { Json } from '../private/json';
 import { capabilities } from '../target/capabilities';
 
@@ -450,7 +451,9 @@ export function meshAnnotations(p: InjectedProxy, appShutdown: number, target: E
   // deprecated beta and alpha names: "ProxyEnableNativeSidecarAnnotation should take precedence");
   // version-2.15 (edge-23.11.4, #11465) to 2.19 read only the alpha (2.19 also a beta) name
   // `config.alpha.linkerd.io/proxy-enable-native-sidecar`. strconv.ParseBool value. The current
-  // name from 2.20 (the default release), the deprecated alpha one only for an older meshRelease.
+  // name from 2.20, only the alpha one below 2.20; with no meshRelease both (2.20 gives the
+  // current name precedence and still reads the alpha one, version-2.20 inject.go), so the
+  // layout holds on every release from 2.15.
   // `config.linkerd.io/proxy-await` ("enabled"/"disabled"): legacy, a postStart
   // `linkerd-await` and the proxy first in `containers`; native, the startupProbe on /ready
   // (_proxy.tpl `if and .Values.proxy.nativeSidecar .Values.proxy.await`).
@@ -458,10 +461,12 @@ export function meshAnnotations(p: InjectedProxy, appShutdown: number, target: E
   // proxy waits for open connections after SIGTERM.
   // `config.alpha.linkerd.io/proxy-wait-before-exit-seconds`: a preStop sleep, legacy only
   // (2.15 _proxy.tpl fails injection when it is set together with nativeSidecar).
-  const layoutKey = releaseAtLeast(p.meshRelease, 2, 20)
-    ? 'config.linkerd.io/proxy-enable-native-sidecar' : 'config.alpha.linkerd.io/proxy-enable-native-sidecar';
+  const layoutKeys = p.meshRelease === undefined
+    ? ['config.linkerd.io/proxy-enable-native-sidecar', 'config.alpha.linkerd.io/proxy-enable-native-sidecar']
+    : [releaseAtLeast(p.meshRelease, 2, 20)
+      ? 'config.linkerd.io/proxy-enable-native-sidecar' : 'config.alpha.linkerd.io/proxy-enable-native-sidecar'];
   const out: Record<string, string> = {
-    [layoutKey]: native ? 'true' : 'false',
+    ...Object.fromEntries(layoutKeys.map(k => [k, native ? 'true' : 'false'])),
     'config.linkerd.io/proxy-await': p.holdApplication ? 'enabled' : 'disabled',
     'config.linkerd.io/shutdown-grace-period': `${native && delayed ? appShutdown + p.stopSeconds : p.stopSeconds}s`,
   };
@@ -488,9 +493,9 @@ export function checkInjected(
     ...sidecars.flatMap(s => boundPorts(s).map(port => ({ port, by: `sidecar '${s.container.name}' (${s.owner})`, owner: s.owner }))),
   ];
   const names = [...user.map(c => c.name as string), ...sidecars.map(s => s.container.name as string)];
-  const completes = manifest.kind === 'Job' || manifest.kind === 'CronJob' ||
+  const completes = COMPLETING_KINDS.has(manifest.kind) ||
     (manifest.kind === 'Pod' && template.spec.restartPolicy !== undefined && template.spec.restartPolicy !== 'Always');
-  const ownedByJob = manifest.kind === 'Job' || manifest.kind === 'CronJob';
+  const ownedByJob = COMPLETING_KINDS.has(manifest.kind);
   const native = sidecars.filter(s => s.layout === 'NATIVE');
   const nativeOwners = `${native.map(s => s.owner).join(', ')} ${native.length > 1 ? 'are' : 'is'} native`;
   const seen = new Map<MeshKind, string>();
@@ -612,7 +617,7 @@ export function withInjectedContainers(manifest: Json, proxies: InjectedProxy[],
 { manifest: Json; stopSeconds: Record<string, number>; legacy: string[]; notes: string[] } {
   if (proxies.length === 0) return { manifest, stopSeconds: {}, legacy: [], notes: [] };
   const out: Json = structuredClone(manifest);
-  const spec = (out.kind === 'CronJob' ? out.spec?.jobTemplate?.spec?.template?.spec : out.kind === 'Pod' ? out.spec : out.spec?.template?.spec) as Json | undefined;
+  const spec = podSpecIn(out);
   const stopSeconds: Record<string, number> = {};
   const legacy: string[] = [];
   const notes: string[] = [];

@@ -12,9 +12,9 @@
  * structs and an API.md change for no caller yet.
  */
 import { checkSelfStoppingPreStops, checkSidecarReadiness, checkVerticalAutoscaler } from './around';
-import { SUPPORTED_KINDS, controllerVolumesOf, describeObject } from './pod-template';
+import { controllerVolumesOf, describeObject } from './pod-template';
 import { checkJobPodFailurePolicy, checkPodSpecByRule } from './rules';
-import { podTemplateOf } from '../facts/kinds';
+import { COMPLETING_KINDS, SUPPORTED_KINDS, podTemplateOf } from '../facts/kinds';
 import { WorkloadOfApp, checkAutoscalerRequests, checkServiceTargetPorts } from '../facts/known-bugs';
 import { WorkloadIndex } from '../facts/workload-index';
 import { Json } from '../private/json';
@@ -120,7 +120,7 @@ function objectWarnings(manifest: Json): RuleFinding[] {
   }
   if (!SUPPORTED_KINDS.includes(manifest.kind)) return [];
   return [
-    ...(manifest.kind === 'Job' || manifest.kind === 'CronJob' ? checkJobPodFailurePolicy(manifest, describeObject(manifest)).warnings : [])
+    ...(COMPLETING_KINDS.has(manifest.kind) ? checkJobPodFailurePolicy(manifest, describeObject(manifest)).warnings : [])
       .map(message => ({ rule: SET_RULES.jobPodFailurePolicy, message })),
     ...checkSelfStoppingPreStops(manifest).warnings.map(message => ({ rule: SET_RULES.selfStoppingPreStop, message })),
   ];

@@ -9,21 +9,15 @@
 import { InjectedProxy, MESH_FACTS, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
 import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
 import {
-  GracePlan, TOOLS, agentArgv, exitWithAppCommand, exitWithAppPrograms, lifecycleFor, planGrace, sidecarPrograms,
+  GracePlan, TOOLS, agentArgv, exitWithAppCommand, exitWithAppPrograms, holdSigtermCommand, lifecycleFor, planGrace, sidecarPrograms,
   toolsInitContainer, toolsVolume, watchesApp,
 } from './shutdown';
 import { EngineTarget, SidecarSpec } from './spec';
 import { NATIVE_SIDECARS_ANNOTATION, STOP_TIMES_ANNOTATION } from '../facts/annotations';
-import { TEMPLATE_PATHS, podTemplateOf } from '../facts/kinds';
+import { COMPLETING_KINDS, SUPPORTED_KINDS, podTemplateOf } from '../facts/kinds';
 import { Json } from '../private/json';
 import { compareCodePoints, setOwn, sortedKeys } from '../private/order';
 import { capabilities } from '../target/capabilities';
-
-/** The kinds the engine accepts. */
-export const SUPPORTED_KINDS = Object.keys(TEMPLATE_PATHS);
-
-/** Kinds whose pods are meant to complete. */
-const COMPLETING_KINDS = new Set(['Job', 'CronJob']);
 
 /** `Deployment 'web'` */
 export function describeObject(manifest: Json): string {
@@ -208,7 +202,17 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
       );
     }
   }
-  if (watching.length > 0 || wrapped.size > 0) spec.shareProcessNamespace = true;
+  if (watching.length > 0 || wrapped.size > 0) {
+    if (spec.shareProcessNamespace === false) {
+      // only a false its construct writes by default reaches here (a user's on an ApiObject is refused above)
+      warnings.push(
+        `${where}: sets shareProcessNamespace: true over the workload's false, which cdk8s-plus 29+ writes when none is given, so the library ` +
+        'cannot tell it from a false you chose: the wrapper that exits with a Job\'s app and watchAppExit need the containers to see each other\'s ' +
+        'processes (docs/security.md). To keep them apart, target Kubernetes 1.29+ (native sidecars) without watchAppExit.',
+      );
+    }
+    spec.shareProcessNamespace = true;
+  }
   const unprobed: string[] = [];
   for (const s of ordered) {
     const placed = placedContainer(s, target, appShutdown, programs, wrapped.has(s) ? wrapPrograms : undefined);
@@ -232,14 +236,18 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
       legacyLast.push(c);
     }
   }
-  // RestartAllContainers: the kubelet kills every container with a grace period of 0, in reverse
-  // order, then starts the pod's containers again from its init containers (kubernetes v1.37.2
-  // pkg/kubelet/kuberuntime/kuberuntime_manager.go SyncPod: "Killing containers without grace period").
+  // RestartAllContainers (kubernetes v1.37.2 pkg/kubelet/kuberuntime): computePodActions orders
+  // the app containers first, then the init containers, the triggering container last
+  // (kuberuntime_manager.go:1294-1303); SyncPod kills the running ones one after another with
+  // killContainer(grace 0) (:1632-1646), which skips preStop (kuberuntime_container.go:896) and
+  // raises the grace to minimumGracePeriodInSeconds = 2 (:907-909, kuberuntime_manager.go:84);
+  // then the pod starts again from its init containers.
   const restarting = ordered.filter(s => s.layout === 'NATIVE' && (s.restartPodOnExitCodes ?? []).length > 0);
   if (restarting.length > 0) {
     warnings.push(
       `${restarting.map(s => s.owner).join(', ')}: restartPodOnExitCodes restarts every container of ${where} in place when the sidecar exits with ` +
-      'one of those codes; the kubelet then kills them all at once with no grace period (no preStop hook, no ordered stop of the sidecars after the app), ' +
+      'one of those codes; the kubelet then stops them one after another, app containers first, with no preStop hook and SIGTERM with only its 2 s minimum ' +
+      'grace period (no ordered stop of the sidecars after the app), ' +
       'so the app gets no graceful shutdown and a log agent or collector loses what it has buffered. Use it for a sidecar the app cannot run without ' +
       '(a proxy holding its credentials), not for one that must flush.',
     );
@@ -465,7 +473,8 @@ function placeContainer(
   const lifecycle = hooks.lifecycle;
   let needsTools = hooks.needsTools;
   const c: Json = copyJson(s.container);
-  const wrapper = wrapPrograms ? exitWithAppCommand(s, wrapPrograms) : undefined;
+  const wrapper = wrapPrograms ? exitWithAppCommand(s, wrapPrograms)
+    : s.layout === 'NATIVE' ? holdSigtermCommand(s) : undefined;
   if (wrapper) {
     // the agent's argv goes into the wrapper's arguments (the kubelet expands `$(NAME)` in command and args alike)
     c.command = wrapper;

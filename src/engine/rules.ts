@@ -8,9 +8,9 @@
  * `pkg/apis/core/validation/validation.go`; the rules were read at the tags named in each row.
  * Version facts come from the capabilities table in `src/target/capabilities.ts`; no rule compares versions.
  */
-import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './shutdown';
 import { EngineTarget } from './spec';
 import { podRequests } from './timeline';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS } from '../facts/pod-defaults';
 import { parseQuantity } from '../facts/quantity';
 import { Json } from '../private/json';
 import { TargetCapabilities, capabilities } from '../target/capabilities';
@@ -166,7 +166,7 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     source: 'validation.go validateInitContainers / validateContainers, allNames (v1.27.0, v1.33.0)',
     check: pod => [...count([...pod.init, ...pod.containers].map(c => c.name))]
       .filter(([name, n]) => n > 1 && !pod.namesReported.includes(name))
-      .map(([name, n]) => `${pod.where}: container name '${name}' is used ${n} times; names must be unique across initContainers and containers.`),
+      .map(([name, n]) => `${pod.where}: container name '${name}' is used ${n} times; names must be unique across initContainers and containers: rename all but one of them.`),
   },
   {
     name: 'volume names are unique DNS-1123 labels',
@@ -205,7 +205,10 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
         .filter(c => c.restartPolicy !== undefined && !allowed.includes(c.restartPolicy))
         .map(c => `${pod.where}: init container '${c.name}' has restartPolicy '${c.restartPolicy}': only ` +
           `${allowed.map(x => `'${x}'`).join(', ')} ${allowed.length > 1 ? 'are' : 'is'} allowed on init containers` +
-          `${allowed.length > 1 ? '' : ` in Kubernetes 1.${pod.minor}`}.`);
+          (allowed.length > 1
+            ? '; use one of them.'
+            : ` in Kubernetes 1.${pod.minor} (OnFailure and Never from 1.35). Remove restartPolicy for an init container that runs once ` +
+              "before the app (its own restarts follow the pod's restartPolicy), set 'Always' for a sidecar that runs beside it, or target 1.35+."));
     },
   },
   {
@@ -281,7 +284,8 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     source: 'PodLevelResources: alpha and off 1.32-1.33, beta and on 1.34 (still beta in v1.37.2, pkg/features/kube_features.go); ' +
       'pkg/api/pod/util.go dropDisabledPodLevelResources while off; validation.go validatePodResourceConsistency with ' +
       'resourcehelper.AggregateContainerRequests (native sidecars count with the app, v1.37.2); a pod-level limit without a ' +
-      'request is the request (defaulting)',
+      'request: the Pod\'s request defaults to the containers\' aggregate (v1/defaults.go SetDefaults_Pod, Pods only, not templates), ' +
+      'which validateResourceRequirements then holds to the limit ("must be less than or equal to cpu limit of ...")',
     check: pod => podLevelResourceProblems(pod),
   },
   {
@@ -347,12 +351,13 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
       // Regular containers run together: one host port for all of them.
       const owners = new Map<string, string>();
       for (const c of pod.containers) {
-        for (const p of c.ports ?? []) {
+        for (const p of Array.isArray(c.ports) ? c.ports : []) {
           if (!p.hostPort) continue;
           const key = hostPortKey(p);
           const first = owners.get(key);
           if (first !== undefined) {
-            errors.push(`${pod.where}: hostPort ${key} is used by both '${first}' and '${c.name}'.`);
+            errors.push(`${pod.where}: hostPort ${key} is used by both '${first}' and '${c.name}', which the API server rejects (one host port per pod); ` +
+              `give '${c.name}' another hostPort, or drop hostPort (the pod IP and Services reach containerPort without it).`);
           } else {
             owners.set(key, c.name);
           }
@@ -361,7 +366,7 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
       // Init containers run one by one (the API server checks each alone, even native sidecars).
       for (const c of pod.init) {
         for (const [key, n] of count((c.ports ?? []).filter((p: Json) => p.hostPort).map(hostPortKey))) {
-          if (n > 1) errors.push(`${pod.where}: init container '${c.name}' declares hostPort ${key} ${n} times.`);
+          if (n > 1) errors.push(`${pod.where}: init container '${c.name}' declares hostPort ${key} ${n} times, which the API server rejects; declare it once.`);
         }
       }
       return errors;
@@ -423,13 +428,21 @@ function podLevelResourceProblems(pod: PodUnderCheck): string[] {
     ['cpu', aggregate.cpuMillis / 1000, `${aggregate.cpuMillis}m`],
     ['memory', aggregate.memoryBytes, `${Math.ceil(aggregate.memoryBytes / 2 ** 20)}Mi`],
   ] as Array<[string, number, string]>) {
-    // a pod-level limit without a request is the request (the API server defaults it before validating)
+    // a pod-level limit without a request must cover the aggregate too: the Pod's request defaults to it
     const field = r.requests?.[res] !== undefined ? 'requests' : r.limits?.[res] !== undefined ? 'limits' : undefined;
     if (field === undefined) continue;
     const budget = parseQuantity(r[field][res]);
     if (budget === undefined || have <= budget + 1e-9) continue;
+    // limits only: validation of the template has no pod request to compare; the Pod's defaulting
+    // (v1.37.2 pkg/apis/core/v1/defaults.go SetDefaults_Pod/defaultPodRequests, Pods only, not
+    // templates) makes the request the containers' aggregate, which the limit then refuses
+    // (validation.go validateResourceRequirements: "must be less than or equal to cpu limit of 450m")
+    const quote = field === 'requests'
+      ? `the API server: "must be greater than or equal to aggregate container requests of ${show}"`
+      : `the pod's request defaults to that aggregate, and the API server: "must be less than or equal to ${res} limit of ${r.limits[res]}"; ` +
+        (pod.kind === 'Pod' ? 'the Pod is refused' : `the ${pod.kind ?? 'workload'} is accepted but its Pods are refused (FailedCreate)`);
     out.push(`${pod.where}: pod-level spec.resources.${field}.${res} ${r[field][res]} is below the ${show} that ${who} request together ` +
-      `(the API server: "must be greater than or equal to aggregate container requests of ${show}"). Raise spec.resources.${field}.${res} ` +
+      `(${quote}). Raise spec.resources.${field}.${res} ` +
       'to at least that, or give the sidecars smaller requests (their resources prop).');
   }
   for (const c of pod.containers) {
@@ -447,9 +460,17 @@ function podLevelResourceProblems(pod: PodUnderCheck): string[] {
   return out;
 }
 
+/** The API's shape of `restartPolicyRules`: a list of objects, `exitCodes` an object, its `values` a list of integers. */
+function restartRulesShaped(rules: unknown): boolean {
+  const isObject = (x: unknown): x is Json => x !== null && typeof x === 'object' && !Array.isArray(x);
+  return Array.isArray(rules) && rules.every(r => isObject(r) && (r.exitCodes === undefined || (isObject(r.exitCodes) &&
+    (r.exitCodes.values === undefined || (Array.isArray(r.exitCodes.values) && r.exitCodes.values.every((v: unknown) => Number.isInteger(v)))))));
+}
+
 /**
  * The shape of a pod spec as the checks read it: each list that is given is an array of objects
- * (no `null`, no hole), every container has a string name. Anything else is reported here, so
+ * (no `null`, no hole), every container has a string name and
+ * `restartPolicyRules` of the API's shape. Anything else is reported here, so
  * that no check reads a field of `null` (a raw TypeError without the workload's name).
  */
 export function podSpecShapeErrors(where: string, spec: Json): string[] {
@@ -468,6 +489,9 @@ export function podSpecShapeErrors(where: string, spec: Json): string[] {
         errors.push(`${where}: spec.${list}[${i}] is ${i in value ? JSON.stringify(entry) ?? String(entry) : 'a hole (an empty slot)'}, not an object; remove it or give the ${list === 'volumes' ? 'volume' : 'container'}.`);
       } else if (typeof entry.name !== 'string') {
         errors.push(`${where}: spec.${list}[${i}] has no name (got ${JSON.stringify(entry.name) ?? 'none'}); give it a name.`);
+      } else if (list !== 'volumes' && entry.restartPolicyRules !== undefined && !restartRulesShaped(entry.restartPolicyRules)) {
+        errors.push(`${where}: spec.${list}[${i}] ('${entry.name}') has restartPolicyRules ${JSON.stringify(entry.restartPolicyRules)}, which is not a ` +
+          'list of rules; give a list like [{ action: \'Restart\', exitCodes: { operator: \'In\', values: [42] } }] (values: whole numbers), or remove it.');
       }
     }
   }

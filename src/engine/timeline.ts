@@ -60,6 +60,8 @@
  *   A container without a request has its limit as request (API defaulting), else none.
  */
 import { EngineTarget } from './spec';
+import { COMPLETING_KINDS, podSpecIn } from '../facts/kinds';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS } from '../facts/pod-defaults';
 import { parseQuantity } from '../facts/quantity';
 import { Json } from '../private/json';
 import { capabilities } from '../target/capabilities';
@@ -171,8 +173,6 @@ export interface Timeline {
 }
 
 const MINIMUM_GRACE = 2;
-const DEFAULT_GRACE = 30;
-const COMPLETING = new Set(['Job', 'CronJob']);
 /** One pod sync of the kubelet: it waits for the PLEG's next relist (every 1 s), see above. */
 export const KUBELET_SYNC_SECONDS = 1;
 /**
@@ -182,16 +182,6 @@ export const KUBELET_SYNC_SECONDS = 1;
 export const DELETION_REACTION_SECONDS = KUBELET_SYNC_SECONDS;
 /** The Job controller's batch period for pod updates (`SyncJobBatchPeriod`). */
 export const JOB_SYNC_SECONDS = 1;
-
-function podSpecOf(manifest: Json): Json | undefined {
-  switch (manifest?.kind) {
-    case 'Pod': return manifest.spec;
-    case 'CronJob': return manifest.spec?.jobTemplate?.spec?.template?.spec;
-    case 'Deployment': case 'StatefulSet': case 'DaemonSet': case 'ReplicaSet': case 'Job': case 'ReplicationController':
-      return manifest.spec?.template?.spec;
-    default: return undefined;
-  }
-}
 
 /** The kinds the timeline reads. */
 export const TIMELINE_KINDS = ['Pod', 'Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'ReplicationController', 'Job', 'CronJob'];
@@ -251,8 +241,33 @@ function holdSeconds(postStart: Json | undefined): number | undefined {
   if (postStart === undefined || postStart === null) return 0;
   const shell = shellOf((postStart.exec?.command ?? []).map(String));
   const script: string = shell ? shell.withArgs(shell.script) : '';
-  const m = /^i=0; until .* wget -q -T 1 .*if \[ \$i -ge (\d+) \]; then exit 0; fi; .* sleep 1; done$/.exec(script);
-  return m ? 2 * Number(m[1]) - 1 : undefined;
+  const tries = holdTries(script);
+  return tries === undefined ? undefined : 2 * tries - 1;
+}
+
+/**
+ * The N of the legacy hold's script `i=0; until ... wget -q -T 1 ...if [ $i -ge N ]; then exit 0;
+ * fi; ... sleep 1; done` (the last such N, as a greedy pattern would take it), in linear time: a
+ * regular expression with three `.*` took minutes on a 90 KB hook (issue 38).
+ */
+export function holdTries(script: string): number | undefined {
+  const HEAD = 'i=0; until ';
+  const WGET = ' wget -q -T 1 ';
+  const IF = 'if [ $i -ge ';
+  const FI = ' ]; then exit 0; fi; ';
+  const TAIL = ' sleep 1; done';
+  if (!script.startsWith(HEAD) || !script.endsWith(TAIL) || /[\n\r\u2028\u2029]/.test(script)) return undefined;
+  const wget = script.indexOf(WGET, HEAD.length);
+  if (wget < 0) return undefined;
+  const limit = script.length - TAIL.length; // the `fi; ` must end at or before the tail starts (`.*` may be empty)
+  let found: number | undefined;
+  for (let at = script.indexOf(IF, wget + WGET.length); at >= 0; at = script.indexOf(IF, at + 1)) {
+    let end = at + IF.length;
+    while (end < script.length && script.charCodeAt(end) >= 48 && script.charCodeAt(end) <= 57) end++;
+    if (end === at + IF.length || !script.startsWith(FI, end) || end + FI.length > limit) continue;
+    found = Number(script.slice(at + IF.length, end));
+  }
+  return found;
 }
 
 function probeWorst(probe: Json | undefined): number {
@@ -375,7 +390,7 @@ function shifted(step: StopStep, by: number): StopStep {
 }
 
 export function computeTimeline(manifest: Json, input: TimelineInput): Timeline {
-  const spec = podSpecOf(manifest);
+  const spec = podSpecIn(manifest);
   if (!spec) throw new Error(`kind ${manifest?.kind} has no pod template; the timeline reads ${TIMELINE_KINDS.join(', ')}`);
   const ordered = capabilities(input.target.minor, input.target.gate).orderedTermination;
   const assumptions: string[] = [];
@@ -418,18 +433,23 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
     assumptions.push(`'${c.name}': its lifecycle.stopSignal ${c.lifecycle.stopSignal} is dropped by Kubernetes 1.${input.target.minor} ` +
       '(ContainerStopSignals is alpha and off): it is stopped with SIGTERM (or its image\'s STOPSIGNAL) as shown');
   }
-  // RestartAllContainers (KEP-5532, 1.36+): the kubelet kills every container with a grace period
-  // of 0, in reverse order, and starts the pod again from its init containers (kubernetes v1.37.2
-  // pkg/kubelet/kuberuntime/kuberuntime_manager.go SyncPod).
-  const podRestarts = !caps.restartAllContainers ? [] : [...init, ...containers].flatMap(c => ((c.restartPolicyRules ?? []) as Json[])
+  // RestartAllContainers (KEP-5532, 1.36+; kubernetes v1.37.2 pkg/kubelet/kuberuntime): the app
+  // containers first, then the init containers, the triggering one last (kuberuntime_manager.go:
+  // 1294-1303), each running one killed in turn with grace 0 (:1632-1646): no preStop
+  // (kuberuntime_container.go:896), SIGTERM and the 2 s minimumGracePeriodInSeconds (:907-909)
+  // before SIGKILL; then the pod starts again from its init containers.
+  const rulesOf = (c: Json): Json[] => Array.isArray(c.restartPolicyRules) ? c.restartPolicyRules : [];
+  const codesOf = (r: Json): unknown[] => Array.isArray(r.exitCodes?.values) ? r.exitCodes.values : [];
+  const podRestarts = !caps.restartAllContainers ? [] : [...init, ...containers].flatMap(c => rulesOf(c)
     .filter(r => r?.action === 'RestartAllContainers')
-    .map(r => `'${c.name}' exiting with ${r.exitCodes?.operator === 'NotIn' ? 'a code not in' : 'a code in'} [${(r.exitCodes?.values ?? []).join(', ')}] ` +
-      'restarts every container in place: all are killed at once with no grace period (no preStop hook, no ordered stop), then the init ' +
-      'containers and the app start again'));
+    .map(r => ({ r, others: [...init.filter(x => x.restartPolicy === 'Always'), ...containers].filter(x => x !== c).length }))
+    .map(({ r, others }) => `'${c.name}' exiting with ${r.exitCodes?.operator === 'NotIn' ? 'a code not in' : 'a code in'} [${codesOf(r).join(', ')}] ` +
+      'restarts every container in place: no preStop; SIGTERM with the kubelet\'s 2 s minimum, one container after another, app containers first ' +
+      `(up to ${2 * others}s for the ${others} running other${others === 1 ? '' : 's'}), then the init containers and the app start again`));
 
   // Stop
   const graceSet = typeof spec.terminationGracePeriodSeconds === 'number';
-  const grace: number = graceSet ? spec.terminationGracePeriodSeconds : DEFAULT_GRACE;
+  const grace: number = graceSet ? spec.terminationGracePeriodSeconds : KUBERNETES_DEFAULT_GRACE_SECONDS;
   const hooks = (c: Json): number | undefined => {
     if (!c.lifecycle?.preStop) return undefined;
     const given = input.hookSeconds?.[c.name];
@@ -455,7 +475,7 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
 
   // Completion
   const podCompletes = manifest.kind === 'Pod' && spec.restartPolicy !== undefined && spec.restartPolicy !== 'Always';
-  const completes = COMPLETING.has(manifest.kind) || podCompletes;
+  const completes = COMPLETING_KINDS.has(manifest.kind) || podCompletes;
   let completion: StopStep[] = [];
   let completionSeconds: number | undefined;
   if (completes) {
@@ -477,7 +497,8 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
     // then 2. to 4.: Succeeded reaches the API server three syncs after the last exit
     completionSeconds = neverExits ? undefined : Math.max(killAt, ...completion.map(x => x.exitSeconds)) + 3 * KUBELET_SYNC_SECONDS;
   }
-  const jobCompleteSeconds = completionSeconds !== undefined && COMPLETING.has(manifest.kind) ? completionSeconds + JOB_SYNC_SECONDS : undefined;
+  const jobCompleteSeconds = completionSeconds !== undefined && COMPLETING_KINDS.has(manifest.kind)
+    ? completionSeconds + JOB_SYNC_SECONDS : undefined;
 
   return {
     workload: `${manifest.kind} '${manifest.metadata?.name ?? ''}'`,

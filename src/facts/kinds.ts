@@ -16,6 +16,24 @@ export const TEMPLATE_PATHS: Record<string, string[]> = {
   ReplicationController: ['spec', 'template'],
 };
 
+/** The kinds the engine accepts (every kind with a pod template). */
+export const SUPPORTED_KINDS = Object.keys(TEMPLATE_PATHS);
+
+/** Kinds whose pods are meant to complete. */
+export const COMPLETING_KINDS: ReadonlySet<string> = new Set(['Job', 'CronJob']);
+
+/**
+ * The pod spec of a manifest, read only (nothing is created on it), or undefined when the kind
+ * has no pod template or the manifest lacks one.
+ */
+export function podSpecIn(manifest: Json): Json | undefined {
+  const kind = manifest?.kind;
+  if (typeof kind !== 'string' || !Object.prototype.hasOwnProperty.call(TEMPLATE_PATHS, kind)) return undefined;
+  let node: Json | undefined = manifest;
+  for (const key of TEMPLATE_PATHS[kind]) node = node?.[key];
+  return node?.spec;
+}
+
 /**
  * The pod template (its `metadata` and `spec`) of a manifest, or undefined when the kind has
  * none. Missing `metadata` / `spec` objects are created on the (already cloned) manifest.
@@ -23,12 +41,15 @@ export const TEMPLATE_PATHS: Record<string, string[]> = {
 export function podTemplateOf(manifest: Json): { metadata: Json; spec: Json } | undefined {
   const path = TEMPLATE_PATHS[manifest.kind];
   if (!path) return undefined;
+  const isObject = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v);
   let node = manifest;
   for (const key of path) {
     node[key] = node[key] ?? {};
     node = node[key];
+    if (!isObject(node)) return undefined; // `spec: 5`: no template (the API server refuses the object's type)
   }
   node.metadata = node.metadata ?? {};
   node.spec = node.spec ?? {};
+  if (!isObject(node.metadata) || !isObject(node.spec)) return undefined;
   return { metadata: node.metadata, spec: node.spec };
 }

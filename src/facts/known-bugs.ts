@@ -12,10 +12,12 @@
  * The engine (src/engine) never compares versions; this module does, on the engine's output.
  */
 import { NATIVE_SIDECARS_ANNOTATION } from './annotations';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './pod-defaults';
 import { parseQuantity } from './quantity';
+import { selectorSelects } from './services';
 import { WorkloadIndex } from './workload-index';
 import { Json } from '../private/json';
-import { KubeVersion, formatFullVersion } from '../target/capabilities';
+import { KubeVersion, formatFullVersion, parseKubernetesVersion } from '../target/capabilities';
 
 /** What a known bug does to one pod, with what to do about it. @internal */
 export interface KnownBugHit {
@@ -137,7 +139,7 @@ export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
       const natives = init.filter(c => c.restartPolicy === 'Always').map(c => c.name as string);
       if (natives.length < 2) return undefined;
       const affected = natives.slice(0, -1);
-      const grace = pod.terminationGracePeriodSeconds ?? 30;
+      const grace = pod.terminationGracePeriodSeconds ?? KUBERNETES_DEFAULT_GRACE_SECONDS;
       return {
         level: 'warning',
         what:
@@ -412,9 +414,13 @@ export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
     fixedBy: 'kubernetes#136598',
     summary: 'at pod termination a lifecycle hook can run for its full duration, past its container\'s exit',
     fixedIn: ['1.36.0'],
+    // unverified range: #136598 is a go-systemd bump (v22.5.0 -> v22.7.0, coreos/go-systemd#496) fixing
+    // kubernetes#135825 and #134338 (a preStop sleep running on after PID 1 exits, reported 2025-09);
+    // neither says since which release, so the warning says the range is not established.
     firstAffectedMinor: 27,
     sources: [
       'https://github.com/kubernetes/kubernetes/pull/136598', 'CHANGELOG/CHANGELOG-1.36.md v1.36.0-alpha.1 and v1.36.0 (#136598)',
+      'https://github.com/kubernetes/kubernetes/issues/134338', 'https://github.com/kubernetes/kubernetes/issues/135825',
     ],
     check: pod => {
       const all: Json[] = [...(pod.initContainers ?? []), ...(pod.containers ?? [])];
@@ -425,7 +431,8 @@ export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
         what:
           `${quoted(hooked)} ${hooked.length > 1 ? 'have' : 'has'} a preStop hook; when the pod is terminated a hook can run for its full duration ` +
           'instead of ending with its container, so the pod can stay Terminating up to terminationGracePeriodSeconds (a rollout or a Job\'s ' +
-          'completion takes that much longer)',
+          'completion takes that much longer; unverified range: the fix is a go-systemd bump and the reports, kubernetes#134338 and #135825, do not say ' +
+          'since which release, so this warns from 1.27)',
         avoid: 'or keep the sidecars\' hooks short (appShutdownTime, watchAppExit in the legacy layout)',
       };
     },
@@ -521,8 +528,8 @@ function isWholeCpus(cores: number | undefined): boolean {
 }
 
 function parseFixed(v: string): { minor: number; patch: number } {
-  const [, minor, patch] = v.split('.').map(Number);
-  return { minor, patch };
+  const { minor, patch } = parseKubernetesVersion(v)!; // the table's `x.y.z` (test/known-bugs.test.ts)
+  return { minor, patch: patch! };
 }
 
 /**
@@ -659,7 +666,7 @@ export function checkServiceTargetPorts(service: Json, workloads: WorkloadIndex,
     const template = w.template;
     if (!template) continue;
     const labels = template.metadata?.labels ?? {};
-    if (!Object.entries(selector).every(([k, v]) => labels[k] === v)) continue;
+    if (!selectorSelects(selector, labels)) continue;
     const containers: Json[] = Array.isArray(template.spec?.containers) ? template.spec.containers : [];
     const natives: Json[] = Array.isArray(template.spec?.initContainers) ? template.spec.initContainers.filter((c: Json) => c && c.restartPolicy === 'Always') : [];
     const declares = (c: Json, name: string) => Array.isArray(c?.ports) && c.ports.some((p: Json) => p && p.name === name);

@@ -67,17 +67,26 @@ export interface KubeVersion {
 const VERSION_RE = /^v?(\d+)\.(\d+)(?:\.(\d+))?$/;
 
 /**
+ * `x.y` or `x.y.z`, with an optional `v` (`1.29`, `v1.29.3`, a mesh's `2.19`): the one grammar of
+ * a release version. Returns undefined for anything else.
+ * @internal
+ */
+export function parseRelease(raw: string): { readonly major: number; readonly minor: number; readonly patch?: number } | undefined {
+  const m = VERSION_RE.exec(raw);
+  if (!m) return undefined;
+  return { major: Number(m[1]), minor: Number(m[2]), ...(m[3] !== undefined ? { patch: Number(m[3]) } : {}) };
+}
+
+/**
  * Parses `1.29`, `v1.29`, `1.29.3` or `v1.29.3`. Returns undefined for anything else.
  * @internal
  */
 export function parseKubernetesVersion(raw: string): KubeVersion | undefined {
-  const m = VERSION_RE.exec(raw);
-  if (!m) return undefined;
-  const major = Number(m[1]);
-  const minor = Number(m[2]);
+  const r = parseRelease(raw);
+  if (!r) return undefined;
+  const { major, minor, patch } = r;
   if (major !== 1 || minor > 99) return undefined;
-  if (m[3] === undefined) return { major, minor, raw };
-  const patch = Number(m[3]);
+  if (patch === undefined) return { major, minor, raw };
   if (patch > 999) return undefined;
   return { major, minor, patch, raw };
 }

@@ -1,0 +1,832 @@
+/**
+ * The command's one reader (issue 38): files and stdin read with bounds, and YAML read as the API
+ * server reads it. kubectl splits a stream into documents line by line (apimachinery's YAMLReader:
+ * a line that starts with `---` ends a document) and converts each with sigs.k8s.io/yaml over
+ * gopkg.in/yaml.v2; this module does the same steps:
+ *
+ * - bytes: UTF-8 only (UTF-16/32, invalid UTF-8, NUL and the other characters libyaml refuses are
+ *   errors), a size cap per input and per document;
+ * - documents: split as kubectl splits them (`--- text` is an error, as there);
+ * - syntax: the `yaml` package cdk8s bundles, with every scalar kept as text (failsafe schema);
+ * - values: each scalar resolved as yaml.v2 resolves it (YAML 1.1 booleans y/yes/on..., Go's
+ *   integer syntax 0x/0o/0b/017, no base 60, timestamps stay strings, int64/uint64 exact as BigInt
+ *   beyond 2^53, `.nan`/`.inf` refused as JSON refuses them), explicit tags as yaml.v2 takes them,
+ *   `<<` merges and duplicate keys as yaml.v2 applies them (the last wins), keys converted to JSON
+ *   strings as sigs.k8s.io/yaml converts them;
+ * - bounds: nesting depth, expanded nodes, aliases (yaml.v2's own ratio rule) and documents.
+ *
+ * test/reader.test.ts proves the reading against the Go reader (test/go-yaml-reader) over a corpus.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { CommandError } from './errors';
+
+/* eslint-disable @typescript-eslint/no-require-imports */
+
+/** A value as the API server reads it: JSON, with integers beyond 2^53 exact as BigInt. */
+export type YamlValue = null | boolean | number | bigint | string | YamlValue[] | { [key: string]: YamlValue };
+
+/** The reader's bounds; each one at or under what kubectl and the API server take. */
+export interface ReadLimits {
+  /** Bytes of one file or of stdin. */
+  readonly maxInputBytes: number;
+  /** Bytes of one document (the API server takes request bodies up to 3 MiB). */
+  readonly maxDocumentBytes: number;
+  /** Documents in one input. */
+  readonly maxDocuments: number;
+  /** Nesting depth of one document (yaml.v2 stops at 10000). */
+  readonly maxDepth: number;
+  /** Nodes of one document once its aliases are expanded. */
+  readonly maxNodes: number;
+}
+
+export const DEFAULT_LIMITS: ReadLimits = {
+  maxInputBytes: 16 * 1024 * 1024,
+  maxDocumentBytes: 3 * 1024 * 1024,
+  maxDocuments: 10_000,
+  maxDepth: 500,
+  maxNodes: 1_000_000,
+};
+
+/** An input the reader refuses: names the input, the document and what to do. */
+export class ReadError extends CommandError {}
+
+const MiB = (n: number) => `${(n / 1024 / 1024).toFixed(n % (1024 * 1024) === 0 ? 0 : 1)} MiB`;
+
+// ---------------------------------------------------------------------------------------------
+// Bytes
+
+/**
+ * Reads a file, bounded: regular files only (a FIFO, a device or a socket would block or never
+ * end), at most `limits.maxInputBytes`. `name` is how messages name it.
+ */
+export function readFileBounded(file: string, limits: ReadLimits = DEFAULT_LIMITS): Buffer {
+  let fd: number;
+  try {
+    // O_NONBLOCK: opening a FIFO without a writer does not block; it is refused below.
+    // eslint-disable-next-line no-bitwise
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch (e) {
+    throw new ReadError(`${file}: cannot read it: ${errnoText(e)}`);
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (stat.isDirectory()) throw new ReadError(`${file}: is a directory; give the directory itself as an argument to walk it`);
+    if (!stat.isFile()) throw new ReadError(`${file}: not a regular file (${fileType(stat)}); give a file, or - to read stdin`);
+    if (stat.size > limits.maxInputBytes) {
+      throw new ReadError(`${file}: ${stat.size} bytes, over the reader's limit of ${MiB(limits.maxInputBytes)} per input`);
+    }
+    return readAllBounded(fd, file, limits.maxInputBytes);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Reads stdin, bounded: an endless stdin (`yes |`, /dev/zero) stops at the limit with an error. */
+export function readStdinBounded(limits: ReadLimits = DEFAULT_LIMITS): Buffer {
+  return readAllBounded(0, 'stdin', limits.maxInputBytes);
+}
+
+function readAllBounded(fd: number, name: string, max: number): Buffer {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const chunk = Buffer.allocUnsafe(1024 * 1024);
+  for (;;) {
+    let n: number;
+    try {
+      n = fs.readSync(fd, chunk, 0, chunk.length, null);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN') {
+        // a non-blocking stdin (a terminal or a pipe set so by the parent): wait a little and retry
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+        continue;
+      }
+      if (code === 'EOF') break;
+      throw new ReadError(`${name}: cannot read it: ${errnoText(e)}`);
+    }
+    if (n === 0) break;
+    total += n;
+    if (total > max) throw new ReadError(`${name}: more than ${MiB(max)}, the reader's limit per input; split the input`);
+    chunks.push(Buffer.from(chunk.subarray(0, n)));
+  }
+  return Buffer.concat(chunks, total);
+}
+
+function fileType(stat: fs.Stats): string {
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  if (stat.isSocket()) return 'a socket';
+  return 'not a file';
+}
+
+function errnoText(e: unknown): string {
+  const err = e as NodeJS.ErrnoException;
+  const why: Record<string, string> = {
+    EACCES: 'permission denied',
+    EPERM: 'permission denied',
+    ENOENT: 'no such file or directory',
+    EISDIR: 'is a directory',
+    ELOOP: 'too many symbolic links',
+    ENAMETOOLONG: 'name too long',
+    EIO: 'input/output error',
+  };
+  return (err.code && why[err.code]) ?? String(err.message ?? e).split('\n')[0];
+}
+
+/**
+ * The files below `dir` (for `expandInputs`), refusing what would lead out of it or block: a
+ * symbolic link whose target is outside `dir`, an unreadable directory (a clear error, not a crash).
+ */
+export function walkDirectory(dir: string, skip: ReadonlySet<string>, keep: (file: string) => boolean): string[] {
+  const root = realpathOrThrow(dir);
+  const out: string[] = [];
+  const visit = (d: string, depth: number) => {
+    if (depth > 100) throw new ReadError(`${d}: directories nested more than 100 deep; give a shallower directory`);
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(d, { withFileTypes: true });
+    } catch (e) {
+      throw new ReadError(`${d}: cannot read the directory: ${errnoText(e)}`);
+    }
+    for (const e of entries) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) {
+        if (!skip.has(e.name)) visit(p, depth + 1);
+        continue;
+      }
+      if (e.isSymbolicLink()) {
+        if (!keep(p)) continue;
+        const real = realpathOrThrow(p);
+        if (real !== root && !real.startsWith(root + path.sep)) {
+          throw new ReadError(`${p}: a symbolic link to ${real}, outside ${dir}; the walk reads only files inside the directory given (name the file itself to read it)`);
+        }
+        if (fs.statSync(real).isFile()) out.push(p);
+        continue;
+      }
+      if (e.isFile() && keep(p)) out.push(p);
+    }
+  };
+  visit(dir, 0);
+  return out;
+}
+
+function realpathOrThrow(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch (e) {
+    throw new ReadError(`${p}: cannot resolve it: ${errnoText(e)}`);
+  }
+}
+
+/**
+ * The text of an input: UTF-8 only. A UTF-16/UTF-32 byte order mark and invalid UTF-8 are errors
+ * naming the line (`readYaml` then refuses the characters libyaml refuses, NUL included). A UTF-8
+ * byte order mark at the start is dropped.
+ */
+export function decodeInput(bytes: Buffer, name: string): string {
+  const starts = (...b: number[]) => bytes.length >= b.length && b.every((x, i) => bytes[i] === x);
+  if (starts(0, 0, 0xfe, 0xff) || starts(0xff, 0xfe, 0, 0)) {
+    throw new ReadError(`${name}: UTF-32 (byte order mark); the command reads UTF-8 only: convert it (iconv -f UTF-32 -t UTF-8)`);
+  }
+  if (bytes.length >= 2 && ((bytes[0] === 0xfe && bytes[1] === 0xff) || (bytes[0] === 0xff && bytes[1] === 0xfe))) {
+    throw new ReadError(`${name}: UTF-16 (byte order mark); the command reads UTF-8 only: convert it (iconv -f UTF-16 -t UTF-8)`);
+  }
+  const text = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false }).decode(bytes);
+  // invalid UTF-8 shows as U+FFFD where the bytes were not EF BF BD
+  if (text.includes('\ufffd')) {
+    let line = 1;
+    let byte = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 0x0a) line++;
+      if (c === 0xfffd && !(bytes[byte] === 0xef && bytes[byte + 1] === 0xbf && bytes[byte + 2] === 0xbd)) {
+        throw new ReadError(`${name}: line ${line}: not valid UTF-8 (byte offset ${byte}); the command reads UTF-8 only: convert the file (iconv -f LATIN1 -t UTF-8, or whatever its encoding is)`);
+      }
+      const width = c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c <= 0xdbff ? 4 : 3;
+      if (width === 4) i++;
+      byte += width;
+    }
+  }
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/**
+ * The characters libyaml refuses (C0 controls but tab/LF/CR, DEL, C1 controls but NEL,
+ * U+FFFE/U+FFFF) and the line breaks only libyaml knows (raw NEL, LS, PS), as errors naming the line.
+ */
+function checkCharacters(text: string, name: string): void {
+  // eslint-disable-next-line no-control-regex
+  const bad = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u2028\u2029\ufffe\uffff]/.exec(text);
+  if (!bad) return;
+  let line = 1;
+  for (let k = text.indexOf('\n'); k >= 0 && k < bad.index; k = text.indexOf('\n', k + 1)) line++;
+  const c = bad[0].charCodeAt(0);
+  const hex = c.toString(16).toUpperCase().padStart(4, '0');
+  if (c === 0x85 || c === 0x2028 || c === 0x2029) {
+    throw new ReadError(`${name}: line ${line}: a raw U+${hex}, which the API server's reader takes for a line break (JavaScript readers do not): write it as an escape in a double-quoted string ("\\u${hex.toLowerCase()}")`);
+  }
+  const what = c === 0 ? 'a NUL byte (a UTF-16/32 file without a byte order mark, or a binary file)' : `the control character U+${hex}`;
+  throw new ReadError(`${name}: line ${line}: ${what}; the API server's reader refuses it ("control characters are not allowed"): write it as an escape in a double-quoted string`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Documents
+
+/** One document of a stream, as kubectl splits it: its text and first line (1-based). */
+export interface DocumentText { readonly text: string; readonly line: number }
+
+/**
+ * Splits a stream as apimachinery's YAMLReader does: a line that starts with `---` ends the
+ * document when the rest of it is blank or a comment; any other `---...` line is an error there
+ * ("invalid Yaml document separator"), and here.
+ */
+export function splitDocuments(text: string, name: string, limits: ReadLimits = DEFAULT_LIMITS): DocumentText[] {
+  const docs: DocumentText[] = [];
+  let start = 0;
+  let docStart = 0;
+  let docLine = 1;
+  let line = 1;
+  const push = (end: number) => {
+    if (end > docStart) {
+      if (docs.length >= limits.maxDocuments) throw new ReadError(`${name}: more than ${limits.maxDocuments} documents, the reader's limit per input; split the input`);
+      const t = text.slice(docStart, end);
+      if (Buffer.byteLength(t, 'utf8') > limits.maxDocumentBytes) {
+        throw new ReadError(`${name}: document ${docs.length + 1} (line ${docLine}): over ${MiB(limits.maxDocumentBytes)}, the reader's limit per document (the API server takes request bodies up to 3 MiB)`);
+      }
+      docs.push({ text: t, line: docLine });
+    }
+  };
+  while (start < text.length) {
+    const nl = text.indexOf('\n', start);
+    const end = nl < 0 ? text.length : nl + 1;
+    if (text.startsWith('---', start)) {
+      const rest = text.slice(start + 3, end).trim();
+      if (rest !== '' && rest[0] !== '#') {
+        throw new ReadError(`${name}: line ${line}: '${escapeForMessage(text.slice(start, end).trimEnd(), 60)}': kubectl reads a line that starts with --- as a document separator and refuses anything after it but a comment ("invalid Yaml document separator"); put the content on the next line`);
+      }
+      push(start);
+      docStart = end;
+      docLine = line + 1;
+    }
+    start = end;
+    line++;
+  }
+  push(text.length);
+  return docs;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const UINT64_MAX = 2n ** 64n - 1n;
+
+/** Go's strconv.ParseInt/ParseUint(s, base, 64) for base 0 (prefixes 0x 0o 0b 0, sign) or a fixed base; undefined on error. */
+function goParseInt(s: string, base: number, unsigned: boolean): bigint | undefined {
+  let i = 0;
+  let neg = false;
+  if (!unsigned && (s[0] === '+' || s[0] === '-')) {
+    neg = s[0] === '-';
+    i = 1;
+  }
+  let digits = s.slice(i);
+  if (digits === '') return undefined;
+  if (base === 0) {
+    base = 10;
+    if (digits[0] === '0') {
+      const p = digits[1]?.toLowerCase();
+      if (p === 'x') {
+        base = 16; digits = digits.slice(2);
+      } else if (p === 'o') {
+        base = 8; digits = digits.slice(2);
+      } else if (p === 'b') {
+        base = 2; digits = digits.slice(2);
+      } else if (digits.length > 1) {
+        base = 8; digits = digits.slice(1);
+      }
+    }
+    if (digits === '') return undefined;
+  }
+  const valid = base === 16 ? /^[0-9a-fA-F]+$/ : base === 8 ? /^[0-7]+$/ : base === 2 ? /^[01]+$/ : /^[0-9]+$/;
+  if (!valid.test(digits)) return undefined;
+  if (digits.length > 70) return undefined; // beyond 64 bits in any base
+  const prefix = base === 16 ? '0x' : base === 8 ? '0o' : base === 2 ? '0b' : '';
+  let v = BigInt(prefix + digits);
+  if (neg) v = -v;
+  if (unsigned) return v <= UINT64_MAX ? v : undefined;
+  return v >= INT64_MIN && v <= INT64_MAX ? v : undefined;
+}
+
+const YAML_STYLE_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
+
+type Resolved =
+  | { tag: 'str'; value: string }
+  | { tag: 'bool'; value: boolean }
+  | { tag: 'null'; value: null }
+  | { tag: 'int'; value: bigint }
+  | { tag: 'float'; value: number }
+  | { tag: 'merge' };
+
+const RESOLVE_MAP = new Map<string, Resolved>();
+for (const s of ['y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON']) RESOLVE_MAP.set(s, { tag: 'bool', value: true });
+for (const s of ['n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF']) RESOLVE_MAP.set(s, { tag: 'bool', value: false });
+for (const s of ['', '~', 'null', 'Null', 'NULL']) RESOLVE_MAP.set(s, { tag: 'null', value: null });
+for (const s of ['.nan', '.NaN', '.NAN']) RESOLVE_MAP.set(s, { tag: 'float', value: NaN });
+for (const s of ['.inf', '.Inf', '.INF', '+.inf', '+.Inf', '+.INF']) RESOLVE_MAP.set(s, { tag: 'float', value: Infinity });
+for (const s of ['-.inf', '-.Inf', '-.INF']) RESOLVE_MAP.set(s, { tag: 'float', value: -Infinity });
+
+/** The first character's hint, as yaml.v2's resolveTable. */
+function hintOf(s: string): string | undefined {
+  if (s === '') return 'N';
+  const c = s[0];
+  if (c === '+' || c === '-') return 'S';
+  if (c >= '0' && c <= '9') return 'D';
+  if ('yYnNtTfFoO~'.includes(c)) return 'M';
+  if (c === '.') return '.';
+  return undefined;
+}
+
+/** A plain scalar (or an explicitly tagged one's text) as yaml.v2's `resolve("", s)` reads it. */
+export function resolvePlain(s: string): Resolved {
+  const hint = hintOf(s);
+  if (hint === undefined) return { tag: 'str', value: s };
+  const mapped = RESOLVE_MAP.get(s);
+  if (mapped) return mapped;
+  if (hint === '.') {
+    // Go's ParseFloat of the text as is (no underscores without a base prefix)
+    // Go's ParseFloat takes underscores between digits
+    const t = /(^|[^0-9])_|_($|[^0-9])/.test(s) ? s : s.split('_').join('');
+    if (/^\.[0-9]+([eE][-+]?[0-9]+)?$/.test(t)) {
+      const f = Number(t);
+      if (Number.isFinite(f)) return { tag: 'float', value: f };
+    }
+    return { tag: 'str', value: s };
+  }
+  if (hint === 'D' || hint === 'S') {
+    const plain = s.split('_').join('');
+    const i = goParseInt(plain, 0, false) ?? goParseInt(plain, 0, true);
+    if (i !== undefined) return { tag: 'int', value: i };
+    if (YAML_STYLE_FLOAT.test(plain)) {
+      const f = Number(plain);
+      if (Number.isFinite(f)) return { tag: 'float', value: f };
+    }
+    if (plain.startsWith('0b')) {
+      const b = goParseInt(plain.slice(2), 2, false) ?? goParseInt(plain.slice(2), 2, true);
+      if (b !== undefined) return { tag: 'int', value: b };
+    } else if (plain.startsWith('-0b')) {
+      const b = goParseInt('-' + plain.slice(3), 2, false);
+      if (b !== undefined) return { tag: 'int', value: b };
+    }
+  }
+  return { tag: 'str', value: s };
+}
+
+const TAG_PREFIX = 'tag:yaml.org,2002:';
+const RESOLVABLE = new Set(['str', 'bool', 'int', 'float', 'null', 'timestamp']);
+
+/** A problem of one document, thrown inside the walk and named with the document by the caller. */
+class DocProblem extends Error {
+  constructor(message: string, readonly line?: number) { super(message); }
+}
+
+/** `value` for JSON: an int64 within 2^53 as a number, beyond as BigInt. */
+function intValue(v: bigint): number | bigint {
+  return v >= -(2n ** 53n) && v <= 2n ** 53n ? Number(v) : v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The walk over the `yaml` package's document
+
+let yamlModule: any;
+/** The `yaml` package that cdk8s bundles (the library has no YAML dependency of its own). */
+export function yamlPackage(): any {
+  if (!yamlModule) yamlModule = require(require.resolve('yaml', { paths: [path.dirname(require.resolve('cdk8s'))] }));
+  return yamlModule;
+}
+
+interface Walk {
+  readonly limits: ReadLimits;
+  readonly lineOf: (offset: number) => number;
+  decodeCount: number;
+  aliasCount: number;
+  aliasDepth: number;
+  readonly anchors: Map<any, any>;
+  readonly active: Set<any>;
+}
+
+/** yaml.v2's allowedAliasRatio (decode.go). */
+function allowedAliasRatio(decodeCount: number): number {
+  if (decodeCount <= 400_000) return 0.99;
+  if (decodeCount >= 4_000_000) return 0.10;
+  return 0.99 - 0.89 * ((decodeCount - 400_000) / 3_600_000);
+}
+
+function count(w: Walk, node: any): void {
+  w.decodeCount++;
+  if (w.aliasDepth > 0) w.aliasCount++;
+  if (w.aliasCount > 100 && w.decodeCount > 1000 && w.aliasCount / w.decodeCount > allowedAliasRatio(w.decodeCount)) {
+    throw new DocProblem('excessive aliasing (an alias bomb?): the API server\'s reader refuses it too ("document contains excessive aliasing")', lineAt(w, node));
+  }
+  if (w.decodeCount > w.limits.maxNodes) {
+    throw new DocProblem(`more than ${w.limits.maxNodes} nodes once its aliases are expanded, the reader's limit per document`, lineAt(w, node));
+  }
+}
+
+function lineAt(w: Walk, node: any): number | undefined {
+  const off = node?.range?.[0];
+  return typeof off === 'number' ? w.lineOf(off) : undefined;
+}
+
+/** Records, in document order, which anchor each alias refers to (the latest one before it, as libyaml does). */
+function bindAliases(Y: any, node: any, w: Walk, seen: Map<string, any>, depth: number): void {
+  if (!node) return;
+  if (depth > w.limits.maxDepth) throw new DocProblem(`nested more than ${w.limits.maxDepth} levels deep, the reader's limit`, lineAt(w, node));
+  if (Y.isAlias(node)) {
+    const target = seen.get(node.source);
+    if (!target) throw new DocProblem(`unknown anchor '${escapeForMessage(node.source, 40)}' referenced`, lineAt(w, node));
+    w.anchors.set(node, target);
+    return;
+  }
+  if (node.anchor) seen.set(node.anchor, node);
+  if (Y.isMap(node)) {
+    for (const pair of node.items) {
+      bindAliases(Y, pair.key, w, seen, depth + 1);
+      bindAliases(Y, pair.value, w, seen, depth + 1);
+    }
+  } else if (Y.isSeq(node)) {
+    for (const item of node.items) bindAliases(Y, item, w, seen, depth + 1);
+  }
+}
+
+/** A scalar node's value, as yaml.v2's decoder gives it into interface{}. */
+function scalarValue(node: any, w: Walk): Resolved {
+  if (node.type === 'QUOTE_DOUBLE') checkEscapes(String(node.srcToken?.source ?? ''), w, node);
+  const text: string = typeof node.value === 'string' ? node.value : String(node.value ?? '');
+  const tag: string | undefined = node.tag;
+  if (tag === undefined) {
+    return node.type === 'PLAIN' ? resolvePlain(text) : { tag: 'str', value: text };
+  }
+  const short = tag.startsWith(TAG_PREFIX) ? tag.slice(TAG_PREFIX.length) : undefined;
+  if (short === 'binary') {
+    const clean = text.replace(/[\r\n]/g, '');
+    if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(clean)) {
+      throw new DocProblem('!!binary value contains invalid base64 data', lineAt(w, node));
+    }
+    return { tag: 'str', value: goString(Buffer.from(clean, 'base64')) };
+  }
+  if (short === 'merge' && text === '<<') return { tag: 'merge' };
+  if (short === undefined || !RESOLVABLE.has(short)) return { tag: 'str', value: text };
+  if (short === 'str') return { tag: 'str', value: text };
+  if (short === 'timestamp') {
+    throw new DocProblem(`an explicit !!timestamp tag ('${escapeForMessage(text, 40)}'): not supported; drop the tag (the API server reads the text as a string)`, lineAt(w, node));
+  }
+  const r = resolvePlain(text);
+  if (r.tag === short) return r;
+  if (short === 'float' && r.tag === 'int') return { tag: 'float', value: Number(r.value) };
+  throw new DocProblem(`cannot decode !!${r.tag} \`${escapeForMessage(text, 40)}\` as a !!${short} (the API server's reader refuses it too)`, lineAt(w, node));
+}
+
+/** libyaml's escapes in a double-quoted scalar (no `\\/`; no surrogates in `\\u`/`\\U`). */
+function checkEscapes(raw: string, w: Walk, node: any): void {
+  for (let i = raw.indexOf('\\'); i >= 0 && i < raw.length; i = raw.indexOf('\\', i)) {
+    const c = raw[i + 1];
+    if (c === undefined) return;
+    if (c === 'x' || c === 'u' || c === 'U') {
+      const n = c === 'x' ? 2 : c === 'u' ? 4 : 8;
+      const hex = raw.slice(i + 2, i + 2 + n);
+      if (!/^[0-9a-fA-F]+$/.test(hex) || hex.length !== n) throw new DocProblem('did not find expected hexdecimal number in an escape', lineAt(w, node));
+      const v = parseInt(hex, 16);
+      if ((v >= 0xd800 && v <= 0xdfff) || v > 0x10ffff) throw new DocProblem(`found invalid Unicode character escape code (\\${c}${hex}: the API server's reader refuses surrogates and code points past U+10FFFF)`, lineAt(w, node));
+      i += 2 + n;
+      continue;
+    }
+    if (!'0abt\tnvfre "\'\\N_LP\r\n'.includes(c)) {
+      throw new DocProblem(`found unknown escape character (\\${escapeForMessage(c, 4)}): the API server's reader refuses it`, lineAt(w, node));
+    }
+    i += 2;
+  }
+}
+
+/* eslint-disable no-bitwise */
+/** Bytes as Go's json.Marshal writes a string of them: each byte of an invalid UTF-8 sequence becomes U+FFFD. */
+function goString(bytes: Buffer): string {
+  let out = '';
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i];
+    let n = 0;
+    let min = 0;
+    if (b < 0x80) {
+      out += String.fromCharCode(b); i++; continue;
+    } else if (b >= 0xc2 && b <= 0xdf) {
+      n = 1; min = 0x80;
+    } else if (b >= 0xe0 && b <= 0xef) {
+      n = 2; min = 0x800;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      n = 3; min = 0x10000;
+    } else {
+      out += '\ufffd'; i++; continue;
+    }
+    let cp = b & (n === 1 ? 0x1f : n === 2 ? 0x0f : 0x07);
+    let ok = i + n < bytes.length;
+    for (let k = 1; ok && k <= n; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || (c & 0xc0) !== 0x80) ok = false;
+      else cp = (cp << 6) | (c & 0x3f);
+    }
+    if (!ok || cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+      out += '\ufffd'; i++; continue;
+    }
+    out += String.fromCodePoint(cp);
+    i += n + 1;
+  }
+  return out;
+}
+
+/* eslint-enable no-bitwise */
+
+/** Go's strconv.FormatFloat(f, 'g', -1, 32), as sigs.k8s.io/yaml names a float key. */
+function goFloatKey(f: number): string {
+  if (Number.isNaN(f)) return '.nan';
+  const f32 = Math.fround(f);
+  if (f32 === Infinity) return '.inf';
+  if (f32 === -Infinity) return '-.inf';
+  if (f32 === 0) return Object.is(f32, -0) ? '-0' : '0';
+  let digits = '';
+  let exp = 0;
+  for (let p = 1; p <= 9; p++) {
+    const s = Math.abs(f32).toExponential(p - 1);
+    if (Math.fround(Number(s)) === Math.abs(f32)) {
+      const [m, e] = s.split('e');
+      digits = m.replace('.', '');
+      exp = Number(e);
+      break;
+    }
+  }
+  digits = digits.replace(/0+$/, '') || '0';
+  const sign = f32 < 0 ? '-' : '';
+  if (exp < -4 || exp >= 6) {
+    const e = Math.abs(exp) < 10 ? `0${Math.abs(exp)}` : `${Math.abs(exp)}`;
+    return `${sign}${digits[0]}${digits.length > 1 ? '.' + digits.slice(1) : ''}e${exp < 0 ? '-' : '+'}${e}`;
+  }
+  if (exp < 0) return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
+  if (digits.length <= exp + 1) return `${sign}${digits}${'0'.repeat(exp + 1 - digits.length)}`;
+  return `${sign}${digits.slice(0, exp + 1)}.${digits.slice(exp + 1)}`;
+}
+
+/** A map being built: its JSON keys, and the Go key each came from (two Go keys on one JSON key are refused). */
+interface MapBuild { readonly obj: { [k: string]: YamlValue }; readonly from: Map<string, string> }
+
+function setKey(m: MapBuild, key: string, goKey: string, value: YamlValue, w: Walk, node: any): void {
+  const earlier = m.from.get(key);
+  if (earlier !== undefined && earlier !== goKey) {
+    throw new DocProblem(`the keys ${earlier} and ${goKey} are both '${escapeForMessage(key, 40)}' for the API server, which keeps either one at random; write one of them`, lineAt(w, node));
+  }
+  m.from.set(key, goKey);
+  if (key === '__proto__') Object.defineProperty(m.obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else m.obj[key] = value;
+}
+
+function isMergeKey(Y: any, key: any): boolean {
+  return Y.isScalar(key) && key.value === '<<' && (key.tag === undefined ? key.type === 'PLAIN' : key.tag === `${TAG_PREFIX}merge`);
+}
+
+function toValue(Y: any, node: any, w: Walk, depth: number, isKey = false): YamlValue {
+  if (depth > w.limits.maxDepth) throw new DocProblem(`nested more than ${w.limits.maxDepth} levels deep, the reader's limit`, lineAt(w, node));
+  if (node === null || node === undefined) {
+    count(w, node);
+    return null;
+  }
+  if (Y.isAlias(node)) {
+    count(w, node); // yaml.v2 counts the alias node, then its target's nodes as aliased
+    const target = w.anchors.get(node);
+    if (w.active.has(node)) throw new DocProblem(`anchor '${escapeForMessage(node.source, 40)}' value contains itself`, lineAt(w, node));
+    w.active.add(node);
+    w.aliasDepth++;
+    try {
+      return toValue(Y, target, w, depth, isKey);
+    } finally {
+      w.aliasDepth--;
+      w.active.delete(node);
+    }
+  }
+  count(w, node);
+  if (Y.isScalar(node)) {
+    const r = scalarValue(node, w);
+    if (r.tag === 'merge') return '<<';
+    if (r.tag === 'int') return intValue(r.value);
+    if (r.tag === 'float' && !Number.isFinite(r.value) && !isKey) {
+      throw new DocProblem(`${escapeForMessage(String(node.value), 20)} is ${r.value} for the API server's reader, which JSON cannot carry ("json: unsupported value"); quote it if it is a string`, lineAt(w, node));
+    }
+    return r.value;
+  }
+  if (Y.isSeq(node)) return node.items.map((item: any) => toValue(Y, item, w, depth + 1));
+  if (Y.isMap(node)) {
+    const m: MapBuild = { obj: {}, from: new Map() };
+    fillMap(Y, node, m, w, depth);
+    return m.obj;
+  }
+  throw new DocProblem('a node of an unknown kind', lineAt(w, node));
+}
+
+function fillMap(Y: any, node: any, m: MapBuild, w: Walk, depth: number): void {
+  for (const pair of node.items) {
+    if (isMergeKey(Y, pair.key)) {
+      merge(Y, pair.value, m, w, depth);
+      continue;
+    }
+    const key = keyOf(Y, pair.key, w, depth + 1);
+    const value = toValue(Y, pair.value, w, depth + 1);
+    setKey(m, key.json, key.go, value, w, pair.key);
+  }
+}
+
+/** yaml.v2's merge: a map, an alias of one, or a sequence of them (the earlier ones win). */
+function merge(Y: any, node: any, m: MapBuild, w: Walk, depth: number): void {
+  const wantMap = () => new DocProblem('map merge requires map or sequence of maps as the value', lineAt(w, node));
+  const mapOf = (n: any) => (Y.isAlias(n) ? w.anchors.get(n) : n);
+  const mergeOne = (n: any) => {
+    if (!Y.isMap(mapOf(n))) throw wantMap();
+    if (Y.isAlias(n)) {
+      if (w.active.has(n)) throw new DocProblem(`anchor '${escapeForMessage(n.source, 40)}' value contains itself`, lineAt(w, n));
+      count(w, n);
+      w.active.add(n);
+      w.aliasDepth++;
+      try {
+        count(w, mapOf(n));
+        fillMap(Y, mapOf(n), m, w, depth + 1);
+      } finally {
+        w.aliasDepth--;
+        w.active.delete(n);
+      }
+    } else {
+      count(w, n);
+      fillMap(Y, n, m, w, depth + 1);
+    }
+  };
+  if (Y.isSeq(node)) {
+    for (let i = node.items.length - 1; i >= 0; i--) mergeOne(node.items[i]);
+  } else {
+    mergeOne(node);
+  }
+}
+
+/** A key as sigs.k8s.io/yaml turns it into a JSON key, and how its Go value prints (for collisions). */
+function keyOf(Y: any, node: any, w: Walk, depth: number): { json: string; go: string } {
+  const target = Y.isAlias(node) ? w.anchors.get(node) : node;
+  if (!Y.isScalar(target)) {
+    // walk it for the counts and bounds, then refuse as yaml.v2 does
+    toValue(Y, node, w, depth);
+    throw new DocProblem('a map or list as a map key: the API server\'s reader refuses it ("invalid map key")', lineAt(w, node));
+  }
+  const v = toValue(Y, node, w, depth, true);
+  if (typeof v === 'string') return { json: v, go: `'${escapeForMessage(v, 40)}'` };
+  if (typeof v === 'boolean') return { json: String(v), go: `${v} (a boolean)` };
+  if (typeof v === 'bigint' || (typeof v === 'number' && isIntNode(target))) {
+    const b = BigInt(v as any);
+    if (b > INT64_MAX) throw new DocProblem(`the key ${b} is beyond int64: the API server's reader refuses it ("Unsupported map key of type: uint64")`, lineAt(w, node));
+    return { json: b.toString(), go: `${b} (an integer)` };
+  }
+  if (typeof v === 'number') return { json: goFloatKey(v), go: `${goFloatKey(v)} (a float)` };
+  throw new DocProblem('a null key (~, null or empty): the API server\'s reader refuses it ("Unsupported map key")', lineAt(w, node));
+}
+
+function isIntNode(node: any): boolean {
+  const text = String(node.value);
+  if (node.tag === `${TAG_PREFIX}float`) return false;
+  if (node.tag === `${TAG_PREFIX}int`) return true;
+  return node.tag === undefined && node.type === 'PLAIN' && resolvePlain(text).tag === 'int';
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reader
+
+/** One document read: its value (null for an empty one, which kubectl skips), its number and first line. */
+export interface ReadDocument {
+  /** 1-based number among the documents of the input as kubectl splits it. */
+  readonly index: number;
+  /** The 1-based line where its content starts (where its text starts, for an empty one). */
+  readonly line: number;
+  readonly value: YamlValue;
+}
+
+/**
+ * Reads a YAML stream as the API server reads it. Throws a ReadError naming `name`, the document,
+ * its line and the rule or limit on the first document it cannot read.
+ */
+export function readYaml(text: string, name: string, limits: ReadLimits = DEFAULT_LIMITS): ReadDocument[] {
+  if (text.length > limits.maxInputBytes) throw new ReadError(`${name}: more than ${MiB(limits.maxInputBytes)}, the reader's limit per input`);
+  checkCharacters(text, name);
+  const Y = yamlPackage();
+  return splitDocuments(text, name, limits).map((doc, i) => {
+    const where = (line: number | undefined) => `${name}: document ${i + 1} (line ${line ?? doc.line})`;
+    // line of an offset within the document
+    const lineStarts: number[] = [0];
+    for (let k = doc.text.indexOf('\n'); k >= 0; k = doc.text.indexOf('\n', k + 1)) lineStarts.push(k + 1);
+    const lineOf = (off: number) => {
+      let lo = 0;
+      let hi = lineStarts.length - 1;
+      while (lo < hi) {
+        const mid = Math.floor((lo + hi + 1) / 2);
+        if (lineStarts[mid] <= off) lo = mid; else hi = mid - 1;
+      }
+      return doc.line + lo;
+    };
+    if (/^%/m.test(doc.text)) {
+      const at = doc.text.search(/^%/m);
+      throw new ReadError(`${where(lineOf(at))}: a %YAML or %TAG directive; kubectl splits it from its document at the --- line and the API server's reader refuses what is left ("did not find expected <document start>"): drop it`);
+    }
+    let parsed: any;
+    try {
+      parsed = Y.parseAllDocuments(doc.text, {
+        schema: 'failsafe', version: '1.1', uniqueKeys: false, merge: false, strict: false, prettyErrors: true, maxAliasCount: -1, keepSourceTokens: true,
+      });
+    } catch (e) {
+      if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: nested too deep for the reader (its limit is ${limits.maxDepth} levels)`);
+      throw new ReadError(`${where(undefined)}: not valid YAML: ${firstLineOf((e as Error).message)}`);
+    }
+    const list: any[] = Array.isArray(parsed) ? parsed : [parsed];
+    if (list.length > 1) {
+      throw new ReadError(`${where(lineOf(list[1].range?.[0] ?? 0))}: a second document without a --- line (after a ... or a directive); kubectl reads one document between --- lines`);
+    }
+    const d = list[0];
+    if (d && d.errors.length > 0) {
+      const err = d.errors[0];
+      const at = err.linePos?.[0]?.line;
+      const message = firstLineOf(err.message).replace(/ at line \d+, column \d+:?$/, '');
+      throw new ReadError(`${where(at !== undefined ? doc.line + at - 1 : undefined)}: not valid YAML: ${escapeForMessage(message)}`);
+    }
+    if (d && d.directives && (d.directives.yaml?.explicit || Object.keys(d.directives.tags ?? {}).some(h => h !== '!!' && h !== '!'))) {
+      throw new ReadError(`${where(undefined)}: a %YAML or %TAG directive; kubectl splits it from its document at the --- line and the API server's reader refuses what is left: drop it`);
+    }
+    const w: Walk = { limits, lineOf, decodeCount: 0, aliasCount: 0, aliasDepth: 0, anchors: new Map(), active: new Set() };
+    try {
+      const contents = d?.contents ?? null;
+      bindAliases(Y, contents, w, new Map(), 0);
+      const value = toValue(Y, contents, w, 0);
+      return { index: i + 1, line: contents?.range ? lineOf(contents.range[0]) : doc.line, value };
+    } catch (e) {
+      if (e instanceof DocProblem) throw new ReadError(`${where(e.line)}: ${e.message}`);
+      if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: nested too deep for the reader (its limit is ${limits.maxDepth} levels)`);
+      throw e;
+    }
+  });
+}
+
+function firstLineOf(message: string): string {
+  return message.split('\n').map(l => l.trim()).find(l => l !== '') ?? message;
+}
+
+/**
+ * Text for a message or a line of human output: control characters, line breaks and quotes
+ * escaped (a name cannot forge a line of the output), cut to `max` characters.
+ */
+export function escapeForMessage(s: string, max = 200): string {
+  const cut = s.length > max ? s.slice(0, max) + '...' : s;
+  return cut.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\\]/g, c => {
+    if (c === '\\') return '\\\\';
+    if (c === '\n') return '\\n';
+    if (c === '\r') return '\\r';
+    if (c === '\t') return '\\t';
+    return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+}
+
+/**
+ * One line of human output: control characters, line breaks (LF, CR, NEL, LS, PS) and bidi
+ * controls escaped as \\uXXXX, so that no name or message forges a line (the summary stays the
+ * last line of the output).
+ */
+export function escapeLine(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** A reading as plain JSON for code that does arithmetic on it (BigInt as the nearest number). */
+export function toPlain(v: YamlValue): any {
+  if (typeof v === 'bigint') return Number(v);
+  if (Array.isArray(v)) return v.map(toPlain);
+  if (v !== null && typeof v === 'object') {
+    const out: any = {};
+    for (const k of Object.keys(v)) {
+      const x = toPlain(v[k]);
+      if (k === '__proto__') Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
+      else out[k] = x;
+    }
+    return out;
+  }
+  return v;
+}
+
+/** Canonical text of a reading (keys sorted, integers exact): equal readings have equal texts. */
+export function canonical(v: YamlValue): string {
+  if (v === null) return 'null';
+  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'number') return Object.is(v, -0) ? '-0' : String(v); // as Go's json.Marshal writes a float64
+  if (typeof v === 'string' || typeof v === 'boolean') return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  const keys = Object.keys(v).sort();
+  return `{${keys.map(k => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`;
+}
