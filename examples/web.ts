@@ -38,7 +38,7 @@ export class WebChart extends Chart {
     const envoy = new WithEnvoy(this, 'web-envoy', {
       workload: web,
       appPort: 8080,
-      tls: { secretName: 'web-tls' }, // kept renewed by cert-manager
+      tls: { secret: { name: 'web-tls' } }, // kept renewed by cert-manager
       upstreams: [{ name: 'payments', localPort: 15001, host: 'payments.shop.svc.cluster.local', port: 8080 }],
     });
     new kplus.Service(this, 'web-service', {

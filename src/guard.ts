@@ -1,6 +1,6 @@
 import { ApiObject, ApiObjectProps } from 'cdk8s';
 import { Construct } from 'constructs';
-import { checkBoolean, checkDnsLabel, checkObjectName, checkString, copyData, describeValue, isPropsObject, listOf } from './bind/checks';
+import { checkBoolean, checkDnsLabel, checkObjectName, checkString, describeValue, isPropsObject, listOf, snapshot } from './bind/checks';
 import { NATIVE_SIDECARS_ANNOTATION } from './facts/annotations';
 import { compareCodePoints } from './private/order';
 import { checkVersion, resolveTarget } from './settings';
@@ -105,9 +105,10 @@ export class NativeSidecarGuard extends Construct {
   constructor(scope: Construct, id: string, props: NativeSidecarGuardProps) {
     super(scope, id);
     const who = this.describe();
+    // a copy, each prop read once: a props object changed afterwards (or a getter) changes nothing here
+    props = snapshot(props);
     if (!isPropsObject(props)) throw new Error(`${who}: the props ${describeValue(props)} are not an object; give e.g. { namespaces: ['shop'] }.`);
-    // a copy: a props object changed afterwards changes nothing here
-    this.props = copyData(props);
+    this.props = props;
     this.name = this.props.name ?? DEFAULT_NAME;
     checkString(who, 'name', this.name, `'${DEFAULT_NAME}'`);
     checkObjectName(who, 'name', this.name, 'a valid object name', DEFAULT_NAME);

@@ -4,7 +4,7 @@ import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './a
 import { LogOutputConfig } from './agents/log-output-config';
 import { ShutdownModel } from './agents/shutdown-model';
 import { renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './agents/vector/config';
-import { checkImage, checkListenPort, durationSeconds, positiveSeconds } from './bind/checks';
+import { checkImage, checkListenPort, durationSeconds, positiveSeconds, snapshot } from './bind/checks';
 import { DEFAULT_IMAGES, Images, imageTagVersion, releaseRangeWarning } from './images';
 import { Json } from './private/json';
 
@@ -219,6 +219,7 @@ export abstract class LogAgent {
    * @see https://docs.fluentbit.io/manual/
    */
   public static fluentBit(options: FluentBitOptions = {}): LogAgent {
+    options = snapshot(options); // each option read once: checked and used, the same value
     const who = 'LogAgent.fluentBit()';
     checkImage(who, 'image', options.image ?? Images.FLUENT_BIT, Images.FLUENT_BIT);
     checkMultilineParsers(who, options.multilineParsers);
@@ -237,6 +238,7 @@ export abstract class LogAgent {
    * @see https://vector.dev/docs/
    */
   public static vector(options: VectorOptions = {}): LogAgent {
+    options = snapshot(options); // each option read once: checked and used, the same value
     const who = 'LogAgent.vector()';
     checkImage(who, 'image', options.image ?? Images.VECTOR, Images.VECTOR);
     if (options.apiPort !== undefined) checkListenPort(who, 'apiPort', options.apiPort);
@@ -252,6 +254,7 @@ export abstract class LogAgent {
    * @see https://docs.fluentd.org/
    */
   public static fluentd(options: FluentdOptions = {}): LogAgent {
+    options = snapshot(options); // each option read once: checked and used, the same value
     const who = 'LogAgent.fluentd()';
     checkImage(who, 'image', options.image ?? Images.FLUENTD, Images.FLUENTD);
     if (options.monitorPort !== undefined) checkListenPort(who, 'monitorPort', options.monitorPort);

@@ -1,5 +1,5 @@
 import { LogOutputConfig, SecretRef } from './agents/log-output-config';
-import { describeValue, hostReading, inetAtonAddress, isHost, isLoopbackHost, isSecretKey, isSecretName, ownEntries, readAsIpv4 } from './bind/checks';
+import { describeValue, hostReading, inetAtonAddress, isHost, isLoopbackHost, isSecretKey, isSecretName, ownEntries, readAsIpv4, snapshot } from './bind/checks';
 import { manifestStringProblem } from './bind/manifest-values';
 import { sortedKeys } from './private/order';
 import { characterProblem, showValue } from './private/values';
@@ -81,10 +81,22 @@ export interface LokiOutputOptions extends LogDestinationOptions {
 export interface SearchOutputOptions extends LogDestinationOptions {
   /**
    * The index to write to: lower-case letters, digits, `.`, `_` and `-`, starting with a letter
-   * or digit (no date patterns or templates).
+   * or digit (no templates; for daily indices see `indexDateFormat`).
    * @default 'app-logs'
    */
   readonly index?: string;
+
+  /**
+   * Write each record to a dated index, `<index>-<date>`, the date the record's own time (UTC) in
+   * this strftime format: `%Y`, `%m`, `%d` and `%H`, separated by `.`, `_` or `-` (e.g.
+   * `'%Y.%m.%d'` for daily indices, as Logstash names them). Each agent's own form: Fluent Bit
+   * `Logstash_Format On` with `Logstash_Prefix`, `Logstash_Prefix_Separator -` and
+   * `Logstash_DateFormat`; Vector's `bulk.index` template `<index>-%Y.%m.%d`; Fluentd
+   * `logstash_format true` with `logstash_prefix`, `logstash_prefix_separator -` and
+   * `logstash_dateformat`.
+   * @default - one index, `index`, without a date
+   */
+  readonly indexDateFormat?: string;
   /**
    * Basic authentication.
    * @default - none
@@ -189,6 +201,13 @@ const TENANT = /^[A-Za-z0-9!\-_.*'()]{1,150}$/;
  */
 const INDEX = /^[a-z0-9][a-z0-9._-]{0,254}$/;
 
+/**
+ * The date formats of `indexDateFormat`: the strftime conversions that glibc (Fluent Bit), Ruby
+ * (Fluentd) and chrono (Vector) write alike, as digits (an index name must be lower case), and
+ * separators an index name may hold.
+ */
+const INDEX_DATE = /^(?:%[YmdH]|[._-]){1,32}$/;
+
 
 function ref(factory: string, what: string, v: SecretKeyReference): SecretRef {
   const secretName = v?.secret?.name ?? '';
@@ -225,12 +244,14 @@ export class LogOutput {
 
   /** The Fluent forward protocol (Fluentd, Fluent Bit, Vector's fluent source). */
   public static forward(options: ForwardOutputOptions): LogOutput {
+    options = snapshot(options); // each option read once: checked and used, the same value
     checkHost('forward', options.host);
     return new LogOutput({ type: 'forward', host: options.host, port: options.port ?? 24224, tls: options.tls ?? false });
   }
 
   /** JSON lines over HTTP(S) POST. */
   public static http(options: HttpOutputOptions): LogOutput {
+    options = snapshot(options); // each option read once: checked and used, the same value
     const tls = options.tls ?? true;
     checkHost('http', options.host);
     const uri = options.uri ?? '/';
@@ -274,6 +295,7 @@ export class LogOutput {
 
   /** Grafana Loki. */
   public static loki(options: LokiOutputOptions): LogOutput {
+    options = snapshot(options); // each option read once: checked and used, the same value
     checkHost('loki', options.host);
     const labels = { ...(options.labels ?? { job: 'cdk8s-sidecars' }) };
     checkLabels(labels);
@@ -303,11 +325,17 @@ export class LogOutput {
   }
 
   private static search(type: 'elasticsearch' | 'opensearch', options: SearchOutputOptions): LogOutput {
+    options = snapshot(options); // each option read once: checked and used, the same value
     checkHost(type, options.host);
     const index = options.index ?? 'app-logs';
     if (!INDEX.test(index)) {
       refuse(type, 'index', index, "is not an index name every agent writes as given: lower-case letters, digits, '.', '_' and '-', " +
         "starting with a letter or digit, at most 255 characters (no templates or date patterns), e.g. 'shop-web'");
+    }
+    const dateFormat = options.indexDateFormat;
+    if (dateFormat !== undefined && (typeof dateFormat !== 'string' || !INDEX_DATE.test(dateFormat) || !dateFormat.includes('%'))) {
+      refuse(type, 'indexDateFormat', dateFormat, 'is not a date format every agent writes the same way: give %Y, %m, %d and %H, separated by ' +
+        "'.', '_' or '-' (strftime in Fluent Bit's Logstash_DateFormat and Fluentd's logstash_dateformat, chrono in Vector's template), e.g. '%Y.%m.%d'");
     }
     return new LogOutput({
       type,
@@ -315,6 +343,7 @@ export class LogOutput {
       port: options.port ?? 9200,
       tls: options.tls ?? true,
       index,
+      ...(dateFormat !== undefined ? { indexDateFormat: dateFormat } : {}),
       basicAuth: auth(type, options.basicAuth),
     });
   }

@@ -1,5 +1,5 @@
 import { Size } from 'cdk8s';
-import { checkSize, quantity } from './bind/checks';
+import { checkSize, describeValue, quantity } from './bind/checks';
 import { Json } from './private/json';
 
 /**
@@ -97,7 +97,12 @@ export function renderResources(who: string, r: SidecarResources | undefined, de
     if (c === undefined) return fallback;
     const amount = c?.amount;
     if (typeof amount !== 'string' || !CPU.test(amount)) {
-      throw new Error(`${who}: resources.cpu.${prop} ${JSON.stringify(amount)} is not a CPU quantity; use e.g. { amount: '250m' } or cdk8s-plus Cpu.millis(250).`);
+      // what the user gave: the amount when there is one, else the value itself (a Lazy has no amount: not "undefined")
+      const given = typeof amount === 'string' ? describeValue(amount) : describeValue(c);
+      const token = c !== null && typeof c === 'object' && (typeof (c as any).produce === 'function' || typeof (c as any).resolve === 'function');
+      throw new Error(`${who}: resources.cpu.${prop} ${given} is not a CPU quantity` +
+        `${token ? ' (a Lazy or token cannot be read when the construct is made; give the value itself)' : ''}; ` +
+        "use e.g. { amount: '250m' } or cdk8s-plus Cpu.millis(250).");
     }
     return amount;
   };

@@ -110,8 +110,23 @@ export function addServicePort(who: string, service: IConstruct, port: SidecarSe
  * @internal
  */
 export function checkServicePorts(who: string, obj: ApiObject): string[] {
-  const ports: Json[] = obj.toJson()?.spec?.ports ?? [];
+  const spec = obj.toJson()?.spec;
+  const ports: Json[] = spec?.ports ?? [];
   const errors: string[] = [];
+  // A type left out is ClusterIP (the API server's defaulting, pkg/apis/core/v1/defaults.go SetDefaults_Service),
+  // and a ClusterIP Service may not have a nodePort (pkg/apis/core/validation/validation.go validateService,
+  // v1.35.0 line 6675: "may not be used when `type` is 'ClusterIP'").
+  const type = spec?.type ?? 'ClusterIP';
+  if (type === 'ClusterIP') {
+    ports.forEach((p, i) => {
+      if (p.nodePort !== undefined && p.nodePort !== 0) {
+        errors.push(`${who}: Service '${obj.node.path}' spec.ports[${i}] has nodePort ${p.nodePort}, but the Service is of type ClusterIP` +
+          `${spec?.type === undefined ? ' (no type: ClusterIP is the default)' : ''}, which the API server rejects ("may not be used when ` +
+          "`type` is 'ClusterIP'\"); leave nodePort out of exposeVia(), or make the Service a NodePort or LoadBalancer one " +
+          '(cdk8s-plus: type: kplus.ServiceType.NODE_PORT).');
+      }
+    });
+  }
   const names = new Map<string, number>();
   const numbers = new Map<string, number>();
   ports.forEach((p, i) => {

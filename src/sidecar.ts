@@ -3,7 +3,7 @@ import { ApiObject, Chart, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { LivenessTiming } from './agents/liveness';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './bind/binding';
-import { checkBoolean, checkDnsLabel, checkImage, checkString, copyData, describeValue, durationSeconds, isPropsObject } from './bind/checks';
+import { checkBoolean, checkDnsLabel, checkImage, checkString, describeValue, durationSeconds, isPropsObject, snapshot } from './bind/checks';
 import { checkManifestData } from './bind/manifest-values';
 import { TargetReader, checkSameApp } from './bind/target-reader';
 import { graceWrittenByDefault, processNamespaceWrittenByDefault } from './bind/workload-defaults';
@@ -306,9 +306,10 @@ export abstract class SidecarBase extends Construct {
 
   protected constructor(scope: Construct, id: string, props: SidecarProps, private readonly defaultContainerName: string) {
     super(scope, id);
-    checkCommonProps(this.describe(), props);
-    // A copy, read at synthesis too: a props object changed after construction changes nothing here.
-    this._props = copyData(props);
+    // A copy, each prop read once (issue 39): checked and used from here on, read at synthesis too,
+    // so a props object changed after construction (or a getter) changes nothing here.
+    this._props = snapshot(props);
+    checkCommonProps(this.describe(), this._props);
     this.target = new TargetReader(this, this._props, () => this.describe());
     this.containerName = this._props.containerName ?? this.defaultContainerName;
     this.workloadObject = workloadApiObject(this.describe(), this._props.workload);
@@ -520,7 +521,12 @@ export abstract class SidecarBase extends Construct {
     const layout = target.decision.layout!;
     const agent = this.attached;
     if (!agent) throw new Error(`${this.describe()}: the construct did not attach its agent`);
-    const key = `${layout}|${target.watchAppExit}|${target.toolsImage ?? ''}`;
+    // Native from 1.29 (the kubelet stops the sidecar right after the app, and no preStop can wait
+    // for the app), an agent that polls its files gets its SIGTERM held back by its read delay
+    // (docs/shutdown.md, "Vector's last line"); the hold is part of its stop time.
+    const hold = layout === 'NATIVE' && target.version.minor >= 29 && agent.shutdown.holdSigtermInNative
+      ? agent.shutdown.readAfterAppExitSeconds ?? 0 : 0;
+    const key = `${layout}|${target.watchAppExit}|${target.toolsImage ?? ''}|${hold}`;
     let spec = this.specs.get(key);
     if (!spec) {
       const { kind, ...rest } = agent;
@@ -529,6 +535,7 @@ export abstract class SidecarBase extends Construct {
         // whether appShutdownTime was given, and the user's own native sidecars' stop time (src/engine/shutdown.ts)
         shutdown: {
           ...rest.shutdown,
+          ...(hold > 0 ? { stopSeconds: rest.shutdown.stopSeconds + hold, sigtermHoldSeconds: hold } : {}),
           appShutdownGiven: this._props.appShutdownTime !== undefined,
           userSidecarStopSeconds: this.userSidecarStopSeconds(),
           ...(target.watchAppExit ? { watchAppExit: true } : {}),

@@ -245,6 +245,14 @@ export class SidecarTimeline {
   public readonly graceSeconds: number;
   /** `terminationGracePeriodSeconds` is in the manifest (else it is Kubernetes' 30 s). */
   public readonly graceSet: boolean;
+  /**
+   * Seconds from the API delete (`kubectl delete`, a rollout, a scale-down) until the kubelet starts
+   * the pod's termination, at the latest (0 at the earliest): its pod worker waits for the next
+   * relist of its PLEG, which runs every second, before it runs the first `preStop` hook or sends
+   * the first SIGTERM. The times of `termination` count from that start (docs/shutdown.md,
+   * measured in docs/proof.md).
+   */
+  public readonly deletionReactionSeconds: number;
   /** When the last app container has exited. */
   public readonly appExitSeconds: number;
   /** When the last container has exited: the pod is gone. */
@@ -303,6 +311,7 @@ export class SidecarTimeline {
     this.termination = t.stop.map(stopEntry);
     this.graceSeconds = t.graceSeconds;
     this.graceSet = t.graceSet;
+    this.deletionReactionSeconds = t.deletionReactionSeconds;
     this.appExitSeconds = t.appExitSeconds;
     this.endSeconds = t.endSeconds;
     this.sidecarSigtermAfterAppSeconds = t.lastSidecarSigtermAfterAppSeconds;
@@ -335,7 +344,7 @@ export class SidecarTimeline {
       ...this.startOrder.map(s => [s.name, s.role, fmt(s.startSeconds), fmt(s.startedSeconds), s.how]),
     ])));
     const grace = `grace ${this.graceSeconds} s${this.graceSet ? '' : ' (unset: Kubernetes\' default)'}`;
-    out.push(`stop (seconds from the pod's termination; ${grace}): the app exits at ${fmt(this.appExitSeconds)} s, ` +
+    out.push(`stop (seconds from the pod's termination, which starts up to ${fmt(this.deletionReactionSeconds)} s after the delete; ${grace}): the app exits at ${fmt(this.appExitSeconds)} s, ` +
       `the last sidecar gets SIGTERM ${fmt(this.sidecarSigtermAfterAppSeconds)} s after it, the pod is gone at ${fmt(this.endSeconds)} s`);
     out.push(indent(stopTable(this.termination)));
     out.push(`app budget: ${fmt(this.appShutdownSeconds)} s from SIGTERM to exit; ${this.budgetSource}`);

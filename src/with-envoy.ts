@@ -6,13 +6,14 @@ import { AGENT_LIVENESS } from './agents/liveness';
 import { appFact } from './bind/binding';
 import {
   checkBoolean, checkDnsLabel, checkImage, checkInteger, checkListenPort, checkPort, checkSecretName, checkString, describeValue,
-  durationSeconds, hostReading, isHost, isLoopbackHost, isPortName, isPropsObject, listOf, positiveSeconds,
+  durationSeconds, hostReading, isHost, isLoopbackHost, isPortName, isPropsObject, listOf, positiveSeconds, snapshot,
 } from './bind/checks';
 import { RANK } from './engine/spec';
 import { selectorSelects } from './facts/services';
 import { SelectorIndex } from './facts/workload-index';
 import { DEFAULT_IMAGES, Images, releaseRangeWarning } from './images';
 import { Json } from './private/json';
+import { SecretReference } from './secret-ref';
 import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck } from './service-port';
 import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
 
@@ -36,11 +37,14 @@ export enum EnvoyAppProtocol {
 export interface EnvoyTlsOptions {
   /**
    * A `kubernetes.io/tls` Secret (keys `tls.crt` and `tls.key`) in the workload's namespace, e.g.
-   * one that cert-manager keeps renewed. It is mounted read-only into Envoy only; a renewed
-   * certificate is picked up without a restart. Give it or `podCertificateSigner`, not both.
+   * one that cert-manager keeps renewed, given as every Secret of the library is (`basicAuth`,
+   * `secretEnv`, `SidecarVolume.secret`): any cdk8s-plus `ISecret`
+   * (`kplus.Secret.fromSecretName(this, 'tls', 'web-tls')`), or `{ name: 'web-tls' }`. It is
+   * mounted read-only into Envoy only; a renewed certificate is picked up without a restart. Give
+   * it or `podCertificateSigner`, not both.
    * @default - none: `podCertificateSigner` gives the certificate
    */
-  readonly secretName?: string;
+  readonly secret?: SecretReference;
 
   /**
    * Kubernetes 1.37+: the certificate and key come from a pod certificate instead of a Secret: a
@@ -49,7 +53,7 @@ export interface EnvoyTlsOptions {
    * written as `tls.crt` and `tls.key` where Envoy reads them. No private key ever sits in a Secret.
    * Refused below 1.37 (the API server drops the source: the files would be missing).
    * @see https://kubernetes.io/docs/reference/access-authn-authz/certificate-signing-requests/#pod-certificate-requests
-   * @default - none: `secretName` gives the certificate
+   * @default - none: `secret` gives the certificate
    */
   readonly podCertificateSigner?: string;
 
@@ -63,9 +67,9 @@ export interface EnvoyTlsOptions {
   /**
    * Kubernetes 1.37+: mutual TLS with the CA(s) of a ClusterTrustBundle signer instead of a
    * Secret's `ca.crt`: a `clusterTrustBundle` projected volume (ClusterTrustBundleProjection, GA in
-   * 1.37) of every bundle of this signer, written as `ca.crt`. Give it or `clientCaSecretName`.
+   * 1.37) of every bundle of this signer, written as `ca.crt`. Give it or `clientCaSecret`.
    * Refused below 1.37.
-   * @default - none: `clientCaSecretName`, or no client certificates
+   * @default - none: `clientCaSecret`, or no client certificates
    */
   readonly clientCaTrustBundleSigner?: string;
 
@@ -73,10 +77,10 @@ export interface EnvoyTlsOptions {
    * A Secret whose key `ca.crt` holds the CA(s) that sign client certificates: turns on mutual
    * TLS. Clients without a certificate signed by it are refused; Envoy passes the verified
    * certificate's subject, URI and DNS SANs to the app in `X-Forwarded-Client-Cert`. May be the
-   * same Secret as `secretName` (cert-manager writes `ca.crt` there).
+   * same Secret as `secret` (cert-manager writes `ca.crt` there). A cdk8s-plus `ISecret` or `{ name }`.
    * @default - no client certificates are asked for
    */
-  readonly clientCaSecretName?: string;
+  readonly clientCaSecret?: SecretReference;
 }
 
 /**
@@ -337,6 +341,9 @@ export class WithEnvoy extends SidecarBase {
 
   private readonly appListensOnPodIp: boolean;
 
+  /** The names of the TLS Secrets (`tls.secret`, `tls.clientCaSecret`), each read once. */
+  private readonly tlsSecrets?: { readonly cert?: string; readonly clientCa?: string };
+
   constructor(scope: Construct, id: string, props: WithEnvoyProps) {
     super(scope, id, props, DEFAULTS.containerName);
     // from here on the copy SidecarBase made (a props object changed afterwards changes nothing)
@@ -346,7 +353,7 @@ export class WithEnvoy extends SidecarBase {
     // before anything reads it: `tls: null` would count as given here and as absent below (a
     // listener named envoy-https serving plain HTTP)
     if (props.tls !== undefined && !isPropsObject(props.tls)) {
-      throw new Error(`${who}: tls ${describeValue(props.tls)} is not TLS options; give { secretName: 'web-tls' } to terminate TLS, or leave tls out for plain HTTP.`);
+      throw new Error(`${who}: tls ${describeValue(props.tls)} is not TLS options; give { secret: { name: 'web-tls' } } to terminate TLS, or leave tls out for plain HTTP.`);
     }
     this.terminatesTls = props.tls !== undefined;
     this.listenerPort = props.listenerPort ?? (this.terminatesTls ? DEFAULTS.listenerPortTls : DEFAULTS.listenerPortPlain);
@@ -364,7 +371,7 @@ export class WithEnvoy extends SidecarBase {
     ];
     checkPorts(who, this.appPort, ownPorts);
     checkUpstreamLoops(who, upstreams, ownPorts);
-    checkTls(who, props.tls);
+    this.tlsSecrets = checkTls(who, props.tls);
     checkImage(who, 'image', this.image, Images.ENVOY);
     const times = checkTimes(who, props, this.appShutdownSeconds());
     this.drainTime = Duration.seconds(times.drainSeconds);
@@ -395,7 +402,7 @@ export class WithEnvoy extends SidecarBase {
       tls: props.tls
         ? {
           certDirectory: TLS_DIRECTORY,
-          clientCaDirectory: props.tls.clientCaSecretName || props.tls.clientCaTrustBundleSigner ? CLIENT_CA_DIRECTORY : undefined,
+          clientCaDirectory: this.tlsSecrets?.clientCa || props.tls.clientCaTrustBundleSigner ? CLIENT_CA_DIRECTORY : undefined,
         }
         : undefined,
       accessLog: props.accessLog ?? true,
@@ -464,16 +471,16 @@ export class WithEnvoy extends SidecarBase {
                 }],
               },
             }
-            : { secret: { items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }], secretName: tls.secretName } },
+            : { secret: { items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }], secretName: this.tlsSecrets?.cert } },
           mountPath: TLS_DIRECTORY,
           readOnly: true,
         }] : []),
-        ...(tls?.clientCaSecretName || tls?.clientCaTrustBundleSigner ? [{
+        ...(this.tlsSecrets?.clientCa || tls?.clientCaTrustBundleSigner ? [{
           suffix: '-client-ca',
           // an empty labelSelector: every bundle of the signer (unset would match none)
-          source: tls.clientCaTrustBundleSigner !== undefined
+          source: tls?.clientCaTrustBundleSigner !== undefined
             ? { projected: { sources: [{ clusterTrustBundle: { labelSelector: {}, path: 'ca.crt', signerName: tls.clientCaTrustBundleSigner } }] } }
-            : { secret: { items: [{ key: 'ca.crt', path: 'ca.crt' }], secretName: tls.clientCaSecretName } },
+            : { secret: { items: [{ key: 'ca.crt', path: 'ca.crt' }], secretName: this.tlsSecrets?.clientCa } },
           mountPath: CLIENT_CA_DIRECTORY,
           readOnly: true,
         }] : []),
@@ -546,6 +553,7 @@ export class WithEnvoy extends SidecarBase {
    */
   public servicePort(options: EnvoyServicePortOptions = {}): SidecarServicePort {
     const who = this.describe();
+    options = snapshot(options); // each option read once
     if (!isPropsObject(options)) throw new Error(`${who}: the options ${describeValue(options)} are not an object; give servicePort() e.g. { port: 443, name: 'https' }.`);
     const port = options.port ?? (this.terminatesTls ? 443 : 80);
     checkPort(who, 'service port', port);
@@ -651,19 +659,28 @@ const POD_CERTIFICATE_KEY_TYPES = ['RSA3072', 'RSA4096', 'ECDSAP256', 'ECDSAP384
 /** A signer name as ValidateSignerName takes it: `<domain>/<path>` (k8s.io/kubernetes pkg/apis/certificates/validation). */
 const SIGNER_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+\/[A-Za-z0-9._~%!$&'()*+,;=:@/-]+$/;
 
-function checkTls(who: string, tls: EnvoyTlsOptions | undefined): void {
-  if (!tls) return;
-  if ((tls.secretName === undefined) === (tls.podCertificateSigner === undefined)) {
+/** The TLS Secrets' names, each read once from its reference (a cdk8s-plus `ISecret` or `{ name }`), after every check. */
+function checkTls(who: string, tls: EnvoyTlsOptions | undefined): { cert?: string; clientCa?: string } | undefined {
+  if (!tls) return undefined;
+  const nameOf = (prop: string, ref: unknown): string => {
+    if (ref === null || typeof ref !== 'object') {
+      throw new Error(`${who}: ${prop} ${describeValue(ref)} is not a Secret reference; give kplus.Secret.fromSecretName(scope, 'tls', 'web-tls') or { name: 'web-tls' }.`);
+    }
+    const name = (ref as SecretReference).name;
+    checkSecretName(who, `${prop}.name`, name);
+    return name;
+  };
+  if ((tls.secret === undefined) === (tls.podCertificateSigner === undefined)) {
     throw new Error(
-      `${who}: tls needs its certificate from exactly one place: give tls.secretName (a kubernetes.io/tls Secret) or, on Kubernetes 1.37+, ` +
-      `tls.podCertificateSigner (a pod certificate); got ${tls.secretName === undefined ? 'neither' : 'both'}.`,
+      `${who}: tls needs its certificate from exactly one place: give tls.secret (a kubernetes.io/tls Secret) or, on Kubernetes 1.37+, ` +
+      `tls.podCertificateSigner (a pod certificate); got ${tls.secret === undefined ? 'neither' : 'both'}.`,
     );
   }
-  if (tls.secretName !== undefined) checkSecretName(who, 'tls.secretName', tls.secretName);
-  if (tls.clientCaSecretName !== undefined && tls.clientCaTrustBundleSigner !== undefined) {
-    throw new Error(`${who}: give tls.clientCaSecretName or tls.clientCaTrustBundleSigner for the client CA, not both.`);
+  const cert = tls.secret !== undefined ? nameOf('tls.secret', tls.secret) : undefined;
+  if (tls.clientCaSecret !== undefined && tls.clientCaTrustBundleSigner !== undefined) {
+    throw new Error(`${who}: give tls.clientCaSecret or tls.clientCaTrustBundleSigner for the client CA, not both.`);
   }
-  if (tls.clientCaSecretName !== undefined) checkSecretName(who, 'tls.clientCaSecretName', tls.clientCaSecretName);
+  const clientCa = tls.clientCaSecret !== undefined ? nameOf('tls.clientCaSecret', tls.clientCaSecret) : undefined;
   for (const [prop, signer] of [['tls.podCertificateSigner', tls.podCertificateSigner], ['tls.clientCaTrustBundleSigner', tls.clientCaTrustBundleSigner]] as const) {
     if (signer !== undefined && (typeof signer !== 'string' || !SIGNER_NAME.test(signer))) {
       throw new Error(`${who}: ${prop} ${describeValue(signer)} is not a signer name; give '<domain>/<path>', e.g. 'example.com/serving'.`);
@@ -675,6 +692,7 @@ function checkTls(who: string, tls: EnvoyTlsOptions | undefined): void {
   if (tls.podCertificateKeyType !== undefined && tls.podCertificateSigner === undefined) {
     throw new Error(`${who}: tls.podCertificateKeyType is for a pod certificate: give tls.podCertificateSigner too, or drop it.`);
   }
+  return { ...(cert !== undefined ? { cert } : {}), ...(clientCa !== undefined ? { clientCa } : {}) };
 }
 
 /** drainTime (within appShutdownTime), streamIdleTimeout and appIdleTimeout, in seconds. */

@@ -94,6 +94,9 @@ export class WithLogAgent extends SidecarBase {
   /** The shared log directory. */
   public readonly logDirectory: string;
 
+  /** The glob of the files the agent tails in `logDirectory`. */
+  private readonly filePattern: string;
+
   constructor(scope: Construct, id: string, props: WithLogAgentProps) {
     super(scope, id, props, 'log-agent');
     // from here on the copy SidecarBase made (a props object changed afterwards changes nothing)
@@ -109,6 +112,7 @@ export class WithLogAgent extends SidecarBase {
     const filePattern = props.filePattern ?? '*.log';
     checkLogDirectory(who, this.logDirectory);
     checkFilePattern(who, filePattern);
+    this.filePattern = filePattern;
     const sizeLimit = sizeLimitMiB(who, 'logVolumeSizeLimit', props.logVolumeSizeLimit, 1024, 'Size.gibibytes(1)');
     if (props.agentUser !== undefined) checkInteger(who, 'agentUser', props.agentUser, 1, 2147483647, 'a non-root uid', "e.g. the app's uid");
     if (props.agentGroup !== undefined) checkInteger(who, 'agentGroup', props.agentGroup, 0, 2147483647, 'a gid', "e.g. the app's gid");
@@ -127,6 +131,34 @@ export class WithLogAgent extends SidecarBase {
     checkListenPort(who, `${this.agent.name} health port`, r.healthPort);
     checkMounts(who, this.logDirectory, r.scratchDirectory);
     this._attach(this.describeAgent(props, r, secrets.env, sizeLimit));
+  }
+
+  /**
+   * The files the app says it writes into `logDirectory` (a path in its containers' command, args
+   * or env values, as the manifest has them) that `filePattern` does not match: the agent would
+   * never read them, and nothing else would say so (issue 39).
+   * @internal
+   */
+  protected _workloadWarnings(podSpec: Json | undefined, _labels: Record<string, string>): string[] {
+    const out: string[] = [];
+    for (const c of podSpec?.containers ?? []) {
+      if (c?.name === this.containerName) continue;
+      const said: Array<[string, unknown]> = [
+        ...(Array.isArray(c.command) ? c.command.map((v: unknown) => ['command', v] as [string, unknown]) : []),
+        ...(Array.isArray(c.args) ? c.args.map((v: unknown) => ['args', v] as [string, unknown]) : []),
+        ...(Array.isArray(c.env) ? c.env.map((e: Json) => [`env ${e?.name}`, e?.value] as [string, unknown]) : []),
+      ];
+      for (const [where, value] of said) {
+        for (const file of logFilesIn(this.logDirectory, value)) {
+          if (globMatches(this.filePattern, file)) continue;
+          out.push(
+            `${this.describe()}: container '${c.name}' writes '${this.logDirectory}/${file}' (its ${where}), which filePattern ` +
+            `'${this.filePattern}' does not match, so the agent never ships it; set filePattern to match it, e.g. '${suggestPattern(file)}'.`,
+          );
+        }
+      }
+    }
+    return [...new Set(out)];
   }
 
   /** The log agent as data: every value here has been checked. */
@@ -238,4 +270,32 @@ function checkLogDirectory(who: string, dir: string): void {
       "directory such as '/var'), e.g. '/var/log/app'.",
     );
   }
+}
+
+/**
+ * The file names `text` gives directly in `directory` (`/var/log/app/app.json`, also after `=` or
+ * `:` as in `--log=/var/log/app/app.json`); not a deeper path, a glob or a `$(VAR)`.
+ */
+function logFilesIn(directory: string, text: unknown): string[] {
+  if (typeof text !== 'string') return [];
+  const dir = directory.replace(/\/+$/, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const re = new RegExp(`(?:^|[\\s=:,'"])${dir}/([A-Za-z0-9._-]+)(?=$|[\\s,;'"])`, 'g');
+  return [...text.matchAll(re)].map(m => m[1]).filter(name => name !== '.' && name !== '..');
+}
+
+/**
+ * Whether the agents' glob takes `name` for `pattern` (letters, digits, '.', '_', '-', '*', '?'):
+ * `*` any run of characters, `?` one; as glob(3) (Fluent Bit), the glob crate (Vector) and Ruby's
+ * Dir.glob (Fluentd), a leading '.' is matched only by a leading '.' of the pattern.
+ */
+function globMatches(pattern: string, name: string): boolean {
+  if (name.startsWith('.') && !pattern.startsWith('.')) return false;
+  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  return re.test(name);
+}
+
+/** A pattern that matches `file`: `*.<its extension>`, or the name itself. */
+function suggestPattern(file: string): string {
+  const ext = /\.[A-Za-z0-9_-]+$/.exec(file)?.[0];
+  return ext && !file.startsWith('.') ? `*${ext}` : file;
 }

@@ -1,7 +1,7 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { RenderedSidecar, WorkloadBinding, workloadApiObject } from './bind/binding';
-import { checkBoolean, checkString, copyData, describeValue, durationSeconds, isPropsObject, positiveSeconds } from './bind/checks';
+import { checkBoolean, checkString, describeValue, durationSeconds, isPropsObject, positiveSeconds, snapshot } from './bind/checks';
 import { TargetReader, checkSameApp } from './bind/target-reader';
 import { graceWrittenByDefault, processNamespaceWrittenByDefault } from './bind/workload-defaults';
 import { InjectedProxy, MESH_FACTS } from './engine/injected';
@@ -173,9 +173,9 @@ export class WithMeshProxy extends Construct {
   constructor(scope: Construct, id: string, props: WithMeshProxyProps) {
     super(scope, id);
     const who = this.describe();
+    // a copy, each prop read once, read at synthesis too: a props object changed afterwards changes nothing here
+    props = snapshot(props);
     if (!isPropsObject(props)) throw new Error(`${who}: the props ${describeValue(props)} are not an object; give e.g. { workload, mesh: Mesh.ISTIO }.`);
-    // a copy, read at synthesis too: a props object changed afterwards changes nothing here
-    props = copyData(props);
     for (const flag of ['sidecarContainersGate', 'holdApplication', 'allowLegacyOnJob'] as const) checkBoolean(who, flag, props[flag]);
     checkString(who, 'kubernetesVersion', props.kubernetesVersion, "'1.29'");
     if (!Object.values(Mesh).includes(props.mesh)) {

@@ -2,8 +2,8 @@ import { Duration, Size } from 'cdk8s';
 import { Construct } from 'constructs';
 import {
   checkBoolean, checkConfigMapKey, checkDnsLabel, checkEnvName, checkHttpPath, checkImage, checkInteger, checkListenPort, checkMountPath,
-  checkObjectName, checkPort, checkString, checkStringList, describeValue, durationSeconds, isSecretKey, isSecretName, listOf, ownEntries,
-  sizeLimitMiB,
+  checkObjectName, checkPort, checkString, checkStringList, copyData, describeValue, durationSeconds, isSecretKey, isSecretName, listOf, ownEntries,
+  sizeLimitMiB, snapshot,
 } from './bind/checks';
 import { checkManifestList, checkManifestString } from './bind/manifest-values';
 import { defaultPullPolicy } from './engine/pull-policy';
@@ -57,6 +57,7 @@ export class SidecarCheck {
    * the pod IP, not to the container's loopback).
    */
   public static http(port: number, options: SidecarHttpCheckOptions = {}): SidecarCheck {
+    options = snapshot(options); // each option read once
     const path = options.path ?? '/';
     checkHttpPath('SidecarCheck.http()', 'path', path, '/ready');
     checkPort('SidecarCheck.http()', 'port', port);
@@ -65,14 +66,19 @@ export class SidecarCheck {
 
   /** A TCP connect to the pod IP. */
   public static tcp(port: number, options: SidecarCheckOptions = {}): SidecarCheck {
+    options = snapshot(options); // each option read once
     checkPort('SidecarCheck.tcp()', 'port', port);
     return new SidecarCheck({ tcpSocket: { port } }, options);
   }
 
   /** A command run in the sidecar's container (its image must have it); exit 0 passes. */
   public static exec(command: string[], options: SidecarCheckOptions = {}): SidecarCheck {
-    if (!Array.isArray(command) || command.length === 0 || command.some(c => typeof c !== 'string' || c === '')) {
-      throw new Error(`SidecarCheck.exec(): command ${JSON.stringify(command)} must be a non-empty list of non-empty strings, e.g. ['/bin/sh', '-c', 'test -s /vault/secrets/db'].`);
+    options = snapshot(options); // each option read once
+    command = copyData(command); // read once
+    // every index, holes too (.some() skips a hole, which would be written as null)
+    const bad = (c: string[]) => c.length === 0 || Array.from({ length: c.length }, (_, i) => i).some(i => !(i in c) || typeof c[i] !== 'string' || c[i] === '');
+    if (!Array.isArray(command) || bad(command)) {
+      throw new Error(`SidecarCheck.exec(): command ${describeValue(command)} must be a non-empty list of non-empty strings, e.g. ['/bin/sh', '-c', 'test -s /vault/secrets/db'].`);
     }
     checkManifestList('SidecarCheck.exec()', 'command', command);
     return new SidecarCheck({ exec: { command: [...command] } }, options);
@@ -147,6 +153,7 @@ export interface SidecarEmptyDirOptions {
 export class SidecarVolume {
   /** A new emptyDir volume, optionally shared with the app containers. */
   public static emptyDir(name: string, mountPath: string, options: SidecarEmptyDirOptions = {}): SidecarVolume {
+    options = snapshot(options); // each option read once
     const size = sizeLimitMiB(`SidecarVolume.emptyDir('${name}')`, 'sizeLimit', options.sizeLimit, 16, 'Size.mebibytes(16)');
     if (options.appMountPath !== undefined) checkMountPath(`SidecarVolume.emptyDir('${name}')`, 'appMountPath', options.appMountPath);
     return new SidecarVolume(name, mountPath, false, { emptyDir: { ...(options.memory ? { medium: 'Memory' } : {}), sizeLimit: `${size}Mi` } },
@@ -484,7 +491,8 @@ export class AdoptSidecar extends SidecarBase {
   private checks: NamedChecks = [];
 
   constructor(scope: Construct, id: string, props: AdoptSidecarProps) {
-    super(scope, id, checkAdoptProps(scope, id, props), props?.containerName);
+    // read once (snapshot), then checked: the container's name is the same value as the copy's
+    super(scope, id, checkAdoptProps(scope, id, props = snapshot(props)), props?.containerName);
     props = this._props as AdoptSidecarProps;
     const who = this.describe();
     if (props.serveInitContainers) {
@@ -605,8 +613,9 @@ function runOptions(who: string, props: SidecarRunOptions, containerName: string
  * order given, so a value can refer to any secretEnv var and to the env vars before it.
  */
 function envList(who: string, plain: { [name: string]: string } | undefined, secrets: { [name: string]: SecretKeyReference } | undefined, prop = 'env'): Json[] {
-  const plainEntries = ownEntries(who, prop, plain, "{ DB_HOST: 'db' }");
-  const secretEntries = ownEntries(who, 'secretEnv', secrets, "{ TOKEN: { secret, key: 'token' } }");
+  // env is a list in the manifest: a var named '__proto__' is written `- name: __proto__` and read back intact
+  const plainEntries = ownEntries(who, prop, plain, "{ DB_HOST: 'db' }", 'list');
+  const secretEntries = ownEntries(who, 'secretEnv', secrets, "{ TOKEN: { secret, key: 'token' } }", 'list');
   const out: Json[] = [];
   for (const [name, ref] of secretEntries) {
     checkEnvName(who, 'secretEnv', name);

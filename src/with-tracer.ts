@@ -1,5 +1,5 @@
-import { Duration } from 'cdk8s';
-import { Construct } from 'constructs';
+import { ApiObject, Chart, Duration } from 'cdk8s';
+import { Construct, IConstruct } from 'constructs';
 import { AGENT_LIVENESS } from './agents/liveness';
 import { MIN_DRAIN_SECONDS, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShutdown, renderOtelCollectorConfig } from './agents/otel-collector/config';
 import {
@@ -58,9 +58,12 @@ export interface WithTracerProps extends SidecarProps {
 
   /**
    * `OTEL_SERVICE_NAME` given to the app containers (a container that sets it keeps its own).
-   * @default - the workload's `metadata.name` (what `kubectl get` shows, and what the
-   * `k8s.<kind>.name` attribute says; generated names such as `chart-web-c8a1b2c3` come through
-   * as they are, so set this when the chart does not name its workloads)
+   * @default - in the OpenTelemetry Operator's order (`chooseServiceName`,
+   * internal/instrumentation/sdk.go, v0.158.0), from the pod template as it is when the construct
+   * is made: its annotation `resource.opentelemetry.io/service.name`, its label
+   * `app.kubernetes.io/instance`, its label `app.kubernetes.io/name`; else the workload's
+   * `metadata.name` when the chart gives one, and the workload's construct id when cdk8s
+   * generates the name (`shop-web-c81100ac` is not a service's name: `web` is)
    */
   readonly serviceName?: string;
 
@@ -213,7 +216,7 @@ export class WithTracer extends SidecarBase {
     if (!Object.values(OtlpProtocol).includes(this.protocol)) {
       throw new Error(`${who}: protocol '${this.protocol}' is not supported; use OtlpProtocol.GRPC or OtlpProtocol.HTTP_PROTOBUF.`);
     }
-    this.serviceName = checkServiceName(who, props.serviceName ?? this.workloadObject.name);
+    this.serviceName = checkServiceName(who, props.serviceName ?? defaultServiceName(props.workload, this.workloadObject));
     const sampling = checkSamplingRatio(who, props.samplingRatio);
     const healthPort = props.healthPort ?? 13133;
     checkListenPort(who, 'healthPort', healthPort);
@@ -358,6 +361,46 @@ export class WithTracer extends SidecarBase {
 /** `$` starts a `$(VAR)` reference in a container's env value; `$$` is a literal `$`. */
 function escapeDollar(value: string): string {
   return value.replace(/\$/g, '$$$$');
+}
+
+
+/**
+ * The default `OTEL_SERVICE_NAME`, in the order of the OpenTelemetry Operator's `chooseServiceName`
+ * (open-telemetry/opentelemetry-operator internal/instrumentation/sdk.go, v0.158.0: the pod's
+ * annotation `resource.opentelemetry.io/service.name`, then its labels `app.kubernetes.io/instance`
+ * and `app.kubernetes.io/name` (pkg/constants/env.go `LabelAppName`, read with
+ * `useLabelsForResourceAttributes`), then the workload's name), read from the pod template as given
+ * to the construct. The operator's "workload's name" is `metadata.name`; where cdk8s generated it
+ * (`<chart>-<id>-<hash>`, no name given), the construct id is the name the author gave.
+ */
+function defaultServiceName(workload: IConstruct, obj: ApiObject): string {
+  const meta = podTemplateMetadata(workload, obj);
+  for (const value of [meta.annotations?.['resource.opentelemetry.io/service.name'], meta.labels?.['app.kubernetes.io/instance'], meta.labels?.['app.kubernetes.io/name']]) {
+    if (typeof value === 'string' && value !== '') return value;
+  }
+  let generated: string | undefined;
+  try {
+    generated = Chart.of(obj).generateObjectName(obj);
+  } catch {
+    generated = undefined;
+  }
+  if (obj.name !== generated) return obj.name;
+  // the cdk8s-plus workload's id (its ApiObject is its child 'Resource'), or the raw ApiObject's
+  const id = ApiObject.isApiObject(workload) ? obj.node.id : workload.node.id;
+  return id.trim() !== '' && !/[\u0000-\u001f\u007f]/.test(id) ? id : obj.name;
+}
+
+/** The pod template's labels and annotations as given so far: cdk8s-plus `podMetadata` (a Pod's own), a raw object's props. */
+function podTemplateMetadata(workload: IConstruct, obj: ApiObject): { labels?: Record<string, string>; annotations?: Record<string, string> } {
+  try {
+    if (obj.kind === 'Pod') return obj.metadata.toJson();
+    const kplusMeta = (workload as any).podMetadata;
+    if (!ApiObject.isApiObject(workload) && kplusMeta && typeof kplusMeta.toJson === 'function') return kplusMeta.toJson();
+    const spec = (obj as any).props?.spec;
+    return (obj.kind === 'CronJob' ? spec?.jobTemplate?.spec?.template?.metadata : spec?.template?.metadata) ?? {};
+  } catch {
+    return {};
+  }
 }
 
 /** OTEL_RESOURCE_ATTRIBUTES values are percent-encoded (W3C baggage octets). */

@@ -4,6 +4,7 @@
  * run-time facts (temporary directory, file permissions, TLS host names) simulated from the
  * upstream sources named beside each check.
  */
+import { spawnSync } from 'child_process';
 import { Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import * as fc from 'fast-check';
@@ -629,6 +630,9 @@ const ALL_OUTPUTS = {
   loki: () => LogOutput.loki({ host: 'loki.monitoring', labels: { team: 'shop' }, tenantId: 'shop', basicAuth, tls: true }),
   elasticsearch: () => LogOutput.elasticsearch({ host: 'es.logging', index: 'web', basicAuth }),
   opensearch: () => LogOutput.opensearch({ host: 'os.logging', tls: false }),
+  // issue 39: dated indices (Logstash_Format, logstash_format, Vector's template)
+  elasticsearchDaily: () => LogOutput.elasticsearch({ host: 'es.logging', index: 'web', indexDateFormat: '%Y.%m.%d', basicAuth }),
+  opensearchDaily: () => LogOutput.opensearch({ host: 'os.logging', index: 'web', indexDateFormat: '%Y-%m' }),
 };
 
 describe('every config key the library emits is one the pinned agent defines', () => {
@@ -741,9 +745,9 @@ describe('every config key the library emits is one the pinned agent defines', (
       'custom_headers', 'compress', 'tenant', 'extra_labels', 'line_format', 'extract_kubernetes_labels', 'remove_keys', 'drop_single_key',
       'include_thread_label'],
     'match/elasticsearch': ['host', 'port', 'scheme', 'ssl_verify', 'user', 'password', 'index_name', 'suppress_type_name', 'request_timeout',
-      'include_timestamp'],
+      'include_timestamp', 'logstash_format', 'logstash_prefix', 'logstash_prefix_separator', 'logstash_dateformat'],
     'match/opensearch': ['host', 'port', 'scheme', 'ssl_verify', 'user', 'password', 'index_name', 'suppress_type_name', 'request_timeout',
-      'include_timestamp'],
+      'include_timestamp', 'logstash_format', 'logstash_prefix', 'logstash_prefix_separator', 'logstash_dateformat'],
     // lib/fluent/system_config.rb (the top-level <system> directive has no @type)
     'system': ['workers', 'restart_worker_interval', 'root_dir', 'log_level', 'suppress_repeated_stacktrace', 'ignore_repeated_log_interval',
       'ignore_same_log_interval', 'emit_error_log_interval', 'suppress_config_dump', 'log_event_verbose', 'without_source',
@@ -846,5 +850,52 @@ describe('every config key the library emits is one the pinned agent defines', (
     expect(bad).toEqual([]);
     for (const a of config.processors.resource.attributes) expect(Object.keys(a).every(k => ['key', 'value', 'action'].includes(k))).toBe(true);
     for (const p of Object.values<any>(config.service.pipelines)) expect(Object.keys(p).sort()).toEqual(['exporters', 'processors', 'receivers']);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Dated indices (issue 39): what index each agent writes for a record, read from its own config
+// ---------------------------------------------------------------------------
+
+/** C's strftime (glibc, through python3's time.strftime) of `format` at `epoch` seconds, UTC; undefined without python3. */
+function cStrftime(format: string, epoch: number): string | undefined {
+  const out = spawnSync('python3', ['-c', 'import sys,time;sys.stdout.write(time.strftime(sys.argv[1],time.gmtime(int(sys.argv[2]))))', format, String(epoch)], { encoding: 'utf8' });
+  return out.status === 0 ? out.stdout : undefined;
+}
+
+describe('indexDateFormat: each agent names the index of a record from its own time, <index>-<date>', () => {
+  // 2026-12-01 23:59:59 UTC: the day the record was written, in UTC
+  const AT = Date.UTC(2026, 11, 1, 23, 59, 59) / 1000;
+  test.each([['elasticsearch', '%Y.%m.%d', 'web-2026.12.01'], ['opensearch', '%Y-%m', 'web-2026-12'], ['elasticsearch', '%Y.%m.%d-%H', 'web-2026.12.01-23']] as const)(
+    '%s, %s: %s', (type, format, want) => {
+      const output = LogOutput[type]({ host: 'es.logging', index: 'web', indexDateFormat: format });
+      // Fluent Bit (plugins/out_es/es.c and out_opensearch: Logstash_Prefix, Logstash_Prefix_Separator, strftime(Logstash_DateFormat, gmtime))
+      const fb = parseFluentBitConf(render('fluentBit', output).text).find(s => s.name === 'OUTPUT')!;
+      const p = (k: string) => fb.props[k.toLowerCase()]?.[0];
+      expect([p('Logstash_Format'), p('Index')]).toEqual(['On', undefined]);
+      const fluentBitIndex = `${p('Logstash_Prefix')}${p('Logstash_Prefix_Separator')}${cStrftime(p('Logstash_DateFormat')!, AT)}`;
+      // Vector (src/template.rs: the template's strftime items over the event's timestamp)
+      const vectorTemplate = parseYaml(render('vector', output).text).sinks.output.bulk.index;
+      const vectorIndex = cStrftime(vectorTemplate, AT);
+      // Fluentd (out_elasticsearch.rb / out_opensearch.rb: logstash_prefix + logstash_prefix_separator + time.strftime(logstash_dateformat), utc_index)
+      const match = parseFluentConf(render('fluentd', output).text).find(d => d.name === 'match')!;
+      const v = (k: string) => fluentValue(match.params[k], {});
+      expect([v('logstash_format'), match.params.index_name]).toEqual(['true', undefined]);
+      const fluentdIndex = `${v('logstash_prefix')}${v('logstash_prefix_separator')}${cStrftime(v('logstash_dateformat'), AT)}`;
+      if (cStrftime('%Y', AT) === undefined) return; // no python3: the keys above still hold
+      expect({ fluentBitIndex, vectorIndex, fluentdIndex }).toEqual({ fluentBitIndex: want, vectorIndex: want, fluentdIndex: want });
+    });
+
+  test('formats the agents would write differently, or not as an index name, are refused with the fix', () => {
+    for (const bad of ['%y', '%b', '%Y/%m', 'daily', '%%', '%Y %m', '{{ date }}', '%Y.%m.%d%z']) {
+      expect(() => LogOutput.elasticsearch({ host: 'es', indexDateFormat: bad })).toThrow(/LogOutput.elasticsearch\(\): indexDateFormat .* is not a date format every agent writes the same way: .* e.g. '%Y.%m.%d'/);
+    }
+  });
+
+  test('Fluent Bit\'s index buffers count the date: an es index of 140 characters with its date is refused, naming both', () => {
+    const name = 'a'.repeat(129);
+    expect(() => render('fluentBit', LogOutput.elasticsearch({ host: 'es', index: name, indexDateFormat: '%Y.%m.%d' })))
+      .toThrow('with its date "%Y.%m.%d" (140 characters)');
+    expect(() => render('fluentBit', LogOutput.elasticsearch({ host: 'es', index: 'a'.repeat(128), indexDateFormat: '%Y.%m.%d' }))).not.toThrow();
   });
 });

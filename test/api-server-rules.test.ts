@@ -29,7 +29,7 @@ describe('point 2: every name the library derives is a DNS-1123 label', () => {
   const NAME = 'n'.repeat(53);
   const builds: Array<[string, (chart: any, workload: any, kubernetesVersion: string) => void]> = [
     ['WithEnvoy (TLS + client CA)', (chart, workload, kubernetesVersion) => new WithEnvoy(chart, 'c', {
-      workload, kubernetesVersion, appPort: 8080, appListensOnPodIp: true, containerName: NAME, tls: { secretName: 'web-tls', clientCaSecretName: 'web-ca' },
+      workload, kubernetesVersion, appPort: 8080, appListensOnPodIp: true, containerName: NAME, tls: { secret: { name: 'web-tls' }, clientCaSecret: { name: 'web-ca' } },
     })],
     ['WithLogAgent (Fluent Bit)', (chart, workload, kubernetesVersion) => new WithLogAgent(chart, 'c', { workload, kubernetesVersion, containerName: NAME })],
     ['WithLogAgent (Vector)', (chart, workload, kubernetesVersion) => new WithLogAgent(chart, 'c', { workload, kubernetesVersion, containerName: NAME, agent: LogAgent.vector() })],
@@ -110,7 +110,8 @@ describe('point 3: per-release rules that agree with the API server', () => {
 
   test('restartPolicy on an init container: only Always up to 1.34; OnFailure and Never too from 1.35', () => {
     const spec = { initContainers: [{ name: 'once', restartPolicy: 'Never' }], containers: [{ name: 'app' }] };
-    expect(check(spec, 34)).toEqual([`${where}: init container 'once' has restartPolicy 'Never': only 'Always' is allowed on init containers in Kubernetes 1.34.`]);
+    expect(check(spec, 34)).toEqual([`${where}: init container 'once' has restartPolicy 'Never': only 'Always' is allowed on init containers` +
+      ' in Kubernetes 1.34 (OnFailure and Never from 1.35). Remove restartPolicy for an init container that runs once before the app (its own restarts follow the pod\'s restartPolicy), set \'Always\' for a sidecar that runs beside it, or target 1.35+.']);
     expect(check(spec, 35)).toEqual([]);
   });
 
@@ -449,7 +450,7 @@ describe('point 7: SidecarValidation.checkManifest on other tools\' output', () 
     test('two init containers may share one; one init container may not declare it twice', () => {
       expect(check({ initContainers: [{ name: 'i', ports: [port(80)] }, { name: 'j', ports: [port(80)] }], containers: [{ name: 'app' }] }, 29)).toEqual([]);
       expect(check({ initContainers: [{ name: 'i', ports: [port(80), { containerPort: 81, hostPort: 80 }] }], containers: [{ name: 'app' }] }, 29)).toEqual([
-        `${where}: init container 'i' declares hostPort 80/TCP 2 times.`,
+        `${where}: init container 'i' declares hostPort 80/TCP 2 times, which the API server rejects; declare it once.`,
       ]);
     });
     test('regular containers: keyed by protocol, hostIP and port', () => {
@@ -457,9 +458,9 @@ describe('point 7: SidecarValidation.checkManifest on other tools\' output', () 
       expect(check(two(port(80, { hostIP: '10.0.0.1' }), port(80, { hostIP: '10.0.0.2' })), 29)).toEqual([]);
       expect(check(two(port(80), port(80, { protocol: 'UDP' })), 29)).toEqual([]);
       expect(check(two(port(80, { hostIP: '10.0.0.1' }), port(80, { hostIP: '10.0.0.1' })), 29)).toEqual([
-        `${where}: hostPort 10.0.0.1:80/TCP is used by both 'a' and 'b'.`,
+        `${where}: hostPort 10.0.0.1:80/TCP is used by both 'a' and 'b', which the API server rejects (one host port per pod); give 'b' another hostPort, or drop hostPort (the pod IP and Services reach containerPort without it).`,
       ]);
-      expect(check(two(port(80), port(80, { protocol: 'TCP' })), 29)).toEqual([`${where}: hostPort 80/TCP is used by both 'a' and 'b'.`]);
+      expect(check(two(port(80), port(80, { protocol: 'TCP' })), 29)).toEqual([`${where}: hostPort 80/TCP is used by both 'a' and 'b', which the API server rejects (one host port per pod); give 'b' another hostPort, or drop hostPort (the pod IP and Services reach containerPort without it).`]);
     });
   });
 });

@@ -8,7 +8,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { ApiObject, App, Chart, Cron, Duration, Size, Testing } from 'cdk8s';
+import { ApiObject, App, Chart, Cron, Duration, JsonPatch, Lazy, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 // Imported module by module (not from '../src'), so that constructs in progress cannot break this suite.
@@ -471,14 +471,14 @@ const CASES: Case[] = [
 
   // ---------------------------------------------------------------- TLS and Secrets
   {
-    name: 'TLS without its Secret (empty secretName)',
-    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, tls: { secretName: '' } }),
-    message: ["WithEnvoy 'test/envoy'", "tls.secretName '' is not a Secret name", "use the name of a Secret in the workload's namespace"],
+    name: 'TLS without its Secret (an empty name)',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, tls: { secret: { name: '' } } }),
+    message: ["WithEnvoy 'test/envoy'", "tls.secret.name '' is not a Secret name", "use the name of a Secret in the workload's namespace"],
   },
   {
     name: 'mTLS with a client CA Secret name that is not one',
-    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, tls: { secretName: 'web-tls', clientCaSecretName: 'Client_CA' } }),
-    message: ["WithEnvoy 'test/envoy'", "tls.clientCaSecretName 'Client_CA' is not a Secret name", "e.g. 'web-tls'"],
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, tls: { secret: { name: 'web-tls' }, clientCaSecret: { name: 'Client_CA' } } }),
+    message: ["WithEnvoy 'test/envoy'", "tls.clientCaSecret.name 'Client_CA' is not a Secret name", "e.g. 'web-tls'"],
   },
   {
     name: 'an exporter header without a Secret key',
@@ -871,7 +871,66 @@ const CASES: Case[] = [
   {
     name: 'WithSidecar: args that are no list of strings',
     build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', args: ['--port', 5432 as any] }),
-    message: ["WithSidecar 'test/side'", 'args must be a list of strings (got ["--port",5432])', "quote numbers, e.g. ['--port', '5432']"],
+    message: ["WithSidecar 'test/side'", 'args[1] 5432 is not a string', "quote numbers, e.g. ['--port', '5432']"],
+  },
+  {
+    // issue 39: .some() skipped the hole, cdk8s wrote `[--a, null, --b]` and Go's decoder made the null an empty argument
+    name: 'WithSidecar: args with a hole',
+    // eslint-disable-next-line no-sparse-arrays
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', args: ['--a', , '--b'] as string[] }),
+    message: ["WithSidecar 'test/side'", 'args[1] is a hole (an empty slot', 'remove it or give the argument'],
+  },
+  {
+    name: 'WithSidecar: command with a hole',
+    // eslint-disable-next-line no-sparse-arrays
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', command: ['/proxy', , '--x'] as string[] }),
+    message: ["WithSidecar 'test/side'", 'command[1] is a hole (an empty slot', 'remove it or give the argument'],
+  },
+  {
+    // issue 39: accepted, then cdk8s failed at synthesis naming no prop ("can't render non-simple object of type 'undefined'")
+    name: "WithSidecar: a configFiles key 'constructor' (cdk8s' writer cannot write it)",
+    build: c => new WithSidecar(c.chart, 'side', { workload: c.deployment(), image: 'example/side:1', configFiles: { constructor: 'a = 1' } as any }),
+    message: ["WithSidecar 'test/side'", "configFiles key 'constructor' cannot be written by cdk8s in a ConfigMap's data", 'rename the file'],
+  },
+  {
+    // issue 39: the message said "undefined", a value the user never gave
+    name: 'resources.cpu.limit a Lazy',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), resources: { cpu: { limit: Lazy.any({ produce: () => '1' }) as any } } }),
+    message: ["WithLogAgent 'test/logs'", 'resources.cpu.limit a Lazy is not a CPU quantity', "give the value itself); use e.g. { amount: '250m' }"],
+  },
+  {
+    // issue 39: written as a ClusterIP Service with a nodePort, which the API server rejects
+    // (validation.go: "may not be used when `type` is 'ClusterIP'")
+    name: 'exposeVia() with a nodePort on a ClusterIP cdk8s-plus Service',
+    build: c => {
+      const workload = c.deployment();
+      const service = new kplus.Service(c.chart, 'svc', { selector: workload, ports: [{ port: 9000, name: 'a' }] });
+      new WithEnvoy(c.chart, 'envoy', { workload, appPort: 8080 }).exposeVia(service, { nodePort: 30080 });
+    },
+    message: ["WithEnvoy 'test/envoy'", "Service 'test/svc/Resource' spec.ports[1] has nodePort 30080, but the Service is of type ClusterIP",
+      'leave nodePort out of exposeVia(), or make the Service a NodePort or LoadBalancer one'],
+  },
+  {
+    name: 'exposeVia() with a nodePort on a raw Service without a type (ClusterIP by default)',
+    build: c => {
+      const workload = c.deployment();
+      const service = new ApiObject(c.chart, 'svc', { apiVersion: 'v1', kind: 'Service', spec: { selector: { app: 'web' }, ports: [{ port: 9000, name: 'a' }] } });
+      new WithEnvoy(c.chart, 'envoy', { workload, appPort: 8080 }).exposeVia(service, { nodePort: 30080 });
+    },
+    message: ["WithEnvoy 'test/envoy'", 'spec.ports[1] has nodePort 30080, but the Service is of type ClusterIP (no type: ClusterIP is the default)',
+      'leave nodePort out of exposeVia()'],
+  },
+  {
+    // issue 39: the message named neither the patch nor its path
+    name: "a JSON patch of a sidecar's container (patches apply before the sidecars)",
+    build: c => {
+      const workload = c.raw({ containers: [APP] });
+      new WithSidecar(c.chart, 'proxy', { workload, image: 'example/side:1', containerName: 'proxy' });
+      workload.addJsonPatch(JsonPatch.add('/metadata/labels', { a: 'b' }), JsonPatch.replace('/spec/template/spec/initContainers/0/image', 'x'));
+    },
+    message: ["'test/raw': a JSON patch of the workload failed: patch 2 of 2",
+      '{"op":"replace","path":"/spec/template/spec/initContainers/0/image","value":"x"}, at path \'/spec/template/spec/initContainers/0/image\'',
+      "fix the patch's path to one the workload itself has"],
   },
 ];
 

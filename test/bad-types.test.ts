@@ -358,7 +358,7 @@ describe('a JSON patch of the workload\'s namespace (point 9)', () => {
     const workload = ctx(app, chart).raw({ containers: [APP] });
     new WithSidecar(chart, 'proxy', { workload, image: IMAGE, containerName: 'proxy', kubernetesVersion: '1.29' });
     workload.addJsonPatch(JsonPatch.replace('/spec/template/spec/initContainers/0/image', 'x'));
-    expect(() => Testing.synth(chart)).toThrow(/'test\/raw': a JSON patch of the workload failed .*applied to its own manifest BEFORE the sidecars are added/);
+    expect(() => Testing.synth(chart)).toThrow(/'test\/raw': a JSON patch of the workload failed: patch 1 of 1 .*applied to its own manifest BEFORE the sidecars are added/);
   });
 });
 

@@ -269,7 +269,8 @@ describe('API server rules (SIDECARS.md §4)', () => {
   const where = "Deployment 'web'";
   test.each<[string, Json, number, string]>([
     ['init restartPolicy other than Always', { initContainers: [{ name: 'i', restartPolicy: 'OnFailure' }], containers: [] }, 29,
-      "Deployment 'web': init container 'i' has restartPolicy 'OnFailure': only 'Always' is allowed on init containers in Kubernetes 1.29."],
+      "Deployment 'web': init container 'i' has restartPolicy 'OnFailure': only 'Always' is allowed on init containers" +
+      " in Kubernetes 1.29 (OnFailure and Never from 1.35). Remove restartPolicy for an init container that runs once before the app (its own restarts follow the pod's restartPolicy), set 'Always' for a sidecar that runs beside it, or target 1.35+."],
     ['restartPolicy on a regular container', { containers: [{ name: 'c', restartPolicy: 'Always' }] }, 29,
       "Deployment 'web': container 'c' sets restartPolicy 'Always': restartPolicy may not be set for non-init containers in Kubernetes 1.29 (allowed from 1.35). Remove it."],
     ['probes on a plain init container', { initContainers: [{ name: 'i', readinessProbe: {} }], containers: [] }, 29,
@@ -277,7 +278,7 @@ describe('API server rules (SIDECARS.md §4)', () => {
     ['lifecycle on a plain init container', { initContainers: [{ name: 'i', lifecycle: {} }], containers: [] }, 29,
       "Deployment 'web': init container 'i' sets lifecycle, which is forbidden on init containers without restartPolicy 'Always'."],
     ['duplicate names across init and regular', { initContainers: [{ name: 'x' }], containers: [{ name: 'x' }] }, 29,
-      "Deployment 'web': container name 'x' is used 2 times; names must be unique across initContainers and containers."],
+      "Deployment 'web': container name 'x' is used 2 times; names must be unique across initContainers and containers: rename all but one of them."],
     ['duplicate volumes', { containers: [], volumes: [{ name: 'v' }, { name: 'v' }] }, 29,
       "Deployment 'web': volume name 'v' is used 2 times; volume names must be unique."],
     ['mount of a missing volume', { containers: [{ name: 'c', volumeMounts: [{ name: 'nope', mountPath: '/x' }] }] }, 29,
@@ -285,7 +286,7 @@ describe('API server rules (SIDECARS.md §4)', () => {
     ['resizePolicy on an init container before 1.33', { initContainers: [{ name: 'i', restartPolicy: 'Always', resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }] }], containers: [] }, 32,
       "Deployment 'web': init container 'i' sets resizePolicy, which Kubernetes 1.32 refuses on init containers (allowed from 1.33). Remove it or target 1.33+."],
     ['host port collision', { containers: [{ name: 'a', ports: [{ containerPort: 1, hostPort: 80 }] }, { name: 'b', ports: [{ containerPort: 2, hostPort: 80 }] }] }, 29,
-      "Deployment 'web': hostPort 80/TCP is used by both 'a' and 'b'."],
+      "Deployment 'web': hostPort 80/TCP is used by both 'a' and 'b', which the API server rejects (one host port per pod); give 'b' another hostPort, or drop hostPort (the pod IP and Services reach containerPort without it)."],
     ['restartPolicy Always on 1.27', { initContainers: [{ name: 'i', restartPolicy: 'Always' }], containers: [] }, 27,
       "Deployment 'web': init container 'i' has restartPolicy 'Always' (a native sidecar), which Kubernetes 1.27 does not know (its API server drops the field, " +
       'or rejects the object under strict field validation): without the field it runs as an ordinary init container; if it never exits (a sidecar does not), ' +

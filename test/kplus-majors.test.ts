@@ -62,7 +62,7 @@ function build(kplus: any, kubernetesVersion: string, extra: { grace?: Duration;
     exporterTls: false,
     exporterHeaders: { authorization: { secret: kplus.Secret.fromSecretName(chart, 'otel', 'otel-auth'), key: 'token' } },
   });
-  const envoy = new WithEnvoy(chart, 'envoy', { workload: web, kubernetesVersion, appPort: 8080, tls: { secretName: 'web-tls' } });
+  const envoy = new WithEnvoy(chart, 'envoy', { workload: web, kubernetesVersion, appPort: 8080, tls: { secret: { name: 'web-tls' } } });
   if (!extra.raw) {
     new kplus.Service(chart, 'svc', { metadata: { name: 'web' }, selector: web, ports: [envoy.servicePort()] });
     const other = new kplus.Service(chart, 'other', { metadata: { name: 'web-alt' }, selector: web, ports: [{ name: 'metrics', port: 9090 }] });
@@ -367,7 +367,7 @@ test('the cdk8s-plus-34 example of docs/cdk8s-plus.md, written out, synthesizes 
       output: LogOutput.http({ host: 'logs.example.com', basicAuth: { username: { secret: creds, key: 'user' }, password: { secret: creds, key: 'password' } } }),
     });
     new WithTracer(chart, 'tracer', { workload: web, kubernetesVersion: version, exporterEndpoint: 'otel-collector.observability:4317', exporterTls: false });
-    const envoy = new WithEnvoy(chart, 'envoy', { workload: web, kubernetesVersion: version, appPort: 8080, tls: { secretName: 'web-tls' } });
+    const envoy = new WithEnvoy(chart, 'envoy', { workload: web, kubernetesVersion: version, appPort: 8080, tls: { secret: { name: 'web-tls' } } });
     new kplus34.Service(chart, 'web-svc', { selector: web, ports: [envoy.servicePort()] });
     const manifests = Testing.synth(chart);
     expectValidManifests(manifests, version);

@@ -7,6 +7,7 @@ import {
 } from './util/fixtures';
 import { FluentDirective, fluentTagMatches, fluentValue, inTailTag, parseFluentConf } from './util/fluentd-conf';
 import { expectValidManifests } from './util/k8s-schema';
+import { agentArgvOf, sigtermHoldOf } from './util/sigterm-hold';
 
 type Props = Partial<ConstructorParameters<typeof WithLogAgent>[2]>;
 
@@ -195,8 +196,9 @@ describe.each(Object.keys(AGENTS) as Array<keyof typeof AGENTS>)('%s: the same g
 
   test('native: initContainers[0], restartPolicy Always, a startup probe on the health endpoint, no readiness probe', () => {
     const { workloadManifest } = synth(agent(), {}, 'Deployment', '1.30');
-    expect(layoutOf(workloadManifest)).toEqual({ init: ['log-agent'], containers: ['app'] });
-    const c = podSpecOf(workloadManifest).initContainers[0];
+    // Vector: after the tools' init container, whose busybox runs its SIGTERM hold (issue 39)
+    expect(layoutOf(workloadManifest)).toEqual({ init: [...name === 'vector' ? ['sidecar-tools'] : [], 'log-agent'], containers: ['app'] });
+    const c = podSpecOf(workloadManifest).initContainers.find((x: any) => x.name === 'log-agent');
     expect(c.restartPolicy).toBe('Always');
     expect(c.startupProbe.httpGet).toEqual({ path: health.path, port: health.port });
     expect(c.readinessProbe).toBeUndefined();
@@ -261,8 +263,12 @@ describe('Vector', () => {
     const { sidecar } = vectorConfig();
     expect(Images.VECTOR).toMatch(/^timberio\/vector:\d+\.\d+\.\d+-distroless-libc$/);
     expect(sidecar.image).toBe(Images.VECTOR);
-    expect(sidecar.command).toEqual(['/usr/bin/vector']);
-    expect(sidecar.args).toEqual(['--config', '/etc/log-agent/vector.yaml', '--graceful-shutdown-limit-secs', '5']);
+    // native (1.29+): under the SIGTERM hold (3 s, its read delay; issue 39); legacy: as it is
+    expect(agentArgvOf(sidecar)).toEqual(['/usr/bin/vector', '--config', '/etc/log-agent/vector.yaml', '--graceful-shutdown-limit-secs', '5']);
+    expect(sigtermHoldOf(sidecar)).toBe(3);
+    const legacy = synth(LogAgent.vector(), { mode: SidecarMode.LEGACY }, 'Deployment', '1.30').sidecar;
+    expect(legacy.command).toEqual(['/usr/bin/vector']);
+    expect(legacy.args).toEqual(['--config', '/etc/log-agent/vector.yaml', '--graceful-shutdown-limit-secs', '5']);
     expect(sidecar.securityContext.runAsUser).toBe(65532);
     const custom = synth(LogAgent.vector({ image: 'registry.local/vector:0.54.0-distroless-libc' })).sidecar;
     expect(custom.image).toBe('registry.local/vector:0.54.0-distroless-libc');
@@ -290,7 +296,7 @@ describe('Vector', () => {
       expect(config.api).toEqual({ enabled: false });
       const probe = sidecar.startupProbe.httpGet;
       expect(probe).toEqual({ path: '/health', port });
-      expect(podSpecOf(workloadManifest).initContainers[0].ports).toEqual([{ containerPort: port, name: 'vector-health', protocol: 'TCP' }]);
+      expect(podSpecOf(workloadManifest).initContainers.find((x: any) => x.name === 'log-agent').ports).toEqual([{ containerPort: port, name: 'vector-health', protocol: 'TCP' }]);
       // the kubelet probes the pod IP: the one component listening on that port, on every address
       const listening = Object.entries<any>(config.sources).filter(([, src]) => src.type === 'http_server');
       expect(listening).toHaveLength(1);
@@ -315,12 +321,12 @@ describe('Vector', () => {
     );
   });
 
-  test('graceful shutdown limit: the flag and the grace period (native: app + limit + 1s)', () => {
+  test('graceful shutdown limit: the flag and the grace period (native: app + 3 s SIGTERM hold + limit + 1s)', () => {
     const { sidecar, workloadManifest } = vectorConfig(
       { appShutdownTime: Duration.seconds(50) }, LogAgent.vector({ gracefulShutdownLimit: Duration.seconds(7) }),
     );
-    expect(sidecar.args.slice(2)).toEqual(['--graceful-shutdown-limit-secs', '7']);
-    expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(58);
+    expect(agentArgvOf(sidecar).slice(3)).toEqual(['--graceful-shutdown-limit-secs', '7']);
+    expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(61);
   });
 
   test('graceful shutdown limit in the legacy layout: the preStop delay, then the limit', () => {
@@ -332,9 +338,9 @@ describe('Vector', () => {
     expect(podSpecOf(workloadManifest).terminationGracePeriodSeconds).toBe(64);
   });
 
-  test('no scratch volume: Vector writes only its data_dir', () => {
+  test('no scratch volume: Vector writes only its data_dir (the tools\' volume holds the busybox of its SIGTERM hold)', () => {
     const { workloadManifest } = vectorConfig({ kubernetesVersion: '1.30' });
-    expect(podSpecOf(workloadManifest).volumes.map((x: any) => x.name)).toEqual(['log-agent-logs', 'log-agent-config']);
+    expect(podSpecOf(workloadManifest).volumes.map((x: any) => x.name)).toEqual(['log-agent-logs', 'log-agent-config', 'sidecar-tools']);
   });
 
   describe('outputs: every sink reads a defined component, secrets come from the env', () => {

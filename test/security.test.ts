@@ -41,7 +41,7 @@ const SIDECARS: Array<[string, Attach]> = [
     appPort: 8080,
     // The shared fixture's app declares `portNumber: 8080` (a TCP startup probe on the pod IP), so it listens there too.
     appListensOnPodIp: true,
-    tls: { secretName: 'web-tls', clientCaSecretName: 'web-ca' },
+    tls: { secret: { name: 'web-tls' }, clientCaSecret: { name: 'web-ca' } },
     upstreams: [{ name: 'payments', localPort: 9002, host: 'payments.shop.svc', port: 8080 }],
     ...p,
   })],

@@ -11,7 +11,9 @@ import {
 } from '../src';
 import { containerOf, kplusWorkload, manifestOf, newChart, podSpecOf, rawDeployment } from './util/fixtures';
 import { parseFluentConf } from './util/fluentd-conf';
+import { SidecarTimeline } from '../src/timeline';
 import { Behaviour, Simulation, cutShort, leastGrace, simulateTermination } from './util/kubelet-termination';
+import { agentArgvOf, sigtermHoldOf } from './util/sigterm-hold';
 import { applySidecars } from '../src/engine/pod-template';
 import { RANK, SidecarSpec } from '../src/engine/spec';
 
@@ -112,9 +114,12 @@ function fluentBitTimeline(conf: string, output: OutputName): Timeline {
  * then kills them (src/topology/running.rs); the file source stops reading at SIGTERM, so a line
  * written during an idle backoff is read only if SIGTERM waits for the whole backoff.
  */
-function vectorTimeline(args: string[]): Timeline {
+function vectorTimeline(container: any): Timeline {
+  const args = agentArgvOf(container);
   const limit = Number(args[args.indexOf('--graceful-shutdown-limit-secs') + 1]);
-  return { stop: limit + UPSTREAM.exit, read: Math.ceil(UPSTREAM.vectorPollBackoffMillis / 1000), steps: [`limit ${limit}s`] };
+  // native from 1.29: the wrapper keeps SIGTERM from Vector for its hold, while it still reads (issue 39)
+  const hold = sigtermHoldOf(container);
+  return { stop: hold + limit + UPSTREAM.exit, read: Math.ceil(UPSTREAM.vectorPollBackoffMillis / 1000), steps: [`hold ${hold}s`, `limit ${limit}s`] };
 }
 
 /**
@@ -176,12 +181,14 @@ describe('each agent\'s shutdown: the budget is the end of its timeline (upstrea
     const { construct, data, container } = synthLogAgent(agent, output);
     const timeline = {
       'fluent-bit': () => fluentBitTimeline(data['fluent-bit.conf'], output),
-      'vector': () => vectorTimeline(container.args),
+      'vector': () => vectorTimeline(container),
       // LogAgent.fluentd()'s documented default shutdownGrace
       'fluentd': () => fluentdTimeline(data['fluent.conf'], 10),
     }[agent]();
     const budgeted = specOf(construct);
-    expect({ stop: budgeted.stopSeconds, read: budgeted.readAfterAppExitSeconds ?? 0 })
+    // the engine's budget in this layout (1.30, native): the model, plus the SIGTERM hold where it runs the agent under one
+    const entry = SidecarTimeline.of(construct.node.scope!.node.findChild('web')).termination.find(e => e.name === 'log-agent')!;
+    expect({ stop: entry.exitSeconds - entry.sigtermSeconds, read: budgeted.readAfterAppExitSeconds ?? 0 })
       .toEqual({ stop: Math.ceil(timeline.stop), read: timeline.read });
   });
 

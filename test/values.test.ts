@@ -4,7 +4,7 @@
  * over yaml.v2, see test/util/api-server-yaml.ts), from a YAML 1.2 / 1.1 reader for the agents'
  * YAML, or from the agents' grammars (test/util/fluent-bit-conf.ts), never from src/private/values.ts.
  */
-import { App, Chart, Testing, Yaml } from 'cdk8s';
+import { ApiObject, App, Chart, Testing, Yaml } from 'cdk8s';
 import * as fc from 'fast-check';
 import * as YAML from 'yaml';
 import { checkManifestData, manifestStringProblem } from '../src/bind/manifest-values';
@@ -280,4 +280,84 @@ test('the last line of defence (checkManifestData) names the JSON path of a valu
     .toThrow("WithSidecar 'test/p': the sidecar's.container.env[0].value \"x\\u2028\" holds U+2028");
   expect(() => checkManifestData('W', 'the agent\'s', { files: { 'a b': '0o17' } })).toThrow('the agent\'s.files["a b"] "0o17" is written unquoted');
   expect(() => checkManifestData('W', 'x', { ok: ['0x1F', 'on', 5, null, { n: 'a\u0001' }] })).not.toThrow();
+});
+
+describeOracle('issue 39: nothing lost, nothing misread (each expectation read back by the API server\'s reader or the agent\'s grammar)', () => {
+  test('a hole in args reaches the API server as null (cdk8s writes `- null`), so it is refused, index by index', () => {
+    const { app, chart: c } = chart();
+    // what the old code let through: the hole written by cdk8s' own writer
+    // eslint-disable-next-line no-sparse-arrays
+    new ApiObject(c, 'raw', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: {}, args: ['--a', , '--b'] } as any);
+    expect(asTheClusterReadsIt(app)[0].args).toEqual(['--a', null, '--b']); // Go's decoder makes the null an empty argument
+    const { chart: c2 } = chart();
+    // eslint-disable-next-line no-sparse-arrays
+    expect(() => new WithSidecar(c2, 'p', { workload: kplusWorkload(c2, 'Deployment'), kubernetesVersion: '1.29', image: IMAGE, args: ['--a', , '--b'] as string[] }))
+      .toThrow("WithSidecar 'test/p': args[1] is a hole (an empty slot");
+  });
+
+  test('an env var named __proto__ (env is a list) arrives intact; a configFiles key __proto__ (a map) is still refused', () => {
+    const { app, chart: c } = chart();
+    new WithSidecar(c, 'p', {
+      workload: kplusWorkload(c, 'Deployment'),
+      kubernetesVersion: '1.29',
+      image: IMAGE,
+      env: JSON.parse('{"__proto__": "x", "A": "b"}'),
+      appEnv: JSON.parse('{"__proto__": "y"}'),
+    });
+    const read = expectIntact(app);
+    const pod = read.find(m => m.kind === 'Deployment').spec.template.spec;
+    const sidecar = [...(pod.initContainers ?? []), ...pod.containers].find((x: any) => x.name === 'sidecar');
+    expect(sidecar.env).toEqual(expect.arrayContaining([{ name: '__proto__', value: 'x' }, { name: 'A', value: 'b' }]));
+    expect(pod.containers[0].env).toEqual(expect.arrayContaining([{ name: '__proto__', value: 'y' }]));
+    const { chart: c2 } = chart();
+    expect(() => new WithSidecar(c2, 'p', { workload: kplusWorkload(c2, 'Deployment'), kubernetesVersion: '1.29', image: IMAGE, configFiles: JSON.parse('{"__proto__": "x"}') }))
+      .toThrow('configFiles has a key "__proto__"');
+  });
+
+  test('a configFiles key "constructor": refused up front, because cdk8s cannot write it in any ConfigMap', () => {
+    // the consumer: cdk8s' own writer, on a ConfigMap of its own
+    const { app, chart: c } = chart();
+    new ApiObject(c, 'cm', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { constructor: 'a = 1' } } as any);
+    expect(() => app.synthYaml()).toThrow("can't render non-simple object of type 'undefined'");
+    const { chart: c2 } = chart();
+    expect(() => new WithSidecar(c2, 'p', { workload: kplusWorkload(c2, 'Deployment'), kubernetesVersion: '1.29', image: IMAGE, configFiles: { constructor: 'a = 1' } as any }))
+      .toThrow("WithSidecar 'test/p': configFiles key 'constructor' cannot be written by cdk8s in a ConfigMap's data");
+  });
+
+  /** An options object whose `host` is a checked value when first read and another one after. */
+  const fickle = (first: string, later: string, extra: object = {}) => {
+    let reads = 0;
+    return { ...extra, get host() { reads++; return reads === 1 ? first : later; } } as any;
+  };
+
+  test.each([
+    ['http', () => LogOutput.http(fickle('x.example.com', 'x.example.com/\n#')), (cfg: any) => cfg.sinks.output.uri, 'https://x.example.com:443/'],
+    ['loki', () => LogOutput.loki(fickle('loki.example.com', 'loki.example.com/\n#')), (cfg: any) => cfg.sinks.output.endpoint, 'http://loki.example.com:3100'],
+    ['elasticsearch', () => LogOutput.elasticsearch(fickle('es.example.com', 'es.example.com/\n#')), (cfg: any) => cfg.sinks.output.endpoints, ['https://es.example.com:9200']],
+  ])('LogOutput.%s() reads each option once: a getter\'s later value never reaches vector.yaml', (_n, output, pick, want) => {
+    const { app, chart: c } = chart();
+    new WithLogAgent(c, 'logs', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', agent: LogAgent.vector(), output: output() });
+    const text = configMapText(expectIntact(app), 'vector.yaml');
+    expect(pick(YAML.parse(text))).toEqual(want);
+    expect(text).not.toContain('#');
+  });
+
+  test('options given as a class instance (getters on its prototype) are read too, once each', () => {
+    let reads = 0;
+    class Options { public get host() { reads++; return 'logs.example.com'; } public get port() { return 8443; } }
+    const { app, chart: c } = chart();
+    new WithLogAgent(c, 'logs', { workload: kplusWorkload(c, 'Deployment'), kubernetesVersion: '1.29', agent: LogAgent.vector(), output: LogOutput.http(new Options() as any) });
+    expect(YAML.parse(configMapText(expectIntact(app), 'vector.yaml')).sinks.output.uri).toBe('https://logs.example.com:8443/');
+    expect(reads).toBe(1);
+  });
+
+  test('construct props: a getter is read once (WithSidecar containerName checked and written the same)', () => {
+    let reads = 0;
+    const { app, chart: c } = chart();
+    const workload = kplusWorkload(c, 'Deployment');
+    new WithSidecar(c, 'p', { workload, kubernetesVersion: '1.29', image: IMAGE, get containerName() { reads++; return reads === 1 ? 'proxy' : 'Proxy One'; } } as any);
+    const pod = expectIntact(app).find(m => m.kind === 'Deployment').spec.template.spec;
+    expect(pod.initContainers.map((x: any) => x.name)).toContain('proxy');
+    expect(reads).toBe(1);
+  });
 });

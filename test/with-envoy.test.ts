@@ -1,4 +1,4 @@
-import { ApiObject, Cron, Duration, Size, Testing } from 'cdk8s';
+import { ApiObject, Chart, Cron, Duration, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { EnvoyAppProtocol, EnvoyUpstream, SidecarMode, SidecarWarnings, WithEnvoy, WithEnvoyProps, WithLogAgent, WithTracer } from '../src';
@@ -33,7 +33,7 @@ function kplusWorkload(scope: Construct, kind: WorkloadKind, id = 'web', appPort
 }
 type Kind = 'Deployment' | 'StatefulSet' | 'Job';
 
-const TLS = { secretName: 'web-tls', clientCaSecretName: 'web-client-ca' };
+const TLS = { secret: { name: 'web-tls' }, clientCaSecret: { name: 'web-client-ca' } };
 const PAYMENTS: EnvoyUpstream = { name: 'payments', localPort: 9001, host: 'payments.shop.svc.cluster.local', port: 8080 };
 const PARTNER: EnvoyUpstream = { name: 'partner-api', localPort: 9002, host: 'api.partner.example.com', tls: true };
 
@@ -411,7 +411,7 @@ describe('TLS and mutual TLS', () => {
   });
 
   test('TLS: the certificate comes from the Secret through file SDS that watches the mount (rotation without restart)', () => {
-    const { manifests, workloadManifest } = synthEnvoy('Deployment', '1.29', { tls: { secretName: 'web-tls' } });
+    const { manifests, workloadManifest } = synthEnvoy('Deployment', '1.29', { tls: { secret: { name: 'web-tls' } } });
     const files = envoyFiles(manifests);
     const inbound = listener(files['envoy.json'], 'inbound');
     const tls = inbound.filter_chains[0].transport_socket.typed_config;
@@ -561,7 +561,7 @@ describe('inbound route and outbound routes', () => {
 describe('the Envoy config is valid against Envoy\'s v3 API (strict proto3 JSON parse and PGV rules over the xDS protos)', () => {
   const tlsVariants: Array<[string, Extra]> = [
     ['plain', {}],
-    ['TLS', { tls: { secretName: 'web-tls' } }],
+    ['TLS', { tls: { secret: { name: 'web-tls' } } }],
     ['mTLS', { tls: TLS }],
   ];
   const upstreamVariants: Array<[string, EnvoyUpstream[]]> = [
@@ -781,7 +781,7 @@ describe('the app side: probes and ports Envoy can see', () => {
       workload: web,
       kubernetesVersion: '1.29',
       appPort: 8080,
-      tls: { secretName: 'web-tls', clientCaSecretName: 'web-client-ca' },
+      tls: { secret: { name: 'web-tls' }, clientCaSecret: { name: 'web-client-ca' } },
       upstreams: [
         { name: 'partner', localPort: 9001, host: 'api.partner.example.com', tls: true },
         { name: 'payments', localPort: 9002, host: 'payments.shop.svc.cluster.local', port: 8080 },
@@ -868,7 +868,7 @@ describe('the app side: probes and ports Envoy can see', () => {
   });
 
   test('empty Secret names in the TLS references are refused at once', () => {
-    for (const tls of [{ secretName: '' }, { secretName: 'web-tls', clientCaSecretName: '' }]) {
+    for (const tls of [{ secret: { name: '' } }, { secret: { name: 'web-tls' }, clientCaSecret: { name: '' } }]) {
       const { chart } = newChart();
       const dep = new kplus.Deployment(chart, 'web', { containers: [app({})] });
       expect(() => new WithEnvoy(chart, 'envoy', { workload: dep, appPort: 8080, tls })).toThrow(/is not a Secret name/);
@@ -880,7 +880,7 @@ describe('a Service in front of Envoy', () => {
   test('servicePort(): 443 -> listener with TLS, 80 -> listener without', () => {
     const { chart } = newChart();
     const dep = kplusWorkload(chart, 'Deployment');
-    const tls = new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.29', appPort: 8080, tls: { secretName: 'web-tls' } });
+    const tls = new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.29', appPort: 8080, tls: { secret: { name: 'web-tls' } } });
     // No protocol: a cdk8s-plus Protocol is each major's own enum; a Service port is TCP by default.
     expect(tls.servicePort()).toEqual({ name: 'https', nodePort: undefined, port: 443, targetPort: 8443 });
     const { chart: c2 } = newChart();
@@ -891,7 +891,7 @@ describe('a Service in front of Envoy', () => {
   test('the README recipe: a Service that selects the pods and targets Envoy\'s listener', () => {
     const { chart } = newChart();
     const dep = kplusWorkload(chart, 'Deployment');
-    const envoy = new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.29', appPort: 8080, tls: { secretName: 'web-tls' } });
+    const envoy = new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.29', appPort: 8080, tls: { secret: { name: 'web-tls' } } });
     new kplus.Service(chart, 'svc', { selector: dep, ports: [envoy.servicePort()] });
     const manifests = Testing.synth(chart);
     const svc = manifestOf(manifests, 'Service');
@@ -1008,10 +1008,10 @@ describe('input errors name the construct, the bad value and the fix', () => {
       `${W}: upstreams[0] 'payments' host 'https://api.example.com:443' is not a DNS name or IPv4 address; give the bare host (no scheme, port or path), e.g. 'api.example.com', and set port and tls separately.`],
     ['upstream port invalid', { upstreams: [{ ...PAYMENTS, port: 0 }] },
       `${W}: upstreams[0] 'payments' port 0 is not a valid port; use an integer from 1 to 65535.`],
-    ['empty tls.secretName', { tls: { secretName: '' } },
-      `${W}: tls.secretName '' is not a Secret name; use the name of a Secret in the workload's namespace (lower-case letters, digits, '-' and '.', e.g. 'web-tls').`],
-    ['invalid tls.clientCaSecretName', { tls: { secretName: 'web-tls', clientCaSecretName: 'Client CA' } },
-      `${W}: tls.clientCaSecretName 'Client CA' is not a Secret name; use the name of a Secret in the workload's namespace (lower-case letters, digits, '-' and '.', e.g. 'web-tls').`],
+    ['empty tls.secret name', { tls: { secret: { name: '' } } },
+      `${W}: tls.secret.name '' is not a Secret name; use the name of a Secret in the workload's namespace (lower-case letters, digits, '-' and '.', e.g. 'web-tls').`],
+    ['invalid tls.clientCaSecret name', { tls: { secret: { name: 'web-tls' }, clientCaSecret: { name: 'Client CA' } } },
+      `${W}: tls.clientCaSecret.name 'Client CA' is not a Secret name; use the name of a Secret in the workload's namespace (lower-case letters, digits, '-' and '.', e.g. 'web-tls').`],
     ['drainTime longer than appShutdownTime', { drainTime: Duration.seconds(15) },
       `${W}: drainTime 15s is longer than appShutdownTime 10s: the listeners must finish draining while the app can still answer (Envoy is stopped once the app has shut down). Shorten drainTime to at most Duration.seconds(10) or raise appShutdownTime.`],
     ['drainTime zero', { drainTime: Duration.seconds(0) },
@@ -1033,5 +1033,22 @@ describe('input errors name the construct, the bad value and the fix', () => {
     const { chart } = newChart();
     const envoy = new WithEnvoy(chart, 'envoy', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29', appPort: 8080 });
     expect(() => envoy.servicePort({ port: 0 })).toThrow(`${W}: service port 0 is not a valid port; use an integer from 1 to 65535.`);
+  });
+});
+
+describe('tls takes a Secret as every other prop does (issue 39: one form for basicAuth and tls)', () => {
+  test('a cdk8s-plus ISecret or { name }: the same volumes', () => {
+    const volumesOf = (tls: any) => {
+      const chart = new Chart(Testing.app(), 'test');
+      const dep = new kplus.Deployment(chart, 'web', { containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', ports: [{ number: 8080 }] }] });
+      new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.29', appPort: 8080, tls: typeof tls === 'function' ? tls(chart) : tls });
+      return podSpecOf(manifestOf(Testing.synth(chart), 'Deployment')).volumes.filter((v: any) => v.secret);
+    };
+    const plain = volumesOf({ secret: { name: 'web-tls' }, clientCaSecret: { name: 'web-ca' } });
+    expect(plain.map((v: any) => v.secret.secretName)).toEqual(['web-tls', 'web-ca']);
+    expect(volumesOf((c: Chart) => ({ secret: kplus.Secret.fromSecretName(c, 'tls', 'web-tls'), clientCaSecret: kplus.Secret.fromSecretName(c, 'ca', 'web-ca') })))
+      .toEqual(plain);
+    // the same shape as LogOutput's basicAuth and WithSidecar's secretEnv: { secret: <the Secret>, key }
+    expect(() => volumesOf({ secret: 'web-tls' })).toThrow("WithEnvoy 'test/envoy': tls.secret \"web-tls\" is not a Secret reference; give kplus.Secret.fromSecretName(scope, 'tls', 'web-tls') or { name: 'web-tls' }.");
   });
 });

@@ -1,5 +1,7 @@
+import { spawnSync } from 'child_process';
 import { createHash } from 'crypto';
 import * as fs from 'fs';
+import { tmpdir } from 'os';
 import { ApiObject, Duration, JsonPatch, Size, Testing, Yaml } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { parse as parseYaml } from 'yaml';
@@ -395,4 +397,64 @@ test('deterministic: the same app synthesizes to byte-identical YAML', () => {
   const a = once();
   expect(once()).toBe(a);
   expect(parseYaml(a.split('---')[0])).toBeTruthy();
+});
+
+// ---------------------------------------------------------------------------
+// The app's declared log files against filePattern (issue 39)
+// ---------------------------------------------------------------------------
+
+/**
+ * How many files glibc's glob(3) finds for `pattern` in a directory holding `file`: what Fluent
+ * Bit's tail input does with its `Path` (plugins/in_tail/tail_scan_glob.c, v5.1.1), run through
+ * python3's ctypes (glob_t's first field is gl_pathc). Undefined without python3.
+ */
+function glibcGlobCount(pattern: string, file: string): number | undefined {
+  const dir = fs.mkdtempSync(`${tmpdir()}/sidecars-glob-`);
+  try {
+    fs.writeFileSync(`${dir}/${file}`, 'x\n');
+    const script = 'import ctypes,sys\nlibc=ctypes.CDLL("libc.so.6")\nb=ctypes.create_string_buffer(512)\n' +
+      'r=libc.glob(sys.argv[1].encode(),0,None,b)\nprint(ctypes.c_size_t.from_buffer(b).value if r==0 else 0)';
+    const out = spawnSync('python3', ['-c', script, `${dir}/${pattern}`], { encoding: 'utf8' });
+    return out.status === 0 ? Number(out.stdout.trim()) : undefined;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('an app that says it writes a log file filePattern cannot match: a warning with the fix', () => {
+  const warningsFor = (filePattern: string | undefined, env: Record<string, string>, args: string[] = []) => {
+    const { chart } = newChart();
+    const dep = new kplus.Deployment(chart, 'web', {
+      containers: [{
+        name: 'app',
+        image: 'ghcr.io/example/app:1.0.0',
+        args,
+        securityContext: { user: 1000, group: 1000 },
+        envVariables: Object.fromEntries(Object.entries(env).map(([k, v]) => [k, kplus.EnvValue.fromValue(v)])),
+      }],
+    });
+    new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: '1.29', ...(filePattern ? { filePattern } : {}) });
+    Testing.synth(chart);
+    return SidecarWarnings.of(chart).filter(w => w.includes('filePattern'));
+  };
+
+  test('a *.json file with the default *.log: warned, naming the container, where it says so, and the pattern to set', () => {
+    expect(warningsFor(undefined, { LOG_FILE: '/var/log/app/app.json' })).toEqual([
+      "WithLogAgent 'test/logs': container 'app' writes '/var/log/app/app.json' (its env LOG_FILE), which filePattern '*.log' does not match, " +
+      "so the agent never ships it; set filePattern to match it, e.g. '*.json'.",
+    ]);
+    expect(warningsFor(undefined, {}, ['--log-file=/var/log/app/out.json'])).toEqual([expect.stringContaining("(its args), which filePattern '*.log'")]);
+    expect(warningsFor('*.json', { LOG_FILE: '/var/log/app/app.json' })).toEqual([]);
+    // not a file of the directory itself: a deeper path, another directory, a $(VAR)
+    expect(warningsFor(undefined, { A: '/var/log/app/sub/x.json', B: '/var/log/other/x.json', C: '/var/log/app/$(NAME)' })).toEqual([]);
+  });
+
+  test.each<[string | undefined, string]>([
+    [undefined, 'app.log'], [undefined, 'app.json'], [undefined, 'app.log.1'], [undefined, '.hidden.log'],
+    ['*', 'app.json'], ['*', '.hidden'], ['app-?.log', 'app-1.log'], ['app-?.log', 'app-12.log'], ['.*.log', '.hidden.log'],
+  ])('filePattern %s, file %s: warned exactly when glibc\'s glob(3) (Fluent Bit\'s Path) finds nothing', (pattern, file) => {
+    const found = glibcGlobCount(pattern ?? '*.log', file);
+    if (found === undefined) return; // no python3: the other cases still hold
+    expect(warningsFor(pattern, { LOG_FILE: `/var/log/app/${file}` }).length).toBe(found === 0 ? 1 : 0);
+  });
 });

@@ -294,7 +294,9 @@ describe('app env', () => {
     const env = envOf(containerOf(m, 'app'));
     expect(env.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://127.0.0.1:4317');
     expect(env.OTEL_EXPORTER_OTLP_PROTOCOL).toBe('grpc');
-    expect(env.OTEL_SERVICE_NAME).toBe(m.metadata.name);
+    // the name cdk8s generated ('test-web-c8ba1bf5') is not the service's: the workload's construct id is (issue 39)
+    expect(m.metadata.name).toMatch(/^test-web-[0-9a-f]{8}$/);
+    expect(env.OTEL_SERVICE_NAME).toBe('web');
     expect(env.OTEL_RESOURCE_ATTRIBUTES).toBe(
       'k8s.namespace.name=$(OTEL_RESOURCE_ATTRIBUTES_POD_NAMESPACE),k8s.node.name=$(OTEL_RESOURCE_ATTRIBUTES_NODE_NAME),' +
       'k8s.pod.name=$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME),k8s.pod.uid=$(OTEL_RESOURCE_ATTRIBUTES_POD_UID),' +
@@ -328,7 +330,9 @@ describe('app env', () => {
     expect(layoutOf(m).containers).toEqual(['app', 'worker']);
     const env = envOf(containerOf(m, 'worker'));
     expect(env.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://127.0.0.1:4317');
-    expect(env.OTEL_SERVICE_NAME).toBe(m.metadata.name);
+    // the name cdk8s generated ('test-web-c8ba1bf5') is not the service's: the workload's construct id is (issue 39)
+    expect(m.metadata.name).toMatch(/^test-web-[0-9a-f]{8}$/);
+    expect(env.OTEL_SERVICE_NAME).toBe('web');
     expect(env.OTEL_RESOURCE_ATTRIBUTES).toContain('k8s.pod.name=$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME)');
   });
 
@@ -764,5 +768,63 @@ describe('validation', () => {
 
   test('containerName', () => {
     expect(errorOf(make({ containerName: 'Tracer' }))).toMatch(/^WithTracer 'test\/tracer': containerName 'Tracer' is not a valid DNS-1123 label/);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// The default service name (issue 39), in the OpenTelemetry Operator's order
+// ---------------------------------------------------------------------------
+
+/**
+ * The expectations are the operator's `chooseServiceName` (open-telemetry/opentelemetry-operator
+ * internal/instrumentation/sdk.go, v0.158.0): the annotation `resource.opentelemetry.io/service.name`
+ * first, then the labels of `constants.LabelAppName` in order (`app.kubernetes.io/instance`, then
+ * `app.kubernetes.io/name`), then `k8s.deployment.name` (the workload's name), ...: the first
+ * non-empty one. The library's one departure: a name cdk8s generated is replaced by the construct id.
+ */
+describe('OTEL_SERVICE_NAME by default: the OpenTelemetry Operator\'s order (chooseServiceName)', () => {
+  const OPERATOR_ORDER: Array<[string, { labels?: Record<string, string>; annotations?: Record<string, string>; name?: string }, string]> = [
+    ['the annotation resource.opentelemetry.io/service.name first',
+      { annotations: { 'resource.opentelemetry.io/service.name': 'from-annotation' }, labels: { 'app.kubernetes.io/instance': 'i', 'app.kubernetes.io/name': 'n' }, name: 'named' },
+      'from-annotation'],
+    ['then the label app.kubernetes.io/instance', { labels: { 'app.kubernetes.io/instance': 'shop-web-prod', 'app.kubernetes.io/name': 'shop-web' }, name: 'named' }, 'shop-web-prod'],
+    ['then the label app.kubernetes.io/name', { labels: { 'app.kubernetes.io/name': 'shop-web' }, name: 'named' }, 'shop-web'],
+    ['an empty label counts as none', { labels: { 'app.kubernetes.io/instance': '', 'app.kubernetes.io/name': 'shop-web' } }, 'shop-web'],
+    ['then the workload\'s name, when the chart gives one', { name: 'named' }, 'named'],
+    ['a generated name: the construct id', {}, 'web'],
+  ];
+
+  test.each(OPERATOR_ORDER)('cdk8s-plus Deployment: %s', (_n, given, want) => {
+    const chart = new Chart(Testing.app(), 'test');
+    const workload = new kplus.Deployment(chart, 'web', {
+      ...(given.name ? { metadata: { name: given.name } } : {}),
+      podMetadata: { labels: given.labels, annotations: given.annotations },
+      containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0', securityContext: { user: 1000, group: 1000 } }],
+    });
+    const tracer = new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.29' });
+    expect(tracer.serviceName).toBe(want);
+    expect(envOf(containerOf(workloadOf(synth(chart)), 'app')).OTEL_SERVICE_NAME).toBe(want);
+  });
+
+  test.each(OPERATOR_ORDER)('raw ApiObject (Deployment, CronJob, Pod): %s', (_n, given, want) => {
+    for (const kind of ['Deployment', 'CronJob', 'Pod']) {
+      const chart = new Chart(Testing.app(), 'test');
+      const template = { metadata: { labels: given.labels, annotations: given.annotations }, spec: { containers: [{ name: 'app', image: 'ghcr.io/example/app:1.0.0' }], restartPolicy: kind === 'Deployment' ? undefined : 'Never' } };
+      const spec = kind === 'Pod' ? undefined : kind === 'CronJob' ? { schedule: '0 * * * *', jobTemplate: { spec: { template } } } : { selector: { matchLabels: { a: 'b' } }, template };
+      const workload = new ApiObject(chart, 'web', {
+        apiVersion: kind === 'Deployment' ? 'apps/v1' : kind === 'CronJob' ? 'batch/v1' : 'v1',
+        kind,
+        metadata: { ...(given.name ? { name: given.name } : {}), ...(kind === 'Pod' ? template.metadata : {}) },
+        spec: kind === 'Pod' ? template.spec : spec,
+      });
+      const tracer = new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.29' });
+      expect({ kind, name: tracer.serviceName }).toEqual({ kind, name: want });
+    }
+  });
+
+  test('serviceName given: it wins', () => {
+    const chart = new Chart(Testing.app(), 'test');
+    const workload = new kplus.Deployment(chart, 'web', { podMetadata: { labels: { 'app.kubernetes.io/name': 'x' } }, containers: [{ image: 'ghcr.io/example/app:1.0.0' }] });
+    expect(new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.29', serviceName: 'checkout' }).serviceName).toBe('checkout');
   });
 });

@@ -38,5 +38,12 @@ export type LogOutputConfig =
     readonly port: number;
     readonly tls: boolean;
     readonly index: string;
+    /** The strftime format of the date after `<index>-` (per record, UTC; `%Y`, `%m`, `%d`, `%H`); none: one index. */
+    readonly indexDateFormat?: string;
     readonly basicAuth?: { username: SecretRef; password: SecretRef };
   };
+
+/** The longest text `format` (`indexDateFormat`: %Y, %m, %d, %H and separators) gives: %Y 4 digits (to year 9999), the others 2. @internal */
+export function indexDateLength(format: string): number {
+  return format.replace(/%Y/g, 'YYYY').replace(/%[mdH]/g, 'NN').length;
+}

@@ -19,13 +19,21 @@ export interface ShutdownModel {
   readonly readAfterAppExitSeconds: number;
   /** How `stopSeconds` is made up: [what, seconds], in order. */
   readonly terms: ReadonlyArray<readonly [string, number]>;
+  /**
+   * The agent polls its files (it can be `readAfterAppExitSeconds` behind the app's last write
+   * at any moment, and reads nothing more after SIGTERM), so in the native layout too it must get
+   * SIGTERM that long after the app's exit: Vector. Not Fluent Bit (it reads a watched file on
+   * its inotify event) nor Fluentd (it reads every file to its end at shutdown).
+   */
+  readonly holdSigtermInNative?: boolean;
 }
 
 /** A model from its terms (the stop time is their sum, rounded up to whole seconds). */
-export function shutdownModel(terms: Array<readonly [string, number]>, readAfterAppExitSeconds: number): ShutdownModel {
+export function shutdownModel(terms: Array<readonly [string, number]>, readAfterAppExitSeconds: number, holdSigtermInNative = false): ShutdownModel {
   return {
     stopSeconds: Math.ceil(terms.reduce((acc, [, s]) => acc + s, 0)),
     readAfterAppExitSeconds,
     terms,
+    ...(holdSigtermInNative ? { holdSigtermInNative } : {}),
   };
 }

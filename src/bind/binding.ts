@@ -9,7 +9,7 @@
  * patches are already applied, and containers or volumes added before or after the sidecar
  * constructs are all in the JSON. The same holds for plain `ApiObject`s (`Include`, `Helm`).
  */
-import { ApiObject } from 'cdk8s';
+import { ApiObject, JsonPatch } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { describeValue } from './checks';
 import { printWarnings, recordWarnings } from './warnings';
@@ -367,12 +367,46 @@ export class WorkloadBinding {
       return this.originalToJson();
     } catch (e) {
       if (!hasJsonPatches(this.obj)) throw e;
+      const failed = this.failingPatch();
+      const which = failed
+        ? `: patch ${failed.index + 1} of ${failed.count} (addJsonPatch order), ${JSON.stringify(failed.op)}, at path '${failed.op?.path}' ` +
+          `(${failed.message})`
+        : ` (${(e as Error).message})`;
       throw new Error(
-        `'${this.obj.node.path}': a JSON patch of the workload failed (${(e as Error).message}). The workload's patches are applied ` +
+        `'${this.obj.node.path}': a JSON patch of the workload failed${which}. The workload's patches are applied ` +
         'to its own manifest BEFORE the sidecars are added (docs/validation.md), so a patch cannot change a sidecar\'s container, ' +
-        'volume or hook; set those through the sidecar construct\'s props, or patch only what the workload itself has.',
+        'volume or hook; set those through the sidecar construct\'s props, or fix the patch\'s path to one the workload itself has ' +
+        '(see the workload without the sidecars: its `toJson()` before the patches).',
       );
     }
+  }
+
+  /**
+   * Which of the workload's JSON patches fails, for the message: the patches applied one by one,
+   * in order, to the workload's manifest without them (what cdk8s applies them to). Only on the
+   * failure path; undefined when the manifest itself cannot be made.
+   */
+  private failingPatch(): { index: number; count: number; op: Json; message: string } | undefined {
+    const patches: JsonPatch[] = (this.obj as any).patches;
+    const saved = [...patches];
+    let doc: Json;
+    try {
+      patches.length = 0;
+      doc = this.originalToJson();
+    } catch {
+      return undefined;
+    } finally {
+      patches.length = 0;
+      patches.push(...saved);
+    }
+    for (let index = 0; index < saved.length; index++) {
+      try {
+        doc = JsonPatch.apply(doc, saved[index]);
+      } catch (e) {
+        return { index, count: saved.length, op: (saved[index] as any)._toJson(), message: (e as Error).message };
+      }
+    }
+    return undefined;
   }
 
   private renderOn(base: Json, synthesis?: Synthesis, purpose?: 'validate' | 'emit'): EngineResult {

@@ -266,6 +266,16 @@ export function checkConfigMapKey(who: string, prop: string, key: string, exampl
   if (!isSecretKey(key)) {
     throw new Error(`${who}: ${prop} '${key}' is not a ConfigMap key (letters, digits, '-', '_', '.'); use a file name such as '${example}'.`);
   }
+  // A key the API server takes but cdk8s cannot write in the ConfigMap's data: its writer
+  // (cdk8s 2.70 lib/_util.js sanitizeValue) tells a plain object by `obj.constructor.name`, which
+  // an own key 'constructor' replaces, and fails at synthesis naming no prop ("can't render
+  // non-simple object of type 'undefined'"). ('__proto__' is refused by ownEntries.)
+  if (key === 'constructor') {
+    throw new Error(
+      `${who}: ${prop} 'constructor' cannot be written by cdk8s in a ConfigMap's data (its YAML writer reads the key as the ` +
+      `object's constructor and fails at synthesis); rename the file, e.g. 'constructor.conf' or '${example}'.`,
+    );
+  }
   checkManifestString(who, prop, key); // '0O17' is a key that the API server reads as 15
 }
 
@@ -302,8 +312,19 @@ export function checkMountPath(who: string, prop: string, path: string): void {
 
 /** A list of strings (a container's command or args), when given. */
 export function checkStringList(who: string, prop: string, list: unknown): void {
-  if (list !== undefined && (!Array.isArray(list) || list.some(x => typeof x !== 'string'))) {
-    throw new Error(`${who}: ${prop} must be a list of strings (got ${JSON.stringify(list)}); quote numbers, e.g. ['--port', '5432'].`);
+  if (list === undefined) return;
+  if (!Array.isArray(list)) {
+    throw new Error(`${who}: ${prop} ${describeValue(list)} is not a list of strings; give an array, e.g. ['--port', '5432'].`);
+  }
+  // Index by index, not with .some()/.every(), which skip holes: ['--a', , '--b'] is written
+  // `[--a, null, --b]`, and Go's decoder makes the null an empty argument the user never gave.
+  for (let i = 0; i < list.length; i++) {
+    if (!(i in list)) {
+      throw new Error(`${who}: ${prop}[${i}] is a hole (an empty slot, e.g. two commas in a row); remove it or give the argument, e.g. ['--port', '5432'].`);
+    }
+    if (typeof list[i] !== 'string') {
+      throw new Error(`${who}: ${prop}[${i}] ${describeValue(list[i])} is not a string; quote numbers, e.g. ['--port', '5432'].`);
+    }
   }
   checkManifestList(who, prop, list as string[] | undefined);
 }
@@ -415,15 +436,18 @@ export function checkNumber(who: string, prop: string, value: unknown, example: 
 /**
  * A map prop (`{ [name: string]: T }`) as its own entries, in the order given (Object.entries:
  * own enumerable keys only, never Object.prototype's such as 'constructor'). A key '__proto__'
- * is refused: JavaScript objects, and cdk8s' own writer (which copies every map by assignment),
- * would drop it silently.
+ * is refused where the keys stay keys of a map (`as: 'map'`, the default): JavaScript objects, and
+ * cdk8s' own writer (which copies every map by assignment), would drop it silently. A map that
+ * becomes a list of `name:` entries (`as: 'list'`: a container's env) keeps it: `- name: __proto__`
+ * is an ordinary value, which the API server's reader reads back intact.
  */
-export function ownEntries<T>(who: string, prop: string, value: { readonly [name: string]: T } | undefined, example: string): Array<[string, T]> {
+export function ownEntries<T>(who: string, prop: string, value: { readonly [name: string]: T } | undefined, example: string,
+  as: 'map' | 'list' = 'map'): Array<[string, T]> {
   if (value === undefined) return [];
   if (!isPlainObject(value)) {
     throw new Error(`${who}: ${prop} ${describeValue(value)} is not a map of names to values; give a plain object, e.g. ${example}.`);
   }
-  if (Object.prototype.hasOwnProperty.call(value, '__proto__')) {
+  if (as === 'map' && Object.prototype.hasOwnProperty.call(value, '__proto__')) {
     throw new Error(
       `${who}: ${prop} has a key "__proto__", which JavaScript objects and cdk8s' own YAML writer drop silently ` +
       '(it sets the prototype instead); rename the key.',
@@ -454,6 +478,30 @@ export function checkMadeBy(who: string, prop: string, value: unknown, cls: Func
   if (value !== undefined && !(value instanceof cls)) {
     throw new Error(`${who}: ${prop} ${describeValue(value)} was not made by ${factories}; make it with one of them.`);
   }
+}
+
+/**
+ * An options or props object read once, property by property, into a plain copy (`copyData`
+ * below it): each factory and construct works on the copy only, so a getter that returns one
+ * value when checked and another when used (or a caller that changes the object in between)
+ * cannot put an unchecked value into a config file. Own enumerable properties and the getters of
+ * a class instance's prototypes (a TypeScript caller may build its options with a class) are read
+ * once each; methods are left out. Anything but an object is returned as it is.
+ */
+export function snapshot<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = {};
+  const keys: string[] = Object.keys(value as object);
+  for (let o = Object.getPrototypeOf(value); o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+    for (const k of Object.getOwnPropertyNames(o)) {
+      if (k !== 'constructor' && typeof Object.getOwnPropertyDescriptor(o, k)?.get === 'function' && !keys.includes(k)) keys.push(k);
+    }
+  }
+  for (const k of keys) {
+    const v = (value as any)[k];
+    if (typeof v !== 'function') setOwn(out, k, copyData(v));
+  }
+  return out as T;
 }
 
 /** The largest value of an int32 field of the Kubernetes API (probe thresholds, seconds fields). */

@@ -201,8 +201,8 @@ const logOutput = variant({
   loki: {
     conv: object({ ...destination, labels: mapOf(str), tenantId: str, basicAuth }, ['host']), make: o => LogOutput.loki(o), bare: false,
   },
-  elasticsearch: { conv: object({ ...destination, index: str, basicAuth }, ['host']), make: o => LogOutput.elasticsearch(o), bare: false },
-  opensearch: { conv: object({ ...destination, index: str, basicAuth }, ['host']), make: o => LogOutput.opensearch(o), bare: false },
+  elasticsearch: { conv: object({ ...destination, index: str, indexDateFormat: str, basicAuth }, ['host']), make: o => LogOutput.elasticsearch(o), bare: false },
+  opensearch: { conv: object({ ...destination, index: str, indexDateFormat: str, basicAuth }, ['host']), make: o => LogOutput.opensearch(o), bare: false },
 });
 
 const checkOptions = { period: duration, timeout: duration };
@@ -243,7 +243,13 @@ const envoyProps = object({
   appIdleTimeout: duration,
   appProtocol: oneOf(Object.values(EnvoyAppProtocol)),
   listenerPort: num,
-  tls: object({ secretName: str, clientCaSecretName: str, podCertificateSigner: str, podCertificateKeyType: str, clientCaTrustBundleSigner: str }),
+  tls: object({
+    secret: object({ name: str }, ['name']),
+    clientCaSecret: object({ name: str }, ['name']),
+    podCertificateSigner: str,
+    podCertificateKeyType: str,
+    clientCaTrustBundleSigner: str,
+  }),
   upstreams: listOf(object({ name: str, localPort: num, host: str, port: num, tls: bool }, ['name', 'localPort', 'host'])),
   image: str,
   drainTime: duration,

@@ -9,7 +9,7 @@
 import { InjectedProxy, MESH_FACTS, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
 import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
 import {
-  GracePlan, TOOLS, agentArgv, exitWithAppCommand, exitWithAppPrograms, lifecycleFor, planGrace, sidecarPrograms,
+  GracePlan, TOOLS, agentArgv, exitWithAppCommand, exitWithAppPrograms, holdSigtermCommand, lifecycleFor, planGrace, sidecarPrograms,
   toolsInitContainer, toolsVolume, watchesApp,
 } from './shutdown';
 import { EngineTarget, SidecarSpec } from './spec';
@@ -193,6 +193,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const programs = watching.length > 0 ? sidecarPrograms(ordered) : [];
   // (a wrapped sidecar's own first process is the tools' busybox: the other wrappers count it as a sidecar's)
   const wrapPrograms = wrapped.size > 0 ? exitWithAppPrograms(ordered) : [];
+  errors.push(...programClashes(where, ordered, wrapped, userContainers, wrapPrograms));
   if (watching.length > 0) {
     if (unshared) {
       errors.push(
@@ -335,6 +336,35 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
 }
 
 /**
+ * An app container that runs one of the programs the exit-with-app wrapper takes for the library's
+ * sidecars (`exitWithAppPrograms`): the wrapper tells containers apart by the program (`argv[0]`)
+ * of their processes (`appScan`, src/engine/shutdown.ts), so it would count that app container as
+ * a sidecar's and stop its agent while the app still runs (measured on a real kubelet: a sidecar
+ * run as `sh` beside an app run as `sh` was stopped ~1.9 s before the app's exit). Refused, with
+ * the sidecar that runs the program and the fix: a spelling of the program that differs (the
+ * wrapper compares `argv[0]` exactly, e.g. `/bin/sh` against `sh`). An app container without a
+ * `command` runs its image's entrypoint, which the library cannot read: not checked.
+ */
+function programClashes(where: string, sidecars: SidecarSpec[], wrapped: Set<SidecarSpec>, apps: Json[], programs: string[]): string[] {
+  if (wrapped.size === 0) return [];
+  const errors: string[] = [];
+  for (const app of apps) {
+    const p = Array.isArray(app.command) && app.command.length > 0 ? String(app.command[0]) : undefined;
+    if (p === undefined || !programs.includes(p)) continue;
+    const owners = sidecars.filter(s => (s.container.command?.[0] ?? s.shutdown.entrypoint) === p).map(s => `${s.owner} (container '${s.container.name}')`);
+    const whose = owners.length > 0 ? owners.join(', ') : 'the library\'s tools (the wrapper\'s own busybox)';
+    const names = [...wrapped].map(s => s.owner).join(', ');
+    errors.push(
+      `${where}: the app container '${app.name}' runs '${p}', the program of ${whose}. ${names} exit${wrapped.size > 1 ? '' : 's'} with the app ` +
+      `under a wrapper that tells the app's processes from the sidecars' by their program (argv[0]), so it would take '${app.name}' for a ` +
+      `sidecar and stop the agent while the app still runs. Spell the program differently in the sidecar's or the app's command ` +
+      `(argv[0] is compared exactly: e.g. '${p.includes('/') ? p.replace(/^.*\//, '') : `/bin/${p}`}' instead of '${p}', where the image has it).`,
+    );
+  }
+  return errors;
+}
+
+/**
  * The legacy sidecars of a pod that completes (a Job's, a CronJob's, a bare Pod's with
  * `restartPolicy` Never or OnFailure) that neither `allowLegacyOnJob` nor a quit endpoint covers: a
  * legacy sidecar never exits by itself, so the pod would never complete. Each is wrapped so that
@@ -443,7 +473,8 @@ function placeContainer(
   const lifecycle = hooks.lifecycle;
   let needsTools = hooks.needsTools;
   const c: Json = copyJson(s.container);
-  const wrapper = wrapPrograms ? exitWithAppCommand(s, wrapPrograms) : undefined;
+  const wrapper = wrapPrograms ? exitWithAppCommand(s, wrapPrograms)
+    : s.layout === 'NATIVE' ? holdSigtermCommand(s) : undefined;
   if (wrapper) {
     // the agent's argv goes into the wrapper's arguments (the kubelet expands `$(NAME)` in command and args alike)
     c.command = wrapper;

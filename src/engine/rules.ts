@@ -166,7 +166,7 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     source: 'validation.go validateInitContainers / validateContainers, allNames (v1.27.0, v1.33.0)',
     check: pod => [...count([...pod.init, ...pod.containers].map(c => c.name))]
       .filter(([name, n]) => n > 1 && !pod.namesReported.includes(name))
-      .map(([name, n]) => `${pod.where}: container name '${name}' is used ${n} times; names must be unique across initContainers and containers.`),
+      .map(([name, n]) => `${pod.where}: container name '${name}' is used ${n} times; names must be unique across initContainers and containers: rename all but one of them.`),
   },
   {
     name: 'volume names are unique DNS-1123 labels',
@@ -205,7 +205,10 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
         .filter(c => c.restartPolicy !== undefined && !allowed.includes(c.restartPolicy))
         .map(c => `${pod.where}: init container '${c.name}' has restartPolicy '${c.restartPolicy}': only ` +
           `${allowed.map(x => `'${x}'`).join(', ')} ${allowed.length > 1 ? 'are' : 'is'} allowed on init containers` +
-          `${allowed.length > 1 ? '' : ` in Kubernetes 1.${pod.minor}`}.`);
+          (allowed.length > 1
+            ? '; use one of them.'
+            : ` in Kubernetes 1.${pod.minor} (OnFailure and Never from 1.35). Remove restartPolicy for an init container that runs once ` +
+              "before the app (its own restarts follow the pod's restartPolicy), set 'Always' for a sidecar that runs beside it, or target 1.35+."));
     },
   },
   {
@@ -353,7 +356,8 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
           const key = hostPortKey(p);
           const first = owners.get(key);
           if (first !== undefined) {
-            errors.push(`${pod.where}: hostPort ${key} is used by both '${first}' and '${c.name}'.`);
+            errors.push(`${pod.where}: hostPort ${key} is used by both '${first}' and '${c.name}', which the API server rejects (one host port per pod); ` +
+              `give '${c.name}' another hostPort, or drop hostPort (the pod IP and Services reach containerPort without it).`);
           } else {
             owners.set(key, c.name);
           }
@@ -362,7 +366,7 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
       // Init containers run one by one (the API server checks each alone, even native sidecars).
       for (const c of pod.init) {
         for (const [key, n] of count((c.ports ?? []).filter((p: Json) => p.hostPort).map(hostPortKey))) {
-          if (n > 1) errors.push(`${pod.where}: init container '${c.name}' declares hostPort ${key} ${n} times.`);
+          if (n > 1) errors.push(`${pod.where}: init container '${c.name}' declares hostPort ${key} ${n} times, which the API server rejects; declare it once.`);
         }
       }
       return errors;

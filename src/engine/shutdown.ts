@@ -70,11 +70,41 @@ function shell(script: string, args: readonly string[] = []): Json {
 
 /** The stop time and read delay of an agent's shutdown model, as the engine takes them. */
 export function shutdownOf(
-  model: { readonly stopSeconds: number; readonly readAfterAppExitSeconds: number },
-): { stopSeconds: number; readAfterAppExitSeconds?: number } {
+  model: { readonly stopSeconds: number; readonly readAfterAppExitSeconds: number; readonly holdSigtermInNative?: boolean },
+): { stopSeconds: number; readAfterAppExitSeconds?: number; holdSigtermInNative?: boolean } {
   return model.readAfterAppExitSeconds > 0
-    ? { stopSeconds: model.stopSeconds, readAfterAppExitSeconds: model.readAfterAppExitSeconds }
+    ? {
+      stopSeconds: model.stopSeconds,
+      readAfterAppExitSeconds: model.readAfterAppExitSeconds,
+      ...(model.holdSigtermInNative ? { holdSigtermInNative: true } : {}),
+    }
     : { stopSeconds: model.stopSeconds };
+}
+
+/**
+ * The wrapper that holds a native sidecar's SIGTERM back by its read delay (docs/shutdown.md,
+ * "Vector's last line"), as a busybox shell script: the agent (the script's arguments, `"$@"`,
+ * never spliced into it) runs as a child; the wrapper's SIGTERM (or SIGINT), which the kubelet
+ * sends at the sidecar's turn right after the app's exit, starts a wait of `holdSeconds`, during
+ * which the agent keeps reading; then the agent gets SIGTERM and the wrapper exits with its
+ * status. An agent that exits by itself: its status, at once. The trap is set before the agent
+ * starts (PID 1 ignores a signal it has no handler for). No `$$` or `$(NAME)`, which the kubelet
+ * would expand.
+ */
+export function holdSigtermScript(holdSeconds: number): string {
+  const B = TOOLS.busybox;
+  return 't=0; trap \'t=1\' TERM INT; "$@" & c=$!; ' +
+    'while :; do wait $c; s=$?; [ $t = 1 ] && break; kill -0 $c 2>/dev/null || exit $s; done; ' +
+    `${B} sleep ${holdSeconds} & wait $!; kill -TERM $c 2>/dev/null; ` +
+    'while :; do wait $c; s=$?; kill -0 $c 2>/dev/null || break; done; exit $s';
+}
+
+/** The container command of a native sidecar whose SIGTERM is held back (`ShutdownSpec.sigtermHoldSeconds`). */
+export function holdSigtermCommand(spec: SidecarSpec): string[] | undefined {
+  const argv = agentArgv(spec);
+  const hold = spec.shutdown.sigtermHoldSeconds ?? 0;
+  if (argv === undefined || hold <= 0) return undefined;
+  return [TOOLS.busybox, 'sh', '-c', holdSigtermScript(hold), 'sh', ...argv];
 }
 
 /**

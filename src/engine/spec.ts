@@ -41,6 +41,20 @@ export interface ShutdownSpec {
   readonly readAfterAppExitSeconds?: number;
 
   /**
+   * The agent polls its files and reads nothing after SIGTERM (`ShutdownModel.holdSigtermInNative`:
+   * Vector); the construct turns it into `sigtermHoldSeconds` for a native target from 1.29.
+   */
+  readonly holdSigtermInNative?: boolean;
+
+  /**
+   * Native from 1.29: the engine runs the agent under a wrapper that holds its SIGTERM back this
+   * long (`holdSigtermScript`: it keeps reading, so a line the app wrote just before exiting is
+   * read), and `stopSeconds` includes it (the grace period and the timeline count it).
+   * @default 0
+   */
+  readonly sigtermHoldSeconds?: number;
+
+  /**
    * How long the app is given to shut down. Legacy: the `preStop` delay that keeps the sidecar
    * alive while the app shuts down. Native: the share of the grace period the app gets before
    * the sidecars are stopped.

@@ -16,6 +16,22 @@
  *   whole seconds it took; from 1.29 a native sidecar then waits for its turn (every container of
  *   `spec.containers` and the next native sidecar in `initContainers` have exited; at most `gp`),
  *   `gp -=` the whole seconds waited; `gp = max(gp, 2)`; SIGTERM, and SIGKILL `gp` seconds later.
+ *   The kubelet's reaction to a deletion, at the latest (`DELETION_REACTION_SECONDS`): the API
+ *   server's graceful delete sets `deletionTimestamp`; the kubelet's pod config watch hands the
+ *   update to the pod worker (`UpdatePod` marks it terminating), whose loop then waits, before
+ *   `SyncTerminatingPod` (and so before the first `preStop` hook or SIGTERM), for a pod status in
+ *   the PLEG's cache newer than the end of its previous sync (kubernetes v1.33.13
+ *   `pkg/kubelet/pod_workers.go:1256`, v1.37.2 `:1288`, `podCache.GetNewerThan(uid, lastSyncTime)`;
+ *   the cache's time moves on at each relist, `pkg/kubelet/pleg/generic.go:367` / `:325`
+ *   `cache.UpdateTime`, every `genericPlegRelistPeriod` = 1 s, `pkg/kubelet/kubelet.go:207` /
+ *   `:215`): 0 to 1 s. Every stop time above counts from that start of the termination.
+ *   Between one container's exit and the SIGTERM of the native sidecar that waits for it there is
+ *   no such wait: `waitForTurn` blocks on channels (`kuberuntime_termination_order.go:99-117`,
+ *   `case <-c`), closed by `containerTerminated` (`:120`), which `killContainer` calls as soon as
+ *   the runtime's `StopContainer` returned (v1.33.13 `kuberuntime_container.go:861` then `:871`,
+ *   v1.37.2 `:915` then `:925`): the next SIGTERM follows the exit as fast as the container
+ *   runtime reports it (containerd v1.6.20 answers `StopContainer` once it has deleted the task:
+ *   `pkg/cri/server/events.go:387`, `cntr.Stop()` at `:413`, a delay that grows with the load).
  * - Completion (Job, CronJob, a Pod that completes): when every container of `spec.containers`
  *   has exited, the kubelet kills the native sidecars the same way (hooks, turn, SIGTERM), with the
  *   app already gone; a legacy sidecar never exits by itself, unless it runs under the library's
@@ -122,6 +138,11 @@ export interface Timeline {
   readonly graceSeconds: number;
   /** `terminationGracePeriodSeconds` is in the manifest (else Kubernetes' 30 s). */
   readonly graceSet: boolean;
+  /**
+   * Seconds from the API delete until the kubelet starts the pod's termination (every `stop` time
+   * counts from there), at the latest; 0 at the earliest.
+   */
+  readonly deletionReactionSeconds: number;
   /** When the last app container has exited (seconds from the pod's termination). */
   readonly appExitSeconds: number;
   /** When the last container has exited. */
@@ -154,6 +175,11 @@ export interface Timeline {
 const MINIMUM_GRACE = 2;
 /** One pod sync of the kubelet: it waits for the PLEG's next relist (every 1 s), see above. */
 export const KUBELET_SYNC_SECONDS = 1;
+/**
+ * From the API delete to the start of the pod's termination (its first `preStop` hook or SIGTERM),
+ * at the latest: one wait of the pod worker for the PLEG's next relist, see above.
+ */
+export const DELETION_REACTION_SECONDS = KUBELET_SYNC_SECONDS;
 /** The Job controller's batch period for pod updates (`SyncJobBatchPeriod`). */
 export const JOB_SYNC_SECONDS = 1;
 
@@ -483,6 +509,7 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
     stop,
     graceSeconds: grace,
     graceSet,
+    deletionReactionSeconds: DELETION_REACTION_SECONDS,
     appExitSeconds: appExit,
     endSeconds: end,
     lastSidecarSigtermAfterAppSeconds: sidecarSteps.length === 0 ? 0 : Math.max(...sidecarSteps.map(s => s.sigtermSeconds)) - appExit,

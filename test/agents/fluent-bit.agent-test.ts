@@ -91,6 +91,17 @@ const VARIANTS: Variant[] = [
     check: r => expect(Object.values(r.meta ?? {})[0]).toEqual({ _index: 'i'.repeat(139) }),
   },
   {
+    // issue 39: a dated index (Logstash_Format): the record's own day, UTC
+    name: 'elasticsearch daily index',
+    sink: 'elasticsearch',
+    tls: false,
+    output: (_, port) => LogOutput.elasticsearch({ host: HOST, port, tls: false, index: 'web', indexDateFormat: '%Y.%m.%d' }),
+    check: r => {
+      const day = (ms: number) => new Date(ms).toISOString().slice(0, 10).replace(/-/g, '.');
+      expect([day(Date.now()), day(Date.now() - 60_000)].map(d => `web-${d}`)).toContain((Object.values(r.meta ?? {})[0] as any)?._index);
+    },
+  },
+  {
     name: 'opensearch',
     sink: 'opensearch',
     tls: false,

@@ -96,14 +96,16 @@ export function predictJob(version: string, layout: Layout, kind: 'Job' | 'CronJ
 }
 
 /**
- * The model's prediction for the deletion: the delay between a container's exit and the SIGTERM
- * of the native sidecar that waits for it (0: the kubelet's `waitForTurn` returns at once).
+ * The model's prediction for the deletion, at the latest: the app's SIGTERM after the delete (the
+ * kubelet's reaction, `deletionReactionSeconds`: 0 at the earliest), and the delay between a
+ * container's exit and the SIGTERM of the native sidecar that waits for it (0: the kubelet's
+ * `waitForTurn` returns as soon as the runtime reports the exit).
  */
 export function predictOrder(version: string): { appTerm: number; secondAfterApp: number; firstAfterSecond: number } {
   const t = orderApp(minorOf(version)).timeline;
   const by = (n: string) => t.termination.find(s => s.name === n)!;
   return {
-    appTerm: by('app').sigtermSeconds,
+    appTerm: t.deletionReactionSeconds + by('app').sigtermSeconds,
     secondAfterApp: by('second').sigtermSeconds - by('app').exitSeconds,
     firstAfterSecond: by('first').sigtermSeconds - by('second').exitSeconds,
   };
@@ -185,8 +187,11 @@ export function renderProof(p: ProofResults): string {
   out.push('');
   out.push('A Deployment\'s pod with two native sidecars of `WithSidecar` (`first`, `second`, in that');
   out.push('order) and an app, each taking 1 s from SIGTERM to its exit, is deleted. The kubelet stops the');
-  out.push('app, then `second`, then `first`, each once the one before it has exited. Seconds, measured');
-  out.push('(min-max) and predicted.');
+  out.push('app, then `second`, then `first`, each once the one before it has exited. The app\'s SIGTERM');
+  out.push('comes once the kubelet\'s pod worker has seen the PLEG\'s next relist (every second: 0 to 1 s,');
+  out.push('[what the kubelet adds](shutdown.md#a-deletion-what-the-kubelet-adds)); each next SIGTERM as soon');
+  out.push('as the container runtime reports the exit the sidecar waits for. Seconds, measured (min-max) and');
+  out.push('predicted (at the latest).');
   out.push('');
   out.push('| release | app SIGTERM after the delete | predicted | `second` SIGTERM after the app\'s exit | predicted | `first` SIGTERM after `second`\'s exit | predicted |');
   out.push('|---|---|---|---|---|---|---|');
@@ -239,8 +244,11 @@ export function renderProof(p: ProofResults): string {
   out.push('- The exit-with-app wrapper of a legacy sidecar tells the app\'s processes from the sidecars\' by');
   out.push('  their program (`argv[0]`): a `WithSidecar` whose `command` starts with `sh`, beside an app that');
   out.push('  runs `sh`, takes the app for a sidecar and stops its agent at once (measured: SIGTERM 1.8-1.9 s');
-  out.push('  BEFORE the app\'s exit). The suite\'s sidecar runs `/bin/busybox sh` instead; the library does');
-  out.push('  not yet refuse or warn about such a `command` (open).');
+  out.push('  BEFORE the app\'s exit). The suite\'s sidecar runs `/bin/busybox sh` instead; the library now');
+  out.push('  refuses a pod whose app container runs a wrapped sidecar\'s program, naming the fix.');
+  out.push('- The model started a deletion\'s stop at the API delete; the kubelet starts it once its pod');
+  out.push('  worker has seen the PLEG\'s next relist, up to 1 s later (1.02 s measured on 1.33.13). The');
+  out.push('  model counts it now ([A deletion](shutdown.md#a-deletion-what-the-kubelet-adds)).');
   out.push('- A vendor fixture (test/fixtures/vendor/gitops.yaml) was not readable by the API server\'s YAML');
   out.push('  reader (`?` in a plain scalar of a flow mapping, `{ path: /healthz?full=true }`); quoted now.');
   out.push('');

@@ -616,7 +616,7 @@ function createSidecar(scope: Construct, s: Scenario, sc: SidecarCase, workload:
         listenerPort: sc.listenerPort,
         adminPort: sc.adminPort,
         healthPort: sc.healthPort,
-        tls: sc.tls === undefined ? undefined : { secretName: 'web-tls', clientCaSecretName: sc.tls === 'mtls' ? 'web-client-ca' : undefined },
+        tls: sc.tls === undefined ? undefined : { secret: { name: 'web-tls' }, clientCaSecret: sc.tls === 'mtls' ? { name: 'web-client-ca' } : undefined },
         upstreams: sc.upstreams.map(u => ({ name: u.name, localPort: u.localPort, host: `${u.name}.shop.svc.cluster.local`, tls: u.tls })),
         holdApplicationUntilProxyStarts: sc.hold,
         drainTime: sc.drain === undefined ? undefined : Duration.seconds(sc.drain),

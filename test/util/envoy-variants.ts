@@ -7,7 +7,7 @@ import { EnvoyAppProtocol, WithEnvoyProps } from '../../src';
 
 export const ENVOY_VARIANTS: Array<[string, Partial<WithEnvoyProps>]> = [
   ['defaults', {}],
-  ['inbound mTLS', { tls: { secretName: 'web-tls', clientCaSecretName: 'web-client-ca' } }],
+  ['inbound mTLS', { tls: { secret: { name: 'web-tls' }, clientCaSecret: { name: 'web-client-ca' } } }],
   ['HTTP/2 app', { appProtocol: EnvoyAppProtocol.HTTP2 }],
   ['upstreams, one with TLS', {
     upstreams: [

@@ -3,7 +3,7 @@
  * @see https://docs.fluentbit.io/manual/administration/configuring-fluent-bit/classic-mode
  */
 import { fluentBitValueProblem, showValue } from '../../private/values';
-import { LogOutputConfig } from '../log-output-config';
+import { LogOutputConfig, indexDateLength } from '../log-output-config';
 import { ShutdownModel, shutdownModel } from '../shutdown-model';
 
 export interface FluentBitConfigOptions {
@@ -89,16 +89,26 @@ function outputSection(o: LogOutputConfig, vars: Record<string, string>): Sectio
     case 'elasticsearch':
     case 'opensearch': {
       const max = FLUENT_BIT_MAX_INDEX[o.type];
-      if (o.index.length > max) {
+      // a dated index: '<index>-' and the date, written into the same buffers (es.c / opensearch.c logstash_index, header)
+      const length = o.index.length + (o.indexDateFormat !== undefined ? 1 + indexDateLength(o.indexDateFormat) : 0);
+      if (length > max) {
         throw new Error(`Fluent Bit's ${o.type === 'elasticsearch' ? 'es' : 'opensearch'} output cannot write the index ${JSON.stringify(o.index)} ` +
-          `(${o.index.length} characters): past ${max} it corrupts or cuts the name (${o.type === 'elasticsearch'
+          `${o.indexDateFormat !== undefined ? `with its date ${JSON.stringify(o.indexDateFormat)} ` : ''}` +
+          `(${length} characters): past ${max} it corrupts or cuts the name (${o.type === 'elasticsearch'
             ? 'the bulk header loses its newline to a NUL: plugins/out_es/es.c ES_BULK_HEADER and src/flb_sds.c flb_sds_snprintf'
             : 'strftime into a 256-byte buffer: plugins/out_opensearch/opensearch.c'}, v5.1.1), and the backend still answers 200; ` +
           `give an index of at most ${max} characters`);
       }
       return [
         ['Name', o.type === 'elasticsearch' ? 'es' : 'opensearch'], ['Match', '*'], ['Host', given('host', o.host)], ['Port', o.port],
-        ['Index', given('index', o.index)], ['Suppress_Type_Name', 'On'], ...tls(o.tls), ...basic('HTTP_User', 'HTTP_Passwd'),
+        // a dated index: Logstash_Format names each record's index from its own time, gmtime (plugins/out_es/es.c
+        // es_format_logstash_index / opensearch.c: prefix, separator, strftime(dateformat), v5.1.1); Index alone would be
+        // strftime'd with the flush time (es.c, when logstash_format is off)
+        ...(o.indexDateFormat !== undefined
+          ? [['Logstash_Format', 'On'], ['Logstash_Prefix', given('index', o.index)], ['Logstash_Prefix_Separator', '-'],
+            ['Logstash_DateFormat', o.indexDateFormat]] as Section
+          : [['Index', given('index', o.index)]] as Section),
+        ['Suppress_Type_Name', 'On'], ...tls(o.tls), ...basic('HTTP_User', 'HTTP_Passwd'),
       ];
     }
   }

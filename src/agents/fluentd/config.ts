@@ -257,7 +257,11 @@ function output(o: LogOutputConfig, vars: Record<string, string>, b: BufferOptio
           ['scheme', o.tls ? 'https' : 'http'],
           ...(o.tls ? [['ssl_verify', true]] as Param[] : []),
           ...searchAuth(o.type, vars),
-          ['index_name', fluentLiteral(o.index)],
+          // a dated index: each record's own time, UTC (utc_index, default true): out_elasticsearch.rb / out_opensearch.rb
+          ...(o.indexDateFormat !== undefined
+            ? [['logstash_format', true], ['logstash_prefix', fluentLiteral(o.index)], ['logstash_prefix_separator', fluentLiteral('-')],
+              ['logstash_dateformat', fluentLiteral(o.indexDateFormat)]] as Param[]
+            : [['index_name', fluentLiteral(o.index)]] as Param[]),
           ['suppress_type_name', true],
           // An `@timestamp` field (the event time, ISO 8601) in every document, as Fluent Bit and
           // Vector write one: without it a document has no time field at all

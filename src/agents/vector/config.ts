@@ -180,7 +180,8 @@ function sink(o: LogOutputConfig, vars: Record<string, string>): Json {
         // OpenSearch does not report an Elasticsearch version the auto-detection understands;
         // v8 sends typeless bulk requests, which OpenSearch (1.x and 2.x+) accepts.
         api_version: o.type === 'elasticsearch' ? 'auto' : 'v8',
-        bulk: { index: lit(o.index) },
+        // a dated index: the template's strftime items, from each event's timestamp (vector src/template.rs, v0.57.0)
+        bulk: { index: o.indexDateFormat !== undefined ? `${lit(o.index)}-${o.indexDateFormat}` : lit(o.index) },
         ...basicAuth(vars),
         ...tls(o.tls),
       };
@@ -280,5 +281,7 @@ export function vectorShutdown(gracefulShutdownLimitSeconds: number): ShutdownMo
   return shutdownModel(
     [['--graceful-shutdown-limit-secs', gracefulShutdownLimitSeconds], ['exit', v.exitSeconds]],
     Math.ceil(v.pollBackoffMillis / 1000),
+    // native too: the kubelet stops it right after the app, while it may sleep 2048 ms (issue 39)
+    true,
   );
 }

@@ -42,7 +42,7 @@ func main() {
 		Workload:    web,
 		AppPort:     jsii.Number(8080),
 		AppProtocol: cdk8ssidecars.EnvoyAppProtocol_HTTP2,
-		Tls:         &cdk8ssidecars.EnvoyTlsOptions{SecretName: jsii.String("web-tls")},
+		Tls:         &cdk8ssidecars.EnvoyTlsOptions{Secret: &cdk8ssidecars.SecretReference{Name: jsii.String("web-tls")}},
 	})
 
 	report := cdk8splus27.NewCronJob(chart, jsii.String("report"), &cdk8splus27.CronJobProps{

@@ -36,7 +36,7 @@ WithEnvoy(
     workload=web,
     app_port=8080,
     app_protocol=EnvoyAppProtocol.HTTP2,
-    tls=EnvoyTlsOptions(secret_name="web-tls"),
+    tls=EnvoyTlsOptions(secret=SecretReference(name="web-tls")),
 )
 
 report = kplus.CronJob(

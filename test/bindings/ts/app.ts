@@ -32,7 +32,7 @@ new WithEnvoy(chart, 'envoy', {
   workload: web,
   appPort: 8080,
   appProtocol: EnvoyAppProtocol.HTTP2,
-  tls: { secretName: 'web-tls' },
+  tls: { secret: { name: 'web-tls' } },
 });
 
 const report = new kplus.CronJob(chart, 'report', {

@@ -63,7 +63,7 @@ public final class App {
                 .workload(web)
                 .appPort(8080)
                 .appProtocol(EnvoyAppProtocol.HTTP2)
-                .tls(EnvoyTlsOptions.builder().secretName("web-tls").build())
+                .tls(EnvoyTlsOptions.builder().secret(SecretReference.builder().name("web-tls").build()).build())
                 .build();
 
         CronJob report = new CronJob(chart, "report", CronJobProps.builder()
