@@ -135,8 +135,13 @@ project.jest?.addReporter(new javascript.JestReporter('<rootDir>/test/util/skip-
 // the jsii API (src/cli/ is not exported from src/index.ts); the package's `bin`.
 project.addBins({ 'cdk8s-sidecars': 'lib/cli/main.js' });
 
-// The test task: jest (snapshots can fail), eslint, then the example app must compile.
-project.testTask.reset('jest --ci', { receiveArgs: true });
+// The test task: the jsii assembly first (test/render-config.test.ts and test/no-raw-errors.test.ts read
+// the constructs' props from .jsii, which a fresh clone does not have; scripts/prepack.js's rule skips
+// the compile when lib/ and .jsii are newer than src/), then jest (snapshots can fail), eslint, then
+// the example app must compile.
+project.testTask.reset();
+project.testTask.spawn(project.compileTask, { condition: 'node scripts/prepack.js' });
+project.testTask.exec('jest --ci', { receiveArgs: true });
 // `npm test` (and CI) must never rewrite files: it lints with the `eslint` task's patterns and
 // settings but without `--fix` (`npm run eslint` still fixes, for the developer).
 // (Its command is copied at synthesis, once every lint pattern is in, the projenrc files' too.)

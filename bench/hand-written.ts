@@ -354,7 +354,8 @@ export function handWrittenDeployment(
   appContainer.mount('/var/log/app', logs);
   appContainer.env.addVariable('OTEL_EXPORTER_OTLP_ENDPOINT', value('http://127.0.0.1:4317'));
   appContainer.env.addVariable('OTEL_EXPORTER_OTLP_PROTOCOL', value('grpc'));
-  appContainer.env.addVariable('OTEL_SERVICE_NAME', value(name));
+  // the construct id where cdk8s generated the object's name, as WithTracer does (the OTel operator's order)
+  appContainer.env.addVariable('OTEL_SERVICE_NAME', value(id));
   appContainer.env.addVariable('OTEL_RESOURCE_ATTRIBUTES_POD_NAMESPACE', field(kplus.EnvFieldPaths.POD_NAMESPACE));
   appContainer.env.addVariable('OTEL_RESOURCE_ATTRIBUTES_NODE_NAME', field(kplus.EnvFieldPaths.NODE_NAME));
   appContainer.env.addVariable('OTEL_RESOURCE_ATTRIBUTES_POD_NAME', field(kplus.EnvFieldPaths.POD_NAME));

@@ -11,7 +11,9 @@ import { manifestOf, newChart, podSpecOf } from './util/fixtures';
 function synth(appCommand: string[] | undefined, sidecarCommand: string[]) {
   const { chart } = newChart();
   const workload = new ApiObject(chart, 'report', {
-    apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'report' },
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name: 'report' },
     spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'report', image: 'busybox:1.36', ...(appCommand ? { command: appCommand } : {}) }] } } },
   });
   new WithSidecar(chart, 'side', {

@@ -357,7 +357,7 @@ function programClashes(where: string, sidecars: SidecarSpec[], wrapped: Set<Sid
     errors.push(
       `${where}: the app container '${app.name}' runs '${p}', the program of ${whose}. ${names} exit${wrapped.size > 1 ? '' : 's'} with the app ` +
       `under a wrapper that tells the app's processes from the sidecars' by their program (argv[0]), so it would take '${app.name}' for a ` +
-      `sidecar and stop the agent while the app still runs. Spell the program differently in the sidecar's or the app's command ` +
+      'sidecar and stop the agent while the app still runs. Spell the program differently in the sidecar\'s or the app\'s command ' +
       `(argv[0] is compared exactly: e.g. '${p.includes('/') ? p.replace(/^.*\//, '') : `/bin/${p}`}' instead of '${p}', where the image has it).`,
     );
   }

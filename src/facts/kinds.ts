@@ -27,11 +27,24 @@ export const COMPLETING_KINDS: ReadonlySet<string> = new Set(['Job', 'CronJob'])
  * has no pod template or the manifest lacks one.
  */
 export function podSpecIn(manifest: Json): Json | undefined {
+  return templateIn(manifest)?.spec;
+}
+
+/**
+ * The pod template's metadata of a manifest, read only (nothing is created on it), or undefined
+ * when the kind has no pod template or the manifest lacks one.
+ */
+export function podMetadataIn(manifest: Json): Json | undefined {
+  return templateIn(manifest)?.metadata;
+}
+
+/** The node that holds a manifest's pod template (`metadata` and `spec`), read only. */
+function templateIn(manifest: Json): Json | undefined {
   const kind = manifest?.kind;
   if (typeof kind !== 'string' || !Object.prototype.hasOwnProperty.call(TEMPLATE_PATHS, kind)) return undefined;
   let node: Json | undefined = manifest;
   for (const key of TEMPLATE_PATHS[kind]) node = node?.[key];
-  return node?.spec;
+  return node;
 }
 
 /**
