@@ -164,7 +164,7 @@ new WithTracer(chart, 'tracer', {
   exporterTls: false,
   exporterHeaders: { authorization: { secret: kplus.Secret.fromSecretName(chart, 'otel', 'otel-auth'), key: 'token' } },
 });
-const envoy = new WithEnvoy(chart, 'envoy', { workload: web, appPort: 8080, tls: { secretName: 'web-tls' } });
+const envoy = new WithEnvoy(chart, 'envoy', { workload: web, appPort: 8080, tls: { secret: { name: 'web-tls' } } });
 new kplus.Service(chart, 'web-svc', { metadata: { name: 'web' }, selector: web, ports: [envoy.servicePort()] });
 const internal = new kplus.Service(chart, 'web-internal', {
   metadata: { name: 'web-internal' }, selector: web, ports: [{ name: 'metrics', port: 9090 }],
