@@ -133,7 +133,7 @@ export function renderProof(p: ProofResults): string {
   out.push('built, runs small cdk8s apps made with the library\'s constructs on it (their manifests applied');
   out.push('as synthesized, unmodified) and writes this page. Every container stamps its own lines with the');
   out.push('machine\'s uptime (`/proc/uptime`, 10 ms), the same clock the suite stamps the API\'s watch');
-  out.push('events with. How to run it, what it needs and how long it takes: [CONTRIBUTING.md](../CONTRIBUTING.md#the-cluster-suite).');
+  out.push('events with. How to run it, what it needs and how long it takes: [CONTRIBUTING.md](https://github.com/cdk8s-sidecars/cdk8s-sidecars/blob/main/CONTRIBUTING.md#the-cluster-suite).');
   out.push('`test/proof-doc.test.ts` (in `npm test`) recomputes the model\'s predictions below from the code');
   out.push('and checks every measured value against them: a change of the model without a re-run fails.');
   out.push('');
