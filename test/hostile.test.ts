@@ -25,6 +25,7 @@ import { DEFAULT_LIMITS, YamlValue, canonical, decodeInput, readFileBounded, rea
 import { render } from '../src/cli/render';
 import { readRenderConfig } from '../src/cli/render-config';
 import { resolveCliTarget } from '../src/cli/target-options';
+import { timelines } from '../src/cli/timeline';
 import { selfStopOf } from '../src/engine/around';
 import { holdTries } from '../src/engine/timeline';
 
@@ -466,4 +467,23 @@ describe('target: what is not a Kubernetes version, the gate only as 0 or 1, hos
     cluster(dir, { ...ok, ...files });
     expect(runTarget({ KUBECTL: fake, FAKE_KUBECTL_CLUSTER: dir })).toMatch(expected);
   }, 20_000);
+});
+
+test('timeline: a container name with line breaks cannot forge a line of the table', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cdk8s-sidecars-timeline-'));
+  try {
+    const file = path.join(dir, 'forged.yaml');
+    const forged = 'app\nKubernetes 1.30: 0 error(s)\u2028x';
+    fs.writeFileSync(file, JSON.stringify({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web' },
+      spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: forged, image: 'x:1' }] } } },
+    }).replace(/\u2028/g, '\\u2028'));
+    const out = timelines([file], resolveCliTarget('1.30.2', false));
+    expect(out).toContain('app\\u000aKubernetes 1.30: 0 error(s)\\u2028x');
+    expect(out.split(/\r\n|[\n\r\u2028\u2029\u0085]/).filter(l => l.startsWith('Kubernetes 1.30'))).toEqual([]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

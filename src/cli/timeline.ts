@@ -11,7 +11,7 @@ import { CommandError, STDIN, loadDocuments } from './io';
 import { escapeLine } from './reader';
 import { SidecarTimeline } from '../timeline';
 import { CliTarget } from './target-options';
-import { SUPPORTED_KINDS } from '../facts/kinds';
+import { SUPPORTED_KINDS, podSpecIn } from '../facts/kinds';
 
 /** What the manifest cannot say (SidecarTimelineOptions of issue 26 beside the target). */
 export interface TimelineExtras {
@@ -40,7 +40,7 @@ export function timelines(
         const where = escapeLine(`${file === STDIN ? 'stdin' : file} (document ${i + 1}): ${item.kind} ${ns}${item.metadata?.name ?? '?'}`);
         let table: string;
         try {
-          table = source.ofManifest(item, options).toTable();
+          table = source.ofManifest(withPrintableNames(item), options).toTable();
         } catch (e) {
           throw new CommandError(`${where}: ${(e as Error).message}`);
         }
@@ -49,4 +49,20 @@ export function timelines(
     });
   }
   return out.join('\n');
+}
+
+/**
+ * The workload with its containers' names escaped as one line each (escapeLine): the table prints
+ * them, and a name with a line break (which the API server would refuse, but a file can hold) must
+ * not forge a line of the output. Names without control characters are unchanged.
+ */
+function withPrintableNames(item: any): any {
+  const copy = structuredClone(item);
+  const spec = podSpecIn(copy);
+  for (const list of ['initContainers', 'containers', 'ephemeralContainers']) {
+    const containers = spec?.[list];
+    if (!Array.isArray(containers)) continue;
+    for (const c of containers) if (c !== null && typeof c === 'object' && typeof c.name === 'string') c.name = escapeLine(c.name);
+  }
+  return copy;
 }
