@@ -6,7 +6,8 @@
  * be within 1 s of the model's prediction.
  */
 import * as fs from 'fs';
-import { PROOF_DOC, TOLERANCE, earliest, predictJob, predictOrder, readProofData, renderProof } from './cluster/proof-doc';
+import { LINES_WRITTEN, LOG_AGENTS } from './cluster/apps';
+import { PROOF_DOC, TOLERANCE, earliest, predictJob, predictOrder, promisedLost, readProofData, renderProof } from './cluster/proof-doc';
 
 const text = fs.readFileSync(PROOF_DOC, 'utf8');
 const data = readProofData(text);
@@ -62,4 +63,27 @@ test('every measured deletion is within the model: the app\'s SIGTERM within the
     }
   }
   expect(off).toEqual([]);
+});
+
+test('the lost-lines experiment ran for every agent, layout and end on at least one release, and no run lost more lines than the library promises (docs/shutdown.md: 0)', () => {
+  const ran = data.releases.filter(r => (r.lines ?? []).length > 0);
+  expect(ran.length).toBeGreaterThanOrEqual(1);
+  const broken: string[] = [];
+  for (const r of ran) {
+    for (const agent of LOG_AGENTS) {
+      for (const layout of ['native', 'legacy'] as const) {
+        for (const end of ['delete', 'kill'] as const) {
+          const runs = r.lines!.filter(l => l.agent === agent && l.layout === layout && l.end === end);
+          expect({ v: r.version, agent, layout, end, runs: runs.length > 0 }).toEqual({ v: r.version, agent, layout, end, runs: true });
+          for (const l of runs) {
+            expect(l.written).toBe(LINES_WRITTEN);
+            if (l.written - l.shipped > promisedLost(agent, layout, end)) {
+              broken.push(`${r.version} ${agent} ${layout} ${end}: ${l.written - l.shipped} of ${l.written} lines lost`);
+            }
+          }
+        }
+      }
+    }
+  }
+  expect(broken).toEqual([]);
 });

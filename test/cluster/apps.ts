@@ -8,7 +8,7 @@
  * busybox `date` has no `%N`).
  */
 import { ApiObject, Chart, Duration, Testing } from 'cdk8s';
-import { SidecarCheck, SidecarMode, SidecarTimeline, WithSidecar } from '../../src';
+import { LogAgent, LogOutput, SidecarCheck, SidecarMode, SidecarTimeline, WithLogAgent, WithSidecar } from '../../src';
 
 /** busybox as the library emits it (`src/images.ts`), built locally from Debian's busybox-static. */
 export const BUSYBOX = 'busybox:1.36.1-musl';
@@ -189,4 +189,69 @@ export function statefulSetApp(version: string, layout: Layout): ProofApp {
     appShutdownTime: Duration.seconds(2),
   });
   return { manifests: chart.toJson(), timeline: SidecarTimeline.of(workload) };
+}
+
+/** How many numbered lines the app of the lost-lines experiment writes (`lnum=<i>;`, one write each). */
+export const LINES_WRITTEN = 5000;
+/** The log agents of the lost-lines experiment. */
+export const LOG_AGENTS = ['fluent-bit', 'fluentd'] as const;
+export type LogAgentName = typeof LOG_AGENTS[number];
+/** How the app ends in the lost-lines experiment: its pod is deleted, or it is killed (`kill -9`). */
+export type LinesEnd = 'delete' | 'kill';
+
+/**
+ * The lost-lines experiment: an app that creates `/var/log/app/app.log`, waits 3 s (every agent
+ * has found the file: their scans run every second), writes `LINES_WRITTEN` numbered lines as
+ * fast as busybox writes them and prints `app-written <uptime>`, with `WithLogAgent`
+ * (`LogOutput.stdout()`: the agent's own log, read with `kubectl logs -c log-agent`, is the
+ * output counted). `delete`: a Deployment of one replica whose app then waits; the suite deletes
+ * the pod at once (the app exits 0 at SIGTERM). `kill`: a Job (`backoffLimit: 0`) whose writer
+ * kills itself with `kill -9` after its last line (a child shell: PID 1 of a container cannot be
+ * sent SIGKILL from inside it); the container exits 137 at once, the pod is Failed.
+ */
+export function linesApp(version: string, layout: Layout, agent: LogAgentName, end: LinesEnd): ProofApp {
+  const chart = new Chart(Testing.app(), 'proof');
+  const name = `lines-${end}`;
+  const write = [
+    NOW_FN,
+    ': > /var/log/app/app.log',
+    'sleep 3',
+    `i=1; while [ $i -le ${LINES_WRITTEN} ]; do echo "lnum=$i;" >> /var/log/app/app.log; i=$((i + 1)); done`,
+    `echo "app-written ${NOW}"`,
+  ].join('\n');
+  const command = end === 'kill'
+    // the writer, a child of PID 1, kills itself; PID 1 exits with its status (137). `$$$$`: the
+    // kubelet reduces `$$` in a command to `$`, so the shell gets `$$` (its own PID)
+    ? `/bin/sh -c '${write}\nkill -9 $$$$' & wait $!; exit $?`
+    : `${write}\ntrap 'echo "app-term ${NOW}"; exit 0' TERM\nwhile true; do sleep 3600 & wait $!; done`;
+  const container = {
+    name: 'app',
+    image: BUSYBOX,
+    imagePullPolicy: 'IfNotPresent',
+    command: ['sh', '-c', command],
+    securityContext: SECURITY,
+    resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '200m', memory: '32Mi' } },
+  };
+  const podSpec = { terminationGracePeriodSeconds: 30, containers: [container] };
+  const workload = new ApiObject(chart, name, end === 'kill'
+    ? { apiVersion: 'batch/v1', kind: 'Job', metadata: { name }, spec: { backoffLimit: 0, template: { metadata: { labels: { app: name } }, spec: { ...podSpec, restartPolicy: 'Never' } } } }
+    : { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name }, spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: podSpec } } });
+  new WithLogAgent(chart, 'logs', {
+    workload,
+    kubernetesVersion: version,
+    mode: modeOf(layout),
+    agent: agent === 'fluentd' ? LogAgent.fluentd() : LogAgent.fluentBit(),
+    output: LogOutput.stdout(),
+  });
+  return { manifests: chart.toJson(), timeline: SidecarTimeline.of(workload) };
+}
+
+/** The distinct line numbers (1 to `LINES_WRITTEN`) an agent's output holds. */
+export function shippedLines(agentLog: string): number {
+  const seen = new Set<number>();
+  for (const m of agentLog.matchAll(/lnum=(\d+);/g)) {
+    const n = Number(m[1]);
+    if (n >= 1 && n <= LINES_WRITTEN) seen.add(n);
+  }
+  return seen.size;
 }

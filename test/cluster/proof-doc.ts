@@ -5,7 +5,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { jobApp, orderApp, Layout, SIDECAR_STOP_SECONDS, SIDECAR_STOP_TIME, APP_RUN_SECONDS, SLOW_START_SECONDS } from './apps';
+import { jobApp, orderApp, Layout, LinesEnd, LogAgentName, LINES_WRITTEN, LOG_AGENTS, SIDECAR_STOP_SECONDS, SIDECAR_STOP_TIME, APP_RUN_SECONDS, SLOW_START_SECONDS } from './apps';
 
 export const PROOF_DOC = path.join(__dirname, '..', '..', 'docs', 'proof.md');
 
@@ -29,6 +29,26 @@ export interface OrderRun {
   readonly firstExit: number;
 }
 
+/** One run of the lost-lines experiment (`linesApp`). */
+export interface LinesRun {
+  readonly agent: LogAgentName;
+  readonly layout: Layout;
+  readonly end: LinesEnd;
+  readonly written: number;
+  readonly shipped: number;
+}
+
+/**
+ * How many lines the library promises to lose in the lost-lines experiment (docs/shutdown.md,
+ * "What is guaranteed"): with a backend that answers (stdout always does), a line written into
+ * `logDirectory` up to the app's exit, in a file the agent already watches, is shipped, in the
+ * legacy layout (the read delay) and the native one (Fluent Bit: inotify; Fluentd: reads to the
+ * end at shutdown), whether the pod is deleted or the app dies.
+ */
+export function promisedLost(_agent: LogAgentName, _layout: Layout, _end: LinesEnd): number {
+  return 0;
+}
+
 export interface ReleaseResult {
   version: string;
   kubeletVersion: string;
@@ -40,6 +60,8 @@ export interface ReleaseResult {
   /** StatefulSet of 3 replicas: seconds from the apply to 3 Ready replicas (absent in older runs). */
   rollout?: Array<{ layout: Layout; seconds: number }>;
   admission: Array<{ check: string; outcome: string; detail: string }>;
+  /** The lost-lines experiment: lines the app wrote and distinct ones the agent output (absent in older runs). */
+  lines?: LinesRun[];
   dryRun: Array<{ file: string; objects: number; ok: boolean; detail?: string }>;
 }
 
@@ -215,6 +237,35 @@ export function renderProof(p: ProofResults): string {
     for (const r of p.releases) {
       const of = (l: Layout) => range((r.rollout ?? []).filter(x => x.layout === l).map(x => x.seconds));
       if ((r.rollout ?? []).length > 0) out.push(`| ${r.version} | ${of('native')} | ${of('legacy')} |`);
+    }
+    out.push('');
+  }
+  if (p.releases.some(r => (r.lines ?? []).length > 0)) {
+    out.push('## Lines lost when the pod is deleted or the app is killed');
+    out.push('');
+    out.push('The app creates its log file in the log directory of `WithLogAgent`, waits 3 s (the agents');
+    out.push(`scan for new files every second), writes ${LINES_WRITTEN} numbered lines as fast as busybox \`sh\` writes`);
+    out.push('them (one `write` each) and prints that it has. **Deleted**: a Deployment of one replica; the');
+    out.push('suite deletes the pod once it has seen that print (0.1-0.5 s after the last line), the app exits');
+    out.push('at its SIGTERM. **Killed**: a Job (`backoffLimit: 0`) whose writer kills itself with `kill -9`');
+    out.push('after its last line; its container exits 137 at once and the pod is Failed. The output is');
+    out.push('`LogOutput.stdout()`: the agent\'s own log (`kubectl logs -c log-agent`, followed to its end),');
+    out.push('whose distinct line numbers are counted. Lines lost per run; the library promises 0 for a file');
+    out.push('the agent watches with a backend that answers ([Shutdown](shutdown.md), \'What is guaranteed\'), and');
+    out.push('`test/proof-doc.test.ts` checks every run against it.');
+    out.push('');
+    out.push('| release | agent | layout | pod deleted: lines lost | app killed: lines lost | promised |');
+    out.push('|---|---|---|---|---|---|');
+    for (const r of p.releases) {
+      for (const agent of LOG_AGENTS) {
+        for (const layout of ['native', 'legacy'] as const) {
+          const of = (end: LinesEnd) => (r.lines ?? []).filter(l => l.agent === agent && l.layout === layout && l.end === end)
+            .map(l => String(l.written - l.shipped)).join(', ') || '-';
+          if ((r.lines ?? []).some(l => l.agent === agent && l.layout === layout)) {
+            out.push(`| ${r.version} | ${agent} | ${layout} | ${of('delete')} | ${of('kill')} | ${promisedLost(agent, layout, 'delete')} |`);
+          }
+        }
+      }
     }
     out.push('');
   }

@@ -9,7 +9,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { App, Chart, Testing } from 'cdk8s';
 import * as yaml from 'yaml';
-import { jobApp, orderApp, statefulSetApp, Layout, SLOW_START_SECONDS } from './apps';
+import { jobApp, linesApp, orderApp, shippedLines, statefulSetApp, Layout, LinesEnd, LogAgentName, LINES_WRITTEN, LOG_AGENTS, SLOW_START_SECONDS } from './apps';
 import { Cluster, baseImages, builtReleases, stamps, uptime } from './harness';
 import { JobRun, OrderRun, PROOF_DOC, ProofResults, ReleaseResult, WANTED_RELEASES, readProofData, renderProof, whyNotRun, writeProof } from './proof-doc';
 import { NativeSidecarGuard } from '../../src';
@@ -18,6 +18,16 @@ const ROOT = path.join(__dirname, '..', '..');
 const RUNS = Number(process.env.CLUSTER_RUNS ?? 3);
 const only = process.env.CLUSTER_RELEASES?.split(',').map(s => s.trim()).filter(Boolean);
 const releases = builtReleases().filter(v => !only || only.includes(v));
+/**
+ * `CLUSTER_EXPERIMENTS=lines` runs only those experiments (`jobs`, `order`, `rollout`, `admission`,
+ * `lines`); the page keeps the previous run's figures of the others.
+ */
+const EXPERIMENTS = ['jobs', 'order', 'rollout', 'admission', 'lines'] as const;
+type Experiment = typeof EXPERIMENTS[number];
+const chosen = process.env.CLUSTER_EXPERIMENTS?.split(',').map(s => s.trim()).filter(Boolean) as Experiment[] | undefined;
+for (const e of chosen ?? []) if (!EXPERIMENTS.includes(e)) throw new Error(`CLUSTER_EXPERIMENTS: unknown experiment ${e} (${EXPERIMENTS.join(', ')})`);
+const running = (e: Experiment) => !chosen || chosen.includes(e);
+const testIf = (e: Experiment) => running(e) ? test : test.skip;
 const results: ReleaseResult[] = [];
 
 jest.setTimeout(1_800_000);
@@ -25,8 +35,22 @@ jest.setTimeout(1_800_000);
 afterAll(() => {
   if (results.length === 0) return;
   // a release not run this time (CLUSTER_RELEASES) keeps its figures of the previous run
-  const before = fs.existsSync(PROOF_DOC) ? readProofData(fs.readFileSync(PROOF_DOC, 'utf8')).releases : [];
-  const all = [...results, ...before.filter(b => !results.some(r => r.version === b.version))]
+  const previous = fs.existsSync(PROOF_DOC) ? readProofData(fs.readFileSync(PROOF_DOC, 'utf8')) : undefined;
+  const before = previous?.releases ?? [];
+  // an experiment not run this time (CLUSTER_EXPERIMENTS) keeps its figures of the previous run
+  const merged = results.map(r => {
+    const b = before.find(x => x.version === r.version);
+    if (!chosen || !b) return r;
+    return {
+      ...r,
+      ...(running('jobs') ? {} : { jobs: b.jobs }),
+      ...(running('order') ? {} : { order: b.order }),
+      ...(running('rollout') ? {} : { rollout: b.rollout }),
+      ...(running('admission') ? {} : { admission: b.admission, dryRun: b.dryRun }),
+      ...(running('lines') ? {} : { lines: b.lines }),
+    };
+  });
+  const all = [...merged, ...before.filter(b => !results.some(r => r.version === b.version))]
     .sort((a, b) => Number(b.version.split('.')[1]) - Number(a.version.split('.')[1]));
   const proof: ProofResults = {
     machine: {
@@ -38,7 +62,8 @@ afterAll(() => {
       runc: execFileSync('runc', ['--version'], { encoding: 'utf8' }).split('\n')[0].replace('runc version ', ''),
       etcd: execFileSync('etcd', ['--version'], { encoding: 'utf8' }).split('\n')[0].replace('etcd Version: ', ''),
     },
-    runs: RUNS,
+    // the page's run counts are the Jobs'; a run of other experiments keeps them
+    runs: previous && !running('jobs') ? previous.runs : RUNS,
     releases: all,
     notRun: WANTED_RELEASES.filter(v => !all.some(r => r.version === v)).map(v => ({ version: v, why: whyNotRun(v) })),
   };
@@ -54,7 +79,7 @@ if (releases.length === 0) {
 
 describe.each(releases)('Kubernetes %s', version => {
   let cluster: Cluster;
-  const result: ReleaseResult = { version, jobs: [], order: [], rollout: [], admission: [], dryRun: [] } as any;
+  const result: ReleaseResult = { version, jobs: [], order: [], rollout: [], admission: [], dryRun: [], lines: [] } as any;
   const minor = Number(version.split('.')[1]);
   const target = `1.${minor}`;
 
@@ -116,7 +141,7 @@ describe.each(releases)('Kubernetes %s', version => {
   for (const kind of ['Job', 'CronJob'] as const) {
     for (const layout of ['native', 'legacy'] as const) {
       const runs = kind === 'Job' ? RUNS : Math.max(1, RUNS - 1);
-      test(`${kind} ${layout}: the app's exit -> sidecar SIGTERM -> exit -> pod Succeeded -> Job Complete (${runs} runs)`, async () => {
+      testIf('jobs')(`${kind} ${layout}: the app's exit -> sidecar SIGTERM -> exit -> pod Succeeded -> Job Complete (${runs} runs)`, async () => {
         for (let i = 0; i < runs; i++) {
           const r = await runJob(layout, kind);
           result.jobs.push(r);
@@ -130,7 +155,7 @@ describe.each(releases)('Kubernetes %s', version => {
     }
   }
 
-  test('pod deletion: the app, then the native sidecars in reverse order, each after the previous one exited', async () => {
+  testIf('order')('pod deletion: the app, then the native sidecars in reverse order, each after the previous one exited', async () => {
     for (let i = 0; i < RUNS; i++) {
       const app = orderApp(target);
       const n = namespace('order');
@@ -166,7 +191,7 @@ describe.each(releases)('Kubernetes %s', version => {
   });
 
   for (const layout of ['native', 'legacy'] as const) {
-    test(`StatefulSet of 3 replicas, ${layout}: from the apply to 3 Ready replicas, with a sidecar that starts in ${SLOW_START_SECONDS} s`, async () => {
+    testIf('rollout')(`StatefulSet of 3 replicas, ${layout}: from the apply to 3 Ready replicas, with a sidecar that starts in ${SLOW_START_SECONDS} s`, async () => {
       for (let i = 0; i < Math.max(1, RUNS - 1); i++) {
         const app = statefulSetApp(target, layout);
         const n = namespace(`sts-${layout}`);
@@ -188,7 +213,62 @@ describe.each(releases)('Kubernetes %s', version => {
     });
   }
 
-  test('NativeSidecarGuard: the real API server rejects a pod whose restartPolicy was stripped and admits the library\'s pods', async () => {
+  /**
+   * The lost-lines experiment (`linesApp`): the app writes `LINES_WRITTEN` numbered lines, then
+   * its pod is deleted at once, or it is killed; the agent's stdout (its output) is read to its
+   * end and its distinct line numbers counted.
+   */
+  async function runLines(layout: Layout, agent: LogAgentName, end: LinesEnd): Promise<number> {
+    const app = linesApp(target, layout, agent, end);
+    const n = namespace(`lines-${end}-${agent}-${layout}`);
+    await cluster.until('default ServiceAccount', 30, () => cluster.tryKubectl(['get', 'sa', 'default', '-n', n]).status === 0 ? true : undefined);
+    cluster.apply(app.manifests, n);
+    const podOf = () => {
+      const r = cluster.tryKubectl(['get', 'pods', '-n', n, '-o', 'json']);
+      return r.status === 0 ? JSON.parse(r.stdout).items[0] : undefined;
+    };
+    try {
+      if (end === 'delete') {
+        const pod = await cluster.until('the app has written its lines', 180, () => {
+          const p = podOf();
+          return p && /app-written /.test(cluster.tryKubectl(['logs', '-n', n, p.metadata.name, '-c', 'app']).stdout) ? p.metadata.name as string : undefined;
+        });
+        const agentLog = cluster.follow(n, pod, 'log-agent');
+        cluster.kubectl(['delete', 'pod', '-n', n, pod, '--wait=false']);
+        await agentLog.done;
+        return shippedLines(agentLog.lines.join('\n'));
+      }
+      const pod = await cluster.until('the killed app\'s pod has ended', 180, () => {
+        const p = podOf();
+        return p && (p.status?.phase === 'Failed' || p.status?.phase === 'Succeeded') ? p : undefined;
+      });
+      const appStatus = (pod.status.containerStatuses as any[]).find(c => c.name === 'app');
+      // the writer was killed, PID 1 exited with its status: the kill happened
+      if (appStatus?.state?.terminated?.exitCode !== 137) {
+        throw new Error(`${version}: the killed app exited ${JSON.stringify(appStatus?.state)}: ${cluster.tryKubectl(['logs', '-n', n, pod.metadata.name, '-c', 'app']).stdout.slice(-2000)}`);
+      }
+      return shippedLines(cluster.kubectl(['logs', '-n', n, pod.metadata.name, '-c', 'log-agent']));
+    } finally {
+      cluster.tryKubectl(['delete', 'namespace', n, '--wait=false']);
+    }
+  }
+
+  for (const end of ['delete', 'kill'] as const) {
+    for (const agent of LOG_AGENTS) {
+      for (const layout of ['native', 'legacy'] as const) {
+        const what = end === 'delete' ? 'the pod is deleted (a Deployment)' : 'the app is killed with kill -9 (a Job)';
+        testIf('lines')(`lines lost, ${agent} ${layout}: the app writes ${LINES_WRITTEN} lines, then ${what} (${RUNS} runs)`, async () => {
+          for (let i = 0; i < RUNS; i++) {
+            const shipped = await runLines(layout, agent, end);
+            result.lines!.push({ agent, layout, end, written: LINES_WRITTEN, shipped });
+            expect(shipped).toBeLessThanOrEqual(LINES_WRITTEN);
+          }
+        });
+      }
+    }
+  }
+
+  testIf('admission')('NativeSidecarGuard: the real API server rejects a pod whose restartPolicy was stripped and admits the library\'s pods', async () => {
     const n = namespace('guard');
     const chart = new Chart(Testing.app(), 'guard');
     new NativeSidecarGuard(chart, 'guard', { namespaces: [n], kubernetesVersion: target, allowBetaApi: minor < 30 });
@@ -209,7 +289,7 @@ describe.each(releases)('Kubernetes %s', version => {
     expect(admitted.status).toBe(0);
   });
 
-  test('every file of the example app and of the vendor fixtures passes --dry-run=server --validate=strict, with no restricted-profile warning', () => {
+  testIf('admission')('every file of the example app and of the vendor fixtures passes --dry-run=server --validate=strict, with no restricted-profile warning', () => {
     const files: Array<[string, string]> = [];
     for (const cl of ['cluster-1.27', 'cluster-1.29']) {
       const dir = path.join(ROOT, 'examples', 'dist', cl);
@@ -238,10 +318,10 @@ describe.each(releases)('Kubernetes %s', version => {
     expect(failures).toEqual([]);
   });
 
-  test('the restricted profile (enforced) admitted every pod the suite ran', () => {
+  testIf('admission')('the restricted profile (enforced) admitted every pod the suite ran', () => {
     // every pod above ran in a namespace labelled pod-security.kubernetes.io/enforce=restricted
     const pods = JSON.parse(cluster.kubectl(['get', 'pods', '-A', '-o', 'json'])).items as any[];
-    const mine = pods.filter(p => /^(job|cronjob|order|sts)-/.test(p.metadata.namespace));
+    const mine = pods.filter(p => /^(job|cronjob|order|sts|lines)-/.test(p.metadata.namespace));
     result.admission.push({ check: 'restricted profile (enforced): the library\'s Job, CronJob, Deployment and StatefulSet pods', outcome: `${mine.length} pods admitted`, detail: '' });
     expect(mine.length).toBeGreaterThan(0);
   });
