@@ -102,7 +102,6 @@ function otelConfig(): string {
       "processors":
         - "memory_limiter"
         - "resource"
-        - "batch"
       "exporters":
         - "otlp_grpc/${signal}"
 `;
@@ -117,6 +116,10 @@ function otelConfig(): string {
       "sizer": "requests"
       "num_consumers": 10
       "queue_size": 10
+      "batch":
+        "flush_timeout": "1s"
+        "sizer": "items"
+        "min_size": 512
     "retry_on_failure":
       "enabled": true
       "initial_interval": "1s"
@@ -145,11 +148,7 @@ function otelConfig(): string {
     "spike_limit_mib": 20
   "resource":
     "attributes":
-${attribute('k8s.deployment.name', 'K8S_WORKLOAD_NAME')}${attribute('k8s.namespace.name', 'POD_NAMESPACE')}${attribute('k8s.node.name', 'NODE_NAME')}${attribute('k8s.pod.name', 'POD_NAME')}${attribute('k8s.pod.uid', 'POD_UID')}  "batch":
-    "timeout": "1s"
-    "send_batch_size": 512
-    "send_batch_max_size": 1024
-"exporters":
+${attribute('k8s.deployment.name', 'K8S_WORKLOAD_NAME')}${attribute('k8s.namespace.name', 'POD_NAMESPACE')}${attribute('k8s.node.name', 'NODE_NAME')}${attribute('k8s.pod.name', 'POD_NAME')}${attribute('k8s.pod.uid', 'POD_UID')}"exporters":
 ${exporter('traces', 4)}${exporter('metrics', 3)}${exporter('logs', 3)}"service":
   "extensions":
     - "health_check"

@@ -96,7 +96,7 @@ export interface WithTracerProps extends SidecarProps {
 
   /**
    * The collector image. Any distribution that has the otlp receiver and exporter, the
-   * memory_limiter, batch and resource processors and the health_check extension works
+   * memory_limiter and resource processors and the health_check extension works
    * (core `otel/opentelemetry-collector`, `otel/opentelemetry-collector-contrib`,
    * `otel/opentelemetry-collector-k8s`). Only `args` is set, so the image's own entrypoint runs.
    * @default Images.OTEL_COLLECTOR
@@ -181,7 +181,7 @@ const WORKLOAD_ATTRIBUTE: Record<string, string | undefined> = {
  *
  * The agent receives OTLP (gRPC 4317 and HTTP 4318) on the pod's loopback only, protects itself
  * with `memory_limiter`, adds where the telemetry came from (namespace, node, pod name and uid,
- * workload) with a `resource` processor fed by the downward API, batches, and exports over OTLP
+ * workload) with a `resource` processor fed by the downward API, and batches and exports over OTLP
  * to `exporterEndpoint`. Traces, metrics and logs all pass, because the SDKs send every signal to
  * `OTEL_EXPORTER_OTLP_ENDPOINT`.
  *

@@ -797,7 +797,7 @@ describe('every config key the library emits is one the pinned agent defines', (
   /**
    * OpenTelemetry Collector v0.159.0 `mapstructure` names (open-telemetry/opentelemetry-collector at
    * the tag: receiver/otlpreceiver/config.go, config/confignet, config/configgrpc, config/configtls,
-   * internal/memorylimiter/config.go, processor/batchprocessor/config.go, exporter/otlpexporter/config.go
+   * internal/memorylimiter/config.go, exporter/otlpexporter/config.go
    * with exporterhelper TimeoutConfig, QueueBatchConfig (internal/queuebatch/config.go) and
    * config/configretry/backoff.go, service/config.go, service/pipelines/config.go,
    * service/telemetry/otelconftelemetry/config.go; contrib: extension/healthcheckextension/config.go,
@@ -809,7 +809,6 @@ describe('every config key the library emits is one the pinned agent defines', (
     processors: {
       memory_limiter: { check_interval: true, limit_mib: true, spike_limit_mib: true, limit_percentage: true, spike_limit_percentage: true },
       resource: { attributes: true },
-      batch: { timeout: true, send_batch_size: true, send_batch_max_size: true },
     },
     exporters: {
       // exporter/otlpexporter (type otlp_grpc since v0.144.0; `otlp` is its deprecated alias)
@@ -819,7 +818,13 @@ describe('every config key the library emits is one the pinned agent defines', (
         headers: '*',
         timeout: true,
         compression: true,
-        sending_queue: { enabled: true, num_consumers: true, queue_size: true, sizer: true },
+        sending_queue: {
+          enabled: true,
+          num_consumers: true,
+          queue_size: true,
+          sizer: true,
+          batch: { flush_timeout: true, sizer: true, min_size: true, max_size: true },
+        },
         retry_on_failure: {
           enabled: true, initial_interval: true, max_interval: true, max_elapsed_time: true, multiplier: true, randomization_factor: true,
         },

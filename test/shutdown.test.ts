@@ -147,14 +147,23 @@ function fluentdTimeline(conf: string, shutdownGrace: number): Timeline {
 /**
  * The collector v0.159.0: the receivers stop first, then the exporters one after another
  * (service/internal/graph/graph.go ShutdownAll); each stops retrying and drains its queue
- * (exporter/exporterhelper): ceil(queue_size / num_consumers) rounds of its `timeout`.
+ * (exporter/exporterhelper): ceil(queue_size / num_consumers) rounds of its `timeout`. With
+ * `sending_queue.batch` the queue has one consumer, but a request's room is freed only when its
+ * export is done and, without `max_size`, a request is never split: at most `queue_size` batches,
+ * exported by a pool of `num_consumers` workers (internal/queuebatch/queue_batch.go,
+ * partition_batcher.go). With `max_size` or another sizer, the number of batches is not bounded
+ * by the config and there is no bound to check.
  */
 function collectorTimeline(configText: string): Timeline {
   const config = parseYaml(configText);
   const steps: string[] = [];
   let stop = 0;
   for (const [id, e] of Object.entries<any>(config.exporters)) {
-    const rounds = Math.ceil(e.sending_queue.queue_size / e.sending_queue.num_consumers);
+    const q = e.sending_queue;
+    if (q.batch !== undefined && (q.sizer !== 'requests' || (q.batch.max_size ?? 0) !== 0)) {
+      throw new Error(`${id}: sending_queue.batch with sizer ${q.sizer} and max_size ${q.batch.max_size}: no bound on the batches`);
+    }
+    const rounds = Math.ceil(q.queue_size / q.num_consumers);
     const t = seconds(e.timeout)!;
     stop += rounds * t;
     steps.push(`${id}: ${rounds} x ${t}s`);

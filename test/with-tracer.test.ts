@@ -439,9 +439,9 @@ describe('collector config', () => {
       for (const r of p.receivers) expect(Object.keys(config.receivers)).toContain(r);
       for (const x of p.processors) expect(Object.keys(config.processors)).toContain(x);
       for (const e of p.exporters) expect(Object.keys(config.exporters)).toContain(e);
-      // memory_limiter first (it pushes back on the receivers), batch last.
+      // memory_limiter first (it pushes back on the receivers); batching is in the exporters.
       expect(p.processors[0]).toBe('memory_limiter');
-      expect(p.processors[p.processors.length - 1]).toBe('batch');
+      expect(p.processors).not.toContain('batch');
     }
     expect([...config.service.extensions].sort()).toEqual(Object.keys(config.extensions).sort());
     // Nothing defined and left unused.
@@ -586,9 +586,13 @@ describe('graceful shutdown', () => {
     const { config } = collectorConfig(synth(setup().chart));
     expect(timeouts(config)).toEqual(['4s', '3s', '3s']);
     for (const exporter of Object.values<any>(config.exporters)) {
-      expect(exporter.sending_queue).toEqual({ enabled: true, sizer: 'requests', num_consumers: 10, queue_size: 10 });
+      // Batching in the exporter (collector RFC #15273), no max_size: a request is never split,
+      // so at most queue_size batches for num_consumers workers (one round).
+      const batch = { flush_timeout: '1s', sizer: 'items', min_size: 512 };
+      expect(exporter.sending_queue).toEqual({ enabled: true, sizer: 'requests', num_consumers: 10, queue_size: 10, batch });
     }
-    expect(config.processors.batch.timeout).toBe('1s');
+    expect(config.processors.batch).toBeUndefined();
+    for (const pipeline of Object.values<any>(config.service.pipelines)) expect(pipeline.processors).toEqual(['memory_limiter', 'resource']);
     const custom = collectorConfig(synth(setup('Deployment', { drainTime: Duration.seconds(7) }).chart)).config;
     expect(timeouts(custom)).toEqual(['3s', '2s', '2s']);
     const least = collectorConfig(synth(setup('Deployment', { drainTime: Duration.seconds(3) }).chart)).config;

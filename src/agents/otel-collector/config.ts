@@ -15,10 +15,11 @@
  * - memory_limiter `check_interval`, `limit_mib`, `spike_limit_mib`
  *   (https://github.com/open-telemetry/opentelemetry-collector/tree/main/processor/memorylimiterprocessor)
  * - resource `attributes[].{key, value, action}` (action `insert`: a value the SDK already set wins)
- * - batch `timeout`, `send_batch_size`, `send_batch_max_size`
  * - otlp_grpc exporter `endpoint` (host:port), `tls.insecure`, `headers`, and the exporterhelper
  *   settings `timeout` (`TimeoutConfig`), `sending_queue.{enabled, sizer, num_consumers, queue_size}`
- *   (`exporter/exporterhelper/internal/queuebatch/config.go`, v0.159.0),
+ *   and `sending_queue.batch.{flush_timeout, sizer, min_size}` (`Config` and `BatchConfig`,
+ *   `exporter/exporterhelper/internal/queuebatch/config.go`, v0.159.0): batching in the exporter,
+ *   as collector RFC #15273 moves it, instead of the `batch` processor,
  *   `retry_on_failure.{enabled, initial_interval, max_interval, max_elapsed_time}`
  * - health_check extension `endpoint`, `path`
  * - `service.telemetry.metrics.level: none` (no internal metrics server, so no port 8888)
@@ -35,7 +36,7 @@ import { ShutdownModel, shutdownModel } from '../shutdown-model';
  *
  * Why core and not contrib: the core distribution's manifest for this release
  * (opentelemetry-collector-releases `distributions/otelcol/manifest.yaml`, v0.159.0) ships every
- * component the rendered config uses: the otlp receiver, the memory_limiter, batch and resource
+ * component the rendered config uses: the otlp receiver, the memory_limiter and resource
  * processors, the otlp exporter and the health_check extension (the last two contrib modules
  * are part of the core distribution). It is a much smaller image than contrib. The image runs
  * as uid 10001 (`USER 10001` in its Dockerfile), has no shell, and its entrypoint is `/otelcol`.
@@ -50,7 +51,6 @@ export const COMPONENTS = {
   receiver: 'otlp',
   memoryLimiter: 'memory_limiter',
   resource: 'resource',
-  batch: 'batch',
   /** One otlp_grpc exporter per signal (`otlp_grpc/traces`, ...), each with its own export timeout. */
   exporter: 'otlp_grpc',
   healthCheck: 'health_check',
@@ -76,7 +76,7 @@ export interface OtelCollectorConfigOptions {
   readonly resourceVars: Record<string, string>;
   /** Per-attempt export timeout of each signal's exporter (see `otelCollectorShutdown`). */
   readonly exportTimeoutSeconds: Record<Signal, number>;
-  /** Requests the exporter sends in parallel; also the queue's size (see `drainBoundSeconds`). */
+  /** Batches the exporter sends in parallel; also the queue's size in requests (see `otelCollectorShutdown`). */
   readonly exportConsumers: number;
   readonly memoryLimitMiB: number;
   readonly memorySpikeLimitMiB: number;
@@ -113,18 +113,30 @@ export function exportTimeouts(drainSeconds: number): Record<Signal, number> {
 
 /**
  * The collector's shutdown (open-telemetry/opentelemetry-collector v0.159.0), with a backend
- * that does not answer:
+ * that does not answer. Batching is in each exporter's `sending_queue.batch`; the paths below are
+ * under `exporter/exporterhelper/internal/` unless said otherwise.
  * - Reads: the OTLP receivers stop first (`Graph.ShutdownAll`, `service/internal/graph/graph.go`:
  *   components in topological order, one after another). The app's SDK has sent its spans and
- *   metrics before it exited, so nothing is read after SIGTERM.
- * - Flushes: the batch processors flush into the exporters' queues; then each exporter shuts
- *   down, ONE AFTER ANOTHER (traces, metrics, logs: one exporter instance per signal). An
- *   exporter first stops its retries (`BaseExporter.Shutdown`,
- *   `exporter/exporterhelper/internal/base_exporter.go`: a retry waiting for its backoff returns
- *   at once, `retry_sender.go`), then drains its queue. The memory queue frees a request's room
- *   only when its export is done (`onDone`, `internal/queue/memory_queue.go`), so with
- *   `queue_size` = `num_consumers` (requests) every queued request is in flight at once: one
- *   round, bounded by the signal's export `timeout`.
+ *   metrics before it exited, so nothing is read after SIGTERM. The processors hold nothing.
+ * - Then each exporter shuts down, ONE AFTER ANOTHER (traces, metrics, logs: one exporter
+ *   instance per signal). It first stops its retries (`BaseExporter.Shutdown`, `base_exporter.go`
+ *   l. 142-150: a retry waiting for its backoff returns at once, `retry_sender.go`), then the
+ *   queue, then the batcher (`QueueBatch.Shutdown`, `queuebatch/queue_batch.go` l. 91-95): the
+ *   queue's one consumer (`num_consumers` forced to 1 with batching and no partitioner, l. 53-57,
+ *   collector#12473) hands every queued request to the batcher and exits (`queue/async_queue.go`
+ *   l. 71-75, `queue/memory_queue.go` `Read` returns queued items after `stopped`); the batcher
+ *   flushes its partial batch once more and waits for every export it started
+ *   (`queuebatch/partition_batcher.go` `shutdownInternal` l. 235-249, `flush` l. 290-296).
+ * - One round: a queued request's room is freed only when the export that carries it is done
+ *   (`onDone`, `queue/memory_queue.go`), so with the `requests` sizer at most `queue_size`
+ *   requests are queued, batched or in flight. Without `max_size` a request is never split
+ *   (`queuebatch/traces_batch.go` `MergeSplit` l. 37-40, the same for metrics and logs), so every
+ *   batch holds at least one of them: at most `queue_size` batches. The batcher's worker pool
+ *   has `num_consumers` workers as configured, not the forced 1 (`NewBatcher` gets `maxWorkers:
+ *   cfg.NumConsumers` at `queue_batch.go` l. 47, before l. 56 sets it to 1), and `flush` waits
+ *   for a free worker (`workerPool.execute`, l. 310-318). With `queue_size` = `num_consumers`
+ *   every batch gets a worker at once: all exports run together, one attempt each, bounded by
+ *   the signal's export `timeout`.
  * - Bound: the sum of the three export timeouts (= `drainTime`), plus a second to exit.
  */
 export function otelCollectorShutdown(drainSeconds: number): ShutdownModel {
@@ -156,12 +168,22 @@ function renderConfig(o: OtelCollectorConfigOptions): OtelCollectorConfig {
     tls: { insecure: !o.exporterTls },
     ...(Object.keys(headers).length > 0 ? { headers } : {}),
     timeout: `${o.exportTimeoutSeconds[signal]}s`,
-    // `requests` (the default) made explicit: the one-round drain rests on it.
-    sending_queue: { enabled: true, sizer: 'requests', num_consumers: o.exportConsumers, queue_size: o.exportConsumers },
+    // `requests` (the default) made explicit, and no `batch.max_size`: the one-round drain rests
+    // on both (see `otelCollectorShutdown`). A batch is flushed as soon as it holds `min_size`
+    // items (`partition_batcher.go` l. 176), so it is at most 511 items plus one request as the
+    // SDK sent it; a request of 512 items or more goes out alone. `sizer: items` is needed: the
+    // batch would take the queue's `requests` sizer (`Config.Unmarshal`), which it refuses.
+    sending_queue: {
+      enabled: true,
+      sizer: 'requests',
+      num_consumers: o.exportConsumers,
+      queue_size: o.exportConsumers,
+      batch: { flush_timeout: '1s', sizer: 'items', min_size: 512 },
+    },
     retry_on_failure: { enabled: true, initial_interval: '1s', max_interval: '10s', max_elapsed_time: '60s' },
   });
 
-  const processors = [COMPONENTS.memoryLimiter, COMPONENTS.resource, COMPONENTS.batch];
+  const processors = [COMPONENTS.memoryLimiter, COMPONENTS.resource];
   const pipelines: Json = {};
   for (const signal of SIGNALS) {
     pipelines[signal] = { receivers: [COMPONENTS.receiver], processors: [...processors], exporters: [exporterId(signal)] };
@@ -183,7 +205,6 @@ function renderConfig(o: OtelCollectorConfigOptions): OtelCollectorConfig {
       // First in every pipeline, so that it can push back on the receivers.
       [COMPONENTS.memoryLimiter]: { check_interval: '1s', limit_mib: o.memoryLimitMiB, spike_limit_mib: o.memorySpikeLimitMiB },
       [COMPONENTS.resource]: { attributes },
-      [COMPONENTS.batch]: { timeout: '1s', send_batch_size: 512, send_batch_max_size: 1024 },
     },
     exporters: Object.fromEntries(SIGNALS.map(signal => [exporterId(signal), exporter(signal)])),
     service: {
