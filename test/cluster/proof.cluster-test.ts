@@ -203,7 +203,7 @@ describe.each(releases)('Kubernetes %s', version => {
           cluster.apply(app.manifests, n);
           const ready = await cluster.until('3 Ready replicas', 180, () => sets.events.find(e => e.object.status?.readyReplicas === 3));
           const seconds = round(ready.at - t0);
-          result.rollout.push({ layout, seconds });
+          result.rollout!.push({ layout, seconds });
           // OrderedReady: each pod waits for the one before it to be Ready, and each waits for its sidecar
           expect(seconds).toBeGreaterThanOrEqual(3 * SLOW_START_SECONDS);
         } finally {
