@@ -38,9 +38,10 @@ export { Images } from './images';
 
 // Any sidecar: WithSidecar, AdoptSidecar
 export {
-  AdoptSidecar, AdoptSidecarProps, SidecarCheck, SidecarCheckOptions, SidecarEmptyDirOptions, SidecarHttpCheckOptions, SidecarPort,
+  SidecarCheck, SidecarCheckOptions, SidecarEmptyDirOptions, SidecarHttpCheckOptions, SidecarPort,
   SidecarQuit, SidecarRunOptions, SidecarVolume, WithSidecar, WithSidecarProps,
 } from './with-sidecar';
+export { AdoptSidecar, AdoptSidecarProps } from './adopt-sidecar';
 
 // Meshes and the admission guard
 export { Mesh, WithMeshProxy, WithMeshProxyProps } from './with-mesh';

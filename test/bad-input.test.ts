@@ -12,6 +12,7 @@ import { ApiObject, App, Chart, Cron, Duration, JsonPatch, Lazy, Size, Testing }
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 // Imported module by module (not from '../src'), so that constructs in progress cannot break this suite.
+import { AdoptSidecar } from '../src/adopt-sidecar';
 import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
 import { Sidecars } from '../src/settings';
@@ -19,7 +20,7 @@ import { SidecarMode } from '../src/target/capabilities';
 import { SidecarValidation } from '../src/validation';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
-import { AdoptSidecar, SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
+import { SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
 import { WithTracer } from '../src/with-tracer';
 import { APP, Case, ENDPOINT, ENV, USER, ctx, expectRefused, withoutVersionEnv } from './util/catalogue';
 

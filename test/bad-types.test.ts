@@ -8,6 +8,7 @@
  */
 import { ApiObject, App, Chart, Duration, JsonPatch, Lazy, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
+import { AdoptSidecar } from '../src/adopt-sidecar';
 import { NativeSidecarGuard } from '../src/guard';
 import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
@@ -15,7 +16,7 @@ import { Sidecars } from '../src/settings';
 import { SidecarValidation } from '../src/validation';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
-import { AdoptSidecar, SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
+import { SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
 import { WithTracer } from '../src/with-tracer';
 import { APP, Case, ENDPOINT, ctx, expectRefused, withoutVersionEnv } from './util/catalogue';
 import { containerEnvironment } from './util/env-expansion';

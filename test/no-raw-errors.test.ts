@@ -7,13 +7,14 @@
  */
 import { ApiObject, App, Chart, Lazy, Testing } from 'cdk8s';
 import { Construct } from 'constructs';
+import { AdoptSidecar } from '../src/adopt-sidecar';
 import { NativeSidecarGuard } from '../src/guard';
 import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
 import { Mesh, WithMeshProxy } from '../src/with-mesh';
-import { AdoptSidecar, SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
+import { SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
 import { WithTracer } from '../src/with-tracer';
 import { rawDeployment } from './util/fixtures';
 import { constructNames, constructProps } from './util/jsii-assembly';

@@ -28,8 +28,8 @@ import * as path from 'path';
 import { ApiObject, Chart, Duration, Testing } from 'cdk8s';
 import * as fc from 'fast-check';
 import { parseAllDocuments } from 'yaml';
-import { checkPodSpec } from '../src/engine/rules';
-import { AdoptSidecar, SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
+import { AdoptSidecar } from '../src/adopt-sidecar';
+import { SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
 import { readManifests } from './util/api-server-yaml';
 import {
   AnyCheckCase, AnySidecarCase, ContainerCase, Scenario, anySidecarArb, buildScenario, inScenarioEnv, nativeWorks, renameToolsClashes, scenarioArb,
@@ -41,6 +41,7 @@ import {
 } from './util/invariants';
 import { cutShort, simulateTermination } from './util/kubelet-termination';
 import { restrictedViolations } from './util/pss';
+import { checkPodSpec } from '../src/engine/rules';
 
 const ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
 const savedEnv = process.env[ENV];

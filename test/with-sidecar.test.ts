@@ -23,9 +23,10 @@
 import * as path from 'path';
 import { ApiObject, Chart, Cron, Duration, Include, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
+import { AdoptSidecar } from '../src/adopt-sidecar';
 import { checkPodSpec } from '../src/engine/rules';
 import { WithLogAgent } from '../src/with-log-agent';
-import { AdoptSidecar, SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
+import { SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
 import { WithTracer } from '../src/with-tracer';
 import { manifestOf, newChart, podSpecOf, rawDeployment } from './util/fixtures';
 import { expectValidManifests } from './util/k8s-schema';

@@ -19,10 +19,11 @@
  */
 import { App, ApiObject, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
+import { AdoptSidecar } from '../adopt-sidecar';
 import { SUPPORTED_KINDS } from '../facts/kinds';
 import { WithEnvoy } from '../with-envoy';
 import { WithLogAgent } from '../with-log-agent';
-import { AdoptSidecar, WithSidecar } from '../with-sidecar';
+import { WithSidecar } from '../with-sidecar';
 import { WithTracer } from '../with-tracer';
 import { CommandError, loadDocuments, readText } from './io';
 import { YamlValue, escapeForMessage, toPlain } from './reader';
