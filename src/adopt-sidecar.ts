@@ -1,6 +1,7 @@
 import { Construct } from 'constructs';
 import { snapshot } from './bind/checks';
 import { RANK } from './engine/spec';
+import { Where } from './private/errors';
 import { Json } from './private/json';
 import { SidecarBase, SidecarCommonProps } from './sidecar';
 import { SidecarCheck, SidecarRunOptions, runOptions } from './with-sidecar';
@@ -33,9 +34,9 @@ export class AdoptSidecar extends SidecarBase {
     // read once (snapshot), then checked: the container's name is the same value as the copy's
     super(scope, id, checkAdoptProps(scope, id, props = snapshot(props)), props?.containerName);
     props = this._props as AdoptSidecarProps;
-    const who = this.describe();
+    const who = new Where(this.describe());
     if (props.serveInitContainers) {
-      throw new Error(`${who}: serveInitContainers has nothing to give for an adopted container (it brings no mounts or env for the app); drop it.`);
+      throw who.error('serveInitContainers has nothing to give for an adopted container (it brings no mounts or env for the app)', props.serveInitContainers, 'drop it');
     }
     const run = runOptions(who, props, this.containerName);
     const container: Json = {
@@ -59,7 +60,7 @@ export class AdoptSidecar extends SidecarBase {
 
   /** @internal */
   protected _checkWorkload(podSpec: Json | undefined): string[] {
-    return checkAdoptedPorts(this.describe(), this.containerName, podSpec, this.checks);
+    return checkAdoptedPorts(this._where(), this.containerName, podSpec, this.checks);
   }
 }
 
@@ -72,7 +73,7 @@ export class AdoptSidecar extends SidecarBase {
  */
 type NamedChecks = ReadonlyArray<readonly [string, SidecarCheck | undefined]>;
 
-function checkAdoptedPorts(who: string, name: string, podSpec: Json | undefined, checks: NamedChecks): string[] {
+function checkAdoptedPorts(who: Where, name: string, podSpec: Json | undefined, checks: NamedChecks): string[] {
   const container = (podSpec?.containers ?? []).find((c: Json) => c?.name === name);
   const declared: number[] = (container?.ports ?? []).map((p: Json) => p?.containerPort).filter((p: unknown) => typeof p === 'number');
   if (declared.length === 0) return [];
@@ -95,10 +96,8 @@ function checkAdoptedPorts(who: string, name: string, podSpec: Json | undefined,
 function checkAdoptProps(scope: Construct, id: string, props: AdoptSidecarProps): AdoptSidecarProps {
   if (props?.containerName === undefined) {
     const path = [scope.node.path, id].filter(x => x !== '').join('/');
-    throw new Error(
-      `AdoptSidecar '${path}': containerName is required: the name of the container of the workload's spec.containers to adopt ` +
-      "(e.g. 'cloud-sql-proxy', as in the manifest).",
-    );
+    throw new Where(`AdoptSidecar '${path}'`).error('containerName is required', undefined,
+      "the name of the container of the workload's spec.containers to adopt (e.g. 'cloud-sql-proxy', as in the manifest)", ': ');
   }
   return props;
 }

@@ -2,6 +2,7 @@ import { ApiObject, ApiObjectProps } from 'cdk8s';
 import { Construct } from 'constructs';
 import { checkBoolean, checkDnsLabel, checkObjectName, checkString, describeValue, isPropsObject, listOf, snapshot } from './bind/checks';
 import { NATIVE_SIDECARS_ANNOTATION } from './facts/annotations';
+import { Where } from './private/errors';
 import { compareCodePoints } from './private/order';
 import { checkVersion, resolveTarget } from './settings';
 import { KubeVersion, formatVersion } from './target/capabilities';
@@ -104,17 +105,17 @@ export class NativeSidecarGuard extends Construct {
 
   constructor(scope: Construct, id: string, props: NativeSidecarGuardProps) {
     super(scope, id);
-    const who = this.describe();
+    const who = new Where(this.describe());
     // a copy, each prop read once: a props object changed afterwards (or a getter) changes nothing here
     props = snapshot(props);
-    if (!isPropsObject(props)) throw new Error(`${who}: the props ${describeValue(props)} are not an object; give e.g. { namespaces: ['shop'] }.`);
+    if (!isPropsObject(props)) throw who.error(`the props ${describeValue(props)} are not an object`, props, "give e.g. { namespaces: ['shop'] }");
     this.props = props;
     this.name = this.props.name ?? DEFAULT_NAME;
     checkString(who, 'name', this.name, `'${DEFAULT_NAME}'`);
     checkObjectName(who, 'name', this.name, 'a valid object name', DEFAULT_NAME);
     const namespaces = listOf(who, 'namespaces', this.props.namespaces, "['shop']");
     if (namespaces.length === 0) {
-      throw new Error(`${who}: namespaces is empty, so the guard would check no pod; list the namespaces your workloads run in, e.g. ['shop'].`);
+      throw who.error('namespaces is empty, so the guard would check no pod', namespaces, "list the namespaces your workloads run in, e.g. ['shop']");
     }
     for (const ns of namespaces) {
       checkString(who, 'namespaces entry', ns, "'shop'");
@@ -146,22 +147,22 @@ export class NativeSidecarGuard extends Construct {
    */
   public apiVersion(): string {
     const v: KubeVersion = resolveTarget(this, { kubernetesVersion: this.props.kubernetesVersion }).version;
-    const who = this.describe();
+    const who = new Where(this.describe());
     // kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/features/kube_features.go:
     // ValidatingAdmissionPolicy alpha 1.26-1.27 (v1alpha1), beta and default off 1.28-1.29
     // (v1beta1, a beta API group version disabled by default: --runtime-config), GA 1.30 (v1).
     if (v.minor >= 30) return `${GROUP}/v1`;
     if (v.minor >= 28) {
       if (this.props.allowBetaApi) return `${GROUP}/v1beta1`;
-      throw new Error(
-        `${who}: Kubernetes ${formatVersion(v)} serves ValidatingAdmissionPolicy only as ${GROUP}/v1beta1, which is off by default ` +
-        '(feature gate ValidatingAdmissionPolicy and --runtime-config=admissionregistration.k8s.io/v1beta1=true on every API server). ' +
-        'Set `allowBetaApi: true` if your API servers have both, or target 1.30+ where the v1 API is on by default.',
+      throw who.error(
+        `Kubernetes ${formatVersion(v)} serves ValidatingAdmissionPolicy only as ${GROUP}/v1beta1, which is off by default ` +
+        '(feature gate ValidatingAdmissionPolicy and --runtime-config=admissionregistration.k8s.io/v1beta1=true on every API server)',
+        formatVersion(v), 'Set `allowBetaApi: true` if your API servers have both, or target 1.30+ where the v1 API is on by default', '. ',
       );
     }
-    throw new Error(
-      `${who}: Kubernetes ${formatVersion(v)} has no ValidatingAdmissionPolicy API that this guard can use (alpha v1alpha1 in 1.26-1.27, none before). ` +
-      'Create the guard only for clusters from 1.30 (or 1.28-1.29 with `allowBetaApi: true`); native sidecars need 1.29 anyway.',
+    throw who.error(
+      `Kubernetes ${formatVersion(v)} has no ValidatingAdmissionPolicy API that this guard can use (alpha v1alpha1 in 1.26-1.27, none before)`,
+      formatVersion(v), 'Create the guard only for clusters from 1.30 (or 1.28-1.29 with `allowBetaApi: true`); native sidecars need 1.29 anyway', '. ',
     );
   }
 

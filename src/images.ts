@@ -1,3 +1,4 @@
+import { Where } from './private/errors';
 /**
  * Every image the library uses by default, in one place, each with the upstream source that shows
  * its tag is published. `test/images.test.ts` checks that every default image in the code is one
@@ -156,7 +157,7 @@ function compare(a: number[], b: number[]): number {
  * the message (the construct's path).
  * @internal
  */
-export function releaseRangeWarning(who: string, image: string, pinned: DefaultImage): string | undefined {
+export function releaseRangeWarning(who: Where | string, image: string, pinned: DefaultImage): string | undefined {
   const r = pinned.releases;
   if (r === undefined || image === pinned.image) return undefined;
   const range = `${r.program} ${r.from} up to, not including, ${r.below} (${r.checked})`;

@@ -6,6 +6,7 @@ import { ShutdownModel } from './agents/shutdown-model';
 import { renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './agents/vector/config';
 import { checkImage, checkListenPort, durationSeconds, positiveSeconds, snapshot } from './bind/checks';
 import { DEFAULT_IMAGES, Images, imageTagVersion, releaseRangeWarning } from './images';
+import { Where } from './private/errors';
 import { Json } from './private/json';
 
 /**
@@ -15,7 +16,7 @@ import { Json } from './private/json';
  */
 export interface LogAgentContext {
   /** `WithLogAgent 'chart/logs'`, for messages. */
-  readonly who: string;
+  readonly who: Where;
   /** The shared directory the app writes log files into (the agent mounts it too). */
   readonly logDirectory: string;
   /** Glob of the files to tail inside logDirectory. */
@@ -220,7 +221,7 @@ export abstract class LogAgent {
    */
   public static fluentBit(options: FluentBitOptions = {}): LogAgent {
     options = snapshot(options); // each option read once: checked and used, the same value
-    const who = 'LogAgent.fluentBit()';
+    const who = new Where('LogAgent.fluentBit()');
     checkImage(who, 'image', options.image ?? Images.FLUENT_BIT, Images.FLUENT_BIT);
     checkMultilineParsers(who, options.multilineParsers);
     if (options.httpPort !== undefined) checkListenPort(who, 'httpPort', options.httpPort);
@@ -239,7 +240,7 @@ export abstract class LogAgent {
    */
   public static vector(options: VectorOptions = {}): LogAgent {
     options = snapshot(options); // each option read once: checked and used, the same value
-    const who = 'LogAgent.vector()';
+    const who = new Where('LogAgent.vector()');
     checkImage(who, 'image', options.image ?? Images.VECTOR, Images.VECTOR);
     if (options.apiPort !== undefined) checkListenPort(who, 'apiPort', options.apiPort);
     positiveSeconds(who, 'gracefulShutdownLimit', options.gracefulShutdownLimit, 5, 'Vector accepts only a positive limit');
@@ -255,7 +256,7 @@ export abstract class LogAgent {
    */
   public static fluentd(options: FluentdOptions = {}): LogAgent {
     options = snapshot(options); // each option read once: checked and used, the same value
-    const who = 'LogAgent.fluentd()';
+    const who = new Where('LogAgent.fluentd()');
     checkImage(who, 'image', options.image ?? Images.FLUENTD, Images.FLUENTD);
     if (options.monitorPort !== undefined) checkListenPort(who, 'monitorPort', options.monitorPort);
     positiveSeconds(who, 'flushInterval', options.flushInterval, 1);
@@ -299,7 +300,7 @@ class FluentBitAgent extends LogAgent {
     try {
       config = render();
     } catch (e) {
-      throw new Error(`${ctx.who}: ${(e as Error).message}.`);
+      throw ctx.who.place(e); // a value Fluent Bit's config cannot hold, with the construct's path
     }
     const image = this.options.image ?? Images.FLUENT_BIT;
     const warning = releaseRangeWarning(ctx.who, image, DEFAULT_IMAGES.fluentBit);
@@ -340,19 +341,19 @@ class FluentBitAgent extends LogAgent {
 
 const MULTILINE_PARSERS = new Set<string>(Object.values(FluentBitMultilineParser));
 
-function checkMultilineParsers(who: string, parsers: FluentBitMultilineParser[] | undefined): void {
+function checkMultilineParsers(who: Where, parsers: FluentBitMultilineParser[] | undefined): void {
   if (parsers === undefined) return;
   if (!Array.isArray(parsers)) {
-    throw new Error(`${who}: multilineParsers must be a list of FluentBitMultilineParser values, e.g. [FluentBitMultilineParser.JAVA].`);
+    throw who.error('multilineParsers must be a list of FluentBitMultilineParser values', parsers, 'e.g. [FluentBitMultilineParser.JAVA]', ', ');
   }
   for (const p of parsers) {
     if (!MULTILINE_PARSERS.has(p)) {
-      throw new Error(`${who}: multilineParsers has ${JSON.stringify(p)}, which is not a built-in parser of Fluent Bit; ` +
-        `use FluentBitMultilineParser values (${[...MULTILINE_PARSERS].join(', ')}).`);
+      throw who.error(`multilineParsers has ${JSON.stringify(p)}, which is not a built-in parser of Fluent Bit`, p,
+        `use FluentBitMultilineParser values (${[...MULTILINE_PARSERS].join(', ')})`);
     }
   }
   if (new Set(parsers).size !== parsers.length) {
-    throw new Error(`${who}: multilineParsers ${JSON.stringify(parsers)} names a parser twice; give each once.`);
+    throw who.error(`multilineParsers ${JSON.stringify(parsers)} names a parser twice`, parsers, 'give each once');
   }
 }
 
@@ -382,8 +383,7 @@ class VectorAgent extends LogAgent {
       });
     } catch (e) {
       // an output Vector has no sink for, or a value its YAML cannot hold (src/private/values.ts)
-      if (e instanceof Error) throw new Error(`${ctx.who}: ${e.message}.`);
-      throw e;
+      throw ctx.who.place(e);
     }
     return {
       image,
@@ -422,10 +422,10 @@ class FluentdAgent extends LogAgent {
     const v = upstream ? imageTagVersion(image) : undefined;
     const leaksDebugInfo = v !== undefined && (v.major < 1 || (v.major === 1 && (v.minor < 19 || (v.minor === 19 && v.patch < 3))));
     if (leaksDebugInfo && !this.options.allowMonitorDebugInfo) {
-      throw new Error(
-        `${ctx.who}: Fluentd image '${image}' is older than 1.19.3, whose in_monitor_agent (on the pod IP for the probes) ` +
-        "still answers ?debug=1 and ?with_ivars= with the plugins' settings, output passwords included. " +
-        `Use ${Images.FLUENTD} or later, or set \`allowMonitorDebugInfo: true\` and keep other pods off port ${monitorPort} with a NetworkPolicy.`,
+      throw ctx.who.error(
+        `Fluentd image '${image}' is older than 1.19.3, whose in_monitor_agent (on the pod IP for the probes) ` +
+        "still answers ?debug=1 and ?with_ivars= with the plugins' settings, output passwords included",
+        image, `Use ${Images.FLUENTD} or later, or set \`allowMonitorDebugInfo: true\` and keep other pods off port ${monitorPort} with a NetworkPolicy`, '. ',
       );
     }
     // The tag of an image of your own names your release, not Fluentd's: read as naming none.
@@ -433,11 +433,12 @@ class FluentdAgent extends LogAgent {
     const warning = releaseRangeWarning(ctx.who, upstream ? image : untagged, DEFAULT_IMAGES.fluentd)?.replace(`'${untagged}'`, `'${image}'`);
     const plugin = FLUENTD_OUTPUT_PLUGIN[ctx.output.type];
     if (plugin !== undefined && image === Images.FLUENTD) {
-      throw new Error(
-        `${ctx.who}: the ${ctx.output.type} output needs the ${plugin} gem, which the default Fluentd image ${Images.FLUENTD} ` +
-        'does not ship (it has the core plugins only: stdout, forward, http). Pass `LogAgent.fluentd({ image })` with an image ' +
+      throw ctx.who.error(
+        `the ${ctx.output.type} output needs the ${plugin} gem, which the default Fluentd image ${Images.FLUENTD} ` +
+        'does not ship (it has the core plugins only: stdout, forward, http)',
+        image, 'Pass `LogAgent.fluentd({ image })` with an image ' +
         `that has it (e.g. one built FROM ${Images.FLUENTD} with \`gem install ${plugin}\`), or use LogAgent.fluentBit() or ` +
-        'LogAgent.vector(), which support this output natively.',
+        'LogAgent.vector(), which support this output natively', '. ',
       );
     }
     let config: string;
@@ -457,7 +458,7 @@ class FluentdAgent extends LogAgent {
       });
     } catch (e) {
       // a value Fluentd's config cannot hold (src/private/values.ts), with the construct's path
-      throw new Error(`${ctx.who}: ${(e as Error).message}.`);
+      throw ctx.who.place(e);
     }
     return {
       image,

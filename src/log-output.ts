@@ -1,6 +1,7 @@
 import { LogOutputConfig, SecretRef } from './agents/log-output-config';
 import { describeValue, hostReading, inetAtonAddress, isHost, isLoopbackHost, isSecretKey, isSecretName, ownEntries, readAsIpv4, snapshot } from './bind/checks';
 import { manifestStringProblem } from './bind/manifest-values';
+import { SidecarErrorSeparator, Where } from './private/errors';
 import { sortedKeys } from './private/order';
 import { characterProblem, showValue } from './private/values';
 import { SecretKeyReference } from './secret-ref';
@@ -116,8 +117,8 @@ const show = (v: unknown): string => (typeof v === 'string' ? showValue(v) : des
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-function refuse(factory: string, what: string, value: string, rule: string): never {
-  throw new Error(`LogOutput.${factory}(): ${what} ${show(value)} ${rule}.`);
+function refuse(factory: string, what: string, value: string, rule: string, fix: string, sep?: SidecarErrorSeparator): never {
+  throw new Where(`LogOutput.${factory}()`).error(`${what} ${show(value)} ${rule}`, value, fix, sep);
 }
 
 
@@ -130,15 +131,15 @@ function checkHost(factory: string, host: string): void {
     const v4 = inetAtonAddress(bare);
     const reads = v4 === undefined ? "'012' is 0.0.0.10, '10.1' is 10.0.0.1" : `'${bare}' is ${v4}${isLoopbackHost(v4) ? ", this pod's loopback" : ''}`;
     refuse(factory, 'host', host, "is ambiguous: not an IPv4 address in dotted-quad form, but the agents' C resolver reads it as an IPv4 address " +
-      `(inet_aton: ${reads}); give the address as four decimal numbers, e.g. '10.0.0.1', or a DNS name`);
+      `(inet_aton: ${reads})`, "give the address as four decimal numbers, e.g. '10.0.0.1', or a DNS name");
   }
   const ipv6 = typeof host === 'string' ? hostReading(host) : undefined;
   if (ipv6 !== undefined) {
     refuse(factory, 'host', host, `is not accepted: ${ipv6}, and a log output takes a DNS name or an IPv4 address (the agents' ` +
-      "configs and URLs are written from the host as given); give a DNS name, e.g. 'logs.example.com'");
+      'configs and URLs are written from the host as given)', "give a DNS name, e.g. 'logs.example.com'");
   }
   if (!isHost(host, { allowTrailingDot: true })) {
-    refuse(factory, 'host', host, "is not a DNS name or IPv4 address (RFC 1123: letters, digits, '-' and '.', at most 253 characters); " +
+    refuse(factory, 'host', host, "is not a DNS name or IPv4 address (RFC 1123: letters, digits, '-' and '.', at most 253 characters)",
       "give the host alone, without scheme, port or path, e.g. 'logs.example.com'");
   }
 }
@@ -156,19 +157,19 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
 function checkLabels(labels: Record<string, string>): void {
-  const names = ownEntries('LogOutput.loki()', 'labels', labels, "{ app: 'web' }").map(([name]) => name);
+  const names = ownEntries(new Where('LogOutput.loki()'), 'labels', labels, "{ app: 'web' }").map(([name]) => name);
   if (names.length === 0) {
-    throw new Error('LogOutput.loki(): labels is empty; Loki needs at least one stream label (Vector refuses to start without one: ' +
-      "vector src/sinks/loki/config.rs, v0.54.0). Leave labels out for the default { job: 'cdk8s-sidecars' } or give one, e.g. { app: 'web' }.");
+    throw new Where('LogOutput.loki()').error('labels is empty; Loki needs at least one stream label (Vector refuses to start without one: ' +
+      'vector src/sinks/loki/config.rs, v0.54.0)', labels, "Leave labels out for the default { job: 'cdk8s-sidecars' } or give one, e.g. { app: 'web' }", '. ');
   }
   for (const name of names) {
     if (!LABEL_NAME.test(name) || name.startsWith('__')) {
       refuse('loki', 'label name', name, "is not a Loki label name: it must match [a-zA-Z_][a-zA-Z0-9_]* and not start with '__' " +
-        "(Vector refuses any other name at start), e.g. 'app' or 'team_name'");
+        '(Vector refuses any other name at start)', "e.g. 'app' or 'team_name'", ', ');
     }
     const v = labels[name];
     if (typeof v !== 'string') {
-      throw new Error(`LogOutput.loki(): label ${name} value ${describeValue(v)} is not a string; give the label's value, e.g. 'shop-web'.`);
+      throw new Where('LogOutput.loki()').error(`label ${name} value ${describeValue(v)} is not a string`, v, "give the label's value, e.g. 'shop-web'");
     }
     // In every agent's config file, which reaches the agent through a ConfigMap: a character the
     // manifest cannot carry (U+0085, U+2028, ... : src/private/values.ts) would change the file.
@@ -184,7 +185,7 @@ function checkLabels(labels: Record<string, string>): void {
       [v.includes('{{') || v.includes('%'), "has '{{' or '%', which Vector reads as a template field or a strftime time format (vector src/template.rs, v0.54.0)"],
     ];
     const bad = rules.find(([broken]) => broken)?.[1];
-    if (bad) refuse('loki', `label ${name} value`, v, `${bad}; use a plain value, e.g. 'shop-web'`);
+    if (bad) refuse('loki', `label ${name} value`, v, bad, "use a plain value, e.g. 'shop-web'");
   }
 }
 
@@ -214,16 +215,16 @@ function ref(factory: string, what: string, v: SecretKeyReference): SecretRef {
   const key = v?.key ?? '';
   if (!isSecretName(secretName)) {
     refuse(factory, `${what}: Secret name`, secretName, 'is not the name of a Secret (a DNS subdomain: lower-case letters, digits, ' +
-      "'-' and '.'); the API server rejects such a reference. Give the Secret's name, e.g. { name: 'log-creds' } or kplus.Secret.fromSecretName(scope, 'id', 'log-creds')");
+      "'-' and '.'); the API server rejects such a reference", "Give the Secret's name, e.g. { name: 'log-creds' } or kplus.Secret.fromSecretName(scope, 'id', 'log-creds')", '. ');
   }
   if (!isSecretKey(key)) {
     refuse(factory, `${what}: key`, key, "is not a key of a Secret's data (letters, digits, '-', '_' and '.'); the API server rejects " +
-      `such a reference. Give the key that holds the value in Secret '${secretName}', e.g. 'password'`);
+      'such a reference', `Give the key that holds the value in Secret '${secretName}', e.g. 'password'`, '. ');
   }
   // both go into the agent's env (secretKeyRef) in the manifest
   for (const [prop, value] of [['Secret name', secretName], ['key', key]]) {
     const why = manifestStringProblem(value);
-    if (why !== undefined) refuse(factory, `${what}: ${prop}`, value, `${why}; use another ${prop}`);
+    if (why !== undefined) refuse(factory, `${what}: ${prop}`, value, why, `use another ${prop}`);
   }
   return { secretName, key };
 }
@@ -257,20 +258,20 @@ export class LogOutput {
     const uri = options.uri ?? '/';
     if (!URI_PATH.test(uri)) {
       refuse('http', 'uri', uri, "is not a request path: it must start with '/' and hold only the characters RFC 3986 allows " +
-        "(percent-encode others; no spaces, quotes, '#' or '{'), e.g. '/ingest?source=k8s'");
+        "(percent-encode others; no spaces, quotes, '#' or '{')", "e.g. '/ingest?source=k8s'", ', ');
     }
     const headers: Record<string, SecretRef> = {};
     // Each header reaches the agent as an environment variable named after it (see outputSecretEnv).
     const envNames = new Map<string, string>();
-    ownEntries('LogOutput.http()', 'secretHeaders', options.secretHeaders, "{ Authorization: { secret, key: 'token' } }");
+    ownEntries(new Where('LogOutput.http()'), 'secretHeaders', options.secretHeaders, "{ Authorization: { secret, key: 'token' } }");
     for (const name of sortedKeys(options.secretHeaders ?? {})) {
       if (!HEADER_NAME.test(name)) {
-        refuse('http', 'secretHeaders name', name, "is not an HTTP header name (RFC 9110 token: letters, digits and !#$%&'*+.^_`|~-), e.g. 'Authorization'");
+        refuse('http', 'secretHeaders name', name, "is not an HTTP header name (RFC 9110 token: letters, digits and !#$%&'*+.^_`|~-)", "e.g. 'Authorization'", ', ');
       }
       const env = secretEnvName(`header_${name}`);
       const other = envNames.get(env);
       if (other !== undefined) {
-        refuse('http', 'secretHeaders name', name, `and ${show(other)} are the same header to the agent (both become ${env}); give each header once`);
+        refuse('http', 'secretHeaders name', name, `and ${show(other)} are the same header to the agent (both become ${env})`, 'give each header once');
       }
       envNames.set(env, name);
       headers[name] = ref('http', `secretHeaders[${show(name)}]`, options.secretHeaders![name]);
@@ -280,7 +281,7 @@ export class LogOutput {
       // Fluent Bit sends both headers (plugins/out_http/http.c adds basic auth and every Header,
       // v5.1.1); Fluentd's out_http drops the secret header without a word.
       refuse('http', 'secretHeaders name', authorization, 'comes with basicAuth, which sends an Authorization header of its own ' +
-        '(Fluent Bit would send both, Fluentd only one); give basicAuth or the Authorization header, not both');
+        '(Fluent Bit would send both, Fluentd only one)', 'give basicAuth or the Authorization header, not both');
     }
     return new LogOutput({
       type: 'http',
@@ -301,7 +302,7 @@ export class LogOutput {
     checkLabels(labels);
     if (options.tenantId !== undefined && (!TENANT.test(options.tenantId) || options.tenantId === '.' || options.tenantId === '..')) {
       refuse('loki', 'tenantId', options.tenantId, "is not a Loki tenant ID (letters, digits and !-_.*'(), at most 150 characters, " +
-        "not '.' or '..': grafana/dskit tenant.ValidTenantID), e.g. 'team-a'");
+        "not '.' or '..': grafana/dskit tenant.ValidTenantID)", "e.g. 'team-a'", ', ');
     }
     return new LogOutput({
       type: 'loki',
@@ -330,12 +331,12 @@ export class LogOutput {
     const index = options.index ?? 'app-logs';
     if (!INDEX.test(index)) {
       refuse(type, 'index', index, "is not an index name every agent writes as given: lower-case letters, digits, '.', '_' and '-', " +
-        "starting with a letter or digit, at most 255 characters (no templates or date patterns), e.g. 'shop-web'");
+        'starting with a letter or digit, at most 255 characters (no templates or date patterns)', "e.g. 'shop-web'", ', ');
     }
     const dateFormat = options.indexDateFormat;
     if (dateFormat !== undefined && (typeof dateFormat !== 'string' || !INDEX_DATE.test(dateFormat) || !dateFormat.includes('%'))) {
-      refuse(type, 'indexDateFormat', dateFormat, 'is not a date format every agent writes the same way: give %Y, %m, %d and %H, separated by ' +
-        "'.', '_' or '-' (strftime in Fluent Bit's Logstash_DateFormat and Fluentd's logstash_dateformat, chrono in Vector's template), e.g. '%Y.%m.%d'");
+      refuse(type, 'indexDateFormat', dateFormat, 'is not a date format every agent writes the same way', 'give %Y, %m, %d and %H, separated by ' +
+        "'.', '_' or '-' (strftime in Fluent Bit's Logstash_DateFormat and Fluentd's logstash_dateformat, chrono in Vector's template), e.g. '%Y.%m.%d'", ': ');
     }
     return new LogOutput({
       type,

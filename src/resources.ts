@@ -1,5 +1,6 @@
 import { Size } from 'cdk8s';
 import { checkSize, describeValue, quantity } from './bind/checks';
+import { Where } from './private/errors';
 import { Json } from './private/json';
 
 /**
@@ -83,14 +84,14 @@ export interface DefaultResources {
  * not a quantity, or a request above its limit.
  * @internal
  */
-export function renderResources(who: string, r: SidecarResources | undefined, defaults: DefaultResources): Json {
+export function renderResources(who: Where, r: SidecarResources | undefined, defaults: DefaultResources): Json {
   const size = (s: Size | undefined, prop: string, fallback: string | undefined): string | undefined => {
     if (s === undefined) return fallback;
     checkSize(who, `resources.${prop}`, s, 'Size.mebibytes(64)');
     try {
       return `${s.toMebibytes()}Mi`;
     } catch {
-      throw new Error(`${who}: resources.${prop} ${s.toKibibytes()}Ki is not a whole number of mebibytes; use e.g. Size.mebibytes(64).`);
+      throw who.error(`resources.${prop} ${s.toKibibytes()}Ki is not a whole number of mebibytes`, s, 'use e.g. Size.mebibytes(64)');
     }
   };
   const cpu = (c: CpuQuantity | undefined, prop: string, fallback: string): string => {
@@ -100,9 +101,9 @@ export function renderResources(who: string, r: SidecarResources | undefined, de
       // what the user gave: the amount when there is one, else the value itself (a Lazy has no amount: not "undefined")
       const given = typeof amount === 'string' ? describeValue(amount) : describeValue(c);
       const token = c !== null && typeof c === 'object' && (typeof (c as any).produce === 'function' || typeof (c as any).resolve === 'function');
-      throw new Error(`${who}: resources.cpu.${prop} ${given} is not a CPU quantity` +
-        `${token ? ' (a Lazy or token cannot be read when the construct is made; give the value itself)' : ''}; ` +
-        "use e.g. { amount: '250m' } or cdk8s-plus Cpu.millis(250).");
+      throw who.error(`resources.cpu.${prop} ${given} is not a CPU quantity` +
+        `${token ? ' (a Lazy or token cannot be read when the construct is made; give the value itself)' : ''}`,
+      c, "use e.g. { amount: '250m' } or cdk8s-plus Cpu.millis(250)");
     }
     return amount;
   };
@@ -133,9 +134,10 @@ export function renderResources(who: string, r: SidecarResources | undefined, de
     if (quantity(request) > quantity(limit)) {
       const dflt = (x: unknown) => (x === undefined ? ' (the default)' : '');
       const prop = propOf[resource];
-      throw new Error(
-        `${who}: resources.${prop} request ${request}${dflt(given[resource]?.request)} is above the limit ${limit}${dflt(given[resource]?.limit)}, ` +
-        `which the API server rejects; set resources.${prop}.limit to at least ${request}, or a smaller resources.${prop}.request.`,
+      throw who.error(
+        `resources.${prop} request ${request}${dflt(given[resource]?.request)} is above the limit ${limit}${dflt(given[resource]?.limit)}, ` +
+        'which the API server rejects',
+        given[resource], `set resources.${prop}.limit to at least ${request}, or a smaller resources.${prop}.request`,
       );
     }
   }

@@ -1,5 +1,6 @@
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
+import { Where } from './private/errors';
 import { Json } from './private/json';
 
 /**
@@ -48,7 +49,7 @@ export function claimServicePortCheck(obj: ApiObject): boolean {
  * `ApiObject` (e.g. a `KubeService`). Throws a message naming `who` and what is accepted.
  * @internal
  */
-export function serviceApiObject(who: string, service: IConstruct): ApiObject {
+export function serviceApiObject(who: Where, service: IConstruct): ApiObject {
   let obj: ApiObject | undefined;
   if (ApiObject.isApiObject(service)) {
     obj = service;
@@ -61,9 +62,7 @@ export function serviceApiObject(who: string, service: IConstruct): ApiObject {
   }
   if (!obj || obj.kind !== 'Service' || obj.apiVersion !== 'v1') {
     const what = obj ? `a ${obj.apiVersion} ${obj.kind}` : 'neither a cdk8s-plus Service nor a cdk8s ApiObject';
-    throw new Error(
-      `${who}: '${service.node.path}' is ${what}; pass a cdk8s-plus Service (any major) or a v1 Service ApiObject (e.g. a KubeService).`,
-    );
+    throw who.error(`'${service.node.path}' is ${what}`, service, 'pass a cdk8s-plus Service (any major) or a v1 Service ApiObject (e.g. a KubeService)');
   }
   return obj;
 }
@@ -74,7 +73,7 @@ export function serviceApiObject(who: string, service: IConstruct): ApiObject {
  * `spec.ports` of its manifest (after its patches), whenever it is synthesized.
  * @internal
  */
-export function addServicePort(who: string, service: IConstruct, port: SidecarServicePort): ApiObject {
+export function addServicePort(who: Where, service: IConstruct, port: SidecarServicePort): ApiObject {
   const obj = serviceApiObject(who, service);
   const { port: number, ...options } = port;
   if (!ApiObject.isApiObject(service) && typeof (service as any).bind === 'function') {
@@ -109,7 +108,7 @@ export function addServicePort(who: string, service: IConstruct, port: SidecarSe
  * (kubernetes pkg/apis/core/validation/validation.go, ValidateService: "Duplicate value").
  * @internal
  */
-export function checkServicePorts(who: string, obj: ApiObject): string[] {
+export function checkServicePorts(who: Where, obj: ApiObject): string[] {
   const spec = obj.toJson()?.spec;
   const ports: Json[] = spec?.ports ?? [];
   const errors: string[] = [];

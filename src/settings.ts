@@ -1,5 +1,6 @@
 import { IConstruct } from 'constructs';
 import { checkBoolean, checkImage, checkString, describeValue, isPropsObject } from './bind/checks';
+import { Where } from './private/errors';
 import {
   DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarLayout, SidecarMode,
   formatFullVersion, parseKubernetesVersion, resolveLayout,
@@ -128,16 +129,16 @@ export class Sidecars {
    * Sidecars.configure(app, { kubernetesVersion: '1.29' });
    */
   public static configure(scope: IConstruct, options: SidecarTargetOptions): void {
-    const who = `Sidecars.configure(${describe(scope)})`;
-    if (!isPropsObject(options)) throw new Error(`${who}: the options ${describeValue(options)} are not an object; give e.g. { kubernetesVersion: '1.29' }.`);
+    const who = new Where(`Sidecars.configure(${describe(scope)})`);
+    if (!isPropsObject(options)) throw who.error(`the options ${describeValue(options)} are not an object`, options, "give e.g. { kubernetesVersion: '1.29' }");
     checkString(who, 'kubernetesVersion', options.kubernetesVersion, "'1.29'");
     checkBoolean(who, 'sidecarContainersGate', options.sidecarContainersGate);
     checkString(who, 'toolsImage', options.toolsImage, "'registry.example.com/mirror/busybox:1.36.1-musl'");
     if (options.kubernetesVersion !== undefined) {
-      checkVersion(`Sidecars.configure(${describe(scope)})`, options.kubernetesVersion);
+      checkVersion(who, options.kubernetesVersion);
     }
     if (options.toolsImage !== undefined) {
-      checkImage(`Sidecars.configure(${describe(scope)})`, 'toolsImage', options.toolsImage, 'registry.example.com/mirror/busybox:1.36.1-musl');
+      checkImage(who, 'toolsImage', options.toolsImage, 'registry.example.com/mirror/busybox:1.36.1-musl');
     }
     (scope as any)[DEFAULTS] = { ...options };
   }
@@ -186,30 +187,24 @@ function describe(scope: IConstruct): string {
  * Throws unless `raw` is a version we accept.
  * @internal
  */
-export function checkVersion(who: string, raw: string): KubeVersion {
+export function checkVersion(who: Where, raw: string): KubeVersion {
   const v = parseKubernetesVersion(raw);
   const vendor = /^(v?\d+\.\d+(?:\.\d+)?)[-+]/.exec(raw);
   if (!v && vendor) {
-    throw new Error(
-      `${who}: kubernetesVersion '${raw}' carries a vendor suffix (as \`kubectl get nodes\` prints it); ` +
-      `drop it and give the Kubernetes version alone, e.g. '${vendor[1]}'.`,
-    );
+    throw who.error(`kubernetesVersion '${raw}' carries a vendor suffix (as \`kubectl get nodes\` prints it)`, raw,
+      `drop it and give the Kubernetes version alone, e.g. '${vendor[1]}'`);
   }
   if (!v) {
-    throw new Error(
-      `${who}: kubernetesVersion '${raw}' is not a Kubernetes version. ` +
-      "Use the lowest minor version of the cluster's API server and nodes, e.g. '1.29', 'v1.29', '1.29.3' or 'v1.29.3'.",
-    );
+    throw who.error(`kubernetesVersion '${raw}' is not a Kubernetes version`, raw,
+      "Use the lowest minor version of the cluster's API server and nodes, e.g. '1.29', 'v1.29', '1.29.3' or 'v1.29.3'", '. ');
   }
   if (v.minor < OLDEST_SUPPORTED_MINOR) {
     // YAML and JSON read an unquoted 1.30 as the number 1.3, which arrives here as '1.3'.
     const yamlTrap = v.patch === undefined && /\.\d$/.test(raw) && v.minor * 10 >= OLDEST_SUPPORTED_MINOR
-      ? ` If the value came from YAML or JSON, an unquoted 1.${v.minor}0 is read as the number 1.${v.minor}: quote it ('1.${v.minor}0').`
+      ? `If the value came from YAML or JSON, an unquoted 1.${v.minor}0 is read as the number 1.${v.minor}: quote it ('1.${v.minor}0'). `
       : '';
-    throw new Error(
-      `${who}: kubernetesVersion '${raw}' is older than 1.${OLDEST_SUPPORTED_MINOR}, the oldest release this library supports.` +
-      `${yamlTrap} Give the lowest minor version of the cluster's API server and nodes, 1.${OLDEST_SUPPORTED_MINOR} or later.`,
-    );
+    throw who.error(`kubernetesVersion '${raw}' is older than 1.${OLDEST_SUPPORTED_MINOR}, the oldest release this library supports`, raw,
+      `${yamlTrap}Give the lowest minor version of the cluster's API server and nodes, 1.${OLDEST_SUPPORTED_MINOR} or later`, '. ');
   }
   return v;
 }
@@ -256,13 +251,13 @@ export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): Re
   }
   // The one reader of the sources (src/target/resolver.ts); the default when none sets the version.
   const reading = {
-    fail: (problem: string) => new Error(`${self.node.path}: ${problem}`),
+    fail: (problem: string) => new Where(self.node.path).errorFromText(problem, undefined),
     versionFallback: 'Sidecars.configure() or the default 1.27',
     gateFallback: 'Sidecars.configure() or the default false',
   };
   const given = { version: props.kubernetesVersion, gate: props.sidecarContainersGate, configured: inherited };
   const { raw, source } = targetVersion(given, reading) ?? { raw: DEFAULT_KUBERNETES_VERSION, source: 'default' as VersionSource };
-  const who = source === 'env' ? `${self.node.path}: environment variable ${KUBERNETES_VERSION_ENV}` : self.node.path;
+  const who = new Where(source === 'env' ? `${self.node.path}: environment variable ${KUBERNETES_VERSION_ENV}` : self.node.path);
   const version = checkVersion(who, raw);
   const mode = props.mode ?? inherited.mode ?? SidecarMode.AUTO;
   const gate = targetGate(given, reading) ?? false;

@@ -10,6 +10,7 @@ import { graceWrittenByDefault, processNamespaceWrittenByDefault } from './bind/
 import { defaultPullPolicy } from './engine/pull-policy';
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
+import { Where, internalError } from './private/errors';
 import { Json } from './private/json';
 import { Memo, deepFreeze } from './private/memo';
 import { setOwn, sortedKeys } from './private/order';
@@ -123,8 +124,8 @@ export interface SidecarProps extends SidecarCommonProps {
  * The types of the props every sidecar construct shares, for JavaScript callers (jsii checks the
  * other languages): a name that is not a string, `'false'` (a string, so true) as a boolean, a Duration that is not one.
  */
-function checkCommonProps(who: string, props: SidecarProps): void {
-  if (!isPropsObject(props)) throw new Error(`${who}: the props ${describeValue(props)} are not an object; give e.g. { workload: deployment }.`);
+function checkCommonProps(who: Where, props: SidecarProps): void {
+  if (!isPropsObject(props)) throw who.error(`the props ${describeValue(props)} are not an object`, props, 'give e.g. { workload: deployment }');
   // (the workload: workloadApiObject, src/bind/binding.ts)
   checkString(who, 'containerName', props.containerName, "'log-agent'");
   checkString(who, 'after', props.after, "'fetch-secrets'");
@@ -136,19 +137,20 @@ function checkCommonProps(who: string, props: SidecarProps): void {
 }
 
 /** `restartPodOnExitCodes`: 1-255 (validation.go allows at most 255 values), none of 0, 137 or 143. */
-function checkRestartPodOnExitCodes(who: string, codes: unknown): void {
+function checkRestartPodOnExitCodes(who: Where, codes: unknown): void {
   if (codes === undefined) return;
   if (!Array.isArray(codes) || codes.length === 0 || codes.length > 255) {
-    throw new Error(`${who}: restartPodOnExitCodes ${describeValue(codes)} is not a list of 1 to 255 exit codes; give e.g. [1] or leave it out.`);
+    throw who.error(`restartPodOnExitCodes ${describeValue(codes)} is not a list of 1 to 255 exit codes`, codes, 'give e.g. [1] or leave it out');
   }
   for (const code of codes) {
     if (!Number.isInteger(code) || code < 1 || code > 255) {
-      throw new Error(`${who}: restartPodOnExitCodes has ${describeValue(code)}, not an exit code from 1 to 255; give e.g. [1].`);
+      throw who.error(`restartPodOnExitCodes has ${describeValue(code)}, not an exit code from 1 to 255`, code, 'give e.g. [1]');
     }
     if (code === 137 || code === 143) {
-      throw new Error(
-        `${who}: restartPodOnExitCodes has ${code}, the code a sidecar exits with when the kubelet stops it (${code === 137 ? 'SIGKILL' : 'SIGTERM'}): ` +
-        'the pod would restart whenever its sidecar is stopped. Give the codes of the sidecar\'s own failures (e.g. [1]).',
+      throw who.error(
+        `restartPodOnExitCodes has ${code}, the code a sidecar exits with when the kubelet stops it (${code === 137 ? 'SIGKILL' : 'SIGTERM'}): ` +
+        'the pod would restart whenever its sidecar is stopped',
+        code, "Give the codes of the sidecar's own failures (e.g. [1])", '. ',
       );
     }
   }
@@ -309,17 +311,17 @@ export abstract class SidecarBase extends Construct {
     // A copy, each prop read once (issue 39): checked and used from here on, read at synthesis too,
     // so a props object changed after construction (or a getter) changes nothing here.
     this._props = snapshot(props);
-    checkCommonProps(this.describe(), this._props);
-    this.target = new TargetReader(this, this._props, () => this.describe());
+    checkCommonProps(this._where(), this._props);
+    this.target = new TargetReader(this, this._props, () => this._where());
     this.containerName = this._props.containerName ?? this.defaultContainerName;
-    this.workloadObject = workloadApiObject(this.describe(), this._props.workload);
-    checkSameApp(this.describe(), this, this.workloadObject);
-    checkDnsLabel(this.describe(), 'containerName', this.containerName, MAX_CONTAINER_NAME_LENGTH);
-    if (this._props.after !== undefined) checkDnsLabel(this.describe(), 'after', this._props.after);
+    this.workloadObject = workloadApiObject(this._where(), this._props.workload);
+    checkSameApp(this._where(), this, this.workloadObject);
+    checkDnsLabel(this._where(), 'containerName', this.containerName, MAX_CONTAINER_NAME_LENGTH);
+    if (this._props.after !== undefined) checkDnsLabel(this._where(), 'after', this._props.after);
     this.userSidecarStopSeconds(); // checked here, before anything is attached
     // An explicit version is checked at once; inherited ones at synthesis.
     this.target.resolved();
-    if (props.toolsImage !== undefined) checkImage(this.describe(), 'toolsImage', props.toolsImage, 'registry.example.com/mirror/busybox:1.36.1-musl');
+    if (props.toolsImage !== undefined) checkImage(this._where(), 'toolsImage', props.toolsImage, 'registry.example.com/mirror/busybox:1.36.1-musl');
   }
 
   /**
@@ -355,15 +357,24 @@ export abstract class SidecarBase extends Construct {
   }
 
   /**
+   * `describe()` as the place the input checks name (src/private/errors.ts).
+   * @internal
+   */
+  protected _where(): Where {
+    return new Where(this.describe());
+  }
+
+  /**
    * Builds the agent's container, config ConfigMap and checksum from `agent` and attaches the
    * sidecar to the workload. Call it once, as the last step of the constructor, after every
    * prop has been checked.
    * @internal
    */
   protected _attach(agent: AgentDescription): void {
-    if (this.attached) throw new Error(`${this.describe()}: the sidecar is already attached`);
+    // (the contract of a subclass: a bug of the subclass, not a prop)
+    if (this.attached) throw internalError(`${this.describe()}: the sidecar is already attached`);
     const a = agent;
-    checkManifestData(this.describe(), 'the agent\'s', {
+    checkManifestData(this._where(), 'the agent\'s', {
       image: a.image,
       command: a.command,
       args: a.args,
@@ -382,7 +393,7 @@ export abstract class SidecarBase extends Construct {
     const appMounts: Json[] = [];
     for (const v of agent.volumes) {
       const name = `${this.containerName}${v.suffix}`;
-      if (v.source === undefined && !config) throw new Error(`${this.describe()}: volume '${name}' has no source and the agent has no files`);
+      if (v.source === undefined && !config) throw internalError(`${this.describe()}: volume '${name}' has no source and the agent has no files`);
       volumes.push({ ...(v.source ?? { configMap: { name: config!.name } }), name });
       mounts.push({ mountPath: v.mountPath, name, ...(v.readOnly ? { readOnly: true } : {}) });
       if (v.shareWithApp) appMounts.push({ mountPath: v.mountPath, name });
@@ -391,7 +402,7 @@ export abstract class SidecarBase extends Construct {
     const probe = (p: { periodSeconds: number; failureThreshold: number; timeoutSeconds?: number }, path = health!.path) =>
       httpProbe(path, health!.port, p.periodSeconds, p.failureThreshold, p.timeoutSeconds);
     for (const owned of ['name', 'restartPolicy', 'lifecycle']) {
-      if (agent.containerOverrides?.[owned] !== undefined) throw new Error(`${this.describe()}: the container's ${owned} is set by the library`);
+      if (agent.containerOverrides?.[owned] !== undefined) throw internalError(`${this.describe()}: the container's ${owned} is set by the library`);
     }
     const container: Json = {
       args: agent.args,
@@ -449,8 +460,8 @@ export abstract class SidecarBase extends Construct {
    * @internal
    */
   protected _attachContainer(d: ContainerDescription): void {
-    if (this.attached) throw new Error(`${this.describe()}: the sidecar is already attached`);
-    checkManifestData(this.describe(), 'the sidecar\'s', { container: d.container, files: d.files, volumes: d.volumes, appEnv: d.appEnv, appMounts: d.appMounts });
+    if (this.attached) throw internalError(`${this.describe()}: the sidecar is already attached`);
+    checkManifestData(this._where(), 'the sidecar\'s', { container: d.container, files: d.files, volumes: d.volumes, appEnv: d.appEnv, appMounts: d.appMounts });
     const config = d.files ? this.configMap(d.files) : undefined;
     const container: Json = { ...d.container };
     const volumes = [...d.volumes];
@@ -520,7 +531,7 @@ export abstract class SidecarBase extends Construct {
     const target = this.target.atSynthesis();
     const layout = target.decision.layout!;
     const agent = this.attached;
-    if (!agent) throw new Error(`${this.describe()}: the construct did not attach its agent`);
+    if (!agent) throw internalError(`${this.describe()}: the construct did not attach its agent`);
     // Native from 1.29 (the kubelet stops the sidecar right after the app, and no preStop can wait
     // for the app), an agent that polls its files gets its SIGTERM held back by its read delay
     // (docs/shutdown.md, "Vector's last line"); the hold is part of its stop time.
@@ -555,13 +566,13 @@ export abstract class SidecarBase extends Construct {
    * The app's shutdown time in seconds (`appShutdownTime`, validated).
    */
   protected appShutdownSeconds(): number {
-    return durationSeconds(this.describe(), 'appShutdownTime', this._props.appShutdownTime, DEFAULT_APP_SHUTDOWN_SECONDS);
+    return durationSeconds(this._where(), 'appShutdownTime', this._props.appShutdownTime, DEFAULT_APP_SHUTDOWN_SECONDS);
   }
 
   /** `userSidecarStopTime` in seconds (validated), or undefined when not given. */
   private userSidecarStopSeconds(): number | undefined {
     const t = this._props.userSidecarStopTime;
-    return t === undefined ? undefined : durationSeconds(this.describe(), 'userSidecarStopTime', t, 0);
+    return t === undefined ? undefined : durationSeconds(this._where(), 'userSidecarStopTime', t, 0);
   }
 
   /**
@@ -576,10 +587,10 @@ export abstract class SidecarBase extends Construct {
     const chartNamespace = Chart.of(this).namespace;
     if (namespace === undefined && chartNamespace !== undefined) {
       // cdk8s would put the ConfigMap into this construct's chart's namespace, where the pod cannot mount it.
-      throw new Error(
-        `${this.describe()}: the workload '${this.workloadObject.node.path}' has no namespace, but this construct's chart puts ` +
-        `objects into namespace '${chartNamespace}', so the agent's ConfigMap would not be in the pod's namespace. ` +
-        "Create the construct in the workload's chart, or give the workload a namespace.",
+      throw this._where().error(
+        `the workload '${this.workloadObject.node.path}' has no namespace, but this construct's chart puts ` +
+        `objects into namespace '${chartNamespace}', so the agent's ConfigMap would not be in the pod's namespace`,
+        chartNamespace, "Create the construct in the workload's chart, or give the workload a namespace", '. ',
       );
     }
     const cm = new ApiObject(this, 'config', {
@@ -614,7 +625,7 @@ export abstract class SidecarBase extends Construct {
 
   /** Renders the resources prop, falling back to the agent's defaults. @internal */
   protected _resources(defaults: DefaultResources): Json {
-    return renderResources(this.describe(), this._props.resources, defaults);
+    return renderResources(this._where(), this._props.resources, defaults);
   }
 }
 

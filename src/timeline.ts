@@ -6,6 +6,7 @@ import { TOOLS, appShutdownOf, userSidecarStopOf } from './engine/shutdown';
 import { StopStep, TIMELINE_KINDS, Timeline, computeTimeline } from './engine/timeline';
 import { STOP_TIMES_ANNOTATION } from './facts/annotations';
 import { SUPPORTED_KINDS, podTemplateOf } from './facts/kinds';
+import { Where } from './private/errors';
 import { Json } from './private/json';
 import { SidecarTargetOptions, checkVersion } from './settings';
 import { DEFAULT_KUBERNETES_VERSION, capabilities } from './target/capabilities';
@@ -123,14 +124,12 @@ export class SidecarTimeline {
    * workload's `appShutdownTime`, for the sidecars' target. Throws the workload's errors.
    */
   public static of(workload: IConstruct): SidecarTimeline {
-    const who = `SidecarTimeline.of('${workload.node.path}')`;
+    const who = new Where(`SidecarTimeline.of('${workload.node.path}')`);
     const obj = workloadApiObject(who, workload);
     const binding = WorkloadBinding.existing(obj);
     if (!binding) {
-      throw new Error(
-        `${who}: no sidecar of cdk8s-sidecars is attached to this workload. ` +
-        'Attach one (WithLogAgent, WithEnvoy, WithTracer, ...), or read any manifest with SidecarTimeline.ofManifest(manifest, options).',
-      );
+      throw who.error('no sidecar of cdk8s-sidecars is attached to this workload', workload,
+        'Attach one (WithLogAgent, WithEnvoy, WithTracer, ...), or read any manifest with SidecarTimeline.ofManifest(manifest, options)', '. ');
     }
     // The manifest as toJson() emits it, with the plan the binding placed the sidecars by: the
     // app's budget is the one the binding used (inferred from the manifest where no prop says it).
@@ -182,14 +181,15 @@ export class SidecarTimeline {
   public static ofManifest(manifest: any, options: SidecarTimelineOptions = {}): SidecarTimeline {
     if (manifest === null || typeof manifest !== 'object' || Array.isArray(manifest) || !TIMELINE_KINDS.includes(manifest.kind)) {
       const what = manifest === null || typeof manifest !== 'object' ? JSON.stringify(manifest) : `kind ${JSON.stringify(manifest.kind)}`;
-      throw new Error(`${WHO}: ${what} is not an object with a pod template. Pass one Kubernetes object of kind ${TIMELINE_KINDS.join(', ')} (a List: one item at a time).`);
+      throw new Where(WHO).error(`${what} is not an object with a pod template`, manifest,
+        `Pass one Kubernetes object of kind ${TIMELINE_KINDS.join(', ')} (a List: one item at a time)`, '. ');
     }
     // The one reader of the sources (src/target/resolver.ts): the option, then the environment, then the default.
-    const reading = { fail: (problem: string) => new Error(`${WHO}: ${problem}`), versionFallback: 'the default 1.27', gateFallback: 'the default false' };
+    const reading = { fail: (problem: string) => new Where(WHO).errorFromText(problem, undefined), versionFallback: 'the default 1.27', gateFallback: 'the default false' };
     const given = { version: options.kubernetesVersion, gate: options.sidecarContainersGate };
     const found = targetVersion(given, reading);
     const raw = found?.raw ?? DEFAULT_KUBERNETES_VERSION;
-    const version = checkVersion(found?.source === 'env' ? `${WHO}: environment variable ${KUBERNETES_VERSION_ENV}` : WHO, raw);
+    const version = checkVersion(new Where(found?.source === 'env' ? `${WHO}: environment variable ${KUBERNETES_VERSION_ENV}` : WHO), raw);
     const gate = targetGate(given, reading) ?? false;
     // What the library recorded in the pod template (STOP_TIMES_ANNOTATION); the options win.
     const recorded = recordedStopTimes(manifest);
@@ -197,7 +197,7 @@ export class SidecarTimeline {
     for (const [name, d] of Object.entries(options.stopTimes ?? {})) stopSeconds[name] = seconds(`stopTimes['${name}']`, d);
     const app = options.appShutdownTime === undefined ? 10 : seconds('appShutdownTime', options.appShutdownTime);
     for (const n of options.legacySidecars ?? []) {
-      if (typeof n !== 'string') throw new Error(`${WHO}: legacySidecars holds ${JSON.stringify(n)}; give container names (strings).`);
+      if (typeof n !== 'string') throw new Where(WHO).error(`legacySidecars holds ${JSON.stringify(n)}`, n, 'give container names (strings)');
     }
     // a recorded sidecar in spec.containers is a legacy sidecar
     const containers: Json[] = podTemplateOf(structuredClone(manifest))?.spec?.containers ?? [];
@@ -380,9 +380,9 @@ function stopEntry(s: StopStep): TimelineStopEntry {
 }
 
 function seconds(what: string, d: Duration): number {
-  if (!(d instanceof Duration)) throw new Error(`${WHO}: ${what} is ${JSON.stringify(d)}, not a Duration; give e.g. Duration.seconds(10).`);
+  if (!(d instanceof Duration)) throw new Where(WHO).error(`${what} is ${JSON.stringify(d)}, not a Duration`, d, 'give e.g. Duration.seconds(10)');
   const ms = d.toMilliseconds();
-  if (!(ms >= 0)) throw new Error(`${WHO}: ${what} is ${ms} ms; give a duration of 0 or more.`);
+  if (!(ms >= 0)) throw new Where(WHO).error(`${what} is ${ms} ms`, d, 'give a duration of 0 or more');
   return ms / 1000;
 }
 
@@ -431,8 +431,8 @@ function recordedStopTimes(manifest: Json): Record<string, number> {
   if (value === undefined) return {};
   const entries = typeof value === 'string' ? value.split(',').map(e => /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)=(\d+(?:\.\d+)?)s$/.exec(e)) : [null];
   if (entries.some(m => m === null)) {
-    throw new Error(`${WHO}: the pod template's annotation ${STOP_TIMES_ANNOTATION} is ${JSON.stringify(value)}; ` +
-      'cdk8s-sidecars writes it as name=Ns entries separated by commas (e.g. "log-agent=7s,envoy=20s"). Fix or remove it.');
+    throw new Where(WHO).error(`the pod template's annotation ${STOP_TIMES_ANNOTATION} is ${JSON.stringify(value)}; ` +
+      'cdk8s-sidecars writes it as name=Ns entries separated by commas (e.g. "log-agent=7s,envoy=20s")', value, 'Fix or remove it', '. ');
   }
   const out: Record<string, number> = {};
   for (const m of entries) out[m![1]] = Number(m![3]);

@@ -2,6 +2,7 @@ import * as fs from 'fs';
 import { parseYamlLocated } from './bind/yaml-files';
 import { CheckTarget, checkDocuments } from './engine/check-objects';
 import { CHECK_IGNORE_ANNOTATION, RULES_DOC_URL, parseRuleList } from './engine/check-rules';
+import { Where } from './private/errors';
 import { checkVersion } from './settings';
 import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from './target/resolver';
 
@@ -115,33 +116,34 @@ export class SidecarValidationPlugin {
   private readonly failOnWarnings: boolean;
 
   public constructor(props: SidecarValidationPluginProps = {}) {
-    const who = 'SidecarValidationPlugin (cdk8s.yaml validations[].properties)';
+    const where = 'SidecarValidationPlugin (cdk8s.yaml validations[].properties)';
+    const who = new Where(where);
     const version: unknown = props.kubernetesVersion;
     if (typeof version === 'number') {
-      throw new Error(`${who}: kubernetesVersion is the number ${version}; quote it (kubernetesVersion: "1.30"): YAML reads 1.30 as 1.3.`);
+      throw who.error(`kubernetesVersion is the number ${version}`, version, 'quote it (kubernetesVersion: "1.30"): YAML reads 1.30 as 1.3');
     }
     if (version !== undefined && typeof version !== 'string') {
-      throw new Error(`${who}: kubernetesVersion is ${JSON.stringify(version)}; give a version string such as "1.29".`);
+      throw who.error(`kubernetesVersion is ${JSON.stringify(version)}`, version, 'give a version string such as "1.29"');
     }
     if (props.sidecarContainersGate !== undefined && typeof props.sidecarContainersGate !== 'boolean') {
-      throw new Error(`${who}: sidecarContainersGate is ${JSON.stringify(props.sidecarContainersGate)}; use true or false.`);
+      throw who.error(`sidecarContainersGate is ${JSON.stringify(props.sidecarContainersGate)}`, props.sidecarContainersGate, 'use true or false');
     }
     const ignore: unknown = props.ignore;
     if (ignore !== undefined && !(Array.isArray(ignore) && ignore.every(i => typeof i === 'string'))) {
-      throw new Error(`${who}: ignore is ${JSON.stringify(ignore)}; give a list of rule ids, e.g. ["CS022"].`);
+      throw who.error(`ignore is ${JSON.stringify(ignore)}`, ignore, 'give a list of rule ids, e.g. ["CS022"]');
     }
     // The one reader of the sources (src/target/resolver.ts): the plugin's properties, then the environment.
-    const reading = { fail: (problem: string) => new Error(`${who}: ${problem}`), versionFallback: 'the kubernetesVersion property', gateFallback: 'the default false' };
+    const reading = { fail: (problem: string) => who.errorFromText(problem, undefined), versionFallback: 'the kubernetesVersion property', gateFallback: 'the default false' };
     const given = { version, gate: props.sidecarContainersGate };
     const found = targetVersion(given, reading);
     if (found === undefined) {
-      throw new Error(`${who}: no target: give kubernetesVersion (e.g. "1.29") or set ${KUBERNETES_VERSION_ENV}.`);
+      throw who.error('no target', undefined, `give kubernetesVersion (e.g. "1.29") or set ${KUBERNETES_VERSION_ENV}`, ': ');
     }
     this.target = {
-      version: checkVersion(found.source === 'prop' ? `${who}: kubernetesVersion` : `${who}: environment variable ${KUBERNETES_VERSION_ENV}`, found.raw),
+      version: checkVersion(new Where(found.source === 'prop' ? `${where}: kubernetesVersion` : `${where}: environment variable ${KUBERNETES_VERSION_ENV}`), found.raw),
       gate: targetGate(given, reading) ?? false,
     };
-    this.ignore = parseRuleList(props.ignore ?? [], `${who}: ignore`);
+    this.ignore = parseRuleList(props.ignore ?? [], `${where}: ignore`);
     this.failOnWarnings = props.failOnWarnings ?? false;
   }
 
@@ -152,7 +154,7 @@ export class SidecarValidationPlugin {
   public async validate(context: IValidationPluginContext): Promise<void> {
     const inputs = context.manifests.map(file => {
       const { docs, errors } = parseYamlLocated(fs.readFileSync(file, 'utf8'));
-      if (errors.length > 0) throw new Error(`SidecarValidationPlugin: ${file}: not valid YAML: ${errors[0]}`);
+      if (errors.length > 0) throw new Where(`SidecarValidationPlugin: ${file}`).error(`not valid YAML: ${errors[0]}`, file, '');
       return { file, docs };
     });
     const result = checkDocuments(inputs, this.target, { ignore: this.ignore });

@@ -4,6 +4,7 @@ import { printSynthesisWarnings, trackSyntheses } from './bind/binding';
 import { hasRecordedWarnings, recordValidationWarnings, recordWarnings } from './bind/warnings';
 import { checkManifest, checkManifestSet } from './engine/manifests-check';
 import { SUPPORTED_KINDS } from './facts/kinds';
+import { Where } from './private/errors';
 import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
 import { formatVersion } from './target/capabilities';
 
@@ -29,7 +30,7 @@ export class SidecarValidation {
    * SidecarValidation.addTo(app);
    */
   public static addTo(scope: IConstruct, options: SidecarTargetOptions = {}): void {
-    const who = `SidecarValidation.addTo(${scope.node.path === '' ? 'app' : `'${scope.node.path}'`})`;
+    const who = new Where(`SidecarValidation.addTo(${scope.node.path === '' ? 'app' : `'${scope.node.path}'`})`);
     if (options.kubernetesVersion !== undefined) {
       checkVersion(who, options.kubernetesVersion);
     }
@@ -112,7 +113,7 @@ export class SidecarValidation {
    * @param sidecarContainersGate the SidecarContainers gate is on (only matters for 1.28)
    */
   public static checkManifest(manifest: any, kubernetesVersion: string, sidecarContainersGate?: boolean): string[] {
-    const v = checkVersion('SidecarValidation.checkManifest', kubernetesVersion);
+    const v = checkVersion(new Where('SidecarValidation.checkManifest'), kubernetesVersion);
     return checkManifest(manifest, v.minor, sidecarContainersGate ?? false);
   }
 

@@ -12,6 +12,7 @@ import { RANK } from './engine/spec';
 import { selectorSelects } from './facts/services';
 import { SelectorIndex } from './facts/workload-index';
 import { DEFAULT_IMAGES, Images, releaseRangeWarning } from './images';
+import { Where } from './private/errors';
 import { Json } from './private/json';
 import { SecretReference } from './secret-ref';
 import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck } from './service-port';
@@ -348,12 +349,12 @@ export class WithEnvoy extends SidecarBase {
     super(scope, id, props, DEFAULTS.containerName);
     // from here on the copy SidecarBase made (a props object changed afterwards changes nothing)
     props = this._props as WithEnvoyProps;
-    const who = this.describe();
+    const who = new Where(this.describe());
     this.appPort = props.appPort;
     // before anything reads it: `tls: null` would count as given here and as absent below (a
     // listener named envoy-https serving plain HTTP)
     if (props.tls !== undefined && !isPropsObject(props.tls)) {
-      throw new Error(`${who}: tls ${describeValue(props.tls)} is not TLS options; give { secret: { name: 'web-tls' } } to terminate TLS, or leave tls out for plain HTTP.`);
+      throw who.error(`tls ${describeValue(props.tls)} is not TLS options`, props.tls, "give { secret: { name: 'web-tls' } } to terminate TLS, or leave tls out for plain HTTP");
     }
     this.terminatesTls = props.tls !== undefined;
     this.listenerPort = props.listenerPort ?? (this.terminatesTls ? DEFAULTS.listenerPortTls : DEFAULTS.listenerPortPlain);
@@ -420,7 +421,7 @@ export class WithEnvoy extends SidecarBase {
   }): AgentDescription {
     const admin = `http://127.0.0.1:${this.adminPort}`;
     const tls = props.tls;
-    const warning = releaseRangeWarning(this.describe(), this.image, DEFAULT_IMAGES.envoy);
+    const warning = releaseRangeWarning(this._where(), this.image, DEFAULT_IMAGES.envoy);
     return {
       ...(warning ? { warnings: [warning] } : {}),
       kind: 'WithEnvoy',
@@ -504,7 +505,7 @@ export class WithEnvoy extends SidecarBase {
    * @internal
    */
   protected _checkWorkload(podSpec: Json | undefined): string[] {
-    return checkAppContainers(this.describe(), this.appPort, this.appListensOnPodIp || this.manifestProbes(podSpec).length > 0, podSpec);
+    return checkAppContainers(this._where(), this.appPort, this.appListensOnPodIp || this.manifestProbes(podSpec).length > 0, podSpec);
   }
 
   /**
@@ -552,9 +553,9 @@ export class WithEnvoy extends SidecarBase {
    * exposed by any container". To add the port to an existing Service, use `exposeVia()`.
    */
   public servicePort(options: EnvoyServicePortOptions = {}): SidecarServicePort {
-    const who = this.describe();
+    const who = new Where(this.describe());
     options = snapshot(options); // each option read once
-    if (!isPropsObject(options)) throw new Error(`${who}: the options ${describeValue(options)} are not an object; give servicePort() e.g. { port: 443, name: 'https' }.`);
+    if (!isPropsObject(options)) throw who.error(`the options ${describeValue(options)} are not an object`, options, "give servicePort() e.g. { port: 443, name: 'https' }");
     const port = options.port ?? (this.terminatesTls ? 443 : 80);
     checkPort(who, 'service port', port);
     if (options.nodePort !== undefined) {
@@ -565,9 +566,10 @@ export class WithEnvoy extends SidecarBase {
     const name = options.name ?? (this.terminatesTls ? 'https' : 'http');
     checkString(who, 'service port name', name, "'https'");
     if (!isPortName(name)) {
-      throw new Error(
-        `${who}: service port name ${describeValue(name)} is not a port name (an IANA_SVC_NAME: at most 15 lower-case letters, digits and ` +
-        "single '-', with at least one letter, not starting or ending with '-'), e.g. 'https'.",
+      throw who.error(
+        `service port name ${describeValue(name)} is not a port name (an IANA_SVC_NAME: at most 15 lower-case letters, digits and ` +
+        "single '-', with at least one letter, not starting or ending with '-')",
+        name, "e.g. 'https'", ', ',
       );
     }
     return {
@@ -586,47 +588,47 @@ export class WithEnvoy extends SidecarBase {
    * at synthesis (the API server would reject the Service).
    */
   public exposeVia(service: IConstruct, options: EnvoyServicePortOptions = {}): void {
-    const who = this.describe();
+    const who = new Where(this.describe());
     const obj = addServicePort(who, service, this.servicePort(options));
     if (claimServicePortCheck(obj)) this.node.addValidation({ validate: () => checkServicePorts(who, obj) });
   }
 
 }
 
-function resolveUpstreams(who: string, given: EnvoyUpstream[]): OutboundRoute[] {
+function resolveUpstreams(who: Where, given: EnvoyUpstream[]): OutboundRoute[] {
   const seen = new Map<string, number>();
   const upstreams = listOf(who, 'upstreams', given, "[{ name: 'payments', host: 'payments.shop.svc.cluster.local', port: 8080, localPort: 15001 }]");
   return upstreams.map((u, i) => {
     const at = `upstreams[${i}]`;
-    if (!isPropsObject(u)) throw new Error(`${who}: ${at} ${describeValue(u)} is not an upstream; give e.g. { name: 'payments', host: 'payments.shop.svc.cluster.local', port: 8080, localPort: 15001 }.`);
+    if (!isPropsObject(u)) {
+      throw who.error(`${at} ${describeValue(u)} is not an upstream`, u, "give e.g. { name: 'payments', host: 'payments.shop.svc.cluster.local', port: 8080, localPort: 15001 }");
+    }
     checkString(who, `${at} name`, u.name, "'payments'");
     checkString(who, `${at} host`, u.host, "'payments.shop.svc.cluster.local'");
     checkDnsLabel(who, `${at} name`, u.name);
     if (u.name.length > 50) {
-      throw new Error(`${who}: ${at} name '${u.name}' is ${u.name.length} characters long; use at most 50 (Envoy limits listener and cluster names to 60, and 'outbound-' is prepended).`);
+      throw who.error(`${at} name '${u.name}' is ${u.name.length} characters long`, u.name, "use at most 50 (Envoy limits listener and cluster names to 60, and 'outbound-' is prepended)");
     }
     const first = seen.get(u.name);
     if (first !== undefined) {
-      throw new Error(`${who}: ${at} name '${u.name}' is also the name of upstreams[${first}]; give every upstream its own name.`);
+      throw who.error(`${at} name '${u.name}' is also the name of upstreams[${first}]`, u.name, 'give every upstream its own name');
     }
     seen.set(u.name, i);
     const host = u.host.trim();
     if (host === '') {
-      throw new Error(`${who}: ${at} '${u.name}' has an empty host; set the upstream's DNS name or IPv4 address, e.g. 'payments.shop.svc.cluster.local'.`);
+      throw who.error(`${at} '${u.name}' has an empty host`, u.host, "set the upstream's DNS name or IPv4 address, e.g. 'payments.shop.svc.cluster.local'");
     }
     const reading = hostReading(host);
     if (host === u.host && reading !== undefined) {
-      throw new Error(
-        `${who}: ${at} '${u.name}' host '${u.host}' is not accepted: ${reading}. An upstream's host is a DNS name or an IPv4 ` +
-        'address as four decimal numbers (the bootstrap makes a STATIC cluster of an address, a STRICT_DNS one of a name); ' +
-        "give e.g. 'payments.shop.svc.cluster.local' or '10.0.0.1'.",
+      throw who.error(
+        `${at} '${u.name}' host '${u.host}' is not accepted: ${reading}. An upstream's host is a DNS name or an IPv4 ` +
+        'address as four decimal numbers (the bootstrap makes a STATIC cluster of an address, a STRICT_DNS one of a name)',
+        u.host, "give e.g. 'payments.shop.svc.cluster.local' or '10.0.0.1'",
       );
     }
     if (host !== u.host || !isHost(host)) {
-      throw new Error(
-        `${who}: ${at} '${u.name}' host '${u.host}' is not a DNS name or IPv4 address; give the bare host ` +
-        "(no scheme, port or path), e.g. 'api.example.com', and set port and tls separately.",
-      );
+      throw who.error(`${at} '${u.name}' host '${u.host}' is not a DNS name or IPv4 address`, u.host,
+        "give the bare host (no scheme, port or path), e.g. 'api.example.com', and set port and tls separately");
     }
     checkBoolean(who, `${at} tls`, u.tls);
     const tls = u.tls ?? false;
@@ -641,14 +643,14 @@ function resolveUpstreams(who: string, given: EnvoyUpstream[]): OutboundRoute[] 
  * src/bind/checks.ts isLoopbackHost) at a port Envoy itself listens on would send the app's
  * requests back into Envoy (or into its admin interface).
  */
-function checkUpstreamLoops(who: string, upstreams: OutboundRoute[], own: Array<[string, number]>): void {
+function checkUpstreamLoops(who: Where, upstreams: OutboundRoute[], own: Array<[string, number]>): void {
   upstreams.forEach((u, i) => {
     if (!isLoopbackHost(u.host)) return;
     const mine = own.find(([, port]) => port === u.port);
     if (mine) {
-      throw new Error(
-        `${who}: upstreams[${i}] '${u.name}' is ${u.host}:${u.port}, this pod's loopback at Envoy's own ${mine[0]}: the app's ` +
-        "requests would come back into Envoy. Give the upstream's own address (a Service's DNS name, e.g. 'payments.shop.svc.cluster.local').",
+      throw who.error(
+        `upstreams[${i}] '${u.name}' is ${u.host}:${u.port}, this pod's loopback at Envoy's own ${mine[0]}: the app's requests would come back into Envoy`,
+        `${u.host}:${u.port}`, "Give the upstream's own address (a Service's DNS name, e.g. 'payments.shop.svc.cluster.local')", '. ',
       );
     }
   });
@@ -660,52 +662,52 @@ const POD_CERTIFICATE_KEY_TYPES = ['RSA3072', 'RSA4096', 'ECDSAP256', 'ECDSAP384
 const SIGNER_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+\/[A-Za-z0-9._~%!$&'()*+,;=:@/-]+$/;
 
 /** The TLS Secrets' names, each read once from its reference (a cdk8s-plus `ISecret` or `{ name }`), after every check. */
-function checkTls(who: string, tls: EnvoyTlsOptions | undefined): { cert?: string; clientCa?: string } | undefined {
+function checkTls(who: Where, tls: EnvoyTlsOptions | undefined): { cert?: string; clientCa?: string } | undefined {
   if (!tls) return undefined;
   const nameOf = (prop: string, ref: unknown): string => {
     if (ref === null || typeof ref !== 'object') {
-      throw new Error(`${who}: ${prop} ${describeValue(ref)} is not a Secret reference; give kplus.Secret.fromSecretName(scope, 'tls', 'web-tls') or { name: 'web-tls' }.`);
+      throw who.error(`${prop} ${describeValue(ref)} is not a Secret reference`, ref, "give kplus.Secret.fromSecretName(scope, 'tls', 'web-tls') or { name: 'web-tls' }");
     }
     const name = (ref as SecretReference).name;
     checkSecretName(who, `${prop}.name`, name);
     return name;
   };
   if ((tls.secret === undefined) === (tls.podCertificateSigner === undefined)) {
-    throw new Error(
-      `${who}: tls needs its certificate from exactly one place: give tls.secret (a kubernetes.io/tls Secret) or, on Kubernetes 1.37+, ` +
-      `tls.podCertificateSigner (a pod certificate); got ${tls.secret === undefined ? 'neither' : 'both'}.`,
-    );
+    throw who.error('tls needs its certificate from exactly one place', tls,
+      'give tls.secret (a kubernetes.io/tls Secret) or, on Kubernetes 1.37+, ' +
+      `tls.podCertificateSigner (a pod certificate); got ${tls.secret === undefined ? 'neither' : 'both'}`, ': ');
   }
   const cert = tls.secret !== undefined ? nameOf('tls.secret', tls.secret) : undefined;
   if (tls.clientCaSecret !== undefined && tls.clientCaTrustBundleSigner !== undefined) {
-    throw new Error(`${who}: give tls.clientCaSecret or tls.clientCaTrustBundleSigner for the client CA, not both.`);
+    throw who.error('give tls.clientCaSecret or tls.clientCaTrustBundleSigner', tls, 'for the client CA, not both', ' ');
   }
   const clientCa = tls.clientCaSecret !== undefined ? nameOf('tls.clientCaSecret', tls.clientCaSecret) : undefined;
   for (const [prop, signer] of [['tls.podCertificateSigner', tls.podCertificateSigner], ['tls.clientCaTrustBundleSigner', tls.clientCaTrustBundleSigner]] as const) {
     if (signer !== undefined && (typeof signer !== 'string' || !SIGNER_NAME.test(signer))) {
-      throw new Error(`${who}: ${prop} ${describeValue(signer)} is not a signer name; give '<domain>/<path>', e.g. 'example.com/serving'.`);
+      throw who.error(`${prop} ${describeValue(signer)} is not a signer name`, signer, "give '<domain>/<path>', e.g. 'example.com/serving'");
     }
   }
   if (tls.podCertificateKeyType !== undefined && !POD_CERTIFICATE_KEY_TYPES.includes(tls.podCertificateKeyType)) {
-    throw new Error(`${who}: tls.podCertificateKeyType ${describeValue(tls.podCertificateKeyType)} is not supported; use one of ${POD_CERTIFICATE_KEY_TYPES.join(', ')}.`);
+    throw who.error(`tls.podCertificateKeyType ${describeValue(tls.podCertificateKeyType)} is not supported`, tls.podCertificateKeyType,
+      `use one of ${POD_CERTIFICATE_KEY_TYPES.join(', ')}`);
   }
   if (tls.podCertificateKeyType !== undefined && tls.podCertificateSigner === undefined) {
-    throw new Error(`${who}: tls.podCertificateKeyType is for a pod certificate: give tls.podCertificateSigner too, or drop it.`);
+    throw who.error('tls.podCertificateKeyType is for a pod certificate', tls.podCertificateKeyType, 'give tls.podCertificateSigner too, or drop it', ': ');
   }
   return { ...(cert !== undefined ? { cert } : {}), ...(clientCa !== undefined ? { clientCa } : {}) };
 }
 
 /** drainTime (within appShutdownTime), streamIdleTimeout and appIdleTimeout, in seconds. */
-function checkTimes(who: string, props: WithEnvoyProps, appShutdownSeconds: number) {
+function checkTimes(who: Where, props: WithEnvoyProps, appShutdownSeconds: number) {
   const drainSeconds = durationSeconds(who, 'drainTime', props.drainTime, DEFAULTS.drainSeconds);
   if (drainSeconds < 1) {
-    throw new Error(`${who}: drainTime ${drainSeconds}s leaves clients no time to move to other pods; use at least Duration.seconds(1).`);
+    throw who.error(`drainTime ${drainSeconds}s leaves clients no time to move to other pods`, props.drainTime, 'use at least Duration.seconds(1)');
   }
   if (drainSeconds > appShutdownSeconds) {
-    throw new Error(
-      `${who}: drainTime ${drainSeconds}s is longer than appShutdownTime ${appShutdownSeconds}s: the listeners must finish ` +
-      'draining while the app can still answer (Envoy is stopped once the app has shut down). ' +
-      `Shorten drainTime to at most Duration.seconds(${appShutdownSeconds}) or raise appShutdownTime.`,
+    throw who.error(
+      `drainTime ${drainSeconds}s is longer than appShutdownTime ${appShutdownSeconds}s: the listeners must finish ` +
+      'draining while the app can still answer (Envoy is stopped once the app has shut down)',
+      props.drainTime, `Shorten drainTime to at most Duration.seconds(${appShutdownSeconds}) or raise appShutdownTime`, '. ',
     );
   }
   const streamIdleSeconds = durationSeconds(who, 'streamIdleTimeout', props.streamIdleTimeout, 0);
@@ -717,7 +719,7 @@ function checkTimes(who: string, props: WithEnvoyProps, appShutdownSeconds: numb
 }
 
 /** Checks each port Envoy binds, and that no two of them (nor appPort) are the same. */
-function checkPorts(who: string, appPort: number, bound: Array<[string, number]>): void {
+function checkPorts(who: Where, appPort: number, bound: Array<[string, number]>): void {
   checkPort(who, 'appPort', appPort);
   const all: Array<[string, number]> = [['appPort', appPort], ...bound];
   for (const [prop, port] of bound) {
@@ -726,9 +728,9 @@ function checkPorts(who: string, appPort: number, bound: Array<[string, number]>
   for (let i = 0; i < all.length; i++) {
     for (let j = i + 1; j < all.length; j++) {
       if (all[i][1] === all[j][1]) {
-        throw new Error(
-          `${who}: ${all[j][0]} ${all[j][1]} is also ${all[i][0]}; every port of the pod's network namespace can be bound once: ` +
-          `choose another ${all[j][0]}.`,
+        throw who.error(
+          `${all[j][0]} ${all[j][1]} is also ${all[i][0]}; every port of the pod's network namespace can be bound once`,
+          all[j][1], `choose another ${all[j][0]}`, ': ',
         );
       }
     }
@@ -823,7 +825,7 @@ function servicesTargeting(scope: IConstruct, labels: Record<string, string>, po
  * `appPort` never reaches an app bound to 127.0.0.1 (it would restart forever), and an `appPort`
  * that none of the declared ports matches is most likely the wrong port.
  */
-function checkAppContainers(who: string, appPort: number, appListensOnPodIp: boolean, spec: Json | undefined): string[] {
+function checkAppContainers(who: Where, appPort: number, appListensOnPodIp: boolean, spec: Json | undefined): string[] {
   const containers: Json[] = spec?.containers ?? [];
   const errors: string[] = [];
   if (!appListensOnPodIp) {

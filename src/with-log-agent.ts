@@ -8,6 +8,7 @@ import { TOOLS } from './engine/shutdown';
 import { RANK } from './engine/spec';
 import { LogAgent, LogAgentRendering } from './log-agent';
 import { LogOutput, outputSecretEnv } from './log-output';
+import { Where } from './private/errors';
 import { Json } from './private/json';
 import { AgentDescription, AgentVolume, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
@@ -101,7 +102,7 @@ export class WithLogAgent extends SidecarBase {
     super(scope, id, props, 'log-agent');
     // from here on the copy SidecarBase made (a props object changed afterwards changes nothing)
     props = this._props as WithLogAgentProps;
-    const who = this.describe();
+    const who = new Where(this.describe());
     checkMadeBy(who, 'agent', props.agent, LogAgent, 'LogAgent.fluentBit(), .vector() or .fluentd()');
     checkMadeBy(who, 'output', props.output, LogOutput, 'LogOutput.stdout(), .forward(), .http(), .loki(), .elasticsearch() or .opensearch()');
     checkString(who, 'logDirectory', props.logDirectory, "'/var/log/app'");
@@ -217,57 +218,54 @@ function scratchVolume(mountPath: string): AgentVolume {
   return { suffix: '-tmp', source: { emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } }, mountPath };
 }
 
-function checkOutput(who: string, o: LogOutputConfig): void {
+function checkOutput(who: Where, o: LogOutputConfig): void {
   if (!('host' in o)) return;
   if (o.host.trim() === '') {
-    throw new Error(
-      `${who}: the ${o.type} output needs a host; got an empty string. ` +
-      `Set host to the destination's DNS name or IP address, e.g. LogOutput.${o.type}({ host: 'logs.example.com' }).`,
-    );
+    throw who.error(`the ${o.type} output needs a host; got an empty string`, o.host,
+      `Set host to the destination's DNS name or IP address, e.g. LogOutput.${o.type}({ host: 'logs.example.com' })`, '. ');
   }
   checkPort(who, `${o.type} output port`, o.port);
 }
 
-function checkFilePattern(who: string, filePattern: string): void {
+function checkFilePattern(who: Where, filePattern: string): void {
   if (filePattern === '' || filePattern.includes('/') || /\s/.test(filePattern)) {
-    throw new Error(`${who}: filePattern '${filePattern}' must be a file-name glob without '/' or spaces, e.g. '*.log'.`);
+    throw who.error(`filePattern '${filePattern}' must be a file-name glob without '/' or spaces`, filePattern, "e.g. '*.log'", ', ');
   }
   // Written into every agent's config: `,` splits Fluent Bit's and Fluentd's path lists, `$`
   // and `#` are read as variables or embedded code, `[` `{` as glob classes or templates.
   if (!/^[A-Za-z0-9._*?-]+$/.test(filePattern)) {
-    throw new Error(`${who}: filePattern ${JSON.stringify(filePattern)} may hold only letters, digits, '.', '_', '-', '*' and '?' ` +
-      "(the agents' config formats read other characters as lists, variables or templates), e.g. '*.log'.");
+    throw who.error(`filePattern ${JSON.stringify(filePattern)} may hold only letters, digits, '.', '_', '-', '*' and '?' ` +
+      "(the agents' config formats read other characters as lists, variables or templates)", filePattern, "e.g. '*.log'", ', ');
   }
 }
 
 /** A second mount at one path is rejected by the API server; one inside a read-only mount cannot be created. */
-function checkMounts(who: string, logDirectory: string, scratchDirectory: string | undefined): void {
+function checkMounts(who: Where, logDirectory: string, scratchDirectory: string | undefined): void {
   for (const [what, dir, nested] of [
     ['config directory', CONFIG_DIRECTORY, true],
     ['hook tools directory', TOOLS.mountPath, true],
     ...(scratchDirectory ? [['scratch directory', scratchDirectory, false] as const] : []),
   ] as const) {
     if (logDirectory === dir || (nested && logDirectory.startsWith(`${dir}/`))) {
-      throw new Error(
-        `${who}: logDirectory '${logDirectory}' is ${logDirectory === dir ? '' : 'inside '}the agent's ${what} '${dir}'; ` +
-        "choose a directory of its own, e.g. '/var/log/app'.",
-      );
+      throw who.error(`logDirectory '${logDirectory}' is ${logDirectory === dir ? '' : 'inside '}the agent's ${what} '${dir}'`, logDirectory,
+        "choose a directory of its own, e.g. '/var/log/app'");
     }
   }
 }
 
-function checkLogDirectory(who: string, dir: string): void {
+function checkLogDirectory(who: Where, dir: string): void {
   const reserved = ['/', '/etc', '/bin', '/usr', '/proc', '/sys', '/dev', '/var', '/tmp'];
   if (path.posix.isAbsolute(dir) && !/^[A-Za-z0-9._/-]+$/.test(dir)) {
-    throw new Error(
-      `${who}: logDirectory ${JSON.stringify(dir)} may hold only letters, digits, '.', '_', '-' and '/' (the path is written into ` +
-      "the agent's config, whose formats read other characters as lists, variables or comments), e.g. '/var/log/app'.",
+    throw who.error(
+      `logDirectory ${JSON.stringify(dir)} may hold only letters, digits, '.', '_', '-' and '/' (the path is written into ` +
+      "the agent's config, whose formats read other characters as lists, variables or comments)",
+      dir, "e.g. '/var/log/app'", ', ',
     );
   }
   if (!path.posix.isAbsolute(dir) || path.posix.normalize(dir) !== dir || dir.endsWith('/') || reserved.includes(dir)) {
-    throw new Error(
-      `${who}: logDirectory '${dir}' must be an absolute, normalized directory of its own (no trailing '/', not a system ` +
-      "directory such as '/var'), e.g. '/var/log/app'.",
+    throw who.error(
+      `logDirectory '${dir}' must be an absolute, normalized directory of its own (no trailing '/', not a system directory such as '/var')`,
+      dir, "e.g. '/var/log/app'", ', ',
     );
   }
 }

@@ -5,6 +5,7 @@ import { checkBoolean, checkString, describeValue, durationSeconds, isPropsObjec
 import { TargetReader, checkSameApp } from './bind/target-reader';
 import { graceWrittenByDefault, processNamespaceWrittenByDefault } from './bind/workload-defaults';
 import { InjectedProxy, MESH_FACTS } from './engine/injected';
+import { Where } from './private/errors';
 import { SidecarTargetOptions } from './settings';
 import { SidecarLayout, formatVersion, parseRelease } from './target/capabilities';
 
@@ -172,23 +173,24 @@ export class WithMeshProxy extends Construct {
 
   constructor(scope: Construct, id: string, props: WithMeshProxyProps) {
     super(scope, id);
-    const who = this.describe();
+    const who = new Where(this.describe());
     // a copy, each prop read once, read at synthesis too: a props object changed afterwards changes nothing here
     props = snapshot(props);
-    if (!isPropsObject(props)) throw new Error(`${who}: the props ${describeValue(props)} are not an object; give e.g. { workload, mesh: Mesh.ISTIO }.`);
+    if (!isPropsObject(props)) throw who.error(`the props ${describeValue(props)} are not an object`, props, 'give e.g. { workload, mesh: Mesh.ISTIO }');
     for (const flag of ['sidecarContainersGate', 'holdApplication', 'allowLegacyOnJob'] as const) checkBoolean(who, flag, props[flag]);
     checkString(who, 'kubernetesVersion', props.kubernetesVersion, "'1.29'");
     if (!Object.values(Mesh).includes(props.mesh)) {
-      throw new Error(`${who}: mesh ${describeValue(props.mesh)} is not supported; use one of ${Object.values(Mesh).map(m => `Mesh.${m}`).join(', ')}.`);
+      throw who.error(`mesh ${describeValue(props.mesh)} is not supported`, props.mesh, `use one of ${Object.values(Mesh).map(m => `Mesh.${m}`).join(', ')}`);
     }
     if (props.injectorLayout !== undefined) {
       if (!Object.values(SidecarLayout).includes(props.injectorLayout)) {
-        throw new Error(`${who}: injectorLayout ${describeValue(props.injectorLayout)} is not a SidecarLayout; use SidecarLayout.NATIVE or SidecarLayout.LEGACY.`);
+        throw who.error(`injectorLayout ${describeValue(props.injectorLayout)} is not a SidecarLayout`, props.injectorLayout, 'use SidecarLayout.NATIVE or SidecarLayout.LEGACY');
       }
       if (MESH_FACTS[props.mesh].layoutRule !== 'CLUSTER') {
-        throw new Error(
-          `${who}: injectorLayout is only for meshes that decide their layout from the cluster (Mesh.OPENTELEMETRY_OPERATOR, Mesh.KUMA); ` +
-          `Mesh.${props.mesh} ${MESH_FACTS[props.mesh].layoutRule === 'LEGACY_ONLY' ? 'is always legacy' : 'follows the annotation this construct writes'}: remove injectorLayout.`,
+        throw who.error(
+          'injectorLayout is only for meshes that decide their layout from the cluster (Mesh.OPENTELEMETRY_OPERATOR, Mesh.KUMA); ' +
+          `Mesh.${props.mesh} ${MESH_FACTS[props.mesh].layoutRule === 'LEGACY_ONLY' ? 'is always legacy' : 'follows the annotation this construct writes'}`,
+          props.injectorLayout, 'remove injectorLayout', ': ',
         );
       }
     }
@@ -201,7 +203,7 @@ export class WithMeshProxy extends Construct {
     this.stopSeconds = positiveSeconds(who, 'proxyStopTime', props.proxyStopTime, DEFAULT_PROXY_STOP_SECONDS, 'the proxy needs time to drain');
     this.workloadObject = workloadApiObject(who, props.workload);
     checkSameApp(who, this, this.workloadObject);
-    this.target = new TargetReader(this, props, () => this.describe());
+    this.target = new TargetReader(this, props, () => new Where(this.describe()));
     // An explicit version is checked at once; inherited ones at synthesis.
     this.target.resolved();
     // the same "written by default" rule as the sidecar constructs (src/bind/workload-defaults.ts)
@@ -250,8 +252,8 @@ export class WithMeshProxy extends Construct {
 }
 
 /** `meshRelease`: a major.minor such as '2.19' or 'v1.17' (a patch is accepted and ignored). */
-function parseMeshRelease(who: string, raw: string): [number, number] {
+function parseMeshRelease(who: Where, raw: string): [number, number] {
   const v = parseRelease(raw);
-  if (!v) throw new Error(`${who}: meshRelease '${raw}' is not a release; give the injector's major.minor, e.g. '2.19' (Linkerd) or '1.17' (Dapr).`);
+  if (!v) throw who.error(`meshRelease '${raw}' is not a release`, raw, "give the injector's major.minor, e.g. '2.19' (Linkerd) or '1.17' (Dapr)");
   return [v.major, v.minor];
 }

@@ -9,6 +9,7 @@ import { checkManifestList, checkManifestString } from './bind/manifest-values';
 import { defaultPullPolicy } from './engine/pull-policy';
 import { TOOLS, restrictedSecurityContext } from './engine/shutdown';
 import { HoldSpec, QuitSpec, RANK } from './engine/spec';
+import { Where } from './private/errors';
 import { Json } from './private/json';
 import { hasOwn } from './private/order';
 import { SecretKeyReference, SecretReference } from './secret-ref';
@@ -59,15 +60,15 @@ export class SidecarCheck {
   public static http(port: number, options: SidecarHttpCheckOptions = {}): SidecarCheck {
     options = snapshot(options); // each option read once
     const path = options.path ?? '/';
-    checkHttpPath('SidecarCheck.http()', 'path', path, '/ready');
-    checkPort('SidecarCheck.http()', 'port', port);
+    checkHttpPath(new Where('SidecarCheck.http()'), 'path', path, '/ready');
+    checkPort(new Where('SidecarCheck.http()'), 'port', port);
     return new SidecarCheck({ httpGet: { path, port } }, options, `http://127.0.0.1:${port}${path}`);
   }
 
   /** A TCP connect to the pod IP. */
   public static tcp(port: number, options: SidecarCheckOptions = {}): SidecarCheck {
     options = snapshot(options); // each option read once
-    checkPort('SidecarCheck.tcp()', 'port', port);
+    checkPort(new Where('SidecarCheck.tcp()'), 'port', port);
     return new SidecarCheck({ tcpSocket: { port } }, options);
   }
 
@@ -78,9 +79,10 @@ export class SidecarCheck {
     // every index, holes too (.some() skips a hole, which would be written as null)
     const bad = (c: string[]) => c.length === 0 || Array.from({ length: c.length }, (_, i) => i).some(i => !(i in c) || typeof c[i] !== 'string' || c[i] === '');
     if (!Array.isArray(command) || bad(command)) {
-      throw new Error(`SidecarCheck.exec(): command ${describeValue(command)} must be a non-empty list of non-empty strings, e.g. ['/bin/sh', '-c', 'test -s /vault/secrets/db'].`);
+      throw new Where('SidecarCheck.exec()').error(`command ${describeValue(command)} must be a non-empty list of non-empty strings`, command,
+        "e.g. ['/bin/sh', '-c', 'test -s /vault/secrets/db']", ', ');
     }
-    checkManifestList('SidecarCheck.exec()', 'command', command);
+    checkManifestList(new Where('SidecarCheck.exec()'), 'command', command);
     return new SidecarCheck({ exec: { command: [...command] } }, options);
   }
 
@@ -90,17 +92,17 @@ export class SidecarCheck {
     /** The URL the legacy hold waits for (HTTP checks only). */
     private readonly url?: string,
   ) {
-    const who = 'SidecarCheck';
+    const who = new Where('SidecarCheck');
     const period = durationSeconds(who, 'period', options.period, 1);
     const timeout = durationSeconds(who, 'timeout', options.timeout, 120);
-    if (period < 1) throw new Error(`${who}: period must be at least 1 second (got ${period}s); use e.g. Duration.seconds(1).`);
-    if (timeout < period) throw new Error(`${who}: timeout ${timeout}s is shorter than period ${period}s; use a timeout of at least one period.`);
+    if (period < 1) throw who.error(`period must be at least 1 second (got ${period}s)`, options.period, 'use e.g. Duration.seconds(1)');
+    if (timeout < period) throw who.error(`timeout ${timeout}s is shorter than period ${period}s`, options.timeout, 'use a timeout of at least one period');
   }
 
   /** The probe. @internal */
   public _probe(): Json {
-    const period = durationSeconds('SidecarCheck', 'period', this.options.period, 1);
-    const timeout = durationSeconds('SidecarCheck', 'timeout', this.options.timeout, 120);
+    const period = durationSeconds(new Where('SidecarCheck'), 'period', this.options.period, 1);
+    const timeout = durationSeconds(new Where('SidecarCheck'), 'timeout', this.options.timeout, 120);
     return { ...this.action, failureThreshold: Math.ceil(timeout / period), periodSeconds: period, timeoutSeconds: 1 };
   }
 
@@ -112,7 +114,7 @@ export class SidecarCheck {
   /** The legacy hold, for HTTP checks. @internal */
   public _hold(): HoldSpec | undefined {
     if (!this.url) return undefined;
-    return { readyUrl: this.url, timeoutSeconds: durationSeconds('SidecarCheck', 'timeout', this.options.timeout, 120) };
+    return { readyUrl: this.url, timeoutSeconds: durationSeconds(new Where('SidecarCheck'), 'timeout', this.options.timeout, 120) };
   }
 }
 
@@ -154,8 +156,8 @@ export class SidecarVolume {
   /** A new emptyDir volume, optionally shared with the app containers. */
   public static emptyDir(name: string, mountPath: string, options: SidecarEmptyDirOptions = {}): SidecarVolume {
     options = snapshot(options); // each option read once
-    const size = sizeLimitMiB(`SidecarVolume.emptyDir('${name}')`, 'sizeLimit', options.sizeLimit, 16, 'Size.mebibytes(16)');
-    if (options.appMountPath !== undefined) checkMountPath(`SidecarVolume.emptyDir('${name}')`, 'appMountPath', options.appMountPath);
+    const size = sizeLimitMiB(new Where(`SidecarVolume.emptyDir('${name}')`), 'sizeLimit', options.sizeLimit, 16, 'Size.mebibytes(16)');
+    if (options.appMountPath !== undefined) checkMountPath(new Where(`SidecarVolume.emptyDir('${name}')`), 'appMountPath', options.appMountPath);
     return new SidecarVolume(name, mountPath, false, { emptyDir: { ...(options.memory ? { medium: 'Memory' } : {}), sizeLimit: `${size}Mi` } },
       options.appMountPath, options.appReadOnly ?? true);
   }
@@ -163,13 +165,13 @@ export class SidecarVolume {
   /** A new volume of a Secret's keys (read-only); any cdk8s-plus `ISecret` is a `SecretReference`. */
   public static secret(name: string, secret: SecretReference, mountPath: string): SidecarVolume {
     const secretName = secret?.name;
-    checkObjectName(`SidecarVolume.secret('${name}')`, 'Secret name', secretName, 'a Secret name', 'db-credentials');
+    checkObjectName(new Where(`SidecarVolume.secret('${name}')`), 'Secret name', secretName, 'a Secret name', 'db-credentials');
     return new SidecarVolume(name, mountPath, true, { secret: { secretName } });
   }
 
   /** A new volume of a ConfigMap's keys (read-only). */
   public static configMap(name: string, configMapName: string, mountPath: string): SidecarVolume {
-    checkObjectName(`SidecarVolume.configMap('${name}')`, 'configMapName', configMapName, 'a ConfigMap name', 'proxy-config');
+    checkObjectName(new Where(`SidecarVolume.configMap('${name}')`), 'configMapName', configMapName, 'a ConfigMap name', 'proxy-config');
     return new SidecarVolume(name, mountPath, true, { configMap: { name: configMapName } });
   }
 
@@ -186,7 +188,7 @@ export class SidecarVolume {
     /** @internal */ public readonly _appMountPath?: string,
     /** @internal */ public readonly _appReadOnly?: boolean,
   ) {
-    const who = `SidecarVolume '${_name}'`;
+    const who = new Where(`SidecarVolume '${_name}'`);
     checkDnsLabel(who, 'name', _name);
     checkMountPath(who, 'mountPath', _mountPath);
   }
@@ -217,9 +219,9 @@ export class SidecarQuit {
    * expands `$(NAME)` in env values, passes it as given (each `$` as `$$`).
    */
   public static http(port: number, path: string, envName?: string): SidecarQuit {
-    checkPort('SidecarQuit.http()', 'port', port);
-    checkHttpPath('SidecarQuit.http()', 'path', path, '/quitquitquit');
-    if (envName !== undefined) checkEnvName('SidecarQuit.http()', 'envName', envName);
+    checkPort(new Where('SidecarQuit.http()'), 'port', port);
+    checkHttpPath(new Where('SidecarQuit.http()'), 'path', path, '/quitquitquit');
+    if (envName !== undefined) checkEnvName(new Where('SidecarQuit.http()'), 'envName', envName);
     return new SidecarQuit(`http://127.0.0.1:${port}${path}`, envName);
   }
 
@@ -395,7 +397,7 @@ export class WithSidecar extends SidecarBase {
     super(scope, id, props, 'sidecar');
     // from here on the copy SidecarBase made (a props object changed afterwards changes nothing)
     props = this._props as WithSidecarProps;
-    const who = this.describe();
+    const who = new Where(this.describe());
     const configDirectory = props.configDirectory ?? `/etc/${this.containerName}`;
     const checked = checkSidecarProps(who, props, configDirectory);
     const run = runOptions(who, props, this.containerName);
@@ -438,7 +440,7 @@ export class WithSidecar extends SidecarBase {
 }
 
 /** Every check of WithSidecar's own props (src/bind/checks.ts), and the values they give. */
-function checkSidecarProps(who: string, props: WithSidecarProps, configDirectory: string) {
+function checkSidecarProps(who: Where, props: WithSidecarProps, configDirectory: string) {
   checkImage(who, 'image', props.image, 'gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.25.3');
   checkStringList(who, 'command', props.command);
   checkStringList(who, 'args', props.args);
@@ -460,40 +462,41 @@ function checkSidecarProps(who: string, props: WithSidecarProps, configDirectory
   const example = "[SidecarVolume.emptyDir('cache', '/var/cache/proxy')]";
   checkMountPaths(who, listOf(who, 'volumes', props.volumes, example), props.configFiles !== undefined ? configDirectory : undefined);
   if (props.readinessCheck !== undefined && !(props.readinessCheck instanceof SidecarCheck)) {
-    throw new Error(`${who}: readinessCheck must be made with SidecarCheck.http(), .tcp() or .exec().`);
+    throw who.error('readinessCheck must be made with', props.readinessCheck, 'SidecarCheck.http(), .tcp() or .exec()', ' ');
   }
   checkCheckPorts(who, props);
   return { user, env, appEnv, ports };
 }
 
 /** The engine's view of the run options, checked. */
-export function runOptions(who: string, props: SidecarRunOptions, containerName: string) {
+export function runOptions(who: Where, props: SidecarRunOptions, containerName: string) {
   checkBoolean(who, 'holdApplicationUntilStarted', props.holdApplicationUntilStarted);
   checkBoolean(who, 'outliveApp', props.outliveApp);
   for (const [prop, check] of [['startupCheck', props.startupCheck], ['livenessCheck', props.livenessCheck]] as const) {
     if (check !== undefined && !(check instanceof SidecarCheck)) {
-      throw new Error(`${who}: ${prop} must be made with SidecarCheck.http(), .tcp() or .exec() (got ${describeValue(check)}).`);
+      throw who.error(`${prop} must be made with`, check, `SidecarCheck.http(), .tcp() or .exec() (got ${describeValue(check)})`, ' ');
     }
   }
   const hold = props.holdApplicationUntilStarted ? props.startupCheck?._hold() : undefined;
   if (props.holdApplicationUntilStarted && !hold) {
-    throw new Error(
-      `${who}: holdApplicationUntilStarted needs an HTTP startupCheck (the legacy hold waits for it with an HTTP GET from the ` +
-      'sidecar\'s container); use startupCheck: SidecarCheck.http(port, { path }), or drop holdApplicationUntilStarted.',
+    throw who.error(
+      "holdApplicationUntilStarted needs an HTTP startupCheck (the legacy hold waits for it with an HTTP GET from the sidecar's container)",
+      props.startupCheck, 'use startupCheck: SidecarCheck.http(port, { path }), or drop holdApplicationUntilStarted',
     );
   }
   const stopSeconds = durationSeconds(who, 'stopTime', props.stopTime, DEFAULT_STOP_SECONDS);
   if (props.jobQuit !== undefined && !(props.jobQuit instanceof SidecarQuit)) {
-    throw new Error(`${who}: jobQuit must be made with SidecarQuit.http().`);
+    throw who.error('jobQuit must be made with', props.jobQuit, 'SidecarQuit.http()', ' ');
   }
   let quit: QuitSpec | undefined;
   if (props.jobQuit) {
     const env = props.jobQuit._env ?? `${containerName.toUpperCase().replace(/-/g, '_')}_QUIT_URL`;
     // A shell reads the var as "$NAME", so the name must be a C identifier (a digit cannot start it)
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(env)) {
-      throw new Error(
-        `${who}: jobQuit gives the app the env var '${env}' (from containerName '${containerName}'), which is not a variable name a ` +
-        "shell or the API server takes (it starts with a digit); give it a name with SidecarQuit.http(port, path, 'PROXY_QUIT_URL').",
+      throw who.error(
+        `jobQuit gives the app the env var '${env}' (from containerName '${containerName}'), which is not a variable name a ` +
+        'shell or the API server takes (it starts with a digit)',
+        env, "give it a name with SidecarQuit.http(port, path, 'PROXY_QUIT_URL')",
       );
     }
     quit = { url: props.jobQuit._url, env };
@@ -514,7 +517,7 @@ export function runOptions(who: string, props: SidecarRunOptions, containerName:
  * vars first (their values come from Secrets and are never expanded), then the env vars in the
  * order given, so a value can refer to any secretEnv var and to the env vars before it.
  */
-function envList(who: string, plain: { [name: string]: string } | undefined, secrets: { [name: string]: SecretKeyReference } | undefined, prop = 'env'): Json[] {
+function envList(who: Where, plain: { [name: string]: string } | undefined, secrets: { [name: string]: SecretKeyReference } | undefined, prop = 'env'): Json[] {
   // env is a list in the manifest: a var named '__proto__' is written `- name: __proto__` and read back intact
   const plainEntries = ownEntries(who, prop, plain, "{ DB_HOST: 'db' }", 'list');
   const secretEntries = ownEntries(who, 'secretEnv', secrets, "{ TOKEN: { secret, key: 'token' } }", 'list');
@@ -522,12 +525,10 @@ function envList(who: string, plain: { [name: string]: string } | undefined, sec
   for (const [name, ref] of secretEntries) {
     checkEnvName(who, 'secretEnv', name);
     // own properties only: 'constructor' or 'toString' is not in env because Object.prototype has it
-    if (hasOwn(plain, name)) throw new Error(`${who}: '${name}' is both in env and secretEnv; set it in one of them.`);
+    if (hasOwn(plain, name)) throw who.error(`'${name}' is both in env and secretEnv`, name, 'set it in one of them');
     if (!ref || !isSecretName(ref.secret?.name) || !isSecretKey(ref.key)) {
-      throw new Error(
-        `${who}: secretEnv '${name}' needs a Secret (its name a DNS-1123 subdomain) and a key, ` +
-        `e.g. { secret: { name: 'oauth2-proxy' }, key: 'client-secret' } (got ${describeValue(ref)}).`,
-      );
+      throw who.error(`secretEnv '${name}' needs a Secret (its name a DNS-1123 subdomain) and a key`, ref,
+        `e.g. { secret: { name: 'oauth2-proxy' }, key: 'client-secret' } (got ${describeValue(ref)})`, ', ');
     }
     checkManifestString(who, `secretEnv '${name}' Secret name`, ref.secret.name);
     checkManifestString(who, `secretEnv '${name}' key`, ref.key); // '0X1F' is a key that the API server reads as 31
@@ -535,7 +536,7 @@ function envList(who: string, plain: { [name: string]: string } | undefined, sec
   }
   for (const [name, value] of plainEntries) {
     checkEnvName(who, prop, name);
-    if (typeof value !== 'string') throw new Error(`${who}: ${prop} '${name}' must be a string (got ${describeValue(value)}); quote numbers, e.g. '5432'.`);
+    if (typeof value !== 'string') throw who.error(`${prop} '${name}' must be a string (got ${describeValue(value)})`, value, "quote numbers, e.g. '5432'");
     checkManifestString(who, `${prop} '${name}' value`, value);
     out.push({ name, value });
   }
@@ -548,45 +549,47 @@ function envList(who: string, plain: { [name: string]: string } | undefined, sec
  * declared `ports` is (when some are declared) is most likely a typo; either way the native pod
  * would stay in Init for ever (the startup probe never passes).
  */
-function checkCheckPorts(who: string, props: WithSidecarProps): void {
+function checkCheckPorts(who: Where, props: WithSidecarProps): void {
   const declared = (props.ports ?? []).map(p => p.number);
   const checks = [['startupCheck', props.startupCheck], ['readinessCheck', props.readinessCheck], ['livenessCheck', props.livenessCheck]] as const;
   for (const [prop, check] of checks) {
     const port = check instanceof SidecarCheck ? check._port() : undefined;
     if (port === undefined) continue;
     if ((props.localPorts ?? []).includes(port)) {
-      throw new Error(
-        `${who}: ${prop} connects to port ${port}, which is in localPorts (bound on 127.0.0.1 only), but the kubelet probes the pod IP: ` +
-        'the check can never pass. Check a port the sidecar serves on 0.0.0.0 (declare it in ports), or use SidecarCheck.exec().',
+      throw who.error(
+        `${prop} connects to port ${port}, which is in localPorts (bound on 127.0.0.1 only), but the kubelet probes the pod IP: ` +
+        'the check can never pass',
+        port, 'Check a port the sidecar serves on 0.0.0.0 (declare it in ports), or use SidecarCheck.exec()', '. ',
       );
     }
     if (declared.length > 0 && !declared.includes(port)) {
-      throw new Error(
-        `${who}: ${prop} connects to port ${port}, which is none of the sidecar's declared ports (${declared.join(', ')}): the check would ` +
-        `never pass and the pod would not start. Use one of the declared ports in SidecarCheck, or declare ${port} in ports.`,
+      throw who.error(
+        `${prop} connects to port ${port}, which is none of the sidecar's declared ports (${declared.join(', ')}): the check would ` +
+        'never pass and the pod would not start',
+        port, `Use one of the declared ports in SidecarCheck, or declare ${port} in ports`, '. ',
       );
     }
   }
 }
 
-function checkPorts(who: string, ports: SidecarPort[], localPorts: number[]): Json[] {
+function checkPorts(who: Where, ports: SidecarPort[], localPorts: number[]): Json[] {
   const seen = new Set<number>();
   const names = new Set<string>();
   for (const p of [...ports.map(x => x?.number), ...localPorts]) {
     checkPort(who, 'port', p);
     // WithSidecar's container runs as non-root with every capability dropped (PSS restricted), as WithEnvoy's does
     checkListenPort(who, 'port', p, 'use a port from 1024 up (the sidecar runs as non-root with every capability dropped); a Service can still expose 80 or 443 with its targetPort on it');
-    if (seen.has(p)) throw new Error(`${who}: port ${p} is listed twice (ports and localPorts); list it once.`);
+    if (seen.has(p)) throw who.error(`port ${p} is listed twice (ports and localPorts)`, p, 'list it once');
     seen.add(p);
   }
   return ports.map(p => {
     if (p.name !== undefined) {
       // IANA_SVC_NAME: validation.go validateContainerPorts -> IsValidPortName
       if (!/^(?=.{1,15}$)(?=.*[a-z])[a-z0-9]([a-z0-9]|-(?!-))*[a-z0-9]?$/.test(p.name) || p.name.endsWith('-')) {
-        throw new Error(`${who}: port name '${p.name}' is not an IANA service name (at most 15 lower-case letters, digits and single '-', with a letter), e.g. 'http'.`);
+        throw who.error(`port name '${p.name}' is not an IANA service name (at most 15 lower-case letters, digits and single '-', with a letter)`, p.name, "e.g. 'http'", ', ');
       }
       checkManifestString(who, 'port name', p.name); // '0o17' is an IANA service name that the API server reads as 15
-      if (names.has(p.name)) throw new Error(`${who}: port name '${p.name}' is used twice; name each port once.`);
+      if (names.has(p.name)) throw who.error(`port name '${p.name}' is used twice`, p.name, 'name each port once');
       names.add(p.name);
     }
     return { containerPort: p.number, ...(p.name ? { name: p.name } : {}), protocol: 'TCP' };
@@ -597,12 +600,12 @@ function mountOf(v: SidecarVolume): Json {
   return { mountPath: v._mountPath, name: v._name, ...(v._readOnly ? { readOnly: true } : {}) };
 }
 
-function checkMountPaths(who: string, volumes: SidecarVolume[], configDirectory: string | undefined): void {
+function checkMountPaths(who: Where, volumes: SidecarVolume[], configDirectory: string | undefined): void {
   const paths = new Map<string, string>();
   const names = new Set<string>();
   for (const v of volumes) {
-    if (!(v instanceof SidecarVolume)) throw new Error(`${who}: volumes must be made with SidecarVolume.emptyDir(), .secret(), .configMap() or .fromPod().`);
-    if (names.has(v._name)) throw new Error(`${who}: volume '${v._name}' is listed twice; list it once.`);
+    if (!(v instanceof SidecarVolume)) throw who.error('volumes must be made with', v, 'SidecarVolume.emptyDir(), .secret(), .configMap() or .fromPod()', ' ');
+    if (names.has(v._name)) throw who.error(`volume '${v._name}' is listed twice`, v._name, 'list it once');
     names.add(v._name);
   }
   const all: [string, string][] = [
@@ -611,11 +614,11 @@ function checkMountPaths(who: string, volumes: SidecarVolume[], configDirectory:
   ];
   for (const [path, what] of all) {
     const other = paths.get(path);
-    if (other) throw new Error(`${who}: ${what} and ${other} are both mounted at ${path}; give each its own directory.`);
+    if (other) throw who.error(`${what} and ${other} are both mounted at ${path}`, path, 'give each its own directory');
     paths.set(path, what);
     for (const reserved of RESERVED_PATHS) {
       if (path === reserved || path.startsWith(`${reserved}/`)) {
-        throw new Error(`${who}: ${what} is mounted at ${path}, the library's hook tools directory ${reserved}; choose another directory.`);
+        throw who.error(`${what} is mounted at ${path}, the library's hook tools directory ${reserved}`, path, 'choose another directory');
       }
     }
   }

@@ -10,6 +10,7 @@ import { checkManifestString, checkWellFormed } from './bind/manifest-values';
 import { RANK } from './engine/spec';
 import { podMetadataIn } from './facts/kinds';
 import { DEFAULT_IMAGES, Images, releaseRangeWarning } from './images';
+import { Where } from './private/errors';
 import { Json } from './private/json';
 import { sortedKeys } from './private/order';
 import { SecretKeyReference } from './secret-ref';
@@ -209,26 +210,27 @@ export class WithTracer extends SidecarBase {
     super(scope, id, props, 'tracer');
     // from here on the copy SidecarBase made (a props object changed afterwards changes nothing)
     props = this._props as WithTracerProps;
-    const who = this.describe();
+    const who = new Where(this.describe());
     this.exporterEndpoint = checkEndpoint(who, props.exporterEndpoint);
     checkBoolean(who, 'exporterTls', props.exporterTls);
     this.exporterTls = props.exporterTls ?? true;
     this.protocol = props.protocol ?? OtlpProtocol.GRPC;
     if (!Object.values(OtlpProtocol).includes(this.protocol)) {
-      throw new Error(`${who}: protocol '${this.protocol}' is not supported; use OtlpProtocol.GRPC or OtlpProtocol.HTTP_PROTOBUF.`);
+      throw who.error(`protocol '${this.protocol}' is not supported`, this.protocol, 'use OtlpProtocol.GRPC or OtlpProtocol.HTTP_PROTOBUF');
     }
     this.serviceName = checkServiceName(who, props.serviceName ?? defaultServiceName(props.workload, this.workloadObject));
     const sampling = checkSamplingRatio(who, props.samplingRatio);
     const healthPort = props.healthPort ?? 13133;
     checkListenPort(who, 'healthPort', healthPort);
     if (healthPort === GRPC_PORT || healthPort === HTTP_PORT) {
-      throw new Error(`${who}: healthPort ${healthPort} is taken by the agent's OTLP receivers (${GRPC_PORT}, ${HTTP_PORT}); choose another port.`);
+      throw who.error(`healthPort ${healthPort} is taken by the agent's OTLP receivers (${GRPC_PORT}, ${HTTP_PORT})`, healthPort, 'choose another port');
     }
     const drainSeconds = durationSeconds(who, 'drainTime', props.drainTime, DEFAULT_DRAIN_SECONDS);
     if (drainSeconds < MIN_DRAIN_SECONDS) {
-      throw new Error(
-        `${who}: drainTime ${drainSeconds}s is too short: it is split among the traces, metrics and logs exporters, which ` +
-        `the collector stops one after another, and each export attempt needs a second; use at least Duration.seconds(${MIN_DRAIN_SECONDS}).`,
+      throw who.error(
+        `drainTime ${drainSeconds}s is too short: it is split among the traces, metrics and logs exporters, which ` +
+        'the collector stops one after another, and each export attempt needs a second',
+        props.drainTime, `use at least Duration.seconds(${MIN_DRAIN_SECONDS})`,
       );
     }
     ownEntries(who, 'exporterHeaders', props.exporterHeaders, "{ authorization: { secret, key: 'token' } }");
@@ -277,7 +279,7 @@ export class WithTracer extends SidecarBase {
     const repo = a.image.split('@')[0].replace(/:[^/]*$/, '');
     const upstream = repo.slice(repo.lastIndexOf('/') + 1).startsWith('opentelemetry-collector');
     const untagged = `${repo}:your-own`;
-    const warning = releaseRangeWarning(this.describe(), upstream ? a.image : untagged, DEFAULT_IMAGES.otelCollector)?.replace(`'${untagged}'`, `'${a.image}'`);
+    const warning = releaseRangeWarning(this._where(), upstream ? a.image : untagged, DEFAULT_IMAGES.otelCollector)?.replace(`'${untagged}'`, `'${a.image}'`);
     return {
       ...(warning ? { warnings: [warning] } : {}),
       kind: 'WithTracer',
@@ -344,15 +346,13 @@ export class WithTracer extends SidecarBase {
     ];
   }
 
-  private memoryLimitMiB(who: string): number {
+  private memoryLimitMiB(who: Where): number {
     const limit = this._props.resources?.memory?.limit;
     // (toKibibytes: a limit that is not whole MiB is reported by _resources)
     const mib = limit ? limit.toKibibytes() / 1024 : Number(DEFAULT_RESOURCES.memoryLimit.replace('Mi', ''));
     if (!(mib >= MIN_MEMORY_LIMIT_MIB)) {
-      throw new Error(
-        `${who}: memory limit ${mib}Mi is too small for the collector (its process needs ~50 MiB besides its data); ` +
-        `give resources.memory.limit at least Size.mebibytes(${MIN_MEMORY_LIMIT_MIB}).`,
-      );
+      throw who.error(`memory limit ${mib}Mi is too small for the collector (its process needs ~50 MiB besides its data)`, limit,
+        `give resources.memory.limit at least Size.mebibytes(${MIN_MEMORY_LIMIT_MIB})`);
     }
     return mib;
   }
@@ -409,22 +409,19 @@ function encodeAttributeValue(value: string): string {
   return encodeURIComponent(value);
 }
 
-function checkEndpoint(who: string, endpoint: string | undefined): string {
+function checkEndpoint(who: Where, endpoint: string | undefined): string {
   const example = "e.g. 'otel-collector.observability:4317'";
   checkString(who, 'exporterEndpoint', endpoint, "'otel-collector.observability:4317'");
   if (endpoint === undefined || endpoint.trim() === '') {
-    throw new Error(`${who}: exporterEndpoint is empty; give the host:port of the central collector or backend (OTLP/gRPC), ${example}.`);
+    throw who.error('exporterEndpoint is empty', endpoint, `give the host:port of the central collector or backend (OTLP/gRPC), ${example}`);
   }
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(endpoint);
   if (scheme) {
-    throw new Error(
-      `${who}: exporterEndpoint '${endpoint}' has a scheme ('${scheme[1]}://'); give host:port only, ${example}, ` +
-      'and choose TLS with exporterTls.',
-    );
+    throw who.error(`exporterEndpoint '${endpoint}' has a scheme ('${scheme[1]}://')`, endpoint, `give host:port only, ${example}, and choose TLS with exporterTls`);
   }
   const m = /^(.+):(\d+)$/.exec(endpoint);
   if (!m) {
-    throw new Error(`${who}: exporterEndpoint '${endpoint}' is not host:port (the port is required); use ${example}.`);
+    throw who.error(`exporterEndpoint '${endpoint}' is not host:port (the port is required)`, endpoint, `use ${example}`);
   }
   const [, host, portText] = m;
   const port = Number(portText);
@@ -434,51 +431,49 @@ function checkEndpoint(who: string, endpoint: string | undefined): string {
   // netip.ParseAddr does not read as an address (dotted quads only) is looked up as a DNS name;
   // test/host-spellings.test.ts checks these readings against Go itself.
   if (isBareIpv6(host)) {
-    throw new Error(
-      `${who}: exporterEndpoint '${endpoint}' has an IPv6 address without brackets ('${host}'), which the collector cannot ` +
-      `split from the port (Go's net.SplitHostPort: too many colons); write '[${host}]:${port}'${own(`[${host}]`)}. ` +
-      `Give the central collector's address, ${example}.`,
+    throw who.error(
+      `exporterEndpoint '${endpoint}' has an IPv6 address without brackets ('${host}'), which the collector cannot ` +
+      `split from the port (Go's net.SplitHostPort: too many colons); write '[${host}]:${port}'${own(`[${host}]`)}`,
+      endpoint, `Give the central collector's address, ${example}`, '. ',
     );
   }
   const v4 = inetAtonAddress(host);
   if (v4 !== undefined) {
-    throw new Error(
-      `${who}: exporterEndpoint '${endpoint}' has host '${host}', which the collector (Go: an address is four decimal ` +
-      `numbers) looks up as a DNS name, while a C resolver (inet_aton) reads it as ${v4}${own(v4)}. ` +
-      (own(v4) ? `Give the central collector's address, ${example}.` : `Write the address as four decimal numbers (${v4}) or give a DNS name, ${example}.`),
+    throw who.error(
+      `exporterEndpoint '${endpoint}' has host '${host}', which the collector (Go: an address is four decimal ` +
+      `numbers) looks up as a DNS name, while a C resolver (inet_aton) reads it as ${v4}${own(v4)}`,
+      endpoint,
+      own(v4) ? `Give the central collector's address, ${example}` : `Write the address as four decimal numbers (${v4}) or give a DNS name, ${example}`,
+      '. ',
     );
   }
   if (!isHost(host, { allowIpv6: true })) {
-    throw new Error(
-      `${who}: exporterEndpoint '${endpoint}' has an invalid host '${host}'; use a DNS name or an IP address ` +
-      `(IPv6 in brackets) followed by ':port', ${example}.`,
-    );
+    throw who.error(`exporterEndpoint '${endpoint}' has an invalid host '${host}'`, endpoint,
+      `use a DNS name or an IP address (IPv6 in brackets) followed by ':port', ${example}`);
   }
   checkPort(who, `exporterEndpoint '${endpoint}' port`, port);
   // any spelling of this pod's loopback: 'LOCALHOST', '0.0.0.0', '[::ffff:127.0.0.1]' (src/bind/checks.ts)
   if (isLoopbackHost(host) && (port === GRPC_PORT || port === HTTP_PORT)) {
-    throw new Error(
-      `${who}: exporterEndpoint '${endpoint}' is the agent's own receiver: the agent would export to itself in a loop. ` +
-      `Give the central collector's address, ${example}.`,
-    );
+    throw who.error(`exporterEndpoint '${endpoint}' is the agent's own receiver: the agent would export to itself in a loop`, endpoint,
+      `Give the central collector's address, ${example}`, '. ');
   }
   return endpoint;
 }
 
-function checkServiceName(who: string, name: string): string {
+function checkServiceName(who: Where, name: string): string {
   checkString(who, 'serviceName', name, "'checkout'");
   // eslint-disable-next-line no-control-regex
   if (name.trim() === '' || name !== name.trim() || /[\u0000-\u001f\u007f]/.test(name)) {
-    throw new Error(`${who}: serviceName '${name}' must be a non-empty name without leading or trailing spaces or control characters, e.g. 'checkout'.`);
+    throw who.error(`serviceName '${name}' must be a non-empty name without leading or trailing spaces or control characters`, name, "e.g. 'checkout'", ', ');
   }
   checkManifestString(who, 'serviceName', name); // the OTEL_SERVICE_NAME env value
   return name;
 }
 
-function checkSamplingRatio(who: string, ratio: number | undefined): number | undefined {
+function checkSamplingRatio(who: Where, ratio: number | undefined): number | undefined {
   if (ratio === undefined) return undefined;
   if (typeof ratio !== 'number' || !Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
-    throw new Error(`${who}: samplingRatio ${ratio} is out of range; use a number from 0 (no traces) to 1 (every trace), e.g. 0.1.`);
+    throw who.error(`samplingRatio ${ratio} is out of range`, ratio, 'use a number from 0 (no traces) to 1 (every trace), e.g. 0.1');
   }
   return ratio;
 }
@@ -493,41 +488,39 @@ interface HeaderEnv {
   readonly key: string;
 }
 
-function headerEnv(who: string, headers: { [name: string]: SecretKeyReference }): HeaderEnv[] {
+function headerEnv(who: Where, headers: { [name: string]: SecretKeyReference }): HeaderEnv[] {
   const out: HeaderEnv[] = [];
   const seen = new Map<string, string>();
   for (const header of sortedKeys(headers)) {
     if (!HEADER.test(header) || header.length > 128) {
-      throw new Error(
-        `${who}: exporterHeaders name '${header}' is not a valid gRPC header name; use letters, digits, '-', '_' and '.', ` +
-        "e.g. 'authorization' or 'x-api-key'.",
-      );
+      throw who.error(`exporterHeaders name '${header}' is not a valid gRPC header name`, header,
+        "use letters, digits, '-', '_' and '.', e.g. 'authorization' or 'x-api-key'");
     }
     const lower = header.toLowerCase();
     if (lower.startsWith('grpc-') || lower.endsWith('-bin')) {
-      throw new Error(
-        `${who}: exporterHeaders name '${header}' is reserved by gRPC ('grpc-' prefix) or marks a binary value ('-bin' suffix); ` +
-        'use a plain text header name.',
-      );
+      throw who.error(`exporterHeaders name '${header}' is reserved by gRPC ('grpc-' prefix) or marks a binary value ('-bin' suffix)`, header,
+        'use a plain text header name');
     }
     const env = `OTEL_EXPORTER_HEADER_${header.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
     const other = seen.get(env);
     if (other !== undefined) {
-      throw new Error(
-        `${who}: exporterHeaders '${other}' and '${header}' are the same header for gRPC (names are case-insensitive, ` +
-        "and '-', '_', '.' map to one environment variable); keep one of them.",
+      throw who.error(
+        `exporterHeaders '${other}' and '${header}' are the same header for gRPC (names are case-insensitive, ` +
+        "and '-', '_', '.' map to one environment variable)",
+        header, 'keep one of them',
       );
     }
     seen.set(env, header);
     const value = headers[header];
     if (!value || typeof value.secret?.name !== 'string' || value.secret.name === '' || typeof value.key !== 'string' || value.key === '') {
-      throw new Error(`${who}: exporterHeaders '${header}' needs a Secret reference ({ secret, key }, e.g. { secret: { name: 'otel-auth' }, key: 'token' }); values come only from Secrets.`);
+      throw who.error(`exporterHeaders '${header}' needs a Secret reference`, value,
+        "({ secret, key }, e.g. { secret: { name: 'otel-auth' }, key: 'token' }); values come only from Secrets", ' ');
     }
     if (!isSecretName(value.secret.name) || !isSecretKey(value.key)) {
-      throw new Error(
-        `${who}: exporterHeaders '${header}' refers to Secret '${value.secret.name}' key '${value.key}', which is not a Secret name ` +
-        "(lower-case letters, digits, '-' and '.') and key (letters, digits, '-', '_' and '.'); the API server rejects such a " +
-        "reference. Give e.g. { secret: kplus.Secret.fromSecretName(scope, 'id', 'otel-auth'), key: 'token' }.",
+      throw who.error(
+        `exporterHeaders '${header}' refers to Secret '${value.secret.name}' key '${value.key}', which is not a Secret name ` +
+        "(lower-case letters, digits, '-' and '.') and key (letters, digits, '-', '_' and '.'); the API server rejects such a reference",
+        value, "Give e.g. { secret: kplus.Secret.fromSecretName(scope, 'id', 'otel-auth'), key: 'token' }", '. ',
       );
     }
     checkManifestString(who, `exporterHeaders '${header}' Secret name`, value.secret.name);
@@ -541,21 +534,19 @@ function headerEnv(who: string, headers: { [name: string]: SecretKeyReference })
 const RESERVED_ATTRIBUTES = /^(k8s\.|service\.name$)/;
 const ATTRIBUTE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
-function checkResourceAttributes(who: string, attributes: { [key: string]: string }): string[] {
+function checkResourceAttributes(who: Where, attributes: { [key: string]: string }): string[] {
   const out: string[] = [];
   for (const key of sortedKeys(attributes)) {
     if (!ATTRIBUTE_KEY.test(key)) {
-      throw new Error(`${who}: resourceAttributes key '${key}' is not a valid attribute key; use letters, digits, '.', '_' and '-', e.g. 'deployment.environment.name'.`);
+      throw who.error(`resourceAttributes key '${key}' is not a valid attribute key`, key, "use letters, digits, '.', '_' and '-', e.g. 'deployment.environment.name'");
     }
     if (RESERVED_ATTRIBUTES.test(key)) {
-      throw new Error(
-        `${who}: resourceAttributes key '${key}' is set by the construct (k8s.* from the downward API, service.name from ` +
-        'serviceName); remove it, or use serviceName for the service name.',
-      );
+      throw who.error(`resourceAttributes key '${key}' is set by the construct (k8s.* from the downward API, service.name from serviceName)`, key,
+        'remove it, or use serviceName for the service name');
     }
     const value = attributes[key];
     if (typeof value !== 'string') {
-      throw new Error(`${who}: resourceAttributes '${key}' must be a string; got ${typeof value}.`);
+      throw who.error(`resourceAttributes '${key}' must be a string; got ${typeof value}`, value, "quote it, e.g. 'prod'");
     }
     // Percent-encoded into OTEL_RESOURCE_ATTRIBUTES (printable ASCII, which the manifest carries):
     // only a lone surrogate cannot be encoded.

@@ -15,6 +15,7 @@ import { outputSecretEnv } from '../src/log-output';
 import { APP_CONTAINER, containerOf, kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { fluentBitEnv, fluentBitLokiLabels, fluentBitSlist1, parseFluentBitConf } from './util/fluent-bit-conf';
 import { FluentDirective, fluentValue, parseFluentConf } from './util/fluentd-conf';
+import { Where } from '../src/private/errors';
 
 const WHO = "WithLogAgent 'test/logs'";
 const PLUGIN_IMAGE = 'registry.local/fluentd-plugins:1.0.0';
@@ -35,7 +36,7 @@ function render(agent: AgentName, output: LogOutput, logDirectory = '/var/log/ap
   const env: Record<string, string> = { POD_NAME: 'web-1', POD_NAMESPACE: 'shop', NODE_NAME: 'node-a' };
   for (const e of secrets.env) env[e.name] = `secret of ${e.name}`;
   const r = AGENTS[agent]()._render({
-    who: WHO, logDirectory, filePattern, logVolumeSizeLimitMiB: 1024, configDirectory: '/etc/log-agent', output: output._config, secretVars: secrets.vars,
+    who: new Where(WHO), logDirectory, filePattern, logVolumeSizeLimitMiB: 1024, configDirectory: '/etc/log-agent', output: output._config, secretVars: secrets.vars,
   });
   return { text: Object.values(r.files)[0], env, secrets };
 }

@@ -2,8 +2,10 @@
  * No prop can produce a raw TypeError (issue 24, "Done when"): every prop of every construct,
  * given each value of a small table of wrong types (a number, a string, a boolean, null, a
  * Lazy, a plain object, an array holding null), is either taken (cdk8s drops a null like an
- * unset prop) or refused with a plain Error that names the construct's path. Never a TypeError,
- * RangeError or URIError from deep inside, and never a crash without the path.
+ * unset prop) or refused with a SidecarError (src/private/errors.ts) whose `where` names the
+ * construct's path and whose `fix` says what to do (or, for what only synthesis finds, cdk8s'
+ * validation error, which gathers such messages). Never a TypeError, RangeError or URIError
+ * from deep inside, and never a crash without the path.
  */
 import { ApiObject, App, Chart, Lazy, Testing } from 'cdk8s';
 import { Construct } from 'constructs';
@@ -11,11 +13,13 @@ import { AdoptSidecar } from '../src/adopt-sidecar';
 import { NativeSidecarGuard } from '../src/guard';
 import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
+import { SidecarError } from '../src/private/errors';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
 import { Mesh, WithMeshProxy } from '../src/with-mesh';
 import { SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
 import { WithTracer } from '../src/with-tracer';
+import { isLibraryError } from './util/catalogue';
 import { rawDeployment } from './util/fixtures';
 import { constructNames, constructProps } from './util/jsii-assembly';
 
@@ -103,12 +107,13 @@ test.each(CASES)('%s', (_name, subject, prop, value) => {
   }
   if (error === undefined) return; // taken (e.g. null as unset)
   const e = error as Error;
-  if (e.constructor !== Error || !e.message.includes('test/subject')) {
-    throw new Error(`${subject.name} ${prop}: a ${e.constructor?.name}, or no construct path:\n${e.stack}`);
+  const typed = e instanceof SidecarError ? e.where.includes('test/subject') && e.fix !== '' : isLibraryError(e);
+  if (!typed || !e.message.includes('test/subject')) {
+    throw new Error(`${subject.name} ${prop}: a ${e.constructor?.name}, or no construct path or fix:\n${e.stack}`);
   }
 });
 
-/** The factories: each option (or positional argument) given each wrong value; a plain Error naming the factory, or taken. */
+/** The factories: each option (or positional argument) given each wrong value; a SidecarError naming the factory, or taken. */
 const FACTORIES: Array<{ name: string; call: (bad: unknown, key: string) => unknown; keys: string[] }> = [
   { name: 'LogAgent.fluentBit()', call: (v, k) => LogAgent.fluentBit({ [k]: v }), keys: ['image', 'flushInterval', 'grace', 'httpPort'] },
   { name: 'LogAgent.vector()', call: (v, k) => LogAgent.vector({ [k]: v }), keys: ['image', 'gracefulShutdownLimit', 'apiPort', 'exposeGrpcApi'] },
@@ -140,8 +145,8 @@ test.each(FACTORY_CASES)('%s', (_name, f, key, value) => {
   if (error === undefined) return;
   const e = error as Error;
   const who = f.name.replace(/\(\)$/, '');
-  if (e.constructor !== Error || !e.message.includes(who.split('.')[0])) {
-    throw new Error(`${f.name} ${key}: a ${e.constructor?.name}, or no factory name:\n${e.stack}`);
+  if (!(e instanceof SidecarError) || !e.where.includes(who.split('.')[0]) || e.fix === '') {
+    throw new Error(`${f.name} ${key}: a ${e.constructor?.name}, or no factory name or fix:\n${e.stack}`);
   }
 });
 

@@ -24,6 +24,7 @@ import { WithLogAgent } from '../src/with-log-agent';
 import { SidecarCheck, SidecarQuit, SidecarVolume, WithSidecar } from '../src/with-sidecar';
 import { WithTracer } from '../src/with-tracer';
 import { describeOracle, readStreamsAsApiServer } from './util/api-server-yaml';
+import { isLibraryError } from './util/catalogue';
 import { kplusWorkload } from './util/fixtures';
 import { fluentBitLokiLabels, parseFluentBitConf } from './util/fluent-bit-conf';
 import { fluentValue, parseFluentConf } from './util/fluentd-conf';
@@ -189,7 +190,7 @@ describeOracle('every string prop: refused with the owner named, or read back in
           accepted.push({ slot, value, yaml, objects: JSON.parse(JSON.stringify(chart.toJson())) });
         } catch (e) {
           const err = e as Error;
-          if (err.constructor !== Error || ![slot.who].flat().some(w => err.message.includes(w))) {
+          if (!isLibraryError(err) || ![slot.who].flat().some(w => err.message.includes(w))) {
             refusedBadly.push(`${slot.name} ${JSON.stringify(value)}: ${err.constructor.name}: ${err.message.slice(0, 300)}`);
           }
           refused++;

@@ -11,6 +11,7 @@ import { checkManifestData, manifestStringProblem } from '../src/bind/manifest-v
 import { NativeSidecarGuard } from '../src/guard';
 import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
+import { Where } from '../src/private/errors';
 import { agentYaml, characterProblem, showValue } from '../src/private/values';
 import { WithLogAgent } from '../src/with-log-agent';
 import { SidecarVolume, WithSidecar } from '../src/with-sidecar';
@@ -276,10 +277,10 @@ describeOracle('the agent YAML emitter (src/private/values.ts agentYaml)', () =>
 });
 
 test('the last line of defence (checkManifestData) names the JSON path of a value no prop check caught', () => {
-  expect(() => checkManifestData("WithSidecar 'test/p'", "the sidecar's", { container: { env: [{ name: 'A', value: 'x\u2028' }] } }))
+  expect(() => checkManifestData(new Where("WithSidecar 'test/p'"), "the sidecar's", { container: { env: [{ name: 'A', value: 'x\u2028' }] } }))
     .toThrow("WithSidecar 'test/p': the sidecar's.container.env[0].value \"x\\u2028\" holds U+2028");
-  expect(() => checkManifestData('W', 'the agent\'s', { files: { 'a b': '0o17' } })).toThrow('the agent\'s.files["a b"] "0o17" is written unquoted');
-  expect(() => checkManifestData('W', 'x', { ok: ['0x1F', 'on', 5, null, { n: 'a\u0001' }] })).not.toThrow();
+  expect(() => checkManifestData(new Where('W'), 'the agent\'s', { files: { 'a b': '0o17' } })).toThrow('the agent\'s.files["a b"] "0o17" is written unquoted');
+  expect(() => checkManifestData(new Where('W'), 'x', { ok: ['0x1F', 'on', 5, null, { n: 'a\u0001' }] })).not.toThrow();
 });
 
 describeOracle('issue 39: nothing lost, nothing misread (each expectation read back by the API server\'s reader or the agent\'s grammar)', () => {

@@ -20,6 +20,7 @@ import { checkJobPodFailurePolicy } from '../engine/rules';
 import { SidecarSpec } from '../engine/spec';
 import { SUPPORTED_KINDS, podTemplateOf } from '../facts/kinds';
 import { asAdmitted, findKnownBugs } from '../facts/known-bugs';
+import { Where } from '../private/errors';
 import { Json } from '../private/json';
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
@@ -200,12 +201,11 @@ export interface BindingOptions {
  * Finds the `ApiObject` that carries the pod template of `workload` (a cdk8s-plus workload or
  * an ApiObject), or throws a message that says what is accepted.
  */
-export function workloadApiObject(owner: string, workload: IConstruct): ApiObject {
+export function workloadApiObject(owner: Where, workload: IConstruct): ApiObject {
   if (workload === undefined || workload === null || typeof (workload as any).node !== 'object') {
-    throw new Error(
-      `${owner}: workload ${describeValue(workload)} is not a construct; give the workload to attach to (a cdk8s-plus Deployment, ` +
-      `StatefulSet, DaemonSet, Job, CronJob or Pod, or a cdk8s ApiObject of kind ${SUPPORTED_KINDS.join(', ')}).`,
-    );
+    throw owner.error(`workload ${describeValue(workload)} is not a construct`, workload,
+      'give the workload to attach to (a cdk8s-plus Deployment, StatefulSet, DaemonSet, Job, CronJob or Pod, or a cdk8s ApiObject ' +
+      `of kind ${SUPPORTED_KINDS.join(', ')})`);
   }
   let obj: ApiObject | undefined;
   if (ApiObject.isApiObject(workload)) {
@@ -218,16 +218,12 @@ export function workloadApiObject(owner: string, workload: IConstruct): ApiObjec
     }
   }
   if (!obj) {
-    throw new Error(
-      `${owner}: workload '${workload.node.path}' is neither a cdk8s-plus workload nor a cdk8s ApiObject. ` +
-      `Pass a Deployment, StatefulSet, DaemonSet, Job, CronJob or Pod of cdk8s-plus (any major, 27 to 34), or an ApiObject of kind ${SUPPORTED_KINDS.join(', ')}.`,
-    );
+    throw owner.error(`workload '${workload.node.path}' is neither a cdk8s-plus workload nor a cdk8s ApiObject`, workload,
+      `Pass a Deployment, StatefulSet, DaemonSet, Job, CronJob or Pod of cdk8s-plus (any major, 27 to 34), or an ApiObject of kind ${SUPPORTED_KINDS.join(', ')}`, '. ');
   }
   if (!SUPPORTED_KINDS.includes(obj.kind)) {
-    throw new Error(
-      `${owner}: workload '${workload.node.path}' is a ${obj.apiVersion} ${obj.kind}, which has no pod template. ` +
-      `Attach sidecars to a ${SUPPORTED_KINDS.join(', ')}.`,
-    );
+    throw owner.error(`workload '${workload.node.path}' is a ${obj.apiVersion} ${obj.kind}, which has no pod template`, workload,
+      `Attach sidecars to a ${SUPPORTED_KINDS.join(', ')}`, '. ');
   }
   return obj;
 }

@@ -6,29 +6,32 @@
  */
 import { Duration, Size, SizeRoundingBehavior } from 'cdk8s';
 import { checkManifestList, checkManifestString } from './manifest-values';
+import { Where } from '../private/errors';
 import { setOwn } from '../private/order';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** A DNS-1123 label (kubernetes apimachinery validation.IsDNS1123Label). */
-export function checkDnsLabel(who: string, prop: string, value: string, maxLength = 63): void {
+export function checkDnsLabel(who: Where, prop: string, value: string, maxLength = 63): void {
   checkString(who, prop, value, "'log-agent'");
   if (value.length > maxLength || !DNS_LABEL.test(value)) {
-    const why = maxLength < 63 && value.length > maxLength && DNS_LABEL.test(value)
-      ? ` is ${value.length} characters; names derived from it (volumes '<${prop}>-client-ca' and the like) must fit in 63, so`
-      : ' is not a valid DNS-1123 label;';
-    throw new Error(
-      `${who}: ${prop} '${value}'${why} use at most ${maxLength} lower-case letters, digits ` +
-      "and '-', starting and ending with a letter or digit (e.g. 'log-agent').",
+    const long = maxLength < 63 && value.length > maxLength && DNS_LABEL.test(value);
+    throw who.error(
+      long
+        ? `${prop} '${value}' is ${value.length} characters; names derived from it (volumes '<${prop}>-client-ca' and the like) must fit in 63`
+        : `${prop} '${value}' is not a valid DNS-1123 label`,
+      value,
+      `${long ? 'so ' : ''}use at most ${maxLength} lower-case letters, digits and '-', starting and ending with a letter or digit (e.g. 'log-agent')`,
+      long ? ', ' : '; ',
     );
   }
   checkManifestString(who, prop, value); // '0o17' is a DNS label that the API server reads as 15
 }
 
 /** A TCP port number; `note` is added to the message. */
-export function checkPort(who: string, prop: string, value: number, note?: string): void {
+export function checkPort(who: Where, prop: string, value: number, note?: string): void {
   if (!Number.isInteger(value) || value < 1 || value > 65535) {
-    throw new Error(`${who}: ${prop} ${describeValue(value)} is not a valid port; use an integer from 1 to 65535${note ? ` ${note}` : ''}.`);
+    throw who.error(`${prop} ${describeValue(value)} is not a valid port`, value, `use an integer from 1 to 65535${note ? ` ${note}` : ''}`);
   }
 }
 
@@ -46,17 +49,17 @@ export function isPortName(name: unknown): boolean {
  * below 1024 (unless the runtime lowers `ip_unprivileged_port_start`, which containerd 1.x does
  * not do by default). `hint` ends the message.
  */
-export function checkListenPort(who: string, prop: string, value: number, hint = 'use a port from 1024 up'): void {
+export function checkListenPort(who: Where, prop: string, value: number, hint = 'use a port from 1024 up'): void {
   checkPort(who, prop, value);
   if (value < 1024) {
-    throw new Error(`${who}: ${prop} ${value} is below 1024, which the agent (non-root, without NET_BIND_SERVICE) cannot bind; ${hint}.`);
+    throw who.error(`${prop} ${value} is below 1024, which the agent (non-root, without NET_BIND_SERVICE) cannot bind`, value, hint);
   }
 }
 
 /** An integer in [min, max]: `${prop} ${value} is not ${what}; use an integer from min to max (${example}).` */
-export function checkInteger(who: string, prop: string, value: number, min: number, max: number, what: string, example: string): void {
+export function checkInteger(who: Where, prop: string, value: number, min: number, max: number, what: string, example: string): void {
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${who}: ${prop} ${value} is not ${what}; use an integer from ${min} to ${max} (${example}).`);
+    throw who.error(`${prop} ${value} is not ${what}`, value, `use an integer from ${min} to ${max} (${example})`);
   }
 }
 
@@ -65,25 +68,25 @@ export function checkInteger(who: string, prop: string, value: number, min: numb
  * the int32 range of the API's seconds fields: probe periods and thresholds are int32, and a
  * larger value would be written as `1e+21` or in Envoy's config as `"1e+21s"`).
  */
-export function durationSeconds(who: string, prop: string, d: Duration | undefined, fallback: number, max: number = INT32_MAX): number {
+export function durationSeconds(who: Where, prop: string, d: Duration | undefined, fallback: number, max: number = INT32_MAX): number {
   if (d === undefined) return fallback;
   if (d === null || typeof (d as any).toSeconds !== 'function') {
-    throw new Error(`${who}: ${prop} ${describeValue(d)} is not a Duration; use e.g. Duration.seconds(10).`);
+    throw who.error(`${prop} ${describeValue(d)} is not a Duration`, d, 'use e.g. Duration.seconds(10)');
   }
   const s = d.toSeconds({ integral: false });
   if (!Number.isFinite(s) || s < 0 || !Number.isInteger(s)) {
-    throw new Error(`${who}: ${prop} ${s}s is not a whole, non-negative number of seconds; use e.g. Duration.seconds(10).`);
+    throw who.error(`${prop} ${s}s is not a whole, non-negative number of seconds`, d, 'use e.g. Duration.seconds(10)');
   }
   if (s > max) {
-    throw new Error(`${who}: ${prop} ${s}s is above ${max}s, the most the field it is written to can hold; use e.g. Duration.seconds(10).`);
+    throw who.error(`${prop} ${s}s is above ${max}s, the most the field it is written to can hold`, d, 'use e.g. Duration.seconds(10)');
   }
   return s;
 }
 
 /** `durationSeconds` for a time that must be at least 1 second; `why` ends the message. */
-export function positiveSeconds(who: string, prop: string, d: Duration | undefined, fallback: number, why?: string): number {
+export function positiveSeconds(who: Where, prop: string, d: Duration | undefined, fallback: number, why?: string): number {
   const s = durationSeconds(who, prop, d, fallback);
-  if (s < 1) throw new Error(`${who}: ${prop} must be at least 1 second (got ${s}s)${why ? `; ${why}` : ''}.`);
+  if (s < 1) throw who.error(`${prop} must be at least 1 second (got ${s}s)`, d, why ?? 'use e.g. Duration.seconds(1)');
   return s;
 }
 
@@ -91,22 +94,22 @@ export function positiveSeconds(who: string, prop: string, d: Duration | undefin
  * An image reference as the kubelet takes it: not empty, no white space (the reference grammar
  * of distribution/reference has none). `example` is the default image.
  */
-export function checkImage(who: string, prop: string, image: string, example: string): void {
+export function checkImage(who: Where, prop: string, image: string, example: string): void {
   checkString(who, prop, image, `'${example}'`);
   if (image.trim() === '' || /\s/.test(image)) {
-    throw new Error(`${who}: ${prop} '${image}' is not an image reference; use e.g. '${example}'.`);
+    throw who.error(`${prop} '${image}' is not an image reference`, image, `use e.g. '${example}'`);
   }
   checkManifestString(who, prop, image);
   const m = IMAGE_REFERENCE.exec(image);
   if (!m) {
-    throw new Error(
-      `${who}: ${prop} ${describeValue(image)} is not an image reference (the grammar of distribution/reference: ` +
-      "[registry/]repository[:tag][@digest], the repository in lower-case letters, digits and '.', '_', '-' separators); " +
-      `use e.g. '${example}'.`,
+    throw who.error(
+      `${prop} ${describeValue(image)} is not an image reference (the grammar of distribution/reference: ` +
+      "[registry/]repository[:tag][@digest], the repository in lower-case letters, digits and '.', '_', '-' separators)",
+      image, `use e.g. '${example}'`,
     );
   }
   if (m[1].length > IMAGE_NAME_MAX) {
-    throw new Error(`${who}: ${prop} is ${m[1].length} characters before its tag, more than the ${IMAGE_NAME_MAX} an image name may have; use e.g. '${example}'.`);
+    throw who.error(`${prop} is ${m[1].length} characters before its tag, more than the ${IMAGE_NAME_MAX} an image name may have`, image, `use e.g. '${example}'`);
   }
 }
 
@@ -243,37 +246,36 @@ export function isSecretKey(key: string): boolean {
 }
 
 /** A Secret name prop. */
-export function checkSecretName(who: string, prop: string, value: string): void {
+export function checkSecretName(who: Where, prop: string, value: string): void {
   if (!isSecretName(value)) {
-    throw new Error(
-      `${who}: ${prop} '${value}' is not a Secret name; use the name of a Secret in the workload's namespace ` +
-      "(lower-case letters, digits, '-' and '.', e.g. 'web-tls').",
-    );
+    throw who.error(`${prop} '${value}' is not a Secret name`, value,
+      "use the name of a Secret in the workload's namespace (lower-case letters, digits, '-' and '.', e.g. 'web-tls')");
   }
   checkManifestString(who, prop, value);
 }
 
 /** An object name (a ConfigMap's, a policy's): a DNS-1123 subdomain (apimachinery validation.IsDNS1123Subdomain). */
-export function checkObjectName(who: string, prop: string, value: string, what: string, example: string): void {
+export function checkObjectName(who: Where, prop: string, value: string, what: string, example: string): void {
   if (!isSecretName(value)) {
-    throw new Error(`${who}: ${prop} '${value}' is not ${what} (a DNS-1123 subdomain: lower-case letters, digits, '-' and '.'), e.g. '${example}'.`);
+    throw who.error(`${prop} '${value}' is not ${what} (a DNS-1123 subdomain: lower-case letters, digits, '-' and '.')`, value, `e.g. '${example}'`, ', ');
   }
   checkManifestString(who, prop, value);
 }
 
 /** A key of a ConfigMap's data, which becomes a file name (apimachinery validation.IsConfigMapKey). */
-export function checkConfigMapKey(who: string, prop: string, key: string, example: string): void {
+export function checkConfigMapKey(who: Where, prop: string, key: string, example: string): void {
   if (!isSecretKey(key)) {
-    throw new Error(`${who}: ${prop} '${key}' is not a ConfigMap key (letters, digits, '-', '_', '.'); use a file name such as '${example}'.`);
+    throw who.error(`${prop} '${key}' is not a ConfigMap key (letters, digits, '-', '_', '.')`, key, `use a file name such as '${example}'`);
   }
   // A key the API server takes but cdk8s cannot write in the ConfigMap's data: its writer
   // (cdk8s 2.70 lib/_util.js sanitizeValue) tells a plain object by `obj.constructor.name`, which
   // an own key 'constructor' replaces, and fails at synthesis naming no prop ("can't render
   // non-simple object of type 'undefined'"). ('__proto__' is refused by ownEntries.)
   if (key === 'constructor') {
-    throw new Error(
-      `${who}: ${prop} 'constructor' cannot be written by cdk8s in a ConfigMap's data (its YAML writer reads the key as the ` +
-      `object's constructor and fails at synthesis); rename the file, e.g. 'constructor.conf' or '${example}'.`,
+    throw who.error(
+      `${prop} 'constructor' cannot be written by cdk8s in a ConfigMap's data (its YAML writer reads the key as the ` +
+      "object's constructor and fails at synthesis)",
+      key, `rename the file, e.g. 'constructor.conf' or '${example}'`,
     );
   }
   checkManifestString(who, prop, key); // '0O17' is a key that the API server reads as 15
@@ -283,57 +285,57 @@ export function checkConfigMapKey(who: string, prop: string, key: string, exampl
  * An env var name as the API server takes it (kubernetes pkg/apis/core/validation/validation.go
  * validateEnvVarName -> apimachinery validation.IsEnvVarName).
  */
-export function checkEnvName(who: string, prop: string, name: string): void {
+export function checkEnvName(who: Where, prop: string, name: string): void {
   if (typeof name !== 'string' || !/^[-._a-zA-Z][-._a-zA-Z0-9]*$/.test(name)) {
-    throw new Error(`${who}: ${prop} '${name}' is not an env var name (letters, digits, '_', '-', '.', not starting with a digit), e.g. 'DB_HOST'.`);
+    throw who.error(`${prop} '${name}' is not an env var name (letters, digits, '_', '-', '.', not starting with a digit)`, name, "e.g. 'DB_HOST'", ', ');
   }
   checkManifestString(who, prop, name); // '-0o7' is a name that the API server reads as -7
 }
 
 /** The path of an HTTP request a probe or hook makes: starts with '/', no white space (it goes into the request line). */
-export function checkHttpPath(who: string, prop: string, path: string, example: string): void {
+export function checkHttpPath(who: Where, prop: string, path: string, example: string): void {
   if (typeof path !== 'string' || !path.startsWith('/') || /\s/.test(path)) {
-    throw new Error(`${who}: ${prop} '${path}' must start with '/' and hold no white space, e.g. '${example}'.`);
+    throw who.error(`${prop} '${path}' must start with '/' and hold no white space`, path, `e.g. '${example}'`, ', ');
   }
   checkManifestString(who, prop, path);
 }
 
 /** A mount path: absolute, without ':' (validation.go validateVolumeMounts), '..' or white space. */
-export function checkMountPath(who: string, prop: string, path: string): void {
+export function checkMountPath(who: Where, prop: string, path: string): void {
   if (typeof path !== 'string' || !path.startsWith('/') || path.includes(':') || /\s/.test(path) || path.split('/').includes('..')) {
-    throw new Error(`${who}: ${prop} '${path}' must be an absolute path without ':', '..' or white space, e.g. '/var/run/proxy'.`);
+    throw who.error(`${prop} '${path}' must be an absolute path without ':', '..' or white space`, path, "e.g. '/var/run/proxy'", ', ');
   }
   // '/', '//', '/./': a volume over the container's whole root filesystem hides its image
   if (path.split('/').every(part => part === '' || part === '.')) {
-    throw new Error(`${who}: ${prop} '${path}' is the container's root directory, and a volume there hides the whole image; use a directory of its own, e.g. '/var/run/proxy'.`);
+    throw who.error(`${prop} '${path}' is the container's root directory, and a volume there hides the whole image`, path, "use a directory of its own, e.g. '/var/run/proxy'");
   }
   checkManifestString(who, prop, path);
 }
 
 /** A list of strings (a container's command or args), when given. */
-export function checkStringList(who: string, prop: string, list: unknown): void {
+export function checkStringList(who: Where, prop: string, list: unknown): void {
   if (list === undefined) return;
   if (!Array.isArray(list)) {
-    throw new Error(`${who}: ${prop} ${describeValue(list)} is not a list of strings; give an array, e.g. ['--port', '5432'].`);
+    throw who.error(`${prop} ${describeValue(list)} is not a list of strings`, list, "give an array, e.g. ['--port', '5432']");
   }
   // Index by index, not with .some()/.every(), which skip holes: ['--a', , '--b'] is written
   // `[--a, null, --b]`, and Go's decoder makes the null an empty argument the user never gave.
   for (let i = 0; i < list.length; i++) {
     if (!(i in list)) {
-      throw new Error(`${who}: ${prop}[${i}] is a hole (an empty slot, e.g. two commas in a row); remove it or give the argument, e.g. ['--port', '5432'].`);
+      throw who.error(`${prop}[${i}] is a hole (an empty slot, e.g. two commas in a row)`, list, "remove it or give the argument, e.g. ['--port', '5432']");
     }
     if (typeof list[i] !== 'string') {
-      throw new Error(`${who}: ${prop}[${i}] ${describeValue(list[i])} is not a string; quote numbers, e.g. ['--port', '5432'].`);
+      throw who.error(`${prop}[${i}] ${describeValue(list[i])} is not a string`, list[i], "quote numbers, e.g. ['--port', '5432']");
     }
   }
   checkManifestList(who, prop, list as string[] | undefined);
 }
 
 /** An emptyDir's size limit in whole MiB (rounded down), at least 1; `fallback` when unset. */
-export function sizeLimitMiB(who: string, prop: string, size: Size | undefined, fallback: number, example: string): number {
+export function sizeLimitMiB(who: Where, prop: string, size: Size | undefined, fallback: number, example: string): number {
   if (size !== undefined) checkSize(who, prop, size, example);
   const mib = size === undefined ? fallback : size.toMebibytes({ rounding: SizeRoundingBehavior.FLOOR });
-  if (!(mib >= 1)) throw new Error(`${who}: ${prop} must be at least 1 MiB (got ${mib} MiB), e.g. ${example}.`);
+  if (!(mib >= 1)) throw who.error(`${prop} must be at least 1 MiB (got ${mib} MiB)`, size, `e.g. ${example}`, ', ');
   return mib;
 }
 
@@ -341,13 +343,13 @@ export function sizeLimitMiB(who: string, prop: string, size: Size | undefined, 
 const MAX_MIB = 1024 * 1024 * 1024;
 
 /** A Size prop: a cdk8s Size of a finite, non-negative amount of at most 1 PiB (`Size.mebibytes(Infinity)` would be written `InfinityMi`). */
-export function checkSize(who: string, prop: string, size: unknown, example: string): void {
+export function checkSize(who: Where, prop: string, size: unknown, example: string): void {
   if (size === null || typeof size !== 'object' || typeof (size as any).toKibibytes !== 'function') {
-    throw new Error(`${who}: ${prop} ${describeValue(size)} is not a Size; use e.g. ${example}.`);
+    throw who.error(`${prop} ${describeValue(size)} is not a Size`, size, `use e.g. ${example}`);
   }
   const kib = (size as Size).toKibibytes({ rounding: SizeRoundingBehavior.FLOOR });
   if (!Number.isFinite(kib) || kib < 0 || kib / 1024 > MAX_MIB) {
-    throw new Error(`${who}: ${prop} ${kib} KiB is not a size from 0 to 1 PiB; use e.g. ${example}.`);
+    throw who.error(`${prop} ${kib} KiB is not a size from 0 to 1 PiB`, size, `use e.g. ${example}`);
   }
 }
 
@@ -404,9 +406,9 @@ export function isPropsObject(value: unknown): boolean {
 }
 
 /** A boolean prop, when given (`'false'`, a string, is truthy in JavaScript and would count as true). */
-export function checkBoolean(who: string, prop: string, value: unknown): void {
+export function checkBoolean(who: Where, prop: string, value: unknown): void {
   if (value !== undefined && typeof value !== 'boolean') {
-    throw new Error(`${who}: ${prop} ${describeValue(value)} is not a boolean; use true or false (without quotes).`);
+    throw who.error(`${prop} ${describeValue(value)} is not a boolean`, value, 'use true or false (without quotes)');
   }
 }
 
@@ -414,22 +416,22 @@ export function checkBoolean(who: string, prop: string, value: unknown): void {
  * A string prop, when given. A Lazy or another token is refused: the library reads every value
  * when the construct is made (to check it and to derive names from it), before a token resolves.
  */
-export function checkString(who: string, prop: string, value: unknown, example: string): void {
+export function checkString(who: Where, prop: string, value: unknown, example: string): void {
   if (value !== undefined && typeof value !== 'string') {
     // a cdk8s Lazy has produce(), other tokens resolve()
     const token = value !== null && typeof value === 'object' && (typeof (value as any).produce === 'function' || typeof (value as any).resolve === 'function');
-    throw new Error(
-      `${who}: ${prop} ${describeValue(value)} is not a string; ` +
-      (token ? 'a Lazy or token cannot be read when the construct is made; give the value itself' : 'give a string') +
-      `, e.g. ${example}.`,
+    throw who.error(
+      `${prop} ${describeValue(value)} is not a string`,
+      value,
+      (token ? 'a Lazy or token cannot be read when the construct is made; give the value itself' : 'give a string') + `, e.g. ${example}`,
     );
   }
 }
 
 /** A number prop, when given: a finite number (NaN would be written as `.nan`). */
-export function checkNumber(who: string, prop: string, value: unknown, example: string): void {
+export function checkNumber(who: Where, prop: string, value: unknown, example: string): void {
   if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value))) {
-    throw new Error(`${who}: ${prop} ${describeValue(value)} is not a finite number; give a number, e.g. ${example}.`);
+    throw who.error(`${prop} ${describeValue(value)} is not a finite number`, value, `give a number, e.g. ${example}`);
   }
 }
 
@@ -441,16 +443,16 @@ export function checkNumber(who: string, prop: string, value: unknown, example: 
  * becomes a list of `name:` entries (`as: 'list'`: a container's env) keeps it: `- name: __proto__`
  * is an ordinary value, which the API server's reader reads back intact.
  */
-export function ownEntries<T>(who: string, prop: string, value: { readonly [name: string]: T } | undefined, example: string,
+export function ownEntries<T>(who: Where, prop: string, value: { readonly [name: string]: T } | undefined, example: string,
   as: 'map' | 'list' = 'map'): Array<[string, T]> {
   if (value === undefined) return [];
   if (!isPlainObject(value)) {
-    throw new Error(`${who}: ${prop} ${describeValue(value)} is not a map of names to values; give a plain object, e.g. ${example}.`);
+    throw who.error(`${prop} ${describeValue(value)} is not a map of names to values`, value, `give a plain object, e.g. ${example}`);
   }
   if (as === 'map' && Object.prototype.hasOwnProperty.call(value, '__proto__')) {
-    throw new Error(
-      `${who}: ${prop} has a key "__proto__", which JavaScript objects and cdk8s' own YAML writer drop silently ` +
-      '(it sets the prototype instead); rename the key.',
+    throw who.error(
+      `${prop} has a key "__proto__", which JavaScript objects and cdk8s' own YAML writer drop silently (it sets the prototype instead)`,
+      value, 'rename the key',
     );
   }
   return Object.entries(value);
@@ -460,23 +462,23 @@ export function ownEntries<T>(who: string, prop: string, value: { readonly [name
  * A list prop, when given: an array without holes, `null` or `undefined` entries (each would be
  * written as `null` or read as a missing object). Returns a copy.
  */
-export function listOf<T>(who: string, prop: string, value: readonly T[] | undefined, example: string): T[] {
+export function listOf<T>(who: Where, prop: string, value: readonly T[] | undefined, example: string): T[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) {
-    throw new Error(`${who}: ${prop} ${describeValue(value)} is not a list; give an array, e.g. ${example}.`);
+    throw who.error(`${prop} ${describeValue(value)} is not a list`, value, `give an array, e.g. ${example}`);
   }
   for (let i = 0; i < value.length; i++) {
     if (!(i in value) || value[i] === null || value[i] === undefined) {
-      throw new Error(`${who}: ${prop}[${i}] is ${i in value ? String(value[i]) : 'a hole (an empty slot)'}; remove the empty entry, e.g. ${example}.`);
+      throw who.error(`${prop}[${i}] is ${i in value ? String(value[i]) : 'a hole (an empty slot)'}`, value, `remove the empty entry, e.g. ${example}`);
     }
   }
   return [...value];
 }
 
 /** An object made by one of the library's factories (`instanceof`), when given. */
-export function checkMadeBy(who: string, prop: string, value: unknown, cls: Function, factories: string): void {
+export function checkMadeBy(who: Where, prop: string, value: unknown, cls: Function, factories: string): void {
   if (value !== undefined && !(value instanceof cls)) {
-    throw new Error(`${who}: ${prop} ${describeValue(value)} was not made by ${factories}; make it with one of them.`);
+    throw who.error(`${prop} ${describeValue(value)} was not made by ${factories}`, value, 'make it with one of them');
   }
 }
 

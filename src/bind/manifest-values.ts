@@ -5,6 +5,7 @@
  * @internal
  */
 import { Yaml } from 'cdk8s';
+import { Where } from '../private/errors';
 import { READER, badCharacter, codePoint, showValue } from '../private/values';
 
 /**
@@ -102,12 +103,12 @@ const FIX_NUMBER = "cdk8s gives no way to quote one value, so use a value that i
  * A string that cdk8s' YAML writer puts into the manifest, as the API server gets it. Refuses
  * what would not arrive exactly, with `who`, `prop` and the value escaped.
  */
-export function checkManifestString(who: string, prop: string, value: string): void {
+export function checkManifestString(who: Where, prop: string, value: string): void {
   if (typeof value !== 'string') return; // the type checks are the props checks' (issue 24 points 8/11)
   const why = manifestStringProblem(value);
   if (why !== undefined) {
     const fix = badCharacter(value) ? FIX_CHARACTER : leadingTabBlock(value) ? FIX_TAB : FIX_NUMBER;
-    throw new Error(`${who}: ${prop} ${showValue(value)} ${why}; ${fix}.`);
+    throw who.error(`${prop} ${showValue(value)} ${why}`, value, fix);
   }
 }
 
@@ -115,14 +116,14 @@ export function checkManifestString(who: string, prop: string, value: string): v
  * A string that is encoded (percent- or JSON-escaped) before it reaches a destination: only a
  * lone surrogate cannot be encoded (encodeURIComponent throws URIError on it).
  */
-export function checkWellFormed(who: string, prop: string, value: string): void {
+export function checkWellFormed(who: Where, prop: string, value: string): void {
   if (typeof value !== 'string') return;
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
     if (c < 0xd800 || c > 0xdfff) continue;
     const next = value.charCodeAt(i + 1);
     if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) { i++; continue; }
-    throw new Error(`${who}: ${prop} ${showValue(value)} holds a lone UTF-16 surrogate (${codePoint(c)}) at index ${i}, which is no character and cannot be encoded; ${FIX_CHARACTER}.`);
+    throw who.error(`${prop} ${showValue(value)} holds a lone UTF-16 surrogate (${codePoint(c)}) at index ${i}, which is no character and cannot be encoded`, value, FIX_CHARACTER);
   }
 }
 
@@ -132,7 +133,7 @@ export function checkWellFormed(who: string, prop: string, value: string): void 
  * props are checked where they are given, with their own names; this catches a prop that reaches
  * the manifest by a way those checks miss, before anything is attached.
  */
-export function checkManifestData(who: string, what: string, data: unknown, path = ''): void {
+export function checkManifestData(who: Where, what: string, data: unknown, path = ''): void {
   if (typeof data === 'string') {
     checkManifestString(who, `${what}${path}`, data);
   } else if (Array.isArray(data)) {
@@ -147,7 +148,7 @@ export function checkManifestData(who: string, what: string, data: unknown, path
 }
 
 /** `checkManifestString` for a list (command, args, namespaces, ...). */
-export function checkManifestList(who: string, prop: string, list: readonly string[] | undefined): void {
+export function checkManifestList(who: Where, prop: string, list: readonly string[] | undefined): void {
   if (!Array.isArray(list)) return;
   list.forEach((v, i) => checkManifestString(who, `${prop}[${i}]`, v));
 }

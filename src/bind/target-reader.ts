@@ -7,6 +7,7 @@
  */
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
+import { Where } from '../private/errors';
 // The one arrow up, until the resolver moves to src/target/ (issue 35 point 4): settings.ts holds it today.
 // eslint-disable-next-line import/no-restricted-paths
 import { DEFAULT_TARGET_NOTICE, ResolvedTarget, SidecarTargetOptions, resolveTarget } from '../settings';
@@ -26,7 +27,7 @@ export class TargetReader {
   /** The layout once read through `layout()` (a later change of the target is an error). */
   private layoutRead?: { readonly layout: SidecarLayout; readonly version: string; readonly source: string };
 
-  constructor(private readonly scope: IConstruct, private readonly options: SidecarTargetOptions, private readonly who: () => string) {}
+  constructor(private readonly scope: IConstruct, private readonly options: SidecarTargetOptions, private readonly who: () => Where) {}
 
   /** The target as it resolves now (no check of the mode). */
   public resolved(): ResolvedTarget {
@@ -36,7 +37,7 @@ export class TargetReader {
   /** The target, or an error when it cannot run the requested mode. */
   public decide(): ResolvedTarget {
     const t = this.resolved();
-    if (t.decision.error !== undefined) throw new Error(`${this.who()}: ${t.decision.error}`);
+    if (t.decision.error !== undefined) throw this.who().errorFromText(t.decision.error, this.options.mode);
     return t;
   }
 
@@ -59,11 +60,11 @@ export class TargetReader {
     const layout = target.decision.layout!;
     const read = this.layoutRead;
     if (read && read.layout !== layout) {
-      throw new Error(
-        `${this.who()}: \`layout\` was read as ${read.layout} (Kubernetes ${read.version}, from ${read.source}), but at synthesis ` +
+      throw this.who().error(
+        `\`layout\` was read as ${read.layout} (Kubernetes ${read.version}, from ${read.source}), but at synthesis ` +
         `the target is Kubernetes ${formatVersion(target.version)} from ${SOURCE_TEXT[target.source]}, which makes it ${layout}: code ` +
-        'that branched on `layout` would be wrong. Set the target (Sidecars.configure, kubernetesVersion or the environment) ' +
-        'before reading `layout`, or branch at synthesis instead.',
+        'that branched on `layout` would be wrong',
+        layout, 'Set the target (Sidecars.configure, kubernetesVersion or the environment) before reading `layout`, or branch at synthesis instead', '. ',
       );
     }
     return target;
@@ -74,11 +75,11 @@ export class TargetReader {
  * A construct and its workload must be in one cdk8s App: the binding wraps the workload's
  * `toJson()`, and another App never validates this construct, so nothing would be emitted.
  */
-export function checkSameApp(who: string, self: IConstruct, workload: ApiObject): void {
+export function checkSameApp(who: Where, self: IConstruct, workload: ApiObject): void {
   if (self.node.root !== workload.node.root) {
-    throw new Error(
-      `${who}: workload '${workload.node.path}' belongs to another cdk8s App than this construct, so this sidecar would never ` +
-      "be synthesized. Create the construct in the workload's App (e.g. in the workload's chart).",
+    throw who.error(
+      `workload '${workload.node.path}' belongs to another cdk8s App than this construct, so this sidecar would never be synthesized`,
+      workload, "Create the construct in the workload's App (e.g. in the workload's chart)", '. ',
     );
   }
 }

@@ -8,6 +8,7 @@
 import { Duration, Size } from 'cdk8s';
 import { FluentBitMultilineParser, LogAgent } from '../log-agent';
 import { LogOutput } from '../log-output';
+import { Where } from '../private/errors';
 import { checkVersion } from '../settings';
 import { SidecarMode } from '../target/capabilities';
 import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from '../target/resolver';
@@ -364,7 +365,7 @@ export function readRenderConfig(doc: unknown): RenderConfig {
     // Checked here, once, so that the error names the key (the constructs would name their own paths).
     const key = found.source === 'prop' ? 'kubernetesVersion' : `(environment variable ${KUBERNETES_VERSION_ENV})`;
     try {
-      checkVersion(key, found.raw);
+      checkVersion(new Where(key), found.raw);
     } catch (e) {
       throw new ConfigError(key, (e as Error).message.replace(`${key}: `, ''));
     }

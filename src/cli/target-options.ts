@@ -2,6 +2,7 @@
  * The target of `check` and `timeline`: `--kubernetes-version` (or the environment variable the
  * constructs read) and `--gate`, checked as the constructs check them.
  */
+import { Where } from '../private/errors';
 import { checkVersion } from '../settings';
 import { UsageError } from './io';
 import { KubeVersion } from '../target/capabilities';
@@ -26,7 +27,7 @@ export function resolveCliTarget(flagVersion: string | undefined, flagGate: bool
   const who = found.source === 'prop' ? '--kubernetes-version' : `environment variable ${KUBERNETES_VERSION_ENV}`;
   let version: KubeVersion;
   try {
-    version = checkVersion(who, raw);
+    version = checkVersion(new Where(who), raw);
   } catch (e) {
     throw new UsageError((e as Error).message);
   }

@@ -8,6 +8,7 @@
  */
 import { SET_RULES } from './manifests-check';
 import { POD_SPEC_RULES, POD_SPEC_SHAPE_RULE } from './rules';
+import { internalError } from '../private/errors';
 
 export interface CheckRule {
   /** `CS001`: stable, never reused. */
@@ -33,7 +34,7 @@ export const CLI_CHECKS = {
 
 const ruleName = (fragment: string) => {
   const found = POD_SPEC_RULES.filter(r => r.name.startsWith(fragment));
-  if (found.length !== 1) throw new Error(`check-rules.ts: ${found.length} POD_SPEC_RULES start with '${fragment}'`);
+  if (found.length !== 1) throw internalError(`check-rules.ts: ${found.length} POD_SPEC_RULES start with '${fragment}'`);
   return found[0].name;
 };
 
@@ -75,7 +76,7 @@ export const CHECK_IGNORE_ANNOTATION = 'sidecars.cdk8s.io/check-ignore';
 /** The rule of a check's name. */
 export function ruleOfCheck(check: string): CheckRule {
   const rule = CHECK_RULES.find(r => r.checks.includes(check));
-  if (!rule) throw new Error(`no rule id for the check '${check}' (add it to CHECK_RULES in src/engine/check-rules.ts)`);
+  if (!rule) throw internalError(`no rule id for the check '${check}' (add it to CHECK_RULES in src/engine/check-rules.ts)`);
   return rule;
 }
 

@@ -63,6 +63,7 @@ import { EngineTarget } from './spec';
 import { COMPLETING_KINDS, podSpecIn } from '../facts/kinds';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from '../facts/pod-defaults';
 import { parseQuantity } from '../facts/quantity';
+import { SidecarError } from '../private/errors';
 import { Json } from '../private/json';
 import { capabilities } from '../target/capabilities';
 
@@ -391,7 +392,10 @@ function shifted(step: StopStep, by: number): StopStep {
 
 export function computeTimeline(manifest: Json, input: TimelineInput): Timeline {
   const spec = podSpecIn(manifest);
-  if (!spec) throw new Error(`kind ${manifest?.kind} has no pod template; the timeline reads ${TIMELINE_KINDS.join(', ')}`);
+  if (!spec) {
+    // unplaced: the caller (SidecarTimeline, the CLI) names the object
+    throw new SidecarError({ problem: `kind ${manifest?.kind} has no pod template`, value: manifest?.kind, fix: `the timeline reads ${TIMELINE_KINDS.join(', ')}` });
+  }
   const ordered = capabilities(input.target.minor, input.target.gate).orderedTermination;
   const assumptions: string[] = [];
   const legacy = new Set(input.legacySidecars);

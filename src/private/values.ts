@@ -20,6 +20,7 @@
  * the reader kubectl converts a manifest with); test/values.test.ts checks each one against it.
  * @internal
  */
+import { SidecarError, internalError } from './errors';
 /** A value as a message shows it: JSON-style, every character outside printable ASCII as \uXXXX. */
 export function showValue(v: string): string {
   let out = '"';
@@ -118,7 +119,7 @@ export function yamlQuoted(s: string): string {
       i++;
     } else if (c >= 0xd800 && c <= 0xdfff) {
       // No YAML reader takes a lone surrogate; the props checks refuse it first.
-      throw new Error(`a lone UTF-16 surrogate (${codePoint(c)}) in ${showValue(s)} cannot be written to an agent's YAML config`);
+      throw new SidecarError({ problem: `a lone UTF-16 surrogate (${codePoint(c)}) in ${showValue(s)} cannot be written to an agent's YAML config`, value: s, fix: 'give a value without it' });
     } else {out += `\\u${c.toString(16).padStart(4, '0')}`;}
   }
   return out + '"';
@@ -140,7 +141,7 @@ function scalar(v: YamlValue): string {
   if (v === null || v === undefined) return 'null';
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   if (typeof v === 'number') {
-    if (!Number.isFinite(v)) throw new Error(`agentYaml: ${v} is not a finite number`);
+    if (!Number.isFinite(v)) throw internalError(`agentYaml: ${v} is not a finite number`); // the renderers write only checked numbers
     return String(v);
   }
   return yamlQuoted(v as string);

@@ -2,6 +2,7 @@
  * Fluent Bit classic-mode config rendering. Pure: options in, file text out.
  * @see https://docs.fluentbit.io/manual/administration/configuring-fluent-bit/classic-mode
  */
+import { SidecarError } from '../../private/errors';
 import { fluentBitValueProblem, showValue } from '../../private/values';
 import { LogOutputConfig, indexDateLength } from '../log-output-config';
 import { ShutdownModel, shutdownModel } from '../shutdown-model';
@@ -42,7 +43,9 @@ const env = (name: string) => `\${${name}}`;
  */
 function given(what: string, v: string): string {
   const why = fluentBitValueProblem(v);
-  if (why !== undefined) throw new Error(`Fluent Bit's classic config (in a ConfigMap) cannot hold the ${what} ${showValue(v)}: it ${why}; give a value without them`);
+  if (why !== undefined) {
+    throw new SidecarError({ problem: `Fluent Bit's classic config (in a ConfigMap) cannot hold the ${what} ${showValue(v)}: it ${why}`, value: v, fix: 'give a value without them' });
+  }
   return v;
 }
 
@@ -92,12 +95,15 @@ function outputSection(o: LogOutputConfig, vars: Record<string, string>): Sectio
       // a dated index: '<index>-' and the date, written into the same buffers (es.c / opensearch.c logstash_index, header)
       const length = o.index.length + (o.indexDateFormat !== undefined ? 1 + indexDateLength(o.indexDateFormat) : 0);
       if (length > max) {
-        throw new Error(`Fluent Bit's ${o.type === 'elasticsearch' ? 'es' : 'opensearch'} output cannot write the index ${JSON.stringify(o.index)} ` +
+        throw new SidecarError({
+          value: o.index,
+          problem: `Fluent Bit's ${o.type === 'elasticsearch' ? 'es' : 'opensearch'} output cannot write the index ${JSON.stringify(o.index)} ` +
           `${o.indexDateFormat !== undefined ? `with its date ${JSON.stringify(o.indexDateFormat)} ` : ''}` +
           `(${length} characters): past ${max} it corrupts or cuts the name (${o.type === 'elasticsearch'
             ? 'the bulk header loses its newline to a NUL: plugins/out_es/es.c ES_BULK_HEADER and src/flb_sds.c flb_sds_snprintf'
-            : 'strftime into a 256-byte buffer: plugins/out_opensearch/opensearch.c'}, v5.1.1), and the backend still answers 200; ` +
-          `give an index of at most ${max} characters`);
+            : 'strftime into a 256-byte buffer: plugins/out_opensearch/opensearch.c'}, v5.1.1), and the backend still answers 200`,
+          fix: `give an index of at most ${max} characters`,
+        });
       }
       return [
         ['Name', o.type === 'elasticsearch' ? 'es' : 'opensearch'], ['Match', '*'], ['Host', given('host', o.host)], ['Port', o.port],

@@ -21,6 +21,7 @@
  * - fluent-plugin-elasticsearch / fluent-plugin-opensearch `host`, `port`, `scheme`,
  *   `ssl_verify`, `user`, `password`, `index_name`, `suppress_type_name`
  */
+import { SidecarError } from '../../private/errors';
 import { asciiJson, fluentdValueProblem, showValue } from '../../private/values';
 import { LogOutputConfig } from '../log-output-config';
 import { ShutdownModel, shutdownModel } from '../shutdown-model';
@@ -86,7 +87,7 @@ const SAFE = /^[A-Za-z0-9_.\/:*@+=,-]+$/;
  */
 export function fluentLiteral(s: string): string {
   const why = fluentdValueProblem(s);
-  if (why !== undefined) throw new Error(`Fluentd's config (in a ConfigMap) cannot hold ${showValue(s)}: it ${why}; give a value without it`);
+  if (why !== undefined) throw new SidecarError({ problem: `Fluentd's config (in a ConfigMap) cannot hold ${showValue(s)}: it ${why}`, value: s, fix: 'give a value without it' });
   return SAFE.test(s) ? s : `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 

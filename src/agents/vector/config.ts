@@ -26,6 +26,7 @@
  *
  * Vector has no Fluent forward sink: `LogOutput.forward()` is refused by the agent.
  */
+import { SidecarError } from '../../private/errors';
 import { Json } from '../../private/json';
 import { agentYaml } from '../../private/values';
 import { LogOutputConfig } from '../log-output-config';
@@ -108,8 +109,8 @@ const env = (name: string) => `\${${name}}`;
  */
 const lit = (s: string) => s.replace(/\$/g, '$$$$');
 
-/** An output Vector cannot ship to, with what to use instead. */
-export class VectorUnsupportedOutputError extends Error {}
+/** An output Vector cannot ship to, with what to use instead (placed by the construct: src/private/errors.ts). */
+export class VectorUnsupportedOutputError extends SidecarError {}
 
 function tls(on: boolean): Json {
   return on ? { tls: { verify_certificate: true, verify_hostname: true } } : {};
@@ -130,20 +131,22 @@ function sink(o: LogOutputConfig, vars: Record<string, string>): Json {
     case 'stdout':
       return { type: 'console', inputs, target: 'stdout', ...json };
     case 'forward':
-      throw new VectorUnsupportedOutputError(
-        'Vector has no Fluent forward sink, so LogAgent.vector() cannot use LogOutput.forward(); ' +
-        'ship with LogOutput.http(), loki(), elasticsearch(), opensearch() or stdout(), ' +
-        'or keep the forward output with LogAgent.fluentBit() or LogAgent.fluentd()',
-      );
+      throw new VectorUnsupportedOutputError({
+        value: o.type,
+        problem: 'Vector has no Fluent forward sink, so LogAgent.vector() cannot use LogOutput.forward()',
+        fix: 'ship with LogOutput.http(), loki(), elasticsearch(), opensearch() or stdout(), ' +
+          'or keep the forward output with LogAgent.fluentBit() or LogAgent.fluentd()',
+      });
     case 'http': {
       // `uri` is a template (vector src/sinks/http/config.rs `uri: Template`, 0.54 and 0.57): `%` starts
       // a strftime item (src/template.rs), so a percent-encoded path would not be sent as given.
       if (o.uri.includes('%')) {
-        throw new VectorUnsupportedOutputError(
-          `Vector reads the http output's uri ${JSON.stringify(o.uri)} as a template, where '%' starts a strftime time format ` +
-          '(vector src/template.rs, v0.54.0 and v0.57.0), so a percent-encoded path is not sent as given; use a uri without \'%\', ' +
-          'or LogAgent.fluentBit() or LogAgent.fluentd()',
-        );
+        throw new VectorUnsupportedOutputError({
+          value: o.uri,
+          problem: `Vector reads the http output's uri ${JSON.stringify(o.uri)} as a template, where '%' starts a strftime time format ` +
+            '(vector src/template.rs, v0.54.0 and v0.57.0), so a percent-encoded path is not sent as given',
+          fix: "use a uri without '%', or LogAgent.fluentBit() or LogAgent.fluentd()",
+        });
       }
       const headers: Record<string, string> = {};
       for (const h of Object.keys(o.headers)) headers[lit(h)] = env(vars[`header_${h}`]);

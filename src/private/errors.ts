@@ -1,0 +1,121 @@
+/**
+ * The library's one error for bad input, and the one place its message is built. Every check of a
+ * prop, an option or a file's value throws a `SidecarError` that names where the value was given
+ * (`WithEnvoy 'app/web/envoy'`, `LogAgent.fluentBit()`), holds the value itself, says what is
+ * wrong with it (the problem, which shows the value) and what to do (the fix):
+ *
+ *     <where>: <problem><sep><fix>.
+ *
+ * An error raised below the constructs (an agent's config renderer, which knows the value but not
+ * the construct) has no `where` yet and no final '.': the construct that called the renderer
+ * places it with `Where.place(e)`.
+ *
+ * Kept internal (not in API.md): jsii cannot hand a class extending Error to the other languages,
+ * as aws-cdk-lib keeps its ValidationError internal. Errors that are not about input (a broken
+ * invariant of the library itself) stay plain `Error`s, each listed in test/typed-errors.test.ts.
+ * @internal
+ */
+export class SidecarError extends Error {
+  /**
+   * What joins the problem to the fix: '; ' (the default), ', ' before an example ('e.g. ...'),
+   * '. ' before a new sentence, ': ' before a consequence, ' ' where the fix ends the sentence
+   * ('must be made with' + 'SidecarCheck.http()').
+   */
+  public static readonly SEPARATORS = ['; ', ', ', '. ', ': ', ' '] as const;
+
+  /** Where the value was given: a construct (`WithEnvoy 'app/web/envoy'`), a factory, a file; '' until placed. */
+  public readonly where: string;
+  /** The bad value as it was given (not a copy: the message shows it). */
+  public readonly value: unknown;
+  /** What is wrong, naming the prop and showing the value (`appPort 80 is below 1024, ...`). */
+  public readonly problem: string;
+  /** What to do (`use a port from 1024 up`). */
+  public readonly fix: string;
+  /** What joins problem and fix in the message. */
+  public readonly sep: SidecarErrorSeparator;
+
+  public constructor(details: SidecarErrorDetails) {
+    super(sidecarErrorMessage(details));
+    this.where = details.where ?? '';
+    this.value = details.value;
+    this.problem = details.problem;
+    this.fix = details.fix;
+    this.sep = details.sep ?? '; ';
+  }
+}
+SidecarError.prototype.name = 'SidecarError';
+
+/** How `SidecarError` joins the problem to the fix. */
+export type SidecarErrorSeparator = typeof SidecarError.SEPARATORS[number];
+
+/** The fields of a `SidecarError`. */
+export interface SidecarErrorDetails {
+  /** Where the value was given; left out by a layer that does not know (the caller places it). */
+  readonly where?: string;
+  /** The bad value itself (`undefined` for a value that is missing). */
+  readonly value: unknown;
+  /** What is wrong, naming the prop and showing the value. */
+  readonly problem: string;
+  /** What to do about it. */
+  readonly fix: string;
+  /** What joins problem and fix; '; ' when left out. */
+  readonly sep?: SidecarErrorSeparator;
+}
+
+/** The message of a `SidecarError`: the only place one is written. */
+function sidecarErrorMessage(d: SidecarErrorDetails): string {
+  const body = d.fix === '' ? d.problem : `${d.problem}${d.sep ?? '; '}${d.fix}`;
+  return d.where ? `${d.where}: ${body}.` : body;
+}
+
+/**
+ * Where a value was given, as messages name it: a construct (`WithEnvoy 'app/web/envoy'`), a
+ * factory (`LogAgent.fluentBit()`), a config file. Passed to every check instead of a string, so
+ * a check can only throw a `SidecarError` placed here.
+ * @internal
+ */
+export class Where {
+  public constructor(public readonly text: string) {}
+
+  /** The error for `value`, given here: `problem` shows it, `fix` says what to do. */
+  public error(problem: string, value: unknown, fix: string, sep?: SidecarErrorSeparator): SidecarError {
+    return new SidecarError({ where: this.text, value, problem, fix, sep });
+  }
+
+  /**
+   * The error for a message written as one text by a layer that states problem and fix together
+   * (the target's layout decision and environment reader): split before its last sentence
+   * ('. Set it ...'), else before its last '; ', its final '.' dropped (the message adds it).
+   */
+  public errorFromText(text: string, value: unknown): SidecarError {
+    const body = text.endsWith('.') ? text.slice(0, -1) : text;
+    const sentences = [...body.matchAll(/(?<!\be\.g)\. (?=[A-Z`])/g)]; // not the '. ' of 'e.g. K=1.29'
+    const at = sentences.length > 0 ? sentences[sentences.length - 1].index! : body.lastIndexOf('; ');
+    if (at < 0) return this.error(body, value, '');
+    return this.error(body.slice(0, at), value, body.slice(at + 2), sentences.length > 0 ? '. ' : '; ');
+  }
+
+  /**
+   * An error raised below the constructs, placed here: an unplaced `SidecarError` gets this
+   * `where` (and its final '.'); anything else is returned as it is.
+   */
+  public place(e: unknown): unknown {
+    if (e instanceof SidecarError && e.where === '') {
+      return new SidecarError({ where: this.text, value: e.value, problem: e.problem, fix: e.fix, sep: e.sep });
+    }
+    return e;
+  }
+
+  /** The text, for warnings and notes that name the place. */
+  public toString(): string {
+    return this.text;
+  }
+}
+
+/**
+ * A broken invariant of the library itself (a bug, not bad input): a plain Error, made here so
+ * that the guard (test/typed-errors.test.ts) can tell it from an input check left untyped.
+ */
+export function internalError(message: string): Error {
+  return new Error(message);
+}
