@@ -1,0 +1,168 @@
+/**
+ * One typed error for bad input (issue 35 point 4): every check throws a `SidecarError` (src/private/errors.ts)
+ * that names where the value was given, the value and the fix, and whose message is built in one
+ * place. The guard below fails `npm test` when a plain `new Error(` appears in src/ outside the
+ * short list of places that are allowed one (each with why), or when a check takes its place as
+ * a `who: string` again.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { App, Chart, Duration, Testing } from 'cdk8s';
+import { LogAgent } from '../src/log-agent';
+import { LogOutput } from '../src/log-output';
+import { SidecarError, Where } from '../src/private/errors';
+import { Sidecars } from '../src/settings';
+import { SidecarTimeline } from '../src/timeline';
+import { WithEnvoy } from '../src/with-envoy';
+import { WithLogAgent } from '../src/with-log-agent';
+import { WithSidecar } from '../src/with-sidecar';
+import { rawDeployment } from './util/fixtures';
+
+const SRC = path.join(__dirname, '..', 'src');
+
+function sources(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap(e => {
+    const p = path.join(dir, e.name);
+    return e.isDirectory() ? sources(p) : e.name.endsWith('.ts') ? [p] : [];
+  });
+}
+
+/** How often `pattern` occurs in each file of src/ (relative path), files without it left out. */
+function occurrences(pattern: RegExp): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const file of sources(SRC)) {
+    const n = (fs.readFileSync(file, 'utf8').match(pattern) ?? []).length;
+    if (n > 0) out[path.relative(SRC, file).split(path.sep).join('/')] = n;
+  }
+  return out;
+}
+
+/**
+ * The plain `new Error(` that src/ may hold, each with why. Anything about a user's input throws a
+ * `SidecarError` (`where.error(problem, value, fix)`); a broken invariant of the library itself
+ * throws `internalError(...)`.
+ */
+const ALLOWED_PLAIN_ERRORS: Record<string, { count: number; why: string }> = {
+  'private/errors.ts': { count: 1, why: 'internalError() itself' },
+  'bind/binding.ts': {
+    count: 2,
+    why: "the engine's errors of a synthesis, already messages (strings of the engine) joined under 'cdk8s-sidecars:'; " +
+      "a failing JSON patch of the user's own workload, with cdk8s' error (left for the binding.ts rework of issue 35 point 3)",
+  },
+  'timeline.ts': { count: 1, why: "the engine's errors of the workload's render, as binding.ts" },
+};
+
+test('no plain `new Error(` in src/ outside the listed places (a check throws a SidecarError)', () => {
+  const found = occurrences(/\bnew Error\(/g);
+  const allowed = Object.fromEntries(Object.entries(ALLOWED_PLAIN_ERRORS).map(([f, a]) => [f, a.count]));
+  expect(found).toEqual(allowed);
+});
+
+test('the marked internal errors are few (a bug of the library or of a SidecarBase subclass, not bad input)', () => {
+  const found = occurrences(/\binternalError\(`/g);
+  expect(found).toEqual({
+    'engine/check-rules.ts': 2, // the rule tables do not match each other
+    'private/values.ts': 1, // a number the renderers did not check
+    'sidecar.ts': 5, // SidecarBase's contract broken by a subclass: _attach twice, a volume without source, ...
+  });
+});
+
+test('no check takes its place as a string: `who` is a Where', () => {
+  // parseRuleList's `who` names a CLI flag or a plugin property for UnknownRuleError (src/engine/, a typed error of its own)
+  expect(occurrences(/\bwho\??: string\b/g)).toEqual({ 'engine/check-rules.ts': 1 });
+});
+
+describe('SidecarError', () => {
+  test('the message is built from where, problem, separator and fix, in one place', () => {
+    const e = new Where("WithEnvoy 'app/web/envoy'").error('appPort 80 is below 1024', 80, 'use a port from 1024 up');
+    expect(e).toBeInstanceOf(SidecarError);
+    expect(e).toBeInstanceOf(Error);
+    expect(e.message).toBe("WithEnvoy 'app/web/envoy': appPort 80 is below 1024; use a port from 1024 up.");
+    expect([e.where, e.value, e.problem, e.fix, e.sep]).toEqual(["WithEnvoy 'app/web/envoy'", 80, 'appPort 80 is below 1024', 'use a port from 1024 up', '; ']);
+    expect(e.name).toBe('SidecarError');
+    expect(new Where('x').error('p', 1, 'e.g. 2', ', ').message).toBe('x: p, e.g. 2.');
+  });
+
+  test('an error of a lower layer has no where until the construct places it', () => {
+    const low = new SidecarError({ problem: "Fluentd's config cannot hold \"a\\u0000\"", value: 'a\u0000', fix: 'give a value without it' });
+    expect(low.message).toBe("Fluentd's config cannot hold \"a\\u0000\"; give a value without it");
+    const placed = new Where("WithLogAgent 'c/logs'").place(low) as SidecarError;
+    expect(placed.message).toBe("WithLogAgent 'c/logs': Fluentd's config cannot hold \"a\\u0000\"; give a value without it.");
+    expect([placed.where, placed.value, placed.fix]).toEqual(["WithLogAgent 'c/logs'", 'a\u0000', 'give a value without it']);
+    const other = new TypeError('x');
+    expect(new Where('w').place(other)).toBe(other);
+  });
+
+  test('a text that states problem and fix together (the target layer) splits before its last sentence', () => {
+    const e = new Where('w').errorFromText('environment variable K is set but empty. Set it (e.g. K=1.29) or unset it to use the default.', '');
+    expect(e.message).toBe('w: environment variable K is set but empty. Set it (e.g. K=1.29) or unset it to use the default.');
+    expect(e.problem).toBe('environment variable K is set but empty');
+    expect(e.fix).toBe('Set it (e.g. K=1.29) or unset it to use the default');
+  });
+});
+
+/** The error `f` throws (fails when it throws none). */
+function thrown(f: () => unknown): unknown {
+  try {
+    f();
+  } catch (e) {
+    return e;
+  }
+  throw new Error('nothing was thrown');
+}
+
+describe('a bad prop, option or file value throws a SidecarError with where, value and fix filled', () => {
+  const app = () => new Chart(new App({ outdir: '/nonexistent-never-written' }), 'test');
+  const cases: Array<[string, () => unknown, { where: string; value: unknown; fix: RegExp }]> = [
+    ['a construct prop (bind/checks.ts)', () => {
+      const chart = app();
+      new WithEnvoy(chart, 'envoy', { workload: rawDeployment(chart, 'web', {}), appPort: 70000, kubernetesVersion: '1.29' });
+    }, { where: "WithEnvoy 'test/envoy'", value: 70000, fix: /^use an integer from 1 to 65535/ }],
+    ['a construct prop (the construct itself)', () => {
+      const chart = app();
+      new WithSidecar(chart, 's', {
+        workload: rawDeployment(chart, 'web', {}),
+        image: 'ghcr.io/example/s:1.0.0',
+        containerName: 'helper',
+        kubernetesVersion: '1.29',
+        ports: [{ number: 8080 }],
+        localPorts: [8080],
+      });
+    }, { where: "WithSidecar 'test/s'", value: 8080, fix: /^list it once$/ }],
+    ['a factory option', () => LogAgent.fluentBit({ flushInterval: Duration.seconds(0) }),
+      { where: 'LogAgent.fluentBit()', value: Duration.seconds(0), fix: /Duration\.seconds\(1\)/ }],
+    ['a log output', () => LogOutput.http({ host: 'logs.example.com', uri: 'no-slash' }),
+      { where: 'LogOutput.http()', value: 'no-slash', fix: /^e\.g\. '\/ingest/ }],
+    ['the target', () => Sidecars.configure(app(), { kubernetesVersion: '1.29-eks' }),
+      { where: "Sidecars.configure('test')", value: '1.29-eks', fix: /^drop it/ }],
+    ['a manifest read by the timeline', () => SidecarTimeline.ofManifest({ kind: 'Service' }),
+      { where: 'SidecarTimeline.ofManifest', value: { kind: 'Service' }, fix: /^Pass one Kubernetes object/ }],
+  ];
+  test.each(cases)('%s', (_name, f, want) => {
+    const e = thrown(f);
+    expect(e).toBeInstanceOf(SidecarError);
+    const s = e as SidecarError;
+    expect(s.where).toBe(want.where);
+    expect(s.value).toEqual(want.value);
+    expect(s.fix).toMatch(want.fix);
+    expect(s.message.startsWith(`${s.where}: ${s.problem}`)).toBe(true);
+    expect(s.message.endsWith(`${s.fix}.`)).toBe(true);
+  });
+
+  test('an agent config renderer\'s refusal is placed at the construct (no message without the path)', () => {
+    const chart = app();
+    const workload = rawDeployment(chart, 'web', {});
+    const e = thrown(() => {
+      new WithLogAgent(chart, 'logs', {
+        workload,
+        kubernetesVersion: '1.29',
+        agent: LogAgent.vector(),
+        output: LogOutput.forward({ host: 'logs.example.com' }),
+      });
+      Testing.synth(chart);
+    }) as SidecarError;
+    expect(e).toBeInstanceOf(SidecarError);
+    expect(e.where).toBe("WithLogAgent 'test/logs'");
+    expect(e.message).toMatch(/^WithLogAgent 'test\/logs': Vector has no Fluent forward sink, .*; ship with LogOutput\.http\(\)/);
+  });
+});
