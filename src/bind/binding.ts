@@ -368,11 +368,12 @@ export class WorkloadBinding {
         ? `: patch ${failed.index + 1} of ${failed.count} (addJsonPatch order), ${JSON.stringify(failed.op)}, at path '${failed.op?.path}' ` +
           `(${failed.message})`
         : ` (${(e as Error).message})`;
-      throw new Error(
-        `'${this.obj.node.path}': a JSON patch of the workload failed${which}. The workload's patches are applied ` +
-        'to its own manifest BEFORE the sidecars are added (docs/validation.md), so a patch cannot change a sidecar\'s container, ' +
-        'volume or hook; set those through the sidecar construct\'s props, or fix the patch\'s path to one the workload itself has ' +
-        '(see the workload without the sidecars: its `toJson()` before the patches).',
+      throw new Where(`'${this.obj.node.path}'`).error(
+        `a JSON patch of the workload failed${which}. The workload's patches are applied ` +
+        "to its own manifest BEFORE the sidecars are added (docs/validation.md), so a patch cannot change a sidecar's container, volume or hook",
+        failed?.op,
+        "set those through the sidecar construct's props, or fix the patch's path to one the workload itself has " +
+        '(see the workload without the sidecars: its `toJson()` before the patches)',
       );
     }
   }
