@@ -1,6 +1,6 @@
 import { IConstruct } from 'constructs';
 import { checkBoolean, checkImage, checkString, describeValue, isPropsObject } from './bind/checks';
-import { Where } from './private/errors';
+import { SidecarError, Where } from './private/errors';
 import {
   DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarLayout, SidecarMode,
   formatFullVersion, parseKubernetesVersion, resolveLayout,
@@ -251,7 +251,7 @@ export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): Re
   }
   // The one reader of the sources (src/target/resolver.ts); the default when none sets the version.
   const reading = {
-    fail: (problem: string) => new Where(self.node.path).errorFromText(problem, undefined),
+    fail: (e: SidecarError) => e.placedAt(self.node.path),
     versionFallback: 'Sidecars.configure() or the default 1.27',
     gateFallback: 'Sidecars.configure() or the default false',
   };

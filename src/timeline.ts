@@ -6,7 +6,7 @@ import { TOOLS, appShutdownOf, userSidecarStopOf } from './engine/shutdown';
 import { StopStep, TIMELINE_KINDS, Timeline, computeTimeline } from './engine/timeline';
 import { STOP_TIMES_ANNOTATION } from './facts/annotations';
 import { SUPPORTED_KINDS, podTemplateOf } from './facts/kinds';
-import { Where } from './private/errors';
+import { SidecarError, Where } from './private/errors';
 import { Json } from './private/json';
 import { SidecarTargetOptions, checkVersion } from './settings';
 import { DEFAULT_KUBERNETES_VERSION, capabilities } from './target/capabilities';
@@ -185,7 +185,7 @@ export class SidecarTimeline {
         `Pass one Kubernetes object of kind ${TIMELINE_KINDS.join(', ')} (a List: one item at a time)`, '. ');
     }
     // The one reader of the sources (src/target/resolver.ts): the option, then the environment, then the default.
-    const reading = { fail: (problem: string) => new Where(WHO).errorFromText(problem, undefined), versionFallback: 'the default 1.27', gateFallback: 'the default false' };
+    const reading = { fail: (e: SidecarError) => e.placedAt(WHO), versionFallback: 'the default 1.27', gateFallback: 'the default false' };
     const given = { version: options.kubernetesVersion, gate: options.sidecarContainersGate };
     const found = targetVersion(given, reading);
     const raw = found?.raw ?? DEFAULT_KUBERNETES_VERSION;

@@ -2,7 +2,7 @@ import * as fs from 'fs';
 import { parseYamlLocated } from './bind/yaml-files';
 import { CheckTarget, checkDocuments } from './engine/check-objects';
 import { CHECK_IGNORE_ANNOTATION, RULES_DOC_URL, parseRuleList } from './engine/check-rules';
-import { Where } from './private/errors';
+import { SidecarError, Where } from './private/errors';
 import { checkVersion } from './settings';
 import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from './target/resolver';
 
@@ -133,7 +133,7 @@ export class SidecarValidationPlugin {
       throw who.error(`ignore is ${JSON.stringify(ignore)}`, ignore, 'give a list of rule ids, e.g. ["CS022"]');
     }
     // The one reader of the sources (src/target/resolver.ts): the plugin's properties, then the environment.
-    const reading = { fail: (problem: string) => who.errorFromText(problem, undefined), versionFallback: 'the kubernetesVersion property', gateFallback: 'the default false' };
+    const reading = { fail: (e: SidecarError) => e.placedAt(where), versionFallback: 'the kubernetesVersion property', gateFallback: 'the default false' };
     const given = { version, gate: props.sidecarContainersGate };
     const found = targetVersion(given, reading);
     if (found === undefined) {

@@ -31,8 +31,8 @@ describe('resolveLayout: the version matrix (SIDECARS.md §2)', () => {
     expect(resolveLayout(v(29), SidecarMode.NATIVE, false)).toEqual({ layout: SidecarLayout.NATIVE });
   });
   test('NATIVE where the cluster would drop or reject it is an error that says what happens and what to do', () => {
-    expect(resolveLayout(v(27), SidecarMode.NATIVE, false).error).toMatch(/^mode NATIVE on Kubernetes 1\.27: .*the API server drops it .*pod hangs in Init\. Target 1\.29 or later, or use SidecarMode\.AUTO/);
-    expect(resolveLayout(v(28), SidecarMode.NATIVE, false).error).toMatch(/^mode NATIVE on Kubernetes 1\.28 without the SidecarContainers feature gate: .*silently drops .*Set `sidecarContainersGate: true`/);
+    expect(resolveLayout(v(27), SidecarMode.NATIVE, false).error?.message).toMatch(/^mode NATIVE on Kubernetes 1\.27: .*the API server drops it .*pod hangs in Init\. Target 1\.29 or later, or use SidecarMode\.AUTO/);
+    expect(resolveLayout(v(28), SidecarMode.NATIVE, false).error?.message).toMatch(/^mode NATIVE on Kubernetes 1\.28 without the SidecarContainers feature gate: .*silently drops .*Set `sidecarContainersGate: true`/);
   });
 });
 

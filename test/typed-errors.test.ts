@@ -12,6 +12,8 @@ import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
 import { SidecarError, Where } from '../src/private/errors';
 import { Sidecars } from '../src/settings';
+import { SidecarMode, resolveLayout } from '../src/target/capabilities';
+import { targetVersion } from '../src/target/resolver';
 import { SidecarTimeline } from '../src/timeline';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
@@ -93,11 +95,21 @@ describe('SidecarError', () => {
     expect(new Where('w').place(other)).toBe(other);
   });
 
-  test('a text that states problem and fix together (the target layer) splits before its last sentence', () => {
-    const e = new Where('w').errorFromText('environment variable K is set but empty. Set it (e.g. K=1.29) or unset it to use the default.', '');
-    expect(e.message).toBe('w: environment variable K is set but empty. Set it (e.g. K=1.29) or unset it to use the default.');
-    expect(e.problem).toBe('environment variable K is set but empty');
-    expect(e.fix).toBe('Set it (e.g. K=1.29) or unset it to use the default');
+  test('the target layer\'s errors are typed too: placed by the construct, or worded by the CLI', () => {
+    const env = { CDK8S_SIDECARS_KUBERNETES_VERSION: ' ' };
+    let e: unknown;
+    try {
+      targetVersion({}, { fail: x => x.placedAt('w'), versionFallback: 'the default 1.27', gateFallback: 'the default false', env });
+    } catch (x) {
+      e = x;
+    }
+    const s = e as SidecarError;
+    expect(s).toBeInstanceOf(SidecarError);
+    expect(s.message).toBe('w: environment variable CDK8S_SIDECARS_KUBERNETES_VERSION is set but empty. Set it (e.g. CDK8S_SIDECARS_KUBERNETES_VERSION=1.29) or unset it to use the default 1.27.');
+    expect([s.problem, s.value, s.sep]).toEqual(['environment variable CDK8S_SIDECARS_KUBERNETES_VERSION is set but empty', ' ', '. ']);
+    expect(s.text).toBe(s.message.slice('w: '.length));
+    const mode = resolveLayout({ major: 1, minor: 27 } as any, SidecarMode.NATIVE, false).error!;
+    expect([mode.where, mode.value, mode.fix]).toEqual(['', SidecarMode.NATIVE, 'Target 1.29 or later, or use SidecarMode.AUTO / SidecarMode.LEGACY']);
   });
 });
 

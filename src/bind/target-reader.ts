@@ -37,7 +37,7 @@ export class TargetReader {
   /** The target, or an error when it cannot run the requested mode. */
   public decide(): ResolvedTarget {
     const t = this.resolved();
-    if (t.decision.error !== undefined) throw this.who().errorFromText(t.decision.error, this.options.mode);
+    if (t.decision.error !== undefined) throw this.who().place(t.decision.error);
     return t;
   }
 

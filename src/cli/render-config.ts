@@ -8,7 +8,7 @@
 import { Duration, Size } from 'cdk8s';
 import { FluentBitMultilineParser, LogAgent } from '../log-agent';
 import { LogOutput } from '../log-output';
-import { Where } from '../private/errors';
+import { SidecarError, Where } from '../private/errors';
 import { checkVersion } from '../settings';
 import { SidecarMode } from '../target/capabilities';
 import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from '../target/resolver';
@@ -357,7 +357,7 @@ export function readRenderConfig(doc: unknown): RenderConfig {
     return { path, select: w.select, logAgent: w.logAgent, envoy: w.envoy, tracer: w.tracer, adopt: w.adopt ?? [], sidecars: w.sidecars ?? [] };
   });
   // The one reader of the sources (src/target/resolver.ts): the config's keys, then the environment.
-  const reading = { fail: (problem: string) => new ConfigError('(environment)', problem), versionFallback: 'the default 1.27', gateFallback: 'the default false' };
+  const reading = { fail: (e: SidecarError) => new ConfigError('(environment)', e.text), versionFallback: 'the default 1.27', gateFallback: 'the default false' };
   const given = { version: c.kubernetesVersion, gate: c.sidecarContainersGate };
   const found = targetVersion(given, reading);
   const version = found?.raw;

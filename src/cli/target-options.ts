@@ -2,7 +2,7 @@
  * The target of `check` and `timeline`: `--kubernetes-version` (or the environment variable the
  * constructs read) and `--gate`, checked as the constructs check them.
  */
-import { Where } from '../private/errors';
+import { SidecarError, Where } from '../private/errors';
 import { checkVersion } from '../settings';
 import { UsageError } from './io';
 import { KubeVersion } from '../target/capabilities';
@@ -17,7 +17,7 @@ export interface CliTarget {
 
 export function resolveCliTarget(flagVersion: string | undefined, flagGate: boolean | undefined): CliTarget {
   // The one reader of the sources (src/target/resolver.ts): the flag, then the environment.
-  const reading = { fail: (problem: string) => new UsageError(problem), versionFallback: '--kubernetes-version', gateFallback: '--gate or the default false' };
+  const reading = { fail: (e: SidecarError) => new UsageError(e.text), versionFallback: '--kubernetes-version', gateFallback: '--gate or the default false' };
   const given = { version: flagVersion, gate: flagGate };
   const found = targetVersion(given, reading);
   if (found === undefined) {

@@ -42,6 +42,16 @@ export class SidecarError extends Error {
     this.fix = details.fix;
     this.sep = details.sep ?? '; ';
   }
+
+  /** The message without its place, as a sentence (`<problem><sep><fix>.`): for a caller that names the place its own way (the CLI). */
+  public get text(): string {
+    return `${sidecarErrorMessage({ ...this, where: undefined })}.`;
+  }
+
+  /** This error placed at `where` (an error without a place: one raised below the constructs). */
+  public placedAt(where: string): SidecarError {
+    return new SidecarError({ where, value: this.value, problem: this.problem, fix: this.fix, sep: this.sep });
+  }
 }
 SidecarError.prototype.name = 'SidecarError';
 
@@ -83,27 +93,11 @@ export class Where {
   }
 
   /**
-   * The error for a message written as one text by a layer that states problem and fix together
-   * (the target's layout decision and environment reader): split before its last sentence
-   * ('. Set it ...'), else before its last '; ', its final '.' dropped (the message adds it).
-   */
-  public errorFromText(text: string, value: unknown): SidecarError {
-    const body = text.endsWith('.') ? text.slice(0, -1) : text;
-    const sentences = [...body.matchAll(/(?<!\be\.g)\. (?=[A-Z`])/g)]; // not the '. ' of 'e.g. K=1.29'
-    const at = sentences.length > 0 ? sentences[sentences.length - 1].index! : body.lastIndexOf('; ');
-    if (at < 0) return this.error(body, value, '');
-    return this.error(body.slice(0, at), value, body.slice(at + 2), sentences.length > 0 ? '. ' : '; ');
-  }
-
-  /**
    * An error raised below the constructs, placed here: an unplaced `SidecarError` gets this
    * `where` (and its final '.'); anything else is returned as it is.
    */
   public place(e: unknown): unknown {
-    if (e instanceof SidecarError && e.where === '') {
-      return new SidecarError({ where: this.text, value: e.value, problem: e.problem, fix: e.fix, sep: e.sep });
-    }
-    return e;
+    return e instanceof SidecarError && e.where === '' ? e.placedAt(this.text) : e;
   }
 
   /** The text, for warnings and notes that name the place. */

@@ -4,6 +4,7 @@
  * Pure functions over a parsed version. This is the ONE place where the native/legacy
  * decision is made (`resolveLayout`). See SIDECARS.md §2 for the version matrix.
  */
+import { SidecarError } from '../private/errors';
 
 /**
  * How a construct chooses the layout of its sidecar.
@@ -194,7 +195,7 @@ export function capabilities(minor: number, gate: boolean): TargetCapabilities {
 /** The outcome of the layout decision. @internal */
 export type LayoutDecision =
   | { readonly layout: SidecarLayout; readonly error?: undefined }
-  | { readonly layout?: undefined; readonly error: string };
+  | { readonly layout?: undefined; readonly error: SidecarError };
 
 /**
  * THE native/legacy decision (SIDECARS.md §2).
@@ -211,22 +212,28 @@ export function resolveLayout(v: KubeVersion, mode: SidecarMode, gate: boolean):
       if (nativeWorks) return { layout: SidecarLayout.NATIVE };
       if (v.minor === 28) {
         return {
-          error:
-            `mode NATIVE on Kubernetes ${formatVersion(v)} without the SidecarContainers feature gate: ` +
-            'the API server silently drops `restartPolicy: Always` from init containers, so the sidecar becomes a ' +
-            'blocking init container (the pod hangs in Init) or is rejected for its probes. ' +
-            'Set `sidecarContainersGate: true` if the gate is on in the API server and every kubelet, ' +
-            'target 1.29 or later, or use SidecarMode.AUTO / SidecarMode.LEGACY.',
+          error: new SidecarError({
+            problem: `mode NATIVE on Kubernetes ${formatVersion(v)} without the SidecarContainers feature gate: ` +
+              'the API server silently drops `restartPolicy: Always` from init containers, so the sidecar becomes a ' +
+              'blocking init container (the pod hangs in Init) or is rejected for its probes',
+            value: mode,
+            fix: 'Set `sidecarContainersGate: true` if the gate is on in the API server and every kubelet, ' +
+              'target 1.29 or later, or use SidecarMode.AUTO / SidecarMode.LEGACY',
+            sep: '. ',
+          }),
         };
       }
       return {
-        error:
-          `mode NATIVE on Kubernetes ${formatVersion(v)}: native sidecars need 1.29 (or 1.28 with the ` +
-          'SidecarContainers feature gate); this release does not know `initContainers[].restartPolicy`, so the ' +
-          'API server drops it (or rejects the object under strict field validation) and the pod hangs in Init. ' +
-          'Target 1.29 or later, or use SidecarMode.AUTO / SidecarMode.LEGACY.',
+        error: new SidecarError({
+          problem: `mode NATIVE on Kubernetes ${formatVersion(v)}: native sidecars need 1.29 (or 1.28 with the ` +
+            'SidecarContainers feature gate); this release does not know `initContainers[].restartPolicy`, so the ' +
+            'API server drops it (or rejects the object under strict field validation) and the pod hangs in Init',
+          value: mode,
+          fix: 'Target 1.29 or later, or use SidecarMode.AUTO / SidecarMode.LEGACY',
+          sep: '. ',
+        }),
       };
     default:
-      return { error: `unknown mode '${mode}'; use SidecarMode.AUTO, SidecarMode.NATIVE or SidecarMode.LEGACY` };
+      return { error: new SidecarError({ problem: `unknown mode '${mode}'`, value: mode, fix: 'use SidecarMode.AUTO, SidecarMode.NATIVE or SidecarMode.LEGACY' }) };
   }
 }

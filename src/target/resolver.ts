@@ -12,6 +12,7 @@
  * emit for the default release, the CLI asks for a version): these functions then return
  * undefined.
  */
+import { SidecarError } from '../private/errors';
 
 /** The environment variable a pipeline sets to synthesize the same app for another cluster. */
 export const KUBERNETES_VERSION_ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
@@ -33,12 +34,12 @@ export interface TargetSources {
 }
 
 /**
- * How a caller reports a problem with the environment (it adds who reads it: a construct's path,
- * `SidecarTimeline.ofManifest`, the CLI's usage error), and what an unset variable falls back to
- * there, for the message.
+ * How a caller reports a problem with the environment (a SidecarError without a place: the caller
+ * places it at a construct's path, `SidecarTimeline.ofManifest`, or the CLI's usage error), and
+ * what an unset variable falls back to there, for the message.
  */
 export interface TargetReading {
-  readonly fail: (problem: string) => Error;
+  readonly fail: (e: SidecarError) => Error;
   /** e.g. 'Sidecars.configure() or the default 1.27' */
   readonly versionFallback: string;
   /** e.g. 'Sidecars.configure() or the default false' */
@@ -52,7 +53,9 @@ function envValue(r: TargetReading, name: string, example: string, fallback: str
   const value = (r.env ?? process.env)[name];
   if (value === undefined) return undefined;
   if (value.trim() === '') {
-    throw r.fail(`environment variable ${name} is set but empty. Set it (e.g. ${name}=${example}) or unset it to use ${fallback}.`);
+    throw r.fail(new SidecarError({
+      problem: `environment variable ${name} is set but empty`, value, fix: `Set it (e.g. ${name}=${example}) or unset it to use ${fallback}`, sep: '. ',
+    }));
   }
   return value;
 }
@@ -73,10 +76,11 @@ export function targetGate(s: TargetSources, r: TargetReading): boolean | undefi
   if (raw === 'true') return true;
   if (raw === 'false') return false;
   if (raw !== undefined) {
-    throw r.fail(
-      `environment variable ${SIDECAR_CONTAINERS_GATE_ENV} is '${raw}'; ` +
-      "use 'true' (the SidecarContainers feature gate is on in the API server and every kubelet) or 'false'.",
-    );
+    throw r.fail(new SidecarError({
+      problem: `environment variable ${SIDECAR_CONTAINERS_GATE_ENV} is '${raw}'`,
+      value: raw,
+      fix: "use 'true' (the SidecarContainers feature gate is on in the API server and every kubelet) or 'false'",
+    }));
   }
   return s.configured?.sidecarContainersGate;
 }
