@@ -143,7 +143,7 @@ export class SidecarValidationPlugin {
       version: checkVersion(new Where(found.source === 'prop' ? `${where}: kubernetesVersion` : `${where}: environment variable ${KUBERNETES_VERSION_ENV}`), found.raw),
       gate: targetGate(given, reading) ?? false,
     };
-    this.ignore = parseRuleList(props.ignore ?? [], `${where}: ignore`);
+    this.ignore = parseRuleList(props.ignore ?? [], new Where(`${where}: ignore`));
     this.failOnWarnings = props.failOnWarnings ?? false;
   }
 

@@ -22,6 +22,7 @@ import { formatJunit, formatSarif } from './report-formats';
 import { resolveCliTarget } from './target-options';
 import { TimelineExtras, timelines } from './timeline';
 import { UnknownRuleError, parseRuleList } from '../engine/check-rules';
+import { Where } from '../private/errors';
 
 const TARGET_HELP = `  --kubernetes-version V  the lowest version of the cluster's API server and kubelets
                           (1.29, v1.29 or 1.29.3; with a patch, the known bugs of that patch
@@ -177,7 +178,7 @@ function run(argv: string[]): number {
         if (!(output in formats)) throw new UsageError(`--output '${output}': use text, json, sarif or junit`);
         let ignore: Set<string>;
         try {
-          ignore = parseRuleList((values.ignore as string[] | undefined) ?? [], '--ignore');
+          ignore = parseRuleList((values.ignore as string[] | undefined) ?? [], new Where('--ignore'));
         } catch (e) {
           if (e instanceof UnknownRuleError) throw new UsageError(e.message);
           throw e;

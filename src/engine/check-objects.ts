@@ -14,7 +14,11 @@ import { checkManifestSet } from './manifests-check';
 import { describeObject } from './pod-template';
 import { SUPPORTED_KINDS, podTemplateOf } from '../facts/kinds';
 import { findKnownBugs } from '../facts/known-bugs';
+import { Where } from '../private/errors';
 import { KubeVersion, capabilities, formatFullVersion } from '../target/capabilities';
+
+/** Where an unknown rule of an object's check-ignore annotation is named (the warning words it its own way). */
+const IGNORE_ANNOTATION = new Where(CHECK_IGNORE_ANNOTATION);
 
 export interface Finding {
   /** The file as given (`-` for stdin). */
@@ -166,7 +170,7 @@ function ignoredByObject(doc: any): Set<string> {
   const out = new Set<string>();
   for (const part of value.split(',')) {
     try {
-      for (const id of parseRuleList([part], CHECK_IGNORE_ANNOTATION)) out.add(id);
+      for (const id of parseRuleList([part], IGNORE_ANNOTATION)) out.add(id);
     } catch (e) {
       if (!(e instanceof UnknownRuleError)) throw e;
     }
@@ -184,7 +188,7 @@ function unknownIgnores(doc: any): string | undefined {
   const bad: string[] = [];
   for (const part of value.split(',')) {
     try {
-      parseRuleList([part], CHECK_IGNORE_ANNOTATION);
+      parseRuleList([part], IGNORE_ANNOTATION);
     } catch (e) {
       if (!(e instanceof UnknownRuleError)) throw e;
       bad.push(part.trim());

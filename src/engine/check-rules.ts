@@ -8,7 +8,7 @@
  */
 import { SET_RULES } from './manifests-check';
 import { POD_SPEC_RULES, POD_SPEC_SHAPE_RULE } from './rules';
-import { internalError } from '../private/errors';
+import { SidecarError, Where, internalError } from '../private/errors';
 
 export interface CheckRule {
   /** `CS001`: stable, never reused. */
@@ -90,13 +90,18 @@ export function findRule(idOrSlug: string): CheckRule | undefined {
  * The rule ids of a list of ids or slugs (each entry may hold several, comma-separated); an
  * unknown one is an error naming it and `who` (the flag, the annotation), with the known ids.
  */
-export function parseRuleList(entries: readonly string[], who: string): Set<string> {
+export function parseRuleList(entries: readonly string[], who: Where): Set<string> {
   const out = new Set<string>();
   for (const part of entries.flatMap(e => e.split(','))) {
     if (part.trim() === '') continue;
     const rule = findRule(part);
     if (!rule) {
-      throw new UnknownRuleError(`${who}: unknown rule '${part.trim()}'; use an id from CS001 to ${CHECK_RULES[CHECK_RULES.length - 1].id} or its name (docs/cli.md, "Rules")`);
+      throw new UnknownRuleError({
+        where: who.text,
+        problem: `unknown rule '${part.trim()}'`,
+        value: part.trim(),
+        fix: `use an id from CS001 to ${CHECK_RULES[CHECK_RULES.length - 1].id} or its name (docs/cli.md, "Rules")`,
+      });
     }
     out.add(rule.id);
   }
@@ -104,4 +109,4 @@ export function parseRuleList(entries: readonly string[], who: string): Set<stri
 }
 
 /** An unknown rule id or slug in a flag, an annotation or the plugin's properties. */
-export class UnknownRuleError extends Error {}
+export class UnknownRuleError extends SidecarError {}
