@@ -1,10 +1,11 @@
 import { ApiObject, ApiObjectProps } from 'cdk8s';
 import { Construct } from 'constructs';
 import { checkBoolean, checkDnsLabel, checkObjectName, checkString, describeValue, isPropsObject, listOf, snapshot } from './bind/checks';
+import { resolveTarget } from './bind/target-reader';
 import { NATIVE_SIDECARS_ANNOTATION } from './facts/annotations';
 import { compareCodePoints } from './private/order';
-import { checkVersion, resolveTarget } from './settings';
 import { KubeVersion, formatVersion } from './target/capabilities';
+import { checkVersion } from './target/resolver';
 
 /**
  * Props of `NativeSidecarGuard`.

@@ -7,9 +7,8 @@ import { StopStep, TIMELINE_KINDS, Timeline, computeTimeline } from './engine/ti
 import { STOP_TIMES_ANNOTATION } from './facts/annotations';
 import { SUPPORTED_KINDS, podTemplateOf } from './facts/kinds';
 import { Json } from './private/json';
-import { SidecarTargetOptions, checkVersion } from './settings';
 import { DEFAULT_KUBERNETES_VERSION, capabilities } from './target/capabilities';
-import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from './target/resolver';
+import { SidecarTargetOptions, checkVersion, targetGate, targetVersion } from './target/resolver';
 
 /** One container in the pod's start order. */
 export interface TimelineStartEntry {
@@ -189,7 +188,8 @@ export class SidecarTimeline {
     const given = { version: options.kubernetesVersion, gate: options.sidecarContainersGate };
     const found = targetVersion(given, reading);
     const raw = found?.raw ?? DEFAULT_KUBERNETES_VERSION;
-    const version = checkVersion(found?.source === 'env' ? `${WHO}: environment variable ${KUBERNETES_VERSION_ENV}` : WHO, raw);
+    // (a version from the environment was checked by the resolver, which names the variable)
+    const version = checkVersion(WHO, raw);
     const gate = targetGate(given, reading) ?? false;
     // What the library recorded in the pod template (STOP_TIMES_ANNOTATION); the options win.
     const recorded = recordedStopTimes(manifest);

@@ -3,6 +3,7 @@
  * violation below, linted with the repository's own .eslintrc.json as if it were a file of src/,
  * is an error of the rule that `npm test`'s eslint step runs; the allowed arrows are not.
  */
+import * as fs from 'fs';
 import * as path from 'path';
 import { ESLint, loadESLint } from 'eslint';
 
@@ -103,4 +104,12 @@ describe('the arrows down are allowed', () => {
       expect(await lint(file, "import { ApiObject } from 'cdk8s';\nexport const a = ApiObject;\n")).toEqual([]);
     }
   });
+});
+
+test('no file of src/ switches the layer rules off (no eslint-disable of them: the rule has no exception)', () => {
+  const files = (fs.readdirSync(path.join(ROOT, 'src'), { recursive: true }) as string[]).filter(f => f.endsWith('.ts'));
+  expect(files.length).toBeGreaterThan(50);
+  const disabled = files.filter(f => /eslint-disable[^\n]*(no-restricted-paths|no-restricted-imports|no-restricted-syntax)/
+    .test(fs.readFileSync(path.join(ROOT, 'src', f), 'utf8')));
+  expect(disabled).toEqual([]);
 });
