@@ -1,3 +1,5 @@
+import { parseReleasePrefix } from './target/capabilities';
+
 /**
  * Every image the library uses by default, in one place, each with the upstream source that shows
  * its tag is published. `test/images.test.ts` checks that every default image in the code is one
@@ -136,8 +138,8 @@ export function imageTagVersion(image: string): { readonly major: number; readon
   const ref = image.split('@')[0];
   const name = ref.slice(ref.lastIndexOf('/') + 1);
   const colon = name.indexOf(':');
-  const m = colon < 0 ? null : /^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+_]|$)/.exec(name.slice(colon + 1));
-  return m ? { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3] ?? 0) } : undefined;
+  const v = colon < 0 ? undefined : parseReleasePrefix(name.slice(colon + 1));
+  return v && /^(?:[-+_]|$)/.test(v.rest) ? { major: v.major, minor: v.minor, patch: v.patch ?? 0 } : undefined;
 }
 
 function tagVersion(image: string): number[] | undefined {

@@ -83,12 +83,15 @@ test('every default image has one public name, Images.<AGENT>, and the package e
   expect(names.map(n => (Images as any)[n]).sort()).toEqual(Object.values(DEFAULT_IMAGES).map(i => i.image).filter(i => !i.startsWith('busybox')).sort());
 });
 
-test('one image-tag parser (imageTagVersion) and one release-version parser (parseRelease, src/target/capabilities.ts): no other file of src/ parses a version', () => {
+test('one image-tag parser (imageTagVersion), over the one release-version grammar (parseReleasePrefix, src/target/capabilities.ts): no other file of src/ parses a version', () => {
   expect(imageTagVersion('fluent/fluentd:v1.19.3-debian-2.2')).toEqual({ major: 1, minor: 19, patch: 3 });
   expect(imageTagVersion('registry.example.com:5000/mirror/vector:0.57.0-distroless-libc@sha256:' + 'a'.repeat(64))).toEqual({ major: 0, minor: 57, patch: 0 });
   expect(imageTagVersion('fluent/fluentd-kubernetes-daemonset:v1.16-debian-elasticsearch8-1')).toEqual({ major: 1, minor: 16, patch: 0 });
   expect(imageTagVersion('envoyproxy/envoy:latest')).toBeUndefined();
   expect(imageTagVersion('registry.example.com:5000/envoy')).toBeUndefined();
+  expect(imageTagVersion('fluent/fluent-bit:5.1.1_debug')).toEqual({ major: 5, minor: 1, patch: 1 });
+  expect(imageTagVersion('fluent/fluent-bit:5.1.1x')).toBeUndefined();
+  expect(imageTagVersion('fluent/fluent-bit:5')).toBeUndefined();
   const parsers: string[] = [];
   const walk = (dir: string): void => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -99,5 +102,5 @@ test('one image-tag parser (imageTagVersion) and one release-version parser (par
     }
   };
   walk(path.join(ROOT, 'src'));
-  expect(parsers.sort()).toEqual(['images.ts', 'target/capabilities.ts']);
+  expect(parsers.sort()).toEqual(['target/capabilities.ts']);
 });

@@ -14,7 +14,7 @@
  * undefined.
  */
 import {
-  DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarMode, parseKubernetesVersion,
+  DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarMode, parseKubernetesVersion, parseReleasePrefix,
 } from './capabilities';
 
 /** The environment variable a pipeline sets to synthesize the same app for another cluster. */
@@ -178,11 +178,11 @@ export function targetGate(s: TargetSources, r: TargetReading): boolean | undefi
  */
 export function checkVersion(who: string, raw: string): KubeVersion {
   const v = parseKubernetesVersion(raw);
-  const vendor = /^(v?\d+\.\d+(?:\.\d+)?)[-+]/.exec(raw);
-  if (!v && vendor) {
+  const vendor = parseReleasePrefix(raw);
+  if (!v && vendor && /^[-+]/.test(vendor.rest)) {
     throw new Error(
       `${who}: kubernetesVersion '${raw}' carries a vendor suffix (as \`kubectl get nodes\` prints it); ` +
-      `drop it and give the Kubernetes version alone, e.g. '${vendor[1]}'.`,
+      `drop it and give the Kubernetes version alone, e.g. '${vendor.text}'.`,
     );
   }
   if (!v) {
