@@ -8,8 +8,9 @@ import {
 } from './bind/checks';
 import { checkManifestString, checkWellFormed } from './bind/manifest-values';
 import { RANK } from './engine/spec';
+import { DEFAULT_IMAGES, releaseRangeWarning } from './facts/images';
 import { podTemplateIn } from './facts/kinds';
-import { DEFAULT_IMAGES, Images, releaseRangeWarning } from './images';
+import { Images } from './images';
 import { Json } from './private/json';
 import { sortedKeys } from './private/order';
 import { SecretKeyReference } from './secret-ref';

@@ -1,14 +1,13 @@
 /**
- * Every default image is in one list (src/images.ts) that names the upstream source of its tag;
+ * Every default image is in one list (src/facts/images.ts) that names the upstream source of its tag;
  * the code uses no other, and the README shows the same list.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import { Images } from '../src';
-import { OTEL_COLLECTOR_IMAGE as RENDERER_OTEL_IMAGE } from '../src/agents/otel-collector/config';
-import { TOOLS } from '../src/engine/shutdown';
-import { DEFAULT_IMAGES, imageTagVersion } from '../src/images';
 import { allDocs } from './util/docs';
+import { TOOLS } from '../src/engine/shutdown';
+import { DEFAULT_IMAGES, imageTagVersion } from '../src/facts/images';
 
 const ROOT = path.join(__dirname, '..');
 const LISTED = Object.values(DEFAULT_IMAGES).map(i => i.image);
@@ -35,7 +34,7 @@ test('the Fluentd image is a published v1.19.3 tag (fluent/fluentd-docker-image 
 
 test('every default image the code uses is in the list', () => {
   for (const image of [
-    Images.FLUENT_BIT, Images.VECTOR, Images.FLUENTD, Images.ENVOY, Images.OTEL_COLLECTOR, RENDERER_OTEL_IMAGE, TOOLS.image,
+    Images.FLUENT_BIT, Images.VECTOR, Images.FLUENTD, Images.ENVOY, Images.OTEL_COLLECTOR, TOOLS.image,
   ]) {
     expect(LISTED).toContain(image);
   }
@@ -51,6 +50,17 @@ test('no image literal of those repositories in src/ other than the listed ones'
   }
   expect(found.length).toBeGreaterThan(0);
   for (const f of found) expect({ ...f, listed: LISTED.includes(f.image) }).toEqual({ ...f, listed: true });
+});
+
+test('each default image is pinned once: its literal is in src/facts/images.ts only (a TSDoc @default may name it)', () => {
+  const pins: string[] = [];
+  for (const file of sourceFiles(path.join(ROOT, 'src'))) {
+    const code = fs.readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+    for (const m of code.matchAll(/['"`]([a-z0-9][a-z0-9._/-]*):(v?\d[A-Za-z0-9._-]*)['"`]/g)) {
+      if (REPOS.has(m[1])) pins.push(`${path.relative(ROOT, file).split(path.sep).join('/')}: ${m[1]}:${m[2]}`);
+    }
+  }
+  expect([...new Set(pins)].sort()).toEqual(LISTED.map(i => `src/facts/images.ts: ${i}`).sort());
 });
 
 test("the README's default-image table is the list", () => {

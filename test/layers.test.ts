@@ -113,3 +113,11 @@ test('no file of src/ switches the layer rules off (no eslint-disable of them: t
     .test(fs.readFileSync(path.join(ROOT, 'src', f), 'utf8')));
   expect(disabled).toEqual([]);
 });
+
+test('a public file (src/*.ts, what API.md shows) exports no constant: jsii drops module-level constants for Python, Java, Go and C#, so a constant is a static member of a class (Images.FLUENT_BIT) or lives in its layer', () => {
+  const files = fs.readdirSync(path.join(ROOT, 'src')).filter(f => f.endsWith('.ts'));
+  expect(files).toContain('images.ts');
+  const found = files.flatMap(f => [...fs.readFileSync(path.join(ROOT, 'src', f), 'utf8').matchAll(/^export\s+(?:declare\s+)?(?:const|let|var)\s+(\w+)/gm)]
+    .map(m => `src/${f}: ${m[1]}`));
+  expect(found).toEqual([]);
+});
