@@ -3,7 +3,6 @@
  * range the rendered config was written for (src/facts/images.ts `releases`), or one whose tag names no
  * release, is a warning at synthesis naming the range (the mechanism of test/fluent-bit-survival.test.ts).
  */
-import { Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Images, LogAgent, LogOutput, SidecarWarnings, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { APP_CONTAINER, kplusWorkload, newChart } from './util/fixtures';

@@ -10,7 +10,7 @@ import { TOOLS } from '../src/engine/shutdown';
 import { DEFAULT_IMAGES, imageTagVersion } from '../src/facts/images';
 
 const ROOT = path.join(__dirname, '..');
-const LISTED = Object.values(DEFAULT_IMAGES).map(i => i.image);
+const LISTED: readonly string[] = Object.values(DEFAULT_IMAGES).map(i => i.image);
 /** The repositories of the listed images (`fluent/fluentd`, `busybox`, ...). */
 const REPOS = new Set(LISTED.map(i => i.slice(0, i.lastIndexOf(':'))));
 
