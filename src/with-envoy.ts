@@ -744,7 +744,7 @@ function maxHeapBytes(memoryLimit: string): number {
 
 /**
  * The workload's pod spec as the user wrote it (its class's own `toJson()`, before the sidecars
- * are added by the binding's wrapper on the instance).
+ * are added by the binding's hook on the instance's `toJson()`).
  */
 const PROBES = ['startupProbe', 'readinessProbe', 'livenessProbe'] as const;
 
@@ -779,8 +779,8 @@ interface AppService {
 const APP_SERVICES = Symbol('cdk8s-sidecars.with-envoy.app-services');
 
 /**
- * The v1 Services of the app of `scope` (rendered once), indexed by selector: once per synthesis
- * call for the whole app (appFact), not once per workload.
+ * The v1 Services of the app of `scope` (rendered once), indexed by selector: once per validation
+ * pass for the whole app (appFact), not once per workload.
  */
 function appServices(scope: IConstruct): SelectorIndex<AppService> {
   return appFact(scope, APP_SERVICES, () => {
