@@ -9,7 +9,7 @@
  * patches are already applied, and containers or volumes added before or after the sidecar
  * constructs are all in the JSON. The same holds for plain `ApiObject`s (`Include`, `Helm`).
  */
-import { ApiObject, JsonPatch } from 'cdk8s';
+import { ApiObject, App, Chart, JsonPatch } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { describeValue } from './checks';
 import { printWarnings, recordWarnings } from './warnings';
@@ -31,25 +31,41 @@ const BINDING = Symbol.for('cdk8s-sidecars.binding');
  * nothing marks where a call starts or ends. So:
  * - a pass starts with a validation on the App root (`passesOf`, added once): cdk8s validates in
  *   pre-order, so it runs first in every pass (`App.synth`, `synthYaml`, `Chart.toJson`,
- *   `Testing.synth`). App-wide facts (`appFact`, e.g. WithEnvoy's index of the app's Services) are
- *   computed once per pass and shared by every workload's render in it, never once per workload
+ *   `Testing.synth`). It tells the later passes of a call by their shape: a call of `synth` /
+ *   `synthYaml` validates once, then once before each chart's objects are emitted, in the order of
+ *   `app.charts`; so a pass is taken for the next of the same call when it is at most the
+ *   (C + 1)th, the pass before it emitted nothing (the second) or only objects of the chart before
+ *   (the later ones; the emits of the bound objects are seen). Anything else starts a call.
+ * - in a later pass of the same call a binding whose validation found nothing returns that
+ *   (nothing the user wrote ran since but validations and lazy values, as with the wrapper);
+ *   otherwise it renders. App-wide facts (`appFact`, e.g. WithEnvoy's index of the app's Services)
+ *   are computed once per call and shared by every workload's render, never once per workload
  *   (issue 36: that was quadratic). Before the first pass (a direct `toJson()`) they are computed
- *   afresh; after one, the last pass's facts serve until the next pass starts.
+ *   afresh; after a call, its facts serve until the next pass starts.
  * - a binding keeps its last render under a key of everything it is made from (`renderKey`: the
  *   workload's own manifest as its `toJson()` returns it now, the sidecars' frozen specs, the mesh
- *   proxies, the target). Every validation pass and every `toJson()` reads the workload's own
- *   manifest and takes the kept render when the key is equal, so the engine runs once per change
- *   (once per workload per call), and a change at any time (between calls, within a call) is seen.
- *   The kept manifest is handed out by one `toJson()` at most (then it is the caller's).
+ *   proxies, the target). A validation that renders and every `toJson()` read the workload's own
+ *   manifest and take the kept render when the key is equal: the engine runs once per change
+ *   (once per workload per call), and the output always has every change (between calls, within a
+ *   call, before a direct `toJson()`), even where a pass was taken for the wrong call (its
+ *   validation's errors then come from the emit). A kept manifest is handed out by one `toJson()`.
  * - a workload's warnings are printed when its `toJson()` emits it (cdk8s emits each object once
- *   per call, in every synth path); a notice once per App per emit sequence (a sequence ends when an
- *   object it emitted is emitted again: the next call).
+ *   per call, in every synth path); SidecarValidation's once per call as told above; a notice once
+ *   per App per emit sequence (a sequence ends when an object it emitted is emitted again).
  */
 interface Passes {
-  /** A pass has started (the root validation ran) since the App was built. */
-  started: boolean;
-  /** Facts about the whole app, computed once per pass (appFact). */
+  /** Passes started (root validations run) since the App was built, and the call the last one belongs to. */
+  pass: number;
+  call: number;
+  /** The position of the last pass in its call (0: the first), and the call's charts (`app.charts`, read at its second pass). */
+  position: number;
+  charts?: IConstruct[];
+  /** The charts of the bound objects emitted since the last pass started. */
+  readonly emittedCharts: Set<IConstruct>;
+  /** Facts about the whole app, computed once per call (appFact). */
   readonly facts: Map<symbol, unknown>;
+  /** SidecarValidation's warnings printed in the call. */
+  readonly printed: Set<string>;
   /** The bindings emitted in the current emit sequence, and the notices printed in it. */
   readonly emitted: Set<WorkloadBinding>;
   readonly noticed: Set<string>;
@@ -62,18 +78,39 @@ function passesOf(scope: IConstruct): Passes {
   const root = scope.node.root;
   let passes = PASSES.get(root);
   if (!passes) {
-    const state: Passes = { started: false, facts: new Map(), emitted: new Set(), noticed: new Set() };
-    root.node.addValidation({
-      validate: () => {
-        state.started = true;
-        state.facts.clear();
-        return [];
-      },
-    });
+    const state: Passes = {
+      pass: 0, call: 0, position: 0, emittedCharts: new Set(), facts: new Map(), printed: new Set(), emitted: new Set(), noticed: new Set(),
+    };
+    root.node.addValidation({ validate: () => { startPass(root, state); return []; } });
     PASSES.set(root, state);
     passes = state;
   }
   return passes;
+}
+
+function startPass(root: IConstruct, state: Passes): void {
+  const next = state.position + 1;
+  const charts: IConstruct[] | undefined = next === 1 ? (root instanceof App ? root.charts : undefined) : state.charts;
+  const sameCall = state.pass > 0 && charts !== undefined && next <= charts.length && (next === 1
+    ? state.emittedCharts.size === 0
+    : [...state.emittedCharts].every(c => c === charts[next - 2]));
+  state.pass++;
+  state.emittedCharts.clear();
+  if (sameCall) {
+    state.position = next;
+    state.charts = charts;
+  } else {
+    state.call++;
+    state.position = 0;
+    state.charts = undefined;
+    state.facts.clear();
+    state.printed.clear();
+  }
+}
+
+/** Makes the App of `scope` tell its passes and calls apart (SidecarValidation, which prints once per call). @internal */
+export function watchPasses(scope: IConstruct): void {
+  passesOf(scope);
 }
 
 const specIds = new WeakMap<SidecarSpec, number>();
@@ -96,31 +133,24 @@ function renderKey(base: Json, specs: SidecarSpec[], injected: InjectedProxy[], 
 
 /**
  * A fact about the whole app of `scope` (e.g. its Services, indexed), computed once per
- * validation pass and shared by every workload's render (see Passes). Before the app's first
+ * synthesis call and shared by every workload's render (see Passes). Before the app's first
  * pass (a direct `toJson()`), computed afresh each time.
  * @internal
  */
 export function appFact<T>(scope: IConstruct, key: symbol, compute: () => T): T {
   const passes = PASSES.get(scope.node.root);
-  if (!passes?.started) return compute();
+  if (!passes || passes.pass === 0) return compute();
   if (!passes.facts.has(key)) passes.facts.set(key, compute());
   return passes.facts.get(key) as T;
 }
 
-/** The warnings SidecarValidation printed, per App. */
-const PRINTED = new WeakMap<IConstruct, Set<string>>();
-
 /**
- * Prints the warnings of SidecarValidation's app-wide checks to stderr, each once per App: its
- * validation runs in every pass (C + 1 per call) and cdk8s marks no end of a call, so a second
- * call does not print them again (`SidecarWarnings.of` has them after every synthesis).
+ * Prints the warnings of SidecarValidation's app-wide checks to stderr, each once per synthesis
+ * call: its validation runs in every pass (C + 1 per call; see Passes for how a call is told).
  * @internal
  */
 export function printSynthesisWarnings(scope: IConstruct, warnings: string[]): void {
-  const root = scope.node.root;
-  const printed = PRINTED.get(root) ?? new Set<string>();
-  PRINTED.set(root, printed);
-  printWarnings(warnings, printed);
+  printWarnings(warnings, passesOf(scope).printed);
 }
 
 /**
@@ -257,6 +287,8 @@ export class WorkloadBinding {
   private warnings: string[] = [];
   /** The last render and its key (see Passes); its manifest until one `toJson()` hands it out. */
   private kept?: { readonly key: string; manifest?: Json; readonly errors: string[]; readonly warnings: string[] };
+  /** The call and the last pass of it in which this binding's validation found nothing (see Passes). */
+  private validated?: { readonly call: number; pass: number };
   private constructor(obj: ApiObject, private readonly options: BindingOptions) {
     this.obj = obj;
     this.originalToJson = obj.toJson.bind(obj);
@@ -269,6 +301,7 @@ export class WorkloadBinding {
           passes.noticed.clear();
         }
         passes.emitted.add(this);
+        passes.emittedCharts.add(Chart.of(obj));
         // From the workload as it is now: the kept render only when nothing it is made from has changed.
         const result = this.render('emit');
         if (result.errors.length > 0) {
@@ -314,8 +347,16 @@ export class WorkloadBinding {
   }
 
   private validate(): string[] {
+    // A later pass of the same call: the first pass's result, when it found nothing (see Passes).
+    const passes = passesOf(this.obj);
+    if (this.validated?.call === passes.call && this.validated.pass !== passes.pass) {
+      this.validated.pass = passes.pass;
+      return [];
+    }
+    const errors = this.render('validate').errors;
+    this.validated = errors.length === 0 ? { call: passes.call, pass: passes.pass } : undefined;
     // (its warnings are printed when toJson() emits the workload)
-    return [...this.render('validate').errors];
+    return [...errors];
   }
 
   /**
