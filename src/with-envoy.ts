@@ -779,8 +779,8 @@ interface AppService {
 const APP_SERVICES = Symbol('cdk8s-sidecars.with-envoy.app-services');
 
 /**
- * The v1 Services of the app of `scope` (rendered once), indexed by selector: once per validation
- * pass for the whole app (appFact), not once per workload.
+ * The v1 Services of the app of `scope` (rendered once), indexed by selector: once per synthesis
+ * call for the whole app (appFact), not once per workload.
  */
 function appServices(scope: IConstruct): SelectorIndex<AppService> {
   return appFact(scope, APP_SERVICES, () => {

@@ -38,7 +38,7 @@ export function recordValidationWarnings(obj: IConstruct, warnings: string[]): v
  * set, all of them. A workload's warnings are printed when its `toJson()` emits it, once per call
  * (no set); SidecarValidation's, found in every validation pass (cdk8s validates the app, then every
  * `Chart.toJson()` validates it again: `src/app.ts` `synth` and `_synthChart`, 2.70.x), with the
- * App's set (src/bind/binding.ts printSynthesisWarnings).
+ * call's set (src/bind/binding.ts printSynthesisWarnings).
  * @internal
  */
 export function printWarnings(warnings: string[], printed?: Set<string>): void {
