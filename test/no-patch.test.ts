@@ -111,7 +111,7 @@ describe('the source assigns no prototype', () => {
 
   test('the patterns find the wrapper the library had and the usual forms', () => {
     const old = [
-      "    Object.defineProperty(owner, method, { value: wrapper, configurable: true, writable: true, enumerable: false });",
+      '    Object.defineProperty(owner, method, { value: wrapper, configurable: true, writable: true, enumerable: false });',
       '  App.prototype.synth = function () {};',
       "  Object.defineProperty(App.prototype, 'synthYaml', { value: f });",
       "  ApiObject.prototype['toJson'] = f;",
