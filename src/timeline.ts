@@ -1,16 +1,15 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { IConstruct } from 'constructs';
-import { WorkloadBinding, workloadApiObject } from './bind/binding';
+import { WorkloadBinding, renderErrors, workloadApiObject } from './bind/binding';
 import { withInjectedContainers } from './engine/injected';
 import { TOOLS, appShutdownOf, userSidecarStopOf } from './engine/shutdown';
-import { StopStep, TIMELINE_KINDS, Timeline, computeTimeline } from './engine/timeline';
+import { StopStep, Timeline, computeTimeline } from './engine/timeline';
 import { STOP_TIMES_ANNOTATION } from './facts/annotations';
-import { SUPPORTED_KINDS, podTemplateOf } from './facts/kinds';
+import { SUPPORTED_KINDS, podTemplateCopy, podTemplateOf } from './facts/kinds';
 import { SidecarError, Where } from './private/errors';
 import { Json } from './private/json';
-import { SidecarTargetOptions, checkVersion } from './settings';
 import { DEFAULT_KUBERNETES_VERSION, capabilities } from './target/capabilities';
-import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from './target/resolver';
+import { SidecarTargetOptions, checkVersion, targetGate, targetVersion } from './target/resolver';
 
 /** One container in the pod's start order. */
 export interface TimelineStartEntry {
@@ -134,7 +133,7 @@ export class SidecarTimeline {
     // The manifest as toJson() emits it, with the plan the binding placed the sidecars by: the
     // app's budget is the one the binding used (inferred from the manifest where no prop says it).
     const rendered = binding.render();
-    if (rendered.errors.length > 0) throw new Error(`cdk8s-sidecars: ${rendered.errors.join('\n')}`);
+    if (rendered.errors.length > 0) throw renderErrors(rendered.errors);
     const { specs, injected, minor, gate } = binding.sidecarSpecs();
     const stopSeconds: Record<string, number> = {};
     for (const s of specs) stopSeconds[s.container.name] = s.shutdown.stopSeconds;
@@ -179,17 +178,18 @@ export class SidecarTimeline {
    * @param options the target, and what the manifest cannot say (stop times, legacy sidecars)
    */
   public static ofManifest(manifest: any, options: SidecarTimelineOptions = {}): SidecarTimeline {
-    if (manifest === null || typeof manifest !== 'object' || Array.isArray(manifest) || !TIMELINE_KINDS.includes(manifest.kind)) {
+    if (manifest === null || typeof manifest !== 'object' || Array.isArray(manifest) || !SUPPORTED_KINDS.includes(manifest.kind)) {
       const what = manifest === null || typeof manifest !== 'object' ? JSON.stringify(manifest) : `kind ${JSON.stringify(manifest.kind)}`;
       throw new Where(WHO).error(`${what} is not an object with a pod template`, manifest,
-        `Pass one Kubernetes object of kind ${TIMELINE_KINDS.join(', ')} (a List: one item at a time)`, '. ');
+        `Pass one Kubernetes object of kind ${SUPPORTED_KINDS.join(', ')} (a List: one item at a time)`, '. ');
     }
     // The one reader of the sources (src/target/resolver.ts): the option, then the environment, then the default.
     const reading = { fail: (e: SidecarError) => e.placedAt(WHO), versionFallback: 'the default 1.27', gateFallback: 'the default false' };
     const given = { version: options.kubernetesVersion, gate: options.sidecarContainersGate };
     const found = targetVersion(given, reading);
     const raw = found?.raw ?? DEFAULT_KUBERNETES_VERSION;
-    const version = checkVersion(new Where(found?.source === 'env' ? `${WHO}: environment variable ${KUBERNETES_VERSION_ENV}` : WHO), raw);
+    // (a version from the environment was checked by the resolver, which names the variable)
+    const version = checkVersion(new Where(WHO), raw);
     const gate = targetGate(given, reading) ?? false;
     // What the library recorded in the pod template (STOP_TIMES_ANNOTATION); the options win.
     const recorded = recordedStopTimes(manifest);
@@ -200,7 +200,7 @@ export class SidecarTimeline {
       if (typeof n !== 'string') throw new Where(WHO).error(`legacySidecars holds ${JSON.stringify(n)}`, n, 'give container names (strings)');
     }
     // a recorded sidecar in spec.containers is a legacy sidecar
-    const containers: Json[] = podTemplateOf(structuredClone(manifest))?.spec?.containers ?? [];
+    const containers: Json[] = podTemplateCopy(manifest)?.spec?.containers ?? [];
     const legacySidecars = [...new Set([
       ...options.legacySidecars ?? [],
       ...Object.keys(recorded).filter(n => Array.isArray(containers) && containers.some(c => c?.name === n)),
@@ -427,7 +427,7 @@ function mem(bytes: number): string {
  * that form is an error naming the annotation (a hand-edited manifest), not a guess.
  */
 function recordedStopTimes(manifest: Json): Record<string, number> {
-  const value = podTemplateOf(structuredClone(manifest))?.metadata?.annotations?.[STOP_TIMES_ANNOTATION];
+  const value = podTemplateCopy(manifest)?.metadata?.annotations?.[STOP_TIMES_ANNOTATION];
   if (value === undefined) return {};
   const entries = typeof value === 'string' ? value.split(',').map(e => /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)=(\d+(?:\.\d+)?)s$/.exec(e)) : [null];
   if (entries.some(m => m === null)) {

@@ -3,8 +3,7 @@ import { parseYamlLocated } from './bind/yaml-files';
 import { CheckTarget, checkDocuments } from './engine/check-objects';
 import { CHECK_IGNORE_ANNOTATION, RULES_DOC_URL, parseRuleList } from './engine/check-rules';
 import { SidecarError, Where } from './private/errors';
-import { checkVersion } from './settings';
-import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from './target/resolver';
+import { KUBERNETES_VERSION_ENV, checkVersion, targetGate, targetVersion } from './target/resolver';
 
 /**
  * The `properties` of the plugin's entry in cdk8s.yaml `validations:`.
@@ -140,7 +139,8 @@ export class SidecarValidationPlugin {
       throw who.error('no target', undefined, `give kubernetesVersion (e.g. "1.29") or set ${KUBERNETES_VERSION_ENV}`, ': ');
     }
     this.target = {
-      version: checkVersion(new Where(found.source === 'prop' ? `${where}: kubernetesVersion` : `${where}: environment variable ${KUBERNETES_VERSION_ENV}`), found.raw),
+      // (a version from the environment was checked by the resolver, which names the variable)
+      version: checkVersion(new Where(`${where}: kubernetesVersion`), found.raw),
       gate: targetGate(given, reading) ?? false,
     };
     this.ignore = parseRuleList(props.ignore ?? [], new Where(`${where}: ignore`));

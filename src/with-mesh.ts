@@ -6,8 +6,8 @@ import { TargetReader, checkSameApp } from './bind/target-reader';
 import { graceWrittenByDefault, processNamespaceWrittenByDefault } from './bind/workload-defaults';
 import { InjectedProxy, MESH_FACTS } from './engine/injected';
 import { Where } from './private/errors';
-import { SidecarTargetOptions } from './settings';
 import { SidecarLayout, formatVersion, parseRelease } from './target/capabilities';
+import { SidecarTargetOptions } from './target/resolver';
 
 /**
  * A service mesh, operator or driver whose admission webhook injects a sidecar into pods.

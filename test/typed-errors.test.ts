@@ -48,10 +48,9 @@ const ALLOWED_PLAIN_ERRORS: Record<string, { count: number; why: string }> = {
   'private/errors.ts': { count: 1, why: 'internalError() itself' },
   'bind/binding.ts': {
     count: 1,
-    why: "the engine's errors of a synthesis, already whole messages (the engine's strings, each naming its construct, value " +
-      "and fix) joined under 'cdk8s-sidecars:'; cdk8s' validation gathers them the same way",
+    why: "renderErrors(): the engine's errors of a workload's render, already whole messages (the engine's strings, each " +
+      "naming its construct, value and fix) joined under 'cdk8s-sidecars:'; cdk8s' validation gathers them the same way",
   },
-  'timeline.ts': { count: 1, why: "the engine's errors of the workload's render, as binding.ts" },
 };
 
 test('no plain `new Error(` in src/ outside the listed places (a check throws a SidecarError)', () => {

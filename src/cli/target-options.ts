@@ -2,11 +2,10 @@
  * The target of `check` and `timeline`: `--kubernetes-version` (or the environment variable the
  * constructs read) and `--gate`, checked as the constructs check them.
  */
-import { SidecarError, Where } from '../private/errors';
-import { checkVersion } from '../settings';
 import { UsageError } from './io';
+import { SidecarError, Where } from '../private/errors';
 import { KubeVersion } from '../target/capabilities';
-import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from '../target/resolver';
+import { KUBERNETES_VERSION_ENV, checkVersion, targetGate, targetVersion } from '../target/resolver';
 
 export interface CliTarget {
   readonly version: KubeVersion;
@@ -24,10 +23,10 @@ export function resolveCliTarget(flagVersion: string | undefined, flagGate: bool
     throw new UsageError(`--kubernetes-version is required (or set ${KUBERNETES_VERSION_ENV}; \`cdk8s-sidecars target\` prints it for a cluster)`);
   }
   const raw = found.raw;
-  const who = found.source === 'prop' ? '--kubernetes-version' : `environment variable ${KUBERNETES_VERSION_ENV}`;
   let version: KubeVersion;
   try {
-    version = checkVersion(new Where(who), raw);
+    // (a version from the environment was checked by the resolver, which names the variable)
+    version = checkVersion(new Where('--kubernetes-version'), raw);
   } catch (e) {
     throw new UsageError((e as Error).message);
   }

@@ -43,14 +43,20 @@ export class SidecarError extends Error {
     this.sep = details.sep ?? '; ';
   }
 
-  /** The message without its place, as a sentence (`<problem><sep><fix>.`): for a caller that names the place its own way (the CLI). */
+  /**
+   * The message as a whole sentence, for a caller that puts its own name in front (the CLI): the
+   * message of a placed error, and `<problem><sep><fix>.` for one without a place.
+   */
   public get text(): string {
-    return `${sidecarErrorMessage({ ...this, where: undefined })}.`;
+    return this.where ? this.message : `${this.message}.`;
   }
 
-  /** This error placed at `where` (an error without a place: one raised below the constructs). */
+  /**
+   * This error placed at `where`: an error without a place gets it, a placed one is nested in it
+   * (`<where>: environment variable ...: <problem>`, for the reader of a variable).
+   */
   public placedAt(where: string): SidecarError {
-    return new SidecarError({ where, value: this.value, problem: this.problem, fix: this.fix, sep: this.sep });
+    return new SidecarError({ where: this.where ? `${where}: ${this.where}` : where, value: this.value, problem: this.problem, fix: this.fix, sep: this.sep });
   }
 }
 SidecarError.prototype.name = 'SidecarError';
