@@ -72,6 +72,15 @@ test('no check takes its place as a string: `who` is a Where', () => {
   expect(occurrences(/\bwho\??: string\b/g)).toEqual({});
 });
 
+function thrownBy(f: () => unknown): SidecarError {
+  try {
+    f();
+  } catch (e) {
+    return e as SidecarError;
+  }
+  throw new Error('nothing was thrown');
+}
+
 describe('SidecarError', () => {
   test('the message is built from where, problem, separator and fix, in one place', () => {
     const e = new Where("WithEnvoy 'app/web/envoy'").error('appPort 80 is below 1024', 80, 'use a port from 1024 up');
@@ -105,7 +114,20 @@ describe('SidecarError', () => {
     expect(s).toBeInstanceOf(SidecarError);
     expect(s.message).toBe('w: environment variable CDK8S_SIDECARS_KUBERNETES_VERSION is set but empty. Set it (e.g. CDK8S_SIDECARS_KUBERNETES_VERSION=1.29) or unset it to use the default 1.27.');
     expect([s.problem, s.value, s.sep]).toEqual(['environment variable CDK8S_SIDECARS_KUBERNETES_VERSION is set but empty', ' ', '. ']);
-    expect(s.text).toBe(s.message.slice('w: '.length));
+    // the CLI words it without a place: the sentence alone
+    let bare: unknown;
+    try {
+      targetVersion({}, { fail: x => x, versionFallback: 'the default 1.27', gateFallback: 'the default false', env });
+    } catch (x) {
+      bare = x;
+    }
+    expect((bare as SidecarError).text).toBe(s.message.slice('w: '.length));
+    // the version check of a variable is nested under its reader's place
+    const nested = thrownBy(() => targetVersion({}, {
+      fail: x => x.placedAt("WithEnvoy 'c/e'"), versionFallback: '', gateFallback: '', env: { CDK8S_SIDECARS_KUBERNETES_VERSION: '1.29-eks' },
+    }));
+    expect(nested.where).toBe("WithEnvoy 'c/e': environment variable CDK8S_SIDECARS_KUBERNETES_VERSION");
+    expect(nested.message).toMatch(/^WithEnvoy 'c\/e': environment variable CDK8S_SIDECARS_KUBERNETES_VERSION: kubernetesVersion '1\.29-eks' carries a vendor suffix/);
     const mode = resolveLayout({ major: 1, minor: 27 } as any, SidecarMode.NATIVE, false).error!;
     expect([mode.where, mode.value, mode.fix]).toEqual(['', SidecarMode.NATIVE, 'Target 1.29 or later, or use SidecarMode.AUTO / SidecarMode.LEGACY']);
   });
