@@ -1,8 +1,8 @@
 import { IConstruct } from 'constructs';
 import { checkBoolean, checkImage, checkString, describeValue, isPropsObject } from './bind/checks';
 import {
-  DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarLayout, SidecarMode,
-  formatFullVersion, parseKubernetesVersion, resolveLayout,
+  DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, SidecarLayout, SidecarMode,
+  checkVersion, formatFullVersion, resolveLayout,
 } from './target/capabilities';
 import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV, VersionSource, targetGate, targetVersion } from './target/resolver';
 
@@ -182,37 +182,9 @@ function describe(scope: IConstruct): string {
   return scope.node.path === '' ? 'the App' : `'${scope.node.path}'`;
 }
 
-/**
- * Throws unless `raw` is a version we accept.
- * @internal
- */
-export function checkVersion(who: string, raw: string): KubeVersion {
-  const v = parseKubernetesVersion(raw);
-  const vendor = /^(v?\d+\.\d+(?:\.\d+)?)[-+]/.exec(raw);
-  if (!v && vendor) {
-    throw new Error(
-      `${who}: kubernetesVersion '${raw}' carries a vendor suffix (as \`kubectl get nodes\` prints it); ` +
-      `drop it and give the Kubernetes version alone, e.g. '${vendor[1]}'.`,
-    );
-  }
-  if (!v) {
-    throw new Error(
-      `${who}: kubernetesVersion '${raw}' is not a Kubernetes version. ` +
-      "Use the lowest minor version of the cluster's API server and nodes, e.g. '1.29', 'v1.29', '1.29.3' or 'v1.29.3'.",
-    );
-  }
-  if (v.minor < OLDEST_SUPPORTED_MINOR) {
-    // YAML and JSON read an unquoted 1.30 as the number 1.3, which arrives here as '1.3'.
-    const yamlTrap = v.patch === undefined && /\.\d$/.test(raw) && v.minor * 10 >= OLDEST_SUPPORTED_MINOR
-      ? ` If the value came from YAML or JSON, an unquoted 1.${v.minor}0 is read as the number 1.${v.minor}: quote it ('1.${v.minor}0').`
-      : '';
-    throw new Error(
-      `${who}: kubernetesVersion '${raw}' is older than 1.${OLDEST_SUPPORTED_MINOR}, the oldest release this library supports.` +
-      `${yamlTrap} Give the lowest minor version of the cluster's API server and nodes, 1.${OLDEST_SUPPORTED_MINOR} or later.`,
-    );
-  }
-  return v;
-}
+// Throws unless `raw` is a version we accept: in src/target/, which the CLI's `check` loads
+// without the constructs (issue 36).
+export { checkVersion };
 
 /**
  * What a synthesis prints (once) when a sidecar construct had no target set: the layout it got

@@ -2,9 +2,8 @@
  * The target of `check` and `timeline`: `--kubernetes-version` (or the environment variable the
  * constructs read) and `--gate`, checked as the constructs check them.
  */
-import { checkVersion } from '../settings';
 import { UsageError } from './io';
-import { KubeVersion } from '../target/capabilities';
+import { KubeVersion, checkVersion } from '../target/capabilities';
 import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from '../target/resolver';
 
 export interface CliTarget {

@@ -8,7 +8,7 @@
  * and `cdk8s-sidecars check`).
  */
 import { describeObject } from './pod-template';
-import { COMPLETING_KINDS, podTemplateOf } from '../facts/kinds';
+import { COMPLETING_KINDS, podTemplateView } from '../facts/kinds';
 import { serviceSelects } from '../facts/services';
 import { SelectorIndex, WorkloadIndex } from '../facts/workload-index';
 import { Json } from '../private/json';
@@ -23,7 +23,7 @@ const quoted = (names: readonly string[]) => names.map(n => `'${n}'`).join(', ')
 
 function templateOf(manifest: Json): { metadata: Json; spec: Json } | undefined {
   if (!manifest || typeof manifest !== 'object' || Array.isArray(manifest)) return undefined;
-  return podTemplateOf(structuredClone(manifest));
+  return podTemplateView(manifest);
 }
 
 function nativeSidecarsOf(spec: Json): Json[] {

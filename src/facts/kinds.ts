@@ -66,3 +66,25 @@ export function podTemplateOf(manifest: Json): { metadata: Json; spec: Json } | 
   if (!isObject(node.metadata) || !isObject(node.spec)) return undefined;
   return { metadata: node.metadata, spec: node.spec };
 }
+
+/**
+ * What `podTemplateOf` gives for a copy of the manifest, without the copy: the pod template read
+ * only, a missing (or null) node on the way, `metadata` or `spec` read as a new empty object, and
+ * nothing created on the manifest. For the checks, which read templates and never change them
+ * (issue 36: `check` copied every workload five times; test/manifests-check.test.ts runs them on
+ * frozen manifests).
+ */
+export function podTemplateView(manifest: Json): { metadata: Json; spec: Json } | undefined {
+  const path = TEMPLATE_PATHS[manifest.kind];
+  if (!path) return undefined;
+  const isObject = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v);
+  let node = manifest;
+  for (const key of path) {
+    node = node[key] ?? {};
+    if (!isObject(node)) return undefined;
+  }
+  const metadata = node.metadata ?? {};
+  const spec = node.spec ?? {};
+  if (!isObject(metadata) || !isObject(spec)) return undefined;
+  return { metadata, spec };
+}

@@ -91,6 +91,38 @@ export function parseKubernetesVersion(raw: string): KubeVersion | undefined {
   return { major, minor, patch, raw };
 }
 
+/**
+ * Throws unless `raw` is a version we accept.
+ * @internal
+ */
+export function checkVersion(who: string, raw: string): KubeVersion {
+  const v = parseKubernetesVersion(raw);
+  const vendor = /^(v?\d+\.\d+(?:\.\d+)?)[-+]/.exec(raw);
+  if (!v && vendor) {
+    throw new Error(
+      `${who}: kubernetesVersion '${raw}' carries a vendor suffix (as \`kubectl get nodes\` prints it); ` +
+      `drop it and give the Kubernetes version alone, e.g. '${vendor[1]}'.`,
+    );
+  }
+  if (!v) {
+    throw new Error(
+      `${who}: kubernetesVersion '${raw}' is not a Kubernetes version. ` +
+      "Use the lowest minor version of the cluster's API server and nodes, e.g. '1.29', 'v1.29', '1.29.3' or 'v1.29.3'.",
+    );
+  }
+  if (v.minor < OLDEST_SUPPORTED_MINOR) {
+    // YAML and JSON read an unquoted 1.30 as the number 1.3, which arrives here as '1.3'.
+    const yamlTrap = v.patch === undefined && /\.\d$/.test(raw) && v.minor * 10 >= OLDEST_SUPPORTED_MINOR
+      ? ` If the value came from YAML or JSON, an unquoted 1.${v.minor}0 is read as the number 1.${v.minor}: quote it ('1.${v.minor}0').`
+      : '';
+    throw new Error(
+      `${who}: kubernetesVersion '${raw}' is older than 1.${OLDEST_SUPPORTED_MINOR}, the oldest release this library supports.` +
+      `${yamlTrap} Give the lowest minor version of the cluster's API server and nodes, 1.${OLDEST_SUPPORTED_MINOR} or later.`,
+    );
+  }
+  return v;
+}
+
 /** `1.29` @internal */
 export function formatVersion(v: KubeVersion): string {
   return `${v.major}.${v.minor}`;
