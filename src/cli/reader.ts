@@ -838,7 +838,7 @@ function jsonTextAgrees(text: string, start: number, maxDepth: number): boolean 
         if (d !== 0x5c) continue;
         const e = text.charCodeAt(++k);
         if (e === 0x2f) return false; // \/
-        if (e === 0x75 && (text[k + 1] === 'd' || text[k + 1] === 'D') && '89abAB'.includes(text[k + 2])) return false; // \uD800-\uDFFF
+        if (e === 0x75 && (text[k + 1] === 'd' || text[k + 1] === 'D') && '89abcdefABCDEF'.includes(text[k + 2])) return false; // \uD800-\uDFFF
       }
     } else if (c === 0x7b || c === 0x5b) {
       if (++depth > maxDepth) return false;
