@@ -23,6 +23,9 @@ export class SidecarError extends Error {
    */
   public static readonly SEPARATORS = ['; ', ', ', '. ', ': ', ' '] as const;
 
+  /** The class's name, as a stack trace shows it (`SidecarError: WithEnvoy 'app/web/envoy': ...`). */
+  public name = 'SidecarError';
+
   /** Where the value was given: a construct (`WithEnvoy 'app/web/envoy'`), a factory, a file; '' until placed. */
   public readonly where: string;
   /** The bad value as it was given (not a copy: the message shows it). */
@@ -59,7 +62,6 @@ export class SidecarError extends Error {
     return new SidecarError({ where: this.where ? `${where}: ${this.where}` : where, value: this.value, problem: this.problem, fix: this.fix, sep: this.sep });
   }
 }
-SidecarError.prototype.name = 'SidecarError';
 
 /** How `SidecarError` joins the problem to the fix. */
 export type SidecarErrorSeparator = typeof SidecarError.SEPARATORS[number];
