@@ -8,7 +8,7 @@
  * and `cdk8s-sidecars check`).
  */
 import { describeObject } from './pod-template';
-import { COMPLETING_KINDS, podTemplateOf } from '../facts/kinds';
+import { COMPLETING_KINDS, podMetadataIn, podSpecIn } from '../facts/kinds';
 import { serviceSelects } from '../facts/services';
 import { SelectorIndex, WorkloadIndex } from '../facts/workload-index';
 import { Json } from '../private/json';
@@ -19,12 +19,8 @@ export interface AroundFindings {
   readonly warnings: string[];
 }
 
+const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 const quoted = (names: readonly string[]) => names.map(n => `'${n}'`).join(', ');
-
-function templateOf(manifest: Json): { metadata: Json; spec: Json } | undefined {
-  if (!manifest || typeof manifest !== 'object' || Array.isArray(manifest)) return undefined;
-  return podTemplateOf(structuredClone(manifest));
-}
 
 function nativeSidecarsOf(spec: Json): Json[] {
   const init = spec?.initContainers;
@@ -156,12 +152,15 @@ export function selfStopOf(c: Json): string | undefined {
  * stopped after the app has completed (the hook then only stops them early).
  */
 export function checkSelfStoppingPreStops(manifest: Json, where: string = describeObject(manifest)): AroundFindings {
-  const template = templateOf(manifest);
-  if (!template) return { errors: [], warnings: [] };
+  // Read in place (no copy: nothing here writes to it). A pod template whose metadata or spec is
+  // no object (the API server refuses its type) has no sidecars to check.
+  const spec = podSpecIn(manifest);
+  const metadata = podMetadataIn(manifest);
+  if (!isObject(spec) || (metadata !== undefined && metadata !== null && !isObject(metadata))) return { errors: [], warnings: [] };
   const completes = COMPLETING_KINDS.has(manifest.kind);
   const errors: string[] = [];
   const warnings: string[] = [];
-  for (const c of nativeSidecarsOf(template.spec)) {
+  for (const c of nativeSidecarsOf(spec)) {
     const what = selfStopOf(c);
     if (!what) continue;
     const head = `${where}: native sidecar '${c.name}' has a preStop hook that stops its own process (${what}); the kubelet runs a native sidecar's ` +
