@@ -186,8 +186,10 @@ function describe(scope: IConstruct): string {
  * Throws unless `raw` is a version we accept.
  * @internal
  */
-export function checkVersion(who: string, raw: string): KubeVersion {
+export function checkVersion(whoIs: string | (() => string), raw: string): KubeVersion {
   const v = parseKubernetesVersion(raw);
+  if (v && v.minor >= OLDEST_SUPPORTED_MINOR) return v;
+  const who = typeof whoIs === 'string' ? whoIs : whoIs();
   const vendor = /^(v?\d+\.\d+(?:\.\d+)?)[-+]/.exec(raw);
   if (!v && vendor) {
     throw new Error(
@@ -252,7 +254,7 @@ export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): Re
   for (const scope of self.node.scopes) {
     const c = Sidecars.configured(scope);
     if (!c) continue;
-    Object.assign(inherited, stripUndefined(c));
+    for (const [k, v] of Object.entries(c)) if (v !== undefined) (inherited as Record<string, unknown>)[k] = v;
   }
   // The one reader of the sources (src/target/resolver.ts); the default when none sets the version.
   const reading = {
@@ -262,7 +264,8 @@ export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): Re
   };
   const given = { version: props.kubernetesVersion, gate: props.sidecarContainersGate, configured: inherited };
   const { raw, source } = targetVersion(given, reading) ?? { raw: DEFAULT_KUBERNETES_VERSION, source: 'default' as VersionSource };
-  const who = source === 'env' ? `${self.node.path}: environment variable ${KUBERNETES_VERSION_ENV}` : self.node.path;
+  // (the path only for a message: a construct's path is read from the tree each time)
+  const who = () => source === 'env' ? `${self.node.path}: environment variable ${KUBERNETES_VERSION_ENV}` : self.node.path;
   const version = checkVersion(who, raw);
   const mode = props.mode ?? inherited.mode ?? SidecarMode.AUTO;
   const gate = targetGate(given, reading) ?? false;
@@ -272,6 +275,3 @@ export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): Re
   return { version, source, mode, gate, decision, watchAppExit, ...(toolsImage !== undefined ? { toolsImage } : {}) };
 }
 
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
