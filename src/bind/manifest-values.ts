@@ -41,7 +41,7 @@ function goPlainNonString(v: string): string | undefined {
   return undefined;
 }
 
-const PLAIN_WORD = /^[A-Za-z][A-Za-z0-9_.\/:-]*$/;
+const PLAIN_TEXT = /^(?:[A-Za-z/]|-[A-Za-z-])[\x20-\x7e]*$/;
 
 const plainMemo = new Map<string, boolean>();
 const YAML11_DECIMAL = /^[-+]?[0-9][0-9_]*$/;
@@ -71,9 +71,11 @@ function writtenPlain(v: string): boolean {
  * `1e3`, `on`, `~`), and those arrive as written: the writer is asked, for the few candidates.
  */
 export function manifestStringProblem(v: string): string | undefined {
-  // Most keys and values are one word of ASCII letters, digits and `_.-/:` that starts with a
-  // letter: no character below, no line, no number; only the words of RESOLVE_MAP need the rest.
-  if (PLAIN_WORD.test(v) && !RESOLVE_MAP.has(v)) return undefined;
+  // Most keys and values are one line of printable ASCII that starts with a letter, a `/` or a `-`
+  // and a letter or `-` (a name, a path, a flag): no character below, no line break, and no
+  // number (goPlainNonString reads a number only after a digit, a sign or a dot first); only the
+  // words of RESOLVE_MAP (`yes`, `null`, ...) need the rest.
+  if (PLAIN_TEXT.test(v) && !RESOLVE_MAP.has(v)) return undefined;
   const bad = badCharacter(v);
   if (bad) return bad.why;
   // Observed with the oracle (test/values.test.ts): a text that spans lines and whose first line
