@@ -744,7 +744,7 @@ function maxHeapBytes(memoryLimit: string): number {
 
 /**
  * The workload's pod spec as the user wrote it (its class's own `toJson()`, before the sidecars
- * are added by the binding's wrapper on the instance).
+ * are added by the binding's hook on the instance's `toJson()`).
  */
 const PROBES = ['startupProbe', 'readinessProbe', 'livenessProbe'] as const;
 
