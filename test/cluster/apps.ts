@@ -261,8 +261,12 @@ export const ENVOY_APP_PORT = 8080;
 export const ENVOY_LISTENER_PORT = 10000;
 /** Envoy's `drainTime` in the drain experiment: the library's default. */
 export const ENVOY_DRAIN_SECONDS = 5;
-/** How long the app behind Envoy keeps answering after its SIGTERM (the contract of `drainTime`). */
-export const ENVOY_APP_STOP_SECONDS = 5;
+/**
+ * How long the app behind Envoy keeps answering after its SIGTERM: `drainTime` (what it asks of an
+ * app) and a second more, so that the requests sent at the end of the drain are answered: the
+ * failures counted are then Envoy's, not the app's.
+ */
+export const ENVOY_APP_STOP_SECONDS = ENVOY_DRAIN_SECONDS + 1;
 /** How long each request takes in the app (a CGI that sleeps): requests are in flight at any moment. */
 export const ENVOY_REQUEST_SECONDS = 0.2;
 /** The Envoy variants of the drain experiment: the library's two layouts, and Envoy written by hand. */
@@ -367,14 +371,16 @@ export const STARTUP_UPSTREAM_PORT = 15001;
  * through Envoy (`WithEnvoy`'s upstream on 127.0.0.1:15001, routed to that server) and one
  * OTLP/HTTP export to the collector of `WithTracer` (`$OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces`,
  * an empty JSON request), each once (`wget -T 2`), and prints `envoy-ok`/`envoy-fail` and
- * `otlp-ok`/`otlp-fail` with the uptime. `legacy-hold`: `holdApplicationUntilProxyStarts` as by
+ * `otlp-ok`/`otlp-fail` with the uptime (and wget's message after a failure). `legacy-hold`: `holdApplicationUntilProxyStarts` as by
  * default; `legacy-no-hold`: turned off. The collector's exporter points at a name that does not
  * resolve: the receiver answers whatever the export does.
  */
 export function startupApp(version: string, variant: StartupVariant): ProofApp {
   const chart = new Chart(Testing.app(), 'proof');
   const name = `startup-${variant}`;
-  const once = (what: string, cmd: string) => `if ${cmd} > /dev/null 2>&1; then echo "${what}-ok ${NOW}"; else echo "${what}-fail ${NOW}"; fi`;
+  // on failure, wget's message (its last line) after the stamp
+  const once = (what: string, cmd: string) =>
+    `if e=$(${cmd} 2>&1 > /dev/null); then echo "${what}-ok ${NOW}"; else echo "${what}-fail ${NOW} $(echo "$e" | tail -1)"; fi`;
   const workload = new ApiObject(chart, name, {
     apiVersion: 'apps/v1',
     kind: 'Deployment',

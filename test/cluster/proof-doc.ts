@@ -71,6 +71,10 @@ export interface StartupRun {
   readonly variant: StartupVariant;
   readonly envoy: boolean;
   readonly otlp: boolean;
+  /** wget's message when the request through Envoy failed. */
+  readonly envoyError?: string;
+  /** wget's message when the export to the collector failed. */
+  readonly otlpError?: string;
 }
 
 /**
@@ -360,7 +364,7 @@ export function renderProof(p: ProofResults): string {
     out.push('**legacy-hold**: Envoy first in `containers` with its `postStart` wait (`holdApplicationUntilProxyStarts`,');
     out.push('the default); **legacy-no-hold**: the same, turned off. Nothing holds a legacy app for the');
     out.push('collector (`WithTracer` has no hold; the container order puts it after the app). First requests');
-    out.push('that succeeded, of the runs; `test/proof-doc.test.ts` checks the runs against the promise.');
+    out.push('that succeeded, of the runs (wget\'s message after a failure); `test/proof-doc.test.ts` checks the runs against the promise.');
     out.push('');
     out.push('| release | variant | through Envoy | to the collector | promised |');
     out.push('|---|---|---|---|---|');
@@ -370,7 +374,11 @@ export function renderProof(p: ProofResults): string {
         if (runs.length === 0) continue;
         const pr = promisedStartup(variant);
         const promise = [pr.envoy ? 'Envoy' : '', pr.otlp ? 'collector' : ''].filter(Boolean).join(' and ') || 'nothing';
-        out.push(`| ${r.version} | ${variant} | ${runs.filter(x => x.envoy).length} of ${runs.length} | ${runs.filter(x => x.otlp).length} of ${runs.length} | ${promise} |`);
+        const errors = (xs: Array<string | undefined>) => {
+          const distinct = [...new Set(xs.filter((x): x is string => x !== undefined).map(x => x.replace(/\|/g, '\\|')))].sort();
+          return distinct.length > 0 ? ` (${distinct.map(x => `\`${x}\``).join(', ')})` : '';
+        };
+        out.push(`| ${r.version} | ${variant} | ${runs.filter(x => x.envoy).length} of ${runs.length}${errors(runs.map(x => x.envoyError))} | ${runs.filter(x => x.otlp).length} of ${runs.length}${errors(runs.map(x => x.otlpError))} | ${promise} |`);
       }
     }
     out.push('');

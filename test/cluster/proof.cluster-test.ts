@@ -365,7 +365,16 @@ describe.each(releases)('Kubernetes %s', version => {
         const l = cluster.tryKubectl(['logs', '-n', n, r.stdout.trim(), '-c', 'app']).stdout;
         return /envoy-(ok|fail) /.test(l) && /otlp-(ok|fail) /.test(l) ? l : undefined;
       });
-      return { variant, envoy: /envoy-ok /.test(log), otlp: /otlp-ok /.test(log) };
+      const error = (what: string) => /-fail [0-9.]+ ?(.*)$/.exec(log.split('\n').find(l => l.startsWith(`${what}-fail `)) ?? '')?.[1].trim();
+      const envoyError = error('envoy');
+      const otlpError = error('otlp');
+      return {
+        variant,
+        envoy: /envoy-ok /.test(log),
+        otlp: /otlp-ok /.test(log),
+        ...(envoyError !== undefined ? { envoyError } : {}),
+        ...(otlpError !== undefined ? { otlpError } : {}),
+      };
     } finally {
       cluster.tryKubectl(['delete', 'namespace', n, '--wait=false']);
     }
