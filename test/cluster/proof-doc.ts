@@ -414,6 +414,18 @@ export function renderProof(p: ProofResults): string {
   out.push('- The model started a deletion\'s stop at the API delete; the kubelet starts it once its pod');
   out.push('  worker has seen the PLEG\'s next relist, up to 1 s later (1.02 s measured on 1.33.13). The');
   out.push('  model counts it now ([A deletion](shutdown.md#a-deletion-what-the-kubelet-adds)).');
+  out.push('- The suite\'s busybox image (Debian\'s busybox-static) crashed (SIGSEGV) on `wget -T`, which the');
+  out.push('  library\'s Envoy hooks run (the legacy hold `wget -q -T 1`, the drain POSTs `-T 2`): Debian\'s build');
+  out.push('  leaves `CONFIG_FEATURE_WGET_TIMEOUT` out (until 1.36.1-5). On it the legacy hold waited its whole');
+  out.push('  60 s and the drain never ran. The image is Debian\'s busybox rebuilt with the option now, as');
+  out.push('  `busybox:1.36.1-musl` has it; [Shutdown](shutdown.md) says a `toolsImage` needs it.');
+  out.push('- Nothing holds a legacy app for the collector of `WithTracer` (it comes after the app): the app\'s');
+  out.push('  first export at its start was refused in every legacy run; [the tracer\'s page](tracer.md) says so.');
+  out.push('- The kubelet runs a native sidecar\'s `preStop` at the start of the termination ([Shutdown](shutdown.md)):');
+  out.push('  native Envoy\'s drain starts at the delete as the legacy one does, and its listeners stop accepting');
+  out.push(`  \`drainTime\` later although the app answers ${ENVOY_APP_STOP_SECONDS - ENVOY_DRAIN_SECONDS} s longer: the first failures of the native runs come`);
+  out.push('  just after `drainTime`, not after the app\'s exit. What [Envoy\'s page](envoy.md) says: `drainTime`');
+  out.push('  is within `appShutdownTime`, and the app must answer for `drainTime` after its SIGTERM.');
   out.push('- A vendor fixture (test/fixtures/vendor/gitops.yaml) was not readable by the API server\'s YAML');
   out.push('  reader (`?` in a plain scalar of a flow mapping, `{ path: /healthz?full=true }`); quoted now.');
   out.push('');
