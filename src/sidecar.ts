@@ -14,8 +14,8 @@ import { Json } from './private/json';
 import { Memo, deepFreeze } from './private/memo';
 import { setOwn, sortedKeys } from './private/order';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
-import { SidecarTargetOptions } from './settings';
 import { SidecarLayout, formatVersion } from './target/capabilities';
+import { SidecarTargetOptions } from './target/resolver';
 
 /**
  * Props shared by every sidecar construct, but for the container's name (see `SidecarProps`,

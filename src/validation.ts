@@ -1,11 +1,12 @@
 import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { printSynthesisWarnings, trackSyntheses } from './bind/binding';
+import { manifestToRead, printSynthesisWarnings, watchPasses } from './bind/binding';
+import { resolveTarget } from './bind/target-reader';
 import { hasRecordedWarnings, recordValidationWarnings, recordWarnings } from './bind/warnings';
 import { checkManifest, checkManifestSet } from './engine/manifests-check';
 import { SUPPORTED_KINDS } from './facts/kinds';
-import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
 import { formatVersion } from './target/capabilities';
+import { SidecarTargetOptions, checkVersion } from './target/resolver';
 
 /**
  * The release-aware checks the constructs run on the workloads they touch (the API server's
@@ -36,8 +37,8 @@ export class SidecarValidation {
     // cdk8s prefixes each error with the path of the construct that registered the validation:
     // on the App (path '') that is a bare `[]`, so there the validation sits on a child of its own.
     const holder = scope.node.path === '' ? new Construct(scope, uniqueId(scope, 'SidecarValidation')) : scope;
-    // its warnings are printed once per app.synth() call, also in an app without sidecars
-    trackSyntheses(scope);
+    // its warnings are printed once per synthesis call, also in an app without sidecars
+    watchPasses(scope);
     holder.node.addValidation({
       validate: () => {
         let target;
@@ -58,7 +59,7 @@ export class SidecarValidation {
           if (!workload && !appWide) continue;
           let manifest: any;
           try {
-            manifest = obj.toJson();
+            manifest = manifestToRead(obj);
           } catch (e) {
             if (!workload) continue; // a Service or HPA that cannot render reports its own error
             const message = (e as Error).message;

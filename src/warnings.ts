@@ -1,10 +1,10 @@
 /**
  * How a warning reaches the user. cdk8s has no Annotations (unlike the AWS CDK), so a warning
  * (a problem the pod survives, e.g. a known bug of the target's patch release) is
- *   1. printed to stderr once per synthesis (an `app.synth()` or `synthYaml()` call, or a
- *      `Chart.toJson()` outside one: the first validation that finds it, since cdk8s validates the
- *      app more than once per synthesis; before any file is written), as
- *      `[cdk8s-sidecars] WARNING: <message>`;
+ *   1. printed to stderr as `[cdk8s-sidecars] WARNING: <message>`: a workload's when cdk8s emits
+ *      it (its `toJson()`, once per `app.synth()`, `synthYaml()` or `Chart.toJson()` call);
+ *      SidecarValidation's app-wide ones once per call (its validation runs in each of the C + 1
+ *      validation passes of a call: src/bind/binding.ts `Passes` tells the calls apart);
  *   2. kept on the workload and readable with `SidecarWarnings.of(scope)` (tests, pipelines that
  *      want to fail on warnings).
  * Messages are deterministic: the same app and target give the same messages in the same order.

@@ -3,9 +3,12 @@
  * `app.synth()` / `synthYaml()` call and then again inside every chart's `toJson()`
  * (node_modules/cdk8s/lib/app.js `synth` and `_synthChart`, 2.70.x: C charts, C + 1 validations),
  * so one call must print each warning once; a second call in the same process (a watch loop, a
- * test, a script that synthesizes for two clusters) prints it again. Counted on process.stderr
- * against SidecarWarnings.of, for a workload's warnings (the known-bug table) and for the
- * app-wide ones of SidecarValidation (an HPA), in an app of three charts.
+ * test, a script that synthesizes for two clusters) prints it again. A workload's warnings (the
+ * known-bug table) are printed when cdk8s emits it (its toJson(), once per call). The app-wide ones
+ * of SidecarValidation (an HPA) come from its validation, which runs in every pass: once per call as
+ * the library tells calls apart without wrapping cdk8s (issue 35; src/bind/binding.ts Passes): in
+ * an app without any sidecar it sees no emit, so two Chart.toJson() in a row count as one call.
+ * Counted on process.stderr against SidecarWarnings.of, in an app of three charts.
  */
 import { ApiObject, App, Chart, Testing } from 'cdk8s';
 import { SidecarValidation, SidecarWarnings, Sidecars, WithLogAgent, WithTracer } from '../src';
@@ -44,10 +47,12 @@ function appWithHpaWarning(): App {
 }
 
 describe.each([
-  // kubernetes#125880, #126543 and the open #137710, #140309 (two init containers)
-  ['a workload with the known bugs of 1.29.3', appWithKnownBugs, 4],
-  ['SidecarValidation: an HPA without the request', appWithHpaWarning, 1],
-] as const)('%s', (_name, make, count) => {
+  // kubernetes#125880, #126543 and the open #137710, #140309 (two init containers): printed at each emit
+  ['a workload with the known bugs of 1.29.3', appWithKnownBugs, 4, 2],
+  // SidecarValidation's, with no sidecar in the app: two Chart.toJson() in a row are taken for one call
+  ['SidecarValidation: an HPA without the request', appWithHpaWarning, 1, 1],
+] as const)('%s', (_name, make, count, toJsonTimes) => {
+  const repeated = (warnings: string[], times: number) => Array.from({ length: times }, () => warnings).flat();
   test('one synthYaml() call of three charts prints each warning once; a second call prints them again', () => withEnv(ENV, undefined, () => {
     const app = make();
     app.synthYaml();
@@ -56,16 +61,16 @@ describe.each([
     expect(printed()).toEqual(warnings);
     app.synthYaml();
     expect(SidecarWarnings.of(app)).toEqual(warnings);
-    expect(printed()).toEqual([...warnings, ...warnings]);
+    expect(printed()).toEqual(repeated(warnings, 2));
   }));
 
-  test('two Chart.toJson() calls outside a synth (one validation each) print them once each', () => withEnv(ENV, undefined, () => {
+  test('two Chart.toJson() calls (one validation and one emit each) print a workload\'s once each', () => withEnv(ENV, undefined, () => {
     const app = make();
     const chart = app.node.findChild('test') as Chart;
     chart.toJson();
     const warnings = SidecarWarnings.of(app);
     chart.toJson();
-    expect(printed()).toEqual([...warnings, ...warnings]);
+    expect(printed()).toEqual(repeated(warnings, toJsonTimes));
   }));
 });
 

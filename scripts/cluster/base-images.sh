@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the two images every cluster run needs, as OCI archives under
 # ~/.cache/cdk8s-sidecars/cluster-images/: the pod sandbox's pause (a tiny static C program) and
-# busybox under the name the library emits (`busybox:1.36.1-musl`, src/images.ts): Debian's
+# busybox under the name the library emits (`busybox:1.36.1-musl`, src/facts/images.ts): Debian's
 # busybox-static rebuilt with `wget -T` (scripts/cluster/build-busybox.sh). Prints `name=archive`
 # pairs for cluster.sh's CLUSTER_IMAGES.
 set -euo pipefail

@@ -9,7 +9,7 @@
  * patches are already applied, and containers or volumes added before or after the sidecar
  * constructs are all in the JSON. The same holds for plain `ApiObject`s (`Include`, `Helm`).
  */
-import { ApiObject, JsonPatch } from 'cdk8s';
+import { ApiObject, App, Chart, JsonPatch } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { describeValue } from './checks';
 import { printWarnings, recordWarnings } from './warnings';
@@ -23,36 +23,100 @@ import { asAdmitted, findKnownBugs } from '../facts/known-bugs';
 import { Json } from '../private/json';
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
-const SYNTHESIS = Symbol.for('cdk8s-sidecars.synthesis');
 
 /**
- * One call of `app.synth()` or `app.synthYaml()`. cdk8s validates the whole app at the start of
- * the call and then again inside every chart's `toJson()` (`App._synthChart`, cdk8s 2.70), so an
- * app of C charts is validated C + 1 times by one call. Nothing the user wrote runs between
- * those passes, so each binding renders for its validation once per call and the later passes
- * reuse the errors (a render per pass made synthesis quadratic in the number of charts).
- *
- * The validation's manifest is kept for the first `toJson()` of the same call, under a key of
- * everything a render reads (`renderKey`: the workload's own manifest as its `toJson()` returns
- * it at that moment, the sidecars' frozen specs, the mesh proxies, the target). `toJson()`
- * computes the key afresh and takes the kept manifest only when the keys are equal, and only
- * once (it is dropped then; nobody else ever sees it, so it is not copied). The scope starts when
- * the call starts and is dropped when it returns: nothing is kept from one call to the next, and
- * a direct `toJson()`, `Chart.toJson()` or `Testing.synth()` outside a call renders afresh.
+ * One render per synthesis, with what cdk8s offers (issue 35: no cdk8s method is wrapped).
+ * cdk8s (2.70) validates the whole app at the start of `app.synth()` / `synthYaml()` and again in
+ * every chart's `toJson()` (`App._synthChart`): C + 1 validation passes per call for C charts, and
+ * nothing marks where a call starts or ends. So:
+ * - a pass starts with a validation on the App root (`passesOf`, added once): cdk8s validates in
+ *   pre-order, so it runs first in every pass (`App.synth`, `synthYaml`, `Chart.toJson`,
+ *   `Testing.synth`). It tells the later passes of a call by their shape: a call of `synth` /
+ *   `synthYaml` validates once, then once before each chart's objects are emitted, in the order of
+ *   `app.charts`; so a pass is taken for the next of the same call when it is at most the
+ *   (C + 1)th, the pass before it emitted nothing (the second) or only objects of the chart before
+ *   (the later ones; the emits of the bound objects are seen). Anything else starts a call.
+ * - in a later pass of the same call a binding whose validation found nothing returns that
+ *   (nothing the user wrote ran since but validations and lazy values, as with the wrapper);
+ *   otherwise it renders. App-wide facts (`appFact`, e.g. WithEnvoy's index of the app's Services)
+ *   are computed once per call and shared by every workload's render, never once per workload
+ *   (issue 36: that was quadratic). Before the first pass (a direct `toJson()`) they are computed
+ *   afresh; after a call, its facts serve until the next pass starts.
+ * - a binding keeps its last render under a key of everything it is made from (`renderKey`: the
+ *   workload's own manifest as its `toJson()` returns it now, the sidecars' frozen specs, the mesh
+ *   proxies, the target). A validation that renders and every `toJson()` read the workload's own
+ *   manifest and take the kept render when the key is equal: the engine runs once per change
+ *   (once per workload per call), and the output always has every change (between calls, within a
+ *   call, before a direct `toJson()`), even where a pass was taken for the wrong call (its
+ *   validation's errors then come from the emit). A kept manifest is handed out by one `toJson()`.
+ * - a workload's warnings are printed when its `toJson()` emits it (cdk8s emits each object once
+ *   per call, in every synth path); SidecarValidation's once per call as told above; a notice once
+ *   per App per emit sequence (a sequence ends when an object it emitted is emitted again).
  */
-interface Synthesis {
-  readonly errors: Map<WorkloadBinding, string[]>;
-  readonly kept: Map<WorkloadBinding, { readonly key: string; readonly manifest: Json; readonly warnings: string[] }>;
-  /** The warnings printed to stderr in this call (each once per call, src/warnings.ts). */
-  readonly printed: Set<string>;
-  /** Facts about the whole app, each computed once per call (appFact). */
+interface Passes {
+  /** Passes started (root validations run) since the App was built, and the call the last one belongs to. */
+  pass: number;
+  call: number;
+  /** The position of the last pass in its call (0: the first), and the call's charts (`app.charts`, read at its second pass). */
+  position: number;
+  charts?: IConstruct[];
+  /** The charts of the bound objects emitted since the last pass started. */
+  readonly emittedCharts: Set<IConstruct>;
+  /** Facts about the whole app, computed once per call (appFact). */
   readonly facts: Map<symbol, unknown>;
+  /** SidecarValidation's warnings printed in the call. */
+  readonly printed: Set<string>;
+  /** The bindings emitted in the current emit sequence, and the notices printed in it. */
+  readonly emitted: Set<WorkloadBinding>;
+  readonly noticed: Set<string>;
+}
+
+const PASSES = new WeakMap<IConstruct, Passes>();
+
+/** The passes of the App at the root of `scope`: the first call adds the validation that starts each pass (see Passes). */
+function passesOf(scope: IConstruct): Passes {
+  const root = scope.node.root;
+  let passes = PASSES.get(root);
+  if (!passes) {
+    const state: Passes = {
+      pass: 0, call: 0, position: 0, emittedCharts: new Set(), facts: new Map(), printed: new Set(), emitted: new Set(), noticed: new Set(),
+    };
+    root.node.addValidation({ validate: () => { startPass(root, state); return []; } });
+    PASSES.set(root, state);
+    passes = state;
+  }
+  return passes;
+}
+
+function startPass(root: IConstruct, state: Passes): void {
+  const next = state.position + 1;
+  const charts: IConstruct[] | undefined = next === 1 ? (root instanceof App ? root.charts : undefined) : state.charts;
+  const sameCall = state.pass > 0 && charts !== undefined && next <= charts.length && (next === 1
+    ? state.emittedCharts.size === 0
+    : [...state.emittedCharts].every(c => c === charts[next - 2]));
+  state.pass++;
+  state.emittedCharts.clear();
+  if (sameCall) {
+    state.position = next;
+    state.charts = charts;
+  } else {
+    state.call++;
+    state.position = 0;
+    state.charts = undefined;
+    state.facts.clear();
+    state.printed.clear();
+  }
+}
+
+/** Makes the App of `scope` tell its passes and calls apart (SidecarValidation, which prints once per call). @internal */
+export function watchPasses(scope: IConstruct): void {
+  passesOf(scope);
 }
 
 const specIds = new WeakMap<SidecarSpec, number>();
 let nextSpecId = 0;
 
-/** The key of a render (see Synthesis), or undefined when a spec is not frozen (its identity then does not stand for its content). */
+/** The key of a render (see Passes), or undefined when a spec is not frozen (its identity then does not stand for its content). */
 function renderKey(base: Json, specs: SidecarSpec[], injected: InjectedProxy[], minor: number, gate: boolean, patch?: number): string | undefined {
   const ids: number[] = [];
   for (const s of specs) {
@@ -67,95 +131,54 @@ function renderKey(base: Json, specs: SidecarSpec[], injected: InjectedProxy[], 
   return `${minor}|${gate}|${patch}|${ids.join(',')}|${JSON.stringify(injected)}|${JSON.stringify(base)}`;
 }
 
-const WRAPPED = Symbol.for('cdk8s-sidecars.synthesis-wrapper');
-
 /**
- * Opens a Synthesis per call of `synth` / `synthYaml` on the App at the root of `scope`: the root
- * gets a holder (once), and the prototype that owns each method (cdk8s' `App.prototype`, or a
- * subclass's that overrides it) is wrapped once for every App. The prototype, not the instance:
- * the jsii kernel calls a method, and a Python or Java subclass's `super` call, through the
- * class's prototype, and defines a host override on the instance as non-configurable. The wrapper
- * does nothing for an App without sidecars (no holder), and nothing but reuse the open Synthesis
- * when it is entered again (an override that calls `super`).
- */
-export function trackSyntheses(scope: IConstruct): void {
-  const root: any = scope.node.root;
-  if (Object.prototype.hasOwnProperty.call(root, SYNTHESIS)) return;
-  Object.defineProperty(root, SYNTHESIS, { value: { current: undefined as Synthesis | undefined }, enumerable: false });
-  for (const method of ['synth', 'synthYaml']) {
-    let owner = Object.getPrototypeOf(root);
-    while (owner && !Object.prototype.hasOwnProperty.call(owner, method)) owner = Object.getPrototypeOf(owner);
-    const original = owner?.[method];
-    // the root of a construct tree that is not a cdk8s App, or a method wrapped already
-    if (typeof original !== 'function' || original[WRAPPED]) continue;
-    const wrapper = function (this: any, ...args: unknown[]) {
-      const holder = this !== null && typeof this === 'object' ? this[SYNTHESIS] : undefined;
-      if (!holder) return original.apply(this, args);
-      const outer: Synthesis | undefined = holder.current;
-      holder.current = outer ?? { errors: new Map(), kept: new Map(), printed: new Set(), facts: new Map() };
-      try {
-        return original.apply(this, args);
-      } finally {
-        holder.current = outer;
-      }
-    };
-    Object.defineProperty(wrapper, WRAPPED, { value: true });
-    Object.defineProperty(owner, method, { value: wrapper, configurable: true, writable: true, enumerable: false });
-  }
-}
-
-/** The synthesis call in progress on the App of `scope`, if any. */
-function currentSynthesis(scope: IConstruct): Synthesis | undefined {
-  return (scope.node.root as any)[SYNTHESIS]?.current;
-}
-
-/**
- * A fact about the whole app of `scope` (e.g. its Services, indexed), computed once per synthesis
- * call and shared by every workload's render in it: nothing the user wrote runs between the
- * passes of a call (see Synthesis), so the app cannot change meanwhile. Without it, each workload
- * walked the whole app (issue 36: synthesis was quadratic in the number of workloads). Outside a
- * call (a direct `toJson()`, `Chart.toJson()`, `Testing.synth()`), computed afresh each time.
+ * A fact about the whole app of `scope` (e.g. its Services, indexed), computed once per
+ * synthesis call and shared by every workload's render (see Passes). Before the app's first
+ * pass (a direct `toJson()`), computed afresh each time.
  * @internal
  */
 export function appFact<T>(scope: IConstruct, key: symbol, compute: () => T): T {
-  const synthesis = currentSynthesis(scope);
-  if (!synthesis) return compute();
-  if (!synthesis.facts.has(key)) synthesis.facts.set(key, compute());
-  return synthesis.facts.get(key) as T;
+  const passes = PASSES.get(scope.node.root);
+  if (!passes || passes.pass === 0) return compute();
+  if (!passes.facts.has(key)) passes.facts.set(key, compute());
+  return passes.facts.get(key) as T;
 }
 
 /**
- * Prints `warnings` to stderr once per synthesis: within one `app.synth()` / `app.synthYaml()`
- * call (validated once per chart plus once) each message is printed the first time; outside such
- * a call (a `Chart.toJson()` or `Testing.synth()`, one validation each) every time. The next call
- * prints them again: a watch loop or a second synth in the same process shows them each time.
+ * Prints the warnings of SidecarValidation's app-wide checks to stderr, each once per synthesis
+ * call: its validation runs in every pass (C + 1 per call; see Passes for how a call is told).
  * @internal
  */
 export function printSynthesisWarnings(scope: IConstruct, warnings: string[]): void {
-  printWarnings(warnings, currentSynthesis(scope)?.printed);
+  printWarnings(warnings, passesOf(scope).printed);
 }
 
-/** The roots a notice was printed for outside a synthesis call (a `Testing.synth()`, a `Chart.toJson()`): once each. */
-const NOTICED_OUTSIDE = new WeakSet<object>();
-
 /**
- * Prints `message` to stderr as `[cdk8s-sidecars] NOTICE: <message>`: once per synthesis call
- * (`app.synth()`, `synthYaml()`), or once per App outside one. A notice is not a problem of the
- * pods (those are warnings, `SidecarWarnings.of`): it says what the library chose for the user.
+ * Prints `message` to stderr as `[cdk8s-sidecars] NOTICE: <message>`, once per App per emit
+ * sequence (see Passes: once per `app.synth()` / `synthYaml()` call; once for `Testing.synth()` of
+ * each chart of an App in turn). A notice is not a problem of the pods (those are warnings,
+ * `SidecarWarnings.of`): it says what the library chose for the user.
  * @internal
  */
 export function printSynthesisNotice(scope: IConstruct, message: string): void {
-  const synthesis = currentSynthesis(scope);
-  const key = `NOTICE ${message}`;
-  if (synthesis) {
-    if (synthesis.printed.has(key)) return;
-    synthesis.printed.add(key);
-  } else {
-    const root = scope.node.root;
-    if (NOTICED_OUTSIDE.has(root)) return;
-    NOTICED_OUTSIDE.add(root);
-  }
+  const passes = passesOf(scope);
+  if (passes.noticed.has(message)) return;
+  passes.noticed.add(message);
   process.stderr.write(`[cdk8s-sidecars] NOTICE: ${message}\n`);
+}
+
+/**
+ * The manifest of `obj` for a check that only reads it (SidecarValidation): a workload with
+ * sidecars as its `toJson()` emits it, without printing its warnings or taking the render its
+ * `toJson()` will hand out. Throws as `toJson()` does.
+ * @internal
+ */
+export function manifestToRead(obj: ApiObject): Json {
+  const binding = WorkloadBinding.existing(obj);
+  if (!binding) return obj.toJson();
+  const result = binding.render('read');
+  if (result.errors.length > 0) throw new Error(`cdk8s-sidecars: ${result.errors.join('\n')}`);
+  return result.manifest;
 }
 
 /** What a sidecar construct gives the binding: its spec and target, computed at synthesis. */
@@ -262,18 +285,29 @@ export class WorkloadBinding {
 
   private readonly obj: ApiObject;
   private warnings: string[] = [];
+  /** The last render and its key (see Passes); its manifest until one `toJson()` hands it out. */
+  private kept?: { readonly key: string; manifest?: Json; readonly errors: string[]; readonly warnings: string[] };
+  /** The call and the last pass of it in which this binding's validation found nothing (see Passes). */
+  private validated?: { readonly call: number; pass: number };
   private constructor(obj: ApiObject, private readonly options: BindingOptions) {
     this.obj = obj;
     this.originalToJson = obj.toJson.bind(obj);
-    trackSyntheses(obj);
+    const passes = passesOf(obj);
     Object.defineProperty(obj, 'toJson', {
       value: () => {
-        // From the workload as it is now: the validation's render of this synthesis call only
-        // when nothing it read has changed (see Synthesis).
+        // An object emitted again: the next call (or a direct toJson()) starts a new emit sequence.
+        if (passes.emitted.has(this)) {
+          passes.emitted.clear();
+          passes.noticed.clear();
+        }
+        passes.emitted.add(this);
+        passes.emittedCharts.add(Chart.of(obj));
+        // From the workload as it is now: the kept render only when nothing it is made from has changed.
         const result = this.render('emit');
         if (result.errors.length > 0) {
           throw new Error(`cdk8s-sidecars: ${result.errors.join('\n')}`);
         }
+        printWarnings(this.warnings);
         return result.manifest;
       },
       configurable: true,
@@ -313,22 +347,24 @@ export class WorkloadBinding {
   }
 
   private validate(): string[] {
-    // Within one app.synth() / app.synthYaml() call, the first pass's errors (see Synthesis).
-    const synthesis = currentSynthesis(this.obj);
-    const seen = synthesis?.errors.get(this);
-    if (seen) return [...seen];
+    // A later pass of the same call: the first pass's result, when it found nothing (see Passes).
+    const passes = passesOf(this.obj);
+    if (this.validated?.call === passes.call && this.validated.pass !== passes.pass) {
+      this.validated.pass = passes.pass;
+      return [];
+    }
     const errors = this.render('validate').errors;
-    synthesis?.errors.set(this, errors);
-    printSynthesisWarnings(this.obj, this.warnings);
+    this.validated = errors.length === 0 ? { call: passes.call, pass: passes.pass } : undefined;
+    // (its warnings are printed when toJson() emits the workload)
     return [...errors];
   }
 
   /**
    * The workload's manifest with every attached sidecar, and every error found. `purpose` says
-   * who asks within a synthesis call: the validation (its manifest may be kept) or `toJson()`
-   * (which may take it).
+   * who asks: a validation pass, `toJson()` (which takes the kept manifest) or a reader that
+   * leaves it (SidecarValidation); without one, a render afresh that keeps nothing.
    */
-  public render(purpose?: 'validate' | 'emit'): EngineResult {
+  public render(purpose?: 'validate' | 'emit' | 'read'): EngineResult {
     const base = this.baseManifest();
     // The sources' checks of the workload's own pod spec, on this same manifest (before the
     // engine adds the sidecars to it): no extra toJson() of the workload per check.
@@ -337,8 +373,7 @@ export class WorkloadBinding {
     // (before the engine, which works on this same object)
     const labels = podTemplateOf(base)?.metadata.labels ?? {};
     const inferred = workloadErrors.length > 0 ? [] : this.sources.flatMap(source => source.workloadWarnings?.(ownSpec, labels) ?? []);
-    const synthesis = purpose === undefined ? undefined : currentSynthesis(this.obj);
-    const result = this.renderOn(base, workloadErrors.length === 0 ? synthesis : undefined, purpose);
+    const result = this.renderOn(base, workloadErrors.length === 0 ? purpose : undefined);
     if (workloadErrors.length > 0) return { manifest: result.manifest, errors: [...result.errors, ...workloadErrors] };
     if (inferred.length > 0 && result.errors.length === 0) {
       this.warnings = [...inferred, ...this.warnings];
@@ -409,7 +444,7 @@ export class WorkloadBinding {
     return undefined;
   }
 
-  private renderOn(base: Json, synthesis?: Synthesis, purpose?: 'validate' | 'emit'): EngineResult {
+  private renderOn(base: Json, purpose?: 'validate' | 'emit' | 'read'): EngineResult {
     const errors: string[] = [];
     const specs: SidecarSpec[] = [];
     const injected: InjectedProxy[] = [];
@@ -443,19 +478,19 @@ export class WorkloadBinding {
     this.warnings = [];
     recordWarnings(this.obj, []);
     if (errors.length > 0) return { manifest: base, errors };
-    const key = synthesis ? renderKey(base, specs, injected, minor, gate, patch) : undefined;
-    if (synthesis && purpose === 'emit') {
-      const kept = synthesis.kept.get(this);
-      synthesis.kept.delete(this);
-      if (kept !== undefined && kept.key === key) {
-        this.warnings = kept.warnings;
-        recordWarnings(this.obj, this.warnings);
-        return { manifest: kept.manifest, errors: [] };
-      }
+    const key = purpose ? renderKey(base, specs, injected, minor, gate, patch) : undefined;
+    const kept = this.kept;
+    if (key !== undefined && kept?.key === key && (purpose === 'validate' || kept.manifest !== undefined)) {
+      this.warnings = kept.warnings;
+      recordWarnings(this.obj, this.warnings);
+      const manifest = kept.manifest ?? base;
+      if (purpose === 'emit') kept.manifest = undefined;
+      return { manifest, errors: [...kept.errors] };
     }
     const rendered = this.renderAnew(base, specs, injected, minor, gate, patch, sidecarWarnings);
-    if (synthesis && purpose === 'validate' && key !== undefined && rendered.errors.length === 0) {
-      synthesis.kept.set(this, { key, manifest: rendered.manifest, warnings: this.warnings });
+    if (key !== undefined) {
+      const manifest = purpose === 'emit' || rendered.errors.length > 0 ? undefined : rendered.manifest;
+      this.kept = { key, manifest, errors: rendered.errors, warnings: this.warnings };
     }
     return rendered;
   }

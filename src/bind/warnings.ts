@@ -35,10 +35,10 @@ export function recordValidationWarnings(obj: IConstruct, warnings: string[]): v
 
 /**
  * Prints to stderr each of `warnings` that is not in `printed` yet (and adds it there); without a
- * set, all of them. The set is the synthesis call's (src/bind/binding.ts printSynthesisWarnings): a
- * workload's validation runs more than once per `app.synth()`: cdk8s validates the app, then every
- * `Chart.toJson()` validates it again (cdk8s `src/app.ts` `synth` and `_synthChart`,
- * `src/chart.ts` `toJson`, 2.70.x), so without it a warning is printed once per chart plus once.
+ * set, all of them. A workload's warnings are printed when its `toJson()` emits it, once per call
+ * (no set); SidecarValidation's, found in every validation pass (cdk8s validates the app, then every
+ * `Chart.toJson()` validates it again: `src/app.ts` `synth` and `_synthChart`, 2.70.x), with the
+ * call's set (src/bind/binding.ts printSynthesisWarnings).
  * @internal
  */
 export function printWarnings(warnings: string[], printed?: Set<string>): void {

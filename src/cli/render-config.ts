@@ -8,9 +8,8 @@
 import { Duration, Size } from 'cdk8s';
 import { FluentBitMultilineParser, LogAgent } from '../log-agent';
 import { LogOutput } from '../log-output';
-import { checkVersion } from '../settings';
 import { SidecarMode } from '../target/capabilities';
-import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from '../target/resolver';
+import { checkVersion, targetGate, targetVersion } from '../target/resolver';
 import { EnvoyAppProtocol } from '../with-envoy';
 import { SidecarCheck, SidecarQuit, SidecarVolume } from '../with-sidecar';
 import { OtlpProtocol } from '../with-tracer';
@@ -361,8 +360,9 @@ export function readRenderConfig(doc: unknown): RenderConfig {
   const found = targetVersion(given, reading);
   const version = found?.raw;
   if (found !== undefined) {
-    // Checked here, once, so that the error names the key (the constructs would name their own paths).
-    const key = found.source === 'prop' ? 'kubernetesVersion' : `(environment variable ${KUBERNETES_VERSION_ENV})`;
+    // Checked here, once, so that the error names the key (the constructs would name their own paths);
+    // a version from the environment was checked by the resolver, which names the variable.
+    const key = 'kubernetesVersion';
     try {
       checkVersion(key, found.raw);
     } catch (e) {

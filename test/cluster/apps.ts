@@ -10,7 +10,7 @@
 import { ApiObject, Chart, Duration, JsonPatch, Testing } from 'cdk8s';
 import { LogAgent, LogOutput, OtlpProtocol, SidecarCheck, SidecarMode, SidecarTimeline, WithEnvoy, WithLogAgent, WithSidecar, WithTracer } from '../../src';
 
-/** busybox as the library emits it (`src/images.ts`), built locally from Debian's busybox-static. */
+/** busybox as the library emits it (`src/facts/images.ts`), built locally from Debian's busybox-static. */
 export const BUSYBOX = 'busybox:1.36.1-musl';
 const UID = 65532;
 const SECURITY = {
