@@ -402,7 +402,7 @@ export function startupApp(version: string, variant: StartupVariant): ProofApp {
               `httpd -p 127.0.0.1:${ENVOY_APP_PORT} -h /www`,
               once('envoy', `wget -q -T 2 -O - http://127.0.0.1:${STARTUP_UPSTREAM_PORT}/index.html`),
               once('otlp', "wget -q -T 2 -O - --header 'Content-Type: application/json' --post-data '{}' \"$OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces\""),
-              `trap 'exit 0' TERM`,
+              'trap \'exit 0\' TERM',
               'while true; do sleep 3600 & wait $!; done',
             ].join('\n')],
             ports: [{ containerPort: ENVOY_APP_PORT, name: 'app' }],
