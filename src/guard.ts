@@ -1,6 +1,7 @@
 import { ApiObject, ApiObjectProps } from 'cdk8s';
 import { Construct } from 'constructs';
 import { checkBoolean, checkDnsLabel, checkObjectName, checkString, describeValue, isPropsObject, listOf, snapshot } from './bind/checks';
+import { TargetVersionedApiObject } from './bind/hooks';
 import { resolveTarget } from './bind/target-reader';
 import { GUARD_EXPRESSION, GUARD_MESSAGE, GUARD_MESSAGE_EXPRESSION } from './facts/annotations';
 import { compareCodePoints } from './private/order';
@@ -95,8 +96,8 @@ export class NativeSidecarGuard extends Construct {
     checkBoolean(who, 'allowBetaApi', this.props.allowBetaApi);
     if (this.props.kubernetesVersion !== undefined) checkVersion(who, this.props.kubernetesVersion);
     const apiVersion = () => this.apiVersion();
-    this.policy = new VersionedApiObject(this, 'policy', apiVersion, policyProps(this.name));
-    this.binding = new VersionedApiObject(this, 'binding', apiVersion, bindingProps(this.name, [...new Set(namespaces)].sort(compareCodePoints)));
+    this.policy = new TargetVersionedApiObject(this, 'policy', apiVersion, policyProps(this.name));
+    this.binding = new TargetVersionedApiObject(this, 'binding', apiVersion, bindingProps(this.name, [...new Set(namespaces)].sort(compareCodePoints)));
     // The target may come from the environment or Sidecars.configure(): checked at synthesis,
     // before any file is written.
     this.node.addValidation({
@@ -138,17 +139,6 @@ export class NativeSidecarGuard extends Construct {
 
   private describe(): string {
     return `NativeSidecarGuard '${this.node.path}'`;
-  }
-}
-
-/** An ApiObject whose apiVersion is decided at synthesis (the target is read then). */
-class VersionedApiObject extends ApiObject {
-  constructor(scope: Construct, id: string, private readonly version: () => string, props: ApiObjectProps) {
-    super(scope, id, props);
-  }
-
-  public toJson(): any {
-    return { ...super.toJson(), apiVersion: this.version() };
   }
 }
 

@@ -44,9 +44,9 @@ const PIECES: ReadonlyArray<{ readonly piece: string; readonly owner: string; re
     patterns: [/terminationGracePeriodSeconds\s*\?\?\s*\d/, /GRACE\w*\s*=\s*30\b/, /\?\?\s*30\b/],
   },
   {
-    piece: 'the reader of the environment (target/resolver.ts); the CLI passes its environment on to kubectl and reads KUBECTL',
+    piece: 'the reader of the environment (target/resolver.ts); the CLI passes its environment on to kubectl and reads KUBECTL; the reader swaps it around the yaml parser (process.env = ...)',
     owner: 'target/resolver.ts',
-    patterns: [/process\.env(?!\.KUBECTL\b)(?!\s*[,}])/],
+    patterns: [/process\.env(?!\.KUBECTL\b)(?!\s*[,};])(?!\s*=[^=])/],
   },
 ];
 

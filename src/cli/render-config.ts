@@ -6,6 +6,7 @@
  * as they check a TypeScript app's.
  */
 import { Duration, Size } from 'cdk8s';
+import { ConfigError } from './errors';
 import { FluentBitMultilineParser, LogAgent } from '../log-agent';
 import { LogOutput } from '../log-output';
 import { SidecarMode } from '../target/capabilities';
@@ -14,12 +15,8 @@ import { EnvoyAppProtocol } from '../with-envoy';
 import { SidecarCheck, SidecarQuit, SidecarVolume } from '../with-sidecar';
 import { OtlpProtocol } from '../with-tracer';
 
-/** A bad config: exit 2, with the path of the bad key. */
-export class ConfigError extends Error {
-  constructor(public readonly keyPath: string, message: string) {
-    super(`${keyPath}: ${message}`);
-  }
-}
+// A bad config: exit 2, with the path of the bad key (in ./errors, which main.ts loads for every command).
+export { ConfigError };
 
 /** How one entry of `workloads` selects objects. */
 export interface Selector {

@@ -8,7 +8,7 @@
  * and `cdk8s-sidecars check`).
  */
 import { describeObject } from './pod-template';
-import { COMPLETING_KINDS, podTemplateCopy } from '../facts/kinds';
+import { COMPLETING_KINDS, podTemplateView } from '../facts/kinds';
 import { serviceSelects } from '../facts/services';
 import { SelectorIndex, WorkloadIndex } from '../facts/workload-index';
 import { Json } from '../private/json';
@@ -151,7 +151,7 @@ export function selfStopOf(c: Json): string | undefined {
  * stopped after the app has completed (the hook then only stops them early).
  */
 export function checkSelfStoppingPreStops(manifest: Json, where: string = describeObject(manifest)): AroundFindings {
-  const template = podTemplateCopy(manifest);
+  const template = podTemplateView(manifest);
   if (!template) return { errors: [], warnings: [] };
   const completes = COMPLETING_KINDS.has(manifest.kind);
   const errors: string[] = [];

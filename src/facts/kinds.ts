@@ -88,3 +88,24 @@ export function jobSpecIn(manifest: Json): { readonly spec: Json; readonly path:
   const spec = walk(manifest, jobPath, false);
   return spec && { spec, path: jobPath.join('.') };
 }
+
+/**
+ * What `podTemplateOf` gives for a copy of the manifest, without the copy: the pod template read
+ * only, a missing (or null) node on the way, `metadata` or `spec` read as a new empty object, and
+ * nothing created on the manifest. For the checks, which read templates and never change them
+ * (issue 36: `check` copied every workload five times; test/manifests-check.test.ts runs them on
+ * frozen manifests).
+ */
+export function podTemplateView(manifest: Json): { metadata: Json; spec: Json } | undefined {
+  const path = templatePath(manifest);
+  if (!path) return undefined;
+  let node = manifest;
+  for (const key of path) {
+    node = node[key] ?? {};
+    if (!isObject(node)) return undefined;
+  }
+  const metadata = node.metadata ?? {};
+  const spec = node.spec ?? {};
+  if (!isObject(metadata) || !isObject(spec)) return undefined;
+  return { metadata, spec };
+}
