@@ -158,6 +158,17 @@ new (class extends Component {
   }
 })(project);
 project.testTask.exec('tsc --project examples/tsconfig.json');
+// jest transpiles the tests without checking their types (ts-jest, isolatedModules): the type-check of
+// test/ is its own step, so that a type error in a test (an import that is not used, an option of the
+// wrong shape the test then silently does not use) fails `npm test`. test/tsconfig.types.json is the
+// jest tsconfig without isolatedModules, with `cdk8s-sidecars` (the bindings' TypeScript twins) mapped
+// to src/; bench/apps.ts, which the benchmark tests import, reads lib/, hence the compile first.
+const testTypes = project.addTask('test:types', {
+  description: 'Type-checks test/ (tsc --noEmit): jest only transpiles it',
+});
+testTypes.spawn(project.compileTask, { condition: 'node scripts/prepack.js' });
+testTypes.exec('tsc --noEmit --project test/tsconfig.types.json');
+project.testTask.spawn(testTypes);
 // Every TypeScript snippet of README.md, CONTRIBUTING.md, docs/*.md and the TSDoc @examples (what
 // API.md shows) type-checks against the library (scripts/check-snippets.ts; fragments that are
 // not meant to compile say so with ```ts nocompile). A snippet that does not compile fails the build.

@@ -3,7 +3,7 @@
 #
 #   scripts/build-fluent-bit.sh SRC OUT
 #
-# SRC: a Fluent Bit source tree at the tag src/images.ts pins, e.g.
+# SRC: a Fluent Bit source tree at the tag src/facts/images.ts pins, e.g.
 #   git clone --depth 1 --branch v5.1.1 https://github.com/fluent/fluent-bit.git SRC
 # OUT: an empty or earlier build directory (outside this clone: never commit it).
 #

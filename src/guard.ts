@@ -1,10 +1,12 @@
 import { ApiObject, ApiObjectProps } from 'cdk8s';
 import { Construct } from 'constructs';
 import { checkBoolean, checkDnsLabel, checkObjectName, checkString, describeValue, isPropsObject, listOf, snapshot } from './bind/checks';
-import { NATIVE_SIDECARS_ANNOTATION } from './facts/annotations';
+import { TargetVersionedApiObject } from './bind/hooks';
+import { resolveTarget } from './bind/target-reader';
+import { GUARD_EXPRESSION, GUARD_MESSAGE, GUARD_MESSAGE_EXPRESSION } from './facts/annotations';
 import { compareCodePoints } from './private/order';
-import { checkVersion, resolveTarget } from './settings';
 import { KubeVersion, formatVersion } from './target/capabilities';
+import { checkVersion } from './target/resolver';
 
 /**
  * Props of `NativeSidecarGuard`.
@@ -44,36 +46,6 @@ export interface NativeSidecarGuardProps {
 
 const DEFAULT_NAME = 'cdk8s-sidecars-native-sidecars';
 const GROUP = 'admissionregistration.k8s.io';
-
-/** `',' + <marker> + ','` contains `',' + c.name + ','`: standard CEL only (no strings extension). */
-const MARKER = `object.metadata.annotations['${NATIVE_SIDECARS_ANNOTATION}']`;
-const MARKED = `(',' + ${MARKER} + ',').contains(',' + c.name + ',')`;
-const KEEPS_ALWAYS = "(has(c.restartPolicy) && c.restartPolicy == 'Always')";
-
-/**
- * The policy's validation: a pod passes unless an init container named in the marker
- * annotation lacks `restartPolicy: Always`. Absent annotations, marker or init containers pass.
- * @internal
- */
-export const GUARD_EXPRESSION =
-  `!has(object.metadata.annotations) || !('${NATIVE_SIDECARS_ANNOTATION}' in object.metadata.annotations) || ` +
-  `!has(object.spec.initContainers) || object.spec.initContainers.all(c, !${MARKED} || ${KEEPS_ALWAYS})`;
-
-/**
- * The rejection message, naming the first stripped container (evaluated only when the
- * validation fails, so the filtered list is never empty).
- * @internal
- */
-export const GUARD_MESSAGE_EXPRESSION =
-  `'init container \\'' + object.spec.initContainers.filter(c, ${MARKED} && !${KEEPS_ALWAYS})[0].name + ` +
-  `'\\' was emitted by cdk8s-sidecars as a native sidecar (annotation ${NATIVE_SIDECARS_ANNOTATION}) but arrived without ` +
-  'restartPolicy: Always: a mutating webhook or controller built against an older Kubernetes client dropped the field, ' +
-  "and the pod would hang in Init or lose its sidecar. Update or exclude that webhook, or synthesize for the legacy layout.'";
-
-/** The static message, used where the message expression cannot be evaluated. @internal */
-export const GUARD_MESSAGE =
-  `An init container listed in the pod annotation ${NATIVE_SIDECARS_ANNOTATION} arrived without restartPolicy: Always ` +
-  '(a mutating webhook or controller built against an older Kubernetes client dropped it); the pod would hang in Init.';
 
 /**
  * An opt-in admission guard for native sidecars: a `ValidatingAdmissionPolicy` and its binding
@@ -124,8 +96,8 @@ export class NativeSidecarGuard extends Construct {
     checkBoolean(who, 'allowBetaApi', this.props.allowBetaApi);
     if (this.props.kubernetesVersion !== undefined) checkVersion(who, this.props.kubernetesVersion);
     const apiVersion = () => this.apiVersion();
-    this.policy = new VersionedApiObject(this, 'policy', apiVersion, policyProps(this.name));
-    this.binding = new VersionedApiObject(this, 'binding', apiVersion, bindingProps(this.name, [...new Set(namespaces)].sort(compareCodePoints)));
+    this.policy = new TargetVersionedApiObject(this, 'policy', apiVersion, policyProps(this.name));
+    this.binding = new TargetVersionedApiObject(this, 'binding', apiVersion, bindingProps(this.name, [...new Set(namespaces)].sort(compareCodePoints)));
     // The target may come from the environment or Sidecars.configure(): checked at synthesis,
     // before any file is written.
     this.node.addValidation({
@@ -167,17 +139,6 @@ export class NativeSidecarGuard extends Construct {
 
   private describe(): string {
     return `NativeSidecarGuard '${this.node.path}'`;
-  }
-}
-
-/** An ApiObject whose apiVersion is decided at synthesis (the target is read then). */
-class VersionedApiObject extends ApiObject {
-  constructor(scope: Construct, id: string, private readonly version: () => string, props: ApiObjectProps) {
-    super(scope, id, props);
-  }
-
-  public toJson(): any {
-    return { ...super.toJson(), apiVersion: this.version() };
   }
 }
 

@@ -3,7 +3,8 @@
 
 // target
 export { SidecarLayout, SidecarMode } from './target/capabilities';
-export { Sidecars, SidecarTarget, SidecarTargetOptions } from './settings';
+export { SidecarTargetOptions } from './target/resolver';
+export { Sidecars, SidecarTarget } from './settings';
 export { SidecarWarnings } from './warnings';
 export { SidecarValidation } from './validation';
 

@@ -5,7 +5,8 @@ import { LogOutputConfig } from './agents/log-output-config';
 import { ShutdownModel } from './agents/shutdown-model';
 import { renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './agents/vector/config';
 import { checkImage, checkListenPort, durationSeconds, positiveSeconds, snapshot } from './bind/checks';
-import { DEFAULT_IMAGES, Images, imageTagVersion, releaseRangeWarning } from './images';
+import { DEFAULT_IMAGES, imageTagVersion, releaseRangeWarning } from './facts/images';
+import { Images } from './images';
 import { Json } from './private/json';
 
 /**

@@ -1,6 +1,7 @@
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { appFact } from './bind/binding';
+import { appendServicePort } from './bind/hooks';
 import { Json } from './private/json';
 
 /**
@@ -30,7 +31,6 @@ export interface SidecarServicePort {
   readonly targetPort?: number;
 }
 
-const EXTRA_PORTS = Symbol.for('cdk8s-sidecars.service-ports');
 const SERVICE_MANIFESTS = Symbol('cdk8s-sidecars.service-manifests');
 
 /**
@@ -49,6 +49,7 @@ export function serviceManifest(obj: ApiObject): Json {
   rendered.set(obj, json);
   return json;
 }
+
 const CHECKED = Symbol.for('cdk8s-sidecars.service-ports-checked');
 
 /**
@@ -90,7 +91,8 @@ export function serviceApiObject(who: string, service: IConstruct): ApiObject {
 /**
  * Adds `port` (TCP) to `service`. A cdk8s-plus Service (any major) gets it through its own
  * `bind()`, so it renders the port with its others; a raw ApiObject gets it appended to
- * `spec.ports` of its manifest (after its patches), whenever it is synthesized.
+ * `spec.ports` of its manifest (after its patches), whenever it is synthesized (`appendServicePort`,
+ * src/bind/hooks.ts).
  * @internal
  */
 export function addServicePort(who: string, service: IConstruct, port: SidecarServicePort): ApiObject {
@@ -101,23 +103,7 @@ export function addServicePort(who: string, service: IConstruct, port: SidecarSe
     (service as any).bind(number, { ...options, protocol: 'TCP' });
     return obj;
   }
-  let extra: Json[] | undefined = (obj as any)[EXTRA_PORTS];
-  if (!extra) {
-    const added: Json[] = [];
-    extra = added;
-    (obj as any)[EXTRA_PORTS] = added;
-    const original = obj.toJson.bind(obj);
-    Object.defineProperty(obj, 'toJson', {
-      value: () => {
-        const json = original();
-        json.spec = { ...(json.spec ?? {}), ports: [...(json.spec?.ports ?? []), ...added] };
-        return json;
-      },
-      configurable: true,
-      writable: true,
-    });
-  }
-  extra.push(JSON.parse(JSON.stringify({ name: port.name, nodePort: port.nodePort, port: number, protocol: 'TCP', targetPort: port.targetPort })));
+  appendServicePort(obj, JSON.parse(JSON.stringify({ name: port.name, nodePort: port.nodePort, port: number, protocol: 'TCP', targetPort: port.targetPort })));
   return obj;
 }
 

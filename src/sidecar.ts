@@ -4,6 +4,7 @@ import { Construct, IConstruct } from 'constructs';
 import { LivenessTiming } from './agents/liveness';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './bind/binding';
 import { checkBoolean, checkDnsLabel, checkImage, checkString, describeValue, durationSeconds, isPropsObject, snapshot } from './bind/checks';
+import { AgentConfigMap } from './bind/hooks';
 import { checkManifestData } from './bind/manifest-values';
 import { TargetReader, checkSameApp } from './bind/target-reader';
 import { graceWrittenByDefault, processNamespaceWrittenByDefault } from './bind/workload-defaults';
@@ -14,8 +15,8 @@ import { Json } from './private/json';
 import { Memo, deepFreeze } from './private/memo';
 import { setOwn, sortedKeys } from './private/order';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
-import { SidecarTargetOptions } from './settings';
 import { SidecarLayout, formatVersion } from './target/capabilities';
+import { SidecarTargetOptions } from './target/resolver';
 
 /**
  * Props shared by every sidecar construct, but for the container's name (see `SidecarProps`,
@@ -586,29 +587,9 @@ export abstract class SidecarBase extends Construct {
         "Create the construct in the workload's chart, or give the workload a namespace.",
       );
     }
-    const cm = new ApiObject(this, 'config', {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: namespace ? { namespace } : {},
-      data: sorted,
-    });
-    // A JSON patch of the workload's /metadata/namespace moves the pod at synthesis: the
-    // ConfigMap follows the namespace the workload is emitted in, or the pod could not mount it.
+    // The ConfigMap follows the namespace the workload is emitted in (src/bind/hooks.ts).
     const workload = this.workloadObject;
-    const cmToJson = cm.toJson.bind(cm);
-    Object.defineProperty(cm, 'toJson', {
-      value: () => {
-        const json = cmToJson();
-        const emitted = WorkloadBinding.of(workload).emittedNamespace();
-        if (emitted === json.metadata?.namespace) return json;
-        const metadata: Record<string, unknown> = {};
-        const given = { ...json.metadata, namespace: emitted };
-        for (const k of sortedKeys(given)) if (given[k] !== undefined) setOwn(metadata, k, given[k]);
-        return { ...json, metadata };
-      },
-      configurable: true,
-      writable: true,
-    });
+    const cm = new AgentConfigMap(this, 'config', namespace, sorted, () => WorkloadBinding.of(workload).emittedNamespace());
     const checksum = configChecksum(sorted);
     return {
       name: cm.name,

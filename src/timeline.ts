@@ -3,13 +3,12 @@ import { IConstruct } from 'constructs';
 import { WorkloadBinding, workloadApiObject } from './bind/binding';
 import { withInjectedContainers } from './engine/injected';
 import { TOOLS, appShutdownOf, userSidecarStopOf } from './engine/shutdown';
-import { StopStep, TIMELINE_KINDS, Timeline, computeTimeline } from './engine/timeline';
+import { StopStep, Timeline, computeTimeline } from './engine/timeline';
 import { STOP_TIMES_ANNOTATION } from './facts/annotations';
-import { SUPPORTED_KINDS, podTemplateOf } from './facts/kinds';
+import { SUPPORTED_KINDS, podTemplateCopy, podTemplateOf } from './facts/kinds';
 import { Json } from './private/json';
-import { SidecarTargetOptions, checkVersion } from './settings';
 import { DEFAULT_KUBERNETES_VERSION, capabilities } from './target/capabilities';
-import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from './target/resolver';
+import { SidecarTargetOptions, checkVersion, targetGate, targetVersion } from './target/resolver';
 
 /** One container in the pod's start order. */
 export interface TimelineStartEntry {
@@ -180,16 +179,17 @@ export class SidecarTimeline {
    * @param options the target, and what the manifest cannot say (stop times, legacy sidecars)
    */
   public static ofManifest(manifest: any, options: SidecarTimelineOptions = {}): SidecarTimeline {
-    if (manifest === null || typeof manifest !== 'object' || Array.isArray(manifest) || !TIMELINE_KINDS.includes(manifest.kind)) {
+    if (manifest === null || typeof manifest !== 'object' || Array.isArray(manifest) || !SUPPORTED_KINDS.includes(manifest.kind)) {
       const what = manifest === null || typeof manifest !== 'object' ? JSON.stringify(manifest) : `kind ${JSON.stringify(manifest.kind)}`;
-      throw new Error(`${WHO}: ${what} is not an object with a pod template. Pass one Kubernetes object of kind ${TIMELINE_KINDS.join(', ')} (a List: one item at a time).`);
+      throw new Error(`${WHO}: ${what} is not an object with a pod template. Pass one Kubernetes object of kind ${SUPPORTED_KINDS.join(', ')} (a List: one item at a time).`);
     }
     // The one reader of the sources (src/target/resolver.ts): the option, then the environment, then the default.
     const reading = { fail: (problem: string) => new Error(`${WHO}: ${problem}`), versionFallback: 'the default 1.27', gateFallback: 'the default false' };
     const given = { version: options.kubernetesVersion, gate: options.sidecarContainersGate };
     const found = targetVersion(given, reading);
     const raw = found?.raw ?? DEFAULT_KUBERNETES_VERSION;
-    const version = checkVersion(found?.source === 'env' ? `${WHO}: environment variable ${KUBERNETES_VERSION_ENV}` : WHO, raw);
+    // (a version from the environment was checked by the resolver, which names the variable)
+    const version = checkVersion(WHO, raw);
     const gate = targetGate(given, reading) ?? false;
     // What the library recorded in the pod template (STOP_TIMES_ANNOTATION); the options win.
     const recorded = recordedStopTimes(manifest);
@@ -200,7 +200,7 @@ export class SidecarTimeline {
       if (typeof n !== 'string') throw new Error(`${WHO}: legacySidecars holds ${JSON.stringify(n)}; give container names (strings).`);
     }
     // a recorded sidecar in spec.containers is a legacy sidecar
-    const containers: Json[] = podTemplateOf(structuredClone(manifest))?.spec?.containers ?? [];
+    const containers: Json[] = podTemplateCopy(manifest)?.spec?.containers ?? [];
     const legacySidecars = [...new Set([
       ...options.legacySidecars ?? [],
       ...Object.keys(recorded).filter(n => Array.isArray(containers) && containers.some(c => c?.name === n)),
@@ -427,7 +427,7 @@ function mem(bytes: number): string {
  * that form is an error naming the annotation (a hand-edited manifest), not a guess.
  */
 function recordedStopTimes(manifest: Json): Record<string, number> {
-  const value = podTemplateOf(structuredClone(manifest))?.metadata?.annotations?.[STOP_TIMES_ANNOTATION];
+  const value = podTemplateCopy(manifest)?.metadata?.annotations?.[STOP_TIMES_ANNOTATION];
   if (value === undefined) return {};
   const entries = typeof value === 'string' ? value.split(',').map(e => /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)=(\d+(?:\.\d+)?)s$/.exec(e)) : [null];
   if (entries.some(m => m === null)) {

@@ -2,8 +2,7 @@ import * as fs from 'fs';
 import { parseYamlLocated } from './bind/yaml-files';
 import { CheckTarget, checkDocuments } from './engine/check-objects';
 import { CHECK_IGNORE_ANNOTATION, RULES_DOC_URL, parseRuleList } from './engine/check-rules';
-import { checkVersion } from './settings';
-import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from './target/resolver';
+import { KUBERNETES_VERSION_ENV, checkVersion, targetGate, targetVersion } from './target/resolver';
 
 /**
  * The `properties` of the plugin's entry in cdk8s.yaml `validations:`.
@@ -138,7 +137,8 @@ export class SidecarValidationPlugin {
       throw new Error(`${who}: no target: give kubernetesVersion (e.g. "1.29") or set ${KUBERNETES_VERSION_ENV}.`);
     }
     this.target = {
-      version: checkVersion(found.source === 'prop' ? `${who}: kubernetesVersion` : `${who}: environment variable ${KUBERNETES_VERSION_ENV}`, found.raw),
+      // (a version from the environment was checked by the resolver, which names the variable)
+      version: checkVersion(`${who}: kubernetesVersion`, found.raw),
       gate: targetGate(given, reading) ?? false,
     };
     this.ignore = parseRuleList(props.ignore ?? [], `${who}: ignore`);

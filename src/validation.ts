@@ -1,11 +1,12 @@
 import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { manifestToRead, printSynthesisWarnings, watchPasses } from './bind/binding';
+import { resolveTarget } from './bind/target-reader';
 import { hasRecordedWarnings, recordValidationWarnings, recordWarnings } from './bind/warnings';
 import { checkManifest, checkManifestSet } from './engine/manifests-check';
 import { SUPPORTED_KINDS } from './facts/kinds';
-import { SidecarTargetOptions, checkVersion, resolveTarget } from './settings';
 import { formatVersion } from './target/capabilities';
+import { SidecarTargetOptions, checkVersion } from './target/resolver';
 
 /**
  * The release-aware checks the constructs run on the workloads they touch (the API server's

@@ -1,6 +1,6 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { BOOTSTRAP_FILE, ENVOY_LIMITS, OutboundRoute, envoyConfigFiles } from './agents/envoy/config';
+import { BOOTSTRAP_FILE, ENVOY_HEALTH_PATH, ENVOY_LIMITS, ENVOY_UID, OutboundRoute, envoyConfigFiles } from './agents/envoy/config';
 import { envoyShutdown } from './agents/envoy/shutdown';
 import { AGENT_LIVENESS } from './agents/liveness';
 import { appFact } from './bind/binding';
@@ -9,17 +9,15 @@ import {
   durationSeconds, hostReading, isHost, isLoopbackHost, isPortName, isPropsObject, listOf, positiveSeconds, snapshot,
 } from './bind/checks';
 import { RANK } from './engine/spec';
+import { DEFAULT_IMAGES, releaseRangeWarning } from './facts/images';
 import { selectorSelects } from './facts/services';
 import { SelectorIndex } from './facts/workload-index';
-import { DEFAULT_IMAGES, Images, releaseRangeWarning } from './images';
+import { Images } from './images';
 import { Json } from './private/json';
 import { SecretReference } from './secret-ref';
 import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck, serviceManifest } from './service-port';
 import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
 
-
-/** `WithEnvoy.UID`. @internal */
-export const ENVOY_UID = 101;
 
 /**
  * How Envoy talks to the app on 127.0.0.1.
@@ -286,9 +284,6 @@ const DEFAULTS = {
   holdTimeoutSeconds: 60,
   appIdleSeconds: 1,
 } as const;
-
-/** `WithEnvoy.HEALTH_PATH`. @internal */
-export const ENVOY_HEALTH_PATH = '/ready';
 
 
 const CONFIG_DIRECTORY = '/etc/envoy/config';

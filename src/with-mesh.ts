@@ -5,8 +5,8 @@ import { checkBoolean, checkString, describeValue, durationSeconds, isPropsObjec
 import { TargetReader, checkSameApp } from './bind/target-reader';
 import { graceWrittenByDefault, processNamespaceWrittenByDefault } from './bind/workload-defaults';
 import { InjectedProxy, MESH_FACTS } from './engine/injected';
-import { SidecarTargetOptions } from './settings';
 import { SidecarLayout, formatVersion, parseRelease } from './target/capabilities';
+import { SidecarTargetOptions } from './target/resolver';
 
 /**
  * A service mesh, operator or driver whose admission webhook injects a sidecar into pods.

@@ -8,8 +8,9 @@ import {
 } from './bind/checks';
 import { checkManifestString, checkWellFormed } from './bind/manifest-values';
 import { RANK } from './engine/spec';
-import { podMetadataIn } from './facts/kinds';
-import { DEFAULT_IMAGES, Images, releaseRangeWarning } from './images';
+import { DEFAULT_IMAGES, releaseRangeWarning } from './facts/images';
+import { podTemplateIn } from './facts/kinds';
+import { Images } from './images';
 import { Json } from './private/json';
 import { sortedKeys } from './private/order';
 import { SecretKeyReference } from './secret-ref';
@@ -398,7 +399,7 @@ function podTemplateMetadata(workload: IConstruct, obj: ApiObject): { labels?: R
     const kplusMeta = (workload as any).podMetadata;
     if (!ApiObject.isApiObject(workload) && kplusMeta && typeof kplusMeta.toJson === 'function') return kplusMeta.toJson();
     const spec = (obj as any).props?.spec;
-    return podMetadataIn({ kind: obj.kind, spec }) ?? {};
+    return podTemplateIn({ kind: obj.kind, spec })?.metadata ?? {};
   } catch {
     return {};
   }

@@ -1,9 +1,8 @@
 /**
  * Issue 25, point 2, for Fluentd, Vector, Envoy and the collector: an image of the user's own outside the release
- * range the rendered config was written for (src/images.ts `releases`), or one whose tag names no
+ * range the rendered config was written for (src/facts/images.ts `releases`), or one whose tag names no
  * release, is a warning at synthesis naming the range (the mechanism of test/fluent-bit-survival.test.ts).
  */
-import { Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Images, LogAgent, LogOutput, SidecarWarnings, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { APP_CONTAINER, kplusWorkload, newChart } from './util/fixtures';

@@ -10,7 +10,6 @@ import { ApiObject, App, Chart, Duration, JsonPatch, Lazy, Size, Testing } from 
 import * as kplus from 'cdk8s-plus-27';
 import { AdoptSidecar } from '../src/adopt-sidecar';
 import { NativeSidecarGuard } from '../src/guard';
-import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
 import { Sidecars } from '../src/settings';
 import { SidecarValidation } from '../src/validation';

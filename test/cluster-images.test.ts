@@ -14,9 +14,9 @@ import * as os from 'os';
 import * as path from 'path';
 import { Testing } from 'cdk8s';
 import { Images, LogAgent, LogOutput, WithLogAgent } from '../src';
-import { DEFAULT_IMAGES } from '../src/images';
 import { CLUSTER_IMAGES_DIR, clusterImageList, runnableImage, validateInImage } from './util/cluster-images';
 import { containerOf, kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
+import { DEFAULT_IMAGES } from '../src/facts/images';
 
 const ROOT = path.join(__dirname, '..');
 const SCRIPT = path.join(ROOT, 'scripts', 'cluster', 'images.sh');

@@ -170,7 +170,7 @@ describe('the manifest', () => {
       image: 'ghcr.io/example/proxy:1.0.0',
       command: ['/proxy'],
       ports: [{ number: 9090, name: 'health' }],
-      livenessCheck: SidecarCheck.http(9090, '/healthz'),
+      livenessCheck: SidecarCheck.http(9090, { path: '/healthz' }),
     });
     const proxy = containerOf(manifestOf(Testing.synth(chart), 'Job'), 'proxy');
     expect(proxy.livenessProbe).toBeUndefined();

@@ -8,7 +8,8 @@ import { kplusWorkload, newChart, podMetadataOf, podSpecOf, withEnv } from './ut
 import { SCHEMA_RELEASES, expectValidManifests, schemaErrors } from './util/k8s-schema';
 import { injectIstio } from './util/mesh-injection';
 // Imported module by module (not from '../src'), so that other constructs in progress cannot break this suite.
-import { GUARD_EXPRESSION, GUARD_MESSAGE_EXPRESSION, NativeSidecarGuard } from '../src/guard';
+import { GUARD_EXPRESSION, GUARD_MESSAGE_EXPRESSION } from '../src/facts/annotations';
+import { NativeSidecarGuard } from '../src/guard';
 import { Sidecars } from '../src/settings';
 import { WithLogAgent } from '../src/with-log-agent';
 import { Mesh, WithMeshProxy } from '../src/with-mesh';

@@ -86,7 +86,7 @@ function tracer(exporterEndpoint: string): string | undefined {
     } else if (c.ipv4 !== null && !dottedQuad) {
       expect(message).toContain('is ambiguous');
       expect(message).toContain(`'${host}' is ${c.ipv4}`);
-      expect(message.includes("this pod's loopback")).toBe(loopbackV4.get(c.ipv4));
+      expect(message!.includes("this pod's loopback")).toBe(loopbackV4.get(c.ipv4));
     } else {
       expect(message).toBeUndefined();
     }

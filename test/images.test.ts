@@ -1,17 +1,16 @@
 /**
- * Every default image is in one list (src/images.ts) that names the upstream source of its tag;
+ * Every default image is in one list (src/facts/images.ts) that names the upstream source of its tag;
  * the code uses no other, and the README shows the same list.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import { Images } from '../src';
-import { OTEL_COLLECTOR_IMAGE as RENDERER_OTEL_IMAGE } from '../src/agents/otel-collector/config';
-import { TOOLS } from '../src/engine/shutdown';
-import { DEFAULT_IMAGES, imageTagVersion } from '../src/images';
 import { allDocs } from './util/docs';
+import { TOOLS } from '../src/engine/shutdown';
+import { DEFAULT_IMAGES, imageTagVersion } from '../src/facts/images';
 
 const ROOT = path.join(__dirname, '..');
-const LISTED = Object.values(DEFAULT_IMAGES).map(i => i.image);
+const LISTED: readonly string[] = Object.values(DEFAULT_IMAGES).map(i => i.image);
 /** The repositories of the listed images (`fluent/fluentd`, `busybox`, ...). */
 const REPOS = new Set(LISTED.map(i => i.slice(0, i.lastIndexOf(':'))));
 
@@ -35,7 +34,7 @@ test('the Fluentd image is a published v1.19.3 tag (fluent/fluentd-docker-image 
 
 test('every default image the code uses is in the list', () => {
   for (const image of [
-    Images.FLUENT_BIT, Images.VECTOR, Images.FLUENTD, Images.ENVOY, Images.OTEL_COLLECTOR, RENDERER_OTEL_IMAGE, TOOLS.image,
+    Images.FLUENT_BIT, Images.VECTOR, Images.FLUENTD, Images.ENVOY, Images.OTEL_COLLECTOR, TOOLS.image,
   ]) {
     expect(LISTED).toContain(image);
   }
@@ -51,6 +50,17 @@ test('no image literal of those repositories in src/ other than the listed ones'
   }
   expect(found.length).toBeGreaterThan(0);
   for (const f of found) expect({ ...f, listed: LISTED.includes(f.image) }).toEqual({ ...f, listed: true });
+});
+
+test('each default image is pinned once: its literal is in src/facts/images.ts only (a TSDoc @default may name it)', () => {
+  const pins: string[] = [];
+  for (const file of sourceFiles(path.join(ROOT, 'src'))) {
+    const code = fs.readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+    for (const m of code.matchAll(/['"`]([a-z0-9][a-z0-9._/-]*):(v?\d[A-Za-z0-9._-]*)['"`]/g)) {
+      if (REPOS.has(m[1])) pins.push(`${path.relative(ROOT, file).split(path.sep).join('/')}: ${m[1]}:${m[2]}`);
+    }
+  }
+  expect([...new Set(pins)].sort()).toEqual(LISTED.map(i => `src/facts/images.ts: ${i}`).sort());
 });
 
 test("the README's default-image table is the list", () => {
@@ -83,12 +93,15 @@ test('every default image has one public name, Images.<AGENT>, and the package e
   expect(names.map(n => (Images as any)[n]).sort()).toEqual(Object.values(DEFAULT_IMAGES).map(i => i.image).filter(i => !i.startsWith('busybox')).sort());
 });
 
-test('one image-tag parser (imageTagVersion) and one release-version parser (parseRelease, src/target/capabilities.ts): no other file of src/ parses a version', () => {
+test('one image-tag parser (imageTagVersion), over the one release-version grammar (parseReleasePrefix, src/target/capabilities.ts): no other file of src/ parses a version', () => {
   expect(imageTagVersion('fluent/fluentd:v1.19.3-debian-2.2')).toEqual({ major: 1, minor: 19, patch: 3 });
   expect(imageTagVersion('registry.example.com:5000/mirror/vector:0.57.0-distroless-libc@sha256:' + 'a'.repeat(64))).toEqual({ major: 0, minor: 57, patch: 0 });
   expect(imageTagVersion('fluent/fluentd-kubernetes-daemonset:v1.16-debian-elasticsearch8-1')).toEqual({ major: 1, minor: 16, patch: 0 });
   expect(imageTagVersion('envoyproxy/envoy:latest')).toBeUndefined();
   expect(imageTagVersion('registry.example.com:5000/envoy')).toBeUndefined();
+  expect(imageTagVersion('fluent/fluent-bit:5.1.1_debug')).toEqual({ major: 5, minor: 1, patch: 1 });
+  expect(imageTagVersion('fluent/fluent-bit:5.1.1x')).toBeUndefined();
+  expect(imageTagVersion('fluent/fluent-bit:5')).toBeUndefined();
   const parsers: string[] = [];
   const walk = (dir: string): void => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -99,5 +112,5 @@ test('one image-tag parser (imageTagVersion) and one release-version parser (par
     }
   };
   walk(path.join(ROOT, 'src'));
-  expect(parsers.sort()).toEqual(['images.ts', 'target/capabilities.ts']);
+  expect(parsers.sort()).toEqual(['target/capabilities.ts']);
 });

@@ -326,7 +326,7 @@ function deployment(): Json {
   };
 }
 
-const STOP_CASES: Array<[MeshKind, number]> = (['OPENTELEMETRY_OPERATOR', 'CONSUL', 'KUMA', 'GCS_FUSE', 'VAULT_AGENT', 'DATADOG'] as MeshKind[])
+const STOP_CASES: Array<[MeshKind, number]> = (['OPENTELEMETRY_OPERATOR', 'CONSUL', 'KUMA', 'GCS_FUSE', 'VAULT_AGENT', 'DATADOG', 'DAPR'] as MeshKind[])
   .flatMap(m => [[m, 27], [m, 33]] as Array<[MeshKind, number]>);
 
 describe.each(STOP_CASES)('%s on 1.%s: the grace period covers the injected container (kubelet simulation)', (mesh, minor) => {
@@ -356,6 +356,7 @@ describe.each(STOP_CASES)('%s on 1.%s: the grace period covers the injected cont
     GCS_FUSE: () => injectGcsFuse(template.metadata, template.spec, cluster, 9),
     VAULT_AGENT: () => injectVault(template.metadata, template.spec, 9),
     DATADOG: () => injectDatadog(template.metadata, template.spec, 9),
+    DAPR: () => injectDapr(template.metadata, template.spec),
   };
   const injected = inject[mesh]();
 

@@ -3,6 +3,7 @@
  * violation below, linted with the repository's own .eslintrc.json as if it were a file of src/,
  * is an error of the rule that `npm test`'s eslint step runs; the allowed arrows are not.
  */
+import * as fs from 'fs';
 import * as path from 'path';
 import { ESLint, loadESLint } from 'eslint';
 
@@ -103,4 +104,20 @@ describe('the arrows down are allowed', () => {
       expect(await lint(file, "import { ApiObject } from 'cdk8s';\nexport const a = ApiObject;\n")).toEqual([]);
     }
   });
+});
+
+test('no file of src/ switches the layer rules off (no eslint-disable of them: the rule has no exception)', () => {
+  const files = (fs.readdirSync(path.join(ROOT, 'src'), { recursive: true }) as string[]).filter(f => f.endsWith('.ts'));
+  expect(files.length).toBeGreaterThan(50);
+  const disabled = files.filter(f => /eslint-disable[^\n]*(no-restricted-paths|no-restricted-imports|no-restricted-syntax)/
+    .test(fs.readFileSync(path.join(ROOT, 'src', f), 'utf8')));
+  expect(disabled).toEqual([]);
+});
+
+test('a public file (src/*.ts, what API.md shows) exports no constant: jsii drops module-level constants for Python, Java, Go and C#, so a constant is a static member of a class (Images.FLUENT_BIT) or lives in its layer', () => {
+  const files = fs.readdirSync(path.join(ROOT, 'src')).filter(f => f.endsWith('.ts'));
+  expect(files).toContain('images.ts');
+  const found = files.flatMap(f => [...fs.readFileSync(path.join(ROOT, 'src', f), 'utf8').matchAll(/^export\s+(?:declare\s+)?(?:const|let|var)\s+(\w+)/gm)]
+    .map(m => `src/${f}: ${m[1]}`));
+  expect(found).toEqual([]);
 });

@@ -16,13 +16,17 @@
  * The work one more workload adds (count at N+1 minus count at N) must be the same at N=20 and at
  * N=200: any per-workload walk of the app (a quadratic) makes it grow with N. The same for
  * `cdk8s-sidecars check`'s core (`checkManifestSet`) over plain manifests: the fields it reads per
- * added Deployment and Service.
+ * added Deployment and Service, and after reading (`checkDocuments`) the fields it reads per added
+ * Deployment and Service: about one read per field, no copies (issue 36: five per workload).
  */
 import { ApiObject } from 'cdk8s';
 import { Node } from 'constructs';
 import { buildApp, Shape } from '../bench/apps';
+import { parseYaml } from '../bench/equivalence';
 import { SidecarValidation } from '../src';
+import { checkDocuments } from '../src/engine/check-objects';
 import { checkManifestSet } from '../src/engine/manifests-check';
+import { parseKubernetesVersion } from '../src/target/capabilities';
 
 // bench/apps.ts imports the compiled library ('../lib', what consumers load); the test runs on src/.
 jest.mock('../lib', () => jest.requireActual('../src'), { virtual: true });
@@ -208,5 +212,43 @@ describe('checkManifestSet (cdk8s-sidecars check): the fields one more Deploymen
     const large = readsOf(201) - readsOf(200);
     expect(small).toBeGreaterThan(0);
     expect(large).toBe(small);
+  });
+});
+
+describe('cdk8s-sidecars check after reading (checkDocuments): no copies of the manifests', () => {
+  type Input = { file: string; docs: Array<{ doc: any; line: number }> };
+  /** The benchmark's native app of 201 Deployments and their Services, one object per file as `check` reads them (Deployment i, then its Service). */
+  let app201: Input[];
+  beforeAll(() => {
+    app201 = parseYaml(buildApp('lib-native', 201, 'service').synthYaml()).filter(o => o.kind === 'Deployment' || o.kind === 'Service')
+      .map((o, i) => ({ file: `${i}.yaml`, docs: [{ doc: o, line: 1 }] }));
+  });
+  /** The first `n` Deployments and their Services. */
+  const inputs = (n: number) => app201.slice(0, 2 * n);
+  const fields = (v: any): number => (v === null || typeof v !== 'object' ? 0 : Object.keys(v).reduce((n, k) => n + 1 + fields(v[k]), 0));
+  const target = { version: parseKubernetesVersion('1.29')!, gate: false };
+
+  function readsOf(set: Input[]): number {
+    const instrumented = set.map(f => ({ file: f.file, docs: f.docs.map(d => ({ doc: counted(d.doc), line: d.line })) }));
+    work.reads = 0;
+    counting = true;
+    try {
+      checkDocuments(instrumented, target);
+    } finally {
+      counting = false;
+    }
+    return work.reads;
+  }
+
+  test('the fields one more Deployment and Service make it read: the same at N=20 and N=200, about one read per field', () => {
+    expect(app201.map(f => f.docs[0].doc.kind).slice(0, 4)).toEqual(['Deployment', 'Service', 'Deployment', 'Service']);
+    const small = readsOf(inputs(21)) - readsOf(inputs(20));
+    const large = readsOf(inputs(201)) - readsOf(inputs(200));
+    expect(large).toBe(small);
+    // issue 36: each check copied the workload it read (five copies of every Deployment, 5.1 reads
+    // per field); the checks now read the manifests in place (1.02 reads per field)
+    const added = inputs(21).slice(40).reduce((n, f) => n + fields(f.docs[0].doc), 0);
+    expect(added).toBeGreaterThan(300);
+    expect(small).toBeLessThanOrEqual(1.5 * added);
   });
 });

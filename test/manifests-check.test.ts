@@ -10,8 +10,12 @@
 import { ApiObject, App, Chart } from 'cdk8s';
 import { SidecarValidation, SidecarWarnings } from '../src';
 import { hpaManifest } from './util/fixtures';
+import { hostileCorpus } from './util/hostile-corpus';
 import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
+import { decodeInput, readYaml, toPlain } from '../src/cli/reader';
+import { checkDocuments } from '../src/engine/check-objects';
 import { checkManifestSet } from '../src/engine/manifests-check';
+import { parseKubernetesVersion } from '../src/target/capabilities';
 
 const deployment = (ns = 'shop') => ({
   apiVersion: 'apps/v1',
@@ -96,5 +100,52 @@ describe('SidecarValidation.addTo runs the same check', () => {
     SidecarValidation.addTo(lb, { kubernetesVersion: '1.32' });
     lb.synth();
     expect(SidecarWarnings.of(lb)).toEqual([expect.stringMatching(/^c\/o1: Service 'web' .*kubernetes#134651/)]);
+  });
+});
+
+describe('the checks read the manifests in place and change none (issue 36: no copies)', () => {
+  const deepFreeze = (v: any): any => {
+    if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+      Object.freeze(v);
+      for (const k of Object.keys(v)) deepFreeze(v[k]);
+    }
+    return v;
+  };
+  const vpa = { apiVersion: 'autoscaling.k8s.io/v1', kind: 'VerticalPodAutoscaler', metadata: { name: 'v', namespace: 'shop' }, spec: { targetRef: { kind: 'Deployment', name: 'web' } } };
+  const selfStopping = {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name: 'db' },
+    spec: {
+      volumeClaimTemplates: [{ metadata: { name: 'data' } }],
+      template: {
+        spec: {
+          initContainers: [{
+            name: 'proxy',
+            image: 'envoyproxy/envoy:v1.37.11',
+            restartPolicy: 'Always',
+            readinessProbe: { tcpSocket: { port: 9 } },
+            lifecycle: { preStop: { exec: { command: ['sh', '-c', 'kill -TERM 1'] } } },
+          }],
+          containers: [{ name: 'db', image: 'db:1' }],
+        },
+      },
+    },
+  };
+  const cronJob = { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'c' }, spec: { jobTemplate: { spec: job([137]).spec } } };
+  const noTemplate = [{ kind: 'Deployment', metadata: { name: 'bare' } }, { kind: 'Job', spec: { template: null } }, { kind: 'CronJob', spec: { jobTemplate: 5 } }, { kind: 'Pod', metadata: null }];
+  // the hostile corpus's type confusions: every node of a workload of the wrong type, and whole kinds of the wrong shape
+  const confusions = hostileCorpus().filter(f => f.name.startsWith('type ') || f.name.startsWith('shape '))
+    .flatMap(f => readYaml(decodeInput(f.bytes, f.name), f.name).map(d => toPlain(d.value)));
+
+  test.each([29, 27, 33])('checkDocuments over frozen manifests finds what it finds over copies (1.%d)', minor => {
+    const manifests = [deployment(), service(), service('LoadBalancer'), hpa, vpa, job([137]), job([3]), cronJob, selfStopping, ...noTemplate, ...confusions,
+      { apiVersion: 'v1', kind: 'List', items: [deployment('other'), service(), selfStopping, 5, null] }];
+    expect(confusions.length).toBeGreaterThan(100);
+    const inputs = (copy: (v: any) => any) => manifests.map((m, i) => ({ file: `${i}.yaml`, docs: [{ doc: copy(structuredClone(m)), line: 1 }] }));
+    const target = { version: parseKubernetesVersion(`1.${minor}.0`)!, gate: false };
+    const plain = checkDocuments(inputs(v => v), target);
+    expect(plain.findings.length).toBeGreaterThan(50);
+    expect(checkDocuments(inputs(deepFreeze), target)).toEqual(plain);
   });
 });

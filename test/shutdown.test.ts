@@ -391,7 +391,7 @@ describe('native and legacy sidecars in one pod (1.29+): the budget follows the 
 // ---------------------------------------------------------------------------
 
 /** A raw Deployment whose pod spec is `pod` (the app container named 'web'). */
-function rawDeployment(chart: any, app: object = {}, pod: object = {}) {
+function rawWebDeployment(chart: any, app: object = {}, pod: object = {}) {
   return new ApiObject(chart, 'web', {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -413,7 +413,7 @@ describe('the app\'s own preStop hook runs before its SIGTERM (kubelet killConta
     ['1.27', { exec: { command: ['sleep', '20'] } }],
   ])('%s, preStop %j, with WithLogAgent: the log agent outlives the app and reads its last line', (version, preStop) => {
     const { chart } = newChart();
-    const logs = new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, { lifecycle: { preStop } }), kubernetesVersion: version });
+    const logs = new WithLogAgent(chart, 'logs', { workload: rawWebDeployment(chart, { lifecycle: { preStop } }), kubernetesVersion: version });
     const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
     const minor = Number(version.split('.')[1]);
     const sim = simulateTermination({ spec, minor, behaviour: behaviours([logs], 10) });
@@ -430,7 +430,7 @@ describe('the app\'s own preStop hook runs before its SIGTERM (kubelet killConta
     ] as const) {
       const { chart } = newChart();
       const logs = new WithLogAgent(chart, 'logs', {
-        workload: rawDeployment(chart, { lifecycle: { preStop } }, grace === undefined ? {} : { terminationGracePeriodSeconds: grace }), kubernetesVersion: '1.30',
+        workload: rawWebDeployment(chart, { lifecycle: { preStop } }, grace === undefined ? {} : { terminationGracePeriodSeconds: grace }), kubernetesVersion: '1.30',
       });
       const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
       // the vendor's grace (Kubernetes' 30 s when unset) is the app's budget, hook included
@@ -453,7 +453,7 @@ describe('the app\'s own preStop hook runs before its SIGTERM (kubelet killConta
 
   test('with appShutdownTime covering the hook and the app\'s shutdown, the sidecars outlive both', () => {
     const { chart } = newChart();
-    const workload = rawDeployment(chart, { lifecycle: { preStop: { exec: { command: ['/wait-shutdown'] } } } }, { terminationGracePeriodSeconds: 300 });
+    const workload = rawWebDeployment(chart, { lifecycle: { preStop: { exec: { command: ['/wait-shutdown'] } } } }, { terminationGracePeriodSeconds: 300 });
     const logs = new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.30', appShutdownTime: Duration.seconds(280), agent: LogAgent.vector() });
     const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
     // the hook takes 250 s (the simulation cannot read it: the behaviour says it), the app 30 s more
@@ -492,7 +492,7 @@ describe('an explicit grace period above the need: the app may use it, and the s
     ['1.33', { agent: LogAgent.vector() }],
   ] as const)('%s %j: every app exit time that some choice of delays could serve within 60 s is served', (version, extra) => {
     const { chart } = newChart();
-    const logs = new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, {}, { terminationGracePeriodSeconds: 60 }), kubernetesVersion: version, ...extra });
+    const logs = new WithLogAgent(chart, 'logs', { workload: rawWebDeployment(chart, {}, { terminationGracePeriodSeconds: 60 }), kubernetesVersion: version, ...extra });
     const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
     expect(spec.terminationGracePeriodSeconds).toBe(60);
     const minor = Number(version.split('.')[1]);
@@ -524,7 +524,7 @@ describe('the user\'s own native sidecars: their stop time is the user\'s to say
 
   test('1.29+, with a native sidecar of ours that waits for them, without userSidecarStopTime: 10 s each is counted, with a warning', () => {
     const { chart } = newChart();
-    const logs = new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, {}, { initContainers: [mesh, { ...mesh, name: 'mesh-2' }] }), kubernetesVersion: '1.30' });
+    const logs = new WithLogAgent(chart, 'logs', { workload: rawWebDeployment(chart, {}, { initContainers: [mesh, { ...mesh, name: 'mesh-2' }] }), kubernetesVersion: '1.30' });
     const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
     expect(SidecarWarnings.of(chart)).toEqual([
       "'test/web' (Deployment 'web'): has native sidecars of its own ('mesh', 'mesh-2'), which Kubernetes 1.30 stops one at a time with the library's ('log-agent'), " +
@@ -538,7 +538,7 @@ describe('the user\'s own native sidecars: their stop time is the user\'s to say
   test('a sidecar that ignores SIGTERM (tail -F as PID 1) and is killed after the 7 s the user gives it: ours still get their time', () => {
     const { chart } = newChart();
     const logs = new WithLogAgent(chart, 'logs', {
-      workload: rawDeployment(chart, {}, { initContainers: [mesh] }), kubernetesVersion: '1.30', userSidecarStopTime: Duration.seconds(7), appShutdownTime: Duration.seconds(20),
+      workload: rawWebDeployment(chart, {}, { initContainers: [mesh] }), kubernetesVersion: '1.30', userSidecarStopTime: Duration.seconds(7), appShutdownTime: Duration.seconds(20),
     });
     const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
     const need = simulatedNeed(spec, 30, [logs], 20, { mesh: 7 });
@@ -552,7 +552,7 @@ describe('the user\'s own native sidecars: their stop time is the user\'s to say
   test('legacy sidecars of ours, or 1.28 (no ordered stop): no error, ours do not wait for them', () => {
     for (const [version, extra] of [['1.30', { mode: SidecarMode.LEGACY }], ['1.28', { sidecarContainersGate: true }]] as const) {
       const { chart } = newChart();
-      new WithLogAgent(chart, 'logs', { workload: rawDeployment(chart, {}, { initContainers: [mesh] }), kubernetesVersion: version, ...extra });
+      new WithLogAgent(chart, 'logs', { workload: rawWebDeployment(chart, {}, { initContainers: [mesh] }), kubernetesVersion: version, ...extra });
       expect(() => Testing.synth(chart)).not.toThrow();
     }
   });

@@ -1,11 +1,12 @@
 /**
  * One reader of the target's sources (src/target/resolver.ts) behind the constructs
- * (Sidecars.targetOf), SidecarTimeline.ofManifest, the CLI's check/timeline target and render's
- * config: the same precedence, and the same answer to a variable that is set but empty (an error,
- * never a silent fallback) or a gate that is neither 'true' nor 'false'.
+ * (Sidecars.targetOf), SidecarTimeline.ofManifest, the CLI's check/timeline target, render's
+ * config and the validation plugin: the same precedence, and the same answer to a variable that is
+ * set but empty (an error, never a silent fallback), a version that is not one, or a gate that is
+ * neither 'true' nor 'false'.
  */
 import { App, Chart } from 'cdk8s';
-import { Sidecars, SidecarTimeline } from '../src';
+import { Sidecars, SidecarTimeline, SidecarValidationPlugin } from '../src';
 import { withEnv } from './util/fixtures';
 import { readRenderConfig } from '../src/cli/render-config';
 import { resolveCliTarget } from '../src/cli/target-options';
@@ -22,6 +23,7 @@ const READERS: Array<[string, () => unknown]> = [
   ['SidecarTimeline.ofManifest', () => SidecarTimeline.ofManifest(POD)],
   ['the CLI (check, timeline)', () => resolveCliTarget(undefined, undefined)],
   ['render', () => readRenderConfig(CONFIG)],
+  ['the validation plugin', () => new SidecarValidationPlugin()],
 ];
 
 describe.each(READERS)('%s', (_name, read) => {
@@ -32,6 +34,14 @@ describe.each(READERS)('%s', (_name, read) => {
   test.each(['', ' '])(`${GATE}=%j is an error that says so`, value => withEnv(VERSION, '1.28', () => withEnv(GATE, value, () => {
     expect(read).toThrow(`environment variable ${GATE} is set but empty. Set it (e.g. ${GATE}=true) or unset it to use `);
   })));
+
+  test.each([
+    ['1.2x', "kubernetesVersion '1.2x' is not a Kubernetes version. Use the lowest minor version of the cluster's API server and nodes"],
+    ['v1.29.3-eks-adc7111', "kubernetesVersion 'v1.29.3-eks-adc7111' carries a vendor suffix (as `kubectl get nodes` prints it); drop it"],
+    ['1.26', "kubernetesVersion '1.26' is older than 1.27, the oldest release this library supports."],
+  ])(`${VERSION}=%s is an error that names the variable, in the same words everywhere`, (value, problem) => withEnv(VERSION, value, () => {
+    expect(read).toThrow(`environment variable ${VERSION}: ${problem}`);
+  }));
 
   test(`${GATE}=yes is an error that names the two values`, () => withEnv(VERSION, '1.28', () => withEnv(GATE, 'yes', () => {
     expect(read).toThrow(

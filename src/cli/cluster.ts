@@ -19,7 +19,7 @@
 import { spawnSync } from 'child_process';
 import { CommandError, firstLine } from './io';
 import { escapeForMessage } from './reader';
-import { OLDEST_SUPPORTED_MINOR } from '../target/capabilities';
+import { OLDEST_SUPPORTED_MINOR, parseReleasePrefix } from '../target/capabilities';
 import { KUBERNETES_VERSION_ENV, SIDECAR_CONTAINERS_GATE_ENV } from '../target/resolver';
 
 export interface ClusterOptions {
@@ -42,10 +42,12 @@ interface Version { readonly minor: number; readonly patch: number; readonly raw
 /** `v1.29.3-eks-adc7111` -> 1.29.3: the leading `v1.NN.P`, vendor suffixes (`-...`, `+...`) dropped. */
 export function parseVendorVersion(raw: unknown): Version | undefined {
   if (typeof raw !== 'string') return undefined;
+  const v = parseReleasePrefix(raw.trim());
+  if (!v || v.major !== 1 || v.minor > 999 || (v.patch ?? 0) > 9999) return undefined;
   // a Kubernetes version: no leading zeros (1.029 is not 1.29), minors and patches of sane size
-  const m = /^v?1\.(0|[1-9]\d{0,2})(?:\.(0|[1-9]\d{0,3}))?(?:[-+][0-9A-Za-z.+-]{0,200})?$/.exec(raw.trim());
-  if (!m) return undefined;
-  return { minor: Number(m[1]), patch: m[2] === undefined ? 0 : Number(m[2]), raw };
+  if (v.text.replace(/^v/, '') !== `1.${v.minor}${v.patch === undefined ? '' : `.${v.patch}`}`) return undefined;
+  if (!/^(?:[-+][0-9A-Za-z.+-]{0,200})?$/.test(v.rest)) return undefined;
+  return { minor: v.minor, patch: v.patch ?? 0, raw };
 }
 
 const lower = (a: Version, b: Version) => (a.minor !== b.minor ? a.minor - b.minor : a.patch - b.patch);

@@ -5,3 +5,10 @@ export class UsageError extends Error {}
 
 /** An error of the user's input or environment (a file, the cluster): exit 1. */
 export class CommandError extends Error {}
+
+/** A bad render config: exit 2, with the path of the bad key (src/cli/render-config.ts throws it). */
+export class ConfigError extends Error {
+  constructor(public readonly keyPath: string, message: string) {
+    super(`${keyPath}: ${message}`);
+  }
+}

@@ -4,7 +4,7 @@
  */
 import * as fs from 'fs';
 import { CommandError, UsageError } from './errors';
-import { ReadDocument, YamlValue, decodeInput, readFileBounded, readStdinBounded, readYaml, toPlain, walkDirectory } from './reader';
+import { ReadDocument, YamlValue, decodeInput, plainReading, readFileBounded, readStdinBounded, readYaml, walkDirectory } from './reader';
 import { LocatedDocument } from '../engine/check-objects';
 
 export { LocatedDocument } from '../engine/check-objects';
@@ -61,7 +61,7 @@ export function loadDocuments(file: string): any[] {
 
 /** `loadDocuments`, each document with the line where it starts. */
 export function loadLocatedDocuments(file: string): LocatedDocument[] {
-  return readDocuments(file).filter(d => !isEmptyCollection(d.value)).map(d => ({ doc: toPlain(d.value), line: d.line }));
+  return readDocuments(file).filter(d => !isEmptyCollection(d.value)).map(d => ({ doc: plainReading(d.value), line: d.line }));
 }
 
 /** `{}` or `[]` as a whole document: no object (kubectl refuses it; the commands skip it). */

@@ -11,17 +11,27 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { parseArgs } from 'util';
-import { Duration } from 'cdk8s';
-import { CheckResult, checkFiles, formatHuman, formatJson } from './check';
-import { readCluster } from './cluster';
+import type { Duration } from 'cdk8s';
+import type { CheckResult } from './check';
+import { ConfigError } from './errors';
 import { CommandError, STDIN, UsageError, expandInputs } from './io';
 import { decodeInput, escapeLine, readStdinBounded } from './reader';
-import { loadRenderConfig, render } from './render';
-import { ConfigError, duration } from './render-config';
-import { formatJunit, formatSarif } from './report-formats';
 import { resolveCliTarget } from './target-options';
-import { TimelineExtras, timelines } from './timeline';
+import type { TimelineExtras } from './timeline';
 import { UnknownRuleError, parseRuleList } from '../engine/check-rules';
+
+/* eslint-disable @typescript-eslint/no-require-imports */
+// Each command loads the modules it runs, when it runs: `check` does not load cdk8s and the
+// constructs (`render` and `timeline` do) nor child_process (`target`), a tenth of its start-up (issue 36).
+const commands = {
+  check: () => require('./check') as typeof import('./check'),
+  cluster: () => require('./cluster') as typeof import('./cluster'),
+  render: () => require('./render') as typeof import('./render'),
+  renderConfig: () => require('./render-config') as typeof import('./render-config'),
+  reportFormats: () => require('./report-formats') as typeof import('./report-formats'),
+  timeline: () => require('./timeline') as typeof import('./timeline'),
+};
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 const TARGET_HELP = `  --kubernetes-version V  the lowest version of the cluster's API server and kubelets
                           (1.29, v1.29 or 1.29.3; with a patch, the known bugs of that patch
@@ -171,8 +181,12 @@ function run(argv: string[]): number {
         if (values.help) return help(command);
         if (values.version) return version();
         const output = (values.output as string | undefined) ?? 'text';
+        const { checkFiles, formatHuman, formatJson } = commands.check();
         const formats: Record<string, (r: CheckResult) => string> = {
-          text: formatHuman, json: formatJson, sarif: r => formatSarif(r, packageVersion()), junit: formatJunit,
+          text: formatHuman,
+          json: formatJson,
+          sarif: r => commands.reportFormats().formatSarif(r, packageVersion()),
+          junit: r => commands.reportFormats().formatJunit(r),
         };
         if (!(output in formats)) throw new UsageError(`--output '${output}': use text, json, sarif or junit`);
         let ignore: Set<string>;
@@ -201,7 +215,7 @@ function run(argv: string[]): number {
         if (values.help) return help(command);
         if (values.version) return version();
         if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-        const report = readCluster({
+        const report = commands.cluster().readCluster({
           context: values.context as string | undefined,
           withPatch: values['with-patch'] as boolean | undefined,
           apiServerOnly: values['api-server-only'] as boolean | undefined,
@@ -223,7 +237,7 @@ function run(argv: string[]): number {
         if (positionals.length === 0) throw new UsageError(`no input: give files, directories or ${STDIN} for stdin`);
         const target = resolveCliTarget(values['kubernetes-version'] as string | undefined, values.gate as boolean | undefined);
         const extras = timelineExtras(values);
-        process.stdout.write(timelines(expandInputs(positionals), target, extras));
+        process.stdout.write(commands.timeline().timelines(expandInputs(positionals), target, extras));
         return 0;
       }
       case 'render': {
@@ -232,6 +246,7 @@ function run(argv: string[]): number {
         if (values.version) return version();
         if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}' (the manifests come on stdin)`);
         if (values.config === undefined) throw new UsageError('--config is required');
+        const { loadRenderConfig, render } = commands.render();
         const config = loadRenderConfig(values.config as string);
         process.stdout.write(render(decodeInput(readStdinBounded(), 'stdin'), config, values.config as string));
         return 0;
@@ -257,7 +272,7 @@ function run(argv: string[]): number {
 function timelineExtras(values: Parsed['values']): TimelineExtras {
   const flagDuration = (flag: string, v: string) => {
     try {
-      return duration(v, flag);
+      return commands.renderConfig().duration(v, flag);
     } catch (e) {
       throw new UsageError((e as Error).message);
     }

@@ -6,21 +6,17 @@
  * as they check a TypeScript app's.
  */
 import { Duration, Size } from 'cdk8s';
+import { ConfigError } from './errors';
 import { FluentBitMultilineParser, LogAgent } from '../log-agent';
 import { LogOutput } from '../log-output';
-import { checkVersion } from '../settings';
 import { SidecarMode } from '../target/capabilities';
-import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from '../target/resolver';
+import { checkVersion, targetGate, targetVersion } from '../target/resolver';
 import { EnvoyAppProtocol } from '../with-envoy';
 import { SidecarCheck, SidecarQuit, SidecarVolume } from '../with-sidecar';
 import { OtlpProtocol } from '../with-tracer';
 
-/** A bad config: exit 2, with the path of the bad key. */
-export class ConfigError extends Error {
-  constructor(public readonly keyPath: string, message: string) {
-    super(`${keyPath}: ${message}`);
-  }
-}
+// A bad config: exit 2, with the path of the bad key (in ./errors, which main.ts loads for every command).
+export { ConfigError };
 
 /** How one entry of `workloads` selects objects. */
 export interface Selector {
@@ -361,8 +357,9 @@ export function readRenderConfig(doc: unknown): RenderConfig {
   const found = targetVersion(given, reading);
   const version = found?.raw;
   if (found !== undefined) {
-    // Checked here, once, so that the error names the key (the constructs would name their own paths).
-    const key = found.source === 'prop' ? 'kubernetesVersion' : `(environment variable ${KUBERNETES_VERSION_ENV})`;
+    // Checked here, once, so that the error names the key (the constructs would name their own paths);
+    // a version from the environment was checked by the resolver, which names the variable.
+    const key = 'kubernetesVersion';
     try {
       checkVersion(key, found.raw);
     } catch (e) {

@@ -2,10 +2,9 @@
  * The target of `check` and `timeline`: `--kubernetes-version` (or the environment variable the
  * constructs read) and `--gate`, checked as the constructs check them.
  */
-import { checkVersion } from '../settings';
 import { UsageError } from './io';
 import { KubeVersion } from '../target/capabilities';
-import { KUBERNETES_VERSION_ENV, targetGate, targetVersion } from '../target/resolver';
+import { KUBERNETES_VERSION_ENV, checkVersion, targetGate, targetVersion } from '../target/resolver';
 
 export interface CliTarget {
   readonly version: KubeVersion;
@@ -23,10 +22,10 @@ export function resolveCliTarget(flagVersion: string | undefined, flagGate: bool
     throw new UsageError(`--kubernetes-version is required (or set ${KUBERNETES_VERSION_ENV}; \`cdk8s-sidecars target\` prints it for a cluster)`);
   }
   const raw = found.raw;
-  const who = found.source === 'prop' ? '--kubernetes-version' : `environment variable ${KUBERNETES_VERSION_ENV}`;
   let version: KubeVersion;
   try {
-    version = checkVersion(who, raw);
+    // (a version from the environment was checked by the resolver, which names the variable)
+    version = checkVersion('--kubernetes-version', raw);
   } catch (e) {
     throw new UsageError((e as Error).message);
   }

@@ -11,7 +11,7 @@ import { CommandError, STDIN, loadDocuments } from './io';
 import { escapeLine } from './reader';
 import { SidecarTimeline } from '../timeline';
 import { CliTarget } from './target-options';
-import { SUPPORTED_KINDS, podSpecIn } from '../facts/kinds';
+import { SUPPORTED_KINDS, podTemplateIn } from '../facts/kinds';
 
 /** What the manifest cannot say (SidecarTimelineOptions of issue 26 beside the target). */
 export interface TimelineExtras {
@@ -58,7 +58,7 @@ export function timelines(
  */
 function withPrintableNames(item: any): any {
   const copy = structuredClone(item);
-  const spec = podSpecIn(copy);
+  const spec = podTemplateIn(copy)?.spec;
   for (const list of ['initContainers', 'containers', 'ephemeralContainers']) {
     const containers = spec?.[list];
     if (!Array.isArray(containers)) continue;

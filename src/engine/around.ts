@@ -8,7 +8,7 @@
  * and `cdk8s-sidecars check`).
  */
 import { describeObject } from './pod-template';
-import { COMPLETING_KINDS, podMetadataIn, podSpecIn } from '../facts/kinds';
+import { COMPLETING_KINDS, podTemplateView } from '../facts/kinds';
 import { serviceSelects } from '../facts/services';
 import { SelectorIndex, WorkloadIndex } from '../facts/workload-index';
 import { Json } from '../private/json';
@@ -19,7 +19,6 @@ export interface AroundFindings {
   readonly warnings: string[];
 }
 
-const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 const quoted = (names: readonly string[]) => names.map(n => `'${n}'`).join(', ');
 
 function nativeSidecarsOf(spec: Json): Json[] {
@@ -152,15 +151,12 @@ export function selfStopOf(c: Json): string | undefined {
  * stopped after the app has completed (the hook then only stops them early).
  */
 export function checkSelfStoppingPreStops(manifest: Json, where: string = describeObject(manifest)): AroundFindings {
-  // Read in place (no copy: nothing here writes to it). A pod template whose metadata or spec is
-  // no object (the API server refuses its type) has no sidecars to check.
-  const spec = podSpecIn(manifest);
-  const metadata = podMetadataIn(manifest);
-  if (!isObject(spec) || (metadata !== undefined && metadata !== null && !isObject(metadata))) return { errors: [], warnings: [] };
+  const template = podTemplateView(manifest);
+  if (!template) return { errors: [], warnings: [] };
   const completes = COMPLETING_KINDS.has(manifest.kind);
   const errors: string[] = [];
   const warnings: string[] = [];
-  for (const c of nativeSidecarsOf(spec)) {
+  for (const c of nativeSidecarsOf(template.spec)) {
     const what = selfStopOf(c);
     if (!what) continue;
     const head = `${where}: native sidecar '${c.name}' has a preStop hook that stops its own process (${what}); the kubelet runs a native sidecar's ` +
@@ -180,10 +176,6 @@ export function checkSelfStoppingPreStops(manifest: Json, where: string = descri
 
 // ------------------------------------------------------------------------------------------
 // Readiness probes on sidecars that no Service sends traffic to
-
-function selects(service: Json, manifest: Json, labels: Json): boolean {
-  return serviceSelects(service, manifest?.metadata?.namespace, labels);
-}
 
 /**
  * Whether a Service port's target (targetPort, defaulting to port) is a port of the container `c`:
@@ -216,7 +208,7 @@ function targets(port: Json, c: Json): boolean {
  */
 export function checkSidecarReadiness(workloads: WorkloadIndex, services: readonly Json[]): Array<{ workload: number; message: string }> {
   const out: Array<{ workload: number; message: string }> = [];
-  // each workload looks its Services up (the candidates, in the order given; selects() decides)
+  // each workload looks its Services up (the candidates, in the order given; serviceSelects() decides)
   const byLabels = new SelectorIndex(services, s => s?.spec?.selector, s => s?.metadata?.namespace);
   workloads.workloads.forEach((w, index) => {
     const template = w.template;
@@ -224,7 +216,7 @@ export function checkSidecarReadiness(workloads: WorkloadIndex, services: readon
     const probed = nativeSidecarsOf(template.spec).filter(c => c.readinessProbe !== undefined && c.readinessProbe !== null);
     if (probed.length === 0) return;
     const labels = template.metadata?.labels ?? {};
-    const selecting = byLabels.candidatesFor(w.manifest?.metadata?.namespace ?? '', labels).filter(s => selects(s, w.manifest, labels));
+    const selecting = byLabels.candidatesFor(w.manifest?.metadata?.namespace ?? '', labels).filter(s => serviceSelects(s, w.manifest?.metadata?.namespace, labels));
     // No Service of the set selects the pods: the Service that does (a Helm chart's, another app's,
     // a Gateway's) is not here to judge, so nothing is said (a proxy such as WithEnvoy is in the
     // request path of a Service this app does not declare).

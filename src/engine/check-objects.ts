@@ -12,7 +12,7 @@
 import { CHECK_IGNORE_ANNOTATION, CLI_CHECKS, CheckRule, UnknownRuleError, parseRuleList, ruleOfCheck } from './check-rules';
 import { checkManifestSet } from './manifests-check';
 import { describeObject } from './pod-template';
-import { SUPPORTED_KINDS, podTemplateOf } from '../facts/kinds';
+import { SUPPORTED_KINDS, podTemplateView } from '../facts/kinds';
 import { findKnownBugs } from '../facts/known-bugs';
 import { KubeVersion, capabilities, formatFullVersion } from '../target/capabilities';
 
@@ -129,7 +129,7 @@ export function checkDocuments(inputs: readonly InputDocuments[], target: CheckT
     for (const f of mine.filter(x => x.source === 'object')) findings.push(base, doc, f.level, f.rule, f.message);
     for (const [where, item] of workloadsOf(doc)) {
       workloads++;
-      const template = podTemplateOf(structuredClone(item));
+      const template = podTemplateView(item);
       if (!template) continue;
       // container lists that are not lists of objects: CS014 (pod-spec-malformed) reports them; the
       // known-bug table reads well-typed pods only (it crashed on `containers: 5`, issue 38)

@@ -11,7 +11,7 @@
  * Every fact below was read in the meshes' sources; the file and tag is named beside it.
  */
 import { EngineTarget, Layout, SidecarSpec } from './spec';
-import { COMPLETING_KINDS, podSpecIn } from '../facts/kinds';
+import { COMPLETING_KINDS, podTemplateIn } from '../facts/kinds';
 import { Json } from '../private/json';
 import { capabilities } from '../target/capabilities';
 
@@ -617,7 +617,7 @@ export function withInjectedContainers(manifest: Json, proxies: InjectedProxy[],
 { manifest: Json; stopSeconds: Record<string, number>; legacy: string[]; notes: string[] } {
   if (proxies.length === 0) return { manifest, stopSeconds: {}, legacy: [], notes: [] };
   const out: Json = structuredClone(manifest);
-  const spec = podSpecIn(out);
+  const spec = podTemplateIn(out)?.spec;
   const stopSeconds: Record<string, number> = {};
   const legacy: string[] = [];
   const notes: string[] = [];

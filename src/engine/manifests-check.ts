@@ -14,7 +14,7 @@
 import { checkSelfStoppingPreStops, checkSidecarReadiness, checkVerticalAutoscaler } from './around';
 import { controllerVolumesOf, describeObject } from './pod-template';
 import { checkJobPodFailurePolicy, checkPodSpecByRule } from './rules';
-import { COMPLETING_KINDS, SUPPORTED_KINDS, podTemplateOf } from '../facts/kinds';
+import { COMPLETING_KINDS, SUPPORTED_KINDS, podTemplateView } from '../facts/kinds';
 import { WorkloadOfApp, checkAutoscalerRequests, checkServiceTargetPorts } from '../facts/known-bugs';
 import { WorkloadIndex } from '../facts/workload-index';
 import { Json } from '../private/json';
@@ -149,7 +149,7 @@ function checkManifestByRule(manifest: Json, minor: number, gate: boolean): Rule
       checkManifestByRule(item, minor, gate).map(f => ({ ...f, message: `${manifest.kind} items[${i}]: ${f.message}` })));
   }
   if (!SUPPORTED_KINDS.includes(manifest.kind)) return [];
-  const template = podTemplateOf(structuredClone(manifest));
+  const template = podTemplateView(manifest);
   if (!template) return [];
   const context = { kind: manifest.kind, controllerVolumes: controllerVolumesOf(manifest) };
   return [

@@ -10,6 +10,7 @@
  */
 import { EngineTarget } from './spec';
 import { podRequests } from './timeline';
+import { jobSpecIn, podTemplateIn } from '../facts/kinds';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from '../facts/pod-defaults';
 import { parseQuantity } from '../facts/quantity';
 import { Json } from '../private/json';
@@ -333,7 +334,7 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     name: 'a sleep action is no longer than terminationGracePeriodSeconds',
     releases: '1.30+',
     source: 'validation.go validateSleepAction, sleep.Seconds > gracePeriod is invalid (v1.30.0, v1.33.0); ' +
-      'the grace period defaults to 30 before validation',
+      `the grace period defaults to ${KUBERNETES_DEFAULT_GRACE_SECONDS} before validation`,
     check: pod => !pod.caps.sleepAction ? [] : [...pod.init, ...pod.containers]
       .filter(c => !pod.graceCheckedContainers.includes(c.name))
       .flatMap(c => sleepHooks(c)
@@ -563,14 +564,15 @@ export interface JobRuleFindings {
 export function checkJobPodFailurePolicy(manifest: Json, where: string): JobRuleFindings {
   const none = { errors: [], warnings: [] };
   if (manifest === null || typeof manifest !== 'object') return none;
-  const jobSpec = manifest.kind === 'Job' ? manifest.spec : manifest.kind === 'CronJob' ? manifest.spec?.jobTemplate?.spec : undefined;
-  const field = manifest.kind === 'CronJob' ? 'spec.jobTemplate.spec.podFailurePolicy' : 'spec.podFailurePolicy';
-  const rules = jobSpec?.podFailurePolicy?.rules;
+  const job = jobSpecIn(manifest);
+  const field = `${job?.path}.podFailurePolicy`;
+  const rules = job?.spec.podFailurePolicy?.rules;
   if (!Array.isArray(rules)) return none;
-  const init = jobSpec?.template?.spec?.initContainers;
+  const podSpec = podTemplateIn(manifest)?.spec;
+  const init = podSpec?.initContainers;
   const natives: string[] = Array.isArray(init) ? init.filter((c: Json) => c && c.restartPolicy === 'Always').map((c: Json) => String(c.name)) : [];
   if (natives.length === 0) return none;
-  const containers = jobSpec?.template?.spec?.containers;
+  const containers = podSpec?.containers;
   const apps: string[] = Array.isArray(containers) ? containers.filter((c: Json) => c && typeof c.name === 'string').map((c: Json) => c.name) : [];
   const errors: string[] = [];
   const warnings: string[] = [];

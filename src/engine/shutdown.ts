@@ -3,6 +3,7 @@
  */
 import { defaultPullPolicy } from './pull-policy';
 import { EngineTarget, SidecarSpec } from './spec';
+import { DEFAULT_IMAGES } from '../facts/images';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from '../facts/pod-defaults';
 import { Json } from '../private/json';
 import { capabilities } from '../target/capabilities';
@@ -18,7 +19,7 @@ export const TOOLS = {
   volumeName: 'sidecar-tools',
   mountPath: '/sidecar-tools',
   // The musl build is static; the default (glibc) one is dynamic and cannot run in a FROM-scratch image.
-  image: 'busybox:1.36.1-musl',
+  image: DEFAULT_IMAGES.busybox.image,
   /** the busybox binary inside the sidecars */
   busybox: '/sidecar-tools/busybox',
 } as const;

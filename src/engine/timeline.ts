@@ -60,7 +60,7 @@
  *   A container without a request has its limit as request (API defaulting), else none.
  */
 import { EngineTarget } from './spec';
-import { COMPLETING_KINDS, podSpecIn } from '../facts/kinds';
+import { COMPLETING_KINDS, SUPPORTED_KINDS, podTemplateIn } from '../facts/kinds';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from '../facts/pod-defaults';
 import { parseQuantity } from '../facts/quantity';
 import { Json } from '../private/json';
@@ -182,9 +182,6 @@ export const KUBELET_SYNC_SECONDS = 1;
 export const DELETION_REACTION_SECONDS = KUBELET_SYNC_SECONDS;
 /** The Job controller's batch period for pod updates (`SyncJobBatchPeriod`). */
 export const JOB_SYNC_SECONDS = 1;
-
-/** The kinds the timeline reads. */
-export const TIMELINE_KINDS = ['Pod', 'Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'ReplicationController', 'Job', 'CronJob'];
 
 /**
  * Seconds a hook takes, read from it: the `sleep` action, or an exec made of `sleep N` commands
@@ -390,8 +387,8 @@ function shifted(step: StopStep, by: number): StopStep {
 }
 
 export function computeTimeline(manifest: Json, input: TimelineInput): Timeline {
-  const spec = podSpecIn(manifest);
-  if (!spec) throw new Error(`kind ${manifest?.kind} has no pod template; the timeline reads ${TIMELINE_KINDS.join(', ')}`);
+  const spec = podTemplateIn(manifest)?.spec;
+  if (!spec) throw new Error(`kind ${manifest?.kind} has no pod template; the timeline reads ${SUPPORTED_KINDS.join(', ')}`);
   const ordered = capabilities(input.target.minor, input.target.gate).orderedTermination;
   const assumptions: string[] = [];
   const legacy = new Set(input.legacySidecars);

@@ -16,3 +16,34 @@ export const NATIVE_SIDECARS_ANNOTATION = 'sidecars.cdk8s.io/native-sidecars';
  * in spec.containers is a legacy sidecar.
  */
 export const STOP_TIMES_ANNOTATION = 'sidecars.cdk8s.io/stop-times';
+
+// The check of NATIVE_SIDECARS_ANNOTATION that NativeSidecarGuard's ValidatingAdmissionPolicy runs
+// (CEL) after every mutating webhook.
+
+/** `',' + <marker> + ','` contains `',' + c.name + ','`: standard CEL only (no strings extension). */
+const MARKER = `object.metadata.annotations['${NATIVE_SIDECARS_ANNOTATION}']`;
+const MARKED = `(',' + ${MARKER} + ',').contains(',' + c.name + ',')`;
+const KEEPS_ALWAYS = "(has(c.restartPolicy) && c.restartPolicy == 'Always')";
+
+/**
+ * The policy's validation: a pod passes unless an init container named in the marker
+ * annotation lacks `restartPolicy: Always`. Absent annotations, marker or init containers pass.
+ */
+export const GUARD_EXPRESSION =
+  `!has(object.metadata.annotations) || !('${NATIVE_SIDECARS_ANNOTATION}' in object.metadata.annotations) || ` +
+  `!has(object.spec.initContainers) || object.spec.initContainers.all(c, !${MARKED} || ${KEEPS_ALWAYS})`;
+
+/**
+ * The rejection message, naming the first stripped container (evaluated only when the
+ * validation fails, so the filtered list is never empty).
+ */
+export const GUARD_MESSAGE_EXPRESSION =
+  `'init container \\'' + object.spec.initContainers.filter(c, ${MARKED} && !${KEEPS_ALWAYS})[0].name + ` +
+  `'\\' was emitted by cdk8s-sidecars as a native sidecar (annotation ${NATIVE_SIDECARS_ANNOTATION}) but arrived without ` +
+  'restartPolicy: Always: a mutating webhook or controller built against an older Kubernetes client dropped the field, ' +
+  "and the pod would hang in Init or lose its sidecar. Update or exclude that webhook, or synthesize for the legacy layout.'";
+
+/** The static message, used where the message expression cannot be evaluated. */
+export const GUARD_MESSAGE =
+  `An init container listed in the pod annotation ${NATIVE_SIDECARS_ANNOTATION} arrived without restartPolicy: Always ` +
+  '(a mutating webhook or controller built against an older Kubernetes client dropped it); the pod would hang in Init.';

@@ -14,7 +14,7 @@
 import { NATIVE_SIDECARS_ANNOTATION } from './annotations';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from './pod-defaults';
 import { parseQuantity } from './quantity';
-import { selectorSelects } from './services';
+import { selectsPods, serviceSelects } from './services';
 import { WorkloadIndex } from './workload-index';
 import { Json } from '../private/json';
 import { KubeVersion, formatFullVersion, parseKubernetesVersion } from '../target/capabilities';
@@ -653,7 +653,7 @@ export function checkServiceTargetPorts(service: Json, workloads: WorkloadIndex,
   const out: ServiceFindings = { errors: [], warnings: [] };
   if (!service || service.kind !== 'Service' || typeof service.spec !== 'object' || service.spec === null) return out;
   const selector = service.spec.selector;
-  if (!selector || typeof selector !== 'object' || Object.keys(selector).length === 0) return out; // endpoints managed by hand
+  if (!selectsPods(selector)) return out; // endpoints managed by hand
   const ports: Json[] = Array.isArray(service.spec.ports) ? service.spec.ports : [];
   const named = ports.filter(p => p && typeof p.targetPort === 'string' && !/^\d+$/.test(p.targetPort));
   if (named.length === 0) return out;
@@ -662,11 +662,9 @@ export function checkServiceTargetPorts(service: Json, workloads: WorkloadIndex,
   const loadBalancer = service.spec.type === 'LoadBalancer';
   // (the index's candidates, in the order of the app; the rule below decides)
   for (const w of workloads.candidatesSelectedBy(ns, selector)) {
-    if ((w.manifest?.metadata?.namespace ?? '') !== ns) continue;
     const template = w.template;
     if (!template) continue;
-    const labels = template.metadata?.labels ?? {};
-    if (!selectorSelects(selector, labels)) continue;
+    if (!serviceSelects(service, w.manifest?.metadata?.namespace, template.metadata?.labels ?? {})) continue;
     const containers: Json[] = Array.isArray(template.spec?.containers) ? template.spec.containers : [];
     const natives: Json[] = Array.isArray(template.spec?.initContainers) ? template.spec.initContainers.filter((c: Json) => c && c.restartPolicy === 'Always') : [];
     const declares = (c: Json, name: string) => Array.isArray(c?.ports) && c.ports.some((p: Json) => p && p.name === name);

@@ -5,9 +5,14 @@
  */
 import { Json } from '../private/json';
 
+/** Whether `selector` (a Service's `spec.selector`) selects any pod: false without one or with an empty one. */
+export function selectsPods(selector: unknown): selector is Record<string, unknown> {
+  return !!selector && typeof selector === 'object' && Object.keys(selector).length > 0;
+}
+
 /** Whether `selector` (a Service's `spec.selector`) selects pods with these labels. */
 export function selectorSelects(selector: unknown, labels: { readonly [key: string]: unknown } | undefined): boolean {
-  if (!selector || typeof selector !== 'object' || Object.keys(selector).length === 0) return false;
+  if (!selectsPods(selector)) return false;
   return Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 }
 

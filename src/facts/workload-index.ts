@@ -8,7 +8,7 @@
  * keys are JSON texts, so a candidate may match a key without matching the rule), and candidates
  * come back in the order of the set, so the findings are the same, in the same order, as a scan.
  */
-import { podTemplateOf } from './kinds';
+import { podTemplateView } from './kinds';
 import { Json } from '../private/json';
 
 /** A workload of the set: how messages name it, its manifest, and its position in the set. */
@@ -16,7 +16,7 @@ export interface IndexedWorkload {
   readonly path: string;
   readonly manifest: Json;
   readonly position: number;
-  /** The pod template of a copy of the manifest (made once), or undefined when it has none. */
+  /** The pod template of the manifest (read only: `podTemplateView`), or undefined when it has none. */
   readonly template: { metadata: Json; spec: Json } | undefined;
 }
 
@@ -38,7 +38,7 @@ export class WorkloadIndex {
   constructor(workloads: ReadonlyArray<{ readonly path: string; readonly manifest: Json }>) {
     this.workloads = workloads.map((w, position) => {
       const m = w.manifest;
-      const template = m && typeof m === 'object' && !Array.isArray(m) ? podTemplateOf(structuredClone(m)) : undefined;
+      const template = m && typeof m === 'object' && !Array.isArray(m) ? podTemplateView(m) : undefined;
       return { path: w.path, manifest: m, position, template };
     });
     for (const w of this.workloads) {

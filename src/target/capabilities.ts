@@ -64,17 +64,41 @@ export interface KubeVersion {
   readonly raw: string;
 }
 
-const VERSION_RE = /^v?(\d+)\.(\d+)(?:\.(\d+))?$/;
+/** A release version: `x.y` or `x.y.z`, with an optional `v`. */
+export interface Release {
+  readonly major: number;
+  readonly minor: number;
+  readonly patch?: number;
+}
 
 /**
- * `x.y` or `x.y.z`, with an optional `v` (`1.29`, `v1.29.3`, a mesh's `2.19`): the one grammar of
- * a release version. Returns undefined for anything else.
+ * The release a text starts with (`1.29`, `v1.29.3`, a mesh's `2.19`, an image tag's
+ * `v1.19.3-debian-2.2`, a node's `v1.29.3-eks-adc7111`): the one grammar of a release version,
+ * with the text it takes (`text`) and what follows (`rest`), which each caller judges. Undefined
+ * when the text does not start with one.
  * @internal
  */
-export function parseRelease(raw: string): { readonly major: number; readonly minor: number; readonly patch?: number } | undefined {
-  const m = VERSION_RE.exec(raw);
+export function parseReleasePrefix(raw: string): (Release & { readonly text: string; readonly rest: string }) | undefined {
+  const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(raw);
   if (!m) return undefined;
-  return { major: Number(m[1]), minor: Number(m[2]), ...(m[3] !== undefined ? { patch: Number(m[3]) } : {}) };
+  return {
+    major: Number(m[1]),
+    minor: Number(m[2]),
+    ...(m[3] !== undefined ? { patch: Number(m[3]) } : {}),
+    text: m[0],
+    rest: raw.slice(m[0].length),
+  };
+}
+
+/**
+ * `x.y` or `x.y.z`, with an optional `v` (`1.29`, `v1.29.3`, a mesh's `2.19`), and nothing else.
+ * Returns undefined for anything else.
+ * @internal
+ */
+export function parseRelease(raw: string): Release | undefined {
+  const p = parseReleasePrefix(raw);
+  if (!p || p.rest !== '') return undefined;
+  return { major: p.major, minor: p.minor, ...(p.patch !== undefined ? { patch: p.patch } : {}) };
 }
 
 /**

@@ -1,17 +1,21 @@
 /**
- * The one reader of the target's sources, used by the constructs (src/settings.ts
+ * The one reader of the target's sources, used by the constructs (src/bind/target-reader.ts
  * `resolveTarget`), SidecarTimeline, the CLI's `check`/`timeline` and `render`. One precedence:
  * what is given where the target is read (a construct's prop, a `--kubernetes-version` or
  * `--gate` flag, a render config key), then the environment variable, then
  * `Sidecars.configure()` (the constructs only: the others have no scope). One rule for the
  * environment: a variable is read only where it counts (after what is given); unset, it says
  * nothing; set but empty (or blank) it is an error, since a pipeline that meant to set it has a
- * bug and a silent fallback would hide it; the gate is `true` or `false`, nothing else.
+ * bug and a silent fallback would hide it; a version read from it is checked here, so that a bad one
+ * reads the same wherever it is read; the gate is `true` or `false`, nothing else.
  *
  * What happens when nothing sets the version is each caller's (the constructs and SidecarTimeline
  * emit for the default release, the CLI asks for a version): these functions then return
  * undefined.
  */
+import {
+  DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarMode, parseKubernetesVersion, parseReleasePrefix,
+} from './capabilities';
 
 /** The environment variable a pipeline sets to synthesize the same app for another cluster. */
 export const KUBERNETES_VERSION_ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
@@ -19,8 +23,88 @@ export const KUBERNETES_VERSION_ENV = 'CDK8S_SIDECARS_KUBERNETES_VERSION';
 /** The environment variable that says whether the 1.28 SidecarContainers feature gate is on. */
 export const SIDECAR_CONTAINERS_GATE_ENV = 'CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE';
 
+/**
+ * The target cluster: which Kubernetes release to emit for and how to choose the layout.
+ */
+export interface SidecarTargetOptions {
+  /**
+   * The LOWEST version among the target cluster's API server and nodes
+   * (`1.29`, `v1.29`, `1.29.3` or `v1.29.3`), 1.27 or later. Native sidecars need every kubelet
+   * to be new enough, not only the control plane. With a patch version (`1.29.3`) the emitted
+   * pods are also checked against the known bugs of that patch release.
+   *
+   * Precedence: this prop on a construct, then the environment variable
+   * `CDK8S_SIDECARS_KUBERNETES_VERSION`, then `Sidecars.configure()` on an enclosing scope,
+   * then `1.27` with a notice on stderr that says so and how to choose (docs/target.md, "No target set").
+   *
+   * @default - the environment variable CDK8S_SIDECARS_KUBERNETES_VERSION if set, else the
+   * value given to Sidecars.configure() on an enclosing scope, else '1.27' (legacy layout, with a notice)
+   */
+  readonly kubernetesVersion?: string;
+
+  /**
+   * How to choose between the native and the legacy layout.
+   * @default SidecarMode.AUTO
+   */
+  readonly mode?: SidecarMode;
+
+  /**
+   * Whether the SidecarContainers feature gate is on across the cluster (API server,
+   * controller manager, scheduler and every kubelet). Only matters for 1.28, where the gate is
+   * alpha and off by default.
+   *
+   * Precedence: this prop on a construct, then the environment variable
+   * `CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE` (`true` or `false`), then `Sidecars.configure()`
+   * on an enclosing scope, then `false`.
+   *
+   * @default - the environment variable CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE if set, else the
+   * value given to Sidecars.configure() on an enclosing scope, else false
+   */
+  readonly sidecarContainersGate?: boolean;
+
+  /**
+   * The image of the `sidecar-tools` init container, which copies a static busybox for the
+   * hooks of distroless agents (delays below 1.30, Envoy's drain, the legacy hold): set it to a
+   * copy in your registry for air-gapped clusters or registry mirrors. It must hold a static
+   * `/bin/busybox` (e.g. a mirror of `busybox:1.36.1-musl`). Read by the sidecar constructs only.
+   *
+   * Precedence: this prop on a construct, then `Sidecars.configure()` on an enclosing scope.
+   * @default - the value given to Sidecars.configure() on an enclosing scope, else 'busybox:1.36.1-musl'
+   */
+  readonly toolsImage?: string;
+
+  /**
+   * Legacy layout (and 1.28 with the gate, where sidecars are stopped with the app): end a
+   * sidecar's `preStop` wait as soon as the app's processes are gone, instead of waiting the whole
+   * `appShutdownTime` (then its read delay, as before). The pod gets `shareProcessNamespace: true`
+   * and the hook looks every second for a process of a container other than the sidecars'; the
+   * wait is still bounded by `appShutdownTime`, so the grace period does not change. The
+   * trade-off: every container of the pod sees (and, as the same user, can signal) every other
+   * container's processes, and their files through `/proc/<pid>/root`: see docs/security.md. No
+   * effect in the native layout (1.29+), where the kubelet stops the sidecars after the app.
+   *
+   * Precedence: this prop on a construct, then `Sidecars.configure()` on an enclosing scope.
+   * Only the sidecar constructs read it (`SidecarValidation` and `SidecarTimeline` do not).
+   * @default false
+   */
+  readonly watchAppExit?: boolean;
+}
+
 /** Where the target version came from, for messages. */
 export type VersionSource = 'prop' | 'env' | 'configure' | 'default';
+
+/** A construct's resolved target. @internal */
+export interface ResolvedTarget {
+  readonly version: KubeVersion;
+  readonly source: VersionSource;
+  readonly mode: SidecarMode;
+  readonly gate: boolean;
+  readonly decision: LayoutDecision;
+  /** The sidecar tools' image (`toolsImage`), when given on the construct or by `Sidecars.configure()`. */
+  readonly toolsImage?: string;
+  /** `watchAppExit` (the prop, else `Sidecars.configure()`, else false). */
+  readonly watchAppExit: boolean;
+}
 
 /** The sources of a target, besides the environment. */
 export interface TargetSources {
@@ -61,7 +145,14 @@ function envValue(r: TargetReading, name: string, example: string, fallback: str
 export function targetVersion(s: TargetSources, r: TargetReading): { readonly raw: string; readonly source: VersionSource } | undefined {
   if (s.version !== undefined) return { raw: s.version, source: 'prop' };
   const env = envValue(r, KUBERNETES_VERSION_ENV, '1.29', r.versionFallback);
-  if (env !== undefined) return { raw: env, source: 'env' };
+  if (env !== undefined) {
+    try {
+      checkVersion(`environment variable ${KUBERNETES_VERSION_ENV}`, env);
+    } catch (e) {
+      throw r.fail((e as Error).message);
+    }
+    return { raw: env, source: 'env' };
+  }
   if (s.configured?.kubernetesVersion !== undefined) return { raw: s.configured.kubernetesVersion, source: 'configure' };
   return undefined;
 }
@@ -80,3 +171,49 @@ export function targetGate(s: TargetSources, r: TargetReading): boolean | undefi
   }
   return s.configured?.sidecarContainersGate;
 }
+
+/**
+ * Throws unless `raw` is a version we accept.
+ * @internal
+ */
+export function checkVersion(who: string, raw: string): KubeVersion {
+  const v = parseKubernetesVersion(raw);
+  const vendor = parseReleasePrefix(raw);
+  if (!v && vendor && /^[-+]/.test(vendor.rest)) {
+    throw new Error(
+      `${who}: kubernetesVersion '${raw}' carries a vendor suffix (as \`kubectl get nodes\` prints it); ` +
+      `drop it and give the Kubernetes version alone, e.g. '${vendor.text}'.`,
+    );
+  }
+  if (!v) {
+    throw new Error(
+      `${who}: kubernetesVersion '${raw}' is not a Kubernetes version. ` +
+      "Use the lowest minor version of the cluster's API server and nodes, e.g. '1.29', 'v1.29', '1.29.3' or 'v1.29.3'.",
+    );
+  }
+  if (v.minor < OLDEST_SUPPORTED_MINOR) {
+    // YAML and JSON read an unquoted 1.30 as the number 1.3, which arrives here as '1.3'.
+    const yamlTrap = v.patch === undefined && /\.\d$/.test(raw) && v.minor * 10 >= OLDEST_SUPPORTED_MINOR
+      ? ` If the value came from YAML or JSON, an unquoted 1.${v.minor}0 is read as the number 1.${v.minor}: quote it ('1.${v.minor}0').`
+      : '';
+    throw new Error(
+      `${who}: kubernetesVersion '${raw}' is older than 1.${OLDEST_SUPPORTED_MINOR}, the oldest release this library supports.` +
+      `${yamlTrap} Give the lowest minor version of the cluster's API server and nodes, 1.${OLDEST_SUPPORTED_MINOR} or later.`,
+    );
+  }
+  return v;
+}
+
+/**
+ * What a synthesis prints (once) when a sidecar construct had no target set: the layout it got
+ * and how to choose (docs/target.md, "No target set": why a notice and not an error).
+ * @internal
+ */
+export const DEFAULT_TARGET_NOTICE =
+  `no target Kubernetes release is set (no kubernetesVersion prop, no ${KUBERNETES_VERSION_ENV}, no Sidecars.configure()), so the ` +
+  `sidecars were emitted for the default, Kubernetes ${DEFAULT_KUBERNETES_VERSION}, the oldest release the library supports: the LEGACY ` +
+  'layout (each sidecar one more entry of spec.containers, stopped together with the app; a Job\'s sidecars exit through a wrapper). ' +
+  'A cluster whose API server and every kubelet run 1.29 or later takes native sidecars (started before the app, stopped after it): ' +
+  `set its lowest release with Sidecars.configure(app, { kubernetesVersion: '1.35' }), ${KUBERNETES_VERSION_ENV}=1.35, or a construct's ` +
+  'kubernetesVersion; `npx cdk8s-sidecars target` prints it for the cluster kubectl points at. ' +
+  `Set '${DEFAULT_KUBERNETES_VERSION}' to keep the legacy layout without this notice.`;

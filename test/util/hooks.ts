@@ -4,7 +4,7 @@
  *
  * - The agents' images have nothing a hook could use: Fluent Bit's is distroless
  *   (fluent/fluent-bit dockerfiles/Dockerfile at v5.1.1: `FROM gcr.io/distroless/cc-debian13`,
- *   as src/images.ts notes), Vector's `-distroless-libc` (vectordotdev/vector
+ *   as src/facts/images.ts notes), Vector's `-distroless-libc` (vectordotdev/vector
  *   distribution/docker/distroless-libc/Dockerfile: `FROM gcr.io/distroless/cc-debian*`, only
  *   /usr/bin/vector copied in), the collector's `FROM scratch` with only /otelcol
  *   (open-telemetry/opentelemetry-collector-releases distributions/otelcol/Dockerfile; the

@@ -199,5 +199,55 @@ export function hostileCorpus(): CorpusFile[] {
     });
   }
   files.push(...typeConfusions());
+  files.push(...jsonDocuments());
   return files;
+}
+
+/**
+ * JSON documents (issue 36: the reader takes them with JSON.parse where the reading is the same):
+ * layouts, escapes and numbers where JSON and yaml.v2 could part, duplicate keys that hide what
+ * JSON.parse drops. Cases where the command's reader and the API server's already part for JSON
+ * text (a key and its colon on two lines, a tab before the document, a key over 1024 characters,
+ * a lone CR) are not here: both read paths of the command give the YAML parser's reading there.
+ */
+function jsonDocuments(): CorpusFile[] {
+  const out: CorpusFile[] = [];
+  const workload = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'j', namespace: 'shop', labels: { app: 'j' }, annotations: { note: 'a "quoted" # text: with \\ and / and {[,]}' } },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { app: 'j' } },
+      template: {
+        metadata: { labels: { app: 'j' } },
+        spec: {
+          initContainers: [{ name: 'side', image: 'busybox', restartPolicy: 'Always', args: ['-c', 'x=1; echo "$x"'] }],
+          containers: [{ name: 'app', image: 'app', ports: [{ name: 'http', containerPort: 8080 }], env: [{ name: 'E', value: '' }, { name: 'N', value: null }] }],
+        },
+      },
+    },
+  };
+  out.push({ name: 'json compact', bytes: utf8(JSON.stringify(workload)) });
+  out.push({ name: 'json indent 2', bytes: utf8(JSON.stringify(workload, null, 2) + '\n') });
+  out.push({ name: 'json indent tab', bytes: utf8(JSON.stringify(workload, null, '\t') + '\n') });
+  out.push({ name: 'json crlf', bytes: utf8(JSON.stringify(workload, null, 1).replace(/\n/g, '\r\n') + '\r\n') });
+  out.push({ name: 'json blank lines first', bytes: utf8('\n\n   ' + JSON.stringify(workload) + '\n\n') });
+  out.push({ name: 'json stream', bytes: utf8([workload, { ...workload, metadata: { name: 'k' } }, [1, { a: null }]].map(d => JSON.stringify(d, null, 2)).join('\n---\n') + '\n') });
+  out.push({ name: 'json top-level list', bytes: utf8('[1, "x", true, null, {"a": []}]\n') });
+  out.push({ name: 'json escapes', bytes: utf8('{"a": "\\" \\\\ \\b \\f \\n \\r \\t \\u00e9 \\u2028 \\u0085 \\u0000 \\u001b \\uFFFD \\ufeff", "\\u0041\\n": 1}\n') });
+  out.push({ name: 'json escape \\/', bytes: utf8('{"a": "x\\/y"}\n') });
+  out.push({ name: 'json escape surrogate pair', bytes: utf8('{"a": "\\ud83d\\ude00"}\n') });
+  out.push({ name: 'json escape lone surrogate', bytes: utf8('{"a": "\\uDC00"}\n') });
+  out.push({ name: 'json raw astral', bytes: utf8('{"a": "😀 日本 \u00a0"}\n') });
+  out.push({ name: 'json duplicate keys', bytes: utf8('{"a": 1, "b": 2, "a": {"c": 3}}\n') });
+  out.push({ name: 'json __proto__ key', bytes: utf8('{"__proto__": {"x": 1}, "b": {"__proto__": null}}\n') });
+  out.push({ name: 'json duplicate key hides deep nesting', bytes: utf8('{"a": ' + '['.repeat(600) + ']'.repeat(600) + ', "a": 1}\n'), stricter: 'nesting limit 500' });
+  out.push({ name: 'json duplicate key hides an escape', bytes: utf8('{"a": "x\\/y", "a": 1}\n') });
+  out.push({ name: 'json deep 500', bytes: utf8('['.repeat(499) + '1' + ']'.repeat(499) + '\n') });
+  const numbers = ['0', '-0', '-0.0', '0.1', '-1.5', '1e5', '1E+2', '1.5e300', '1e-400', '-1e-400', '1e400', '-1e400', '4.9e-324', '1.7976931348623157e308',
+    '9007199254740991', '9007199254740992', '9007199254740993', '-9007199254740993', '9223372036854775807', '9223372036854775808',
+    '18446744073709551615', '18446744073709551616', '100000000000000000000.5', '123456789012345678901234567890'];
+  for (const n of numbers) out.push({ name: `json number ${n}`, bytes: utf8(`{"n": ${n}, "l": [${n}], "m": {"${n}": ${n}}}\n`) });
+  return out;
 }

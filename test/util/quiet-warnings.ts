@@ -7,7 +7,7 @@
  * (Loaded by jest's setupFilesAfterEnv, .projenrc.ts.)
  */
 const PREFIX = '[cdk8s-sidecars] WARNING: ';
-/** The notice of a synthesis without a target (src/settings.ts DEFAULT_TARGET_NOTICE), kept the same way. */
+/** The notice of a synthesis without a target (src/target/resolver.ts DEFAULT_TARGET_NOTICE), kept the same way. */
 const NOTICE = '[cdk8s-sidecars] NOTICE: ';
 const original = process.stderr.write.bind(process.stderr);
 const kept: string[] = [];

@@ -58,6 +58,12 @@ export const ENVOY_NAMES = {
   outboundPrefix: 'outbound-',
 } as const;
 
+/** The uid of the `envoy` user in the envoyproxy/envoy images (their entrypoint's `ENVOY_UID`): `WithEnvoy.UID`. */
+export const ENVOY_UID = 101;
+
+/** The path of the health listener's readiness answer (the health_check filter): `WithEnvoy.HEALTH_PATH`. */
+export const ENVOY_HEALTH_PATH = '/ready';
+
 /** The system CA bundle of the envoyproxy/envoy images (Ubuntu and distroless). */
 export const SYSTEM_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 

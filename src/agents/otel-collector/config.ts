@@ -2,7 +2,7 @@
  * OpenTelemetry Collector (agent sidecar) config rendering. Pure: options in, config out.
  *
  * Every key emitted here was checked against the collector's documentation for the pinned
- * release (see `OTEL_COLLECTOR_IMAGE`), and the real collector of that release, built with the
+ * release (`DEFAULT_IMAGES.otelCollector`, src/facts/images.ts), and the real collector of that release, built with the
  * Collector Builder (scripts/build-otelcol.sh), validates and runs every config WithTracer emits
  * (test/collector.test.ts, `npm run test:collector`). The exporter is `otlp_grpc`, its name since
  * v0.144.0 (CHANGELOG.md of open-telemetry/opentelemetry-collector at v0.159.0, v0.144.0
@@ -30,18 +30,6 @@ import { Memo, deepFreeze } from '../../private/memo';
 import { setOwn, sortedKeys } from '../../private/order';
 import { agentYaml } from '../../private/values';
 import { ShutdownModel, shutdownModel } from '../shutdown-model';
-
-/**
- * The default collector image: the CORE distribution, pinned.
- *
- * Why core and not contrib: the core distribution's manifest for this release
- * (opentelemetry-collector-releases `distributions/otelcol/manifest.yaml`, v0.159.0) ships every
- * component the rendered config uses: the otlp receiver, the memory_limiter and resource
- * processors, the otlp exporter and the health_check extension (the last two contrib modules
- * are part of the core distribution). It is a much smaller image than contrib. The image runs
- * as uid 10001 (`USER 10001` in its Dockerfile), has no shell, and its entrypoint is `/otelcol`.
- */
-export const OTEL_COLLECTOR_IMAGE = 'otel/opentelemetry-collector:0.159.0';
 
 /** The uid the collector images run as. */
 export const OTEL_COLLECTOR_UID = 10001;

@@ -1,0 +1,164 @@
+/**
+ * The reader's JSON path (issue 36): a document that is JSON is read with `JSON.parse`, without
+ * the YAML parser that took most of `cdk8s-sidecars check`'s time, and its reading is the YAML
+ * parser's, always: the same values (BigInt, -0 and all), the same line, the same errors.
+ *
+ * - the count: a JSON document does not reach the YAML parser; a YAML document reaches it once;
+ * - the cases where JSON and yaml.v2 part (escapes, numbers, a lone CR, limits a duplicate key
+ *   hides): each gives the YAML parser's reading (or error) through `readYaml`;
+ * - a property: generated JSON texts (any nesting, duplicate keys, every escape form, number
+ *   texts JSON.parse rounds or overflows, odd whitespace) read alike on both paths.
+ * test/hostile.test.ts compares JSON files of its corpus with the API server's reader too.
+ * FC_NUM_RUNS sets the runs, FC_SEED replays another seed.
+ */
+import * as fc from 'fast-check';
+import { DEFAULT_LIMITS, ReadLimits, canonical, readJsonDocument, readYaml, yamlPackage } from '../src/cli/reader';
+
+const RUNS = process.env.FC_NUM_RUNS ? Number(process.env.FC_NUM_RUNS) : 400;
+const SEED = process.env.FC_SEED ? Number(process.env.FC_SEED) : 36;
+
+/** A reading, or the error, comparable across the two paths. */
+function outcome(text: string, json: boolean, limits: ReadLimits = DEFAULT_LIMITS): string[] {
+  try {
+    return readYaml(text, 'f', limits, json).map(d => `${d.index} line ${d.line}: ${canonical(d.value)}`);
+  } catch (e) {
+    return [`error: ${(e as Error).message}`];
+  }
+}
+
+/** The YAML parser's calls while `run` runs. */
+function yamlParses(run: () => void): number {
+  const spy = jest.spyOn(yamlPackage(), 'parseAllDocuments');
+  try {
+    run();
+    return spy.mock.calls.length;
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+describe('the YAML parser runs once per YAML document, never for a JSON one', () => {
+  const workload = (i: number) => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: `w${i}`, labels: { app: `w${i}` } },
+    spec: { template: { metadata: { labels: { app: `w${i}` } }, spec: { containers: [{ name: 'app', image: `a:${i}`, ports: [{ containerPort: 8080 }] }] } } },
+  });
+  const stream = (n: number, write: (o: object) => string) => Array.from({ length: n }, (_, i) => write(workload(i))).join('\n---\n') + '\n';
+
+  test.each([1, 20])('%d documents', n => {
+    const json = stream(n, o => JSON.stringify(o, null, 2));
+    const yaml = stream(n, o => yamlPackage().stringify(o));
+    expect(yamlParses(() => expect(readYaml(json, 'f')).toHaveLength(n))).toBe(0);
+    expect(yamlParses(() => expect(readYaml(yaml, 'f')).toHaveLength(n))).toBe(n);
+    // and the readings agree
+    expect(readYaml(json, 'f').map(d => canonical(d.value))).toEqual(readYaml(yaml, 'f').map(d => canonical(d.value)));
+    expect(outcome(json, true)).toEqual(outcome(json, false));
+  });
+});
+
+describe('where JSON and yaml.v2 part, the reading is the YAML parser\'s', () => {
+  test.each([
+    // [text, JSON path taken]
+    ['{"a": 1, "b": [true, false, null, "x"]}', true],
+    ['\n\n  {"a": 1}\n', true],
+    ['{\r\n\t"a": [\r\n\t\t1\r\n\t]\r\n}\r\n', true],
+    ['[1, {"a": []}]', true],
+    ['{"a": "\\" \\\\ \\b \\f \\n \\r \\t \\u00e9 \\u2028 \\u0085 \\u0000"}', true],
+    ['{"a": 1, "a": {"b": 2}, "c": 3}', true],
+    ['{"__proto__": {"x": 1}}', true],
+    ['{"a": 9007199254740991, "b": -9007199254740991, "c": 0.1, "d": 1e-400, "e": 1.5E+3}', true],
+    ['{"a": 1.5e300}', false], // any number from 2^53 up goes to the YAML parser (most are integers there)
+    ['{"a": "x\\/y"}', false],
+    ['{"a": "\\ud83d\\ude00"}', false],
+    ['{"a": "\\uDC00"}', false],
+    ['{"a": "\\uDfFf"}', false],
+    ['{"a": "\\u0d80"}', true],
+    ['{"a": -0}', false],
+    ['{"a": -0.0}', false],
+    ['{"a": -1e-400}', false],
+    ['{"a": 9007199254740992}', false],
+    ['{"a": 9007199254740993}', false],
+    ['{"a": 18446744073709551616}', false],
+    ['{"a": 1e400}', false],
+    ['{"a":\r1}', false],
+    ['{"a": ' + '['.repeat(501) + ']'.repeat(501) + '}', false],
+    ['{"a": ' + '['.repeat(600) + ']'.repeat(600) + ', "a": 1}', false],
+    ['{"a": "x\\/y", "a": 1}', false],
+    ['{"a": 1} # a comment', false],
+    ['{a: 1}', false],
+    ['"a"', false],
+    ['5', false],
+  ])('%j', (text, fast) => {
+    expect(readJsonDocument(text) !== undefined).toBe(fast);
+    expect(outcome(text, true)).toEqual(outcome(text, false));
+  });
+
+  test('the node limit holds for what a duplicate key hides (each node takes a character)', () => {
+    const limits: ReadLimits = { ...DEFAULT_LIMITS, maxNodes: 50 };
+    const text = `{"a": [${Array(60).fill('1').join(',')}], "a": 1}`;
+    expect(readJsonDocument(text, limits)).toBeUndefined();
+    expect(outcome(text, true, limits)).toEqual(outcome(text, false, limits));
+    expect(outcome(text, true, limits)[0]).toMatch(/more than 50 nodes/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Generated JSON texts
+
+const CHARS = ['a', 'Z', '0', '/', '\\', '"', "'", ' ', '#', ':', ',', '{', '}', '[', ']', '-', '.', 'e', '\n', '\r', '\t', '\b', '\f',
+  '\u0000', '\u001f', '\u007f', '\u0085', '\u00a0', '\u2028', '\ud800', '\udbff', '\udc00', '\udfff', '\ufeff', '\ufffd', 'é', '日', '\u{1F600}'];
+const SHORT: Record<string, string> = { '"': '\\"', '\\': '\\\\', '/': '\\/', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const hex4 = (c: number, upper: boolean) => (upper ? c.toString(16).toUpperCase() : c.toString(16)).padStart(4, '0');
+
+/** One UTF-16 unit of a string, written raw, with its short escape or as \uXXXX (valid JSON each time). */
+const unit = fc.tuple(
+  fc.oneof(fc.constantFrom(...CHARS.flatMap(c => c.split(''))), fc.integer({ min: 0, max: 0xffff }).map(c => String.fromCharCode(c))),
+  fc.nat(3),
+).map(([c, how]) => {
+  const code = c.charCodeAt(0);
+  const mustEscape = c === '"' || c === '\\' || code < 0x20;
+  if (how === 1 && SHORT[c]) return SHORT[c];
+  if (how >= 2 || (mustEscape && !SHORT[c])) return `\\u${hex4(code, how === 3)}`;
+  return mustEscape ? SHORT[c] : c;
+});
+const stringText = fc.array(unit, { maxLength: 8 }).map(u => `"${u.join('')}"`);
+const keyText = fc.oneof(stringText, fc.constantFrom('"a"', '"b"', '"__proto__"', '"<<"', '""', '"1"', '"true"'));
+const numberText = fc.oneof(
+  fc.double({ noNaN: true, noDefaultInfinity: true }).map(d => JSON.stringify(d)),
+  fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map(String),
+  fc.integer({ min: -1000, max: 1000 }).map(String),
+  fc.constantFrom('-0', '-0.0', '0.0', '0.10', '1E+2', '1e-400', '-1e-400', '1e400', '-1e400', '9007199254740992', '9007199254740993', '4.9e-324'),
+);
+const ws = fc.constantFrom('', '', '', ' ', '  ', '\n', '\t', '\r\n', '\n    ', '\n\t', '\r');
+
+const { value: jsonText } = fc.letrec<{ value: string; scalar: string; list: string; map: string }>(tie => ({
+  value: fc.oneof({ depthSize: 'small' }, tie('scalar'), tie('list'), tie('map')),
+  scalar: fc.oneof(stringText, numberText, fc.constantFrom('true', 'false', 'null')),
+  list: fc.tuple(ws, fc.array(fc.tuple(ws, tie('value'), ws), { maxLength: 4 }))
+    .map(([w, items]) => `[${w}${items.map(([a, v, b]) => a + v + b).join(',')}]`),
+  map: fc.tuple(ws, fc.array(fc.tuple(ws, keyText, ws, ws, tie('value'), ws), { maxLength: 4 }))
+    .map(([w, pairs]) => `{${w}${pairs.map(([a, k, b, c, v, d]) => `${a}${k}${b}:${c}${v}${d}`).join(',')}}`),
+}));
+const document = fc.tuple(fc.constantFrom('', '\n', '\n\n  ', ' ', '\t'), fc.oneof(jsonText, jsonText.map(t => `{"k": ${t}}`)), ws);
+
+describe('generated JSON texts: the same reading on both paths', () => {
+  test('documents and streams', () => {
+    let fastPath = 0;
+    let documents = 0;
+    fc.assert(
+      fc.property(fc.array(document, { minLength: 1, maxLength: 3 }), docs => {
+        const text = docs.map(([before, body, after]) => before + body + after).join('\n---\n');
+        for (const [before, body, after] of docs) {
+          documents++;
+          if (readJsonDocument(before + body + after)) fastPath++;
+        }
+        expect(outcome(text, true)).toEqual(outcome(text, false));
+      }),
+      { numRuns: RUNS, seed: SEED },
+    );
+    // the property went through the JSON path, and past it
+    expect(fastPath).toBeGreaterThan(documents / 5);
+    expect(fastPath).toBeLessThan(documents);
+  });
+});
