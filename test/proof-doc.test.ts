@@ -6,8 +6,10 @@
  * be within 1 s of the model's prediction.
  */
 import * as fs from 'fs';
-import { LINES_WRITTEN, LOG_AGENTS } from './cluster/apps';
-import { PROOF_DOC, TOLERANCE, earliest, predictJob, predictOrder, promisedLost, readProofData, renderProof } from './cluster/proof-doc';
+import { ENVOY_VARIANTS, LINES_WRITTEN, LOG_AGENTS, STARTUP_VARIANTS } from './cluster/apps';
+import {
+  PROOF_DOC, TOLERANCE, earliest, predictJob, predictOrder, promisedEnvoyFailures, promisedLost, promisedStartup, readProofData, renderProof,
+} from './cluster/proof-doc';
 
 const text = fs.readFileSync(PROOF_DOC, 'utf8');
 const data = readProofData(text);
@@ -82,6 +84,43 @@ test('the lost-lines experiment ran for every agent, layout and end on at least 
             }
           }
         }
+      }
+    }
+  }
+  expect(broken).toEqual([]);
+});
+
+test('the Envoy drain experiment ran for every variant on at least one release: no run of the library\'s Envoy failed more requests than it promises (none), and the hand-written Envoy failed some in every run (the experiment tells them apart)', () => {
+  const ran = data.releases.filter(r => (r.envoy ?? []).length > 0);
+  expect(ran.length).toBeGreaterThanOrEqual(1);
+  const broken: string[] = [];
+  for (const r of ran) {
+    for (const variant of ENVOY_VARIANTS) {
+      const runs = r.envoy!.filter(e => e.variant === variant);
+      expect({ v: r.version, variant, runs: runs.length > 0 }).toEqual({ v: r.version, variant, runs: true });
+      const promised = promisedEnvoyFailures(variant);
+      for (const e of runs) {
+        expect(e.requests).toBeGreaterThan(0);
+        if (promised !== undefined && 1000 * e.failed / e.requests > promised) broken.push(`${r.version} ${variant}: ${e.failed} of ${e.requests} requests failed`);
+        if (promised === undefined && e.failed === 0) broken.push(`${r.version} ${variant}: no request failed, the experiment does not tell the layouts apart`);
+      }
+    }
+  }
+  expect(broken).toEqual([]);
+});
+
+test('the startup experiment ran for every variant on at least one release, and every run kept the library\'s promise (native: Envoy and the collector answer the app\'s first request; legacy: Envoy, holding the app)', () => {
+  const ran = data.releases.filter(r => (r.startup ?? []).length > 0);
+  expect(ran.length).toBeGreaterThanOrEqual(1);
+  const broken: string[] = [];
+  for (const r of ran) {
+    for (const variant of STARTUP_VARIANTS) {
+      const runs = r.startup!.filter(x => x.variant === variant);
+      expect({ v: r.version, variant, runs: runs.length > 0 }).toEqual({ v: r.version, variant, runs: true });
+      const promised = promisedStartup(variant);
+      for (const x of runs) {
+        if (promised.envoy && !x.envoy) broken.push(`${r.version} ${variant}: the first request through Envoy failed (${x.envoyError})`);
+        if (promised.otlp && !x.otlp) broken.push(`${r.version} ${variant}: the first export to the collector failed (${x.otlpError})`);
       }
     }
   }

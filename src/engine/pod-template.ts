@@ -193,7 +193,9 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const programs = watching.length > 0 ? sidecarPrograms(ordered) : [];
   // (a wrapped sidecar's own first process is the tools' busybox: the other wrappers count it as a sidecar's)
   const wrapPrograms = wrapped.size > 0 ? exitWithAppPrograms(ordered) : [];
-  errors.push(...programClashes(where, ordered, wrapped, userContainers, wrapPrograms));
+  errors.push(...programClashes(where, ordered, [...wrapped], userContainers, wrapPrograms, 'wrap'));
+  // the watchAppExit wait tells the app's processes by the same rule
+  errors.push(...programClashes(where, ordered, watching.filter(s => !wrapped.has(s)), userContainers, programs, 'watch'));
   if (watching.length > 0) {
     if (unshared) {
       errors.push(
@@ -215,7 +217,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   }
   const unprobed: string[] = [];
   for (const s of ordered) {
-    const placed = placedContainer(s, target, appShutdown, programs, wrapped.has(s) ? wrapPrograms : undefined);
+    const placed = placeContainer(s, target, appShutdown, programs, wrapped.has(s) ? wrapPrograms : undefined);
     if (s.adopt) errors.push(...hookConflicts(s, target, appShutdown, programs));
     needsTools = needsTools || placed.needsTools;
     if (placed.needsTools) toolUsers.push(s.owner);
@@ -336,27 +338,34 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
 }
 
 /**
- * An app container that runs one of the programs the exit-with-app wrapper takes for the library's
- * sidecars (`exitWithAppPrograms`): the wrapper tells containers apart by the program (`argv[0]`)
- * of their processes (`appScan`, src/engine/shutdown.ts), so it would count that app container as
- * a sidecar's and stop its agent while the app still runs (measured on a real kubelet: a sidecar
- * run as `sh` beside an app run as `sh` was stopped ~1.9 s before the app's exit). Refused, with
- * the sidecar that runs the program and the fix: a spelling of the program that differs (the
- * wrapper compares `argv[0]` exactly, e.g. `/bin/sh` against `sh`). An app container without a
- * `command` runs its image's entrypoint, which the library cannot read: not checked.
+ * An app container that runs one of the programs the exit-with-app wrapper (`exitWithAppPrograms`)
+ * or the `watchAppExit` wait of a `preStop` hook (`sidecarPrograms`) takes for the library's
+ * sidecars: both tell containers apart by the program (`argv[0]`) of their processes (`appScan`,
+ * src/engine/shutdown.ts), so they would count that app container as a sidecar's and stop the
+ * agent while the app still runs (measured on a real kubelet: a wrapped sidecar run as `sh` beside
+ * an app run as `sh` was stopped ~1.9 s before the app's exit). Refused, with the sidecar that
+ * runs the program and the fix: a spelling of the program that differs (`argv[0]` is compared
+ * exactly, e.g. `/bin/sh` against `sh`). An app container without a `command` runs its image's
+ * entrypoint, which the library cannot read: not checked.
  */
-function programClashes(where: string, sidecars: SidecarSpec[], wrapped: Set<SidecarSpec>, apps: Json[], programs: string[]): string[] {
-  if (wrapped.size === 0) return [];
+function programClashes(
+  where: string, sidecars: SidecarSpec[], users: SidecarSpec[], apps: Json[], programs: string[], how: 'wrap' | 'watch',
+): string[] {
+  if (users.length === 0) return [];
   const errors: string[] = [];
   for (const app of apps) {
     const p = Array.isArray(app.command) && app.command.length > 0 ? String(app.command[0]) : undefined;
     if (p === undefined || !programs.includes(p)) continue;
     const owners = sidecars.filter(s => (s.container.command?.[0] ?? s.shutdown.entrypoint) === p).map(s => `${s.owner} (container '${s.container.name}')`);
     const whose = owners.length > 0 ? owners.join(', ') : 'the library\'s tools (the wrapper\'s own busybox)';
-    const names = [...wrapped].map(s => s.owner).join(', ');
+    const names = users.map(s => s.owner).join(', ');
+    const one = users.length === 1;
+    const what = how === 'wrap'
+      ? `${names} exit${one ? 's' : ''} with the app under a wrapper that tells the app's processes from the sidecars' by their program (argv[0])`
+      : `${names} ${one ? 'has' : 'have'} watchAppExit: ${one ? 'its' : 'their'} preStop hook waits until no process of the app is left, ` +
+        'telling the app\'s processes from the sidecars\' by their program (argv[0])';
     errors.push(
-      `${where}: the app container '${app.name}' runs '${p}', the program of ${whose}. ${names} exit${wrapped.size > 1 ? '' : 's'} with the app ` +
-      `under a wrapper that tells the app's processes from the sidecars' by their program (argv[0]), so it would take '${app.name}' for a ` +
+      `${where}: the app container '${app.name}' runs '${p}', the program of ${whose}. ${what}, so it would take '${app.name}' for a ` +
       'sidecar and stop the agent while the app still runs. Spell the program differently in the sidecar\'s or the app\'s command ' +
       `(argv[0] is compared exactly: e.g. '${p.includes('/') ? p.replace(/^.*\//, '') : `/bin/${p}`}' instead of '${p}', where the image has it).`,
     );
@@ -441,38 +450,21 @@ function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCom
 
 /**
  * A sidecar's container in its layout for a target: the spec's container with the lifecycle
- * hooks, the tools mount and `restartPolicy`, keys sorted. Worked out once per (spec, target)
- * and copied per render, but only for a FROZEN spec (`Object.isFrozen`, as SidecarBase hands
- * over): only then does the spec's identity stand for its content. A spec that can still change
- * is worked out at every call.
+ * hooks, the tools mount and `restartPolicy`, keys sorted. Its nested values are the spec's own
+ * (the caller copies it: the output never shares objects with the specs). Worked out at every
+ * render: a workload renders once per synthesis call (src/bind/binding.ts), so a cache of it per
+ * (spec, target), kept until issue 36, was only ever read by a second call in the same process,
+ * and cost every render a key, a look-up and one more copy of the container.
+ * `wrapPrograms`: the sidecar exits with the app (`exitsWithApp`), its wrapper telling the sidecars' processes by these.
  */
-const placedCache = new WeakMap<SidecarSpec, Map<string, { container: Json; needsTools: boolean }>>();
-
-function placedContainer(
-  s: SidecarSpec, target: EngineTarget, appShutdown: number, programs: string[], wrapPrograms?: string[],
-): { container: Json; needsTools: boolean } {
-  if (!Object.isFrozen(s) || !Object.isFrozen(s.container)) return placeContainer(s, target, appShutdown, programs, wrapPrograms);
-  let byTarget = placedCache.get(s);
-  if (!byTarget) {
-    byTarget = new Map();
-    placedCache.set(s, byTarget);
-  }
-  const key = `${target.minor}|${target.gate}|${appShutdown}|${programs.join(' ')}|${wrapPrograms?.join(' ') ?? '-'}`;
-  const cached = byTarget.get(key);
-  if (cached) return cached;
-  const placed = placeContainer(s, target, appShutdown, programs, wrapPrograms);
-  byTarget.set(key, placed);
-  return placed;
-}
-
-/** `wrapPrograms`: the sidecar exits with the app (`exitsWithApp`), its wrapper telling the sidecars' processes by these. */
 function placeContainer(
   s: SidecarSpec, target: EngineTarget, appShutdown: number, programs: string[], wrapPrograms?: string[],
 ): { container: Json; needsTools: boolean } {
   const hooks = lifecycleFor(s, target, appShutdown, programs);
   const lifecycle = hooks.lifecycle;
   let needsTools = hooks.needsTools;
-  const c: Json = copyJson(s.container);
+  // top-level keys only are set or deleted here: a shallow copy keeps the (frozen) spec intact
+  const c: Json = { ...s.container };
   const wrapper = wrapPrograms ? exitWithAppCommand(s, wrapPrograms)
     : s.layout === 'NATIVE' ? holdSigtermCommand(s) : undefined;
   if (wrapper) {

@@ -7,8 +7,8 @@
  * (`/proc/uptime`, 10 ms resolution, the same clock inside a container and in the test run;
  * busybox `date` has no `%N`).
  */
-import { ApiObject, Chart, Duration, Testing } from 'cdk8s';
-import { LogAgent, LogOutput, SidecarCheck, SidecarMode, SidecarTimeline, WithLogAgent, WithSidecar } from '../../src';
+import { ApiObject, Chart, Duration, JsonPatch, Testing } from 'cdk8s';
+import { LogAgent, LogOutput, OtlpProtocol, SidecarCheck, SidecarMode, SidecarTimeline, WithEnvoy, WithLogAgent, WithSidecar, WithTracer } from '../../src';
 
 /** busybox as the library emits it (`src/facts/images.ts`), built locally from Debian's busybox-static. */
 export const BUSYBOX = 'busybox:1.36.1-musl';
@@ -254,4 +254,183 @@ export function shippedLines(agentLog: string): number {
     if (n >= 1 && n <= LINES_WRITTEN) seen.add(n);
   }
   return seen.size;
+}
+
+/** The port the app behind Envoy listens on (127.0.0.1), and Envoy's pod-facing listener. */
+export const ENVOY_APP_PORT = 8080;
+export const ENVOY_LISTENER_PORT = 10000;
+/** Envoy's `drainTime` in the drain experiment: the library's default. */
+export const ENVOY_DRAIN_SECONDS = 5;
+/**
+ * How long the app behind Envoy keeps answering after its SIGTERM: `drainTime` (what it asks of an
+ * app) and a second more, so that the requests sent at the end of the drain are answered: the
+ * failures counted are then Envoy's, not the app's.
+ */
+export const ENVOY_APP_STOP_SECONDS = ENVOY_DRAIN_SECONDS + 1;
+/** How long each request takes in the app (a CGI that sleeps): requests are in flight at any moment. */
+export const ENVOY_REQUEST_SECONDS = 0.2;
+/** The Envoy variants of the drain experiment: the library's two layouts, and Envoy written by hand. */
+export const ENVOY_VARIANTS = ['native', 'legacy', 'hand-written'] as const;
+export type EnvoyVariant = typeof ENVOY_VARIANTS[number];
+
+/**
+ * The app behind Envoy: busybox httpd on 127.0.0.1:8080 whose `/cgi-bin/slow` answers after
+ * `ENVOY_REQUEST_SECONDS`; at SIGTERM it keeps answering for `ENVOY_APP_STOP_SECONDS` (what
+ * `drainTime` asks of an app: docs/envoy.md), then exits 0. The CGI is written to an emptyDir
+ * (the root filesystem is read-only).
+ */
+function envoyBackend(): any {
+  const cgi = `#!/bin/sh\\nsleep ${ENVOY_REQUEST_SECONDS}\\nprintf "Content-Type: text/plain\\\\r\\\\n\\\\r\\\\nok\\\\n"\\n`;
+  return {
+    name: 'app',
+    image: BUSYBOX,
+    imagePullPolicy: 'IfNotPresent',
+    command: ['sh', '-c', [
+      NOW_FN,
+      'mkdir -p /www/cgi-bin',
+      `printf '${cgi}' > /www/cgi-bin/slow`,
+      'chmod 755 /www/cgi-bin/slow',
+      `httpd -f -p 127.0.0.1:${ENVOY_APP_PORT} -h /www & h=$!`,
+      `trap 'echo "app-term ${NOW}"; sleep ${ENVOY_APP_STOP_SECONDS}; kill $h; echo "app-exit ${NOW}"; exit 0' TERM`,
+      `echo "app-start ${NOW}"`,
+      'while true; do sleep 3600 & wait $!; done',
+    ].join('\n')],
+    ports: [{ containerPort: ENVOY_APP_PORT, name: 'app' }],
+    volumeMounts: [{ name: 'www', mountPath: '/www' }],
+    securityContext: SECURITY,
+    resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '500m', memory: '32Mi' } },
+  };
+}
+
+/**
+ * The Envoy drain experiment: a Deployment of one replica, the app of `envoyBackend` behind Envoy.
+ * `native` and `legacy`: `WithEnvoy` (its defaults: `drainTime` 5 s, `appShutdownTime` 10 s);
+ * `hand-written`: the same Envoy image and the same config (the library's own ConfigMap, taken
+ * from the legacy chart) in a plain container as a hand-written manifest would have it: started
+ * with the app, no `preStop` hook, no drain, SIGTERM with the app.
+ */
+export function envoyDrainApp(version: string, variant: EnvoyVariant): { manifests: any[] } {
+  const chart = new Chart(Testing.app(), 'proof');
+  const name = `envoy-${variant}`;
+  const workload = new ApiObject(chart, name, {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          containers: [envoyBackend()],
+          volumes: [{ name: 'www', emptyDir: { sizeLimit: '1Mi' } }],
+        },
+      },
+    },
+  });
+  if (variant !== 'hand-written') {
+    new WithEnvoy(chart, 'envoy', { workload, kubernetesVersion: version, mode: modeOf(variant), appPort: ENVOY_APP_PORT });
+    return { manifests: chart.toJson() };
+  }
+  // the library's config, unmodified: its ConfigMap and the container's mount and args
+  const library = envoyDrainApp(version, 'legacy').manifests;
+  const configMap = library.find(m => m.kind === 'ConfigMap');
+  const libraryPod = library.find(m => m.kind === 'Deployment').spec.template.spec;
+  const libraryEnvoy = libraryPod.containers.find((c: any) => c.name === 'envoy');
+  const configVolume = libraryPod.volumes.find((v: any) => v.configMap?.name === configMap.metadata.name);
+  new ApiObject(chart, 'envoy-config', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: configMap.metadata.name }, data: configMap.data });
+  const spec = (workload.toJson() as any).spec.template.spec;
+  workload.addJsonPatch(
+    JsonPatch.add('/spec/template/spec/containers/1', {
+      name: 'envoy',
+      image: libraryEnvoy.image,
+      imagePullPolicy: 'IfNotPresent',
+      command: libraryEnvoy.command,
+      // the library's args but its drain options (hand-written: Envoy's defaults)
+      args: ['--config-path', libraryEnvoy.args[libraryEnvoy.args.indexOf('--config-path') + 1], '--concurrency', '2', '--disable-hot-restart'],
+      ports: libraryEnvoy.ports,
+      readinessProbe: libraryEnvoy.readinessProbe,
+      volumeMounts: libraryEnvoy.volumeMounts.filter((m: any) => m.name === configVolume.name),
+      securityContext: libraryEnvoy.securityContext,
+      resources: libraryEnvoy.resources,
+    }),
+    JsonPatch.add(`/spec/template/spec/volumes/${spec.volumes.length}`, configVolume),
+  );
+  return { manifests: chart.toJson() };
+}
+
+/** The startup experiment's variants: native, legacy holding the app until Envoy is ready (the default), legacy without the hold. */
+export const STARTUP_VARIANTS = ['native', 'legacy-hold', 'legacy-no-hold'] as const;
+export type StartupVariant = typeof STARTUP_VARIANTS[number];
+/** Envoy's outbound port the app calls at its start (an upstream to the app's own server). */
+export const STARTUP_UPSTREAM_PORT = 15001;
+
+/**
+ * The startup experiment: a Deployment whose app, at its very start, starts its own server on
+ * 127.0.0.1:8080 (busybox httpd, bound before the command returns), then sends one request
+ * through Envoy (`WithEnvoy`'s upstream on 127.0.0.1:15001, routed to that server) and one
+ * OTLP/HTTP export to the collector of `WithTracer` (`$OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces`,
+ * an empty JSON request), each once (`wget -T 2`), and prints `envoy-ok`/`envoy-fail` and
+ * `otlp-ok`/`otlp-fail` with the uptime (and wget's message after a failure). `legacy-hold`: `holdApplicationUntilProxyStarts` as by
+ * default; `legacy-no-hold`: turned off. The collector's exporter points at a name that does not
+ * resolve: the receiver answers whatever the export does.
+ */
+export function startupApp(version: string, variant: StartupVariant): ProofApp {
+  const chart = new Chart(Testing.app(), 'proof');
+  const name = `startup-${variant}`;
+  // on failure, wget's message (its last line) after the stamp
+  const once = (what: string, cmd: string) =>
+    `if e=$(${cmd} 2>&1 > /dev/null); then echo "${what}-ok ${NOW}"; else echo "${what}-fail ${NOW} $(echo "$e" | tail -1)"; fi`;
+  const workload = new ApiObject(chart, name, {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          containers: [{
+            name: 'app',
+            image: BUSYBOX,
+            imagePullPolicy: 'IfNotPresent',
+            command: ['sh', '-c', [
+              NOW_FN,
+              `echo "app-start ${NOW}"`,
+              'echo ok > /www/index.html',
+              `httpd -p 127.0.0.1:${ENVOY_APP_PORT} -h /www`,
+              once('envoy', `wget -q -T 2 -O - http://127.0.0.1:${STARTUP_UPSTREAM_PORT}/index.html`),
+              once('otlp', "wget -q -T 2 -O - --header 'Content-Type: application/json' --post-data '{}' \"$OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces\""),
+              'trap \'exit 0\' TERM',
+              'while true; do sleep 3600 & wait $!; done',
+            ].join('\n')],
+            ports: [{ containerPort: ENVOY_APP_PORT, name: 'app' }],
+            volumeMounts: [{ name: 'www', mountPath: '/www' }],
+            securityContext: SECURITY,
+            resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '200m', memory: '32Mi' } },
+          }],
+          volumes: [{ name: 'www', emptyDir: { sizeLimit: '1Mi' } }],
+        },
+      },
+    },
+  });
+  const mode = variant === 'native' ? SidecarMode.NATIVE : SidecarMode.LEGACY;
+  new WithEnvoy(chart, 'envoy', {
+    workload,
+    kubernetesVersion: version,
+    mode,
+    appPort: ENVOY_APP_PORT,
+    upstreams: [{ name: 'self', localPort: STARTUP_UPSTREAM_PORT, host: '127.0.0.1', port: ENVOY_APP_PORT }],
+    ...(variant === 'legacy-no-hold' ? { holdApplicationUntilProxyStarts: false } : {}),
+  });
+  new WithTracer(chart, 'tracer', {
+    workload,
+    kubernetesVersion: version,
+    mode,
+    exporterEndpoint: 'collector.invalid:4317',
+    exporterTls: false,
+    protocol: OtlpProtocol.HTTP_PROTOBUF,
+  });
+  return { manifests: chart.toJson(), timeline: SidecarTimeline.of(workload) };
 }

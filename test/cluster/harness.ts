@@ -177,6 +177,25 @@ export class Cluster {
     return { lines, done };
   }
 
+  /**
+   * Runs a command inside the cluster's network namespace (`cluster.sh exec`), in the background:
+   * its output lines as they come, and its end. Stopped with the cluster if still running.
+   */
+  public spawnInside(command: string[]): { lines: string[]; done: Promise<number> } {
+    const lines: string[] = [];
+    const p = spawn('bash', [SCRIPT, 'exec', this.dir, ...command], { stdio: ['ignore', 'pipe', 'inherit'] });
+    this.watches.push(p);
+    let rest = '';
+    p.stdout!.setEncoding('utf8');
+    p.stdout!.on('data', (chunk: string) => {
+      const parts = (rest + chunk).split('\n');
+      rest = parts.pop()!;
+      lines.push(...parts);
+    });
+    const done = new Promise<number>(resolve => p.on('exit', code => { if (rest) lines.push(rest); resolve(code ?? 1); }));
+    return { lines, done };
+  }
+
   /** Polls until `check` returns a value (not undefined), or throws after `seconds`. */
   public async until<T>(what: string, seconds: number, check: () => T | undefined): Promise<T> {
     const end = Date.now() + seconds * 1000;
@@ -202,6 +221,65 @@ export function stamps(log: string): Record<string, number> {
   for (const line of log.split('\n')) {
     const m = /^([a-z]+-[a-z]+) ([0-9.]+)$/.exec(line.trim());
     if (m) out[m[1]] = Number(m[2]);
+  }
+  return out;
+}
+
+/** One request of `httpLoadScript`'s clients: start and end (uptime, s), and whether it succeeded. */
+export interface LoadRequest {
+  readonly start: number;
+  readonly end: number;
+  readonly ok: boolean;
+  /** The status, or the error's code (`ECONNREFUSED`, `ECONNRESET`, `TIMEOUT`). */
+  readonly detail: string;
+}
+
+/**
+ * A small HTTP load client for `node -e` (run in the cluster's network namespace with
+ * `spawnInside`): `node -e SCRIPT URL CLIENTS PERIOD SECONDS`. CLIENTS loops, each starting a
+ * request every PERIOD seconds at most (one at a time, keep-alive connections as a load balancer
+ * keeps them), for SECONDS; a request is ok when it is answered 200 within 5 s. Prints `ready`
+ * at its first answer, then one line per request: `<start> <end> <ok 0|1> <detail>` (uptime).
+ */
+export const HTTP_LOAD_SCRIPT = `
+const http = require('http');
+const fs = require('fs');
+const [url, clients, period, seconds] = process.argv.slice(1);
+const base = Number(fs.readFileSync('/proc/uptime', 'utf8').split(' ')[0]) - performance.now() / 1000;
+const now = () => base + performance.now() / 1000;
+const agent = new http.Agent({ keepAlive: true, maxSockets: Number(clients) });
+const until = now() + Number(seconds);
+let ready = false;
+const once = () => new Promise(resolve => {
+  const start = now();
+  let settled = false;
+  const done = (ok, detail) => { if (settled) return; settled = true; resolve({ start, end: now(), ok, detail }); };
+  const req = http.get(url, { agent, timeout: 5000 }, res => {
+    res.resume();
+    res.on('end', () => done(res.statusCode === 200, String(res.statusCode)));
+    res.on('error', e => done(false, e.code || 'ERROR'));
+  });
+  req.on('timeout', () => { req.destroy(); done(false, 'TIMEOUT'); });
+  req.on('error', e => done(false, e.code || 'ERROR'));
+});
+const loop = async () => {
+  while (now() < until) {
+    const r = await once();
+    if (r.ok && !ready) { ready = true; process.stdout.write('ready\\n'); }
+    process.stdout.write(r.start.toFixed(3) + ' ' + r.end.toFixed(3) + ' ' + (r.ok ? 1 : 0) + ' ' + r.detail + '\\n');
+    const wait = r.start + Number(period) - now();
+    if (wait > 0) await new Promise(res => setTimeout(res, wait * 1000));
+  }
+};
+Promise.all(Array.from({ length: Number(clients) }, loop)).then(() => agent.destroy());
+`;
+
+/** The requests `HTTP_LOAD_SCRIPT` printed. */
+export function loadRequests(lines: string[]): LoadRequest[] {
+  const out: LoadRequest[] = [];
+  for (const line of lines) {
+    const m = /^([0-9.]+) ([0-9.]+) ([01]) (\S+)$/.exec(line.trim());
+    if (m) out.push({ start: Number(m[1]), end: Number(m[2]), ok: m[3] === '1', detail: m[4] });
   }
   return out;
 }

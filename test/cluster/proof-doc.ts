@@ -5,7 +5,10 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { jobApp, orderApp, Layout, LinesEnd, LogAgentName, LINES_WRITTEN, LOG_AGENTS, SIDECAR_STOP_SECONDS, SIDECAR_STOP_TIME, APP_RUN_SECONDS, SLOW_START_SECONDS } from './apps';
+import {
+  jobApp, orderApp, EnvoyVariant, Layout, LinesEnd, LogAgentName, StartupVariant, APP_RUN_SECONDS, ENVOY_APP_STOP_SECONDS, ENVOY_DRAIN_SECONDS,
+  ENVOY_REQUEST_SECONDS, ENVOY_VARIANTS, LINES_WRITTEN, LOG_AGENTS, SIDECAR_STOP_SECONDS, SIDECAR_STOP_TIME, SLOW_START_SECONDS, STARTUP_VARIANTS,
+} from './apps';
 
 export const PROOF_DOC = path.join(__dirname, '..', '..', 'docs', 'proof.md');
 
@@ -49,6 +52,50 @@ export function promisedLost(_agent: LogAgentName, _layout: Layout, _end: LinesE
   return 0;
 }
 
+/**
+ * One run of the Envoy drain experiment (`envoyDrainApp`): the requests of the load that started
+ * by `ENVOY_DRAIN_SECONDS` after the delete and had not ended before it, and how many failed.
+ */
+export interface EnvoyRun {
+  readonly variant: EnvoyVariant;
+  readonly requests: number;
+  readonly failed: number;
+  /** Seconds from the delete to the start of the first failed request (of the whole load), if one failed. */
+  readonly firstFailure?: number;
+  /** The failures by kind (`503`, `ECONNREFUSED`, ...), in the window. */
+  readonly kinds: Record<string, number>;
+}
+
+/** One run of the startup experiment (`startupApp`): did the app's first request through Envoy, and to the collector, succeed. */
+export interface StartupRun {
+  readonly variant: StartupVariant;
+  readonly envoy: boolean;
+  readonly otlp: boolean;
+  /** wget's message when the request through Envoy failed. */
+  readonly envoyError?: string;
+  /** wget's message when the export to the collector failed. */
+  readonly otlpError?: string;
+}
+
+/**
+ * Failures per 1000 the library promises in the Envoy drain experiment: none, for an app that
+ * answers for `drainTime` after its SIGTERM (docs/envoy.md, `drainTime`): legacy, Envoy's
+ * preStop drains and keeps it running past the app; native, the kubelet stops it after the app.
+ * No promise for Envoy written by hand.
+ */
+export function promisedEnvoyFailures(variant: EnvoyVariant): number | undefined {
+  return variant === 'hand-written' ? undefined : 0;
+}
+
+/**
+ * What the library promises at the app's start: native, both sidecars answer before the app
+ * starts (their startup probes pass first); legacy, Envoy holds the app until it is ready
+ * (`holdApplicationUntilProxyStarts`, the default), and nothing holds it for the collector.
+ */
+export function promisedStartup(variant: StartupVariant): { envoy: boolean; otlp: boolean } {
+  return { envoy: variant !== 'legacy-no-hold', otlp: variant === 'native' };
+}
+
 export interface ReleaseResult {
   version: string;
   kubeletVersion: string;
@@ -63,6 +110,10 @@ export interface ReleaseResult {
   /** The lost-lines experiment: lines the app wrote and distinct ones the agent output (absent in older runs). */
   lines?: LinesRun[];
   dryRun: Array<{ file: string; objects: number; ok: boolean; detail?: string }>;
+  /** The Envoy drain experiment (absent in older runs). */
+  envoy?: EnvoyRun[];
+  /** The startup experiment (absent in older runs). */
+  startup?: StartupRun[];
 }
 
 export interface ProofResults {
@@ -269,6 +320,69 @@ export function renderProof(p: ProofResults): string {
     }
     out.push('');
   }
+  if (p.releases.some(r => (r.envoy ?? []).length > 0)) {
+    out.push('## Envoy: requests in flight while the pod is deleted');
+    out.push('');
+    out.push('A Deployment of one replica: the app (busybox `httpd` on 127.0.0.1, each request answered after');
+    out.push(`${ENVOY_REQUEST_SECONDS} s by a CGI, so requests are in flight at any moment; at SIGTERM it keeps answering for ${ENVOY_APP_STOP_SECONDS} s,`);
+    out.push('what `drainTime` asks of an app, then exits) behind Envoy. **native**, **legacy**: `WithEnvoy` with its');
+    out.push(`defaults (\`drainTime\` ${ENVOY_DRAIN_SECONDS} s); **hand-written**: the same image and the same config (the library's ConfigMap) in a`);
+    out.push('plain container, as a manifest written by hand has it: no `preStop` hook, no drain, SIGTERM with the app.');
+    out.push('Six clients in the cluster\'s network namespace send requests to Envoy\'s listener on the pod IP,');
+    out.push(`one at a time each, at most one per ${ENVOY_REQUEST_SECONDS} s, on keep-alive connections as a load balancer does; the pod is`);
+    out.push('deleted once every client has been answered. Counted: the requests not ended before the delete and');
+    out.push(`started at most ${ENVOY_DRAIN_SECONDS} s after it (the time \`drainTime\` gives the clients' load balancers to stop sending to a`);
+    out.push('deleted pod); a request fails when it is not answered 200 within 5 s. Every request before the');
+    out.push('delete was answered. The library promises none fails; `test/proof-doc.test.ts` checks every run');
+    out.push('against it, and that the hand-written Envoy does fail (the experiment tells them apart).');
+    out.push('');
+    out.push('| release | variant | requests per run | failed per run | failures per 1000 | how they failed | first failure after the delete (s) | promised per 1000 |');
+    out.push('|---|---|---|---|---|---|---|---|');
+    for (const r of p.releases) {
+      for (const variant of ENVOY_VARIANTS) {
+        const runs = (r.envoy ?? []).filter(e => e.variant === variant);
+        if (runs.length === 0) continue;
+        const total = runs.reduce((a, e) => a + e.requests, 0);
+        const failed = runs.reduce((a, e) => a + e.failed, 0);
+        const kinds: Record<string, number> = {};
+        for (const e of runs) for (const [k, v] of Object.entries(e.kinds)) kinds[k] = (kinds[k] ?? 0) + v;
+        const how = Object.keys(kinds).sort().map(k => `${k} ${kinds[k]}`).join(', ') || '-';
+        const first = runs.filter(e => e.firstFailure !== undefined).map(e => e.firstFailure!);
+        const promised = promisedEnvoyFailures(variant);
+        out.push(`| ${r.version} | ${variant} | ${runs.map(e => e.requests).join(', ')} | ${runs.map(e => e.failed).join(', ')} | ${Math.round(1000 * failed / total)} | ${how} | ${first.length === runs.length ? range(first) : `${range(first)} (${runs.length - first.length} of ${runs.length} runs: none in ${ENVOY_DRAIN_SECONDS + 6} s)`} | ${promised ?? '-'} |`);
+      }
+    }
+    out.push('');
+  }
+  if (p.releases.some(r => (r.startup ?? []).length > 0)) {
+    out.push('## Startup: the app\'s first request through Envoy and to the collector');
+    out.push('');
+    out.push('A Deployment whose app, at its very start, starts its own server on 127.0.0.1 and sends one');
+    out.push('request through Envoy (`WithEnvoy`, an upstream on a local port routed to that server) and one');
+    out.push('OTLP/HTTP export to the collector of `WithTracer` (`$OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces`), each once');
+    out.push('with a 2 s timeout. **native**: both sidecars are init containers with a startup probe;');
+    out.push('**legacy-hold**: Envoy first in `containers` with its `postStart` wait (`holdApplicationUntilProxyStarts`,');
+    out.push('the default); **legacy-no-hold**: the same, turned off. Nothing holds a legacy app for the');
+    out.push('collector (`WithTracer` has no hold; the container order puts it after the app). First requests');
+    out.push('that succeeded, of the runs (wget\'s message after a failure); `test/proof-doc.test.ts` checks the runs against the promise.');
+    out.push('');
+    out.push('| release | variant | through Envoy | to the collector | promised |');
+    out.push('|---|---|---|---|---|');
+    for (const r of p.releases) {
+      for (const variant of STARTUP_VARIANTS) {
+        const runs = (r.startup ?? []).filter(x => x.variant === variant);
+        if (runs.length === 0) continue;
+        const pr = promisedStartup(variant);
+        const promise = [pr.envoy ? 'Envoy' : '', pr.otlp ? 'collector' : ''].filter(Boolean).join(' and ') || 'nothing';
+        const errors = (xs: Array<string | undefined>) => {
+          const distinct = [...new Set(xs.filter((x): x is string => x !== undefined).map(x => x.replace(/\|/g, '\\|')))].sort();
+          return distinct.length > 0 ? ` (${distinct.map(x => `\`${x}\``).join(', ')})` : '';
+        };
+        out.push(`| ${r.version} | ${variant} | ${runs.filter(x => x.envoy).length} of ${runs.length}${errors(runs.map(x => x.envoyError))} | ${runs.filter(x => x.otlp).length} of ${runs.length}${errors(runs.map(x => x.otlpError))} | ${promise} |`);
+      }
+    }
+    out.push('');
+  }
   out.push('## Admission by the real API server');
   out.push('');
   out.push('| release | check | outcome | the API server said |');
@@ -300,6 +414,18 @@ export function renderProof(p: ProofResults): string {
   out.push('- The model started a deletion\'s stop at the API delete; the kubelet starts it once its pod');
   out.push('  worker has seen the PLEG\'s next relist, up to 1 s later (1.02 s measured on 1.33.13). The');
   out.push('  model counts it now ([A deletion](shutdown.md#a-deletion-what-the-kubelet-adds)).');
+  out.push('- The suite\'s busybox image (Debian\'s busybox-static) crashed (SIGSEGV) on `wget -T`, which the');
+  out.push('  library\'s Envoy hooks run (the legacy hold `wget -q -T 1`, the drain POSTs `-T 2`): Debian\'s build');
+  out.push('  leaves `CONFIG_FEATURE_WGET_TIMEOUT` out (until 1.36.1-5). On it the legacy hold waited its whole');
+  out.push('  60 s and the drain never ran. The image is Debian\'s busybox rebuilt with the option now, as');
+  out.push('  `busybox:1.36.1-musl` has it; [Shutdown](shutdown.md) says a `toolsImage` needs it.');
+  out.push('- Nothing holds a legacy app for the collector of `WithTracer` (it comes after the app): the app\'s');
+  out.push('  first export at its start was refused in every legacy run; [the tracer\'s page](tracer.md) says so.');
+  out.push('- The kubelet runs a native sidecar\'s `preStop` at the start of the termination ([Shutdown](shutdown.md)):');
+  out.push('  native Envoy\'s drain starts at the delete as the legacy one does, and its listeners stop accepting');
+  out.push(`  \`drainTime\` later although the app answers ${ENVOY_APP_STOP_SECONDS - ENVOY_DRAIN_SECONDS} s longer: the first failures of the native runs come`);
+  out.push('  just after `drainTime`, not after the app\'s exit. What [Envoy\'s page](envoy.md) says: `drainTime`');
+  out.push('  is within `appShutdownTime`, and the app must answer for `drainTime` after its SIGTERM.');
   out.push('- A vendor fixture (test/fixtures/vendor/gitops.yaml) was not readable by the API server\'s YAML');
   out.push('  reader (`?` in a plain scalar of a flow mapping, `{ path: /healthz?full=true }`); quoted now.');
   out.push('');

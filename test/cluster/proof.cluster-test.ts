@@ -9,9 +9,14 @@ import * as os from 'os';
 import * as path from 'path';
 import { App, Chart, Testing } from 'cdk8s';
 import * as yaml from 'yaml';
-import { jobApp, linesApp, orderApp, shippedLines, statefulSetApp, Layout, LinesEnd, LogAgentName, LINES_WRITTEN, LOG_AGENTS, SLOW_START_SECONDS } from './apps';
-import { Cluster, baseImages, builtReleases, stamps, uptime } from './harness';
-import { JobRun, OrderRun, PROOF_DOC, ProofResults, ReleaseResult, WANTED_RELEASES, readProofData, renderProof, whyNotRun, writeProof } from './proof-doc';
+import {
+  envoyDrainApp, jobApp, linesApp, orderApp, shippedLines, startupApp, statefulSetApp, EnvoyVariant, Layout, LinesEnd, LogAgentName, StartupVariant,
+  ENVOY_DRAIN_SECONDS, ENVOY_LISTENER_PORT, ENVOY_REQUEST_SECONDS, ENVOY_VARIANTS, LINES_WRITTEN, LOG_AGENTS, SLOW_START_SECONDS, STARTUP_VARIANTS,
+} from './apps';
+import { Cluster, HTTP_LOAD_SCRIPT, baseImages, builtReleases, loadRequests, stamps, uptime } from './harness';
+import {
+  EnvoyRun, JobRun, OrderRun, PROOF_DOC, ProofResults, ReleaseResult, StartupRun, WANTED_RELEASES, readProofData, renderProof, whyNotRun, writeProof,
+} from './proof-doc';
 import { NativeSidecarGuard } from '../../src';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -20,9 +25,9 @@ const only = process.env.CLUSTER_RELEASES?.split(',').map(s => s.trim()).filter(
 const releases = builtReleases().filter(v => !only || only.includes(v));
 /**
  * `CLUSTER_EXPERIMENTS=lines` runs only those experiments (`jobs`, `order`, `rollout`, `admission`,
- * `lines`); the page keeps the previous run's figures of the others.
+ * `lines`, `envoy`, `startup`); the page keeps the previous run's figures of the others.
  */
-const EXPERIMENTS = ['jobs', 'order', 'rollout', 'admission', 'lines'] as const;
+const EXPERIMENTS = ['jobs', 'order', 'rollout', 'admission', 'lines', 'envoy', 'startup'] as const;
 type Experiment = typeof EXPERIMENTS[number];
 const chosen = process.env.CLUSTER_EXPERIMENTS?.split(',').map(s => s.trim()).filter(Boolean) as Experiment[] | undefined;
 for (const e of chosen ?? []) if (!EXPERIMENTS.includes(e)) throw new Error(`CLUSTER_EXPERIMENTS: unknown experiment ${e} (${EXPERIMENTS.join(', ')})`);
@@ -48,6 +53,8 @@ afterAll(() => {
       ...(running('rollout') ? {} : { rollout: b.rollout }),
       ...(running('admission') ? {} : { admission: b.admission, dryRun: b.dryRun }),
       ...(running('lines') ? {} : { lines: b.lines }),
+      ...(running('envoy') ? {} : { envoy: b.envoy }),
+      ...(running('startup') ? {} : { startup: b.startup }),
     };
   });
   const all = [...merged, ...before.filter(b => !results.some(r => r.version === b.version))]
@@ -79,7 +86,7 @@ if (releases.length === 0) {
 
 describe.each(releases)('Kubernetes %s', version => {
   let cluster: Cluster;
-  const result: ReleaseResult = { version, jobs: [], order: [], rollout: [], admission: [], dryRun: [], lines: [] } as any;
+  const result: ReleaseResult = { version, jobs: [], order: [], rollout: [], admission: [], dryRun: [], lines: [], envoy: [], startup: [] } as any;
   const minor = Number(version.split('.')[1]);
   const target = `1.${minor}`;
 
@@ -268,6 +275,117 @@ describe.each(releases)('Kubernetes %s', version => {
     }
   }
 
+  /** Waits for the default ServiceAccount of a new namespace (a pod waits for it otherwise). */
+  async function serviceAccount(n: string): Promise<void> {
+    await cluster.until('default ServiceAccount', 30, () => cluster.tryKubectl(['get', 'sa', 'default', '-n', n]).status === 0 ? true : undefined);
+  }
+
+  /** The single pod of a namespace once it is Ready: its name and IP. */
+  async function readyPod(n: string, seconds: number): Promise<{ name: string; ip: string }> {
+    return cluster.until(`a Ready pod in ${n}`, seconds, () => {
+      const r = cluster.tryKubectl(['get', 'pods', '-n', n, '-o', 'json']);
+      const p = r.status === 0 ? JSON.parse(r.stdout).items[0] : undefined;
+      const ready = (p?.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
+      return ready && p.status.podIP ? { name: p.metadata.name as string, ip: p.status.podIP as string } : undefined;
+    });
+  }
+
+  /** Clients of the Envoy drain experiment, and how long they run after the delete. */
+  const ENVOY_CLIENTS = 6;
+  const ENVOY_AFTER_DELETE_SECONDS = ENVOY_DRAIN_SECONDS + 6;
+
+  /**
+   * The Envoy drain experiment (`envoyDrainApp`): `ENVOY_CLIENTS` clients in the cluster's network
+   * namespace send requests to Envoy's listener on the pod IP, one at a time each, at most one per
+   * `ENVOY_REQUEST_SECONDS`, keep-alive; once every client has been answered and 1.5 s more, the
+   * pod is deleted. Counted: the requests not ended before the delete and started by
+   * `ENVOY_DRAIN_SECONDS` after it (the time the library gives the clients' load balancers to
+   * stop sending to the pod), and the failures among them.
+   */
+  async function runEnvoy(variant: EnvoyVariant): Promise<EnvoyRun> {
+    const app = envoyDrainApp(target, variant);
+    const n = namespace(`envoy-${variant}`);
+    try {
+      await serviceAccount(n);
+      cluster.apply(app.manifests, n);
+      const pod = await readyPod(n, 180);
+      const load = cluster.spawnInside([process.execPath, '-e', HTTP_LOAD_SCRIPT, `http://${pod.ip}:${ENVOY_LISTENER_PORT}/cgi-bin/slow`,
+        String(ENVOY_CLIENTS), String(ENVOY_REQUEST_SECONDS), String(60)]);
+      await cluster.until('the load client\'s first answer', 30, () => load.lines.includes('ready') ? true : undefined);
+      await new Promise(r => setTimeout(r, 1500));
+      const t0 = uptime();
+      cluster.kubectl(['delete', 'pod', '-n', n, pod.name, '--wait=false']);
+      // the clients' end: ENVOY_AFTER_DELETE_SECONDS after the delete (the client ends by itself at 60 s)
+      await new Promise(r => setTimeout(r, ENVOY_AFTER_DELETE_SECONDS * 1000));
+      const all = loadRequests(load.lines).filter(q => q.start <= t0 + ENVOY_AFTER_DELETE_SECONDS);
+      const before = all.filter(q => q.end < t0);
+      // the set-up works: every request before the delete was answered
+      expect(before.filter(q => !q.ok)).toEqual([]);
+      expect(before.length).toBeGreaterThan(0);
+      const window = all.filter(q => q.end >= t0 && q.start <= t0 + ENVOY_DRAIN_SECONDS);
+      const failed = window.filter(q => !q.ok);
+      const kinds: Record<string, number> = {};
+      for (const q of failed) kinds[q.detail] = (kinds[q.detail] ?? 0) + 1;
+      const firstFailed = all.filter(q => !q.ok && q.end >= t0).map(q => q.start - t0);
+      return {
+        variant,
+        requests: window.length,
+        failed: failed.length,
+        ...(firstFailed.length > 0 ? { firstFailure: round(Math.max(0, Math.min(...firstFailed))) } : {}),
+        kinds,
+      };
+    } finally {
+      cluster.tryKubectl(['delete', 'namespace', n, '--wait=false']);
+    }
+  }
+
+  for (const variant of ENVOY_VARIANTS) {
+    testIf('envoy')(`Envoy, ${variant}: requests in flight while the pod is deleted (${RUNS} runs)`, async () => {
+      for (let i = 0; i < RUNS; i++) {
+        const r = await runEnvoy(variant);
+        result.envoy!.push(r);
+        expect(r.requests).toBeGreaterThan(0);
+      }
+    });
+  }
+
+  /** Runs of the startup experiment per variant (its outcome is a yes or no: more runs). */
+  const STARTUP_RUNS = RUNS + 2;
+
+  /** The startup experiment (`startupApp`): the app's first request through Envoy and to the collector. */
+  async function runStartup(variant: StartupVariant): Promise<StartupRun> {
+    const app = startupApp(target, variant);
+    const n = namespace(`startup-${variant}`);
+    try {
+      await serviceAccount(n);
+      cluster.apply(app.manifests, n);
+      const log = await cluster.until('the app\'s first requests', 180, () => {
+        const r = cluster.tryKubectl(['get', 'pods', '-n', n, '-o', 'jsonpath={.items[0].metadata.name}']);
+        if (r.status !== 0 || !r.stdout.trim()) return undefined;
+        const l = cluster.tryKubectl(['logs', '-n', n, r.stdout.trim(), '-c', 'app']).stdout;
+        return /envoy-(ok|fail) /.test(l) && /otlp-(ok|fail) /.test(l) ? l : undefined;
+      });
+      const error = (what: string) => /-fail [0-9.]+ ?(.*)$/.exec(log.split('\n').find(l => l.startsWith(`${what}-fail `)) ?? '')?.[1].trim();
+      const envoyError = error('envoy');
+      const otlpError = error('otlp');
+      return {
+        variant,
+        envoy: /envoy-ok /.test(log),
+        otlp: /otlp-ok /.test(log),
+        ...(envoyError !== undefined ? { envoyError } : {}),
+        ...(otlpError !== undefined ? { otlpError } : {}),
+      };
+    } finally {
+      cluster.tryKubectl(['delete', 'namespace', n, '--wait=false']);
+    }
+  }
+
+  for (const variant of STARTUP_VARIANTS) {
+    testIf('startup')(`startup, ${variant}: the app's first request through Envoy and to the collector (${STARTUP_RUNS} runs)`, async () => {
+      for (let i = 0; i < STARTUP_RUNS; i++) result.startup!.push(await runStartup(variant));
+    });
+  }
+
   testIf('admission')('NativeSidecarGuard: the real API server rejects a pod whose restartPolicy was stripped and admits the library\'s pods', async () => {
     const n = namespace('guard');
     const chart = new Chart(Testing.app(), 'guard');
@@ -321,7 +439,7 @@ describe.each(releases)('Kubernetes %s', version => {
   testIf('admission')('the restricted profile (enforced) admitted every pod the suite ran', () => {
     // every pod above ran in a namespace labelled pod-security.kubernetes.io/enforce=restricted
     const pods = JSON.parse(cluster.kubectl(['get', 'pods', '-A', '-o', 'json'])).items as any[];
-    const mine = pods.filter(p => /^(job|cronjob|order|sts|lines)-/.test(p.metadata.namespace));
+    const mine = pods.filter(p => /^(job|cronjob|order|sts|lines|envoy|startup)-/.test(p.metadata.namespace));
     result.admission.push({ check: 'restricted profile (enforced): the library\'s Job, CronJob, Deployment and StatefulSet pods', outcome: `${mine.length} pods admitted`, detail: '' });
     expect(mine.length).toBeGreaterThan(0);
   });
