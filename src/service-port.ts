@@ -1,5 +1,6 @@
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
+import { appFact } from './bind/binding';
 import { appendServicePort } from './bind/hooks';
 import { Json } from './private/json';
 
@@ -28,6 +29,25 @@ export interface SidecarServicePort {
    * @default - `port`
    */
   readonly targetPort?: number;
+}
+
+const SERVICE_MANIFESTS = Symbol('cdk8s-sidecars.service-manifests');
+
+/**
+ * The manifest of the Service `obj` (its `toJson()`), read only: rendered once per synthesis call
+ * for the library's reads of it (the check of `exposeVia()`'s ports at each validation pass, and
+ * `WithEnvoy`'s look-up of the app's Services), as the app's other facts are (`appFact`: nothing the
+ * user wrote runs between the passes of a call). Outside a call, rendered afresh each time. A
+ * `toJson()` that throws is not kept: the next read renders (and throws) again.
+ * @internal
+ */
+export function serviceManifest(obj: ApiObject): Json {
+  const rendered = appFact(obj, SERVICE_MANIFESTS, () => new Map<ApiObject, Json>());
+  const kept = rendered.get(obj);
+  if (kept !== undefined) return kept;
+  const json = obj.toJson();
+  rendered.set(obj, json);
+  return json;
 }
 
 const CHECKED = Symbol.for('cdk8s-sidecars.service-ports-checked');
@@ -95,7 +115,7 @@ export function addServicePort(who: string, service: IConstruct, port: SidecarSe
  * @internal
  */
 export function checkServicePorts(who: string, obj: ApiObject): string[] {
-  const spec = obj.toJson()?.spec;
+  const spec = serviceManifest(obj)?.spec;
   const ports: Json[] = spec?.ports ?? [];
   const errors: string[] = [];
   // A type left out is ClusterIP (the API server's defaulting, pkg/apis/core/v1/defaults.go SetDefaults_Service),

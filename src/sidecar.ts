@@ -304,9 +304,13 @@ export abstract class SidecarBase extends Construct {
   private readonly specs = new Map<string, SidecarSpec>();
   /** The target as this construct reads it (the layout fixed once read). */
   private readonly target: TargetReader;
+  /** How messages name this construct (`describe()`). */
+  private readonly description: string;
 
   protected constructor(scope: Construct, id: string, props: SidecarProps, private readonly defaultContainerName: string) {
     super(scope, id);
+    // A construct's class and path never change: written once (every check's message starts with it).
+    this.description = `${this.constructor.name} '${this.node.path}'`;
     // A copy, each prop read once (issue 39): checked and used from here on, read at synthesis too,
     // so a props object changed after construction (or a getter) changes nothing here.
     this._props = snapshot(props);
@@ -352,7 +356,7 @@ export abstract class SidecarBase extends Construct {
    * How messages name this construct, e.g. `WithLogAgent 'chart/logs'`.
    */
   protected describe(): string {
-    return `${this.constructor.name} '${this.node.path}'`;
+    return this.description;
   }
 
   /**

@@ -15,7 +15,7 @@ import { SelectorIndex } from './facts/workload-index';
 import { Images } from './images';
 import { Json } from './private/json';
 import { SecretReference } from './secret-ref';
-import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck } from './service-port';
+import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck, serviceManifest } from './service-port';
 import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
 
 
@@ -784,7 +784,7 @@ function appServices(scope: IConstruct): SelectorIndex<AppService> {
       if (!ApiObject.isApiObject(c) || c.kind !== 'Service' || c.apiVersion !== 'v1') continue;
       let svc: Json;
       try {
-        svc = c.toJson();
+        svc = serviceManifest(c);
       } catch {
         continue;
       }

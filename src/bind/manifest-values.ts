@@ -41,6 +41,8 @@ function goPlainNonString(v: string): string | undefined {
   return undefined;
 }
 
+const PLAIN_TEXT = /^(?:[A-Za-z/]|-[A-Za-z-])[\x20-\x7e]*$/;
+
 const plainMemo = new Map<string, boolean>();
 const YAML11_DECIMAL = /^[-+]?[0-9][0-9_]*$/;
 
@@ -69,6 +71,11 @@ function writtenPlain(v: string): boolean {
  * `1e3`, `on`, `~`), and those arrive as written: the writer is asked, for the few candidates.
  */
 export function manifestStringProblem(v: string): string | undefined {
+  // Most keys and values are one line of printable ASCII that starts with a letter, a `/` or a `-`
+  // and a letter or `-` (a name, a path, a flag): no character below, no line break, and no
+  // number (goPlainNonString reads a number only after a digit, a sign or a dot first); only the
+  // words of RESOLVE_MAP (`yes`, `null`, ...) need the rest.
+  if (PLAIN_TEXT.test(v) && !RESOLVE_MAP.has(v)) return undefined;
   const bad = badCharacter(v);
   if (bad) return bad.why;
   // Observed with the oracle (test/values.test.ts): a text that spans lines and whose first line
@@ -133,18 +140,32 @@ export function checkWellFormed(who: string, prop: string, value: string): void 
  * the manifest by a way those checks miss, before anything is attached.
  */
 export function checkManifestData(who: string, what: string, data: unknown, path = ''): void {
-  if (typeof data === 'string') {
-    checkManifestString(who, `${what}${path}`, data);
-  } else if (Array.isArray(data)) {
-    data.forEach((v, i) => checkManifestData(who, what, v, `${path}[${i}]`));
-  } else if (data !== null && typeof data === 'object') {
-    for (const key of Object.keys(data)) {
-      const at = /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${path}.${key}` : `${path}[${showValue(key)}]`;
-      checkManifestString(who, `${what}${at} (a key)`, key);
-      checkManifestData(who, what, (data as Record<string, unknown>)[key], at);
+  // The path of a value is written only for the one that fails (most values pass: writing every
+  // path cost more than the checks).
+  const at: Array<string | number> = [];
+  const pathOf = () => path + at.map(k => typeof k === 'number' ? `[${k}]` : IDENTIFIER.test(k) ? `.${k}` : `[${showValue(k)}]`).join('');
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string') {
+      if (manifestStringProblem(value) !== undefined) checkManifestString(who, `${what}${pathOf()}`, value);
+    } else if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        at.push(i);
+        walk(value[i]);
+        at.pop();
+      }
+    } else if (value !== null && typeof value === 'object') {
+      for (const key of Object.keys(value)) {
+        at.push(key);
+        if (manifestStringProblem(key) !== undefined) checkManifestString(who, `${what}${pathOf()} (a key)`, key);
+        walk((value as Record<string, unknown>)[key]);
+        at.pop();
+      }
     }
-  }
+  };
+  walk(data);
 }
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** `checkManifestString` for a list (command, args, namespaces, ...). */
 export function checkManifestList(who: string, prop: string, list: readonly string[] | undefined): void {

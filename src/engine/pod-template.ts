@@ -217,7 +217,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   }
   const unprobed: string[] = [];
   for (const s of ordered) {
-    const placed = placedContainer(s, target, appShutdown, programs, wrapped.has(s) ? wrapPrograms : undefined);
+    const placed = placeContainer(s, target, appShutdown, programs, wrapped.has(s) ? wrapPrograms : undefined);
     if (s.adopt) errors.push(...hookConflicts(s, target, appShutdown, programs));
     needsTools = needsTools || placed.needsTools;
     if (placed.needsTools) toolUsers.push(s.owner);
@@ -450,38 +450,21 @@ function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCom
 
 /**
  * A sidecar's container in its layout for a target: the spec's container with the lifecycle
- * hooks, the tools mount and `restartPolicy`, keys sorted. Worked out once per (spec, target)
- * and copied per render, but only for a FROZEN spec (`Object.isFrozen`, as SidecarBase hands
- * over): only then does the spec's identity stand for its content. A spec that can still change
- * is worked out at every call.
+ * hooks, the tools mount and `restartPolicy`, keys sorted. Its nested values are the spec's own
+ * (the caller copies it: the output never shares objects with the specs). Worked out at every
+ * render: a workload renders once per synthesis call (src/bind/binding.ts), so a cache of it per
+ * (spec, target), kept until issue 36, was only ever read by a second call in the same process,
+ * and cost every render a key, a look-up and one more copy of the container.
+ * `wrapPrograms`: the sidecar exits with the app (`exitsWithApp`), its wrapper telling the sidecars' processes by these.
  */
-const placedCache = new WeakMap<SidecarSpec, Map<string, { container: Json; needsTools: boolean }>>();
-
-function placedContainer(
-  s: SidecarSpec, target: EngineTarget, appShutdown: number, programs: string[], wrapPrograms?: string[],
-): { container: Json; needsTools: boolean } {
-  if (!Object.isFrozen(s) || !Object.isFrozen(s.container)) return placeContainer(s, target, appShutdown, programs, wrapPrograms);
-  let byTarget = placedCache.get(s);
-  if (!byTarget) {
-    byTarget = new Map();
-    placedCache.set(s, byTarget);
-  }
-  const key = `${target.minor}|${target.gate}|${appShutdown}|${programs.join(' ')}|${wrapPrograms?.join(' ') ?? '-'}`;
-  const cached = byTarget.get(key);
-  if (cached) return cached;
-  const placed = placeContainer(s, target, appShutdown, programs, wrapPrograms);
-  byTarget.set(key, placed);
-  return placed;
-}
-
-/** `wrapPrograms`: the sidecar exits with the app (`exitsWithApp`), its wrapper telling the sidecars' processes by these. */
 function placeContainer(
   s: SidecarSpec, target: EngineTarget, appShutdown: number, programs: string[], wrapPrograms?: string[],
 ): { container: Json; needsTools: boolean } {
   const hooks = lifecycleFor(s, target, appShutdown, programs);
   const lifecycle = hooks.lifecycle;
   let needsTools = hooks.needsTools;
-  const c: Json = copyJson(s.container);
+  // top-level keys only are set or deleted here: a shallow copy keeps the (frozen) spec intact
+  const c: Json = { ...s.container };
   const wrapper = wrapPrograms ? exitWithAppCommand(s, wrapPrograms)
     : s.layout === 'NATIVE' ? holdSigtermCommand(s) : undefined;
   if (wrapper) {
