@@ -124,6 +124,37 @@ export interface WithTracerProps extends SidecarProps {
    * @default 13133
    */
   readonly healthPort?: number;
+
+  /**
+   * Legacy layout only: start the agent first in `containers` with a `postStart` hook that waits
+   * (up to 30 tries, a second apart: the startup probe's budget) until its health_check endpoint
+   * answers, so that the app starts only then (as WithEnvoy's `holdApplicationUntilProxyStarts`).
+   * The native layout always starts the agent first (its startup probe holds the app); there this
+   * prop changes nothing.
+   *
+   * Off by default, unlike WithEnvoy's: the app does not need the agent to start or to serve, the
+   * SDKs' batch span processor exports a span only seconds after it was made (its schedule delay,
+   * `OTEL_BSP_SCHEDULE_DELAY`, 5 s by default), and most OTLP exporters retry a refused export;
+   * the hold costs the app the collector's startup time. Turn it on when the app exports at once
+   * at its start (a span processor without batching, a startup log or metric) and that must not
+   * be lost. A legacy agent that holds the app cannot exit with it, so a legacy Job or
+   * CronJob then needs `allowLegacyOnJob` (the app stops the agent itself).
+   * @default false
+   */
+  readonly holdApplicationUntilCollectorStarts?: boolean;
+}
+
+/** What `describeAgent` is given: every value here has been checked. */
+interface AgentInputs {
+  readonly image: string;
+  readonly healthPort: number;
+  readonly drainSeconds: number;
+  readonly headers: HeaderEnv[];
+  readonly memoryLimitMiB: number;
+  readonly resources: Json;
+  readonly appEnv: Json[];
+  /** `holdApplicationUntilCollectorStarts` (the engine applies it in the legacy layout only). */
+  readonly hold: boolean;
 }
 
 /** Receiver ports (the OTLP defaults). */
@@ -143,6 +174,8 @@ const EXPORT_CONSUMERS = 10;
 const DEFAULT_DRAIN_SECONDS = 10;
 const DEFAULT_RESOURCES = { cpuRequest: '50m', cpuLimit: '500m', memoryRequest: '64Mi', memoryLimit: '128Mi' };
 const MIN_MEMORY_LIMIT_MIB = 64;
+/** The startup probe's budget (`periodSeconds` 1 x `failureThreshold`), and the legacy hold's tries. */
+const STARTUP_TRIES = 30;
 
 /** Downward-API variables of the agent container, and the resource attributes they feed. */
 const AGENT_POD_ENV: Array<[attribute: string, env: string, fieldPath: string]> = [
@@ -193,7 +226,8 @@ const WORKLOAD_ATTRIBUTE: Record<string, string | undefined> = {
  *
  * Native layout: the agent starts (its health check answers) before the app, and stops after
  * it, so the last spans of a dying app are exported. Legacy layout: a `preStop` delay keeps it
- * alive while the app shuts down.
+ * alive while the app shuts down; with `holdApplicationUntilCollectorStarts` it also starts
+ * before the app.
  */
 export class WithTracer extends SidecarBase {
   /** Where the agent exports to (`host:port`). */
@@ -214,6 +248,7 @@ export class WithTracer extends SidecarBase {
     const who = new Where(this.describe());
     this.exporterEndpoint = checkEndpoint(who, props.exporterEndpoint);
     checkBoolean(who, 'exporterTls', props.exporterTls);
+    checkBoolean(who, 'holdApplicationUntilCollectorStarts', props.holdApplicationUntilCollectorStarts);
     this.exporterTls = props.exporterTls ?? true;
     this.protocol = props.protocol ?? OtlpProtocol.GRPC;
     if (!Object.values(OtlpProtocol).includes(this.protocol)) {
@@ -245,13 +280,12 @@ export class WithTracer extends SidecarBase {
     const resources = this._resources(DEFAULT_RESOURCES);
     this.appEndpoint = `http://${LOOPBACK}:${this.protocol === OtlpProtocol.GRPC ? GRPC_PORT : HTTP_PORT}`;
     const appEnv = this.appEnv(userAttributes, sampling);
-    this._attach(this.describeAgent({ image, healthPort, drainSeconds, headers, memoryLimitMiB, resources, appEnv }));
+    const hold = props.holdApplicationUntilCollectorStarts ?? false;
+    this._attach(this.describeAgent({ image, healthPort, drainSeconds, headers, memoryLimitMiB, resources, appEnv, hold }));
   }
 
   /** The collector as data: every value here has been checked. */
-  private describeAgent(a: {
-    image: string; healthPort: number; drainSeconds: number; headers: HeaderEnv[]; memoryLimitMiB: number; resources: Json; appEnv: Json[];
-  }): AgentDescription {
+  private describeAgent(a: AgentInputs): AgentDescription {
     // memory_limiter: hard limit at 80 % of the container's limit (the collector's own RSS sits
     // ~50 MiB above its heap), spike limit 20 % of that; GOMEMLIMIT at 80 % of the container's
     // limit, as the memory_limiter documentation recommends.
@@ -308,7 +342,7 @@ export class WithTracer extends SidecarBase {
       health: {
         path: HEALTH_PATH,
         port: a.healthPort,
-        startup: { periodSeconds: 1, failureThreshold: 30 },
+        startup: { periodSeconds: 1, failureThreshold: STARTUP_TRIES },
         liveness: { path: HEALTH_PATH, ...AGENT_LIVENESS },
       },
       resources: a.resources,
@@ -319,6 +353,11 @@ export class WithTracer extends SidecarBase {
       appEnv: a.appEnv,
       // The drain bound, plus a second to exit (the model beside the renderer).
       shutdown: otelCollectorShutdown(a.drainSeconds),
+      // Legacy only (the engine ignores it in the native layout, where the startup probe holds the
+      // app): first in `containers`, with a postStart wait on the endpoint the probes use. The
+      // extension binds all interfaces, so the pod's loopback reaches it; it answers 200 once
+      // every pipeline (the OTLP receivers too) has started.
+      ...(a.hold ? { hold: { readyUrl: `http://${LOOPBACK}:${a.healthPort}${HEALTH_PATH}`, timeoutSeconds: STARTUP_TRIES } } : {}),
     };
   }
 

@@ -39,6 +39,13 @@ const CASES: Case[] = [
     message: ['Sidecars.configure(the App)', 'sidecarContainersGate "false" is not a boolean', 'use true or false'],
   },
   {
+    name: "WithTracer holdApplicationUntilCollectorStarts: 'false' (a string, so truthy: the agent would hold the app)",
+    build: c => new WithTracer(c.chart, 'tracer', {
+      workload: c.deployment(), exporterEndpoint: ENDPOINT, kubernetesVersion: '1.27', holdApplicationUntilCollectorStarts: js('false'),
+    }),
+    message: ["WithTracer 'test/tracer'", 'holdApplicationUntilCollectorStarts "false" is not a boolean', 'use true or false'],
+  },
+  {
     name: 'appShutdownTime Duration.seconds(1e21) (written as 1e+21)',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), kubernetesVersion: '1.29', appShutdownTime: Duration.seconds(1e21) }),
     message: ["WithLogAgent 'test/logs'", 'appShutdownTime 1e+21s is above 2147483647s', 'Duration.seconds(10)'],

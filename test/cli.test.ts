@@ -733,6 +733,25 @@ describe('render', () => {
     expect(r.stderr).toContain(`cdk8s-sidecars render: config error: ${config}: ${message}`);
   });
 
+  test('tracer.holdApplicationUntilCollectorStarts: the legacy layout starts the agent first, with its postStart wait; a string is a config error', () => {
+    const text = fs.readFileSync(path.join(ROOT, CHART_CONFIG), 'utf8').replace('"1.30"', '"1.27"');
+    expect(text).toMatch(/exporterTls: false\n/);
+    const held = writeTmp('hold.yaml', text.replace(/exporterTls: false\n/, 'exporterTls: false\n      holdApplicationUntilCollectorStarts: true\n'));
+    const r = cli(['render', '--config', held], { input: input() });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const web = Yaml.load(writeTmp('hold-out.yaml', r.stdout))[1].spec.template.spec;
+    // both holds (Envoy's by default) before the app, the log agent after it
+    expect(web.containers.map((c: any) => c.name)).toEqual(['tracer', 'envoy', 'web', 'log-agent']);
+    expect(web.containers[0].lifecycle.postStart.exec.command.slice(-2)).toEqual(['http://127.0.0.1:13133/', '30']);
+    const plain = cli(['render', '--config', writeTmp('no-hold.yaml', text)], { input: input() });
+    expect(Yaml.load(writeTmp('no-hold-out.yaml', plain.stdout))[1].spec.template.spec.containers.map((c: any) => c.name))
+      .toEqual(['envoy', 'web', 'log-agent', 'tracer']);
+    const bad = cli(['render', '--config', writeTmp('hold-bad.yaml', text.replace(/exporterTls: false\n/, 'exporterTls: false\n      holdApplicationUntilCollectorStarts: "yes"\n'))], { input: input() });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('workloads[0].tracer.holdApplicationUntilCollectorStarts: expected');
+  });
+
   test('the same sidecar twice on one workload is a config error naming both keys', () => {
     const config = writeTmp('twice.yaml', [
       'kubernetesVersion: "1.30"', 'workloads:',

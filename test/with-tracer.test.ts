@@ -2,6 +2,7 @@ import { ApiObject, Chart, Duration, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { parse } from 'yaml';
+import { readManifests } from './util/api-server-yaml';
 import {
   containerOf, kplusWorkload, layoutOf, manifestOf, newChart, podMetadataOf, podSpecOf, rawDeployment, WorkloadKind,
 } from './util/fixtures';
@@ -11,7 +12,9 @@ import { RANK } from '../src/engine/spec';
 import { Images } from '../src/images';
 import { SidecarBase, SidecarProps } from '../src/sidecar';
 import { SidecarMode } from '../src/target/capabilities';
+import { SidecarTimeline } from '../src/timeline';
 import { SidecarWarnings } from '../src/warnings';
+import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
 import { OtlpProtocol, WithTracer, WithTracerProps } from '../src/with-tracer';
 
@@ -113,6 +116,15 @@ describe('snapshots', () => {
   });
 });
 
+describe('snapshot with holdApplicationUntilCollectorStarts', () => {
+  test('Deployment, legacy layout (Kubernetes 1.27): the agent first, with its postStart wait', () => {
+    const { chart } = setup('Deployment', { kubernetesVersion: LEGACY, holdApplicationUntilCollectorStarts: true });
+    const manifests = synth(chart);
+    expectValidManifests(manifests, LEGACY);
+    expect(manifests).toMatchSnapshot();
+  });
+});
+
 // ---------------------------------------------------------------------------
 // Layout: started before the app, stopped after it
 // ---------------------------------------------------------------------------
@@ -146,6 +158,108 @@ describe('layout', () => {
     const m = workloadOf(synth(chart));
     expect(layoutOf(m)).toEqual({ init: [], containers: ['app', 'tracer'] });
     expect(containerOf(m, 'tracer').lifecycle).toEqual({ preStop: { sleep: { seconds: 10 } } });
+  });
+
+  describe('holdApplicationUntilCollectorStarts', () => {
+    /** The hook's argv: busybox's shell runs the wait script with the health URL and the tries as $1, $2. */
+    const expectHold = (agent: any, url = 'http://127.0.0.1:13133/') => {
+      const postStart = agent.lifecycle.postStart.exec.command;
+      expect(postStart.slice(0, 3)).toEqual(['/sidecar-tools/busybox', 'sh', '-c']);
+      expect(postStart[3]).toBe(
+        'i=0; until /sidecar-tools/busybox wget -q -T 1 -O /dev/null "$1"; do i=$((i+1)); if [ $i -ge "$2" ]; then exit 0; fi; /sidecar-tools/busybox sleep 1; done',
+      );
+      // the startup probe's endpoint and budget (30 tries of a second)
+      expect(postStart.slice(4)).toEqual(['sh', url, '30']);
+      expect(url).toBe(`http://127.0.0.1:${agent.startupProbe.httpGet.port}${agent.startupProbe.httpGet.path}`);
+      expect(agent.startupProbe.periodSeconds * agent.startupProbe.failureThreshold).toBe(30);
+    };
+
+    test('off by default: legacy keeps the agent after the app, without postStart', () => {
+      const m = workloadOf(synth(setup('Deployment', { kubernetesVersion: LEGACY }).chart));
+      expect(layoutOf(m).containers).toEqual(['app', 'tracer']);
+      expect(containerOf(m, 'tracer').lifecycle.postStart).toBeUndefined();
+    });
+
+    test('legacy: the agent is FIRST in containers and its postStart waits for the health_check endpoint, so the app starts after it', () => {
+      const m = workloadOf(synth(setup('Deployment', { kubernetesVersion: LEGACY, holdApplicationUntilCollectorStarts: true }).chart));
+      expect(layoutOf(m)).toEqual({ init: ['sidecar-tools'], containers: ['tracer', 'app'] });
+      const agent = containerOf(m, 'tracer');
+      expectHold(agent);
+      // the preStop delay is kept beside it
+      expect(agent.lifecycle.preStop).toEqual({ exec: { command: ['/sidecar-tools/busybox', 'sleep', '10'] } });
+      // busybox comes from the tools volume (the collector image has no shell)
+      expect(agent.volumeMounts.map((v: any) => v.mountPath)).toContain('/sidecar-tools');
+    });
+
+    test('legacy from 1.30: the hold still needs busybox (the sleep action cannot wait for a URL), the preStop stays a sleep action', () => {
+      const m = workloadOf(synth(setup('Deployment', { kubernetesVersion: '1.30', mode: SidecarMode.LEGACY, holdApplicationUntilCollectorStarts: true }).chart));
+      expect(layoutOf(m)).toEqual({ init: ['sidecar-tools'], containers: ['tracer', 'app'] });
+      expectHold(containerOf(m, 'tracer'));
+      expect(containerOf(m, 'tracer').lifecycle.preStop).toEqual({ sleep: { seconds: 10 } });
+    });
+
+    test('the hold follows healthPort', () => {
+      const m = workloadOf(synth(setup('Deployment', { kubernetesVersion: LEGACY, holdApplicationUntilCollectorStarts: true, healthPort: 13200 }).chart));
+      expectHold(containerOf(m, 'tracer'), 'http://127.0.0.1:13200/');
+    });
+
+    test('with Envoy\'s hold too: both before the app (tracer, envoy, app), the log agent after it', () => {
+      const { chart } = newChart();
+      const workload = kplusWorkload(chart, 'Deployment');
+      new WithEnvoy(chart, 'proxy', { workload, kubernetesVersion: LEGACY, appPort: 8080, appListensOnPodIp: true });
+      new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: LEGACY, holdApplicationUntilCollectorStarts: true });
+      new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: LEGACY });
+      const manifests = synth(chart);
+      expectValidManifests(manifests, LEGACY);
+      expect(layoutOf(workloadOf(manifests)).containers).toEqual(['tracer', 'envoy', 'app', 'log-agent']);
+    });
+
+    test('native: no effect (the startup probe already starts the app after the agent); the manifest is the same as without it', () => {
+      for (const version of [NATIVE, '1.33']) {
+        const held = synth(setup('Deployment', { kubernetesVersion: version, holdApplicationUntilCollectorStarts: true }).chart);
+        const plain = synth(setup('Deployment', { kubernetesVersion: version }).chart);
+        expect(held).toEqual(plain);
+        expect(layoutOf(workloadOf(held))).toEqual({ init: ['tracer'], containers: ['app'] });
+        expect(containerOf(workloadOf(held), 'tracer').lifecycle).toBeUndefined();
+      }
+    });
+
+    test('the API server reads the hook as written (argv with the URL and the tries)', () => {
+      const { app } = (() => {
+        const c = newChart();
+        new WithTracer(c.chart, 'tracer', {
+          workload: kplusWorkload(c.chart, 'Deployment'), exporterEndpoint: ENDPOINT, kubernetesVersion: LEGACY, holdApplicationUntilCollectorStarts: true,
+        });
+        return c;
+      })();
+      const read = readManifests(app.synthYaml()).filter(d => d !== null);
+      const m = workloadOf(read);
+      expect(layoutOf(m).containers).toEqual(['tracer', 'app']);
+      expectHold(containerOf(m, 'tracer'));
+    });
+
+    test('the SidecarTimeline counts the hold: the app starts up to 59 s after the agent (30 tries of a 1 s request, a 1 s sleep between)', () => {
+      const held = setup('Deployment', { kubernetesVersion: LEGACY, holdApplicationUntilCollectorStarts: true });
+      synth(held.chart);
+      const t = SidecarTimeline.of(held.workload);
+      expect(t.startOrder.map(s => [s.name, s.role, s.startSeconds, s.startedSeconds])).toEqual([
+        ['sidecar-tools', 'init', 0, 0], ['tracer', 'legacy sidecar', 0, 59], ['app', 'app', 59, 59],
+      ]);
+      expect(t.appStartSeconds).toBe(59);
+      const plain = setup('Deployment', { kubernetesVersion: LEGACY });
+      synth(plain.chart);
+      expect(SidecarTimeline.of(plain.workload).appStartSeconds).toBe(0);
+    });
+
+    test('a legacy Job: the holding agent cannot exit with the app, so it is refused (naming the prop) unless allowLegacyOnJob', () => {
+      const { chart } = newChart();
+      new WithTracer(chart, 'tracer', { workload: kplusWorkload(chart, 'Job'), exporterEndpoint: ENDPOINT, kubernetesVersion: LEGACY, holdApplicationUntilCollectorStarts: true });
+      expect(() => synth(chart)).toThrow(
+        /WithTracer 'test\/tracer': a legacy sidecar on Job '.*' never exits, so the Job never completes; it holds the app until it is ready .*holdApplicationUntilCollectorStarts/,
+      );
+      const allowed = workloadOf(synth(setup('Job', { kubernetesVersion: LEGACY, holdApplicationUntilCollectorStarts: true }).chart));
+      expect(layoutOf(allowed).containers).toEqual(['tracer', 'app']);
+    });
   });
 
   test('with WithLogAgent, the native order is log agent then tracer (the tracer stops first, the log agent last)', () => {
@@ -732,6 +846,12 @@ describe('validation', () => {
     );
     expect(errorOf(make({ drainTime: Duration.millis(2500) }))).toBe(
       `${who}: drainTime 2.5s is not a whole, non-negative number of seconds; use e.g. Duration.seconds(10).`,
+    );
+  });
+
+  test('holdApplicationUntilCollectorStarts must be a boolean (a JavaScript caller\'s \'false\' is truthy)', () => {
+    expect(errorOf(make({ holdApplicationUntilCollectorStarts: 'false' as any }))).toBe(
+      `${who}: holdApplicationUntilCollectorStarts "false" is not a boolean; use true or false (without quotes).`,
     );
   });
 

@@ -268,6 +268,7 @@ const tracerProps = object({
   image: str,
   drainTime: duration,
   healthPort: num,
+  holdApplicationUntilCollectorStarts: bool,
 }, ['exporterEndpoint']);
 /** SidecarRunOptions: how a sidecar runs (AdoptSidecar and WithSidecar). */
 const runOptions = {

@@ -413,7 +413,7 @@ function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCom
     } else if (s.hold) {
       errors.push(
         `${head}; it holds the app until it is ready (it starts before the app), so it cannot be made to exit with the app: it could not tell ` +
-        `an app that has not started yet from one that has exited. Drop the hold (holdApplicationUntilStarted / holdApplicationUntilProxyStarts) on this workload. ${others}`,
+        `an app that has not started yet from one that has exited. Drop the hold (holdApplicationUntilStarted / holdApplicationUntilProxyStarts / holdApplicationUntilCollectorStarts) on this workload. ${others}`,
       );
     } else if (agentArgv(s) === undefined) {
       errors.push(

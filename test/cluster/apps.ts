@@ -359,8 +359,12 @@ export function envoyDrainApp(version: string, variant: EnvoyVariant): { manifes
   return { manifests: chart.toJson() };
 }
 
-/** The startup experiment's variants: native, legacy holding the app until Envoy is ready (the default), legacy without the hold. */
-export const STARTUP_VARIANTS = ['native', 'legacy-hold', 'legacy-no-hold'] as const;
+/**
+ * The startup experiment's variants: native, legacy holding the app until Envoy is ready (the
+ * default), legacy without the hold, legacy holding it until Envoy and the collector are ready
+ * (`holdApplicationUntilCollectorStarts` too).
+ */
+export const STARTUP_VARIANTS = ['native', 'legacy-hold', 'legacy-no-hold', 'legacy-collector-hold'] as const;
 export type StartupVariant = typeof STARTUP_VARIANTS[number];
 /** Envoy's outbound port the app calls at its start (an upstream to the app's own server). */
 export const STARTUP_UPSTREAM_PORT = 15001;
@@ -372,7 +376,8 @@ export const STARTUP_UPSTREAM_PORT = 15001;
  * OTLP/HTTP export to the collector of `WithTracer` (`$OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces`,
  * an empty JSON request), each once (`wget -T 2`), and prints `envoy-ok`/`envoy-fail` and
  * `otlp-ok`/`otlp-fail` with the uptime (and wget's message after a failure). `legacy-hold`: `holdApplicationUntilProxyStarts` as by
- * default; `legacy-no-hold`: turned off. The collector's exporter points at a name that does not
+ * default; `legacy-no-hold`: turned off; `legacy-collector-hold`: Envoy's as by default and WithTracer's
+ * `holdApplicationUntilCollectorStarts`. The collector's exporter points at a name that does not
  * resolve: the receiver answers whatever the export does.
  */
 export function startupApp(version: string, variant: StartupVariant): ProofApp {
@@ -431,6 +436,7 @@ export function startupApp(version: string, variant: StartupVariant): ProofApp {
     exporterEndpoint: 'collector.invalid:4317',
     exporterTls: false,
     protocol: OtlpProtocol.HTTP_PROTOBUF,
+    ...(variant === 'legacy-collector-hold' ? { holdApplicationUntilCollectorStarts: true } : {}),
   });
   return { manifests: chart.toJson(), timeline: SidecarTimeline.of(workload) };
 }

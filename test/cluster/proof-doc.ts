@@ -90,10 +90,11 @@ export function promisedEnvoyFailures(variant: EnvoyVariant): number | undefined
 /**
  * What the library promises at the app's start: native, both sidecars answer before the app
  * starts (their startup probes pass first); legacy, Envoy holds the app until it is ready
- * (`holdApplicationUntilProxyStarts`, the default), and nothing holds it for the collector.
+ * (`holdApplicationUntilProxyStarts`, the default), and the collector only with
+ * `holdApplicationUntilCollectorStarts` (off by default).
  */
 export function promisedStartup(variant: StartupVariant): { envoy: boolean; otlp: boolean } {
-  return { envoy: variant !== 'legacy-no-hold', otlp: variant === 'native' };
+  return { envoy: variant !== 'legacy-no-hold', otlp: variant === 'native' || variant === 'legacy-collector-hold' };
 }
 
 export interface ReleaseResult {
@@ -362,9 +363,11 @@ export function renderProof(p: ProofResults): string {
     out.push('OTLP/HTTP export to the collector of `WithTracer` (`$OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces`), each once');
     out.push('with a 2 s timeout. **native**: both sidecars are init containers with a startup probe;');
     out.push('**legacy-hold**: Envoy first in `containers` with its `postStart` wait (`holdApplicationUntilProxyStarts`,');
-    out.push('the default); **legacy-no-hold**: the same, turned off. Nothing holds a legacy app for the');
-    out.push('collector (`WithTracer` has no hold; the container order puts it after the app). First requests');
-    out.push('that succeeded, of the runs (wget\'s message after a failure); `test/proof-doc.test.ts` checks the runs against the promise.');
+    out.push('the default); **legacy-no-hold**: the same, turned off. By default nothing holds a legacy app for the');
+    out.push('collector (the container order puts it after the app); **legacy-collector-hold**: Envoy\'s hold and');
+    out.push('`WithTracer`\'s `holdApplicationUntilCollectorStarts` (the collector first in `containers` with a `postStart`');
+    out.push('wait on its health endpoint). First requests that succeeded, of the runs (wget\'s message after a');
+    out.push('failure); `test/proof-doc.test.ts` checks the runs against the promise.');
     out.push('');
     out.push('| release | variant | through Envoy | to the collector | promised |');
     out.push('|---|---|---|---|---|');
