@@ -346,6 +346,8 @@ export class WithEnvoy extends SidecarBase {
     props = this._props as WithEnvoyProps;
     const who = new Where(this.describe());
     this.appPort = props.appPort;
+    // `'false'` from JavaScript would count as true below (a hold the user turned off)
+    checkBoolean(who, 'holdApplicationUntilProxyStarts', props.holdApplicationUntilProxyStarts);
     // before anything reads it: `tls: null` would count as given here and as absent below (a
     // listener named envoy-https serving plain HTTP)
     if (props.tls !== undefined && !isPropsObject(props.tls)) {

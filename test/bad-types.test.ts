@@ -46,6 +46,11 @@ const CASES: Case[] = [
     message: ["WithTracer 'test/tracer'", 'holdApplicationUntilCollectorStarts "false" is not a boolean', 'use true or false'],
   },
   {
+    name: "WithEnvoy holdApplicationUntilProxyStarts: 'false' (a string, so truthy: the hold the user turned off would stay)",
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, kubernetesVersion: '1.27', holdApplicationUntilProxyStarts: js('false') }),
+    message: ["WithEnvoy 'test/envoy'", 'holdApplicationUntilProxyStarts "false" is not a boolean', 'use true or false'],
+  },
+  {
     name: 'appShutdownTime Duration.seconds(1e21) (written as 1e+21)',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), kubernetesVersion: '1.29', appShutdownTime: Duration.seconds(1e21) }),
     message: ["WithLogAgent 'test/logs'", 'appShutdownTime 1e+21s is above 2147483647s', 'Duration.seconds(10)'],
