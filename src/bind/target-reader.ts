@@ -12,7 +12,9 @@ import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { printSynthesisNotice } from './binding';
 import { SidecarError, Where } from '../private/errors';
-import { DEFAULT_KUBERNETES_VERSION, SidecarLayout, SidecarMode, formatVersion, resolveLayout } from '../target/capabilities';
+import {
+  DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, SidecarLayout, SidecarMode, formatVersion, resolveLayout,
+} from '../target/capabilities';
 import {
   DEFAULT_TARGET_NOTICE, KUBERNETES_VERSION_ENV, ResolvedTarget, SidecarTargetOptions, VersionSource, checkVersion, targetGate, targetVersion,
 } from '../target/resolver';
@@ -104,13 +106,19 @@ export function configuredOn(scope: IConstruct): SidecarTargetOptions | undefine
  * @internal
  */
 export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): ResolvedTarget {
-  const inherited: SidecarTargetOptions = {};
+  // (read at every render of every sidecar: without copies of the options, and each version
+  // string and layout decision worked out once, issue 36)
+  let inherited: Mutable<SidecarTargetOptions> | undefined;
   // outermost first, so that nearer scopes overwrite
   for (const scope of self.node.scopes) {
     const c = configuredOn(scope);
     if (!c) continue;
-    Object.assign(inherited, stripUndefined(c));
+    inherited ??= {};
+    for (const key of Object.keys(c) as Array<keyof SidecarTargetOptions>) {
+      if (c[key] !== undefined) (inherited as any)[key] = c[key];
+    }
   }
+  inherited ??= NOTHING_CONFIGURED;
   // The one reader of the sources (src/target/resolver.ts); the default when none sets the version.
   const reading = {
     fail: (e: SidecarError) => e.placedAt(self.node.path),
@@ -120,15 +128,37 @@ export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): Re
   const given = { version: props.kubernetesVersion, gate: props.sidecarContainersGate, configured: inherited };
   const { raw, source } = targetVersion(given, reading) ?? { raw: DEFAULT_KUBERNETES_VERSION, source: 'default' as VersionSource };
   // (a version from the environment was checked by the resolver, which names the variable)
-  const version = checkVersion(new Where(self.node.path), raw);
+  let version = ACCEPTED_VERSIONS.get(raw);
+  if (!version) {
+    version = Object.freeze(checkVersion(new Where(self.node.path), raw));
+    if (ACCEPTED_VERSIONS.size >= 64) ACCEPTED_VERSIONS.clear();
+    ACCEPTED_VERSIONS.set(raw, version);
+  }
   const mode = props.mode ?? inherited.mode ?? SidecarMode.AUTO;
   const gate = targetGate(given, reading) ?? false;
   const toolsImage = props.toolsImage ?? inherited.toolsImage;
   const watchAppExit = props.watchAppExit ?? inherited.watchAppExit ?? false;
-  const decision = resolveLayout(version, mode, gate);
+  const decision = layoutDecision(version, mode, gate);
   return { version, source, mode, gate, decision, watchAppExit, ...(toolsImage !== undefined ? { toolsImage } : {}) };
 }
 
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+const NOTHING_CONFIGURED: SidecarTargetOptions = Object.freeze({});
+/** Versions `checkVersion` accepted, by the text given (frozen: every construct with that text shares one). */
+const ACCEPTED_VERSIONS = new Map<string, KubeVersion>();
+/** `resolveLayout`'s decisions that are no error (frozen), by version, mode and gate. */
+const DECISIONS = new Map<string, LayoutDecision>();
+
+function layoutDecision(version: KubeVersion, mode: SidecarMode, gate: boolean): LayoutDecision {
+  const key = `${version.minor}|${mode}|${gate}`;
+  let decision = DECISIONS.get(key);
+  if (!decision) {
+    decision = resolveLayout(version, mode, gate);
+    // an error is made afresh each time (it is placed at the construct that reads it)
+    if (decision.error !== undefined) return decision;
+    decision = Object.freeze(decision);
+    if (DECISIONS.size >= 64) DECISIONS.clear();
+    DECISIONS.set(key, decision);
+  }
+  return decision;
 }
