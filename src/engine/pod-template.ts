@@ -487,13 +487,18 @@ function placeContainer(
 
 /** A deep copy of plain JSON (objects, arrays, scalars): faster than structuredClone for small objects. */
 export function copyJson<T>(value: T): T {
-  if (Array.isArray(value)) return value.map(copyJson) as unknown as T;
-  if (value !== null && typeof value === 'object') {
-    const out: Json = {};
-    for (const k of Object.keys(value)) out[k] = copyJson((value as Json)[k]);
-    return out as T;
+  if (value === null || typeof value !== 'object') return value;
+  // (loops without a callback or an array of keys per object: every render copies its sidecars)
+  if (Array.isArray(value)) {
+    const list: unknown[] = [];
+    for (let i = 0; i < value.length; i++) list.push(copyJson(value[i]));
+    return list as unknown as T;
   }
-  return value;
+  const out: Json = {};
+  for (const k in value) {
+    if (Object.prototype.hasOwnProperty.call(value, k)) out[k] = copyJson((value as Json)[k]);
+  }
+  return out as T;
 }
 
 function withAppWiring(app: Json, sidecars: SidecarSpec[]): Json {

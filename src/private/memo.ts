@@ -26,7 +26,12 @@ export class Memo<V> {
 /** Freezes plain JSON in depth, so that an object's identity stands for its content. */
 export function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const v of Object.values(value as object)) deepFreeze(v);
+    // (no array of the values per object: a spec has a hundred of them, issue 36)
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
+    } else {
+      for (const k in value) if (Object.prototype.hasOwnProperty.call(value, k)) deepFreeze((value as any)[k]);
+    }
     Object.freeze(value);
   }
   return value;
