@@ -283,6 +283,29 @@ test('the last line of defence (checkManifestData) names the JSON path of a valu
   expect(() => checkManifestData(new Where('W'), 'x', { ok: ['0x1F', 'on', 5, null, { n: 'a\u0001' }] })).not.toThrow();
 });
 
+test('checkManifestData remembers only what cannot change: a frozen object passed once, and strings (issue 36: its cost per sidecar)', () => {
+  const who = new Where('W');
+  // an object that is not frozen is checked again each time: a value changed since is caught
+  const open: any = { env: [{ name: 'A', value: 'ok' }] };
+  checkManifestData(who, 'x', open);
+  open.env[0].value = 'x\u2028';
+  expect(() => checkManifestData(who, 'x', open)).toThrow('x.env[0].value "x\\u2028" holds U+2028');
+  // a frozen object with a mutable object inside is not remembered either
+  const inner: any = { value: 'ok' };
+  const shell = Object.freeze({ inner });
+  checkManifestData(who, 'x', shell);
+  inner.value = 'a\u0085';
+  expect(() => checkManifestData(who, 'x', shell)).toThrow('x.inner.value "a\\u0085" holds U+0085');
+  // a frozen object that failed is not remembered as passed
+  const bad = Object.freeze({ files: Object.freeze({ 'a.conf': '0o17' }) });
+  expect(() => checkManifestData(who, 'x', bad)).toThrow('is written unquoted');
+  expect(() => checkManifestData(who, 'x', bad)).toThrow('is written unquoted');
+  // a string that failed fails again, also after strings that passed (the remembered ones)
+  for (let i = 0; i < 3; i++) {
+    expect(() => checkManifestData(who, 'x', { v: 'fine', w: '-_1e3' })).toThrow('x.w "-_1e3"');
+  }
+});
+
 describeOracle('issue 39: nothing lost, nothing misread (each expectation read back by the API server\'s reader or the agent\'s grammar)', () => {
   test('a hole in args reaches the API server as null (cdk8s writes `- null`), so it is refused, index by index', () => {
     const { app, chart: c } = chart();

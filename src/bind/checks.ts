@@ -211,6 +211,19 @@ export const HOST_RULE =
  * the inet_aton forms of IPv4 ('127.1').
  */
 export function isLoopbackHost(host: string): boolean {
+  // (a URL parse per call: every WithTracer asks for its endpoint, most apps name one or two)
+  let answer = LOOPBACK_ANSWERS.get(host);
+  if (answer === undefined) {
+    answer = loopbackHost(host);
+    if (LOOPBACK_ANSWERS.size >= 256) LOOPBACK_ANSWERS.clear();
+    LOOPBACK_ANSWERS.set(host, answer);
+  }
+  return answer;
+}
+
+const LOOPBACK_ANSWERS = new Map<string, boolean>();
+
+function loopbackHost(host: string): boolean {
   let name: string;
   try {
     name = new URL(`http://${host}/`).hostname.toLowerCase();

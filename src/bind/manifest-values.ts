@@ -145,25 +145,54 @@ export function checkManifestData(who: Where, what: string, data: unknown, path 
   // path cost more than the checks).
   const at: Array<string | number> = [];
   const pathOf = () => path + at.map(k => typeof k === 'number' ? `[${k}]` : IDENTIFIER.test(k) ? `.${k}` : `[${showValue(k)}]`).join('');
-  const walk = (value: unknown): void => {
+  // Returns whether everything under `value` is frozen: such an object is remembered as checked.
+  const walk = (value: unknown): boolean => {
     if (typeof value === 'string') {
-      if (manifestStringProblem(value) !== undefined) checkManifestString(who, `${what}${pathOf()}`, value);
-    } else if (Array.isArray(value)) {
+      if (!carried(value)) checkManifestString(who, `${what}${pathOf()}`, value);
+      return true;
+    }
+    if (value === null || typeof value !== 'object') return true;
+    // a frozen object checked before cannot have changed (an agent may share its constant parts)
+    if (CHECKED.has(value)) return true;
+    let frozen = Object.isFrozen(value);
+    if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
         at.push(i);
-        walk(value[i]);
+        frozen = walk(value[i]) && frozen;
         at.pop();
       }
-    } else if (value !== null && typeof value === 'object') {
+    } else {
       for (const key of Object.keys(value)) {
         at.push(key);
-        if (manifestStringProblem(key) !== undefined) checkManifestString(who, `${what}${pathOf()} (a key)`, key);
-        walk((value as Record<string, unknown>)[key]);
+        if (!carried(key)) checkManifestString(who, `${what}${pathOf()} (a key)`, key);
+        frozen = walk((value as Record<string, unknown>)[key]) && frozen;
         at.pop();
       }
     }
+    if (frozen) CHECKED.add(value);
+    return frozen;
   };
   walk(data);
+}
+
+/** Frozen objects (everything under them frozen too) whose every string and key `checkManifestData` passed. */
+const CHECKED = new WeakSet<object>();
+
+/**
+ * Strings (of up to 256 characters) that `manifestStringProblem` passed: the same names, keys,
+ * paths and flags come back in every sidecar of an app, and a look-up costs less than the check.
+ */
+const CARRIED = new Set<string>();
+function carried(v: string): boolean {
+  // (a longer text, a config file, is checked each time: hashing it for the look-up costs as much)
+  const short = v.length <= 256;
+  if (short && CARRIED.has(v)) return true;
+  if (manifestStringProblem(v) !== undefined) return false;
+  if (short) {
+    if (CARRIED.size >= 4096) CARRIED.clear();
+    CARRIED.add(v);
+  }
+  return true;
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
