@@ -221,8 +221,8 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     if (s.adopt) errors.push(...hookConflicts(s, target, appShutdown, programs));
     needsTools = needsTools || placed.needsTools;
     if (placed.needsTools) toolUsers.push(s.owner);
-    // A copy: the output must never share objects with the specs (callers may edit it).
-    const c = copyJson(placed.container);
+    // A copy (placeContainer's): the output must never share objects with the specs (callers may edit it).
+    const c = placed.container;
     // A legacy sidecar of a `restartPolicy: Never` pod (a Job's, below 1.29) is never restarted:
     // a liveness probe that fails would only kill it and fail the pod (a Job's retry of the whole
     // app for a hung agent), so it gets none (docs/shutdown.md "A legacy sidecar on a Job").
@@ -298,7 +298,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const initContainers = placeNative(tools, ordered.filter(s => s.layout === 'NATIVE'), native, userInit);
   if (initContainers.length > 0) spec.initContainers = initContainers;
   spec.containers = [...legacyFirst, ...appContainers, ...legacyLast];
-  const volumes = [...userVolumes, ...ordered.flatMap(s => s.volumes.map(v => sortKeys(copyJson(v)))), ...(needsTools ? [toolsVolume()] : [])];
+  const volumes = [...userVolumes, ...ordered.flatMap(s => s.volumes.map(sortedCopy)), ...(needsTools ? [toolsVolume()] : [])];
   if (volumes.length > 0) spec.volumes = volumes;
 
   // Annotations that roll the pods when a sidecar's config changes; the injectors' own.
@@ -450,8 +450,8 @@ function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCom
 
 /**
  * A sidecar's container in its layout for a target: the spec's container with the lifecycle
- * hooks, the tools mount and `restartPolicy`, keys sorted. Its nested values are the spec's own
- * (the caller copies it: the output never shares objects with the specs). Worked out at every
+ * hooks, the tools mount and `restartPolicy`, keys sorted: a deep copy (the output never shares
+ * objects with the specs). Worked out at every
  * render: a workload renders once per synthesis call (src/bind/binding.ts), so a cache of it per
  * (spec, target), kept until issue 36, was only ever read by a second call in the same process,
  * and cost every render a key, a look-up and one more copy of the container.
@@ -482,7 +482,10 @@ function placeContainer(
     capabilities(target.minor, target.gate).restartAllContainers) {
     c.restartPolicyRules = [{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [...s.restartPodOnExitCodes] } }];
   }
-  return { container: sortKeys(c), needsTools };
+  // the keys sorted and every value copied in one pass (the output never shares objects with the specs)
+  const out: Json = {};
+  for (const k of sortedKeys(c)) out[k] = copyJson(c[k]);
+  return { container: out, needsTools };
 }
 
 /** A deep copy of plain JSON (objects, arrays, scalars): faster than structuredClone for small objects. */
@@ -508,12 +511,12 @@ function withAppWiring(app: Json, sidecars: SidecarSpec[]): Json {
   for (const s of sidecars) {
     for (const m of s.appMounts) {
       if (mounts.some(x => x.mountPath === m.mountPath && x.name === m.name)) continue;
-      mounts.push(sortKeys(copyJson(m)));
+      mounts.push(sortedCopy(m));
       changed = true;
     }
     for (const e of s.appEnv) {
       if (env.some(x => x.name === e.name)) continue;
-      env.push(sortKeys(copyJson(e)));
+      env.push(sortedCopy(e));
       changed = true;
     }
   }
@@ -805,6 +808,18 @@ function reorderInPlace(o: Json): void {
   const sorted = sortKeys(o);
   for (const k of Object.keys(o)) delete o[k];
   Object.assign(o, sorted);
+}
+
+/**
+ * `sortKeys(copyJson(o))` in one pass: a deep copy with the top-level keys in alphabetical order
+ * (a key `__proto__` is left out, as the copy's assignment of it sets no own key).
+ */
+function sortedCopy(o: Json): Json {
+  const out: Json = {};
+  for (const k of sortedKeys(o)) {
+    if (k !== '__proto__') out[k] = copyJson(o[k]);
+  }
+  return out;
 }
 
 /** Returns a shallow copy with the keys in alphabetical order (as cdk8s emits them). */

@@ -11,6 +11,21 @@
 export function compareCodePoints(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
+    const ua = a.charCodeAt(i);
+    const ub = b.charCodeAt(i);
+    if (ua === ub) continue;
+    // (the common case, without a code point read per character: no surrogate at the first code
+    // unit that differs, so both units are the code points there, the units before being equal)
+    if ((ua < 0xd800 || ua > 0xdfff) && (ub < 0xd800 || ub > 0xdfff)) return ua - ub;
+    return compareBySurrogates(a, b);
+  }
+  return a.length - b.length;
+}
+
+/** `compareCodePoints` by code points from the start: for strings that differ at a surrogate. */
+function compareBySurrogates(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
     const ca = a.codePointAt(i)!;
     const cb = b.codePointAt(i)!;
     if (ca !== cb) return ca - cb;
@@ -21,7 +36,12 @@ export function compareCodePoints(a: string, b: string): number {
 
 /** The object's own enumerable string keys, in code point order. */
 export function sortedKeys(o: object): string[] {
-  return Object.keys(o).sort(compareCodePoints);
+  const keys = Object.keys(o);
+  // (most objects come in order already, cdk8s' and the library's: one look at each pair, no sort)
+  for (let i = 1; i < keys.length; i++) {
+    if (compareCodePoints(keys[i - 1], keys[i]) > 0) return keys.sort(compareCodePoints);
+  }
+  return keys;
 }
 
 /**
