@@ -14,7 +14,7 @@ import {
 } from './shutdown';
 import { EngineTarget, SidecarSpec } from './spec';
 import { NATIVE_SIDECARS_ANNOTATION, STOP_TIMES_ANNOTATION } from '../facts/annotations';
-import { COMPLETING_KINDS, SUPPORTED_KINDS, podTemplateOf } from '../facts/kinds';
+import { COMPLETING_KINDS, SUPPORTED_KINDS, podTemplateIn, podTemplateOf } from '../facts/kinds';
 import { Json } from '../private/json';
 import { compareCodePoints, setOwn, sortedKeys } from '../private/order';
 import { capabilities } from '../target/capabilities';
@@ -135,9 +135,16 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
       '(containers added after the sidecar constructs count too).',
     );
   }
-  errors.push(...checkCollisions(where, ordered, userContainers, userInit, userVolumes, controllerVolumes, spec.ephemeralContainers ?? []));
+  // the ports each sidecar binds, worked out once (read by both checks, per sidecar and per app port)
+  const ports = new Map<SidecarSpec, number[]>();
+  const portsOf = (s: SidecarSpec): number[] => {
+    let p = ports.get(s);
+    if (p === undefined) ports.set(s, p = boundPorts(s));
+    return p;
+  };
+  errors.push(...checkCollisions(where, ordered, userContainers, userInit, userVolumes, controllerVolumes, spec.ephemeralContainers ?? [], portsOf));
   const injected = target.injected ?? [];
-  const injectedChecks = checkInjected(where, manifest, template, injected, ordered, boundPorts, target);
+  const injectedChecks = checkInjected(where, manifest, template, injected, ordered, portsOf, target);
   errors.push(...injectedChecks.errors);
   warnings.push(...injectedChecks.warnings);
 
@@ -331,9 +338,12 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   errors.push(...checkPodSpec(spec, target, where, { kind: manifest.kind, controllerVolumes, graceCheckedContainers, namesReported }));
   // A Job's podFailurePolicy that the native sidecars' teardown exit codes match (its warnings: src/bind/binding.ts).
   errors.push(...checkJobPodFailurePolicy(manifest, where).errors);
-  // Keep cdk8s' alphabetical key order for the objects the engine added keys to.
-  reorderInPlace(template.metadata);
-  reorderInPlace(spec);
+  // Keep cdk8s' alphabetical key order for the objects the engine added keys to: sorted copies in
+  // their places (an object whose every key was deleted and set again is left in V8's slow
+  // dictionary mode, for every later read of the manifest).
+  const node = podTemplateIn(manifest)!;
+  if (!inOrder(template.metadata)) node.metadata = reordered(template.metadata);
+  if (!inOrder(spec)) node.spec = reordered(spec);
   return { manifest, errors, warnings, grace: plan };
 }
 
@@ -543,6 +553,7 @@ function duplicateKinds(where: string, sidecars: SidecarSpec[]): string[] {
 
 function checkCollisions(
   where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[], volumes: Json[], controllerVolumes: string[], ephemeral: Json[] = [],
+  portsOf: (s: SidecarSpec) => number[] = boundPorts,
 ): string[] {
   const errors: string[] = [];
 
@@ -563,7 +574,9 @@ function checkCollisions(
     }
   }
 
-  const userNames = new Set([...containers, ...init].map(c => c.name));
+  const userNames = new Set<unknown>();
+  for (const c of containers) userNames.add(c.name);
+  for (const c of init) userNames.add(c.name);
   // Names are unique across containers, initContainers AND ephemeralContainers (validation.go
   // validateEphemeralContainers: "must be unique among all containers, init containers, and
   // ephemeral containers").
@@ -623,12 +636,14 @@ function checkCollisions(
 
   // Ports: every container of a pod shares one network namespace.
   const appPorts = new Map<number, string>();
-  for (const c of [...containers, ...init]) {
-    for (const p of c.ports ?? []) appPorts.set(p.containerPort, c.name);
+  for (const list of [containers, init]) {
+    for (const c of list) {
+      for (const p of c.ports ?? []) appPorts.set(p.containerPort, c.name);
+    }
   }
   const sidecarPorts = new Map<number, string>();
   for (const s of sidecars) {
-    for (const port of boundPorts(s)) {
+    for (const port of portsOf(s)) {
       const app = appPorts.get(port);
       if (app !== undefined) {
         errors.push(`${s.owner}: port ${port} of sidecar '${s.container.name}' is also a port of container '${app}' on ${where}; choose another port for one of them.`);
@@ -642,7 +657,7 @@ function checkCollisions(
   }
   for (const s of sidecars) {
     for (const port of s.appPorts ?? []) {
-      for (const other of sidecars.filter(x => x !== s && boundPorts(x).includes(port))) {
+      for (const other of sidecars.filter(x => x !== s && portsOf(x).includes(port))) {
         errors.push(
           `${s.owner}: the app's port ${port}, where ${s.container.name} sends the app's traffic, is bound by sidecar ` +
           `'${other.container.name}' (${other.owner}) on ${where}; the traffic would reach that sidecar. Choose another port for one of them.`,
@@ -677,6 +692,8 @@ function boundPorts(s: SidecarSpec): number[] {
  */
 function adoptContainers(where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[]):
 { sidecars: SidecarSpec[]; containers: Json[]; errors: string[] } {
+  // (most workloads adopt nothing: no pass over their containers)
+  if (!sidecars.some(s => s.adopt)) return { sidecars, containers, errors: [] };
   const errors: string[] = [];
   const taken = new Set<string>();
   const present = containers.map(c => `'${c.name}'`).join(', ') || 'none';
@@ -804,10 +821,23 @@ function placeNative(tools: Json[], specs: SidecarSpec[], placed: Json[], userIn
   });
 }
 
-function reorderInPlace(o: Json): void {
-  const sorted = sortKeys(o);
-  for (const k of Object.keys(o)) delete o[k];
-  Object.assign(o, sorted);
+/** Whether the object's own keys are in code point order. */
+function inOrder(o: Json): boolean {
+  const keys = Object.keys(o);
+  for (let i = 1; i < keys.length; i++) {
+    if (compareCodePoints(keys[i - 1], keys[i]) > 0) return false;
+  }
+  return true;
+}
+
+/**
+ * A shallow copy with the keys in code point order, each set by assignment, as the old reorder in
+ * place (every key deleted, then `Object.assign`) set them.
+ */
+function reordered(o: Json): Json {
+  const out: Json = {};
+  for (const k of sortedKeys(o)) out[k] = o[k];
+  return out;
 }
 
 /**

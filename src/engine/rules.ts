@@ -64,6 +64,8 @@ interface PodUnderCheck {
   readonly caps: TargetCapabilities;
   readonly init: Json[];
   readonly containers: Json[];
+  /** `init`, then `containers` (one list for the rules that read every container; no rule changes it). */
+  readonly all: Json[];
   readonly volumes: Json[];
   readonly controllerVolumes: string[];
   readonly graceCheckedContainers: string[];
@@ -157,7 +159,7 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     name: 'container names are DNS-1123 labels',
     releases: 'all',
     source: 'validation.go validateContainerCommon -> ValidateDNS1123Label (v1.27.0, v1.33.0)',
-    check: pod => [...pod.init, ...pod.containers]
+    check: pod => pod.all
       .filter(c => !isDns1123Label(c.name))
       .map(c => `${pod.where}: container name '${c.name}' ${dnsLabelProblem(String(c.name))}; the API server rejects it.`),
   },
@@ -165,7 +167,7 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     name: 'container names are unique across initContainers and containers',
     releases: 'all',
     source: 'validation.go validateInitContainers / validateContainers, allNames (v1.27.0, v1.33.0)',
-    check: pod => [...count([...pod.init, ...pod.containers].map(c => c.name))]
+    check: pod => [...count(pod.all.map(c => c.name))]
       .filter(([name, n]) => n > 1 && !pod.namesReported.includes(name))
       .map(([name, n]) => `${pod.where}: container name '${name}' is used ${n} times; names must be unique across initContainers and containers: rename all but one of them.`),
   },
@@ -190,7 +192,7 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
       'the claim volumes from the controller (pkg/controller/statefulset/stateful_set_utils.go updateStorage)',
     check: pod => {
       const known = new Set([...pod.volumes.map(v => v.name), ...pod.controllerVolumes]);
-      return [...pod.init, ...pod.containers].flatMap(c => (c.volumeMounts ?? [])
+      return pod.all.flatMap(c => (c.volumeMounts ?? [])
         .filter((m: Json) => !known.has(m.name))
         .map((m: Json) => `${pod.where}: container '${c.name}' mounts volume '${m.name}', which is not a volume of the pod.`));
     },
@@ -271,7 +273,7 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     source: 'pkg/features/kube_features.go ContainerStopSignals (v1.35.0, v1.36.0, v1.37.2: alpha only); pkg/api/pod/util.go ' +
       'dropContainerStopSignals while off; with the gate on, validation.go validateStopSignal: "may not be set for containers ' +
       'with empty `spec.os.name`" (v1.37.2)',
-    check: pod => pod.caps.stopSignal ? [] : [...pod.init, ...pod.containers]
+    check: pod => pod.caps.stopSignal ? [] : pod.all
       .filter(c => c.lifecycle?.stopSignal !== undefined)
       .map(c => `${pod.where}: container '${c.name}' sets lifecycle.stopSignal ${JSON.stringify(c.lifecycle.stopSignal)}, which Kubernetes ` +
         `1.${pod.minor} ${pod.minor >= 33 ? 'drops with its default feature gates (ContainerStopSignals is alpha and off through 1.37)' : 'does not have (the field is new in 1.33, alpha)'}, ` +
@@ -317,7 +319,7 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     releases: '1.27-1.29: no (the field is dropped, the hook then has no handler); 1.30+: yes',
     source: 'PodLifecycleSleepAction: alpha 1.29, beta and on 1.30 (pkg/features/kube_features.go); pkg/api/pod/util.go ' +
       'drops it while off, validation.go validateHandler then requires a handler',
-    check: pod => pod.caps.sleepAction ? [] : [...pod.init, ...pod.containers].flatMap(c => sleepHooks(c).map(({ hook }) =>
+    check: pod => pod.caps.sleepAction ? [] : pod.all.flatMap(c => sleepHooks(c).map(({ hook }) =>
       `${pod.where}: container '${c.name}' uses the ${hook} sleep action, which Kubernetes 1.${pod.minor} ` +
       'does not have (beta from 1.30). Use an exec hook or target 1.30+.')),
   },
@@ -325,7 +327,7 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     name: 'a sleep action is at least 1 second',
     releases: '1.30-1.32 (0 allowed from 1.33)',
     source: 'validation.go validateSleepAction (v1.30.0); PodLifecycleSleepActionAllowZero beta and on in v1.33.0',
-    check: pod => !pod.caps.sleepAction || pod.caps.sleepZero ? [] : [...pod.init, ...pod.containers].flatMap(c => sleepHooks(c)
+    check: pod => !pod.caps.sleepAction || pod.caps.sleepZero ? [] : pod.all.flatMap(c => sleepHooks(c)
       .filter(h => h.seconds === 0)
       .map(({ hook }) => `${pod.where}: container '${c.name}' has a ${hook} sleep of 0 seconds, which Kubernetes 1.${pod.minor} ` +
         'rejects (allowed from 1.33). Sleep at least 1 second or drop the hook.')),
@@ -335,7 +337,7 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     releases: '1.30+',
     source: 'validation.go validateSleepAction, sleep.Seconds > gracePeriod is invalid (v1.30.0, v1.33.0); ' +
       `the grace period defaults to ${KUBERNETES_DEFAULT_GRACE_SECONDS} before validation`,
-    check: pod => !pod.caps.sleepAction ? [] : [...pod.init, ...pod.containers]
+    check: pod => !pod.caps.sleepAction ? [] : pod.all
       .filter(c => !pod.graceCheckedContainers.includes(c.name))
       .flatMap(c => sleepHooks(c)
         .filter(h => typeof h.seconds === 'number' && h.seconds > pod.graceSeconds)
@@ -503,7 +505,15 @@ export function podSpecShapeErrors(where: string, spec: Json): string[] {
  * Checks a final pod spec. Returns one message per violation; `where` names the workload.
  */
 export function checkPodSpec(spec: Json, target: RuleTarget, where: string, context: PodSpecContext = {}): string[] {
-  return checkPodSpecByRule(spec, target, where, context).map(f => f.message);
+  const shape = podSpecShapeErrors(where, spec);
+  if (shape.length > 0) return shape;
+  // (checkPodSpecByRule's messages without an object per message: the engine checks every render)
+  const pod = podUnderCheck(spec, target, where, context);
+  const out: string[] = [];
+  for (const rule of POD_SPEC_RULES) {
+    for (const message of rule.check(pod)) out.push(message);
+  }
+  return out;
 }
 
 /** `POD_SPEC_SHAPE_RULE`: the `rule` of a pod spec that is not the shape the rules read (podSpecShapeErrors). */
@@ -518,13 +528,22 @@ export function checkPodSpecByRule(
 ): Array<{ rule: string; message: string }> {
   const shape = podSpecShapeErrors(where, spec);
   if (shape.length > 0) return shape.map(message => ({ rule: POD_SPEC_SHAPE_RULE, message }));
-  const pod: PodUnderCheck = {
+  const pod = podUnderCheck(spec, target, where, context);
+  return POD_SPEC_RULES.flatMap(rule => rule.check(pod).map(message => ({ rule: rule.name, message })));
+}
+
+/** The pod spec (of the shape `podSpecShapeErrors` accepts) as the rules see it. */
+function podUnderCheck(spec: Json, target: RuleTarget, where: string, context: PodSpecContext): PodUnderCheck {
+  const init: Json[] = spec.initContainers ?? [];
+  const containers: Json[] = spec.containers ?? [];
+  return {
     where,
     kind: context.kind,
     minor: target.minor,
     caps: capabilities(target.minor, target.gate),
-    init: spec.initContainers ?? [],
-    containers: spec.containers ?? [],
+    init,
+    containers,
+    all: [...init, ...containers],
     volumes: spec.volumes ?? [],
     controllerVolumes: context.controllerVolumes ?? [],
     graceCheckedContainers: context.graceCheckedContainers ?? [],
@@ -532,7 +551,6 @@ export function checkPodSpecByRule(
     graceSeconds: spec.terminationGracePeriodSeconds ?? KUBERNETES_DEFAULT_GRACE_SECONDS,
     spec,
   };
-  return POD_SPEC_RULES.flatMap(rule => rule.check(pod).map(message => ({ rule: rule.name, message })));
 }
 
 /**
