@@ -16,7 +16,7 @@ import { EngineTarget, SidecarSpec } from './spec';
 import { NATIVE_SIDECARS_ANNOTATION, STOP_TIMES_ANNOTATION } from '../facts/annotations';
 import { COMPLETING_KINDS, SUPPORTED_KINDS, podTemplateIn, podTemplateOf } from '../facts/kinds';
 import { Json } from '../private/json';
-import { compareCodePoints, setOwn, sortedKeys } from '../private/order';
+import { compareCodePoints, inCodePointOrder, setOwn, sortedKeys } from '../private/order';
 import { capabilities } from '../target/capabilities';
 
 /** `Deployment 'web'` */
@@ -271,12 +271,16 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
 
   // The tools' names are the library's whenever a hook needs them.
   if (needsTools) {
-    const why = `the preStop/postStart hooks of ${toolUsers.join(', ')} need (busybox)`;
-    for (const c of [...userContainers, ...userInit].filter(x => x.name === TOOLS.containerName)) {
-      errors.push(`${where}: container name '${c.name}' is the name of the library's init container that ${why}; rename your container.`);
+    const why = () => `the preStop/postStart hooks of ${toolUsers.join(', ')} need (busybox)`;
+    for (const list of [userContainers, userInit]) {
+      for (const c of list) {
+        if (c.name === TOOLS.containerName) {
+          errors.push(`${where}: container name '${c.name}' is the name of the library's init container that ${why()}; rename your container.`);
+        }
+      }
     }
-    for (const v of userVolumes.filter(x => x.name === TOOLS.volumeName)) {
-      errors.push(`${where}: volume name '${v.name}' is the name of the library's volume that ${why}; rename your volume.`);
+    for (const v of userVolumes) {
+      if (v.name === TOOLS.volumeName) errors.push(`${where}: volume name '${v.name}' is the name of the library's volume that ${why()}; rename your volume.`);
     }
   }
 
@@ -291,9 +295,12 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
 
   // The tools' image: the one the sidecars that need them give (toolsImage), the same for all.
   const toolImages = new Map<string, string[]>();
-  for (const s of ordered.filter(x => toolUsers.includes(x.owner))) {
+  for (const s of ordered) {
+    if (!toolUsers.includes(s.owner)) continue;
     const image = s.toolsImage ?? TOOLS.image;
-    toolImages.set(image, [...(toolImages.get(image) ?? []), s.owner]);
+    const owners = toolImages.get(image);
+    if (owners === undefined) toolImages.set(image, [s.owner]);
+    else owners.push(s.owner);
   }
   if (toolImages.size > 1) {
     errors.push(
@@ -310,9 +317,9 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
 
   // Annotations that roll the pods when a sidecar's config changes; the injectors' own.
   const nativeStops = ordered.filter(s => s.layout === 'NATIVE').reduce((sum, s) => sum + s.shutdown.stopSeconds, 0);
-  const annotations = Object.assign(
-    {}, ...ordered.map(s => s.podAnnotations), ...injected.map(p => meshAnnotations(p, appShutdown, target, nativeStops)),
-  );
+  const annotations: Record<string, string> = {};
+  for (const s of ordered) Object.assign(annotations, s.podAnnotations);
+  for (const p of injected) Object.assign(annotations, meshAnnotations(p, appShutdown, target, nativeStops));
   // Each sidecar's stop time, for the timelines of the manifest (STOP_TIMES_ANNOTATION).
   if (ordered.length > 0) annotations[STOP_TIMES_ANNOTATION] = ordered.map(s => `${s.container.name}=${s.shutdown.stopSeconds}s`).join(',');
   // The marker NativeSidecarGuard (src/guard.ts) checks: these must arrive with restartPolicy Always.
@@ -473,28 +480,38 @@ function placeContainer(
   const hooks = lifecycleFor(s, target, appShutdown, programs);
   const lifecycle = hooks.lifecycle;
   let needsTools = hooks.needsTools;
-  // top-level keys only are set or deleted here: a shallow copy keeps the (frozen) spec intact
-  const c: Json = { ...s.container };
+  // The top-level keys the layout sets over the spec's container (no shallow copy of the frozen
+  // spec's container first: the output below is the one copy).
+  const from: Json = s.container;
+  const set: Json = {};
+  let dropArgs = false;
   const wrapper = wrapPrograms ? exitWithAppCommand(s, wrapPrograms)
     : s.layout === 'NATIVE' ? holdSigtermCommand(s) : undefined;
   if (wrapper) {
     // the agent's argv goes into the wrapper's arguments (the kubelet expands `$(NAME)` in command and args alike)
-    c.command = wrapper;
-    delete c.args;
+    set.command = wrapper;
+    dropArgs = true;
     needsTools = true;
   }
   // An adopted container's own hooks are kept beside the engine's (a clash is an error, hookConflicts).
-  if (lifecycle) c.lifecycle = { ...(c.lifecycle ?? {}), ...lifecycle };
-  if (needsTools) c.volumeMounts = [...(c.volumeMounts ?? []), { mountPath: TOOLS.mountPath, name: TOOLS.volumeName, readOnly: true }];
-  if (s.layout === 'NATIVE') c.restartPolicy = 'Always';
+  if (lifecycle) set.lifecycle = { ...(from.lifecycle ?? {}), ...lifecycle };
+  if (needsTools) set.volumeMounts = [...(from.volumeMounts ?? []), { mountPath: TOOLS.mountPath, name: TOOLS.volumeName, readOnly: true }];
+  if (s.layout === 'NATIVE') set.restartPolicy = 'Always';
   // RestartAllContainers (KEP-5532, beta 1.36): checked in checkPlacement (native, 1.36+)
   if (s.layout === 'NATIVE' && s.restartPodOnExitCodes !== undefined && s.restartPodOnExitCodes.length > 0 &&
     capabilities(target.minor, target.gate).restartAllContainers) {
-    c.restartPolicyRules = [{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [...s.restartPodOnExitCodes] } }];
+    set.restartPolicyRules = [{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [...s.restartPodOnExitCodes] } }];
+  }
+  const keys = Object.keys(from);
+  for (const k of Object.keys(set)) {
+    if (!keys.includes(k)) keys.push(k);
   }
   // the keys sorted and every value copied in one pass (the output never shares objects with the specs)
   const out: Json = {};
-  for (const k of sortedKeys(c)) out[k] = copyJson(c[k]);
+  for (const k of inCodePointOrder(keys)) {
+    if (dropArgs && k === 'args') continue;
+    out[k] = copyJson(Object.prototype.hasOwnProperty.call(set, k) ? set[k] : from[k]);
+  }
   return { container: out, needsTools };
 }
 
@@ -539,13 +556,14 @@ function withAppWiring(app: Json, sidecars: SidecarSpec[]): Json {
 
 function duplicateKinds(where: string, sidecars: SidecarSpec[]): string[] {
   const errors: string[] = [];
-  const seenKinds = new Map<string, string>();
-  for (const s of sidecars) {
-    const first = seenKinds.get(s.kind);
-    if (first !== undefined) {
-      errors.push(`${s.owner}: ${where} already has one: ${first}; attach one ${s.kind} per workload.`);
-    } else {
-      seenKinds.set(s.kind, s.owner);
+  // (a workload has a few sidecars: a look back at each, no map)
+  for (let i = 1; i < sidecars.length; i++) {
+    const s = sidecars[i];
+    for (let j = 0; j < i; j++) {
+      if (sidecars[j].kind === s.kind) {
+        errors.push(`${s.owner}: ${where} already has one: ${sidecars[j].owner}; attach one ${s.kind} per workload.`);
+        break;
+      }
     }
   }
   return errors;

@@ -36,12 +36,29 @@ function compareBySurrogates(a: string, b: string): number {
 
 /** The object's own enumerable string keys, in code point order. */
 export function sortedKeys(o: object): string[] {
-  const keys = Object.keys(o);
-  // (most objects come in order already, cdk8s' and the library's: one look at each pair, no sort)
-  for (let i = 1; i < keys.length; i++) {
-    if (compareCodePoints(keys[i - 1], keys[i]) > 0) return keys.sort(compareCodePoints);
+  return inCodePointOrder(Object.keys(o));
+}
+
+/** `strings` sorted in place in code point order, and returned. */
+export function inCodePointOrder(strings: string[]): string[] {
+  // (most key lists come in order already, cdk8s' and the library's: one look at each pair, no sort)
+  const n = strings.length;
+  let i = 1;
+  while (i < n && compareCodePoints(strings[i - 1], strings[i]) <= 0) i++;
+  if (i === n) return strings;
+  // a few keys out of place (those an object got after the ordered ones): moved back one by one,
+  // without the sort's copy of the list; the order is the sort's (a stable sort, the same comparator)
+  if (n > 64) return strings.sort(compareCodePoints);
+  for (; i < n; i++) {
+    const s = strings[i];
+    let j = i - 1;
+    while (j >= 0 && compareCodePoints(strings[j], s) > 0) {
+      strings[j + 1] = strings[j];
+      j--;
+    }
+    strings[j + 1] = s;
   }
-  return keys;
+  return strings;
 }
 
 /**
