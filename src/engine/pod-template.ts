@@ -183,10 +183,11 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // When the app has exited (its own preStop hook, then its shutdown), and the grace it needs;
   // what the manifest says stands in for the props not given (src/engine/shutdown.ts, planGrace).
   const graceSpecs = [...ordered, ...injected.map(p => asGraceSpec(p, target))];
+  const natives = ordered.filter(s => s.layout === 'NATIVE');
   const current = spec.terminationGracePeriodSeconds;
   const plan = planGrace(where, graceSpecs, target, userInit, userContainers, {
     // in the order they will be placed (`after` can put one of ours behind a user's native sidecar)
-    initOrder: initOrderOf(ordered.filter(s => s.layout === 'NATIVE'), userInit),
+    initOrder: initOrderOf(natives, userInit),
     current,
     explicitGrace: current === undefined || current === target.graceWrittenByDefault ? undefined : current,
     completes,
@@ -309,14 +310,14 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     );
   }
   const tools = needsTools ? [toolsInitContainer([...toolImages.keys()][0] ?? TOOLS.image)] : [];
-  const initContainers = placeNative(tools, ordered.filter(s => s.layout === 'NATIVE'), native, userInit);
+  const initContainers = placeNative(tools, natives, native, userInit);
   if (initContainers.length > 0) spec.initContainers = initContainers;
   spec.containers = [...legacyFirst, ...appContainers, ...legacyLast];
   const volumes = [...userVolumes, ...ordered.flatMap(s => s.volumes.map(sortedCopy)), ...(needsTools ? [toolsVolume()] : [])];
   if (volumes.length > 0) spec.volumes = volumes;
 
   // Annotations that roll the pods when a sidecar's config changes; the injectors' own.
-  const nativeStops = ordered.filter(s => s.layout === 'NATIVE').reduce((sum, s) => sum + s.shutdown.stopSeconds, 0);
+  const nativeStops = natives.reduce((sum, s) => sum + s.shutdown.stopSeconds, 0);
   const annotations: Record<string, string> = {};
   for (const s of ordered) Object.assign(annotations, s.podAnnotations);
   for (const p of injected) Object.assign(annotations, meshAnnotations(p, appShutdown, target, nativeStops));
@@ -842,6 +843,8 @@ function initOrderOf(natives: SidecarSpec[], userInit: Json[]): string[] {
  * its app wiring.
  */
 function placeNative(tools: Json[], specs: SidecarSpec[], placed: Json[], userInit: Json[]): Json[] {
+  // (no native sidecar, as in every legacy layout: the tools, then the user's, as they are)
+  if (specs.length === 0) return [...tools, ...userInit];
   const first = specs.map((s, i) => ({ s, c: placed[i] })).filter(x => x.s.after === undefined);
   const out: Json[] = [...tools, ...first.map(x => x.c), ...userInit];
   const owner = new Map<Json, SidecarSpec>(specs.map((s, i) => [placed[i], s]));
