@@ -9,7 +9,7 @@ import * as path from 'path';
 import { ApiObject, Chart, Testing } from 'cdk8s';
 import { containerEnvironment, expand } from './util/env-expansion';
 import { rawDeployment } from './util/fixtures';
-import { compareCodePoints } from '../src/private/order';
+import { compareCodePoints, sortedKeys } from '../src/private/order';
 import { WithSidecar } from '../src/with-sidecar';
 
 function deploymentWithEnv(chart: Chart, env?: any[]): ApiObject {
@@ -68,6 +68,43 @@ describe('no locale', () => {
     expect(['\u{1F600}', '\uFF5E'].sort()).toEqual(['\u{1F600}', '\uFF5E']);
     expect(compareCodePoints('aa-proxy', 'z-proxy')).toBeLessThan(0);
     expect(compareCodePoints('a', 'ab')).toBeLessThan(0);
+  });
+
+  test('the comparator\'s fast path (code units) agrees with code points everywhere, lone surrogates too; sortedKeys with a full sort', () => {
+    // issue 36: compareCodePoints reads code units and turns to code points only where a surrogate
+    // differs; sortedKeys moves keys out of place into order without a sort. Both against the plain
+    // definitions, on strings built around the units where code units and code points disagree.
+    const byCodePoints = (a: string, b: string): number => {
+      const x = Array.from(a, c => c.codePointAt(0)!);
+      const y = Array.from(b, c => c.codePointAt(0)!);
+      for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+      return x.length - y.length;
+    };
+    const units = ['a', 'z', '-', '0', '\u00e9', '\ud7ff', '\ud800', '\udbff', '\udc00', '\udfff', '\ue000', '\uff5e', '\uffff', '\u{10000}', '\u{1F600}', '\u{10FFFF}'];
+    let seed = 36;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    const word = () => Array.from({ length: next() % 4 }, () => units[next() % units.length]).join('');
+    const words: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const prefix = word();
+      words.push(prefix + word(), prefix + word());
+    }
+    for (let i = 0; i < words.length; i += 2) {
+      expect([words[i], words[i + 1], Math.sign(compareCodePoints(words[i], words[i + 1]))])
+        .toEqual([words[i], words[i + 1], Math.sign(byCodePoints(words[i], words[i + 1]))]);
+    }
+    // key lists in order, with a few keys out of place, reversed, and longer than the insertion path takes
+    const lists = [
+      ['args', 'image', 'name', 'volumeMounts'],
+      ['args', 'image', 'name', 'volumeMounts', 'lifecycle', 'restartPolicy'],
+      ['zeta', 'beta', 'alpha', '\u{1F600}', '\uff5e', '10', '9'],
+      Array.from({ length: 80 }, (_, i) => `k${(i * 37) % 80}`),
+    ];
+    for (const keys of lists) {
+      const o: Record<string, number> = {};
+      for (const k of keys) o[k] = 1;
+      expect(sortedKeys(o)).toEqual([...Object.keys(o)].sort((a, b) => byCodePoints(a, b)));
+    }
   });
 
   /** Synthesizes an app in a child node under `lang`: two sidecars whose order a Danish collation swaps. */
