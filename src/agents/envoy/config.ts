@@ -29,6 +29,7 @@
  */
 
 import { Memo } from '../../private/memo';
+import { setOwn } from '../../private/order';
 import { asciiJson } from '../../private/values';
 
 /** A plain JSON object. */
@@ -519,7 +520,9 @@ export function renderEnvoySdsFiles(o: EnvoyBootstrapOptions): Record<string, En
 /** Stand-ins for the node's id and cluster in a memoized config text (control characters: no real value holds them). */
 const NODE_ID_TOKEN = '\u0000node-id\u0000';
 const NODE_CLUSTER_TOKEN = '\u0000node-cluster\u0000';
-const filesMemo = new Memo<Readonly<Record<string, string>>>();
+/** A file's text cut at the stand-ins: the texts between them, and which value goes between each two (0: the id, 1: the cluster). */
+interface CutText { readonly texts: readonly string[]; readonly values: ReadonlyArray<0 | 1> }
+const filesMemo = new Memo<Readonly<Record<string, CutText>>>();
 
 /**
  * `renderEnvoyConfigFiles(o).files`, rendered once per distinct options but for the node's id
@@ -530,12 +533,35 @@ const filesMemo = new Memo<Readonly<Record<string, string>>>();
  */
 export function envoyConfigFiles(o: EnvoyBootstrapOptions): Record<string, string> {
   const generic = { ...o, nodeId: NODE_ID_TOKEN, nodeCluster: NODE_CLUSTER_TOKEN };
-  const files = filesMemo.get(JSON.stringify(generic), () => Object.freeze(renderEnvoyConfigFiles(generic).files));
   // as JSON string contents (escaped, without the quotes), wherever they stand in the text
   const inJson = (value: string) => asciiJson(value).slice(1, -1);
+  const files = filesMemo.get(JSON.stringify(generic), () => {
+    const cut: Record<string, CutText> = {};
+    const id = inJson(NODE_ID_TOKEN);
+    const cluster = inJson(NODE_CLUSTER_TOKEN);
+    for (const [name, text] of Object.entries(renderEnvoyConfigFiles(generic).files)) {
+      const texts: string[] = [];
+      const values: Array<0 | 1> = [];
+      // (the same cuts as text.split(id), each piece then split(cluster))
+      text.split(id).forEach((piece, i) => {
+        if (i > 0) values.push(0);
+        piece.split(cluster).forEach((part, j) => {
+          if (j > 0) values.push(1);
+          texts.push(part);
+        });
+      });
+      setOwn(cut, name, Object.freeze({ texts: Object.freeze(texts), values: Object.freeze(values) }));
+    }
+    return Object.freeze(cut);
+  });
+  // each text joined once (a string concatenation, no copy of the pieces until it is read)
+  const values = [inJson(o.nodeId), inJson(o.nodeCluster)];
   const out: Record<string, string> = {};
-  for (const [name, text] of Object.entries(files)) {
-    out[name] = text.split(inJson(NODE_ID_TOKEN)).join(inJson(o.nodeId)).split(inJson(NODE_CLUSTER_TOKEN)).join(inJson(o.nodeCluster));
+  for (const name of Object.keys(files)) {
+    const { texts, values: at } = files[name];
+    let text = texts[0];
+    for (let i = 0; i < at.length; i++) text += values[at[i]] + texts[i + 1];
+    setOwn(out, name, text);
   }
   return out;
 }
