@@ -308,11 +308,14 @@ export abstract class SidecarBase extends Construct {
   private readonly target: TargetReader;
   /** How messages name this construct (`describe()`). */
   private readonly description: string;
+  /** `describe()` as a `Where`, made once (it is immutable). */
+  private readonly where: Where;
 
   protected constructor(scope: Construct, id: string, props: SidecarProps, private readonly defaultContainerName: string) {
     super(scope, id);
     // A construct's class and path never change: written once (every check's message starts with it).
     this.description = `${this.constructor.name} '${this.node.path}'`;
+    this.where = new Where(this.description);
     // A copy, each prop read once (issue 39): checked and used from here on, read at synthesis too,
     // so a props object changed after construction (or a getter) changes nothing here.
     this._props = snapshot(props);
@@ -366,7 +369,7 @@ export abstract class SidecarBase extends Construct {
    * @internal
    */
   protected _where(): Where {
-    return new Where(this.describe());
+    return this.where;
   }
 
   /**
@@ -387,11 +390,12 @@ export abstract class SidecarBase extends Construct {
       ports: a.ports,
       health: a.health?.path,
       liveness: a.health?.liveness?.path,
-      files: a.files,
+      files: a.files && filesToCheck(a.files),
       volumes: a.volumes,
       appEnv: a.appEnv,
       containerOverrides: a.containerOverrides,
     });
+    if (a.files) passedFiles(a.files);
     const config = agent.files ? this.configMap(agent.files) : undefined;
     const volumes: Json[] = [];
     const mounts: Json[] = [];
@@ -399,13 +403,13 @@ export abstract class SidecarBase extends Construct {
     for (const v of agent.volumes) {
       const name = `${this.containerName}${v.suffix}`;
       if (v.source === undefined && !config) throw internalError(`${this.describe()}: volume '${name}' has no source and the agent has no files`);
-      volumes.push({ ...(v.source ?? { configMap: { name: config!.name } }), name });
-      mounts.push({ mountPath: v.mountPath, name, ...(v.readOnly ? { readOnly: true } : {}) });
-      if (v.shareWithApp) appMounts.push({ mountPath: v.mountPath, name });
+      volumes.push(v.source === undefined ? { configMap: { name: config!.name }, name } : namedVolume(v.source, name));
+      mounts.push(volumeMount(v.mountPath, name, v.readOnly === true));
+      if (v.shareWithApp) appMounts.push(volumeMount(v.mountPath, name, undefined));
     }
     const health = agent.health;
     const probe = (p: { periodSeconds: number; failureThreshold: number; timeoutSeconds?: number }, path = health!.path) =>
-      httpProbe(path, health!.port, p.periodSeconds, p.failureThreshold, p.timeoutSeconds);
+      sharedProbe(path, health!.port, p.periodSeconds, p.failureThreshold, p.timeoutSeconds);
     for (const owned of ['name', 'restartPolicy', 'lifecycle']) {
       if (agent.containerOverrides?.[owned] !== undefined) throw internalError(`${this.describe()}: the container's ${owned} is set by the library`);
     }
@@ -420,10 +424,7 @@ export abstract class SidecarBase extends Construct {
       ...(health?.liveness ? { livenessProbe: probe(health.liveness, health.liveness.path) } : {}),
       ...(health?.readiness ? { readinessProbe: probe(health.readiness) } : {}),
       resources: agent.resources,
-      securityContext: {
-        ...restrictedSecurityContext(agent.user),
-        ...(agent.group !== undefined ? { runAsGroup: agent.group } : {}),
-      },
+      securityContext: securityContextOf(agent.user, agent.group),
       ...(health ? { startupProbe: probe(health.startup) } : {}),
       volumeMounts: mounts,
       ...agent.containerOverrides,
@@ -640,6 +641,75 @@ export interface SidecarConfig {
   readonly annotations: Record<string, string>;
 }
 
+/*
+ * Parts of an agent's container that are the same in every workload (probes, security context,
+ * mounts, volume sources), made once and frozen: `deepFreeze` and `checkManifestData` skip a
+ * frozen object they have seen, and each workload allocates less (issue 36). Each memo's key
+ * holds every input of the part.
+ */
+const probes = new Memo<Json>(1024);
+function sharedProbe(path: string, port: number, periodSeconds: number, failureThreshold: number, timeoutSeconds: number | undefined): Json {
+  // (the path last: the numbers before it cannot hold a '|')
+  return probes.get(`${port}|${periodSeconds}|${failureThreshold}|${timeoutSeconds}|${path}`,
+    () => deepFreeze(httpProbe(path, port, periodSeconds, failureThreshold, timeoutSeconds)));
+}
+
+const securityContexts = new Memo<Json>(1024);
+function securityContextOf(user: number, group: number | undefined): Json {
+  return securityContexts.get(`${user}|${group}`, () => deepFreeze({
+    ...restrictedSecurityContext(user),
+    ...(group !== undefined ? { runAsGroup: group } : {}),
+  }));
+}
+
+const mountsMemo = new Memo<Json>(1024);
+/** `{ mountPath, name }` and `readOnly: true` when `readOnly` (the container's) or none (`undefined`: an app container's). */
+function volumeMount(mountPath: string, name: string, readOnly: boolean | undefined): Json {
+  // (the name, a DNS label, cannot hold a '|')
+  return mountsMemo.get(`${readOnly}|${name}|${mountPath}`, () => deepFreeze({ mountPath, name, ...(readOnly ? { readOnly: true } : {}) }));
+}
+
+/** `{ ...source, name }`: one per frozen source and name (a source that is not frozen gets a copy each time). */
+const namedVolumes = new WeakMap<object, Map<string, Json>>();
+function namedVolume(source: Json, name: string): Json {
+  if (!Object.isFrozen(source)) return { ...source, name };
+  let byName = namedVolumes.get(source);
+  if (!byName) {
+    byName = new Map();
+    namedVolumes.set(source, byName);
+  }
+  let volume = byName.get(name);
+  if (!volume) {
+    volume = deepFreeze({ ...source, name });
+    byName.set(name, volume);
+  }
+  return volume;
+}
+
+/**
+ * Config texts `checkManifestData` passed (most sidecars of a kind have the same text): checked
+ * again they would pass again, so a later check gets a stand-in that passes at no cost (a frozen
+ * empty object), under the same file name, which is still checked.
+ */
+const PASSED_TEXTS = new Set<string>();
+const PASSED_TEXT = Object.freeze({});
+function filesToCheck(files: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const name of Object.keys(files)) {
+    const text = files[name];
+    setOwn(out, name, typeof text === 'string' && PASSED_TEXTS.has(text) ? PASSED_TEXT : text);
+  }
+  return out;
+}
+function passedFiles(files: Record<string, string>): void {
+  for (const name of Object.keys(files)) {
+    const text = files[name];
+    if (typeof text !== 'string' || text.length > 65536) continue;
+    if (PASSED_TEXTS.size >= 256) PASSED_TEXTS.clear();
+    PASSED_TEXTS.add(text);
+  }
+}
+
 /** An HTTP GET probe on the agent's health endpoint. @internal */
 export function httpProbe(path: string, port: number, periodSeconds: number, failureThreshold: number, timeoutSeconds: number = 1): Json {
   return { failureThreshold, httpGet: { path, port }, periodSeconds, timeoutSeconds };
@@ -648,5 +718,7 @@ export function httpProbe(path: string, port: number, periodSeconds: number, fai
 
 /** An env var from the downward API. @internal */
 export function fieldEnv(name: string, fieldPath: string): Json {
-  return { name, valueFrom: { fieldRef: { fieldPath } } };
+  // frozen and shared: the same entries in every workload (see `sharedProbe`)
+  return fieldEnvs.get(`${name}|${fieldPath}`, () => deepFreeze({ name, valueFrom: { fieldRef: { fieldPath } } }));
 }
+const fieldEnvs = new Memo<Json>(1024);

@@ -13,6 +13,7 @@ import { podTemplateIn } from './facts/kinds';
 import { Images } from './images';
 import { Where } from './private/errors';
 import { Json } from './private/json';
+import { shared } from './private/memo';
 import { sortedKeys } from './private/order';
 import { SecretKeyReference } from './secret-ref';
 import { AgentDescription, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
@@ -200,6 +201,11 @@ const APP_POD_ENV: Array<[attribute: string, env: string, fieldPath: string]> = 
 /** The agent's env var that holds the workload's name (the config refers to it). */
 const WORKLOAD_NAME_ENV = 'K8S_WORKLOAD_NAME';
 
+/** The agent's constant parts, frozen and shared by every workload (issue 36). */
+const ARGS = shared([`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`]);
+const VOLUMES = shared([{ suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true }]);
+const LOCAL_PORTS = shared([GRPC_PORT, HTTP_PORT]);
+
 /** The `k8s.<kind>.name` resource attribute of each workload kind (semantic conventions). */
 const WORKLOAD_ATTRIBUTE: Record<string, string | undefined> = {
   Deployment: 'k8s.deployment.name',
@@ -245,7 +251,7 @@ export class WithTracer extends SidecarBase {
     super(scope, id, props, 'tracer');
     // from here on the copy SidecarBase made (a props object changed afterwards changes nothing)
     props = this._props as WithTracerProps;
-    const who = new Where(this.describe());
+    const who = this._where();
     this.exporterEndpoint = checkEndpoint(who, props.exporterEndpoint);
     checkBoolean(who, 'exporterTls', props.exporterTls);
     checkBoolean(who, 'holdApplicationUntilCollectorStarts', props.holdApplicationUntilCollectorStarts);
@@ -320,7 +326,7 @@ export class WithTracer extends SidecarBase {
       kind: 'WithTracer',
       rank: RANK.TRACER,
       image: a.image,
-      args: [`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`],
+      args: ARGS,
       // the default image's ENTRYPOINT ["/otelcol"] (open-telemetry/opentelemetry-collector-releases
       // distributions/otelcol/Dockerfile, as stored); another image's is not known
       ...(a.image === Images.OTEL_COLLECTOR ? { entrypoint: '/otelcol' } : {}),
@@ -331,7 +337,7 @@ export class WithTracer extends SidecarBase {
         { name: 'GOMEMLIMIT', value: `${limitMiB}MiB` },
         ...a.headers.map(h => ({ name: h.env, valueFrom: { secretKeyRef: { key: h.key, name: h.secretName } } })),
       ],
-      ports: [{ containerPort: a.healthPort, name: 'otel-health', protocol: 'TCP' }],
+      ports: shared([{ containerPort: a.healthPort, name: 'otel-health', protocol: 'TCP' }]),
       // No readinessProbe: the agent is not in the request path, and a telemetry backend outage
       // must not take the app out of its Services.
       // Liveness on the same endpoint: the health_check extension answers 200 from its own HTTP
@@ -347,9 +353,9 @@ export class WithTracer extends SidecarBase {
       },
       resources: a.resources,
       files: { [CONFIG_FILE]: rendered.yaml },
-      volumes: [{ suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true }],
+      volumes: VOLUMES,
       // Bound on loopback only, so not container ports; still checked against the app's ports.
-      localPorts: [GRPC_PORT, HTTP_PORT],
+      localPorts: LOCAL_PORTS,
       appEnv: a.appEnv,
       // The drain bound, plus a second to exit (the model beside the renderer).
       shutdown: otelCollectorShutdown(a.drainSeconds),
@@ -370,8 +376,8 @@ export class WithTracer extends SidecarBase {
       ...userAttributes,
     ].join(',');
     return [
-      { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: this.appEndpoint },
-      { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', value: this.protocol },
+      shared({ name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: this.appEndpoint }),
+      shared({ name: 'OTEL_EXPORTER_OTLP_PROTOCOL', value: this.protocol }),
       { name: 'OTEL_SERVICE_NAME', value: escapeDollar(this.serviceName) },
       // Defined BEFORE OTEL_RESOURCE_ATTRIBUTES: the kubelet expands $(VAR) only from variables
       // defined earlier in the container's list (the engine appends in this order).

@@ -36,3 +36,15 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+const sharedParts = new Memo<unknown>(1024);
+
+/**
+ * `value` (plain JSON data: strings, numbers, booleans, arrays and objects, no `undefined`),
+ * frozen and shared with every other caller that gives the same content (the key is its JSON):
+ * for the parts of an agent that are the same in most workloads (ports, args, volume sources,
+ * env entries), which `deepFreeze` and `checkManifestData` then skip (issue 36).
+ */
+export function shared<T>(value: T): T {
+  return sharedParts.get(JSON.stringify(value), () => deepFreeze(value)) as T;
+}
