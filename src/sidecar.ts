@@ -223,6 +223,11 @@ export interface AgentDescription {
   readonly resources: Json;
   /** Files of the agent's config ConfigMap (mounted by the volume without `source`). */
   readonly files?: Record<string, string>;
+  /**
+   * The files hold the workload's own values (e.g. its name), so their texts differ per workload:
+   * they are not kept for the next sidecar (checked and hashed each time, with no look-up first).
+   */
+  readonly filesPerWorkload?: boolean;
   readonly volumes: AgentVolume[];
   /** Ports bound on localhost only (not declared), checked against the app's ports. */
   readonly localPorts?: number[];
@@ -390,13 +395,13 @@ export abstract class SidecarBase extends Construct {
       ports: a.ports,
       health: a.health?.path,
       liveness: a.health?.liveness?.path,
-      files: a.files && filesToCheck(a.files),
+      files: a.files && !a.filesPerWorkload ? filesToCheck(a.files) : a.files,
       volumes: a.volumes,
       appEnv: a.appEnv,
       containerOverrides: a.containerOverrides,
     });
-    if (a.files) passedFiles(a.files);
-    const config = agent.files ? this.configMap(agent.files) : undefined;
+    if (a.files && !a.filesPerWorkload) passedFiles(a.files);
+    const config = agent.files ? this.configMap(agent.files, !agent.filesPerWorkload) : undefined;
     const volumes: Json[] = [];
     const mounts: Json[] = [];
     const appMounts: Json[] = [];
@@ -413,22 +418,21 @@ export abstract class SidecarBase extends Construct {
     for (const owned of ['name', 'restartPolicy', 'lifecycle']) {
       if (agent.containerOverrides?.[owned] !== undefined) throw internalError(`${this.describe()}: the container's ${owned} is set by the library`);
     }
-    const container: Json = {
-      args: agent.args,
-      ...(agent.command ? { command: agent.command } : {}),
-      ...(agent.env && agent.env.length > 0 ? { env: agent.env } : {}),
-      image: agent.image,
-      imagePullPolicy: defaultPullPolicy(agent.image),
-      name: this.containerName,
-      ports: agent.ports,
-      ...(health?.liveness ? { livenessProbe: probe(health.liveness, health.liveness.path) } : {}),
-      ...(health?.readiness ? { readinessProbe: probe(health.readiness) } : {}),
-      resources: agent.resources,
-      securityContext: securityContextOf(agent.user, agent.group),
-      ...(health ? { startupProbe: probe(health.startup) } : {}),
-      volumeMounts: mounts,
-      ...agent.containerOverrides,
-    };
+    // (assigned in the order of the manifest's keys: no object spread per optional field)
+    let container: Json = { args: agent.args };
+    if (agent.command) container.command = agent.command;
+    if (agent.env && agent.env.length > 0) container.env = agent.env;
+    container.image = agent.image;
+    container.imagePullPolicy = defaultPullPolicy(agent.image);
+    container.name = this.containerName;
+    container.ports = agent.ports;
+    if (health?.liveness) container.livenessProbe = probe(health.liveness, health.liveness.path);
+    if (health?.readiness) container.readinessProbe = probe(health.readiness);
+    container.resources = agent.resources;
+    container.securityContext = securityContextOf(agent.user, agent.group);
+    if (health) container.startupProbe = probe(health.startup);
+    container.volumeMounts = mounts;
+    if (agent.containerOverrides) container = { ...container, ...agent.containerOverrides };
     this.attached = deepFreeze({
       kind: agent.kind,
       rank: agent.rank,
@@ -586,7 +590,7 @@ export abstract class SidecarBase extends Construct {
    * namespace. Returns its name and a checksum annotation that rolls the pods on change.
    * @internal
    */
-  private configMap(data: Record<string, string>): SidecarConfig {
+  private configMap(data: Record<string, string>, recurring = true): SidecarConfig {
     const sorted: Record<string, string> = {};
     for (const k of sortedKeys(data)) setOwn(sorted, k, data[k]);
     const namespace = this.workloadObject.metadata.namespace;
@@ -602,7 +606,7 @@ export abstract class SidecarBase extends Construct {
     // The ConfigMap follows the namespace the workload is emitted in (src/bind/hooks.ts).
     const workload = this.workloadObject;
     const cm = new AgentConfigMap(this, 'config', namespace, sorted, () => WorkloadBinding.of(workload).emittedNamespace());
-    const checksum = configChecksum(sorted);
+    const checksum = configChecksum(sorted, recurring);
     return {
       name: cm.name,
       annotations: { [`checksum.sidecars.cdk8s.io/${this.containerName}`]: checksum },
@@ -621,12 +625,12 @@ const oneFileChecksums = new Map<string, Memo<string>>();
 /**
  * The SHA-256 of a config's files (`JSON.stringify` of the name -> text map, keys sorted), the pod
  * template's `checksum.sidecars.cdk8s.io/<container>` annotation. A one-file config's is kept per
- * (name, text); every input is in that key.
+ * (name, text) when its text is `recurring` (the same in other sidecars); every input is in that key.
  */
-function configChecksum(sorted: Record<string, string>): string {
+function configChecksum(sorted: Record<string, string>, recurring: boolean): string {
   const compute = () => createHash('sha256').update(JSON.stringify(sorted)).digest('hex');
   const names = Object.keys(sorted);
-  if (names.length !== 1) return compute();
+  if (names.length !== 1 || !recurring) return compute();
   let byText = oneFileChecksums.get(names[0]);
   if (!byText) {
     byText = new Memo<string>();

@@ -456,6 +456,8 @@ export class WithEnvoy extends SidecarBase {
       },
       resources: r.resources,
       files: r.files,
+      // the node's id and cluster in the bootstrap are the workload's name
+      filesPerWorkload: true,
       // The Secrets are read by Envoy only, never copied into the ConfigMap.
       volumes: [
         { suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true },

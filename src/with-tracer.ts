@@ -425,13 +425,19 @@ function defaultServiceName(workload: IConstruct, obj: ApiObject): string {
   for (const value of [meta.annotations?.['resource.opentelemetry.io/service.name'], meta.labels?.['app.kubernetes.io/instance'], meta.labels?.['app.kubernetes.io/name']]) {
     if (typeof value === 'string' && value !== '') return value;
   }
-  let generated: string | undefined;
-  try {
-    generated = Chart.of(obj).generateObjectName(obj);
-  } catch {
-    generated = undefined;
+  // An ApiObject without metadata.name in its props got the chart's generated name
+  // (`props.metadata?.name ?? chart.generateObjectName(this)`, cdk8s ApiObject): that name is
+  // not asked of the chart again (a walk of the path and a hash, issue 36).
+  const givenName = (obj as any).props?.metadata?.name;
+  if (givenName !== undefined && givenName !== null) {
+    let generated: string | undefined;
+    try {
+      generated = Chart.of(obj).generateObjectName(obj);
+    } catch {
+      generated = undefined;
+    }
+    if (obj.name !== generated) return obj.name;
   }
-  if (obj.name !== generated) return obj.name;
   // the cdk8s-plus workload's id (its ApiObject is its child 'Resource'), or the raw ApiObject's
   const id = ApiObject.isApiObject(workload) ? obj.node.id : workload.node.id;
   return id.trim() !== '' && !/[\u0000-\u001f\u007f]/.test(id) ? id : obj.name;
@@ -455,7 +461,18 @@ function encodeAttributeValue(value: string): string {
   return encodeURIComponent(value);
 }
 
+/** Endpoints `checkEndpoint` passed (the check is a function of the text alone): most tracers of an app share one. */
+const PASSED_ENDPOINTS = new Set<string>();
+
 function checkEndpoint(who: Where, endpoint: string | undefined): string {
+  if (typeof endpoint === 'string' && PASSED_ENDPOINTS.has(endpoint)) return endpoint;
+  checkEndpointText(who, endpoint);
+  if (PASSED_ENDPOINTS.size >= 256) PASSED_ENDPOINTS.clear();
+  PASSED_ENDPOINTS.add(endpoint!);
+  return endpoint!;
+}
+
+function checkEndpointText(who: Where, endpoint: string | undefined): void {
   const example = "e.g. 'otel-collector.observability:4317'";
   checkString(who, 'exporterEndpoint', endpoint, "'otel-collector.observability:4317'");
   if (endpoint === undefined || endpoint.trim() === '') {
@@ -503,7 +520,6 @@ function checkEndpoint(who: Where, endpoint: string | undefined): string {
     throw who.error(`exporterEndpoint '${endpoint}' is the agent's own receiver: the agent would export to itself in a loop`, endpoint,
       `Give the central collector's address, ${example}`, '. ');
   }
-  return endpoint;
 }
 
 function checkServiceName(who: Where, name: string): string {
