@@ -13,7 +13,7 @@ import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
 import { Where, internalError } from './private/errors';
 import { Json } from './private/json';
-import { Memo, deepFreeze } from './private/memo';
+import { CutText, Memo, deepFreeze, joinCut } from './private/memo';
 import { setOwn, sortedKeys } from './private/order';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
 import { SidecarLayout, formatVersion } from './target/capabilities';
@@ -228,6 +228,11 @@ export interface AgentDescription {
    * they are not kept for the next sidecar (checked and hashed each time, with no look-up first).
    */
   readonly filesPerWorkload?: boolean;
+  /**
+   * The files as cut texts (instead of `files`): the base joins them, and hashes the shared texts
+   * of a cut once for the checksum.
+   */
+  readonly fileCuts?: Record<string, CutText>;
   readonly volumes: AgentVolume[];
   /** Ports bound on localhost only (not declared), checked against the app's ports. */
   readonly localPorts?: number[];
@@ -386,6 +391,7 @@ export abstract class SidecarBase extends Construct {
   protected _attach(agent: AgentDescription): void {
     // (the contract of a subclass: a bug of the subclass, not a prop)
     if (this.attached) throw internalError(`${this.describe()}: the sidecar is already attached`);
+    const files = agent.fileCuts ? joinCuts(agent.fileCuts) : agent.files;
     const a = agent;
     checkManifestData(this._where(), 'the agent\'s', {
       image: a.image,
@@ -395,13 +401,13 @@ export abstract class SidecarBase extends Construct {
       ports: a.ports,
       health: a.health?.path,
       liveness: a.health?.liveness?.path,
-      files: a.files && !a.filesPerWorkload ? filesToCheck(a.files) : a.files,
+      files: files && !a.filesPerWorkload ? filesToCheck(files) : files,
       volumes: a.volumes,
       appEnv: a.appEnv,
       containerOverrides: a.containerOverrides,
     });
-    if (a.files && !a.filesPerWorkload) passedFiles(a.files);
-    const config = agent.files ? this.configMap(agent.files, !agent.filesPerWorkload) : undefined;
+    if (files && !a.filesPerWorkload) passedFiles(files);
+    const config = files ? this.configMap(files, !agent.filesPerWorkload, agent.fileCuts) : undefined;
     const volumes: Json[] = [];
     const mounts: Json[] = [];
     const appMounts: Json[] = [];
@@ -590,7 +596,7 @@ export abstract class SidecarBase extends Construct {
    * namespace. Returns its name and a checksum annotation that rolls the pods on change.
    * @internal
    */
-  private configMap(data: Record<string, string>, recurring = true): SidecarConfig {
+  private configMap(data: Record<string, string>, recurring = true, cuts?: Record<string, CutText>): SidecarConfig {
     const sorted: Record<string, string> = {};
     for (const k of sortedKeys(data)) setOwn(sorted, k, data[k]);
     const namespace = this.workloadObject.metadata.namespace;
@@ -606,7 +612,7 @@ export abstract class SidecarBase extends Construct {
     // The ConfigMap follows the namespace the workload is emitted in (src/bind/hooks.ts).
     const workload = this.workloadObject;
     const cm = new AgentConfigMap(this, 'config', namespace, sorted, () => WorkloadBinding.of(workload).emittedNamespace());
-    const checksum = configChecksum(sorted, recurring);
+    const checksum = (cuts && cutChecksum(sorted, cuts)) ?? configChecksum(sorted, recurring);
     return {
       name: cm.name,
       annotations: { [`checksum.sidecars.cdk8s.io/${this.containerName}`]: checksum },
@@ -637,6 +643,64 @@ function configChecksum(sorted: Record<string, string>, recurring: boolean): str
     oneFileChecksums.set(names[0], byText);
   }
   return byText.get(sorted[names[0]], compute);
+}
+
+/** `joinCut` of each file. */
+function joinCuts(cuts: Record<string, CutText>): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const name of Object.keys(cuts)) setOwn(files, name, joinCut(cuts[name]));
+  return files;
+}
+
+/**
+ * `configChecksum` of files some of which are cut texts (`sorted[name]` is `joinCut(cuts[name])`),
+ * without the JSON text of the whole: the same bytes go into the hash, the JSON escapes of a
+ * cut's shared texts made once (as UTF-8) and kept with them. Undefined (then the whole is
+ * hashed) where a part begins or ends with a UTF-16 surrogate, since JSON.stringify escapes a
+ * lone surrogate but not a pair that a cut would split.
+ */
+function cutChecksum(sorted: Record<string, string>, cuts: Record<string, CutText>): string | undefined {
+  const hash = createHash('sha256');
+  hash.update('{');
+  let first = true;
+  // (the keys in the order JSON.stringify writes them)
+  for (const name of Object.keys(sorted)) {
+    hash.update(`${first ? '' : ','}${JSON.stringify(name)}:`);
+    first = false;
+    const cut = Object.prototype.hasOwnProperty.call(cuts, name) ? cuts[name] : undefined;
+    if (!cut) {
+      hash.update(JSON.stringify(sorted[name]));
+      continue;
+    }
+    const texts = escapedTexts(cut.texts);
+    if (!texts || cut.values.some(v => !cuttable(v))) return undefined;
+    hash.update('"');
+    hash.update(texts[0]);
+    for (let i = 0; i < cut.values.length; i++) {
+      hash.update(JSON.stringify(cut.values[i]).slice(1, -1));
+      hash.update(texts[i + 1]);
+    }
+    hash.update('"');
+  }
+  hash.update('}');
+  return hash.digest('hex');
+}
+
+/** The JSON escapes of shared texts, as UTF-8 (null: a text that a cut cannot escape alone). */
+const ESCAPED_TEXTS = new WeakMap<readonly string[], readonly Buffer[] | null>();
+function escapedTexts(texts: readonly string[]): readonly Buffer[] | undefined {
+  let escaped = ESCAPED_TEXTS.get(texts);
+  if (escaped === undefined) {
+    escaped = Object.isFrozen(texts) && texts.every(cuttable) ? texts.map(t => Buffer.from(JSON.stringify(t).slice(1, -1), 'utf8')) : null;
+    if (Object.isFrozen(texts)) ESCAPED_TEXTS.set(texts, escaped);
+  }
+  return escaped ?? undefined;
+}
+
+/** Whether a part of a cut text neither begins nor ends with a UTF-16 surrogate (its JSON escape is then the same alone as in the whole). */
+function cuttable(part: string): boolean {
+  const surrogate = (c: number) => c >= 0xd800 && c <= 0xdfff;
+  return typeof part === 'string' && (part.length === 0 || (!surrogate(part.charCodeAt(0)) && !surrogate(part.charCodeAt(part.length - 1))));
 }
 
 /** @internal */

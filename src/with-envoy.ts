@@ -1,6 +1,6 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { BOOTSTRAP_FILE, ENVOY_HEALTH_PATH, ENVOY_LIMITS, ENVOY_UID, OutboundRoute, envoyConfigFiles } from './agents/envoy/config';
+import { BOOTSTRAP_FILE, ENVOY_HEALTH_PATH, ENVOY_LIMITS, ENVOY_UID, OutboundRoute, envoyConfigFileCuts } from './agents/envoy/config';
 import { envoyShutdown } from './agents/envoy/shutdown';
 import { AGENT_LIVENESS } from './agents/liveness';
 import { appFact } from './bind/binding';
@@ -15,7 +15,7 @@ import { SelectorIndex } from './facts/workload-index';
 import { Images } from './images';
 import { Where } from './private/errors';
 import { Json } from './private/json';
-import { shared } from './private/memo';
+import { CutText, shared } from './private/memo';
 import { SecretReference } from './secret-ref';
 import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck, serviceManifest } from './service-port';
 import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
@@ -389,8 +389,8 @@ export class WithEnvoy extends SidecarBase {
   /** Envoy's bootstrap and its xDS files, from checked values. */
   private renderConfig(
     props: WithEnvoyProps, upstreams: OutboundRoute[], times: ReturnType<typeof checkTimes>, trustedProxyHops: number, resources: Json,
-  ): Record<string, string> {
-    return envoyConfigFiles({
+  ): Record<string, CutText> {
+    return envoyConfigFileCuts({
       adminPort: this.adminPort,
       listenerPort: this.listenerPort,
       appPort: this.appPort,
@@ -417,7 +417,7 @@ export class WithEnvoy extends SidecarBase {
 
   /** Envoy as data: every value here has been checked. */
   private describeAgent(props: WithEnvoyProps, r: {
-    files: Record<string, string>; resources: Json; upstreams: OutboundRoute[]; drainSeconds: number; concurrency: number;
+    files: Record<string, CutText>; resources: Json; upstreams: OutboundRoute[]; drainSeconds: number; concurrency: number;
   }): AgentDescription {
     const admin = `http://127.0.0.1:${this.adminPort}`;
     const tls = props.tls;
@@ -455,8 +455,8 @@ export class WithEnvoy extends SidecarBase {
         liveness: { path: ENVOY_HEALTH_PATH, ...AGENT_LIVENESS },
       },
       resources: r.resources,
-      files: r.files,
-      // the node's id and cluster in the bootstrap are the workload's name
+      // the bootstrap cut at the node's id and cluster, the workload's name
+      fileCuts: r.files,
       filesPerWorkload: true,
       // The Secrets are read by Envoy only, never copied into the ConfigMap.
       volumes: [

@@ -48,3 +48,18 @@ const sharedParts = new Memo<unknown>(1024);
 export function shared<T>(value: T): T {
   return sharedParts.get(JSON.stringify(value), () => deepFreeze(value)) as T;
 }
+
+/**
+ * A text cut where per-call values stand: `texts[0] + values[0] + texts[1] + ... + texts[n]`,
+ * the texts shared (frozen) by every call with the same options (e.g. a config text but for the
+ * workload's name), so that what is made of the texts alone can be kept with them.
+ */
+export interface CutText { readonly texts: readonly string[]; readonly values: readonly string[] }
+
+/** A cut text joined (a string concatenation: no copy of the texts until the result is read). */
+export function joinCut(cut: CutText): string {
+  const { texts, values } = cut;
+  let text = texts[0];
+  for (let i = 0; i < values.length; i++) text += values[i] + texts[i + 1];
+  return text;
+}

@@ -28,7 +28,7 @@
  * @see https://www.envoyproxy.io/docs/envoy/latest/configuration/security/secret
  */
 
-import { Memo } from '../../private/memo';
+import { CutText, Memo, joinCut } from '../../private/memo';
 import { setOwn } from '../../private/order';
 import { asciiJson } from '../../private/values';
 
@@ -520,9 +520,9 @@ export function renderEnvoySdsFiles(o: EnvoyBootstrapOptions): Record<string, En
 /** Stand-ins for the node's id and cluster in a memoized config text (control characters: no real value holds them). */
 const NODE_ID_TOKEN = '\u0000node-id\u0000';
 const NODE_CLUSTER_TOKEN = '\u0000node-cluster\u0000';
-/** A file's text cut at the stand-ins: the texts between them, and which value goes between each two (0: the id, 1: the cluster). */
-interface CutText { readonly texts: readonly string[]; readonly values: ReadonlyArray<0 | 1> }
-const filesMemo = new Memo<Readonly<Record<string, CutText>>>();
+/** The texts of a memoized file, and which value goes between each two (0: the id, 1: the cluster). */
+interface CutTemplate { readonly texts: readonly string[]; readonly values: ReadonlyArray<0 | 1> }
+const filesMemo = new Memo<Readonly<Record<string, CutTemplate>>>();
 
 /**
  * `renderEnvoyConfigFiles(o).files`, rendered once per distinct options but for the node's id
@@ -532,11 +532,19 @@ const filesMemo = new Memo<Readonly<Record<string, CutText>>>();
  * holding NUL characters, which no input that reaches the config can hold (checked at the props).
  */
 export function envoyConfigFiles(o: EnvoyBootstrapOptions): Record<string, string> {
+  const cuts = envoyConfigFileCuts(o);
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(cuts)) setOwn(out, name, joinCut(cuts[name]));
+  return out;
+}
+
+/** `envoyConfigFiles(o)`, each file as its cut text (the texts shared per distinct options, the node's id and cluster between). @internal */
+export function envoyConfigFileCuts(o: EnvoyBootstrapOptions): Record<string, CutText> {
   const generic = { ...o, nodeId: NODE_ID_TOKEN, nodeCluster: NODE_CLUSTER_TOKEN };
   // as JSON string contents (escaped, without the quotes), wherever they stand in the text
   const inJson = (value: string) => asciiJson(value).slice(1, -1);
   const files = filesMemo.get(JSON.stringify(generic), () => {
-    const cut: Record<string, CutText> = {};
+    const cut: Record<string, CutTemplate> = {};
     const id = inJson(NODE_ID_TOKEN);
     const cluster = inJson(NODE_CLUSTER_TOKEN);
     for (const [name, text] of Object.entries(renderEnvoyConfigFiles(generic).files)) {
@@ -554,14 +562,11 @@ export function envoyConfigFiles(o: EnvoyBootstrapOptions): Record<string, strin
     }
     return Object.freeze(cut);
   });
-  // each text joined once (a string concatenation, no copy of the pieces until it is read)
   const values = [inJson(o.nodeId), inJson(o.nodeCluster)];
-  const out: Record<string, string> = {};
+  const out: Record<string, CutText> = {};
   for (const name of Object.keys(files)) {
     const { texts, values: at } = files[name];
-    let text = texts[0];
-    for (let i = 0; i < at.length; i++) text += values[at[i]] + texts[i + 1];
-    setOwn(out, name, text);
+    setOwn(out, name, { texts, values: at.map(i => values[i]) });
   }
   return out;
 }
