@@ -2,7 +2,7 @@ import { Size } from 'cdk8s';
 import { checkSize, describeValue, quantity } from './bind/checks';
 import { Where } from './private/errors';
 import { Json } from './private/json';
-import { Memo, deepFreeze } from './private/memo';
+import { KeyMemo, deepFreeze } from './private/memo';
 
 /**
  * A CPU quantity, e.g. `{ amount: '250m' }`.
@@ -89,13 +89,13 @@ export function renderResources(who: Where, r: SidecarResources | undefined, def
   // Without the prop, the agent's defaults alone: one frozen result per distinct defaults (every
   // input is in the key), shared by the sidecars of an app (issue 36). A throw is not kept.
   if (r === undefined) {
-    return defaultsRendered.get(`${defaults.cpuRequest}|${defaults.cpuLimit}|${defaults.memoryRequest}|${defaults.memoryLimit}`,
+    return defaultsRendered.get([defaults.cpuRequest, defaults.cpuLimit, defaults.memoryRequest, defaults.memoryLimit],
       () => deepFreeze(render(who, r, defaults)));
   }
   return render(who, r, defaults);
 }
 
-const defaultsRendered = new Memo<Json>();
+const defaultsRendered = new KeyMemo<Json>();
 
 function render(who: Where, r: SidecarResources | undefined, defaults: DefaultResources): Json {
   const size = (s: Size | undefined, prop: string, fallback: string | undefined): string | undefined => {

@@ -13,7 +13,7 @@ import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
 import { Where, internalError } from './private/errors';
 import { Json } from './private/json';
-import { CutText, Memo, deepFreeze, joinCut } from './private/memo';
+import { CutText, KeyMemo, Memo, deepFreeze, joinCut } from './private/memo';
 import { setOwn, sortedKeys } from './private/order';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
 import { SidecarLayout, formatVersion } from './target/capabilities';
@@ -715,26 +715,24 @@ export interface SidecarConfig {
  * frozen object they have seen, and each workload allocates less (issue 36). Each memo's key
  * holds every input of the part.
  */
-const probes = new Memo<Json>(1024);
+const probes = new KeyMemo<Json>();
 function sharedProbe(path: string, port: number, periodSeconds: number, failureThreshold: number, timeoutSeconds: number | undefined): Json {
-  // (the path last: the numbers before it cannot hold a '|')
-  return probes.get(`${port}|${periodSeconds}|${failureThreshold}|${timeoutSeconds}|${path}`,
+  return probes.get([path, port, periodSeconds, failureThreshold, timeoutSeconds],
     () => deepFreeze(httpProbe(path, port, periodSeconds, failureThreshold, timeoutSeconds)));
 }
 
-const securityContexts = new Memo<Json>(1024);
+const securityContexts = new KeyMemo<Json>();
 function securityContextOf(user: number, group: number | undefined): Json {
-  return securityContexts.get(`${user}|${group}`, () => deepFreeze({
+  return securityContexts.get([user, group], () => deepFreeze({
     ...restrictedSecurityContext(user),
     ...(group !== undefined ? { runAsGroup: group } : {}),
   }));
 }
 
-const mountsMemo = new Memo<Json>(1024);
+const mountsMemo = new KeyMemo<Json>();
 /** `{ mountPath, name }` and `readOnly: true` when `readOnly` (the container's) or none (`undefined`: an app container's). */
 function volumeMount(mountPath: string, name: string, readOnly: boolean | undefined): Json {
-  // (the name, a DNS label, cannot hold a '|')
-  return mountsMemo.get(`${readOnly}|${name}|${mountPath}`, () => deepFreeze({ mountPath, name, ...(readOnly ? { readOnly: true } : {}) }));
+  return mountsMemo.get([readOnly, name, mountPath], () => deepFreeze({ mountPath, name, ...(readOnly ? { readOnly: true } : {}) }));
 }
 
 /** `{ ...source, name }`: one per frozen source and name (a source that is not frozen gets a copy each time). */
@@ -787,6 +785,6 @@ export function httpProbe(path: string, port: number, periodSeconds: number, fai
 /** An env var from the downward API. @internal */
 export function fieldEnv(name: string, fieldPath: string): Json {
   // frozen and shared: the same entries in every workload (see `sharedProbe`)
-  return fieldEnvs.get(`${name}|${fieldPath}`, () => deepFreeze({ name, valueFrom: { fieldRef: { fieldPath } } }));
+  return fieldEnvs.get([name, fieldPath], () => deepFreeze({ name, valueFrom: { fieldRef: { fieldPath } } }));
 }
-const fieldEnvs = new Memo<Json>(1024);
+const fieldEnvs = new KeyMemo<Json>();

@@ -23,6 +23,45 @@ export class Memo<V> {
   }
 }
 
+/**
+ * A `Memo` keyed by a few primitive values (numbers, strings, booleans, undefined) instead of one
+ * key text: nested Maps, so that a look-up builds no string and hashes only its parts (a number
+ * or a literal's string hashes at no cost). Values compare as in a Map (SameValueZero: `1` and
+ * `'1'` are different keys).
+ */
+export class KeyMemo<V> {
+  private root = new Map<unknown, any>();
+  private size = 0;
+
+  constructor(private readonly maxEntries = 1024) {}
+
+  /** The value for `keys`, computed by `compute` the first time. Give the same number of keys at every call. */
+  public get(keys: readonly unknown[], compute: () => V): V {
+    let map = this.root;
+    const last = keys.length - 1;
+    for (let i = 0; i < last; i++) {
+      let next = map.get(keys[i]);
+      if (next === undefined) {
+        next = new Map();
+        map.set(keys[i], next);
+      }
+      map = next;
+    }
+    let value = map.get(keys[last]) as V | undefined;
+    if (value === undefined) {
+      value = compute();
+      if (this.size >= this.maxEntries) {
+        this.root = new Map();
+        this.size = 0;
+        return value;
+      }
+      map.set(keys[last], value);
+      this.size++;
+    }
+    return value;
+  }
+}
+
 /** Freezes plain JSON in depth, so that an object's identity stands for its content. */
 export function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
