@@ -13,7 +13,7 @@ import { podTemplateIn } from './facts/kinds';
 import { Images } from './images';
 import { Where } from './private/errors';
 import { Json } from './private/json';
-import { shared } from './private/memo';
+import { KeyMemo, shared } from './private/memo';
 import { sortedKeys } from './private/order';
 import { SecretKeyReference } from './secret-ref';
 import { AgentDescription, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
@@ -201,6 +201,11 @@ const APP_POD_ENV: Array<[attribute: string, env: string, fieldPath: string]> = 
 /** The agent's env var that holds the workload's name (the config refers to it). */
 const WORKLOAD_NAME_ENV = 'K8S_WORKLOAD_NAME';
 
+const PROTOCOLS = new Set<string>(Object.values(OtlpProtocol));
+
+/** The collector's configs without exporter headers, by the values that vary (`describeAgent`). */
+const renderedConfigs = new KeyMemo<ReturnType<typeof renderOtelCollectorConfig>>();
+
 /** The agent's constant parts, frozen and shared by every workload (issue 36). */
 const ARGS = shared([`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`]);
 const VOLUMES = shared([{ suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true }]);
@@ -257,7 +262,7 @@ export class WithTracer extends SidecarBase {
     checkBoolean(who, 'holdApplicationUntilCollectorStarts', props.holdApplicationUntilCollectorStarts);
     this.exporterTls = props.exporterTls ?? true;
     this.protocol = props.protocol ?? OtlpProtocol.GRPC;
-    if (!Object.values(OtlpProtocol).includes(this.protocol)) {
+    if (!PROTOCOLS.has(this.protocol)) {
       throw who.error(`protocol '${this.protocol}' is not supported`, this.protocol, 'use OtlpProtocol.GRPC or OtlpProtocol.HTTP_PROTOBUF');
     }
     this.serviceName = checkServiceName(who, props.serviceName ?? defaultServiceName(props.workload, this.workloadObject));
@@ -298,7 +303,7 @@ export class WithTracer extends SidecarBase {
     const limitMiB = Math.floor(a.memoryLimitMiB * 0.8);
     const spikeMiB = Math.max(1, Math.floor(limitMiB * 0.2));
     const workloadAttribute = WORKLOAD_ATTRIBUTE[this.workloadObject.kind];
-    const rendered = renderOtelCollectorConfig({
+    const render = () => renderOtelCollectorConfig({
       receiverHost: LOOPBACK,
       grpcPort: GRPC_PORT,
       httpPort: HTTP_PORT,
@@ -316,11 +321,14 @@ export class WithTracer extends SidecarBase {
       memoryLimitMiB: limitMiB,
       memorySpikeLimitMiB: spikeMiB,
     });
+    // Without headers, the options are a function of these values (the rest are constants): the
+    // config is looked up by them, without the options object and its JSON (issue 36).
+    const rendered = a.headers.length === 0
+      ? renderedConfigs.get([a.healthPort, this.exporterEndpoint, this.exporterTls, workloadAttribute, a.drainSeconds, limitMiB, spikeMiB], render)
+      : render();
     // Only the upstream images' tags are collector versions; the tag of an image of your own is not.
-    const repo = a.image.split('@')[0].replace(/:[^/]*$/, '');
-    const upstream = repo.slice(repo.lastIndexOf('/') + 1).startsWith('opentelemetry-collector');
-    const untagged = `${repo}:your-own`;
-    const warning = releaseRangeWarning(this._where(), upstream ? a.image : untagged, DEFAULT_IMAGES.otelCollector)?.replace(`'${untagged}'`, `'${a.image}'`);
+    // (The default image is the pinned one, which is never warned about.)
+    const warning = a.image === DEFAULT_IMAGES.otelCollector.image ? undefined : this.imageWarning(a.image);
     return {
       ...(warning ? { warnings: [warning] } : {}),
       kind: 'WithTracer',
@@ -368,6 +376,14 @@ export class WithTracer extends SidecarBase {
   }
 
   /** The OTEL_* variables every app container gets. */
+  /** A warning when `image` is outside the collector releases the config is written for. */
+  private imageWarning(image: string): string | undefined {
+    const repo = image.split('@')[0].replace(/:[^/]*$/, '');
+    const upstream = repo.slice(repo.lastIndexOf('/') + 1).startsWith('opentelemetry-collector');
+    const untagged = `${repo}:your-own`;
+    return releaseRangeWarning(this._where(), upstream ? image : untagged, DEFAULT_IMAGES.otelCollector)?.replace(`'${untagged}'`, `'${image}'`);
+  }
+
   private appEnv(userAttributes: string[], sampling: number | undefined): Json[] {
     const workloadAttribute = WORKLOAD_ATTRIBUTE[this.workloadObject.kind];
     const resourceAttributes = [
