@@ -157,6 +157,8 @@ function checkRestartPodOnExitCodes(who: Where, codes: unknown): void {
   }
 }
 
+const NO_WARNINGS: readonly string[] = Object.freeze([]);
+
 /** Defaults shared by all agents. @internal */
 const DEFAULT_APP_SHUTDOWN_SECONDS = 10;
 
@@ -439,7 +441,12 @@ export abstract class SidecarBase extends Construct {
     if (health) container.startupProbe = probe(health.startup);
     container.volumeMounts = mounts;
     if (agent.containerOverrides) container = { ...container, ...agent.containerOverrides };
-    this.attached = deepFreeze({
+    // (a new object from shutdownOf, completed by assignments: no spread of one object into another)
+    const shutdown: ReturnType<typeof shutdownOf> & Json = shutdownOf(agent.shutdown);
+    shutdown.appShutdownSeconds = this.appShutdownSeconds();
+    shutdown.preStopPosts = agent.preStopPosts;
+    if (agent.entrypoint !== undefined) shutdown.entrypoint = agent.entrypoint;
+    const attached: Json = {
       kind: agent.kind,
       rank: agent.rank,
       container,
@@ -449,18 +456,14 @@ export abstract class SidecarBase extends Construct {
       appMounts,
       appEnv: agent.appEnv ?? [],
       podAnnotations: config?.annotations ?? {},
-      shutdown: {
-        ...shutdownOf(agent.shutdown),
-        appShutdownSeconds: this.appShutdownSeconds(),
-        preStopPosts: agent.preStopPosts,
-        ...(agent.entrypoint !== undefined ? { entrypoint: agent.entrypoint } : {}),
-      },
+      shutdown,
       hold: agent.hold,
       after: this._props.after,
       serveInitContainers: this._props.serveInitContainers,
-      ...(this._props.restartPodOnExitCodes !== undefined ? { restartPodOnExitCodes: [...this._props.restartPodOnExitCodes] } : {}),
-    });
-    this.agentWarnings = Object.freeze([...agent.warnings ?? []]);
+    };
+    if (this._props.restartPodOnExitCodes !== undefined) attached.restartPodOnExitCodes = [...this._props.restartPodOnExitCodes];
+    this.attached = deepFreeze(attached) as AgentSpec & { readonly kind: string };
+    this.agentWarnings = agent.warnings ? Object.freeze([...agent.warnings]) : NO_WARNINGS;
     this._bind({
       node: this.node,
       renderSidecar: () => this.renderSidecar(),

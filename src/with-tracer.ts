@@ -203,6 +203,11 @@ const WORKLOAD_NAME_ENV = 'K8S_WORKLOAD_NAME';
 
 const PROTOCOLS = new Set<string>(Object.values(OtlpProtocol));
 
+/** The env entries and attribute text of AGENT_POD_ENV and APP_POD_ENV, made once (frozen, shared). */
+const AGENT_POD_ENV_ENTRIES = AGENT_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath));
+const APP_POD_ENV_ENTRIES = APP_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath));
+const APP_POD_ATTRIBUTES = APP_POD_ENV.map(([attribute, name]) => `${attribute}=$(${name})`).join(',');
+
 /** The collector's configs without exporter headers, by the values that vary (`describeAgent`). */
 const renderedConfigs = new KeyMemo<ReturnType<typeof renderOtelCollectorConfig>>();
 
@@ -340,7 +345,7 @@ export class WithTracer extends SidecarBase {
       ...(a.image === Images.OTEL_COLLECTOR ? { entrypoint: '/otelcol' } : {}),
       user: OTEL_COLLECTOR_UID,
       env: [
-        ...AGENT_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath)),
+        ...AGENT_POD_ENV_ENTRIES,
         ...(workloadAttribute ? [{ name: WORKLOAD_NAME_ENV, value: this.workloadObject.name }] : []),
         { name: 'GOMEMLIMIT', value: `${limitMiB}MiB` },
         ...a.headers.map(h => ({ name: h.env, valueFrom: { secretKeyRef: { key: h.key, name: h.secretName } } })),
@@ -387,7 +392,7 @@ export class WithTracer extends SidecarBase {
   private appEnv(userAttributes: string[], sampling: number | undefined): Json[] {
     const workloadAttribute = WORKLOAD_ATTRIBUTE[this.workloadObject.kind];
     const resourceAttributes = [
-      ...APP_POD_ENV.map(([attribute, name]) => `${attribute}=$(${name})`),
+      APP_POD_ATTRIBUTES,
       ...(workloadAttribute ? [`${workloadAttribute}=${encodeAttributeValue(this.workloadObject.name)}`] : []),
       ...userAttributes,
     ].join(',');
@@ -397,7 +402,7 @@ export class WithTracer extends SidecarBase {
       { name: 'OTEL_SERVICE_NAME', value: escapeDollar(this.serviceName) },
       // Defined BEFORE OTEL_RESOURCE_ATTRIBUTES: the kubelet expands $(VAR) only from variables
       // defined earlier in the container's list (the engine appends in this order).
-      ...APP_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath)),
+      ...APP_POD_ENV_ENTRIES,
       { name: 'OTEL_RESOURCE_ATTRIBUTES', value: resourceAttributes },
       ...(sampling !== undefined
         ? [
