@@ -61,7 +61,7 @@ interface Passes {
   /** Passes started (root validations run) since the App was built, and the call the last one belongs to. */
   pass: number;
   call: number;
-  /** The position of the last pass in its call (0: the first), and the number of the App's charts (counted at the call's second pass). */
+  /** The position of the last pass in its call (0: the first), and the number of the App's charts (counted at its second pass). */
   position: number;
   charts?: number;
   /** The charts of the bound objects emitted since the last pass started, and before it in the call. */
@@ -84,7 +84,15 @@ function passesOf(scope: IConstruct): Passes {
   let passes = PASSES.get(root);
   if (!passes) {
     const state: Passes = {
-      pass: 0, call: 0, position: 0, emittedCharts: new Set(), callCharts: new Set(), facts: new Map(), printed: new Set(), emitted: new Set(), noticed: new Set(),
+      pass: 0,
+      call: 0,
+      position: 0,
+      emittedCharts: new Set(),
+      callCharts: new Set(),
+      facts: new Map(),
+      printed: new Set(),
+      emitted: new Set(),
+      noticed: new Set(),
     };
     root.node.addValidation({ validate: () => { startPass(root, state); return []; } });
     PASSES.set(root, state);
