@@ -9,6 +9,7 @@ import { DEFAULT_IMAGES, imageTagVersion, releaseRangeWarning } from './facts/im
 import { Images } from './images';
 import { Where } from './private/errors';
 import { Json } from './private/json';
+import { shared } from './private/memo';
 
 /**
  * What a log agent is told by `WithLogAgent`. Every agent gets the same context, so a new
@@ -307,8 +308,8 @@ class FluentBitAgent extends LogAgent {
     const warning = releaseRangeWarning(ctx.who, image, DEFAULT_IMAGES.fluentBit);
     return {
       image,
-      command: ['/fluent-bit/bin/fluent-bit'],
-      args: ['--config', `${ctx.configDirectory}/fluent-bit.conf`],
+      command: shared(['/fluent-bit/bin/fluent-bit']),
+      args: shared(['--config', `${ctx.configDirectory}/fluent-bit.conf`]),
       files: { 'fluent-bit.conf': config },
       healthPort: httpPort,
       // 200 "ok" unless, within the last HC_Period (60 s), the outputs' errors passed

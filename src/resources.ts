@@ -2,6 +2,7 @@ import { Size } from 'cdk8s';
 import { checkSize, describeValue, quantity } from './bind/checks';
 import { Where } from './private/errors';
 import { Json } from './private/json';
+import { KeyMemo, deepFreeze } from './private/memo';
 
 /**
  * A CPU quantity, e.g. `{ amount: '250m' }`.
@@ -85,6 +86,18 @@ export interface DefaultResources {
  * @internal
  */
 export function renderResources(who: Where, r: SidecarResources | undefined, defaults: DefaultResources): Json {
+  // Without the prop, the agent's defaults alone: one frozen result per distinct defaults (every
+  // input is in the key), shared by the sidecars of an app (issue 36). A throw is not kept.
+  if (r === undefined) {
+    return defaultsRendered.get([defaults.cpuRequest, defaults.cpuLimit, defaults.memoryRequest, defaults.memoryLimit],
+      () => deepFreeze(render(who, r, defaults)));
+  }
+  return render(who, r, defaults);
+}
+
+const defaultsRendered = new KeyMemo<Json>();
+
+function render(who: Where, r: SidecarResources | undefined, defaults: DefaultResources): Json {
   const size = (s: Size | undefined, prop: string, fallback: string | undefined): string | undefined => {
     if (s === undefined) return fallback;
     checkSize(who, `resources.${prop}`, s, 'Size.mebibytes(64)');

@@ -13,7 +13,7 @@ import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
 import { Where, internalError } from './private/errors';
 import { Json } from './private/json';
-import { Memo, deepFreeze } from './private/memo';
+import { CutText, KeyMemo, Memo, deepFreeze, joinCut } from './private/memo';
 import { setOwn, sortedKeys } from './private/order';
 import { DefaultResources, SidecarResources, renderResources } from './resources';
 import { SidecarLayout, formatVersion } from './target/capabilities';
@@ -157,6 +157,8 @@ function checkRestartPodOnExitCodes(who: Where, codes: unknown): void {
   }
 }
 
+const NO_WARNINGS: readonly string[] = Object.freeze([]);
+
 /** Defaults shared by all agents. @internal */
 const DEFAULT_APP_SHUTDOWN_SECONDS = 10;
 
@@ -223,6 +225,16 @@ export interface AgentDescription {
   readonly resources: Json;
   /** Files of the agent's config ConfigMap (mounted by the volume without `source`). */
   readonly files?: Record<string, string>;
+  /**
+   * The files hold the workload's own values (e.g. its name), so their texts differ per workload:
+   * they are not kept for the next sidecar (checked and hashed each time, with no look-up first).
+   */
+  readonly filesPerWorkload?: boolean;
+  /**
+   * The files as cut texts (instead of `files`): the base joins them, and hashes the shared texts
+   * of a cut once for the checksum.
+   */
+  readonly fileCuts?: Record<string, CutText>;
   readonly volumes: AgentVolume[];
   /** Ports bound on localhost only (not declared), checked against the app's ports. */
   readonly localPorts?: number[];
@@ -308,11 +320,14 @@ export abstract class SidecarBase extends Construct {
   private readonly target: TargetReader;
   /** How messages name this construct (`describe()`). */
   private readonly description: string;
+  /** `describe()` as a `Where`, made once (it is immutable). */
+  private readonly where: Where;
 
   protected constructor(scope: Construct, id: string, props: SidecarProps, private readonly defaultContainerName: string) {
     super(scope, id);
     // A construct's class and path never change: written once (every check's message starts with it).
     this.description = `${this.constructor.name} '${this.node.path}'`;
+    this.where = new Where(this.description);
     // A copy, each prop read once (issue 39): checked and used from here on, read at synthesis too,
     // so a props object changed after construction (or a getter) changes nothing here.
     this._props = snapshot(props);
@@ -366,7 +381,7 @@ export abstract class SidecarBase extends Construct {
    * @internal
    */
   protected _where(): Where {
-    return new Where(this.describe());
+    return this.where;
   }
 
   /**
@@ -378,6 +393,7 @@ export abstract class SidecarBase extends Construct {
   protected _attach(agent: AgentDescription): void {
     // (the contract of a subclass: a bug of the subclass, not a prop)
     if (this.attached) throw internalError(`${this.describe()}: the sidecar is already attached`);
+    const files = agent.fileCuts ? joinCuts(agent.fileCuts) : agent.files;
     const a = agent;
     checkManifestData(this._where(), 'the agent\'s', {
       image: a.image,
@@ -387,48 +403,50 @@ export abstract class SidecarBase extends Construct {
       ports: a.ports,
       health: a.health?.path,
       liveness: a.health?.liveness?.path,
-      files: a.files,
+      files: files && !a.filesPerWorkload ? filesToCheck(files) : files,
       volumes: a.volumes,
       appEnv: a.appEnv,
       containerOverrides: a.containerOverrides,
     });
-    const config = agent.files ? this.configMap(agent.files) : undefined;
+    if (files && !a.filesPerWorkload) passedFiles(files);
+    const config = files ? this.configMap(files, !agent.filesPerWorkload, agent.fileCuts) : undefined;
     const volumes: Json[] = [];
     const mounts: Json[] = [];
     const appMounts: Json[] = [];
     for (const v of agent.volumes) {
       const name = `${this.containerName}${v.suffix}`;
       if (v.source === undefined && !config) throw internalError(`${this.describe()}: volume '${name}' has no source and the agent has no files`);
-      volumes.push({ ...(v.source ?? { configMap: { name: config!.name } }), name });
-      mounts.push({ mountPath: v.mountPath, name, ...(v.readOnly ? { readOnly: true } : {}) });
-      if (v.shareWithApp) appMounts.push({ mountPath: v.mountPath, name });
+      volumes.push(v.source === undefined ? { configMap: { name: config!.name }, name } : namedVolume(v.source, name));
+      mounts.push(volumeMount(v.mountPath, name, v.readOnly === true));
+      if (v.shareWithApp) appMounts.push(volumeMount(v.mountPath, name, undefined));
     }
     const health = agent.health;
     const probe = (p: { periodSeconds: number; failureThreshold: number; timeoutSeconds?: number }, path = health!.path) =>
-      httpProbe(path, health!.port, p.periodSeconds, p.failureThreshold, p.timeoutSeconds);
+      sharedProbe(path, health!.port, p.periodSeconds, p.failureThreshold, p.timeoutSeconds);
     for (const owned of ['name', 'restartPolicy', 'lifecycle']) {
       if (agent.containerOverrides?.[owned] !== undefined) throw internalError(`${this.describe()}: the container's ${owned} is set by the library`);
     }
-    const container: Json = {
-      args: agent.args,
-      ...(agent.command ? { command: agent.command } : {}),
-      ...(agent.env && agent.env.length > 0 ? { env: agent.env } : {}),
-      image: agent.image,
-      imagePullPolicy: defaultPullPolicy(agent.image),
-      name: this.containerName,
-      ports: agent.ports,
-      ...(health?.liveness ? { livenessProbe: probe(health.liveness, health.liveness.path) } : {}),
-      ...(health?.readiness ? { readinessProbe: probe(health.readiness) } : {}),
-      resources: agent.resources,
-      securityContext: {
-        ...restrictedSecurityContext(agent.user),
-        ...(agent.group !== undefined ? { runAsGroup: agent.group } : {}),
-      },
-      ...(health ? { startupProbe: probe(health.startup) } : {}),
-      volumeMounts: mounts,
-      ...agent.containerOverrides,
-    };
-    this.attached = deepFreeze({
+    // (assigned in the order of the manifest's keys: no object spread per optional field)
+    let container: Json = { args: agent.args };
+    if (agent.command) container.command = agent.command;
+    if (agent.env && agent.env.length > 0) container.env = agent.env;
+    container.image = agent.image;
+    container.imagePullPolicy = defaultPullPolicy(agent.image);
+    container.name = this.containerName;
+    container.ports = agent.ports;
+    if (health?.liveness) container.livenessProbe = probe(health.liveness, health.liveness.path);
+    if (health?.readiness) container.readinessProbe = probe(health.readiness);
+    container.resources = agent.resources;
+    container.securityContext = securityContextOf(agent.user, agent.group);
+    if (health) container.startupProbe = probe(health.startup);
+    container.volumeMounts = mounts;
+    if (agent.containerOverrides) container = { ...container, ...agent.containerOverrides };
+    // (a new object from shutdownOf, completed by assignments: no spread of one object into another)
+    const shutdown: ReturnType<typeof shutdownOf> & Json = shutdownOf(agent.shutdown);
+    shutdown.appShutdownSeconds = this.appShutdownSeconds();
+    shutdown.preStopPosts = agent.preStopPosts;
+    if (agent.entrypoint !== undefined) shutdown.entrypoint = agent.entrypoint;
+    const attached: Json = {
       kind: agent.kind,
       rank: agent.rank,
       container,
@@ -438,18 +456,14 @@ export abstract class SidecarBase extends Construct {
       appMounts,
       appEnv: agent.appEnv ?? [],
       podAnnotations: config?.annotations ?? {},
-      shutdown: {
-        ...shutdownOf(agent.shutdown),
-        appShutdownSeconds: this.appShutdownSeconds(),
-        preStopPosts: agent.preStopPosts,
-        ...(agent.entrypoint !== undefined ? { entrypoint: agent.entrypoint } : {}),
-      },
+      shutdown,
       hold: agent.hold,
       after: this._props.after,
       serveInitContainers: this._props.serveInitContainers,
-      ...(this._props.restartPodOnExitCodes !== undefined ? { restartPodOnExitCodes: [...this._props.restartPodOnExitCodes] } : {}),
-    });
-    this.agentWarnings = Object.freeze([...agent.warnings ?? []]);
+    };
+    if (this._props.restartPodOnExitCodes !== undefined) attached.restartPodOnExitCodes = [...this._props.restartPodOnExitCodes];
+    this.attached = deepFreeze(attached) as AgentSpec & { readonly kind: string };
+    this.agentWarnings = agent.warnings ? Object.freeze([...agent.warnings]) : NO_WARNINGS;
     this._bind({
       node: this.node,
       renderSidecar: () => this.renderSidecar(),
@@ -585,7 +599,7 @@ export abstract class SidecarBase extends Construct {
    * namespace. Returns its name and a checksum annotation that rolls the pods on change.
    * @internal
    */
-  private configMap(data: Record<string, string>): SidecarConfig {
+  private configMap(data: Record<string, string>, recurring = true, cuts?: Record<string, CutText>): SidecarConfig {
     const sorted: Record<string, string> = {};
     for (const k of sortedKeys(data)) setOwn(sorted, k, data[k]);
     const namespace = this.workloadObject.metadata.namespace;
@@ -601,7 +615,7 @@ export abstract class SidecarBase extends Construct {
     // The ConfigMap follows the namespace the workload is emitted in (src/bind/hooks.ts).
     const workload = this.workloadObject;
     const cm = new AgentConfigMap(this, 'config', namespace, sorted, () => WorkloadBinding.of(workload).emittedNamespace());
-    const checksum = configChecksum(sorted);
+    const checksum = (cuts && cutChecksum(sorted, cuts)) ?? configChecksum(sorted, recurring);
     return {
       name: cm.name,
       annotations: { [`checksum.sidecars.cdk8s.io/${this.containerName}`]: checksum },
@@ -620,12 +634,12 @@ const oneFileChecksums = new Map<string, Memo<string>>();
 /**
  * The SHA-256 of a config's files (`JSON.stringify` of the name -> text map, keys sorted), the pod
  * template's `checksum.sidecars.cdk8s.io/<container>` annotation. A one-file config's is kept per
- * (name, text); every input is in that key.
+ * (name, text) when its text is `recurring` (the same in other sidecars); every input is in that key.
  */
-function configChecksum(sorted: Record<string, string>): string {
+function configChecksum(sorted: Record<string, string>, recurring: boolean): string {
   const compute = () => createHash('sha256').update(JSON.stringify(sorted)).digest('hex');
   const names = Object.keys(sorted);
-  if (names.length !== 1) return compute();
+  if (names.length !== 1 || !recurring) return compute();
   let byText = oneFileChecksums.get(names[0]);
   if (!byText) {
     byText = new Memo<string>();
@@ -634,10 +648,135 @@ function configChecksum(sorted: Record<string, string>): string {
   return byText.get(sorted[names[0]], compute);
 }
 
+/** `joinCut` of each file. */
+function joinCuts(cuts: Record<string, CutText>): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const name of Object.keys(cuts)) setOwn(files, name, joinCut(cuts[name]));
+  return files;
+}
+
+/**
+ * `configChecksum` of files some of which are cut texts (`sorted[name]` is `joinCut(cuts[name])`),
+ * without the JSON text of the whole: the same bytes go into the hash, the JSON escapes of a
+ * cut's shared texts made once (as UTF-8) and kept with them. Undefined (then the whole is
+ * hashed) where a part begins or ends with a UTF-16 surrogate, since JSON.stringify escapes a
+ * lone surrogate but not a pair that a cut would split.
+ */
+function cutChecksum(sorted: Record<string, string>, cuts: Record<string, CutText>): string | undefined {
+  const hash = createHash('sha256');
+  hash.update('{');
+  let first = true;
+  // (the keys in the order JSON.stringify writes them)
+  for (const name of Object.keys(sorted)) {
+    hash.update(`${first ? '' : ','}${JSON.stringify(name)}:`);
+    first = false;
+    const cut = Object.prototype.hasOwnProperty.call(cuts, name) ? cuts[name] : undefined;
+    if (!cut) {
+      hash.update(JSON.stringify(sorted[name]));
+      continue;
+    }
+    const texts = escapedTexts(cut.texts);
+    if (!texts || cut.values.some(v => !cuttable(v))) return undefined;
+    hash.update('"');
+    hash.update(texts[0]);
+    for (let i = 0; i < cut.values.length; i++) {
+      hash.update(JSON.stringify(cut.values[i]).slice(1, -1));
+      hash.update(texts[i + 1]);
+    }
+    hash.update('"');
+  }
+  hash.update('}');
+  return hash.digest('hex');
+}
+
+/** The JSON escapes of shared texts, as UTF-8 (null: a text that a cut cannot escape alone). */
+const ESCAPED_TEXTS = new WeakMap<readonly string[], readonly Buffer[] | null>();
+function escapedTexts(texts: readonly string[]): readonly Buffer[] | undefined {
+  let escaped = ESCAPED_TEXTS.get(texts);
+  if (escaped === undefined) {
+    escaped = Object.isFrozen(texts) && texts.every(cuttable) ? texts.map(t => Buffer.from(JSON.stringify(t).slice(1, -1), 'utf8')) : null;
+    if (Object.isFrozen(texts)) ESCAPED_TEXTS.set(texts, escaped);
+  }
+  return escaped ?? undefined;
+}
+
+/** Whether a part of a cut text neither begins nor ends with a UTF-16 surrogate (its JSON escape is then the same alone as in the whole). */
+function cuttable(part: string): boolean {
+  const surrogate = (c: number) => c >= 0xd800 && c <= 0xdfff;
+  return typeof part === 'string' && (part.length === 0 || (!surrogate(part.charCodeAt(0)) && !surrogate(part.charCodeAt(part.length - 1))));
+}
+
 /** @internal */
 export interface SidecarConfig {
   readonly name: string;
   readonly annotations: Record<string, string>;
+}
+
+/*
+ * Parts of an agent's container that are the same in every workload (probes, security context,
+ * mounts, volume sources), made once and frozen: `deepFreeze` and `checkManifestData` skip a
+ * frozen object they have seen, and each workload allocates less (issue 36). Each memo's key
+ * holds every input of the part.
+ */
+const probes = new KeyMemo<Json>();
+function sharedProbe(path: string, port: number, periodSeconds: number, failureThreshold: number, timeoutSeconds: number | undefined): Json {
+  return probes.get([path, port, periodSeconds, failureThreshold, timeoutSeconds],
+    () => deepFreeze(httpProbe(path, port, periodSeconds, failureThreshold, timeoutSeconds)));
+}
+
+const securityContexts = new KeyMemo<Json>();
+function securityContextOf(user: number, group: number | undefined): Json {
+  return securityContexts.get([user, group], () => deepFreeze({
+    ...restrictedSecurityContext(user),
+    ...(group !== undefined ? { runAsGroup: group } : {}),
+  }));
+}
+
+const mountsMemo = new KeyMemo<Json>();
+/** `{ mountPath, name }` and `readOnly: true` when `readOnly` (the container's) or none (`undefined`: an app container's). */
+function volumeMount(mountPath: string, name: string, readOnly: boolean | undefined): Json {
+  return mountsMemo.get([readOnly, name, mountPath], () => deepFreeze({ mountPath, name, ...(readOnly ? { readOnly: true } : {}) }));
+}
+
+/** `{ ...source, name }`: one per frozen source and name (a source that is not frozen gets a copy each time). */
+const namedVolumes = new WeakMap<object, Map<string, Json>>();
+function namedVolume(source: Json, name: string): Json {
+  if (!Object.isFrozen(source)) return { ...source, name };
+  let byName = namedVolumes.get(source);
+  if (!byName) {
+    byName = new Map();
+    namedVolumes.set(source, byName);
+  }
+  let volume = byName.get(name);
+  if (!volume) {
+    volume = deepFreeze({ ...source, name });
+    byName.set(name, volume);
+  }
+  return volume;
+}
+
+/**
+ * Config texts `checkManifestData` passed (most sidecars of a kind have the same text): checked
+ * again they would pass again, so a later check gets a stand-in that passes at no cost (a frozen
+ * empty object), under the same file name, which is still checked.
+ */
+const PASSED_TEXTS = new Set<string>();
+const PASSED_TEXT = Object.freeze({});
+function filesToCheck(files: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const name of Object.keys(files)) {
+    const text = files[name];
+    setOwn(out, name, typeof text === 'string' && PASSED_TEXTS.has(text) ? PASSED_TEXT : text);
+  }
+  return out;
+}
+function passedFiles(files: Record<string, string>): void {
+  for (const name of Object.keys(files)) {
+    const text = files[name];
+    if (typeof text !== 'string' || text.length > 65536) continue;
+    if (PASSED_TEXTS.size >= 256) PASSED_TEXTS.clear();
+    PASSED_TEXTS.add(text);
+  }
 }
 
 /** An HTTP GET probe on the agent's health endpoint. @internal */
@@ -648,5 +787,7 @@ export function httpProbe(path: string, port: number, periodSeconds: number, fai
 
 /** An env var from the downward API. @internal */
 export function fieldEnv(name: string, fieldPath: string): Json {
-  return { name, valueFrom: { fieldRef: { fieldPath } } };
+  // frozen and shared: the same entries in every workload (see `sharedProbe`)
+  return fieldEnvs.get([name, fieldPath], () => deepFreeze({ name, valueFrom: { fieldRef: { fieldPath } } }));
 }
+const fieldEnvs = new KeyMemo<Json>();

@@ -1,6 +1,6 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { BOOTSTRAP_FILE, ENVOY_HEALTH_PATH, ENVOY_LIMITS, ENVOY_UID, OutboundRoute, envoyConfigFiles } from './agents/envoy/config';
+import { BOOTSTRAP_FILE, ENVOY_HEALTH_PATH, ENVOY_LIMITS, ENVOY_UID, OutboundRoute, envoyConfigFileCuts } from './agents/envoy/config';
 import { envoyShutdown } from './agents/envoy/shutdown';
 import { AGENT_LIVENESS } from './agents/liveness';
 import { appFact } from './bind/binding';
@@ -15,6 +15,7 @@ import { SelectorIndex } from './facts/workload-index';
 import { Images } from './images';
 import { Where } from './private/errors';
 import { Json } from './private/json';
+import { CutText, shared } from './private/memo';
 import { SecretReference } from './secret-ref';
 import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck, serviceManifest } from './service-port';
 import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
@@ -288,6 +289,8 @@ const DEFAULTS = {
 
 
 const CONFIG_DIRECTORY = '/etc/envoy/config';
+/** Envoy's command, frozen and shared by every workload (issue 36). */
+const COMMAND = shared(['/usr/local/bin/envoy']);
 const TLS_DIRECTORY = '/etc/envoy/tls';
 const CLIENT_CA_DIRECTORY = '/etc/envoy/client-ca';
 
@@ -344,7 +347,7 @@ export class WithEnvoy extends SidecarBase {
     super(scope, id, props, DEFAULTS.containerName);
     // from here on the copy SidecarBase made (a props object changed afterwards changes nothing)
     props = this._props as WithEnvoyProps;
-    const who = new Where(this.describe());
+    const who = this._where();
     this.appPort = props.appPort;
     // `'false'` from JavaScript would count as true below (a hold the user turned off)
     checkBoolean(who, 'holdApplicationUntilProxyStarts', props.holdApplicationUntilProxyStarts);
@@ -386,8 +389,8 @@ export class WithEnvoy extends SidecarBase {
   /** Envoy's bootstrap and its xDS files, from checked values. */
   private renderConfig(
     props: WithEnvoyProps, upstreams: OutboundRoute[], times: ReturnType<typeof checkTimes>, trustedProxyHops: number, resources: Json,
-  ): Record<string, string> {
-    return envoyConfigFiles({
+  ): Record<string, CutText> {
+    return envoyConfigFileCuts({
       adminPort: this.adminPort,
       listenerPort: this.listenerPort,
       appPort: this.appPort,
@@ -414,7 +417,7 @@ export class WithEnvoy extends SidecarBase {
 
   /** Envoy as data: every value here has been checked. */
   private describeAgent(props: WithEnvoyProps, r: {
-    files: Record<string, string>; resources: Json; upstreams: OutboundRoute[]; drainSeconds: number; concurrency: number;
+    files: Record<string, CutText>; resources: Json; upstreams: OutboundRoute[]; drainSeconds: number; concurrency: number;
   }): AgentDescription {
     const admin = `http://127.0.0.1:${this.adminPort}`;
     const tls = props.tls;
@@ -424,20 +427,20 @@ export class WithEnvoy extends SidecarBase {
       kind: 'WithEnvoy',
       rank: RANK.PROXY,
       image: this.image,
-      command: ['/usr/local/bin/envoy'],
-      args: [
+      command: COMMAND,
+      args: shared([
         '--config-path', `${CONFIG_DIRECTORY}/${BOOTSTRAP_FILE}`,
         '--drain-time-s', String(r.drainSeconds),
         '--drain-strategy', 'immediate',
         '--disable-hot-restart',
         '--concurrency', String(r.concurrency),
         '--log-level', 'info',
-      ],
+      ]),
       user: ENVOY_UID,
-      ports: [
+      ports: shared([
         { containerPort: this.listenerPort, name: this.listenerPortName, protocol: 'TCP' },
         { containerPort: this.healthPort, name: 'envoy-health', protocol: 'TCP' },
-      ],
+      ]),
       // Up to two minutes to become ready (Envoy resolves its upstreams' DNS names first).
       health: {
         path: ENVOY_HEALTH_PATH,
@@ -452,7 +455,9 @@ export class WithEnvoy extends SidecarBase {
         liveness: { path: ENVOY_HEALTH_PATH, ...AGENT_LIVENESS },
       },
       resources: r.resources,
-      files: r.files,
+      // the bootstrap cut at the node's id and cluster, the workload's name
+      fileCuts: r.files,
+      filesPerWorkload: true,
       // The Secrets are read by Envoy only, never copied into the ConfigMap.
       volumes: [
         { suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true },
@@ -550,7 +555,7 @@ export class WithEnvoy extends SidecarBase {
    * exposed by any container". To add the port to an existing Service, use `exposeVia()`.
    */
   public servicePort(options: EnvoyServicePortOptions = {}): SidecarServicePort {
-    const who = new Where(this.describe());
+    const who = this._where();
     options = snapshot(options); // each option read once
     if (!isPropsObject(options)) throw who.error(`the options ${describeValue(options)} are not an object`, options, "give servicePort() e.g. { port: 443, name: 'https' }");
     const port = options.port ?? (this.terminatesTls ? 443 : 80);
@@ -585,7 +590,7 @@ export class WithEnvoy extends SidecarBase {
    * at synthesis (the API server would reject the Service).
    */
   public exposeVia(service: IConstruct, options: EnvoyServicePortOptions = {}): void {
-    const who = new Where(this.describe());
+    const who = this._where();
     const obj = addServicePort(who, service, this.servicePort(options));
     if (claimServicePortCheck(obj)) this.node.addValidation({ validate: () => checkServicePorts(who, obj) });
   }

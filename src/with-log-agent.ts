@@ -10,6 +10,7 @@ import { LogAgent, LogAgentRendering } from './log-agent';
 import { LogOutput, outputSecretEnv } from './log-output';
 import { Where } from './private/errors';
 import { Json } from './private/json';
+import { shared } from './private/memo';
 import { AgentDescription, AgentVolume, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
 /**
@@ -102,7 +103,7 @@ export class WithLogAgent extends SidecarBase {
     super(scope, id, props, 'log-agent');
     // from here on the copy SidecarBase made (a props object changed afterwards changes nothing)
     props = this._props as WithLogAgentProps;
-    const who = new Where(this.describe());
+    const who = this._where();
     checkMadeBy(who, 'agent', props.agent, LogAgent, 'LogAgent.fluentBit(), .vector() or .fluentd()');
     checkMadeBy(who, 'output', props.output, LogOutput, 'LogOutput.stdout(), .forward(), .http(), .loki(), .elasticsearch() or .opensearch()');
     checkString(who, 'logDirectory', props.logDirectory, "'/var/log/app'");
@@ -173,7 +174,7 @@ export class WithLogAgent extends SidecarBase {
       user: props.agentUser ?? r.uid,
       group: props.agentGroup,
       env: [...POD_ENV, ...r.env, ...secretEnv],
-      ports: [{ containerPort: r.healthPort, name: r.healthPortName, protocol: 'TCP' }],
+      ports: shared([{ containerPort: r.healthPort, name: r.healthPortName, protocol: 'TCP' }]),
       // No readinessProbe: the agent is not in the request path, and a log backend outage (the
       // health check fails after output errors) must not take the app out of its Services.
       // Liveness: a hung agent is restarted; the endpoint does not fail while the backend is down
@@ -189,7 +190,7 @@ export class WithLogAgent extends SidecarBase {
       volumes: [
         {
           suffix: '-logs',
-          source: { emptyDir: { sizeLimit: logLimitMiB % 1024 === 0 ? `${logLimitMiB / 1024}Gi` : `${logLimitMiB}Mi` } },
+          source: shared({ emptyDir: { sizeLimit: logLimitMiB % 1024 === 0 ? `${logLimitMiB / 1024}Gi` : `${logLimitMiB}Mi` } }),
           mountPath: this.logDirectory,
           shareWithApp: true,
         },
@@ -204,6 +205,8 @@ export class WithLogAgent extends SidecarBase {
 
 const CONFIG_DIRECTORY = '/etc/log-agent';
 
+const SCRATCH_SOURCE = shared({ emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } });
+
 const POD_ENV = [fieldEnv('POD_NAME', 'metadata.name'), fieldEnv('POD_NAMESPACE', 'metadata.namespace'), fieldEnv('NODE_NAME', 'spec.nodeName')];
 
 /**
@@ -215,7 +218,7 @@ const POD_ENV = [fieldEnv('POD_NAME', 'metadata.name'), fieldEnv('POD_NAMESPACE'
  * supervisor would crash at start. Its pages count toward the agent's memory limit.
  */
 function scratchVolume(mountPath: string): AgentVolume {
-  return { suffix: '-tmp', source: { emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } }, mountPath };
+  return { suffix: '-tmp', source: SCRATCH_SOURCE, mountPath };
 }
 
 function checkOutput(who: Where, o: LogOutputConfig): void {

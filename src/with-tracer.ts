@@ -13,6 +13,7 @@ import { podTemplateIn } from './facts/kinds';
 import { Images } from './images';
 import { Where } from './private/errors';
 import { Json } from './private/json';
+import { KeyMemo, shared } from './private/memo';
 import { sortedKeys } from './private/order';
 import { SecretKeyReference } from './secret-ref';
 import { AgentDescription, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
@@ -200,6 +201,21 @@ const APP_POD_ENV: Array<[attribute: string, env: string, fieldPath: string]> = 
 /** The agent's env var that holds the workload's name (the config refers to it). */
 const WORKLOAD_NAME_ENV = 'K8S_WORKLOAD_NAME';
 
+const PROTOCOLS = new Set<string>(Object.values(OtlpProtocol));
+
+/** The env entries and attribute text of AGENT_POD_ENV and APP_POD_ENV, made once (frozen, shared). */
+const AGENT_POD_ENV_ENTRIES = AGENT_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath));
+const APP_POD_ENV_ENTRIES = APP_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath));
+const APP_POD_ATTRIBUTES = APP_POD_ENV.map(([attribute, name]) => `${attribute}=$(${name})`).join(',');
+
+/** The collector's configs without exporter headers, by the values that vary (`describeAgent`). */
+const renderedConfigs = new KeyMemo<ReturnType<typeof renderOtelCollectorConfig>>();
+
+/** The agent's constant parts, frozen and shared by every workload (issue 36). */
+const ARGS = shared([`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`]);
+const VOLUMES = shared([{ suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true }]);
+const LOCAL_PORTS = shared([GRPC_PORT, HTTP_PORT]);
+
 /** The `k8s.<kind>.name` resource attribute of each workload kind (semantic conventions). */
 const WORKLOAD_ATTRIBUTE: Record<string, string | undefined> = {
   Deployment: 'k8s.deployment.name',
@@ -245,13 +261,13 @@ export class WithTracer extends SidecarBase {
     super(scope, id, props, 'tracer');
     // from here on the copy SidecarBase made (a props object changed afterwards changes nothing)
     props = this._props as WithTracerProps;
-    const who = new Where(this.describe());
+    const who = this._where();
     this.exporterEndpoint = checkEndpoint(who, props.exporterEndpoint);
     checkBoolean(who, 'exporterTls', props.exporterTls);
     checkBoolean(who, 'holdApplicationUntilCollectorStarts', props.holdApplicationUntilCollectorStarts);
     this.exporterTls = props.exporterTls ?? true;
     this.protocol = props.protocol ?? OtlpProtocol.GRPC;
-    if (!Object.values(OtlpProtocol).includes(this.protocol)) {
+    if (!PROTOCOLS.has(this.protocol)) {
       throw who.error(`protocol '${this.protocol}' is not supported`, this.protocol, 'use OtlpProtocol.GRPC or OtlpProtocol.HTTP_PROTOBUF');
     }
     this.serviceName = checkServiceName(who, props.serviceName ?? defaultServiceName(props.workload, this.workloadObject));
@@ -292,7 +308,7 @@ export class WithTracer extends SidecarBase {
     const limitMiB = Math.floor(a.memoryLimitMiB * 0.8);
     const spikeMiB = Math.max(1, Math.floor(limitMiB * 0.2));
     const workloadAttribute = WORKLOAD_ATTRIBUTE[this.workloadObject.kind];
-    const rendered = renderOtelCollectorConfig({
+    const render = () => renderOtelCollectorConfig({
       receiverHost: LOOPBACK,
       grpcPort: GRPC_PORT,
       httpPort: HTTP_PORT,
@@ -310,28 +326,31 @@ export class WithTracer extends SidecarBase {
       memoryLimitMiB: limitMiB,
       memorySpikeLimitMiB: spikeMiB,
     });
+    // Without headers, the options are a function of these values (the rest are constants): the
+    // config is looked up by them, without the options object and its JSON (issue 36).
+    const rendered = a.headers.length === 0
+      ? renderedConfigs.get([a.healthPort, this.exporterEndpoint, this.exporterTls, workloadAttribute, a.drainSeconds, limitMiB, spikeMiB], render)
+      : render();
     // Only the upstream images' tags are collector versions; the tag of an image of your own is not.
-    const repo = a.image.split('@')[0].replace(/:[^/]*$/, '');
-    const upstream = repo.slice(repo.lastIndexOf('/') + 1).startsWith('opentelemetry-collector');
-    const untagged = `${repo}:your-own`;
-    const warning = releaseRangeWarning(this._where(), upstream ? a.image : untagged, DEFAULT_IMAGES.otelCollector)?.replace(`'${untagged}'`, `'${a.image}'`);
+    // (The default image is the pinned one, which is never warned about.)
+    const warning = a.image === DEFAULT_IMAGES.otelCollector.image ? undefined : this.imageWarning(a.image);
     return {
       ...(warning ? { warnings: [warning] } : {}),
       kind: 'WithTracer',
       rank: RANK.TRACER,
       image: a.image,
-      args: [`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`],
+      args: ARGS,
       // the default image's ENTRYPOINT ["/otelcol"] (open-telemetry/opentelemetry-collector-releases
       // distributions/otelcol/Dockerfile, as stored); another image's is not known
       ...(a.image === Images.OTEL_COLLECTOR ? { entrypoint: '/otelcol' } : {}),
       user: OTEL_COLLECTOR_UID,
       env: [
-        ...AGENT_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath)),
+        ...AGENT_POD_ENV_ENTRIES,
         ...(workloadAttribute ? [{ name: WORKLOAD_NAME_ENV, value: this.workloadObject.name }] : []),
         { name: 'GOMEMLIMIT', value: `${limitMiB}MiB` },
         ...a.headers.map(h => ({ name: h.env, valueFrom: { secretKeyRef: { key: h.key, name: h.secretName } } })),
       ],
-      ports: [{ containerPort: a.healthPort, name: 'otel-health', protocol: 'TCP' }],
+      ports: shared([{ containerPort: a.healthPort, name: 'otel-health', protocol: 'TCP' }]),
       // No readinessProbe: the agent is not in the request path, and a telemetry backend outage
       // must not take the app out of its Services.
       // Liveness on the same endpoint: the health_check extension answers 200 from its own HTTP
@@ -347,9 +366,9 @@ export class WithTracer extends SidecarBase {
       },
       resources: a.resources,
       files: { [CONFIG_FILE]: rendered.yaml },
-      volumes: [{ suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true }],
+      volumes: VOLUMES,
       // Bound on loopback only, so not container ports; still checked against the app's ports.
-      localPorts: [GRPC_PORT, HTTP_PORT],
+      localPorts: LOCAL_PORTS,
       appEnv: a.appEnv,
       // The drain bound, plus a second to exit (the model beside the renderer).
       shutdown: otelCollectorShutdown(a.drainSeconds),
@@ -362,20 +381,28 @@ export class WithTracer extends SidecarBase {
   }
 
   /** The OTEL_* variables every app container gets. */
+  /** A warning when `image` is outside the collector releases the config is written for. */
+  private imageWarning(image: string): string | undefined {
+    const repo = image.split('@')[0].replace(/:[^/]*$/, '');
+    const upstream = repo.slice(repo.lastIndexOf('/') + 1).startsWith('opentelemetry-collector');
+    const untagged = `${repo}:your-own`;
+    return releaseRangeWarning(this._where(), upstream ? image : untagged, DEFAULT_IMAGES.otelCollector)?.replace(`'${untagged}'`, `'${image}'`);
+  }
+
   private appEnv(userAttributes: string[], sampling: number | undefined): Json[] {
     const workloadAttribute = WORKLOAD_ATTRIBUTE[this.workloadObject.kind];
     const resourceAttributes = [
-      ...APP_POD_ENV.map(([attribute, name]) => `${attribute}=$(${name})`),
+      APP_POD_ATTRIBUTES,
       ...(workloadAttribute ? [`${workloadAttribute}=${encodeAttributeValue(this.workloadObject.name)}`] : []),
       ...userAttributes,
     ].join(',');
     return [
-      { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: this.appEndpoint },
-      { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', value: this.protocol },
+      shared({ name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: this.appEndpoint }),
+      shared({ name: 'OTEL_EXPORTER_OTLP_PROTOCOL', value: this.protocol }),
       { name: 'OTEL_SERVICE_NAME', value: escapeDollar(this.serviceName) },
       // Defined BEFORE OTEL_RESOURCE_ATTRIBUTES: the kubelet expands $(VAR) only from variables
       // defined earlier in the container's list (the engine appends in this order).
-      ...APP_POD_ENV.map(([, name, fieldPath]) => fieldEnv(name, fieldPath)),
+      ...APP_POD_ENV_ENTRIES,
       { name: 'OTEL_RESOURCE_ATTRIBUTES', value: resourceAttributes },
       ...(sampling !== undefined
         ? [
@@ -419,13 +446,19 @@ function defaultServiceName(workload: IConstruct, obj: ApiObject): string {
   for (const value of [meta.annotations?.['resource.opentelemetry.io/service.name'], meta.labels?.['app.kubernetes.io/instance'], meta.labels?.['app.kubernetes.io/name']]) {
     if (typeof value === 'string' && value !== '') return value;
   }
-  let generated: string | undefined;
-  try {
-    generated = Chart.of(obj).generateObjectName(obj);
-  } catch {
-    generated = undefined;
+  // An ApiObject without metadata.name in its props got the chart's generated name
+  // (`props.metadata?.name ?? chart.generateObjectName(this)`, cdk8s ApiObject): that name is
+  // not asked of the chart again (a walk of the path and a hash, issue 36).
+  const givenName = (obj as any).props?.metadata?.name;
+  if (givenName !== undefined && givenName !== null) {
+    let generated: string | undefined;
+    try {
+      generated = Chart.of(obj).generateObjectName(obj);
+    } catch {
+      generated = undefined;
+    }
+    if (obj.name !== generated) return obj.name;
   }
-  if (obj.name !== generated) return obj.name;
   // the cdk8s-plus workload's id (its ApiObject is its child 'Resource'), or the raw ApiObject's
   const id = ApiObject.isApiObject(workload) ? obj.node.id : workload.node.id;
   return id.trim() !== '' && !/[\u0000-\u001f\u007f]/.test(id) ? id : obj.name;
@@ -449,7 +482,18 @@ function encodeAttributeValue(value: string): string {
   return encodeURIComponent(value);
 }
 
+/** Endpoints `checkEndpoint` passed (the check is a function of the text alone): most tracers of an app share one. */
+const PASSED_ENDPOINTS = new Set<string>();
+
 function checkEndpoint(who: Where, endpoint: string | undefined): string {
+  if (typeof endpoint === 'string' && PASSED_ENDPOINTS.has(endpoint)) return endpoint;
+  checkEndpointText(who, endpoint);
+  if (PASSED_ENDPOINTS.size >= 256) PASSED_ENDPOINTS.clear();
+  PASSED_ENDPOINTS.add(endpoint!);
+  return endpoint!;
+}
+
+function checkEndpointText(who: Where, endpoint: string | undefined): void {
   const example = "e.g. 'otel-collector.observability:4317'";
   checkString(who, 'exporterEndpoint', endpoint, "'otel-collector.observability:4317'");
   if (endpoint === undefined || endpoint.trim() === '') {
@@ -497,7 +541,6 @@ function checkEndpoint(who: Where, endpoint: string | undefined): string {
     throw who.error(`exporterEndpoint '${endpoint}' is the agent's own receiver: the agent would export to itself in a loop`, endpoint,
       `Give the central collector's address, ${example}`, '. ');
   }
-  return endpoint;
 }
 
 function checkServiceName(who: Where, name: string): string {

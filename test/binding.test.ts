@@ -273,6 +273,26 @@ describe('one synthesis runs the engine once per workload, whatever the number o
     expect(workloads.map(w => w.calls())).toEqual(workloads.map(() => 4));
   }));
 
+  test('the sources\' checks of the workload run once per workload and call: the emit of a render kept in the call takes its findings', () => {
+    const { app } = build(3);
+    const checks = jest.spyOn(WithLogAgent.prototype as any, '_checkWorkload');
+    const inferred = jest.spyOn(WithLogAgent.prototype as any, '_workloadWarnings');
+    try {
+      app.synthYaml();
+      expect([checks.mock.calls.length, inferred.mock.calls.length]).toEqual([3, 3]);
+      // a second call: its validation checks (and takes the kept errors), the emit renders anew
+      // (the kept manifest was handed out) and checks with it
+      app.synthYaml();
+      expect([checks.mock.calls.length, inferred.mock.calls.length]).toEqual([9, 9]);
+      // a direct toJson() (no validation of a call kept a render for it) checks again
+      ApiObject.of(app.node.findChild('c0')!.node.findChild('w0')).toJson();
+      expect(checks.mock.calls.length).toBe(10);
+    } finally {
+      checks.mockRestore();
+      inferred.mockRestore();
+    }
+  });
+
   test('app.synth() (files written) with 5 charts: one engine run per workload', () => engineRuns((runs) => {
     const { app, workloads } = build(5);
     app.synth();

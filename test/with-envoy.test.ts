@@ -1,3 +1,4 @@
+import { createHash } from 'crypto';
 import { ApiObject, Chart, Cron, Duration, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
@@ -950,6 +951,19 @@ describe('the container', () => {
     expect(annotation({ upstreams: [PAYMENTS] })).toMatch(/^[0-9a-f]{64}$/);
     expect(annotation({ upstreams: [PAYMENTS] })).toBe(annotation({ upstreams: [PAYMENTS] }));
     expect(annotation({ upstreams: [PAYMENTS] })).not.toBe(annotation({ upstreams: [PARTNER] }));
+  });
+
+  // The checksum of Envoy's files is hashed from the memoized texts' escapes and the workload's
+  // name (src/sidecar.ts cutChecksum), not from their JSON: it must be the SHA-256 of the JSON.
+  test.each([
+    ['plain', {}],
+    ['TLS, three files', { tls: TLS }],
+    ['upstreams', { upstreams: [PAYMENTS, PARTNER] }],
+  ])('the checksum annotation is the SHA-256 of the ConfigMap data as JSON (%s)', (_name, extra) => {
+    const { manifests, workloadManifest } = synthEnvoy('Deployment', '1.29', extra as Extra);
+    const cm = manifests.find((m: any) => m.kind === 'ConfigMap' && m.metadata.name.includes('envoy'));
+    const expected = createHash('sha256').update(JSON.stringify(cm.data)).digest('hex');
+    expect(podMetadataOf(workloadManifest).annotations['checksum.sidecars.cdk8s.io/envoy']).toBe(expected);
   });
 
   test('works on a raw ApiObject (Include / Helm) and puts the ConfigMap in its namespace', () => {

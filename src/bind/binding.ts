@@ -61,7 +61,7 @@ interface Passes {
   /** Passes started (root validations run) since the App was built, and the call the last one belongs to. */
   pass: number;
   call: number;
-  /** The position of the last pass in its call (0: the first), and the number of the App's charts (counted at the call's second pass). */
+  /** The position of the last pass in its call (0: the first), and the number of the App's charts (counted at its second pass). */
   position: number;
   charts?: number;
   /** The charts of the bound objects emitted since the last pass started, and before it in the call. */
@@ -84,7 +84,15 @@ function passesOf(scope: IConstruct): Passes {
   let passes = PASSES.get(root);
   if (!passes) {
     const state: Passes = {
-      pass: 0, call: 0, position: 0, emittedCharts: new Set(), callCharts: new Set(), facts: new Map(), printed: new Set(), emitted: new Set(), noticed: new Set(),
+      pass: 0,
+      call: 0,
+      position: 0,
+      emittedCharts: new Set(),
+      callCharts: new Set(),
+      facts: new Map(),
+      printed: new Set(),
+      emitted: new Set(),
+      noticed: new Set(),
     };
     root.node.addValidation({ validate: () => { startPass(root, state); return []; } });
     PASSES.set(root, state);
@@ -312,7 +320,7 @@ export class WorkloadBinding {
   private readonly obj: ApiObject;
   private warnings: string[] = [];
   /** The last render and its key (see Passes); its manifest until one `toJson()` hands it out. */
-  private kept?: { readonly key: string; manifest?: Json; readonly errors: string[]; readonly warnings: string[] };
+  private kept?: { readonly key: string; manifest?: Json; readonly errors: string[]; readonly warnings: string[]; final?: string[]; call?: number };
   /** The call and the last pass of it in which this binding's validation found nothing (see Passes). */
   private validated?: { readonly call: number; pass: number };
   private constructor(obj: ApiObject, private readonly options: BindingOptions) {
@@ -388,6 +396,11 @@ export class WorkloadBinding {
    */
   public render(purpose?: 'validate' | 'emit' | 'read'): EngineResult {
     const base = this.baseManifest();
+    if (purpose === 'emit') {
+      const kept = this.takeKept(base);
+      if (kept) return kept;
+    }
+    const before = this.kept;
     // The sources' checks of the workload's own pod spec, on this same manifest (before the
     // engine adds the sidecars to it): no extra toJson() of the workload per check.
     const ownSpec = podTemplateOf(base)?.spec;
@@ -401,7 +414,50 @@ export class WorkloadBinding {
       this.warnings = [...inferred, ...this.warnings];
       recordWarnings(this.obj, this.warnings);
     }
+    // A render kept for the emit: with every warning, the inferred ones too (see takeKept).
+    if (this.kept !== before && this.kept?.manifest !== undefined) {
+      this.kept.final = this.warnings;
+      this.kept.call = PASSES.get(this.obj.node.root)?.call;
+    }
     return result;
+  }
+
+  /**
+   * The emit of a kept render whose key is equal (see Passes): its manifest, errors and warnings
+   * as the render that kept it found them, without the sources' checks of the workload's own pod
+   * spec. They read the same manifest (the key holds it whole) and the app's facts of the call,
+   * so they would find the same again (issue 36: they cost each workload a second run per call).
+   * Only for a render kept in this call (after a call that failed, the next one checks again).
+   * Undefined when nothing is kept for this key, or a sidecar cannot render: the full render then.
+   */
+  private takeKept(base: Json): EngineResult | undefined {
+    const kept = this.kept;
+    // (made in this call: the app's facts the checks read are the same)
+    if (kept?.manifest === undefined || kept.final === undefined || kept.call !== PASSES.get(this.obj.node.root)?.call) return undefined;
+    const specs: SidecarSpec[] = [];
+    const injected: InjectedProxy[] = [];
+    let minor = 0;
+    let gate = false;
+    let patch: number | undefined;
+    try {
+      for (const source of this.sources) {
+        const r = source.renderSidecar();
+        if (r.spec) specs.push(r.spec);
+        if (r.injected) injected.push(r.injected);
+        if (minor !== 0 && (r.minor !== minor || r.gate !== gate)) return undefined; // (different targets: the full render says so)
+        minor = r.minor;
+        gate = r.gate;
+        if (r.patch !== undefined) patch = Math.min(patch ?? r.patch, r.patch);
+      }
+    } catch {
+      return undefined;
+    }
+    if (renderKey(base, specs, injected, minor, gate, patch) !== kept.key) return undefined;
+    this.warnings = kept.final;
+    recordWarnings(this.obj, this.warnings);
+    const manifest = kept.manifest;
+    kept.manifest = undefined;
+    return { manifest, errors: [...kept.errors] };
   }
 
   /**

@@ -95,6 +95,17 @@ export function positiveSeconds(who: Where, prop: string, d: Duration | undefine
  * of distribution/reference has none). `example` is the default image.
  */
 export function checkImage(who: Where, prop: string, image: string, example: string): void {
+  // whether an image passes depends on its text alone: most sidecars of an app share one (issue 36)
+  if (typeof image === 'string' && PASSED_IMAGES.has(image)) return;
+  checkImageText(who, prop, image, example);
+  if (PASSED_IMAGES.size >= 256) PASSED_IMAGES.clear();
+  PASSED_IMAGES.add(image);
+}
+
+/** Images `checkImage` passed. */
+const PASSED_IMAGES = new Set<string>();
+
+function checkImageText(who: Where, prop: string, image: string, example: string): void {
   checkString(who, prop, image, `'${example}'`);
   if (image.trim() === '' || /\s/.test(image)) {
     throw who.error(`${prop} '${image}' is not an image reference`, image, `use e.g. '${example}'`);

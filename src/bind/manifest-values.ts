@@ -26,7 +26,8 @@ const RESOLVE_MAP = new Set([
 
 /** What yaml.v2 reads this plain scalar as, when not a string (a description), else undefined. */
 function goPlainNonString(v: string): string | undefined {
-  if (RESOLVE_MAP.has(v)) return 'a boolean, null or special number';
+  // (the words are 5 characters at most: a longer text, a config file, is not hashed for the look-up)
+  if (v.length <= 5 && RESOLVE_MAP.has(v)) return 'a boolean, null or special number';
   if (!/^[-+0-9.]/.test(v)) return undefined; // the other first characters are read as strings
   if (v[0] === '.') return /^\.[0-9]+([eE][-+]?[0-9]+)?$/.test(v) ? `the number ${Number(v)}` : undefined;
   const plain = v.replace(/_/g, '');
@@ -76,7 +77,7 @@ export function manifestStringProblem(v: string): string | undefined {
   // and a letter or `-` (a name, a path, a flag): no character below, no line break, and no
   // number (goPlainNonString reads a number only after a digit, a sign or a dot first); only the
   // words of RESOLVE_MAP (`yes`, `null`, ...) need the rest.
-  if (PLAIN_TEXT.test(v) && !RESOLVE_MAP.has(v)) return undefined;
+  if (PLAIN_TEXT.test(v) && (v.length > 5 || !RESOLVE_MAP.has(v))) return undefined;
   const bad = badCharacter(v);
   if (bad) return bad.why;
   // Observed with the oracle (test/values.test.ts): a text that spans lines and whose first line

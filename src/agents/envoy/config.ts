@@ -28,7 +28,8 @@
  * @see https://www.envoyproxy.io/docs/envoy/latest/configuration/security/secret
  */
 
-import { Memo } from '../../private/memo';
+import { CutText, Memo, joinCut } from '../../private/memo';
+import { setOwn } from '../../private/order';
 import { asciiJson } from '../../private/values';
 
 /** A plain JSON object. */
@@ -519,7 +520,9 @@ export function renderEnvoySdsFiles(o: EnvoyBootstrapOptions): Record<string, En
 /** Stand-ins for the node's id and cluster in a memoized config text (control characters: no real value holds them). */
 const NODE_ID_TOKEN = '\u0000node-id\u0000';
 const NODE_CLUSTER_TOKEN = '\u0000node-cluster\u0000';
-const filesMemo = new Memo<Readonly<Record<string, string>>>();
+/** The texts of a memoized file, and which value goes between each two (0: the id, 1: the cluster). */
+interface CutTemplate { readonly texts: readonly string[]; readonly values: ReadonlyArray<0 | 1> }
+const filesMemo = new Memo<Readonly<Record<string, CutTemplate>>>();
 
 /**
  * `renderEnvoyConfigFiles(o).files`, rendered once per distinct options but for the node's id
@@ -529,13 +532,41 @@ const filesMemo = new Memo<Readonly<Record<string, string>>>();
  * holding NUL characters, which no input that reaches the config can hold (checked at the props).
  */
 export function envoyConfigFiles(o: EnvoyBootstrapOptions): Record<string, string> {
+  const cuts = envoyConfigFileCuts(o);
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(cuts)) setOwn(out, name, joinCut(cuts[name]));
+  return out;
+}
+
+/** `envoyConfigFiles(o)`, each file as its cut text (the texts shared per distinct options, the node's id and cluster between). @internal */
+export function envoyConfigFileCuts(o: EnvoyBootstrapOptions): Record<string, CutText> {
   const generic = { ...o, nodeId: NODE_ID_TOKEN, nodeCluster: NODE_CLUSTER_TOKEN };
-  const files = filesMemo.get(JSON.stringify(generic), () => Object.freeze(renderEnvoyConfigFiles(generic).files));
   // as JSON string contents (escaped, without the quotes), wherever they stand in the text
   const inJson = (value: string) => asciiJson(value).slice(1, -1);
-  const out: Record<string, string> = {};
-  for (const [name, text] of Object.entries(files)) {
-    out[name] = text.split(inJson(NODE_ID_TOKEN)).join(inJson(o.nodeId)).split(inJson(NODE_CLUSTER_TOKEN)).join(inJson(o.nodeCluster));
+  const files = filesMemo.get(JSON.stringify(generic), () => {
+    const cut: Record<string, CutTemplate> = {};
+    const id = inJson(NODE_ID_TOKEN);
+    const cluster = inJson(NODE_CLUSTER_TOKEN);
+    for (const [name, text] of Object.entries(renderEnvoyConfigFiles(generic).files)) {
+      const texts: string[] = [];
+      const values: Array<0 | 1> = [];
+      // (the same cuts as text.split(id), each piece then split(cluster))
+      text.split(id).forEach((piece, i) => {
+        if (i > 0) values.push(0);
+        piece.split(cluster).forEach((part, j) => {
+          if (j > 0) values.push(1);
+          texts.push(part);
+        });
+      });
+      setOwn(cut, name, Object.freeze({ texts: Object.freeze(texts), values: Object.freeze(values) }));
+    }
+    return Object.freeze(cut);
+  });
+  const values = [inJson(o.nodeId), inJson(o.nodeCluster)];
+  const out: Record<string, CutText> = {};
+  for (const name of Object.keys(files)) {
+    const { texts, values: at } = files[name];
+    setOwn(out, name, { texts, values: at.map(i => values[i]) });
   }
   return out;
 }

@@ -3,6 +3,7 @@
  * @see https://docs.fluentbit.io/manual/administration/configuring-fluent-bit/classic-mode
  */
 import { SidecarError } from '../../private/errors';
+import { Memo } from '../../private/memo';
 import { fluentBitValueProblem, showValue } from '../../private/values';
 import { LogOutputConfig, indexDateLength } from '../log-output-config';
 import { ShutdownModel, shutdownModel } from '../shutdown-model';
@@ -139,8 +140,23 @@ export function fluentBitBufferMiB(logVolumeSizeLimitMiB: number): number {
 /** Chunks in memory at once (`storage.max_chunks_up`, default 128): up to ~2 MiB each, inside the 128 Mi limit. */
 const MAX_CHUNKS_UP = 16;
 
-/** The `fluent-bit.conf` file. */
+const configMemo = new Memo<string>();
+
+/**
+ * The `fluent-bit.conf` file: rendered once per distinct options (every input is in the key, the
+ * options being plain data), so that the sidecars of an app share one text (issue 36). A throw
+ * is not kept.
+ */
 export function renderFluentBitConfig(o: FluentBitConfigOptions): string {
+  return configMemo.get(JSON.stringify(o, exactJson), () => render(o));
+}
+
+/** For the key: `undefined` (an own key the text may list) and the numbers JSON writes as null, kept apart. */
+function exactJson(_key: string, value: unknown): unknown {
+  return value === undefined ? '\u0000undefined' : typeof value === 'number' && !Number.isFinite(value) ? `\u0000${value}` : value;
+}
+
+function render(o: FluentBitConfigOptions): string {
   const state = fluentBitStateDirectory(o.logDirectory);
   return [
     section('SERVICE', [
