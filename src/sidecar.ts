@@ -5,7 +5,7 @@ import { LivenessTiming } from './agents/liveness';
 import { RenderedSidecar, SidecarSource, WorkloadBinding, workloadApiObject } from './bind/binding';
 import { checkBoolean, checkDnsLabel, checkImage, checkString, describeValue, durationSeconds, isPropsObject, snapshot } from './bind/checks';
 import { AgentConfigMap } from './bind/hooks';
-import { checkManifestData } from './bind/manifest-values';
+import { checkManifestData, cutTextCarried } from './bind/manifest-values';
 import { TargetReader, checkSameApp } from './bind/target-reader';
 import { graceWrittenByDefault, processNamespaceWrittenByDefault } from './bind/workload-defaults';
 import { defaultPullPolicy } from './engine/pull-policy';
@@ -403,7 +403,7 @@ export abstract class SidecarBase extends Construct {
       ports: a.ports,
       health: a.health?.path,
       liveness: a.health?.liveness?.path,
-      files: files && !a.filesPerWorkload ? filesToCheck(files) : files,
+      files: files && !a.filesPerWorkload ? filesToCheck(files) : files && agent.fileCuts ? cutFilesToCheck(agent.fileCuts, files) : files,
       volumes: a.volumes,
       appEnv: a.appEnv,
       containerOverrides: a.containerOverrides,
@@ -767,6 +767,15 @@ function filesToCheck(files: Record<string, string>): Record<string, unknown> {
   for (const name of Object.keys(files)) {
     const text = files[name];
     setOwn(out, name, typeof text === 'string' && PASSED_TEXTS.has(text) ? PASSED_TEXT : text);
+  }
+  return out;
+}
+/** Per-workload texts joined from shared cuts: a stand-in that passes where the cuts show the text passes (`cutTextCarried`). */
+function cutFilesToCheck(cuts: Record<string, CutText>, files: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const name of Object.keys(files)) {
+    const cut = cuts[name];
+    setOwn(out, name, cut && cutTextCarried(cut.texts, cut.values, files[name]) ? PASSED_TEXT : files[name]);
   }
   return out;
 }

@@ -7,7 +7,7 @@
 import { ApiObject, App, Chart, Testing, Yaml } from 'cdk8s';
 import * as fc from 'fast-check';
 import * as YAML from 'yaml';
-import { checkManifestData, manifestStringProblem } from '../src/bind/manifest-values';
+import { checkManifestData, cutTextCarried, manifestStringProblem } from '../src/bind/manifest-values';
 import { NativeSidecarGuard } from '../src/guard';
 import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
@@ -281,6 +281,26 @@ test('the last line of defence (checkManifestData) names the JSON path of a valu
     .toThrow("WithSidecar 'test/p': the sidecar's.container.env[0].value \"x\\u2028\" holds U+2028");
   expect(() => checkManifestData(new Where('W'), 'the agent\'s', { files: { 'a b': '0o17' } })).toThrow('the agent\'s.files["a b"] "0o17" is written unquoted');
   expect(() => checkManifestData(new Where('W'), 'x', { ok: ['0x1F', 'on', 5, null, { n: 'a\u0001' }] })).not.toThrow();
+});
+
+test('a text joined from shared cuts (Envoy\'s config) passes by its cuts only where the whole text passes (issue 36: no scan of the whole per workload)', () => {
+  const cases: Array<[string[], string[]]> = [
+    [['{\n  "id": "', '",\n  "c": "', '"\n}\n'], ['web', 'web']],
+    [['{\n  "id": "', '"\n}\n'], ['a\u0085b']], // a refused character in a value
+    [['{\n  "id": "\u2028', '"\n}\n'], ['web']], // ... in a piece
+    [['{\n  "id": "\ud83d', '"\n}\n'], ['\ude00']], // a pair split at a joint (the whole passes, the cut check does not decide)
+    [['{\n  "id": "\ud83d', '"\n}\n'], ['x']], // a lone surrogate at a joint
+    [['\t{', '\n}'], ['x']], // a block scalar starting with a tab
+    [['v', '1'], ['0o']], // one line: a number for the reader
+    [['', '\n'], ['0o17']],
+  ];
+  for (const [texts, values] of cases) {
+    let joined = texts[0];
+    values.forEach((v, i) => { joined += v + texts[i + 1]; });
+    if (cutTextCarried(texts, values, joined)) expect(manifestStringProblem(joined)).toBeUndefined();
+  }
+  expect(cases.map(([t, v]) => { let j = t[0]; v.forEach((x, i) => { j += x + t[i + 1]; }); return cutTextCarried(t, v, j); }))
+    .toEqual([true, false, false, false, false, false, false, true]);
 });
 
 test('checkManifestData remembers only what cannot change: a frozen object passed once, and strings (issue 36: its cost per sidecar)', () => {

@@ -97,6 +97,33 @@ export function manifestStringProblem(v: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether a multi-line text joined from shared pieces and values put in between (Envoy's config,
+ * the workload's name in it: `CutText`) certainly passes `manifestStringProblem`, judged without
+ * scanning the whole text again for each workload: every piece (shared: checked once, then
+ * remembered) and every value holds no refused character, no surrogate stands at a joint (a pair
+ * split there reads as two lone halves), and the text does not start as a block scalar with a tab
+ * (a multi-line text is no number, boolean or null). False means: check the joined text itself
+ * (the message then names the index in it).
+ */
+export function cutTextCarried(texts: readonly string[], values: readonly string[], joined: string): boolean {
+  if (!joined.includes('\n') || leadingTabBlock(joined)) return false;
+  for (const piece of texts) {
+    if (CLEAN_PIECES.has(piece)) continue;
+    if (badCharacter(piece) || edgeSurrogate(piece)) return false;
+    if (CLEAN_PIECES.size >= 1024) CLEAN_PIECES.clear();
+    CLEAN_PIECES.add(piece);
+  }
+  return values.every(v => !badCharacter(v) && !edgeSurrogate(v));
+}
+
+/** Pieces of cut texts with no refused character and no surrogate at either end. */
+const CLEAN_PIECES = new Set<string>();
+function edgeSurrogate(v: string): boolean {
+  const surrogate = (c: number) => c >= 0xd800 && c <= 0xdfff;
+  return v.length > 0 && (surrogate(v.charCodeAt(0)) || surrogate(v.charCodeAt(v.length - 1)));
+}
+
 /** What to do, for the messages. */
 const FIX_CHARACTER = 'remove the character (or give the text another way, e.g. from a Secret)';
 const FIX_TAB = 'start the first line with another character than a tab (or give the text another way, e.g. from a ConfigMap you write)';
