@@ -559,23 +559,28 @@ export abstract class SidecarBase extends Construct {
     const key = `${layout}|${target.watchAppExit}|${target.toolsImage ?? ''}|${hold}`;
     let spec = this.specs.get(key);
     if (!spec) {
-      const { kind, ...rest } = agent;
-      spec = deepFreeze({
-        ...rest,
-        // whether appShutdownTime was given, and the user's own native sidecars' stop time (src/engine/shutdown.ts)
-        shutdown: {
-          ...rest.shutdown,
-          ...(hold > 0 ? { stopSeconds: rest.shutdown.stopSeconds + hold, sigtermHoldSeconds: hold } : {}),
-          appShutdownGiven: this._props.appShutdownTime !== undefined,
-          userSidecarStopSeconds: this.userSidecarStopSeconds(),
-          ...(target.watchAppExit ? { watchAppExit: true } : {}),
-        },
-        owner: this.describe(),
-        kind,
-        layout,
-        allowLegacyOnJob: this._props.allowLegacyOnJob ?? false,
-        ...(target.toolsImage !== undefined ? { toolsImage: target.toolsImage } : {}),
-      });
+      // (built by assignment, in the order a spread of the agent gives: no copy of an object into
+      // another; every part of the agent is frozen already, so only the new objects are frozen here)
+      const shutdown: Record<string, unknown> = {};
+      for (const k in agent.shutdown) if (hasOwnKey(agent.shutdown, k)) shutdown[k] = (agent.shutdown as unknown as Record<string, unknown>)[k];
+      if (hold > 0) {
+        shutdown.stopSeconds = agent.shutdown.stopSeconds + hold;
+        shutdown.sigtermHoldSeconds = hold;
+      }
+      // whether appShutdownTime was given, and the user's own native sidecars' stop time (src/engine/shutdown.ts)
+      shutdown.appShutdownGiven = this._props.appShutdownTime !== undefined;
+      shutdown.userSidecarStopSeconds = this.userSidecarStopSeconds();
+      if (target.watchAppExit) shutdown.watchAppExit = true;
+      const built: Record<string, unknown> = {};
+      for (const k in agent) {
+        if (k !== 'kind' && hasOwnKey(agent, k)) built[k] = k === 'shutdown' ? shutdown : (agent as Record<string, unknown>)[k];
+      }
+      built.owner = this.describe();
+      built.kind = agent.kind;
+      built.layout = layout;
+      built.allowLegacyOnJob = this._props.allowLegacyOnJob ?? false;
+      if (target.toolsImage !== undefined) built.toolsImage = target.toolsImage;
+      spec = deepFreeze(built) as unknown as SidecarSpec;
       this.specs.set(key, spec);
     }
     return { spec, minor: target.version.minor, patch: target.version.patch, gate: target.gate, warnings: [...this.agentWarnings] };
@@ -649,6 +654,8 @@ function configChecksum(sorted: Record<string, string>, recurring: boolean): str
 }
 
 /** `joinCut` of each file. */
+const hasOwnKey = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+
 function joinCuts(cuts: Record<string, CutText>): Record<string, string> {
   const files: Record<string, string> = {};
   for (const name of Object.keys(cuts)) setOwn(files, name, joinCut(cuts[name]));
