@@ -65,6 +65,26 @@ describe('target precedence: prop > CDK8S_SIDECARS_KUBERNETES_VERSION > Sidecars
     expect(agent.targetVersion).toBe('1.29');
   }));
 
+  test('the versions and layout decisions the reader keeps answer as reading afresh (issue 36: the target is read at every render)', () => withEnv(ENV, undefined, () => {
+    // the same texts read by many constructs, and by one construct again after a change
+    for (let i = 0; i < 3; i++) {
+      const { app, agent } = agentIn();
+      expect([agent.targetVersion, agent.layout]).toEqual(['1.27', SidecarLayout.LEGACY]);
+      Sidecars.configure(app, { kubernetesVersion: '1.29.3' });
+      expect(agent.targetVersion).toBe('1.29');
+      const native = agentIn({ kubernetesVersion: '1.29.3' }).agent;
+      expect([native.targetVersion, native.layout]).toEqual(['1.29', SidecarLayout.NATIVE]);
+    }
+    // an error decision is not kept as an answer: each construct gets its own, placed at its path
+    for (const id of ['a', 'b']) {
+      const { chart } = newChart();
+      expect(() => new WithLogAgent(chart, id, { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.27', mode: SidecarMode.NATIVE }).layout)
+        .toThrow(new RegExp(`'test/${id}'.*mode NATIVE on Kubernetes 1.27`));
+    }
+    // a bad text is refused each time (never kept)
+    for (let i = 0; i < 2; i++) expect(() => agentIn({ kubernetesVersion: '1.2x' })).toThrow(/is not a Kubernetes version/);
+  }));
+
   test('configure sets mode and gate too', () => withEnv(ENV, undefined, () => {
     const { app, agent } = agentIn();
     Sidecars.configure(app, { kubernetesVersion: '1.28', sidecarContainersGate: true });
