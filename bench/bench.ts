@@ -16,7 +16,7 @@
  * - One process, the compiled JS of the library (`lib/`, built by jsii, what consumers load).
  *   First `--warmup` rounds of every variant at the smallest size (JIT), then per size: a
  *   warm-up run of each variant and shape (its output is checked), then `--runs` rounds (default
- *   15 at 100, 5 at 500 and 1000, 3 at 2000) of each shape with the variants interleaved (the order rotates each round),
+ *   15 at 100, 5 at 500, 1000 and 2000) of each shape with the variants interleaved (the order rotates each round),
  *   `gc()` before every run. Construction (building the constructs) and synthesis
  *   (`App.synthYaml()`: validation, every object's `toJson()`, YAML; no disk I/O) are timed
  *   separately, on the wall clock and as CPU time of the process. Medians, and the median of
@@ -212,11 +212,11 @@ const load = (m: ReturnType<typeof machine>) => m.loadavg.map(x => x.toFixed(2))
 
 /** The defaults of `npm run bench`: a run with any other setting is a smoke run. */
 const DEFAULTS = { sizes: [100, 500, 1000, 2000], warmup: 2, imports: 15, checks: 3, checkSize: 2000 };
-// More rounds where a round is cheap: on a shared 2-CPU machine one round's ratio moves by 5-10 %
-// (the same code measured 1.06 and 1.19 at 100 Deployments in 5 rounds; 1.03 and 1.12 at 1000 in
-// 3), and the median of more rounds moves less; at 2000 a round is long enough to average much of
-// the noise out within it.
-const defaultRuns = (n: number) => (n <= 100 ? 15 : n <= 1000 ? 5 : 3);
+// On a shared 2-CPU machine one round's ratio moves by 5-10 % (the same code measured 1.06 and 1.19
+// at 100 Deployments in 5 rounds; 1.03 and 1.12 at 1000 in 3; at 2000 in 3 rounds a median of the
+// per-round ratios of 1.14 where the ratio of the medians was 0.97): 15 rounds where a round is
+// short, 5 elsewhere.
+const defaultRuns = (n: number) => (n <= 100 ? 15 : 5);
 
 function main(): void {
   if (process.argv.includes('--memory')) {

@@ -22,7 +22,7 @@ const LIB_VARIANTS = ['lib-legacy', 'lib-native'];
 const SHAPES = ['service', 'hpa'];
 /** The sizes of a full run (bench.ts DEFAULTS), and the Deployments the check target is judged on. */
 const FULL_SIZES = '100,500,1000,2000';
-const FULL_ROUNDS = '15 / 5 / 5 / 3';
+const FULL_ROUNDS = '15 / 5 / 5 / 5';
 const CHECK_SIZE = 2000;
 
 interface Table { header: string[]; rows: Array<Record<string, string>> }
