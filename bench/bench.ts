@@ -13,14 +13,16 @@
  *   hand-written LEGACY app.
  * - Before timing, the hand-written and library legacy outputs are checked for equivalence
  *   (`equivalence.ts`) at every size, and the native output for the same objects and containers.
- * - One process, the compiled JS of the library (`lib/`, built by jsii, what consumers load).
- *   First `--warmup` rounds of every variant at the smallest size (JIT), then per size: a
- *   warm-up run of each variant and shape (its output is checked), then `--runs` rounds (default
- *   15 at 100, 5 at 500, 1000 and 2000) of each shape with the variants interleaved (the order rotates each round),
- *   `gc()` before every run. Construction (building the constructs) and synthesis
+ * - The compiled JS of the library (`lib/`, built by jsii, what consumers load), timed in
+ *   `--processes` fresh processes one after the other (default 3: a process's JIT and heap move
+ *   all its rounds by a few per cent). In each: first `--warmup` rounds of every variant at the
+ *   smallest size (JIT), then per size: a warm-up run of each variant and shape (in the first
+ *   process its output is checked), then `--runs` rounds (default 5 at 100, 2 at 500, 1000 and
+ *   2000; 15 / 6 / 6 / 6 in all) of each shape with the variants interleaved (the order rotates
+ *   each round, and starts with another variant in each process), `gc()` before every run. Construction (building the constructs) and synthesis
  *   (`App.synthYaml()`: validation, every object's `toJson()`, YAML; no disk I/O) are timed
  *   separately, on the wall clock and as CPU time of the process. Medians, and the median of
- *   the per-round ratios library / hand-written.
+ *   the per-round ratios library / hand-written, over the rounds of every process.
  * - Peak memory: one fresh process per variant and size of the `service` shape (`--memory`),
  *   maxRSS and the heap the built app retains.
  * - `cdk8s-sidecars check` (the compiled bin, `lib/cli/main.js`) over the library's native app
@@ -29,7 +31,7 @@
  * - Import time: fresh `node` processes that load cdk8s-plus-27 alone, or cdk8s-plus-27 and then
  *   the library; medians of the CPU and wall time of the `require()` calls, and of the process.
  *
- * Usage: node --expose-gc .bench/bench.js [--sizes 100,500,1000,2000] [--runs N] [--warmup 2] [--imports 15] [--checks 3] [--check-size 2000] [--no-memory] [--no-doc]
+ * Usage: node --expose-gc .bench/bench.js [--sizes 100,500,1000,2000] [--runs N] [--processes 3] [--warmup 2] [--imports 15] [--checks 3] [--check-size 2000] [--no-memory] [--no-doc]
  * Any setting other than the defaults makes a smoke run, marked as such in the generated block;
  * `--no-doc` leaves bench/README.md alone.
  */
@@ -211,12 +213,74 @@ function machine() {
 const load = (m: ReturnType<typeof machine>) => m.loadavg.map(x => x.toFixed(2)).join(' ');
 
 /** The defaults of `npm run bench`: a run with any other setting is a smoke run. */
-const DEFAULTS = { sizes: [100, 500, 1000, 2000], warmup: 2, imports: 15, checks: 3, checkSize: 2000 };
-// On a shared 2-CPU machine one round's ratio moves by 5-10 % (the same code measured 1.06 and 1.19
-// at 100 Deployments in 5 rounds; 1.03 and 1.12 at 1000 in 3; at 2000 in 3 rounds a median of the
-// per-round ratios of 1.14 where the ratio of the medians was 0.97): 15 rounds where a round is
-// short, 5 elsewhere.
-const defaultRuns = (n: number) => (n <= 100 ? 15 : 5);
+const DEFAULTS = { sizes: [100, 500, 1000, 2000], processes: 3, warmup: 2, imports: 15, checks: 3, checkSize: 2000 };
+// Rounds per timing process. On a shared 2-CPU machine one round's ratio moves by 5-10 % (the same
+// code measured 1.06 and 1.19 at 100 Deployments in 5 rounds), and a whole process moves by a few
+// per cent with its JIT and heap: lib-legacy over hand-written at 1000 Deployments, 5 rounds each, in
+// 7 fresh processes of the same code: 0.99, 1.03, 1.03, 1.03, 1.06, 1.06, 1.09 (issue 36). More rounds
+// in one process do not average that out; rounds in 3 processes do: 5 where a round is short, 2
+// elsewhere, so 15 / 6 / 6 / 6 rounds in all.
+const defaultRuns = (n: number) => (n <= 100 ? 5 : 2);
+
+/** What a timing process (`--timing`) does: its rounds per size, and whether it checks the outputs. */
+interface TimingConfig {
+  readonly sizes: number[];
+  readonly rounds: Record<number, number>;
+  readonly warmup: number;
+  /** The first process checks the outputs for equivalence (the outputs do not change between processes). */
+  readonly check: boolean;
+  /** Where the rotation of the variants starts, so that each process puts another variant first. */
+  readonly offset: number;
+}
+
+interface TimingResult {
+  readonly samples: Record<string, Record<Shape, Record<Variant, Sample[]>>>;
+  readonly equivalence: Record<string, { legacy: string; native: string; bytes: Record<string, number> }>;
+}
+
+/**
+ * `--timing <config>`, in a fresh process: the JIT warm-up, then per size and shape a warm-up run
+ * of each variant (its output checked when `check`) and the rounds, variants interleaved. Writes
+ * the samples as JSON on stdout; the progress goes to stderr. A failed check ends it with an error.
+ */
+function timingChild(cfg: TimingConfig): void {
+  // Warm the JIT up on every variant first, so that the smallest size is not measured cold.
+  for (let r = 0; r < cfg.warmup; r++) for (const shape of SHAPES) for (const v of VARIANTS) run(v, cfg.sizes[0], shape);
+  const out: TimingResult = { samples: {}, equivalence: {} };
+  for (const [n, shape] of cfg.sizes.flatMap(size => SHAPES.map(sh => [size, sh] as const))) {
+    const at = `${n} ${shape}`;
+    // Warm-up run of each variant (the heap grows to this size), and the equivalence check on its output.
+    const warm: Record<string, string> = {};
+    for (const v of VARIANTS) warm[v] = run(v, n, shape).yaml;
+    if (cfg.check) {
+      const legacy = parseYaml(warm['lib-legacy']);
+      out.equivalence[at] = {
+        legacy: checkEquivalent(parseYaml(warm['hand-legacy']), legacy),
+        native: checkSameWorkloads(parseYaml(warm['lib-native']), legacy),
+        bytes: Object.fromEntries(VARIANTS.map(v => [v, warm[v].length])),
+      };
+      process.stderr.write(`N=${n} ${shape}: equivalence: hand-legacy vs lib-legacy: ${out.equivalence[at].legacy}\n`);
+      process.stderr.write(`N=${n} ${shape}: lib-native: ${out.equivalence[at].native}\n`);
+    }
+    const samples: Record<Variant, Sample[]> = { 'hand-legacy': [], 'lib-legacy': [], 'lib-native': [] };
+    for (let r = 0; r < cfg.rounds[n]; r++) {
+      const k = (r + cfg.offset) % 3;
+      for (const v of [...VARIANTS.slice(k), ...VARIANTS.slice(0, k)]) samples[v].push(run(v, n, shape).sample);
+    }
+    (out.samples[n] ??= {} as Record<Shape, Record<Variant, Sample[]>>)[shape] = samples;
+    process.stderr.write(`N=${n} ${shape}: ${cfg.rounds[n]} rounds timed (process ${cfg.offset + 1}); load average ${load(machine())}\n`);
+  }
+  process.stdout.write(JSON.stringify(out));
+}
+
+/** One timing process (see timingChild); throws when it fails (e.g. the outputs are not equivalent). */
+function timingProcess(cfg: TimingConfig): TimingResult {
+  const r = spawnSync(process.execPath, ['--expose-gc', __filename, '--timing', JSON.stringify(cfg)], {
+    cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (r.status !== 0) throw new Error(`timing process ${cfg.offset + 1} failed (exit ${r.status}${r.signal ? `, ${r.signal}` : ''}): see its output above`);
+  return JSON.parse(r.stdout);
+}
 
 function main(): void {
   if (process.argv.includes('--memory')) {
@@ -224,50 +288,44 @@ function main(): void {
     memoryChild(process.argv[i + 1] as Variant | 'none', Number(process.argv[i + 2]));
     return;
   }
+  if (process.argv.includes('--timing')) {
+    timingChild(JSON.parse(arg('timing', '{}')));
+    return;
+  }
   const start = now();
   const sizes = arg('sizes', DEFAULTS.sizes.join(',')).split(',').map(Number).sort((a, b) => a - b);
   if (sizes.some(n => !Number.isInteger(n) || n < 1)) throw new Error(`--sizes: positive integers separated by commas, not ${arg('sizes', '')}`);
   const runsFor = (n: number) => Number(arg('runs', String(defaultRuns(n))));
+  const processes = Number(arg('processes', String(DEFAULTS.processes)));
+  if (!Number.isInteger(processes) || processes < 1) throw new Error(`--processes: a positive integer, not ${arg('processes', '')}`);
   const importCount = Number(arg('imports', String(DEFAULTS.imports)));
   const warmUp = Number(arg('warmup', String(DEFAULTS.warmup)));
   const checkCount = Number(arg('checks', String(DEFAULTS.checks)));
   const checkSize = Number(arg('check-size', String(DEFAULTS.checkSize)));
   const noMemory = process.argv.includes('--no-memory');
-  const full = sizes.join() === DEFAULTS.sizes.join() && sizes.every(n => runsFor(n) === defaultRuns(n)) &&
+  const full = sizes.join() === DEFAULTS.sizes.join() && sizes.every(n => runsFor(n) === defaultRuns(n)) && processes === DEFAULTS.processes &&
     warmUp === DEFAULTS.warmup && importCount === DEFAULTS.imports && checkCount === DEFAULTS.checks && checkSize === DEFAULTS.checkSize && !noMemory;
   const before = machine();
   console.log(`# cdk8s-sidecars benchmark (${full ? 'full run' : 'smoke run'})\n\nnode ${before.node}, ${before.cpus} CPUs (${before.cpu}), ${before.memGb} GiB`);
   console.log(`load average before: ${load(before)}\nlibrary: ${LIB} (compiled by jsii from commit ${before.commit})\n`);
 
   const results: any = {
-    full, config: { sizes, warmup: warmUp, imports: importCount, checks: checkCount, checkSize }, machine: { before }, sizes: {}, equivalence: {},
+    full,
+    config: { sizes, processes, warmup: warmUp, imports: importCount, checks: checkCount, checkSize },
+    machine: { before },
+    sizes: {},
+    equivalence: {},
   };
 
-  // Warm the JIT up on every variant first, so that the smallest size is not measured cold.
-  for (let r = 0; r < warmUp; r++) for (const shape of SHAPES) for (const v of VARIANTS) run(v, sizes[0], shape);
+  // The rounds, in fresh processes one after the other; a round's runs stay side by side.
+  const rounds = Object.fromEntries(sizes.map(n => [n, runsFor(n)]));
+  const timed: TimingResult[] = [];
+  for (let p = 0; p < processes; p++) timed.push(timingProcess({ sizes, rounds, warmup: warmUp, check: p === 0, offset: p }));
+  results.equivalence = timed[0].equivalence;
 
-  for (const n of sizes) for (const shape of SHAPES) {
-    const at = `${n} ${shape}`;
-    // Warm-up run of each variant, and the equivalence check on its output.
-    const warm: Record<string, string> = {};
-    for (const v of VARIANTS) warm[v] = run(v, n, shape).yaml;
-    const hand = parseYaml(warm['hand-legacy']);
-    const legacy = parseYaml(warm['lib-legacy']);
-    const native = parseYaml(warm['lib-native']);
-    results.equivalence[at] = {
-      legacy: checkEquivalent(hand, legacy),
-      native: checkSameWorkloads(native, legacy),
-      bytes: Object.fromEntries(VARIANTS.map(v => [v, warm[v].length])),
-    };
-    console.log(`N=${n} ${shape}: equivalence: hand-legacy vs lib-legacy: ${results.equivalence[at].legacy}`);
-    console.log(`N=${n} ${shape}: lib-native: ${results.equivalence[at].native}`);
-
-    const runs = runsFor(n);
-    const samples: Record<Variant, Sample[]> = { 'hand-legacy': [], 'lib-legacy': [], 'lib-native': [] };
-    for (let r = 0; r < runs; r++) {
-      const order = [...VARIANTS.slice(r % 3), ...VARIANTS.slice(0, r % 3)];
-      for (const v of order) samples[v].push(run(v, n, shape).sample);
-    }
+  for (const [n, shape] of sizes.flatMap(size => SHAPES.map(sh => [size, sh] as const))) {
+    const samples = Object.fromEntries(VARIANTS.map(v => [v, timed.flatMap(t => t.samples[n][shape][v])])) as Record<Variant, Sample[]>;
+    const runs = samples['hand-legacy'].length;
     const med = (v: Variant, c: Clock): Times => ({
       construct: median(samples[v].map(x => x[c].construct)),
       synth: median(samples[v].map(x => x[c].synth)),
@@ -286,7 +344,7 @@ function main(): void {
       ratio: Object.fromEntries(CLOCKS.map(c => [c, Object.fromEntries(LIB_VARIANTS.map(v => [v, ratio(v, c)]))])),
       pairRatio: Object.fromEntries(CLOCKS.map(c => [c, Object.fromEntries(LIB_VARIANTS.map(v => [v, pairRatio(v, c)]))])),
     };
-    console.log(`N=${n} ${shape}: ${runs} rounds; median ms (construct + synth = total), wall clock | CPU time:`);
+    console.log(`N=${n} ${shape}: ${runs} rounds in ${processes} processes; median ms (construct + synth = total), wall clock | CPU time:`);
     for (const v of VARIANTS) {
       const w = medians.wall[v];
       const c = medians.cpu[v];
@@ -296,7 +354,7 @@ function main(): void {
     for (const c of CLOCKS) {
       console.log(`  lib/hand (${c}), median of per-round ratios: ${LIB_VARIANTS.map(v => `${v} ${pairRatio(v, c).toFixed(3)} (ratio of medians ${ratio(v, c).toFixed(3)})`).join(', ')}`);
     }
-    console.log(`  load average: ${load(machine())}\n`);
+    console.log('');
   }
 
   // Growth: time per workload at the largest size over that at the smallest, per shape.
@@ -366,7 +424,7 @@ function markdown(r: any): string {
   const large = sizes[sizes.length - 1];
   const { before, after } = r.machine;
   const lines: string[] = [];
-  const settings = `sizes ${sizes.join(', ')}; rounds ${sizes.map(n => r.sizes[n].service.runs).join(' / ')}; ` +
+  const settings = `sizes ${sizes.join(', ')}; rounds ${sizes.map(n => r.sizes[n].service.runs).join(' / ')}; timing processes ${r.config.processes}; ` +
     `JIT warm-up rounds ${r.config.warmup}; import processes ${r.config.imports}; check processes ${r.config.checks}`;
   lines.push(r.full
     ? `**Full run** of \`npm run bench\` (${settings}).`
@@ -412,7 +470,8 @@ function markdown(r: any): string {
   lines.push('');
   lines.push('Medians over the rounds (of each column, so construct + synth is not exactly the total). ' +
     'CPU: user + system time of the process, every thread. "lib / hand": per round, the library run ' +
-    'over the hand-written run of the same round, median over the rounds. Shapes: `service`, each Deployment with a Service ' +
+    `over the hand-written run of the same round, median over the rounds of the ${r.config.processes} timing processes. ` +
+    'Shapes: `service`, each Deployment with a Service ' +
     'in front of Envoy; `hpa`, also with a HorizontalPodAutoscaler. ' + (r.memory
     ? 'Peak RSS (shape service): one fresh process per variant and ' +
       `size; a process that only loads the modules peaks at ${r.memory.baseline.maxRssMb.toFixed(0)} MB.`

@@ -22,7 +22,8 @@ const LIB_VARIANTS = ['lib-legacy', 'lib-native'];
 const SHAPES = ['service', 'hpa'];
 /** The sizes of a full run (bench.ts DEFAULTS), and the Deployments the check target is judged on. */
 const FULL_SIZES = '100,500,1000,2000';
-const FULL_ROUNDS = '15 / 5 / 5 / 5';
+const FULL_ROUNDS = '15 / 6 / 6 / 6';
+const FULL_PROCESSES = '3';
 const CHECK_SIZE = 2000;
 
 interface Table { header: string[]; rows: Array<Record<string, string>> }
@@ -62,8 +63,8 @@ function problemsOf(doc: string): string[] {
   const block = doc.slice(doc.indexOf(BEGIN) + BEGIN.length, doc.indexOf(END)).trim();
 
   // The kind of run, its settings, the machine.
-  const kind = /^\*\*(Full run)\*\* of `npm run bench` \(sizes ([\d, ]+); rounds ([\d /]+); JIT warm-up rounds \d+; import processes \d+; check processes \d+\)\.$/m.exec(block) ??
-    /^\*\*(Smoke run)\*\*, not the documented measurement \(sizes ([\d, ]+); rounds ([\d /]+); JIT warm-up rounds \d+; import processes \d+; check processes \d+\): regenerate this block with `npm run bench` on a quiet machine\.$/m.exec(block);
+  const kind = /^\*\*(Full run)\*\* of `npm run bench` \(sizes ([\d, ]+); rounds ([\d /]+); timing processes (\d+); JIT warm-up rounds \d+; import processes \d+; check processes \d+\)\.$/m.exec(block) ??
+    /^\*\*(Smoke run)\*\*, not the documented measurement \(sizes ([\d, ]+); rounds ([\d /]+); timing processes (\d+); JIT warm-up rounds \d+; import processes \d+; check processes \d+\): regenerate this block with `npm run bench` on a quiet machine\.$/m.exec(block);
   if (!kind || !block.startsWith('**')) problems.push('the block does not start with the "**Full run**" or "**Smoke run**" line');
   const full = kind?.[1] === 'Full run';
   const sizes = (kind?.[2] ?? '').split(', ').map(Number);
@@ -77,6 +78,7 @@ function problemsOf(doc: string): string[] {
   }
   if (full && sizes.join() !== FULL_SIZES) problems.push(`a full run has the sizes ${FULL_SIZES.replace(/,/g, ', ')}, not ${sizes.join(', ')}`);
   if (full && rounds.join(' / ') !== FULL_ROUNDS) problems.push(`a full run has the rounds ${FULL_ROUNDS}, not ${rounds.join(' / ')}`);
+  if (full && kind?.[4] !== FULL_PROCESSES) problems.push(`a full run has ${FULL_PROCESSES} timing processes, not ${kind?.[4]}`);
 
   // Synthesis: one row per size and variant, in order, with the rounds of the header line.
   const synthesis = table(block, 'Synthesis', problems);
@@ -204,7 +206,7 @@ describe('bench/README.md: the generated performance block', () => {
       expect(problemsOf(BENCH_DOC.replace(END, ''))).toEqual([expect.stringContaining('expected one')]);
       const fake = BENCH_DOC.replace(/^\*\*Smoke run\*\*, not the documented measurement \((.*)\): regenerate.*$/m, '**Full run** of `npm run bench` ($1).');
       // (a smoke run's sizes, rounds or check size are not a full run's)
-      if (fake !== BENCH_DOC) expect(problemsOf(fake).join('\n')).toMatch(/a full run has the (sizes|rounds)|Synthesis: rows|a full run checks/);
+      if (fake !== BENCH_DOC) expect(problemsOf(fake).join('\n')).toMatch(/a full run has (the (sizes|rounds)|\d+ timing processes)|Synthesis: rows|a full run checks/);
     });
   });
 });
