@@ -4,7 +4,7 @@
  * parser's, always: the same values (BigInt, -0 and all), the same line, the same errors.
  *
  * - the count: a JSON document does not reach the YAML parser; a YAML document reaches it once;
- * - the cases where JSON and yaml.v2 part (escapes, numbers, a lone CR, limits a duplicate key
+ * - the cases where JSON and yaml.v2 part (escapes, numbers, limits a duplicate key
  *   hides): each gives the YAML parser's reading (or error) through `readYaml`;
  * - a property: generated JSON texts (any nesting, duplicate keys, every escape form, number
  *   texts JSON.parse rounds or overflows, odd whitespace) read alike on both paths.
@@ -81,7 +81,7 @@ describe('where JSON and yaml.v2 part, the reading is the YAML parser\'s', () =>
     ['{"a": 9007199254740993}', false],
     ['{"a": 18446744073709551616}', false],
     ['{"a": 1e400}', false],
-    ['{"a":\r1}', false],
+    ['{"a":\r1}', true], // CR is white space in JSON and a line break in libyaml: 1 both ways (test/reader-breaks.test.ts)
     ['{"a": ' + '['.repeat(501) + ']'.repeat(501) + '}', false],
     ['{"a": ' + '['.repeat(600) + ']'.repeat(600) + ', "a": 1}', false],
     ['{"a": "x\\/y", "a": 1}', false],

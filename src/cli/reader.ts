@@ -737,17 +737,19 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
   let plainEnv: NodeJS.ProcessEnv | undefined;
   return splitDocuments(text, name, limits).map((doc, i) => {
     const where = (line: number | undefined) => `${name}: document ${i + 1} (line ${line ?? doc.line})`;
+    // The text the YAML parser reads: line breaks as kubectl's reading makes them (`breaksAsKubectl`).
+    const src = breaksAsKubectl(doc.text);
     // line of an offset within the document (asked once per document, and for an error)
     const lineOf = (off: number) => {
       let line = doc.line;
-      for (let k = doc.text.indexOf('\n'); k >= 0 && k < off; k = doc.text.indexOf('\n', k + 1)) line++;
+      for (let k = src.indexOf('\n'); k >= 0 && k < off; k = src.indexOf('\n', k + 1)) line++;
       return line;
     };
-    if (/^%/m.test(doc.text)) {
-      const at = doc.text.search(/^%/m);
+    if (/^%/m.test(src)) {
+      const at = src.search(/^%/m);
       throw new ReadError(`${where(lineOf(at))}: a %YAML or %TAG directive; kubectl splits it from its document at the --- line and the API server's reader refuses what is left ("did not find expected <document start>"): drop it`);
     }
-    const asJson = json ? readJsonDocument(doc.text, limits) : undefined;
+    const asJson = json ? readJsonDocument(src, limits) : undefined;
     if (asJson) return { index: i + 1, line: lineOf(asJson.start), value: asJson.value };
     let parsed: any;
     // The `yaml` package's parser reads the environment's LOG_TOKENS for every token, a call into the
@@ -756,7 +758,7 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
     const env = process.env;
     process.env = plainEnv ??= { ...env };
     try {
-      parsed = yamlPackage().parseAllDocuments(doc.text, {
+      parsed = yamlPackage().parseAllDocuments(src, {
         schema: 'failsafe', version: '1.1', uniqueKeys: false, merge: false, strict: false, prettyErrors: true, maxAliasCount: -1, keepSourceTokens: true,
       });
     } catch (e) {
@@ -795,6 +797,29 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
 }
 
 /**
+ * A document's text with its line breaks as kubectl's reading has them, for the `yaml` package,
+ * which takes a CR not followed by LF for a character of the line (`{"a":\r1}` read as the string
+ * "\r1", `a: 1\rb: 2` refused):
+ *
+ * 1. kubectl's YAMLReader reads the stream a line at a time with bufio.Reader.ReadLine, which drops
+ *    the line's end, "\r\n" or "\n", and writes the line back with "\n" (k8s.io/apimachinery
+ *    v0.37.2 pkg/util/yaml/decoder.go:447-461, LineReader.Read; the same function in v0.27.16 and
+ *    v0.29.6, :353): one CR before each LF goes;
+ * 2. libyaml, as gopkg.in/yaml.v2 v2.4.0 (and go.yaml.in/yaml/v2 v2.4.4, kubectl 1.37's) ports it,
+ *    takes CR LF, a lone CR and LF each for one line break in every context (plain, quoted and
+ *    block scalars, flow collections, comments, escaped line breaks: yamlprivateh.go:102-108
+ *    is_break) and writes each as "\n" into a scalar (scannerc.go:538-563 read_line).
+ *
+ * So `x\r\r\n` is one line break for kubectl (step 1 leaves `x\r\n`), not two. A JSON document
+ * reads the same: CR is JSON white space, and libyaml's line break there too. Lone CRs count as
+ * lines in the reader's messages, as in libyaml's.
+ */
+export function breaksAsKubectl(text: string): string {
+  if (!text.includes('\r')) return text;
+  return text.replace(/\r\n/g, '\n').replace(/\r\n?/g, '\n');
+}
+
+/**
  * A document that is JSON, read with `JSON.parse` (issue 36: the YAML parser took most of
  * `check`'s time over JSON files): JSON is YAML's flow style, and the reading is the walk's reading
  * of the same text, except in the cases below, where this gives undefined and the document goes
@@ -802,7 +827,6 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
  *
  * - text that is not JSON (`JSON.parse` refuses it: comments, plain scalars, YAML's own syntax),
  *   or that does not start with `{` or `[` (a top-level scalar);
- * - a lone CR (not followed by LF): the `yaml` package takes it for a space, JSON for a line break;
  * - the escapes yaml.v2 refuses: `\/` and a `\u` of a surrogate (JSON takes both);
  * - more than `maxNodes` characters: each node of the reading takes one at least, so below it the
  *   node limit holds, also for a duplicate key's value, which `JSON.parse` drops without a trace;
@@ -833,7 +857,7 @@ export function readJsonDocument(text: string, limits: ReadLimits = DEFAULT_LIMI
   return { value, start };
 }
 
-/** The text of a JSON document (valid JSON) from `start`: no lone CR, no `\/` or surrogate escape, brackets at most `maxDepth` deep. */
+/** The text of a JSON document (valid JSON) from `start`: no `\/` or surrogate escape, brackets at most `maxDepth` deep. */
 function jsonTextAgrees(text: string, start: number, maxDepth: number): boolean {
   let depth = 0;
   for (let k = start; k < text.length; k++) {
@@ -852,8 +876,6 @@ function jsonTextAgrees(text: string, start: number, maxDepth: number): boolean 
       if (++depth > maxDepth) return false;
     } else if (c === 0x7d || c === 0x5d) {
       depth--;
-    } else if (c === 0x0d && text.charCodeAt(k + 1) !== 0x0a) {
-      return false;
     }
   }
   return true;
