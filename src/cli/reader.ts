@@ -454,7 +454,7 @@ function lineAt(w: Walk, node: any): number | undefined {
 /** Records, in document order, which anchor each alias refers to (the latest one before it, as libyaml does). */
 function bindAliases(Y: any, node: any, w: Walk, seen: Map<string, any>, depth: number): void {
   if (!node) return;
-  if (depth > w.limits.maxDepth) throw new DocProblem(`nested more than ${w.limits.maxDepth} levels deep, the reader's limit`, lineAt(w, node));
+  if (depth > w.limits.maxDepth) throw new DocProblem(tooDeep(w.limits.maxDepth), lineAt(w, node));
   if (Y.isAlias(node)) {
     const target = seen.get(node.source);
     if (!target) throw new DocProblem(`unknown anchor '${escapeForMessage(node.source, 40)}' referenced`, lineAt(w, node));
@@ -606,7 +606,7 @@ function isMergeKey(Y: any, key: any): boolean {
 }
 
 function toValue(Y: any, node: any, w: Walk, depth: number, isKey = false): YamlValue {
-  if (depth > w.limits.maxDepth) throw new DocProblem(`nested more than ${w.limits.maxDepth} levels deep, the reader's limit`, lineAt(w, node));
+  if (depth > w.limits.maxDepth) throw new DocProblem(tooDeep(w.limits.maxDepth), lineAt(w, node));
   if (node === null || node === undefined) {
     count(w, node);
     return null;
@@ -758,11 +758,10 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
     const env = process.env;
     process.env = plainEnv ??= { ...env };
     try {
-      parsed = yamlPackage().parseAllDocuments(src, {
-        schema: 'failsafe', version: '1.1', uniqueKeys: false, merge: false, strict: false, prettyErrors: true, maxAliasCount: -1, keepSourceTokens: true,
-      });
+      parsed = parseDocuments(src, limits.maxDepth, lineOf);
     } catch (e) {
-      if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: nested too deep for the reader (its limit is ${limits.maxDepth} levels)`);
+      if (e instanceof DocProblem) throw new ReadError(`${where(e.line)}: ${e.message}`);
+      if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: ${tooDeep(limits.maxDepth)}`);
       throw new ReadError(`${where(undefined)}: not valid YAML: ${firstLineOf((e as Error).message)}`);
     } finally {
       process.env = env;
@@ -774,9 +773,11 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
     const d = list[0];
     if (d && d.errors.length > 0) {
       const err = d.errors[0];
-      const at = err.linePos?.[0]?.line;
+      const at = err.pos?.[0];
       const message = firstLineOf(err.message).replace(/ at line \d+, column \d+:?$/, '');
-      throw new ReadError(`${where(at !== undefined ? doc.line + at - 1 : undefined)}: not valid YAML: ${escapeForMessage(message)}`);
+      // (a stack overflow inside the parser, which it keeps as an error: the depth message, as above)
+      if (/Maximum call stack size exceeded/.test(message)) throw new ReadError(`${where(undefined)}: ${tooDeep(limits.maxDepth)}`);
+      throw new ReadError(`${where(typeof at === 'number' ? lineOf(at) : undefined)}: not valid YAML: ${escapeForMessage(message)}`);
     }
     if (d && d.directives && (d.directives.yaml?.explicit || Object.keys(d.directives.tags ?? {}).some(h => h !== '!!' && h !== '!'))) {
       throw new ReadError(`${where(undefined)}: a %YAML or %TAG directive; kubectl splits it from its document at the --- line and the API server's reader refuses what is left: drop it`);
@@ -790,10 +791,45 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
       return { index: i + 1, line: contents?.range ? lineOf(contents.range[0]) : doc.line, value };
     } catch (e) {
       if (e instanceof DocProblem) throw new ReadError(`${where(e.line)}: ${e.message}`);
-      if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: nested too deep for the reader (its limit is ${limits.maxDepth} levels)`);
+      if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: ${tooDeep(limits.maxDepth)}`);
       throw e;
     }
   });
+}
+
+/** The one message of a document nested deeper than the reader's limit, wherever that is found. */
+function tooDeep(maxDepth: number): string {
+  return `nested more than ${maxDepth} levels deep, the reader's limit (kubectl's is 10000, yaml.v2's max_flow_level and max_indents); ` +
+    'no Kubernetes object nests that deep: check that the file is the manifest meant, or flatten the value (a deep tree of data can be a JSON string)';
+}
+
+/**
+ * The `yaml` package's parseAllDocuments (public-api.js, yaml 2.9), in its steps, with the
+ * reader's options and a depth check between them: the parser (lexer and CST, iterative) runs
+ * first, and a CST nested deeper than `maxDepth` is refused before the composer, which recurses
+ * for each level and would overflow the stack at a depth that depends on what called the reader
+ * (issue 38: a RangeError at ~900 levels, or "not valid YAML: Maximum call stack size exceeded",
+ * or at 50000 levels an abort of the process). The walk that follows (`toValue`) checks the same
+ * depth with aliases expanded and says the same.
+ */
+function parseDocuments(src: string, maxDepth: number, lineOf: (offset: number) => number): any[] {
+  const Y = yamlPackage();
+  const tokens: any[] = Array.from(new Y.Parser().parse(src));
+  const stack: Array<[any, number]> = [];
+  for (const t of tokens) if (t.type === 'document' && t.value) stack.push([t.value, 0]);
+  while (stack.length > 0) {
+    const [token, depth] = stack.pop()!;
+    if (depth > maxDepth) throw new DocProblem(tooDeep(maxDepth), typeof token.offset === 'number' ? lineOf(token.offset) : undefined);
+    if (token.type !== 'block-map' && token.type !== 'block-seq' && token.type !== 'flow-collection') continue;
+    for (const item of token.items) {
+      if (item.key) stack.push([item.key, depth + 1]);
+      if (item.value) stack.push([item.value, depth + 1]);
+    }
+  }
+  const composer = new Y.Composer({
+    schema: 'failsafe', version: '1.1', uniqueKeys: false, merge: false, strict: false, maxAliasCount: -1, keepSourceTokens: true,
+  });
+  return Array.from(composer.compose(tokens));
 }
 
 /**
