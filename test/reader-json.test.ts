@@ -12,6 +12,7 @@
  * FC_NUM_RUNS sets the runs, FC_SEED replays another seed.
  */
 import * as fc from 'fast-check';
+import { describeOracle, readStreamsAsApiServer } from './util/api-server-yaml';
 import { DEFAULT_LIMITS, ReadLimits, canonical, readJsonDocument, readYaml, yamlPackage } from '../src/cli/reader';
 
 const RUNS = process.env.FC_NUM_RUNS ? Number(process.env.FC_NUM_RUNS) : 400;
@@ -100,6 +101,77 @@ describe('where JSON and yaml.v2 part, the reading is the YAML parser\'s', () =>
     expect(readJsonDocument(text, limits)).toBeUndefined();
     expect(outcome(text, true, limits)).toEqual(outcome(text, false, limits));
     expect(outcome(text, true, limits)[0]).toMatch(/more than 50 nodes/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// JSON rules or libyaml's: what kubectl reads each document with
+
+/**
+ * kubectl reads an input that starts with `{` (after white space) with Go's JSON decoder, every
+ * other one split at `---` lines and read by libyaml (apimachinery pkg/util/yaml/decoder.go,
+ * NewYAMLOrJSONDecoder and GuessJSONStream; 1.33 and later fall back to libyaml after the first
+ * JSON object). libyaml refuses JSON texts JSON takes: a key and its `:` on two lines, a tab before
+ * the first token, an implicit key over 1024 characters. Expected: kubectl's reading (each run by
+ * hand on 2026-12-02 with apimachinery v0.37.2 and v0.29.6, which agree on every case here), or
+ * the error of the reader where kubectl refuses.
+ */
+const K = 'k'.repeat(1022); // a quoted key of 1024 characters: libyaml's longest
+const SNIFFED: Array<[string, unknown[] | RegExp]> = [
+  // the first document of a JSON input: JSON's rules
+  ['{"a"\n:1}', [{ a: 1 }]],
+  ['{"a"\r\n:1}', [{ a: 1 }]],
+  ['{"a": {"b"\n: 1}}', [{ a: { b: 1 } }]],
+  ['{"a": [{"b"\n: 1}]}', [{ a: [{ b: 1 }] }]],
+  ['\t{"a": 1}', [{ a: 1 }]],
+  ['\n\t\n{"a": 1}', [{ a: 1 }]],
+  [`{"${K}x": 1}`, [{ [`${K}x`]: 1 }]],
+  // any other document: libyaml's
+  ['a: 1\n---\n{"a"\n:1}', /^f: document 2 \(line 4\): a key and its ':' on different lines: the API server's reader refuses it \("did not find expected ',' or '}'"/],
+  ['---\n{"a"\n:1}', /^f: document 1 \(line 3\): a key and its ':' on different lines/],
+  ['# c\n{"a"\n:1}', /^f: document 1 \(line 3\): a key and its ':' on different lines/],
+  ['[1, {"a"\n: 1}]', /^f: document 1 \(line 2\): a key and its ':' on different lines/],
+  ['x: {&a\n b: 1}', /^f: document 1 \(line 2\): a key and its ':' on different lines/],
+  ['a: 1\n---\n{"a": {"b"\r: 1}}', /^f: document 2 \(line 4\): a key and its ':' on different lines/],
+  ['a: 1\n---\n\t{"a": 1}', /^f: document 2 \(line 3\): a tab before the document's first token: the API server's reader refuses it \("found character that cannot start any token"/],
+  ['a: 1\n---\n\n\t\n{"a": 1}', /^f: document 2 \(line 4\): a tab before the document's first token/],
+  ['a: 1\n---\n  \t{"a": 1}', /^f: document 2 \(line 3\): a tab before the document's first token/],
+  ['\t[1]', /^f: document 1 \(line 1\): a tab before the document's first token/],
+  [`a: 1\n---\n{"${K}x": 1}`, /^f: document 2 \(line 3\): a key of 1025 characters up to its ':': the API server's reader refuses an implicit key longer than 1024/],
+  [`a: 1\n---\n{"${K}" : 1}`, /^f: document 2 \(line 3\): a key of 1025 characters/],
+  [`${K}kkk: 1`, /^f: document 1 \(line 1\): a key of 1025 characters/],
+  [`x: {${K}kkk: 1}`, /^f: document 1 \(line 1\): a key of 1025 characters/],
+  // what libyaml reads
+  [`a: 1\n---\n{"${K}": 1}`, [{ a: 1 }, { [K]: 1 }]],
+  [`${K}kk: 1`, [{ [`${K}kk`]: 1 }]],
+  [`a: 1\n---\n{"\\u00e9${K.slice(6)}": 1}`, [{ a: 1 }, { [`\u00e9${K.slice(6)}`]: 1 }]], // (an escape counts as its characters)
+  ['a: 1\n---\n{"a": 1}\t', [{ a: 1 }, { a: 1 }]],
+  ['a: 1\n---\n{"a":\t1, "b": [1,\n 2]}', [{ a: 1 }, { a: 1, b: [1, 2] }]],
+  ['x: {? a\n : 1}', [{ x: { a: 1 } }]],
+  // a Unicode space before the `{`: kubectl 1.29 refuses the input, 1.37 drops the space
+  ['\u00a0{"a": 1}', /^f: line 1: a U\+00A0 \(a Unicode space\) before the first '\{': kubectl 1\.27 to 1\.32 refuse the input/],
+];
+
+describe('the first document of an input that starts with { is read with JSON\'s rules, every other one with libyaml\'s', () => {
+  const named = SNIFFED.map(([text, expected]) => [text.length > 80 ? `${text.slice(0, 40)}... (${text.length} characters)` : text, text, expected] as const);
+  test.each(named)('%j', (_name, text, expected) => {
+    for (const json of [true, false]) {
+      const got = outcome(text, json);
+      if (expected instanceof RegExp) expect(got[0]).toMatch(new RegExp(`^error: ${expected.source.slice(1)}`));
+      else expect(got.map(l => l.replace(/^\d+ line \d+: /, ''))).toEqual(expected.map(v => canonical(v as any)));
+    }
+  });
+});
+
+describeOracle('libyaml\'s cases against the Go reader of the tests (libyaml, no JSON decoder)', () => {
+  test('it reads what the reader reads, and refuses what it refuses', () => {
+    const cases = SNIFFED.filter(([text]) => !/^\s*\{/.test(text) && !text.startsWith('\u00a0'));
+    const go = readStreamsAsApiServer(cases.map(([text]) => text));
+    cases.forEach(([, expected], i) => {
+      const refused = go[i].some(d => d.error !== undefined);
+      expect([i, refused]).toEqual([i, expected instanceof RegExp]);
+      if (!(expected instanceof RegExp)) expect(go[i].map(d => canonical(d.ok as any))).toEqual(expected.map(v => canonical(v as any)));
+    });
   });
 });
 

@@ -6,7 +6,9 @@
  *
  * - bytes: UTF-8 only (UTF-16/32, invalid UTF-8, NUL and the other characters libyaml refuses are
  *   errors), a size cap per input and per document;
- * - documents: split as kubectl splits them (`--- text` is an error, as there);
+ * - documents: split as kubectl splits them (`--- text` is an error, as there), with its line
+ *   breaks (`breaksAsKubectl`); the first one of an input that starts with `{` read with JSON's
+ *   rules, as kubectl's JSON decoder reads it, every other one with libyaml's (`sniffsJson`);
  * - syntax: the `yaml` package cdk8s bundles, with every scalar kept as text (failsafe schema);
  * - values: each scalar resolved as yaml.v2 resolves it (YAML 1.1 booleans y/yes/on..., Go's
  *   integer syntax 0x/0o/0b/017, no base 60, timestamps stay strings, int64/uint64 exact as BigInt
@@ -734,6 +736,7 @@ export interface ReadDocument {
 export function readYaml(text: string, name: string, limits: ReadLimits = DEFAULT_LIMITS, json = true): ReadDocument[] {
   if (text.length > limits.maxInputBytes) throw new ReadError(`${name}: more than ${MiB(limits.maxInputBytes)}, the reader's limit per input`);
   checkCharacters(text, name);
+  const jsonStream = sniffsJson(text, name);
   let plainEnv: NodeJS.ProcessEnv | undefined;
   return splitDocuments(text, name, limits).map((doc, i) => {
     const where = (line: number | undefined) => `${name}: document ${i + 1} (line ${line ?? doc.line})`;
@@ -749,7 +752,11 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
       const at = src.search(/^%/m);
       throw new ReadError(`${where(lineOf(at))}: a %YAML or %TAG directive; kubectl splits it from its document at the --- line and the API server's reader refuses what is left ("did not find expected <document start>"): drop it`);
     }
-    const asJson = json ? readJsonDocument(src, limits) : undefined;
+    // Whether kubectl reads this document with Go's JSON decoder (`sniffsJson`): the first of a stream
+    // that starts with `{`, when it is JSON. Every other document is read by libyaml, which refuses
+    // some JSON texts (`yamlOnlyProblem`).
+    const jsonRules = () => i === 0 && jsonStream && isJson(src);
+    const asJson = json ? readJsonDocument(src, limits, i === 0 && jsonStream) : undefined;
     if (asJson) return { index: i + 1, line: lineOf(asJson.start), value: asJson.value };
     let parsed: any;
     // The `yaml` package's parser reads the environment's LOG_TOKENS for every token, a call into the
@@ -758,7 +765,7 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
     const env = process.env;
     process.env = plainEnv ??= { ...env };
     try {
-      parsed = parseDocuments(src, limits.maxDepth, lineOf);
+      parsed = parseDocuments(src, limits.maxDepth, lineOf, jsonRules);
     } catch (e) {
       if (e instanceof DocProblem) throw new ReadError(`${where(e.line)}: ${e.message}`);
       if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: ${tooDeep(limits.maxDepth)}`);
@@ -812,11 +819,16 @@ function tooDeep(maxDepth: number): string {
  * or at 50000 levels an abort of the process). The walk that follows (`toValue`) checks the same
  * depth with aliases expanded and says the same.
  */
-function parseDocuments(src: string, maxDepth: number, lineOf: (offset: number) => number): any[] {
+function parseDocuments(src: string, maxDepth: number, lineOf: (offset: number) => number, jsonRules: () => boolean): any[] {
   const Y = yamlPackage();
   const tokens: any[] = Array.from(new Y.Parser().parse(src));
   const stack: Array<[any, number]> = [];
-  for (const t of tokens) if (t.type === 'document' && t.value) stack.push([t.value, 0]);
+  let yamlOnly: DocProblem | undefined;
+  for (const t of tokens) {
+    if (t.type !== 'document') continue;
+    if (t.value) stack.push([t.value, 0]);
+    yamlOnly ??= leadingTab(src, t, lineOf);
+  }
   while (stack.length > 0) {
     const [token, depth] = stack.pop()!;
     if (depth > maxDepth) throw new DocProblem(tooDeep(maxDepth), typeof token.offset === 'number' ? lineOf(token.offset) : undefined);
@@ -824,12 +836,121 @@ function parseDocuments(src: string, maxDepth: number, lineOf: (offset: number) 
     for (const item of token.items) {
       if (item.key) stack.push([item.key, depth + 1]);
       if (item.value) stack.push([item.value, depth + 1]);
+      if (!yamlOnly && token.type !== 'block-seq') yamlOnly = implicitKeyProblem(src, item, token.type === 'flow-collection', lineOf);
     }
   }
+  if (yamlOnly && !jsonRules()) throw yamlOnly;
   const composer = new Y.Composer({
     schema: 'failsafe', version: '1.1', uniqueKeys: false, merge: false, strict: false, maxAliasCount: -1, keepSourceTokens: true,
   });
   return Array.from(composer.compose(tokens));
+}
+
+/** Go's unicode.IsSpace. */
+function isGoSpace(c: number): boolean {
+  return c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
+}
+
+/**
+ * Whether kubectl reads the stream with Go's JSON decoder: its first non-space character (Go's
+ * unicode.IsSpace) within its first 4096 bytes is `{` (k8s.io/apimachinery v0.37.2
+ * pkg/util/yaml/decoder.go:279-290 NewYAMLOrJSONDecoder, :466-485 GuessJSONStream and hasPrefix;
+ * kubectl's resource.StreamVisitor calls it with 4096; the same in v0.27.16 and v0.29.6,
+ * :372-397). Then the first document is read as JSON: JSON's white space and its rules (a key
+ * and its `:` on two lines, a tab before the `{`, keys of any length); every later one, and every
+ * document of another stream, by libyaml (through sigs.k8s.io/yaml).
+ *
+ * A Unicode space other than tab, LF, CR and space before the `{` (U+00A0...) is refused: kubectl
+ * 1.27 to 1.32 refuse the stream (the JSON decoder meets the space), 1.33 and later drop it and
+ * read the stream as YAML (decoder.go:332-335, consumeWhitespace), both unlike the `yaml` package.
+ */
+function sniffsJson(text: string, name: string): boolean {
+  let bytes = 0;
+  let odd: number | undefined;
+  let k = 0;
+  for (; k < text.length && bytes < 4096; k++) {
+    const c = text.charCodeAt(k);
+    if (!isGoSpace(c)) break;
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) odd ??= c;
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+  }
+  if (bytes >= 4096 || text[k] !== '{') return false;
+  if (odd !== undefined) {
+    const hex = odd.toString(16).toUpperCase().padStart(4, '0');
+    throw new ReadError(`${name}: line 1: a U+${hex} (a Unicode space) before the first '{': kubectl 1.27 to 1.32 refuse the input, later releases read it as YAML without it; delete it`);
+  }
+  return true;
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Code points of `s` (libyaml's marks count characters). */
+function codePoints(s: string): number {
+  let n = s.length;
+  for (let k = 0; k < s.length; k++) {
+    const c = s.charCodeAt(k);
+    if (c >= 0xd800 && c <= 0xdbff) n--;
+  }
+  return n;
+}
+
+/**
+ * A tab before a document's first token, on a line of its own or before it: libyaml refuses it
+ * ("found character that cannot start any token": in the block context it skips no tab at the
+ * start of a line, yaml.v2 scannerc.go yaml_parser_scan_to_next_token); the `yaml` package and
+ * JSON take it for white space.
+ */
+function leadingTab(src: string, doc: any, lineOf: (offset: number) => number): DocProblem | undefined {
+  const first = doc.value ? doc.value.offset : src.length;
+  for (let k = 0, lineStart = true; k < first; k++) {
+    const c = src[k];
+    if (c === '\n') {
+      lineStart = true;
+    } else if (c === '#') {
+      const nl = src.indexOf('\n', k);
+      if (nl < 0) break;
+      k = nl - 1;
+    } else if (c === '\t' && lineStart) {
+      return new DocProblem('a tab before the document\'s first token: the API server\'s reader refuses it ("found character that cannot start any token"; kubectl takes it only in the first document of an input that starts with \'{\', read as JSON): use spaces', lineOf(k));
+    } else if (c !== ' ') {
+      lineStart = false;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * libyaml's rule for an implicit key (no `?`): it starts a "simple key", which goes stale, and a
+ * `:` after it is an error, when the line changes or more than 1024 characters pass before the
+ * `:` (yaml.v2 scannerc.go yaml_parser_stale_simple_keys: `simple_key.mark.line <
+ * parser.mark.line || simple_key.mark.index+1024 < parser.mark.index`; the key's mark is its
+ * anchor or tag when it has one). The `yaml` package takes both in a flow collection, and long
+ * keys everywhere without its strict mode: `{"a"\n:1}`, a key of 1025 characters.
+ */
+function implicitKeyProblem(src: string, item: any, flow: boolean, lineOf: (offset: number) => number): DocProblem | undefined {
+  const colon = item.sep?.find((t: any) => t.type === 'map-value-ind');
+  if (!colon || !item.key || item.start.some((t: any) => t.type === 'explicit-key-ind')) return undefined;
+  let start = item.key.offset;
+  for (const t of item.start) {
+    if (t.type === 'newline' && !flow) start = item.key.offset; // (in the block context a new line starts a new simple key)
+    if ((t.type === 'anchor' || t.type === 'tag') && t.offset < start) start = t.offset;
+  }
+  const nl = src.indexOf('\n', start);
+  if (nl >= 0 && nl < colon.offset) {
+    return new DocProblem(`a key and its ':' on different lines: the API server's reader refuses it (${flow ? '"did not find expected \',\' or \'}\'"' : '"could not find expected \':\'"'}; kubectl takes it only in the first document of an input that starts with '{', read as JSON): put the ':' on the key's line`, lineOf(colon.offset));
+  }
+  if (colon.offset - start > 1024 && codePoints(src.slice(start, colon.offset)) > 1024) {
+    return new DocProblem(`a key of ${codePoints(src.slice(start, colon.offset))} characters up to its ':': the API server's reader refuses an implicit key longer than 1024 (kubectl takes it only in the first document of an input that starts with '{', read as JSON): shorten it, or write it as an explicit key ('? key')`, lineOf(start));
+  }
+  return undefined;
 }
 
 /**
@@ -864,6 +985,9 @@ export function breaksAsKubectl(text: string): string {
  * - text that is not JSON (`JSON.parse` refuses it: comments, plain scalars, YAML's own syntax),
  *   or that does not start with `{` or `[` (a top-level scalar);
  * - the escapes yaml.v2 refuses: `\/` and a `\u` of a surrogate (JSON takes both);
+ * - unless it is read `asJson` (the first document of an input that starts with `{`, read by
+ *   kubectl's JSON decoder: `sniffsJson`): a tab before it, a key and its `:` on two lines or more
+ *   than 1024 characters apart, which libyaml refuses (`parseDocuments` then says so);
  * - more than `maxNodes` characters: each node of the reading takes one at least, so below it the
  *   node limit holds, also for a duplicate key's value, which `JSON.parse` drops without a trace;
  * - brackets nested deeper than `maxDepth` (counted in the text, duplicate keys' values included);
@@ -877,7 +1001,7 @@ export function breaksAsKubectl(text: string): string {
  * key is a string. test/hostile.test.ts reads such files with both and with the API server's reader.
  * Returns the reading and the offset where it starts.
  */
-export function readJsonDocument(text: string, limits: ReadLimits = DEFAULT_LIMITS): { value: YamlValue; start: number } | undefined {
+export function readJsonDocument(text: string, limits: ReadLimits = DEFAULT_LIMITS, asJson = true): { value: YamlValue; start: number } | undefined {
   if (text.length > limits.maxNodes) return undefined;
   let start = 0;
   for (let c = text.charCodeAt(0); c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = text.charCodeAt(++start));
@@ -889,17 +1013,24 @@ export function readJsonDocument(text: string, limits: ReadLimits = DEFAULT_LIMI
   } catch {
     return undefined;
   }
-  if (!jsonTextAgrees(text, start, limits.maxDepth) || !jsonNumbersAgree(value)) return undefined;
+  if (!jsonTextAgrees(text, start, limits.maxDepth, asJson) || !jsonNumbersAgree(value)) return undefined;
   return { value, start };
 }
 
-/** The text of a JSON document (valid JSON) from `start`: no `\/` or surrogate escape, brackets at most `maxDepth` deep. */
-function jsonTextAgrees(text: string, start: number, maxDepth: number): boolean {
+/**
+ * The text of a JSON document (valid JSON) from `start`: no `\/` or surrogate escape, brackets at
+ * most `maxDepth` deep; unless it is read `asJson`, no tab before it and no key apart from its `:`.
+ */
+function jsonTextAgrees(text: string, start: number, maxDepth: number, asJson: boolean): boolean {
+  // read by libyaml: a tab before the first token, a key and its `:` on two lines or more than 1024
+  // characters apart go to the YAML parser, which refuses them as libyaml does (`parseDocuments`)
+  if (!asJson && text.lastIndexOf('\t', start) >= 0) return false;
   let depth = 0;
   for (let k = start; k < text.length; k++) {
     const c = text.charCodeAt(k);
     if (c === 0x22) {
       // a string, to its closing quote (JSON.parse has checked it)
+      const opening = k;
       for (k++; k < text.length; k++) {
         const d = text.charCodeAt(k);
         if (d === 0x22) break;
@@ -907,6 +1038,14 @@ function jsonTextAgrees(text: string, start: number, maxDepth: number): boolean 
         const e = text.charCodeAt(++k);
         if (e === 0x2f) return false; // \/
         if (e === 0x75 && (text[k + 1] === 'd' || text[k + 1] === 'D') && '89abcdefABCDEF'.includes(text[k + 2])) return false; // \uD800-\uDFFF
+      }
+      if (!asJson) {
+        let n = k + 1;
+        let newline = false;
+        for (let w = text.charCodeAt(n); w === 0x20 || w === 0x0a || w === 0x0d || w === 0x09; w = text.charCodeAt(++n)) {
+          newline ||= w === 0x0a || w === 0x0d;
+        }
+        if (text.charCodeAt(n) === 0x3a && (newline || n - opening > 1024)) return false; // (UTF-16 units: at least the code points)
       }
     } else if (c === 0x7b || c === 0x5b) {
       if (++depth > maxDepth) return false;
