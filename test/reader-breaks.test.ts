@@ -49,6 +49,15 @@ const CASES: Array<[string, unknown[]]> = [
   ['a: |+\n  x\r\r\n', [{ a: 'x\n' }]],
   ['a: |+\n  x\r\r\r\n', [{ a: 'x\n\n' }]],
   ['a: |+\n  x\r\n\r\n', [{ a: 'x\n\n' }]],
+  // an escaped line break in a double-quoted scalar: the break and the next line's blanks go, each
+  // empty line after it is kept as "\n" (the `yaml` package folded them into a space, with LF too)
+  ['a: "x\\\r\r  y"', [{ a: 'x\ny' }]],
+  ['a: "x\\\n\n  y"', [{ a: 'x\ny' }]],
+  ['a: "x\\\r\n\r\n\r\n  y \\t\\u00e9 \\x41\\U0001F600 \\N\\_"', [{ a: 'x\n\ny \té A\u{1F600} \u0085\u00a0' }]],
+  ['a: "x \\\r  \r  y"', [{ a: 'x \ny' }]],
+  ['a: "x\\\r  y"', [{ a: 'xy' }]],
+  ['a: "x\\\\\r  y"', [{ a: 'x\\ y' }]],
+  ['a: "p\\\n\n q\n\n\n r s"', [{ a: 'p\nq\n\nr s' }]],
   // a lone CR is no document separator for kubectl (its YAMLReader splits at LF only)
   ['a: 1\n---\nb: "x\r  y"\r\n---\r\nc: 3', [{ a: 1 }, { b: 'x y' }, { c: 3 }]],
 ];

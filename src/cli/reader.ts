@@ -476,8 +476,10 @@ function bindAliases(Y: any, node: any, w: Walk, seen: Map<string, any>, depth: 
 
 /** A scalar node's value, as yaml.v2's decoder gives it into interface{}. */
 function scalarValue(node: any, w: Walk): Resolved {
-  if (node.type === 'QUOTE_DOUBLE') checkEscapes(String(node.srcToken?.source ?? ''), w, node);
-  const text: string = typeof node.value === 'string' ? node.value : String(node.value ?? '');
+  const raw = node.type === 'QUOTE_DOUBLE' ? String(node.srcToken?.source ?? '') : '';
+  if (raw) checkEscapes(raw, w, node);
+  // (an escaped line break: the `yaml` package folds the empty lines after it, libyaml keeps them)
+  const text: string = /\\\n/.test(raw) ? doubleQuotedAsLibyaml(raw) : typeof node.value === 'string' ? node.value : String(node.value ?? '');
   const tag: string | undefined = node.tag;
   if (tag === undefined) {
     return node.type === 'PLAIN' ? resolvePlain(text) : { tag: 'str', value: text };
@@ -500,6 +502,66 @@ function scalarValue(node: any, w: Walk): Resolved {
   if (r.tag === short) return r;
   if (short === 'float' && r.tag === 'int') return { tag: 'float', value: Number(r.value) };
   throw new DocProblem(`cannot decode !!${r.tag} \`${escapeForMessage(text, 40)}\` as a !!${short} (the API server's reader refuses it too)`, lineAt(w, node));
+}
+
+/** libyaml's one-character escapes: the character after the backslash, and what it stands for. */
+const ESCAPES = new Map<string, string>([
+  ['0', '\0'], ['a', '\x07'], ['b', '\b'], ['t', '\t'], ['\t', '\t'], ['n', '\n'], ['v', '\v'], ['f', '\f'], ['r', '\r'], ['e', '\x1b'],
+  [' ', ' '], ['"', '"'], ['\'', '\''], ['\\', '\\'], ['N', '\u0085'], ['_', '\u00a0'], ['L', '\u2028'], ['P', '\u2029'],
+]);
+
+/**
+ * A double-quoted scalar's value as libyaml reads it (yaml.v2 scannerc.go
+ * yaml_parser_scan_flow_scalar, ported): `raw` is its source with the quotes, its escapes checked
+ * (`checkEscapes`) and its line breaks LF (`breaksAsKubectl`). An escaped line break drops the
+ * break and the next line's leading blanks and keeps each empty line after it as "\n" (`"x\` LF
+ * LF `y"` is "x\ny"; the `yaml` package gives "x y"); other breaks fold as YAML's.
+ */
+function doubleQuotedAsLibyaml(raw: string): string {
+  const end = raw.length - 1;
+  let s = '';
+  let i = 1;
+  for (;;) {
+    let leadingBlanks = false;
+    while (i < end && raw[i] !== ' ' && raw[i] !== '\t' && raw[i] !== '\n') {
+      if (raw[i] !== '\\') {
+        s += raw[i++];
+        continue;
+      }
+      const e = raw[i + 1];
+      if (e === '\n') {
+        i += 2;
+        leadingBlanks = true;
+        break;
+      }
+      if (e === 'x' || e === 'u' || e === 'U') {
+        const n = e === 'x' ? 2 : e === 'u' ? 4 : 8;
+        s += String.fromCodePoint(parseInt(raw.slice(i + 2, i + 2 + n), 16));
+        i += 2 + n;
+      } else {
+        s += ESCAPES.get(e) ?? '';
+        i += 2;
+      }
+    }
+    if (i >= end) return s;
+    let whitespaces = '';
+    let leadingBreak = false;
+    let trailingBreaks = '';
+    for (; i < end && (raw[i] === ' ' || raw[i] === '\t' || raw[i] === '\n'); i++) {
+      if (raw[i] !== '\n') {
+        if (!leadingBlanks) whitespaces += raw[i];
+      } else if (!leadingBlanks) {
+        whitespaces = '';
+        leadingBreak = true;
+        leadingBlanks = true;
+      } else {
+        trailingBreaks += '\n';
+      }
+    }
+    if (!leadingBlanks) s += whitespaces;
+    else if (leadingBreak) s += trailingBreaks === '' ? ' ' : trailingBreaks;
+    else s += trailingBreaks;
+  }
 }
 
 /** libyaml's escapes in a double-quoted scalar (no `\\/`; no surrogates in `\\u`/`\\U`). */
