@@ -13,7 +13,7 @@
  */
 import * as fc from 'fast-check';
 import { describeOracle, readStreamsAsApiServer } from './util/api-server-yaml';
-import { DEFAULT_LIMITS, ReadLimits, canonical, readJsonDocument, readYaml, yamlPackage } from '../src/cli/reader';
+import { DEFAULT_LIMITS, ReadLimits, canonical, decodeInput, readJsonDocument, readYaml, yamlPackage } from '../src/cli/reader';
 
 const RUNS = process.env.FC_NUM_RUNS ? Number(process.env.FC_NUM_RUNS) : 400;
 const SEED = process.env.FC_SEED ? Number(process.env.FC_SEED) : 36;
@@ -148,6 +148,10 @@ const SNIFFED: Array<[string, unknown[] | RegExp]> = [
   ['a: 1\n---\n{"a": 1}\t', [{ a: 1 }, { a: 1 }]],
   ['a: 1\n---\n{"a":\t1, "b": [1,\n 2]}', [{ a: 1 }, { a: 1, b: [1, 2] }]],
   ['x: {? a\n : 1}', [{ x: { a: 1 } }]],
+  // a byte order mark: no space for kubectl's sniff, so the input is YAML (libyaml skips the mark)
+  ['\ufeff{"a": 1}', [{ a: 1 }]],
+  ['\ufeff{"a"\n:1}', /^f: document 1 \(line 2\): a key and its ':' on different lines/],
+  ['\ufeff\t{"a": 1}', /^f: document 1 \(line 1\): a tab before the document's first token/],
   // a Unicode space before the `{`: kubectl 1.29 refuses the input, 1.37 drops the space
   ['\u00a0{"a": 1}', /^f: line 1: a U\+00A0 \(a Unicode space\) before the first '\{': kubectl 1\.27 to 1\.32 refuse the input/],
 ];
@@ -161,6 +165,11 @@ describe('the first document of an input that starts with { is read with JSON\'s
       else expect(got.map(l => l.replace(/^\d+ line \d+: /, ''))).toEqual(expected.map(v => canonical(v as any)));
     }
   });
+});
+
+test('a byte order mark read from a file stays for the reader: the input is YAML', () => {
+  expect(() => readYaml(decodeInput(Buffer.from('\ufeff{"a"\n:1}'), 'f'), 'f')).toThrow(/^f: document 1 \(line 2\): a key and its ':' on different lines/);
+  expect(readYaml(decodeInput(Buffer.from('\ufeff{"a":\n1}'), 'f'), 'f').map(d => canonical(d.value))).toEqual(['{"a":1}']);
 });
 
 describeOracle('libyaml\'s cases against the Go reader of the tests (libyaml, no JSON decoder)', () => {

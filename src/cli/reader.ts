@@ -196,7 +196,7 @@ function realpathOrThrow(p: string): string {
 /**
  * The text of an input: UTF-8 only. A UTF-16/UTF-32 byte order mark and invalid UTF-8 are errors
  * naming the line (`readYaml` then refuses the characters libyaml refuses, NUL included). A UTF-8
- * byte order mark at the start is dropped.
+ * byte order mark at the start is kept, for `readYaml`.
  */
 export function decodeInput(bytes: Buffer, name: string): string {
   const starts = (...b: number[]) => bytes.length >= b.length && b.every((x, i) => bytes[i] === x);
@@ -206,11 +206,12 @@ export function decodeInput(bytes: Buffer, name: string): string {
   if (bytes.length >= 2 && ((bytes[0] === 0xfe && bytes[1] === 0xff) || (bytes[0] === 0xff && bytes[1] === 0xfe))) {
     throw new ReadError(`${name}: UTF-16 (byte order mark); the command reads UTF-8 only: convert it (iconv -f UTF-16 -t UTF-8)`);
   }
-  const text = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false }).decode(bytes);
+  // (ignoreBOM: the byte order mark stays in the text, as U+FEFF)
+  const text = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true }).decode(bytes);
   // invalid UTF-8 shows as U+FFFD where the bytes were not EF BF BD
   if (text.includes('\ufffd')) {
     let line = 1;
-    let byte = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+    let byte = 0;
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i);
       if (c === 0x0a) line++;
@@ -222,7 +223,7 @@ export function decodeInput(bytes: Buffer, name: string): string {
       byte += width;
     }
   }
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  return text; // (a UTF-8 byte order mark is kept: `readYaml` drops it, and it tells how kubectl reads the input)
 }
 
 /**
@@ -797,8 +798,12 @@ export interface ReadDocument {
  */
 export function readYaml(text: string, name: string, limits: ReadLimits = DEFAULT_LIMITS, json = true): ReadDocument[] {
   if (text.length > limits.maxInputBytes) throw new ReadError(`${name}: more than ${MiB(limits.maxInputBytes)}, the reader's limit per input`);
+  // A UTF-8 byte order mark at the start is dropped, and the input read as YAML: kubectl's sniff for
+  // JSON meets it before any `{` (it is no space for Go's unicode.IsSpace), and libyaml skips it.
+  const bom = text.charCodeAt(0) === 0xfeff;
+  if (bom) text = text.slice(1);
   checkCharacters(text, name);
-  const jsonStream = sniffsJson(text, name);
+  const jsonStream = !bom && sniffsJson(text, name);
   let plainEnv: NodeJS.ProcessEnv | undefined;
   return splitDocuments(text, name, limits).map((doc, i) => {
     const where = (line: number | undefined) => `${name}: document ${i + 1} (line ${line ?? doc.line})`;
