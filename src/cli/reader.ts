@@ -906,6 +906,7 @@ function parseDocuments(src: string, maxDepth: number, lineOf: (offset: number) 
       if (!yamlOnly && token.type !== 'block-seq') yamlOnly = implicitKeyProblem(src, item, token.type === 'flow-collection', lineOf);
     }
   }
+  yamlOnly ??= tabAtLineStart(src, tokens, lineOf);
   if (yamlOnly && !jsonRules()) throw yamlOnly;
   const composer = new Y.Composer({
     schema: 'failsafe', version: '1.1', uniqueKeys: false, merge: false, strict: false, maxAliasCount: -1, keepSourceTokens: true,
@@ -995,6 +996,49 @@ function leadingTab(src: string, doc: any, lineOf: (offset: number) => number): 
 }
 
 /**
+ * A tab at the start of a line in the block context: libyaml refuses it ("found character that
+ * cannot start any token" where a token would start, yaml.v2 scannerc.go
+ * yaml_parser_scan_to_next_token, which skips tabs only in a flow collection or where no simple key
+ * may start; "found a tab character that violates indentation" in a plain scalar and "... where an
+ * indentation space is expected" in a block scalar, whose indentation is at least 1 in a
+ * collection). It takes one inside a flow collection (a JSON document indented with tabs) or a
+ * quoted scalar, and in a document that is one scalar (indentation 0). The `yaml` package took
+ * such a tab on a blank or comment line for white space (`a: 1` LF TAB LF `b: 2`).
+ */
+function tabAtLineStart(src: string, tokens: any[], lineOf: (offset: number) => number): DocProblem | undefined {
+  let k = src.indexOf('\n\t');
+  if (k < 0) return undefined;
+  const ranges: Array<[number, number]> = [];
+  const stack: any[] = [];
+  for (const t of tokens) {
+    if (t.type !== 'document' || !t.value) continue;
+    if (t.value.type !== 'block-map' && t.value.type !== 'block-seq' && t.value.type !== 'flow-collection') return undefined;
+    stack.push(t.value);
+  }
+  while (stack.length > 0) {
+    const t = stack.pop();
+    if (t.type === 'flow-collection') {
+      const end = t.end?.length ? t.end[t.end.length - 1].offset : src.length;
+      ranges.push([t.offset, end]);
+    } else if (t.type === 'single-quoted-scalar' || t.type === 'double-quoted-scalar') {
+      ranges.push([t.offset, t.offset + String(t.source ?? '').length]);
+    } else if (t.type === 'block-map' || t.type === 'block-seq') {
+      for (const item of t.items) {
+        if (item.key) stack.push(item.key);
+        if (item.value) stack.push(item.value);
+      }
+    }
+  }
+  for (; k >= 0; k = src.indexOf('\n\t', k + 1)) {
+    const at = k + 1;
+    if (!ranges.some(([a, b]) => at > a && at < b)) {
+      return new DocProblem('a tab at the start of a line: the API server\'s reader refuses it outside a flow collection or a quoted string ("found character that cannot start any token", "found a tab character that violates indentation"): indent with spaces', lineOf(at));
+    }
+  }
+  return undefined;
+}
+
+/**
  * libyaml's rule for an implicit key (no `?`): it starts a "simple key", which goes stale, and a
  * `:` after it is an error, when the line changes or more than 1024 characters pass before the
  * `:` (yaml.v2 scannerc.go yaml_parser_stale_simple_keys: `simple_key.mark.line <
@@ -1053,8 +1097,9 @@ export function breaksAsKubectl(text: string): string {
  *   or that does not start with `{` or `[` (a top-level scalar);
  * - the escapes yaml.v2 refuses: `\/` and a `\u` of a surrogate (JSON takes both);
  * - unless it is read `asJson` (the first document of an input that starts with `{`, read by
- *   kubectl's JSON decoder: `sniffsJson`): a tab before it, a key and its `:` on two lines or more
- *   than 1024 characters apart, which libyaml refuses (`parseDocuments` then says so);
+ *   kubectl's JSON decoder: `sniffsJson`): a tab before it or at the start of a line after it, a
+ *   key and its `:` on two lines or more than 1024 characters apart, which libyaml refuses
+ *   (`parseDocuments` then says so);
  * - more than `maxNodes` characters: each node of the reading takes one at least, so below it the
  *   node limit holds, also for a duplicate key's value, which `JSON.parse` drops without a trace;
  * - brackets nested deeper than `maxDepth` (counted in the text, duplicate keys' values included);
@@ -1086,12 +1131,15 @@ export function readJsonDocument(text: string, limits: ReadLimits = DEFAULT_LIMI
 
 /**
  * The text of a JSON document (valid JSON) from `start`: no `\/` or surrogate escape, brackets at
- * most `maxDepth` deep; unless it is read `asJson`, no tab before it and no key apart from its `:`.
+ * most `maxDepth` deep; unless it is read `asJson`, no tab before it or at the start of a line after
+ * it, and no key apart from its `:`.
  */
 function jsonTextAgrees(text: string, start: number, maxDepth: number, asJson: boolean): boolean {
   // read by libyaml: a tab before the first token, a key and its `:` on two lines or more than 1024
   // characters apart go to the YAML parser, which refuses them as libyaml does (`parseDocuments`)
   if (!asJson && text.lastIndexOf('\t', start) >= 0) return false;
+  // (and a tab at the start of a line after the value: `tabAtLineStart`)
+  if (!asJson && text.indexOf('\n\t', Math.max(text.lastIndexOf('}'), text.lastIndexOf(']'))) >= 0) return false;
   let depth = 0;
   for (let k = start; k < text.length; k++) {
     const c = text.charCodeAt(k);
