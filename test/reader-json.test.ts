@@ -154,6 +154,17 @@ const SNIFFED: Array<[string, unknown[] | RegExp]> = [
   ['a: 1\n---\n{\n\t"a": 1,\n\t"b": [\n\t\t1\n\t]\n}\n', [{ a: 1 }, { a: 1, b: [1] }]],
   ['a: 1\n---\n[\n\t1\n]', [{ a: 1 }, [1]]],
   ['a: 1\n \t\nb: 2', [{ a: 1, b: 2 }]],
+  // a tab after `-`, `?` or an explicit key's `:`: refused; after an implicit key's `:`, white space
+  ['-\tb', /^f: document 1 \(line 1\): a tab after '-': the API server's reader refuses it \("found character that cannot start any token"\)/],
+  ['- \tb', /^f: document 1 \(line 1\): a tab after '-'/],
+  ['a:\n- 1\n-\t2', /^f: document 1 \(line 3\): a tab after '-'/],
+  ['- - \tb', /^f: document 1 \(line 1\): a tab after '-'/],
+  ['- \t# c\n  b', /^f: document 1 \(line 1\): a tab after '-'/],
+  ['?\ta\n: b', /^f: document 1 \(line 1\): a tab after '\?'/],
+  ['? a\n:\tb', /^f: document 1 \(line 2\): a tab after ':'/],
+  ['a:\tb', [{ a: 'b' }]],
+  ['- a: 1\n  b:\t2', [[{ a: 1, b: 2 }]]],
+  ['- a\n- b\t', [['a', 'b']]],
   ['a: \'x\n  \ty\'', [{ a: 'x y' }]],
   // what libyaml reads
   [`a: 1\n---\n{"${K}": 1}`, [{ a: 1 }, { [K]: 1 }]],

@@ -904,6 +904,7 @@ function parseDocuments(src: string, maxDepth: number, lineOf: (offset: number) 
       if (item.key) stack.push([item.key, depth + 1]);
       if (item.value) stack.push([item.value, depth + 1]);
       if (!yamlOnly && token.type !== 'block-seq') yamlOnly = implicitKeyProblem(src, item, token.type === 'flow-collection', lineOf);
+      if (!yamlOnly && token.type !== 'flow-collection') yamlOnly = tabAfterIndicator(src, item, lineOf);
     }
   }
   yamlOnly ??= tabAtLineStart(src, tokens, lineOf);
@@ -1033,6 +1034,27 @@ function tabAtLineStart(src: string, tokens: any[], lineOf: (offset: number) => 
     const at = k + 1;
     if (!ranges.some(([a, b]) => at > a && at < b)) {
       return new DocProblem('a tab at the start of a line: the API server\'s reader refuses it outside a flow collection or a quoted string ("found character that cannot start any token", "found a tab character that violates indentation"): indent with spaces', lineOf(at));
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A tab in the blanks after a block sequence's `-`, an explicit key's `?` or its `:`: libyaml
+ * refuses it ("found character that cannot start any token": after those a simple key may start,
+ * and yaml.v2 scannerc.go yaml_parser_scan_to_next_token skips no tab there; "Tabs are allowed ...
+ * in the block context, but not at the beginning of the line or after '-', '?', or ':' (complex
+ * value)"). After an implicit key's `:` a tab is white space (`a:<TAB>b` is read).
+ */
+function tabAfterIndicator(src: string, item: any, lineOf: (offset: number) => number): DocProblem | undefined {
+  const explicit = item.start.some((t: any) => t.type === 'explicit-key-ind');
+  const indicators = [...item.start, ...(explicit ? item.sep ?? [] : [])]
+    .filter((t: any) => t.type === 'seq-item-ind' || t.type === 'explicit-key-ind' || t.type === 'map-value-ind');
+  for (const t of indicators) {
+    for (let k = t.offset + 1; src[k] === ' ' || src[k] === '\t'; k++) {
+      if (src[k] === '\t') {
+        return new DocProblem(`a tab after '${t.source}': the API server's reader refuses it ("found character that cannot start any token"): use a space`, lineOf(k));
+      }
     }
   }
   return undefined;
