@@ -907,7 +907,7 @@ function parseDocuments(src: string, maxDepth: number, lineOf: (offset: number) 
       if (!yamlOnly && token.type !== 'flow-collection') yamlOnly = tabAfterIndicator(src, item, lineOf);
     }
   }
-  yamlOnly ??= tabAtLineStart(src, tokens, lineOf);
+  yamlOnly ??= tabInIndentation(src, tokens, lineOf);
   if (yamlOnly && !jsonRules()) throw yamlOnly;
   const composer = new Y.Composer({
     schema: 'failsafe', version: '1.1', uniqueKeys: false, merge: false, strict: false, maxAliasCount: -1, keepSourceTokens: true,
@@ -997,44 +997,59 @@ function leadingTab(src: string, doc: any, lineOf: (offset: number) => number): 
 }
 
 /**
- * A tab at the start of a line in the block context: libyaml refuses it ("found character that
- * cannot start any token" where a token would start, yaml.v2 scannerc.go
- * yaml_parser_scan_to_next_token, which skips tabs only in a flow collection or where no simple key
- * may start; "found a tab character that violates indentation" in a plain scalar and "... where an
- * indentation space is expected" in a block scalar, whose indentation is at least 1 in a
- * collection). It takes one inside a flow collection (a JSON document indented with tabs) or a
- * quoted scalar, and in a document that is one scalar (indentation 0). The `yaml` package took
- * such a tab on a blank or comment line for white space (`a: 1` LF TAB LF `b: 2`).
+ * A tab in a line's indentation in the block context: libyaml refuses it where a token would start
+ * ("found character that cannot start any token": yaml.v2 scannerc.go
+ * yaml_parser_scan_to_next_token skips tabs only in a flow collection or where no simple key may
+ * start, and a simple key may start at the start of a line), below a plain scalar's indentation
+ * ("found a tab character that violates indentation", yaml_parser_scan_plain_scalar; the
+ * indentation is the column of the block collection around it plus 1) and in a block scalar's
+ * indentation ("... where an indentation space is expected"). It takes one inside a flow
+ * collection (a JSON document indented with tabs) or a quoted scalar, in the blanks that follow
+ * a plain scalar at or past its indentation, and in a document that is one scalar. The `yaml`
+ * package took such a tab on a blank or comment line for white space (`a: 1` LF TAB LF `b: 2`).
  */
-function tabAtLineStart(src: string, tokens: any[], lineOf: (offset: number) => number): DocProblem | undefined {
-  let k = src.indexOf('\n\t');
-  if (k < 0) return undefined;
-  const ranges: Array<[number, number]> = [];
+function tabInIndentation(src: string, tokens: any[], lineOf: (offset: number) => number): DocProblem | undefined {
+  const lines = /\n *\t/g;
+  let m = lines.exec(src);
+  if (!m) return undefined;
+  const taken: Array<[number, number]> = []; // flow collections and quoted scalars
+  const block: Array<[number, number]> = []; // block scalars (their content's tabs: the `yaml` package checks them)
+  const plain: Array<[number, number, number]> = []; // plain scalars of the block context: start, end, indentation
   const stack: any[] = [];
   for (const t of tokens) {
     if (t.type !== 'document' || !t.value) continue;
     if (t.value.type !== 'block-map' && t.value.type !== 'block-seq' && t.value.type !== 'flow-collection') return undefined;
-    stack.push(t.value);
+    stack.push([t.value, -1]);
   }
   while (stack.length > 0) {
-    const t = stack.pop();
+    const [t, column] = stack.pop();
+    const end = t.offset + String(t.source ?? '').length;
     if (t.type === 'flow-collection') {
-      const end = t.end?.length ? t.end[t.end.length - 1].offset : src.length;
-      ranges.push([t.offset, end]);
+      taken.push([t.offset, t.end?.length ? t.end[t.end.length - 1].offset : src.length]);
     } else if (t.type === 'single-quoted-scalar' || t.type === 'double-quoted-scalar') {
-      ranges.push([t.offset, t.offset + String(t.source ?? '').length]);
+      taken.push([t.offset, end]);
+    } else if (t.type === 'block-scalar') {
+      block.push([t.offset, end]);
+    } else if (t.type === 'scalar') {
+      plain.push([t.offset, end, column + 1]);
     } else if (t.type === 'block-map' || t.type === 'block-seq') {
       for (const item of t.items) {
-        if (item.key) stack.push(item.key);
-        if (item.value) stack.push(item.value);
+        if (item.key) stack.push([item.key, t.indent]);
+        if (item.value) stack.push([item.value, t.indent]);
       }
     }
   }
-  for (; k >= 0; k = src.indexOf('\n\t', k + 1)) {
-    const at = k + 1;
-    if (!ranges.some(([a, b]) => at > a && at < b)) {
-      return new DocProblem('a tab at the start of a line: the API server\'s reader refuses it outside a flow collection or a quoted string ("found character that cannot start any token", "found a tab character that violates indentation"): indent with spaces', lineOf(at));
-    }
+  for (; m; m = lines.exec(src)) {
+    const lineStart = m.index + 1;
+    const column = m[0].length - 2; // of the tab
+    const inside = ([a, b]: [number, number]) => lineStart > a && lineStart < b;
+    if (taken.some(inside) || (column > 0 && block.some(inside))) continue;
+    let p = lineStart - 1;
+    while (p >= 0 && (src[p] === ' ' || src[p] === '\t' || src[p] === '\n')) p--;
+    if (p < 0) continue; // before the first token: `leadingTab`
+    const scalar = plain.find(([a, b]) => p >= a && p < b);
+    if (scalar && column >= scalar[2]) continue;
+    return new DocProblem('a tab in the indentation of a line: the API server\'s reader refuses it outside a flow collection or a quoted string ("found character that cannot start any token", "found a tab character that violates indentation"): indent with spaces', lineOf(lineStart + column));
   }
   return undefined;
 }
@@ -1160,7 +1175,7 @@ function jsonTextAgrees(text: string, start: number, maxDepth: number, asJson: b
   // read by libyaml: a tab before the first token, a key and its `:` on two lines or more than 1024
   // characters apart go to the YAML parser, which refuses them as libyaml does (`parseDocuments`)
   if (!asJson && text.lastIndexOf('\t', start) >= 0) return false;
-  // (and a tab at the start of a line after the value: `tabAtLineStart`)
+  // (and a tab at the start of a line after the value: `tabInIndentation`)
   if (!asJson && text.indexOf('\n\t', Math.max(text.lastIndexOf('}'), text.lastIndexOf(']'))) >= 0) return false;
   let depth = 0;
   for (let k = start; k < text.length; k++) {
