@@ -892,10 +892,10 @@ function parseDocuments(src: string, maxDepth: number, lineOf: (offset: number) 
   const stack: Array<[any, number]> = [];
   let yamlOnly: DocProblem | undefined;
   for (const t of tokens) {
-    if (t.type !== 'document') continue;
-    if (t.value) stack.push([t.value, 0]);
-    yamlOnly ??= leadingTab(src, t, lineOf);
+    if (t.type === 'document' && t.value) stack.push([t.value, 0]);
   }
+  // (a document of white space and comments only has no document token)
+  yamlOnly = leadingTab(src, tokens.find(t => t.type === 'document'), lineOf);
   while (stack.length > 0) {
     const [token, depth] = stack.pop()!;
     if (depth > maxDepth) throw new DocProblem(tooDeep(maxDepth), typeof token.offset === 'number' ? lineOf(token.offset) : undefined);
@@ -978,7 +978,7 @@ function codePoints(s: string): number {
  * JSON take it for white space.
  */
 function leadingTab(src: string, doc: any, lineOf: (offset: number) => number): DocProblem | undefined {
-  const first = doc.value ? doc.value.offset : src.length;
+  const first = doc?.value ? doc.value.offset : src.length;
   for (let k = 0, lineStart = true; k < first; k++) {
     const c = src[k];
     if (c === '\n') {
@@ -1004,8 +1004,8 @@ function leadingTab(src: string, doc: any, lineOf: (offset: number) => number): 
  * ("found a tab character that violates indentation", yaml_parser_scan_plain_scalar; the
  * indentation is the column of the block collection around it plus 1) and in a block scalar's
  * indentation ("... where an indentation space is expected"). It takes one inside a flow
- * collection (a JSON document indented with tabs) or a quoted scalar, in the blanks that follow
- * a plain scalar at or past its indentation, and in a document that is one scalar. The `yaml`
+ * collection (a JSON document indented with tabs) or a quoted scalar, and in the blanks that
+ * follow a plain scalar at or past its indentation (0 for a document that is one). The `yaml`
  * package took such a tab on a blank or comment line for white space (`a: 1` LF TAB LF `b: 2`).
  */
 function tabInIndentation(src: string, tokens: any[], lineOf: (offset: number) => number): DocProblem | undefined {
@@ -1016,11 +1016,8 @@ function tabInIndentation(src: string, tokens: any[], lineOf: (offset: number) =
   const block: Array<[number, number]> = []; // block scalars (their content's tabs: the `yaml` package checks them)
   const plain: Array<[number, number, number]> = []; // plain scalars of the block context: start, end, indentation
   const stack: any[] = [];
-  for (const t of tokens) {
-    if (t.type !== 'document' || !t.value) continue;
-    if (t.value.type !== 'block-map' && t.value.type !== 'block-seq' && t.value.type !== 'flow-collection') return undefined;
-    stack.push([t.value, -1]);
-  }
+  // (a document that is one plain scalar has the indentation 0: any tab after it is taken)
+  for (const t of tokens) if (t.type === 'document' && t.value) stack.push([t.value, -1]);
   while (stack.length > 0) {
     const [t, column] = stack.pop();
     const end = t.offset + String(t.source ?? '').length;
