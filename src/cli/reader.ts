@@ -905,6 +905,7 @@ function parseDocuments(src: string, maxDepth: number, lineOf: (offset: number) 
       if (item.value) stack.push([item.value, depth + 1]);
       if (!yamlOnly && token.type !== 'block-seq') yamlOnly = implicitKeyProblem(src, item, token.type === 'flow-collection', lineOf);
       if (!yamlOnly && token.type !== 'flow-collection') yamlOnly = tabAfterIndicator(src, item, lineOf);
+      if (!yamlOnly && token.type === 'flow-collection') yamlOnly = flowPlainProblem(src, item, lineOf);
     }
   }
   yamlOnly ??= tabInIndentation(src, tokens, lineOf);
@@ -1047,6 +1048,32 @@ function tabInIndentation(src: string, tokens: any[], lineOf: (offset: number) =
     const scalar = plain.find(([a, b]) => p >= a && p < b);
     if (scalar && column >= scalar[2]) continue;
     return new DocProblem('a tab in the indentation of a line: the API server\'s reader refuses it outside a flow collection or a quoted string ("found character that cannot start any token", "found a tab character that violates indentation"): indent with spaces', lineOf(lineStart + column));
+  }
+  return undefined;
+}
+
+/**
+ * A plain scalar in a flow collection that libyaml reads otherwise than the `yaml` package (YAML
+ * 1.1 as yaml.v2 scannerc.go scans it: a plain scalar there ends at `?` and at `: `, not at a `:`
+ * before `,]}`, and cannot start with `?` or `:`, which are indicators there, :734-742 and the
+ * plain scalar loop of yaml_parser_scan_plain_scalar):
+ * - `[a?b]`, `[http://x/?a=b]`, `[:x]`: refused by kubectl ("did not find expected ',' or ']'",
+ *   "did not find expected node content"), read by the `yaml` package; `[?x]`: kubectl reads
+ *   [{"x": null}], the `yaml` package ["?x"];
+ * - `[a:, b]`, `{x:}`: kubectl reads the string "a:" (the key "x:"), the `yaml` package a pair.
+ * The reader refuses both, naming the scalar: quoting it reads the same everywhere.
+ */
+function flowPlainProblem(src: string, item: any, lineOf: (offset: number) => number): DocProblem | undefined {
+  for (const t of [item.key, item.value]) {
+    if (t?.type !== 'scalar') continue;
+    const text = String(t.source ?? '');
+    if (text.includes('?') || text.startsWith(':')) {
+      return new DocProblem(`'${escapeForMessage(text, 40)}' unquoted in a flow collection ([...] or {...}): the API server's reader takes its '${text.startsWith(':') ? ':' : '?'}' for an indicator there and refuses it, or reads another value: quote it`, lineOf(t.offset));
+    }
+  }
+  const colon = item.sep?.find((t: any) => t.type === 'map-value-ind');
+  if (item.key?.type === 'scalar' && colon && colon.offset === item.key.offset + String(item.key.source ?? '').length && ',[]{}'.includes(src[colon.offset + 1] ?? ' ')) {
+    return new DocProblem(`'${escapeForMessage(item.key.source, 40)}:' before '${src[colon.offset + 1]}' in a flow collection: for the API server's reader a ':' ends a plain scalar there only before a space (it reads '[a:, b]' as the string 'a:' and refuses 'a:{'), for the \`yaml\` package it makes a key; quote the scalar, or put a space after the ':'`, lineOf(colon.offset));
   }
   return undefined;
 }
