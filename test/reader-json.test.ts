@@ -4,7 +4,7 @@
  * parser's, always: the same values (BigInt, -0 and all), the same line, the same errors.
  *
  * - the count: a JSON document does not reach the YAML parser; a YAML document reaches it once;
- * - the cases where JSON and yaml.v2 part (escapes, numbers, a lone CR, limits a duplicate key
+ * - the cases where JSON and yaml.v2 part (escapes, numbers, limits a duplicate key
  *   hides): each gives the YAML parser's reading (or error) through `readYaml`;
  * - a property: generated JSON texts (any nesting, duplicate keys, every escape form, number
  *   texts JSON.parse rounds or overflows, odd whitespace) read alike on both paths.
@@ -12,7 +12,8 @@
  * FC_NUM_RUNS sets the runs, FC_SEED replays another seed.
  */
 import * as fc from 'fast-check';
-import { DEFAULT_LIMITS, ReadLimits, canonical, readJsonDocument, readYaml, yamlPackage } from '../src/cli/reader';
+import { describeOracle, readStreamsAsApiServer } from './util/api-server-yaml';
+import { DEFAULT_LIMITS, ReadLimits, canonical, decodeInput, readJsonDocument, readYaml, yamlPackage } from '../src/cli/reader';
 
 const RUNS = process.env.FC_NUM_RUNS ? Number(process.env.FC_NUM_RUNS) : 400;
 const SEED = process.env.FC_SEED ? Number(process.env.FC_SEED) : 36;
@@ -26,9 +27,9 @@ function outcome(text: string, json: boolean, limits: ReadLimits = DEFAULT_LIMIT
   }
 }
 
-/** The YAML parser's calls while `run` runs. */
+/** The YAML parser's calls while `run` runs (the reader runs the `yaml` package's Parser, then its Composer). */
 function yamlParses(run: () => void): number {
-  const spy = jest.spyOn(yamlPackage(), 'parseAllDocuments');
+  const spy = jest.spyOn(yamlPackage().Parser.prototype, 'parse');
   try {
     run();
     return spy.mock.calls.length;
@@ -81,7 +82,7 @@ describe('where JSON and yaml.v2 part, the reading is the YAML parser\'s', () =>
     ['{"a": 9007199254740993}', false],
     ['{"a": 18446744073709551616}', false],
     ['{"a": 1e400}', false],
-    ['{"a":\r1}', false],
+    ['{"a":\r1}', true], // CR is white space in JSON and a line break in libyaml: 1 both ways (test/reader-breaks.test.ts)
     ['{"a": ' + '['.repeat(501) + ']'.repeat(501) + '}', false],
     ['{"a": ' + '['.repeat(600) + ']'.repeat(600) + ', "a": 1}', false],
     ['{"a": "x\\/y", "a": 1}', false],
@@ -100,6 +101,144 @@ describe('where JSON and yaml.v2 part, the reading is the YAML parser\'s', () =>
     expect(readJsonDocument(text, limits)).toBeUndefined();
     expect(outcome(text, true, limits)).toEqual(outcome(text, false, limits));
     expect(outcome(text, true, limits)[0]).toMatch(/more than 50 nodes/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// JSON rules or libyaml's: what kubectl reads each document with
+
+/**
+ * kubectl reads an input that starts with `{` (after white space) with Go's JSON decoder, every
+ * other one split at `---` lines and read by libyaml (apimachinery pkg/util/yaml/decoder.go,
+ * NewYAMLOrJSONDecoder and GuessJSONStream; 1.33 and later fall back to libyaml after the first
+ * JSON object). libyaml refuses JSON texts JSON takes: a key and its `:` on two lines, a tab before
+ * the first token, an implicit key over 1024 characters. Expected: kubectl's reading (each run by
+ * hand on 2026-12-02 with apimachinery v0.37.2 and v0.29.6, which agree on every case here), or
+ * the error of the reader where kubectl refuses.
+ */
+const K = 'k'.repeat(1022); // a quoted key of 1024 characters: libyaml's longest
+const SNIFFED: Array<[string, unknown[] | RegExp]> = [
+  // the first document of a JSON input: JSON's rules
+  ['{"a"\n:1}', [{ a: 1 }]],
+  ['{"a"\r\n:1}', [{ a: 1 }]],
+  ['{"a": {"b"\n: 1}}', [{ a: { b: 1 } }]],
+  ['{"a": [{"b"\n: 1}]}', [{ a: [{ b: 1 }] }]],
+  ['\t{"a": 1}', [{ a: 1 }]],
+  ['\n\t\n{"a": 1}', [{ a: 1 }]],
+  [`{"${K}x": 1}`, [{ [`${K}x`]: 1 }]],
+  // any other document: libyaml's
+  ['a: 1\n---\n{"a"\n:1}', /^f: document 2 \(line 4\): a key and its ':' on different lines: the API server's reader refuses it \("did not find expected ',' or '}'"/],
+  ['---\n{"a"\n:1}', /^f: document 1 \(line 3\): a key and its ':' on different lines/],
+  ['# c\n{"a"\n:1}', /^f: document 1 \(line 3\): a key and its ':' on different lines/],
+  ['[1, {"a"\n: 1}]', /^f: document 1 \(line 2\): a key and its ':' on different lines/],
+  ['x: {&a\n b: 1}', /^f: document 1 \(line 2\): a key and its ':' on different lines/],
+  ['a: 1\n---\n{"a": {"b"\r: 1}}', /^f: document 2 \(line 4\): a key and its ':' on different lines/],
+  ['a: 1\n---\n\t{"a": 1}', /^f: document 2 \(line 3\): a tab before the document's first token: the API server's reader refuses it \("found character that cannot start any token"/],
+  ['a: 1\n---\n\n\t\n{"a": 1}', /^f: document 2 \(line 4\): a tab before the document's first token/],
+  ['a: 1\n---\n  \t{"a": 1}', /^f: document 2 \(line 3\): a tab before the document's first token/],
+  ['\t[1]', /^f: document 1 \(line 1\): a tab before the document's first token/],
+  [`a: 1\n---\n{"${K}x": 1}`, /^f: document 2 \(line 3\): a key of 1025 characters up to its ':': the API server's reader refuses an implicit key longer than 1024/],
+  [`a: 1\n---\n{"${K}" : 1}`, /^f: document 2 \(line 3\): a key of 1025 characters/],
+  [`${K}kkk: 1`, /^f: document 1 \(line 1\): a key of 1025 characters/],
+  [`x: {${K}kkk: 1}`, /^f: document 1 \(line 1\): a key of 1025 characters/],
+  // a tab at the start of a line: refused in the block context, taken in a flow collection
+  ['a: 1\n\t\nb: 2', /^f: document 1 \(line 2\): a tab in the indentation of a line: the API server's reader refuses it outside a flow collection or a quoted string/],
+  ['a: 1\n\t# c\nb: 2', /^f: document 1 \(line 2\): a tab in the indentation of a line/],
+  ['a: "x"\n\t\nb: 2', /^f: document 1 \(line 2\): a tab in the indentation of a line/],
+  ['a: |\n  x\n\t\nb: 1', /^f: document 1 \(line 3\): a tab in the indentation of a line/],
+  ['a:\n- 1\n\t\n- 2', /^f: document 1 \(line 3\): a tab in the indentation of a line/],
+  ['- a\n\t\n- b', /^f: document 1 \(line 2\): a tab in the indentation of a line/],
+  ['[]\n\t\n---\n{"k": {}}', /^f: document 1 \(line 2\): a tab in the indentation of a line/],
+  ['a: 1\n---\n{"k": 1}\n\t\n', /^f: document 2 \(line 4\): a tab in the indentation of a line/],
+  ['{"k": 1}\n\t\n', [{ k: 1 }]],
+  ['a: 1\n---\n{\n\t"a": 1,\n\t"b": [\n\t\t1\n\t]\n}\n', [{ a: 1 }, { a: 1, b: [1] }]],
+  ['a: 1\n---\n[\n\t1\n]', [{ a: 1 }, [1]]],
+  ['a: 1\n \t\nb: 2', [{ a: 1, b: 2 }]],
+  ['\t', /^f: document 1 \(line 1\): a tab before the document's first token/],
+  ['a: 1\n---\n# c\n\t\n', /^f: document 2 \(line 4\): a tab before the document's first token/],
+  ['a: 1\n---\n\t\n---\nb: 2', /^f: document 2 \(line 3\): a tab before the document's first token/],
+  ['x\n#c\n\t', /^f: document 1 \(line 3\): a tab in the indentation of a line/],
+  ['x\n \ty', ['x y']],
+  ['a: "1"\n \t\nb: 2', /^f: document 1 \(line 2\): a tab in the indentation of a line/],
+  ['a: [1]\n \t\nb: 2', /^f: document 1 \(line 2\): a tab in the indentation of a line/],
+  ['a:\n  b: 1\n \t\n  c: 2', /^f: document 1 \(line 3\): a tab in the indentation of a line/],
+  ['a:\n  b: "1"\n   \t\n  c: 2', /^f: document 1 \(line 3\): a tab in the indentation of a line/],
+  ['a: 1 # c\n \t\nb: 2', /^f: document 1 \(line 2\): a tab in the indentation of a line/],
+  ['a:\n  b: 1\n   \t\n  c: 2', [{ a: { b: 1, c: 2 } }]],
+  ['a: x\n \ty', [{ a: 'x y' }]],
+  ['a: 1\n\n \t\nb: 2', [{ a: 1, b: 2 }]],
+  ['a: |\n  x\n  \ty\n', [{ a: 'x\n\ty\n' }]],
+  // a tab after `-`, `?` or an explicit key's `:`: refused; after an implicit key's `:`, white space
+  ['-\tb', /^f: document 1 \(line 1\): a tab after '-': the API server's reader refuses it \("found character that cannot start any token"\)/],
+  ['- \tb', /^f: document 1 \(line 1\): a tab after '-'/],
+  ['a:\n- 1\n-\t2', /^f: document 1 \(line 3\): a tab after '-'/],
+  ['- - \tb', /^f: document 1 \(line 1\): a tab after '-'/],
+  ['- \t# c\n  b', /^f: document 1 \(line 1\): a tab after '-'/],
+  ['?\ta\n: b', /^f: document 1 \(line 1\): a tab after '\?'/],
+  ['? a\n:\tb', /^f: document 1 \(line 2\): a tab after ':'/],
+  ['a:\tb', [{ a: 'b' }]],
+  ['- a: 1\n  b:\t2', [[{ a: 1, b: 2 }]]],
+  ['- a\n- b\t', [['a', 'b']]],
+  ['a: \'x\n  \ty\'', [{ a: 'x y' }]],
+  // plain scalars in a flow collection: `?` and a leading `:` are indicators there, `a:` before `,]}` one string
+  ['a: [http://x/?a=b]', /^f: document 1 \(line 1\): 'http:\/\/x\/\?a=b' unquoted in a flow collection \(\[...\] or \{...\}\): the API server's reader takes its '\?' for an indicator/],
+  ['a: {k: a?b}', /^f: document 1 \(line 1\): 'a\?b' unquoted in a flow collection/],
+  ['a: [?x]', /^f: document 1 \(line 1\): '\?x' unquoted in a flow collection/],
+  ['a: [:x]', /^f: document 1 \(line 1\): ':x' unquoted in a flow collection \(\[...\] or \{...\}\): the API server's reader takes its ':' for an indicator/],
+  ['a: [a:, b]', /^f: document 1 \(line 1\): 'a:' before ',' in a flow collection: for the API server's reader a ':' ends a plain scalar there only before a space/],
+  ['a: {x:}', /^f: document 1 \(line 1\): 'x:' before '\}' in a flow collection/],
+  ['a: [x:{}]', /^f: document 1 \(line 1\): 'x:' before '\{' in a flow collection/],
+  ['a: [? x]', [{ a: [{ x: null }] }]],
+  ['a: [x:y, "a?", "b:", a: b]', [{ a: ['x:y', 'a?', 'b:', { a: 'b' }] }]],
+  ['a: ?x', [{ a: '?x' }]],
+  // what libyaml reads
+  [`a: 1\n---\n{"${K}": 1}`, [{ a: 1 }, { [K]: 1 }]],
+  [`${K}kk: 1`, [{ [`${K}kk`]: 1 }]],
+  [`a: 1\n---\n{"\\u00e9${K.slice(6)}": 1}`, [{ a: 1 }, { [`\u00e9${K.slice(6)}`]: 1 }]], // (an escape counts as its characters)
+  ['a: 1\n---\n{"a": 1}\t', [{ a: 1 }, { a: 1 }]],
+  ['a: 1\n---\n{"a":\t1, "b": [1,\n 2]}', [{ a: 1 }, { a: 1, b: [1, 2] }]],
+  ['x: {? a\n : 1}', [{ x: { a: 1 } }]],
+  // a byte order mark: no space for kubectl's sniff, so the input is YAML (libyaml skips the mark)
+  ['\ufeff{"a": 1}', [{ a: 1 }]],
+  ['\ufeff{"a"\n:1}', /^f: document 1 \(line 2\): a key and its ':' on different lines/],
+  ['\ufeff\t{"a": 1}', /^f: document 1 \(line 1\): a tab before the document's first token/],
+  // a Unicode space before the `{`: kubectl 1.29 refuses the input, 1.37 drops the space
+  ['\u00a0{"a": 1}', /^f: line 1: a U\+00A0 \(a Unicode space\) before the first '\{': kubectl 1\.27 to 1\.32 refuse the input/],
+];
+
+/** Where the reader is stricter than kubectl (a documented rule, docs/cli.md): kubectl's reading. */
+const STRICTER = new Map<string, unknown[]>([
+  ['a: [a:, b]', [{ a: ['a:', 'b'] }]],
+  ['a: {x:}', [{ a: { 'x:': null } }]],
+  ['a: [?x]', [{ a: [{ x: null }] }]],
+]);
+
+describe('the first document of an input that starts with { is read with JSON\'s rules, every other one with libyaml\'s', () => {
+  const named = SNIFFED.map(([text, expected]) => [text.length > 80 ? `${text.slice(0, 40)}... (${text.length} characters)` : text, text, expected] as const);
+  test.each(named)('%j', (_name, text, expected) => {
+    for (const json of [true, false]) {
+      const got = outcome(text, json);
+      if (expected instanceof RegExp) expect(got[0]).toMatch(new RegExp(`^error: ${expected.source.slice(1)}`));
+      else expect(got.map(l => l.replace(/^\d+ line \d+: /, ''))).toEqual(expected.map(v => canonical(v as any)));
+    }
+  });
+});
+
+test('a byte order mark read from a file stays for the reader: the input is YAML', () => {
+  expect(() => readYaml(decodeInput(Buffer.from('\ufeff{"a"\n:1}'), 'f'), 'f')).toThrow(/^f: document 1 \(line 2\): a key and its ':' on different lines/);
+  expect(readYaml(decodeInput(Buffer.from('\ufeff{"a":\n1}'), 'f'), 'f').map(d => canonical(d.value))).toEqual(['{"a":1}']);
+});
+
+describeOracle('libyaml\'s cases against the Go reader of the tests (libyaml, no JSON decoder)', () => {
+  test('it reads what the reader reads, and refuses what it refuses', () => {
+    const cases = SNIFFED.filter(([text]) => !/^\s*\{/.test(text) && !text.startsWith('\u00a0'));
+    const go = readStreamsAsApiServer(cases.map(([text]) => text));
+    cases.forEach(([text, stricterExpected], i) => {
+      const expected = STRICTER.get(text) ?? stricterExpected;
+      const refused = go[i].some(d => d.error !== undefined);
+      expect([text, refused]).toEqual([text, expected instanceof RegExp]);
+      if (!(expected instanceof RegExp)) expect(go[i].map(d => canonical(d.ok as any))).toEqual(expected.map(v => canonical(v as any)));
+    });
   });
 });
 

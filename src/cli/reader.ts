@@ -6,7 +6,9 @@
  *
  * - bytes: UTF-8 only (UTF-16/32, invalid UTF-8, NUL and the other characters libyaml refuses are
  *   errors), a size cap per input and per document;
- * - documents: split as kubectl splits them (`--- text` is an error, as there);
+ * - documents: split as kubectl splits them (`--- text` is an error, as there), with its line
+ *   breaks (`breaksAsKubectl`); the first one of an input that starts with `{` read with JSON's
+ *   rules, as kubectl's JSON decoder reads it, every other one with libyaml's (`sniffsJson`);
  * - syntax: the `yaml` package cdk8s bundles, with every scalar kept as text (failsafe schema);
  * - values: each scalar resolved as yaml.v2 resolves it (YAML 1.1 booleans y/yes/on..., Go's
  *   integer syntax 0x/0o/0b/017, no base 60, timestamps stay strings, int64/uint64 exact as BigInt
@@ -194,7 +196,7 @@ function realpathOrThrow(p: string): string {
 /**
  * The text of an input: UTF-8 only. A UTF-16/UTF-32 byte order mark and invalid UTF-8 are errors
  * naming the line (`readYaml` then refuses the characters libyaml refuses, NUL included). A UTF-8
- * byte order mark at the start is dropped.
+ * byte order mark at the start is kept, for `readYaml`.
  */
 export function decodeInput(bytes: Buffer, name: string): string {
   const starts = (...b: number[]) => bytes.length >= b.length && b.every((x, i) => bytes[i] === x);
@@ -204,11 +206,12 @@ export function decodeInput(bytes: Buffer, name: string): string {
   if (bytes.length >= 2 && ((bytes[0] === 0xfe && bytes[1] === 0xff) || (bytes[0] === 0xff && bytes[1] === 0xfe))) {
     throw new ReadError(`${name}: UTF-16 (byte order mark); the command reads UTF-8 only: convert it (iconv -f UTF-16 -t UTF-8)`);
   }
-  const text = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false }).decode(bytes);
+  // (ignoreBOM: the byte order mark stays in the text, as U+FEFF)
+  const text = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true }).decode(bytes);
   // invalid UTF-8 shows as U+FFFD where the bytes were not EF BF BD
   if (text.includes('\ufffd')) {
     let line = 1;
-    let byte = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+    let byte = 0;
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i);
       if (c === 0x0a) line++;
@@ -220,7 +223,7 @@ export function decodeInput(bytes: Buffer, name: string): string {
       byte += width;
     }
   }
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  return text; // (a UTF-8 byte order mark is kept: `readYaml` drops it, and it tells how kubectl reads the input)
 }
 
 /**
@@ -454,7 +457,7 @@ function lineAt(w: Walk, node: any): number | undefined {
 /** Records, in document order, which anchor each alias refers to (the latest one before it, as libyaml does). */
 function bindAliases(Y: any, node: any, w: Walk, seen: Map<string, any>, depth: number): void {
   if (!node) return;
-  if (depth > w.limits.maxDepth) throw new DocProblem(`nested more than ${w.limits.maxDepth} levels deep, the reader's limit`, lineAt(w, node));
+  if (depth > w.limits.maxDepth) throw new DocProblem(tooDeep(w.limits.maxDepth), lineAt(w, node));
   if (Y.isAlias(node)) {
     const target = seen.get(node.source);
     if (!target) throw new DocProblem(`unknown anchor '${escapeForMessage(node.source, 40)}' referenced`, lineAt(w, node));
@@ -474,8 +477,10 @@ function bindAliases(Y: any, node: any, w: Walk, seen: Map<string, any>, depth: 
 
 /** A scalar node's value, as yaml.v2's decoder gives it into interface{}. */
 function scalarValue(node: any, w: Walk): Resolved {
-  if (node.type === 'QUOTE_DOUBLE') checkEscapes(String(node.srcToken?.source ?? ''), w, node);
-  const text: string = typeof node.value === 'string' ? node.value : String(node.value ?? '');
+  const raw = node.type === 'QUOTE_DOUBLE' ? String(node.srcToken?.source ?? '') : '';
+  if (raw) checkEscapes(raw, w, node);
+  // (an escaped line break: the `yaml` package folds the empty lines after it, libyaml keeps them)
+  const text: string = /\\\n/.test(raw) ? doubleQuotedAsLibyaml(raw) : typeof node.value === 'string' ? node.value : String(node.value ?? '');
   const tag: string | undefined = node.tag;
   if (tag === undefined) {
     return node.type === 'PLAIN' ? resolvePlain(text) : { tag: 'str', value: text };
@@ -498,6 +503,66 @@ function scalarValue(node: any, w: Walk): Resolved {
   if (r.tag === short) return r;
   if (short === 'float' && r.tag === 'int') return { tag: 'float', value: Number(r.value) };
   throw new DocProblem(`cannot decode !!${r.tag} \`${escapeForMessage(text, 40)}\` as a !!${short} (the API server's reader refuses it too)`, lineAt(w, node));
+}
+
+/** libyaml's one-character escapes: the character after the backslash, and what it stands for. */
+const ESCAPES = new Map<string, string>([
+  ['0', '\0'], ['a', '\x07'], ['b', '\b'], ['t', '\t'], ['\t', '\t'], ['n', '\n'], ['v', '\v'], ['f', '\f'], ['r', '\r'], ['e', '\x1b'],
+  [' ', ' '], ['"', '"'], ['\'', '\''], ['\\', '\\'], ['N', '\u0085'], ['_', '\u00a0'], ['L', '\u2028'], ['P', '\u2029'],
+]);
+
+/**
+ * A double-quoted scalar's value as libyaml reads it (yaml.v2 scannerc.go
+ * yaml_parser_scan_flow_scalar, ported): `raw` is its source with the quotes, its escapes checked
+ * (`checkEscapes`) and its line breaks LF (`breaksAsKubectl`). An escaped line break drops the
+ * break and the next line's leading blanks and keeps each empty line after it as "\n" (`"x\` LF
+ * LF `y"` is "x\ny"; the `yaml` package gives "x y"); other breaks fold as YAML's.
+ */
+function doubleQuotedAsLibyaml(raw: string): string {
+  const end = raw.length - 1;
+  let s = '';
+  let i = 1;
+  for (;;) {
+    let leadingBlanks = false;
+    while (i < end && raw[i] !== ' ' && raw[i] !== '\t' && raw[i] !== '\n') {
+      if (raw[i] !== '\\') {
+        s += raw[i++];
+        continue;
+      }
+      const e = raw[i + 1];
+      if (e === '\n') {
+        i += 2;
+        leadingBlanks = true;
+        break;
+      }
+      if (e === 'x' || e === 'u' || e === 'U') {
+        const n = e === 'x' ? 2 : e === 'u' ? 4 : 8;
+        s += String.fromCodePoint(parseInt(raw.slice(i + 2, i + 2 + n), 16));
+        i += 2 + n;
+      } else {
+        s += ESCAPES.get(e) ?? '';
+        i += 2;
+      }
+    }
+    if (i >= end) return s;
+    let whitespaces = '';
+    let leadingBreak = false;
+    let trailingBreaks = '';
+    for (; i < end && (raw[i] === ' ' || raw[i] === '\t' || raw[i] === '\n'); i++) {
+      if (raw[i] !== '\n') {
+        if (!leadingBlanks) whitespaces += raw[i];
+      } else if (!leadingBlanks) {
+        whitespaces = '';
+        leadingBreak = true;
+        leadingBlanks = true;
+      } else {
+        trailingBreaks += '\n';
+      }
+    }
+    if (!leadingBlanks) s += whitespaces;
+    else if (leadingBreak) s += trailingBreaks === '' ? ' ' : trailingBreaks;
+    else s += trailingBreaks;
+  }
 }
 
 /** libyaml's escapes in a double-quoted scalar (no `\\/`; no surrogates in `\\u`/`\\U`). */
@@ -606,7 +671,7 @@ function isMergeKey(Y: any, key: any): boolean {
 }
 
 function toValue(Y: any, node: any, w: Walk, depth: number, isKey = false): YamlValue {
-  if (depth > w.limits.maxDepth) throw new DocProblem(`nested more than ${w.limits.maxDepth} levels deep, the reader's limit`, lineAt(w, node));
+  if (depth > w.limits.maxDepth) throw new DocProblem(tooDeep(w.limits.maxDepth), lineAt(w, node));
   if (node === null || node === undefined) {
     count(w, node);
     return null;
@@ -733,21 +798,32 @@ export interface ReadDocument {
  */
 export function readYaml(text: string, name: string, limits: ReadLimits = DEFAULT_LIMITS, json = true): ReadDocument[] {
   if (text.length > limits.maxInputBytes) throw new ReadError(`${name}: more than ${MiB(limits.maxInputBytes)}, the reader's limit per input`);
+  // A UTF-8 byte order mark at the start is dropped, and the input read as YAML: kubectl's sniff for
+  // JSON meets it before any `{` (it is no space for Go's unicode.IsSpace), and libyaml skips it.
+  const bom = text.charCodeAt(0) === 0xfeff;
+  if (bom) text = text.slice(1);
   checkCharacters(text, name);
+  const jsonStream = !bom && sniffsJson(text, name);
   let plainEnv: NodeJS.ProcessEnv | undefined;
   return splitDocuments(text, name, limits).map((doc, i) => {
     const where = (line: number | undefined) => `${name}: document ${i + 1} (line ${line ?? doc.line})`;
+    // The text the YAML parser reads: line breaks as kubectl's reading makes them (`breaksAsKubectl`).
+    const src = breaksAsKubectl(doc.text);
     // line of an offset within the document (asked once per document, and for an error)
     const lineOf = (off: number) => {
       let line = doc.line;
-      for (let k = doc.text.indexOf('\n'); k >= 0 && k < off; k = doc.text.indexOf('\n', k + 1)) line++;
+      for (let k = src.indexOf('\n'); k >= 0 && k < off; k = src.indexOf('\n', k + 1)) line++;
       return line;
     };
-    if (/^%/m.test(doc.text)) {
-      const at = doc.text.search(/^%/m);
+    if (/^%/m.test(src)) {
+      const at = src.search(/^%/m);
       throw new ReadError(`${where(lineOf(at))}: a %YAML or %TAG directive; kubectl splits it from its document at the --- line and the API server's reader refuses what is left ("did not find expected <document start>"): drop it`);
     }
-    const asJson = json ? readJsonDocument(doc.text, limits) : undefined;
+    // Whether kubectl reads this document with Go's JSON decoder (`sniffsJson`): the first of a stream
+    // that starts with `{`, when it is JSON. Every other document is read by libyaml, which refuses
+    // some JSON texts (`yamlOnlyProblem`).
+    const jsonRules = () => i === 0 && jsonStream && isJson(src);
+    const asJson = json ? readJsonDocument(src, limits, i === 0 && jsonStream) : undefined;
     if (asJson) return { index: i + 1, line: lineOf(asJson.start), value: asJson.value };
     let parsed: any;
     // The `yaml` package's parser reads the environment's LOG_TOKENS for every token, a call into the
@@ -756,11 +832,10 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
     const env = process.env;
     process.env = plainEnv ??= { ...env };
     try {
-      parsed = yamlPackage().parseAllDocuments(doc.text, {
-        schema: 'failsafe', version: '1.1', uniqueKeys: false, merge: false, strict: false, prettyErrors: true, maxAliasCount: -1, keepSourceTokens: true,
-      });
+      parsed = parseDocuments(src, limits.maxDepth, lineOf, jsonRules);
     } catch (e) {
-      if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: nested too deep for the reader (its limit is ${limits.maxDepth} levels)`);
+      if (e instanceof DocProblem) throw new ReadError(`${where(e.line)}: ${e.message}`);
+      if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: ${tooDeep(limits.maxDepth)}`);
       throw new ReadError(`${where(undefined)}: not valid YAML: ${firstLineOf((e as Error).message)}`);
     } finally {
       process.env = env;
@@ -772,9 +847,11 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
     const d = list[0];
     if (d && d.errors.length > 0) {
       const err = d.errors[0];
-      const at = err.linePos?.[0]?.line;
+      const at = err.pos?.[0];
       const message = firstLineOf(err.message).replace(/ at line \d+, column \d+:?$/, '');
-      throw new ReadError(`${where(at !== undefined ? doc.line + at - 1 : undefined)}: not valid YAML: ${escapeForMessage(message)}`);
+      // (a stack overflow inside the parser, which it keeps as an error: the depth message, as above)
+      if (/Maximum call stack size exceeded/.test(message)) throw new ReadError(`${where(undefined)}: ${tooDeep(limits.maxDepth)}`);
+      throw new ReadError(`${where(typeof at === 'number' ? lineOf(at) : undefined)}: not valid YAML: ${escapeForMessage(message)}`);
     }
     if (d && d.directives && (d.directives.yaml?.explicit || Object.keys(d.directives.tags ?? {}).some(h => h !== '!!' && h !== '!'))) {
       throw new ReadError(`${where(undefined)}: a %YAML or %TAG directive; kubectl splits it from its document at the --- line and the API server's reader refuses what is left: drop it`);
@@ -788,10 +865,287 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
       return { index: i + 1, line: contents?.range ? lineOf(contents.range[0]) : doc.line, value };
     } catch (e) {
       if (e instanceof DocProblem) throw new ReadError(`${where(e.line)}: ${e.message}`);
-      if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: nested too deep for the reader (its limit is ${limits.maxDepth} levels)`);
+      if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: ${tooDeep(limits.maxDepth)}`);
       throw e;
     }
   });
+}
+
+/** The one message of a document nested deeper than the reader's limit, wherever that is found. */
+function tooDeep(maxDepth: number): string {
+  return `nested more than ${maxDepth} levels deep, the reader's limit (kubectl's is 10000, yaml.v2's max_flow_level and max_indents); ` +
+    'no Kubernetes object nests that deep: check that the file is the manifest meant, or flatten the value (a deep tree of data can be a JSON string)';
+}
+
+/**
+ * The `yaml` package's parseAllDocuments (public-api.js, yaml 2.9), in its steps, with the
+ * reader's options and a depth check between them: the parser (lexer and CST, iterative) runs
+ * first, and a CST nested deeper than `maxDepth` is refused before the composer, which recurses
+ * for each level and would overflow the stack at a depth that depends on what called the reader
+ * (issue 38: a RangeError at ~900 levels, or "not valid YAML: Maximum call stack size exceeded",
+ * or at 50000 levels an abort of the process). The walk that follows (`toValue`) checks the same
+ * depth with aliases expanded and says the same.
+ */
+function parseDocuments(src: string, maxDepth: number, lineOf: (offset: number) => number, jsonRules: () => boolean): any[] {
+  const Y = yamlPackage();
+  const tokens: any[] = Array.from(new Y.Parser().parse(src));
+  const stack: Array<[any, number]> = [];
+  let yamlOnly: DocProblem | undefined;
+  for (const t of tokens) {
+    if (t.type === 'document' && t.value) stack.push([t.value, 0]);
+  }
+  // (a document of white space and comments only has no document token)
+  yamlOnly = leadingTab(src, tokens.find(t => t.type === 'document'), lineOf);
+  while (stack.length > 0) {
+    const [token, depth] = stack.pop()!;
+    if (depth > maxDepth) throw new DocProblem(tooDeep(maxDepth), typeof token.offset === 'number' ? lineOf(token.offset) : undefined);
+    if (token.type !== 'block-map' && token.type !== 'block-seq' && token.type !== 'flow-collection') continue;
+    for (const item of token.items) {
+      if (item.key) stack.push([item.key, depth + 1]);
+      if (item.value) stack.push([item.value, depth + 1]);
+      if (!yamlOnly && token.type !== 'block-seq') yamlOnly = implicitKeyProblem(src, item, token.type === 'flow-collection', lineOf);
+      if (!yamlOnly && token.type !== 'flow-collection') yamlOnly = tabAfterIndicator(src, item, lineOf);
+      if (!yamlOnly && token.type === 'flow-collection') yamlOnly = flowPlainProblem(src, item, lineOf);
+    }
+  }
+  yamlOnly ??= tabInIndentation(src, tokens, lineOf);
+  if (yamlOnly && !jsonRules()) throw yamlOnly;
+  const composer = new Y.Composer({
+    schema: 'failsafe', version: '1.1', uniqueKeys: false, merge: false, strict: false, maxAliasCount: -1, keepSourceTokens: true,
+  });
+  return Array.from(composer.compose(tokens));
+}
+
+/** Go's unicode.IsSpace. */
+function isGoSpace(c: number): boolean {
+  return c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
+}
+
+/**
+ * Whether kubectl reads the stream with Go's JSON decoder: its first non-space character (Go's
+ * unicode.IsSpace) within its first 4096 bytes is `{` (k8s.io/apimachinery v0.37.2
+ * pkg/util/yaml/decoder.go:279-290 NewYAMLOrJSONDecoder, :466-485 GuessJSONStream and hasPrefix;
+ * kubectl's resource.StreamVisitor calls it with 4096; the same in v0.27.16 and v0.29.6,
+ * :372-397). Then the first document is read as JSON: JSON's white space and its rules (a key
+ * and its `:` on two lines, a tab before the `{`, keys of any length); every later one, and every
+ * document of another stream, by libyaml (through sigs.k8s.io/yaml).
+ *
+ * A Unicode space other than tab, LF, CR and space before the `{` (U+00A0...) is refused: kubectl
+ * 1.27 to 1.32 refuse the stream (the JSON decoder meets the space), 1.33 and later drop it and
+ * read the stream as YAML (decoder.go:332-335, consumeWhitespace), both unlike the `yaml` package.
+ */
+function sniffsJson(text: string, name: string): boolean {
+  let bytes = 0;
+  let odd: number | undefined;
+  let k = 0;
+  for (; k < text.length && bytes < 4096; k++) {
+    const c = text.charCodeAt(k);
+    if (!isGoSpace(c)) break;
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) odd ??= c;
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+  }
+  if (bytes >= 4096 || text[k] !== '{') return false;
+  if (odd !== undefined) {
+    const hex = odd.toString(16).toUpperCase().padStart(4, '0');
+    throw new ReadError(`${name}: line 1: a U+${hex} (a Unicode space) before the first '{': kubectl 1.27 to 1.32 refuse the input, later releases read it as YAML without it; delete it`);
+  }
+  return true;
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Code points of `s` (libyaml's marks count characters). */
+function codePoints(s: string): number {
+  let n = s.length;
+  for (let k = 0; k < s.length; k++) {
+    const c = s.charCodeAt(k);
+    if (c >= 0xd800 && c <= 0xdbff) n--;
+  }
+  return n;
+}
+
+/**
+ * A tab before a document's first token, on a line of its own or before it: libyaml refuses it
+ * ("found character that cannot start any token": in the block context it skips no tab at the
+ * start of a line, yaml.v2 scannerc.go yaml_parser_scan_to_next_token); the `yaml` package and
+ * JSON take it for white space.
+ */
+function leadingTab(src: string, doc: any, lineOf: (offset: number) => number): DocProblem | undefined {
+  const first = doc?.value ? doc.value.offset : src.length;
+  for (let k = 0, lineStart = true; k < first; k++) {
+    const c = src[k];
+    if (c === '\n') {
+      lineStart = true;
+    } else if (c === '#') {
+      const nl = src.indexOf('\n', k);
+      if (nl < 0) break;
+      k = nl - 1;
+    } else if (c === '\t' && lineStart) {
+      return new DocProblem('a tab before the document\'s first token: the API server\'s reader refuses it ("found character that cannot start any token"; kubectl takes it only in the first document of an input that starts with \'{\', read as JSON): use spaces', lineOf(k));
+    } else if (c !== ' ') {
+      lineStart = false;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A tab in a line's indentation in the block context: libyaml refuses it where a token would start
+ * ("found character that cannot start any token": yaml.v2 scannerc.go
+ * yaml_parser_scan_to_next_token skips tabs only in a flow collection or where no simple key may
+ * start, and a simple key may start at the start of a line), below a plain scalar's indentation
+ * ("found a tab character that violates indentation", yaml_parser_scan_plain_scalar; the
+ * indentation is the column of the block collection around it plus 1) and in a block scalar's
+ * indentation ("... where an indentation space is expected"). It takes one inside a flow
+ * collection (a JSON document indented with tabs) or a quoted scalar, and in the blanks that
+ * follow a plain scalar at or past its indentation (0 for a document that is one). The `yaml`
+ * package took such a tab on a blank or comment line for white space (`a: 1` LF TAB LF `b: 2`).
+ */
+function tabInIndentation(src: string, tokens: any[], lineOf: (offset: number) => number): DocProblem | undefined {
+  const lines = /\n *\t/g;
+  let m = lines.exec(src);
+  if (!m) return undefined;
+  const taken: Array<[number, number]> = []; // flow collections and quoted scalars
+  const block: Array<[number, number]> = []; // block scalars (their content's tabs: the `yaml` package checks them)
+  const plain: Array<[number, number, number]> = []; // plain scalars of the block context: start, end, indentation
+  const stack: any[] = [];
+  // (a document that is one plain scalar has the indentation 0: any tab after it is taken)
+  for (const t of tokens) if (t.type === 'document' && t.value) stack.push([t.value, -1]);
+  while (stack.length > 0) {
+    const [t, column] = stack.pop();
+    const end = t.offset + String(t.source ?? '').length;
+    if (t.type === 'flow-collection') {
+      taken.push([t.offset, t.end?.length ? t.end[t.end.length - 1].offset : src.length]);
+    } else if (t.type === 'single-quoted-scalar' || t.type === 'double-quoted-scalar') {
+      taken.push([t.offset, end]);
+    } else if (t.type === 'block-scalar') {
+      block.push([t.offset, end]);
+    } else if (t.type === 'scalar') {
+      plain.push([t.offset, end, column + 1]);
+    } else if (t.type === 'block-map' || t.type === 'block-seq') {
+      for (const item of t.items) {
+        if (item.key) stack.push([item.key, t.indent]);
+        if (item.value) stack.push([item.value, t.indent]);
+      }
+    }
+  }
+  for (; m; m = lines.exec(src)) {
+    const lineStart = m.index + 1;
+    const column = m[0].length - 2; // of the tab
+    const inside = ([a, b]: [number, number]) => lineStart > a && lineStart < b;
+    if (taken.some(inside) || (column > 0 && block.some(inside))) continue;
+    let p = lineStart - 1;
+    while (p >= 0 && (src[p] === ' ' || src[p] === '\t' || src[p] === '\n')) p--;
+    if (p < 0) continue; // before the first token: `leadingTab`
+    const scalar = plain.find(([a, b]) => p >= a && p < b);
+    if (scalar && column >= scalar[2]) continue;
+    return new DocProblem('a tab in the indentation of a line: the API server\'s reader refuses it outside a flow collection or a quoted string ("found character that cannot start any token", "found a tab character that violates indentation"): indent with spaces', lineOf(lineStart + column));
+  }
+  return undefined;
+}
+
+/**
+ * A plain scalar in a flow collection that libyaml reads otherwise than the `yaml` package (YAML
+ * 1.1 as yaml.v2 scannerc.go scans it: a plain scalar there ends at `?` and at `: `, not at a `:`
+ * before `,]}`, and cannot start with `?` or `:`, which are indicators there, :734-742 and the
+ * plain scalar loop of yaml_parser_scan_plain_scalar):
+ * - `[a?b]`, `[http://x/?a=b]`, `[:x]`: refused by kubectl ("did not find expected ',' or ']'",
+ *   "did not find expected node content"), read by the `yaml` package; `[?x]`: kubectl reads
+ *   [{"x": null}], the `yaml` package ["?x"];
+ * - `[a:, b]`, `{x:}`: kubectl reads the string "a:" (the key "x:"), the `yaml` package a pair.
+ * The reader refuses both, naming the scalar: quoting it reads the same everywhere.
+ */
+function flowPlainProblem(src: string, item: any, lineOf: (offset: number) => number): DocProblem | undefined {
+  for (const t of [item.key, item.value]) {
+    if (t?.type !== 'scalar') continue;
+    const text = String(t.source ?? '');
+    if (text.includes('?') || text.startsWith(':')) {
+      return new DocProblem(`'${escapeForMessage(text, 40)}' unquoted in a flow collection ([...] or {...}): the API server's reader takes its '${text.startsWith(':') ? ':' : '?'}' for an indicator there and refuses it, or reads another value: quote it`, lineOf(t.offset));
+    }
+  }
+  const colon = item.sep?.find((t: any) => t.type === 'map-value-ind');
+  if (item.key?.type === 'scalar' && colon && colon.offset === item.key.offset + String(item.key.source ?? '').length && ',[]{}'.includes(src[colon.offset + 1] ?? ' ')) {
+    return new DocProblem(`'${escapeForMessage(item.key.source, 40)}:' before '${src[colon.offset + 1]}' in a flow collection: for the API server's reader a ':' ends a plain scalar there only before a space (it reads '[a:, b]' as the string 'a:' and refuses 'a:{'), for the \`yaml\` package it makes a key; quote the scalar, or put a space after the ':'`, lineOf(colon.offset));
+  }
+  return undefined;
+}
+
+/**
+ * A tab in the blanks after a block sequence's `-`, an explicit key's `?` or its `:`: libyaml
+ * refuses it ("found character that cannot start any token": after those a simple key may start,
+ * and yaml.v2 scannerc.go yaml_parser_scan_to_next_token skips no tab there; "Tabs are allowed ...
+ * in the block context, but not at the beginning of the line or after '-', '?', or ':' (complex
+ * value)"). After an implicit key's `:` a tab is white space (`a:<TAB>b` is read).
+ */
+function tabAfterIndicator(src: string, item: any, lineOf: (offset: number) => number): DocProblem | undefined {
+  const explicit = item.start.some((t: any) => t.type === 'explicit-key-ind');
+  const indicators = [...item.start, ...(explicit ? item.sep ?? [] : [])]
+    .filter((t: any) => t.type === 'seq-item-ind' || t.type === 'explicit-key-ind' || t.type === 'map-value-ind');
+  for (const t of indicators) {
+    for (let k = t.offset + 1; src[k] === ' ' || src[k] === '\t'; k++) {
+      if (src[k] === '\t') {
+        return new DocProblem(`a tab after '${t.source}': the API server's reader refuses it ("found character that cannot start any token"): use a space`, lineOf(k));
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * libyaml's rule for an implicit key (no `?`): it starts a "simple key", which goes stale, and a
+ * `:` after it is an error, when the line changes or more than 1024 characters pass before the
+ * `:` (yaml.v2 scannerc.go yaml_parser_stale_simple_keys: `simple_key.mark.line <
+ * parser.mark.line || simple_key.mark.index+1024 < parser.mark.index`; the key's mark is its
+ * anchor or tag when it has one). The `yaml` package takes both in a flow collection, and long
+ * keys everywhere without its strict mode: `{"a"\n:1}`, a key of 1025 characters.
+ */
+function implicitKeyProblem(src: string, item: any, flow: boolean, lineOf: (offset: number) => number): DocProblem | undefined {
+  const colon = item.sep?.find((t: any) => t.type === 'map-value-ind');
+  if (!colon || !item.key || item.start.some((t: any) => t.type === 'explicit-key-ind')) return undefined;
+  let start = item.key.offset;
+  for (const t of item.start) {
+    if (t.type === 'newline' && !flow) start = item.key.offset; // (in the block context a new line starts a new simple key)
+    if ((t.type === 'anchor' || t.type === 'tag') && t.offset < start) start = t.offset;
+  }
+  const nl = src.indexOf('\n', start);
+  if (nl >= 0 && nl < colon.offset) {
+    return new DocProblem(`a key and its ':' on different lines: the API server's reader refuses it (${flow ? '"did not find expected \',\' or \'}\'"' : '"could not find expected \':\'"'}; kubectl takes it only in the first document of an input that starts with '{', read as JSON): put the ':' on the key's line`, lineOf(colon.offset));
+  }
+  if (colon.offset - start > 1024 && codePoints(src.slice(start, colon.offset)) > 1024) {
+    return new DocProblem(`a key of ${codePoints(src.slice(start, colon.offset))} characters up to its ':': the API server's reader refuses an implicit key longer than 1024 (kubectl takes it only in the first document of an input that starts with '{', read as JSON): shorten it, or write it as an explicit key ('? key')`, lineOf(start));
+  }
+  return undefined;
+}
+
+/**
+ * A document's text with its line breaks as kubectl's reading has them, for the `yaml` package,
+ * which takes a CR not followed by LF for a character of the line (`{"a":\r1}` read as the string
+ * "\r1", `a: 1\rb: 2` refused):
+ *
+ * 1. kubectl's YAMLReader reads the stream a line at a time with bufio.Reader.ReadLine, which drops
+ *    the line's end, "\r\n" or "\n", and writes the line back with "\n" (k8s.io/apimachinery
+ *    v0.37.2 pkg/util/yaml/decoder.go:447-461, LineReader.Read; the same function in v0.27.16 and
+ *    v0.29.6, :353): one CR before each LF goes;
+ * 2. libyaml, as gopkg.in/yaml.v2 v2.4.0 (and go.yaml.in/yaml/v2 v2.4.4, kubectl 1.37's) ports it,
+ *    takes CR LF, a lone CR and LF each for one line break in every context (plain, quoted and
+ *    block scalars, flow collections, comments, escaped line breaks: yamlprivateh.go:102-108
+ *    is_break) and writes each as "\n" into a scalar (scannerc.go:538-563 read_line).
+ *
+ * So `x\r\r\n` is one line break for kubectl (step 1 leaves `x\r\n`), not two. A JSON document
+ * reads the same: CR is JSON white space, and libyaml's line break there too. Lone CRs count as
+ * lines in the reader's messages, as in libyaml's.
+ */
+export function breaksAsKubectl(text: string): string {
+  if (!text.includes('\r')) return text;
+  return text.replace(/\r\n/g, '\n').replace(/\r\n?/g, '\n');
 }
 
 /**
@@ -802,8 +1156,11 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
  *
  * - text that is not JSON (`JSON.parse` refuses it: comments, plain scalars, YAML's own syntax),
  *   or that does not start with `{` or `[` (a top-level scalar);
- * - a lone CR (not followed by LF): the `yaml` package takes it for a space, JSON for a line break;
  * - the escapes yaml.v2 refuses: `\/` and a `\u` of a surrogate (JSON takes both);
+ * - unless it is read `asJson` (the first document of an input that starts with `{`, read by
+ *   kubectl's JSON decoder: `sniffsJson`): a tab before it or at the start of a line after it, a
+ *   key and its `:` on two lines or more than 1024 characters apart, which libyaml refuses
+ *   (`parseDocuments` then says so);
  * - more than `maxNodes` characters: each node of the reading takes one at least, so below it the
  *   node limit holds, also for a duplicate key's value, which `JSON.parse` drops without a trace;
  * - brackets nested deeper than `maxDepth` (counted in the text, duplicate keys' values included);
@@ -817,7 +1174,7 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
  * key is a string. test/hostile.test.ts reads such files with both and with the API server's reader.
  * Returns the reading and the offset where it starts.
  */
-export function readJsonDocument(text: string, limits: ReadLimits = DEFAULT_LIMITS): { value: YamlValue; start: number } | undefined {
+export function readJsonDocument(text: string, limits: ReadLimits = DEFAULT_LIMITS, asJson = true): { value: YamlValue; start: number } | undefined {
   if (text.length > limits.maxNodes) return undefined;
   let start = 0;
   for (let c = text.charCodeAt(0); c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = text.charCodeAt(++start));
@@ -829,17 +1186,27 @@ export function readJsonDocument(text: string, limits: ReadLimits = DEFAULT_LIMI
   } catch {
     return undefined;
   }
-  if (!jsonTextAgrees(text, start, limits.maxDepth) || !jsonNumbersAgree(value)) return undefined;
+  if (!jsonTextAgrees(text, start, limits.maxDepth, asJson) || !jsonNumbersAgree(value)) return undefined;
   return { value, start };
 }
 
-/** The text of a JSON document (valid JSON) from `start`: no lone CR, no `\/` or surrogate escape, brackets at most `maxDepth` deep. */
-function jsonTextAgrees(text: string, start: number, maxDepth: number): boolean {
+/**
+ * The text of a JSON document (valid JSON) from `start`: no `\/` or surrogate escape, brackets at
+ * most `maxDepth` deep; unless it is read `asJson`, no tab before it or at the start of a line after
+ * it, and no key apart from its `:`.
+ */
+function jsonTextAgrees(text: string, start: number, maxDepth: number, asJson: boolean): boolean {
+  // read by libyaml: a tab before the first token, a key and its `:` on two lines or more than 1024
+  // characters apart go to the YAML parser, which refuses them as libyaml does (`parseDocuments`)
+  if (!asJson && text.lastIndexOf('\t', start) >= 0) return false;
+  // (and a tab at the start of a line after the value: `tabInIndentation`)
+  if (!asJson && text.indexOf('\n\t', Math.max(text.lastIndexOf('}'), text.lastIndexOf(']'))) >= 0) return false;
   let depth = 0;
   for (let k = start; k < text.length; k++) {
     const c = text.charCodeAt(k);
     if (c === 0x22) {
       // a string, to its closing quote (JSON.parse has checked it)
+      const opening = k;
       for (k++; k < text.length; k++) {
         const d = text.charCodeAt(k);
         if (d === 0x22) break;
@@ -848,12 +1215,18 @@ function jsonTextAgrees(text: string, start: number, maxDepth: number): boolean 
         if (e === 0x2f) return false; // \/
         if (e === 0x75 && (text[k + 1] === 'd' || text[k + 1] === 'D') && '89abcdefABCDEF'.includes(text[k + 2])) return false; // \uD800-\uDFFF
       }
+      if (!asJson) {
+        let n = k + 1;
+        let newline = false;
+        for (let w = text.charCodeAt(n); w === 0x20 || w === 0x0a || w === 0x0d || w === 0x09; w = text.charCodeAt(++n)) {
+          newline ||= w === 0x0a || w === 0x0d;
+        }
+        if (text.charCodeAt(n) === 0x3a && (newline || n - opening > 1024)) return false; // (UTF-16 units: at least the code points)
+      }
     } else if (c === 0x7b || c === 0x5b) {
       if (++depth > maxDepth) return false;
     } else if (c === 0x7d || c === 0x5d) {
       depth--;
-    } else if (c === 0x0d && text.charCodeAt(k + 1) !== 0x0a) {
-      return false;
     }
   }
   return true;

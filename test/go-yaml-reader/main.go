@@ -1,10 +1,11 @@
 // The API server's YAML reader, as a test oracle (issue 24).
 //
 // kubectl splits a multi-document stream into documents line by line (k8s.io/apimachinery
-// pkg/util/yaml/decoder.go, YAMLReader: a line that starts with "---" and holds nothing else but
-// white space or a comment ends a document; anything else after "---" is an error) and converts
-// each document with sigs.k8s.io/yaml's YAMLToJSON (sigs.k8s.io/yaml 1.3 over gopkg.in/yaml.v2,
-// the versions of Debian's golang-k8s-sigs-yaml-dev), which is what the API server gets.
+// pkg/util/yaml/decoder.go, YAMLReader over LineReader, which ends every line with a bare LF: a
+// line that starts with "---" and holds nothing else but white space or a comment ends a
+// document; anything else after "---" is an error) and converts each document with
+// sigs.k8s.io/yaml's YAMLToJSON (sigs.k8s.io/yaml 1.3 over gopkg.in/yaml.v2, the versions of
+// Debian's golang-k8s-sigs-yaml-dev), which is what the API server gets.
 //
 // Input: the YAML stream on standard input. Output: one line per document, either
 //   {"ok":<the document as JSON>}      or      {"error":"<message>"}
@@ -41,6 +42,12 @@ func splitDocuments(stream []byte) ([][]byte, error) {
 	r := bufio.NewReader(bytes.NewReader(stream))
 	for {
 		line, err := r.ReadBytes('\n')
+		// kubectl reads each line with bufio.Reader.ReadLine, which drops the line's end, "\r\n" or
+		// "\n", and writes it back as "\n" (k8s.io/apimachinery v0.37.2 pkg/util/yaml/decoder.go:447-461,
+		// LineReader.Read): one CR before the LF goes ("x\r\r\n" is one line break for kubectl).
+		if bytes.HasSuffix(line, []byte("\r\n")) {
+			line = append(line[:len(line)-2], '\n')
+		}
 		if len(line) > 0 && line[len(line)-1] != '\n' {
 			line = append(line, '\n')
 		}
