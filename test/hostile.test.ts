@@ -55,11 +55,14 @@ function compare(file: CorpusFile, mine: Mine, go: Array<{ ok?: YamlValue; error
   const goError = go.find(d => d.error !== undefined)?.error;
   if ('error' in mine) {
     if (mine.crash) return `raw crash: ${mine.error}`;
+    if (file.kubectl) return `refused what kubectl reads: ${mine.error}`;
     if (goError !== undefined) return 'both refuse';
     return file.stricter ? 'stricter' : `refused what the API server reads: ${mine.error}`;
   }
-  if (goError !== undefined) return `read what the API server refuses (${goError})`;
   const a = mine.docs.map(canonical);
+  // (an input kubectl reads with Go's JSON decoder: its reading, not the YAML reader's)
+  if (file.kubectl) return JSON.stringify(a) === JSON.stringify(file.kubectl.map(v => canonical(v as YamlValue))) ? 'equal' : `differs from kubectl's reading: ${JSON.stringify(a).slice(0, 200)}`;
+  if (goError !== undefined) return `read what the API server refuses (${goError})`;
   const b = go.map(d => canonical(d.ok === undefined ? null : d.ok));
   return JSON.stringify(a) === JSON.stringify(b) ? 'equal' : `differs: ${JSON.stringify(a).slice(0, 200)} vs ${JSON.stringify(b).slice(0, 200)}`;
 }

@@ -126,6 +126,19 @@ const SNIFFED: Array<[string, unknown[] | RegExp]> = [
   ['\t{"a": 1}', [{ a: 1 }]],
   ['\n\t\n{"a": 1}', [{ a: 1 }]],
   [`{"${K}x": 1}`, [{ [`${K}x`]: 1 }]],
+  // JSON's escapes that yaml.v2 refuses, as Go's encoding/json reads them: \/ is /, a surrogate
+  // pair one character, a lone surrogate U+FFFD (in a key too); on the JSON and the YAML path
+  ['{"a":"x\\/y"}', [{ a: 'x/y' }]],
+  ['{"a":"\\ud83d\\ude00"}', [{ a: '\u{1F600}' }]],
+  ['{"a":"\\ud83d"}', [{ a: '\uFFFD' }]],
+  ['{"a":["\\ude00x"]}', [{ a: ['\uFFFDx'] }]],
+  ['{"\\ud83d":1}', [{ '\uFFFD': 1 }]],
+  ['{"\\ud83d\\ude00":"\\/"}', [{ '\u{1F600}': '/' }]],
+  ['{"a":"\\uD83D\\uDE00\\uD83D\\u0041"}', [{ a: '\u{1F600}\uFFFDA' }]],
+  ['{"a":"\\\\/\\\\ud83d\\"\\/"}', [{ a: '\\/\\ud83d"/' }]], // (an escaped backslash, then / and ud83d; an escaped quote)
+  ['{"a":"\\/", "b": 9007199254740993}', [{ a: '/', b: 9007199254740993n }]], // (a number the YAML path reads)
+  ['a: 1\n---\n{"a":"x\\/y"}', /^f: document 2 \(line 3\): found unknown escape character \(\\\/\): the API server's reader refuses it/],
+  ['---\n{"a":"\\ud83d\\ude00"}', /^f: document 1 \(line 2\): found invalid Unicode character escape code \(\\ud83d/],
   // any other document: libyaml's
   ['a: 1\n---\n{"a"\n:1}', /^f: document 2 \(line 4\): a key and its ':' on different lines: the API server's reader refuses it \("did not find expected ',' or '}'"/],
   ['---\n{"a"\n:1}', /^f: document 1 \(line 3\): a key and its ':' on different lines/],

@@ -807,8 +807,12 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
   let plainEnv: NodeJS.ProcessEnv | undefined;
   return splitDocuments(text, name, limits).map((doc, i) => {
     const where = (line: number | undefined) => `${name}: document ${i + 1} (line ${line ?? doc.line})`;
-    // The text the YAML parser reads: line breaks as kubectl's reading makes them (`breaksAsKubectl`).
-    const src = breaksAsKubectl(doc.text);
+    // The text the YAML parser reads: line breaks as kubectl's reading makes them (`breaksAsKubectl`);
+    // in the first document of an input that starts with `{`, which kubectl reads with Go's JSON
+    // decoder (`sniffsJson`), JSON's escapes that yaml.v2 has not as that decoder reads them
+    // (`jsonEscapesUnfolded`), so that the JSON and the YAML path read the same.
+    const broken = breaksAsKubectl(doc.text);
+    const src = i === 0 && jsonStream && JSON_ONLY_ESCAPE.test(broken) && isJson(broken) ? jsonEscapesUnfolded(broken) : broken;
     // line of an offset within the document (asked once per document, and for an error)
     const lineOf = (off: number) => {
       let line = doc.line;
@@ -951,6 +955,53 @@ function sniffsJson(text: string, name: string): boolean {
     throw new ReadError(`${name}: line 1: a U+${hex} (a Unicode space) before the first '{': kubectl 1.27 to 1.32 refuse the input, later releases read it as YAML without it; delete it`);
   }
   return true;
+}
+
+/** A JSON escape yaml.v2 has not: `\/`, or a `\u` of a surrogate (perhaps after an escaped backslash: `jsonEscapesUnfolded` tells). */
+const JSON_ONLY_ESCAPE = /\\(\/|u[dD][89a-fA-F])/;
+
+/**
+ * A JSON text (valid JSON) with the escapes of its strings that yaml.v2 refuses written as Go's
+ * encoding/json reads them, which kubectl runs on the first document of an input that starts with
+ * `{`: `\/` is `/`, a surrogate pair's two `\u` escapes the one character, a lone surrogate
+ * U+FFFD (encoding/json decode.go unquoteBytes: `utf16.DecodeRune`, `unicode.ReplacementChar`;
+ * apimachinery v0.37.2 and v0.29.6 run by hand read `{"a":"\ud83d"}` as `{"a":"\uFFFD"}`). The
+ * characters are written raw (the text stays JSON, and its lines stay where they were); every
+ * other escape is left as it is.
+ */
+function jsonEscapesUnfolded(text: string): string {
+  const surrogateAt = (k: number): number | undefined => {
+    if (text[k] !== '\\' || text[k + 1] !== 'u') return undefined;
+    const code = parseInt(text.slice(k + 2, k + 6), 16);
+    return code >= 0xd800 && code <= 0xdfff ? code : undefined;
+  };
+  let out = '';
+  let from = 0;
+  let inString = false;
+  for (let k = 0; k < text.length; k++) {
+    const c = text[k];
+    if (c === '"') {
+      inString = !inString;
+      continue;
+    }
+    if (!inString || c !== '\\') continue;
+    if (text[k + 1] === '/') {
+      out += `${text.slice(from, k)}/`;
+      from = k + 2;
+    } else {
+      const high = surrogateAt(k);
+      if (high !== undefined) {
+        const low = high <= 0xdbff ? surrogateAt(k + 6) : undefined;
+        const paired = low !== undefined && low >= 0xdc00;
+        out += text.slice(from, k) + (paired ? String.fromCharCode(high, low) : '\ufffd');
+        from = k + (paired ? 12 : 6);
+        k = from - 1;
+        continue;
+      }
+    }
+    k++; // (the escaped character: an escaped quote or backslash ends nothing)
+  }
+  return out + text.slice(from);
 }
 
 function isJson(text: string): boolean {
