@@ -314,7 +314,7 @@ export function handWrittenDeployment(
   const post = (arg: string) => `${BUSYBOX} wget -q -T 2 -O /dev/null --post-data '' "${arg}"`;
   deployment.addContainer({
     name: 'envoy',
-    image: 'envoyproxy/envoy:v1.37.11',
+    image: 'envoyproxy/envoy:v1.40.0',
     imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
     command: ['/usr/local/bin/envoy'],
     args: [

