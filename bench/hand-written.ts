@@ -397,7 +397,7 @@ export function handWrittenDeployment(
   const tracerVolume = kplus.Volume.fromConfigMap(tracerGroup, 'volume', tracerConfig.cm, { name: 'tracer-config' });
   deployment.addContainer({
     name: 'tracer',
-    image: 'otel/opentelemetry-collector:0.159.0',
+    image: 'otel/opentelemetry-collector:0.165.0',
     imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
     args: ['--config=/etc/otelcol/config.yaml'],
     envVariables: {

@@ -796,8 +796,10 @@ describe('every config key the library emits is one the pinned agent defines', (
   });
 
   /**
-   * OpenTelemetry Collector v0.159.0 `mapstructure` names (open-telemetry/opentelemetry-collector at
-   * the tag: receiver/otlpreceiver/config.go, config/confignet, config/configgrpc, config/configtls,
+   * OpenTelemetry Collector v0.159.0 `mapstructure` names, the same at v0.165.0 (open-telemetry/opentelemetry-collector at
+   * v0.159.0, and the modules of v0.165.0 from the Go module proxy, every `mapstructure` tag diffed: only keys the
+   * library does not write were added (confighttp `keepalive` for `keep_alives_enabled`, exporterhelper partition
+   * `cache_size`/`idle_timeout`, configgrpc `dialer_middleware`, memorylimiter `garbage_collector`): receiver/otlpreceiver/config.go, config/confignet, config/configgrpc, config/configtls,
    * internal/memorylimiter/config.go, exporter/otlpexporter/config.go
    * with exporterhelper TimeoutConfig, QueueBatchConfig (internal/queuebatch/config.go) and
    * config/configretry/backoff.go, service/config.go, service/pipelines/config.go,
@@ -833,7 +835,7 @@ describe('every config key the library emits is one the pinned agent defines', (
     },
     service: { extensions: true, telemetry: { metrics: { level: true } }, pipelines: '*' },
   };
-  test("OpenTelemetry Collector 0.159.0, the tracer's config", () => {
+  test("OpenTelemetry Collector 0.165.0, the tracer's config", () => {
     const { chart } = newChart();
     const workload = kplusWorkload(chart, 'Deployment');
     new WithTracer(chart, 'tracer', { workload, kubernetesVersion: '1.29', exporterEndpoint: 'otel-gateway.observability.svc:4317' });

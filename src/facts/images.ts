@@ -92,22 +92,31 @@ export const DEFAULT_IMAGES = {
     releases: { program: 'Envoy', from: '1.37.0', below: '1.41.0', checked: 'the emitted proto fields read at 1.37.0 and 1.40.0; the config validated and the drain and stop run with the real Envoy 1.37.0, 1.38.3, 1.39.3 and 1.40.0' },
   },
   otelCollector: {
-    // The CORE distribution, not contrib: its manifest for this release (opentelemetry-collector-releases
-    // `distributions/otelcol/manifest.yaml`, v0.159.0) ships every component the rendered config uses: the
-    // otlp receiver, the memory_limiter and resource processors, the otlp exporter and the health_check
-    // extension (the last two contrib modules are part of the core distribution). It is a much smaller
-    // image than contrib. It runs as uid 10001 (`USER 10001` in its Dockerfile, OTEL_COLLECTOR_UID of
+    // The CORE distribution, not contrib: its manifest (opentelemetry-collector-releases
+    // `distributions/otelcol/manifest.yaml`, v0.159.0, the last tag of that repository readable here) ships every
+    // component the rendered config uses: the otlp receiver, the memory_limiter and resource processors, the otlp
+    // exporter and the health_check extension (the last two contrib modules are part of the core distribution).
+    // No `batch` processor: batching is in each exporter's sending_queue (src/agents/otel-collector/config.ts), so
+    // its leaving the default distributions in 0.166 changes nothing here. It is a much smaller image than contrib.
+    // It runs as uid 10001 (`USER 10001` in its Dockerfile, OTEL_COLLECTOR_UID of
     // src/agents/otel-collector/config.ts), has no shell, and its entrypoint is `/otelcol`.
-    image: 'otel/opentelemetry-collector:0.159.0',
+    image: 'otel/opentelemetry-collector:0.165.0',
     usedBy: 'WithTracer',
-    // Checked on 2026-12-01: v0.159.0 (2026-08-18, "Update version to 0.159.0") is the newest release tag of
-    // opentelemetry-collector-releases; the Go module proxy has the core modules up to v0.165.0 (go.opentelemetry.io/collector/otelcol, 2026-11-06),
-    // but no release tag of the image's repository shows those images. scripts/build-otelcol.sh builds
-    // this version's otelcol and test/collector.test.ts runs every WithTracer config through it.
-    source: 'open-telemetry/opentelemetry-collector-releases release v0.159.0 (git tag v0.159.0; distributions/otelcol/manifest.yaml, pushed as otel/opentelemetry-collector:<version>)',
-    // The exporter type `otlp_grpc` needs 0.144.0 or later (src/agents/otel-collector/config.ts); the keys
-    // were checked against 0.159.0's otelcol (test/collector/otelcol.real-test.ts).
-    releases: { program: 'OpenTelemetry Collector', from: '0.144.0', below: '0.160.0', checked: 'the exporter type otlp_grpc from 0.144.0; every config validated and run by otelcol 0.159.0' },
+    // Checked on 2026-12-07 on the Go module proxy: v0.165.0 (2026-11-06) is the newest release of the core
+    // modules (`go list -m -versions go.opentelemetry.io/collector/otelcol`, .../cmd/builder, the otlp receiver and
+    // exporter, memorylimiterprocessor; their stable modules v1.71.0) and of the contrib modules the build uses
+    // (resourceprocessor, healthcheckextension v0.165.0; a v0.165.1 patch of contrib exists, the distribution
+    // releases are cut from the core version). The releases repository's snapshot here stops at v0.159.0
+    // (2026-08), so the image tag is the core release's, as every release before it was.
+    // scripts/build-otelcol.sh builds this version's otelcol and test/collector/otelcol.real-test.ts runs every
+    // WithTracer config through it.
+    source: 'the OpenTelemetry Collector release v0.165.0 (Go module proxy: go.opentelemetry.io/collector/otelcol and cmd/builder v0.165.0, 2026-11-06; ' +
+      'contrib processor/resourceprocessor and extension/healthcheckextension v0.165.0), pushed as otel/opentelemetry-collector:<version> ' +
+      'by open-telemetry/opentelemetry-collector-releases (distributions/otelcol/manifest.yaml)',
+    // The exporter type `otlp_grpc` needs 0.144.0 or later (src/agents/otel-collector/config.ts); the config keys
+    // (mapstructure tags of every module the config uses) are the same at v0.159.0 and v0.165.0 (only keys the
+    // library does not write were added), and 0.159.0's and 0.165.0's otelcol validated and ran every config.
+    releases: { program: 'OpenTelemetry Collector', from: '0.144.0', below: '0.166.0', checked: 'the exporter type otlp_grpc from 0.144.0; every config validated and run by otelcol 0.159.0 and 0.165.0' },
   },
   busybox: {
     image: 'busybox:1.36.1-musl',
