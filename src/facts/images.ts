@@ -38,6 +38,9 @@ export const DEFAULT_IMAGES = {
       'images built from dockerfiles/Dockerfile, pushed as fluent/fluent-bit:<version>)',
     // The keys, the shutdown model, the long-line keys (Truncate_Long_Lines) and the IP-literal
     // TLS check (from 5.0.6) were read at v5.1.1 and run with the binary built at that tag.
+    // Checked again 2026-12-07: Fluent Bit 5.2.1 was reported (2026-12-01), but the fluent/fluent-bit repository's
+    // snapshot reachable here stops at tag v5.1.1 (2026-08), and no registry this project reaches serves a Fluent
+    // Bit binary: 5.2.x can be neither confirmed nor built and run, so the pin stays at 5.1.1.
     releases: { program: 'Fluent Bit', from: '5.1.0', below: '5.2.0', checked: 'the keys, shutdown and buffering read at v5.1.1 and run against its binary' },
   },
   vector: {
@@ -64,6 +67,9 @@ export const DEFAULT_IMAGES = {
     // Checked 2026-12-01: v1.19.3 (2026-08-07) is the newest tag of fluent/fluentd, and
     // v1.19.3-2.2 the newest of fluent/fluentd-docker-image (README "Supported tags" at its head);
     // v1.19/debian/Dockerfile at v1.19.3-2.2: `useradd -r` fluent, USER fluent, tini.
+    // Checked again 2026-12-07: Fluentd 1.19.4 was reported (2026-12-01), but the fluent/fluentd repository's
+    // snapshot reachable here stops at tag v1.19.3 (its last commit 2026-08-08) and RubyGems is not reachable:
+    // 1.19.4 can be neither confirmed nor run from source here, so the pin stays at v1.19.3.
     image: 'fluent/fluentd:v1.19.3-debian-2.2',
     usedBy: 'LogAgent.fluentd()',
     source: 'fluent/fluentd-docker-image README.md "Supported tags" (`v1.19.3-debian-2.2`) and git tag v1.19.3-2.2 (v1.19/debian/Dockerfile)',
