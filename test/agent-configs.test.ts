@@ -9,11 +9,11 @@ import { Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import * as fc from 'fast-check';
 import { parse as parseYaml } from 'yaml';
-import { LogAgent, LogOutput, WithLogAgent, WithTracer } from '../src';
+import { FluentBitConfigFormat, FluentBitMultilineParser, LogAgent, LogOutput, WithLogAgent, WithTracer } from '../src';
 import { LogOutputConfig } from '../src/agents/log-output-config';
 import { outputSecretEnv } from '../src/log-output';
 import { APP_CONTAINER, containerOf, kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
-import { fluentBitEnv, fluentBitLokiLabels, fluentBitSlist1, parseFluentBitConf } from './util/fluent-bit-conf';
+import { fluentBitEnv, fluentBitLokiLabels, fluentBitSlist1, parseFluentBitConf, parseFluentBitYaml } from './util/fluent-bit-conf';
 import { FluentDirective, fluentValue, parseFluentConf } from './util/fluentd-conf';
 import { Where } from '../src/private/errors';
 
@@ -635,6 +635,68 @@ const ALL_OUTPUTS = {
   elasticsearchDaily: () => LogOutput.elasticsearch({ host: 'es.logging', index: 'web', indexDateFormat: '%Y.%m.%d', basicAuth }),
   opensearchDaily: () => LogOutput.opensearch({ host: 'os.logging', index: 'web', indexDateFormat: '%Y-%m' }),
 };
+
+/** Fluent Bit's config for an output in both formats, as WithLogAgent asks for it: file name, args and text. */
+function fluentBitBoth(output: LogOutput, multilineParsers: FluentBitMultilineParser[] = []) {
+  const secrets = outputSecretEnv(output._config);
+  const one = (configFormat?: FluentBitConfigFormat) => LogAgent.fluentBit({ multilineParsers, ...(configFormat ? { configFormat } : {}) })._render({
+    who: new Where(WHO), logDirectory: '/var/log/app', filePattern: '*.log', logVolumeSizeLimitMiB: 1024, configDirectory: '/etc/log-agent', output: output._config, secretVars: secrets.vars,
+  });
+  return { classic: one(), yaml: one(FluentBitConfigFormat.YAML), explicitClassic: one(FluentBitConfigFormat.CLASSIC) };
+}
+const sectionsOf = (s: ReturnType<typeof parseFluentBitConf>) => s.map(({ name, props }) => ({ name, props }));
+
+describe("Fluent Bit's YAML format: the same config as the classic one (configFormat)", () => {
+  test.each(Object.keys(ALL_OUTPUTS))('%s: every section (in order), key and value; file fluent-bit.yaml', (type) => {
+    for (const ml of [[], [FluentBitMultilineParser.JAVA, FluentBitMultilineParser.GO]]) {
+      const { classic, yaml, explicitClassic } = fluentBitBoth(ALL_OUTPUTS[type as keyof typeof ALL_OUTPUTS](), ml);
+      expect(Object.keys(classic.files)).toEqual(['fluent-bit.conf']);
+      expect(classic.args).toEqual(['--config', '/etc/log-agent/fluent-bit.conf']);
+      expect(explicitClassic.files).toEqual(classic.files);
+      expect(Object.keys(yaml.files)).toEqual(['fluent-bit.yaml']);
+      expect(yaml.args).toEqual(['--config', '/etc/log-agent/fluent-bit.yaml']);
+      const read = sectionsOf(parseFluentBitYaml(yaml.files['fluent-bit.yaml']));
+      expect(read).toEqual(sectionsOf(parseFluentBitConf(classic.files['fluent-bit.conf'])));
+      expect(read.map(x => x.name)).toEqual(['SERVICE', 'INPUT', 'FILTER', 'OUTPUT']);
+      // the keys given more than once are lists (each entry one property, as a repeated classic line)
+      expect(yaml.files['fluent-bit.yaml']).toMatch(/^ {6}record:\n {8}- "pod \$\{POD_NAME\}"$/m);
+      // everything else of the agent is the same
+      const rest = (r: typeof classic) => ({ ...r, files: undefined, args: undefined });
+      expect(rest(yaml)).toEqual(rest(classic));
+    }
+  });
+
+  test('every value the factories accept reads back the same from both formats (property)', () => {
+    let compared = 0;
+    for (const arb of Object.values(OUTPUT_ARBS)) {
+      fc.assert(fc.property(arb, (make) => {
+        let output: LogOutput;
+        let both;
+        try {
+          output = make();
+          both = fluentBitBoth(output);
+        } catch {
+          return; // refused by the factory or by Fluent Bit's renderer: the same refusal for both formats
+        }
+        compared++;
+        expect(sectionsOf(parseFluentBitYaml(both.yaml.files['fluent-bit.yaml']))).toEqual(sectionsOf(parseFluentBitConf(both.classic.files['fluent-bit.conf'])));
+      }), { numRuns: 60 });
+    }
+    expect(compared).toBeGreaterThan(50);
+  });
+
+  test('a format that is not one is refused', () => {
+    expect(() => LogAgent.fluentBit({ configFormat: 'toml' as any }))
+      .toThrow('LogAgent.fluentBit(): configFormat "toml" is not a config format of Fluent Bit; use FluentBitConfigFormat values (classic, yaml).');
+  });
+
+  test('the reader refuses what Fluent Bit would read otherwise or the library never writes', () => {
+    expect(() => parseFluentBitYaml('service:\n  flush: 1\n  Flush: 2\npipeline:\n  inputs: []\n')).toThrow('given twice');
+    expect(() => parseFluentBitYaml('env:\n  A: b\npipeline:\n  inputs: []\n')).toThrow('top-level key env');
+    expect(() => parseFluentBitYaml('pipeline:\n  outputs:\n    - name: x\n      a: &x "1"\n      b: *x\n')).toThrow(/anchor|alias/);
+    expect(() => parseFluentBitYaml('pipeline:\n  outputs:\n    - match: "*"\n')).toThrow('has no name');
+  });
+});
 
 describe('every config key the library emits is one the pinned agent defines', () => {
   test.each(Object.keys(ALL_OUTPUTS))('Fluent Bit 5.1.1, %s', (type) => {

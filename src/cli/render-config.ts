@@ -7,7 +7,7 @@
  */
 import { Duration, Size } from 'cdk8s';
 import { ConfigError } from './errors';
-import { FluentBitMultilineParser, LogAgent } from '../log-agent';
+import { FluentBitConfigFormat, FluentBitMultilineParser, LogAgent } from '../log-agent';
 import { LogOutput } from '../log-output';
 import { SidecarError, Where } from '../private/errors';
 import { SidecarMode } from '../target/capabilities';
@@ -175,10 +175,13 @@ const secretKey = object({ secret: object({ name: str }, ['name']), key: str }, 
 const basicAuth = object({ username: secretKey, password: secretKey }, ['username', 'password']);
 const destination = { host: str, port: num, tls: bool };
 
+const multilineParsers = listOf(oneOf(Object.values(FluentBitMultilineParser)));
+const configFormat = oneOf(Object.values(FluentBitConfigFormat));
+
 const logAgent = variant({
   fluentBit: {
     conv: object({
-      image: str, flushInterval: duration, grace: duration, httpPort: num, multilineParsers: listOf(oneOf(Object.values(FluentBitMultilineParser))),
+      image: str, flushInterval: duration, grace: duration, httpPort: num, multilineParsers, configFormat,
     }),
     make: o => LogAgent.fluentBit(o),
   },
