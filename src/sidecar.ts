@@ -8,6 +8,7 @@ import { AgentConfigMap } from './bind/hooks';
 import { checkManifestData, cutTextCarried } from './bind/manifest-values';
 import { TargetReader, checkSameApp } from './bind/target-reader';
 import { graceWrittenByDefault, processNamespaceWrittenByDefault } from './bind/workload-defaults';
+import { CaptureSpec, PodLogsSpec } from './engine/capture';
 import { defaultPullPolicy } from './engine/pull-policy';
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
@@ -264,6 +265,10 @@ export interface AgentDescription {
    * for): reported with the workload's other warnings (`SidecarWarnings`, stderr) at synthesis.
    */
   readonly warnings?: string[];
+  /** Run the app containers' commands under the capture wrapper (`WithLogAgent` `captureStdout`). */
+  readonly capture?: CaptureSpec;
+  /** Give the agent the glob of an app container's kubelet log files (`WithLogAgent` `podLogs`). */
+  readonly podLogs?: PodLogsSpec;
 }
 
 /**
@@ -461,6 +466,8 @@ export abstract class SidecarBase extends Construct {
       after: this._props.after,
       serveInitContainers: this._props.serveInitContainers,
     };
+    if (agent.capture !== undefined) attached.capture = agent.capture;
+    if (agent.podLogs !== undefined) attached.podLogs = agent.podLogs;
     if (this._props.restartPodOnExitCodes !== undefined) attached.restartPodOnExitCodes = [...this._props.restartPodOnExitCodes];
     this.attached = deepFreeze(attached) as AgentSpec & { readonly kind: string };
     this.agentWarnings = agent.warnings ? Object.freeze([...agent.warnings]) : NO_WARNINGS;
