@@ -135,7 +135,7 @@ function otherSources(o: VectorConfigOptions): { sources: Json; transforms: Json
       inputs: [VECTOR_SOURCE_IDS.podLogs],
       source: [
         'parts = split(string!(.message), "\\n")',
-        `first = parse_regex(parts[0] ?? "", r'${CRI_LINE}') ?? {}`,
+        `first = parse_regex(string(parts[0]) ?? "", r'${CRI_LINE}') ?? {}`,
         '.stream = first.stream',
         '.time = first.time',
         `.message = join!(map_values(parts) -> |p| { m = parse_regex(p, r'${CRI_LINE}') ?? { "log": p }; string(m.log) ?? p }, "")`,
