@@ -3,8 +3,8 @@ import { ApiObject, Size } from 'cdk8s';
 import { Construct } from 'constructs';
 import { AGENT_LIVENESS } from './agents/liveness';
 import { LogOutputConfig } from './agents/log-output-config';
-import { checkInteger, checkListenPort, checkMadeBy, checkPort, checkString, sizeLimitMiB } from './bind/checks';
-import { CaptureSpec, POD_LOGS_ROOT, PodLogsSpec, captureGlob } from './engine/capture';
+import { checkBoolean, checkInteger, checkListenPort, checkMadeBy, checkPort, checkString, describeValue, isPropsObject, sizeLimitMiB } from './bind/checks';
+import { CAPTURE_DRAIN_SECONDS, CaptureSpec, POD_LOGS_ROOT, PodLogsSpec, captureGlob } from './engine/capture';
 import { TOOLS } from './engine/shutdown';
 import { RANK } from './engine/spec';
 import { LogAgent, LogAgentRendering } from './log-agent';
@@ -224,6 +224,15 @@ export class WithLogAgent extends SidecarBase {
   }
 
   /**
+   * With `captureStdout` the app container exits up to `CAPTURE_DRAIN_SECONDS` (2 s) after the app
+   * (the wrapper waits for its copiers: src/engine/capture.ts), which the grace period and the
+   * timeline count as the app's.
+   */
+  protected appShutdownSeconds(): number {
+    return super.appShutdownSeconds() + (this.capture ? CAPTURE_DRAIN_SECONDS : 0);
+  }
+
+  /**
    * The files the app says it writes into `logDirectory` (a path in its containers' command, args
    * or env values, as the manifest has them) that `filePattern` does not match: the agent would
    * never read them, and nothing else would say so (issue 39).
@@ -308,6 +317,7 @@ const PSS_PROFILES_WITHOUT_HOSTPATH = ['baseline', 'restricted'];
 
 function captureSpec(who: Where, logDirectory: string, o: CaptureStdoutOptions | undefined, volumeMiB: number): CaptureSpec | undefined {
   if (o === undefined) return undefined;
+  if (!isPropsObject(o)) throw who.error(`captureStdout ${describeValue(o)} is not an options object`, o, 'e.g. captureStdout: {} (every app container)', ', ');
   if (o.containers !== undefined) {
     if (!Array.isArray(o.containers) || o.containers.length === 0) {
       throw who.error('captureStdout.containers must name at least one app container', o.containers, "leave it out for every app container, or e.g. ['web']", ', ');
@@ -341,7 +351,9 @@ function captureSpec(who: Where, logDirectory: string, o: CaptureStdoutOptions |
 
 function podLogsSpec(who: Where, o: PodLogsOptions | undefined): PodLogsSpec | undefined {
   if (o === undefined) return undefined;
+  if (!isPropsObject(o)) throw who.error(`podLogs ${describeValue(o)} is not an options object`, o, "e.g. podLogs: {} or podLogs: { container: 'web' }", ', ');
   if (o.container !== undefined) checkString(who, 'podLogs.container', o.container, "'web'");
+  checkBoolean(who, 'podLogs.exemptFromPodSecurity', o.exemptFromPodSecurity);
   return { ...(o.container !== undefined ? { container: o.container } : {}), envName: POD_LOG_PATH_ENV };
 }
 
