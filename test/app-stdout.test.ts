@@ -6,7 +6,6 @@
  * refusals.
  */
 import { ApiObject, Chart, Size, Testing } from 'cdk8s';
-import * as kplus from 'cdk8s-plus-27';
 import { LogAgent, WithLogAgent, WithLogAgentProps } from '../src';
 import { APP_BUSYBOX, captureScript } from '../src/engine/capture';
 import { expectValidManifests } from './util/k8s-schema';
