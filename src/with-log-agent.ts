@@ -4,7 +4,7 @@ import { Construct } from 'constructs';
 import { AGENT_LIVENESS } from './agents/liveness';
 import { LogOutputConfig } from './agents/log-output-config';
 import { checkBoolean, checkInteger, checkListenPort, checkMadeBy, checkPort, checkString, describeValue, isPropsObject, sizeLimitMiB } from './bind/checks';
-import { CAPTURE_DRAIN_SECONDS, CaptureSpec, POD_LOGS_ROOT, PodLogsSpec, captureGlob } from './engine/capture';
+import { CaptureSpec, POD_LOGS_ROOT, PodLogsSpec, captureGlob } from './engine/capture';
 import { TOOLS } from './engine/shutdown';
 import { RANK } from './engine/spec';
 import { LogAgent, LogAgentRendering } from './log-agent';
@@ -221,15 +221,6 @@ export class WithLogAgent extends SidecarBase {
     checkListenPort(who, `${this.agent.name} health port`, r.healthPort);
     checkMounts(who, this.logDirectory, r.scratchDirectory);
     this._attach(this.describeAgent(props, r, secrets.env, sizeLimit));
-  }
-
-  /**
-   * With `captureStdout` the app container exits up to `CAPTURE_DRAIN_SECONDS` (2 s) after the app
-   * (the wrapper waits for its copiers: src/engine/capture.ts), which the grace period and the
-   * timeline count as the app's.
-   */
-  protected appShutdownSeconds(): number {
-    return super.appShutdownSeconds() + (this.capture ? CAPTURE_DRAIN_SECONDS : 0);
   }
 
   /**

@@ -5,8 +5,8 @@
  * test/capture-wrapper.test.ts; here: the manifests in both layouts, the agents' configs and the
  * refusals.
  */
-import { ApiObject, Chart, Size, Testing } from 'cdk8s';
-import { LogAgent, WithLogAgent, WithLogAgentProps } from '../src';
+import { ApiObject, Chart, Duration, Size, Testing } from 'cdk8s';
+import { LogAgent, SidecarTimeline, WithLogAgent, WithLogAgentProps, WithSidecar } from '../src';
 import { APP_BUSYBOX, captureScript } from '../src/engine/capture';
 import { expectValidManifests } from './util/k8s-schema';
 
@@ -87,6 +87,27 @@ describe('captureStdout', () => {
     expect(wrapper).not.toContain(APP_BUSYBOX);
     expect(spec.containers.find((c: any) => c.name === 'web').command[0]).toBe(APP_BUSYBOX);
     expect(spec.shareProcessNamespace).toBe(true);
+  });
+
+  test('the shutdown model and the timeline count the capture\'s drain after the app\'s exit (2 s), once per workload', () => {
+    const chart = new Chart(Testing.app(), 'test');
+    const workload = deployment(chart, [APP]);
+    new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.27', captureStdout: {} });
+    new WithSidecar(chart, 'cache', { workload, kubernetesVersion: '1.27', containerName: 'cache', image: 'ghcr.io/example/cache:1', command: ['/cache'],
+      appShutdownTime: Duration.seconds(20) });
+    const spec = Testing.synth(chart).find((o: any) => o.kind === 'Deployment').spec.template.spec;
+    // legacy: the agent's preStop waits for the app container's end (20 s + the drain) and its read delay (2 s)
+    expect(spec.containers.find((c: any) => c.name === 'log-agent').lifecycle.preStop).toEqual({ exec: { command: ['/sidecar-tools/busybox', 'sleep', '24'] } });
+    const t = SidecarTimeline.of(workload);
+    expect(t.toTable()).toMatch(/app budget: 22 s from SIGTERM to exit; appShutdownTime 20s \+ captureStdout's drain 2s/);
+    // without the capture: 20 s
+    const other = new Chart(Testing.app(), 'test');
+    const plain = deployment(other, [APP]);
+    new WithLogAgent(other, 'logs', { workload: plain, kubernetesVersion: '1.27' });
+    new WithSidecar(other, 'cache', { workload: plain, kubernetesVersion: '1.27', containerName: 'cache', image: 'ghcr.io/example/cache:1', command: ['/cache'],
+      appShutdownTime: Duration.seconds(20) });
+    const plainSpec = Testing.synth(other).find((o: any) => o.kind === 'Deployment').spec.template.spec;
+    expect(plainSpec.containers.find((c: any) => c.name === 'log-agent').lifecycle.preStop).toEqual({ exec: { command: ['/sidecar-tools/busybox', 'sleep', '22'] } });
   });
 
   test('every agent tails the capture files', () => {

@@ -20,7 +20,7 @@
  * gets /dev/null). If the directory cannot be set up, the app runs as before, uncaptured, with a
  * line on stderr that says so.
  */
-import { TOOLS } from './shutdown';
+import { CAPTURE_DRAIN_SECONDS, TOOLS } from './shutdown';
 import { Json } from '../private/json';
 
 /**
@@ -40,9 +40,6 @@ export function captureDirectory(logDirectory: string, container: string): strin
 export function captureGlob(logDirectory: string): string {
   return `${logDirectory}/.stdout-*/*.log`;
 }
-
-/** How the wrapper waits for its copiers after the app's exit, at most. */
-export const CAPTURE_DRAIN_SECONDS = 2;
 
 /** What the engine is asked to do for `captureStdout` (SidecarSpec.capture). */
 export interface CaptureSpec {
