@@ -7,6 +7,9 @@
  */
 import { ApiObject, Chart, Duration, Size, Testing } from 'cdk8s';
 import { LogAgent, SidecarTimeline, WithLogAgent, WithLogAgentProps, WithSidecar } from '../src';
+import { parseAllDocuments } from 'yaml';
+import { render } from '../src/cli/render';
+import { readRenderConfig } from '../src/cli/render-config';
 import { APP_BUSYBOX, captureScript } from '../src/engine/capture';
 import { expectValidManifests } from './util/k8s-schema';
 
@@ -176,6 +179,25 @@ describe('podLogs', () => {
     expect(f).toMatch(/path "#\{ENV\['POD_LOG_PATH'\]\}"/);
     expect(f).toMatch(/@type concat\n(.*\n)*\s+partial_key logtag\n\s+partial_value P/);
   });
+});
+
+test('the render command (a plain manifest, the config file) does the same: captureStdout and podLogs as config keys', () => {
+  const manifest = [
+    'apiVersion: apps/v1', 'kind: Deployment', 'metadata: { name: shop, namespace: shop }',
+    'spec:', '  selector: { matchLabels: { app: shop } }', '  template:', '    metadata: { labels: { app: shop } }', '    spec:',
+    '      containers:', '        - name: web', '          image: ghcr.io/example/shop:1.0.0', '          command: [/app/server]', '',
+  ].join('\n');
+  const config = readRenderConfig({
+    kubernetesVersion: '1.30',
+    workloads: [{ select: { kind: 'Deployment', name: 'shop' }, logAgent: { captureStdout: { maxFiles: 3 }, podLogs: { container: 'web' } } }],
+  });
+  const out = parseAllDocuments(render(manifest, config, 'sidecars.yaml')).map(d => d.toJS());
+  const spec = out.find((o: any) => o.kind === 'Deployment').spec.template.spec;
+  expect(spec.containers[0].command.slice(0, 1)).toEqual([APP_BUSYBOX]);
+  expect(spec.containers[0].command.slice(5)).toEqual(['/var/log/app/.stdout-web', String(10 * 1024 * 1024), '3', '/app/server']);
+  expect(spec.volumes).toContainEqual({ hostPath: { path: '/var/log/pods', type: 'Directory' }, name: 'log-agent-pod-logs' });
+  expect(() => readRenderConfig({ workloads: [{ select: { kind: 'Deployment' }, logAgent: { captureStdout: { entrypoint: ['/x'] } } }] }))
+    .toThrow(/workloads\[0\]\.logAgent\.captureStdout\.entrypoint: unknown key; known keys here: containers, command, maxFileSize, maxFiles/);
 });
 
 test('without the options nothing changes: the app keeps its command, no hostPath', () => {
