@@ -12,7 +12,8 @@ import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { captureScript } from '../src/engine/capture';
+import { APP_BUSYBOX, captureScript } from '../src/engine/capture';
+import { TOOLS, exitWithAppScript } from '../src/engine/shutdown';
 import { noteSkipped } from './util/skips';
 
 const BUSYBOX = ['/usr/bin/busybox', '/bin/busybox'].find(p => fs.existsSync(p));
@@ -124,7 +125,6 @@ runIt('the capture wrapper under a real busybox', () => {
     const r = run('i=100001; while [ $i -le 100400 ]; do echo "ln $i"; i=$((i+1)); done', { maxBytes: 1000, maxFiles: 3 });
     expect((await r.done).code).toBe(0);
     const files = fs.readdirSync(r.dir).filter(f => f.endsWith('.log')).sort();
-    await waitFor(() => fs.readdirSync(r.dir).filter(f => f.startsWith('stdout.')).length <= 3, 3000);
     const kept = fs.readdirSync(r.dir).filter(f => f.startsWith('stdout.')).sort();
     expect(kept.length).toBeLessThanOrEqual(3);
     expect(files.length).toBeGreaterThan(0);
@@ -153,5 +153,74 @@ runIt('the capture wrapper under a real busybox', () => {
     expect((await r.done).code).toBe(4);
     expect(r.stdout).toBe('still\n');
     expect(r.stderr).toMatch(/capture: cannot set up .*: the app runs without its stdout captured/);
+  });
+});
+
+/**
+ * A legacy Job's agent runs under the exit-with-app wrapper, which stops it once no process of the
+ * app containers is left, telling the sidecars' containers by their program (`appScan`): a container
+ * with a process run from the tools' busybox counts as a sidecar's. The capture's processes run from
+ * `APP_BUSYBOX`, the same file spelled apart: the app container counts as the app's until the
+ * copiers are done. Run on a fake /proc (pid -> argv, cgroup), as test/exit-with-app.test.ts does.
+ */
+runIt('the exit-with-app wrapper of a legacy Job with the capture in the app container', () => {
+  const made: string[] = [];
+  afterEach(() => {
+    for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  function fakeProc(processes: Record<string, [string[], string]>): string {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecars-capture-proc-'));
+    made.push(dir);
+    for (const [pid, [argv, cgroup]] of Object.entries({ ...processes, self: [['sh'], '/../agent.scope'] as [string[], string] })) {
+      fs.mkdirSync(path.join(dir, pid));
+      fs.writeFileSync(path.join(dir, pid, 'cmdline'), argv.map(a => `${a}\0`).join(''));
+      fs.writeFileSync(path.join(dir, pid, 'cgroup'), `0::${cgroup}\n`);
+    }
+    return dir;
+  }
+
+  /** The wrapper with a read delay of 0 and an agent that records its SIGTERM; `term()` the seconds from the start to it, waiting up to `seconds`. */
+  function wrapper(proc: string): { term: (seconds: number) => Promise<number | undefined> } {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecars-capture-agent-'));
+    made.push(work);
+    const script = exitWithAppScript(['/fluent-bit/bin/fluent-bit', TOOLS.busybox], 0, proc, 2).split(TOOLS.busybox).join(BUSYBOX!);
+    const agent = [BUSYBOX!, 'sh', '-c', `trap '${BUSYBOX} touch "$1/term"; exit 0' TERM; while :; do ${BUSYBOX} sleep 0.1 & wait $!; done`, 'agent', work];
+    const child = spawn(BUSYBOX!, ['sh', '-c', script, 'sh', ...agent], { stdio: 'ignore', detached: true });
+    started.push(child);
+    const t0 = Date.now();
+    return {
+      term: async (seconds: number) => {
+        const until = Date.now() + seconds * 1000;
+        while (Date.now() < until) {
+          if (fs.existsSync(path.join(work, 'term'))) return (Date.now() - t0) / 1000;
+          await new Promise(r => setTimeout(r, 50));
+        }
+        return undefined;
+      },
+    };
+  }
+
+  const pod = (captureArgv0: string): Record<string, [string[], string]> => ({
+    1: [['/pause'], '/../pause.scope'],
+    // the app container: the capture wrapper and a copier (spelled as emitted), and the app, gone
+    30: [[captureArgv0, 'sh', '-c', 'capture'], '/../app.scope'],
+    31: [[captureArgv0, 'awk', '-v', 'd=/var/log/app/.stdout-app'], '/../app.scope'],
+  });
+
+  test('the app has exited but its copiers run: the agent is not stopped; once they are gone, it is', async () => {
+    const proc = fakeProc(pod(APP_BUSYBOX));
+    const w = wrapper(proc);
+    expect(await w.term(3)).toBeUndefined();
+    fs.rmSync(path.join(proc, '30'), { recursive: true });
+    fs.rmSync(path.join(proc, '31'), { recursive: true });
+    // the wrapper looks once a second
+    expect(await w.term(4)).toBeDefined();
+  });
+
+  test('(the check can fail) the copiers run from the tools\' busybox as spelled for the sidecars: the agent would be stopped at once', async () => {
+    const proc = fakeProc({ ...pod(BUSYBOX!), 32: [['/app/server'], '/../app.scope'] });
+    // the app itself (pid 32) still runs, yet its container is taken for a sidecar's
+    expect(await wrapper(proc).term(3)).toBeDefined();
   });
 });

@@ -12,7 +12,7 @@
  *   forwarded to the app at once; the wrapper exits with the app's status (`137` for an app
  *   killed with SIGKILL), once the copiers have written the app's last lines (a last line without
  *   its newline is written with one), at most 2 s after the app's exit (a child of the app that
- *   keeps the pipes open would otherwise hold the container);
+ *   keeps the pipes open would otherwise hold the container), and the deletions asked for are done;
  * - a file is closed at `maxBytes` and the next number begun; the oldest beyond `maxFiles` per
  *   stream is deleted. No file is ever renamed or truncated: the agents find the new file by their
  *   glob, and an agent keeps reading a deleted file it has open to its end.
@@ -89,7 +89,7 @@ export function captureScript(busybox: string = APP_BUSYBOX): string {
     'case $k in ""|*[!0-9]*) ;; *) [ "$k" -gt $l ] && l=$k;; esac; done; }',
     'exec 9<&0',
     // deletions of old files: a reader that also holds the FIFO open for writing, so it never sees an end
-    '( exec 9<&- >/dev/null; while IFS= read -r f; do $B rm -f "$f"; done ) <> "$d/.rm" & r=$!',
+    '( exec 9<&- >/dev/null; while IFS= read -r f && [ -n "$f" ]; do $B rm -f "$f"; done ) <> "$d/.rm" & r=$!',
     `last stdout; ( exec 9<&-; umask 022; exec $B awk -v d="$d" -v s=stdout -v last=$l -v m="$m" -v n="$n" -v r="$d/.rm" '${COPIER}' ) < "$d/.out" & o=$!`,
     `last stderr; ( exec 9<&-; umask 022; exec $B awk -v d="$d" -v s=stderr -v last=$l -v m="$m" -v n="$n" -v r="$d/.rm" '${COPIER}' ) < "$d/.err" >&2 & e=$!`,
     '"$@" <&9 9<&- > "$d/.out" 2> "$d/.err" & a=$!',
@@ -97,9 +97,11 @@ export function captureScript(busybox: string = APP_BUSYBOX): string {
     ...['TERM', 'INT', 'HUP', 'QUIT', 'USR1', 'USR2'].map(sig => `trap 'kill -${sig} $a 2>/dev/null' ${sig}`),
     'while :; do wait $a; s=$?; kill -0 $a 2>/dev/null || break; done',
     // the copiers end when the app's end of the pipes closes; a child of the app that keeps them open is not waited for
-    `( exec >/dev/null 2>&1; $B sleep ${CAPTURE_DRAIN_SECONDS}; kill $o $e ) & t=$!`,
+    `( exec >/dev/null 2>&1; $B sleep ${CAPTURE_DRAIN_SECONDS}; kill $o $e $r ) & t=$!`,
     'for p in $o $e; do while kill -0 $p 2>/dev/null; do wait $p; done; done',
-    'kill $t $r 2>/dev/null; exit $s',
+    // the deletions asked for are done (an empty line ends the loop): at most maxFiles are left for a restart
+    'echo >> "$d/.rm"; while kill -0 $r 2>/dev/null; do wait $r; done',
+    'kill $t 2>/dev/null; exit $s',
   ].join('\n');
 }
 
