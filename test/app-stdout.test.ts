@@ -177,7 +177,7 @@ describe('podLogs', () => {
     expect(() => synth('1.30', { podLogs: {}, agent: LogAgent.fluentd() })).toThrow(/fluent-plugin-concat/);
     const f = synth('1.30', { podLogs: {}, agent: LogAgent.fluentd({ image: 'registry.example.com/fluentd-concat:1.19.3' }) }).config['fluent.conf'];
     expect(f).toMatch(/path "#\{ENV\['POD_LOG_PATH'\]\}"/);
-    expect(f).toMatch(/@type concat\n(.*\n)*\s+partial_key logtag\n\s+partial_value P/);
+    expect(f).toMatch(/@type concat\n(.*\n)*\s+use_partial_cri_logtag true\n\s+partial_cri_logtag_key logtag\n\s+partial_cri_stream_key stream\n/);
   });
 });
 

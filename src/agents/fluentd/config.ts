@@ -290,8 +290,9 @@ export const FLUENTD_SOURCE_IDS = {
  * container: the path from the env var (embedded Ruby in a double-quoted string, evaluated once when
  * the config is read), each CRI line `<time> <stream> <P|F> <log>` parsed by a regexp (the kubelet's
  * format: kubernetes pkg/kubelet/kuberuntime/logs/logs.go, v1.37.2), then the partial (P) records
- * joined with the full one after them by fluent-plugin-concat's filter (`key`, `partial_key`,
- * `partial_value`, `separator`; the gem is not in the default image: LogAgent.fluentd refuses it there).
+ * joined with the full one after them by fluent-plugin-concat's filter in its CRI mode (`key`,
+ * `use_partial_cri_logtag`, `partial_cri_logtag_key`, `partial_cri_stream_key`, `separator`; 2.5.0 and
+ * later; the gem is not in the default image: LogAgent.fluentd refuses it there).
  */
 function otherSources(o: FluentdConfigOptions): Directive[] {
   const out: Directive[] = [];
@@ -320,8 +321,10 @@ function otherSources(o: FluentdConfigOptions): Directive[] {
       name: 'filter',
       arg: FLUENTD_SOURCE_IDS.podLogsTag.replace(/\*$/, '**'),
       params: [
-        ['@type', 'concat'], ['@id', FLUENTD_SOURCE_IDS.concat], ['key', 'log'], ['partial_key', 'logtag'], ['partial_value', 'P'],
-        ['separator', '""'],
+        // the plugin's own CRI mode (fluent-plugin-concat 2.5.0 and later, README "Handle containerd/cri in
+        // Kubernetes"): a record whose `logtag` is P is kept until the F record of the same `stream`
+        ['@type', 'concat'], ['@id', FLUENTD_SOURCE_IDS.concat], ['key', 'log'], ['use_partial_cri_logtag', true],
+        ['partial_cri_logtag_key', 'logtag'], ['partial_cri_stream_key', 'stream'], ['separator', '""'],
       ],
     });
   }
