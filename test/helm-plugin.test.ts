@@ -108,26 +108,23 @@ describe('render.js', () => {
     expect(JSON.parse(r.stdout).argv).toEqual(['render', '--config=x.yaml']);
   });
 
-  test('run by Helm (HELM_PLUGIN_NAME set) on Linux, its stderr goes to its parent\'s stderr, which Helm 4 prints and the plugin\'s own it drops', () => {
+  test('run by Helm (HELM_PLUGIN_NAME set) on Linux, its stderr goes to its parent\'s stderr where that is a pipe (Helm 4 drops the plugin\'s own)', () => {
     if (process.platform !== 'linux') return;
-    // The parent (a node process standing in for Helm) writes its stderr to a file, as Helm run from a
-    // terminal, a pipe or a CI log; the plugin's own stderr is a pipe the parent never reads, as Helm 4's
-    // buffer (runtime_subprocess.go runPostrenderer). (A socket cannot be reopened through /proc: node's
-    // own child stdio pipes are sockets, so a Helm started with those keeps the messages to itself.)
+    // The parent (a node process standing in for Helm) has a real pipe as its stderr (as from a terminal
+    // or a CI runner: sh's pipe to cat), or a regular file; the plugin's own stderr is a pipe the parent
+    // never reads, as Helm 4's buffer (runtime_subprocess.go runPostrenderer). (node's own child stdio
+    // pipes are sockets, which cannot be reopened through /proc: hence sh.)
     const parent = [
       "const r = require('child_process').spawnSync(process.execPath, [process.argv[1]], { stdio: ['ignore', 'pipe', 'pipe'] });",
       "process.stdout.write('exit ' + r.status + '\\n');",
     ].join('\n');
     const render = path.join(pkg, 'helm-plugins', 'cdk8s-sidecars', 'render.js');
-    const asParent = (env: NodeJS.ProcessEnv) => {
-      const file = path.join(pkg, 'parent-stderr.txt');
-      const fd = fs.openSync(file, 'w');
-      try {
-        const r = spawnSync(process.execPath, ['-e', parent, render], { encoding: 'utf8', env, stdio: ['ignore', 'pipe', fd] });
-        return { stdout: r.stdout, stderr: fs.readFileSync(file, 'utf8') };
-      } finally {
-        fs.closeSync(fd);
-      }
+    const out = path.join(pkg, 'parent-stdout.txt');
+    const errFile = path.join(pkg, 'parent-stderr.txt');
+    const asParent = (env: NodeJS.ProcessEnv, stderr: 'pipe' | 'file' = 'pipe') => {
+      const script = stderr === 'pipe' ? '"$0" -e "$1" "$2" 2>&1 >"$3" | cat' : '"$0" -e "$1" "$2" >"$3" 2>"$4"; cat "$4"';
+      const r = spawnSync('sh', ['-c', script, process.execPath, parent, render, out, errFile], { encoding: 'utf8', env });
+      return { stdout: fs.readFileSync(out, 'utf8'), stderr: r.stdout };
     };
     const asHelm = asParent({ ...clean(), HELM_PLUGIN_NAME: 'cdk8s-sidecars' });
     expect(asHelm.stderr).toBe('cdk8s-sidecars: the message\n');
@@ -137,6 +134,10 @@ describe('render.js', () => {
     expect(notHelm.stdout).toBe('exit 3\n');
     const keptOwn = asParent({ ...clean(), HELM_PLUGIN_NAME: 'cdk8s-sidecars', CDK8S_SIDECARS_HELM_STDERR: 'plugin' });
     expect(keptOwn.stderr).toBe('');
+    // a regular file is left alone: reopened it has an offset of its own, and Helm's next line would overwrite the message
+    const toFile = asParent({ ...clean(), HELM_PLUGIN_NAME: 'cdk8s-sidecars' }, 'file');
+    expect(toFile.stderr).toBe('');
+    expect(toFile.stdout).toBe('exit 3\n');
   });
 
   test('without lib/ (a clone not compiled yet) it says what to do', () => {
