@@ -114,7 +114,7 @@ function renderPiped(input: string, config = CONFIG): string {
 /**
  * What Helm 3 writes for post-rendered manifests: the post-renderer's stdout is the release's manifest
  * (pkg/action/action.go at v3.21.4, renderResources), which `helm template` prints with surrounding
- * white space trimmed and one newline (pkg/cmd/helm/template.go: `fmt.Fprintln(&manifests,
+ * white space trimmed and one newline (cmd/helm/template.go: `fmt.Fprintln(&manifests,
  * strings.TrimSpace(rel.Manifest))`; the chart has no hooks).
  */
 function asHelm3Prints(rendered: string): string {
