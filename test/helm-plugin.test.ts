@@ -77,12 +77,12 @@ describe('render.js', () => {
     fs.copyFileSync(path.join(PLUGIN, 'render.js'), path.join(pkg, 'helm-plugins', 'cdk8s-sidecars', 'render.js'));
     fs.mkdirSync(path.join(pkg, 'lib', 'cli'), { recursive: true });
     fs.writeFileSync(path.join(pkg, 'lib', 'cli', 'main.js'), [
-      "exports.main = (argv) => {",
+      'exports.main = (argv) => {',
       "  const input = require('fs').readFileSync(0, 'utf8');",
-      "  process.stdout.write(JSON.stringify({ argv, input }));",
+      '  process.stdout.write(JSON.stringify({ argv, input }));',
       "  process.stderr.write('cdk8s-sidecars: the message\\n');",
-      "  return 3;",
-      "};",
+      '  return 3;',
+      '};',
     ].join('\n'));
   });
 

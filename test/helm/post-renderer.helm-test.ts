@@ -94,8 +94,12 @@ function run(command: string, args: string[], input?: string, extra?: Record<str
   const err = path.join(tmp, `run-${runs}.err`);
   const script = 'out=$1 err=$2; shift 2; set -o pipefail; timeout -k 5 110 "$@" 2>&1 >"$out" | cat >"$err"';
   const r = spawnSync('bash', ['-c', script, 'bash', out, err, command, ...args], {
-    cwd: ROOT, env: env(extra), input, stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'inherit'],
-    timeout: 120_000, killSignal: 'SIGKILL',
+    cwd: ROOT,
+    env: env(extra),
+    input,
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'inherit'],
+    timeout: 120_000,
+    killSignal: 'SIGKILL',
   });
   if (r.error) throw r.error;
   return { status: r.status, signal: r.signal, stdout: fs.readFileSync(out, 'utf8'), stderr: fs.readFileSync(err, 'utf8') };
