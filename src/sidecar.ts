@@ -132,7 +132,7 @@ function checkCommonProps(who: Where, props: SidecarProps): void {
   checkString(who, 'after', props.after, "'fetch-secrets'");
   checkString(who, 'kubernetesVersion', props.kubernetesVersion, "'1.29'");
   checkString(who, 'toolsImage', props.toolsImage, "'registry.example.com/mirror/busybox:1.36.1-musl'");
-  for (const flag of ['allowLegacyOnJob', 'serveInitContainers', 'sidecarContainersGate'] as const) checkBoolean(who, flag, props[flag]);
+  for (const flag of ['allowLegacyOnJob', 'serveInitContainers', 'sidecarContainersGate', 'overrideAppTarget'] as const) checkBoolean(who, flag, props[flag]);
   if (props.appShutdownTime !== undefined) durationSeconds(who, 'appShutdownTime', props.appShutdownTime, 0);
   checkRestartPodOnExitCodes(who, props.restartPodOnExitCodes);
 }
