@@ -426,6 +426,20 @@ describe('target', () => {
     expect(r.stderr).toContain('# mutating webhooks on pod CREATE: 0\n');
   });
 
+  test('malformed webhook configurations (webhooks: 5, rules: "x"): exit 1 with the call and the path, never "0 webhooks" (issue 48)', () => {
+    for (const [webhooks, at] of [['5', 'items[0].webhooks is 5'], ['[{"name":"h","rules":"x"}]', 'items[0].webhooks[0].rules is "x"']]) {
+      const dir = path.join(tmp, `webhooks-${at.length}`);
+      fs.mkdirSync(dir, { recursive: true });
+      for (const f of fs.readdirSync(path.join(FIXTURES, 'kubectl', 'gke'))) fs.copyFileSync(path.join(FIXTURES, 'kubectl', 'gke', f), path.join(dir, f));
+      fs.writeFileSync(path.join(dir, 'webhooks.out'), `{"items":[{"metadata":{"name":"m"},"webhooks":${webhooks}}]}`);
+      const r = cli(['target'], { env: { KUBECTL, FAKE_KUBECTL_CLUSTER: dir } });
+      expect([r.status, r.stdout]).toEqual([1, '']);
+      expect(r.stderr).toContain(`kubectl get mutatingwebhookconfigurations -o json: ${at}, not `);
+      expect(r.stderr).not.toContain('internal error');
+      expect(r.stderr).not.toContain('mutating webhooks on pod CREATE: 0');
+    }
+  });
+
   test('k3s 1.28 (v1.28.5+k3s1) with the alpha gate off: gate false and the 1.28 risk', () => {
     const r = cluster('k3s-128');
     expect(r.status).toBe(0);

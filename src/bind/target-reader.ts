@@ -17,7 +17,7 @@ import {
 } from '../target/capabilities';
 import {
   DEFAULT_TARGET_NOTICE, KUBERNETES_VERSION_ENV, ResolvedTarget, SIDECAR_CONTAINERS_GATE_ENV, SidecarTargetOptions, VersionSource, checkVersion,
-  targetGate, targetVersion,
+  gateSetInEnvironment, targetGate, targetVersion,
 } from '../target/resolver';
 
 /** Where a target came from, for messages. */
@@ -176,8 +176,7 @@ function disagreement(
   if (props.sidecarContainersGate !== undefined) {
     const appGate = targetGate(app, reading);
     if (appGate !== undefined && appGate !== props.sidecarContainersGate) {
-      const from = (reading.env ?? process.env)[SIDECAR_CONTAINERS_GATE_ENV] !== undefined
-        ? `the environment variable ${SIDECAR_CONTAINERS_GATE_ENV}` : SOURCE_TEXT.configure;
+      const from = gateSetInEnvironment(reading) ? `the environment variable ${SIDECAR_CONTAINERS_GATE_ENV}` : SOURCE_TEXT.configure;
       differences.push(`sidecarContainersGate ${props.sidecarContainersGate} differs from the app's, ${appGate} from ${from}`);
     }
   }

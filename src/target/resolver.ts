@@ -197,6 +197,11 @@ export function targetGate(s: TargetSources, r: TargetReading): boolean | undefi
   return s.configured?.sidecarContainersGate;
 }
 
+/** Whether the gate's environment variable is set (where an app-level gate came from, for messages). */
+export function gateSetInEnvironment(r: Pick<TargetReading, 'env'>): boolean {
+  return (r.env ?? process.env)[SIDECAR_CONTAINERS_GATE_ENV] !== undefined;
+}
+
 /**
  * Throws unless `raw` is a version we accept.
  * @internal
