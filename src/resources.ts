@@ -110,6 +110,10 @@ function render(who: Where, r: SidecarResources | undefined, defaults: DefaultRe
   const cpu = (c: CpuQuantity | undefined, prop: string, fallback: string): string => {
     if (c === undefined) return fallback;
     const amount = c?.amount;
+    if (typeof amount === 'string' && /^-\d/.test(amount)) {
+      throw who.error(`resources.cpu.${prop} ${describeValue(amount)} is negative, which the API server rejects ("must be greater than or equal to 0")`,
+        c, "give a CPU amount of 0 or more, e.g. { amount: '250m' } or cdk8s-plus Cpu.millis(250)");
+    }
     if (typeof amount !== 'string' || !CPU.test(amount)) {
       // what the user gave: the amount when there is one, else the value itself (a Lazy has no amount: not "undefined")
       const given = typeof amount === 'string' ? describeValue(amount) : describeValue(c);
@@ -155,6 +159,44 @@ function render(who: Where, r: SidecarResources | undefined, defaults: DefaultRe
     }
   }
   return { limits, requests };
+}
+
+/**
+ * The largest request or limit one sidecar may ask without a warning: 64 CPUs and 256 GiB of
+ * memory (docs/errors.md, "Warnings, not errors"). Nodes of the general-purpose and
+ * compute-optimized machine types of the large clouds top out at 64 to 192 vCPUs and 256 to 768
+ * GiB; an agent beside an app that asks more than a whole common node is a unit mistake
+ * (`Cpu.units(500)` for `Cpu.millis(500)`, `Size.tebibytes(5)` for mebibytes) far more often than
+ * a need: a pod that asks it stays Pending on every node that is smaller. A warning, not an error,
+ * since memory-optimized nodes of several TiB exist.
+ * @internal
+ */
+export const SIDECAR_RESOURCE_BOUND = { cpuCores: 64, memoryMiB: 256 * 1024 } as const;
+
+/**
+ * Warnings for a rendered `resources` whose CPU or memory request or limit is above
+ * `SIDECAR_RESOURCE_BOUND`, naming `who` and the field.
+ * @internal
+ */
+export function resourceWarnings(who: Where, resources: Json | undefined): string[] {
+  const out: string[] = [];
+  for (const part of ['requests', 'limits'] as const) {
+    const values = resources?.[part] ?? {};
+    const prop = part === 'requests' ? 'request' : 'limit';
+    const cpu = typeof values.cpu === 'string' ? quantity(values.cpu) / 1000 : NaN;
+    if (cpu > SIDECAR_RESOURCE_BOUND.cpuCores) {
+      out.push(`${who}: resources.cpu.${prop} ${values.cpu} is ${cpu} CPUs, above ${SIDECAR_RESOURCE_BOUND.cpuCores} CPUs, more than a node of the ` +
+        'usual machine types offers one pod (the pod stays Pending where no node has it); if you meant millicores, use ' +
+        `{ amount: '${values.cpu}m' } (Cpu.millis)`);
+    }
+    const mib = typeof values.memory === 'string' ? quantity(values.memory) : NaN;
+    if (mib > SIDECAR_RESOURCE_BOUND.memoryMiB) {
+      out.push(`${who}: resources.memory.${prop} ${values.memory} is ${Math.round(mib / 1024 * 10) / 10} GiB, above ` +
+        `${SIDECAR_RESOURCE_BOUND.memoryMiB / 1024} GiB, more than a node of the usual machine types offers one pod (the pod stays Pending ` +
+        'where no node has it); check the unit (Size.mebibytes, not gibibytes or tebibytes)');
+    }
+  }
+  return out;
 }
 
 /**
