@@ -44,7 +44,7 @@ export class SidecarValidation {
       validate: () => {
         let target;
         try {
-          target = resolveTarget(scope, options);
+          target = resolveTarget(scope, options, { checksOnly: true });
         } catch (e) {
           return [(e as Error).message];
         }

@@ -70,6 +70,13 @@ describe('SidecarValidation.addTo: the same release-aware checks over the whole 
     expect(() => new WithLogAgent(chart, 'logs2', { workload: kplusWorkload(chart, 'Deployment', 'other'), kubernetesVersion: '1.29' })).toThrow(/differs from the app's target/);
   }));
 
+  test('its own kubernetesVersion is the release it checks against: it may differ from the app\'s (it emits nothing)', () => withEnv(ENV, '1.30', () => {
+    const { app, chart } = newChart();
+    kplusWorkload(chart, 'Deployment');
+    SidecarValidation.addTo(app, { kubernetesVersion: '1.28' });
+    expect(() => Testing.synth(chart)).not.toThrow();
+  }));
+
   test('a bad version is an error at once', () => {
     const { app } = newChart();
     expect(() => SidecarValidation.addTo(app, { kubernetesVersion: 'one.two' })).toThrow(

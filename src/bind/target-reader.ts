@@ -110,7 +110,7 @@ export function configuredOn(scope: IConstruct): SidecarTargetOptions | undefine
  * `SidecarTargetOptions.kubernetesVersion`). Throws on an invalid version.
  * @internal
  */
-export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): ResolvedTarget {
+export function resolveTarget(self: IConstruct, props: SidecarTargetOptions, options: { readonly checksOnly?: boolean } = {}): ResolvedTarget {
   // (read at every render of every sidecar: without copies of the options, and each version
   // string and layout decision worked out once, issue 36)
   let inherited: Mutable<SidecarTargetOptions> | undefined;
@@ -141,7 +141,8 @@ export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): Re
   }
   const mode = props.mode ?? inherited.mode ?? SidecarMode.AUTO;
   const gate = targetGate(given, reading) ?? false;
-  const overrides = (props.kubernetesVersion !== undefined || props.sidecarContainersGate !== undefined)
+  // (SidecarValidation emits nothing: its own version is the release it checks against, checksOnly)
+  const overrides = !options.checksOnly && (props.kubernetesVersion !== undefined || props.sidecarContainersGate !== undefined)
     ? disagreement(self, props, inherited, reading, version, gate) : undefined;
   const toolsImage = props.toolsImage ?? inherited.toolsImage;
   const watchAppExit = props.watchAppExit ?? inherited.watchAppExit ?? false;

@@ -52,8 +52,9 @@ export interface SidecarTargetOptions {
    * a node pool of a newer release than the rest of the cluster. Without it such a disagreement is
    * an error at synthesis, since one code base synthesized for several clusters must not have a
    * construct silently keep its own release (docs/target.md, "One target per app"); with it the
-   * construct's prop wins and a notice says so. Only on a construct (or `SidecarValidation.addTo`),
-   * not on `Sidecars.configure()`.
+   * construct's prop wins and a notice says so. Read by the sidecar constructs; `Sidecars.configure()`
+   * refuses it, and `SidecarValidation.addTo`'s own version is the release it checks against, which
+   * may differ from the app's without it.
    * @default false
    */
   readonly overrideAppTarget?: boolean;
