@@ -1,5 +1,6 @@
 import { Size } from 'cdk8s';
 import { checkSize, describeValue, quantity } from './bind/checks';
+import { SIDECAR_RESOURCE_BOUND } from './facts/pod-defaults';
 import { Where } from './private/errors';
 import { Json } from './private/json';
 import { KeyMemo, deepFreeze } from './private/memo';
@@ -161,21 +162,10 @@ function render(who: Where, r: SidecarResources | undefined, defaults: DefaultRe
   return { limits, requests };
 }
 
-/**
- * The largest request or limit one sidecar may ask without a warning: 64 CPUs and 256 GiB of
- * memory (docs/errors.md, "Warnings, not errors"). Nodes of the general-purpose and
- * compute-optimized machine types of the large clouds top out at 64 to 192 vCPUs and 256 to 768
- * GiB; an agent beside an app that asks more than a whole common node is a unit mistake
- * (`Cpu.units(500)` for `Cpu.millis(500)`, `Size.tebibytes(5)` for mebibytes) far more often than
- * a need: a pod that asks it stays Pending on every node that is smaller. A warning, not an error,
- * since memory-optimized nodes of several TiB exist.
- * @internal
- */
-export const SIDECAR_RESOURCE_BOUND = { cpuCores: 64, memoryMiB: 256 * 1024 } as const;
 
 /**
  * Warnings for a rendered `resources` whose CPU or memory request or limit is above
- * `SIDECAR_RESOURCE_BOUND`, naming `who` and the field.
+ * `SIDECAR_RESOURCE_BOUND` (src/facts/pod-defaults.ts), naming `who` and the field.
  * @internal
  */
 export function resourceWarnings(who: Where, resources: Json | undefined): string[] {

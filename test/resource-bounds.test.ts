@@ -1,7 +1,7 @@
 /**
  * What a platform engineer notices (issue 48 point 6): a sidecar asking more CPU or memory than a
  * node of the usual machine types offers synthesizes with a warning that names the construct, the
- * field and the likely unit mistake (src/resources.ts SIDECAR_RESOURCE_BOUND); at the bound, or
+ * field and the likely unit mistake (src/facts/pod-defaults.ts SIDECAR_RESOURCE_BOUND); at the bound, or
  * with the defaults, no warning; docs/errors.md states the bound the code uses.
  */
 import * as fs from 'fs';
@@ -9,7 +9,7 @@ import * as path from 'path';
 import { Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { SidecarResources, SidecarWarnings, WithEnvoy, WithLogAgent, WithTracer } from '../src';
-import { SIDECAR_RESOURCE_BOUND } from '../src/resources';
+import { SIDECAR_RESOURCE_BOUND } from '../src/facts/pod-defaults';
 import { withoutVersionEnv } from './util/catalogue';
 import { kplusWorkload, newChart } from './util/fixtures';
 
