@@ -16,7 +16,7 @@ import { Where, internalError } from './private/errors';
 import { Json } from './private/json';
 import { CutText, KeyMemo, Memo, deepFreeze, joinCut } from './private/memo';
 import { setOwn, sortedKeys } from './private/order';
-import { DefaultResources, SidecarResources, renderResources } from './resources';
+import { DefaultResources, SidecarResources, renderResources, resourceWarnings } from './resources';
 import { SidecarLayout, formatVersion } from './target/capabilities';
 import { SidecarTargetOptions } from './target/resolver';
 
@@ -133,7 +133,7 @@ function checkCommonProps(who: Where, props: SidecarProps): void {
   checkString(who, 'after', props.after, "'fetch-secrets'");
   checkString(who, 'kubernetesVersion', props.kubernetesVersion, "'1.29'");
   checkString(who, 'toolsImage', props.toolsImage, "'registry.example.com/mirror/busybox:1.36.1-musl'");
-  for (const flag of ['allowLegacyOnJob', 'serveInitContainers', 'sidecarContainersGate'] as const) checkBoolean(who, flag, props[flag]);
+  for (const flag of ['allowLegacyOnJob', 'serveInitContainers', 'sidecarContainersGate', 'overrideAppTarget'] as const) checkBoolean(who, flag, props[flag]);
   if (props.appShutdownTime !== undefined) durationSeconds(who, 'appShutdownTime', props.appShutdownTime, 0);
   checkRestartPodOnExitCodes(who, props.restartPodOnExitCodes);
 }
@@ -470,7 +470,9 @@ export abstract class SidecarBase extends Construct {
     if (agent.podLogs !== undefined) attached.podLogs = agent.podLogs;
     if (this._props.restartPodOnExitCodes !== undefined) attached.restartPodOnExitCodes = [...this._props.restartPodOnExitCodes];
     this.attached = deepFreeze(attached) as AgentSpec & { readonly kind: string };
-    this.agentWarnings = agent.warnings ? Object.freeze([...agent.warnings]) : NO_WARNINGS;
+    // (a request or limit above what a node of the usual sizes offers: src/resources.ts)
+    const sized = this._props.resources === undefined ? [] : resourceWarnings(this._where(), agent.resources);
+    this.agentWarnings = agent.warnings || sized.length > 0 ? Object.freeze([...agent.warnings ?? [], ...sized]) : NO_WARNINGS;
     this._bind({
       node: this.node,
       renderSidecar: () => this.renderSidecar(),
