@@ -646,10 +646,11 @@ const ALL_OUTPUTS = {
 };
 
 /** Fluent Bit's config for an output in both formats, as WithLogAgent asks for it: file name, args and text. */
-function fluentBitBoth(output: LogOutput, multilineParsers: FluentBitMultilineParser[] = []) {
+function fluentBitBoth(output: LogOutput, multilineParsers: FluentBitMultilineParser[] = [], sources?: { capture?: string; podLogsEnv?: string }) {
   const secrets = outputSecretEnv(output._config);
   const one = (configFormat?: FluentBitConfigFormat) => LogAgent.fluentBit({ multilineParsers, ...(configFormat ? { configFormat } : {}) })._render({
-    who: new Where(WHO), logDirectory: '/var/log/app', filePattern: '*.log', logVolumeSizeLimitMiB: 1024, configDirectory: '/etc/log-agent', output: output._config, secretVars: secrets.vars,
+    who: new Where(WHO), logDirectory: '/var/log/app', filePattern: '*.log', logVolumeSizeLimitMiB: 1024, configDirectory: '/etc/log-agent', output: output._config,
+    secretVars: secrets.vars, ...(sources ? { sources } : {}),
   });
   return { classic: one(), yaml: one(FluentBitConfigFormat.YAML), explicitClassic: one(FluentBitConfigFormat.CLASSIC) };
 }
@@ -673,6 +674,13 @@ describe("Fluent Bit's YAML format: the same config as the classic one (configFo
       const rest = (r: typeof classic) => ({ ...r, files: undefined, args: undefined });
       expect(rest(yaml)).toEqual(rest(classic));
     }
+  });
+
+  test('with the other sources (captureStdout, podLogs): their inputs too, in order', () => {
+    const { classic, yaml } = fluentBitBoth(ALL_OUTPUTS.loki(), [], { capture: '/var/log/app/.stdout/*', podLogsEnv: 'POD_LOG_PATH' });
+    const read = sectionsOf(parseFluentBitYaml(yaml.files['fluent-bit.yaml']));
+    expect(read).toEqual(sectionsOf(parseFluentBitConf(classic.files['fluent-bit.conf'])));
+    expect(read.map(x => x.name)).toEqual(['SERVICE', 'INPUT', 'INPUT', 'INPUT', 'FILTER', 'OUTPUT']);
   });
 
   test('every value the factories accept reads back the same from both formats (property)', () => {
