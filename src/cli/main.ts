@@ -93,7 +93,9 @@ SidecarTimeline, issue 26): when each container starts and stops on the target c
 Options:
 ${TARGET_HELP}
   --app-shutdown-time D   how long the app containers take from SIGTERM to their exit
-                          (10s, 500ms, 2m; default 10s)
+                          (10s, 500ms, 2m; default: the pod template's
+                          sidecars.cdk8s.io/app-shutdown-time, which cdk8s-sidecars
+                          writes, else 10s)
   --stop-time NAME=D      how long container NAME takes from SIGTERM to its exit (repeat it;
                           default: the pod template's sidecars.cdk8s.io/stop-times, which
                           cdk8s-sidecars writes; a sidecar without either is taken to run

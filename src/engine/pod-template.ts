@@ -6,14 +6,14 @@
  * env, annotations and shutdown handling, sets the grace period and checks the API server's
  * rules on the result.
  */
-import { InjectedProxy, MESH_FACTS, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
+import { InjectedProxy, MESH_FACTS, asGraceSpec, checkInjected, injectedStopTimes, meshAnnotations, nativeSidecarNames } from './injected';
 import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
 import {
   GracePlan, TOOLS, agentArgv, exitWithAppCommand, exitWithAppPrograms, holdSigtermCommand, lifecycleFor, planGrace, sidecarPrograms,
-  toolsInitContainer, toolsVolume, watchesApp,
+  toolsInitContainer, toolsVolume, userSidecarStopOf, watchesApp,
 } from './shutdown';
 import { EngineTarget, SidecarSpec } from './spec';
-import { NATIVE_SIDECARS_ANNOTATION, STOP_TIMES_ANNOTATION } from '../facts/annotations';
+import { APP_SHUTDOWN_ANNOTATION, NATIVE_SIDECARS_ANNOTATION, STOP_TIMES_ANNOTATION } from '../facts/annotations';
 import { COMPLETING_KINDS, SUPPORTED_KINDS, podTemplateIn, podTemplateOf } from '../facts/kinds';
 import { Json } from '../private/json';
 import { compareCodePoints, inCodePointOrder, setOwn, sortedKeys } from '../private/order';
@@ -321,8 +321,21 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const annotations: Record<string, string> = {};
   for (const s of ordered) Object.assign(annotations, s.podAnnotations);
   for (const p of injected) Object.assign(annotations, meshAnnotations(p, appShutdown, target, nativeStops));
-  // Each sidecar's stop time, for the timelines of the manifest (STOP_TIMES_ANNOTATION).
-  if (ordered.length > 0) annotations[STOP_TIMES_ANNOTATION] = ordered.map(s => `${s.container.name}=${s.shutdown.stopSeconds}s`).join(',');
+  // What the timelines of the manifest need (`SidecarTimeline.ofManifest`, `cdk8s-sidecars
+  // timeline`): each sidecar's stop time as the grace was planned with it (STOP_TIMES_ANNOTATION:
+  // ours in the pod's order, then the user's own native sidecars where a construct gives
+  // userSidecarStopTime (without it the timeline takes the worst case: they run until killed),
+  // then the proxies a mesh injects at admission) and the app's budget (APP_SHUTDOWN_ANNOTATION).
+  if (ordered.length > 0 || injected.length > 0) {
+    const stops = ordered.map(s => `${s.container.name}=${s.shutdown.stopSeconds}s`);
+    const userStop = userSidecarStopOf(ordered);
+    if (userStop !== undefined) {
+      for (const c of userInit) if (c.restartPolicy === 'Always') stops.push(`${c.name}=${userStop}s`);
+    }
+    stops.push(...injectedStopTimes(injected, target, plan.appShutdownSeconds));
+    annotations[STOP_TIMES_ANNOTATION] = stops.join(',');
+    annotations[APP_SHUTDOWN_ANNOTATION] = `${plan.appShutdownSeconds}s`;
+  }
   // The marker NativeSidecarGuard (src/guard.ts) checks: these must arrive with restartPolicy Always.
   const marked = nativeSidecarNames(injected, native, target);
   if (marked.length > 0) annotations[NATIVE_SIDECARS_ANNOTATION] = marked.join(',');
