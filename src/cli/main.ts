@@ -114,7 +114,7 @@ sidecars of the config added, as the library's constructs add them in a cdk8s ap
     --post-renderer-args --config=sidecars.yaml
 Objects the config does not select pass through; the output is the input's objects in their
 order, then the new ones (the agents' ConfigMaps). The config (YAML) names the target
-(kubernetesVersion, default $CDK8S_SIDECARS_KUBERNETES_VERSION, else 1.27) and, under
+(kubernetesVersion, default $CDK8S_SIDECARS_KUBERNETES_VERSION; one is required) and, under
 workloads, what to select (kind, name, namespace, matchLabels) and the sidecars to add
 (logAgent, envoy, tracer, adopt, sidecars: the constructs' props). See docs/cli.md.
 
