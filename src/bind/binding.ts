@@ -15,7 +15,7 @@ import { describeValue } from './checks';
 import { hookToJson } from './hooks';
 import { ignoredRules, printWarnings, recordWarnings, ruleSuffix, tagWarning, warningsOf } from './warnings';
 import { checkSelfStoppingPreStops } from '../engine/around';
-import { CHECK_IGNORE_ANNOTATION as CHECK_IGNORE, CLI_CHECKS, ruleOfCheck } from '../engine/check-rules';
+import { CHECK_IGNORE_ANNOTATION as CHECK_IGNORE, CLI_CHECKS, ruleOfCheck, ruleSuffixOfCheck } from '../engine/check-rules';
 import { InjectedProxy } from '../engine/injected';
 import { SET_RULES } from '../engine/manifests-check';
 import { EngineResult, applySidecars, describeObject } from '../engine/pod-template';
@@ -642,6 +642,7 @@ export class WorkloadBinding {
       processNamespaceWrittenByDefault: this.options.processNamespaceWrittenByDefault,
       mutateInput: true,
       injected,
+      ruleSuffix: ruleSuffixOfCheck,
     });
     if (result.errors.length > 0) return result;
     // What the engine inferred from the manifest, then the known bugs of the target's patch

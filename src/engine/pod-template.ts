@@ -7,7 +7,7 @@
  * rules on the result.
  */
 import { InjectedProxy, MESH_FACTS, asGraceSpec, checkInjected, injectedStopTimes, meshAnnotations, nativeSidecarNames } from './injected';
-import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
+import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpecByRule, isDns1123Label, podSpecShapeErrors } from './rules';
 import {
   GracePlan, TOOLS, agentArgv, exitWithAppCommand, exitWithAppPrograms, holdSigtermCommand, lifecycleFor, planGrace, sidecarPrograms,
   toolsInitContainer, toolsVolume, userSidecarStopOf, watchesApp,
@@ -83,6 +83,12 @@ export interface ApplyOptions extends EngineTarget {
   readonly mutateInput?: boolean;
   /** Proxies a mesh injects at admission (src/engine/injected.ts): checked and budgeted, never placed. */
   readonly injected?: InjectedProxy[];
+  /**
+   * What to append to the error of a pod spec rule, by the rule's name (`POD_SPEC_RULES`): the id of
+   * the rule of `cdk8s-sidecars check` (src/engine/check-rules.ts, which the binding reads).
+   * @default - nothing
+   */
+  readonly ruleSuffix?: (check: string) => string;
 }
 
 export function applySidecars(input: Json, sidecars: SidecarSpec[], target: ApplyOptions): EngineResult {
@@ -356,7 +362,10 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const graceCheckedContainers = ordered.map(s => s.container.name);
   // A sidecar's name used twice is reported above, with its cause (checkCollisions): once.
   const namesReported = graceCheckedContainers;
-  errors.push(...checkPodSpec(spec, target, where, { kind: manifest.kind, controllerVolumes, graceCheckedContainers, namesReported }));
+  // (each with the id of the rule `cdk8s-sidecars check` reports it under, where the caller gives them: one rule set, one id)
+  const tag = target.ruleSuffix ?? (() => '');
+  errors.push(...checkPodSpecByRule(spec, target, where, { kind: manifest.kind, controllerVolumes, graceCheckedContainers, namesReported })
+    .map(f => `${f.message}${tag(f.rule)}`));
   // A Job's podFailurePolicy that the native sidecars' teardown exit codes match (its warnings: src/bind/binding.ts).
   errors.push(...checkJobPodFailurePolicy(manifest, where).errors);
   // Keep cdk8s' alphabetical key order for the objects the engine added keys to: sorted copies in
