@@ -436,6 +436,8 @@ export function handWrittenDeployment(
   // Each sidecar's stop time after its SIGTERM, as the library records it for `cdk8s-sidecars timeline`
   // (issue 40), so the timeline of this output shows no SIGKILL.
   deployment.podMetadata.addAnnotation('sidecars.cdk8s.io/stop-times', 'log-agent=6s,tracer=11s,envoy=1s');
+  // The app's budget the grace was planned with, which the timeline reads back (issue 48): the default 10 s.
+  deployment.podMetadata.addAnnotation('sidecars.cdk8s.io/app-shutdown-time', '10s');
   // Envoy is first in spec.containers: kubectl logs/exec without -c should reach the app (issue 16)
   deployment.podMetadata.addAnnotation('kubectl.kubernetes.io/default-container', 'app');
   return deployment;
