@@ -31,8 +31,9 @@ async function localize(pod: LogPod): Promise<LogPod> {
   return pod;
 }
 
+/** The agent's complete records so far: a line still being written (no newline yet) is not one. */
 function records(text: string): any[] {
-  return text.split('\n').filter(l => l.startsWith('{')).map(l => JSON.parse(l));
+  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(l => l.startsWith('{')).map(l => JSON.parse(l));
 }
 
 if (!BIN || !BUSYBOX) {
@@ -48,8 +49,9 @@ if (!BIN || !BUSYBOX) {
     const pod = await localize(synthLogPod({
       agent: LogAgent.fluentBit(), output: () => LogOutput.stdout(), captureStdout: { maxFileSize: Size.mebibytes(1), maxFiles: 2 },
     }));
+    let agent: ReturnType<typeof startAgent> | undefined;
     try {
-      const agent = startAgent(pod, bin);
+      agent = startAgent(pod, bin);
       await sleep(1500);
       const n = 40000;
       // the app container's command as synthesized; its busybox is the local one
@@ -65,12 +67,13 @@ if (!BIN || !BUSYBOX) {
       const captureDir = pod.app.command[5];
       const kept = fs.readdirSync(captureDir.replace('/var/log/app', pod.logDirectory)).filter(f => f.endsWith('.log'));
       // the agent's read delay after the app's exit (Fluent Bit: 2 s), then SIGTERM
-      await waitFor(() => records(agent.stdout()).some(r => /lnum=last;/.test(r.log)), 20_000);
+      const running = agent;
+      await waitFor(() => records(running.stdout()).some(r => /lnum=last;/.test(r.log)), 20_000);
       await sleep(2000);
-      agent.child.kill('SIGTERM');
-      await agent.exited;
+      running.child.kill('SIGTERM');
+      await running.exited;
       const seen = new Map<string, number>();
-      for (const r of records(agent.stdout())) {
+      for (const r of records(running.stdout())) {
         const m = /lnum=(\d+|last);/.exec(r.log ?? '');
         if (m) seen.set(m[1], (seen.get(m[1]) ?? 0) + 1);
         if (m) expect(r.file).toMatch(/\/\.stdout-web\/stdout\.\d+\.log$/);
@@ -84,12 +87,14 @@ if (!BIN || !BUSYBOX) {
       expect([...seen.values()].every(c => c === 1)).toBe(true);
       expect(kept.filter(f => f.startsWith('stdout.')).length).toBeLessThanOrEqual(2);
     } finally {
+      if (agent && agent.child.exitCode === null && agent.child.signalCode === null) agent.child.kill('SIGKILL');
       cleanup(pod);
     }
   });
 
   test('podLogs: CRI lines of this pod\'s app container, partial lines joined, the kubelet\'s rotation followed', async () => {
     const pod = await localize(synthLogPod({ agent: LogAgent.fluentBit(), output: () => LogOutput.stdout(), podLogs: {} }));
+    let agent: ReturnType<typeof startAgent> | undefined;
     try {
       const dir = path.join(pod.podLogsRoot, `${POD_FIELDS['metadata.namespace']}_${POD_FIELDS['metadata.name']}_${POD_FIELDS['metadata.uid']}`, 'web');
       expect(pod.env.POD_LOG_PATH).toBe(`${dir}/*.log`);
@@ -105,16 +110,17 @@ if (!BIN || !BUSYBOX) {
       fs.appendFileSync(file, Array.from({ length: 500 }, (_, i) => cri('stdout', 'F', `lnum=${i + 1};`)).join(''), { mode: 0o640 });
       // a long line the runtime split (16 KiB pieces) into partial lines, then its full end
       fs.appendFileSync(file, cri('stdout', 'P', `lnum=long;${long.slice(0, 16384)}`) + cri('stdout', 'P', long.slice(16384, 32768)) + cri('stdout', 'F', long.slice(32768)));
-      const agent = startAgent(pod, bin);
+      agent = startAgent(pod, bin);
+      const running = agent;
       await sleep(2500);
       // the kubelet's rotation: renamed, a new file, more lines in both
       fs.renameSync(file, `${file}.20261207-040000`);
       fs.appendFileSync(file, Array.from({ length: 500 }, (_, i) => cri(i % 2 ? 'stderr' : 'stdout', 'F', `lnum=${i + 501};`)).join(''), { mode: 0o640 });
-      await waitFor(() => records(agent.stdout()).some(r => /lnum=1000;/.test(r.log ?? '')), 20_000);
+      await waitFor(() => records(running.stdout()).some(r => /lnum=1000;/.test(r.log ?? '')), 20_000);
       await sleep(2000);
-      agent.child.kill('SIGTERM');
-      await agent.exited;
-      const all = records(agent.stdout());
+      running.child.kill('SIGTERM');
+      await running.exited;
+      const all = records(running.stdout());
       const nums = new Map<string, number>();
       for (const r of all) {
         const m = /lnum=(\d+|long);/.exec(r.log ?? '');
@@ -128,6 +134,7 @@ if (!BIN || !BUSYBOX) {
       expect(joined.log).toBe(`lnum=long;${long}`);
       expect(all.find(r => /lnum=502;/.test(r.log ?? '')).stream).toBe('stderr');
     } finally {
+      if (agent && agent.child.exitCode === null && agent.child.signalCode === null) agent.child.kill('SIGKILL');
       cleanup(pod);
     }
   });

@@ -143,21 +143,48 @@ export interface RunningAgent {
   stdout(): string;
 }
 
+/**
+ * The binary as the container's user can run it: a binary the user cannot reach (e.g. under root's
+ * 0700 home, where the suite's builds are cached) is copied into the pod's directory (0755) first.
+ */
+export function reachable(pod: LogPod, binary: string): string {
+  const id = identity(pod);
+  if (id.uid === undefined) return binary;
+  const abs = path.resolve(binary);
+  const open = (p: string) => (fs.statSync(p).mode & 0o001) !== 0;
+  let ok = (fs.statSync(abs).mode & 0o005) === 0o005;
+  for (let d = path.dirname(abs); ok; d = path.dirname(d)) {
+    ok = open(d);
+    if (d === path.dirname(d)) break;
+  }
+  if (ok) return binary;
+  const copy = path.join(pod.root, 'bin', path.basename(abs));
+  if (!fs.existsSync(copy)) {
+    fs.mkdirSync(path.dirname(copy), { recursive: true, mode: 0o755 });
+    fs.copyFileSync(abs, copy);
+    fs.chmodSync(copy, 0o755);
+  }
+  return copy;
+}
+
 export function startAgent(pod: LogPod, binary: string, extraArgs: string[] = []): RunningAgent {
-  const child = spawn(binary, hostArgs(pod, extraArgs), { env: pod.env, cwd: pod.root, stdio: ['ignore', 'pipe', 'pipe'], ...identity(pod) });
+  const child = spawn(reachable(pod, binary), hostArgs(pod, extraArgs), { env: pod.env, cwd: pod.root, stdio: ['ignore', 'pipe', 'pipe'], ...identity(pod) });
   let out = '';
   let err = '';
   child.stdout!.on('data', d => { out += d; });
   child.stderr!.on('data', d => { err += d; });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>(resolve => {
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve, reject) => {
     child.on('exit', (code, signal) => resolve({ code, signal, at: Date.now() }));
+    // a program that cannot be started (EACCES, ENOENT) fails the test at once, not at its timeout
+    child.on('error', e => reject(new Error(`${binary} could not be started as uid ${identity(pod).uid ?? process.getuid?.()}: ${e.message}`)));
   });
+  exited.catch(() => undefined);
   return { child, output: () => out + err, stdout: () => out, exited };
 }
 
 /** Runs the agent to completion (e.g. `--dry-run`), bounded. */
 export function runAgentSync(pod: LogPod, binary: string, extraArgs: string[], timeoutMs = 30_000) {
-  const r = spawnSync(binary, hostArgs(pod, extraArgs), { env: pod.env, cwd: pod.root, encoding: 'utf8', timeout: timeoutMs, ...identity(pod) });
+  const r = spawnSync(reachable(pod, binary), hostArgs(pod, extraArgs), { env: pod.env, cwd: pod.root, encoding: 'utf8', timeout: timeoutMs, ...identity(pod) });
   return { status: r.status, output: `${r.stdout ?? ''}${r.stderr ?? ''}` };
 }
 
