@@ -259,7 +259,16 @@ describe.each(releases)('Kubernetes %s', version => {
       if (appStatus?.state?.terminated?.exitCode !== 137) {
         throw new Error(`${version}: the killed app exited ${JSON.stringify(appStatus?.state)}: ${cluster.tryKubectl(['logs', '-n', n, pod.metadata.name, '-c', 'app']).stdout.slice(-2000)}`);
       }
-      return shippedLines(cluster.kubectl(['logs', '-n', n, pod.metadata.name, '-c', 'log-agent']));
+      const log = cluster.kubectl(['logs', '-n', n, pod.metadata.name, '-c', 'log-agent']);
+      const shipped = shippedLines(log);
+      // a library cell that lost lines says why: the agent's own log and the containers' states
+      if (shipped < LINES_WRITTEN && variant.agent !== 'hand-written') {
+        const states = [...(podOf() ?? pod).status?.initContainerStatuses ?? [], ...(podOf() ?? pod).status?.containerStatuses ?? []]
+          .map((c: any) => `${c.name}: ${JSON.stringify(c.state)} last ${JSON.stringify(c.lastState)}`);
+        process.stdout.write(`[stdout ${n}] ${LINES_WRITTEN - shipped} lines lost\n${states.join('\n')}\n` +
+          `agent log (last 60 lines, the lines counted left out):\n${log.split('\n').filter(l => !/lnum=\d+;/.test(l)).slice(-60).join('\n')}\n`);
+      }
+      return shipped;
     } finally {
       cluster.tryKubectl(['delete', 'namespace', n, '--wait=false']);
     }
@@ -317,12 +326,24 @@ describe.each(releases)('Kubernetes %s', version => {
       const killed = end === 'kill-job' ? statusOf(pod, 'app').state.terminated : statusOf(pod, 'app').lastState.terminated;
       // the writer was killed, and the container's first process exited with its status: the kill happened
       if (killed.exitCode !== 137) throw new Error(`${version}: the killed app exited ${JSON.stringify(killed)}`);
-      // an agent that exits with the app (native on a Job, the library's legacy wrapper): its log to its end; else 8 s
-      await cluster.until('the agent has exited, or 8 s', 60, () => {
+      // an agent that exits with the app (the library's on a Job: native, or the legacy wrapper): its log to
+      // its end, however late it started (legacy: the kubelet may start it after the app has already
+      // been killed, and Fluentd then needs seconds before it reads); else (it runs on) 8 s
+      const exitsWithApp = end === 'kill-job' && variant.agent !== 'hand-written';
+      await cluster.until(exitsWithApp ? 'the agent has exited' : 'the agent has exited, or 8 s', exitsWithApp ? 120 : 60, () => {
         const agent = statusOf(podOf() ?? pod, 'log-agent');
-        return agent?.state?.terminated || Date.now() - Date.parse(killed.finishedAt) > 8000 ? true : undefined;
+        return agent?.state?.terminated || (!exitsWithApp && Date.now() - Date.parse(killed.finishedAt) > 8000) ? true : undefined;
       });
-      return shippedLines(cluster.kubectl(['logs', '-n', n, pod.metadata.name, '-c', 'log-agent']));
+      const log = cluster.kubectl(['logs', '-n', n, pod.metadata.name, '-c', 'log-agent']);
+      const shipped = shippedLines(log);
+      // a library cell that lost lines says why: the agent's own log and the containers' states
+      if (shipped < LINES_WRITTEN && variant.agent !== 'hand-written') {
+        const states = [...(podOf() ?? pod).status?.initContainerStatuses ?? [], ...(podOf() ?? pod).status?.containerStatuses ?? []]
+          .map((c: any) => `${c.name}: ${JSON.stringify(c.state)} last ${JSON.stringify(c.lastState)}`);
+        process.stdout.write(`[stdout ${n}] ${LINES_WRITTEN - shipped} lines lost\n${states.join('\n')}\n` +
+          `agent log (last 60 lines, the lines counted left out):\n${log.split('\n').filter(l => !/lnum=\d+;/.test(l)).slice(-60).join('\n')}\n`);
+      }
+      return shipped;
     } finally {
       cluster.tryKubectl(['delete', 'namespace', n, '--wait=false']);
     }
