@@ -1,11 +1,11 @@
 import { Duration } from 'cdk8s';
-import { fluentBitShutdown, renderFluentBitConfig } from './agents/fluent-bit/config';
+import { fluentBitBufferMiB, fluentBitShutdown, renderFluentBitConfig } from './agents/fluent-bit/config';
 import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './agents/fluentd/config';
 import { LogOutputConfig } from './agents/log-output-config';
 import { ShutdownModel } from './agents/shutdown-model';
 import { renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './agents/vector/config';
 import { checkImage, checkListenPort, durationSeconds, positiveSeconds, snapshot } from './bind/checks';
-import { DEFAULT_IMAGES, imageTagVersion, releaseRangeWarning } from './facts/images';
+import { DEFAULT_IMAGES, imageTagVersion, releaseRangeWarning, withoutDigest } from './facts/images';
 import { Images } from './images';
 import { Where } from './private/errors';
 import { Json } from './private/json';
@@ -62,9 +62,27 @@ export interface LogAgentRendering {
    * mounts a small emptyDir of the agent's own there.
    */
   readonly scratchDirectory?: string;
-  readonly defaultResources: { cpuRequest: string; cpuLimit: string; memoryRequest: string; memoryLimit: string };
+  /** CPU and memory requests and limits; the ephemeral-storage request the agent's disk buffer needs (`agentDiskRequest`). */
+  readonly defaultResources: { cpuRequest: string; cpuLimit: string; memoryRequest: string; memoryLimit: string; ephemeralStorageRequest: string };
   /** Warnings about the agent as given, e.g. an image outside its release range (`releaseRangeWarning`). */
   readonly warnings?: string[];
+}
+
+/**
+ * What an agent keeps on the pod's disk besides its buffer, in MiB: the offsets DB (Fluent Bit's
+ * SQLite file with its -wal and -shm, Fluentd's pos file, Vector's checkpoints) and the one chunk
+ * Fluent Bit may write past its buffer's limit (`FLB_INPUT_CHUNK_FS_MAX_SIZE`, 2,048,000 bytes,
+ * include/fluent-bit/flb_input_chunk.h, v5.1.1).
+ */
+const AGENT_FILES_MIB = 4;
+
+/**
+ * An agent's ephemeral-storage request: the limit of its disk buffer on the log volume, in MiB,
+ * and what it keeps beside it. A request, never a limit (docs/log-agents.md, "Disk: an
+ * ephemeral-storage request, no limit").
+ */
+function agentDiskRequest(bufferMiB: number): string {
+  return `${bufferMiB + AGENT_FILES_MIB}Mi`;
 }
 
 /**
@@ -335,7 +353,14 @@ class FluentBitAgent extends LogAgent {
       uid: 65532,
       shutdown: fluentBitShutdown(graceSeconds, ctx.output.type, multilineParsers.length > 0),
       env: [],
-      defaultResources: { cpuRequest: '20m', cpuLimit: '200m', memoryRequest: '32Mi', memoryLimit: '128Mi' },
+      // the filesystem buffer (`storage.total_limit_size`: n M, Fluent Bit's 10^6-byte megabytes, less than n MiB)
+      defaultResources: {
+        cpuRequest: '20m',
+        cpuLimit: '200m',
+        memoryRequest: '32Mi',
+        memoryLimit: '128Mi',
+        ephemeralStorageRequest: agentDiskRequest(fluentBitBufferMiB(ctx.logVolumeSizeLimitMiB)),
+      },
       ...(warning ? { warnings: [warning] } : {}),
     };
   }
@@ -399,7 +424,8 @@ class VectorAgent extends LogAgent {
       uid: 65532,
       shutdown: vectorShutdown(limitSeconds),
       env: [],
-      defaultResources: { cpuRequest: '20m', cpuLimit: '250m', memoryRequest: '64Mi', memoryLimit: '256Mi' },
+      // no disk buffer (the log files are the durable buffer, src/agents/vector/config.ts): its checkpoints only
+      defaultResources: { cpuRequest: '20m', cpuLimit: '250m', memoryRequest: '64Mi', memoryLimit: '256Mi', ephemeralStorageRequest: agentDiskRequest(0) },
       ...(warning ? { warnings: [warning] } : {}),
     };
   }
@@ -434,7 +460,7 @@ class FluentdAgent extends LogAgent {
     const untagged = image.split('@')[0].replace(/:[^/]*$/, '');
     const warning = releaseRangeWarning(ctx.who, upstream ? image : untagged, DEFAULT_IMAGES.fluentd)?.replace(`'${untagged}'`, `'${image}'`);
     const plugin = FLUENTD_OUTPUT_PLUGIN[ctx.output.type];
-    if (plugin !== undefined && image === Images.FLUENTD) {
+    if (plugin !== undefined && withoutDigest(image) === Images.FLUENTD) {
       throw ctx.who.error(
         `the ${ctx.output.type} output needs the ${plugin} gem, which the default Fluentd image ${Images.FLUENTD} ` +
         'does not ship (it has the core plugins only: stdout, forward, http)',
@@ -443,6 +469,8 @@ class FluentdAgent extends LogAgent {
         'LogAgent.vector(), which support this output natively', '. ',
       );
     }
+    // the file buffer's `total_limit_size` (`<n>m`: Fluentd's sizes are 1024-based, lib/fluent/config/types.rb, v1.19.3)
+    const bufferLimitMiB = Math.max(1, Math.floor(ctx.logVolumeSizeLimitMiB / 4));
     let config: string;
     try {
       config = renderFluentdConfig({
@@ -450,7 +478,7 @@ class FluentdAgent extends LogAgent {
         filePattern: ctx.filePattern,
         posFile: `${ctx.logDirectory}/.fluentd-tail.pos`,
         bufferPath: `${ctx.logDirectory}/.fluentd-buffer`,
-        bufferLimitMiB: Math.max(1, Math.floor(ctx.logVolumeSizeLimitMiB / 4)),
+        bufferLimitMiB,
         flushIntervalSeconds: flushSeconds,
         shutdownGraceSeconds: graceSeconds,
         requestTimeoutSeconds: requestSeconds,
@@ -482,7 +510,14 @@ class FluentdAgent extends LogAgent {
       env: [],
       // The supervisor opens its socket (and chunk backups go) under Dir.tmpdir.
       scratchDirectory: '/tmp',
-      defaultResources: { cpuRequest: '50m', cpuLimit: '500m', memoryRequest: '128Mi', memoryLimit: '256Mi' },
+      defaultResources: {
+        cpuRequest: '50m',
+        cpuLimit: '500m',
+        memoryRequest: '128Mi',
+        memoryLimit: '256Mi',
+        // every output but stdout has the file buffer (src/agents/fluentd/config.ts `output`)
+        ephemeralStorageRequest: agentDiskRequest(ctx.output.type === 'stdout' ? 0 : bufferLimitMiB),
+      },
       ...(warning ? { warnings: [warning] } : {}),
     };
   }
