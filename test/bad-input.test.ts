@@ -13,6 +13,7 @@ import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 // Imported module by module (not from '../src'), so that constructs in progress cannot break this suite.
 import { AdoptSidecar } from '../src/adopt-sidecar';
+import { Images } from '../src/images';
 import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
 import { Sidecars } from '../src/settings';
@@ -843,6 +844,21 @@ const CASES: Case[] = [
     name: 'WithLogAgent: agentUser 0 (root)',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agentUser: 0 }),
     message: ["WithLogAgent 'test/logs'", 'agentUser 0 is not a non-root uid', "use an integer from 1 to 2147483647 (e.g. the app's uid)"],
+  },
+  {
+    name: 'WithEnvoy: user 0 (root)',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, user: 0 }),
+    message: ["WithEnvoy 'test/envoy'", 'user 0 is not a non-root uid', 'use an integer from 1 to 2147483647 (e.g. 10101)'],
+  },
+  {
+    name: 'WithTracer: a group that is not a whole number',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, group: 10.5 }),
+    message: ["WithTracer 'test/tracer'", 'group 10.5 is not a gid', 'use an integer from 0 to 2147483647 (e.g. 10001)'],
+  },
+  {
+    name: 'Images.pin: a digest that is not sha256 and 64 hex digits',
+    build: () => Images.pin(Images.ENVOY, 'sha256:abc'),
+    message: ['Images.pin', 'digest "sha256:abc" is not a sha256 digest', "give 'sha256:' and the 64 lower-case hex digits"],
   },
   {
     name: 'WithLogAgent: a log volume under 1 MiB',
