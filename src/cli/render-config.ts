@@ -255,6 +255,8 @@ const envoyProps = object({
   healthPort: num,
   concurrency: num,
   accessLog: bool,
+  user: num,
+  group: num,
 }, ['appPort']);
 const tracerProps = object({
   ...common,
@@ -269,6 +271,8 @@ const tracerProps = object({
   drainTime: duration,
   healthPort: num,
   holdApplicationUntilCollectorStarts: bool,
+  user: num,
+  group: num,
 }, ['exporterEndpoint']);
 /** SidecarRunOptions: how a sidecar runs (AdoptSidecar and WithSidecar). */
 const runOptions = {

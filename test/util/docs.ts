@@ -68,3 +68,19 @@ export function documentedResources(): Record<ResourceOwner, DocumentedResources
       .exec(readDoc('docs/any-sidecar.md', true)), 'docs/any-sidecar.md (WithSidecar\'s defaults)'),
   };
 }
+
+/**
+ * Each log agent's ephemeral-storage request as docs/log-agents.md's "Disk" table states it for the
+ * default log volume: with a network output (`buffered`) and with `stdout()`.
+ */
+export function documentedDiskRequests(): Record<'fluent-bit' | 'vector' | 'fluentd', { readonly buffered: string; readonly stdout: string }> {
+  const text = readDoc('docs/log-agents.md');
+  const section = text.slice(text.indexOf('\n## Disk: '), text.indexOf('\n## ', text.indexOf('\n## Disk: ') + 1));
+  const row = (name: string) => {
+    const line = section.split('\n').find(l => l.startsWith(`| ${name} |`));
+    const sizes = [...(line?.split('|').slice(-2, -1)[0] ?? '').matchAll(/`(\d+Mi)`/g)].map(m => m[1]);
+    if (sizes.length === 0) throw new Error(`docs/log-agents.md "Disk" no longer has a request for ${name} in the form this test reads`);
+    return { buffered: sizes[0], stdout: sizes[1] ?? sizes[0] };
+  };
+  return { 'fluent-bit': row('Fluent Bit'), 'vector': row('Vector'), 'fluentd': row('Fluentd') };
+}
