@@ -30,6 +30,20 @@ function allowed(f: Finding): boolean {
 }
 
 describeReal('the library-only app, each construct alone', () => {
+  test('the schemas are strict and per release: an unknown field, and a native sidecar at 1.27, are errors', () => {
+    const built = build(VARIANTS[0], '1.33', true);
+    const deployment = built.manifests.find(m => m.kind === 'Deployment');
+    const yaml = (m: any) => JSON.stringify(m);
+    // the native layout (initContainers[].restartPolicy) is valid at 1.33, not at 1.27
+    expect(kubeconform(yaml(deployment), releaseOf('1.33')).map(r => r.status)).toEqual(['statusValid']);
+    const at127 = kubeconform(yaml(deployment), releaseOf('1.27'));
+    expect(at127.map(r => r.status)).toEqual(['statusInvalid']);
+    expect(at127[0].msg).toMatch(/restartPolicy/);
+    const unknown = JSON.parse(yaml(deployment));
+    unknown.spec.template.spec.containers[0].fooBar = 1;
+    expect(kubeconform(yaml(unknown), releaseOf('1.33'))[0].msg).toMatch(/fooBar/);
+  });
+
   test.each(CASES)('kubeconform -strict: every object of "$variant.name" at $minor is valid', ({ variant, minor }) => {
     const built = build(variant, minor, true);
     const results = kubeconform(built.yaml, releaseOf(minor));
