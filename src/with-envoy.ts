@@ -10,6 +10,7 @@ import {
 } from './bind/checks';
 import { RANK } from './engine/spec';
 import { DEFAULT_IMAGES, releaseRangeWarning } from './facts/images';
+import { COMPLETING_KINDS } from './facts/kinds';
 import { selectorSelects } from './facts/services';
 import { SelectorIndex } from './facts/workload-index';
 import { Images } from './images';
@@ -792,8 +793,6 @@ function maxHeapBytes(memoryLimit: string): number {
  */
 const PROBES = ['startupProbe', 'readinessProbe', 'livenessProbe'] as const;
 
-/** Workloads whose pods complete: their readiness gates no Service in the usual way. */
-const COMPLETING_KINDS = new Set(['Job', 'CronJob']);
 
 /**
  * The probes of the app's containers that the kubelet sends to the pod IP on `appPort`
