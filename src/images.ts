@@ -33,15 +33,15 @@ export class Images {
 
   /**
    * `image` pinned by digest: `Images.pin(Images.ENVOY, 'sha256:<64 hex digits>')` gives
-   * `envoyproxy/envoy:v1.37.11@sha256:...`, for a construct's `image` prop (or `toolsImage`).
+   * `envoyproxy/envoy:v1.40.0@sha256:...`, for a construct's `image` prop (or `toolsImage`).
    * The runtime then pulls exactly that image whatever the tag points at later; the tag stays, so
    * that the library still knows the release (its warnings about an image outside the releases a
    * config is written for) and people still read it.
    *
    * The library synthesizes offline and cannot look a digest up: take it from your registry (e.g.
-   * `crane digest envoyproxy/envoy:v1.37.11`, or `docker buildx imagetools inspect` for the
+   * `crane digest envoyproxy/envoy:v1.40.0`, or `docker buildx imagetools inspect` for the
    * multi-platform index), for the image your nodes pull (your mirror's copy, if you use one:
-   * `Images.pin('registry.example.com/envoyproxy/envoy:v1.37.11', ...)`). Checked: `image` is an
+   * `Images.pin('registry.example.com/envoyproxy/envoy:v1.40.0', ...)`). Checked: `image` is an
    * image reference with a tag and no digest, and `digest` is `sha256:` and 64 lower-case hex digits.
    *
    * @example

@@ -61,7 +61,7 @@ export const ENVOY_NAMES = {
 
 /**
  * The uid (and gid) Envoy runs as by default (`WithEnvoy.UID`, the `user` prop's default). Not the
- * image's `envoy` user (101, `adduser --group --system envoy` in ci/Dockerfile-envoy, v1.37.11): the
+ * image's `envoy` user (101, `adduser --group --system envoy` in ci/Dockerfile-envoy, envoyproxy/envoy at commit 019f458): the
  * library runs `/usr/local/bin/envoy` itself, not the image's entrypoint (which would switch to that
  * user), and Envoy needs no file of that user's: the binary and `/etc/ssl/certs` are root's and
  * world-readable, the config comes from the ConfigMap, logs go to stdout, hot restart (shared
