@@ -3,7 +3,7 @@ import { fluentBitShutdown, renderFluentBitConfig } from './agents/fluent-bit/co
 import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './agents/fluentd/config';
 import { LogOutputConfig } from './agents/log-output-config';
 import { ShutdownModel } from './agents/shutdown-model';
-import { renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './agents/vector/config';
+import { VECTOR_SECRETS, renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './agents/vector/config';
 import { checkImage, checkListenPort, durationSeconds, positiveSeconds, snapshot } from './bind/checks';
 import { DEFAULT_IMAGES, imageTagVersion, releaseRangeWarning } from './facts/images';
 import { Images } from './images';
@@ -28,7 +28,7 @@ export interface LogAgentContext {
   /** Where the agent's ConfigMap is mounted. */
   readonly configDirectory: string;
   readonly output: LogOutputConfig;
-  /** secret id -> env var that holds it (see outputSecretEnv). */
+  /** secret id -> the env var that holds it, or the file (`LogAgentRendering.secretDirectory`): see outputSecretEnv. */
   readonly secretVars: Record<string, string>;
 }
 
@@ -56,6 +56,13 @@ export interface LogAgentRendering {
   readonly shutdown: ShutdownModel;
   /** Extra env (besides the output's secrets and the pod's identity). */
   readonly env: Json[];
+  /**
+   * Where the agent reads the output's secrets as files, each named after its name in the
+   * context's `secretVars` (`WithLogAgent` mounts them there from their Secrets, read-only)
+   * instead of environment variables.
+   * @default - environment variables, named as in `secretVars`
+   */
+  readonly secretDirectory?: string;
   /**
    * A directory the agent must be able to write besides the shared log directory (the root
    * filesystem stays read-only), e.g. `/tmp` for Fluentd's supervisor socket. `WithLogAgent`
@@ -399,6 +406,8 @@ class VectorAgent extends LogAgent {
       uid: 65532,
       shutdown: vectorShutdown(limitSeconds),
       env: [],
+      // Vector 0.57+ does not read `${NAME}` in its config: its directory secret backend reads them.
+      secretDirectory: VECTOR_SECRETS.directory,
       defaultResources: { cpuRequest: '20m', cpuLimit: '250m', memoryRequest: '64Mi', memoryLimit: '256Mi' },
       ...(warning ? { warnings: [warning] } : {}),
     };

@@ -1,4 +1,5 @@
 import { LogOutputConfig, SecretRef } from './agents/log-output-config';
+import { VECTOR_SECRET_PLACEHOLDER } from './agents/vector/config';
 import { describeValue, hostReading, inetAtonAddress, isHost, isLoopbackHost, isSecretKey, isSecretName, ownEntries, readAsIpv4, snapshot } from './bind/checks';
 import { manifestStringProblem } from './bind/manifest-values';
 import { SidecarErrorSeparator, Where } from './private/errors';
@@ -183,6 +184,8 @@ function checkLabels(labels: Record<string, string>): void {
       [v.includes('"'), "has a '\"', which Fluentd's Loki plugin sends backslash-escaped (fluent-plugin-grafana-loki `format_labels`)"],
       [v.startsWith('$') || v.includes('${'), "starts with '$' or has '${', which Fluent Bit reads as a record accessor or an environment variable"],
       [v.includes('{{') || v.includes('%'), "has '{{' or '%', which Vector reads as a template field or a strftime time format (vector src/template.rs, v0.54.0)"],
+      [VECTOR_SECRET_PLACEHOLDER.test(v), "has 'SECRET[<name>.<key>]', which Vector replaces with a secret wherever it stands in its config " +
+        '(vector src/config/loading/secret.rs `COLLECTOR`, v0.57.0)'],
     ];
     const bad = rules.find(([broken]) => broken)?.[1];
     if (bad) refuse('loki', `label ${name} value`, v, bad, "use a plain value, e.g. 'shop-web'");
@@ -366,13 +369,20 @@ export class LogOutput {
  * secret is known by in the agent's config. Shared by every log agent.
  * @internal
  */
-export function outputSecretEnv(config: LogOutputConfig): { env: Array<{ name: string; valueFrom: any }>; vars: Record<string, string> } {
+export function outputSecretEnv(config: LogOutputConfig): {
+  env: Array<{ name: string; valueFrom: any }>;
+  vars: Record<string, string>;
+  /** name -> the Secret's key, for an agent that reads them as files of that name. */
+  refs: Record<string, SecretRef>;
+} {
   const env: Array<{ name: string; valueFrom: any }> = [];
   const vars: Record<string, string> = {};
+  const refs: Record<string, SecretRef> = {};
   const add = (id: string, r: SecretRef) => {
     const name = secretEnvName(id);
     env.push({ name, valueFrom: { secretKeyRef: { key: r.key, name: r.secretName } } });
     vars[id] = name;
+    refs[name] = r;
   };
   if ('basicAuth' in config && config.basicAuth) {
     add('username', config.basicAuth.username);
@@ -381,7 +391,7 @@ export function outputSecretEnv(config: LogOutputConfig): { env: Array<{ name: s
   if (config.type === 'http') {
     for (const [header, r] of Object.entries(config.headers)) add(`header_${header}`, r);
   }
-  return { env, vars };
+  return { env, vars, refs };
 }
 
 /** The environment variable that carries the secret with this id. @internal */

@@ -2,7 +2,7 @@ import * as path from 'path';
 import { Size } from 'cdk8s';
 import { Construct } from 'constructs';
 import { AGENT_LIVENESS } from './agents/liveness';
-import { LogOutputConfig } from './agents/log-output-config';
+import { LogOutputConfig, SecretRef } from './agents/log-output-config';
 import { checkInteger, checkListenPort, checkMadeBy, checkPort, checkString, sizeLimitMiB } from './bind/checks';
 import { TOOLS } from './engine/shutdown';
 import { RANK } from './engine/spec';
@@ -11,6 +11,7 @@ import { LogOutput, outputSecretEnv } from './log-output';
 import { Where } from './private/errors';
 import { Json } from './private/json';
 import { shared } from './private/memo';
+import { sortedKeys } from './private/order';
 import { AgentDescription, AgentVolume, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
 /**
@@ -131,8 +132,8 @@ export class WithLogAgent extends SidecarBase {
       secretVars: secrets.vars,
     });
     checkListenPort(who, `${this.agent.name} health port`, r.healthPort);
-    checkMounts(who, this.logDirectory, r.scratchDirectory);
-    this._attach(this.describeAgent(props, r, secrets.env, sizeLimit));
+    checkMounts(who, this.logDirectory, r.scratchDirectory, r.secretDirectory);
+    this._attach(this.describeAgent(props, r, secrets, sizeLimit));
   }
 
   /**
@@ -164,7 +165,8 @@ export class WithLogAgent extends SidecarBase {
   }
 
   /** The log agent as data: every value here has been checked. */
-  private describeAgent(props: WithLogAgentProps, r: LogAgentRendering, secretEnv: Json[], logLimitMiB: number): AgentDescription {
+  private describeAgent(props: WithLogAgentProps, r: LogAgentRendering, secrets: ReturnType<typeof outputSecretEnv>, logLimitMiB: number): AgentDescription {
+    const secretFiles = r.secretDirectory !== undefined && secrets.env.length > 0 ? secretVolume(r.secretDirectory, secrets.refs) : undefined;
     return {
       kind: 'WithLogAgent',
       rank: RANK.LOG_AGENT,
@@ -173,7 +175,7 @@ export class WithLogAgent extends SidecarBase {
       args: r.args,
       user: props.agentUser ?? r.uid,
       group: props.agentGroup,
-      env: [...POD_ENV, ...r.env, ...secretEnv],
+      env: [...POD_ENV, ...r.env, ...(r.secretDirectory === undefined ? secrets.env : [])],
       ports: shared([{ containerPort: r.healthPort, name: r.healthPortName, protocol: 'TCP' }]),
       // No readinessProbe: the agent is not in the request path, and a log backend outage (the
       // health check fails after output errors) must not take the app out of its Services.
@@ -196,6 +198,7 @@ export class WithLogAgent extends SidecarBase {
         },
         { suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true },
         ...(r.scratchDirectory === undefined ? [] : [scratchVolume(r.scratchDirectory)]),
+        ...(secretFiles === undefined ? [] : [secretFiles]),
       ],
       shutdown: r.shutdown,
       warnings: r.warnings,
@@ -221,6 +224,22 @@ function scratchVolume(mountPath: string): AgentVolume {
   return { suffix: '-tmp', source: SCRATCH_SOURCE, mountPath };
 }
 
+/**
+ * The output's secrets as files for an agent that reads them so (`LogAgentRendering.secretDirectory`):
+ * one projected volume, read-only, with each Secret's keys under the names the agent's config
+ * gives them (a projected volume because the keys may come from several Secrets). A missing Secret
+ * or key keeps the pod from starting, as a `secretKeyRef` does.
+ */
+function secretVolume(directory: string, refs: Record<string, SecretRef>): AgentVolume {
+  const bySecret = new Map<string, Array<{ key: string; path: string }>>();
+  for (const file of sortedKeys(refs)) {
+    const r = refs[file];
+    bySecret.set(r.secretName, [...(bySecret.get(r.secretName) ?? []), { key: r.key, path: file }]);
+  }
+  const sources = [...bySecret.keys()].sort().map(name => ({ secret: { items: bySecret.get(name), name } }));
+  return { suffix: '-secrets', source: { projected: { sources } }, mountPath: directory, readOnly: true };
+}
+
 function checkOutput(who: Where, o: LogOutputConfig): void {
   if (!('host' in o)) return;
   if (o.host.trim() === '') {
@@ -243,11 +262,12 @@ function checkFilePattern(who: Where, filePattern: string): void {
 }
 
 /** A second mount at one path is rejected by the API server; one inside a read-only mount cannot be created. */
-function checkMounts(who: Where, logDirectory: string, scratchDirectory: string | undefined): void {
+function checkMounts(who: Where, logDirectory: string, scratchDirectory: string | undefined, secretDirectory: string | undefined): void {
   for (const [what, dir, nested] of [
     ['config directory', CONFIG_DIRECTORY, true],
     ['hook tools directory', TOOLS.mountPath, true],
     ...(scratchDirectory ? [['scratch directory', scratchDirectory, false] as const] : []),
+    ...(secretDirectory ? [['secrets directory', secretDirectory, true] as const] : []),
   ] as const) {
     if (logDirectory === dir || (nested && logDirectory.startsWith(`${dir}/`))) {
       throw who.error(`logDirectory '${logDirectory}' is ${logDirectory === dir ? '' : 'inside '}the agent's ${what} '${dir}'`, logDirectory,
