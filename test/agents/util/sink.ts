@@ -31,6 +31,12 @@ export interface SinkOptions {
 
 export class Sink {
   public readonly received: Received[] = [];
+  /**
+   * Requests without a body (GET, HEAD): what an agent asks before it sends (Vector's healthchecks:
+   * HEAD on the http sink's uri, Loki's `GET /ready`, Elasticsearch's `GET /_cluster/health`, and
+   * `GET /` for the version when `api_version: auto`), answered as the backend would and kept here.
+   */
+  public readonly queries: Array<{ method: string; path?: string; headers: http.IncomingHttpHeaders }> = [];
   /** Raw problems (a body the backend could not parse), for the test to assert on. */
   public readonly problems: string[] = [];
   public port = 0;
@@ -80,6 +86,15 @@ export class Sink {
         const status = this.rejectWith;
         req.resume();
         req.on('end', () => res.writeHead(status).end());
+        return;
+      }
+      if (req.method === 'GET' || req.method === 'HEAD') {
+        req.resume();
+        this.queries.push({ method: req.method, path: req.url, headers: req.headers });
+        // an Elasticsearch or OpenSearch root answers with its version (vector src/sinks/elasticsearch/common.rs `get_version`)
+        const search = (this.kind === 'elasticsearch' || this.kind === 'opensearch') && req.url === '/';
+        const body = search ? JSON.stringify({ version: { number: this.kind === 'elasticsearch' ? '8.15.0' : '2.17.0' } }) : '{}';
+        req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(req.method === 'HEAD' ? undefined : body));
         return;
       }
       const chunks: Buffer[] = [];
