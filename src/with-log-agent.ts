@@ -165,7 +165,9 @@ export class WithLogAgent extends SidecarBase {
   }
 
   /** The log agent as data: every value here has been checked. */
-  private describeAgent(props: WithLogAgentProps, r: LogAgentRendering, secrets: ReturnType<typeof outputSecretEnv>, logLimitMiB: number): AgentDescription {
+  private describeAgent(
+    props: WithLogAgentProps, r: LogAgentRendering, secrets: ReturnType<typeof outputSecretEnv>, logLimitMiB: number,
+  ): AgentDescription {
     const secretFiles = r.secretDirectory !== undefined && secrets.env.length > 0 ? secretVolume(r.secretDirectory, secrets.refs) : undefined;
     return {
       kind: 'WithLogAgent',

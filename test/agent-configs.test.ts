@@ -16,8 +16,8 @@ import { outputSecretEnv } from '../src/log-output';
 import { APP_CONTAINER, containerOf, kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { fluentBitEnv, fluentBitLokiLabels, fluentBitSlist1, parseFluentBitConf } from './util/fluent-bit-conf';
 import { FluentDirective, fluentValue, parseFluentConf } from './util/fluentd-conf';
-import { Where } from '../src/private/errors';
 import { VECTOR_ENV_REFERENCE, vectorLoad } from './util/vector-config';
+import { Where } from '../src/private/errors';
 
 const WHO = "WithLogAgent 'test/logs'";
 const PLUGIN_IMAGE = 'registry.local/fluentd-plugins:1.0.0';

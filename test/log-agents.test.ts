@@ -7,8 +7,8 @@ import {
 } from './util/fixtures';
 import { FluentDirective, fluentTagMatches, fluentValue, inTailTag, parseFluentConf } from './util/fluentd-conf';
 import { expectValidManifests } from './util/k8s-schema';
-import { VECTOR_ENV_REFERENCE, secretVolumeFiles, vectorLoad } from './util/vector-config';
 import { agentArgvOf, sigtermHoldOf } from './util/sigterm-hold';
+import { VECTOR_ENV_REFERENCE, secretVolumeFiles, vectorLoad } from './util/vector-config';
 
 type Props = Partial<ConstructorParameters<typeof WithLogAgent>[2]>;
 

@@ -11,9 +11,9 @@
 import { Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { LogAgent, LogOutput, WithLogAgent } from '../src';
-import { VECTOR_SECRETS } from '../src/agents/vector/config';
 import { containerOf, kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { VECTOR_ENV_REFERENCE, secretVolumeFiles, vectorLoad } from './util/vector-config';
+import { VECTOR_SECRETS } from '../src/agents/vector/config';
 
 const VALUES: Record<string, Record<string, string>> = {
   'log-basic': { user: 'ship"per', pass: 'p@ss: "w\\ord" #1 $HOME ${X} SECRET[x.y]\n' },

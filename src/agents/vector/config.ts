@@ -147,7 +147,7 @@ function lit(s: string): string {
     throw new VectorUnsupportedOutputError({
       value: s,
       problem: `Vector cannot be given ${JSON.stringify(s)} as it is: Vector 0.54 to 0.56 read '$' in the config as an environment ` +
-        "variable, 0.57 and later as itself (vector src/config/loading/mod.rs, v0.57.0), so no one config means this value to every release",
+        'variable, 0.57 and later as itself (vector src/config/loading/mod.rs, v0.57.0), so no one config means this value to every release',
       fix: "give a value without '$', or use LogAgent.fluentBit() or LogAgent.fluentd()",
     });
   }
