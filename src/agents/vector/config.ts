@@ -125,8 +125,12 @@ export const VECTOR_SECRETS = {
   directory: '/etc/log-agent-secrets',
 } as const;
 
-/** `SECRET[<backend>.<key>]` as Vector finds it (src/config/loading/secret.rs `COLLECTOR`, v0.57.0). */
-export const VECTOR_SECRET_PLACEHOLDER = /SECRET\[([A-Za-z0-9_]+)\.([A-Za-z0-9_.\-/]+)\]/;
+/**
+ * `SECRET[<backend>.<key>]` as Vector finds it (src/config/loading/secret.rs `COLLECTOR`, v0.57.0:
+ * `[[:word:]]+` backend names), with the hyphen its next release also takes in backend names
+ * (changelog.d/25849_secret_backend_hyphen.fix.md on master after v0.57.0).
+ */
+export const VECTOR_SECRET_PLACEHOLDER = /SECRET\[([A-Za-z0-9_-]+)\.([A-Za-z0-9_.\-/]+)\]/;
 
 /** The rendered config: as an object (for tests) and as the YAML file. */
 export interface VectorConfig {
