@@ -1,3 +1,4 @@
+/* eslint-disable no-bitwise */ // two binary formats: their tags and varints are bit fields
 /**
  * Loki's protobuf push body, as Vector's loki sink sends it by default (`compression: snappy`
  * "implies sending push requests as Protocol Buffers": vectordotdev/vector src/sinks/loki/config.rs
