@@ -224,7 +224,7 @@ function ref(factory: string, what: string, v: SecretKeyReference): SecretRef {
     refuse(factory, `${what}: key`, key, "is not a key of a Secret's data (letters, digits, '-', '_' and '.'); the API server rejects " +
       'such a reference', `Give the key that holds the value in Secret '${secretName}', e.g. 'password'`, '. ');
   }
-  // both go into the agent's env (secretKeyRef) in the manifest
+  // both go into the agent's env (secretKeyRef) or, for Vector, its Secret volume, in the manifest
   for (const [prop, value] of [['Secret name', secretName], ['key', key]]) {
     const why = manifestStringProblem(value);
     if (why !== undefined) refuse(factory, `${what}: ${prop}`, value, why, `use another ${prop}`);
@@ -237,8 +237,10 @@ function auth(factory: string, a?: BasicAuth) {
 }
 
 /**
- * Where the log agent ships the logs. Credentials come only from Secrets: they reach the agent
- * as environment variables (`secretKeyRef`), never through its ConfigMap.
+ * Where the log agent ships the logs. Credentials come only from Secrets, never through the
+ * agent's ConfigMap: they reach Fluent Bit and Fluentd as environment variables (`secretKeyRef`),
+ * Vector as files of a read-only Secret volume that its `directory` secret backend reads (Vector
+ * 0.57 no longer expands `${VAR}` in its config).
  */
 export class LogOutput {
   /** Print every record on the agent's stdout (`kubectl logs <pod> -c log-agent`). */
@@ -264,7 +266,7 @@ export class LogOutput {
         "(percent-encode others; no spaces, quotes, '#' or '{')", "e.g. '/ingest?source=k8s'", ', ');
     }
     const headers: Record<string, SecretRef> = {};
-    // Each header reaches the agent as an environment variable named after it (see outputSecretEnv).
+    // Each header reaches the agent as an environment variable (Vector: a file) named after it (see outputSecretEnv).
     const envNames = new Map<string, string>();
     ownEntries(new Where('LogOutput.http()'), 'secretHeaders', options.secretHeaders, "{ Authorization: { secret, key: 'token' } }");
     for (const name of sortedKeys(options.secretHeaders ?? {})) {
