@@ -30,6 +30,19 @@ export interface LogAgentContext {
   readonly output: LogOutputConfig;
   /** secret id -> the env var that holds it, or the file (`LogAgentRendering.secretDirectory`): see outputSecretEnv. */
   readonly secretVars: Record<string, string>;
+  /**
+   * The other sources the agent reads besides `logDirectory/filePattern` (docs/log-agents.md "Three ways in").
+   * @default - the log files only
+   */
+  readonly sources?: AgentSources;
+}
+
+/** The sources besides the app's own log files (`WithLogAgent` `captureStdout`, `podLogs`). @internal */
+export interface AgentSources {
+  /** The glob of the capture files (`captureStdout`). */
+  readonly capture?: string;
+  /** The env var with the glob of the app container's kubelet log files, CRI format (`podLogs`). */
+  readonly podLogsEnv?: string;
 }
 
 /** What a log agent gives back: its container details and config files. @internal */
@@ -304,6 +317,7 @@ class FluentBitAgent extends LogAgent {
       httpPort,
       output: ctx.output,
       secretVars: ctx.secretVars,
+      sources: ctx.sources ?? {},
     });
     let config: string;
     try {
@@ -389,6 +403,7 @@ class VectorAgent extends LogAgent {
         healthPort: health.port,
         output: ctx.output,
         secretVars: ctx.secretVars,
+        sources: ctx.sources ?? {},
       });
     } catch (e) {
       // an output Vector has no sink for, or a value its YAML cannot hold (src/private/values.ts)
@@ -405,8 +420,13 @@ class VectorAgent extends LogAgent {
       // `nonroot` of the distroless base image.
       uid: 65532,
       shutdown: vectorShutdown(limitSeconds),
-      env: [],
-      // Vector 0.57+ does not read `${NAME}` in its config: its directory secret backend reads them.
+      // the pod-logs path is an env var the config names (`${POD_LOG_PATH}`), built by the kubelet from
+      // the app container's name and the pod's uid (src/engine/capture.ts `podLogsEnv`): Vector 0.57
+      // reads `${NAME}` only with this switch (src/cli.rs and src/config/loading/mod.rs, v0.57.0; older
+      // releases of the range interpolate by default and ignore the variable). Nothing else of the
+      // config holds a `$` (values with one are refused), and the secrets are put in after it.
+      env: ctx.sources?.podLogsEnv !== undefined ? [{ name: 'VECTOR_DANGEROUSLY_ALLOW_ENV_VAR_INTERPOLATION', value: 'true' }] : [],
+      // the output's secrets: files its directory secret backend reads (VECTOR_SECRETS), never `${NAME}`
       secretDirectory: VECTOR_SECRETS.directory,
       defaultResources: { cpuRequest: '20m', cpuLimit: '250m', memoryRequest: '64Mi', memoryLimit: '256Mi' },
       ...(warning ? { warnings: [warning] } : {}),
@@ -452,6 +472,13 @@ class FluentdAgent extends LogAgent {
         'LogAgent.vector(), which support this output natively', '. ',
       );
     }
+    if (ctx.sources?.podLogsEnv !== undefined && image === Images.FLUENTD) {
+      throw ctx.who.error(
+        `podLogs joins the kubelet's partial lines (CRI tag P) with the fluent-plugin-concat gem, which the default Fluentd image ${Images.FLUENTD} ` +
+        'does not ship', image, 'Pass `LogAgent.fluentd({ image })` with an image that has it (one built FROM ' +
+        `${Images.FLUENTD} with \`gem install fluent-plugin-concat\`), or use LogAgent.fluentBit(), whose cri parser is built in`, '. ',
+      );
+    }
     let config: string;
     try {
       config = renderFluentdConfig({
@@ -466,6 +493,7 @@ class FluentdAgent extends LogAgent {
         monitorPort,
         output: ctx.output,
         secretVars: ctx.secretVars,
+        sources: ctx.sources ?? {},
       });
     } catch (e) {
       // a value Fluentd's config cannot hold (src/private/values.ts), with the construct's path
