@@ -39,7 +39,13 @@ function render(agent: AgentName, output: LogOutput, logDirectory = '/var/log/ap
   const env: Record<string, string> = { POD_NAME: 'web-1', POD_NAMESPACE: 'shop', NODE_NAME: 'node-a', POD_LOG_PATH: '/var/log/pods/shop_web-1_u1/web/*.log' };
   for (const e of secrets.env) env[e.name] = `secret of ${e.name}`;
   const r = AGENTS[agent]()._render({
-    who: new Where(WHO), logDirectory, filePattern, logVolumeSizeLimitMiB: 1024, configDirectory: '/etc/log-agent', output: output._config, secretVars: secrets.vars,
+    who: new Where(WHO),
+    logDirectory,
+    filePattern,
+    logVolumeSizeLimitMiB: 1024,
+    configDirectory: '/etc/log-agent',
+    output: output._config,
+    secretVars: secrets.vars,
     ...(sources ? { sources } : {}),
   });
   // an agent that reads the secrets as files finds the same values there (WithLogAgent mounts them)

@@ -115,3 +115,20 @@ test('logDirectory inside the secrets directory is refused', () => {
     workload: kplusWorkload(chart, 'Deployment'), agent: LogAgent.vector(), logDirectory: `${VECTOR_SECRETS.directory}/logs`,
   })).toThrow(`WithLogAgent 'test/logs': logDirectory '${VECTOR_SECRETS.directory}/logs' is inside the agent's secrets directory '${VECTOR_SECRETS.directory}'`);
 });
+
+test('podLogs: the one ${...} is the pod-logs path, which Vector expands because the agent starts with interpolation on; the secrets stay files', () => {
+  const { chart } = newChart();
+  const output = LogOutput.loki({ host: 'loki', basicAuth: { username: ref('log-basic', 'user'), password: ref('log-basic', 'pass') } });
+  new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.33', agent: LogAgent.vector(), output, podLogs: {} });
+  const manifests = Testing.synth(chart);
+  const text: string = manifestOf(manifests, 'ConfigMap').data['vector.yaml'];
+  const sidecar = containerOf(manifestOf(manifests, 'Deployment'), 'log-agent');
+  const refs = [...text.matchAll(/\$\{([^}]*)\}/g)].map(m => m[1]);
+  const env = Object.fromEntries((sidecar.env ?? []).map((e: any) => [e.name, e]));
+  expect({ refs, flag: env.VECTOR_DANGEROUSLY_ALLOW_ENV_VAR_INTERPOLATION?.value, defined: refs.every(r => r in env) })
+    .toEqual({ refs: [expect.any(String)], flag: 'true', defined: true });
+  // the CRI regex's `$` anchors are no variable to Vector's interpolation (src/config/vars.rs: `$` then a non-name character stays)
+  expect(text.replace(/\$\{[A-Z0-9_]+\}/, '')).not.toMatch(VECTOR_ENV_REFERENCE);
+  expect((sidecar.env ?? []).filter((e: any) => e.valueFrom?.secretKeyRef)).toEqual([]);
+  expect(text).toContain('SECRET[log_output.LOG_OUTPUT_PASSWORD]');
+});

@@ -357,7 +357,7 @@ export function renderVectorConfig(o: VectorConfigOptions): VectorConfig {
   // each secret into the text before parsing it: a literal block scalar keeps any one-line secret
   // (quotes, `: `, ` #`, backslashes) one YAML string (VECTOR_SECRETS).
   const ours = new Set(Object.values(o.secretVars).map(secret));
-  const yaml = agentYaml(config, { literal: s => ours.has(s) });
+  const yaml = agentYaml(config, { literal: s => ours.has(s) || /^\$\{[A-Z0-9_]+\}$/.test(s) });
   // Vector replaces every `SECRET[a.b]` of the text, wherever it stands: only ours may be there
   // (LogOutput refuses one in a label value, the only string of the user's that can hold one).
   for (const m of yaml.matchAll(new RegExp(VECTOR_SECRET_PLACEHOLDER.source, 'g'))) {
