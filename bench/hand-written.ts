@@ -314,7 +314,7 @@ export function handWrittenDeployment(
   const post = (arg: string) => `${BUSYBOX} wget -q -T 2 -O /dev/null --post-data '' "${arg}"`;
   deployment.addContainer({
     name: 'envoy',
-    image: 'envoyproxy/envoy:v1.37.11',
+    image: 'envoyproxy/envoy:v1.40.0',
     imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
     command: ['/usr/local/bin/envoy'],
     args: [
@@ -397,7 +397,7 @@ export function handWrittenDeployment(
   const tracerVolume = kplus.Volume.fromConfigMap(tracerGroup, 'volume', tracerConfig.cm, { name: 'tracer-config' });
   deployment.addContainer({
     name: 'tracer',
-    image: 'otel/opentelemetry-collector:0.159.0',
+    image: 'otel/opentelemetry-collector:0.165.0',
     imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
     args: ['--config=/etc/otelcol/config.yaml'],
     envVariables: {
@@ -436,6 +436,8 @@ export function handWrittenDeployment(
   // Each sidecar's stop time after its SIGTERM, as the library records it for `cdk8s-sidecars timeline`
   // (issue 40), so the timeline of this output shows no SIGKILL.
   deployment.podMetadata.addAnnotation('sidecars.cdk8s.io/stop-times', 'log-agent=6s,tracer=11s,envoy=1s');
+  // The app's budget the grace was planned with, which the timeline reads back (issue 48): the default 10 s.
+  deployment.podMetadata.addAnnotation('sidecars.cdk8s.io/app-shutdown-time', '10s');
   // Envoy is first in spec.containers: kubectl logs/exec without -c should reach the app (issue 16)
   deployment.podMetadata.addAnnotation('kubectl.kubernetes.io/default-container', 'app');
   return deployment;

@@ -22,7 +22,7 @@ export {
   BasicAuth, ForwardOutputOptions, HttpOutputOptions, LogDestinationOptions, LogOutput, LokiOutputOptions, SearchOutputOptions,
 } from './log-output';
 export {
-  FluentBitMultilineParser, FluentBitOptions, FluentdOptions, LogAgent, VectorOptions,
+  FluentBitConfigFormat, FluentBitMultilineParser, FluentBitOptions, FluentdOptions, LogAgent, VectorOptions,
 } from './log-agent';
 export { CaptureStdoutOptions, PodLogsOptions, WithLogAgent, WithLogAgentProps } from './with-log-agent';
 

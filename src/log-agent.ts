@@ -1,5 +1,5 @@
 import { Duration } from 'cdk8s';
-import { fluentBitShutdown, renderFluentBitConfig } from './agents/fluent-bit/config';
+import { FLUENT_BIT_CONFIG_FILE, fluentBitShutdown, renderFluentBitConfig } from './agents/fluent-bit/config';
 import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './agents/fluentd/config';
 import { LogOutputConfig } from './agents/log-output-config';
 import { ShutdownModel } from './agents/shutdown-model';
@@ -108,6 +108,18 @@ export enum FluentBitMultilineParser {
 }
 
 /**
+ * The format of the config file Fluent Bit is given. Both hold the same config; Fluent Bit picks
+ * the reader by the file's extension (`fluent-bit.conf` or `fluent-bit.yaml`).
+ * @see https://docs.fluentbit.io/manual/administration/configuring-fluent-bit/yaml
+ */
+export enum FluentBitConfigFormat {
+  /** The classic format (`[SERVICE]`, `[INPUT]`, ... and `Key Value` lines), announced deprecated at the end of 2026. */
+  CLASSIC = 'classic',
+  /** The YAML format (`service:` and `pipeline:` with `inputs`, `filters`, `outputs`), which replaces it. */
+  YAML = 'yaml',
+}
+
+/**
  * Options of the Fluent Bit agent.
  */
 export interface FluentBitOptions {
@@ -143,6 +155,14 @@ export interface FluentBitOptions {
    * @default - none: every line is a record
    */
   readonly multilineParsers?: FluentBitMultilineParser[];
+  /**
+   * The format of the config file: the same config either way, proven with the real Fluent Bit
+   * 5.1.1 (`--dry-run` of every output and the delivery tests over both). Fluent Bit announced
+   * the classic format deprecated at the end of 2026 in favour of YAML; the default stays classic
+   * for now so that existing ConfigMaps (`fluent-bit.conf`) do not change under you.
+   * @default FluentBitConfigFormat.CLASSIC
+   */
+  readonly configFormat?: FluentBitConfigFormat;
 }
 
 /**
@@ -246,6 +266,7 @@ export abstract class LogAgent {
     const who = new Where('LogAgent.fluentBit()');
     checkImage(who, 'image', options.image ?? Images.FLUENT_BIT, Images.FLUENT_BIT);
     checkMultilineParsers(who, options.multilineParsers);
+    checkConfigFormat(who, options.configFormat);
     if (options.httpPort !== undefined) checkListenPort(who, 'httpPort', options.httpPort);
     positiveSeconds(who, 'flushInterval', options.flushInterval, 1);
     durationSeconds(who, 'grace', options.grace, 5);
@@ -307,6 +328,8 @@ class FluentBitAgent extends LogAgent {
     const graceSeconds = durationSeconds(ctx.who, 'fluentBit grace', this.options.grace, 5);
     const httpPort = this.options.httpPort ?? 2020;
     const multilineParsers = [...this.options.multilineParsers ?? []];
+    const format = this.options.configFormat ?? FluentBitConfigFormat.CLASSIC;
+    const file = FLUENT_BIT_CONFIG_FILE[format];
     const render = () => renderFluentBitConfig({
       logDirectory: ctx.logDirectory,
       filePattern: ctx.filePattern,
@@ -318,6 +341,7 @@ class FluentBitAgent extends LogAgent {
       output: ctx.output,
       secretVars: ctx.secretVars,
       sources: ctx.sources ?? {},
+      ...(format === FluentBitConfigFormat.YAML ? { format: 'yaml' as const } : {}),
     });
     let config: string;
     try {
@@ -330,8 +354,8 @@ class FluentBitAgent extends LogAgent {
     return {
       image,
       command: shared(['/fluent-bit/bin/fluent-bit']),
-      args: shared(['--config', `${ctx.configDirectory}/fluent-bit.conf`]),
-      files: { 'fluent-bit.conf': config },
+      args: shared(['--config', `${ctx.configDirectory}/${file}`]),
+      files: { [file]: config },
       healthPort: httpPort,
       // 200 "ok" unless, within the last HC_Period (60 s), the outputs' errors passed
       // HC_Errors_Count (5) or their failed retries HC_Retry_Failure_Count (5), then 500
@@ -363,6 +387,14 @@ class FluentBitAgent extends LogAgent {
 }
 
 const MULTILINE_PARSERS = new Set<string>(Object.values(FluentBitMultilineParser));
+const CONFIG_FORMATS = new Set<string>(Object.values(FluentBitConfigFormat));
+
+function checkConfigFormat(who: Where, format: FluentBitConfigFormat | undefined): void {
+  if (format !== undefined && !CONFIG_FORMATS.has(format)) {
+    throw who.error(`configFormat ${JSON.stringify(format)} is not a config format of Fluent Bit`, format,
+      `use FluentBitConfigFormat values (${[...CONFIG_FORMATS].join(', ')})`);
+  }
+}
 
 function checkMultilineParsers(who: Where, parsers: FluentBitMultilineParser[] | undefined): void {
   if (parsers === undefined) return;

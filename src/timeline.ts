@@ -4,7 +4,7 @@ import { WorkloadBinding, renderErrors, workloadApiObject } from './bind/binding
 import { withInjectedContainers } from './engine/injected';
 import { TOOLS, appShutdownOf, userSidecarStopOf } from './engine/shutdown';
 import { StopStep, Timeline, computeTimeline } from './engine/timeline';
-import { STOP_TIMES_ANNOTATION } from './facts/annotations';
+import { APP_SHUTDOWN_ANNOTATION, STOP_TIMES_ANNOTATION } from './facts/annotations';
 import { SUPPORTED_KINDS, podTemplateCopy, podTemplateOf } from './facts/kinds';
 import { SidecarError, Where } from './private/errors';
 import { Json } from './private/json';
@@ -84,8 +84,10 @@ export interface TimelineRequests {
 /** How to read a plain manifest (`SidecarTimeline.ofManifest`). */
 export interface SidecarTimelineOptions extends SidecarTargetOptions {
   /**
-   * How long the app containers take from SIGTERM to their exit.
-   * @default Duration.seconds(10) - the sidecar constructs' default `appShutdownTime`
+   * How long the app containers take from SIGTERM to their exit. The library records the budget
+   * it planned the grace period with in the pod template (annotation
+   * `sidecars.cdk8s.io/app-shutdown-time`); a value given here wins over it.
+   * @default - the budget the pod template's `sidecars.cdk8s.io/app-shutdown-time` records, else 10 s (the sidecar constructs' default `appShutdownTime`)
    */
   readonly appShutdownTime?: Duration;
   /**
@@ -195,7 +197,9 @@ export class SidecarTimeline {
     const recorded = recordedStopTimes(manifest);
     const stopSeconds: Record<string, number> = { ...recorded };
     for (const [name, d] of Object.entries(options.stopTimes ?? {})) stopSeconds[name] = seconds(`stopTimes['${name}']`, d);
-    const app = options.appShutdownTime === undefined ? 10 : seconds('appShutdownTime', options.appShutdownTime);
+    // the app's budget: given, else the one the library placed the sidecars by (APP_SHUTDOWN_ANNOTATION), else 10 s
+    const recordedApp = recordedAppShutdown(manifest);
+    const app = options.appShutdownTime !== undefined ? seconds('appShutdownTime', options.appShutdownTime) : recordedApp ?? 10;
     for (const n of options.legacySidecars ?? []) {
       if (typeof n !== 'string') throw new Where(WHO).error(`legacySidecars holds ${JSON.stringify(n)}`, n, 'give container names (strings)');
     }
@@ -205,10 +209,14 @@ export class SidecarTimeline {
       ...options.legacySidecars ?? [],
       ...Object.keys(recorded).filter(n => Array.isArray(containers) && containers.some(c => c?.name === n)),
     ])];
+    // the library's own output (it recorded its stop times): its tools init container only copies busybox
+    const quickInit = Object.keys(recorded).length > 0 ? [TOOLS.containerName] : [];
     const t = computeTimeline(manifest as Json, {
-      target: { minor: version.minor, gate }, legacySidecars, stopSeconds, appShutdownSeconds: app,
+      target: { minor: version.minor, gate }, legacySidecars, stopSeconds, appShutdownSeconds: app, quickInit,
     });
-    const source = options.appShutdownTime === undefined ? `appShutdownTime ${app}s (the default of SidecarTimelineOptions)` : `appShutdownTime ${app}s (given)`;
+    const source = options.appShutdownTime !== undefined ? `appShutdownTime ${app}s (given)`
+      : recordedApp !== undefined ? `appShutdownTime ${app}s (recorded by cdk8s-sidecars in the pod template, annotation ${APP_SHUTDOWN_ANNOTATION})`
+        : `appShutdownTime ${app}s (the default of SidecarTimelineOptions)`;
     const notes = Object.keys(recorded).length === 0 ? [] : [
       `the stop times of ${Object.entries(recorded).map(([n, v]) => `'${n}' (${v} s)`).join(', ')} are the ones cdk8s-sidecars recorded ` +
       `in the pod template (annotation ${STOP_TIMES_ANNOTATION})`,
@@ -235,6 +243,8 @@ export class SidecarTimeline {
   public readonly kubernetesVersion: string;
   /** Native sidecars are stopped after the app, one at a time (1.29+). */
   public readonly orderedTermination: boolean;
+  /** The release runs native sidecars (1.29+, or 1.28 with the SidecarContainers gate). */
+  private readonly nativeSidecars: boolean;
   /** Init containers, then `spec.containers`, in the order they start. */
   public readonly startOrder: TimelineStartEntry[];
   /** When the first app container starts, at the latest (seconds from the pod's start). */
@@ -306,6 +316,7 @@ export class SidecarTimeline {
     this.workload = t.workload;
     this.kubernetesVersion = `1.${minor}`;
     this.orderedTermination = capabilities(minor, gate).orderedTermination;
+    this.nativeSidecars = capabilities(minor, gate).nativeSidecars;
     this.startOrder = t.start.map(s => ({ ...s }));
     this.appStartSeconds = t.appStartSeconds;
     this.termination = t.stop.map(stopEntry);
@@ -337,15 +348,19 @@ export class SidecarTimeline {
   /** The whole timeline as a human-readable table (several lines). */
   public toTable(): string {
     const out: string[] = [];
-    out.push(`${this.workload}, Kubernetes ${this.kubernetesVersion}${this.orderedTermination ? '' : ' (native sidecars, if any, are not stopped in order)'}`);
+    out.push(`${this.workload}, Kubernetes ${this.kubernetesVersion}${this.headerNote()}`);
     out.push(`start (worst case, seconds from the pod's start): the app starts by ${fmt(this.appStartSeconds)} s`);
     out.push(indent(table([
       ['container', 'role', 'starts', 'started', 'how'],
       ...this.startOrder.map(s => [s.name, s.role, fmt(s.startSeconds), fmt(s.startedSeconds), s.how]),
     ])));
     const grace = `grace ${this.graceSeconds} s${this.graceSet ? '' : ' (unset: Kubernetes\' default)'}`;
+    const after = this.sidecarSigtermAfterAppSeconds;
+    const sidecars = this.termination.some(s => s.role !== 'app');
+    const last = !sidecars ? '' : after >= 0 ? `the last sidecar gets SIGTERM ${fmt(after)} s after it, `
+      : `the last sidecar gets SIGTERM ${fmt(-after)} s before it (while the app still runs), `;
     out.push(`stop (seconds from the pod's termination, which starts up to ${fmt(this.deletionReactionSeconds)} s after the delete; ${grace}): the app exits at ${fmt(this.appExitSeconds)} s, ` +
-      `the last sidecar gets SIGTERM ${fmt(this.sidecarSigtermAfterAppSeconds)} s after it, the pod is gone at ${fmt(this.endSeconds)} s`);
+      `${last}the pod is gone at ${fmt(this.endSeconds)} s`);
     out.push(indent(stopTable(this.termination)));
     out.push(`app budget: ${fmt(this.appShutdownSeconds)} s from SIGTERM to exit; ${this.budgetSource}`);
     if (this.completes) {
@@ -361,6 +376,20 @@ export class SidecarTimeline {
     for (const restart of this.podRestarts) out.push(`pod restart: ${restart}`);
     for (const a of this.assumptions) out.push(`assumed: ${a}`);
     return out.join('\n');
+  }
+
+  /**
+   * What the header says of the release's native sidecars: nothing where they are stopped in order
+   * (1.29+) or the pod has none (the legacy layout); else that the release does not stop them in
+   * order (1.28 with the gate) or does not run them at all.
+   */
+  private headerNote(): string {
+    if (this.orderedTermination) return '';
+    const native = this.termination.filter(s => s.role === 'native sidecar').map(s => `'${s.name}'`);
+    if (native.length === 0) return '';
+    return this.kubernetesVersion === '1.28' && this.nativeSidecars
+      ? ` (native sidecars ${native.join(', ')} are not stopped in order before 1.29)`
+      : ` (init containers ${native.join(', ')} have restartPolicy Always, which Kubernetes ${this.kubernetesVersion} drops: no native sidecars here; see \`cdk8s-sidecars check\`)`;
   }
 
   /** The cells of this timeline's line in `summaryTable`. */
@@ -419,6 +448,21 @@ function cpu(millis: number): string {
 
 function mem(bytes: number): string {
   return bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20}Mi` : `${(bytes / 2 ** 20).toFixed(1)}Mi`;
+}
+
+/**
+ * The app's budget the library recorded in a manifest's pod template (APP_SHUTDOWN_ANNOTATION,
+ * `Ns`), or undefined when the annotation is absent; any other value is an error naming it.
+ */
+function recordedAppShutdown(manifest: Json): number | undefined {
+  const value = podTemplateCopy(manifest)?.metadata?.annotations?.[APP_SHUTDOWN_ANNOTATION];
+  if (value === undefined) return undefined;
+  const m = typeof value === 'string' ? /^(\d+(?:\.\d+)?)s$/.exec(value) : null;
+  if (m === null) {
+    throw new Where(WHO).error(`the pod template's annotation ${APP_SHUTDOWN_ANNOTATION} is ${JSON.stringify(value)}; ` +
+      'cdk8s-sidecars writes it as a number of seconds (e.g. "20s")', value, 'Fix or remove it, or give appShutdownTime', '. ');
+  }
+  return Number(m[1]);
 }
 
 /**

@@ -2,7 +2,8 @@ import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { manifestToRead, printSynthesisWarnings, watchPasses } from './bind/binding';
 import { resolveTarget } from './bind/target-reader';
-import { hasRecordedWarnings, recordValidationWarnings, recordWarnings } from './bind/warnings';
+import { hasRecordedWarnings, ignoredRules, recordValidationWarnings, recordWarnings, tagWarning } from './bind/warnings';
+import { ruleOfCheck, ruleSuffixOfCheck } from './engine/check-rules';
 import { checkManifest, checkManifestSet } from './engine/manifests-check';
 import { SUPPORTED_KINDS } from './facts/kinds';
 import { Where } from './private/errors';
@@ -81,12 +82,13 @@ export class SidecarValidation {
           const o = objects[f.index];
           if (f.level === 'error') {
             if (f.source === 'object' && !hints.has(f.index)) hints.set(f.index, pinnedHint(o.obj, version));
-            errors.push(`${who}, Kubernetes ${version}: ${o.path}: ${f.message}${f.source === 'object' ? hints.get(f.index) : ''}`);
+            errors.push(`${who}, Kubernetes ${version}: ${o.path}: ${f.message}${f.source === 'object' ? hints.get(f.index) : ''}${ruleSuffixOfCheck(f.rule)}`);
           } else if (f.source !== 'object' || !o.bound) {
             // A workload's own warnings (the Job podFailurePolicy and preStop ones) reach
             // SidecarWarnings through its sidecar constructs where it has some; here they are recorded
             // for the workloads without, and the app-wide ones (Services', HPAs', VPAs', readiness) for all.
-            (warnings.get(f.index) ?? warnings.set(f.index, []).get(f.index)!).push(`${o.path}: ${f.message}`);
+            // (with the rule `check` finds it by: printed beside it, silenced by the object's check-ignore annotation)
+            (warnings.get(f.index) ?? warnings.set(f.index, []).get(f.index)!).push(tagWarning(`${o.path}: ${f.message}`, ruleOfCheck(f.rule).id));
           }
         }
         for (const [i, o] of objects.entries()) {
@@ -96,7 +98,7 @@ export class SidecarValidation {
           } else {
             recordWarnings(o.obj, mine);
           }
-          printSynthesisWarnings(o.obj, mine);
+          printSynthesisWarnings(o.obj, mine, ignoredRules(o.manifest));
         }
         return errors;
       },

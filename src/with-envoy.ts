@@ -216,7 +216,7 @@ export interface WithEnvoyProps extends SidecarProps {
   /**
    * The Envoy image. Needs Envoy 1.34 or later (`drain_listeners?inboundonly&graceful` that leaves
    * outbound routes alone); the container runs `/usr/local/bin/envoy` as uid 101.
-   * @default 'envoyproxy/envoy:v1.37.11'
+   * @default 'envoyproxy/envoy:v1.40.0'
    */
   readonly image?: string;
 

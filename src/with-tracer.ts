@@ -356,7 +356,7 @@ export class WithTracer extends SidecarBase {
       // Liveness on the same endpoint: the health_check extension answers 200 from its own HTTP
       // server goroutine once the pipelines have started (`Ready()`) and 503 only from `NotReady()`
       // at shutdown; exporter errors do not change it (healthcheckextension.go and
-      // internal/healthcheck/handler.go, contrib v0.159.0; the component-status variant that
+      // internal/healthcheck/handler.go, contrib v0.159.0 and v0.165.0; the component-status variant that
       // would is behind the alpha gate extension.healthcheck.useComponentStatus, off).
       health: {
         path: HEALTH_PATH,

@@ -9,13 +9,13 @@ import { Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import * as fc from 'fast-check';
 import { parse as parseYaml } from 'yaml';
-import { LogAgent, LogOutput, WithLogAgent, WithTracer } from '../src';
+import { FluentBitConfigFormat, FluentBitMultilineParser, LogAgent, LogOutput, WithLogAgent, WithTracer } from '../src';
 import { LogOutputConfig } from '../src/agents/log-output-config';
 import { VECTOR_SECRETS } from '../src/agents/vector/config';
 import { AgentSources } from '../src/log-agent';
 import { outputSecretEnv } from '../src/log-output';
 import { APP_CONTAINER, containerOf, kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
-import { fluentBitEnv, fluentBitLokiLabels, fluentBitSlist1, parseFluentBitConf } from './util/fluent-bit-conf';
+import { fluentBitEnv, fluentBitLokiLabels, fluentBitSlist1, parseFluentBitConf, parseFluentBitYaml } from './util/fluent-bit-conf';
 import { FluentDirective, fluentValue, parseFluentConf } from './util/fluentd-conf';
 import { VECTOR_ENV_REFERENCE, vectorLoad } from './util/vector-config';
 import { Where } from '../src/private/errors';
@@ -682,6 +682,76 @@ const ALL_OUTPUTS = {
   opensearchDaily: () => LogOutput.opensearch({ host: 'os.logging', index: 'web', indexDateFormat: '%Y-%m' }),
 };
 
+/** Fluent Bit's config for an output in both formats, as WithLogAgent asks for it: file name, args and text. */
+function fluentBitBoth(output: LogOutput, multilineParsers: FluentBitMultilineParser[] = [], sources?: { capture?: string; podLogsEnv?: string }) {
+  const secrets = outputSecretEnv(output._config);
+  const one = (configFormat?: FluentBitConfigFormat) => LogAgent.fluentBit({ multilineParsers, ...(configFormat ? { configFormat } : {}) })._render({
+    who: new Where(WHO), logDirectory: '/var/log/app', filePattern: '*.log', logVolumeSizeLimitMiB: 1024, configDirectory: '/etc/log-agent', output: output._config,
+    secretVars: secrets.vars, ...(sources ? { sources } : {}),
+  });
+  return { classic: one(), yaml: one(FluentBitConfigFormat.YAML), explicitClassic: one(FluentBitConfigFormat.CLASSIC) };
+}
+const sectionsOf = (s: ReturnType<typeof parseFluentBitConf>) => s.map(({ name, props }) => ({ name, props }));
+
+describe("Fluent Bit's YAML format: the same config as the classic one (configFormat)", () => {
+  test.each(Object.keys(ALL_OUTPUTS))('%s: every section (in order), key and value; file fluent-bit.yaml', (type) => {
+    for (const ml of [[], [FluentBitMultilineParser.JAVA, FluentBitMultilineParser.GO]]) {
+      const { classic, yaml, explicitClassic } = fluentBitBoth(ALL_OUTPUTS[type as keyof typeof ALL_OUTPUTS](), ml);
+      expect(Object.keys(classic.files)).toEqual(['fluent-bit.conf']);
+      expect(classic.args).toEqual(['--config', '/etc/log-agent/fluent-bit.conf']);
+      expect(explicitClassic.files).toEqual(classic.files);
+      expect(Object.keys(yaml.files)).toEqual(['fluent-bit.yaml']);
+      expect(yaml.args).toEqual(['--config', '/etc/log-agent/fluent-bit.yaml']);
+      const read = sectionsOf(parseFluentBitYaml(yaml.files['fluent-bit.yaml']));
+      expect(read).toEqual(sectionsOf(parseFluentBitConf(classic.files['fluent-bit.conf'])));
+      expect(read.map(x => x.name)).toEqual(['SERVICE', 'INPUT', 'FILTER', 'OUTPUT']);
+      // the keys given more than once are lists (each entry one property, as a repeated classic line)
+      expect(yaml.files['fluent-bit.yaml']).toMatch(/^ {6}record:\n {8}- "pod \$\{POD_NAME\}"$/m);
+      // everything else of the agent is the same
+      const rest = (r: typeof classic) => ({ ...r, files: undefined, args: undefined });
+      expect(rest(yaml)).toEqual(rest(classic));
+    }
+  });
+
+  test('with the other sources (captureStdout, podLogs): their inputs too, in order', () => {
+    const { classic, yaml } = fluentBitBoth(ALL_OUTPUTS.loki(), [], { capture: '/var/log/app/.stdout/*', podLogsEnv: 'POD_LOG_PATH' });
+    const read = sectionsOf(parseFluentBitYaml(yaml.files['fluent-bit.yaml']));
+    expect(read).toEqual(sectionsOf(parseFluentBitConf(classic.files['fluent-bit.conf'])));
+    expect(read.map(x => x.name)).toEqual(['SERVICE', 'INPUT', 'INPUT', 'INPUT', 'FILTER', 'OUTPUT']);
+  });
+
+  test('every value the factories accept reads back the same from both formats (property)', () => {
+    let compared = 0;
+    for (const arb of Object.values(OUTPUT_ARBS)) {
+      fc.assert(fc.property(arb, (make) => {
+        let output: LogOutput;
+        let both;
+        try {
+          output = make();
+          both = fluentBitBoth(output);
+        } catch {
+          return; // refused by the factory or by Fluent Bit's renderer: the same refusal for both formats
+        }
+        compared++;
+        expect(sectionsOf(parseFluentBitYaml(both.yaml.files['fluent-bit.yaml']))).toEqual(sectionsOf(parseFluentBitConf(both.classic.files['fluent-bit.conf'])));
+      }), { numRuns: 60 });
+    }
+    expect(compared).toBeGreaterThan(50);
+  });
+
+  test('a format that is not one is refused', () => {
+    expect(() => LogAgent.fluentBit({ configFormat: 'toml' as any }))
+      .toThrow('LogAgent.fluentBit(): configFormat "toml" is not a config format of Fluent Bit; use FluentBitConfigFormat values (classic, yaml).');
+  });
+
+  test('the reader refuses what Fluent Bit would read otherwise or the library never writes', () => {
+    expect(() => parseFluentBitYaml('service:\n  flush: 1\n  Flush: 2\npipeline:\n  inputs: []\n')).toThrow('given twice');
+    expect(() => parseFluentBitYaml('env:\n  A: b\npipeline:\n  inputs: []\n')).toThrow('top-level key env');
+    expect(() => parseFluentBitYaml('pipeline:\n  outputs:\n    - name: x\n      a: &x "1"\n      b: *x\n')).toThrow(/anchor|alias/);
+    expect(() => parseFluentBitYaml('pipeline:\n  outputs:\n    - match: "*"\n')).toThrow('has no name');
+  });
+});
+
 describe('every config key the library emits is one the pinned agent defines', () => {
   test.each([...Object.keys(ALL_OUTPUTS), STDOUT_SOURCES_CASE])('Fluent Bit 5.1.1, %s', (type) => {
     const sections = parseFluentBitConf(renderCase('fluentBit', type).text);
@@ -856,8 +926,10 @@ describe('every config key the library emits is one the pinned agent defines', (
   });
 
   /**
-   * OpenTelemetry Collector v0.159.0 `mapstructure` names (open-telemetry/opentelemetry-collector at
-   * the tag: receiver/otlpreceiver/config.go, config/confignet, config/configgrpc, config/configtls,
+   * OpenTelemetry Collector v0.159.0 `mapstructure` names, the same at v0.165.0 (open-telemetry/opentelemetry-collector at
+   * v0.159.0, and the modules of v0.165.0 from the Go module proxy, every `mapstructure` tag diffed: only keys the
+   * library does not write were added (confighttp `keepalive` for `keep_alives_enabled`, exporterhelper partition
+   * `cache_size`/`idle_timeout`, configgrpc `dialer_middleware`, memorylimiter `garbage_collector`): receiver/otlpreceiver/config.go, config/confignet, config/configgrpc, config/configtls,
    * internal/memorylimiter/config.go, exporter/otlpexporter/config.go
    * with exporterhelper TimeoutConfig, QueueBatchConfig (internal/queuebatch/config.go) and
    * config/configretry/backoff.go, service/config.go, service/pipelines/config.go,
@@ -893,7 +965,7 @@ describe('every config key the library emits is one the pinned agent defines', (
     },
     service: { extensions: true, telemetry: { metrics: { level: true } }, pipelines: '*' },
   };
-  test("OpenTelemetry Collector 0.159.0, the tracer's config", () => {
+  test("OpenTelemetry Collector 0.165.0, the tracer's config", () => {
     const { chart } = newChart();
     const workload = kplusWorkload(chart, 'Deployment');
     new WithTracer(chart, 'tracer', { workload, kubernetesVersion: '1.29', exporterEndpoint: 'otel-gateway.observability.svc:4317' });

@@ -86,9 +86,9 @@ const tracer = (image?: string) => warningsOf(chart => new WithTracer(chart, 'tr
   workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.30', exporterEndpoint: 'otel-gateway.observability.svc:4317', ...(image ? { image } : {}),
 }));
 
-describe('the OpenTelemetry Collector 0.144.0 up to, not including, 0.160.0 (the exporter type otlp_grpc)', () => {
+describe('the OpenTelemetry Collector 0.144.0 up to, not including, 0.166.0 (the exporter type otlp_grpc)', () => {
   test.each([
-    undefined, 'otel/opentelemetry-collector:0.144.0', 'otel/opentelemetry-collector-contrib:0.159.0',
+    undefined, 'otel/opentelemetry-collector:0.144.0', 'otel/opentelemetry-collector-contrib:0.159.0', 'otel/opentelemetry-collector-contrib:0.165.1',
     'ghcr.io/open-telemetry/opentelemetry-collector-releases/opentelemetry-collector-k8s:0.150.1',
   ])('%s: none', (image) => {
     expect(tracer(image)).toEqual([]);
@@ -96,7 +96,7 @@ describe('the OpenTelemetry Collector 0.144.0 up to, not including, 0.160.0 (the
   test.each([
     // before 0.144.0 the exporter is `otlp` only: the collector refuses the config at start
     ['otel/opentelemetry-collector:0.143.0', 'is OpenTelemetry Collector 0.143.0, outside'],
-    ['otel/opentelemetry-collector-contrib:0.160.0', 'is OpenTelemetry Collector 0.160.0, outside'],
+    ['otel/opentelemetry-collector-contrib:0.166.0', 'is OpenTelemetry Collector 0.166.0, outside'],
     ['otel/opentelemetry-collector:latest', 'names no OpenTelemetry Collector release in its tag'],
     // the tag of an image of your own names your build, not the collector's release
     ['registry.local/otelcol-custom:1.0.0', 'names no OpenTelemetry Collector release in its tag'],
@@ -104,7 +104,7 @@ describe('the OpenTelemetry Collector 0.144.0 up to, not including, 0.160.0 (the
     const w = tracer(image);
     expect(w).toHaveLength(1);
     expect(w[0]).toContain(`WithTracer 'test/tracer': image '${image}' ${what}`);
-    expect(w[0]).toContain('OpenTelemetry Collector 0.144.0 up to, not including, 0.160.0');
+    expect(w[0]).toContain('OpenTelemetry Collector 0.144.0 up to, not including, 0.166.0');
     expect(w[0]).toContain(`use ${Images.OTEL_COLLECTOR}`);
   });
 });

@@ -302,7 +302,8 @@ describe('SidecarValidation.addTo records a workload\'s own warnings (the Job po
       .filter(f => f.level === 'warning').map(f => `test/batch: ${f.message}`);
     expect(cli).toHaveLength(1);
     expect(SidecarWarnings.of(app)).toEqual(cli);
-    expect(printed).toEqual(cli.map(w => `[cdk8s-sidecars] WARNING: ${w}\n`));
+    // printed with the rule id `check` gives it (issue 48)
+    expect(printed).toEqual(cli.map(w => `[cdk8s-sidecars] WARNING: ${w} [CS015 job-failure-policy-matches-sidecars]\n`));
   }));
 
   test('a Job with a sidecar construct: the construct\'s warning only (not a second one from addTo)', () => withEnv(ENV, undefined, () => {

@@ -385,6 +385,11 @@ const CASES: Case[] = [
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentBit({ multilineParsers: ['log4j' as any] }) }),
     message: ['LogAgent.fluentBit()', 'multilineParsers has "log4j"', 'use FluentBitMultilineParser values'],
   },
+  {
+    name: 'a Fluent Bit config format that is not one',
+    build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agent: LogAgent.fluentBit({ configFormat: 'toml' as any }) }),
+    message: ['LogAgent.fluentBit()', 'configFormat "toml" is not a config format of Fluent Bit', 'use FluentBitConfigFormat values (classic, yaml)'],
+  },
 
   // ---------------------------------------------------------------- ports
   {

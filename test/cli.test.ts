@@ -622,6 +622,23 @@ describe('render', () => {
     expect(web.containers.map((c: any) => c.name)).toEqual(['envoy', 'web', 'log-agent', 'tracer']);
   });
 
+  test('no target (no kubernetesVersion, no CDK8S_SIDECARS_KUBERNETES_VERSION): exit 2 naming the config key, as check and timeline do (docs/cli.md, "The target")', () => {
+    const config = writeTmp('no-target.yaml', fs.readFileSync(path.join(ROOT, CHART_CONFIG), 'utf8').replace(/^kubernetesVersion: .*\n/m, ''));
+    const r = cli(['render', '--config', config], { input: input() });
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    // one error that points at the config's key, not a NOTICE per sidecar pointing at Sidecars.configure
+    expect(r.stderr).toBe(`cdk8s-sidecars render: config error: ${config}: kubernetesVersion: not set, and CDK8S_SIDECARS_KUBERNETES_VERSION is not set either: ` +
+      'give the lowest release of the cluster\'s API server and kubelets at the top of the config, quoted (kubernetesVersion: "1.29"; "1.27" keeps the legacy ' +
+      'layout), or set the variable (`cdk8s-sidecars target` prints it for the cluster kubectl points at)\n');
+    expect(r.stderr).not.toContain('Sidecars.configure');
+    for (const command of ['check', 'timeline']) {
+      const other = cli([command, `${MANIFESTS}/plain.yaml`]);
+      expect([command, other.status, other.stdout]).toEqual([command, 2, '']);
+      expect(other.stderr).toContain('--kubernetes-version is required (or set CDK8S_SIDECARS_KUBERNETES_VERSION');
+    }
+  });
+
   test('the props render took late (toolsImage, watchAppExit, livenessCheck, fluentBit multilineParsers, fluentd requestTimeout): what the constructs give in a cdk8s app', () => {
     const config = writeTmp('late-props.yaml', [
       'kubernetesVersion: "1.27"', 'workloads:',

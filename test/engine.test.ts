@@ -132,7 +132,7 @@ describe('placement and order', () => {
   test('annotations merge into the pod template\'s', () => {
     const r = applySidecars(deployment(), [sidecar('a', 1, { podAnnotations: { 'x/y': '1' } })], T29);
     expect(r.manifest.spec.template.metadata).toEqual({
-      annotations: { 'x/y': '1', 'sidecars.cdk8s.io/native-sidecars': 'a', 'sidecars.cdk8s.io/stop-times': 'a=5s' }, labels: { app: 'web' },
+      annotations: { 'x/y': '1', 'sidecars.cdk8s.io/native-sidecars': 'a', 'sidecars.cdk8s.io/stop-times': 'a=5s', 'sidecars.cdk8s.io/app-shutdown-time': '10s' }, labels: { app: 'web' },
     });
   });
 });

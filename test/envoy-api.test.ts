@@ -20,10 +20,13 @@ import { APP_CONTAINER, newChart } from './util/fixtures';
 
 /**
  * Read 2026-12-01 in envoyproxy/data-plane-api (api/ mirrored from envoyproxy/envoy @ f126920c,
- * 2026-01-29, after the 1.37.0 release): each is declared there and not `deprecated = true`. The
- * vendored protos are older and have each too; v3 removes no field, so each is in 1.37.x.
+ * 2026-01-29, after the 1.37.0 release), and 2026-12-07 in the Envoy API of each release 1.37.0,
+ * 1.38.0, 1.39.0 and 1.40.0 (github.com/envoyproxy/go-control-plane/envoy at that version, generated
+ * from the release's protos; 1.40.0's COMMIT: envoy 37b04b2316a3) by `node scripts/envoy-api-check.js
+ * <version>`: each is declared there and not marked deprecated. The vendored protos are older and
+ * have each too.
  */
-const PINNED = 'envoyproxy/envoy:v1.37.11';
+const PINNED = 'envoyproxy/envoy:v1.40.0';
 const CHECKED_AT_PIN = new Set([
   'envoy.config.accesslog.v3.AccessLog.name',
   'envoy.config.accesslog.v3.AccessLog.typed_config',

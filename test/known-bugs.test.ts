@@ -317,6 +317,18 @@ describe('warnings on synthesized apps', () => {
   });
   afterEach(() => stderr.mockRestore());
   const printed = () => stderr.mock.calls.map(c => String(c[0])).filter(s => s.startsWith('[cdk8s-sidecars] WARNING: '));
+  const OPEN = ['kubernetes#137710', 'kubernetes#140309'];
+  /**
+   * What a synthesis prints of one workload's warnings (issue 48): each with its rule id, the bugs
+   * open upstream (every pod with two init containers has them) in one line per synthesis.
+   */
+  const asPrinted = (warnings: string[]) => {
+    const own = warnings.filter(w => !OPEN.includes(issueOf(w)!)).map(w => `[cdk8s-sidecars] WARNING: ${w} [CS021 known-kubernetes-bug]\n`);
+    const open = warnings.filter(w => OPEN.includes(issueOf(w)!));
+    return open.length === 0 ? own : [...own, expect.stringMatching(new RegExp(
+      '^\\[cdk8s-sidecars\\] WARNING: 1 workload of this synthesis \\(.*\\) runs into bugs open upstream \\(no fix released\\).*' +
+      `${OPEN.join('.*')}.* \\[CS021 known-kubernetes-bug\\]\n$`))];
+  };
 
   function deploymentWithTwo(kubernetesVersion: string) {
     const { app, chart } = newChart();
@@ -340,10 +352,10 @@ describe('warnings on synthesized apps', () => {
       `^'test/web/Resource' \\(Deployment '${manifest.metadata.name}'\\): Kubernetes 1\\.29\\.3 has kubernetes#125880 .*native sidecar '${init[0]}' ` +
       `has another native sidecar after it \\('${init[1]}'\\).*upgrade the cluster to 1\\.29\\.8 or later`,
     ));
-    expect(printed()).toEqual(warnings.map(w => `[cdk8s-sidecars] WARNING: ${w}\n`));
+    expect(printed()).toEqual(asPrinted(warnings));
     Testing.synth(chart);
     // once per synthesis: again for the second one (test/warnings-print.test.ts), not per render
-    expect(printed()).toEqual([...warnings, ...warnings].map(w => `[cdk8s-sidecars] WARNING: ${w}\n`));
+    expect(printed()).toEqual([...asPrinted(warnings), ...asPrinted(warnings)]);
     expect(SidecarWarnings.of(chart)).toEqual(warnings);
   }));
 
@@ -353,7 +365,7 @@ describe('warnings on synthesized apps', () => {
     new Chart(app, 'third');
     app.synthYaml();
     expect(SidecarWarnings.of(app)).toHaveLength(4);
-    expect(printed()).toEqual(SidecarWarnings.of(chart).map(w => `[cdk8s-sidecars] WARNING: ${w}\n`));
+    expect(printed()).toEqual(asPrinted(SidecarWarnings.of(chart)));
   }));
 
   test('the fixed patch (1.29.8; 1.29.9 for kubernetes#126543), the bare minor (1.29) and the legacy layout give no warning of the fixed bugs', () => withEnv(ENV, undefined, () => {
@@ -370,7 +382,8 @@ describe('warnings on synthesized apps', () => {
     Testing.synth(chart);
     // the legacy sidecars' preStop hooks: kubernetes#136598 (fixed in 1.36.0) only
     expect(SidecarWarnings.of(app).map(issueOf)).toEqual(['kubernetes#136598']);
-    expect(printed().map(issueOf)).toEqual(['kubernetes#126543', 'kubernetes#137710', 'kubernetes#140309', 'kubernetes#137710', 'kubernetes#140309', 'kubernetes#136598']);
+    // (the open bugs: one line per synthesis, which names both)
+    expect(printed().map(issueOf)).toEqual(['kubernetes#126543', 'kubernetes#137710', 'kubernetes#137710', 'kubernetes#136598']);
   }));
 
   test('a Job (restartPolicy Never) on 1.33.5 gets kubernetes#132826; on 1.33.6 or with OnFailure it does not', () => withEnv(ENV, undefined, () => {

@@ -145,7 +145,7 @@ function fluentdTimeline(conf: string, shutdownGrace: number): Timeline {
 }
 
 /**
- * The collector v0.159.0: the receivers stop first, then the exporters one after another
+ * The collector v0.159.0 and v0.165.0: the receivers stop first, then the exporters one after another
  * (service/internal/graph/graph.go ShutdownAll); each stops retrying and drains its queue
  * (exporter/exporterhelper): ceil(queue_size / num_consumers) rounds of its `timeout`. With
  * `sending_queue.batch` the queue has one consumer, but a request's room is freed only when its

@@ -21,6 +21,22 @@ let stderr: jest.SpyInstance;
 beforeEach(() => { stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true); });
 afterEach(() => stderr.mockRestore());
 const printed = () => stderr.mock.calls.map(c => String(c[0])).filter(s => s.startsWith(PREFIX)).map(s => s.slice(PREFIX.length, -1));
+/** How a printed warning ends (issue 48): the id and name of the rule `check` finds it by. */
+const RULE_SUFFIX = / \[CS\d{3} [a-z0-9.-]+\]$/;
+const OPEN_BUG = /has kubernetes#(137710|140309) /;
+/**
+ * What one synthesis call prints of a workload's warnings (without the rule suffix): its own, then
+ * the bugs open upstream that every pod with two init containers has, in one line (issue 48).
+ */
+const perCall = (warnings: string[]) => [
+  ...warnings.filter(w => !OPEN_BUG.test(w)),
+  ...(warnings.some(w => OPEN_BUG.test(w)) ? [expect.stringMatching(/^1 workload of this synthesis \('test\/web\/Resource'\) runs into bugs open upstream .*kubernetes#137710.*kubernetes#140309/)] : []),
+];
+const printedBare = () => {
+  const lines = printed();
+  expect(lines.filter(l => !RULE_SUFFIX.test(l))).toEqual([]);
+  return lines.map(l => l.replace(RULE_SUFFIX, ''));
+};
 
 /** 1.29.3 and two native sidecars: kubernetes#125880 and #126543 (src/facts/known-bugs.ts), in the first of three charts. */
 function appWithKnownBugs(): App {
@@ -52,16 +68,16 @@ describe.each([
   // SidecarValidation's, with no sidecar in the app: two Chart.toJson() in a row are taken for one call
   ['SidecarValidation: an HPA without the request', appWithHpaWarning, 1, 1],
 ] as const)('%s', (_name, make, count, toJsonTimes) => {
-  const repeated = (warnings: string[], times: number) => Array.from({ length: times }, () => warnings).flat();
+  const repeated = (warnings: unknown[], times: number) => Array.from({ length: times }, () => warnings).flat();
   test('one synthYaml() call of three charts prints each warning once; a second call prints them again', () => withEnv(ENV, undefined, () => {
     const app = make();
     app.synthYaml();
     const warnings = SidecarWarnings.of(app);
     expect(warnings).toHaveLength(count);
-    expect(printed()).toEqual(warnings);
+    expect(printedBare()).toEqual(perCall(warnings));
     app.synthYaml();
     expect(SidecarWarnings.of(app)).toEqual(warnings);
-    expect(printed()).toEqual(repeated(warnings, 2));
+    expect(printedBare()).toEqual(repeated(perCall(warnings), 2));
   }));
 
   test('two Chart.toJson() calls (one validation and one emit each) print a workload\'s once each', () => withEnv(ENV, undefined, () => {
@@ -70,7 +86,7 @@ describe.each([
     chart.toJson();
     const warnings = SidecarWarnings.of(app);
     chart.toJson();
-    expect(printed()).toEqual(repeated(warnings, toJsonTimes));
+    expect(printedBare()).toEqual(repeated(perCall(warnings), toJsonTimes));
   }));
 });
 

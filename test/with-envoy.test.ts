@@ -922,7 +922,7 @@ describe('the container', () => {
   test('runs envoy directly as uid 101 under the restricted Pod Security Standard, config mounted read-only', () => {
     const { workloadManifest } = synthEnvoy('Deployment', '1.29');
     const envoy = containerOf(workloadManifest, 'envoy');
-    expect(envoy.image).toBe('envoyproxy/envoy:v1.37.11');
+    expect(envoy.image).toBe('envoyproxy/envoy:v1.40.0');
     expect(envoy.command).toEqual(['/usr/local/bin/envoy']);
     expect(envoy.args.slice(0, 2)).toEqual(['--config-path', '/etc/envoy/config/envoy.json']);
     expect(envoy.securityContext).toMatchObject({
@@ -1033,7 +1033,7 @@ describe('input errors name the construct, the bad value and the fix', () => {
     ['drainTime fractional', { drainTime: Duration.millis(1500) },
       `${W}: drainTime 1.5s is not a whole, non-negative number of seconds; use e.g. Duration.seconds(10).`],
     ['concurrency', { concurrency: 0 }, `${W}: concurrency 0 is not a number of worker threads; use an integer from 1 to 64 (e.g. 2).`],
-    ['empty image', { image: '' }, `${W}: image '' is not an image reference; use e.g. 'envoyproxy/envoy:v1.37.11'.`],
+    ['empty image', { image: '' }, `${W}: image '' is not an image reference; use e.g. 'envoyproxy/envoy:v1.40.0'.`],
   ];
   for (const [name, extra, message] of cases) {
     test(name, () => {

@@ -333,7 +333,7 @@ describe('layout', () => {
       seccompProfile: { type: 'RuntimeDefault' },
     });
     expect(agent.resources).toEqual({ limits: { cpu: '500m', memory: '128Mi' }, requests: { cpu: '50m', memory: '64Mi' } });
-    expect(agent.image).toBe('otel/opentelemetry-collector:0.159.0');
+    expect(agent.image).toBe('otel/opentelemetry-collector:0.165.0');
     expect(agent.image).toBe(Images.OTEL_COLLECTOR);
     expect(agent.imagePullPolicy).toBe('IfNotPresent');
     // Only args: the image's own entrypoint (/otelcol, /otelcol-contrib, ...) runs.
@@ -886,7 +886,7 @@ describe('validation', () => {
 
   test('image', () => {
     expect(errorOf(make({ image: 'otel/opentelemetry-collector: 1' }))).toBe(
-      `${who}: image 'otel/opentelemetry-collector: 1' is not an image reference; use e.g. 'otel/opentelemetry-collector:0.159.0'.`,
+      `${who}: image 'otel/opentelemetry-collector: 1' is not an image reference; use e.g. 'otel/opentelemetry-collector:0.165.0'.`,
     );
   });
 

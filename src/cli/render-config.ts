@@ -7,7 +7,7 @@
  */
 import { Duration, Size } from 'cdk8s';
 import { ConfigError } from './errors';
-import { FluentBitMultilineParser, LogAgent } from '../log-agent';
+import { FluentBitConfigFormat, FluentBitMultilineParser, LogAgent } from '../log-agent';
 import { LogOutput } from '../log-output';
 import { SidecarError, Where } from '../private/errors';
 import { SidecarMode } from '../target/capabilities';
@@ -41,8 +41,8 @@ export interface WorkloadEntry {
 }
 
 export interface RenderConfig {
-  /** As written, or from the environment; undefined: the constructs' own default (1.27). */
-  readonly kubernetesVersion?: string;
+  /** As written, or from the environment (one of them is required). */
+  readonly kubernetesVersion: string;
   readonly sidecarContainersGate?: boolean;
   readonly workloads: WorkloadEntry[];
 }
@@ -180,10 +180,13 @@ const secretKey = object({ secret: object({ name: str }, ['name']), key: str }, 
 const basicAuth = object({ username: secretKey, password: secretKey }, ['username', 'password']);
 const destination = { host: str, port: num, tls: bool };
 
+const multilineParsers = listOf(oneOf(Object.values(FluentBitMultilineParser)));
+const configFormat = oneOf(Object.values(FluentBitConfigFormat));
+
 const logAgent = variant({
   fluentBit: {
     conv: object({
-      image: str, flushInterval: duration, grace: duration, httpPort: num, multilineParsers: listOf(oneOf(Object.values(FluentBitMultilineParser))),
+      image: str, flushInterval: duration, grace: duration, httpPort: num, multilineParsers, configFormat,
     }),
     make: o => LogAgent.fluentBit(o),
   },
@@ -345,6 +348,11 @@ const entry = object({
 }, ['select']);
 const top = object({ kubernetesVersion: str, sidecarContainersGate: bool, workloads: listOf(entry) }, ['workloads']);
 
+/** The error of a config without a target (and no CDK8S_SIDECARS_KUBERNETES_VERSION). */
+export const RENDER_TARGET_MISSING = 'not set, and CDK8S_SIDECARS_KUBERNETES_VERSION is not set either: give the lowest release of the ' +
+  'cluster\'s API server and kubelets at the top of the config, quoted (kubernetesVersion: "1.29"; "1.27" keeps the legacy layout), or set ' +
+  'the variable (`cdk8s-sidecars target` prints it for the cluster kubectl points at)';
+
 /** Reads a parsed config (one YAML document). Throws ConfigError. */
 export function readRenderConfig(doc: unknown): RenderConfig {
   if (typeof (doc as any)?.kubernetesVersion === 'number') {
@@ -361,19 +369,20 @@ export function readRenderConfig(doc: unknown): RenderConfig {
     return { path, select: w.select, logAgent: w.logAgent, envoy: w.envoy, tracer: w.tracer, adopt: w.adopt ?? [], sidecars: w.sidecars ?? [] };
   });
   // The one reader of the sources (src/target/resolver.ts): the config's keys, then the environment.
-  const reading = { fail: (e: SidecarError) => new ConfigError('(environment)', e.text), versionFallback: 'the default 1.27', gateFallback: 'the default false' };
+  const reading = { fail: (e: SidecarError) => new ConfigError('(environment)', e.text), versionFallback: 'the config\'s kubernetesVersion', gateFallback: 'the default false' };
   const given = { version: c.kubernetesVersion, gate: c.sidecarContainersGate };
   const found = targetVersion(given, reading);
-  const version = found?.raw;
-  if (found !== undefined) {
-    // Checked here, once, so that the error names the key (the constructs would name their own paths);
-    // a version from the environment was checked by the resolver, which names the variable.
-    const key = 'kubernetesVersion';
-    try {
-      checkVersion(new Where(key), found.raw);
-    } catch (e) {
-      throw new ConfigError(key, (e as Error).message.replace(`${key}: `, ''));
-    }
+  const key = 'kubernetesVersion';
+  // No target is an error, as for `check` and `timeline` (docs/cli.md, "The target"): a pipeline
+  // that lost its target would otherwise emit the legacy layout of 1.27 with only a notice on stderr.
+  if (found === undefined) throw new ConfigError(key, RENDER_TARGET_MISSING);
+  const version = found.raw;
+  // Checked here, once, so that the error names the key (the constructs would name their own paths);
+  // a version from the environment was checked by the resolver, which names the variable.
+  try {
+    checkVersion(new Where(key), found.raw);
+  } catch (e) {
+    throw new ConfigError(key, (e as Error).message.replace(`${key}: `, ''));
   }
   const gate = targetGate(given, reading);
   return { kubernetesVersion: version, sidecarContainersGate: gate, workloads };

@@ -198,7 +198,7 @@ function orderLike(value: YamlValue, like: any): YamlValue {
 
 function attach(chart: Construct, objects: ApiObject[], docs: any[], config: RenderConfig, configFile: string): void {
   const target = {
-    ...(config.kubernetesVersion !== undefined ? { kubernetesVersion: config.kubernetesVersion } : {}),
+    kubernetesVersion: config.kubernetesVersion,
     ...(config.sidecarContainersGate !== undefined ? { sidecarContainersGate: config.sidecarContainersGate } : {}),
   };
   /** `<object index>|<sidecar>` -> the config key that gave it (a second entry giving the same sidecar is an error). */

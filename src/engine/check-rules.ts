@@ -80,6 +80,12 @@ export function ruleOfCheck(check: string): CheckRule {
   return rule;
 }
 
+/** ` [CS004 container-restart-policy]`: the rule of a check's name as messages end with it (as `check` prints a finding), or '' for a check without one. */
+export function ruleSuffixOfCheck(check: string): string {
+  const rule = CHECK_RULES.find(r => r.checks.includes(check));
+  return rule === undefined ? '' : ` [${rule.id} ${rule.slug}]`;
+}
+
 /** The rule of an id (`CS001`, any case) or slug, or undefined. */
 export function findRule(idOrSlug: string): CheckRule | undefined {
   const key = idOrSlug.trim();

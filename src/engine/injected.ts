@@ -608,6 +608,20 @@ export function nativeSidecarNames(proxies: InjectedProxy[], native: Json[], tar
 }
 
 /**
+ * The stop times of the proxies a mesh injects at admission, as `name=Ns` entries of
+ * STOP_TIMES_ANNOTATION: what `withInjectedContainers` gives the timeline, so that the timeline of
+ * the admitted pod (`kubectl get pod -o yaml`) reads them back.
+ */
+export function injectedStopTimes(proxies: InjectedProxy[], target: EngineTarget, appShutdown: number): string[] {
+  return proxies.map(p => `${MESH_FACTS[p.mesh].proxyName}=${injectedStopSeconds(p, target, appShutdown)}s`);
+}
+
+/** An injected proxy's stop time (legacy, the annotated injectors keep it alive for the app's shutdown too). */
+function injectedStopSeconds(p: InjectedProxy, target: EngineTarget, appShutdown: number): number {
+  return injectorLayout(p, target).layout === 'NATIVE' || !MESH_FACTS[p.mesh].interceptsTraffic ? p.stopSeconds : appShutdown + p.stopSeconds;
+}
+
+/**
  * The pod as the injectors will admit it, for the timeline: each injected container (a stand-in
  * with its name, no image of ours) where its injector puts it (native: before or after every init
  * container, `nativeFirst`; legacy: in `containers`), its stop time (legacy, the annotated
@@ -630,12 +644,11 @@ export function withInjectedContainers(manifest: Json, proxies: InjectedProxy[],
       c.restartPolicy = 'Always';
       const init: Json[] = spec.initContainers ?? [];
       spec.initContainers = facts.nativeFirst ? [c, ...init] : [...init, c];
-      stopSeconds[facts.proxyName] = p.stopSeconds;
     } else {
       spec.containers = [...(spec.containers ?? []), c];
       legacy.push(facts.proxyName);
-      stopSeconds[facts.proxyName] = facts.interceptsTraffic ? appShutdown + p.stopSeconds : p.stopSeconds;
     }
+    stopSeconds[facts.proxyName] = injectedStopSeconds(p, target, appShutdown);
     notes.push(
       `'${facts.proxyName}' is injected by ${facts.label} at admission (${real.layout.toLowerCase()}${real.certain ? '' : ', if the cluster makes it so'}); ` +
       `shown where it puts it, with its stop time ${stopSeconds[facts.proxyName]}s`,

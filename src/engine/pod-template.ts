@@ -7,14 +7,14 @@
  * rules on the result.
  */
 import { applyCapture, podLogsContainer, podLogsEnv } from './capture';
-import { InjectedProxy, MESH_FACTS, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
-import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
+import { InjectedProxy, MESH_FACTS, asGraceSpec, checkInjected, injectedStopTimes, meshAnnotations, nativeSidecarNames } from './injected';
+import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpecByRule, isDns1123Label, podSpecShapeErrors } from './rules';
 import {
   GracePlan, TOOLS, agentArgv, exitWithAppCommand, exitWithAppPrograms, holdSigtermCommand, lifecycleFor, planGrace, sidecarPrograms,
-  toolsInitContainer, toolsVolume, watchesApp,
+  toolsInitContainer, toolsVolume, userSidecarStopOf, watchesApp,
 } from './shutdown';
 import { EngineTarget, SidecarSpec } from './spec';
-import { NATIVE_SIDECARS_ANNOTATION, STOP_TIMES_ANNOTATION } from '../facts/annotations';
+import { APP_SHUTDOWN_ANNOTATION, NATIVE_SIDECARS_ANNOTATION, STOP_TIMES_ANNOTATION } from '../facts/annotations';
 import { COMPLETING_KINDS, SUPPORTED_KINDS, podTemplateIn, podTemplateOf } from '../facts/kinds';
 import { Json } from '../private/json';
 import { compareCodePoints, inCodePointOrder, setOwn, sortedKeys } from '../private/order';
@@ -84,6 +84,12 @@ export interface ApplyOptions extends EngineTarget {
   readonly mutateInput?: boolean;
   /** Proxies a mesh injects at admission (src/engine/injected.ts): checked and budgeted, never placed. */
   readonly injected?: InjectedProxy[];
+  /**
+   * What to append to the error of a pod spec rule, by the rule's name (`POD_SPEC_RULES`): the id of
+   * the rule of `cdk8s-sidecars check` (src/engine/check-rules.ts, which the binding reads).
+   * @default - nothing
+   */
+  readonly ruleSuffix?: (check: string) => string;
 }
 
 export function applySidecars(input: Json, sidecars: SidecarSpec[], target: ApplyOptions): EngineResult {
@@ -345,8 +351,21 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const annotations: Record<string, string> = {};
   for (const s of ordered) Object.assign(annotations, s.podAnnotations);
   for (const p of injected) Object.assign(annotations, meshAnnotations(p, appShutdown, target, nativeStops));
-  // Each sidecar's stop time, for the timelines of the manifest (STOP_TIMES_ANNOTATION).
-  if (ordered.length > 0) annotations[STOP_TIMES_ANNOTATION] = ordered.map(s => `${s.container.name}=${s.shutdown.stopSeconds}s`).join(',');
+  // What the timelines of the manifest need (`SidecarTimeline.ofManifest`, `cdk8s-sidecars
+  // timeline`): each sidecar's stop time as the grace was planned with it (STOP_TIMES_ANNOTATION:
+  // ours in the pod's order, then the user's own native sidecars where a construct gives
+  // userSidecarStopTime (without it the timeline takes the worst case: they run until killed),
+  // then the proxies a mesh injects at admission) and the app's budget (APP_SHUTDOWN_ANNOTATION).
+  if (ordered.length > 0 || injected.length > 0) {
+    const stops = ordered.map(s => `${s.container.name}=${s.shutdown.stopSeconds}s`);
+    const userStop = userSidecarStopOf(ordered);
+    if (userStop !== undefined) {
+      for (const c of userInit) if (c.restartPolicy === 'Always') stops.push(`${c.name}=${userStop}s`);
+    }
+    stops.push(...injectedStopTimes(injected, target, plan.appShutdownSeconds));
+    annotations[STOP_TIMES_ANNOTATION] = stops.join(',');
+    annotations[APP_SHUTDOWN_ANNOTATION] = `${plan.appShutdownSeconds}s`;
+  }
   // The marker NativeSidecarGuard (src/guard.ts) checks: these must arrive with restartPolicy Always.
   const marked = nativeSidecarNames(injected, native, target);
   if (marked.length > 0) annotations[NATIVE_SIDECARS_ANNOTATION] = marked.join(',');
@@ -367,7 +386,10 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   const graceCheckedContainers = ordered.map(s => s.container.name);
   // A sidecar's name used twice is reported above, with its cause (checkCollisions): once.
   const namesReported = graceCheckedContainers;
-  errors.push(...checkPodSpec(spec, target, where, { kind: manifest.kind, controllerVolumes, graceCheckedContainers, namesReported }));
+  // (each with the id of the rule `cdk8s-sidecars check` reports it under, where the caller gives them: one rule set, one id)
+  const tag = target.ruleSuffix ?? (() => '');
+  errors.push(...checkPodSpecByRule(spec, target, where, { kind: manifest.kind, controllerVolumes, graceCheckedContainers, namesReported })
+    .map(f => `${f.message}${tag(f.rule)}`));
   // A Job's podFailurePolicy that the native sidecars' teardown exit codes match (its warnings: src/bind/binding.ts).
   errors.push(...checkJobPodFailurePolicy(manifest, where).errors);
   // Keep cdk8s' alphabetical key order for the objects the engine added keys to: sorted copies in

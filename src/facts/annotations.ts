@@ -17,6 +17,16 @@ export const NATIVE_SIDECARS_ANNOTATION = 'sidecars.cdk8s.io/native-sidecars';
  */
 export const STOP_TIMES_ANNOTATION = 'sidecars.cdk8s.io/stop-times';
 
+/**
+ * The pod template annotation in which the library records the app's budget it placed the
+ * sidecars by (docs/shutdown.md, "What the manifest records"): the app containers' time from
+ * SIGTERM to their exit, `appShutdownTime` or what the binding inferred from the manifest, as
+ * `Ns` (e.g. `20s`). `SidecarTimeline.ofManifest` and `cdk8s-sidecars timeline` read it where no
+ * `appShutdownTime` is given, so the library's own output is timed with the app's real budget
+ * instead of the default 10 s. Written beside STOP_TIMES_ANNOTATION.
+ */
+export const APP_SHUTDOWN_ANNOTATION = 'sidecars.cdk8s.io/app-shutdown-time';
+
 // The check of NATIVE_SIDECARS_ANNOTATION that NativeSidecarGuard's ValidatingAdmissionPolicy runs
 // (CEL) after every mutating webhook.
 

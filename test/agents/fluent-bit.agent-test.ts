@@ -18,7 +18,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { App, Chart, Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
-import { FluentBitMultilineParser, LogAgent, LogOutput, WithLogAgent } from '../../src';
+import { FluentBitConfigFormat, FluentBitMultilineParser, LogAgent, LogOutput, WithLogAgent } from '../../src';
 import { LivenessRun, httpGetProbe, watchLiveness } from '../util/kubelet-prober';
 import { simulateTermination } from '../util/kubelet-termination';
 import {
@@ -118,6 +118,13 @@ const VARIANTS: Variant[] = [
 ];
 
 const MULTILINE = [FluentBitMultilineParser.JAVA, FluentBitMultilineParser.GO, FluentBitMultilineParser.PYTHON];
+/** Both config formats (configFormat): `--dry-run`, the delivery of every output and the long-line and multiline test run over each. */
+const FORMATS = [FluentBitConfigFormat.CLASSIC, FluentBitConfigFormat.YAML];
+/** The config file of the pod (`fluent-bit.conf` or `fluent-bit.yaml`) and whether it is YAML. */
+function configFile(pod: LogPod): { file: string; yaml: boolean } {
+  const yaml = fs.existsSync(path.join(pod.configDirectory, 'fluent-bit.yaml'));
+  return { file: path.join(pod.configDirectory, yaml ? 'fluent-bit.yaml' : 'fluent-bit.conf'), yaml };
+}
 const report = (line: string) => process.stdout.write(`[fluent-bit] ${line}\n`);
 
 /** Waits until `done()` resolves true or `timeoutMs` passes, every 200 ms. */
@@ -135,8 +142,10 @@ async function waitForAsync(done: () => Promise<boolean>, timeoutMs: number): Pr
  * (`tls.ca_file` unset), which a test must not change, so the run's copy gets `tls.ca_file`.
  */
 function trust(pod: LogPod, certFile: string): void {
-  const file = path.join(pod.configDirectory, 'fluent-bit.conf');
-  const text = fs.readFileSync(file, 'utf8').replace(/^( +)tls\.verify_hostname( +)On$/m, `$&\n$1tls.ca_file$2${certFile}`);
+  const { file, yaml } = configFile(pod);
+  const text = yaml
+    ? fs.readFileSync(file, 'utf8').replace(/^( +)tls\.verify_hostname: "On"$/m, `$&\n$1tls.ca_file: ${JSON.stringify(certFile)}`)
+    : fs.readFileSync(file, 'utf8').replace(/^( +)tls\.verify_hostname( +)On$/m, `$&\n$1tls.ca_file$2${certFile}`);
   if (!text.includes('tls.ca_file')) throw new Error('no TLS section to add the CA to');
   fs.writeFileSync(file, text);
 }
@@ -146,9 +155,11 @@ function trust(pod: LogPod, certFile: string): void {
  * instead of 0.0.0.0:2020 (the pod IP, in a pod), so that runs on a shared machine never meet.
  */
 async function localize(pod: LogPod): Promise<LogPod> {
-  const file = path.join(pod.configDirectory, 'fluent-bit.conf');
+  const { file, yaml } = configFile(pod);
   const port = await freePort();
-  const text = fs.readFileSync(file, 'utf8').replace(/^( +HTTP_Listen +)0\.0\.0\.0$/m, '$1127.0.0.1').replace(/^( +HTTP_Port +)\d+$/m, `$1${port}`);
+  const text = yaml
+    ? fs.readFileSync(file, 'utf8').replace(/^( +http_listen: )"0\.0\.0\.0"$/m, '$1"127.0.0.1"').replace(/^( +http_port: )\d+$/m, `$1${port}`)
+    : fs.readFileSync(file, 'utf8').replace(/^( +HTTP_Listen +)0\.0\.0\.0$/m, '$1127.0.0.1').replace(/^( +HTTP_Port +)\d+$/m, `$1${port}`);
   if (!text.includes('127.0.0.1')) throw new Error('no HTTP_Listen to move to loopback');
   fs.writeFileSync(file, text);
   return pod;
@@ -192,12 +203,13 @@ if (!BIN) {
   afterAll(() => fs.rmSync(certDir, { recursive: true, force: true }));
 
   describe('--dry-run: every variant, every key known', () => {
-    const cases = VARIANTS.flatMap(v => [[], MULTILINE].flatMap(ml => ['*.log', '.*'].map(fp => [v, ml, fp] as const)));
-    test.each(cases.map(([v, ml, fp]) => [`${v.name}, multiline ${ml.length > 0 ? ml.join('+') : 'off'}, filePattern ${fp}`, v, ml, fp] as const))(
-      '%s', (_, v, ml, fp) => {
-        const agent = LogAgent.fluentBit({ multilineParsers: [...ml] });
+    const cases = FORMATS.flatMap(f => VARIANTS.flatMap(v => [[], MULTILINE].flatMap(ml => ['*.log', '.*'].map(fp => [f, v, ml, fp] as const))));
+    test.each(cases.map(([f, v, ml, fp]) => [`${f}: ${v.name}, multiline ${ml.length > 0 ? ml.join('+') : 'off'}, filePattern ${fp}`, f, v, ml, fp] as const))(
+      '%s', (_, f, v, ml, fp) => {
+        const agent = LogAgent.fluentBit({ multilineParsers: [...ml], configFormat: f });
         const pod = synthLogPod({ agent, output: c => v.output(c, 9), filePattern: fp, secrets: SECRETS });
         try {
+          expect(configFile(pod).yaml).toBe(f === FluentBitConfigFormat.YAML);
           const r = runAgentSync(pod, bin, ['--dry-run']);
           expect({ status: r.status, output: r.output }).toEqual({ status: 0, output: expect.stringContaining('configuration test is successful') });
           expect(r.output).not.toMatch(/unknown configuration property|\[error\]/i);
@@ -205,15 +217,16 @@ if (!BIN) {
           cleanup(pod);
         }
       });
-    afterAll(() => report(`--dry-run: ${cases.length} variants passed`));
+    afterAll(() => report(`--dry-run: ${cases.length} variants (${FORMATS.join(' and ')}) passed`));
   });
 
   describe('ships every record with its fields to a backend on loopback', () => {
-    test.each(VARIANTS.map(v => [v.name, v] as const))('%s', async (_, v) => {
+    test.each(FORMATS.flatMap(f => VARIANTS.map(v => [`${f}: ${v.name}`, f, v] as const)))('%s', async (_, f, v) => {
       const cert = v.tls ? certs.ip! : undefined;
       const sink = v.sink === 'stdout' ? undefined : new Sink(v.sink, cert ? { tls: cert } : {});
       await sink?.up();
-      const pod = await fbPod({ agent: LogAgent.fluentBit(), output: c => v.output(c, sink?.port ?? 0), secrets: SECRETS });
+      const pod = await fbPod({ agent: LogAgent.fluentBit({ configFormat: f }), output: c => v.output(c, sink?.port ?? 0), secrets: SECRETS });
+      expect(configFile(pod).yaml).toBe(f === FluentBitConfigFormat.YAML);
       if (cert) trust(pod, cert.certFile);
       const agent = startAgent(pod, bin);
       try {
@@ -258,10 +271,11 @@ if (!BIN) {
     expect(await run(certs.dns!)).toBe(0);
   });
 
-  test('long lines: up to 1 MiB whole, a longer one cut, the next lines intact; multiline joins a stack trace', async () => {
+  test.each(FORMATS)('%s: long lines: up to 1 MiB whole, a longer one cut, the next lines intact; multiline joins a stack trace', async (f) => {
     const sink = new Sink('http');
     await sink.up();
-    const pod = await fbPod({ agent: LogAgent.fluentBit(), output: () => LogOutput.http({ host: HOST, port: sink.port, tls: false }) });
+    const output = () => LogOutput.http({ host: HOST, port: sink.port, tls: false });
+    const pod = await fbPod({ agent: LogAgent.fluentBit({ configFormat: f }), output });
     const agent = startAgent(pod, bin);
     try {
       await sleep(1000);
@@ -272,7 +286,7 @@ if (!BIN) {
       await waitFor(() => sink.lines().length >= 4, 30_000);
       await sleep(2000);
       const got = sink.lines();
-      report(`long lines: lines of 6, ${near.length}, ${over.length} and 5 characters arrived as ${got.map(l => l.length).sort((a, b) => a - b).join(', ')}`);
+      report(`long lines (${f}): lines of 6, ${near.length}, ${over.length} and 5 characters arrived as ${got.map(l => l.length).sort((a, b) => a - b).join(', ')}`);
       const cut = got.filter(l => l.length > 'before'.length && l !== near);
       expect({ before: got.includes('before'), near: got.includes(near), after: got.includes('after'), count: got.length })
         .toEqual({ before: true, near: true, after: true, count: 4 });
@@ -288,7 +302,8 @@ if (!BIN) {
     const sink2 = new Sink('http');
     await sink2.up();
     const pod2 = await fbPod({
-      agent: LogAgent.fluentBit({ multilineParsers: MULTILINE }), output: () => LogOutput.http({ host: HOST, port: sink2.port, tls: false }),
+      agent: LogAgent.fluentBit({ multilineParsers: MULTILINE, configFormat: f }),
+      output: () => LogOutput.http({ host: HOST, port: sink2.port, tls: false }),
     });
     const agent2 = startAgent(pod2, bin);
     try {

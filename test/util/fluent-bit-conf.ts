@@ -6,6 +6,7 @@
  * (`@INCLUDE`, `@SET` and other meta lines, groups, indentation changes, a key without a value)
  * is an error here, so a test cannot pass on a config Fluent Bit would read differently.
  */
+import { parseDocument } from 'yaml';
 
 export interface FluentBitSection {
   /** As written between the brackets, e.g. `OUTPUT`. */
@@ -99,4 +100,56 @@ export function fluentBitLokiLabels(value: string): Record<string, string> {
     out[entry.slice(0, eq)] = v;
   }
   return out;
+}
+
+/**
+ * A reader of Fluent Bit's YAML config format for what the library writes, following Fluent Bit's
+ * own (fluent/fluent-bit v5.1.1: src/config_format/flb_cf_yaml.c, and src/flb_config.c
+ * `configure_plugins_type`), into the sections the classic reader gives: `service` (a map of
+ * scalars) is `SERVICE`; each map of `pipeline.inputs`, `.filters` and `.outputs` is an `INPUT`,
+ * `FILTER` or `OUTPUT`. A value is the text of its scalar whatever its YAML type (the reader
+ * takes `event->data.scalar.value`), so the YAML 1.2 failsafe schema reads it; a list of scalars is
+ * one property per entry, in order. What the library must never write (another top-level key,
+ * includes, env, parsers, processors, nested maps, a key twice, anchors or tags) is an error.
+ */
+export function parseFluentBitYaml(text: string): FluentBitSection[] {
+  const doc = parseDocument(text, { schema: 'failsafe', uniqueKeys: true, strict: true });
+  if (doc.errors.length > 0) throw new Error(`fluent-bit.yaml: ${doc.errors[0].message}`);
+  if (/(^|\s)[&*!]/m.test(text.replace(/"(?:[^"\\]|\\.)*"/g, '""'))) throw new Error('fluent-bit.yaml: an anchor, alias or tag');
+  const top = doc.toJS() as Record<string, unknown>;
+  const sections: FluentBitSection[] = [];
+  const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const props = (where: string, map: unknown, lists: boolean): Record<string, string[]> => {
+    if (!isMap(map)) throw new Error(`fluent-bit.yaml: ${where} is not a map`);
+    const out: Record<string, string[]> = {};
+    for (const [k, v] of Object.entries(map)) {
+      const key = k.toLowerCase();
+      if (key in out) throw new Error(`fluent-bit.yaml: ${where}.${k} given twice (without regard to case)`);
+      if (typeof v === 'string') out[key] = [v];
+      else if (lists && Array.isArray(v) && v.length > 0 && v.every(e => typeof e === 'string')) out[key] = [...v];
+      else throw new Error(`fluent-bit.yaml: ${where}.${k} is not a scalar${lists ? ' or a list of scalars' : ''}`);
+    }
+    return out;
+  };
+  for (const key of Object.keys(top)) {
+    if (key !== 'service' && key !== 'pipeline') throw new Error(`fluent-bit.yaml: top-level key ${key}`);
+  }
+  if (top.service !== undefined) sections.push({ name: 'SERVICE', props: props('service', top.service, false), line: 0 });
+  const pipeline = top.pipeline;
+  if (!isMap(pipeline)) throw new Error('fluent-bit.yaml: no pipeline map');
+  const kinds: Record<string, string> = { inputs: 'INPUT', filters: 'FILTER', outputs: 'OUTPUT' };
+  for (const key of Object.keys(pipeline)) {
+    if (!(key in kinds)) throw new Error(`fluent-bit.yaml: pipeline.${key}`);
+  }
+  for (const [list, name] of Object.entries(kinds)) {
+    const entries = pipeline[list];
+    if (entries === undefined) continue;
+    if (!Array.isArray(entries)) throw new Error(`fluent-bit.yaml: pipeline.${list} is not a list`);
+    entries.forEach((e, i) => {
+      const p = props(`pipeline.${list}[${i}]`, e, true);
+      if (p.name?.length !== 1) throw new Error(`fluent-bit.yaml: pipeline.${list}[${i}] has no name`);
+      sections.push({ name, props: p, line: 0 });
+    });
+  }
+  return sections;
 }

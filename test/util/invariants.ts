@@ -969,9 +969,20 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
   const STOP_TIMES = 'sidecars.cdk8s.io/stop-times';
   const recorded = String(annotations[STOP_TIMES] ?? '').split(',').filter(e => e !== '').sort();
   // (a native agent held back by its wrapper, Vector from 1.29: the hold is part of its stop time, issue 39)
-  const expectedStops = facts.map(f => `${f.name}=${nativeHoldOf(f, s.target.minor) + f.stopSeconds}s`).sort();
+  const expectedStops = facts.map(f => `${f.name}=${nativeHoldOf(f, s.target.minor) + f.stopSeconds}s`);
+  // the user's own native sidecars, with the userSidecarStopTime given (issue 48: the timeline of
+  // the manifest reads it; without one it takes the worst case, as SidecarTimeline.of does)
+  const userNatives: string[] = (baseSpec.initContainers ?? []).filter((c: any) => c.restartPolicy === 'Always').map((c: any) => c.name);
+  const givenUserStop = userSidecarStop(facts);
+  if (facts.length > 0 && givenUserStop !== undefined) expectedStops.push(...userNatives.map(n => `${n}=${givenUserStop}s`));
+  expectedStops.sort();
   if (!same(recorded, expectedStops)) v.push(`annotation ${STOP_TIMES} is ${canonical(annotations[STOP_TIMES])}, expected the entries ${canonical(expectedStops)}`);
   delete annotations[STOP_TIMES];
+  // the app's budget the sidecars were placed by (issue 48, sidecars.cdk8s.io/app-shutdown-time): the docs' rule (appTime)
+  const APP_SHUTDOWN = 'sidecars.cdk8s.io/app-shutdown-time';
+  const expectedApp = facts.length > 0 ? `${appTime(facts, s.target.minor, user)}s` : undefined;
+  if (annotations[APP_SHUTDOWN] !== expectedApp) v.push(`annotation ${APP_SHUTDOWN} is ${canonical(annotations[APP_SHUTDOWN])}, expected ${canonical(expectedApp)}`);
+  delete annotations[APP_SHUTDOWN];
   // kubectl's default container: the app, when a sidecar is first in spec.containers and the
   // user did not choose one (kubectl reads kubectl.kubernetes.io/default-container).
   const DEFAULT_CONTAINER = 'kubectl.kubernetes.io/default-container';
@@ -998,7 +1009,7 @@ export function layoutViolations(s: Scenario, baseline: any, out: any): string[]
     if (m.kind === 'Pod') {
       // checked above with the pod template's annotations
       c.metadata.annotations = Object.fromEntries(Object.entries(m.metadata.annotations ?? {})
-        .filter(([k]) => !k.startsWith(CHECKSUM_PREFIX) && k !== NATIVE_MARKER && k !== DEFAULT_CONTAINER && k !== STOP_TIMES));
+        .filter(([k]) => !k.startsWith(CHECKSUM_PREFIX) && k !== NATIVE_MARKER && k !== DEFAULT_CONTAINER && k !== STOP_TIMES && k !== APP_SHUTDOWN));
     }
     return c;
   };

@@ -200,7 +200,7 @@ function outputViolations(before: any, out: any, manifests: any[], inputs: Set<s
   const ba = b.metadata.annotations ?? {};
   for (const [k, val] of Object.entries(ba)) if (o.metadata.annotations?.[k] !== val) v.push(`pod annotation ${k} changed`);
   for (const k of Object.keys(o.metadata.annotations ?? {})) {
-    if (!(k in ba) && !k.startsWith('checksum.sidecars.cdk8s.io/') && !['sidecars.cdk8s.io/native-sidecars', 'sidecars.cdk8s.io/stop-times', 'kubectl.kubernetes.io/default-container'].includes(k)) {
+    if (!(k in ba) && !k.startsWith('checksum.sidecars.cdk8s.io/') && !['sidecars.cdk8s.io/native-sidecars', 'sidecars.cdk8s.io/stop-times', 'sidecars.cdk8s.io/app-shutdown-time', 'kubectl.kubernetes.io/default-container'].includes(k)) {
       v.push(`pod annotation ${k} added`);
     }
   }

@@ -12,7 +12,7 @@
 // and HEAD) on ADDR, which must be a loopback address. It serves every OCI layout under DIR (each
 // sub-directory with an index.json) under the names FILE lists (default DIR/names), one
 // `REF LAYOUT-SUBDIR` a line: REF is an image reference as a pod spec writes it (`busybox:1.36.1-musl`,
-// `fluent/fluent-bit:5.1.1`, `docker.io/envoyproxy/envoy:v1.37.11`); it is served under its
+// `fluent/fluent-bit:5.1.1`, `docker.io/envoyproxy/envoy:v1.40.0`); it is served under its
 // repository path without the registry host (`library/busybox`, `fluent/fluent-bit`), which is
 // what containerd asks a mirror for. Blobs are read from the layouts' files, never copied. Every
 // request for a name that is not served is logged to stderr with "not served", so a manifest

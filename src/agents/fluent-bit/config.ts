@@ -1,6 +1,8 @@
 /**
- * Fluent Bit classic-mode config rendering. Pure: options in, file text out.
+ * Fluent Bit config rendering, in the classic format (`fluent-bit.conf`) or the YAML one
+ * (`fluent-bit.yaml`): the same sections and properties either way. Pure: options in, file text out.
  * @see https://docs.fluentbit.io/manual/administration/configuring-fluent-bit/classic-mode
+ * @see https://docs.fluentbit.io/manual/administration/configuring-fluent-bit/yaml
  */
 import { SidecarError } from '../../private/errors';
 import { Memo } from '../../private/memo';
@@ -27,13 +29,63 @@ export interface FluentBitConfigOptions {
   readonly secretVars: Record<string, string>;
   /** The capture files' glob and the pod-logs env var, when those sources are on (`AgentSources`). */
   readonly sources?: { readonly capture?: string; readonly podLogsEnv?: string };
+  /** The file's format: `classic` (`[SECTION]` and `Key Value` lines, the default) or `yaml`. */
+  readonly format?: FluentBitConfigFormatName;
 }
 
-type Section = Array<[string, string | number]>;
+/** The two formats Fluent Bit reads a config file in, chosen by the file's extension. */
+export type FluentBitConfigFormatName = 'classic' | 'yaml';
 
-function section(name: string, entries: Section): string {
+/** The file each format is written to: Fluent Bit reads `.yaml` and `.yml` as YAML, any other name as classic (src/config_format/flb_config_format.c `flb_cf_create_from_file`, v5.1.1). */
+export const FLUENT_BIT_CONFIG_FILE: Record<FluentBitConfigFormatName, string> = { classic: 'fluent-bit.conf', yaml: 'fluent-bit.yaml' };
+
+type Section = Array<[string, string | number]>;
+type SectionName = 'SERVICE' | 'INPUT' | 'FILTER' | 'OUTPUT';
+
+function section(name: SectionName, entries: Section): string {
   const width = Math.max(...entries.map(([k]) => k.length));
   return `[${name}]\n${entries.map(([k, v]) => `    ${k.padEnd(width)} ${v}`).join('\n')}\n`;
+}
+
+/**
+ * The same sections as a YAML config (fluent/fluent-bit v5.1.1, src/config_format/flb_cf_yaml.c):
+ * `service` is a map of properties; `pipeline` holds the `inputs`, `filters` and `outputs`
+ * lists, one map per plugin. A key given more than once in the classic format (`Record`,
+ * `Header`) is one key with a list: each entry is set as one property of that key, as a repeated
+ * classic line is (`configure_plugins_type`, src/flb_config.c: `CFL_VARIANT_ARRAY`). Every
+ * value is read as the text of its scalar whatever its YAML type, and `${NAME}` is replaced by
+ * the environment when the property is set (`flb_config_set_property`, `flb_input_set_property`,
+ * `flb_filter_set_property`, `flb_output_set_property`: `flb_env_var_translate`), as in the
+ * classic format. Keys are matched without regard to case (`prop_key_check`); they are written
+ * in lower case, as Fluent Bit's YAML documentation does. Strings are double-quoted (JSON's
+ * escapes are YAML's), numbers plain.
+ */
+function yamlConfig(sections: Array<[SectionName, Section]>): string {
+  const scalar = (v: string | number) => (typeof v === 'number' ? String(v) : JSON.stringify(v));
+  const body = (entries: Section, indent: string, first: string): string[] => {
+    const keys: string[] = [];
+    const values = new Map<string, Array<string | number>>();
+    for (const [k, v] of entries) {
+      const key = k.toLowerCase();
+      if (!values.has(key)) { keys.push(key); values.set(key, []); }
+      values.get(key)!.push(v);
+    }
+    return keys.map((key, i) => {
+      const vs = values.get(key)!;
+      const lead = i === 0 ? first : indent;
+      return vs.length === 1 ? `${lead}${key}: ${scalar(vs[0])}` : [`${lead}${key}:`, ...vs.map(v => `${indent}  - ${scalar(v)}`)].join('\n');
+    });
+  };
+  const lines: string[] = [];
+  for (const [, entries] of sections.filter(([n]) => n === 'SERVICE')) lines.push('service:', ...body(entries, '  ', '  '));
+  lines.push('pipeline:');
+  for (const [name, list] of [['INPUT', 'inputs'], ['FILTER', 'filters'], ['OUTPUT', 'outputs']] as const) {
+    const of = sections.filter(([n]) => n === name);
+    if (of.length === 0) continue;
+    lines.push(`  ${list}:`);
+    for (const [, entries] of of) lines.push(...body(entries, '      ', '    - '));
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 const env = (name: string) => `\${${name}}`;
@@ -159,9 +211,14 @@ function exactJson(_key: string, value: unknown): unknown {
 }
 
 function render(o: FluentBitConfigOptions): string {
+  const sections = renderSections(o);
+  return o.format === 'yaml' ? yamlConfig(sections) : sections.map(([name, entries]) => section(name, entries)).join('\n');
+}
+
+function renderSections(o: FluentBitConfigOptions): Array<[SectionName, Section]> {
   const state = fluentBitStateDirectory(o.logDirectory);
   return [
-    section('SERVICE', [
+    ['SERVICE', [
       ['Flush', o.flushSeconds],
       ['Grace', o.graceSeconds],
       ['Daemon', 'Off'],
@@ -178,8 +235,8 @@ function render(o: FluentBitConfigOptions): string {
       // Retries back off exponentially from scheduler.base (5 s) up to scheduler.cap (default
       // 2000 s): capped at 30 s, a backend that is back is retried within half a minute.
       ['scheduler.cap', FLUENT_BIT_RETRY.schedulerCapSeconds],
-    ]),
-    section('INPUT', [
+    ]],
+    ['INPUT', [
       ['Name', 'tail'],
       ['Tag', 'app.*'],
       ['Path', given('path', `${o.logDirectory}/${o.filePattern}`)],
@@ -199,8 +256,8 @@ function render(o: FluentBitConfigOptions): string {
       ['Skip_Long_Lines', 'On'],
       ['storage.type', 'filesystem'],
       ...(o.multilineParsers.length > 0 ? [['multiline.parser', o.multilineParsers.join(', ')] as [string, string]] : []),
-    ]),
-    ...(o.sources?.capture !== undefined ? [section('INPUT', [
+    ]],
+    ...(o.sources?.capture !== undefined ? [['INPUT', [
       // captureStdout (src/engine/capture.ts): the copiers' files, one per stream and number, never
       // renamed; a deleted file is read to its end through the descriptor tail holds
       ['Name', 'tail'],
@@ -216,8 +273,8 @@ function render(o: FluentBitConfigOptions): string {
       ['Truncate_Long_Lines', 'On'],
       ['Skip_Long_Lines', 'On'],
       ['storage.type', 'filesystem'],
-    ])] : []),
-    ...(o.sources?.podLogsEnv !== undefined ? [section('INPUT', [
+    ]] as [SectionName, Section]] : []),
+    ...(o.sources?.podLogsEnv !== undefined ? [['INPUT', [
       // podLogs: the kubelet's files of the app container (`${POD_LOG_PATH}`, built by the kubelet
       // from the downward API: src/engine/capture.ts podLogsEnv), CRI lines `<time> <stream> <P|F> <log>`
       // parsed and the partial (P) lines joined by the built-in `cri` multiline parser
@@ -237,16 +294,16 @@ function render(o: FluentBitConfigOptions): string {
       ['Skip_Long_Lines', 'On'],
       ['storage.type', 'filesystem'],
       ['multiline.parser', 'cri'],
-    ])] : []),
-    section('FILTER', [
+    ]] as [SectionName, Section]] : []),
+    ['FILTER', [
       ['Name', 'record_modifier'],
       ['Match', '*'],
       ['Record', `pod ${env('POD_NAME')}`],
       ['Record', `namespace ${env('POD_NAMESPACE')}`],
       ['Record', `node ${env('NODE_NAME')}`],
-    ]),
+    ]],
     // Every network output gets connect and I/O timeouts: they bound the shutdown (fluentBitShutdown).
-    section('OUTPUT', [
+    ['OUTPUT', [
       ...outputSection(o.output, o.secretVars),
       ...(o.output.type === 'stdout' ? [] : netTimeouts()),
       // Retry until the buffer is full, not once (the default `Retry_Limit` is 1, src/flb_output.c
@@ -254,8 +311,8 @@ function render(o: FluentBitConfigOptions): string {
       // limit, the oldest chunks are dropped.
       ['Retry_Limit', 'no_limits'],
       ['storage.total_limit_size', `${fluentBitBufferMiB(o.logVolumeSizeLimitMiB)}M`],
-    ]),
-  ].join('\n');
+    ]],
+  ];
 }
 
 // ---------------------------------------------------------------------------

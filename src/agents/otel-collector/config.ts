@@ -8,7 +8,7 @@
  * v0.144.0 (CHANGELOG.md of open-telemetry/opentelemetry-collector at v0.159.0, v0.144.0
  * "Deprecations": "Rename `otlp` exporter to `otlp_grpc` exporter and add deprecated alias `otlp`";
  * exporter/otlpexporter/metadata.yaml `type: otlp_grpc`, `deprecated_type: otlp`). The alias still
- * works at v0.159.0 but logs a deprecation at every start, once per exporter; a collector older
+ * works at v0.165.0 but logs a deprecation at every start, once per exporter; a collector older
  * than 0.144.0 does not know `otlp_grpc` and refuses the config at start, hence the release range
  * (`DEFAULT_IMAGES.otelCollector.releases`, a warning for another image):
  * - otlp receiver `protocols.grpc.endpoint` / `protocols.http.endpoint`
@@ -18,7 +18,7 @@
  * - otlp_grpc exporter `endpoint` (host:port), `tls.insecure`, `headers`, and the exporterhelper
  *   settings `timeout` (`TimeoutConfig`), `sending_queue.{enabled, sizer, num_consumers, queue_size}`
  *   and `sending_queue.batch.{flush_timeout, sizer, min_size}` (`Config` and `BatchConfig`,
- *   `exporter/exporterhelper/internal/queuebatch/config.go`, v0.159.0): batching in the exporter,
+ *   `exporter/exporterhelper/internal/queuebatch/config.go`, v0.159.0 and v0.165.0): batching in the exporter,
  *   as collector RFC #15273 moves it, instead of the `batch` processor,
  *   `retry_on_failure.{enabled, initial_interval, max_interval, max_elapsed_time}`
  * - health_check extension `endpoint`, `path`
@@ -100,7 +100,8 @@ export function exportTimeouts(drainSeconds: number): Record<Signal, number> {
 }
 
 /**
- * The collector's shutdown (open-telemetry/opentelemetry-collector v0.159.0), with a backend
+ * The collector's shutdown (open-telemetry/opentelemetry-collector v0.165.0: go.opentelemetry.io/collector/exporter/exporterhelper
+ * v0.165.0 and service v0.165.0 from the Go module proxy; the same at v0.159.0), with a backend
  * that does not answer. Batching is in each exporter's `sending_queue.batch`; the paths below are
  * under `exporter/exporterhelper/internal/` unless said otherwise.
  * - Reads: the OTLP receivers stop first (`Graph.ShutdownAll`, `service/internal/graph/graph.go`:
@@ -108,21 +109,23 @@ export function exportTimeouts(drainSeconds: number): Record<Signal, number> {
  *   metrics before it exited, so nothing is read after SIGTERM. The processors hold nothing.
  * - Then each exporter shuts down, ONE AFTER ANOTHER (traces, metrics, logs: one exporter
  *   instance per signal). It first stops its retries (`BaseExporter.Shutdown`, `base_exporter.go`
- *   l. 142-150: a retry waiting for its backoff returns at once, `retry_sender.go`), then the
- *   queue, then the batcher (`QueueBatch.Shutdown`, `queuebatch/queue_batch.go` l. 91-95): the
- *   queue's one consumer (`num_consumers` forced to 1 with batching and no partitioner, l. 53-57,
+ *   l. 163-175: a retry waiting for its backoff returns at once, `retry_sender.go`), then the
+ *   queue, then the batcher (`QueueBatch.Shutdown`, `queuebatch/queue_batch.go` l. 95-99): the
+ *   queue's one consumer (`num_consumers` forced to 1 with batching and no partitioner, l. 56-60,
  *   collector#12473) hands every queued request to the batcher and exits (`queue/async_queue.go`
- *   l. 71-75, `queue/memory_queue.go` `Read` returns queued items after `stopped`); the batcher
- *   flushes its partial batch once more and waits for every export it started
- *   (`queuebatch/partition_batcher.go` `shutdownInternal` l. 235-249, `flush` l. 290-296).
+ *   l. 36-48 and 66-70, `queue/memory_queue.go` `Read` l. 164-188 returns queued items after
+ *   `stopped`); the batcher (from v0.160-v0.165 a `shardedBatcher` of one `partitionBatcher` when
+ *   there is no partitioner, `queuebatch/batcher.go`, `sharded_batcher.go`) flushes its partial
+ *   batch once more and waits for every export it started (`queuebatch/partition_batcher.go`
+ *   `shutdownInternal` l. 233-247, `flush` l. 288-294).
  * - One round: a queued request's room is freed only when the export that carries it is done
  *   (`onDone`, `queue/memory_queue.go`), so with the `requests` sizer at most `queue_size`
  *   requests are queued, batched or in flight. Without `max_size` a request is never split
  *   (`queuebatch/traces_batch.go` `MergeSplit` l. 37-40, the same for metrics and logs), so every
  *   batch holds at least one of them: at most `queue_size` batches. The batcher's worker pool
  *   has `num_consumers` workers as configured, not the forced 1 (`NewBatcher` gets `maxWorkers:
- *   cfg.NumConsumers` at `queue_batch.go` l. 47, before l. 56 sets it to 1), and `flush` waits
- *   for a free worker (`workerPool.execute`, l. 310-318). With `queue_size` = `num_consumers`
+ *   cfg.NumConsumers` at `queue_batch.go` l. 49, before l. 59 sets it to 1), and `flush` waits
+ *   for a free worker (`workerPool.execute`, l. 308-316). With `queue_size` = `num_consumers`
  *   every batch gets a worker at once: all exports run together, one attempt each, bounded by
  *   the signal's export `timeout`.
  * - Bound: the sum of the three export timeouts (= `drainTime`), plus a second to exit.
@@ -158,7 +161,7 @@ function renderConfig(o: OtelCollectorConfigOptions): OtelCollectorConfig {
     timeout: `${o.exportTimeoutSeconds[signal]}s`,
     // `requests` (the default) made explicit, and no `batch.max_size`: the one-round drain rests
     // on both (see `otelCollectorShutdown`). A batch is flushed as soon as it holds `min_size`
-    // items (`partition_batcher.go` l. 176), so it is at most 511 items plus one request as the
+    // items (`partition_batcher.go` l. 174, v0.165.0), so it is at most 511 items plus one request as the
     // SDK sent it; a request of 512 items or more goes out alone. `sizer: items` is needed: the
     // batch would take the queue's `requests` sizer (`Config.Unmarshal`), which it refuses.
     sending_queue: {
