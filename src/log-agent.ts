@@ -3,7 +3,7 @@ import { FLUENT_BIT_CONFIG_FILE, fluentBitBufferMiB, fluentBitShutdown, renderFl
 import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './agents/fluentd/config';
 import { LogOutputConfig } from './agents/log-output-config';
 import { ShutdownModel } from './agents/shutdown-model';
-import { renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './agents/vector/config';
+import { VECTOR_SECRETS, renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './agents/vector/config';
 import { checkImage, checkListenPort, durationSeconds, positiveSeconds, snapshot } from './bind/checks';
 import { DEFAULT_IMAGES, imageTagVersion, releaseRangeWarning, withoutDigest } from './facts/images';
 import { Images } from './images';
@@ -28,7 +28,7 @@ export interface LogAgentContext {
   /** Where the agent's ConfigMap is mounted. */
   readonly configDirectory: string;
   readonly output: LogOutputConfig;
-  /** secret id -> env var that holds it (see outputSecretEnv). */
+  /** secret id -> the env var that holds it, or the file (`LogAgentRendering.secretDirectory`): see outputSecretEnv. */
   readonly secretVars: Record<string, string>;
   /**
    * The other sources the agent reads besides `logDirectory/filePattern` (docs/log-agents.md "Three ways in").
@@ -69,6 +69,13 @@ export interface LogAgentRendering {
   readonly shutdown: ShutdownModel;
   /** Extra env (besides the output's secrets and the pod's identity). */
   readonly env: Json[];
+  /**
+   * Where the agent reads the output's secrets as files, each named after its name in the
+   * context's `secretVars` (`WithLogAgent` mounts them there from their Secrets, read-only)
+   * instead of environment variables.
+   * @default - environment variables, named as in `secretVars`
+   */
+  readonly secretDirectory?: string;
   /**
    * A directory the agent must be able to write besides the shared log directory (the root
    * filesystem stays read-only), e.g. `/tmp` for Fluentd's supervisor socket. `WithLogAgent`
@@ -470,10 +477,14 @@ class VectorAgent extends LogAgent {
       // `nonroot` of the distroless base image.
       uid: 65532,
       shutdown: vectorShutdown(limitSeconds),
-      // the pod-logs path is an env var the config names (`${POD_LOG_PATH}`): Vector 0.57 reads
-      // `${NAME}` only with this switch (src/cli.rs and src/config/loading/mod.rs, v0.57.0; older
-      // releases of the range interpolate by default and ignore the variable)
+      // the pod-logs path is an env var the config names (`${POD_LOG_PATH}`), built by the kubelet from
+      // the app container's name and the pod's uid (src/engine/capture.ts `podLogsEnv`): Vector 0.57
+      // reads `${NAME}` only with this switch (src/cli.rs and src/config/loading/mod.rs, v0.57.0; older
+      // releases of the range interpolate by default and ignore the variable). Nothing else of the
+      // config holds a `$` (values with one are refused), and the secrets are put in after it.
       env: ctx.sources?.podLogsEnv !== undefined ? [{ name: 'VECTOR_DANGEROUSLY_ALLOW_ENV_VAR_INTERPOLATION', value: 'true' }] : [],
+      // the output's secrets: files its directory secret backend reads (VECTOR_SECRETS), never `${NAME}`
+      secretDirectory: VECTOR_SECRETS.directory,
       // no disk buffer (the log files are the durable buffer, src/agents/vector/config.ts): its checkpoints only
       defaultResources: { cpuRequest: '20m', cpuLimit: '250m', memoryRequest: '64Mi', memoryLimit: '256Mi', ephemeralStorageRequest: agentDiskRequest(0) },
       ...(warning ? { warnings: [warning] } : {}),

@@ -168,7 +168,12 @@ export function sidecarFacts(s: Scenario, sc: SidecarCase, _workloadName: string
         owner: `WithLogAgent '${path}'`,
         name,
         rank: 100,
-        volumes: [`${name}-logs`, `${name}-config`, ...(agent.scratch ? [`${name}-tmp`] : [])],
+        // Vector reads the output's secrets (the scenarios' http header, loki basic auth: arbitraries.ts
+        // `logOutput`) from a Secret volume of its own (docs/log-agents.md, "How secrets reach Vector")
+        volumes: [
+          `${name}-logs`, `${name}-config`, ...(agent.scratch ? [`${name}-tmp`] : []),
+          ...(c.agent === 'vector' && (c.output === 'http' || c.output === 'loki') ? [`${name}-secrets`] : []),
+        ],
         configVolume: `${name}-config`,
         ports: [c.healthPort ?? agent.port],
         healthPort: c.healthPort ?? agent.port,
