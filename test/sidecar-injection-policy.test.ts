@@ -1,0 +1,267 @@
+/**
+ * SidecarInjectionPolicy: the objects per release, and the policy's CEL run offline (with
+ * @bufbuild/cel and the Kubernetes parts of test/util/k8s-cel.ts) on the pods of plain
+ * Deployments, Jobs and StatefulSets, compared field by field with what the library writes at
+ * synthesis for the same workloads; idempotence; and NativeSidecarGuard's CEL on the result.
+ */
+import { ApiObject, Chart, Duration, Testing } from 'cdk8s';
+import { newChart } from './util/fixtures';
+import { admitWithPolicy, evaluate, rewrite } from './util/k8s-cel';
+import { GUARD_EXPRESSION } from '../src/facts/annotations';
+import { LogOutput } from '../src/log-output';
+import { InjectionFailurePolicy, SidecarInjectionPolicy } from '../src/sidecar-injection-policy';
+import { WithEnvoy } from '../src/with-envoy';
+import { WithLogAgent } from '../src/with-log-agent';
+import { WithTracer } from '../src/with-tracer';
+
+type Json = any;
+
+/** The agents, the same props at synthesis and in the policy. */
+type Attach = (scope: any, workload: any) => void;
+const AGENTS: Record<string, Attach> = {
+  'log agent': (s, w) => { new WithLogAgent(s, 'logs', { workload: w, output: LogOutput.loki({ host: 'loki.monitoring.svc' }) }); },
+  'log agent + tracer + envoy': (s, w) => {
+    new WithLogAgent(s, 'logs', { workload: w });
+    new WithTracer(s, 'tracer', { workload: w, exporterEndpoint: 'otel-gateway.monitoring:4317' });
+    new WithEnvoy(s, 'envoy', { workload: w, appPort: 8080 });
+  },
+  'log agent, appShutdownTime 20s': (s, w) => { new WithLogAgent(s, 'logs', { workload: w, appShutdownTime: Duration.seconds(20) }); },
+};
+
+const APP = { name: 'app', image: 'ghcr.io/example/app:1.0.0', ports: [{ containerPort: 8080 }] };
+
+/** Pod specs as teams write them (no sidecar): the policy must give each what synthesis gives it. */
+const POD_SPECS: Record<string, Json> = {
+  'one container': { containers: [APP] },
+  'env and a mount of its own, an init container': {
+    containers: [{ ...APP, env: [{ name: 'OTEL_SERVICE_NAME', value: 'mine' }, { name: 'A', value: '1' }], volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+    initContainers: [{ name: 'migrate', image: 'ghcr.io/example/migrate:1' }],
+    volumes: [{ name: 'data', emptyDir: {} }],
+  },
+  'two containers, a sleep preStop of 25s': {
+    containers: [{ ...APP, lifecycle: { preStop: { sleep: { seconds: 25 } } } }, { name: 'worker', image: 'ghcr.io/example/worker:1', lifecycle: { preStop: { exec: { command: ['sleep', '7'] } } } }],
+  },
+  'an httpGet preStop (unreadable), grace 45': {
+    containers: [{ ...APP, lifecycle: { preStop: { httpGet: { path: '/shutdown', port: 8080 } } } }],
+    terminationGracePeriodSeconds: 45,
+  },
+  'grace 120 above the need': { containers: [APP], terminationGracePeriodSeconds: 120 },
+  'grace 12 below the need': { containers: [APP], terminationGracePeriodSeconds: 12 },
+};
+
+/** A plain workload of `kind` around `podSpec` (a raw ApiObject, as Include/Helm/kubectl users have). */
+function workload(scope: Chart, kind: string, podSpec: Json, id = 'web'): ApiObject {
+  const labels = { app: id };
+  const spec: Json = { template: { metadata: { labels }, spec: structuredClone(podSpec) } };
+  if (kind === 'Job') spec.template.spec.restartPolicy = 'Never';
+  if (kind !== 'Job') spec.selector = { matchLabels: labels };
+  if (kind === 'StatefulSet') spec.serviceName = id;
+  return new ApiObject(scope, id, { apiVersion: kind === 'Job' ? 'batch/v1' : 'apps/v1', kind, metadata: { name: id, namespace: 'shop' }, spec });
+}
+
+/** The pod template the library writes at synthesis for `kind` with `agents`. */
+function synthesized(kind: string, podSpec: Json, attach: Attach, version: string): Json {
+  const { chart } = newChart();
+  const w = workload(chart, kind, podSpec);
+  const m = withVersion(version, () => {
+    attach(chart, w);
+    return Testing.synth(chart).find(x => x.kind === kind);
+  });
+  return m.spec.template;
+}
+
+function withVersion<T>(version: string, fn: () => T): T {
+  const before = process.env.CDK8S_SIDECARS_KUBERNETES_VERSION;
+  process.env.CDK8S_SIDECARS_KUBERNETES_VERSION = version;
+  try {
+    return fn();
+  } finally {
+    if (before === undefined) delete process.env.CDK8S_SIDECARS_KUBERNETES_VERSION;
+    else process.env.CDK8S_SIDECARS_KUBERNETES_VERSION = before;
+  }
+}
+
+interface Synthesized { manifests: Json[]; policy: Json; binding: Json; construct: SidecarInjectionPolicy }
+
+function policyFor(attach: Attach, version: string, extra: Json = {}): Synthesized {
+  const { chart } = newChart();
+  const construct = new SidecarInjectionPolicy(chart, 'inject', { namespaces: ['shop', 'billing'], kubernetesVersion: version, ...extra });
+  attach(construct.pod, construct.pod);
+  const manifests = Testing.synth(chart);
+  return {
+    manifests,
+    policy: manifests.find(m => m.kind === 'MutatingAdmissionPolicy'),
+    binding: manifests.find(m => m.kind === 'MutatingAdmissionPolicyBinding'),
+    construct,
+  };
+}
+
+/**
+ * A pod as the API server has it at mutating admission: the template as its controller creates it
+ * (kubernetes v1.37.2: the ReplicaSet's generateName and pod-template-hash label, the Job's
+ * job-name label, the StatefulSet's ordinal name and pod-index label), defaulted where it matters
+ * to the policy (pkg/apis/core/v1/defaults.go: terminationGracePeriodSeconds 30, restartPolicy Always).
+ */
+function podOf(kind: string, template: Json): Json {
+  const spec = structuredClone(template.spec);
+  spec.terminationGracePeriodSeconds ??= 30;
+  spec.restartPolicy ??= 'Always';
+  const metadata = structuredClone(template.metadata ?? {});
+  metadata.labels = { ...metadata.labels };
+  if (kind === 'Deployment') {
+    metadata.labels['pod-template-hash'] = '7d4b9c8f5d';
+    metadata.generateName = 'web-7d4b9c8f5d-';
+  } else if (kind === 'Job') {
+    metadata.labels['batch.kubernetes.io/job-name'] = 'web';
+    metadata.labels['job-name'] = 'web';
+    metadata.generateName = 'web-';
+  } else {
+    metadata.labels['apps.kubernetes.io/pod-index'] = '0';
+    metadata.labels['statefulset.kubernetes.io/pod-name'] = 'web-0';
+    metadata.name = 'web-0';
+  }
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { ...metadata, namespace: 'shop' }, spec };
+}
+
+/**
+ * What may differ, with its reason (docs/admission.md, "What differs"): the agents' ConfigMaps are
+ * the policy's (one per namespace, named after the policy), so their names in the volumes and,
+ * where the config names the workload, the checksum annotation; WithTracer's workload attribute
+ * (`K8S_WORKLOAD_NAME`, `k8s.<kind>.name=`), which names the workload's kind and object: not
+ * written at admission.
+ */
+function normalized(pod: Json): Json {
+  const out = structuredClone(pod);
+  for (const v of out.spec.volumes ?? []) if (v.configMap) v.configMap.name = '<agent config>';
+  for (const k of Object.keys(out.metadata.annotations ?? {})) if (k.includes('checksum')) out.metadata.annotations[k] = '<checksum>';
+  for (const c of [...out.spec.containers, ...(out.spec.initContainers ?? [])]) {
+    if (!c.env) continue;
+    c.env = c.env.filter((e: Json) => e.name !== 'K8S_WORKLOAD_NAME');
+    for (const e of c.env) if (e.name === 'OTEL_RESOURCE_ATTRIBUTES') e.value = e.value.replace(/,k8s\.[a-z]+\.name=[^,]*$/, '');
+  }
+  return out;
+}
+
+describe('the policy reproduces synthesis', () => {
+  for (const version of ['1.36', '1.37']) {
+    for (const [agents, attach] of Object.entries(AGENTS)) {
+      const { policy } = policyFor(attach, version);
+      for (const kind of ['Deployment', 'Job', 'StatefulSet']) {
+        for (const [shape, podSpec] of Object.entries(POD_SPECS)) {
+          test(`${version} ${agents}: ${kind}, ${shape}`, () => {
+            const plain = Testing.synth((() => { const { chart } = newChart(); workload(chart, kind, podSpec); return chart; })())[0].spec.template;
+            const admitted = admitWithPolicy(policy.spec, podOf(kind, plain));
+            expect(admitted.skippedBy).toBeUndefined();
+            let template: Json;
+            try {
+              template = synthesized(kind, podSpec, attach, version);
+            } catch (e) {
+              // the one documented difference of behaviour: appShutdownTime given and a grace period below the
+              // sidecars' need is an error at synthesis; a policy cannot refuse, it raises the grace period to the need
+              const need = /terminationGracePeriodSeconds is \d+, but its sidecars need (\d+)/.exec((e as Error).message);
+              expect(need).not.toBeNull();
+              expect(admitted.pod.spec.terminationGracePeriodSeconds).toBe(Number(need![1]));
+              template = synthesized(kind, { ...podSpec, terminationGracePeriodSeconds: Number(need![1]) }, attach, version);
+            }
+            const expected = podOf(kind, template);
+            expect(normalized(admitted.pod)).toEqual(normalized(expected));
+            // the rules, stated: native sidecars first, before the pod's own init containers
+            const names = admitted.pod.spec.initContainers.map((c: Json) => c.name);
+            const own = (podSpec.initContainers ?? []).map((c: Json) => c.name);
+            expect(names.slice(names.length - own.length)).toEqual(own);
+            for (const c of admitted.pod.spec.initContainers.slice(0, names.length - own.length)) {
+              if (c.name !== 'sidecar-tools') {
+                expect(c.restartPolicy).toBe('Always');
+                expect(c.startupProbe).toBeDefined();
+              }
+            }
+            // idempotent: a second run (reinvocation, a second policy) changes nothing
+            const again = admitWithPolicy(policy.spec, admitted.pod);
+            expect(again.skippedBy).toBe('not-injected-yet');
+            expect(again.pod).toEqual(admitted.pod);
+            // the guard admits it
+            expect(evaluate(GUARD_EXPRESSION, { object: admitted.pod })).toBe(true);
+          });
+        }
+      }
+    }
+  }
+
+  test('a pod the library synthesized is not injected again', () => {
+    const { policy } = policyFor(AGENTS['log agent'], '1.36');
+    const pod = podOf('Deployment', synthesized('Deployment', POD_SPECS['one container'], AGENTS['log agent'], '1.36'));
+    const out = admitWithPolicy(policy.spec, pod);
+    expect(out.skippedBy).toBe('not-injected-yet');
+    expect(out.pod).toEqual(pod);
+  });
+
+  test('the grace period comes from the pod\'s own hooks and grace period, as the engine computes it', () => {
+    const { policy } = policyFor(AGENTS['log agent'], '1.36');
+    const grace = (spec: Json) => admitWithPolicy(policy.spec, podOf('Deployment', { metadata: {}, spec })).pod.spec.terminationGracePeriodSeconds;
+    const plain = grace({ containers: [APP] });
+    const withHook = grace({ containers: [{ ...APP, lifecycle: { preStop: { sleep: { seconds: 25 } } } }] });
+    // a readable hook of 25 s adds 25 s to the app's end
+    expect(withHook - plain).toBe(25);
+    // an explicit grace above the need is kept
+    expect(grace({ containers: [APP], terminationGracePeriodSeconds: 300 })).toBe(300);
+  });
+});
+
+describe('names and objects', () => {
+  test('every Object.* initializer is named after its field path (CheckTypeNamesMatchFieldPathNames)', () => {
+    const { policy } = policyFor(AGENTS['log agent + tracer + envoy'], '1.36');
+    const all = [policy.spec.mutations[0].jsonPatch.expression, ...policy.spec.variables.map((v: Json) => v.expression)];
+    const types = all.flatMap(e => rewrite(e).objectTypes);
+    expect(types).toContain('Object.spec.initContainers.startupProbe.httpGet');
+    expect(types).toContain('Object.spec.containers.env');
+    // a wrong name is caught by the offline evaluator, as by the API server
+    expect(() => rewrite('Object.spec.initContainers{startupProbe: Object.spec.initContainers.livenessProbe{}}')).toThrow(/type mismatch/);
+  });
+
+  test('1.36+: v1 policy and binding, the agents\' ConfigMaps in each namespace, fail closed by default', () => {
+    const { manifests, policy, binding } = policyFor(AGENTS['log agent'], '1.36');
+    expect(policy.apiVersion).toBe('admissionregistration.k8s.io/v1');
+    expect(binding.apiVersion).toBe('admissionregistration.k8s.io/v1');
+    expect(policy.spec.failurePolicy).toBe('Fail');
+    expect(policy.spec.reinvocationPolicy).toBe('IfNeeded');
+    expect(policy.spec.mutations[0].patchType).toBe('JSONPatch');
+    expect(binding.spec.matchResources.namespaceSelector.matchExpressions[0].values).toEqual(['billing', 'shop']);
+    const cms = manifests.filter(m => m.kind === 'ConfigMap');
+    expect(cms.map(c => c.metadata.namespace).sort()).toEqual(['billing', 'shop']);
+    expect(cms[0].data).toEqual(cms[1].data);
+    // the pod mounts that very name
+    const vols = evaluateVariable(policy, 'volumes');
+    expect(vols.some((v: Json) => v.configMap?.name === cms[0].metadata.name)).toBe(true);
+    expect(manifests.map(m => m.kind).filter(k => k === 'Pod')).toEqual([]);
+    expect(manifests).toMatchSnapshot();
+  });
+
+  test('failurePolicy Ignore, pod labels', () => {
+    const { policy, binding } = policyFor(AGENTS['log agent'], '1.36', { failurePolicy: InjectionFailurePolicy.IGNORE, podLabels: { sidecars: 'yes' } });
+    expect(policy.spec.failurePolicy).toBe('Ignore');
+    expect(binding.spec.matchResources.objectSelector).toEqual({ matchLabels: { sidecars: 'yes' } });
+  });
+
+  test('1.34 and 1.35: v1beta1 only with allowBetaApi; below: refused with why', () => {
+    for (const version of ['1.34', '1.35']) {
+      expect(() => policyFor(AGENTS['log agent'], version)).toThrow(new RegExp(`SidecarInjectionPolicy 'test/inject': Kubernetes ${version} serves MutatingAdmissionPolicy only as admissionregistration.k8s.io/v1beta1, which is off by default.*allowBetaApi: true`, 's'));
+      expect(policyFor(AGENTS['log agent'], version, { allowBetaApi: true }).policy.apiVersion).toBe('admissionregistration.k8s.io/v1beta1');
+    }
+    expect(() => policyFor(AGENTS['log agent'], '1.33', { allowBetaApi: true })).toThrow(/Kubernetes 1.33 has no MutatingAdmissionPolicy API this policy can use \(alpha v1alpha1 in 1.32-1.33/);
+  });
+
+  test('bad input: no sidecar, no namespace, a condition without a name', () => {
+    const { chart } = newChart();
+    new SidecarInjectionPolicy(chart, 'inject', { namespaces: ['shop'], kubernetesVersion: '1.36' });
+    expect(() => Testing.synth(chart)).toThrow(/SidecarInjectionPolicy 'test\/inject': no sidecar construct is attached to its pod/);
+    expect(() => new SidecarInjectionPolicy(newChart().chart, 'inject', { namespaces: [], kubernetesVersion: '1.36' })).toThrow(/namespaces is empty/);
+    expect(() => new SidecarInjectionPolicy(newChart().chart, 'inject', { namespaces: ['shop'], kubernetesVersion: '1.36', matchConditions: [{ expression: 'true' } as any] }))
+      .toThrow(/matchConditions has .*not a \{ name, expression \}/);
+  });
+});
+
+function evaluateVariable(policy: Json, name: string): Json {
+  const v = policy.spec.variables.find((x: Json) => x.name === name);
+  const { fromCel } = jest.requireActual('./util/k8s-cel');
+  return fromCel(evaluate(v.expression, { object: { metadata: {}, spec: { containers: [] } } }));
+}
