@@ -4,9 +4,15 @@
  * Deployments, Jobs and StatefulSets, compared field by field with what the library writes at
  * synthesis for the same workloads; idempotence; and NativeSidecarGuard's CEL on the result.
  */
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
 import { ApiObject, Chart, Duration, Testing } from 'cdk8s';
+import * as YAML from 'yaml';
 import { newChart } from './util/fixtures';
+import { restrictedViolations, volumeViolations } from './util/pss';
 import { admitWithPolicy, evaluate, rewrite } from './util/k8s-cel';
+import { helpText, main } from '../src/cli/main';
 import { GUARD_EXPRESSION } from '../src/facts/annotations';
 import { LogOutput } from '../src/log-output';
 import { InjectionFailurePolicy, SidecarInjectionPolicy } from '../src/sidecar-injection-policy';
@@ -179,8 +185,11 @@ describe('the policy reproduces synthesis', () => {
             const again = admitWithPolicy(policy.spec, admitted.pod);
             expect(again.skippedBy).toBe('not-injected-yet');
             expect(again.pod).toEqual(admitted.pod);
-            // the guard admits it
+            // the guard admits it, and so does the restricted Pod Security profile (the sidecars' part of the pod)
             expect(evaluate(GUARD_EXPRESSION, { object: admitted.pod })).toBe(true);
+            const ours = new Set(names.slice(0, names.length - own.length));
+            expect(admitted.pod.spec.initContainers.filter((c: Json) => ours.has(c.name)).flatMap((c: Json) => restrictedViolations(c))).toEqual([]);
+            expect(admitted.pod.spec.volumes.flatMap((v: Json) => volumeViolations(v))).toEqual([]);
           });
         }
       }
@@ -264,4 +273,67 @@ function evaluateVariable(policy: Json, name: string): Json {
   const v = policy.spec.variables.find((x: Json) => x.name === name);
   const { fromCel } = jest.requireActual('./util/k8s-cel');
   return fromCel(evaluate(v.expression, { object: { metadata: {}, spec: { containers: [] } } }));
+}
+
+describe('cdk8s-sidecars policy', () => {
+  const run = (args: string[]) => {
+    let stdout = '';
+    let stderr = '';
+    const spies = [
+      jest.spyOn(process.stdout, 'write').mockImplementation((c: any) => { stdout += String(c); return true; }),
+      jest.spyOn(process.stderr, 'write').mockImplementation((c: any) => { stderr += String(c); return true; }),
+    ];
+    try {
+      return { status: main(args), stdout, stderr };
+    } finally {
+      for (const s of spies) s.mockRestore();
+    }
+  };
+  let dir: string;
+  beforeAll(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cdk8s-sidecars-policy-')); });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const config = (text: string) => {
+    const file = path.join(dir, `c${Math.random().toString(36).slice(2)}.yaml`);
+    fs.writeFileSync(file, text);
+    return file;
+  };
+
+  test('writes the policy of a render config entry: the same CEL as the construct with the same props', () => {
+    const file = config([
+      "kubernetesVersion: '1.36'",
+      'workloads:',
+      '  - select: { kind: Deployment }',
+      '    logAgent: { output: { loki: { host: loki.monitoring.svc } } }',
+      'admission:',
+      '  namespaces: [shop, billing]',
+      '',
+    ].join('\n'));
+    const r = run(['policy', '--config', file]);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const docs = readManifests(r.stdout);
+    expect(docs.map((d: Json) => d.kind)).toEqual(['MutatingAdmissionPolicy', 'MutatingAdmissionPolicyBinding', 'ConfigMap', 'ConfigMap']);
+    const { policy } = policyFor(AGENTS['log agent'], '1.36');
+    // the same CEL but for the ConfigMaps' names (after the constructs' paths)
+    const cel = (p: Json) => JSON.stringify([p.spec.matchConditions, p.spec.variables, p.spec.mutations]).replace(/name: \\"[a-z0-9-]*-config-c[0-9a-f]{7}\\"/g, '<cm>');
+    expect(cel(docs[0])).toEqual(cel(policy));
+    expect(cel(docs[0])).toContain('<cm>');
+  });
+
+  test('a bad admission key names it; --help is docs/cli.md\'s', () => {
+    const file = config("kubernetesVersion: '1.36'\nworkloads:\n  - select: { kind: Deployment }\n    logAgent: {}\nadmission: { namespaces: [shop], failurePolicy: Sometimes }\n");
+    const r = run(['policy', '--config', file]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/admission.failurePolicy: expected one of Fail, Ignore/);
+    const old = config("kubernetesVersion: '1.33'\nworkloads:\n  - select: { kind: Deployment }\n    logAgent: {}\nadmission: { namespaces: [shop] }\n");
+    const r2 = run(['policy', '--config', old]);
+    expect(r2.status).not.toBe(0);
+    expect(r2.stderr).toMatch(/Kubernetes 1.33 has no MutatingAdmissionPolicy API/);
+    const docs = fs.readFileSync(path.join(__dirname, '..', 'docs', 'cli.md'), 'utf8');
+    expect(docs).toContain(`## policy\n\n\`\`\`text\n${helpText('policy')}\`\`\`\n`);
+  });
+});
+
+function readManifests(text: string): Json[] {
+  return text.split(/^---$/m).map(d => d.trim()).filter(d => d !== '').map(d => YAML.parse(d));
 }

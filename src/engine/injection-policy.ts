@@ -14,6 +14,7 @@
  * Plain JSON in and out: no cdk8s.
  */
 import { NATIVE_SIDECARS_ANNOTATION, STOP_TIMES_ANNOTATION } from '../facts/annotations';
+import { internalError } from '../private/errors';
 import { Json } from '../private/json';
 import { sortedKeys } from '../private/order';
 
@@ -221,7 +222,7 @@ function strList(list: string[]): string {
 }
 
 function int(n: number): string {
-  if (!Number.isInteger(n)) throw new Error(`internal: ${n} is not a whole number of seconds`);
+  if (!Number.isInteger(n)) throw internalError(`${n} is not a whole number of seconds`);
   return String(n);
 }
 
@@ -242,7 +243,7 @@ export function celLiteral(value: unknown, typePath: string): string {
   if (typeof value === 'string') return value === STAND_IN_NAME ? 'variables.workloadName' : str(value);
   if (typeof value === 'boolean') return String(value);
   if (typeof value === 'number') {
-    if (!Number.isInteger(value)) throw new Error(`internal: ${value} at ${typePath} is not an integer (Kubernetes pod fields are)`);
+    if (!Number.isInteger(value)) throw internalError(`${value} at ${typePath} is not an integer (Kubernetes pod fields are)`);
     return String(value);
   }
   if (Array.isArray(value)) return `[${value.map(v => celLiteral(v, typePath)).join(', ')}]`;
@@ -250,7 +251,7 @@ export function celLiteral(value: unknown, typePath: string): string {
   const o = value as Json;
   if (STRING_MAPS.has(field)) return `{${sortedKeys(o).map(k => `${str(k)}: ${str(o[k])}`).join(', ')}}`;
   const entries = sortedKeys(o).map(k => {
-    if (RESERVED.has(k) || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new Error(`internal: field '${k}' at ${typePath} cannot be a CEL field name`);
+    if (RESERVED.has(k) || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw internalError(`field '${k}' at ${typePath} cannot be a CEL field name`);
     return `${k}: ${celLiteral(o[k], `${typePath}.${k}`)}`;
   });
   return `${typePath}{${entries.join(', ')}}`;
