@@ -1,9 +1,9 @@
-import { ApiObject, App, Chart, Duration } from 'cdk8s';
+import { ApiObject, App, Chart, Duration, Lazy } from 'cdk8s';
 import { Construct } from 'constructs';
 import {
   checkBoolean, checkDnsLabel, checkObjectName, checkString, describeValue, isPropsObject, listOf, snapshot,
 } from './bind/checks';
-import { SynthesizedApiObject } from './bind/hooks';
+import { TargetVersionedApiObject } from './bind/hooks';
 import { resolveTarget } from './bind/target-reader';
 import { InjectionCel, STAND_IN_NAME, injectionCel, planFromStandIn } from './engine/injection-policy';
 import { STOP_TIMES_ANNOTATION } from './facts/annotations';
@@ -170,11 +170,15 @@ export class SidecarInjectionPolicy extends Construct {
       metadata: { name: STAND_IN_NAME },
       spec: { containers: [{ name: 'app', image: 'app' }] },
     });
+    // the objects' content is made at synthesis (Lazy: the user's JSON patches still apply), from
+    // what the sidecar constructs attached to `pod` render then
     const apiVersion = () => `${GROUP}/${this.apiVersion()}`;
-    this.policy = new SynthesizedApiObject(this, 'policy', { apiVersion: `${GROUP}/v1`, kind: 'MutatingAdmissionPolicy', metadata: { name: this.name } },
-      () => this.policyJson(apiVersion()));
-    this.binding = new SynthesizedApiObject(this, 'binding', { apiVersion: `${GROUP}/v1`, kind: 'MutatingAdmissionPolicyBinding', metadata: { name: this.name } },
-      () => this.bindingJson(apiVersion()));
+    this.policy = new TargetVersionedApiObject(this, 'policy', apiVersion, {
+      apiVersion: `${GROUP}/v1`, kind: 'MutatingAdmissionPolicy', metadata: { name: this.name }, spec: Lazy.any({ produce: () => this.policySpec() }),
+    });
+    this.binding = new TargetVersionedApiObject(this, 'binding', apiVersion, {
+      apiVersion: `${GROUP}/v1`, kind: 'MutatingAdmissionPolicyBinding', metadata: { name: this.name }, spec: Lazy.any({ produce: () => this.bindingSpec() }),
+    });
     this.node.addValidation({
       validate: () => {
         try {
@@ -268,49 +272,42 @@ export class SidecarInjectionPolicy extends Construct {
         const key = `${ns}/${cm.metadata.name}`;
         if (this.configMaps.has(key)) continue;
         const name = cm.metadata.name;
-        this.configMaps.set(key, new SynthesizedApiObject(this, `config-${ns}-${name}`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns } },
-          () => {
-            const current = this.render(false).configMaps.find(m => m.metadata.name === name);
-            return { ...current, metadata: { ...current!.metadata, name, namespace: ns } };
-          }));
+        const current = () => this.render(false).configMaps.find(m => m.metadata.name === name) ?? {};
+        this.configMaps.set(key, new ApiObject(this, `config-${ns}-${name}`, {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name, namespace: ns },
+          data: Lazy.any({ produce: () => current().data }),
+          binaryData: Lazy.any({ produce: () => current().binaryData }),
+        }));
       }
     }
     return this.rendered;
   }
 
-  private policyJson(apiVersion: string): Json {
+  private policySpec(): Json {
     const cel = this.render(false).cel;
     return {
-      apiVersion,
-      kind: 'MutatingAdmissionPolicy',
-      metadata: { name: this.name },
-      spec: {
-        failurePolicy: this.props.failurePolicy ?? InjectionFailurePolicy.FAIL,
-        matchConditions: cel.matchConditions,
-        matchConstraints: {
-          resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }],
-        },
-        mutations: [{ jsonPatch: { expression: cel.patch }, patchType: 'JSONPatch' }],
-        // a later mutation (another policy, a webhook) may run it again: its conditions make that a no-op
-        reinvocationPolicy: 'IfNeeded',
-        variables: cel.variables,
+      failurePolicy: this.props.failurePolicy ?? InjectionFailurePolicy.FAIL,
+      matchConditions: cel.matchConditions,
+      matchConstraints: {
+        resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }],
       },
+      mutations: [{ jsonPatch: { expression: cel.patch }, patchType: 'JSONPatch' }],
+      // a later mutation (another policy, a webhook) may run it again: its conditions make that a no-op
+      reinvocationPolicy: 'IfNeeded',
+      variables: cel.variables,
     };
   }
 
-  private bindingJson(apiVersion: string): Json {
+  private bindingSpec(): Json {
     const labels = this.props.podLabels;
     return {
-      apiVersion,
-      kind: 'MutatingAdmissionPolicyBinding',
-      metadata: { name: this.name },
-      spec: {
-        matchResources: {
-          namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: this.namespaces }] },
-          ...(labels && Object.keys(labels).length > 0 ? { objectSelector: { matchLabels: { ...labels } } } : {}),
-        },
-        policyName: this.name,
+      matchResources: {
+        namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: this.namespaces }] },
+        ...(labels && Object.keys(labels).length > 0 ? { objectSelector: { matchLabels: { ...labels } } } : {}),
       },
+      policyName: this.name,
     };
   }
 }

@@ -7,7 +7,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { ApiObject, Chart, Duration, Testing } from 'cdk8s';
+import { ApiObject, Chart, Duration, JsonPatch, Testing } from 'cdk8s';
 import * as YAML from 'yaml';
 import { newChart } from './util/fixtures';
 import { restrictedViolations, volumeViolations } from './util/pss';
@@ -243,6 +243,14 @@ describe('names and objects', () => {
     expect(vols.some((v: Json) => v.configMap?.name === cms[0].metadata.name)).toBe(true);
     expect(manifests.map(m => m.kind).filter(k => k === 'Pod')).toEqual([]);
     expect(manifests).toMatchSnapshot();
+  });
+
+  test('the user\'s JSON patches apply to the policy\'s objects', () => {
+    const { chart } = newChart();
+    const p = new SidecarInjectionPolicy(chart, 'inject', { namespaces: ['shop'], kubernetesVersion: '1.36' });
+    new WithLogAgent(p.pod, 'logs', { workload: p.pod });
+    p.policy.addJsonPatch(JsonPatch.add('/spec/reinvocationPolicy', 'Never'));
+    expect(Testing.synth(chart).find(m => m.kind === 'MutatingAdmissionPolicy').spec.reinvocationPolicy).toBe('Never');
   });
 
   test('failurePolicy Ignore, pod labels', () => {

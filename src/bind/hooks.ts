@@ -110,17 +110,3 @@ export class TargetVersionedApiObject extends ApiObject {
   }
 }
 
-/**
- * An `ApiObject` whose whole manifest is computed at synthesis by `build()`: the objects of
- * `SidecarInjectionPolicy`, which are made of what its sidecar constructs render then.
- * @internal
- */
-export class SynthesizedApiObject extends ApiObject {
-  constructor(scope: Construct, id: string, props: ApiObjectProps, private readonly build: () => any) {
-    super(scope, id, props);
-  }
-
-  public toJson(): any {
-    return this.build();
-  }
-}

@@ -14,6 +14,7 @@
  * Plain JSON in and out: no cdk8s.
  */
 import { NATIVE_SIDECARS_ANNOTATION, STOP_TIMES_ANNOTATION } from '../facts/annotations';
+import { KUBERNETES_DEFAULT_GRACE_SECONDS } from '../facts/pod-defaults';
 import { internalError } from '../private/errors';
 import { Json } from '../private/json';
 import { sortedKeys } from '../private/order';
@@ -78,8 +79,8 @@ const WORKLOAD_NAME = [
   'has(object.metadata.name) ? object.metadata.name : \'\'',
 ].join(' ');
 
-/** Kubernetes' default `terminationGracePeriodSeconds` (pkg/apis/core/v1/defaults.go, SetDefaults_PodSpec): set before admission. */
-const DEFAULT_GRACE = 30;
+/** Kubernetes' default `terminationGracePeriodSeconds`, which the API server sets before admission (pkg/apis/core/v1/defaults.go, SetDefaults_PodSpec). */
+const DEFAULT_GRACE = KUBERNETES_DEFAULT_GRACE_SECONDS;
 
 /**
  * What the engine added: the rendered stand-in pod's spec and metadata against the stand-in's own
