@@ -3,10 +3,12 @@ import { Construct } from 'constructs';
 import {
   checkBoolean, checkDnsLabel, checkObjectName, checkString, describeValue, isPropsObject, listOf, snapshot,
 } from './bind/checks';
+import { printSynthesisWarnings } from './bind/binding';
 import { TargetVersionedApiObject } from './bind/hooks';
 import { resolveTarget } from './bind/target-reader';
 import { InjectionCel, STAND_IN_NAME, injectionCel, planFromStandIn } from './engine/injection-policy';
 import { STOP_TIMES_ANNOTATION } from './facts/annotations';
+import { KNOWN_ADMISSION_POLICY_BUGS, findKnownBugs } from './facts/known-bugs';
 import { Where } from './private/errors';
 import { Json } from './private/json';
 import { compareCodePoints } from './private/order';
@@ -184,7 +186,10 @@ export class SidecarInjectionPolicy extends Construct {
         try {
           this.apiVersion();
           this.render(true);
-          return [];
+          // the known bugs of MutatingAdmissionPolicy in the target's patch release that this policy would hit
+          const found = findKnownBugs(`SidecarInjectionPolicy '${this.node.path}'`, this.policySpec(), this.version(), KNOWN_ADMISSION_POLICY_BUGS);
+          printSynthesisWarnings(this, found.filter(f => f.level === 'warning').map(f => f.message));
+          return found.filter(f => f.level === 'error').map(f => f.message);
         } catch (e) {
           return [(e as Error).message];
         }

@@ -14,6 +14,7 @@ import { restrictedViolations, volumeViolations } from './util/pss';
 import { admitWithPolicy, evaluate, rewrite } from './util/k8s-cel';
 import { helpText, main } from '../src/cli/main';
 import { GUARD_EXPRESSION } from '../src/facts/annotations';
+import { KNOWN_ADMISSION_POLICY_BUGS, findKnownBugs } from '../src/facts/known-bugs';
 import { LogOutput } from '../src/log-output';
 import { InjectionFailurePolicy, SidecarInjectionPolicy } from '../src/sidecar-injection-policy';
 import { WithEnvoy } from '../src/with-envoy';
@@ -243,6 +244,18 @@ describe('names and objects', () => {
     expect(vols.some((v: Json) => v.configMap?.name === cms[0].metadata.name)).toBe(true);
     expect(manifests.map(m => m.kind).filter(k => k === 'Pod')).toEqual([]);
     expect(manifests).toMatchSnapshot();
+  });
+
+  test('the known bugs of MutatingAdmissionPolicy: none hits the library\'s policy; each hits the policy it describes', () => {
+    const { policy } = policyFor(AGENTS['log agent + tracer + envoy'], '1.36');
+    const v = { major: 1, minor: 36, patch: 3 } as any;
+    expect(findKnownBugs('p', policy.spec, v, KNOWN_ADMISSION_POLICY_BUGS)).toEqual([]);
+    const twoMutations = { ...policy.spec, mutations: [...policy.spec.mutations, ...policy.spec.mutations] };
+    expect(findKnownBugs('p', twoMutations, v, KNOWN_ADMISSION_POLICY_BUGS).map(f => f.issue)).toEqual(['kubernetes#129309']);
+    const unguarded = { mutations: [{ jsonPatch: { expression: 'dyn(c.env) + [Object.spec.containers.env{name: "A"}]' } }] };
+    expect(findKnownBugs('p', unguarded, v, KNOWN_ADMISSION_POLICY_BUGS).map(f => f.issue)).toEqual(['kubernetes#140293']);
+    expect(findKnownBugs('p', unguarded, { major: 1, minor: 37, patch: 0 } as any, KNOWN_ADMISSION_POLICY_BUGS)).toEqual([]);
+    expect(findKnownBugs('p', { paramKind: { kind: 'ConfigMap' } }, v, KNOWN_ADMISSION_POLICY_BUGS).map(f => f.issue)).toEqual(['kubernetes#140201']);
   });
 
   test('the user\'s JSON patches apply to the policy\'s objects', () => {
