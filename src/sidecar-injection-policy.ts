@@ -154,7 +154,7 @@ export class SidecarInjectionPolicy extends Construct {
       if (!isPropsObject(c) || typeof c.name !== 'string' || typeof c.expression !== 'string' || c.expression.trim() === '') {
         throw who.error(`matchConditions has ${describeValue(c)}, not a { name, expression } of strings`, c, "give e.g. { name: 'not-a-canary', expression: \"!has(object.metadata.labels.canary)\" }");
       }
-      if (seen.has(c.name) || ['not-injected-yet', 'names-free', 'linux-pod-network', 'no-own-native-sidecars'].includes(c.name)) {
+      if (seen.has(c.name) || ['not-injected-yet', 'names-free', 'ports-free', 'linux-pod-network', 'no-own-native-sidecars'].includes(c.name)) {
         throw who.error(`matchConditions name '${c.name}' is used twice or by the library's own conditions`, c.name, 'give each condition a name of its own');
       }
       seen.add(c.name);
@@ -268,6 +268,7 @@ export class SidecarInjectionPolicy extends Construct {
       appShutdownGiven: props.some(p => p.appShutdownTime !== undefined),
       nativeStopSeconds: stops.reduce((sum, x) => sum + x, 0),
       userSidecarStopSeconds: userStops.length > 0 ? Math.max(...userStops) : undefined,
+      localPorts: sidecars.flatMap(s => s._agent?.localPorts ?? []),
     });
     const configMaps = manifests.filter(m => m.kind === 'ConfigMap');
     this.rendered = { cel: injectionCel(plan, this.props.matchConditions ?? []), configMaps };

@@ -205,6 +205,19 @@ describe('the policy reproduces synthesis', () => {
     expect(out.pod).toEqual(pod);
   });
 
+  test('a pod the library would refuse is left alone, with the condition that says why', () => {
+    const { policy } = policyFor(AGENTS['log agent + tracer + envoy'], '1.36');
+    const skipped = (spec: Json) => admitWithPolicy(policy.spec, podOf('Deployment', { metadata: {}, spec })).skippedBy;
+    expect(skipped({ containers: [{ ...APP, ports: [{ containerPort: 2020 }] }] })).toBe('ports-free');
+    expect(skipped({ containers: [{ ...APP, name: 'log-agent' }] })).toBe('names-free');
+    expect(skipped({ containers: [APP], volumes: [{ name: 'log-agent-logs', emptyDir: {} }] })).toBe('names-free');
+    expect(skipped({ containers: [APP], hostNetwork: true })).toBe('linux-pod-network');
+    expect(skipped({ containers: [APP], os: { name: 'windows' } })).toBe('linux-pod-network');
+    expect(skipped({ containers: [APP], initContainers: [{ name: 'mine', image: 'x', restartPolicy: 'Always' }] })).toBe('no-own-native-sidecars');
+    // and the library refuses the same pods at synthesis
+    expect(() => synthesized('Deployment', { containers: [{ ...APP, ports: [{ containerPort: 2020 }] }] }, AGENTS['log agent'], '1.36')).toThrow(/port 2020/);
+  });
+
   test('the grace period comes from the pod\'s own hooks and grace period, as the engine computes it', () => {
     const { policy } = policyFor(AGENTS['log agent'], '1.36');
     const grace = (spec: Json) => admitWithPolicy(policy.spec, podOf('Deployment', { metadata: {}, spec })).pod.spec.terminationGracePeriodSeconds;

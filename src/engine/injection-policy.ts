@@ -38,6 +38,8 @@ export interface InjectionPlan {
   readonly nativeStopSeconds: number;
   /** `userSidecarStopTime`: how long each of the pod's own native sidecars takes to stop; undefined: not given. */
   readonly userSidecarStopSeconds?: number;
+  /** The ports the sidecars bind that they do not declare (an agent's localhost-only admin or receiver ports). */
+  readonly localPorts?: number[];
 }
 
 /** A MutatingAdmissionPolicy's CEL, as its spec fields. */
@@ -104,6 +106,10 @@ export function planFromStandIn(rendered: Json, shutdown: Omit<InjectionPlan, 'i
 export function injectionCel(plan: InjectionPlan, extraConditions: Array<{ name: string; expression: string }> = []): InjectionCel {
   const names = plan.initContainers.map(c => String(c.name));
   const volumes = plan.volumes.map(v => String(v.name));
+  const ports = [...new Set([
+    ...plan.initContainers.flatMap(c => (c.ports ?? []).map((p: Json) => Number(p.containerPort))),
+    ...(plan.localPorts ?? []),
+  ])].sort((a, b) => a - b);
   const matchConditions = [
     {
       // a pod the library synthesized (either layout) or that a policy already injected carries these
@@ -118,6 +124,12 @@ export function injectionCel(plan: InjectionPlan, extraConditions: Array<{ name:
         ...(volumes.length > 0 ? [`!(has(object.spec.volumes) && object.spec.volumes.exists(v, v.name in ${strList(volumes)}))`] : []),
       ].join(' && '),
     },
+    ...(ports.length > 0 ? [{
+      // the library refuses a port of the app that a sidecar binds (src/engine/pod-template.ts, checkCollisions)
+      name: 'ports-free',
+      expression: `!object.spec.containers.exists(c, has(c.ports) && c.ports.exists(p, p.containerPort in ${intList(ports)})) && ` +
+        `!(has(object.spec.initContainers) && object.spec.initContainers.exists(c, has(c.ports) && c.ports.exists(p, p.containerPort in ${intList(ports)})))`,
+    }] : []),
     {
       // the library refuses both (src/engine/pod-template.ts): Linux images, ports on the pod's own network
       name: 'linux-pod-network',
@@ -220,6 +232,10 @@ function str(s: unknown): string {
 
 function strList(list: string[]): string {
   return `[${list.map(str).join(', ')}]`;
+}
+
+function intList(list: number[]): string {
+  return `[${list.map(int).join(', ')}]`;
 }
 
 function int(n: number): string {
