@@ -9,7 +9,7 @@ import { resolveTarget } from './bind/target-reader';
 import { InjectionCel, STAND_IN_NAME, injectionCel, planFromStandIn } from './engine/injection-policy';
 import { STOP_TIMES_ANNOTATION } from './facts/annotations';
 import { KNOWN_ADMISSION_POLICY_BUGS, findKnownBugs } from './facts/known-bugs';
-import { Where } from './private/errors';
+import { Where, internalError } from './private/errors';
 import { Json } from './private/json';
 import { compareCodePoints } from './private/order';
 import { Sidecars } from './settings';
@@ -258,6 +258,7 @@ export class SidecarInjectionPolicy extends Construct {
       throw this.who.error(`its sidecars cannot be rendered: ${(e as Error).message}`, undefined, 'Fix the sidecar constructs attached to `policy.pod`', '. ');
     }
     const pod = manifests.find(m => m.kind === 'Pod');
+    if (!pod) throw internalError(`${this.node.path}: the stand-in pod was not synthesized`);
     // the engine's own numbers: the stop times it wrote (STOP_TIMES_ANNOTATION), the constructs' app shutdown
     const stops = String(pod?.metadata?.annotations?.[STOP_TIMES_ANNOTATION] ?? '').split(',').filter(x => x !== '')
       .map(x => Number(x.slice(x.lastIndexOf('=') + 1).replace(/s$/, '')));
