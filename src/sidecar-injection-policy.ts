@@ -150,7 +150,8 @@ export class SidecarInjectionPolicy extends Construct {
       throw who.error(`failurePolicy ${describeValue(props.failurePolicy)} is not an InjectionFailurePolicy`, props.failurePolicy, 'give InjectionFailurePolicy.FAIL or .IGNORE');
     }
     const seen = new Set<string>();
-    for (const c of props.matchConditions ?? []) {
+    const conditions = listOf(who, 'matchConditions', props.matchConditions, "[{ name: 'not-a-canary', expression: '!has(object.metadata.labels.canary)' }]");
+    for (const c of conditions) {
       if (!isPropsObject(c) || typeof c.name !== 'string' || typeof c.expression !== 'string' || c.expression.trim() === '') {
         throw who.error(`matchConditions has ${describeValue(c)}, not a { name, expression } of strings`, c, "give e.g. { name: 'not-a-canary', expression: \"!has(object.metadata.labels.canary)\" }");
       }
@@ -159,8 +160,9 @@ export class SidecarInjectionPolicy extends Construct {
       }
       seen.add(c.name);
     }
-    for (const [k, v] of Object.entries(props.podLabels ?? {})) {
-      checkString(who, `podLabels '${k}'`, v, "'web'");
+    if (props.podLabels !== undefined) {
+      if (!isPropsObject(props.podLabels)) throw who.error(`podLabels ${describeValue(props.podLabels)} is not a map of label values`, props.podLabels, "give e.g. { 'sidecars.example.com/logs': 'true' }");
+      for (const [k, v] of Object.entries(props.podLabels)) checkString(who, `podLabels '${k}'`, v, "'true'");
     }
     // the version now: the stand-in's sidecars are read with it
     const version = this.version();
@@ -220,11 +222,6 @@ export class SidecarInjectionPolicy extends Construct {
     );
   }
 
-  /** The policy's CEL (match conditions, variables, the JSON patch), as synthesized. */
-  public get cel(): InjectionCel {
-    return this.render(false).cel;
-  }
-
   private version(): KubeVersion {
     return resolveTarget(this, { kubernetesVersion: this.props.kubernetesVersion }).version;
   }
@@ -272,7 +269,7 @@ export class SidecarInjectionPolicy extends Construct {
       localPorts: sidecars.flatMap(s => s._agent?.localPorts ?? []),
     });
     const configMaps = manifests.filter(m => m.kind === 'ConfigMap');
-    this.rendered = { cel: injectionCel(plan, this.props.matchConditions ?? []), configMaps };
+    this.rendered = { cel: injectionCel(plan, (this.props.matchConditions ?? []).map(c => ({ name: c.name, expression: c.expression }))), configMaps };
     // one copy of each agent ConfigMap per namespace (created at the first synthesis: the sidecar constructs come after the policy)
     for (const ns of this.namespaces) {
       for (const cm of configMaps) {
