@@ -1,9 +1,9 @@
 import { ApiObject, App, Chart, Duration, Lazy } from 'cdk8s';
 import { Construct } from 'constructs';
+import { printSynthesisWarnings } from './bind/binding';
 import {
   checkBoolean, checkDnsLabel, checkObjectName, checkString, describeValue, isPropsObject, listOf, snapshot,
 } from './bind/checks';
-import { printSynthesisWarnings } from './bind/binding';
 import { TargetVersionedApiObject } from './bind/hooks';
 import { resolveTarget } from './bind/target-reader';
 import { InjectionCel, STAND_IN_NAME, injectionCel, planFromStandIn } from './engine/injection-policy';
@@ -269,7 +269,8 @@ export class SidecarInjectionPolicy extends Construct {
       localPorts: sidecars.flatMap(s => s._agent?.localPorts ?? []),
     });
     const configMaps = manifests.filter(m => m.kind === 'ConfigMap');
-    this.rendered = { cel: injectionCel(plan, (this.props.matchConditions ?? []).map(c => ({ name: c.name, expression: c.expression }))), configMaps };
+    const extra = (this.props.matchConditions ?? []).map(c => ({ name: c.name, expression: c.expression }));
+    this.rendered = { cel: injectionCel(plan, extra), configMaps };
     // one copy of each agent ConfigMap per namespace (created at the first synthesis: the sidecar constructs come after the policy)
     for (const ns of this.namespaces) {
       for (const cm of configMaps) {
