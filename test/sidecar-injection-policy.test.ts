@@ -15,10 +15,12 @@ import { restrictedViolations, volumeViolations } from './util/pss';
 import { helpText, main } from '../src/cli/main';
 import { GUARD_EXPRESSION } from '../src/facts/annotations';
 import { KNOWN_ADMISSION_POLICY_BUGS, findKnownBugs } from '../src/facts/known-bugs';
+import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
 import { InjectionFailurePolicy, SidecarInjectionPolicy } from '../src/sidecar-injection-policy';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
+import { SidecarCheck, SidecarVolume, WithSidecar } from '../src/with-sidecar';
 import { WithTracer } from '../src/with-tracer';
 
 type Json = any;
@@ -33,6 +35,25 @@ const AGENTS: Record<string, Attach> = {
     new WithEnvoy(s, 'envoy', { workload: w, appPort: 8080 });
   },
   'log agent, appShutdownTime 20s': (s, w) => { new WithLogAgent(s, 'logs', { workload: w, appShutdownTime: Duration.seconds(20) }); },
+  'Vector + a WithSidecar (Vault agent: config file, memory volumes the app mounts, exec check)': (s, w) => {
+    new WithLogAgent(s, 'logs', { workload: w, agent: LogAgent.vector() });
+    new WithSidecar(s, 'vault-agent', {
+      workload: w,
+      containerName: 'vault-agent',
+      image: 'hashicorp/vault:1.20.4',
+      command: ['vault'],
+      args: ['agent', '-config=/etc/vault-agent/config.hcl'],
+      configFiles: { 'config.hcl': 'exit_after_auth = false\n' },
+      user: 100,
+      group: 1000,
+      volumes: [
+        SidecarVolume.emptyDir('vault-secrets', '/vault/secrets', { memory: true, appMountPath: '/vault/secrets' }),
+        SidecarVolume.emptyDir('vault-run', '/vault/run', { memory: true }),
+      ],
+      appEnv: { VAULT_ADDR: 'https://vault.example.com:8200' },
+      startupCheck: SidecarCheck.exec(['/bin/sh', '-c', 'test -s /vault/secrets/db.env']),
+    });
+  },
 };
 
 const APP = { name: 'app', image: 'ghcr.io/example/app:1.0.0', ports: [{ containerPort: 8080 }] };
