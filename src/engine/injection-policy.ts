@@ -175,34 +175,41 @@ export function injectionCel(plan: InjectionPlan, extraConditions: Array<{ name:
     },
   ];
   const parts: string[] = [];
+  // Every value the patch writes is a literal of the library's: Object.* initializers exist only in a
+  // mutation's expression (kubernetes v1.37.2 staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/
+  // mutating/compilation.go compiles variables without HasPatchTypes), and a value read from the pod
+  // (`object.spec...`) cannot be written back: the API server's `object` holds typed values that do not
+  // convert to JSON (json_patch.go: "could not marshal to JSON: unsupported conversion to ref.Val:
+  // (v1.Container)", measured with its own patcher). So a list the pod lacks is added empty first,
+  // then each entry is added on its own (all in one patch, which the API server applies whole).
   if (plan.initContainers.length > 0) {
-    // the list once (a variable), the patch per case: in front of the pod's own init containers, or the whole list
-    variables.push({ name: 'initContainers', expression: `[${plan.initContainers.map(c => celLiteral(c, 'Object.spec.initContainers')).join(', ')}]` });
-    const n = plan.initContainers.length;
-    parts.push(
-      `(has(object.spec.initContainers) ? [${[...Array(n).keys()].reverse().map(i => patch('add', '/spec/initContainers/0', `variables.initContainers[${i}]`)).join(', ')}] ` +
-      `: [${patch('add', '/spec/initContainers', 'variables.initContainers')}])`,
-    );
+    const lits = plan.initContainers.map(c => celLiteral(c, 'Object.spec.initContainers'));
+    parts.push(`(has(object.spec.initContainers) ? [] : [${patch('add', '/spec/initContainers', '[]')}])`);
+    // in front of the pod's own, in the engine's order: each at index 0, the last first
+    parts.push(`[${[...lits].reverse().map(l => patch('add', '/spec/initContainers/0', l)).join(', ')}]`);
   }
   if (plan.volumes.length > 0) {
-    variables.push({ name: 'volumes', expression: `[${plan.volumes.map(v => celLiteral(v, 'Object.spec.volumes')).join(', ')}]` });
-    parts.push(
-      `(has(object.spec.volumes) ? [${plan.volumes.map((_, i) => patch('add', '/spec/volumes/-', `variables.volumes[${i}]`)).join(', ')}] ` +
-      `: [${patch('add', '/spec/volumes', 'variables.volumes')}])`,
-    );
+    const lits = plan.volumes.map(v => celLiteral(v, 'Object.spec.volumes'));
+    parts.push(`(has(object.spec.volumes) ? [] : [${patch('add', '/spec/volumes', '[]')}])`);
+    parts.push(`[${lits.map(l => patch('add', '/spec/volumes/-', l)).join(', ')}]`);
   }
-  // every app container (an index each: a two-variable comprehension, Kubernetes 1.32+), the library's
-  // rule of withAppWiring: an env the container sets wins, a mount it has already is not added again
+  // every app container (an index each: cel-go's two-variable comprehension `transformList(i, c, filter,
+  // value)`, Kubernetes 1.32+), the library's rule of withAppWiring: an env the container sets wins,
+  // a mount it has already is not added again
+  const perContainer = (field: string, filter: string, value: string, append: boolean) =>
+    `object.spec.containers.transformList(i, c, ${filter}, ${patch('add', `'/spec/containers/' + string(i) + '/${field}${append ? '/-' : ''}'`, value, true)})`;
   if (plan.appEnv.length > 0) {
-    const added = plan.appEnv.map(e =>
-      `(has(c.env) && c.env.exists(x, x.name == ${str(e.name)}) ? [] : [${celLiteral(e, 'Object.spec.containers.env')}])`).join(' + ');
-    parts.push(`object.spec.containers.transformList(i, c, ${patch('add', '\'/spec/containers/\' + string(i) + \'/env\'', `dyn(has(c.env) ? c.env : []) + ${added}`, true)})`);
+    parts.push(perContainer('env', '!has(c.env)', '[]', false));
+    for (const e of plan.appEnv) {
+      parts.push(perContainer('env', `!(has(c.env) && c.env.exists(x, x.name == ${str(e.name)}))`, celLiteral(e, 'Object.spec.containers.env'), true));
+    }
   }
   if (plan.appMounts.length > 0) {
-    const added = plan.appMounts.map(m =>
-      `(has(c.volumeMounts) && c.volumeMounts.exists(x, x.mountPath == ${str(m.mountPath)} && x.name == ${str(m.name)}) ? [] : ` +
-      `[${celLiteral(m, 'Object.spec.containers.volumeMounts')}])`).join(' + ');
-    parts.push(`object.spec.containers.transformList(i, c, ${patch('add', '\'/spec/containers/\' + string(i) + \'/volumeMounts\'', `dyn(has(c.volumeMounts) ? c.volumeMounts : []) + ${added}`, true)})`);
+    parts.push(perContainer('volumeMounts', '!has(c.volumeMounts)', '[]', false));
+    for (const m of plan.appMounts) {
+      parts.push(perContainer('volumeMounts', `!(has(c.volumeMounts) && c.volumeMounts.exists(x, x.mountPath == ${str(m.mountPath)} && x.name == ${str(m.name)}))`,
+        celLiteral(m, 'Object.spec.containers.volumeMounts'), true));
+    }
   }
   const keys = sortedKeys(plan.annotations);
   if (keys.length > 0) {

@@ -7,7 +7,7 @@
  *   (staging/src/k8s.io/apiserver/pkg/cel/mutation/jsonpatch.go, .../mutation/dynamic/objects.go):
  *   evaluated as maps of their fields; the object's type name must be the field path it is
  *   written under (`CheckTypeNamesMatchFieldPathNames`): checked here on the expression.
- * - `transformList(i, v, e)`, cel-go's two-variable comprehension (ext.TwoVarComprehensions, in
+ * - `transformList(i, v, [filter,] e)`, cel-go's two-variable comprehension (ext.TwoVarComprehensions, in
  *   Kubernetes' base environment from 1.32: staging/src/k8s.io/apiserver/pkg/cel/environment/base.go):
  *   rewritten into a one-variable comprehension over the indexes with `v` read as `range[i]`.
  * - `variables.<name>`: evaluated in order, each with the earlier ones bound
@@ -54,8 +54,13 @@ const constant = (kind: string, value: any) => expr('constExpr', { $typeName: 'c
 /** Every struct name the expression uses, with where (for the tests' own checks). */
 export interface Rewritten { ast: any; objectTypes: string[] }
 
-/** Parses `source` and rewrites the Kubernetes parts (see the file's header) into plain CEL. */
-export function rewrite(source: string): Rewritten {
+/**
+ * Parses `source` and rewrites the Kubernetes parts (see the file's header) into plain CEL.
+ * `patchTypes`: whether `JSONPatch` and `Object.*` exist there: only in a mutation's expression
+ * (kubernetes v1.37.2 .../policy/mutating/compilation.go: variables and match conditions are
+ * compiled without `HasPatchTypes`; the API server says "undeclared reference to 'Object...'").
+ */
+export function rewrite(source: string, patchTypes = true): Rewritten {
   const parsed = parse(source);
   const objectTypes: string[] = [];
   const walk = (e: any, expectedType?: string): any => {
@@ -65,6 +70,7 @@ export function rewrite(source: string): Rewritten {
       case 'structExpr': {
         const name: string = k.value.messageName;
         if (name !== '') {
+          if (!patchTypes) throw new Error(`undeclared reference to '${name}': JSONPatch and Object types exist only in a mutation's expression`);
           if (name !== 'JSONPatch') {
             if (!name.startsWith('Object.')) throw new Error(`unknown type ${name}`);
             if (expectedType !== undefined && expectedType !== name) throw new Error(`type mismatch: ${name} where ${expectedType} is expected`);
@@ -93,11 +99,15 @@ export function rewrite(source: string): Rewritten {
         return e;
       case 'callExpr': {
         const c = k.value;
-        if (c.function === 'transformList' && c.target && c.args.length === 3) {
+        if (c.function === 'transformList' && c.target && (c.args.length === 3 || c.args.length === 4)) {
+          // transformList(i, v, [filter,] value): the values (of the elements the filter keeps), in order
           const range = walk(c.target);
           const i = c.args[0].exprKind.value.name;
           const v = c.args[1].exprKind.value.name;
-          const body = substitute(walk(c.args[2]), v, () => call('_[_]', [structuredClone(range), ident(i)]));
+          const element = () => call('_[_]', [structuredClone(range), ident(i)]);
+          const body = substitute(walk(c.args[c.args.length - 1]), v, element);
+          const appended = call('_+_', [ident('@result'), list([body])]);
+          const step = c.args.length === 4 ? call('_?_:_', [substitute(walk(c.args[2]), v, element), appended, ident('@result')]) : appended;
           return expr('comprehensionExpr', {
             $typeName: 'cel.expr.Expr.Comprehension',
             iterVar: i,
@@ -106,7 +116,7 @@ export function rewrite(source: string): Rewritten {
             accuVar: '@result',
             accuInit: list([]),
             loopCondition: constant('boolValue', true),
-            loopStep: call('_+_', [ident('@result'), list([body])]),
+            loopStep: step,
             result: ident('@result'),
           });
         }
@@ -177,9 +187,9 @@ const ENV = celEnv({
   ],
 });
 
-/** Evaluates a Kubernetes CEL expression with `bindings` (JSON: converted with toCel). */
-export function evaluate(source: string, bindings: Record<string, unknown>): unknown {
-  const { ast } = rewrite(source);
+/** Evaluates a Kubernetes CEL expression with `bindings` (JSON: converted with toCel); `patchTypes` as for `rewrite`. */
+export function evaluate(source: string, bindings: Record<string, unknown>, patchTypes = false): unknown {
+  const { ast } = rewrite(source, patchTypes);
   const program = plan(ENV, ast) as (ctx: any) => unknown;
   const ctx: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(bindings)) ctx[k] = v instanceof Map ? v : toCel(v);
@@ -215,7 +225,7 @@ export function admitWithPolicy(spec: Json, pod: Json, extra: Record<string, unk
   const patch: Json[] = [];
   for (const m of spec.mutations) {
     if (m.patchType !== 'JSONPatch') throw new Error(`patchType ${m.patchType} is not run here`);
-    const ops = fromCel(evaluate(m.jsonPatch.expression, { ...bindings, object: toCel(out), variables }));
+    const ops = fromCel(evaluate(m.jsonPatch.expression, { ...bindings, object: toCel(out), variables }, true));
     patch.push(...ops);
     out = applyJsonPatch(out, ops);
   }
