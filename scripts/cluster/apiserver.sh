@@ -86,7 +86,7 @@ KC
       > "$DIR/logs/etcd.log" 2>&1 &
     # shellcheck disable=SC2086
     "$BIN/kube-apiserver" --etcd-servers=http://127.0.0.1:2379 --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
-      --secure-port=6443 --service-cluster-ip-range=10.96.0.0/16 \
+      --secure-port=6443 --service-cluster-ip-range=10.96.0.0/16 --endpoint-reconciler-type=none \
       --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" --client-ca-file="$P/ca.crt" \
       --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
       --service-account-issuer=https://kubernetes.default.svc --authorization-mode=RBAC $EXTRA \

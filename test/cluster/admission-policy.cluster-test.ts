@@ -331,10 +331,10 @@ describe.each(releases)('Kubernetes %s: SidecarInjectionPolicy', version => {
   });
 
   test.each([InjectionFailurePolicy.FAIL, InjectionFailurePolicy.IGNORE])('failurePolicy %s: a policy that fails at run time', async policy => {
-    // the same policy with a variable that compiles but fails on every pod (int('x'))
+    // the same policy with a variable that fails on every pod at run time (int(c.name); a constant int('x') is refused when the policy is created)
     const broken = policyManifests('cdk8s-sidecars-injection', policy).filter(m => m.kind.startsWith('MutatingAdmissionPolicy'));
     const spec = broken.find(m => m.kind === 'MutatingAdmissionPolicy').spec;
-    spec.variables = spec.variables.map((v: Json) => (v.name === 'hooks' ? { ...v, expression: 'object.spec.containers.map(c, int(\'x\'))' } : v));
+    spec.variables = spec.variables.map((v: Json) => (v.name === 'hooks' ? { ...v, expression: 'object.spec.containers.map(c, int(c.name))' } : v));
     server.apply(broken);
     await new Promise(r => setTimeout(r, 3000));
     const name = `broken-${policy.toLowerCase()}`;
