@@ -172,7 +172,15 @@ function normalizedPod(pod: Json): Json {
     if (v.configMap) v.configMap.name = '<agent config>';
     if (token(v.name)) v.name = 'kube-api-access';
   }
+  // the ServiceAccount admission plugin mounts the token into every container before the policy runs
+  // (kubernetes v1.37.2 pkg/kubeapiserver/options/plugins.go AllOrderedPlugins: ServiceAccount, then
+  // MutatingAdmissionPolicy), so the injected sidecars have no token mount; the synthesized ones have it
+  const sidecars = new Set((out.spec.initContainers ?? []).filter((c: Json) => c.restartPolicy === 'Always' || c.name === 'sidecar-tools').map((c: Json) => c.name));
   for (const c of [...out.spec.containers, ...(out.spec.initContainers ?? [])]) {
+    if (sidecars.has(c.name) && c.volumeMounts) {
+      c.volumeMounts = c.volumeMounts.filter((m: Json) => !token(m.name));
+      if (c.volumeMounts.length === 0) delete c.volumeMounts;
+    }
     for (const m of c.volumeMounts ?? []) if (token(m.name)) m.name = 'kube-api-access';
     if (!c.env) continue;
     c.env = c.env.filter((e: Json) => e.name !== 'K8S_WORKLOAD_NAME');
