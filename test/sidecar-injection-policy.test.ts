@@ -7,7 +7,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { ApiObject, Chart, Duration, JsonPatch, Testing } from 'cdk8s';
+import { JsonPatch, Testing } from 'cdk8s';
 import * as YAML from 'yaml';
 import { newChart } from './util/fixtures';
 import { AGENTS, APP, POD_SPECS, podOf, policyFor, synthesized, workload, normalized } from './util/injection-cases';
@@ -16,13 +16,8 @@ import { restrictedViolations, volumeViolations } from './util/pss';
 import { helpText, main } from '../src/cli/main';
 import { GUARD_EXPRESSION } from '../src/facts/annotations';
 import { KNOWN_ADMISSION_POLICY_BUGS, findKnownBugs } from '../src/facts/known-bugs';
-import { LogAgent } from '../src/log-agent';
-import { LogOutput } from '../src/log-output';
 import { InjectionFailurePolicy, SidecarInjectionPolicy } from '../src/sidecar-injection-policy';
-import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
-import { SidecarCheck, SidecarVolume, WithSidecar } from '../src/with-sidecar';
-import { WithTracer } from '../src/with-tracer';
 
 type Json = any;
 
