@@ -335,6 +335,28 @@ project.addTask('test:agents', {
   receiveArgs: true,
 });
 
+// The real Helm 3 and Helm 4 (issue 46): scripts/build-helm.sh builds helm of the pinned releases
+// from the Go module proxy (cached in ~/.cache/cdk8s-sidecars/helm/<version>/helm); `test:helm`
+// runs `helm template` on examples/chart with the post-renderer through both (Helm 3 by path, Helm
+// 4 through the plugin of helm-plugins/cdk8s-sidecars, installed into temporary Helm homes) and
+// compares with `helm template | cdk8s-sidecars render` (test/helm/*.helm-test.ts). Without the
+// binaries it skips with one line; under CI=true it fails only with CDK8S_SIDECARS_HELM_REQUIRED=1.
+project.addTask('helm:build', {
+  description: 'Builds helm v3 and v4 of the pinned releases from the Go module proxy into ~/.cache/cdk8s-sidecars/helm (niced; cached)',
+  exec: 'bash scripts/build-helm.sh all',
+});
+const helmTest = project.addTask('test:helm', {
+  description: 'Runs examples/chart through the real Helm 3 (--post-renderer PATH) and Helm 4 (the postrenderer/v1 plugin) and compares with `helm template | cdk8s-sidecars render`',
+});
+helmTest.spawn(project.compileTask, { condition: 'node scripts/prepack.js' });
+helmTest.exec("jest --ci --runInBand --testMatch '<rootDir>/test/helm/**/*.helm-test.ts' --testTimeout 300000", { receiveArgs: true });
+
+// The Helm 4 plugin's version is the package's: written after each bump and unbump of a release
+// (scripts/helm-plugin-version.js; test/helm-plugin.test.ts checks that they agree).
+for (const name of ['bump', 'unbump']) {
+  project.tasks.tryFind(name)?.exec('node scripts/helm-plugin-version.js');
+}
+
 // The example app, synthesized by the real cdk8s CLI once per cluster.
 const clusters: Array<[string, string]> = [['cluster-1.27', '1.27'], ['cluster-1.29', '1.29']];
 const synthExample = project.addTask('synth:example', {
@@ -372,6 +394,8 @@ bench.exec('node --expose-gc .bench/bench.js', { receiveArgs: true });
 //   under `node --enable-source-maps` or ts-node (what `cdk8s synth` runs) an error's frames name
 //   node_modules/cdk8s-sidecars/src/*.ts. Shipped, those frames open the very file and line
 //   (test/package-files.test.ts).
+// - helm-plugins/cdk8s-sidecars/: the Helm 4 postrenderer/v1 plugin (plugin.yaml and render.js, which
+//   runs lib/cli/main.js), installed with `helm plugin install` from node_modules (docs/cli.md).
 // - docs/: the README links docs/*.md relatively; npmjs.com resolves such links against the
 //   `repository` field (github.com/.../blob/HEAD/docs/...), the installed package only if they ship.
 //   The README's links to development files (CONTRIBUTING.md, test/, bench/) are absolute links

@@ -54,8 +54,10 @@ node - "$WORK/pack.json" <<'EOF'
 const pack = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'))[0];
 const files = pack.files.map((f) => f.path).sort();
 // src/*.ts: what the inline source maps of lib/*.js name; docs/*.md: what the README links (.projenrc.ts)
-const allowed = /^(package\.json|README\.md|LICENSE|API\.md|\.jsii|lib\/.+\.(js|d\.ts)|src\/.+\.ts|docs\/[^/]+\.md)$/;
-const required = ['package.json', 'README.md', 'LICENSE', 'API.md', '.jsii', 'lib/index.js', 'lib/index.d.ts', 'src/index.ts', 'docs/target.md'];
+// helm-plugins/cdk8s-sidecars/: the Helm 4 post-renderer plugin (docs/cli.md)
+const allowed = /^(package\.json|README\.md|LICENSE|API\.md|\.jsii|lib\/.+\.(js|d\.ts)|src\/.+\.ts|docs\/[^/]+\.md|helm-plugins\/cdk8s-sidecars\/(plugin\.yaml|render\.js))$/;
+const required = ['package.json', 'README.md', 'LICENSE', 'API.md', '.jsii', 'lib/index.js', 'lib/index.d.ts', 'src/index.ts', 'docs/target.md',
+  'helm-plugins/cdk8s-sidecars/plugin.yaml', 'helm-plugins/cdk8s-sidecars/render.js'];
 const unexpected = files.filter((f) => !allowed.test(f));
 const missing = required.filter((f) => !files.includes(f));
 const pkg = require(require('path').resolve('package.json'));
@@ -308,6 +310,12 @@ if (kinds !== 'Service,Deployment,CronJob,ConfigMap,ConfigMap,ConfigMap' || init
 }
 console.log('  render: ' + objects.length + ' objects; Deployment native sidecars ' + init);
 "
+  # the Helm 4 plugin's program, as Helm 4 runs it (node ${HELM_PLUGIN_DIR}/render.js --post-renderer-args...),
+  # from the installed package: the same bytes as the bin's render
+  node node_modules/cdk8s-sidecars/helm-plugins/cdk8s-sidecars/render.js --config="$ROOT/examples/chart/sidecars.yaml" \
+    < "$ROOT/test/fixtures/cli/chart/helm-template.yaml" > plugin-rendered.yaml
+  cmp rendered.yaml plugin-rendered.yaml || { echo "the Helm 4 plugin's render.js wrote other bytes than cdk8s-sidecars render" >&2; exit 1; }
+  echo "  helm-plugins/cdk8s-sidecars/render.js: the same output as cdk8s-sidecars render"
 })
 
 step "passed"

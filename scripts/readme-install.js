@@ -9,7 +9,7 @@ const path = require('path');
 
 const ROOT = path.resolve(__dirname, '..');
 
-/** The install blocks: { npm, pip, maven: { groupId, artifactId, version }, go } (the arguments as written). */
+/** The install blocks: { npm, tarball, pip, maven: { groupId, artifactId, version }, go } (the arguments as written). */
 function readmeInstall(readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8')) {
   const start = readme.indexOf('## Install\n');
   if (start < 0) throw new Error('README.md has no ## Install section');
@@ -21,7 +21,9 @@ function readmeInstall(readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'u
   const tag = (t) => xml && (new RegExp(`<${t}>([^<]+)</${t}>`).exec(xml.text) ?? [])[1];
   return {
     section,
-    npm: line(/^npm install (.+)$/m),
+    // (the registry's line: the first `npm install` of a package name, not of a tarball path)
+    npm: line(/^npm install ([^./\s].+)$/m),
+    tarball: line(/npm install (\S+\.tgz)\b/),
     pip: line(/^pip install (.+)$/m),
     maven: xml ? { groupId: tag('groupId'), artifactId: tag('artifactId'), version: tag('version') } : undefined,
     go: line(/^go get (\S+)$/m),

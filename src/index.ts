@@ -24,7 +24,7 @@ export {
 export {
   FluentBitMultilineParser, FluentBitOptions, FluentdOptions, LogAgent, VectorOptions,
 } from './log-agent';
-export { WithLogAgent, WithLogAgentProps } from './with-log-agent';
+export { CaptureStdoutOptions, PodLogsOptions, WithLogAgent, WithLogAgentProps } from './with-log-agent';
 
 // WithTracer
 export { OtlpProtocol, WithTracer, WithTracerProps } from './with-tracer';

@@ -30,6 +30,19 @@ export interface LogAgentContext {
   readonly output: LogOutputConfig;
   /** secret id -> env var that holds it (see outputSecretEnv). */
   readonly secretVars: Record<string, string>;
+  /**
+   * The other sources the agent reads besides `logDirectory/filePattern` (docs/log-agents.md "Three ways in").
+   * @default - the log files only
+   */
+  readonly sources?: AgentSources;
+}
+
+/** The sources besides the app's own log files (`WithLogAgent` `captureStdout`, `podLogs`). @internal */
+export interface AgentSources {
+  /** The glob of the capture files (`captureStdout`). */
+  readonly capture?: string;
+  /** The env var with the glob of the app container's kubelet log files, CRI format (`podLogs`). */
+  readonly podLogsEnv?: string;
 }
 
 /** What a log agent gives back: its container details and config files. @internal */
@@ -297,6 +310,7 @@ class FluentBitAgent extends LogAgent {
       httpPort,
       output: ctx.output,
       secretVars: ctx.secretVars,
+      sources: ctx.sources ?? {},
     });
     let config: string;
     try {
@@ -382,6 +396,7 @@ class VectorAgent extends LogAgent {
         healthPort: health.port,
         output: ctx.output,
         secretVars: ctx.secretVars,
+        sources: ctx.sources ?? {},
       });
     } catch (e) {
       // an output Vector has no sink for, or a value its YAML cannot hold (src/private/values.ts)
@@ -398,7 +413,10 @@ class VectorAgent extends LogAgent {
       // `nonroot` of the distroless base image.
       uid: 65532,
       shutdown: vectorShutdown(limitSeconds),
-      env: [],
+      // the pod-logs path is an env var the config names (`${POD_LOG_PATH}`): Vector 0.57 reads
+      // `${NAME}` only with this switch (src/cli.rs and src/config/loading/mod.rs, v0.57.0; older
+      // releases of the range interpolate by default and ignore the variable)
+      env: ctx.sources?.podLogsEnv !== undefined ? [{ name: 'VECTOR_DANGEROUSLY_ALLOW_ENV_VAR_INTERPOLATION', value: 'true' }] : [],
       defaultResources: { cpuRequest: '20m', cpuLimit: '250m', memoryRequest: '64Mi', memoryLimit: '256Mi' },
       ...(warning ? { warnings: [warning] } : {}),
     };
@@ -443,6 +461,13 @@ class FluentdAgent extends LogAgent {
         'LogAgent.vector(), which support this output natively', '. ',
       );
     }
+    if (ctx.sources?.podLogsEnv !== undefined && image === Images.FLUENTD) {
+      throw ctx.who.error(
+        `podLogs joins the kubelet's partial lines (CRI tag P) with the fluent-plugin-concat gem, which the default Fluentd image ${Images.FLUENTD} ` +
+        'does not ship', image, 'Pass `LogAgent.fluentd({ image })` with an image that has it (one built FROM ' +
+        `${Images.FLUENTD} with \`gem install fluent-plugin-concat\`), or use LogAgent.fluentBit(), whose cri parser is built in`, '. ',
+      );
+    }
     let config: string;
     try {
       config = renderFluentdConfig({
@@ -457,6 +482,7 @@ class FluentdAgent extends LogAgent {
         monitorPort,
         output: ctx.output,
         secretVars: ctx.secretVars,
+        sources: ctx.sources ?? {},
       });
     } catch (e) {
       // a value Fluentd's config cannot hold (src/private/values.ts), with the construct's path

@@ -1,5 +1,6 @@
 import { Size } from 'cdk8s';
 import { checkSize, describeValue, quantity } from './bind/checks';
+import { SIDECAR_RESOURCE_BOUND } from './facts/pod-defaults';
 import { Where } from './private/errors';
 import { Json } from './private/json';
 import { KeyMemo, deepFreeze } from './private/memo';
@@ -110,6 +111,10 @@ function render(who: Where, r: SidecarResources | undefined, defaults: DefaultRe
   const cpu = (c: CpuQuantity | undefined, prop: string, fallback: string): string => {
     if (c === undefined) return fallback;
     const amount = c?.amount;
+    if (typeof amount === 'string' && /^-\d/.test(amount)) {
+      throw who.error(`resources.cpu.${prop} ${describeValue(amount)} is negative, which the API server rejects ("must be greater than or equal to 0")`,
+        c, "give a CPU amount of 0 or more, e.g. { amount: '250m' } or cdk8s-plus Cpu.millis(250)");
+    }
     if (typeof amount !== 'string' || !CPU.test(amount)) {
       // what the user gave: the amount when there is one, else the value itself (a Lazy has no amount: not "undefined")
       const given = typeof amount === 'string' ? describeValue(amount) : describeValue(c);
@@ -155,6 +160,33 @@ function render(who: Where, r: SidecarResources | undefined, defaults: DefaultRe
     }
   }
   return { limits, requests };
+}
+
+
+/**
+ * Warnings for a rendered `resources` whose CPU or memory request or limit is above
+ * `SIDECAR_RESOURCE_BOUND` (src/facts/pod-defaults.ts), naming `who` and the field.
+ * @internal
+ */
+export function resourceWarnings(who: Where, resources: Json | undefined): string[] {
+  const out: string[] = [];
+  for (const part of ['requests', 'limits'] as const) {
+    const values = resources?.[part] ?? {};
+    const prop = part === 'requests' ? 'request' : 'limit';
+    const cpu = typeof values.cpu === 'string' ? quantity(values.cpu) / 1000 : NaN;
+    if (cpu > SIDECAR_RESOURCE_BOUND.cpuCores) {
+      out.push(`${who}: resources.cpu.${prop} ${values.cpu} is ${cpu} CPUs, above ${SIDECAR_RESOURCE_BOUND.cpuCores} CPUs, more than a node of the ` +
+        'usual machine types offers one pod (the pod stays Pending where no node has it); if you meant millicores, use ' +
+        `{ amount: '${values.cpu}m' } (Cpu.millis)`);
+    }
+    const mib = typeof values.memory === 'string' ? quantity(values.memory) : NaN;
+    if (mib > SIDECAR_RESOURCE_BOUND.memoryMiB) {
+      out.push(`${who}: resources.memory.${prop} ${values.memory} is ${Math.round(mib / 1024 * 10) / 10} GiB, above ` +
+        `${SIDECAR_RESOURCE_BOUND.memoryMiB / 1024} GiB, more than a node of the usual machine types offers one pod (the pod stays Pending ` +
+        'where no node has it); check the unit (Size.mebibytes, not gibibytes or tebibytes)');
+    }
+  }
+  return out;
 }
 
 /**

@@ -67,6 +67,10 @@ export class Sidecars {
     if (!isPropsObject(options)) throw who.error(`the options ${describeValue(options)} are not an object`, options, "give e.g. { kubernetesVersion: '1.29' }");
     checkString(who, 'kubernetesVersion', options.kubernetesVersion, "'1.29'");
     checkBoolean(who, 'sidecarContainersGate', options.sidecarContainersGate);
+    if (options.overrideAppTarget !== undefined) {
+      throw who.error(`overrideAppTarget ${describeValue(options.overrideAppTarget)} is a construct's prop: Sidecars.configure() sets the app's target itself`,
+        options.overrideAppTarget, 'Remove it here; give it on the construct whose own kubernetesVersion is meant to differ from the app\'s', '. ');
+    }
     checkString(who, 'toolsImage', options.toolsImage, "'registry.example.com/mirror/busybox:1.36.1-musl'");
     if (options.kubernetesVersion !== undefined) {
       checkVersion(who, options.kubernetesVersion);

@@ -8,6 +8,7 @@ import { AgentConfigMap } from './bind/hooks';
 import { checkManifestData, cutTextCarried } from './bind/manifest-values';
 import { TargetReader, checkSameApp } from './bind/target-reader';
 import { graceWrittenByDefault, processNamespaceWrittenByDefault } from './bind/workload-defaults';
+import { CaptureSpec, PodLogsSpec } from './engine/capture';
 import { defaultPullPolicy } from './engine/pull-policy';
 import { restrictedSecurityContext, shutdownOf } from './engine/shutdown';
 import { AgentSpec, HoldSpec, QuitSpec, ShutdownSpec, SidecarSpec } from './engine/spec';
@@ -15,7 +16,7 @@ import { Where, internalError } from './private/errors';
 import { Json } from './private/json';
 import { CutText, KeyMemo, Memo, deepFreeze, joinCut } from './private/memo';
 import { setOwn, sortedKeys } from './private/order';
-import { DefaultResources, SidecarResources, renderResources } from './resources';
+import { DefaultResources, SidecarResources, renderResources, resourceWarnings } from './resources';
 import { SidecarLayout, formatVersion } from './target/capabilities';
 import { SidecarTargetOptions } from './target/resolver';
 
@@ -132,7 +133,7 @@ function checkCommonProps(who: Where, props: SidecarProps): void {
   checkString(who, 'after', props.after, "'fetch-secrets'");
   checkString(who, 'kubernetesVersion', props.kubernetesVersion, "'1.29'");
   checkString(who, 'toolsImage', props.toolsImage, "'registry.example.com/mirror/busybox:1.36.1-musl'");
-  for (const flag of ['allowLegacyOnJob', 'serveInitContainers', 'sidecarContainersGate'] as const) checkBoolean(who, flag, props[flag]);
+  for (const flag of ['allowLegacyOnJob', 'serveInitContainers', 'sidecarContainersGate', 'overrideAppTarget'] as const) checkBoolean(who, flag, props[flag]);
   if (props.appShutdownTime !== undefined) durationSeconds(who, 'appShutdownTime', props.appShutdownTime, 0);
   checkRestartPodOnExitCodes(who, props.restartPodOnExitCodes);
 }
@@ -264,6 +265,10 @@ export interface AgentDescription {
    * for): reported with the workload's other warnings (`SidecarWarnings`, stderr) at synthesis.
    */
   readonly warnings?: string[];
+  /** Run the app containers' commands under the capture wrapper (`WithLogAgent` `captureStdout`). */
+  readonly capture?: CaptureSpec;
+  /** Give the agent the glob of an app container's kubelet log files (`WithLogAgent` `podLogs`). */
+  readonly podLogs?: PodLogsSpec;
 }
 
 /**
@@ -461,9 +466,13 @@ export abstract class SidecarBase extends Construct {
       after: this._props.after,
       serveInitContainers: this._props.serveInitContainers,
     };
+    if (agent.capture !== undefined) attached.capture = agent.capture;
+    if (agent.podLogs !== undefined) attached.podLogs = agent.podLogs;
     if (this._props.restartPodOnExitCodes !== undefined) attached.restartPodOnExitCodes = [...this._props.restartPodOnExitCodes];
     this.attached = deepFreeze(attached) as AgentSpec & { readonly kind: string };
-    this.agentWarnings = agent.warnings ? Object.freeze([...agent.warnings]) : NO_WARNINGS;
+    // (a request or limit above what a node of the usual sizes offers: src/resources.ts)
+    const sized = this._props.resources === undefined ? [] : resourceWarnings(this._where(), agent.resources);
+    this.agentWarnings = agent.warnings || sized.length > 0 ? Object.freeze([...agent.warnings ?? [], ...sized]) : NO_WARNINGS;
     this._bind({
       node: this.node,
       renderSidecar: () => this.renderSidecar(),

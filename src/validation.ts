@@ -44,7 +44,7 @@ export class SidecarValidation {
       validate: () => {
         let target;
         try {
-          target = resolveTarget(scope, options);
+          target = resolveTarget(scope, options, { checksOnly: true });
         } catch (e) {
           return [(e as Error).message];
         }
@@ -137,7 +137,7 @@ function pinnedHint(obj: ApiObject, version: string): string {
   for (const c of obj.node.root.node.findAll()) {
     const props = (c as any)._props ?? (c as any).props;
     if ((c as any).workloadObject !== obj || !props) continue;
-    const own = (['kubernetesVersion', 'mode', 'sidecarContainersGate'] as const).filter(k => props[k] !== undefined);
+    const own = (['kubernetesVersion', 'mode', 'sidecarContainersGate', 'overrideAppTarget'] as const).filter(k => props[k] !== undefined);
     if (own.length === 0) continue;
     let theirs = '';
     try {
@@ -149,6 +149,7 @@ function pinnedHint(obj: ApiObject, version: string): string {
     pinned.push(`${(c as any).constructor.name} '${c.node.path}' (${given}${theirs !== version ? `, Kubernetes ${theirs}` : ''})`);
   }
   if (pinned.length === 0) return '';
-  return ` The sidecars of this workload were pinned by ${pinned.join(', ')}: remove those props so that they follow the ` +
-    'same target as SidecarValidation (Sidecars.configure), or give SidecarValidation.addTo the release the cluster runs.';
+  return ` The sidecars of this workload were pinned by ${pinned.join(', ')}: remove those props (kubernetesVersion, and ` +
+    'overrideAppTarget where it lets a construct override the app\'s target) so that they follow the same target as SidecarValidation ' +
+    '(Sidecars.configure or CDK8S_SIDECARS_KUBERNETES_VERSION), or give SidecarValidation.addTo the release the cluster runs.';
 }

@@ -1,9 +1,10 @@
 import * as path from 'path';
-import { Size } from 'cdk8s';
+import { ApiObject, Size } from 'cdk8s';
 import { Construct } from 'constructs';
 import { AGENT_LIVENESS } from './agents/liveness';
 import { LogOutputConfig } from './agents/log-output-config';
-import { checkInteger, checkListenPort, checkMadeBy, checkPort, checkString, sizeLimitMiB } from './bind/checks';
+import { checkBoolean, checkInteger, checkListenPort, checkMadeBy, checkPort, checkString, describeValue, isPropsObject, sizeLimitMiB } from './bind/checks';
+import { CaptureSpec, POD_LOGS_ROOT, PodLogsSpec, captureGlob } from './engine/capture';
 import { TOOLS } from './engine/shutdown';
 import { RANK } from './engine/spec';
 import { LogAgent, LogAgentRendering } from './log-agent';
@@ -12,6 +13,59 @@ import { Where } from './private/errors';
 import { Json } from './private/json';
 import { shared } from './private/memo';
 import { AgentDescription, AgentVolume, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
+
+/**
+ * Options of `WithLogAgent`'s `captureStdout`: the app's stdout and stderr, copied into files the
+ * agent tails (docs/log-agents.md, "Three ways in").
+ */
+export interface CaptureStdoutOptions {
+  /**
+   * The app containers whose output is captured, by name.
+   * @default - every app container of the workload (`spec.containers`, also those added later)
+   */
+  readonly containers?: string[];
+  /**
+   * The app's program, for an app container that has no `command` of its own and runs its image's
+   * entrypoint: the image's ENTRYPOINT (from `docker inspect`), followed by its CMD when the
+   * container has no `args` (the container's `args` follow it as the kubelet would run them). The
+   * library cannot read an image and never guesses: a captured container with neither is an error.
+   * @default - the container's own `command`
+   */
+  readonly command?: string[];
+  /**
+   * The size at which a capture file is closed and the next one begun (counted in characters of
+   * the lines written).
+   * @default Size.mebibytes(10)
+   */
+  readonly maxFileSize?: Size;
+  /**
+   * The files kept per container and stream (the one being written included); the oldest is
+   * deleted when a new one begins. With the defaults: 50 MiB per stream at most.
+   * @default 5
+   */
+  readonly maxFiles?: number;
+}
+
+/**
+ * Options of `WithLogAgent`'s `podLogs`: the kubelet's own log files of the app container of this
+ * pod, read through a read-only hostPath of `/var/log/pods` (docs/log-agents.md, "Three ways in").
+ */
+export interface PodLogsOptions {
+  /**
+   * The app container whose log files are read, by name.
+   * @default - the workload's only app container (with several, an error asks for this prop)
+   */
+  readonly container?: string;
+  /**
+   * The workload is exempt from the Pod Security admission of its namespace (an exemption by user,
+   * runtime class or namespace in the API server's admission configuration). A hostPath volume is
+   * outside the `baseline` and `restricted` profiles: without this, a workload whose namespace is a
+   * Namespace of the app with `pod-security.kubernetes.io/enforce: baseline` or `restricted` is an
+   * error at synthesis (the API server would refuse its pods).
+   * @default false
+   */
+  readonly exemptFromPodSecurity?: boolean;
+}
 
 /**
  * Props of `WithLogAgent`.
@@ -75,9 +129,29 @@ export interface WithLogAgentProps extends SidecarProps {
   /**
    * The primary group the agent runs as (`runAsGroup`), e.g. the app's group, to read log files
    * the app writes with mode 0640. A pod `fsGroup` is another way (see `logDirectory`).
-   * @default - the same number as the agent's user
+   * @default - the same number as the agent's user; 0 with `podLogs` (the kubelet's log files are root's, mode 0640)
    */
   readonly agentGroup?: number;
+
+  /**
+   * Capture what the app writes to stdout and stderr: the app's own command runs under a small
+   * wrapper (busybox from the `sidecar-tools` init container) that still writes every line to the
+   * container's stdout or stderr (`kubectl logs` unchanged) and also, line by line, to files in
+   * `<logDirectory>/.stdout-<container>/` that the agent tails; signals go to the app at once and the
+   * container exits with the app's exit code. For apps that log to stdout only.
+   * @default - not captured: only the files the app writes into `logDirectory` are shipped
+   */
+  readonly captureStdout?: CaptureStdoutOptions;
+
+  /**
+   * Read the kubelet's own log files of the app container of this pod
+   * (`/var/log/pods/<namespace>_<pod>_<uid>/<container>/*.log`, CRI format, partial lines joined),
+   * through a read-only hostPath of `/var/log/pods`, the path built from the downward API. For apps
+   * that cannot be wrapped (images without a shell, commands you must not change). A hostPath is
+   * outside the Pod Security `baseline` and `restricted` profiles (see `PodLogsOptions`).
+   * @default - not read
+   */
+  readonly podLogs?: PodLogsOptions;
 }
 
 /**
@@ -98,6 +172,10 @@ export class WithLogAgent extends SidecarBase {
 
   /** The glob of the files the agent tails in `logDirectory`. */
   private readonly filePattern: string;
+  /** `captureStdout`, checked. */
+  private readonly capture?: CaptureSpec;
+  /** `podLogs`, checked. */
+  private readonly podLogs?: PodLogsSpec;
 
   constructor(scope: Construct, id: string, props: WithLogAgentProps) {
     super(scope, id, props, 'log-agent');
@@ -121,6 +199,8 @@ export class WithLogAgent extends SidecarBase {
     const o = this.output._config;
     checkOutput(who, o);
     const secrets = outputSecretEnv(o);
+    this.capture = captureSpec(who, this.logDirectory, props.captureStdout, sizeLimit);
+    this.podLogs = podLogsSpec(who, props.podLogs);
     const r = this.agent._render({
       who,
       logDirectory: this.logDirectory,
@@ -129,7 +209,15 @@ export class WithLogAgent extends SidecarBase {
       configDirectory: CONFIG_DIRECTORY,
       output: o,
       secretVars: secrets.vars,
+      sources: {
+        ...(this.capture ? { capture: captureGlob(this.logDirectory) } : {}),
+        ...(this.podLogs ? { podLogsEnv: this.podLogs.envName } : {}),
+      },
     });
+    if (this.podLogs && props.podLogs?.exemptFromPodSecurity !== true) {
+      const workload = this.workloadObject;
+      this.node.addValidation({ validate: () => enforcedNamespaceErrors(who, this, workload.metadata.namespace) });
+    }
     checkListenPort(who, `${this.agent.name} health port`, r.healthPort);
     checkMounts(who, this.logDirectory, r.scratchDirectory);
     this._attach(this.describeAgent(props, r, secrets.env, sizeLimit));
@@ -172,8 +260,10 @@ export class WithLogAgent extends SidecarBase {
       command: r.command,
       args: r.args,
       user: props.agentUser ?? r.uid,
-      group: props.agentGroup,
-      env: [...POD_ENV, ...r.env, ...secretEnv],
+      // the kubelet's log files are root:root 0640 (containerd opens them with 0640:
+      // internal/cri/io/logger.go `NewCRILogger` callers, openLogFile): group 0 reads them
+      group: props.agentGroup ?? (this.podLogs ? 0 : undefined),
+      env: [...POD_ENV, ...(this.podLogs ? [fieldEnv('POD_UID', 'metadata.uid')] : []), ...r.env, ...secretEnv],
       ports: shared([{ containerPort: r.healthPort, name: r.healthPortName, protocol: 'TCP' }]),
       // No readinessProbe: the agent is not in the request path, and a log backend outage (the
       // health check fails after output errors) must not take the app out of its Services.
@@ -196,14 +286,97 @@ export class WithLogAgent extends SidecarBase {
         },
         { suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true },
         ...(r.scratchDirectory === undefined ? [] : [scratchVolume(r.scratchDirectory)]),
+        ...(this.podLogs ? [{ suffix: '-pod-logs', source: POD_LOGS_SOURCE, mountPath: POD_LOGS_ROOT, readOnly: true }] : []),
       ],
       shutdown: r.shutdown,
-      warnings: r.warnings,
+      warnings: [...r.warnings ?? [], ...(this.podLogs ? [hostPathWarning(this.describe(), props.podLogs?.exemptFromPodSecurity === true)] : [])],
+      ...(this.capture ? { capture: this.capture } : {}),
+      ...(this.podLogs ? { podLogs: this.podLogs } : {}),
     };
   }
 }
 
 const CONFIG_DIRECTORY = '/etc/log-agent';
+
+/** The agent's env var with the glob of the app container's kubelet log files (src/engine/capture.ts `podLogsEnv`). */
+const POD_LOG_PATH_ENV = 'POD_LOG_PATH';
+
+/** The kubelet's log directory of every pod of the node, read-only in the agent (the config reads this pod's only). */
+const POD_LOGS_SOURCE = shared({ hostPath: { path: POD_LOGS_ROOT, type: 'Directory' } });
+
+const PSS_PROFILES_WITHOUT_HOSTPATH = ['baseline', 'restricted'];
+
+function captureSpec(who: Where, logDirectory: string, o: CaptureStdoutOptions | undefined, volumeMiB: number): CaptureSpec | undefined {
+  if (o === undefined) return undefined;
+  if (!isPropsObject(o)) throw who.error(`captureStdout ${describeValue(o)} is not an options object`, o, 'e.g. captureStdout: {} (every app container)', ', ');
+  if (o.containers !== undefined) {
+    if (!Array.isArray(o.containers) || o.containers.length === 0) {
+      throw who.error('captureStdout.containers must name at least one app container', o.containers, "leave it out for every app container, or e.g. ['web']", ', ');
+    }
+    o.containers.forEach((c, i) => checkString(who, `captureStdout.containers[${i}]`, c, "'web'"));
+  }
+  if (o.command !== undefined) {
+    if (!Array.isArray(o.command) || o.command.length === 0) {
+      throw who.error('captureStdout.command must hold the program and its arguments', o.command, "e.g. ['/app/server', '--port', '8080']", ', ');
+    }
+    o.command.forEach((c, i) => checkString(who, `captureStdout.command[${i}]`, c, "'/app/server'"));
+  }
+  const fileMiB = sizeLimitMiB(who, 'captureStdout.maxFileSize', o.maxFileSize, 10, 'Size.mebibytes(10)');
+  const maxFiles = o.maxFiles ?? 5;
+  checkInteger(who, 'captureStdout.maxFiles', maxFiles, 1, 1000, 'a whole number of files', 'e.g. 5');
+  // two streams per container; the volume holds the app's own files and the agent's state too
+  if (2 * fileMiB * maxFiles > volumeMiB / 2) {
+    throw who.error(
+      `captureStdout keeps up to 2 x ${maxFiles} files of ${fileMiB} MiB per container (stdout and stderr), more than half of the log volume ` +
+      `(logVolumeSizeLimit ${volumeMiB} MiB), whose limit the kubelet enforces by evicting the pod`, o.maxFileSize ?? maxFiles,
+      'lower captureStdout.maxFileSize or maxFiles, or raise logVolumeSizeLimit', '; ');
+  }
+  return {
+    logDirectory,
+    ...(o.containers ? { containers: [...o.containers] } : {}),
+    ...(o.command ? { command: [...o.command] } : {}),
+    maxFileBytes: fileMiB * 1024 * 1024,
+    maxFiles,
+  };
+}
+
+function podLogsSpec(who: Where, o: PodLogsOptions | undefined): PodLogsSpec | undefined {
+  if (o === undefined) return undefined;
+  if (!isPropsObject(o)) throw who.error(`podLogs ${describeValue(o)} is not an options object`, o, "e.g. podLogs: {} or podLogs: { container: 'web' }", ', ');
+  if (o.container !== undefined) checkString(who, 'podLogs.container', o.container, "'web'");
+  checkBoolean(who, 'podLogs.exemptFromPodSecurity', o.exemptFromPodSecurity);
+  return { ...(o.container !== undefined ? { container: o.container } : {}), envName: POD_LOG_PATH_ENV };
+}
+
+function hostPathWarning(owner: string, exempt: boolean): string {
+  return `${owner}: podLogs mounts the node's ${POD_LOGS_ROOT} read-only into the agent (a hostPath volume), which the Pod Security ` +
+    '`baseline` and `restricted` profiles forbid: the API server refuses the pods in a namespace that enforces either' +
+    (exempt ? ' (exemptFromPodSecurity says this workload is exempt)' : ' unless the workload is exempt') +
+    ', and the agent can read the log files of every pod of the node (its config reads only this pod\'s app container). ' +
+    'Prefer captureStdout where the app\'s command can be wrapped.';
+}
+
+/**
+ * A Namespace object of the app with the workload's name that enforces `baseline` or `restricted`
+ * (`pod-security.kubernetes.io/enforce`, kubernetes staging/src/k8s.io/pod-security-admission/api/constants.go):
+ * the hostPath of `podLogs` would be refused (policy/check_hostPathVolumes.go, baseline).
+ */
+function enforcedNamespaceErrors(who: Where, scope: Construct, namespace: string | undefined): string[] {
+  const ns = namespace ?? 'default';
+  const errors: string[] = [];
+  for (const c of scope.node.root.node.findAll()) {
+    if (!(c instanceof ApiObject) || c.kind !== 'Namespace' || c.metadata.name !== ns) continue;
+    const level = c.metadata.getLabel('pod-security.kubernetes.io/enforce');
+    if (level !== undefined && PSS_PROFILES_WITHOUT_HOSTPATH.includes(level)) {
+      errors.push(
+        `${who}: podLogs needs a hostPath volume (${POD_LOGS_ROOT}, read-only), but namespace '${ns}' (${c.node.path}) enforces the ` +
+        `Pod Security '${level}' profile (pod-security.kubernetes.io/enforce), which forbids hostPath volumes: the API server would refuse the pods. ` +
+        'Use captureStdout instead, or set podLogs.exemptFromPodSecurity: true if the workload is exempt from the namespace\'s enforcement.',
+      );
+    }
+  }
+  return errors;
+}
 
 const SCRATCH_SOURCE = shared({ emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } });
 

@@ -177,7 +177,7 @@ export class WithMeshProxy extends Construct {
     // a copy, each prop read once, read at synthesis too: a props object changed afterwards changes nothing here
     props = snapshot(props);
     if (!isPropsObject(props)) throw who.error(`the props ${describeValue(props)} are not an object`, props, 'give e.g. { workload, mesh: Mesh.ISTIO }');
-    for (const flag of ['sidecarContainersGate', 'holdApplication', 'allowLegacyOnJob'] as const) checkBoolean(who, flag, props[flag]);
+    for (const flag of ['sidecarContainersGate', 'overrideAppTarget', 'holdApplication', 'allowLegacyOnJob'] as const) checkBoolean(who, flag, props[flag]);
     checkString(who, 'kubernetesVersion', props.kubernetesVersion, "'1.29'");
     if (!Object.values(Mesh).includes(props.mesh)) {
       throw who.error(`mesh ${describeValue(props.mesh)} is not supported`, props.mesh, `use one of ${Object.values(Mesh).map(m => `Mesh.${m}`).join(', ')}`);

@@ -11,6 +11,7 @@ import * as fc from 'fast-check';
 import { parse as parseYaml } from 'yaml';
 import { LogAgent, LogOutput, WithLogAgent, WithTracer } from '../src';
 import { LogOutputConfig } from '../src/agents/log-output-config';
+import { AgentSources } from '../src/log-agent';
 import { outputSecretEnv } from '../src/log-output';
 import { APP_CONTAINER, containerOf, kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { fluentBitEnv, fluentBitLokiLabels, fluentBitSlist1, parseFluentBitConf } from './util/fluent-bit-conf';
@@ -29,16 +30,24 @@ type AgentName = keyof typeof AGENTS;
 const AGENT_NAMES = Object.keys(AGENTS) as AgentName[];
 
 /** The agent's config text for an output, as WithLogAgent asks for it. */
-function render(agent: AgentName, output: LogOutput, logDirectory = '/var/log/app', filePattern = '*.log') {
+function render(agent: AgentName, output: LogOutput, logDirectory = '/var/log/app', filePattern = '*.log', sources?: AgentSources) {
   // WithLogAgent refuses an empty host before it renders (with-log-agent.test.ts 'bad input')
   if ('host' in output._config && output._config.host === '') throw new Error(`${WHO}: the output needs a host`);
   const secrets = outputSecretEnv(output._config);
-  const env: Record<string, string> = { POD_NAME: 'web-1', POD_NAMESPACE: 'shop', NODE_NAME: 'node-a' };
+  const env: Record<string, string> = { POD_NAME: 'web-1', POD_NAMESPACE: 'shop', NODE_NAME: 'node-a', POD_LOG_PATH: '/var/log/pods/shop_web-1_u1/web/*.log' };
   for (const e of secrets.env) env[e.name] = `secret of ${e.name}`;
   const r = AGENTS[agent]()._render({
     who: new Where(WHO), logDirectory, filePattern, logVolumeSizeLimitMiB: 1024, configDirectory: '/etc/log-agent', output: output._config, secretVars: secrets.vars,
+    ...(sources ? { sources } : {}),
   });
   return { text: Object.values(r.files)[0], env, secrets };
+}
+
+/** The case with the other sources on (`captureStdout`, `podLogs`), output stdout. */
+const STDOUT_SOURCES_CASE = 'stdout, with the capture files and the pod logs';
+function renderCase(agent: AgentName, type: string) {
+  if (type === STDOUT_SOURCES_CASE) return render(agent, LogOutput.stdout(), '/var/log/app', '*.log', { capture: '/var/log/app/.stdout-*/*.log', podLogsEnv: 'POD_LOG_PATH' });
+  return render(agent, ALL_OUTPUTS[type as keyof typeof ALL_OUTPUTS]());
 }
 
 const secret = (name: string, key: string) => ({ secret: kplus.Secret.fromSecretName(newChart().chart, `${name}-${key}`, name), key });
@@ -637,8 +646,8 @@ const ALL_OUTPUTS = {
 };
 
 describe('every config key the library emits is one the pinned agent defines', () => {
-  test.each(Object.keys(ALL_OUTPUTS))('Fluent Bit 5.1.1, %s', (type) => {
-    const sections = parseFluentBitConf(render('fluentBit', ALL_OUTPUTS[type as keyof typeof ALL_OUTPUTS]()).text);
+  test.each([...Object.keys(ALL_OUTPUTS), STDOUT_SOURCES_CASE])('Fluent Bit 5.1.1, %s', (type) => {
+    const sections = parseFluentBitConf(renderCase('fluentBit', type).text);
     for (const s of sections) {
       const kind = s.name.toLowerCase();
       const plugin = kind === 'service' ? undefined : s.props.name[0];
@@ -681,6 +690,8 @@ describe('every config key the library emits is one the pinned agent defines', (
         read_from: true,
         max_line_bytes: true,
         fingerprint: { strategy: true, lines: true, ignored_header_bytes: true },
+        // src/sources/file.rs `multiline`, src/sources/util/multiline_config.rs MultilineConfig (v0.57.0)
+        multiline: { start_pattern: true, condition_pattern: true, mode: true, timeout_ms: true },
       },
       http_server: { type: true, address: true, method: true, path: true, strict_path: true, response_code: true },
     },
@@ -701,8 +712,8 @@ describe('every config key the library emits is one the pinned agent defines', (
       if (v && typeof v === 'object' && !Array.isArray(v)) walk(v, rule, [...at, k], bad);
     }
   }
-  test.each(Object.keys(ALL_OUTPUTS).filter(t => t !== 'forward'))('Vector 0.57.0 (and 0.54.0), %s', (type) => {
-    const { text, env } = render('vector', ALL_OUTPUTS[type as keyof typeof ALL_OUTPUTS]());
+  test.each([...Object.keys(ALL_OUTPUTS).filter(t => t !== 'forward'), STDOUT_SOURCES_CASE])('Vector 0.57.0 (and 0.54.0), %s', (type) => {
+    const { text, env } = renderCase('vector', type);
     const config = parseYaml(vectorInterpolate(text, env));
     const bad: string[] = [];
     const { sources, transforms, sinks, ...global } = config;
@@ -731,6 +742,14 @@ describe('every config key the library emits is one the pinned agent defines', (
       'limit_recently_modified', 'skip_refresh_on_startup', 'ignore_repeated_permission_error', 'path_timezone', 'follow_inodes', 'max_line_size'],
     'source/monitor_agent': ['bind', 'port', 'tag', 'emit_interval', 'include_config', 'include_retry', 'include_debug_info'],
     'filter/record_transformer': ['remove_keys', 'keep_keys', 'renew_record', 'renew_time_key', 'enable_ruby', 'auto_typecast'],
+    // fluent-plugin-concat lib/fluent/plugin/filter_concat.rb (2.5.0 and later: the CRI mode)
+    'filter/concat': ['key', 'separator', 'n_lines', 'multiline_start_regexp', 'multiline_end_regexp', 'continuous_line_regexp',
+      'stream_identity_key', 'flush_interval', 'timeout_label', 'use_first_timestamp', 'partial_key', 'partial_value', 'keep_partial_key',
+      'use_partial_metadata', 'partial_metadata_format', 'keep_partial_metadata', 'use_partial_cri_logtag', 'partial_cri_logtag_key',
+      'partial_cri_stream_key'],
+    // lib/fluent/plugin/parser_regexp.rb and parser.rb (time_format: TimeParser's)
+    'parse/regexp': ['expression', 'ignorecase', 'multiline', 'time_key', 'time_format', 'time_type', 'keep_time_key', 'null_value_pattern',
+      'null_empty_string', 'estimate_current_event', 'types', 'timezone', 'localtime', 'utc'],
     'match/stdout': ['use_logger'],
     'match/forward': ['transport', 'send_timeout', 'connect_timeout', 'heartbeat_type', 'heartbeat_interval', 'recover_wait', 'hard_timeout',
       'phi_threshold', 'phi_failure_detector', 'require_ack_response', 'ack_response_timeout', 'read_interval_msec', 'read_length',
@@ -778,9 +797,10 @@ describe('every config key the library emits is one the pinned agent defines', (
     'match/opensearch': ['buffer'],
     'filter/record_transformer': ['record'],
   };
-  test.each(Object.keys(ALL_OUTPUTS))('Fluentd 1.19.3, %s', (type) => {
-    const conf = parseFluentConf(render('fluentd', ALL_OUTPUTS[type as keyof typeof ALL_OUTPUTS]()).text);
+  test.each([...Object.keys(ALL_OUTPUTS), STDOUT_SOURCES_CASE])('Fluentd 1.19.3, %s', (type) => {
+    const conf = parseFluentConf(renderCase('fluentd', type).text);
     const check = (d: FluentDirective, id: string) => {
+      if (id === 'parse' && d.params['@type']?.raw === 'regexp') id = 'parse/regexp';
       const allowed = FLUENTD_KEYS[id];
       expect({ id, known: allowed !== undefined }).toEqual({ id, known: true });
       for (const key of Object.keys(d.params)) {

@@ -638,6 +638,11 @@ const CASES: Case[] = [
     message: ["WithLogAgent 'test/logs'", "logDirectory '/tmp' must be an absolute, normalized directory of its own", "e.g. '/var/log/app'"],
   },
   {
+    name: 'a negative cpu request (issue 48)',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, resources: { cpu: { request: kplus.Cpu.millis(-5) } } }),
+    message: ["WithTracer 'test/tracer'", 'resources.cpu.request "-5m" is negative, which the API server rejects', 'give a CPU amount of 0 or more'],
+  },
+  {
     name: 'a cpu request above the default limit',
     build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, resources: { cpu: { request: kplus.Cpu.units(1) } } }),
     message: ["WithTracer 'test/tracer'", 'resources.cpu request 1 is above the limit 500m (the default)', 'set resources.cpu.limit to at least 1'],

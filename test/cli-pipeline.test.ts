@@ -97,7 +97,7 @@ const NATIVE_ON_127 = [
   '    spec:',
   '      restartPolicy: Never',
   '      initContainers:',
-  '        - { name: wait, image: busybox:1, readinessProbe: { exec: { command: [true] } } }',
+  '        - { name: wait, image: busybox:1, readinessProbe: { exec: { command: ["true"] } } }',
   '      containers:',
   '        - { name: migrate, image: migrate:1 }',
   '',

@@ -21,7 +21,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { App, Chart, Duration, Include, Size, Yaml } from 'cdk8s';
 import { AdoptSidecar, FluentBitMultilineParser, LogAgent, LogOutput, SidecarCheck, SidecarQuit, SidecarVolume, WithEnvoy, WithLogAgent, WithSidecar, WithTracer } from '../src';
-import { readManifests } from './util/api-server-yaml';
+import { oracleTest, readAsApiServer } from './util/api-server-yaml';
 import { hpaManifest } from './util/fixtures';
 import { matchPodFailurePolicy } from './util/job-pod-failure-policy';
 import { expectValidManifests } from './util/k8s-schema';
@@ -227,13 +227,14 @@ describe('check', () => {
     expect(r.stdout).toBe('Kubernetes 1.30: 1 file(s), 3 object(s), 2 workload(s): 0 error(s), 0 warning(s)\n');
   });
 
-  test('the documents are those the API server reads (yaml.v2\'s YAML 1.1, empty documents dropped as kubectl drops them)', () => {
+  // (against the API server's reader only: the JS YAML 1.1 reader is known to read 12:30, 0o17 and dates otherwise)
+  oracleTest('the documents are those the API server reads (yaml.v2\'s YAML 1.1, empty documents dropped as kubectl drops them)', () => {
     const yaml11 = writeTmp('yaml11.yaml', [
       '---', '# only a comment', '---', 'apiVersion: v1', 'kind: ConfigMap', 'metadata: { name: x }',
       'data: { a: yes, b: on, c: 0755, d: 1.30, e: ~, f: "1.30", g: 12:30, h: 0o17, i: 2024-01-02 }', '---', 'plain', '',
     ].join('\n'));
     const files = [yaml11, CHART_INPUT, ...['native-sidecars.yaml', 'nested/probe-on-init.yml', 'plain.yaml'].map(f => path.join(ROOT, MANIFESTS, f))];
-    for (const file of files) expect(loadDocuments(file)).toEqual(readManifests(fs.readFileSync(file, 'utf8')).filter(d => d !== null));
+    for (const file of files) expect(loadDocuments(file)).toEqual(readAsApiServer(fs.readFileSync(file, 'utf8')).filter(d => d !== null));
     // yes/on are booleans, 0755 and 0o17 octal, 1.30 the number 1.3; no base 60, no timestamps
     expect(loadDocuments(yaml11)[0].data).toEqual({ a: true, b: true, c: 493, d: 1.3, e: null, f: '1.30', g: '12:30', h: 15, i: '2024-01-02' });
   });
@@ -423,6 +424,20 @@ describe('target', () => {
     expect(r.stdout).toBe('CDK8S_SIDECARS_KUBERNETES_VERSION=1.30\nCDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE=true\n');
     expect(r.stderr).toContain('# kubelet 1.30.2: 2 node(s) (gke-pool-b-1, gke-pool-b-2)\n');
     expect(r.stderr).toContain('# mutating webhooks on pod CREATE: 0\n');
+  });
+
+  test('malformed webhook configurations (webhooks: 5, rules: "x"): exit 1 with the call and the path, never "0 webhooks" (issue 48)', () => {
+    for (const [webhooks, at] of [['5', 'items[0].webhooks is 5'], ['[{"name":"h","rules":"x"}]', 'items[0].webhooks[0].rules is "x"']]) {
+      const dir = path.join(tmp, `webhooks-${at.length}`);
+      fs.mkdirSync(dir, { recursive: true });
+      for (const f of fs.readdirSync(path.join(FIXTURES, 'kubectl', 'gke'))) fs.copyFileSync(path.join(FIXTURES, 'kubectl', 'gke', f), path.join(dir, f));
+      fs.writeFileSync(path.join(dir, 'webhooks.out'), `{"items":[{"metadata":{"name":"m"},"webhooks":${webhooks}}]}`);
+      const r = cli(['target'], { env: { KUBECTL, FAKE_KUBECTL_CLUSTER: dir } });
+      expect([r.status, r.stdout]).toEqual([1, '']);
+      expect(r.stderr).toContain(`kubectl get mutatingwebhookconfigurations -o json: ${at}, not `);
+      expect(r.stderr).not.toContain('internal error');
+      expect(r.stderr).not.toContain('mutating webhooks on pod CREATE: 0');
+    }
   });
 
   test('k3s 1.28 (v1.28.5+k3s1) with the alpha gate off: gate false and the 1.28 risk', () => {

@@ -440,7 +440,7 @@ describe('target: what is not a Kubernetes version, the gate only as 0 or 1, hos
   }
 
   test.each([
-    ['a kubectl that sleeps', '#!/bin/sh\nexec sleep 30\n', /no answer within 2 s/],
+    ['a kubectl that sleeps', '#!/bin/sh\nexec sleep 30\n', /no answer within 2 s \(stopped: the bound of each kubectl call, docs\/cli\.md\)/],
     ['a kubectl whose child holds stdout', '#!/bin/sh\nsleep 30 &\necho "{}"\nexit 0\n', /no answer within 2 s|serverVersion/],
     ['a kubectl that prints without end', '#!/bin/sh\nexec yes\n', /printed more than 1 MiB/],
     ['a kubectl that prints 5', '#!/bin/sh\necho 5\n', /is not a Kubernetes 1.x version/],
@@ -453,6 +453,11 @@ describe('target: what is not a Kubernetes version, the gate only as 0 or 1, hos
     expect(Date.now() - t).toBeLessThan(10_000);
   }, 20_000);
 
+  test('the bound of one kubectl call is 15 s (a hung kubectl held target 60 s before issue 48), as docs/cli.md says', () => {
+    expect(kubectlBounds.timeoutMs).toBe(15_000);
+    expect(fs.readFileSync(path.join(__dirname, '..', 'docs', 'cli.md'), 'utf8')).toContain('| a `kubectl` call (`target`) | 15 s,');
+  });
+
   test('a KUBECTL that does not exist: a clear error, and the command (here: this test process) lives on', () => {
     expect(runTarget({ KUBECTL: path.join(tmp, 'no-such-kubectl') })).toMatch(/no-such-kubectl not found: install kubectl or set KUBECTL/);
   });
@@ -460,7 +465,14 @@ describe('target: what is not a Kubernetes version, the gate only as 0 or 1, hos
   test.each([
     ['nodes items: 5', { 'nodes.out': '{"items":5}' }, /items is 5, not a list/],
     ['webhooks items: "x"', { 'webhooks.out': '{"items":"x"}' }, /items is "x", not a list/],
-    ['webhooks with odd rules', { 'webhooks.out': '{"items":[{"webhooks":[{"rules":5},{"rules":[{"resources":"pods","operations":5}]}]}]}' }, /^CDK8S_SIDECARS_KUBERNETES_VERSION=1.30 CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE=true$/],
+    // (issue 48: a malformed answer is an error naming the call and the path, never "0 webhooks")
+    ['webhooks with odd rules', { 'webhooks.out': '{"items":[{"webhooks":[{"rules":5},{"rules":[{"resources":"pods","operations":5}]}]}]}' },
+      /^error: kubectl get mutatingwebhookconfigurations -o json: items\[0\]\.webhooks\[0\]\.rules is 5, not a list: the API server never serves that/],
+    ['webhooks: 5', { 'webhooks.out': '{"items":[{"metadata":{"name":"m"},"webhooks":5}]}' }, /^error: kubectl get mutatingwebhookconfigurations -o json: items\[0\]\.webhooks is 5, not a list/],
+    ['rules: "x"', { 'webhooks.out': '{"items":[{"webhooks":[{"name":"h","rules":"x"}]}]}' }, /items\[0\]\.webhooks\[0\]\.rules is "x", not a list.*is KUBECTL a kubectl\?$/],
+    ['a rule\'s operations of numbers', { 'webhooks.out': '{"items":[{"webhooks":[{"rules":[{"resources":["pods"],"operations":[5]}]}]}]}' }, /rules\[0\]\.operations\[0\] is 5, not a string/],
+    ['a webhook that is a string', { 'webhooks.out': '{"items":[{"webhooks":["x"]}]}' }, /items\[0\]\.webhooks\[0\] is "x", not an object \(a webhook\)/],
+    ['null webhooks and rules (read as none)', { 'webhooks.out': '{"items":[{"webhooks":null},{"webhooks":[{"rules":null}]}]}' }, /^CDK8S_SIDECARS_KUBERNETES_VERSION=1.30 CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE=true$/],
     ['a kubelet 1.029', { 'nodes.out': '{"items":[{"metadata":{"name":"n1"},"status":{"nodeInfo":{"kubeletVersion":"v1.029.0"}}}]}' }, /kubeletVersion "v1.029.0" is not a Kubernetes 1.x version/],
     ['an API server of a million-digit minor', { 'version.out': `{"serverVersion":{"gitVersion":"v1.${'9'.repeat(1_000_000)}"}}` }, /is not a Kubernetes 1.x version/],
     ['a gate metric of 2', { 'metrics.out': 'kubernetes_feature_enabled{name="SidecarContainers"} 2\n' }, /^CDK8S_SIDECARS_KUBERNETES_VERSION=1.30$/],

@@ -17,7 +17,7 @@
  * N=200: any per-workload walk of the app (a quadratic) makes it grow with N. The same for
  * `cdk8s-sidecars check`'s core (`checkManifestSet`) over plain manifests: the fields it reads per
  * added Deployment and Service, and after reading (`checkDocuments`) the fields it reads per added
- * Deployment and Service: about one read per field, no copies (issue 36: five per workload).
+ * Deployment and Service: under two reads per field (one more per container field for its JSON type, issue 48), no copies (issue 36: five per workload).
  */
 import { ApiObject } from 'cdk8s';
 import { Node } from 'constructs';
@@ -240,15 +240,17 @@ describe('cdk8s-sidecars check after reading (checkDocuments): no copies of the 
     return work.reads;
   }
 
-  test('the fields one more Deployment and Service make it read: the same at N=20 and N=200, about one read per field', () => {
+  test('the fields one more Deployment and Service make it read: the same at N=20 and N=200, under two reads per field', () => {
     expect(app201.map(f => f.docs[0].doc.kind).slice(0, 4)).toEqual(['Deployment', 'Service', 'Deployment', 'Service']);
     const small = readsOf(inputs(21)) - readsOf(inputs(20));
     const large = readsOf(inputs(201)) - readsOf(inputs(200));
     expect(large).toBe(small);
     // issue 36: each check copied the workload it read (five copies of every Deployment, 5.1 reads
-    // per field); the checks now read the manifests in place (1.02 reads per field)
+    // per field); the checks now read the manifests in place (1.02 reads per field). Issue 48: the
+    // JSON types of every container field are checked as the API server decodes them
+    // (src/engine/container-shape.ts), one more read of each container field: 1.79 reads per field.
     const added = inputs(21).slice(40).reduce((n, f) => n + fields(f.docs[0].doc), 0);
     expect(added).toBeGreaterThan(300);
-    expect(small).toBeLessThanOrEqual(1.5 * added);
+    expect(small).toBeLessThanOrEqual(2 * added);
   });
 });

@@ -39,3 +39,16 @@ test('scripts/readme-install.js agrees with test/bindings (the Maven dependency,
   expect(r.status).toBe(0);
   expect(r.stdout).toBe(readmeInstall().pip);
 });
+
+test('until the first release the section starts with the install from a clone, as a packed tarball (issue 48)', () => {
+  const { section, tarball } = readmeInstall();
+  // `npm pack` names the tarball <name>-<version>.tgz; the README's path is that file in the clone
+  expect(tarball).toBe(`../cdk8s-sidecars/${PKG.name}-${PKG.version}.tgz`);
+  const fromClone = section.indexOf('npm pack');
+  const fromRegistry = section.indexOf(`npm install ${PKG.name} `);
+  expect(fromClone).toBeGreaterThan(0);
+  expect(fromClone).toBeLessThan(fromRegistry);
+  expect(section).toMatch(/until the first release \(0\.1\.0\), `npm install cdk8s-sidecars` answers 404/);
+  // package.json's prepack compiles, so the tarball of a fresh clone holds lib/ (scripts/prepack.js)
+  expect(PKG.scripts.prepack).toBeDefined();
+});

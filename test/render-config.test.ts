@@ -19,6 +19,7 @@ export const LEFT_OUT: Readonly<Record<string, string>> = {
   '*.workload': 'render takes the workload from the manifest: `select` names it',
   '*.kubernetesVersion': 'one target for the whole render: the top-level key kubernetesVersion (or the environment), passed to every construct',
   '*.sidecarContainersGate': 'one target for the whole render: the top-level key sidecarContainersGate, passed to every construct',
+  '*.overrideAppTarget': 'one target for the whole render: no sidecar of a render has a version of its own to override it with',
 };
 
 /**

@@ -1,4 +1,7 @@
-import { Testing } from 'cdk8s';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { App, Chart, Testing } from 'cdk8s';
 import { SidecarLayout, SidecarMode, Sidecars, WithLogAgent } from '../src';
 import { kplusWorkload, layoutOf, manifestOf, newChart, withEnv } from './util/fixtures';
 import { parseKubernetesVersion, resolveLayout } from '../src/target/capabilities';
@@ -37,7 +40,7 @@ describe('resolveLayout: the version matrix (SIDECARS.md §2)', () => {
 });
 
 describe('target precedence: prop > CDK8S_SIDECARS_KUBERNETES_VERSION > Sidecars.configure > 1.27', () => {
-  function agentIn(props: { kubernetesVersion?: string } = {}) {
+  function agentIn(props: { kubernetesVersion?: string; overrideAppTarget?: boolean; sidecarContainersGate?: boolean } = {}) {
     const { app, chart } = newChart();
     const workload = kplusWorkload(chart, 'Deployment');
     const agent = new WithLogAgent(chart, 'logs', { workload, ...props });
@@ -114,8 +117,13 @@ describe('target precedence: prop > CDK8S_SIDECARS_KUBERNETES_VERSION > Sidecars
     expect(agent.layout).toBe(SidecarLayout.NATIVE);
   }));
 
-  test('an explicit prop wins over the environment variable', () => withEnv(ENV, '1.29', () => {
-    expect(agentIn({ kubernetesVersion: '1.27' }).agent.targetVersion).toBe('1.27');
+  test('an explicit prop that disagrees with the environment variable is an error (issue 48); with overrideAppTarget it wins', () => withEnv(ENV, '1.29', () => {
+    expect(() => agentIn({ kubernetesVersion: '1.27' })).toThrow(
+      "test/logs: kubernetesVersion '1.27' differs from the app's target, Kubernetes 1.29 from the environment variable CDK8S_SIDECARS_KUBERNETES_VERSION " +
+      "(the construct's gives the LEGACY layout, the app's the NATIVE one)",
+    );
+    expect(agentIn({ kubernetesVersion: '1.27', overrideAppTarget: true }).agent.targetVersion).toBe('1.27');
+    expect(agentIn({ kubernetesVersion: 'v1.29' }).agent.targetVersion).toBe('1.29'); // the same release: no error
   }));
 
   test('a bad environment variable is an error that names it', () => withEnv(ENV, 'banana', () => {
@@ -196,8 +204,8 @@ describe('versions the library does not support, and empty or bad environment va
     expect(() => agent.layout).toThrow(/environment variable CDK8S_SIDECARS_KUBERNETES_VERSION is set but empty/);
   }));
 
-  test('a construct with an explicit kubernetesVersion does not read the environment variable', () => withEnv(ENV, '', () => {
-    expect(agentIn({ kubernetesVersion: '1.30' }).agent.targetVersion).toBe('1.30');
+  test('a construct with an explicit kubernetesVersion reads the environment variable too (to compare): set but empty is an error', () => withEnv(ENV, '', () => {
+    expect(() => agentIn({ kubernetesVersion: '1.30' })).toThrow(/environment variable CDK8S_SIDECARS_KUBERNETES_VERSION is set but empty/);
   }));
 
   describe('CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE', () => {
@@ -209,18 +217,19 @@ describe('versions the library does not support, and empty or bad environment va
       both('1.28', undefined, () => expect(agentIn().agent.layout).toBe(SidecarLayout.LEGACY));
     });
 
-    test('precedence: prop > environment variable > Sidecars.configure > false', () => {
+    test('precedence: prop (with overrideAppTarget where it differs) > environment variable > Sidecars.configure > false', () => {
       both('1.28', 'false', () => {
         const { app, agent } = agentIn();
         Sidecars.configure(app, { sidecarContainersGate: true });
         expect(agent.layout).toBe(SidecarLayout.LEGACY); // env beats configure
-        expect(agentIn({ sidecarContainersGate: true }).agent.layout).toBe(SidecarLayout.NATIVE); // prop beats env
+        expect(() => agentIn({ sidecarContainersGate: true })).toThrow(/sidecarContainersGate true differs from the app's, false from the environment variable CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE/);
+        expect(agentIn({ sidecarContainersGate: true, overrideAppTarget: true }).agent.layout).toBe(SidecarLayout.NATIVE); // prop beats env, when meant
       });
       both('1.28', 'true', () => {
         const { app, agent } = agentIn();
         Sidecars.configure(app, { sidecarContainersGate: false });
         expect(agent.layout).toBe(SidecarLayout.NATIVE);
-        expect(agentIn({ sidecarContainersGate: false }).agent.layout).toBe(SidecarLayout.LEGACY);
+        expect(agentIn({ sidecarContainersGate: false, overrideAppTarget: true }).agent.layout).toBe(SidecarLayout.LEGACY);
       });
       both('1.28', undefined, () => {
         const { app, agent } = agentIn();
@@ -242,8 +251,88 @@ describe('versions the library does not support, and empty or bad environment va
       );
     }));
 
-    test('a bad value is not read when the prop decides', () => both('1.28', 'yes', () => {
-      expect(agentIn({ sidecarContainersGate: true }).agent.layout).toBe(SidecarLayout.NATIVE);
+    test('a bad value is an error also where the prop decides (it is compared with the prop)', () => both('1.28', 'yes', () => {
+      expect(() => agentIn({ sidecarContainersGate: true })).toThrow(/CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE is 'yes'/);
     }));
+  });
+});
+
+describe('one target per app, never overridden in silence (issue 48)', () => {
+  const GATE_ENV = 'CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE';
+  function stderrOf(fn: () => void): string {
+    let out = '';
+    const spy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: any) => { out += String(chunk); return true; });
+    try {
+      fn();
+    } finally {
+      spy.mockRestore();
+    }
+    return out;
+  }
+
+  test('CDK8S_SIDECARS_KUBERNETES_VERSION=1.27 with a construct that says 1.29: synthesis fails before any file is written, naming the construct, both releases and the fixes', () => withEnv(ENV, '1.27', () => {
+    const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecars-one-target-'));
+    try {
+      expect(() => {
+        const app = new App({ outdir });
+        const chart = new Chart(app, 'shop');
+        new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29' });
+        app.synth();
+      }).toThrow(new RegExp([
+        "shop/logs: kubernetesVersion '1\\.29' differs from the app's target, Kubernetes 1\\.27 from the environment variable CDK8S_SIDECARS_KUBERNETES_VERSION ",
+        "\\(the construct's gives the NATIVE layout, the app's the LEGACY one\\).*Remove the prop.*overrideAppTarget: true",
+      ].join('')));
+      expect(fs.readdirSync(outdir)).toEqual([]);
+      // docs/target.md shows this very message (One target per app)
+      let message = '';
+      try {
+        const app = new App({ outdir });
+        const chart = new Chart(app, 'shop');
+        new WithLogAgent(chart, 'web-logs', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29' });
+      } catch (e) {
+        message = (e as Error).message;
+      }
+      expect(fs.readFileSync(path.join(__dirname, '..', 'docs', 'target.md'), 'utf8')).toContain(`\n${message}\n`);
+    } finally {
+      fs.rmSync(outdir, { recursive: true, force: true });
+    }
+  }));
+
+  test('Sidecars.configure set after the construct: the disagreement is an error at synthesis', () => withEnv(ENV, undefined, () => {
+    const { app, chart } = newChart();
+    new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29' });
+    Sidecars.configure(app, { kubernetesVersion: '1.27' });
+    expect(() => app.synthYaml()).toThrow(/test\/logs: kubernetesVersion '1\.29' differs from the app's target, Kubernetes 1\.27 from Sidecars\.configure\(\) on an enclosing scope/);
+  }));
+
+  test('a patch the app gives and the construct drops is a disagreement too (its known-bug checks would be lost)', () => withEnv(ENV, '1.29.3', () => {
+    const { chart } = newChart();
+    expect(() => new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29' }))
+      .toThrow(/kubernetesVersion '1\.29' differs from the app's target, Kubernetes 1\.29\.3/);
+  }));
+
+  test('with overrideAppTarget: true the construct\'s release is emitted, and every synthesis says so on stderr', () => withEnv(ENV, '1.27', () => {
+    const { app, chart } = newChart();
+    new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29', overrideAppTarget: true });
+    let yaml = '';
+    const err = stderrOf(() => { yaml = app.synthYaml(); });
+    expect(yaml).toMatch(/initContainers:[\s\S]*name: log-agent[\s\S]*restartPolicy: Always/);
+    expect(err).toContain("[cdk8s-sidecars] NOTICE: test/logs: kubernetesVersion '1.29' differs from the app's target, Kubernetes 1.27 from the environment " +
+      "variable CDK8S_SIDECARS_KUBERNETES_VERSION (the construct's gives the NATIVE layout, the app's the LEGACY one); emitted for the construct's own " +
+      '(overrideAppTarget: true), Kubernetes 1.29, as asked.');
+  }));
+
+  test('no app-level target: a construct\'s own prop is the target (no error, no notice of the default)', () => withEnv(ENV, undefined, () => withEnv(GATE_ENV, undefined, () => {
+    const { app, chart } = newChart();
+    new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29' });
+    expect(stderrOf(() => app.synthYaml())).toBe('');
+  })));
+
+  test('overrideAppTarget is a construct\'s prop: Sidecars.configure refuses it, and it must be a boolean', () => {
+    const { app, chart } = newChart();
+    expect(() => Sidecars.configure(app, { overrideAppTarget: true })).toThrow(
+      "Sidecars.configure(the App): overrideAppTarget true is a construct's prop: Sidecars.configure() sets the app's target itself. Remove it here",
+    );
+    expect(() => new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment'), overrideAppTarget: 'yes' as any })).toThrow(/overrideAppTarget/);
   });
 });

@@ -57,11 +57,24 @@ describe('SidecarValidation.addTo: the same release-aware checks over the whole 
     expect(() => Testing.synth(chart)).not.toThrow();
   }));
 
-  test('catches a construct pinned to a release the pipeline\'s cluster does not have', () => withEnv(ENV, '1.27', () => {
+  test('catches a construct pinned to a release the pipeline\'s cluster does not have; the fix names the overriding props', () => withEnv(ENV, '1.27', () => {
     const { app, chart } = newChart();
-    new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29' });
+    new WithLogAgent(chart, 'logs', { workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.29', overrideAppTarget: true });
     SidecarValidation.addTo(app);
     expect(() => Testing.synth(chart)).toThrow(/init container 'log-agent' has restartPolicy 'Always' \(a native sidecar\), which Kubernetes 1\.27 does not know/);
+    expect(() => Testing.synth(chart)).toThrow(
+      "The sidecars of this workload were pinned by WithLogAgent 'test/logs' (kubernetesVersion: \"1.29\", overrideAppTarget: true, Kubernetes 1.29): " +
+      'remove those props (kubernetesVersion, and overrideAppTarget where it lets a construct override the app\'s target)',
+    );
+    // without the opt-in the construct itself refuses to disagree (test/target.test.ts)
+    expect(() => new WithLogAgent(chart, 'logs2', { workload: kplusWorkload(chart, 'Deployment', 'other'), kubernetesVersion: '1.29' })).toThrow(/differs from the app's target/);
+  }));
+
+  test('its own kubernetesVersion is the release it checks against: it may differ from the app\'s (it emits nothing)', () => withEnv(ENV, '1.30', () => {
+    const { app, chart } = newChart();
+    kplusWorkload(chart, 'Deployment');
+    SidecarValidation.addTo(app, { kubernetesVersion: '1.28' });
+    expect(() => Testing.synth(chart)).not.toThrow();
   }));
 
   test('a bad version is an error at once', () => {

@@ -97,7 +97,7 @@ describe('issue 37: a synthesis without a target says which layout it got and ho
       'sidecars were emitted for the default, Kubernetes 1.27, the oldest release the library supports: the LEGACY layout (each sidecar one more entry of ' +
       "spec.containers, stopped together with the app; a Job's sidecars exit through a wrapper). A cluster whose API server and every kubelet run 1.29 or later " +
       "takes native sidecars (started before the app, stopped after it): set its lowest release with Sidecars.configure(app, { kubernetesVersion: '1.35' }), " +
-      "CDK8S_SIDECARS_KUBERNETES_VERSION=1.35, or a construct's kubernetesVersion; `npx cdk8s-sidecars target` prints it for the cluster kubectl points at. " +
+      'or CDK8S_SIDECARS_KUBERNETES_VERSION=1.35 for one synthesis; `npx cdk8s-sidecars target` prints it for the cluster kubectl points at. ' +
       "Set '1.27' to keep the legacy layout without this notice.\n",
     ]);
     app.synthYaml();

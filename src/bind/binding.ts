@@ -17,7 +17,7 @@ import { printWarnings, recordWarnings } from './warnings';
 import { checkSelfStoppingPreStops } from '../engine/around';
 import { InjectedProxy } from '../engine/injected';
 import { EngineResult, applySidecars, describeObject } from '../engine/pod-template';
-import { checkJobPodFailurePolicy } from '../engine/rules';
+import { checkJobPodFailurePolicy, podSpecShapeErrors } from '../engine/rules';
 import { SidecarSpec } from '../engine/spec';
 import { SUPPORTED_KINDS, podTemplateOf } from '../facts/kinds';
 import { asAdmitted, findKnownBugs } from '../facts/known-bugs';
@@ -401,9 +401,13 @@ export class WorkloadBinding {
       if (kept) return kept;
     }
     const before = this.kept;
+    // A malformed pod spec (`containers: [null]`, `ports: "x"`) is reported as the engine reports
+    // it, before any sidecar reads the app's containers (which would end in a raw TypeError).
+    const ownSpec = podTemplateOf(base)?.spec;
+    const shape = ownSpec === undefined ? [] : podSpecShapeErrors(describeObject(base), ownSpec);
+    if (shape.length > 0) return { manifest: base, errors: shape };
     // The sources' checks of the workload's own pod spec, on this same manifest (before the
     // engine adds the sidecars to it): no extra toJson() of the workload per check.
-    const ownSpec = podTemplateOf(base)?.spec;
     const workloadErrors = this.sources.flatMap(source => source.checkWorkload?.(ownSpec) ?? []);
     // (before the engine, which works on this same object)
     const labels = podTemplateOf(base)?.metadata.labels ?? {};

@@ -13,10 +13,11 @@ import { IConstruct } from 'constructs';
 import { printSynthesisNotice } from './binding';
 import { SidecarError, Where } from '../private/errors';
 import {
-  DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, SidecarLayout, SidecarMode, formatVersion, resolveLayout,
+  DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, SidecarLayout, SidecarMode, formatFullVersion, formatVersion, resolveLayout,
 } from '../target/capabilities';
 import {
-  DEFAULT_TARGET_NOTICE, KUBERNETES_VERSION_ENV, ResolvedTarget, SidecarTargetOptions, VersionSource, checkVersion, targetGate, targetVersion,
+  DEFAULT_TARGET_NOTICE, KUBERNETES_VERSION_ENV, ResolvedTarget, SIDECAR_CONTAINERS_GATE_ENV, SidecarTargetOptions, VersionSource, checkVersion,
+  gateSetInEnvironment, targetGate, targetVersion,
 } from '../target/resolver';
 
 /** Where a target came from, for messages. */
@@ -61,6 +62,10 @@ export class TargetReader {
   public atSynthesis(): ResolvedTarget {
     const target = this.decide();
     if (target.source === 'default') printSynthesisNotice(this.scope, DEFAULT_TARGET_NOTICE);
+    if (target.overrides !== undefined) {
+      printSynthesisNotice(this.scope, `${this.scope.node.path}: ${target.overrides}; emitted for the construct's own ` +
+        `(overrideAppTarget: true), Kubernetes ${formatFullVersion(target.version)}, as asked.`);
+    }
     const layout = target.decision.layout!;
     const read = this.layoutRead;
     if (read && read.layout !== layout) {
@@ -105,7 +110,7 @@ export function configuredOn(scope: IConstruct): SidecarTargetOptions | undefine
  * `SidecarTargetOptions.kubernetesVersion`). Throws on an invalid version.
  * @internal
  */
-export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): ResolvedTarget {
+export function resolveTarget(self: IConstruct, props: SidecarTargetOptions, options: { readonly checksOnly?: boolean } = {}): ResolvedTarget {
   // (read at every render of every sidecar: without copies of the options, and each version
   // string and layout decision worked out once, issue 36)
   let inherited: Mutable<SidecarTargetOptions> | undefined;
@@ -136,10 +141,65 @@ export function resolveTarget(self: IConstruct, props: SidecarTargetOptions): Re
   }
   const mode = props.mode ?? inherited.mode ?? SidecarMode.AUTO;
   const gate = targetGate(given, reading) ?? false;
+  // (SidecarValidation emits nothing: its own version is the release it checks against, checksOnly)
+  const overrides = !options.checksOnly && (props.kubernetesVersion !== undefined || props.sidecarContainersGate !== undefined)
+    ? disagreement(self, props, inherited, reading, version, gate) : undefined;
   const toolsImage = props.toolsImage ?? inherited.toolsImage;
   const watchAppExit = props.watchAppExit ?? inherited.watchAppExit ?? false;
   const decision = layoutDecision(version, mode, gate);
-  return { version, source, mode, gate, decision, watchAppExit, ...(toolsImage !== undefined ? { toolsImage } : {}) };
+  return {
+    version, source, mode, gate, decision, watchAppExit, ...(toolsImage !== undefined ? { toolsImage } : {}), ...(overrides ? { overrides } : {}),
+  };
+}
+
+/**
+ * One target per app (docs/target.md, "One target per app"): a construct's own `kubernetesVersion`
+ * or `sidecarContainersGate` that differs from the app's target (the environment variable, else
+ * `Sidecars.configure()`) is an error unless `overrideAppTarget` says it is meant; then the text of
+ * the app's target, for the notice. Nothing when no app-level target is set or they agree.
+ */
+function disagreement(
+  self: IConstruct, props: SidecarTargetOptions, inherited: SidecarTargetOptions,
+  reading: Parameters<typeof targetVersion>[1], version: KubeVersion, gate: boolean,
+): string | undefined {
+  const app = { configured: inherited };
+  const differences: string[] = [];
+  if (props.kubernetesVersion !== undefined) {
+    const appVersion = targetVersion(app, reading);
+    if (appVersion) {
+      const theirs = checkVersion(new Where(appVersion.source === 'env' ? `environment variable ${KUBERNETES_VERSION_ENV}` : 'Sidecars.configure()'), appVersion.raw);
+      if (formatFullVersion(theirs) !== formatFullVersion(version)) {
+        differences.push(`kubernetesVersion '${props.kubernetesVersion}' differs from the app's target, Kubernetes ${formatFullVersion(theirs)} ` +
+          `from ${SOURCE_TEXT[appVersion.source]}` + layoutsText(version, theirs, props, gate));
+      }
+    }
+  }
+  if (props.sidecarContainersGate !== undefined) {
+    const appGate = targetGate(app, reading);
+    if (appGate !== undefined && appGate !== props.sidecarContainersGate) {
+      const from = gateSetInEnvironment(reading) ? `the environment variable ${SIDECAR_CONTAINERS_GATE_ENV}` : SOURCE_TEXT.configure;
+      differences.push(`sidecarContainersGate ${props.sidecarContainersGate} differs from the app's, ${appGate} from ${from}`);
+    }
+  }
+  if (differences.length === 0) return undefined;
+  const text = differences.join('; ');
+  if (props.overrideAppTarget === true) return text;
+  throw new Where(self.node.path === '' ? 'the App' : self.node.path).error(
+    `${text}: the construct's own prop would win in silence, and a pipeline that synthesizes the app for each cluster would ship ` +
+    'this workload for another release than the rest',
+    props.kubernetesVersion ?? props.sidecarContainersGate,
+    'Remove the prop so that the construct follows the app\'s target (Sidecars.configure or the environment variable: one target per app, ' +
+    'docs/target.md), or set overrideAppTarget: true on the construct if this workload really runs on nodes of another release',
+    '. ',
+  );
+}
+
+/** ' (native here, legacy there)' where the two releases give different layouts. */
+function layoutsText(mine: KubeVersion, theirs: KubeVersion, props: SidecarTargetOptions, gate: boolean): string {
+  const mode = props.mode ?? SidecarMode.AUTO;
+  const a = resolveLayout(mine, mode, gate).layout;
+  const b = resolveLayout(theirs, mode, gate).layout;
+  return a && b && a !== b ? ` (the construct's gives the ${a} layout, the app's the ${b} one)` : '';
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };

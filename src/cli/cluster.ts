@@ -54,8 +54,13 @@ const lower = (a: Version, b: Version) => (a.minor !== b.minor ? a.minor - b.min
 
 interface Run { readonly ok: boolean; readonly stdout: string; readonly error: string }
 
-/** The bounds of one kubectl call: how long it may take, how much it may print (tests lower them). */
-export const kubectlBounds = { timeoutMs: 60_000, maxOutput: 256 * 1024 * 1024 };
+/**
+ * The bounds of one kubectl call: how long it may take, how much it may print (tests lower them).
+ * 15 s: each call is one small GET (a version, the nodes, a metric, the webhook configurations) that
+ * a reachable API server answers within a second or two; four calls that hang then hold `target` a
+ * minute at most (docs/cli.md, "Limits").
+ */
+export const kubectlBounds = { timeoutMs: 15_000, maxOutput: 256 * 1024 * 1024 };
 
 /**
  * The SidecarContainers gate from the API server's metrics (Prometheus text), in linear time:
@@ -84,7 +89,7 @@ function kubectl(args: string[], context: string | undefined): Run {
   const bin = process.env.KUBECTL && process.env.KUBECTL !== '' ? process.env.KUBECTL : 'kubectl';
   const full = [...(context !== undefined ? ['--context', context] : []), ...args];
   // bounded: a kubectl that hangs (or leaves a child holding its output) is stopped after
-  // 60 s, one that prints without end after 256 MiB
+  // 15 s, one that prints without end after 256 MiB
   const options: any = { env: process.env, encoding: 'utf8', maxBuffer: kubectlBounds.maxOutput, timeout: kubectlBounds.timeoutMs, killSignal: 'SIGKILL', detached: true, stdio: ['ignore', 'pipe', 'pipe'] };
   type Result = { pid?: number; error?: Error; status: number | null; signal: string | null; stdout: string; stderr: string };
   const r = spawnSync(bin, full, options) as unknown as Result;
@@ -98,7 +103,8 @@ function kubectl(args: string[], context: string | undefined): Run {
   if (r.error) {
     const code = (r.error as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? `${bin} not found: install kubectl or set KUBECTL to its path`
-      : code === 'ETIMEDOUT' ? `${bin} ${full.join(' ')}: no answer within ${kubectlBounds.timeoutMs / 1000} s (stopped); check the cluster's address and your network`
+      : code === 'ETIMEDOUT' ? `${bin} ${full.join(' ')}: no answer within ${kubectlBounds.timeoutMs / 1000} s (stopped: the bound of each kubectl call, ` +
+        "docs/cli.md); check the cluster's address and your network"
         : code === 'ENOBUFS' ? `${bin} ${full.join(' ')}: printed more than ${kubectlBounds.maxOutput / 1024 / 1024} MiB (stopped)`
           : `${bin} ${full.join(' ')}: ${r.error.message}`;
     throw new CommandError(why);
@@ -121,7 +127,34 @@ const cut = (x: unknown): string => {
   return t.length > 80 ? `${t.slice(0, 80)}...` : t;
 };
 
-const arr = (x: unknown): any[] => (Array.isArray(x) ? x : []);
+/**
+ * What kubectl printed, read strictly: a value of another JSON type than the API serves
+ * (admissionregistration.k8s.io/v1) is an error naming the call and the path, never a silent
+ * skip (a `target` that counted 0 webhooks where it could not read them would say the cluster is safe).
+ */
+function unreadable(call: string, at: string, value: unknown, what: string): CommandError {
+  return new CommandError(`${call}: ${at} is ${cut(value)}, not ${what}: the API server never serves that ` +
+    '(admissionregistration.k8s.io/v1), so the webhooks cannot be counted; is KUBECTL a kubectl?');
+}
+
+function objectAt(call: string, at: string, value: unknown, what: string): asserts value is any {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw unreadable(call, at, value, `an object (${what})`);
+}
+
+/** A list (null or absent: empty). */
+function listAt(call: string, at: string, value: unknown): any[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw unreadable(call, at, value, 'a list');
+  return value;
+}
+
+function stringsAt(call: string, at: string, value: unknown): string[] {
+  const list = listAt(call, at, value);
+  list.forEach((x, i) => {
+    if (typeof x !== 'string') throw unreadable(call, `${at}[${i}]`, x, 'a string');
+  });
+  return list as string[];
+}
 
 /** A name from kubectl for a note: a string (escaped, cut), else '?'. */
 function nameOf(x: unknown): string {
@@ -225,14 +258,26 @@ export function readCluster(options: ClusterOptions): ClusterReport {
     notes.push(`mutating webhooks: not readable (${hooksRun.error})`);
   } else {
     const podHooks: string[] = [];
-    for (const config of listOf(json(hooksRun, 'kubectl get mutatingwebhookconfigurations -o json'), 'kubectl get mutatingwebhookconfigurations -o json')) {
-      for (const hook of arr(config?.webhooks)) {
-        const rules: any[] = arr(hook?.rules);
+    const call = 'kubectl get mutatingwebhookconfigurations -o json';
+    for (const [i, config] of listOf(json(hooksRun, call), call).entries()) {
+      const at = `items[${i}]`;
+      objectAt(call, at, config, 'a MutatingWebhookConfiguration');
+      for (const [j, hook] of listAt(call, `${at}.webhooks`, config.webhooks).entries()) {
+        objectAt(call, `${at}.webhooks[${j}]`, hook, 'a webhook');
+        const rules = listAt(call, `${at}.webhooks[${j}].rules`, hook.rules).map((r, k) => {
+          const ruleAt = `${at}.webhooks[${j}].rules[${k}]`;
+          objectAt(call, ruleAt, r, 'a rule');
+          return {
+            resources: stringsAt(call, `${ruleAt}.resources`, r.resources),
+            operations: stringsAt(call, `${ruleAt}.operations`, r.operations),
+            apiGroups: r.apiGroups === undefined ? [''] : stringsAt(call, `${ruleAt}.apiGroups`, r.apiGroups),
+          };
+        });
         const onPods = rules.some(r =>
-          arr(r?.resources).some((res: string) => res === 'pods' || res === '*' || res === '*/*') &&
-          arr(r?.operations).some((op: string) => op === 'CREATE' || op === '*') &&
-          (r?.apiGroups === undefined ? [''] : arr(r.apiGroups)).some((g: string) => g === '' || g === '*'));
-        if (onPods) podHooks.push(`${nameOf(config?.metadata?.name)}/${nameOf(hook?.name)}`);
+          r.resources.some(res => res === 'pods' || res === '*' || res === '*/*') &&
+          r.operations.some(op => op === 'CREATE' || op === '*') &&
+          r.apiGroups.some(g => g === '' || g === '*'));
+        if (onPods) podHooks.push(`${nameOf(config.metadata?.name)}/${nameOf(hook.name)}`);
       }
     }
     notes.push(`mutating webhooks on pod CREATE: ${podHooks.length}`);

@@ -108,8 +108,13 @@ Exit status: 0 printed, 1 a file error or a workload the timeline refuses, 2 bad
   render: {
     usage: 'cdk8s-sidecars render --config FILE',
     text: `A Helm post-renderer: reads manifests on stdin and writes them on stdout with the
-sidecars of the config added, as the library's constructs add them in a cdk8s app:
-  helm install web ./chart --post-renderer cdk8s-sidecars --post-renderer-args render \\
+sidecars of the config added, as the library's constructs add them in a cdk8s app.
+Helm 3 runs the command by its path:
+  helm install web ./chart --post-renderer "$(npm root)/.bin/cdk8s-sidecars" \\
+    --post-renderer-args render --post-renderer-args --config=sidecars.yaml
+Helm 4 runs the package's postrenderer/v1 plugin by its name, installed once:
+  helm plugin install "$(npm root)/cdk8s-sidecars/helm-plugins/cdk8s-sidecars"
+  helm install web ./chart --post-renderer cdk8s-sidecars \\
     --post-renderer-args --config=sidecars.yaml
 Objects the config does not select pass through; the output is the input's objects in their
 order, then the new ones (the agents' ConfigMaps). The config (YAML) names the target

@@ -126,7 +126,7 @@ function object(fields: Record<string, Conv>, required: readonly string[] = []):
     if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new ConfigError(p, `expected a map, got ${typeName(v)}`);
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) {
-      const conv = fields[k];
+      const conv = own(fields, k); // (`__proto__`, `constructor`: unknown keys, not Object's)
       if (!conv) throw new ConfigError(join(p, k), `unknown key; known keys here: ${Object.keys(fields).join(', ')}`);
       if (x === null || x === undefined) continue;
       out[k] = conv(x, join(p, k));
@@ -139,6 +139,11 @@ function object(fields: Record<string, Conv>, required: readonly string[] = []):
 }
 
 const join = (p: string, k: string) => (p === '' ? k : `${p}.${k}`);
+
+/** `table[key]` when the table itself has it (never a property of Object.prototype). */
+function own<T>(table: Record<string, T>, key: string): T | undefined {
+  return Object.prototype.hasOwnProperty.call(table, key) ? table[key] : undefined;
+}
 
 const mapOf = (conv: Conv): Conv => shaped({ kind: 'map', element: conv }, (v, p) => {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new ConfigError(p, `expected a map, got ${typeName(v)}`);
@@ -156,7 +161,7 @@ function variant(choices: Record<string, { conv: Conv; make: (options: any) => u
   return shaped(shape, (v, p) => {
     const names = Object.keys(choices);
     if (typeof v === 'string') {
-      const c = choices[v];
+      const c = own(choices, v);
       if (!c || c.bare === false) throw new ConfigError(p, `expected one of ${names.filter(n => choices[n].bare !== false).join(', ')} or a map with one of ${names.join(', ')}, got ${typeName(v)}`);
       return guard(p, () => c.make({}));
     }
@@ -164,7 +169,7 @@ function variant(choices: Record<string, { conv: Conv; make: (options: any) => u
       throw new ConfigError(p, `expected a map with exactly one of ${names.join(', ')}, got ${typeName(v)}`);
     }
     const [name, options] = Object.entries(v)[0];
-    const c = choices[name];
+    const c = own(choices, name);
     if (!c) throw new ConfigError(join(p, name), `unknown key; expected one of ${names.join(', ')}`);
     const converted = c.conv(options ?? {}, join(p, name));
     return guard(join(p, name), () => c.make(converted));
@@ -239,6 +244,8 @@ const common = {
 
 const logAgentProps = object({
   ...common, agent: logAgent, output: logOutput, logDirectory: str, filePattern: str, logVolumeSizeLimit: size, agentUser: num, agentGroup: num,
+  captureStdout: object({ containers: strings, command: strings, maxFileSize: size, maxFiles: num }),
+  podLogs: object({ container: str, exemptFromPodSecurity: bool }),
 });
 const envoyProps = object({
   ...common,

@@ -6,6 +6,7 @@
  * env, annotations and shutdown handling, sets the grace period and checks the API server's
  * rules on the result.
  */
+import { applyCapture, podLogsContainer, podLogsEnv } from './capture';
 import { InjectedProxy, MESH_FACTS, asGraceSpec, checkInjected, meshAnnotations, nativeSidecarNames } from './injected';
 import { DNS1123_LABEL_MAX_LENGTH, checkJobPodFailurePolicy, checkPodSpec, isDns1123Label, podSpecShapeErrors } from './rules';
 import {
@@ -270,6 +271,24 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     );
   }
 
+  // captureStdout: the app containers' commands run under the wrapper, with the tools
+  const capturing = ordered.filter(s => s.capture !== undefined);
+  for (const s of capturing) {
+    needsTools = true;
+    if (!toolUsers.includes(s.owner)) toolUsers.push(s.owner);
+  }
+  // podLogs: the agent gets the glob of its app container's kubelet log files
+  for (const s of ordered.filter(x => x.podLogs !== undefined)) {
+    const chosen = podLogsContainer(where, s.owner, s.podLogs!, userContainers);
+    if (chosen.error !== undefined) {
+      errors.push(chosen.error);
+      continue;
+    }
+    // (a copy of placeContainer's; the agent's env lists the downward API variables the value refers to)
+    const c = [...native, ...legacyFirst, ...legacyLast].find(x => x.name === s.container.name);
+    if (c !== undefined) c.env = [...(c.env ?? []), podLogsEnv(s.podLogs!, chosen.container!)];
+  }
+
   // The tools' names are the library's whenever a hook needs them.
   if (needsTools) {
     const why = () => `the preStop/postStart hooks of ${toolUsers.join(', ')} need (busybox)`;
@@ -292,7 +311,12 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     // each `$` of the URL doubled, so the app gets the URL as given
     ? { ...s, appEnv: [...s.appEnv, { name: s.quit.env, value: s.quit.url.split('$').join('$$') }] }
     : s));
-  const appContainers = userContainers.map(app => withAppWiring(app, appWiring));
+  let appContainers = userContainers.map(app => withAppWiring(app, appWiring));
+  for (const s of capturing) {
+    const captured = applyCapture(where, s.owner, s.capture!, appContainers);
+    errors.push(...captured.errors);
+    appContainers = captured.containers;
+  }
 
   // The tools' image: the one the sidecars that need them give (toolsImage), the same for all.
   const toolImages = new Map<string, string[]>();

@@ -8,6 +8,7 @@
  * `pkg/apis/core/validation/validation.go`; the rules were read at the tags named in each row.
  * Version facts come from the capabilities table in `src/target/capabilities.ts`; no rule compares versions.
  */
+import { containerShapeErrors } from './container-shape';
 import { EngineTarget } from './spec';
 import { podRequests } from './timeline';
 import { jobSpecIn, podTemplateIn } from '../facts/kinds';
@@ -495,6 +496,10 @@ export function podSpecShapeErrors(where: string, spec: Json): string[] {
       } else if (list !== 'volumes' && entry.restartPolicyRules !== undefined && !restartRulesShaped(entry.restartPolicyRules)) {
         errors.push(`${where}: spec.${list}[${i}] ('${entry.name}') has restartPolicyRules ${JSON.stringify(entry.restartPolicyRules)}, which is not a ` +
           'list of rules; give a list like [{ action: \'Restart\', exitCodes: { operator: \'In\', values: [42] } }] (values: whole numbers), or remove it.');
+      }
+      // every other field in the JSON type the API server decodes (src/engine/container-shape.ts)
+      if (list !== 'volumes' && entry !== null && typeof entry === 'object' && !Array.isArray(entry) && typeof entry.name === 'string') {
+        errors.push(...containerShapeErrors(where, list, i, entry));
       }
     }
   }

@@ -500,9 +500,23 @@ export function effectiveAppEnd(app: AppEnd, need: GraceNeed, explicitGrace: num
   return { ...app, seconds, explanation: `the app, within terminationGracePeriodSeconds ${explicitGrace}, ${seconds}s` };
 }
 
-/** The workload's app shutdown time: the largest of its sidecars' `appShutdownSeconds`. */
+/**
+ * How long the capture wrapper (`captureStdout`, src/engine/capture.ts) waits for its copiers after
+ * the app's exit, at most: the app container exits that much after the app.
+ */
+export const CAPTURE_DRAIN_SECONDS = 2;
+
+/** The capture's drain when one of the sidecars wraps the app containers (`captureStdout`), else 0. */
+export function captureDrainOf(sidecars: SidecarSpec[]): number {
+  return sidecars.some(s => s.capture !== undefined) ? CAPTURE_DRAIN_SECONDS : 0;
+}
+
+/**
+ * The workload's app shutdown time: the largest of its sidecars' `appShutdownSeconds`, and the
+ * capture's drain after the app's exit (`captureDrainOf`): when the app container has exited.
+ */
 export function appShutdownOf(sidecars: SidecarSpec[]): number {
-  return Math.max(0, ...sidecars.map(s => s.shutdown.appShutdownSeconds));
+  return Math.max(0, ...sidecars.map(s => s.shutdown.appShutdownSeconds)) + captureDrainOf(sidecars);
 }
 
 /** What the pod's termination comes to: see `planGrace`. */
@@ -583,8 +597,10 @@ export function planGrace(
     );
   } else {
     appEnd = effectiveAppEnd(app, need, options.completes ? undefined : explicit).seconds;
-    const shutdown = appShutdownOf(sidecars);
+    const drain = captureDrainOf(sidecars);
+    const shutdown = appShutdownOf(sidecars) - drain;
     budgetSource = `appShutdownTime ${shutdown}s${given ? '' : ' (the default)'}` +
+      (drain > 0 ? ` + captureStdout's drain ${drain}s (the app container exits once the copiers have written the app's last lines)` : '') +
       (appEnd > app.seconds ? `; the workload's terminationGracePeriodSeconds ${explicit} is above the sidecars' need, so the sidecars are kept until the app's end at ${appEnd}s at the latest` : '');
   }
   // The app's shutdown: the inferred budget after its own readable preStop hook (appEndOf: the

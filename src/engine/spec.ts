@@ -4,6 +4,7 @@
  * Everything here is plain Kubernetes JSON: no cdk8s types, so the engine can be tested (and
  * reused on YAML files) on its own.
  */
+import { CaptureSpec, PodLogsSpec } from './capture';
 import { Json } from '../private/json';
 
 /** Which layout a sidecar is placed in (mirrors the public `SidecarLayout`). */
@@ -216,6 +217,19 @@ export interface SidecarSpec {
    * do not block completion).
    */
   readonly quit?: QuitSpec;
+
+  /**
+   * Run the app containers' own commands under the capture wrapper (src/engine/capture.ts), so
+   * that their stdout and stderr also reach files in the log directory (`WithLogAgent` `captureStdout`).
+   * @default - the app's commands are left as they are
+   */
+  readonly capture?: CaptureSpec;
+
+  /**
+   * Give the sidecar the glob of one app container's kubelet log files in an env var (`WithLogAgent` `podLogs`).
+   * @default - none
+   */
+  readonly podLogs?: PodLogsSpec;
 }
 
 /** How the app stops a legacy sidecar on a Job (see `SidecarSpec.quit`). */

@@ -34,14 +34,30 @@ export interface SidecarTargetOptions {
    * to be new enough, not only the control plane. With a patch version (`1.29.3`) the emitted
    * pods are also checked against the known bugs of that patch release.
    *
-   * Precedence: this prop on a construct, then the environment variable
-   * `CDK8S_SIDECARS_KUBERNETES_VERSION`, then `Sidecars.configure()` on an enclosing scope,
-   * then `1.27` with a notice on stderr that says so and how to choose (docs/target.md, "No target set").
+   * The app-level target (the environment variable `CDK8S_SIDECARS_KUBERNETES_VERSION`, else
+   * `Sidecars.configure()` on an enclosing scope) is the documented way to set it; given on a
+   * construct, it must agree with the app's target where one is set, unless `overrideAppTarget`
+   * is true (docs/target.md, "One target per app"). Precedence: this prop on a construct, then the
+   * environment variable, then `Sidecars.configure()`, then `1.27` with a notice on stderr that
+   * says so and how to choose (docs/target.md, "No target set").
    *
    * @default - the environment variable CDK8S_SIDECARS_KUBERNETES_VERSION if set, else the
    * value given to Sidecars.configure() on an enclosing scope, else '1.27' (legacy layout, with a notice)
    */
   readonly kubernetesVersion?: string;
+
+  /**
+   * This construct's own `kubernetesVersion` or `sidecarContainersGate` is meant to differ from the
+   * app's target (the environment variable, else `Sidecars.configure()`): e.g. a workload pinned to
+   * a node pool of a newer release than the rest of the cluster. Without it such a disagreement is
+   * an error at synthesis, since one code base synthesized for several clusters must not have a
+   * construct silently keep its own release (docs/target.md, "One target per app"); with it the
+   * construct's prop wins and a notice says so. Read by the sidecar constructs; `Sidecars.configure()`
+   * refuses it, and `SidecarValidation.addTo`'s own version is the release it checks against, which
+   * may differ from the app's without it.
+   * @default false
+   */
+  readonly overrideAppTarget?: boolean;
 
   /**
    * How to choose between the native and the legacy layout.
@@ -56,7 +72,8 @@ export interface SidecarTargetOptions {
    *
    * Precedence: this prop on a construct, then the environment variable
    * `CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE` (`true` or `false`), then `Sidecars.configure()`
-   * on an enclosing scope, then `false`.
+   * on an enclosing scope, then `false`. Given on a construct, it must agree with the app's
+   * (the variable, else `Sidecars.configure()`) where one is set, unless `overrideAppTarget` is true.
    *
    * @default - the environment variable CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE if set, else the
    * value given to Sidecars.configure() on an enclosing scope, else false
@@ -105,6 +122,11 @@ export interface ResolvedTarget {
   readonly toolsImage?: string;
   /** `watchAppExit` (the prop, else `Sidecars.configure()`, else false). */
   readonly watchAppExit: boolean;
+  /**
+   * Where the construct's own version or gate differs from the app's target and `overrideAppTarget`
+   * lets it: what the app's target was, for the notice at synthesis.
+   */
+  readonly overrides?: string;
 }
 
 /** The sources of a target, besides the environment. */
@@ -176,6 +198,11 @@ export function targetGate(s: TargetSources, r: TargetReading): boolean | undefi
   return s.configured?.sidecarContainersGate;
 }
 
+/** Whether the gate's environment variable is set (where an app-level gate came from, for messages). */
+export function gateSetInEnvironment(r: Pick<TargetReading, 'env'>): boolean {
+  return (r.env ?? process.env)[SIDECAR_CONTAINERS_GATE_ENV] !== undefined;
+}
+
 /**
  * Throws unless `raw` is a version we accept.
  * @internal
@@ -212,6 +239,6 @@ export const DEFAULT_TARGET_NOTICE =
   `sidecars were emitted for the default, Kubernetes ${DEFAULT_KUBERNETES_VERSION}, the oldest release the library supports: the LEGACY ` +
   'layout (each sidecar one more entry of spec.containers, stopped together with the app; a Job\'s sidecars exit through a wrapper). ' +
   'A cluster whose API server and every kubelet run 1.29 or later takes native sidecars (started before the app, stopped after it): ' +
-  `set its lowest release with Sidecars.configure(app, { kubernetesVersion: '1.35' }), ${KUBERNETES_VERSION_ENV}=1.35, or a construct's ` +
-  'kubernetesVersion; `npx cdk8s-sidecars target` prints it for the cluster kubectl points at. ' +
+  `set its lowest release with Sidecars.configure(app, { kubernetesVersion: '1.35' }), or ${KUBERNETES_VERSION_ENV}=1.35 for one ` +
+  'synthesis; `npx cdk8s-sidecars target` prints it for the cluster kubectl points at. ' +
   `Set '${DEFAULT_KUBERNETES_VERSION}' to keep the legacy layout without this notice.`;

@@ -440,3 +440,128 @@ export function startupApp(version: string, variant: StartupVariant): ProofApp {
   });
   return { manifests: chart.toJson(), timeline: SidecarTimeline.of(workload) };
 }
+
+/**
+ * The seed's experiment (issue 51): what an app prints to STDOUT, not to a file. The sources the
+ * library reads it from (`WithLogAgent` `captureStdout`, `podLogs`), and the baseline the seed
+ * describes: a Fluent Bit sidecar written by hand in the legacy layout.
+ */
+export const STDOUT_SOURCES = ['capture', 'pod-logs'] as const;
+export type StdoutSource = typeof STDOUT_SOURCES[number];
+/** `delete`: a Deployment's pod deleted; `kill-job`: the app of a Job killed with kill -9; `kill-deployment`: the same in a Deployment, restarted in place. */
+export const STDOUT_ENDS = ['delete', 'kill-job', 'kill-deployment'] as const;
+export type StdoutEnd = typeof STDOUT_ENDS[number];
+/** One cell: the library with an agent, a layout and a source, or the hand-written baseline. */
+export interface StdoutVariant {
+  readonly agent: LogAgentName | 'hand-written';
+  readonly layout: Layout;
+  readonly source: StdoutSource;
+}
+/**
+ * The cells: every agent of the suite in both layouts with both sources, except Fluentd with
+ * `podLogs` (its partial-line join needs fluent-plugin-concat, which the suite's Fluentd image,
+ * built as the default one, does not have: `LogAgent.fluentd()` refuses it); and the baseline.
+ */
+export const STDOUT_VARIANTS: StdoutVariant[] = [
+  ...LOG_AGENTS.flatMap(agent => (['native', 'legacy'] as const).flatMap(layout => STDOUT_SOURCES
+    .filter(source => !(agent === 'fluentd' && source === 'pod-logs'))
+    .map(source => ({ agent, layout, source })))),
+  { agent: 'hand-written', layout: 'legacy', source: 'pod-logs' },
+];
+
+/** The image the hand-written baseline runs (the library's pin: src/facts/images.ts). */
+const FLUENT_BIT_IMAGE = 'fluent/fluent-bit:5.1.1';
+
+/**
+ * The hand-written baseline as the seed describes it, as such manifests are found: a Fluent Bit
+ * container beside the app in `spec.containers`, tailing the app container's kubelet log files
+ * with the `cri` parser, to stdout; no `preStop`, no read delay, default `Grace`; run as root to
+ * read root's files, a hostPath of /var/log/pods.
+ */
+function handWrittenFluentBit(chart: Chart, name: string): { container: any; volumes: any[] } {
+  const config = [
+    '[SERVICE]', '    Flush 1', '    Log_Level info', '',
+    '[INPUT]', '    Name tail', '    Path /var/log/pods/${POD_NAMESPACE}_${POD_NAME}_${POD_UID}/app/*.log', '    multiline.parser cri',
+    '    Read_from_Head true', '    Refresh_Interval 1', '',
+    '[OUTPUT]', '    Name stdout', '    Match *', '    Format json_lines', '',
+  ].join('\n');
+  new ApiObject(chart, `${name}-fluent-bit`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-fluent-bit` }, data: { 'fluent-bit.conf': config } });
+  const field = (n: string, p: string) => ({ name: n, valueFrom: { fieldRef: { fieldPath: p } } });
+  return {
+    container: {
+      name: 'log-agent',
+      image: FLUENT_BIT_IMAGE,
+      imagePullPolicy: 'IfNotPresent',
+      args: ['--config', '/fluent-bit/etc/custom/fluent-bit.conf'],
+      env: [field('POD_NAME', 'metadata.name'), field('POD_NAMESPACE', 'metadata.namespace'), field('POD_UID', 'metadata.uid')],
+      resources: { requests: { cpu: '20m', memory: '32Mi' }, limits: { cpu: '200m', memory: '128Mi' } },
+      volumeMounts: [
+        { name: 'config', mountPath: '/fluent-bit/etc/custom' },
+        { name: 'pods', mountPath: '/var/log/pods', readOnly: true },
+      ],
+    },
+    volumes: [
+      { name: 'config', configMap: { name: `${name}-fluent-bit` } },
+      { name: 'pods', hostPath: { path: '/var/log/pods', type: 'Directory' } },
+    ],
+  };
+}
+
+/**
+ * The seed's experiment: an app that waits 3 s, prints `LINES_WRITTEN` numbered lines to its
+ * stdout (`lnum=<i>;`, one write each, as fast as busybox `sh` prints them) and `app-written
+ * <uptime>`. `delete`: a Deployment of one replica whose app then waits (exits 0 at SIGTERM); the
+ * suite deletes the pod. `kill-job`: a Job (`backoffLimit: 0`) whose writer kills itself with
+ * `kill -9` after its last line (exit 137). `kill-deployment`: the same in a Deployment: the
+ * kubelet restarts the container in place, and the restarted app prints only `app-restarted`
+ * (a marker on an emptyDir of its own says the lines are written). The agent's output is
+ * `LogOutput.stdout()`, its own log, whose distinct line numbers are counted.
+ */
+export function stdoutApp(version: string, variant: StdoutVariant, end: StdoutEnd): { manifests: any[] } {
+  const chart = new Chart(Testing.app(), 'proof');
+  const name = `stdout-${end}`;
+  const write = [
+    NOW_FN,
+    'sleep 3',
+    `i=1; while [ $i -le ${LINES_WRITTEN} ]; do echo "lnum=$i;"; i=$((i + 1)); done`,
+    ': > /state/done',
+    `echo "app-written ${NOW}"`,
+  ].join('\n');
+  const wait = `trap 'echo "app-term ${NOW}"; exit 0' TERM\nwhile true; do sleep 3600 & wait $!; done`;
+  const restarted = `${NOW_FN}\nif [ -e /state/done ]; then echo "app-restarted ${NOW}"; ${wait.replace('\n', '; ')}; fi\n`;
+  const command = end === 'delete'
+    ? `${write}\n${wait}`
+    // the writer, a child of the container's first process, kills itself; `$$$$`: the kubelet
+    // reduces `$$` in a command to `$`, so the shell gets `$$` (its own PID)
+    : `${restarted}/bin/sh -c '${write}\nkill -9 $$$$' & wait $!; exit $?`;
+  const container = {
+    name: 'app',
+    image: BUSYBOX,
+    imagePullPolicy: 'IfNotPresent',
+    command: ['sh', '-c', command],
+    securityContext: SECURITY,
+    resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '200m', memory: '32Mi' } },
+    volumeMounts: [{ name: 'state', mountPath: '/state' }],
+  };
+  const hand = variant.agent === 'hand-written' ? handWrittenFluentBit(chart, name) : undefined;
+  const podSpec = {
+    terminationGracePeriodSeconds: 30,
+    containers: [container, ...(hand ? [hand.container] : [])],
+    volumes: [{ name: 'state', emptyDir: {} }, ...(hand?.volumes ?? [])],
+  };
+  const job = end === 'kill-job';
+  const workload = new ApiObject(chart, name, job
+    ? { apiVersion: 'batch/v1', kind: 'Job', metadata: { name }, spec: { backoffLimit: 0, template: { metadata: { labels: { app: name } }, spec: { ...podSpec, restartPolicy: 'Never' } } } }
+    : { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name }, spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: podSpec } } });
+  if (variant.agent !== 'hand-written') {
+    new WithLogAgent(chart, 'logs', {
+      workload,
+      kubernetesVersion: version,
+      mode: modeOf(variant.layout),
+      agent: variant.agent === 'fluentd' ? LogAgent.fluentd() : LogAgent.fluentBit(),
+      output: LogOutput.stdout(),
+      ...(variant.source === 'capture' ? { captureStdout: {} } : { podLogs: {} }),
+    });
+  }
+  return { manifests: chart.toJson() };
+}

@@ -6,7 +6,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import {
-  jobApp, orderApp, EnvoyVariant, Layout, LinesEnd, LogAgentName, StartupVariant, APP_RUN_SECONDS, ENVOY_APP_STOP_SECONDS, ENVOY_DRAIN_SECONDS,
+  jobApp, orderApp, EnvoyVariant, Layout, LinesEnd, LogAgentName, StartupVariant, StdoutEnd, StdoutSource, APP_RUN_SECONDS, ENVOY_APP_STOP_SECONDS, ENVOY_DRAIN_SECONDS,
   ENVOY_REQUEST_SECONDS, ENVOY_VARIANTS, LINES_WRITTEN, LOG_AGENTS, SIDECAR_STOP_SECONDS, SIDECAR_STOP_TIME, SLOW_START_SECONDS, STARTUP_VARIANTS,
 } from './apps';
 
@@ -37,6 +37,16 @@ export interface LinesRun {
   readonly agent: LogAgentName;
   readonly layout: Layout;
   readonly end: LinesEnd;
+  readonly written: number;
+  readonly shipped: number;
+}
+
+/** One run of the seed's experiment (`stdoutApp`): lines printed to stdout, and distinct ones the agent output. */
+export interface StdoutRun {
+  readonly agent: string;
+  readonly layout: Layout;
+  readonly source: StdoutSource;
+  readonly end: StdoutEnd;
   readonly written: number;
   readonly shipped: number;
 }
@@ -115,6 +125,8 @@ export interface ReleaseResult {
   envoy?: EnvoyRun[];
   /** The startup experiment (absent in older runs). */
   startup?: StartupRun[];
+  /** The seed's experiment: lines printed to stdout (absent in older runs). */
+  stdout?: StdoutRun[];
 }
 
 /**
@@ -337,6 +349,35 @@ export function renderProof(p: ProofResults): string {
             out.push(`| ${r.version} | ${agent} | ${layout} | ${of('delete')} | ${of('kill')} | ${promisedLost(agent, layout, 'delete')} |`);
           }
         }
+      }
+    }
+    out.push('');
+  }
+  if (p.releases.some(r => (r.stdout ?? []).length > 0)) {
+    out.push('## The seed\'s experiment: lines the app prints to stdout');
+    out.push('');
+    out.push(`The app waits 3 s, then prints ${LINES_WRITTEN} numbered lines to its **stdout** (no file) as fast as busybox \`sh\``);
+    out.push('prints them, and says so. **Deleted**: a Deployment of one replica whose pod the suite deletes once it has seen');
+    out.push('that print. **Killed (Job)**: a Job whose writer kills itself with `kill -9` after its last line (exit 137).');
+    out.push('**Killed (Deployment)**: the same in a Deployment: the kubelet restarts the container in place (the restarted');
+    out.push('app prints nothing more), the agent runs on. The library reads the lines with `captureStdout` (the app\'s');
+    out.push('command under the capture wrapper) or `podLogs` (the kubelet\'s log files of the app container); the');
+    out.push('baseline is a Fluent Bit sidecar written by hand in the legacy layout (the same image, the kubelet\'s files');
+    out.push('with the `cri` parser, no `preStop`, default `Grace`). Output: `LogOutput.stdout()`, the agent\'s own log,');
+    out.push('whose distinct line numbers are counted. Lines lost per run.');
+    out.push('');
+    out.push('| release | agent | layout | source | pod deleted | app killed (Job) | app killed (Deployment) |');
+    out.push('|---|---|---|---|---|---|---|');
+    for (const r of p.releases) {
+      const cells = new Map<string, StdoutRun[]>();
+      for (const x of r.stdout ?? []) {
+        const k = `${x.agent}|${x.layout}|${x.source}`;
+        cells.set(k, [...cells.get(k) ?? [], x]);
+      }
+      for (const [k, runs] of cells) {
+        const [agent, layout, source] = k.split('|');
+        const of = (end: StdoutEnd) => runs.filter(x => x.end === end).map(x => String(x.written - x.shipped)).join(', ') || '-';
+        out.push(`| ${r.version} | ${agent} | ${layout} | ${source} | ${of('delete')} | ${of('kill-job')} | ${of('kill-deployment')} |`);
       }
     }
     out.push('');

@@ -10,7 +10,8 @@ import * as path from 'path';
 import { App, Chart, Testing } from 'cdk8s';
 import * as yaml from 'yaml';
 import {
-  envoyDrainApp, jobApp, linesApp, orderApp, shippedLines, startupApp, statefulSetApp, EnvoyVariant, Layout, LinesEnd, LogAgentName, StartupVariant,
+  envoyDrainApp, jobApp, linesApp, orderApp, shippedLines, startupApp, statefulSetApp, stdoutApp, EnvoyVariant, Layout, LinesEnd, LogAgentName,
+  StartupVariant, StdoutEnd, StdoutVariant, STDOUT_ENDS, STDOUT_VARIANTS,
   ENVOY_DRAIN_SECONDS, ENVOY_LISTENER_PORT, ENVOY_REQUEST_SECONDS, ENVOY_VARIANTS, LINES_WRITTEN, LOG_AGENTS, SLOW_START_SECONDS, STARTUP_VARIANTS,
 } from './apps';
 import { Cluster, HTTP_LOAD_SCRIPT, baseImages, builtReleases, loadRequests, stamps, uptime } from './harness';
@@ -25,10 +26,10 @@ const only = process.env.CLUSTER_RELEASES?.split(',').map(s => s.trim()).filter(
 const releases = builtReleases().filter(v => !only || only.includes(v));
 /**
  * `CLUSTER_EXPERIMENTS=lines` runs only those experiments (`jobs`, `order`, `rollout`, `admission`,
- * `lines`, `envoy`, `startup`; `admission-policy` is test/cluster/admission-policy.cluster-test.ts's,
+ * `lines`, `envoy`, `startup`, `stdout`; `admission-policy` is test/cluster/admission-policy.cluster-test.ts's,
  * on an API server without a node); the page keeps the previous run's figures of the others.
  */
-const EXPERIMENTS = ['jobs', 'order', 'rollout', 'admission', 'lines', 'envoy', 'startup', 'admission-policy'] as const;
+const EXPERIMENTS = ['jobs', 'order', 'rollout', 'admission', 'lines', 'envoy', 'startup', 'stdout', 'admission-policy'] as const;
 type Experiment = typeof EXPERIMENTS[number];
 const chosen = process.env.CLUSTER_EXPERIMENTS?.split(',').map(s => s.trim()).filter(Boolean) as Experiment[] | undefined;
 for (const e of chosen ?? []) if (!EXPERIMENTS.includes(e)) throw new Error(`CLUSTER_EXPERIMENTS: unknown experiment ${e} (${EXPERIMENTS.join(', ')})`);
@@ -56,6 +57,7 @@ afterAll(() => {
       ...(running('lines') ? {} : { lines: b.lines }),
       ...(running('envoy') ? {} : { envoy: b.envoy }),
       ...(running('startup') ? {} : { startup: b.startup }),
+      ...(running('stdout') ? {} : { stdout: b.stdout }),
     };
   });
   const all = [...merged, ...before.filter(b => !results.some(r => r.version === b.version))]
@@ -92,7 +94,7 @@ if (!ownExperiments) {
 
 (ownExperiments ? describe.each(releases) : describe.skip.each(releases))('Kubernetes %s', version => {
   let cluster: Cluster;
-  const result: ReleaseResult = { version, jobs: [], order: [], rollout: [], admission: [], dryRun: [], lines: [], envoy: [], startup: [] } as any;
+  const result: ReleaseResult = { version, jobs: [], order: [], rollout: [], admission: [], dryRun: [], lines: [], envoy: [], startup: [], stdout: [] } as any;
   const minor = Number(version.split('.')[1]);
   const target = `1.${minor}`;
 
@@ -106,11 +108,14 @@ if (!ownExperiments) {
   afterAll(() => cluster?.stop());
 
   let ns = 0;
-  /** A fresh namespace under the restricted Pod Security profile (enforced). */
-  function namespace(prefix: string): string {
+  /**
+   * A fresh namespace under the restricted Pod Security profile (enforced), or `privileged` for a
+   * pod with a hostPath (`podLogs`, the hand-written baseline of the stdout experiment).
+   */
+  function namespace(prefix: string, level: 'restricted' | 'privileged' = 'restricted'): string {
     const name = `${prefix}-${++ns}`;
     cluster.kubectl(['create', 'namespace', name]);
-    cluster.kubectl(['label', 'namespace', name, 'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/warn=restricted']);
+    cluster.kubectl(['label', 'namespace', name, `pod-security.kubernetes.io/enforce=${level}`, `pod-security.kubernetes.io/warn=${level}`]);
     return name;
   }
 
@@ -281,6 +286,69 @@ if (!ownExperiments) {
     }
   }
 
+  /**
+   * The seed's experiment (`stdoutApp`): the app prints `LINES_WRITTEN` numbered lines to stdout,
+   * then its pod is deleted, or it is killed with kill -9 (a Job; a Deployment, restarted in
+   * place); the agent's stdout is read to its end (or, where it runs on, 8 s after the app's end:
+   * the read delay of every agent with room to spare) and its distinct line numbers counted.
+   */
+  async function runStdout(variant: StdoutVariant, end: StdoutEnd): Promise<number> {
+    const app = stdoutApp(target, variant, end);
+    const hostPath = variant.source === 'pod-logs';
+    const n = namespace(`stdout-${end}-${variant.agent}-${variant.layout}-${variant.source}`.slice(0, 55), hostPath ? 'privileged' : 'restricted');
+    await serviceAccount(n);
+    cluster.apply(app.manifests, n);
+    const podOf = () => {
+      const r = cluster.tryKubectl(['get', 'pods', '-n', n, '-o', 'json']);
+      return r.status === 0 ? JSON.parse(r.stdout).items[0] : undefined;
+    };
+    const statusOf = (p: any, c: string) => [...p.status?.containerStatuses ?? [], ...p.status?.initContainerStatuses ?? []].find((x: any) => x.name === c);
+    try {
+      if (end === 'delete') {
+        const pod = await cluster.until('the app has printed its lines', 180, () => {
+          const p = podOf();
+          return p && /app-written /.test(cluster.tryKubectl(['logs', '-n', n, p.metadata.name, '-c', 'app']).stdout) ? p.metadata.name as string : undefined;
+        });
+        const agentLog = cluster.follow(n, pod, 'log-agent');
+        cluster.kubectl(['delete', 'pod', '-n', n, pod, '--wait=false']);
+        await agentLog.done;
+        return shippedLines(agentLog.lines.join('\n'));
+      }
+      const pod = await cluster.until('the app was killed', 180, () => {
+        const p = podOf();
+        const app = p && statusOf(p, 'app');
+        const killed = end === 'kill-job' ? app?.state?.terminated : app?.lastState?.terminated;
+        return killed ? p : undefined;
+      });
+      const killed = end === 'kill-job' ? statusOf(pod, 'app').state.terminated : statusOf(pod, 'app').lastState.terminated;
+      // the writer was killed, and the container's first process exited with its status: the kill happened
+      if (killed.exitCode !== 137) throw new Error(`${version}: the killed app exited ${JSON.stringify(killed)}`);
+      // an agent that exits with the app (native on a Job, the library's legacy wrapper): its log to its end; else 8 s
+      await cluster.until('the agent has exited, or 8 s', 60, () => {
+        const agent = statusOf(podOf() ?? pod, 'log-agent');
+        return agent?.state?.terminated || Date.now() - Date.parse(killed.finishedAt) > 8000 ? true : undefined;
+      });
+      return shippedLines(cluster.kubectl(['logs', '-n', n, pod.metadata.name, '-c', 'log-agent']));
+    } finally {
+      cluster.tryKubectl(['delete', 'namespace', n, '--wait=false']);
+    }
+  }
+
+  for (const end of STDOUT_ENDS) {
+    for (const variant of STDOUT_VARIANTS) {
+      const what = { 'delete': 'the pod is deleted', 'kill-job': 'the app is killed with kill -9 (a Job)', 'kill-deployment': 'the app is killed with kill -9 (a Deployment)' }[end];
+      testIf('stdout')(`stdout lines lost, ${variant.agent} ${variant.layout} ${variant.source}: the app prints ${LINES_WRITTEN} lines, then ${what} (${RUNS} runs)`, async () => {
+        for (let i = 0; i < RUNS; i++) {
+          const shipped = await runStdout(variant, end);
+          result.stdout!.push({ agent: variant.agent, layout: variant.layout, source: variant.source, end, written: LINES_WRITTEN, shipped });
+          expect(shipped).toBeLessThanOrEqual(LINES_WRITTEN);
+          // the library loses none; the hand-written baseline is measured, not judged
+          if (variant.agent !== 'hand-written') expect(LINES_WRITTEN - shipped).toBe(0);
+        }
+      });
+    }
+  }
+
   /** Waits for the default ServiceAccount of a new namespace (a pod waits for it otherwise). */
   async function serviceAccount(n: string): Promise<void> {
     await cluster.until('default ServiceAccount', 30, () => cluster.tryKubectl(['get', 'sa', 'default', '-n', n]).status === 0 ? true : undefined);
@@ -445,7 +513,7 @@ if (!ownExperiments) {
   testIf('admission')('the restricted profile (enforced) admitted every pod the suite ran', () => {
     // every pod above ran in a namespace labelled pod-security.kubernetes.io/enforce=restricted
     const pods = JSON.parse(cluster.kubectl(['get', 'pods', '-A', '-o', 'json'])).items as any[];
-    const mine = pods.filter(p => /^(job|cronjob|order|sts|lines|envoy|startup)-/.test(p.metadata.namespace));
+    const mine = pods.filter(p => /^(job|cronjob|order|sts|lines|envoy|startup|stdout)-/.test(p.metadata.namespace));
     result.admission.push({ check: 'restricted profile (enforced): the library\'s Job, CronJob, Deployment and StatefulSet pods', outcome: `${mine.length} pods admitted`, detail: '' });
     expect(mine.length).toBeGreaterThan(0);
   });

@@ -25,6 +25,8 @@ export interface FluentBitConfigOptions {
   readonly output: LogOutputConfig;
   /** secret id -> env var name (see outputSecretEnv) */
   readonly secretVars: Record<string, string>;
+  /** The capture files' glob and the pod-logs env var, when those sources are on (`AgentSources`). */
+  readonly sources?: { readonly capture?: string; readonly podLogsEnv?: string };
 }
 
 type Section = Array<[string, string | number]>;
@@ -198,6 +200,44 @@ function render(o: FluentBitConfigOptions): string {
       ['storage.type', 'filesystem'],
       ...(o.multilineParsers.length > 0 ? [['multiline.parser', o.multilineParsers.join(', ')] as [string, string]] : []),
     ]),
+    ...(o.sources?.capture !== undefined ? [section('INPUT', [
+      // captureStdout (src/engine/capture.ts): the copiers' files, one per stream and number, never
+      // renamed; a deleted file is read to its end through the descriptor tail holds
+      ['Name', 'tail'],
+      ['Tag', 'stdout.*'],
+      ['Path', given('path', o.sources.capture)],
+      ['Path_Key', 'file'],
+      ['DB', given('offsets file', `${state}/stdout-offsets.db`)],
+      ['DB.locking', 'true'],
+      ['Refresh_Interval', FLUENT_BIT_SHUTDOWN.refreshIntervalSeconds],
+      ['Read_from_Head', 'true'],
+      ['Buffer_Chunk_Size', '32k'],
+      ['Buffer_Max_Size', FLUENT_BIT_LONG_LINE.bufferMaxBytes],
+      ['Truncate_Long_Lines', 'On'],
+      ['Skip_Long_Lines', 'On'],
+      ['storage.type', 'filesystem'],
+    ])] : []),
+    ...(o.sources?.podLogsEnv !== undefined ? [section('INPUT', [
+      // podLogs: the kubelet's files of the app container (`${POD_LOG_PATH}`, built by the kubelet
+      // from the downward API: src/engine/capture.ts podLogsEnv), CRI lines `<time> <stream> <P|F> <log>`
+      // parsed and the partial (P) lines joined by the built-in `cri` multiline parser
+      // (src/multiline/flb_ml_parser_cri.c, v5.1.1: FLB_ML_EQ on `_p` == "F", grouped by `stream`,
+      // content in `log`); the kubelet renames a full file to `<n>.log.<time>`, which tail follows
+      // by its inode (plugins/in_tail/tail_file.c `flb_tail_file_rotated`)
+      ['Name', 'tail'],
+      ['Tag', 'pod.*'],
+      ['Path', env(o.sources.podLogsEnv)],
+      ['DB', given('offsets file', `${state}/pod-offsets.db`)],
+      ['DB.locking', 'true'],
+      ['Refresh_Interval', FLUENT_BIT_SHUTDOWN.refreshIntervalSeconds],
+      ['Read_from_Head', 'true'],
+      ['Buffer_Chunk_Size', '32k'],
+      ['Buffer_Max_Size', FLUENT_BIT_LONG_LINE.bufferMaxBytes],
+      ['Truncate_Long_Lines', 'On'],
+      ['Skip_Long_Lines', 'On'],
+      ['storage.type', 'filesystem'],
+      ['multiline.parser', 'cri'],
+    ])] : []),
     section('FILTER', [
       ['Name', 'record_modifier'],
       ['Match', '*'],

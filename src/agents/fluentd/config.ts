@@ -69,6 +69,8 @@ export interface FluentdConfigOptions {
   readonly output: LogOutputConfig;
   /** secret id -> env var name (see outputSecretEnv) */
   readonly secretVars: Record<string, string>;
+  /** The capture files' glob and the pod-logs env var, when those sources are on (`AgentSources`). */
+  readonly sources?: { readonly capture?: string; readonly podLogsEnv?: string };
 }
 
 type Param = [string, string | number | boolean];
@@ -274,6 +276,61 @@ function output(o: LogOutputConfig, vars: Record<string, string>, b: BufferOptio
   }
 }
 
+/** The ids and tags of the other sources (`captureStdout`, `podLogs`); their tags start with `app.` so the filter and output match them. */
+export const FLUENTD_SOURCE_IDS = {
+  capture: 'in_tail_stdout',
+  podLogs: 'in_tail_pod_logs',
+  concat: 'filter_cri_partial',
+  captureTag: 'app.stdout.*',
+  podLogsTag: 'app.pod.*',
+} as const;
+
+/**
+ * The capture files (in_tail like the app's files), and the kubelet's log files of the app
+ * container: the path from the env var (embedded Ruby in a double-quoted string, evaluated once when
+ * the config is read), each CRI line `<time> <stream> <P|F> <log>` parsed by a regexp (the kubelet's
+ * format: kubernetes pkg/kubelet/kuberuntime/logs/logs.go, v1.37.2), then the partial (P) records
+ * joined with the full one after them by fluent-plugin-concat's filter in its CRI mode (`key`,
+ * `use_partial_cri_logtag`, `partial_cri_logtag_key`, `partial_cri_stream_key`, `separator`; 2.5.0 and
+ * later; the gem is not in the default image: LogAgent.fluentd refuses it there).
+ */
+function otherSources(o: FluentdConfigOptions): Directive[] {
+  const out: Directive[] = [];
+  const tail = (id: string, path: string, pos: string, tag: string, parse: Directive): Directive => ({
+    name: 'source',
+    params: [
+      ['@type', 'tail'], ['@id', id], ['path', path], ['pos_file', fluentLiteral(pos)], ['tag', tag],
+      ['read_from_head', true], ['follow_inodes', true], ['refresh_interval', '1s'], ['path_key', 'file'],
+    ],
+    children: [parse],
+  });
+  if (o.sources?.capture !== undefined) {
+    out.push(tail(FLUENTD_SOURCE_IDS.capture, fluentLiteral(o.sources.capture), `${o.logDirectory}/.fluentd-stdout.pos`,
+      FLUENTD_SOURCE_IDS.captureTag, { name: 'parse', params: [['@type', 'none']] }));
+  }
+  if (o.sources?.podLogsEnv !== undefined) {
+    out.push(tail(FLUENTD_SOURCE_IDS.podLogs, envValue(o.sources.podLogsEnv), `${o.logDirectory}/.fluentd-pod.pos`, FLUENTD_SOURCE_IDS.podLogsTag, {
+      name: 'parse',
+      params: [
+        ['@type', 'regexp'],
+        ['expression', '/^(?<time>[^ ]+) (?<stream>stdout|stderr) (?<logtag>[PF]) ?(?<log>.*)$/'],
+        ['time_format', '%Y-%m-%dT%H:%M:%S.%N%:z'],
+      ],
+    }));
+    out.push({
+      name: 'filter',
+      arg: FLUENTD_SOURCE_IDS.podLogsTag.replace(/\*$/, '**'),
+      params: [
+        // the plugin's own CRI mode (fluent-plugin-concat 2.5.0 and later, README "Handle containerd/cri in
+        // Kubernetes"): a record whose `logtag` is P is kept until the F record of the same `stream`
+        ['@type', 'concat'], ['@id', FLUENTD_SOURCE_IDS.concat], ['key', 'log'], ['use_partial_cri_logtag', true],
+        ['partial_cri_logtag_key', 'logtag'], ['partial_cri_stream_key', 'stream'], ['separator', '""'],
+      ],
+    });
+  }
+  return out;
+}
+
 /** The `fluent.conf` file. */
 export function renderFluentdConfig(o: FluentdConfigOptions): string {
   const path = `${o.logDirectory}/${o.filePattern}`;
@@ -302,6 +359,7 @@ export function renderFluentdConfig(o: FluentdConfigOptions): string {
       ],
       children: [{ name: 'parse', params: [['@type', 'none']] }],
     },
+    ...otherSources(o),
     {
       name: 'source',
       params: [

@@ -93,8 +93,58 @@ export interface VectorConfigOptions {
   readonly output: LogOutputConfig;
   /** secret id -> env var name (see outputSecretEnv) */
   readonly secretVars: Record<string, string>;
+  /** The capture files' glob and the pod-logs env var, when those sources are on (`AgentSources`). */
+  readonly sources?: { readonly capture?: string; readonly podLogsEnv?: string };
 }
 
+/** The component ids of the other sources (`captureStdout`, `podLogs`). */
+export const VECTOR_SOURCE_IDS = { capture: 'stdout_capture', podLogs: 'pod_logs', cri: 'pod_logs_cri' } as const;
+
+/** A CRI log line (`<time> <stream> <P|F> <log>`, the kubelet's format: kubernetes pkg/kubelet/kuberuntime/logs/logs.go, v1.37.2). */
+const CRI_LINE = '^(?P<time>\\S+) (?P<stream>stdout|stderr) (?P<tag>[PF]) ?(?P<log>.*)$';
+/** A partial CRI line: the next line continues it. */
+const CRI_PARTIAL = '^\\S+ (stdout|stderr) P ';
+
+/**
+ * The other sources as Vector config: the capture files (a file source like the app's), and the
+ * pod's kubelet log files: a file source whose `multiline` joins a run of partial (P) lines with
+ * the full (F) line after it (`continue_past`: lines matching `condition_pattern` continue, the
+ * first that does not ends the group and is included; a line that does not match `start_pattern`
+ * passes at once: src/line_agg.rs, v0.57.0), then a remap that takes each part's `log` and joins
+ * them. A file the kubelet renames away is read on: the file server keeps a watcher whose file its
+ * glob no longer finds until `rotate_wait_secs` (default `u64::MAX / 2`): lib/file-source/src/file_server.rs, v0.57.0.
+ */
+function otherSources(o: VectorConfigOptions): { sources: Json; transforms: Json; inputs: string[] } {
+  const sources: Json = {};
+  const transforms: Json = {};
+  const inputs: string[] = [];
+  const file = { read_from: 'beginning', fingerprint: { strategy: 'device_and_inode' }, max_line_bytes: VECTOR_MAX_LINE_BYTES };
+  if (o.sources?.capture !== undefined) {
+    sources[VECTOR_SOURCE_IDS.capture] = { type: 'file', include: [lit(o.sources.capture)], ...file };
+    inputs.push(VECTOR_SOURCE_IDS.capture);
+  }
+  if (o.sources?.podLogsEnv !== undefined) {
+    sources[VECTOR_SOURCE_IDS.podLogs] = {
+      type: 'file',
+      include: [env(o.sources.podLogsEnv)],
+      ...file,
+      multiline: { start_pattern: CRI_PARTIAL, condition_pattern: CRI_PARTIAL, mode: 'continue_past', timeout_ms: 1000 },
+    };
+    transforms[VECTOR_SOURCE_IDS.cri] = {
+      type: 'remap',
+      inputs: [VECTOR_SOURCE_IDS.podLogs],
+      source: [
+        'parts = split(string!(.message), "\\n")',
+        `first = parse_regex(string(parts[0]) ?? "", r'${CRI_LINE}') ?? {}`,
+        '.stream = first.stream',
+        '.time = first.time',
+        `.message = join!(map_values(parts) -> |p| { m = parse_regex(p, r'${CRI_LINE}') ?? { "log": p }; string(m.log) ?? p }, "")`,
+      ].join('\n') + '\n',
+    };
+    inputs.push(VECTOR_SOURCE_IDS.cri);
+  }
+  return { sources, transforms, inputs };
+}
 /** The rendered config: as an object (for tests) and as the YAML file. */
 export interface VectorConfig {
   readonly config: Json;
@@ -195,6 +245,7 @@ function sink(o: LogOutputConfig, vars: Record<string, string>): Json {
 export function renderVectorConfig(o: VectorConfigOptions): VectorConfig {
   const { source, transform, sink: sinkId } = VECTOR_COMPONENTS;
   const health = vectorHealthEndpoint(o.healthPort);
+  const others = otherSources(o);
   const config: Json = {
     // The shared log volume: checkpoints survive restarts of the agent container. Vector
     // creates `<logDirectory>/app_logs/` for them; it is excluded from the tailed files.
@@ -215,11 +266,13 @@ export function renderVectorConfig(o: VectorConfigOptions): VectorConfig {
         max_line_bytes: VECTOR_MAX_LINE_BYTES,
       },
       [VECTOR_COMPONENTS.healthSource]: health.source,
+      ...others.sources,
     },
     transforms: {
+      ...others.transforms,
       [transform]: {
         type: 'remap',
-        inputs: [source],
+        inputs: [source, ...others.inputs],
         source: [
           '.pod = get_env_var!("POD_NAME")',
           '.namespace = get_env_var!("POD_NAMESPACE")',

@@ -22,7 +22,9 @@ import { App, Chart, Duration, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { LogAgent, LogOutput, WithLogAgent } from '../../../src';
 
-export const POD_FIELDS: Record<string, string> = { 'metadata.name': 'web-7d9f-x2x4q', 'metadata.namespace': 'shop', 'spec.nodeName': 'node-a' };
+export const POD_FIELDS: Record<string, string> = {
+  'metadata.name': 'web-7d9f-x2x4q', 'metadata.namespace': 'shop', 'spec.nodeName': 'node-a', 'metadata.uid': '6f1c2b9e-1d2a-4c1e-9b5a-0a1b2c3d4e5f',
+};
 
 export interface PodOptions {
   readonly agent: LogAgent;
@@ -32,6 +34,10 @@ export interface PodOptions {
   readonly appShutdownTime?: Duration;
   /** `secretName/key` -> value. */
   readonly secrets?: Record<string, string>;
+  /** `WithLogAgent` `captureStdout` (the app container runs `/app/run`). */
+  readonly captureStdout?: ConstructorParameters<typeof WithLogAgent>[2]['captureStdout'];
+  /** `WithLogAgent` `podLogs`: the node's `/var/log/pods` is `<root>/pods` here. */
+  readonly podLogs?: ConstructorParameters<typeof WithLogAgent>[2]['podLogs'];
 }
 
 export interface LogPod {
@@ -44,6 +50,10 @@ export interface LogPod {
   readonly files: Record<string, string>;
   readonly env: Record<string, string>;
   readonly minor: number;
+  /** The app container as synthesized. */
+  readonly app: any;
+  /** What stands for the node's `/var/log/pods`. */
+  readonly podLogsRoot: string;
 }
 
 /** Synthesizes the workload and lays its volumes out on disk. */
@@ -58,7 +68,9 @@ export function synthLogPod(o: PodOptions): LogPod {
   const kubernetesVersion = o.kubernetesVersion ?? '1.29';
   const app = new App();
   const chart = new Chart(app, 'pod');
-  const web = new kplus.Deployment(chart, 'web', { containers: [{ image: 'ghcr.io/example/web:1.0.0', portNumber: 8080 }] });
+  const web = new kplus.Deployment(chart, 'web', {
+    containers: [{ name: 'web', image: 'ghcr.io/example/web:1.0.0', portNumber: 8080, ...(o.captureStdout ? { command: ['/app/run'] } : {}) }],
+  });
   new WithLogAgent(chart, 'logs', {
     workload: web,
     kubernetesVersion,
@@ -67,6 +79,8 @@ export function synthLogPod(o: PodOptions): LogPod {
     logDirectory,
     filePattern: o.filePattern,
     appShutdownTime: o.appShutdownTime,
+    captureStdout: o.captureStdout,
+    podLogs: o.podLogs,
   });
   const manifests = Testing.synth(chart);
   const workload = manifests.find((m: any) => m.kind === 'Deployment');
@@ -76,9 +90,11 @@ export function synthLogPod(o: PodOptions): LogPod {
   const files: Record<string, string> = configMap.data;
   for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(configDirectory, name), text, { mode: 0o644 });
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+  const podLogsRoot = path.join(root, 'pods');
   for (const e of container.env ?? []) {
     if (e.value !== undefined) {
-      env[e.name] = e.value;
+      // the kubelet's `$(NAME)` from the variables before it; the node's /var/log/pods is podLogsRoot
+      env[e.name] = String(e.value).replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m: string, n: string) => env[n] ?? m).replace(/^\/var\/log\/pods\//, `${podLogsRoot}/`);
     } else if (e.valueFrom?.fieldRef) {
       env[e.name] = POD_FIELDS[e.valueFrom.fieldRef.fieldPath];
     } else if (e.valueFrom?.secretKeyRef) {
@@ -88,7 +104,8 @@ export function synthLogPod(o: PodOptions): LogPod {
       env[e.name] = v;
     }
   }
-  return { root, logDirectory, configDirectory, podSpec, container, files, env, minor: Number(kubernetesVersion.split('.')[1]) };
+  const appContainer = podSpec.containers.find((c: any) => c.name === 'web');
+  return { root, logDirectory, configDirectory, podSpec, container, files, env, minor: Number(kubernetesVersion.split('.')[1]), app: appContainer, podLogsRoot };
 }
 
 /** The container's mounts on this machine: mount path -> directory. */

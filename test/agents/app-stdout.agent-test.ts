@@ -1,0 +1,144 @@
+/**
+ * Issue 51 with the real Fluent Bit (`FLUENT_BIT=/path/to/fluent-bit npm run test:agents`): the
+ * two sources of the app's stdout, each read to the last line.
+ * - captureStdout: the app container's command as synthesized (the capture wrapper, run by the
+ *   local busybox) prints numbered lines fast enough to rotate its files several times (files of
+ *   1 MiB, 2 kept: the oldest deleted while the agent may still read it); the agent, started first
+ *   as in a pod, must ship every line once, with the record's `file` naming the capture file.
+ * - podLogs: the kubelet's files of the app container in the CRI format (`<time> <stream> <P|F> <log>`)
+ *   under the path the agent's env builds from the downward API: full lines, a long line split
+ *   into partial (P) lines that must arrive joined, and the kubelet's rotation (`0.log` renamed to
+ *   `0.log.<time>`, a new `0.log`): every line once.
+ * Without FLUENT_BIT or busybox, one test says "skipped: ..." and passes.
+ */
+import { spawn, spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { Size } from 'cdk8s';
+import { LogAgent, LogOutput } from '../../src';
+import { APP_BUSYBOX } from '../../src/engine/capture';
+import { POD_FIELDS, cleanup, freePort, sleep, startAgent, synthLogPod, waitFor, LogPod } from './util/pod';
+
+const BIN = process.env.FLUENT_BIT;
+const BUSYBOX = ['/usr/bin/busybox', '/bin/busybox'].find(p => fs.existsSync(p));
+const report = (line: string) => process.stdout.write(`[app-stdout] ${line}\n`);
+
+/** The run's copy listens on loopback only (as fluent-bit.agent-test.ts does). */
+async function localize(pod: LogPod): Promise<LogPod> {
+  const file = path.join(pod.configDirectory, 'fluent-bit.conf');
+  const port = await freePort();
+  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/^( +HTTP_Listen +)0\.0\.0\.0$/m, '$1127.0.0.1').replace(/^( +HTTP_Port +)\d+$/m, `$1${port}`));
+  return pod;
+}
+
+function records(text: string): any[] {
+  return text.split('\n').filter(l => l.startsWith('{')).map(l => JSON.parse(l));
+}
+
+if (!BIN || !BUSYBOX) {
+  test('skipped: set FLUENT_BIT=/path/to/fluent-bit and install busybox (see CONTRIBUTING.md)', () => {
+    report(`skipped: ${!BIN ? 'FLUENT_BIT is not set' : 'busybox not found'}`);
+  });
+} else {
+  const bin = BIN;
+  const busybox = BUSYBOX;
+  jest.setTimeout(120_000);
+
+  test('captureStdout: every line the app prints reaches the agent once, across rotations', async () => {
+    const pod = await localize(synthLogPod({
+      agent: LogAgent.fluentBit(), output: () => LogOutput.stdout(), captureStdout: { maxFileSize: Size.mebibytes(1), maxFiles: 2 },
+    }));
+    try {
+      const agent = startAgent(pod, bin);
+      await sleep(1500);
+      const n = 40000;
+      // the app container's command as synthesized; its busybox is the local one
+      const command: string[] = pod.app.command.map((a: string) => a === APP_BUSYBOX ? busybox : a.split(APP_BUSYBOX).join(busybox));
+      const appScript = `i=1; while [ $i -le ${n} ]; do echo "lnum=$i; ${'x'.repeat(60)}"; i=$((i+1)); done; printf "lnum=last;"`;
+      const argv = [...command.slice(0, -1), busybox, 'sh', '-c', appScript];
+      expect(command[command.length - 1]).toBe('/app/run');
+      const app = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+      let appOut = 0;
+      app.stdout.on('data', (d: Buffer) => { appOut += d.toString().split('\n').length - 1; });
+      const code = await new Promise<number | null>(resolve => app.on('close', c => resolve(c)));
+      expect(code).toBe(0);
+      const captureDir = pod.app.command[5];
+      const kept = fs.readdirSync(captureDir.replace('/var/log/app', pod.logDirectory)).filter(f => f.endsWith('.log'));
+      // the agent's read delay after the app's exit (Fluent Bit: 2 s), then SIGTERM
+      await waitFor(() => records(agent.stdout()).some(r => /lnum=last;/.test(r.log)), 20_000);
+      await sleep(2000);
+      agent.child.kill('SIGTERM');
+      await agent.exited;
+      const seen = new Map<string, number>();
+      for (const r of records(agent.stdout())) {
+        const m = /lnum=(\d+|last);/.exec(r.log ?? '');
+        if (m) seen.set(m[1], (seen.get(m[1]) ?? 0) + 1);
+        if (m) expect(r.file).toMatch(/\/\.stdout-web\/stdout\.\d+\.log$/);
+      }
+      const missing = Array.from({ length: n }, (_, i) => String(i + 1)).filter(k => !seen.has(k));
+      report(`captureStdout: ${n + 1} lines printed (${appOut} on the container's stdout), ${seen.size} shipped, ${missing.length} missing, ` +
+        `${[...seen.values()].filter(c => c > 1).length} twice; capture files left: ${kept.sort().join(', ')}`);
+      expect(appOut).toBe(n + 1);
+      expect(missing).toEqual([]);
+      expect(seen.get('last')).toBe(1);
+      expect([...seen.values()].every(c => c === 1)).toBe(true);
+      expect(kept.filter(f => f.startsWith('stdout.')).length).toBeLessThanOrEqual(2);
+    } finally {
+      cleanup(pod);
+    }
+  });
+
+  test('podLogs: CRI lines of this pod\'s app container, partial lines joined, the kubelet\'s rotation followed', async () => {
+    const pod = await localize(synthLogPod({ agent: LogAgent.fluentBit(), output: () => LogOutput.stdout(), podLogs: {} }));
+    try {
+      const dir = path.join(pod.podLogsRoot, `${POD_FIELDS['metadata.namespace']}_${POD_FIELDS['metadata.name']}_${POD_FIELDS['metadata.uid']}`, 'web');
+      expect(pod.env.POD_LOG_PATH).toBe(`${dir}/*.log`);
+      fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+      // another pod's file beside it: never read
+      const other = path.join(pod.podLogsRoot, 'shop_other-pod_0000', 'web');
+      fs.mkdirSync(other, { recursive: true });
+      fs.writeFileSync(path.join(other, '0.log'), '2026-12-07T04:00:00.000000000Z stdout F lnum=999999;\n');
+      const t = () => new Date().toISOString().replace('Z', '000000Z');
+      const cri = (stream: string, tag: string, text: string) => `${t()} ${stream} ${tag} ${text}\n`;
+      const file = path.join(dir, '0.log');
+      const long = 'y'.repeat(40000);
+      fs.appendFileSync(file, Array.from({ length: 500 }, (_, i) => cri('stdout', 'F', `lnum=${i + 1};`)).join(''), { mode: 0o640 });
+      // a long line the runtime split (16 KiB pieces) into partial lines, then its full end
+      fs.appendFileSync(file, cri('stdout', 'P', `lnum=long;${long.slice(0, 16384)}`) + cri('stdout', 'P', long.slice(16384, 32768)) + cri('stdout', 'F', long.slice(32768)));
+      const agent = startAgent(pod, bin);
+      await sleep(2500);
+      // the kubelet's rotation: renamed, a new file, more lines in both
+      fs.renameSync(file, `${file}.20261207-040000`);
+      fs.appendFileSync(file, Array.from({ length: 500 }, (_, i) => cri(i % 2 ? 'stderr' : 'stdout', 'F', `lnum=${i + 501};`)).join(''), { mode: 0o640 });
+      await waitFor(() => records(agent.stdout()).some(r => /lnum=1000;/.test(r.log ?? '')), 20_000);
+      await sleep(2000);
+      agent.child.kill('SIGTERM');
+      await agent.exited;
+      const all = records(agent.stdout());
+      const nums = new Map<string, number>();
+      for (const r of all) {
+        const m = /lnum=(\d+|long);/.exec(r.log ?? '');
+        if (m) nums.set(m[1], (nums.get(m[1]) ?? 0) + 1);
+      }
+      const joined = all.find(r => /lnum=long;/.test(r.log ?? ''));
+      report(`podLogs: ${nums.size} of 1001 records, the long line ${joined ? `${joined.log.length} characters in one record` : 'missing'}`);
+      expect(nums.has('999999')).toBe(false);
+      for (let i = 1; i <= 1000; i++) expect(nums.get(String(i))).toBe(1);
+      expect(nums.get('long')).toBe(1);
+      expect(joined.log).toBe(`lnum=long;${long}`);
+      expect(all.find(r => /lnum=502;/.test(r.log ?? '')).stream).toBe('stderr');
+    } finally {
+      cleanup(pod);
+    }
+  });
+
+  test('the config with both sources passes --dry-run', () => {
+    const pod = synthLogPod({ agent: LogAgent.fluentBit(), output: () => LogOutput.stdout(), podLogs: {}, captureStdout: {} });
+    try {
+      const r = spawnSync(bin, ['--dry-run', '-c', path.join(pod.configDirectory, 'fluent-bit.conf')], { env: pod.env, encoding: 'utf8', timeout: 30_000 });
+      expect(`${r.stdout}${r.stderr}`).toMatch(/configuration test is successful/);
+    } finally {
+      cleanup(pod);
+    }
+  });
+}
