@@ -17,7 +17,7 @@
  *    the policy, then 50 with it.
  * The results go into docs/proof.md (test/cluster/proof-doc.ts, `admissionPolicy`).
  */
-import { execFileSync } from 'child_process';
+import { execFileSync, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -167,21 +167,19 @@ function normalizedPod(pod: Json): Json {
   for (const k of ['pod-template-hash', 'controller-revision-hash', 'statefulset.kubernetes.io/pod-name', 'apps.kubernetes.io/pod-index',
     'batch.kubernetes.io/controller-uid', 'controller-uid', 'batch.kubernetes.io/job-name', 'job-name']) delete out.metadata.labels[k];
   delete out.metadata.annotations['batch.kubernetes.io/job-tracking'];
+  // the token's volume and mounts: added by ServiceAccount admission before the policy runs (first in
+  // the injected pod, after the library's in the synthesized one; none in the injected sidecars)
   const token = (name: string) => name.startsWith('kube-api-access-');
-  for (const v of out.spec.volumes ?? []) {
-    if (v.configMap) v.configMap.name = '<agent config>';
-    if (token(v.name)) v.name = 'kube-api-access';
-  }
+  out.spec.volumes = (out.spec.volumes ?? []).filter((v: Json) => !token(v.name));
+  for (const v of out.spec.volumes) if (v.configMap) v.configMap.name = '<agent config>';
   // the ServiceAccount admission plugin mounts the token into every container before the policy runs
   // (kubernetes v1.37.2 pkg/kubeapiserver/options/plugins.go AllOrderedPlugins: ServiceAccount, then
   // MutatingAdmissionPolicy), so the injected sidecars have no token mount; the synthesized ones have it
-  const sidecars = new Set((out.spec.initContainers ?? []).filter((c: Json) => c.restartPolicy === 'Always' || c.name === 'sidecar-tools').map((c: Json) => c.name));
   for (const c of [...out.spec.containers, ...(out.spec.initContainers ?? [])]) {
-    if (sidecars.has(c.name) && c.volumeMounts) {
+    if (c.volumeMounts) {
       c.volumeMounts = c.volumeMounts.filter((m: Json) => !token(m.name));
       if (c.volumeMounts.length === 0) delete c.volumeMounts;
     }
-    for (const m of c.volumeMounts ?? []) if (token(m.name)) m.name = 'kube-api-access';
     if (!c.env) continue;
     c.env = c.env.filter((e: Json) => e.name !== 'K8S_WORKLOAD_NAME');
     for (const e of c.env) if (e.name === 'OTEL_RESOURCE_ATTRIBUTES') e.value = e.value.replace(/,k8s\.[a-z]+\.name=[^,]*$/, '');
@@ -318,9 +316,9 @@ describe.each(releases)('Kubernetes %s: SidecarInjectionPolicy', version => {
     const latencies = (ns: string): number[] => {
       const out: number[] = [];
       for (let i = 0; i < PODS; i++) {
-        const r = server.tryKubectl(['create', '-n', ns, '-v=6', '-f', '-'], JSON.stringify({
-          apiVersion: 'v1', kind: 'Pod', metadata: { name: `latency-${i}` }, spec: { containers: [APP] },
-        }));
+        const r = spawnSync('bash', [SCRIPT, 'exec', server.dir, 'kubectl', 'create', '-n', ns, '-v=6', '-f', '-'], {
+          input: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `latency-${i}` }, spec: { containers: [APP] } }), encoding: 'utf8',
+        });
         // client-go's round tripper at -v=6: `"Response" verb="POST" url=".../pods?..." status="201 Created" milliseconds=12`
         // (older: `POST https://... 201 Created in 12 milliseconds`)
         const m = /POST[^\n]*\/pods[^\n]*?(?:milliseconds=(\d+)|in (\d+) milliseconds)/.exec(r.stderr + r.stdout);
