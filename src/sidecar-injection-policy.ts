@@ -223,7 +223,8 @@ export class SidecarInjectionPolicy extends Construct {
   }
 
   private version(): KubeVersion {
-    return resolveTarget(this, { kubernetesVersion: this.props.kubernetesVersion }).version;
+    // the policy is the cluster's (its API server's release), not one of the app's workloads: its own version may differ
+    return resolveTarget(this, { kubernetesVersion: this.props.kubernetesVersion, overrideAppTarget: true }).version;
   }
 
   /** Renders the stand-in with its sidecars (once per synthesis pass that asks); creates the namespaces' ConfigMaps. */
