@@ -17,6 +17,7 @@ import { Images } from '../src/images';
 import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
 import { Sidecars } from '../src/settings';
+import { SidecarInjectionPolicy } from '../src/sidecar-injection-policy';
 import { SidecarMode } from '../src/target/capabilities';
 import { SidecarValidation } from '../src/validation';
 import { WithEnvoy } from '../src/with-envoy';
@@ -671,6 +672,31 @@ const CASES: Case[] = [
     message: ["WithLogAgent 'sidecars/logs'", "has no namespace, but this construct's chart puts objects into namespace 'observability'", "Create the construct in the workload's chart"],
   },
 
+  // ---------------------------------------------------------------- SidecarInjectionPolicy (issue 47)
+  {
+    name: 'a policy for 1.35 without allowBetaApi',
+    build: c => {
+      const p = new SidecarInjectionPolicy(c.chart, 'inject', { namespaces: ['shop'], kubernetesVersion: '1.35' });
+      new WithLogAgent(p.pod, 'logs', { workload: p.pod });
+    },
+    message: ['test/inject', 'Kubernetes 1.35 serves MutatingAdmissionPolicy only as admissionregistration.k8s.io/v1beta1', 'Set `allowBetaApi: true`'],
+  },
+  {
+    name: 'a policy\'s sidecar in the legacy layout',
+    build: c => {
+      const p = new SidecarInjectionPolicy(c.chart, 'inject', { namespaces: ['shop'], kubernetesVersion: '1.36' });
+      new WithLogAgent(p.pod, 'logs', { workload: p.pod, mode: SidecarMode.LEGACY });
+    },
+    message: ['test/inject', 'is in the legacy layout, which a policy cannot give a pod at admission', 'Target Kubernetes 1.34+ in the native layout'],
+  },
+  {
+    name: 'a policy\'s sidecar placed after an init container',
+    build: c => {
+      const p = new SidecarInjectionPolicy(c.chart, 'inject', { namespaces: ['shop'], kubernetesVersion: '1.36' });
+      new WithLogAgent(p.pod, 'logs', { workload: p.pod, after: 'fetch-secrets' });
+    },
+    message: ['test/inject', 'sets after, which depends on the init containers of each pod', 'Drop it'],
+  },
   // ---------------------------------------------------------------- SidecarValidation
   {
     name: 'SidecarValidation.addTo with a version that is not one',

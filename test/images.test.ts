@@ -87,7 +87,7 @@ test('every default image has one public name, Images.<AGENT>, and the package e
   const api = require('../src');
   // (an interface's name shows as undefined under ts-jest: a type, not a value); the only values that
   // are not classes are the enums, named here one by one: an exported object or array constant fails
-  const ENUMS = ['EnvoyAppProtocol', 'FluentBitConfigFormat', 'FluentBitMultilineParser', 'Mesh', 'OtlpProtocol', 'SidecarLayout', 'SidecarMode'];
+  const ENUMS = ['EnvoyAppProtocol', 'FluentBitConfigFormat', 'FluentBitMultilineParser', 'InjectionFailurePolicy', 'Mesh', 'OtlpProtocol', 'SidecarLayout', 'SidecarMode'];
   expect(Object.keys(api).filter(k => api[k] !== undefined && typeof api[k] !== 'function' && !ENUMS.includes(k))).toEqual([]);
   expect(ENUMS.filter(k => typeof api[k] !== 'object')).toEqual([]);
   const names = Object.getOwnPropertyNames(Images).filter(k => /^[A-Z_]+$/.test(k)).sort();
