@@ -381,6 +381,17 @@ const clusterTest = project.addTask('test:cluster', {
 clusterTest.spawn(project.tasks.tryFind('synth:example')!);
 clusterTest.exec("jest --ci --runInBand --testMatch '<rootDir>/test/cluster/**/*.cluster-test.ts' --testTimeout 1800000", { receiveArgs: true });
 
+// The pipeline linters (issue 46): kubeconform -strict and kube-score, built from the Go module proxy
+// at pinned versions (scripts/build-linters.sh, cached in ~/.cache/cdk8s-sidecars/linters), run over
+// the example app and a library-only app (test/linters/*.linter-test.ts, which the test task's
+// testMatch does not take); docs/security.md "What the linters say". `.ci/run` runs it after `npm test`.
+const lintersTest = project.addTask('test:linters', {
+  description: 'Builds kubeconform and kube-score (pinned, cached) and runs them over the example app and each construct alone: 0 kubeconform errors, only the documented kube-score findings',
+});
+lintersTest.spawn(synthExample);
+lintersTest.exec('bash scripts/build-linters.sh');
+lintersTest.exec("jest --ci --testMatch '<rootDir>/test/linters/**/*.linter-test.ts'", { receiveArgs: true });
+
 const bench = project.addTask('bench', {
   description: 'Benchmarks synthesis (100/500/1000/2000 Deployments with all three sidecars and a Service, also with an HPA, both layouts), import time and `cdk8s-sidecars check` against hand-written cdk8s-plus-27; writes figures and verdicts into bench/README.md',
 });

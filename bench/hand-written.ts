@@ -15,7 +15,7 @@
  * app: the library's native output is timed against this legacy one.
  */
 import { createHash } from 'crypto';
-import { Duration, Size } from 'cdk8s';
+import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 
@@ -342,7 +342,7 @@ export function handWrittenDeployment(
         'http://127.0.0.1:9901/healthcheck/fail', 'http://127.0.0.1:9901/drain_listeners?inboundonly&graceful'),
     },
     resources: resources(100, 1000, 64, 256),
-    securityContext: restricted(101),
+    securityContext: restricted(10101),
     volumeMounts: [{ volume: envoyVolume, path: '/etc/envoy/config', readOnly: true }, toolsMount],
   });
 
@@ -428,6 +428,14 @@ export function handWrittenDeployment(
     volumeMounts: [{ volume: tools, path: '/sidecar-tools' }],
   });
   for (const v of [logs, logsConfigVolume, tracerVolume, envoyVolume, tools]) deployment.addVolume(v);
+  // The ephemeral-storage requests of the log agent (its disk buffer) and of the tools (their volume):
+  // cdk8s-plus-27 writes ephemeral storage in whole GiB only, so by a JSON patch; its KubeDeployment
+  // applies patches before it filters the object through its types (cdk8s#2172), which read a
+  // quantity from an object's `value`, so the patch gives that shape.
+  ApiObject.of(deployment).addJsonPatch(
+    JsonPatch.add('/spec/template/spec/containers/2/resources/requests/ephemeral-storage', { value: '260Mi' }),
+    JsonPatch.add('/spec/template/spec/initContainers/0/resources/requests/ephemeral-storage', { value: '8Mi' }),
+  );
 
   // Roll the pods when a config changes.
   deployment.podMetadata.addAnnotation('checksum.sidecars.cdk8s.io/envoy', envoyConfig.checksum);

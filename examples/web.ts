@@ -32,6 +32,9 @@ export class WebChart extends Chart {
         image: 'ghcr.io/example/shop-web:1.4.2',
         args: ['--listen=127.0.0.1:8080', '--payments-url=http://127.0.0.1:15001'],
         securityContext: { user: 1000, group: 1000 },
+        // The app's own readiness: Envoy's /ready answers 200 whether or not the app is up
+        // (docs/envoy.md). An exec probe, since the app listens on 127.0.0.1 only.
+        readiness: kplus.Probe.fromCommand(['wget', '-q', '-O', '/dev/null', 'http://127.0.0.1:8080/healthz']),
       }],
     });
 

@@ -47,6 +47,9 @@ export { AdoptSidecar, AdoptSidecarProps } from './adopt-sidecar';
 // Meshes and the admission guard
 export { Mesh, WithMeshProxy, WithMeshProxyProps } from './with-mesh';
 export { NativeSidecarGuard, NativeSidecarGuardProps } from './guard';
+export {
+  InjectionFailurePolicy, InjectionMatchCondition, SidecarInjectionPolicy, SidecarInjectionPolicyProps,
+} from './sidecar-injection-policy';
 
 // A workload's start and stop timeline
 export {

@@ -1,11 +1,11 @@
 import { Duration } from 'cdk8s';
-import { FLUENT_BIT_CONFIG_FILE, fluentBitShutdown, renderFluentBitConfig } from './agents/fluent-bit/config';
+import { FLUENT_BIT_CONFIG_FILE, fluentBitBufferMiB, fluentBitShutdown, renderFluentBitConfig } from './agents/fluent-bit/config';
 import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './agents/fluentd/config';
 import { LogOutputConfig } from './agents/log-output-config';
 import { ShutdownModel } from './agents/shutdown-model';
-import { renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './agents/vector/config';
+import { VECTOR_SECRETS, renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './agents/vector/config';
 import { checkImage, checkListenPort, durationSeconds, positiveSeconds, snapshot } from './bind/checks';
-import { DEFAULT_IMAGES, imageTagVersion, releaseRangeWarning } from './facts/images';
+import { DEFAULT_IMAGES, imageTagVersion, releaseRangeWarning, withoutDigest } from './facts/images';
 import { Images } from './images';
 import { Where } from './private/errors';
 import { Json } from './private/json';
@@ -28,7 +28,7 @@ export interface LogAgentContext {
   /** Where the agent's ConfigMap is mounted. */
   readonly configDirectory: string;
   readonly output: LogOutputConfig;
-  /** secret id -> env var that holds it (see outputSecretEnv). */
+  /** secret id -> the env var that holds it, or the file (`LogAgentRendering.secretDirectory`): see outputSecretEnv. */
   readonly secretVars: Record<string, string>;
   /**
    * The other sources the agent reads besides `logDirectory/filePattern` (docs/log-agents.md "Three ways in").
@@ -70,14 +70,39 @@ export interface LogAgentRendering {
   /** Extra env (besides the output's secrets and the pod's identity). */
   readonly env: Json[];
   /**
+   * Where the agent reads the output's secrets as files, each named after its name in the
+   * context's `secretVars` (`WithLogAgent` mounts them there from their Secrets, read-only)
+   * instead of environment variables.
+   * @default - environment variables, named as in `secretVars`
+   */
+  readonly secretDirectory?: string;
+  /**
    * A directory the agent must be able to write besides the shared log directory (the root
    * filesystem stays read-only), e.g. `/tmp` for Fluentd's supervisor socket. `WithLogAgent`
    * mounts a small emptyDir of the agent's own there.
    */
   readonly scratchDirectory?: string;
-  readonly defaultResources: { cpuRequest: string; cpuLimit: string; memoryRequest: string; memoryLimit: string };
+  /** CPU and memory requests and limits; the ephemeral-storage request the agent's disk buffer needs (`agentDiskRequest`). */
+  readonly defaultResources: { cpuRequest: string; cpuLimit: string; memoryRequest: string; memoryLimit: string; ephemeralStorageRequest: string };
   /** Warnings about the agent as given, e.g. an image outside its release range (`releaseRangeWarning`). */
   readonly warnings?: string[];
+}
+
+/**
+ * What an agent keeps on the pod's disk besides its buffer, in MiB: the offsets DB (Fluent Bit's
+ * SQLite file with its -wal and -shm, Fluentd's pos file, Vector's checkpoints) and the one chunk
+ * Fluent Bit may write past its buffer's limit (`FLB_INPUT_CHUNK_FS_MAX_SIZE`, 2,048,000 bytes,
+ * include/fluent-bit/flb_input_chunk.h, v5.1.1).
+ */
+const AGENT_FILES_MIB = 4;
+
+/**
+ * An agent's ephemeral-storage request: the limit of its disk buffer on the log volume, in MiB,
+ * and what it keeps beside it. A request, never a limit (docs/log-agents.md, "Disk: an
+ * ephemeral-storage request, no limit").
+ */
+function agentDiskRequest(bufferMiB: number): string {
+  return `${bufferMiB + AGENT_FILES_MIB}Mi`;
 }
 
 /**
@@ -373,7 +398,14 @@ class FluentBitAgent extends LogAgent {
       uid: 65532,
       shutdown: fluentBitShutdown(graceSeconds, ctx.output.type, multilineParsers.length > 0),
       env: [],
-      defaultResources: { cpuRequest: '20m', cpuLimit: '200m', memoryRequest: '32Mi', memoryLimit: '128Mi' },
+      // the filesystem buffer (`storage.total_limit_size`: n M, Fluent Bit's 10^6-byte megabytes, less than n MiB)
+      defaultResources: {
+        cpuRequest: '20m',
+        cpuLimit: '200m',
+        memoryRequest: '32Mi',
+        memoryLimit: '128Mi',
+        ephemeralStorageRequest: agentDiskRequest(fluentBitBufferMiB(ctx.logVolumeSizeLimitMiB)),
+      },
       ...(warning ? { warnings: [warning] } : {}),
     };
   }
@@ -445,11 +477,16 @@ class VectorAgent extends LogAgent {
       // `nonroot` of the distroless base image.
       uid: 65532,
       shutdown: vectorShutdown(limitSeconds),
-      // the pod-logs path is an env var the config names (`${POD_LOG_PATH}`): Vector 0.57 reads
-      // `${NAME}` only with this switch (src/cli.rs and src/config/loading/mod.rs, v0.57.0; older
-      // releases of the range interpolate by default and ignore the variable)
+      // the pod-logs path is an env var the config names (`${POD_LOG_PATH}`), built by the kubelet from
+      // the app container's name and the pod's uid (src/engine/capture.ts `podLogsEnv`): Vector 0.57
+      // reads `${NAME}` only with this switch (src/cli.rs and src/config/loading/mod.rs, v0.57.0; older
+      // releases of the range interpolate by default and ignore the variable). Nothing else of the
+      // config holds a `$` (values with one are refused), and the secrets are put in after it.
       env: ctx.sources?.podLogsEnv !== undefined ? [{ name: 'VECTOR_DANGEROUSLY_ALLOW_ENV_VAR_INTERPOLATION', value: 'true' }] : [],
-      defaultResources: { cpuRequest: '20m', cpuLimit: '250m', memoryRequest: '64Mi', memoryLimit: '256Mi' },
+      // the output's secrets: files its directory secret backend reads (VECTOR_SECRETS), never `${NAME}`
+      secretDirectory: VECTOR_SECRETS.directory,
+      // no disk buffer (the log files are the durable buffer, src/agents/vector/config.ts): its checkpoints only
+      defaultResources: { cpuRequest: '20m', cpuLimit: '250m', memoryRequest: '64Mi', memoryLimit: '256Mi', ephemeralStorageRequest: agentDiskRequest(0) },
       ...(warning ? { warnings: [warning] } : {}),
     };
   }
@@ -484,7 +521,7 @@ class FluentdAgent extends LogAgent {
     const untagged = image.split('@')[0].replace(/:[^/]*$/, '');
     const warning = releaseRangeWarning(ctx.who, upstream ? image : untagged, DEFAULT_IMAGES.fluentd)?.replace(`'${untagged}'`, `'${image}'`);
     const plugin = FLUENTD_OUTPUT_PLUGIN[ctx.output.type];
-    if (plugin !== undefined && image === Images.FLUENTD) {
+    if (plugin !== undefined && withoutDigest(image) === Images.FLUENTD) {
       throw ctx.who.error(
         `the ${ctx.output.type} output needs the ${plugin} gem, which the default Fluentd image ${Images.FLUENTD} ` +
         'does not ship (it has the core plugins only: stdout, forward, http)',
@@ -493,13 +530,15 @@ class FluentdAgent extends LogAgent {
         'LogAgent.vector(), which support this output natively', '. ',
       );
     }
-    if (ctx.sources?.podLogsEnv !== undefined && image === Images.FLUENTD) {
+    if (ctx.sources?.podLogsEnv !== undefined && withoutDigest(image) === Images.FLUENTD) {
       throw ctx.who.error(
         `podLogs joins the kubelet's partial lines (CRI tag P) with the fluent-plugin-concat gem, which the default Fluentd image ${Images.FLUENTD} ` +
         'does not ship', image, 'Pass `LogAgent.fluentd({ image })` with an image that has it (one built FROM ' +
         `${Images.FLUENTD} with \`gem install fluent-plugin-concat\`), or use LogAgent.fluentBit(), whose cri parser is built in`, '. ',
       );
     }
+    // the file buffer's `total_limit_size` (`<n>m`: Fluentd's sizes are 1024-based, lib/fluent/config/types.rb, v1.19.3)
+    const bufferLimitMiB = Math.max(1, Math.floor(ctx.logVolumeSizeLimitMiB / 4));
     let config: string;
     try {
       config = renderFluentdConfig({
@@ -507,7 +546,7 @@ class FluentdAgent extends LogAgent {
         filePattern: ctx.filePattern,
         posFile: `${ctx.logDirectory}/.fluentd-tail.pos`,
         bufferPath: `${ctx.logDirectory}/.fluentd-buffer`,
-        bufferLimitMiB: Math.max(1, Math.floor(ctx.logVolumeSizeLimitMiB / 4)),
+        bufferLimitMiB,
         flushIntervalSeconds: flushSeconds,
         shutdownGraceSeconds: graceSeconds,
         requestTimeoutSeconds: requestSeconds,
@@ -540,7 +579,14 @@ class FluentdAgent extends LogAgent {
       env: [],
       // The supervisor opens its socket (and chunk backups go) under Dir.tmpdir.
       scratchDirectory: '/tmp',
-      defaultResources: { cpuRequest: '50m', cpuLimit: '500m', memoryRequest: '128Mi', memoryLimit: '256Mi' },
+      defaultResources: {
+        cpuRequest: '50m',
+        cpuLimit: '500m',
+        memoryRequest: '128Mi',
+        memoryLimit: '256Mi',
+        // every output but stdout has the file buffer (src/agents/fluentd/config.ts `output`)
+        ephemeralStorageRequest: agentDiskRequest(ctx.output.type === 'stdout' ? 0 : bufferLimitMiB),
+      },
       ...(warning ? { warnings: [warning] } : {}),
     };
   }

@@ -1,4 +1,5 @@
 import { LogOutputConfig, SecretRef } from './agents/log-output-config';
+import { VECTOR_SECRET_PLACEHOLDER } from './agents/vector/config';
 import { describeValue, hostReading, inetAtonAddress, isHost, isLoopbackHost, isSecretKey, isSecretName, ownEntries, readAsIpv4, snapshot } from './bind/checks';
 import { manifestStringProblem } from './bind/manifest-values';
 import { SidecarErrorSeparator, Where } from './private/errors';
@@ -183,6 +184,8 @@ function checkLabels(labels: Record<string, string>): void {
       [v.includes('"'), "has a '\"', which Fluentd's Loki plugin sends backslash-escaped (fluent-plugin-grafana-loki `format_labels`)"],
       [v.startsWith('$') || v.includes('${'), "starts with '$' or has '${', which Fluent Bit reads as a record accessor or an environment variable"],
       [v.includes('{{') || v.includes('%'), "has '{{' or '%', which Vector reads as a template field or a strftime time format (vector src/template.rs, v0.54.0)"],
+      [VECTOR_SECRET_PLACEHOLDER.test(v), "has 'SECRET[<name>.<key>]', which Vector replaces with a secret wherever it stands in its config " +
+        '(vector src/config/loading/secret.rs `COLLECTOR`, v0.57.0)'],
     ];
     const bad = rules.find(([broken]) => broken)?.[1];
     if (bad) refuse('loki', `label ${name} value`, v, bad, "use a plain value, e.g. 'shop-web'");
@@ -221,7 +224,7 @@ function ref(factory: string, what: string, v: SecretKeyReference): SecretRef {
     refuse(factory, `${what}: key`, key, "is not a key of a Secret's data (letters, digits, '-', '_' and '.'); the API server rejects " +
       'such a reference', `Give the key that holds the value in Secret '${secretName}', e.g. 'password'`, '. ');
   }
-  // both go into the agent's env (secretKeyRef) in the manifest
+  // both go into the agent's env (secretKeyRef) or, for Vector, its Secret volume, in the manifest
   for (const [prop, value] of [['Secret name', secretName], ['key', key]]) {
     const why = manifestStringProblem(value);
     if (why !== undefined) refuse(factory, `${what}: ${prop}`, value, why, `use another ${prop}`);
@@ -234,8 +237,10 @@ function auth(factory: string, a?: BasicAuth) {
 }
 
 /**
- * Where the log agent ships the logs. Credentials come only from Secrets: they reach the agent
- * as environment variables (`secretKeyRef`), never through its ConfigMap.
+ * Where the log agent ships the logs. Credentials come only from Secrets, never through the
+ * agent's ConfigMap: they reach Fluent Bit and Fluentd as environment variables (`secretKeyRef`),
+ * Vector as files of a read-only Secret volume that its `directory` secret backend reads (Vector
+ * 0.57 no longer expands `${VAR}` in its config).
  */
 export class LogOutput {
   /** Print every record on the agent's stdout (`kubectl logs <pod> -c log-agent`). */
@@ -261,7 +266,7 @@ export class LogOutput {
         "(percent-encode others; no spaces, quotes, '#' or '{')", "e.g. '/ingest?source=k8s'", ', ');
     }
     const headers: Record<string, SecretRef> = {};
-    // Each header reaches the agent as an environment variable named after it (see outputSecretEnv).
+    // Each header reaches the agent as an environment variable (Vector: a file) named after it (see outputSecretEnv).
     const envNames = new Map<string, string>();
     ownEntries(new Where('LogOutput.http()'), 'secretHeaders', options.secretHeaders, "{ Authorization: { secret, key: 'token' } }");
     for (const name of sortedKeys(options.secretHeaders ?? {})) {
@@ -366,13 +371,20 @@ export class LogOutput {
  * secret is known by in the agent's config. Shared by every log agent.
  * @internal
  */
-export function outputSecretEnv(config: LogOutputConfig): { env: Array<{ name: string; valueFrom: any }>; vars: Record<string, string> } {
+export function outputSecretEnv(config: LogOutputConfig): {
+  env: Array<{ name: string; valueFrom: any }>;
+  vars: Record<string, string>;
+  /** name -> the Secret's key, for an agent that reads them as files of that name. */
+  refs: Record<string, SecretRef>;
+} {
   const env: Array<{ name: string; valueFrom: any }> = [];
   const vars: Record<string, string> = {};
+  const refs: Record<string, SecretRef> = {};
   const add = (id: string, r: SecretRef) => {
     const name = secretEnvName(id);
     env.push({ name, valueFrom: { secretKeyRef: { key: r.key, name: r.secretName } } });
     vars[id] = name;
+    refs[name] = r;
   };
   if ('basicAuth' in config && config.basicAuth) {
     add('username', config.basicAuth.username);
@@ -381,7 +393,7 @@ export function outputSecretEnv(config: LogOutputConfig): { env: Array<{ name: s
   if (config.type === 'http') {
     for (const [header, r] of Object.entries(config.headers)) add(`header_${header}`, r);
   }
-  return { env, vars };
+  return { env, vars, refs };
 }
 
 /** The environment variable that carries the secret with this id. @internal */

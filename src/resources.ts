@@ -34,7 +34,7 @@ export interface SidecarCpuResources {
 export interface SidecarSizeResources {
   /**
    * What the scheduler reserves for the sidecar.
-   * @default - the agent's own default (memory); none (ephemeral storage)
+   * @default - the agent's own default (memory; ephemeral storage: a log agent's disk buffer, none for the others)
    */
   readonly request?: Size;
   /**
@@ -66,8 +66,11 @@ export interface SidecarResources {
   readonly memory?: SidecarSizeResources;
   /**
    * Ephemeral storage (the container's writable layer, logs and emptyDir volumes not backed by
-   * memory) request and limit (whole mebibytes).
-   * @default - none
+   * memory) request and limit (whole mebibytes). A log agent requests what it buffers on the pod's
+   * disk by default and sets no limit: a limit on one container is also the whole pod's limit when
+   * the app's containers set none, and exceeding it evicts the pod at once (docs/log-agents.md,
+   * "Disk: an ephemeral-storage request, no limit").
+   * @default - a log agent: a request of its disk buffer; the other sidecars: none
    */
   readonly ephemeralStorage?: SidecarSizeResources;
 }
@@ -78,6 +81,11 @@ export interface DefaultResources {
   readonly cpuLimit: string;
   readonly memoryRequest: string;
   readonly memoryLimit: string;
+  /**
+   * The agent's ephemeral-storage request (`'260Mi'`), sized from what it keeps on the pod's disk;
+   * never a limit (docs/log-agents.md, "Disk: an ephemeral-storage request, no limit").
+   */
+  readonly ephemeralStorageRequest?: string;
 }
 
 /**
@@ -90,7 +98,7 @@ export function renderResources(who: Where, r: SidecarResources | undefined, def
   // Without the prop, the agent's defaults alone: one frozen result per distinct defaults (every
   // input is in the key), shared by the sidecars of an app (issue 36). A throw is not kept.
   if (r === undefined) {
-    return defaultsRendered.get([defaults.cpuRequest, defaults.cpuLimit, defaults.memoryRequest, defaults.memoryLimit],
+    return defaultsRendered.get([defaults.cpuRequest, defaults.cpuLimit, defaults.memoryRequest, defaults.memoryLimit, defaults.ephemeralStorageRequest ?? ''],
       () => deepFreeze(render(who, r, defaults)));
   }
   return render(who, r, defaults);
@@ -134,7 +142,7 @@ function render(who: Where, r: SidecarResources | undefined, defaults: DefaultRe
     memory: size(r?.memory?.request, 'memory.request', defaults.memoryRequest)!,
   };
   const storageLimit = size(r?.ephemeralStorage?.limit, 'ephemeralStorage.limit', undefined);
-  const storageRequest = size(r?.ephemeralStorage?.request, 'ephemeralStorage.request', undefined);
+  const storageRequest = size(r?.ephemeralStorage?.request, 'ephemeralStorage.request', defaults.ephemeralStorageRequest);
   if (storageLimit !== undefined) limits['ephemeral-storage'] = storageLimit;
   if (storageRequest !== undefined) requests['ephemeral-storage'] = storageRequest;
 

@@ -10,6 +10,7 @@ import {
 } from './bind/checks';
 import { RANK } from './engine/spec';
 import { DEFAULT_IMAGES, releaseRangeWarning } from './facts/images';
+import { COMPLETING_KINDS } from './facts/kinds';
 import { selectorSelects } from './facts/services';
 import { SelectorIndex } from './facts/workload-index';
 import { Images } from './images';
@@ -215,10 +216,26 @@ export interface WithEnvoyProps extends SidecarProps {
 
   /**
    * The Envoy image. Needs Envoy 1.34 or later (`drain_listeners?inboundonly&graceful` that leaves
-   * outbound routes alone); the container runs `/usr/local/bin/envoy` as uid 101.
+   * outbound routes alone); the container runs `/usr/local/bin/envoy` as `user`.
    * @default 'envoyproxy/envoy:v1.40.0'
    */
   readonly image?: string;
+
+  /**
+   * The uid Envoy runs as (`runAsUser`), e.g. one of the range a platform assigns to the namespace
+   * (OpenShift's `MustRunAsRange`) or one an admission policy asks for. Never 0. Envoy needs no
+   * file of its image's `envoy` user (101): the library runs the binary itself, its config comes
+   * from the ConfigMap and the TLS files from the Secret (both readable by every uid), its logs go to
+   * stdout (docs/envoy.md, "The user Envoy runs as").
+   * @default 10101 (`WithEnvoy.UID`: 10000 or more, as kube-score and most policies ask)
+   */
+  readonly user?: number;
+
+  /**
+   * The primary gid Envoy runs as (`runAsGroup`).
+   * @default - the same number as `user`
+   */
+  readonly group?: number;
 
   /**
    * How long Envoy drains its pod-facing listeners when the pod stops (`--drain-time-s`, with
@@ -315,7 +332,7 @@ const CLIENT_CA_DIRECTORY = '/etc/envoy/client-ca';
  * `exposeVia()`.
  */
 export class WithEnvoy extends SidecarBase {
-  /** The uid of the `envoy` user in the envoyproxy/envoy images (their entrypoint's `ENVOY_UID`). */
+  /** The uid (and gid) Envoy runs as unless `user` (and `group`) say otherwise: 10101. */
   public static readonly UID: number = ENVOY_UID;
 
   /** The readiness path of the health listener. */
@@ -378,6 +395,8 @@ export class WithEnvoy extends SidecarBase {
     this.drainTime = Duration.seconds(times.drainSeconds);
     const trustedProxyHops = props.trustedProxyHops ?? 0;
     checkInteger(who, 'trustedProxyHops', trustedProxyHops, 0, 10, 'a number of proxies', 'e.g. 1 behind an Ingress controller');
+    if (props.user !== undefined) checkInteger(who, 'user', props.user, 1, 2147483647, 'a non-root uid', `e.g. ${ENVOY_UID}`);
+    if (props.group !== undefined) checkInteger(who, 'group', props.group, 0, 2147483647, 'a gid', `e.g. ${ENVOY_UID}`);
     const concurrency = props.concurrency ?? DEFAULTS.concurrency;
     checkInteger(who, 'concurrency', concurrency, 1, 64, 'a number of worker threads', 'e.g. 2');
     const resources = this._resources({ cpuRequest: '100m', cpuLimit: '1000m', memoryRequest: '64Mi', memoryLimit: '256Mi' });
@@ -436,7 +455,8 @@ export class WithEnvoy extends SidecarBase {
         '--concurrency', String(r.concurrency),
         '--log-level', 'info',
       ]),
-      user: ENVOY_UID,
+      user: props.user ?? ENVOY_UID,
+      group: props.group,
       ports: shared([
         { containerPort: this.listenerPort, name: this.listenerPortName, protocol: 'TCP' },
         { containerPort: this.healthPort, name: 'envoy-health', protocol: 'TCP' },
@@ -527,6 +547,8 @@ export class WithEnvoy extends SidecarBase {
         'keep it out of every Service and NetworkPolicy ingress rule, or bind the app to 127.0.0.1 and probe Envoy\'s health port instead.',
       );
     }
+    const unready = this.appWithoutReadiness(podSpec);
+    if (unready) out.push(unready);
     const named = new Map<string, number>();
     for (const c of podSpec?.containers ?? []) for (const p of c.ports ?? []) if (p.name) named.set(p.name, p.containerPort);
     for (const svc of servicesTargeting(this, labels, this.appPort, named)) {
@@ -536,6 +558,25 @@ export class WithEnvoy extends SidecarBase {
       );
     }
     return out;
+  }
+
+  /**
+   * Envoy's readinessProbe counts toward the pod's Ready condition, and Envoy's `/ready` answers 200
+   * whether or not the app behind it on 127.0.0.1 is up (the health_check filter, not passed
+   * through: src/agents/envoy/config.ts). Without a readinessProbe of the app's own, the pod is
+   * Ready, and gets traffic, as soon as Envoy is: while the app starts, and after it hangs. (Linters
+   * that ask for a readinessProbe per pod, such as kube-score's `pod-probes`, see Envoy's and stop
+   * asking.) Not on a Job or CronJob, whose pods serve no Service in the usual way.
+   */
+  private appWithoutReadiness(podSpec: Json | undefined): string | undefined {
+    if (COMPLETING_KINDS.has(this.workloadObject.kind)) return undefined;
+    const containers: Json[] = podSpec?.containers ?? [];
+    if (containers.length === 0 || containers.some(c => c.readinessProbe)) return undefined;
+    const names = containers.map(c => `'${c.name}'`).join(', ');
+    return `${this.describe()}: no app container (${names}) has a readinessProbe, and Envoy's readiness (GET ${ENVOY_HEALTH_PATH} on its health ` +
+      `port) answers 200 whether or not the app on 127.0.0.1:${this.appPort} is up: the pod is Ready, and gets traffic, as soon as Envoy is, ` +
+      `also while the app starts and after it hangs. Give the app a readinessProbe of its own: an exec probe that calls 127.0.0.1:${this.appPort} ` +
+      `(e.g. \`wget -q -O /dev/null http://127.0.0.1:${this.appPort}/ready\`), or an httpGet on another port the app serves on the pod IP.`;
   }
 
   /** The probes of the workload's app containers on `appPort` on the pod IP, when the manifest is the user's own (see _workloadWarnings). */
@@ -751,6 +792,7 @@ function maxHeapBytes(memoryLimit: string): number {
  * are added by the binding's hook on the instance's `toJson()`).
  */
 const PROBES = ['startupProbe', 'readinessProbe', 'livenessProbe'] as const;
+
 
 /**
  * The probes of the app's containers that the kubelet sends to the pod IP on `appPort`

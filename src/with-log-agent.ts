@@ -2,7 +2,7 @@ import * as path from 'path';
 import { ApiObject, Size } from 'cdk8s';
 import { Construct } from 'constructs';
 import { AGENT_LIVENESS } from './agents/liveness';
-import { LogOutputConfig } from './agents/log-output-config';
+import { LogOutputConfig, SecretRef } from './agents/log-output-config';
 import { checkBoolean, checkInteger, checkListenPort, checkMadeBy, checkPort, checkString, describeValue, isPropsObject, sizeLimitMiB } from './bind/checks';
 import { CaptureSpec, POD_LOGS_ROOT, PodLogsSpec, captureGlob } from './engine/capture';
 import { TOOLS } from './engine/shutdown';
@@ -12,6 +12,7 @@ import { LogOutput, outputSecretEnv } from './log-output';
 import { Where } from './private/errors';
 import { Json } from './private/json';
 import { shared } from './private/memo';
+import { sortedKeys } from './private/order';
 import { AgentDescription, AgentVolume, SidecarBase, SidecarProps, fieldEnv } from './sidecar';
 
 /**
@@ -219,8 +220,8 @@ export class WithLogAgent extends SidecarBase {
       this.node.addValidation({ validate: () => enforcedNamespaceErrors(who, this, workload.metadata.namespace) });
     }
     checkListenPort(who, `${this.agent.name} health port`, r.healthPort);
-    checkMounts(who, this.logDirectory, r.scratchDirectory);
-    this._attach(this.describeAgent(props, r, secrets.env, sizeLimit));
+    checkMounts(who, this.logDirectory, r.scratchDirectory, r.secretDirectory);
+    this._attach(this.describeAgent(props, r, secrets, sizeLimit));
   }
 
   /**
@@ -252,7 +253,10 @@ export class WithLogAgent extends SidecarBase {
   }
 
   /** The log agent as data: every value here has been checked. */
-  private describeAgent(props: WithLogAgentProps, r: LogAgentRendering, secretEnv: Json[], logLimitMiB: number): AgentDescription {
+  private describeAgent(
+    props: WithLogAgentProps, r: LogAgentRendering, secrets: ReturnType<typeof outputSecretEnv>, logLimitMiB: number,
+  ): AgentDescription {
+    const secretFiles = r.secretDirectory !== undefined && secrets.env.length > 0 ? secretVolume(r.secretDirectory, secrets.refs) : undefined;
     return {
       kind: 'WithLogAgent',
       rank: RANK.LOG_AGENT,
@@ -263,7 +267,7 @@ export class WithLogAgent extends SidecarBase {
       // the kubelet's log files are root:root 0640 (containerd opens them with 0640:
       // internal/cri/io/logger.go `NewCRILogger` callers, openLogFile): group 0 reads them
       group: props.agentGroup ?? (this.podLogs ? 0 : undefined),
-      env: [...POD_ENV, ...(this.podLogs ? [fieldEnv('POD_UID', 'metadata.uid')] : []), ...r.env, ...secretEnv],
+      env: [...POD_ENV, ...(this.podLogs ? [fieldEnv('POD_UID', 'metadata.uid')] : []), ...r.env, ...(r.secretDirectory === undefined ? secrets.env : [])],
       ports: shared([{ containerPort: r.healthPort, name: r.healthPortName, protocol: 'TCP' }]),
       // No readinessProbe: the agent is not in the request path, and a log backend outage (the
       // health check fails after output errors) must not take the app out of its Services.
@@ -286,6 +290,7 @@ export class WithLogAgent extends SidecarBase {
         },
         { suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true },
         ...(r.scratchDirectory === undefined ? [] : [scratchVolume(r.scratchDirectory)]),
+        ...(secretFiles === undefined ? [] : [secretFiles]),
         ...(this.podLogs ? [{ suffix: '-pod-logs', source: POD_LOGS_SOURCE, mountPath: POD_LOGS_ROOT, readOnly: true }] : []),
       ],
       shutdown: r.shutdown,
@@ -394,6 +399,22 @@ function scratchVolume(mountPath: string): AgentVolume {
   return { suffix: '-tmp', source: SCRATCH_SOURCE, mountPath };
 }
 
+/**
+ * The output's secrets as files for an agent that reads them so (`LogAgentRendering.secretDirectory`):
+ * one projected volume, read-only, with each Secret's keys under the names the agent's config
+ * gives them (a projected volume because the keys may come from several Secrets). A missing Secret
+ * or key keeps the pod from starting, as a `secretKeyRef` does.
+ */
+function secretVolume(directory: string, refs: Record<string, SecretRef>): AgentVolume {
+  const bySecret = new Map<string, Array<{ key: string; path: string }>>();
+  for (const file of sortedKeys(refs)) {
+    const r = refs[file];
+    bySecret.set(r.secretName, [...(bySecret.get(r.secretName) ?? []), { key: r.key, path: file }]);
+  }
+  const sources = [...bySecret.keys()].sort().map(name => ({ secret: { items: bySecret.get(name), name } }));
+  return { suffix: '-secrets', source: { projected: { sources } }, mountPath: directory, readOnly: true };
+}
+
 function checkOutput(who: Where, o: LogOutputConfig): void {
   if (!('host' in o)) return;
   if (o.host.trim() === '') {
@@ -416,11 +437,12 @@ function checkFilePattern(who: Where, filePattern: string): void {
 }
 
 /** A second mount at one path is rejected by the API server; one inside a read-only mount cannot be created. */
-function checkMounts(who: Where, logDirectory: string, scratchDirectory: string | undefined): void {
+function checkMounts(who: Where, logDirectory: string, scratchDirectory: string | undefined, secretDirectory: string | undefined): void {
   for (const [what, dir, nested] of [
     ['config directory', CONFIG_DIRECTORY, true],
     ['hook tools directory', TOOLS.mountPath, true],
     ...(scratchDirectory ? [['scratch directory', scratchDirectory, false] as const] : []),
+    ...(secretDirectory ? [['secrets directory', secretDirectory, true] as const] : []),
   ] as const) {
     if (logDirectory === dir || (nested && logDirectory.startsWith(`${dir}/`))) {
       throw who.error(`logDirectory '${logDirectory}' is ${logDirectory === dir ? '' : 'inside '}the agent's ${what} '${dir}'`, logDirectory,

@@ -3,12 +3,12 @@ import { Construct, IConstruct } from 'constructs';
 import { AGENT_LIVENESS } from './agents/liveness';
 import { MIN_DRAIN_SECONDS, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShutdown, renderOtelCollectorConfig } from './agents/otel-collector/config';
 import {
-  checkBoolean, checkImage, checkListenPort, checkPort, checkString, durationSeconds, inetAtonAddress, isBareIpv6, isHost,
+  checkBoolean, checkImage, checkInteger, checkListenPort, checkPort, checkString, durationSeconds, inetAtonAddress, isBareIpv6, isHost,
   isLoopbackHost, isSecretKey, isSecretName, ownEntries,
 } from './bind/checks';
 import { checkManifestString, checkWellFormed } from './bind/manifest-values';
 import { RANK } from './engine/spec';
-import { DEFAULT_IMAGES, releaseRangeWarning } from './facts/images';
+import { DEFAULT_IMAGES, releaseRangeWarning, withoutDigest } from './facts/images';
 import { podTemplateIn } from './facts/kinds';
 import { Images } from './images';
 import { Where } from './private/errors';
@@ -143,6 +143,21 @@ export interface WithTracerProps extends SidecarProps {
    * @default false
    */
   readonly holdApplicationUntilCollectorStarts?: boolean;
+
+  /**
+   * The uid the collector runs as (`runAsUser`), e.g. one of the range a platform assigns to the
+   * namespace (OpenShift's `MustRunAsRange`), or one a policy asks for. Never 0. The collector
+   * writes nothing to its image's filesystem (it is read-only) and reads its config from the
+   * ConfigMap (readable by every uid), so any uid works.
+   * @default 10001 (the core image's `USER`)
+   */
+  readonly user?: number;
+
+  /**
+   * The primary gid the collector runs as (`runAsGroup`).
+   * @default - the same number as `user`
+   */
+  readonly group?: number;
 }
 
 /** What `describeAgent` is given: every value here has been checked. */
@@ -156,6 +171,8 @@ interface AgentInputs {
   readonly appEnv: Json[];
   /** `holdApplicationUntilCollectorStarts` (the engine applies it in the legacy layout only). */
   readonly hold: boolean;
+  readonly user: number;
+  readonly group?: number;
 }
 
 /** Receiver ports (the OTLP defaults). */
@@ -297,7 +314,10 @@ export class WithTracer extends SidecarBase {
     this.appEndpoint = `http://${LOOPBACK}:${this.protocol === OtlpProtocol.GRPC ? GRPC_PORT : HTTP_PORT}`;
     const appEnv = this.appEnv(userAttributes, sampling);
     const hold = props.holdApplicationUntilCollectorStarts ?? false;
-    this._attach(this.describeAgent({ image, healthPort, drainSeconds, headers, memoryLimitMiB, resources, appEnv, hold }));
+    const user = props.user ?? OTEL_COLLECTOR_UID;
+    checkInteger(who, 'user', user, 1, 2147483647, 'a non-root uid', 'e.g. 10001');
+    if (props.group !== undefined) checkInteger(who, 'group', props.group, 0, 2147483647, 'a gid', 'e.g. 10001');
+    this._attach(this.describeAgent({ image, healthPort, drainSeconds, headers, memoryLimitMiB, resources, appEnv, hold, user, group: props.group }));
   }
 
   /** The collector as data: every value here has been checked. */
@@ -333,7 +353,7 @@ export class WithTracer extends SidecarBase {
       : render();
     // Only the upstream images' tags are collector versions; the tag of an image of your own is not.
     // (The default image is the pinned one, which is never warned about.)
-    const warning = a.image === DEFAULT_IMAGES.otelCollector.image ? undefined : this.imageWarning(a.image);
+    const warning = withoutDigest(a.image) === DEFAULT_IMAGES.otelCollector.image ? undefined : this.imageWarning(a.image);
     return {
       ...(warning ? { warnings: [warning] } : {}),
       kind: 'WithTracer',
@@ -342,8 +362,9 @@ export class WithTracer extends SidecarBase {
       args: ARGS,
       // the default image's ENTRYPOINT ["/otelcol"] (open-telemetry/opentelemetry-collector-releases
       // distributions/otelcol/Dockerfile, as stored); another image's is not known
-      ...(a.image === Images.OTEL_COLLECTOR ? { entrypoint: '/otelcol' } : {}),
-      user: OTEL_COLLECTOR_UID,
+      ...(withoutDigest(a.image) === Images.OTEL_COLLECTOR ? { entrypoint: '/otelcol' } : {}),
+      user: a.user,
+      group: a.group,
       env: [
         ...AGENT_POD_ENV_ENTRIES,
         ...(workloadAttribute ? [{ name: WORKLOAD_NAME_ENV, value: this.workloadObject.name }] : []),

@@ -11,11 +11,13 @@ import * as fc from 'fast-check';
 import { parse as parseYaml } from 'yaml';
 import { FluentBitConfigFormat, FluentBitMultilineParser, LogAgent, LogOutput, WithLogAgent, WithTracer } from '../src';
 import { LogOutputConfig } from '../src/agents/log-output-config';
+import { VECTOR_SECRETS } from '../src/agents/vector/config';
 import { AgentSources } from '../src/log-agent';
 import { outputSecretEnv } from '../src/log-output';
 import { APP_CONTAINER, containerOf, kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { fluentBitEnv, fluentBitLokiLabels, fluentBitSlist1, parseFluentBitConf, parseFluentBitYaml } from './util/fluent-bit-conf';
 import { FluentDirective, fluentValue, parseFluentConf } from './util/fluentd-conf';
+import { VECTOR_ENV_REFERENCE, vectorLoad } from './util/vector-config';
 import { Where } from '../src/private/errors';
 
 const WHO = "WithLogAgent 'test/logs'";
@@ -37,10 +39,18 @@ function render(agent: AgentName, output: LogOutput, logDirectory = '/var/log/ap
   const env: Record<string, string> = { POD_NAME: 'web-1', POD_NAMESPACE: 'shop', NODE_NAME: 'node-a', POD_LOG_PATH: '/var/log/pods/shop_web-1_u1/web/*.log' };
   for (const e of secrets.env) env[e.name] = `secret of ${e.name}`;
   const r = AGENTS[agent]()._render({
-    who: new Where(WHO), logDirectory, filePattern, logVolumeSizeLimitMiB: 1024, configDirectory: '/etc/log-agent', output: output._config, secretVars: secrets.vars,
+    who: new Where(WHO),
+    logDirectory,
+    filePattern,
+    logVolumeSizeLimitMiB: 1024,
+    configDirectory: '/etc/log-agent',
+    output: output._config,
+    secretVars: secrets.vars,
     ...(sources ? { sources } : {}),
   });
-  return { text: Object.values(r.files)[0], env, secrets };
+  // an agent that reads the secrets as files finds the same values there (WithLogAgent mounts them)
+  const files = Object.fromEntries(Object.keys(secrets.refs).map(name => [`${r.secretDirectory}/${name}`, env[name]]));
+  return { text: Object.values(r.files)[0], env, secrets, files };
 }
 
 /** The case with the other sources on (`captureStdout`, `podLogs`), output stdout. */
@@ -56,14 +66,21 @@ const basicAuth = { username: secret('log-basic', 'user'), password: secret('log
 // ---------------------------------------------------------------------------------------------
 // Readers: Vector's interpolation and template grammar, the URL every agent builds
 
-/** Vector's own interpolation, done on the text before it is parsed: `$$` is `$`, `${NAME}` and `$NAME` the variable. */
-function vectorInterpolate(text: string, env: Record<string, string>): string {
-  return text.replace(/\$\$|\$\{([A-Za-z0-9_.]+)\}|\$([A-Za-z0-9_.]+)/g, (m, a, b) => {
-    if (m === '$$') return '$';
-    const name = a ?? b;
-    if (!(name in env)) throw new Error(`Vector would not find \${${name}}`);
-    return env[name];
-  });
+/** vector.yaml as Vector 0.57 loads it (test/util/vector-config.ts): no `${NAME}` left to it, the secrets read from their files. */
+/** The secrets of `env` as the files WithLogAgent mounts for Vector. */
+const vectorSecretFiles = (env: Record<string, string>) =>
+  Object.fromEntries(Object.entries(env).map(([name, value]) => [`${VECTOR_SECRETS.directory}/${name}`, value]));
+
+function vectorRead(text: string, files: Record<string, string>, interpolated?: Record<string, string>): any {
+  if (interpolated === undefined) {
+    expect(text).not.toMatch(VECTOR_ENV_REFERENCE);
+    return vectorLoad(text, files);
+  }
+  // started with VECTOR_DANGEROUSLY_ALLOW_ENV_VAR_INTERPOLATION (podLogs): `${NAME}` from the env, before the secrets
+  return vectorLoad(text.replace(/\$\{([A-Za-z0-9_]+)\}/g, (_m, n: string) => {
+    if (!(n in interpolated)) throw new Error(`Vector would not find \${${n}}`);
+    return interpolated[n];
+  }), files);
 }
 
 /**
@@ -112,7 +129,7 @@ function readFluentBit(text: string, env: Record<string, string>, type: LogOutpu
 }
 
 function readVector(text: string, env: Record<string, string>, type: LogOutputConfig['type']): ReadBack {
-  const sink = parseYaml(vectorInterpolate(text, env)).sinks.output;
+  const sink = vectorRead(text, vectorSecretFiles(env)).sinks.output;
   switch (type) {
     case 'http':
       return { url: vectorStatic(sink.uri), headers: sink.request?.headers ?? {} };
@@ -265,9 +282,29 @@ describe('8. every user value reaches the agent exactly as given, or is refused 
     const labels = { a: "it's #1 <b> [c] @include x", b: 'US$ 5=five', c: "\\'#{x}" };
     const output = LogOutput.loki({ host: 'loki.example.com', labels, tenantId: "t(e)n'ant*" });
     for (const agent of AGENT_NAMES) {
+      if (agent === 'vector') {
+        // 0.54 to 0.56 read '$' as an environment variable, 0.57 as itself: refused (the next test)
+        expect(() => render(agent, output)).toThrow(`${WHO}: Vector cannot be given "US$ 5=five" as it is`);
+        continue;
+      }
       const { text, env, secrets } = render(agent, output);
       expect(READERS[agent](text, env, 'loki')).toEqual(expected(agent, output._config, env, secrets.vars));
     }
+    const { text, env, secrets } = render('vector', LogOutput.loki({ host: 'loki.example.com', labels: { ...labels, b: 'US 5=five' }, tenantId: "t(e)n'ant*" }));
+    expect(readVector(text, env, 'loki')).toEqual(expected('vector', LogOutput.loki({ host: 'loki.example.com', labels: { ...labels, b: 'US 5=five' }, tenantId: "t(e)n'ant*" })._config, env, secrets.vars));
+  });
+
+  test("Vector: a '$' in any value it is given is refused, SECRET[a.b] in a label by LogOutput (no one text means it to 0.54-0.56 and 0.57)", () => {
+    expect(() => render('vector', LogOutput.http({ host: 'h', uri: '/in$gest' })))
+      .toThrow(`${WHO}: Vector cannot be given "https://h:443/in$gest" as it is: Vector 0.54 to 0.56 read '$' in the config as an environment variable, ` +
+        "0.57 and later as itself (vector src/config/loading/mod.rs, v0.57.0), so no one config means this value to every release; give a value without '$', " +
+        'or use LogAgent.fluentBit() or LogAgent.fluentd().');
+    expect(() => render('vector', LogOutput.http({ host: 'h', secretHeaders: { X$Key: secret('s', 'k') } }))).toThrow(`${WHO}: Vector cannot be given "X$Key"`);
+    expect(() => render('vector', LogOutput.loki({ host: 'l', labels: { app: 'a$b' } }))).toThrow(`${WHO}: Vector cannot be given "a$b"`);
+    // the other agents take them
+    expect(() => render('fluentBit', LogOutput.http({ host: 'h', uri: '/in$gest' }))).not.toThrow();
+    expect(() => LogOutput.loki({ host: 'l', labels: { app: 'x SECRET[log_output.LOG_OUTPUT_PASSWORD]' } }))
+      .toThrow("LogOutput.loki(): label app value \"x SECRET[log_output.LOG_OUTPUT_PASSWORD]\" has 'SECRET[<name>.<key>]', which Vector replaces");
   });
 
   test('two header names that become one environment variable are refused', () => {
@@ -420,8 +457,8 @@ describe('3. TLS: chain verification always comes with host-name verification', 
   });
 
   test.each(Object.keys(TLS_OUTPUTS).filter(t => t !== 'forward'))('Vector %s: verify_certificate and verify_hostname', (type) => {
-    const { text, env } = render('vector', TLS_OUTPUTS[type as keyof typeof TLS_OUTPUTS]());
-    expect(parseYaml(vectorInterpolate(text, env)).sinks.output.tls).toEqual({ verify_certificate: true, verify_hostname: true });
+    const { text, files } = render('vector', TLS_OUTPUTS[type as keyof typeof TLS_OUTPUTS]());
+    expect(vectorRead(text, files).sinks.output.tls).toEqual({ verify_certificate: true, verify_hostname: true });
   });
 
   test.each([
@@ -750,7 +787,10 @@ describe('every config key the library emits is one the pinned agent defines', (
   const TLS = { verify_certificate: true, verify_hostname: true };
   const AUTH = { strategy: true, user: true, password: true };
   const SINK = { type: true, inputs: true, acknowledgements: { enabled: true } };
-  const VECTOR_GLOBAL: Record<string, unknown> = { data_dir: true, api: { enabled: true, address: true } };
+  // secret backends: src/secrets/mod.rs (tag `type`), directory src/secrets/directory.rs
+  const VECTOR_GLOBAL: Record<string, unknown> = {
+    data_dir: true, api: { enabled: true, address: true }, secret: { '*': { type: true, path: true, remove_trailing_whitespace: true } },
+  };
   const VECTOR_KEYS: Record<string, Record<string, unknown>> = {
     sources: {
       file: {
@@ -783,8 +823,8 @@ describe('every config key the library emits is one the pinned agent defines', (
     }
   }
   test.each([...Object.keys(ALL_OUTPUTS).filter(t => t !== 'forward'), STDOUT_SOURCES_CASE])('Vector 0.57.0 (and 0.54.0), %s', (type) => {
-    const { text, env } = renderCase('vector', type);
-    const config = parseYaml(vectorInterpolate(text, env));
+    const { text, env, files } = renderCase('vector', type);
+    const config = vectorRead(text, files, type === STDOUT_SOURCES_CASE ? env : undefined);
     const bad: string[] = [];
     const { sources, transforms, sinks, ...global } = config;
     walk(global, VECTOR_GLOBAL, [], bad);

@@ -24,7 +24,9 @@ const logAgent = (agent: LogAgent) => warningsOf(chart => new WithLogAgent(chart
   workload: kplusWorkload(chart, 'Deployment'), kubernetesVersion: '1.30', agent, output: LogOutput.http({ host: 'logs.example.com' }),
 }));
 const envoy = (image?: string) => warningsOf(chart => new WithEnvoy(chart, 'envoy', {
-  workload: new kplus.Deployment(chart, 'web', { containers: [{ ...APP_CONTAINER, portNumber: undefined, ports: [{ number: 8080 }] }] }),
+  workload: new kplus.Deployment(chart, 'web', {
+    containers: [{ ...APP_CONTAINER, portNumber: undefined, ports: [{ number: 8080 }], readiness: kplus.Probe.fromCommand(['/ready']) }],
+  }),
   kubernetesVersion: '1.30',
   appPort: 8080,
   ...(image === undefined ? {} : { image }),

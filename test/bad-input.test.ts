@@ -13,9 +13,11 @@ import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 // Imported module by module (not from '../src'), so that constructs in progress cannot break this suite.
 import { AdoptSidecar } from '../src/adopt-sidecar';
+import { Images } from '../src/images';
 import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
 import { Sidecars } from '../src/settings';
+import { SidecarInjectionPolicy } from '../src/sidecar-injection-policy';
 import { SidecarMode } from '../src/target/capabilities';
 import { SidecarValidation } from '../src/validation';
 import { WithEnvoy } from '../src/with-envoy';
@@ -670,6 +672,31 @@ const CASES: Case[] = [
     message: ["WithLogAgent 'sidecars/logs'", "has no namespace, but this construct's chart puts objects into namespace 'observability'", "Create the construct in the workload's chart"],
   },
 
+  // ---------------------------------------------------------------- SidecarInjectionPolicy (issue 47)
+  {
+    name: 'a policy for 1.35 without allowBetaApi',
+    build: c => {
+      const p = new SidecarInjectionPolicy(c.chart, 'inject', { namespaces: ['shop'], kubernetesVersion: '1.35' });
+      new WithLogAgent(p.pod, 'logs', { workload: p.pod });
+    },
+    message: ['test/inject', 'Kubernetes 1.35 serves MutatingAdmissionPolicy only as admissionregistration.k8s.io/v1beta1', 'Set `allowBetaApi: true`'],
+  },
+  {
+    name: 'a policy\'s sidecar in the legacy layout',
+    build: c => {
+      const p = new SidecarInjectionPolicy(c.chart, 'inject', { namespaces: ['shop'], kubernetesVersion: '1.36' });
+      new WithLogAgent(p.pod, 'logs', { workload: p.pod, mode: SidecarMode.LEGACY });
+    },
+    message: ['test/inject', 'is in the legacy layout, which a policy cannot give a pod at admission', 'Target Kubernetes 1.34+ in the native layout'],
+  },
+  {
+    name: 'a policy\'s sidecar placed after an init container',
+    build: c => {
+      const p = new SidecarInjectionPolicy(c.chart, 'inject', { namespaces: ['shop'], kubernetesVersion: '1.36' });
+      new WithLogAgent(p.pod, 'logs', { workload: p.pod, after: 'fetch-secrets' });
+    },
+    message: ['test/inject', 'sets after, which depends on the init containers of each pod', 'Drop it'],
+  },
   // ---------------------------------------------------------------- SidecarValidation
   {
     name: 'SidecarValidation.addTo with a version that is not one',
@@ -853,6 +880,21 @@ const CASES: Case[] = [
     name: 'WithLogAgent: agentUser 0 (root)',
     build: c => new WithLogAgent(c.chart, 'logs', { workload: c.deployment(), agentUser: 0 }),
     message: ["WithLogAgent 'test/logs'", 'agentUser 0 is not a non-root uid', "use an integer from 1 to 2147483647 (e.g. the app's uid)"],
+  },
+  {
+    name: 'WithEnvoy: user 0 (root)',
+    build: c => new WithEnvoy(c.chart, 'envoy', { workload: c.deployment(), appPort: 8080, user: 0 }),
+    message: ["WithEnvoy 'test/envoy'", 'user 0 is not a non-root uid', 'use an integer from 1 to 2147483647 (e.g. 10101)'],
+  },
+  {
+    name: 'WithTracer: a group that is not a whole number',
+    build: c => new WithTracer(c.chart, 'tracer', { workload: c.deployment(), exporterEndpoint: ENDPOINT, group: 10.5 }),
+    message: ["WithTracer 'test/tracer'", 'group 10.5 is not a gid', 'use an integer from 0 to 2147483647 (e.g. 10001)'],
+  },
+  {
+    name: 'Images.pin: a digest that is not sha256 and 64 hex digits',
+    build: () => Images.pin(Images.ENVOY, 'sha256:abc'),
+    message: ['Images.pin', 'digest "sha256:abc" is not a sha256 digest', "give 'sha256:' and the 64 lower-case hex digits"],
   },
   {
     name: 'WithLogAgent: a log volume under 1 MiB',

@@ -4,7 +4,9 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { Images } from '../src';
+import { Chart, Testing } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { Images, LogAgent, LogOutput, SidecarWarnings, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { allDocs } from './util/docs';
 import { TOOLS } from '../src/engine/shutdown';
 import { DEFAULT_IMAGES, imageTagVersion } from '../src/facts/images';
@@ -85,12 +87,13 @@ test('every default image has one public name, Images.<AGENT>, and the package e
   const api = require('../src');
   // (an interface's name shows as undefined under ts-jest: a type, not a value); the only values that
   // are not classes are the enums, named here one by one: an exported object or array constant fails
-  const ENUMS = ['EnvoyAppProtocol', 'FluentBitConfigFormat', 'FluentBitMultilineParser', 'Mesh', 'OtlpProtocol', 'SidecarLayout', 'SidecarMode'];
+  const ENUMS = ['EnvoyAppProtocol', 'FluentBitConfigFormat', 'FluentBitMultilineParser', 'InjectionFailurePolicy', 'Mesh', 'OtlpProtocol', 'SidecarLayout', 'SidecarMode'];
   expect(Object.keys(api).filter(k => api[k] !== undefined && typeof api[k] !== 'function' && !ENUMS.includes(k))).toEqual([]);
   expect(ENUMS.filter(k => typeof api[k] !== 'object')).toEqual([]);
   const names = Object.getOwnPropertyNames(Images).filter(k => /^[A-Z_]+$/.test(k)).sort();
-  expect(names).toEqual(['ENVOY', 'FLUENTD', 'FLUENT_BIT', 'OTEL_COLLECTOR', 'VECTOR']);
-  expect(names.map(n => (Images as any)[n]).sort()).toEqual(Object.values(DEFAULT_IMAGES).map(i => i.image).filter(i => !i.startsWith('busybox')).sort());
+  expect(names).toEqual(['ENVOY', 'FLUENTD', 'FLUENT_BIT', 'OTEL_COLLECTOR', 'SIDECAR_TOOLS', 'VECTOR']);
+  // the tools' busybox too (Images.SIDECAR_TOOLS, for Images.pin and toolsImage)
+  expect(names.map(n => (Images as any)[n]).sort()).toEqual(Object.values(DEFAULT_IMAGES).map(i => i.image).sort());
 });
 
 test('one image-tag parser (imageTagVersion), over the one release-version grammar (parseReleasePrefix, src/target/capabilities.ts): no other file of src/ parses a version', () => {
@@ -113,4 +116,53 @@ test('one image-tag parser (imageTagVersion), over the one release-version gramm
   };
   walk(path.join(ROOT, 'src'));
   expect(parsers.sort()).toEqual(['target/capabilities.ts']);
+});
+
+describe('Images.pin: a default image pinned by digest', () => {
+  const DIGEST = `sha256:${'0123456789abcdef'.repeat(4)}`;
+
+  test('keeps the tag and adds the digest; the library still reads the release from it', () => {
+    expect(Images.pin(Images.ENVOY, DIGEST)).toBe(`${Images.ENVOY}@${DIGEST}`);
+    expect(imageTagVersion(Images.pin(Images.ENVOY, DIGEST))).toEqual(imageTagVersion(Images.ENVOY));
+    expect(Images.pin('registry.example.com:5000/mirror/busybox:1.36.1-musl', DIGEST)).toBe(`registry.example.com:5000/mirror/busybox:1.36.1-musl@${DIGEST}`);
+  });
+
+  test.each([
+    ['a digest of 63 hex digits', Images.ENVOY, DIGEST.slice(0, -1), 'Images.pin: digest "sha256:0123', 'is not a sha256 digest'],
+    ['upper-case hex', Images.ENVOY, DIGEST.toUpperCase().replace('SHA256', 'sha256'), 'Images.pin: digest', 'is not a sha256 digest'],
+    ['another algorithm', Images.ENVOY, `sha512:${'ab'.repeat(64)}`, 'Images.pin: digest', 'is not a sha256 digest'],
+    ['an image pinned already', `${Images.ENVOY}@${DIGEST}`, DIGEST, 'Images.pin: image', 'is already pinned by a digest'],
+    ['an image without a tag', 'envoyproxy/envoy', DIGEST, "Images.pin: image 'envoyproxy/envoy' has no tag", 'the library reads the release from the tag'],
+    ['no image reference', 'Envoy Proxy', DIGEST, "Images.pin: image 'Envoy Proxy' is not an image reference", "use e.g. 'envoyproxy/envoy:"],
+  ])('refuses %s, naming the value and what to give', (_name, image, digest, where, problem) => {
+    let message = '';
+    try {
+      Images.pin(image, digest);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain(where);
+    expect(message).toContain(problem);
+  });
+
+  test('a pinned default image gets no warning and the same config as the default (Fluentd: the gem check still applies)', () => {
+    const chart = new Chart(Testing.app(), 'pin');
+    const web = new kplus.Deployment(chart, 'web', {
+      containers: [{ image: 'app:1', ports: [{ number: 8080 }], readiness: kplus.Probe.fromCommand(['/ready']) }],
+    });
+    new WithEnvoy(chart, 'envoy', { workload: web, kubernetesVersion: '1.29', appPort: 8080, image: Images.pin(Images.ENVOY, DIGEST) });
+    new WithTracer(chart, 'tracer', { workload: web, kubernetesVersion: '1.29', exporterEndpoint: 'collector:4317', image: Images.pin(Images.OTEL_COLLECTOR, DIGEST) });
+    const spec = Testing.synth(chart).find(m => m.kind === 'Deployment').spec.template.spec;
+    const envoy = spec.initContainers.find((c: any) => c.name === 'envoy');
+    expect(envoy.image).toBe(`${Images.ENVOY}@${DIGEST}`);
+    expect(envoy.imagePullPolicy).toBe('IfNotPresent');
+    expect(SidecarWarnings.of(chart)).toEqual([]);
+    const other = new Chart(Testing.app(), 'f');
+    const loki = () => new WithLogAgent(other, 'logs', {
+      workload: new kplus.Deployment(other, 'w', { containers: [{ image: 'app:1' }] }),
+      agent: LogAgent.fluentd({ image: Images.pin(Images.FLUENTD, DIGEST) }),
+      output: LogOutput.loki({ host: 'loki' }),
+    });
+    expect(loki).toThrow(/needs the fluent-plugin-grafana-loki gem/);
+  });
 });

@@ -99,7 +99,8 @@ describe.each(MAJORS)('cdk8s-plus-%i', (major, kplus) => {
     const all = [...spec.containers, ...(spec.initContainers ?? [])];
     const logAgent = all.find((c: any) => c.name === 'log-agent');
     // kplus Cpu.millis(50) / Cpu.units(1) and cdk8s Size, as Kubernetes quantities.
-    expect(logAgent.resources).toEqual({ limits: { cpu: '1', memory: '96Mi' }, requests: { cpu: '50m', memory: '48Mi' } });
+    // (the ephemeral-storage request is the agent's default: its disk buffer, docs/log-agents.md "Disk")
+    expect(logAgent.resources).toEqual({ limits: { cpu: '1', memory: '96Mi' }, requests: { 'cpu': '50m', 'ephemeral-storage': '260Mi', 'memory': '48Mi' } });
     const secretRefs = (c: any) => (c.env ?? []).filter((e: any) => e.valueFrom?.secretKeyRef).map((e: any) => e.valueFrom.secretKeyRef);
     expect(secretRefs(logAgent)).toEqual(expect.arrayContaining([{ key: 'user', name: 'log-creds' }, { key: 'password', name: 'log-creds' }]));
     expect(secretRefs(all.find((c: any) => c.name === 'tracer'))).toEqual([{ key: 'token', name: 'otel-auth' }]);

@@ -14,6 +14,7 @@ import { NativeSidecarGuard } from '../src/guard';
 import { LogAgent } from '../src/log-agent';
 import { LogOutput } from '../src/log-output';
 import { SidecarError } from '../src/private/errors';
+import { SidecarInjectionPolicy } from '../src/sidecar-injection-policy';
 import { WithEnvoy } from '../src/with-envoy';
 import { WithLogAgent } from '../src/with-log-agent';
 import { Mesh, WithMeshProxy } from '../src/with-mesh';
@@ -84,6 +85,16 @@ const SUBJECTS: Subject[] = [
   {
     name: 'NativeSidecarGuard',
     make: (s, id, p) => new NativeSidecarGuard(s, id, p),
+    base: { namespaces: ['shop'] },
+    noWorkload: true,
+  },
+  {
+    name: 'SidecarInjectionPolicy',
+    make: (s, id, p) => {
+      const policy = new SidecarInjectionPolicy(s, id, p);
+      new WithLogAgent(policy.pod, 'logs', { workload: policy.pod });
+      return policy;
+    },
     base: { namespaces: ['shop'] },
     noWorkload: true,
   },

@@ -29,6 +29,7 @@ export const LEFT_OUT: Readonly<Record<string, string>> = {
 export const CONSTRUCTS_LEFT_OUT: Readonly<Record<string, string>> = {
   WithMeshProxy: 'the mesh\'s injector adds its proxy at admission, not to the manifest; render has no mesh key yet',
   NativeSidecarGuard: 'not a sidecar of a workload: a cluster-wide admission policy, written by a cdk8s app, not per manifest',
+  SidecarInjectionPolicy: 'not a sidecar of a workload: `cdk8s-sidecars policy` makes it from the config\'s `admission` key (admissionProps in src/cli/render-config.ts)',
 };
 
 /**

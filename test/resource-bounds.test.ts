@@ -9,9 +9,9 @@ import * as path from 'path';
 import { Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { SidecarResources, SidecarWarnings, WithEnvoy, WithLogAgent, WithTracer } from '../src';
-import { SIDECAR_RESOURCE_BOUND } from '../src/facts/pod-defaults';
 import { withoutVersionEnv } from './util/catalogue';
 import { kplusWorkload, newChart } from './util/fixtures';
+import { SIDECAR_RESOURCE_BOUND } from '../src/facts/pod-defaults';
 
 withoutVersionEnv();
 

@@ -153,7 +153,7 @@ describe('target precedence: prop > CDK8S_SIDECARS_KUBERNETES_VERSION > Sidecars
 
 describe('versions the library does not support, and empty or bad environment variables (issue 16)', () => {
   const GATE = 'CDK8S_SIDECARS_SIDECAR_CONTAINERS_GATE';
-  function agentIn(props: { kubernetesVersion?: string; sidecarContainersGate?: boolean } = {}) {
+  function agentIn(props: { kubernetesVersion?: string; sidecarContainersGate?: boolean; overrideAppTarget?: boolean } = {}) {
     const { app, chart } = newChart();
     const workload = kplusWorkload(chart, 'Deployment');
     const agent = new WithLogAgent(chart, 'logs', { workload, ...props });

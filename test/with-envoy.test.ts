@@ -836,7 +836,9 @@ describe('the app side: probes and ports Envoy can see', () => {
     ]);
     // gRPC probes on the port number count too
     const c3 = newChart().chart;
-    const grpc = rawDeployment(c3, 'grpc', { containers: [{ name: 'api', image: 'x', ports: [{ containerPort: 8080 }], livenessProbe: { grpc: { port: 8080 } } }] });
+    const grpc = rawDeployment(c3, 'grpc', {
+      containers: [{ name: 'api', image: 'x', ports: [{ containerPort: 8080 }], livenessProbe: { grpc: { port: 8080 } }, readinessProbe: { exec: { command: ['/ready'] } } }],
+    });
     new WithEnvoy(c3, 'envoy', { workload: grpc, kubernetesVersion: '1.29', appPort: 8080 });
     expect(() => Testing.synth(c3)).not.toThrow();
     expect(SidecarWarnings.of(c3)).toEqual([expect.stringMatching(/'api' livenessProbe \(grpc\)/)]);
@@ -850,7 +852,7 @@ describe('the app side: probes and ports Envoy can see', () => {
 
   test('a Service that targets appPort of a cdk8s-plus workload behind Envoy is warned; one on the listener is not', () => {
     const { chart } = newChart();
-    const dep = new kplus.Deployment(chart, 'web', { containers: [app({ ports: [{ number: 8080 }] })] });
+    const dep = new kplus.Deployment(chart, 'web', { containers: [app({ ports: [{ number: 8080 }], readiness: kplus.Probe.fromCommand(['/ready']) })] });
     const envoy = new WithEnvoy(chart, 'envoy', { workload: dep, kubernetesVersion: '1.29', appPort: 8080 });
     new kplus.Service(chart, 'good', { selector: dep, ports: [envoy.servicePort()] });
     Testing.synth(chart);
@@ -919,17 +921,30 @@ describe('a Service in front of Envoy', () => {
 });
 
 describe('the container', () => {
-  test('runs envoy directly as uid 101 under the restricted Pod Security Standard, config mounted read-only', () => {
+  test('runs envoy directly as uid 10101 under the restricted Pod Security Standard, config mounted read-only', () => {
     const { workloadManifest } = synthEnvoy('Deployment', '1.29');
     const envoy = containerOf(workloadManifest, 'envoy');
     expect(envoy.image).toBe('envoyproxy/envoy:v1.40.0');
     expect(envoy.command).toEqual(['/usr/local/bin/envoy']);
     expect(envoy.args.slice(0, 2)).toEqual(['--config-path', '/etc/envoy/config/envoy.json']);
     expect(envoy.securityContext).toMatchObject({
-      allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: true, runAsNonRoot: true, runAsUser: 101, runAsGroup: 101,
+      allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: true, runAsNonRoot: true, runAsUser: 10101, runAsGroup: 10101,
     });
+    // kube-score's container-security-context-user-group-id asks for 10000 or more (docs/envoy.md "The user Envoy runs as")
+    expect(WithEnvoy.UID).toBe(10101);
     expect(envoy.volumeMounts).toContainEqual({ mountPath: '/etc/envoy/config', name: 'envoy-config', readOnly: true });
     expect(envoy.resources).toEqual({ limits: { cpu: '1000m', memory: '256Mi' }, requests: { cpu: '100m', memory: '64Mi' } });
+  });
+
+  test('user and group are configurable, never root', () => {
+    const user = containerOf(synthEnvoy('Deployment', '1.29', { user: 1000680000 }).workloadManifest, 'envoy').securityContext;
+    expect([user.runAsUser, user.runAsGroup]).toEqual([1000680000, 1000680000]);
+    const both = containerOf(synthEnvoy('Deployment', '1.27', { user: 20000, group: 30000 }).workloadManifest, 'envoy').securityContext;
+    expect([both.runAsUser, both.runAsGroup, both.runAsNonRoot]).toEqual([20000, 30000, true]);
+    const { chart } = newChart();
+    const workload = kplusWorkload(chart, 'Deployment');
+    expect(() => new WithEnvoy(chart, 'root', { workload, appPort: 8080, user: 0 })).toThrow(/WithEnvoy 'test\/root': user 0 is not a non-root uid; use an integer from 1 to 2147483647 \(e\.g\. 10101\)/);
+    expect(() => new WithEnvoy(chart, 'half', { workload, appPort: 8080, group: 1.5 })).toThrow(/WithEnvoy 'test\/half': group 1\.5 is not a gid/);
   });
 
   test('image, concurrency, containerName and resources are configurable', () => {
@@ -1064,5 +1079,49 @@ describe('tls takes a Secret as every other prop does (issue 39: one form for ba
       .toEqual(plain);
     // the same shape as LogOutput's basicAuth and WithSidecar's secretEnv: { secret: <the Secret>, key }
     expect(() => volumesOf({ secret: 'web-tls' })).toThrow("WithEnvoy 'test/envoy': tls.secret \"web-tls\" is not a Secret reference; give kplus.Secret.fromSecretName(scope, 'tls', 'web-tls') or { name: 'web-tls' }.");
+  });
+});
+
+describe('the app behind Envoy without a readinessProbe of its own (Envoy\'s /ready answers whether or not the app is up)', () => {
+  const app = (more: Partial<kplus.ContainerProps>): kplus.ContainerProps => ({ name: 'app', image: 'ghcr.io/example/app:1', securityContext: { user: 1000 }, ...more });
+  const warningsOf = (build: (chart: Chart) => void): string[] => {
+    const { chart } = newChart();
+    build(chart);
+    Testing.synth(chart);
+    return SidecarWarnings.of(chart).filter(w => w.includes('readinessProbe'));
+  };
+
+  test.each(['1.27', '1.29'])('a Deployment whose app has none is warned, once, with the fix (%s)', (version) => {
+    const warnings = warningsOf(chart => {
+      const web = new kplus.Deployment(chart, 'web', { containers: [app({ ports: [{ number: 8080 }] }), app({ name: 'metrics', ports: [{ number: 9100 }] })] });
+      new WithEnvoy(chart, 'envoy', { workload: web, kubernetesVersion: version, appPort: 8080 });
+    });
+    expect(warnings).toEqual([
+      "WithEnvoy 'test/envoy': no app container ('app', 'metrics') has a readinessProbe, and Envoy's readiness (GET /ready on its health port) " +
+      'answers 200 whether or not the app on 127.0.0.1:8080 is up: the pod is Ready, and gets traffic, as soon as Envoy is, also while the app ' +
+      'starts and after it hangs. Give the app a readinessProbe of its own: an exec probe that calls 127.0.0.1:8080 (e.g. ' +
+      '`wget -q -O /dev/null http://127.0.0.1:8080/ready`), or an httpGet on another port the app serves on the pod IP.',
+    ]);
+  });
+
+  test('one app container with a readinessProbe is enough; a Job or CronJob is not warned; a raw manifest is read too', () => {
+    expect(warningsOf(chart => {
+      const web = new kplus.Deployment(chart, 'web', {
+        containers: [app({ ports: [{ number: 8080 }] }), app({ name: 'metrics', ports: [{ number: 9100 }], readiness: kplus.Probe.fromHttpGet('/ready', { port: 9100 }) })],
+      });
+      new WithEnvoy(chart, 'envoy', { workload: web, kubernetesVersion: '1.29', appPort: 8080 });
+    })).toEqual([]);
+    expect(warningsOf(chart => {
+      const job = new kplus.Job(chart, 'job', { containers: [app({ ports: [{ number: 8080 }] })] });
+      new WithEnvoy(chart, 'envoy', { workload: job, kubernetesVersion: '1.29', appPort: 8080 });
+    })).toEqual([]);
+    expect(warningsOf(chart => {
+      const cron = new kplus.CronJob(chart, 'cron', { containers: [app({ ports: [{ number: 8080 }] })], schedule: Cron.daily() });
+      new WithEnvoy(chart, 'envoy', { workload: cron, kubernetesVersion: '1.29', appPort: 8080 });
+    })).toEqual([]);
+    expect(warningsOf(chart => {
+      const raw = rawDeployment(chart, 'raw', { containers: [{ name: 'web', image: 'x', ports: [{ containerPort: 8080 }] }] });
+      new WithEnvoy(chart, 'envoy', { workload: raw, kubernetesVersion: '1.29', appPort: 8080 });
+    })).toEqual([expect.stringMatching(/^WithEnvoy 'test\/envoy': no app container \('web'\) has a readinessProbe/)]);
   });
 });

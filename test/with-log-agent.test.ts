@@ -243,8 +243,46 @@ describe('outputs', () => {
 describe('resources and security', () => {
   test('small requests and limits of its own, not cdk8s-plus defaults', () => {
     const agent = containerOf(synthLogAgent('Deployment', '1.29').workloadManifest, 'log-agent');
-    expect(agent.resources).toEqual({ limits: { cpu: '200m', memory: '128Mi' }, requests: { cpu: '20m', memory: '32Mi' } });
+    // disk: the filesystem buffer (256M of the 1 GiB volume) and 4 MiB for the offsets DB and one chunk; no limit
+    expect(agent.resources).toEqual({ limits: { cpu: '200m', memory: '128Mi' }, requests: { 'cpu': '20m', 'ephemeral-storage': '260Mi', 'memory': '32Mi' } });
     expect(agent.imagePullPolicy).toBe('IfNotPresent');
+  });
+
+  test('the ephemeral-storage request follows the disk buffer, for every agent; never a limit; the tools request their volume', () => {
+    const request = (agent: LogAgent, logVolumeSizeLimit?: Size) => {
+      const { workloadManifest } = synthLogAgent('Deployment', '1.27', { agent, logVolumeSizeLimit });
+      const spec = workloadManifest.spec.template.spec;
+      const c = containerOf(workloadManifest, 'log-agent');
+      expect(c.resources.limits['ephemeral-storage']).toBeUndefined();
+      const tools = spec.initContainers.find((x: any) => x.name === 'sidecar-tools');
+      expect(tools.resources).toEqual({ limits: { cpu: '50m', memory: '16Mi' }, requests: { 'cpu': '10m', 'ephemeral-storage': '8Mi', 'memory': '16Mi' } });
+      return c.resources.requests['ephemeral-storage'];
+    };
+    expect(request(LogAgent.fluentBit())).toBe('260Mi');
+    expect(request(LogAgent.fluentBit(), Size.mebibytes(200))).toBe('54Mi'); // storage.total_limit_size 50M
+    expect(request(LogAgent.fluentBit(), Size.mebibytes(2))).toBe('5Mi'); // at least 1M
+    expect(request(LogAgent.fluentd(), Size.gibibytes(4))).toBe('4Mi'); // stdout: no file buffer
+    const forward = LogOutput.forward({ host: 'fluentd.logging' });
+    const fluentd = (logVolumeSizeLimit: Size) => containerOf(
+      synthLogAgent('Deployment', '1.29', { agent: LogAgent.fluentd(), output: forward, logVolumeSizeLimit }).workloadManifest, 'log-agent').resources.requests['ephemeral-storage'];
+    expect(fluentd(Size.gibibytes(4))).toBe('1028Mi'); // total_limit_size 1024m
+    expect(request(LogAgent.vector(), Size.gibibytes(4))).toBe('4Mi'); // no disk buffer
+    // the rendered buffers are the ones the requests were sized from
+    const conf = (agent: LogAgent) => Object.values<string>(
+      synthLogAgent('Deployment', '1.29', { agent, logVolumeSizeLimit: Size.mebibytes(200) }).manifests.find((m: any) => m.kind === 'ConfigMap').data)[0];
+    expect(conf(LogAgent.fluentBit())).toMatch(/storage\.total_limit_size\s+50M\n/);
+    expect(Object.values<string>(synthLogAgent('Deployment', '1.29', { agent: LogAgent.fluentd(), output: forward, logVolumeSizeLimit: Size.mebibytes(200) })
+      .manifests.find((m: any) => m.kind === 'ConfigMap').data)[0]).toMatch(/total_limit_size 50m\n/);
+  });
+
+  test('an ephemeral-storage request or limit of the user\'s replaces the default; a limit below the default request is refused', () => {
+    const given = (ephemeralStorage: any) => containerOf(synthLogAgent('Deployment', '1.29', { resources: { ephemeralStorage } }).workloadManifest, 'log-agent').resources;
+    expect(given({ request: Size.mebibytes(100) }).requests['ephemeral-storage']).toBe('100Mi');
+    const both = given({ request: Size.mebibytes(300), limit: Size.gibibytes(1) });
+    expect([both.requests['ephemeral-storage'], both.limits['ephemeral-storage']]).toEqual(['300Mi', '1024Mi']);
+    expect(() => given({ limit: Size.mebibytes(100) })).toThrow(
+      /resources\.ephemeralStorage request 260Mi \(the default\) is above the limit 100Mi, which the API server rejects; set resources\.ephemeralStorage\.limit to at least 260Mi/,
+    );
   });
 
   test('resources can be overridden', () => {
@@ -253,7 +291,7 @@ describe('resources and security', () => {
       memory: { request: Size.mebibytes(64), limit: Size.mebibytes(256) },
     };
     const agent = containerOf(synthLogAgent('Deployment', '1.29', { resources }).workloadManifest, 'log-agent');
-    expect(agent.resources).toEqual({ limits: { cpu: '500m', memory: '256Mi' }, requests: { cpu: '50m', memory: '64Mi' } });
+    expect(agent.resources).toEqual({ limits: { cpu: '500m', memory: '256Mi' }, requests: { 'cpu': '50m', 'ephemeral-storage': '260Mi', 'memory': '64Mi' } });
   });
 
   test('restricted security context', () => {

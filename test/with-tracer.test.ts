@@ -341,6 +341,16 @@ describe('layout', () => {
     expect(agent.args).toEqual(['--config=/etc/otelcol/config.yaml']);
   });
 
+  test('user and group can be set (a platform\'s uid range, a policy\'s uid); root is refused', () => {
+    const agent = containerOf(workloadOf(synth(setup('Deployment', { user: 1000680000, group: 1000680001 }).chart)), 'tracer');
+    const sc = agent.securityContext;
+    expect([sc.runAsUser, sc.runAsGroup, sc.runAsNonRoot]).toEqual([1000680000, 1000680001, true]);
+    const only = containerOf(workloadOf(synth(setup('Deployment', { user: 20000 }).chart)), 'tracer');
+    expect([only.securityContext.runAsUser, only.securityContext.runAsGroup]).toEqual([20000, 20000]);
+    expect(() => setup('Deployment', { user: 0 })).toThrow(/WithTracer 'test\/tracer': user 0 is not a non-root uid; use an integer from 1 to 2147483647 \(e\.g\. 10001\)/);
+    expect(() => setup('Deployment', { group: -1 })).toThrow(/WithTracer 'test\/tracer': group -1 is not a gid/);
+  });
+
   test('the image can be overridden', () => {
     const agent = containerOf(workloadOf(synth(setup('Deployment', { image: 'otel/opentelemetry-collector-contrib:0.139.0' }).chart)), 'tracer');
     expect(agent.image).toBe('otel/opentelemetry-collector-contrib:0.139.0');

@@ -109,3 +109,4 @@ export class TargetVersionedApiObject extends ApiObject {
     return { ...super.toJson(), apiVersion: this.version() };
   }
 }
+

@@ -27,6 +27,7 @@ import { Where } from '../private/errors';
 const commands = {
   check: () => require('./check') as typeof import('./check'),
   cluster: () => require('./cluster') as typeof import('./cluster'),
+  policy: () => require('./policy') as typeof import('./policy'),
   render: () => require('./render') as typeof import('./render'),
   renderConfig: () => require('./render-config') as typeof import('./render-config'),
   reportFormats: () => require('./report-formats') as typeof import('./report-formats'),
@@ -131,6 +132,24 @@ Options:
 Exit status: 0 rendered, 1 the constructs refused the input, 2 bad usage or a bad config
 (the message names the key).`,
   },
+  policy: {
+    usage: 'cdk8s-sidecars policy --config FILE',
+    text: `Writes the sidecars of one entry of a render config as a MutatingAdmissionPolicy
+(Kubernetes 1.36+; 1.34-1.35 with allowBetaApi), its binding and the agents' ConfigMaps in
+each namespace, for kubectl apply or GitOps: every new pod of the namespaces gets the sidecars
+at admission, as render gives them to a chart's workloads. The config's admission key says
+where: namespaces (required), workload (the index of the workloads entry whose sidecars, when
+there are several), podLabels, matchConditions, name, failurePolicy (Fail or Ignore),
+allowBetaApi. See docs/admission.md.
+
+Options:
+  --config FILE           the config (required)
+  --version               the version of cdk8s-sidecars
+  -h, --help              this text
+
+Exit status: 0 written, 1 the constructs refused the config's sidecars, 2 bad usage or a bad
+config (the message names the key).`,
+  },
 };
 
 const TOP_HELP = `Usage: cdk8s-sidecars <command> [options]
@@ -140,6 +159,7 @@ Commands:
   target    read the target (CDK8S_SIDECARS_KUBERNETES_VERSION=...) from a cluster with kubectl
   timeline  print the start/stop timeline of each workload
   render    add sidecars to manifests on stdin (a Helm post-renderer)
+  policy    write the sidecars of a render config as a MutatingAdmissionPolicy (no webhook)
 
 Run 'cdk8s-sidecars <command> --help' for a command's options, '--version' for the version.
 Docs: docs/cli.md.`;
@@ -257,6 +277,16 @@ function run(argv: string[]): number {
         const { loadRenderConfig, render } = commands.render();
         const config = loadRenderConfig(values.config as string);
         process.stdout.write(render(decodeInput(readStdinBounded(), 'stdin'), config, values.config as string));
+        return 0;
+      }
+      case 'policy': {
+        const { values, positionals } = parse(args, { config: { type: 'string' } });
+        if (values.help) return help(command);
+        if (values.version) return version();
+        if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+        if (values.config === undefined) throw new UsageError('--config is required');
+        const config = commands.render().loadRenderConfig(values.config as string);
+        process.stdout.write(commands.policy().policy(config, values.config as string));
         return 0;
       }
     }

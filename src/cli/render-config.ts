@@ -40,11 +40,20 @@ export interface WorkloadEntry {
   readonly sidecars: Array<Record<string, any>>;
 }
 
+/** The `admission` key: what `cdk8s-sidecars policy` makes (SidecarInjectionPolicy's props, and whose sidecars). */
+export interface AdmissionEntry {
+  /** The index of the `workloads` entry whose sidecars the policy gives (0 when there is one). */
+  readonly workload: number;
+  readonly props: Record<string, any>;
+}
+
 export interface RenderConfig {
   /** As written, or from the environment (one of them is required). */
   readonly kubernetesVersion: string;
   readonly sidecarContainersGate?: boolean;
   readonly workloads: WorkloadEntry[];
+  /** For `cdk8s-sidecars policy` (render ignores it). */
+  readonly admission?: AdmissionEntry;
 }
 
 export type Conv = ((value: unknown, path: string) => unknown) & { readonly shape?: Shape };
@@ -265,6 +274,8 @@ const envoyProps = object({
   healthPort: num,
   concurrency: num,
   accessLog: bool,
+  user: num,
+  group: num,
 }, ['appPort']);
 const tracerProps = object({
   ...common,
@@ -279,6 +290,8 @@ const tracerProps = object({
   drainTime: duration,
   healthPort: num,
   holdApplicationUntilCollectorStarts: bool,
+  user: num,
+  group: num,
 }, ['exporterEndpoint']);
 /** SidecarRunOptions: how a sidecar runs (AdoptSidecar and WithSidecar). */
 const runOptions = {
@@ -346,7 +359,17 @@ const selector = object({ kind: str, name: str, namespace: str, matchLabels: map
 const entry = object({
   select: selector, logAgent: logAgentProps, envoy: envoyProps, tracer: tracerProps, adopt: listOf(adoptProps), sidecars: listOf(sidecarProps),
 }, ['select']);
-const top = object({ kubernetesVersion: str, sidecarContainersGate: bool, workloads: listOf(entry) }, ['workloads']);
+/** SidecarInjectionPolicy's props but the target (the top-level keys), and `workload`: whose sidecars. */
+export const admissionProps = object({
+  workload: num,
+  namespaces: strings,
+  podLabels: mapOf(str),
+  matchConditions: listOf(object({ name: str, expression: str }, ['name', 'expression'])),
+  name: str,
+  failurePolicy: oneOf(['Fail', 'Ignore']),
+  allowBetaApi: bool,
+}, ['namespaces']);
+const top = object({ kubernetesVersion: str, sidecarContainersGate: bool, workloads: listOf(entry), admission: admissionProps }, ['workloads']);
 
 /** The error of a config without a target (and no CDK8S_SIDECARS_KUBERNETES_VERSION). */
 export const RENDER_TARGET_MISSING = 'not set, and CDK8S_SIDECARS_KUBERNETES_VERSION is not set either: give the lowest release of the ' +
@@ -385,7 +408,19 @@ export function readRenderConfig(doc: unknown): RenderConfig {
     throw new ConfigError(key, (e as Error).message.replace(`${key}: `, ''));
   }
   const gate = targetGate(given, reading);
-  return { kubernetesVersion: version, sidecarContainersGate: gate, workloads };
+  let admission: AdmissionEntry | undefined;
+  if (c.admission !== undefined) {
+    const { workload, ...props } = c.admission;
+    const index = workload ?? 0;
+    if (workload === undefined && workloads.length !== 1) {
+      throw new ConfigError('admission.workload', `required when workloads has ${workloads.length} entries: the index of the entry whose sidecars the policy gives`);
+    }
+    if (!Number.isInteger(index) || index < 0 || index >= workloads.length) {
+      throw new ConfigError('admission.workload', `expected the index of a workloads entry (0 to ${workloads.length - 1}), got ${index}`);
+    }
+    admission = { workload: index, props };
+  }
+  return { kubernetesVersion: version, sidecarContainersGate: gate, workloads, ...(admission ? { admission } : {}) };
 }
 
 /** Whether `obj` (a parsed manifest) is selected by `s`. */

@@ -94,8 +94,11 @@ export function captureScript(busybox: string = APP_BUSYBOX): string {
     `last stderr; ( exec 9<&-; umask 022; exec $B awk -v d="$d" -v s=stderr -v last=$l -v m="$m" -v n="$n" -v r="$d/.rm" '${COPIER}' ) < "$d/.err" >&2 & e=$!`,
     '"$@" <&9 9<&- > "$d/.out" 2> "$d/.err" & a=$!',
     'exec 9<&-',
-    ...['TERM', 'INT', 'HUP', 'QUIT', 'USR1', 'USR2'].map(sig => `trap 'kill -${sig} $a 2>/dev/null' ${sig}`),
-    'while :; do wait $a; s=$?; kill -0 $a 2>/dev/null || break; done',
+    ...['TERM', 'INT', 'HUP', 'QUIT', 'USR1', 'USR2'].map(sig => `trap 'g=1; kill -${sig} $a 2>/dev/null' ${sig}`),
+    // a trapped signal ends `wait` with 128+n before the app has exited: wait again. The shell may
+    // have reaped the app meanwhile; `wait` then answers its kept status, once (127 after that:
+    // the status already taken stays). `kill -0` cannot tell: it fails for an app already reaped.
+    's=; while :; do g=; wait $a; w=$?; [ $w = 127 ] && [ -n "$s" ] && break; s=$w; [ -n "$g" ] && [ $s -gt 128 ] || break; done',
     // the copiers end when the app's end of the pipes closes; a child of the app that keeps them open is not waited for
     `( exec >/dev/null 2>&1; $B sleep ${CAPTURE_DRAIN_SECONDS}; kill $o $e $r ) & t=$!`,
     'for p in $o $e; do while kill -0 $p 2>/dev/null; do wait $p; done; done',

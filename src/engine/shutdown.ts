@@ -39,6 +39,9 @@ export function restrictedSecurityContext(uid: number): Json {
   };
 }
 
+/** The tools volume's sizeLimit: busybox 1.36.1-musl is about 1 MiB. */
+const TOOLS_VOLUME_SIZE = '8Mi';
+
 /** The init container that provides busybox to the hooks, from `image` (a mirror's copy, `toolsImage`). */
 export function toolsInitContainer(image: string = TOOLS.image): Json {
   return {
@@ -46,9 +49,12 @@ export function toolsInitContainer(image: string = TOOLS.image): Json {
     image,
     imagePullPolicy: defaultPullPolicy(image),
     name: TOOLS.containerName,
+    // The busybox it copies stays on the pod's disk, in the tools volume (at most its sizeLimit):
+    // requested, never limited (a limit on this one container would be the whole pod's disk limit
+    // while it runs, docs/log-agents.md "Disk: an ephemeral-storage request, no limit").
     resources: {
       limits: { cpu: '50m', memory: '16Mi' },
-      requests: { cpu: '10m', memory: '16Mi' },
+      requests: { 'cpu': '10m', 'ephemeral-storage': TOOLS_VOLUME_SIZE, 'memory': '16Mi' },
     },
     securityContext: restrictedSecurityContext(65532),
     volumeMounts: [{ mountPath: TOOLS.mountPath, name: TOOLS.volumeName }],
@@ -56,7 +62,7 @@ export function toolsInitContainer(image: string = TOOLS.image): Json {
 }
 
 export function toolsVolume(): Json {
-  return { emptyDir: { sizeLimit: '8Mi' }, name: TOOLS.volumeName };
+  return { emptyDir: { sizeLimit: TOOLS_VOLUME_SIZE }, name: TOOLS.volumeName };
 }
 
 /**

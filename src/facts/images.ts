@@ -59,7 +59,9 @@ export const DEFAULT_IMAGES = {
     // Every key the library emits has the same name at v0.54.0 and v0.57.0 (the structs and
     // website/cue/reference/components/<kind>/generated/<name>.cue at both tags; 0.55 removed only
     // api.graphql/playground and the http sink's top-level headers, neither emitted now), and the
-    // shutdown code is the same at both tags. Not run: no Vector binary can be had here.
+    // shutdown code is the same at both tags. test/agents/vector.agent-test.ts runs a binary built from
+    // the tag when one is cached (CONTRIBUTING.md "The real Vector"); not run yet (the first build here
+    // did not finish in its session).
     releases: { program: 'Vector', from: '0.54.0', below: '0.58.0', checked: 'the keys and the shutdown read at v0.54.0 and v0.57.0' },
   },
   fluentd: {
@@ -136,6 +138,18 @@ export const DEFAULT_IMAGES = {
  * a missing patch is 0); undefined without one. The one image-tag parser.
  * @internal
  */
+/** An image reference without its `@digest` (`Images.pin`'s output compares equal to the image it pinned). */
+export function withoutDigest(image: string): string {
+  const at = image.indexOf('@');
+  return at < 0 ? image : image.slice(0, at);
+}
+
+/**
+ * A sha256 digest as the OCI image spec writes it (`descriptor.md`, "Digests": the `sha256`
+ * algorithm's encoded part is `[a-f0-9]{64}`), the only algorithm registries serve by default.
+ */
+export const SHA256_DIGEST = /^sha256:[a-f0-9]{64}$/;
+
 export function imageTagVersion(image: string): { readonly major: number; readonly minor: number; readonly patch: number } | undefined {
   const ref = image.split('@')[0];
   const name = ref.slice(ref.lastIndexOf('/') + 1);
@@ -162,7 +176,7 @@ function compare(a: number[], b: number[]): number {
  */
 export function releaseRangeWarning(who: Where, image: string, pinned: DefaultImage): string | undefined {
   const r = pinned.releases;
-  if (r === undefined || image === pinned.image) return undefined;
+  if (r === undefined || withoutDigest(image) === pinned.image) return undefined;
   const range = `${r.program} ${r.from} up to, not including, ${r.below} (${r.checked})`;
   const v = tagVersion(image);
   const fix = `use ${pinned.image} or another tag in that range, or check the rendered config against your image's release yourself`;

@@ -459,6 +459,58 @@ export const KNOWN_KUBERNETES_BUGS: readonly KnownKubernetesBug[] = [
   },
 ];
 
+/**
+ * Known bugs of MutatingAdmissionPolicy itself, in the releases SidecarInjectionPolicy supports
+ * (1.34+). The same entries as above, but `check` reads the policy's `spec` (what
+ * SidecarInjectionPolicy emits) instead of a pod: `findKnownBugs(where, policySpec, version,
+ * KNOWN_ADMISSION_POLICY_BUGS)`. The library's policy is written so that none of them hits it
+ * (test/sidecar-injection-policy.test.ts); the construct checks its spec at synthesis when the target names a patch.
+ * Read in kubernetes v1.37.2 CHANGELOG/CHANGELOG-1.37.md (v1.37.0, "Bug or Regression"); the
+ * stored CHANGELOG-1.36.md goes to v1.36.0 only, so no 1.36 patch is known to have a fix.
+ */
+export const KNOWN_ADMISSION_POLICY_BUGS: readonly KnownKubernetesBug[] = [
+  {
+    issue: 'kubernetes#129309',
+    fixedBy: 'kubernetes/website#53977 (documents it; the behaviour stays)',
+    open: true,
+    summary: 'between the mutations of one policy the object is encoded, decoded and defaulted again, so an empty list one mutation adds is gone when the next one appends to it ("doc is missing path")',
+    fixedIn: [],
+    firstAffectedMinor: 32,
+    sources: ['kubernetes#129309 (closed as the documented behaviour)', 'kubernetes/website#49641'],
+    check: spec => ((spec.mutations ?? []).length > 1 ? {
+      level: 'warning',
+      what: `the policy has ${spec.mutations.length} mutations: a later one sees the object re-encoded, without the empty lists an earlier one added`,
+      avoid: 'or give the patches as one JSONPatch mutation (as SidecarInjectionPolicy does)',
+    } : undefined),
+  },
+  {
+    issue: 'kubernetes#140293',
+    fixedBy: 'kubernetes#140293',
+    summary: 'CEL `+` on a listType=map or set list (a container\'s env, volumeMounts) did not apply the merge semantics to the appended elements, and `==` matched lists with duplicates',
+    fixedIn: ['1.37.0'],
+    firstAffectedMinor: 34,
+    sources: ['CHANGELOG-1.37.md v1.37.0 (#140293)'],
+    check: spec => (JSON.stringify(spec.mutations ?? []).match(/\+ \[Object\.spec\.(init)?[cC]ontainers\.(env|volumeMounts)\{/) ? {
+      level: 'warning',
+      what: 'the patch appends entries to a container\'s env or volumeMounts without checking that their key is absent, which the API server may keep as duplicates',
+      avoid: 'or add each entry only where its name (mountPath) is absent (as SidecarInjectionPolicy does)',
+    } : undefined),
+  },
+  {
+    issue: 'kubernetes#140201',
+    fixedBy: 'kubernetes#140201',
+    summary: 'a policy\'s params loaded through another path (a cache miss) could look different to CEL (quantities, type meta)',
+    fixedIn: ['1.37.0'],
+    firstAffectedMinor: 34,
+    sources: ['CHANGELOG-1.37.md v1.37.0 (#140201)'],
+    check: spec => (spec.paramKind !== undefined ? {
+      level: 'warning',
+      what: 'the policy reads params (paramKind), which CEL may see in another form after a cache miss',
+      avoid: 'or write the values into the policy instead of params (as SidecarInjectionPolicy does)',
+    } : undefined),
+  },
+];
+
 /** kubernetes#137710, #140309: a pod whose init containers after the first can be skipped after a node restart. */
 function skippedInitContainers(pod: Json, when: string): KnownBugHit | undefined {
   const init: Json[] = Array.isArray(pod.initContainers) ? pod.initContainers : [];

@@ -129,10 +129,30 @@ export interface ReleaseResult {
   stdout?: StdoutRun[];
 }
 
+/**
+ * The admission-policy experiment (test/cluster/admission-policy.cluster-test.ts): SidecarInjectionPolicy
+ * applied to the API server of one release (etcd, kube-apiserver, kube-controller-manager; no node).
+ */
+export interface AdmissionPolicyResult {
+  readonly version: string;
+  /** The policy's API version, and whether the API server accepted the policy, binding, guard and ConfigMaps. */
+  readonly apiVersion: string;
+  /** Per workload kind: the controller's pod compared with the synthesized workload's pod, and what differed beyond the documented differences. */
+  readonly pods: Array<{ kind: string; sidecars: number; equal: boolean; differences: string[] }>;
+  /** Injected once: a second identical policy (reinvocation), a pod the library synthesized, `kubectl apply --dry-run=server` of a Deployment. */
+  readonly once: Array<{ check: string; ok: boolean; detail: string }>;
+  /** The policy broken at run time (a variable that fails): what happened to a pod per failurePolicy. */
+  readonly failurePolicy: Array<{ policy: string; outcome: string; sidecars: number; detail: string }>;
+  /** Per pod create (the API server's latency as kubectl -v=6 reports it), ms: without and with the policy. */
+  readonly latency: { pods: number; withoutMs: { median: number; p90: number }; withMs: { median: number; p90: number } };
+}
+
 export interface ProofResults {
   readonly machine: Record<string, string | number>;
   readonly runs: number;
   readonly releases: ReleaseResult[];
+  /** The admission-policy experiment per release (absent in older runs). */
+  readonly admissionPolicy?: AdmissionPolicyResult[];
   /** The releases the suite wants that did not run, and why. */
   readonly notRun: Array<{ version: string; why: string }>;
 }
@@ -444,6 +464,43 @@ export function renderProof(p: ProofResults): string {
     out.push(`| ${r.version} | ${r.dryRun.length} | ${r.dryRun.reduce((a, d) => a + d.objects, 0)} | ${r.dryRun.filter(d => d.ok).length} of ${r.dryRun.length}${r.dryRun.some(d => !d.ok) ? ': ' + r.dryRun.filter(d => !d.ok).map(d => `${d.file} (${d.detail})`).join('; ') : ''} |`);
   }
   out.push('');
+  if ((p.admissionPolicy ?? []).length > 0) {
+    out.push('## The same sidecars at admission: SidecarInjectionPolicy');
+    out.push('');
+    out.push('`CLUSTER_EXPERIMENTS=admission-policy` (test/cluster/admission-policy.cluster-test.ts) starts etcd,');
+    out.push('kube-apiserver and kube-controller-manager of the release (no node: the pods stay Pending), applies');
+    out.push('the policy of [admission.md](admission.md) (log agent, tracer and Envoy), its ConfigMaps and');
+    out.push('`NativeSidecarGuard` to a namespace under the restricted profile, then plain workloads (no sidecar in');
+    out.push('their manifests); the pods their controllers create are compared, field by field, with the pods of');
+    out.push('the same workloads synthesized by the library, in a namespace the policy does not select, after the');
+    out.push('differences [admission.md](admission.md#what-differs-from-synthesis-and-why) lists.');
+    out.push('');
+    out.push('| release | policy API | kind | sidecars injected | equal to the synthesized pod | other differences |');
+    out.push('|---|---|---|---|---|---|');
+    for (const a of p.admissionPolicy!) {
+      for (const pod of a.pods) out.push(`| ${a.version} | ${a.apiVersion} | ${pod.kind} | ${pod.sidecars} | ${pod.equal ? 'yes' : 'no'} | ${pod.differences.map(d => `\`${d.replace(/\|/g, '\\|')}\``).join(', ') || '-'} |`);
+    }
+    out.push('');
+    out.push('| release | check | ok | detail |');
+    out.push('|---|---|---|---|');
+    for (const a of p.admissionPolicy!) for (const o of a.once) out.push(`| ${a.version} | ${o.check} | ${o.ok ? 'yes' : 'no'} | ${o.detail.replace(/\|/g, '\\|') || '-'} |`);
+    out.push('');
+    out.push('The policy broken at run time (its `hooks` variable replaced by one that fails on every pod):');
+    out.push('');
+    out.push('| release | failurePolicy | pod create | sidecars in the pod | the API server said |');
+    out.push('|---|---|---|---|---|');
+    for (const a of p.admissionPolicy!) for (const f of a.failurePolicy) out.push(`| ${a.version} | ${f.policy} | ${f.outcome} | ${f.sidecars} | ${f.detail.replace(/\|/g, '\\|') || '-'} |`);
+    out.push('');
+    out.push('The cost: the API server\'s latency per pod create (`kubectl create -v=6`), the same pod, one at a time:');
+    out.push('');
+    out.push('| release | pods | without the policy, median / p90 | with it, median / p90 |');
+    out.push('|---|---|---|---|');
+    for (const a of p.admissionPolicy!) {
+      const l = a.latency;
+      out.push(`| ${a.version} | ${l.pods} | ${l.withoutMs.median} / ${l.withoutMs.p90} ms | ${l.withMs.median} / ${l.withMs.p90} ms |`);
+    }
+    out.push('');
+  }
   out.push('## Found on the cluster');
   out.push('');
   out.push('- The model said a Job whose sidecar stops in 1 s is Complete at most 3 s after its app; a real');

@@ -21,7 +21,7 @@ import { createHash } from 'crypto';
 import {
   CHART_ID, COMPLETING_KINDS, EnvoyCase, LogAgentCase, Scenario, SidecarCase, SidecarType, TracerCase, nativeWorks, sidecarPath,
 } from './arbitraries';
-import { ResourceOwner, documentedResources } from './docs';
+import { ResourceOwner, documentedDiskRequests, documentedResources } from './docs';
 import { podMetadataOf, podSpecOf } from './fixtures';
 import { TOOLS_NAME, TOOLS_PATH, hookSleep, hookViolations, shortenedSleep, usesTools } from './hooks';
 import { schemaErrors } from './k8s-schema';
@@ -89,7 +89,7 @@ export interface SidecarFacts {
   /** Ports the sidecar sends the app's traffic to (Envoy's appPort): no other sidecar may bind them. */
   readonly appPorts: number[];
   /** The container's resources: the given ones, the agent's defaults for the rest. */
-  readonly resources: { requests: { cpu: string; memory: string }; limits: { cpu: string; memory: string } };
+  readonly resources: { requests: { 'cpu': string; 'memory': string; 'ephemeral-storage'?: string }; limits: { cpu: string; memory: string } };
 }
 
 /** The default resources as the docs state them (read from docs/*.md, not copied from the code). */
@@ -99,16 +99,23 @@ const DOCUMENTED_RESOURCES = documentedResources();
  * The container's resources: each given value unchanged (in the unit the scenario gives it), the
  * documented default for each one not given.
  */
-function resourcesOf(sc: SidecarCase, owner: ResourceOwner): SidecarFacts['resources'] {
+function resourcesOf(sc: SidecarCase, owner: ResourceOwner, ephemeralStorage?: string): SidecarFacts['resources'] {
   const d = DOCUMENTED_RESOURCES[owner];
   const r = sc.resources ?? {};
   const cpu = (n: number | undefined, dflt: string) => (n === undefined ? dflt : `${n}m`);
   const mem = (n: number | undefined, dflt: string) => (n === undefined ? dflt : `${n}Mi`);
   return {
-    requests: { cpu: cpu(r.cpuRequest, d.requests.cpu), memory: mem(r.memoryRequest, d.requests.memory) },
+    requests: {
+      cpu: cpu(r.cpuRequest, d.requests.cpu),
+      memory: mem(r.memoryRequest, d.requests.memory),
+      ...(ephemeralStorage !== undefined ? { 'ephemeral-storage': ephemeralStorage } : {}),
+    },
     limits: { cpu: cpu(r.cpuLimit, d.limits.cpu), memory: mem(r.memoryLimit, d.limits.memory) },
   };
 }
+
+/** A log agent's ephemeral-storage request with the default log volume (docs/log-agents.md, "Disk"). */
+const DOCUMENTED_DISK = documentedDiskRequests();
 
 const TRACER_APP_ENV = [
   'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_SERVICE_NAME',
@@ -161,7 +168,12 @@ export function sidecarFacts(s: Scenario, sc: SidecarCase, _workloadName: string
         owner: `WithLogAgent '${path}'`,
         name,
         rank: 100,
-        volumes: [`${name}-logs`, `${name}-config`, ...(agent.scratch ? [`${name}-tmp`] : [])],
+        // Vector reads the output's secrets (the scenarios' http header, loki basic auth: arbitraries.ts
+        // `logOutput`) from a Secret volume of its own (docs/log-agents.md, "How secrets reach Vector")
+        volumes: [
+          `${name}-logs`, `${name}-config`, ...(agent.scratch ? [`${name}-tmp`] : []),
+          ...(c.agent === 'vector' && (c.output === 'http' || c.output === 'loki') ? [`${name}-secrets`] : []),
+        ],
         configVolume: `${name}-config`,
         ports: [c.healthPort ?? agent.port],
         healthPort: c.healthPort ?? agent.port,
@@ -169,7 +181,7 @@ export function sidecarFacts(s: Scenario, sc: SidecarCase, _workloadName: string
         appEnv: [],
         appEnvValues: {},
         ...shutdownFacts(model),
-        resources: resourcesOf(c, c.agent),
+        resources: resourcesOf(c, c.agent, DOCUMENTED_DISK[c.agent][c.output === 'stdout' ? 'stdout' : 'buffered']),
       };
     }
     case 'envoy': {

@@ -59,8 +59,18 @@ export const ENVOY_NAMES = {
   outboundPrefix: 'outbound-',
 } as const;
 
-/** The uid of the `envoy` user in the envoyproxy/envoy images (their entrypoint's `ENVOY_UID`): `WithEnvoy.UID`. */
-export const ENVOY_UID = 101;
+/**
+ * The uid (and gid) Envoy runs as by default (`WithEnvoy.UID`, the `user` prop's default). Not the
+ * image's `envoy` user (101, `adduser --group --system envoy` in ci/Dockerfile-envoy, envoyproxy/envoy at commit 019f458): the
+ * library runs `/usr/local/bin/envoy` itself, not the image's entrypoint (which would switch to that
+ * user), and Envoy needs no file of that user's: the binary and `/etc/ssl/certs` are root's and
+ * world-readable, the config comes from the ConfigMap, logs go to stdout, hot restart (shared
+ * memory) is off. The distroless image runs it as 65532. A uid of 10000 or more is what
+ * kube-score (`container-security-context-user-group-id`) and many admission policies ask for, and
+ * it is not one of the small system uids images hand out (nginx's image runs as 101 too, which,
+ * with a shared process namespace, would let the app read Envoy's TLS key through /proc).
+ */
+export const ENVOY_UID = 10101;
 
 /** The path of the health listener's readiness answer (the health_check filter): `WithEnvoy.HEALTH_PATH`. */
 export const ENVOY_HEALTH_PATH = '/ready';

@@ -105,6 +105,27 @@ function given(what: string, v: string): string {
 }
 
 /**
+ * What every tail input of the config shares (the app's files, the capture's, the pod's), after its
+ * `Path`: the offsets DB, new files found every second (a short Job's last file is not missed),
+ * read from the head, filesystem buffering. Lines up to 1 MiB are read whole (the buffer grows from
+ * 32 KiB); a longer one is cut to its first 1 MiB - 1 byte (Truncate_Long_Lines,
+ * plugins/in_tail/tail_file.c, v5.1.1) instead of dropped.
+ */
+function tailReading(offsetsFile: string): Section {
+  return [
+    ['DB', offsetsFile],
+    ['DB.locking', 'true'],
+    ['Refresh_Interval', FLUENT_BIT_SHUTDOWN.refreshIntervalSeconds],
+    ['Read_from_Head', 'true'],
+    ['Buffer_Chunk_Size', '32k'],
+    ['Buffer_Max_Size', FLUENT_BIT_LONG_LINE.bufferMaxBytes],
+    ['Truncate_Long_Lines', 'On'],
+    ['Skip_Long_Lines', 'On'],
+    ['storage.type', 'filesystem'],
+  ];
+}
+
+/**
  * The longest index each search output writes intact (fluent/fluent-bit v5.1.1):
  * - es: the bulk header `{"create":{"_index":"<index>"}}\n` is printed into a 165-byte buffer
  *   (`flb_sds_create_size(ES_BULK_HEADER)`, plugins/out_es/es.c; `ES_BULK_HEADER 165`,
@@ -243,18 +264,7 @@ function renderSections(o: FluentBitConfigOptions): Array<[SectionName, Section]
       // The offsets DB (and its -wal and -shm files) and the buffer live in a directory below the
       // tailed one: `Path` globs files of logDirectory only and keeps regular files
       // (plugins/in_tail/tail_scan_glob.c, v5.1.1), so no filePattern reaches them.
-      ['DB', given('offsets file', `${state}/offsets.db`)],
-      ['DB.locking', 'true'],
-      // New log files are found by scanning: every second, so a short Job's last file is not missed.
-      ['Refresh_Interval', FLUENT_BIT_SHUTDOWN.refreshIntervalSeconds],
-      ['Read_from_Head', 'true'],
-      // Lines up to 1 MiB are read whole (the buffer grows from 32 KiB); a longer one is cut to its
-      // first 1 MiB - 1 byte (Truncate_Long_Lines, plugins/in_tail/tail_file.c) instead of dropped.
-      ['Buffer_Chunk_Size', '32k'],
-      ['Buffer_Max_Size', FLUENT_BIT_LONG_LINE.bufferMaxBytes],
-      ['Truncate_Long_Lines', 'On'],
-      ['Skip_Long_Lines', 'On'],
-      ['storage.type', 'filesystem'],
+      ...tailReading(given('offsets file', `${state}/offsets.db`)),
       ...(o.multilineParsers.length > 0 ? [['multiline.parser', o.multilineParsers.join(', ')] as [string, string]] : []),
     ]],
     ...(o.sources?.capture !== undefined ? [['INPUT', [
@@ -264,15 +274,7 @@ function renderSections(o: FluentBitConfigOptions): Array<[SectionName, Section]
       ['Tag', 'stdout.*'],
       ['Path', given('path', o.sources.capture)],
       ['Path_Key', 'file'],
-      ['DB', given('offsets file', `${state}/stdout-offsets.db`)],
-      ['DB.locking', 'true'],
-      ['Refresh_Interval', FLUENT_BIT_SHUTDOWN.refreshIntervalSeconds],
-      ['Read_from_Head', 'true'],
-      ['Buffer_Chunk_Size', '32k'],
-      ['Buffer_Max_Size', FLUENT_BIT_LONG_LINE.bufferMaxBytes],
-      ['Truncate_Long_Lines', 'On'],
-      ['Skip_Long_Lines', 'On'],
-      ['storage.type', 'filesystem'],
+      ...tailReading(given('offsets file', `${state}/stdout-offsets.db`)),
     ]] as [SectionName, Section]] : []),
     ...(o.sources?.podLogsEnv !== undefined ? [['INPUT', [
       // podLogs: the kubelet's files of the app container (`${POD_LOG_PATH}`, built by the kubelet
@@ -284,15 +286,7 @@ function renderSections(o: FluentBitConfigOptions): Array<[SectionName, Section]
       ['Name', 'tail'],
       ['Tag', 'pod.*'],
       ['Path', env(o.sources.podLogsEnv)],
-      ['DB', given('offsets file', `${state}/pod-offsets.db`)],
-      ['DB.locking', 'true'],
-      ['Refresh_Interval', FLUENT_BIT_SHUTDOWN.refreshIntervalSeconds],
-      ['Read_from_Head', 'true'],
-      ['Buffer_Chunk_Size', '32k'],
-      ['Buffer_Max_Size', FLUENT_BIT_LONG_LINE.bufferMaxBytes],
-      ['Truncate_Long_Lines', 'On'],
-      ['Skip_Long_Lines', 'On'],
-      ['storage.type', 'filesystem'],
+      ...tailReading(given('offsets file', `${state}/pod-offsets.db`)),
       ['multiline.parser', 'cri'],
     ]] as [SectionName, Section]] : []),
     ['FILTER', [

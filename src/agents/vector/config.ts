@@ -22,11 +22,17 @@
  *   loki `endpoint`, `labels`, `tenant_id`, `auth`, `tls`;
  *   elasticsearch `endpoints`, `mode`, `api_version`, `bulk.index`, `auth`, `tls`
  * - sinks' `acknowledgements.enabled` (end-to-end acknowledgements, every sink config at v0.54.0 and v0.57.0)
- * - `${NAME}` environment interpolation for secrets (the values never enter the ConfigMap)
+ * - secrets: the `directory` secret backend (`secret.<name>.{type,path,remove_trailing_whitespace}`,
+ *   src/secrets/directory.rs) and `SECRET[<backend>.<key>]` placeholders (src/config/loading/secret.rs),
+ *   the same at v0.54.0 and v0.57.0 (see `VECTOR_SECRETS`). Not `${NAME}`: from 0.57 Vector no longer
+ *   interpolates environment variables in its config unless started with
+ *   `--dangerously-allow-env-var-interpolation` (src/cli.rs, `default_value = "false"`, and
+ *   src/config/loading/mod.rs `env_var_interpolation_enabled`, "Defaults to `false`", v0.57.0): a
+ *   `${NAME}` would be sent as that text.
  *
  * Vector has no Fluent forward sink: `LogOutput.forward()` is refused by the agent.
  */
-import { SidecarError } from '../../private/errors';
+import { SidecarError, internalError } from '../../private/errors';
 import { Json } from '../../private/json';
 import { agentYaml } from '../../private/values';
 import { LogOutputConfig } from '../log-output-config';
@@ -91,11 +97,42 @@ export interface VectorConfigOptions {
   /** Port of the probes' endpoint (`vectorHealthEndpoint`), on 0.0.0.0. */
   readonly healthPort: number;
   readonly output: LogOutputConfig;
-  /** secret id -> env var name (see outputSecretEnv) */
+  /** secret id -> the secret's name (see outputSecretEnv): here the name of its file in `VECTOR_SECRETS.directory`. */
   readonly secretVars: Record<string, string>;
   /** The capture files' glob and the pod-logs env var, when those sources are on (`AgentSources`). */
   readonly sources?: { readonly capture?: string; readonly podLogsEnv?: string };
 }
+
+/**
+ * How the output's secrets reach Vector: each one a file of a Secret volume mounted read-only at
+ * `directory` (the file named after the secret, `outputSecretEnv`'s name: `LOG_OUTPUT_PASSWORD`),
+ * read at start by Vector's `directory` secret backend named `backend`, and put where the config
+ * says `SECRET[<backend>.<file>]` (vectordotdev/vector src/secrets/directory.rs and
+ * src/config/loading/secret.rs, v0.57.0, the same at v0.54.0):
+ * - the key is the file name under `path` (`path.join(key)`); a key matches `[[:word:].\-/]+`
+ *   (`COLLECTOR`), which `LOG_OUTPUT_*` does; the backend name `[[:word:]]+`;
+ * - the file is read whole: an empty one stops Vector at start ("secret in file '...' was empty");
+ *   `remove_trailing_whitespace` (default false, written here) would also strip trailing spaces
+ *   and tabs of a password, so it stays off;
+ * - the value replaces the placeholder in the config's text before it is parsed (as `${NAME}`
+ *   was), after the environment interpolation of 0.54 to 0.56, which does not reach it: the
+ *   placeholder is the only line of a `|-` block scalar, so quotes, `: `, ` #` and backslashes
+ *   stay in the string and a trailing line break of the Secret's value is dropped (YAML's strip
+ *   chomping); a value with a line break inside is not one YAML line and Vector refuses to start.
+ * - `vector validate` reads the files too (it loads the config with its secrets).
+ * Not in the environment: the values never enter the pod spec, the ConfigMap or `/proc/<pid>/environ`.
+ */
+export const VECTOR_SECRETS = {
+  backend: 'log_output',
+  directory: '/etc/log-agent-secrets',
+} as const;
+
+/**
+ * `SECRET[<backend>.<key>]` as Vector finds it (src/config/loading/secret.rs `COLLECTOR`, v0.57.0:
+ * `[[:word:]]+` backend names), with the hyphen its next release also takes in backend names
+ * (changelog.d/25849_secret_backend_hyphen.fix.md on master after v0.57.0).
+ */
+export const VECTOR_SECRET_PLACEHOLDER = /SECRET\[([A-Za-z0-9_-]+)\.([A-Za-z0-9_.\-/]+)\]/;
 
 /** The component ids of the other sources (`captureStdout`, `podLogs`). */
 export const VECTOR_SOURCE_IDS = { capture: 'stdout_capture', podLogs: 'pod_logs', cri: 'pod_logs_cri' } as const;
@@ -151,13 +188,33 @@ export interface VectorConfig {
   readonly yaml: string;
 }
 
+const secret = (name: string) => `SECRET[${VECTOR_SECRETS.backend}.${name}]`;
+
+/**
+ * `${NAME}`: only the pod-logs path, which the kubelet builds in the agent's env from the app
+ * container's name and the pod's uid; Vector 0.57 expands it only because the agent is started
+ * with `VECTOR_DANGEROUSLY_ALLOW_ENV_VAR_INTERPOLATION=true` then (log-agent.ts), and nothing
+ * else of the config holds a `$`.
+ */
 const env = (name: string) => `\${${name}}`;
 
 /**
- * A user-supplied string as a literal: Vector interpolates `$NAME` and `${NAME}` anywhere in
- * the file, and `$$` is a literal `$`.
+ * A user-supplied string, written as it is. It must hold no `$`: Vector 0.54 to 0.56 interpolate
+ * `$NAME` and `${NAME}` in the whole file (`$$` is a `$`), 0.57 and later read every `$` as
+ * itself (src/config/loading/mod.rs `prepare_input`, v0.57.0), so no one text means the same
+ * value to every release of the range.
  */
-const lit = (s: string) => s.replace(/\$/g, '$$$$');
+function lit(s: string): string {
+  if (s.includes('$')) {
+    throw new VectorUnsupportedOutputError({
+      value: s,
+      problem: `Vector cannot be given ${JSON.stringify(s)} as it is: Vector 0.54 to 0.56 read '$' in the config as an environment ` +
+        'variable, 0.57 and later as itself (vector src/config/loading/mod.rs, v0.57.0), so no one config means this value to every release',
+      fix: "give a value without '$', or use LogAgent.fluentBit() or LogAgent.fluentd()",
+    });
+  }
+  return s;
+}
 
 /** An output Vector cannot ship to, with what to use instead (placed by the construct: src/private/errors.ts). */
 export class VectorUnsupportedOutputError extends SidecarError {}
@@ -171,7 +228,7 @@ function url(tlsOn: boolean, host: string, port: number, path = ''): string {
 }
 
 function basicAuth(vars: Record<string, string>): Json {
-  return vars.username ? { auth: { strategy: 'basic', user: env(vars.username), password: env(vars.password) } } : {};
+  return vars.username ? { auth: { strategy: 'basic', user: secret(vars.username), password: secret(vars.password) } } : {};
 }
 
 function sink(o: LogOutputConfig, vars: Record<string, string>): Json {
@@ -199,7 +256,7 @@ function sink(o: LogOutputConfig, vars: Record<string, string>): Json {
         });
       }
       const headers: Record<string, string> = {};
-      for (const h of Object.keys(o.headers)) headers[lit(h)] = env(vars[`header_${h}`]);
+      for (const h of Object.keys(o.headers)) headers[lit(h)] = secret(vars[`header_${h}`]);
       return {
         type: 'http',
         inputs,
@@ -245,6 +302,7 @@ function sink(o: LogOutputConfig, vars: Record<string, string>): Json {
 export function renderVectorConfig(o: VectorConfigOptions): VectorConfig {
   const { source, transform, sink: sinkId } = VECTOR_COMPONENTS;
   const health = vectorHealthEndpoint(o.healthPort);
+  const secrets = Object.keys(o.secretVars).length > 0;
   const others = otherSources(o);
   const config: Json = {
     // The shared log volume: checkpoints survive restarts of the agent container. Vector
@@ -252,6 +310,8 @@ export function renderVectorConfig(o: VectorConfigOptions): VectorConfig {
     data_dir: lit(o.logDirectory),
     // Off (its default, said here): see vectorHealthEndpoint.
     api: { enabled: false },
+    // The output's secrets, read from the Secret volume (see VECTOR_SECRETS); none, no backend.
+    ...(secrets ? { secret: { [VECTOR_SECRETS.backend]: { type: 'directory', path: VECTOR_SECRETS.directory, remove_trailing_whitespace: false } } } : {}),
     sources: {
       [source]: {
         type: 'file',
@@ -293,11 +353,16 @@ export function renderVectorConfig(o: VectorConfigOptions): VectorConfig {
     },
   };
   // Every string double-quoted and escaped (src/private/values.ts): a label, tenant or index
-  // `0o17` stays a string for Vector's YAML 1.2 reader (written plain, it read 15). Vector's
-  // pinned line interpolates `${NAME}` in the text, before parsing it: a literal block scalar
-  // keeps any secret (quotes, `: `, ` #`, backslashes) one YAML string; values with newlines are
-  // refused by Vector itself.
-  const yaml = agentYaml(config, { literal: s => /^\$\{[A-Z0-9_]+\}$/.test(s) });
+  // `0o17` stays a string for Vector's YAML 1.2 reader (written plain, it read 15). Vector puts
+  // each secret into the text before parsing it: a literal block scalar keeps any one-line secret
+  // (quotes, `: `, ` #`, backslashes) one YAML string (VECTOR_SECRETS).
+  const ours = new Set(Object.values(o.secretVars).map(secret));
+  const yaml = agentYaml(config, { literal: s => ours.has(s) || /^\$\{[A-Z0-9_]+\}$/.test(s) });
+  // Vector replaces every `SECRET[a.b]` of the text, wherever it stands: only ours may be there
+  // (LogOutput refuses one in a label value, the only string of the user's that can hold one).
+  for (const m of yaml.matchAll(new RegExp(VECTOR_SECRET_PLACEHOLDER.source, 'g'))) {
+    if (!ours.has(m[0])) throw internalError(`vector.yaml holds ${m[0]}, which is not one of the output's secrets`);
+  }
   return { config, yaml };
 }
 

@@ -87,8 +87,32 @@ export function synthLogPod(o: PodOptions): LogPod {
   const configMap = manifests.find((m: any) => m.kind === 'ConfigMap');
   const podSpec = workload.spec.template.spec;
   const container = [...podSpec.initContainers ?? [], ...podSpec.containers].find((c: any) => c.name === 'log-agent');
+  // Secret volumes (a `secret`, or `projected` secret sources) the agent mounts: their files laid out
+  // in a directory of their own, mode 0644 as the kubelet writes them (projected volumes' default
+  // mode); the config's references to the mount path point there instead.
+  const secretMounts: Array<[string, string]> = [];
+  for (const m of container.volumeMounts ?? []) {
+    const volume = podSpec.volumes.find((v: any) => v.name === m.name);
+    const sources: any[] = volume?.projected?.sources?.filter((x: any) => x.secret).map((x: any) => x.secret)
+      ?? (volume?.secret ? [{ ...volume.secret, name: volume.secret.secretName }] : []);
+    if (sources.length === 0) continue;
+    const dir = path.join(root, m.name);
+    fs.mkdirSync(dir, { mode: 0o755 });
+    for (const src of sources) {
+      for (const item of src.items ?? []) {
+        const v = o.secrets?.[`${src.name}/${item.key}`];
+        if (v === undefined) throw new Error(`the test gives no value for Secret key ${src.name}/${item.key}`);
+        fs.writeFileSync(path.join(dir, item.path), v, { mode: 0o644 });
+      }
+    }
+    secretMounts.push([m.mountPath, dir]);
+  }
   const files: Record<string, string> = configMap.data;
-  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(configDirectory, name), text, { mode: 0o644 });
+  for (const [name, text] of Object.entries(files)) {
+    let local = text;
+    for (const [from, to] of secretMounts) local = local.split(JSON.stringify(from)).join(JSON.stringify(to));
+    fs.writeFileSync(path.join(configDirectory, name), local, { mode: 0o644 });
+  }
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
   const podLogsRoot = path.join(root, 'pods');
   for (const e of container.env ?? []) {

@@ -1,6 +1,6 @@
 /**
  * A log backend on loopback for `npm run test:agents`, shared by every agent's module: it answers
- * as Loki (`POST /loki/api/v1/push`, JSON), Elasticsearch and OpenSearch (`POST /_bulk`, NDJSON),
+ * as Loki (`POST /loki/api/v1/push`, JSON or snappy-compressed protobuf), Elasticsearch and OpenSearch (`POST /_bulk`, NDJSON),
  * an HTTP endpoint (JSON lines) or a Fluent forward server (msgpack over TCP), and keeps every
  * record it accepted with the request's path, headers and labels. It can go down (the port
  * refuses connections) and come back on the same port, or refuse every request with a status
@@ -9,6 +9,7 @@
 import * as http from 'http';
 import * as https from 'https';
 import * as net from 'net';
+import { decodeLokiPush } from './loki-proto';
 import { decodeMsgpackStream } from './msgpack';
 
 export type SinkKind = 'http' | 'loki' | 'elasticsearch' | 'opensearch' | 'forward';
@@ -31,6 +32,12 @@ export interface SinkOptions {
 
 export class Sink {
   public readonly received: Received[] = [];
+  /**
+   * Requests without a body (GET, HEAD): what an agent asks before it sends (Vector's healthchecks:
+   * HEAD on the http sink's uri, Loki's `GET /ready`, Elasticsearch's `GET /_cluster/health`, and
+   * `GET /` for the version when `api_version: auto`), answered as the backend would and kept here.
+   */
+  public readonly queries: Array<{ method: string; path?: string; headers: http.IncomingHttpHeaders }> = [];
   /** Raw problems (a body the backend could not parse), for the test to assert on. */
   public readonly problems: string[] = [];
   public port = 0;
@@ -82,12 +89,22 @@ export class Sink {
         req.on('end', () => res.writeHead(status).end());
         return;
       }
+      if (req.method === 'GET' || req.method === 'HEAD') {
+        req.resume();
+        this.queries.push({ method: req.method, path: req.url, headers: req.headers });
+        // an Elasticsearch or OpenSearch root answers with its version (vector src/sinks/elasticsearch/common.rs `get_version`)
+        const search = (this.kind === 'elasticsearch' || this.kind === 'opensearch') && req.url === '/';
+        const body = search ? JSON.stringify({ version: { number: this.kind === 'elasticsearch' ? '8.15.0' : '2.17.0' } }) : '{}';
+        req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(req.method === 'HEAD' ? undefined : body));
+        return;
+      }
       const chunks: Buffer[] = [];
       req.on('data', c => chunks.push(c));
       req.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
+        const raw = Buffer.concat(chunks);
+        const body = raw.toString('utf8');
         try {
-          this.accept(req, body);
+          this.accept(req, body, raw);
         } catch (e) {
           this.problems.push(`${req.method} ${req.url}: ${(e as Error).message}`);
           res.writeHead(400).end();
@@ -103,11 +120,18 @@ export class Sink {
     return this.options.tls ? https.createServer({ key: this.options.tls.key, cert: this.options.tls.cert }, handler) : http.createServer(handler);
   }
 
-  private accept(req: http.IncomingMessage, body: string): void {
+  private accept(req: http.IncomingMessage, body: string, raw: Buffer): void {
     const base = { path: req.url, headers: req.headers };
     switch (this.kind) {
       case 'loki': {
         if (req.url !== '/loki/api/v1/push') throw new Error('not the Loki push path');
+        if (req.headers['content-type'] === 'application/x-protobuf') {
+          // Vector's default: snappy-compressed protobuf (./loki-proto.ts)
+          for (const stream of decodeLokiPush(raw)) {
+            for (const line of stream.lines) this.received.push({ ...base, record: JSON.parse(line), meta: stream.labels });
+          }
+          return;
+        }
         const push = JSON.parse(body);
         for (const stream of push.streams) {
           for (const [, line] of stream.values) this.received.push({ ...base, record: JSON.parse(line), meta: stream.stream });

@@ -1,0 +1,329 @@
+/**
+ * The real Vector on every output the library writes for it (issue 46): `npm run test:agents`
+ * with `VECTOR=/path/to/vector`, or the binary cached at
+ * `~/.cache/cdk8s-sidecars/vector/<version of Images.VECTOR>/vector` (`CDK8S_SIDECARS_CACHE`
+ * moves the cache; CONTRIBUTING.md says how to build it). Without one, one test prints
+ * "[vector] skipped: ..." and passes.
+ *
+ * Each run is the library's own manifest on this machine (./util/pod.ts: the container's argv,
+ * env and config, its Secret volume laid out as files, its user when run as root) against a
+ * backend on loopback (./util/sink.ts). The run's copy of vector.yaml differs from the
+ * ConfigMap's only where the pod is emulated: the Secret volume's mount path, the probes' source
+ * on 127.0.0.1 and a free port, and the test CA for TLS. What is checked:
+ * - `vector validate` (healthchecks against the backend included) of every variant;
+ * - delivery: every line with the pod's fields, the Authorization header the backend receives
+ *   (the Secret's user and password: not `${...}`, not `SECRET[...]`), the secret headers, labels,
+ *   tenant and index; Vector's own queries (healthchecks, the version) carry the credentials too;
+ * - the native last line: a line written at the app's exit after it was idle, with the kubelet's
+ *   SIGTERM 0.2 s later, through the library's SIGTERM hold (its busybox script, run by the local
+ *   busybox) and, for comparison, straight to Vector.
+ * The figures are printed (`[vector] ...`) for docs/log-agents.md.
+ */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { Chart } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { Images, LogAgent, LogOutput } from '../../src';
+import { agentArgvOf, sigtermHoldOf } from '../util/sigterm-hold';
+import {
+  LogPod, POD_FIELDS, appendLines, cleanup, freePort, hostArgs, runAgentSync, selfSignedCert, sleep, startAgent, synthLogPod, waitFor,
+} from './util/pod';
+import { Received, Sink, SinkKind } from './util/sink';
+
+const VERSION = /:(\d+\.\d+\.\d+)/.exec(Images.VECTOR)![1];
+const CACHED = path.join(process.env.CDK8S_SIDECARS_CACHE ?? path.join(os.homedir(), '.cache', 'cdk8s-sidecars'), 'vector', VERSION, 'vector');
+const BIN = process.env.VECTOR ?? (fs.existsSync(CACHED) ? CACHED : undefined);
+
+/**
+ * The Secrets' values: quotes, `: `, ` #`, a backslash, `$NAME` and `${NAME}` (which Vector must not
+ * touch) and a trailing line break, as `kubectl create secret --from-file` of an edited file gives.
+ */
+const USER = 'ship"per';
+const PASSWORD = 'p@ss: "w\\ord" #1 $HOME ${PATH}';
+const SECRETS = {
+  'log-basic/user': USER,
+  'log-basic/pass': `${PASSWORD}\n`,
+  'log-token/key': 'key-123 $X',
+  'log-token/bearer': 'Bearer t0k3n',
+};
+const ref = (chart: Chart, name: string, key: string) => ({ secret: kplus.Secret.fromSecretName(chart, `${name}-${key}`, name), key });
+const basicAuth = (chart: Chart) => ({ username: ref(chart, 'log-basic', 'user'), password: ref(chart, 'log-basic', 'pass') });
+const BASIC = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
+const HOST = '127.0.0.1';
+const report = (line: string) => process.stdout.write(`[vector] ${line}\n`);
+
+interface Variant {
+  readonly name: string;
+  readonly sink: SinkKind | 'stdout';
+  readonly tls: boolean;
+  readonly output: (chart: Chart, port: number) => LogOutput;
+  /** What the backend must see besides the record's fields. */
+  readonly check?: (r: Received) => void;
+  /** The Authorization header every request (healthchecks and queries included) must carry. */
+  readonly authorization?: string;
+}
+
+/** The line: Vector's file source puts it in `message` (src/sources/file.rs, the log namespace's message key). */
+const lineOf = (r: Received) => r.record.message;
+const linesOf = (sink: Sink) => sink.received.map(lineOf);
+const indexOf = (r: Received) => (Object.values(r.meta ?? {})[0] as any)?._index;
+
+/** Every output the library renders for Vector, with and without TLS and credentials. */
+const VARIANTS: Variant[] = [
+  { name: 'stdout', sink: 'stdout', tls: false, output: () => LogOutput.stdout() },
+  {
+    name: 'http basic',
+    sink: 'http',
+    tls: false,
+    output: (c, port) => LogOutput.http({ host: HOST, port, tls: false, uri: '/ingest?src=k8s', basicAuth: basicAuth(c) }),
+    check: r => expect(r.path).toBe('/ingest?src=k8s'),
+    authorization: BASIC,
+  },
+  {
+    name: 'http secret headers tls',
+    sink: 'http',
+    tls: true,
+    output: (c, port) => LogOutput.http({ host: HOST, port, uri: '/ingest', secretHeaders: { 'X-Api-Key': ref(c, 'log-token', 'key') } }),
+    check: r => expect(r.headers?.['x-api-key']).toBe('key-123 $X'),
+  },
+  {
+    name: 'http Authorization header',
+    sink: 'http',
+    tls: false,
+    output: (c, port) => LogOutput.http({ host: HOST, port, tls: false, secretHeaders: { Authorization: ref(c, 'log-token', 'bearer') } }),
+    authorization: 'Bearer t0k3n',
+  },
+  {
+    name: 'loki tenant labels',
+    sink: 'loki',
+    tls: false,
+    output: (_, port) => LogOutput.loki({ host: HOST, port, labels: { team: 'shop', app: 'web' }, tenantId: 'shop' }),
+    check: r => { expect(r.meta).toEqual({ team: 'shop', app: 'web' }); expect(r.headers?.['x-scope-orgid']).toBe('shop'); },
+  },
+  {
+    name: 'loki basic tls',
+    sink: 'loki',
+    tls: true,
+    output: (c, port) => LogOutput.loki({ host: HOST, port, tls: true, basicAuth: basicAuth(c) }),
+    check: r => expect(r.meta).toEqual({ job: 'cdk8s-sidecars' }),
+    authorization: BASIC,
+  },
+  {
+    name: 'elasticsearch basic',
+    sink: 'elasticsearch',
+    tls: false,
+    output: (c, port) => LogOutput.elasticsearch({ host: HOST, port, tls: false, index: 'shop-web', basicAuth: basicAuth(c) }),
+    check: r => expect(indexOf(r)).toBe('shop-web'),
+    authorization: BASIC,
+  },
+  {
+    name: 'elasticsearch tls daily index',
+    sink: 'elasticsearch',
+    tls: true,
+    output: (_, port) => LogOutput.elasticsearch({ host: HOST, port, index: 'web', indexDateFormat: '%Y.%m.%d' }),
+    check: r => {
+      const day = (ms: number) => new Date(ms).toISOString().slice(0, 10).replace(/-/g, '.');
+      expect([day(Date.now()), day(Date.now() - 60_000)].map(d => `web-${d}`)).toContain(indexOf(r));
+    },
+  },
+  {
+    name: 'opensearch',
+    sink: 'opensearch',
+    tls: false,
+    output: (_, port) => LogOutput.opensearch({ host: HOST, port, tls: false }),
+    check: r => expect(indexOf(r)).toBe('app-logs'),
+  },
+  {
+    name: 'opensearch tls basic',
+    sink: 'opensearch',
+    tls: true,
+    output: (c, port) => LogOutput.opensearch({ host: HOST, port, index: 'o'.repeat(200), basicAuth: basicAuth(c) }),
+    check: r => expect(indexOf(r)).toBe('o'.repeat(200)),
+    authorization: BASIC,
+  },
+];
+
+/**
+ * The run's copy of vector.yaml: the probes' http_server source on 127.0.0.1 and a free port
+ * (in a pod: 0.0.0.0, the pod IP), so that runs on a shared machine never meet; with TLS, the
+ * test's certificate trusted (`tls.ca_file`; the library's config trusts the system store, which a
+ * test must not change). The container runs Vector itself (no SIGTERM hold: see the last-line test).
+ */
+async function vectorPod(o: Parameters<typeof synthLogPod>[0], certFile?: string): Promise<LogPod> {
+  const pod = synthLogPod(o);
+  const file = path.join(pod.configDirectory, 'vector.yaml');
+  const port = await freePort();
+  let text = fs.readFileSync(file, 'utf8').replace(/^( +"address": )"0\.0\.0\.0:\d+"$/m, `$1"127.0.0.1:${port}"`);
+  if (!text.includes(`127.0.0.1:${port}`)) throw new Error('no http_server address to move to loopback');
+  if (certFile !== undefined) {
+    text = text.replace(/^( +)"verify_hostname": true$/m, `$&\n$1"ca_file": ${JSON.stringify(certFile)}`);
+    if (!text.includes('"ca_file"')) throw new Error('no TLS section to add the CA to');
+  }
+  fs.writeFileSync(file, text);
+  const argv = agentArgvOf(pod.container);
+  return { ...pod, container: { ...pod.container, command: [argv[0]], args: argv.slice(1) } };
+}
+
+function stdoutRecords(text: string): Received[] {
+  return text.split('\n').filter(l => l.startsWith('{')).map(l => ({ record: JSON.parse(l) }));
+}
+
+function expectPodFields(r: Received): void {
+  expect({ pod: r.record.pod, namespace: r.record.namespace, node: r.record.node })
+    .toEqual({ pod: POD_FIELDS['metadata.name'], namespace: POD_FIELDS['metadata.namespace'], node: POD_FIELDS['spec.nodeName'] });
+}
+
+/** No request the backend got carries a credential Vector did not resolve. */
+function expectResolved(sink: Sink): void {
+  const all = [...sink.received.map(r => r.headers ?? {}), ...sink.queries.map(q => q.headers)];
+  for (const h of all) {
+    const text = JSON.stringify(h);
+    expect(text).not.toContain('SECRET[');
+    expect(text).not.toContain('LOG_OUTPUT_');
+    const auth = h.authorization;
+    if (auth?.startsWith('Basic ')) expect(Buffer.from(auth.slice(6), 'base64').toString()).not.toMatch(/\$\{|SECRET\[/);
+  }
+}
+
+if (!BIN) {
+  test('skipped: no Vector binary', () => {
+    process.stdout.write(`[vector] skipped: set VECTOR=/path/to/vector or put Vector ${VERSION} at ${CACHED} (CONTRIBUTING.md: "The real Vector")\n`);
+  });
+} else {
+  const bin = BIN;
+  const version = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 10_000 }).stdout ?? '';
+  let cert: ReturnType<typeof selfSignedCert>;
+  let certDir: string;
+
+  beforeAll(() => {
+    certDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cdk8s-agents-tls-'));
+    fs.chmodSync(certDir, 0o755);
+    cert = selfSignedCert(certDir, 'IP:127.0.0.1');
+    if (!cert) throw new Error('openssl (Debian: apt-get install openssl) could not make the test certificate');
+    report(`binary ${bin}: ${version.trim() || 'version unknown'}`);
+  });
+  afterAll(() => fs.rmSync(certDir, { recursive: true, force: true }));
+
+  test(`the binary is Vector ${VERSION}, the release of Images.VECTOR`, () => {
+    expect(version).toMatch(new RegExp(`^vector ${VERSION.replace(/\./g, '\\.')}\\b`));
+  });
+
+  test.each(VARIANTS.map(v => [v.name, v] as const))('%s: vector validate passes, the backend gets every line with the right credentials', async (_, v) => {
+    const tls = v.tls ? cert! : undefined;
+    const sink = v.sink === 'stdout' ? undefined : new Sink(v.sink, tls ? { tls } : {});
+    await sink?.up();
+    const pod = await vectorPod({ agent: LogAgent.vector(), output: c => v.output(c, sink?.port ?? 0), secrets: SECRETS }, tls?.certFile);
+    let agent: ReturnType<typeof startAgent> | undefined;
+    try {
+      // the whole environment: data_dir, the secrets, the sinks' healthchecks against the backend
+      const validate = runAgentSync(pod, bin, ['validate', '--deny-warnings', path.join(pod.configDirectory, 'vector.yaml')], 120_000);
+      expect({ status: validate.status, output: validate.output }).toEqual({ status: 0, output: expect.stringContaining('Validated') });
+      agent = startAgent(pod, bin);
+      const lines = Array.from({ length: 20 }, (_x, i) => `${v.name} line ${i}`);
+      appendLines(pod, 'app.log', lines);
+      const got = () => (sink ? sink.received : stdoutRecords(agent!.stdout()));
+      await waitFor(() => got().length >= lines.length, 60_000);
+      agent.child.kill('SIGTERM');
+      await agent.exited;
+      const records = got();
+      if (records.length < lines.length) report(`${v.name}: ${agent.output().slice(-3000)}`);
+      expect({ problems: sink?.problems ?? [], lines: records.map(lineOf) }).toEqual({ problems: [], lines });
+      for (const r of records) {
+        expectPodFields(r);
+        if (sink) expect(r.headers?.authorization).toBe(v.authorization);
+        v.check?.(r);
+      }
+      if (sink) {
+        expectResolved(sink);
+        // Vector's own queries (healthcheck, version) carry the same credentials
+        for (const q of sink.queries) expect({ q: `${q.method} ${q.path}`, auth: q.headers.authorization }).toEqual({ q: `${q.method} ${q.path}`, auth: v.authorization });
+        report(`${v.name}: ${records.length} records; queries ${sink.queries.map(q => `${q.method} ${q.path}`).join(', ') || 'none'}; Authorization ${v.authorization === undefined ? 'none' : 'as the Secret says'}`);
+      }
+    } finally {
+      if (agent && agent.child.exitCode === null && agent.child.signalCode === null) {
+        agent.child.kill('SIGKILL');
+        await agent.exited;
+      }
+      await sink?.down();
+      cleanup(pod);
+    }
+  }, 240_000);
+
+  test('a wrong password reaches the backend as given: the Secret is the only source of it', async () => {
+    const sink = new Sink('http');
+    await sink.up();
+    const pod = await vectorPod({
+      agent: LogAgent.vector(),
+      output: c => LogOutput.http({ host: HOST, port: sink.port, tls: false, basicAuth: basicAuth(c) }),
+      secrets: { ...SECRETS, 'log-basic/pass': 'other' },
+    });
+    const agent = startAgent(pod, bin);
+    try {
+      appendLines(pod, 'app.log', ['one']);
+      await waitFor(() => sink.received.length >= 1, 60_000);
+      expect(sink.received[0]?.headers?.authorization).toBe(`Basic ${Buffer.from(`${USER}:other`).toString('base64')}`);
+    } finally {
+      agent.child.kill('SIGTERM');
+      await agent.exited;
+      await sink.down();
+      cleanup(pod);
+    }
+  }, 120_000);
+
+  /**
+   * The native last line (Kubernetes 1.29+): the app was idle (Vector's file server sleeps up to
+   * 2048 ms between idle passes), writes one line and exits; the kubelet sends the native sidecar
+   * SIGTERM 0.2 s later (measured 0.07 to 0.42 s). Through the library's SIGTERM hold (3 s) Vector
+   * reads the line before its own SIGTERM; SIGTERM straight to Vector is what the hold prevents.
+   */
+  test('native: the last line written at the app\'s exit is shipped through the SIGTERM hold (3 runs; without the hold, measured)', async () => {
+    const busybox = ['/usr/bin/busybox', '/bin/busybox'].find(p => fs.existsSync(p));
+    if (!busybox) throw new Error('busybox not found (Debian: apt-get install busybox)');
+    const run = async (held: boolean) => {
+      const sink = new Sink('http');
+      await sink.up();
+      const synthesized = synthLogPod({ agent: LogAgent.vector(), output: () => LogOutput.http({ host: HOST, port: sink.port, tls: false }), kubernetesVersion: '1.29' });
+      const hold = sigtermHoldOf(synthesized.container);
+      cleanup(synthesized);
+      const pod = await vectorPod({ agent: LogAgent.vector(), output: () => LogOutput.http({ host: HOST, port: sink.port, tls: false }), kubernetesVersion: '1.29' });
+      const script = String(synthesized.container.command[3]).split('/sidecar-tools/busybox').join(busybox);
+      const agent = held
+        ? startAgent({ ...pod, container: { ...pod.container, args: ['sh', '-c', script, 'sh', bin, ...hostArgs(pod)] } }, busybox)
+        : startAgent(pod, bin);
+      try {
+        appendLines(pod, 'app.log', ['first']);
+        await waitFor(() => linesOf(sink).includes('first'), 60_000);
+        await sleep(4000); // idle: the file server's backoff grows to its cap
+        appendLines(pod, 'app.log', ['last words']);
+        const exitAt = Date.now();
+        await sleep(200);
+        agent.child.kill('SIGTERM');
+        const exit = await agent.exited;
+        await sleep(300);
+        return { hold, shipped: linesOf(sink).includes('last words'), stoppedAfter: (exit.at - exitAt) / 1000, code: exit.code, output: agent.output() };
+      } finally {
+        if (agent.child.exitCode === null && agent.child.signalCode === null) agent.child.kill('SIGKILL');
+        await sink.down();
+        cleanup(pod);
+      }
+    };
+    const held: Array<Awaited<ReturnType<typeof run>>> = [];
+    const bare: Array<Awaited<ReturnType<typeof run>>> = [];
+    for (let i = 0; i < 3; i++) {
+      held.push(await run(true));
+      bare.push(await run(false));
+    }
+    const line = (rs: typeof held) => rs.map(r => `${r.shipped ? 'shipped' : 'LOST'} (exit ${r.stoppedAfter.toFixed(1)} s after the line)`).join(', ');
+    report(`native last line through the ${held[0].hold} s hold: ${line(held)}`);
+    report(`native last line, SIGTERM straight to Vector 0.2 s after it: ${line(bare)}`);
+    expect(held[0].hold).toBe(3);
+    for (const r of held) {
+      if (!r.shipped) report(r.output.slice(-3000));
+      expect({ shipped: r.shipped, code: r.code }).toEqual({ shipped: true, code: 0 });
+      // the hold, then the stop: within the budget the library gives it (3 s hold + 5 s limit + 1 s exit)
+      expect(r.stoppedAfter).toBeLessThan(9.5);
+    }
+  }, 600_000);
+}
