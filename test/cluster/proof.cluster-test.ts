@@ -265,16 +265,7 @@ if (!ownExperiments) {
       if (appStatus?.state?.terminated?.exitCode !== 137) {
         throw new Error(`${version}: the killed app exited ${JSON.stringify(appStatus?.state)}: ${cluster.tryKubectl(['logs', '-n', n, pod.metadata.name, '-c', 'app']).stdout.slice(-2000)}`);
       }
-      const log = cluster.kubectl(['logs', '-n', n, pod.metadata.name, '-c', 'log-agent']);
-      const shipped = shippedLines(log);
-      // a library cell that lost lines says why: the agent's own log and the containers' states
-      if (shipped < LINES_WRITTEN && variant.agent !== 'hand-written') {
-        const states = [...(podOf() ?? pod).status?.initContainerStatuses ?? [], ...(podOf() ?? pod).status?.containerStatuses ?? []]
-          .map((c: any) => `${c.name}: ${JSON.stringify(c.state)} last ${JSON.stringify(c.lastState)}`);
-        process.stdout.write(`[stdout ${n}] ${LINES_WRITTEN - shipped} lines lost\n${states.join('\n')}\n` +
-          `agent log (last 60 lines, the lines counted left out):\n${log.split('\n').filter(l => !/lnum=\d+;/.test(l)).slice(-60).join('\n')}\n`);
-      }
-      return shipped;
+      return shippedLines(cluster.kubectl(['logs', '-n', n, pod.metadata.name, '-c', 'log-agent']));
     } finally {
       cluster.tryKubectl(['delete', 'namespace', n, '--wait=false']);
     }

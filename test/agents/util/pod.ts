@@ -175,8 +175,10 @@ export function reachable(pod: LogPod, binary: string): string {
   const id = identity(pod);
   if (id.uid === undefined) return binary;
   const abs = path.resolve(binary);
-  const open = (p: string) => (fs.statSync(p).mode & 0o001) !== 0;
-  let ok = (fs.statSync(abs).mode & 0o005) === 0o005;
+  // the bits of "others": a directory they may enter (x), a program they may read and run (r, x)
+  const others = (p: string) => fs.statSync(p).mode % 8;
+  const open = (p: string) => others(p) % 2 === 1;
+  let ok = others(abs) === 5 || others(abs) === 7;
   for (let d = path.dirname(abs); ok; d = path.dirname(d)) {
     ok = open(d);
     if (d === path.dirname(d)) break;
