@@ -92,7 +92,8 @@ if (!ownExperiments) {
   });
 }
 
-(ownExperiments ? describe.each(releases) : describe.skip.each(releases))('Kubernetes %s', version => {
+// (jest refuses `.each` of an empty table: a release named by CLUSTER_RELEASES whose node binaries are not built)
+(ownExperiments ? describe.each(releases) : describe.skip.each(releases.length > 0 ? releases : ['none']))('Kubernetes %s', version => {
   let cluster: Cluster;
   const result: ReleaseResult = { version, jobs: [], order: [], rollout: [], admission: [], dryRun: [], lines: [], envoy: [], startup: [], stdout: [] } as any;
   const minor = Number(version.split('.')[1]);
