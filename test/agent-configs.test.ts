@@ -686,8 +686,14 @@ const ALL_OUTPUTS = {
 function fluentBitBoth(output: LogOutput, multilineParsers: FluentBitMultilineParser[] = [], sources?: { capture?: string; podLogsEnv?: string }) {
   const secrets = outputSecretEnv(output._config);
   const one = (configFormat?: FluentBitConfigFormat) => LogAgent.fluentBit({ multilineParsers, ...(configFormat ? { configFormat } : {}) })._render({
-    who: new Where(WHO), logDirectory: '/var/log/app', filePattern: '*.log', logVolumeSizeLimitMiB: 1024, configDirectory: '/etc/log-agent', output: output._config,
-    secretVars: secrets.vars, ...(sources ? { sources } : {}),
+    who: new Where(WHO),
+    logDirectory: '/var/log/app',
+    filePattern: '*.log',
+    logVolumeSizeLimitMiB: 1024,
+    configDirectory: '/etc/log-agent',
+    output: output._config,
+    secretVars: secrets.vars,
+    ...(sources ? { sources } : {}),
   });
   return { classic: one(), yaml: one(FluentBitConfigFormat.YAML), explicitClassic: one(FluentBitConfigFormat.CLASSIC) };
 }

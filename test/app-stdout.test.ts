@@ -6,12 +6,12 @@
  * refusals.
  */
 import { ApiObject, Chart, Duration, Size, Testing } from 'cdk8s';
-import { LogAgent, SidecarTimeline, WithLogAgent, WithLogAgentProps, WithSidecar } from '../src';
 import { parseAllDocuments } from 'yaml';
+import { LogAgent, SidecarTimeline, WithLogAgent, WithLogAgentProps, WithSidecar } from '../src';
+import { expectValidManifests } from './util/k8s-schema';
 import { render } from '../src/cli/render';
 import { readRenderConfig } from '../src/cli/render-config';
 import { APP_BUSYBOX, captureScript } from '../src/engine/capture';
-import { expectValidManifests } from './util/k8s-schema';
 
 function deployment(chart: Chart, containers: any[], kind = 'Deployment', restartPolicy?: string): ApiObject {
   const template = { metadata: { labels: { app: 'shop' } }, spec: { containers, ...(restartPolicy ? { restartPolicy } : {}) } };
@@ -96,8 +96,14 @@ describe('captureStdout', () => {
     const chart = new Chart(Testing.app(), 'test');
     const workload = deployment(chart, [APP]);
     new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.27', captureStdout: {} });
-    new WithSidecar(chart, 'cache', { workload, kubernetesVersion: '1.27', containerName: 'cache', image: 'ghcr.io/example/cache:1', command: ['/cache'],
-      appShutdownTime: Duration.seconds(20) });
+    new WithSidecar(chart, 'cache', {
+      workload,
+      kubernetesVersion: '1.27',
+      containerName: 'cache',
+      image: 'ghcr.io/example/cache:1',
+      command: ['/cache'],
+      appShutdownTime: Duration.seconds(20),
+    });
     const spec = Testing.synth(chart).find((o: any) => o.kind === 'Deployment').spec.template.spec;
     // legacy: the agent's preStop waits for the app container's end (20 s + the drain) and its read delay (2 s)
     expect(spec.containers.find((c: any) => c.name === 'log-agent').lifecycle.preStop).toEqual({ exec: { command: ['/sidecar-tools/busybox', 'sleep', '24'] } });
@@ -107,8 +113,14 @@ describe('captureStdout', () => {
     const other = new Chart(Testing.app(), 'test');
     const plain = deployment(other, [APP]);
     new WithLogAgent(other, 'logs', { workload: plain, kubernetesVersion: '1.27' });
-    new WithSidecar(other, 'cache', { workload: plain, kubernetesVersion: '1.27', containerName: 'cache', image: 'ghcr.io/example/cache:1', command: ['/cache'],
-      appShutdownTime: Duration.seconds(20) });
+    new WithSidecar(other, 'cache', {
+      workload: plain,
+      kubernetesVersion: '1.27',
+      containerName: 'cache',
+      image: 'ghcr.io/example/cache:1',
+      command: ['/cache'],
+      appShutdownTime: Duration.seconds(20),
+    });
     const plainSpec = Testing.synth(other).find((o: any) => o.kind === 'Deployment').spec.template.spec;
     expect(plainSpec.containers.find((c: any) => c.name === 'log-agent').lifecycle.preStop).toEqual({ exec: { command: ['/sidecar-tools/busybox', 'sleep', '22'] } });
   });

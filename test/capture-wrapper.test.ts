@@ -12,9 +12,9 @@ import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { noteSkipped } from './util/skips';
 import { APP_BUSYBOX, captureScript } from '../src/engine/capture';
 import { TOOLS, exitWithAppScript } from '../src/engine/shutdown';
-import { noteSkipped } from './util/skips';
 
 const BUSYBOX = ['/usr/bin/busybox', '/bin/busybox'].find(p => fs.existsSync(p));
 const runIt = BUSYBOX ? describe : describe.skip;

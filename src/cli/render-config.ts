@@ -246,7 +246,14 @@ const common = {
 };
 
 const logAgentProps = object({
-  ...common, agent: logAgent, output: logOutput, logDirectory: str, filePattern: str, logVolumeSizeLimit: size, agentUser: num, agentGroup: num,
+  ...common,
+  agent: logAgent,
+  output: logOutput,
+  logDirectory: str,
+  filePattern: str,
+  logVolumeSizeLimit: size,
+  agentUser: num,
+  agentGroup: num,
   captureStdout: object({ containers: strings, command: strings, maxFileSize: size, maxFiles: num }),
   podLogs: object({ container: str, exemptFromPodSecurity: bool }),
 });

@@ -16,8 +16,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Size } from 'cdk8s';
 import { LogAgent, LogOutput } from '../../src';
-import { APP_BUSYBOX } from '../../src/engine/capture';
 import { POD_FIELDS, cleanup, freePort, sleep, startAgent, synthLogPod, waitFor, LogPod } from './util/pod';
+import { APP_BUSYBOX } from '../../src/engine/capture';
 
 const BIN = process.env.FLUENT_BIT;
 const BUSYBOX = ['/usr/bin/busybox', '/bin/busybox'].find(p => fs.existsSync(p));

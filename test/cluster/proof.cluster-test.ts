@@ -95,7 +95,9 @@ if (!ownExperiments) {
 // (jest refuses `.each` of an empty table: a release named by CLUSTER_RELEASES whose node binaries are not built)
 (ownExperiments ? describe.each(releases) : describe.skip.each(releases.length > 0 ? releases : ['none']))('Kubernetes %s', version => {
   let cluster: Cluster;
-  const result: ReleaseResult = { version, jobs: [], order: [], rollout: [], admission: [], dryRun: [], lines: [], envoy: [], startup: [], stdout: [] } as any;
+  const result: ReleaseResult = {
+    version, jobs: [], order: [], rollout: [], admission: [], dryRun: [], lines: [], envoy: [], startup: [], stdout: [],
+  } as any;
   const minor = Number(version.split('.')[1]);
   const target = `1.${minor}`;
 
@@ -303,7 +305,8 @@ if (!ownExperiments) {
       const r = cluster.tryKubectl(['get', 'pods', '-n', n, '-o', 'json']);
       return r.status === 0 ? JSON.parse(r.stdout).items[0] : undefined;
     };
-    const statusOf = (p: any, c: string) => [...p.status?.containerStatuses ?? [], ...p.status?.initContainerStatuses ?? []].find((x: any) => x.name === c);
+    const statusOf = (p: any, c: string) =>
+      [...p.status?.containerStatuses ?? [], ...p.status?.initContainerStatuses ?? []].find((x: any) => x.name === c);
     try {
       if (end === 'delete') {
         const pod = await cluster.until('the app has printed its lines', 180, () => {
@@ -317,8 +320,8 @@ if (!ownExperiments) {
       }
       const pod = await cluster.until('the app was killed', 180, () => {
         const p = podOf();
-        const app = p && statusOf(p, 'app');
-        const killed = end === 'kill-job' ? app?.state?.terminated : app?.lastState?.terminated;
+        const appStatus = p && statusOf(p, 'app');
+        const killed = end === 'kill-job' ? appStatus?.state?.terminated : appStatus?.lastState?.terminated;
         return killed ? p : undefined;
       });
       const killed = end === 'kill-job' ? statusOf(pod, 'app').state.terminated : statusOf(pod, 'app').lastState.terminated;
