@@ -13,7 +13,7 @@
  *
  * Plain JSON in and out: no cdk8s.
  */
-import { NATIVE_SIDECARS_ANNOTATION, STOP_TIMES_ANNOTATION } from '../facts/annotations';
+import { APP_SHUTDOWN_ANNOTATION, NATIVE_SIDECARS_ANNOTATION, STOP_TIMES_ANNOTATION } from '../facts/annotations';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from '../facts/pod-defaults';
 import { internalError } from '../private/errors';
 import { Json } from '../private/json';
@@ -173,6 +173,14 @@ export function injectionCel(plan: InjectionPlan, extraConditions: Array<{ name:
         `? (variables.hook > 0 && variables.hook + ${int(plan.appShutdownSeconds)} > variables.grace ? variables.hook + ${int(plan.appShutdownSeconds)} : variables.grace) + variables.sidecarStops ` +
         ': (variables.need > variables.grace ? variables.need : variables.grace)',
     },
+    {
+      // the app's budget as synthesis writes it (APP_SHUTDOWN_ANNOTATION, planGrace in shutdown.ts): the
+      // pod's grace less its readable hook where the grace is the budget, else the constructs' appShutdownTime
+      name: 'appBudget',
+      expression: 'variables.budgetFromGrace ' +
+        `? (variables.hook > 0 && variables.hook + ${int(plan.appShutdownSeconds)} > variables.grace ? variables.hook + ${int(plan.appShutdownSeconds)} : variables.grace) - variables.hook ` +
+        `: ${int(plan.appShutdownSeconds)}`,
+    },
   ];
   const parts: string[] = [];
   // Every value the patch writes is a literal of the library's: Object.* initializers exist only in a
@@ -211,12 +219,17 @@ export function injectionCel(plan: InjectionPlan, extraConditions: Array<{ name:
         celLiteral(m, 'Object.spec.containers.volumeMounts'), true));
     }
   }
-  const keys = sortedKeys(plan.annotations);
+  // the app's budget depends on the admitted pod (its grace, its hooks): computed, not a literal
+  const budgetGiven = APP_SHUTDOWN_ANNOTATION in plan.annotations;
+  const keys = sortedKeys(plan.annotations).filter(k => k !== APP_SHUTDOWN_ANNOTATION);
   if (keys.length > 0) {
     parts.push(
       `(has(object.metadata.annotations) ? [${keys.map(k => patch('add', str(`/metadata/annotations/${escapeKey(k)}`), str(plan.annotations[k]), true)).join(', ')}] ` +
       `: [${patch('add', '/metadata/annotations', `{${keys.map(k => `${str(k)}: ${str(plan.annotations[k])}`).join(', ')}}`)}])`,
     );
+  }
+  if (budgetGiven) {
+    parts.push(`[${patch('add', str(`/metadata/annotations/${escapeKey(APP_SHUTDOWN_ANNOTATION)}`), 'string(variables.appBudget) + "s"', true)}]`);
   }
   parts.push(`(variables.newGrace != variables.grace ? [${patch('add', '/spec/terminationGracePeriodSeconds', 'variables.newGrace')}] : [])`);
   return { matchConditions, variables, patch: parts.join(' +\n') };
