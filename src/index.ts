@@ -21,9 +21,8 @@ export { SidecarServicePort } from './service-port';
 export {
   BasicAuth, ForwardOutputOptions, HttpOutputOptions, LogDestinationOptions, LogOutput, LokiOutputOptions, SearchOutputOptions,
 } from './log-output';
-export {
-  FluentBitConfigFormat, FluentBitMultilineParser, FluentBitOptions, FluentdOptions, LogAgent, VectorOptions,
-} from './log-agent';
+// LogAgent, each agent's options, and Images: the registry of the agents (src/agents/registry.ts)
+export * from './agents/registry';
 export { CaptureStdoutOptions, PodLogsOptions, WithLogAgent, WithLogAgentProps } from './with-log-agent';
 
 // WithTracer
@@ -33,9 +32,6 @@ export { OtlpProtocol, WithTracer, WithTracerProps } from './with-tracer';
 export {
   EnvoyAppProtocol, EnvoyServicePortOptions, EnvoyTlsOptions, EnvoyUpstream, WithEnvoy, WithEnvoyProps,
 } from './with-envoy';
-
-// The default images, one name each: Images.<AGENT>
-export { Images } from './images';
 
 // Any sidecar: WithSidecar, AdoptSidecar
 export {

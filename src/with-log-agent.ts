@@ -183,11 +183,11 @@ export class WithLogAgent extends SidecarBase {
     // from here on the copy SidecarBase made (a props object changed afterwards changes nothing)
     props = this._props as WithLogAgentProps;
     const who = this._where();
-    checkMadeBy(who, 'agent', props.agent, LogAgent, 'LogAgent.fluentBit(), .vector() or .fluentd()');
+    checkMadeBy(who, 'agent', props.agent, LogAgent, registeredFactories());
     checkMadeBy(who, 'output', props.output, LogOutput, 'LogOutput.stdout(), .forward(), .http(), .loki(), .elasticsearch() or .opensearch()');
     checkString(who, 'logDirectory', props.logDirectory, "'/var/log/app'");
     checkString(who, 'filePattern', props.filePattern, "'*.log'");
-    this.agent = props.agent ?? LogAgent.fluentBit();
+    this.agent = props.agent ?? LogAgent._default();
     this.output = props.output ?? LogOutput.stdout();
     this.logDirectory = props.logDirectory ?? '/var/log/app';
     const filePattern = props.filePattern ?? '*.log';
@@ -386,6 +386,12 @@ function enforcedNamespaceErrors(who: Where, scope: Construct, namespace: string
 const SCRATCH_SOURCE = shared({ emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } });
 
 const POD_ENV = [fieldEnv('POD_NAME', 'metadata.name'), fieldEnv('POD_NAMESPACE', 'metadata.namespace'), fieldEnv('NODE_NAME', 'spec.nodeName')];
+
+/** The registry's factories as a message names them: `LogAgent.a(), .b() or .c()`. */
+function registeredFactories(): string {
+  const calls = LogAgent._registered.map((a, i) => `${i === 0 ? 'LogAgent' : ''}.${a.factory}()`);
+  return `${calls.slice(0, -1).join(', ')} or ${calls[calls.length - 1]}`;
+}
 
 /**
  * A writable directory of the agent's own, when it needs one (the root filesystem is read-only).

@@ -1,6 +1,7 @@
 /**
- * Every default image is in one list (src/facts/images.ts) that names the upstream source of its tag;
- * the code uses no other, and the README shows the same list.
+ * Every default image is in one list (`Images._all`: the log agents' pins, each in its folder, read
+ * from the registry, then src/facts/images.ts) that names the upstream source of its tag; the code
+ * uses no other, and the README shows the same list.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -9,10 +10,14 @@ import * as kplus from 'cdk8s-plus-27';
 import { Images, LogAgent, LogOutput, SidecarWarnings, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { allDocs } from './util/docs';
 import { TOOLS } from '../src/engine/shutdown';
-import { DEFAULT_IMAGES, imageTagVersion } from '../src/facts/images';
+import { imageTagVersion } from '../src/facts/images';
 
 const ROOT = path.join(__dirname, '..');
-const LISTED: readonly string[] = Object.values(DEFAULT_IMAGES).map(i => i.image);
+const ALL = Images._all;
+const LISTED: readonly string[] = ALL.map(i => i.image);
+/** The file each image is pinned in: a log agent's in its folder, the others in src/facts/images.ts. */
+const PINNED_IN = new Map<string, string>(ALL.map(i => [i.image, 'src/facts/images.ts']));
+for (const agent of LogAgent._registered) PINNED_IN.set(agent.image.image, `src/agents/${agent.name}/agent.ts`);
 /** The repositories of the listed images (`fluent/fluentd`, `busybox`, ...). */
 const REPOS = new Set(LISTED.map(i => i.slice(0, i.lastIndexOf(':'))));
 
@@ -22,7 +27,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 test('each listed image is repository:tag with a named upstream source', () => {
-  for (const [key, i] of Object.entries(DEFAULT_IMAGES)) {
+  for (const [key, i] of Object.entries(ALL)) {
     expect({ key, image: i.image }).toEqual({ key, image: expect.stringMatching(/^[a-z0-9][a-z0-9._/-]*:[A-Za-z0-9][A-Za-z0-9._-]*$/) });
     expect({ key, source: i.source.length > 20 }).toEqual({ key, source: true });
   }
@@ -54,7 +59,7 @@ test('no image literal of those repositories in src/ other than the listed ones'
   for (const f of found) expect({ ...f, listed: LISTED.includes(f.image) }).toEqual({ ...f, listed: true });
 });
 
-test('each default image is pinned once: its literal is in src/facts/images.ts only (a TSDoc @default may name it)', () => {
+test('each default image is pinned once: its literal is in the file that pins it only, a log agent\'s in its folder (a TSDoc @default may name it)', () => {
   const pins: string[] = [];
   for (const file of sourceFiles(path.join(ROOT, 'src'))) {
     const code = fs.readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
@@ -62,7 +67,7 @@ test('each default image is pinned once: its literal is in src/facts/images.ts o
       if (REPOS.has(m[1])) pins.push(`${path.relative(ROOT, file).split(path.sep).join('/')}: ${m[1]}:${m[2]}`);
     }
   }
-  expect([...new Set(pins)].sort()).toEqual(LISTED.map(i => `src/facts/images.ts: ${i}`).sort());
+  expect([...new Set(pins)].sort()).toEqual(LISTED.map(i => `${PINNED_IN.get(i)}: ${i}`).sort());
 });
 
 test("the README's default-image table is the list", () => {
@@ -70,7 +75,7 @@ test("the README's default-image table is the list", () => {
   const table = /<!-- default-images:start -->\n([\s\S]*?)<!-- default-images:end -->/.exec(readme);
   expect(table).not.toBeNull();
   const rows = table![1].split('\n').filter(l => l.startsWith('| `')).map(l => l.split('|').map(c => c.trim()));
-  expect(rows.map(r => [r[1].replace(/`/g, ''), r[2]])).toEqual(Object.values(DEFAULT_IMAGES).map(i => [i.image, i.usedBy.includes(' ') ? i.usedBy : `\`${i.usedBy}\``]));
+  expect(rows.map(r => [r[1].replace(/`/g, ''), r[2]])).toEqual(ALL.map(i => [i.image, i.usedBy.includes(' ') ? i.usedBy : `\`${i.usedBy}\``]));
 });
 
 test('every tag of those repositories the docs (README, CONTRIBUTING, docs/) mention is a listed one', () => {
@@ -93,7 +98,7 @@ test('every default image has one public name, Images.<AGENT>, and the package e
   const names = Object.getOwnPropertyNames(Images).filter(k => /^[A-Z_]+$/.test(k)).sort();
   expect(names).toEqual(['ENVOY', 'FLUENTD', 'FLUENT_BIT', 'OTEL_COLLECTOR', 'SIDECAR_TOOLS', 'VECTOR']);
   // the tools' busybox too (Images.SIDECAR_TOOLS, for Images.pin and toolsImage)
-  expect(names.map(n => (Images as any)[n]).sort()).toEqual(Object.values(DEFAULT_IMAGES).map(i => i.image).sort());
+  expect(names.map(n => (Images as any)[n]).sort()).toEqual(LISTED.slice().sort());
 });
 
 test('one image-tag parser (imageTagVersion), over the one release-version grammar (parseReleasePrefix, src/target/capabilities.ts): no other file of src/ parses a version', () => {

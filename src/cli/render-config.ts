@@ -7,7 +7,8 @@
  */
 import { Duration, Size } from 'cdk8s';
 import { ConfigError } from './errors';
-import { FluentBitConfigFormat, FluentBitMultilineParser, LogAgent } from '../log-agent';
+import { AgentOptionType } from '../agents/log-agent-spec';
+import { LogAgent } from '../log-agent';
 import { LogOutput } from '../log-output';
 import { SidecarError, Where } from '../private/errors';
 import { DEFAULT_KUBERNETES_VERSION, SidecarMode } from '../target/capabilities';
@@ -189,24 +190,20 @@ const secretKey = object({ secret: object({ name: str }, ['name']), key: str }, 
 const basicAuth = object({ username: secretKey, password: secretKey }, ['username', 'password']);
 const destination = { host: str, port: num, tls: bool };
 
-const multilineParsers = listOf(oneOf(Object.values(FluentBitMultilineParser)));
-const configFormat = oneOf(Object.values(FluentBitConfigFormat));
+/** An agent's option as the registry types it (`LogAgentSpec.options`), read from YAML. */
+function agentOption(type: AgentOptionType): Conv {
+  if (type === 'string') return str;
+  if (type === 'number') return num;
+  if (type === 'boolean') return bool;
+  if (type === 'duration') return duration;
+  return 'oneOf' in type ? oneOf(type.oneOf) : listOf(oneOf(type.listOf.oneOf));
+}
 
-const logAgent = variant({
-  fluentBit: {
-    conv: object({
-      image: str, flushInterval: duration, grace: duration, httpPort: num, multilineParsers, configFormat,
-    }),
-    make: o => LogAgent.fluentBit(o),
-  },
-  vector: { conv: object({ image: str, gracefulShutdownLimit: duration, apiPort: num, exposeGrpcApi: bool }), make: o => LogAgent.vector(o) },
-  fluentd: {
-    conv: object({
-      image: str, flushInterval: duration, shutdownGrace: duration, requestTimeout: duration, monitorPort: num, allowMonitorDebugInfo: bool,
-    }),
-    make: o => LogAgent.fluentd(o),
-  },
-});
+/** One key per registered agent (its factory's name), with the options its spec lists. */
+const logAgent = variant(Object.fromEntries(LogAgent._registered.map(spec => [spec.factory, {
+  conv: object(Object.fromEntries(Object.entries(spec.options).map(([k, t]) => [k, agentOption(t as AgentOptionType)]))),
+  make: (o: object) => (LogAgent as any)[spec.factory](o) as LogAgent,
+}])));
 
 const logOutput = variant({
   stdout: { conv: object({}), make: () => LogOutput.stdout() },

@@ -2,12 +2,13 @@ import { Where } from '../private/errors';
 import { parseReleasePrefix } from '../target/capabilities';
 
 /**
- * Every image the library uses by default, in one place, each with the upstream source that shows
- * its tag is published. `test/images.test.ts` checks that every default image in the code is one
- * of these and that the README's image table matches this list.
+ * A default image of the library, with the upstream source that shows its tag is published. The
+ * log agents' are in their folders (src/agents/<agent>/agent.ts), the others below; `Images._all`
+ * (src/agents/registry.ts) lists them all, and `test/images.test.ts` checks that every default
+ * image in the code is one of them and that the README's image table matches the list.
  *
- * Bumping an image: change it here, name the release (notes, tag list) that publishes the new
- * tag, and update the README table (the test says which rows differ).
+ * Bumping an image: change it where it is pinned, name the release (notes, tag list) that
+ * publishes the new tag, and regenerate the README table (`npx projen docs:images`).
  * @internal
  */
 export interface DefaultImage {
@@ -25,60 +26,8 @@ export interface DefaultImage {
   readonly releases?: { readonly program: string; readonly from: string; readonly below: string; readonly checked: string };
 }
 
-/** @internal */
+/** The default images of the sidecars that are not log agents (those pin theirs in their folders). @internal */
 export const DEFAULT_IMAGES = {
-  fluentBit: {
-    image: 'fluent/fluent-bit:5.1.1',
-    usedBy: 'LogAgent.fluentBit()',
-    // dockerfiles/Dockerfile at v5.1.1: `ARG RELEASE_VERSION=5.1.1`, production stage FROM
-    // gcr.io/distroless/cc-debian13 with no USER (the library sets runAsUser), binary at
-    // /fluent-bit/bin/fluent-bit. MAINTENANCE.md at v5.1.1: v5.1 is the stable line, v5.0
-    // maintenance only, older lines end of life.
-    source: 'fluent/fluent-bit release v5.1.1 (git tag v5.1.1, 2026-08-14; the newest tag of the supported 5.1 line in the repository on 2026-12-01; ' +
-      'images built from dockerfiles/Dockerfile, pushed as fluent/fluent-bit:<version>)',
-    // The keys, the shutdown model, the long-line keys (Truncate_Long_Lines) and the IP-literal
-    // TLS check (from 5.0.6) were read at v5.1.1 and run with the binary built at that tag.
-    // Checked again 2026-12-07: Fluent Bit 5.2.1 was reported (2026-12-01), but the fluent/fluent-bit repository's
-    // snapshot reachable here stops at tag v5.1.1 (2026-08), and no registry this project reaches serves a Fluent
-    // Bit binary: 5.2.x can be neither confirmed nor built and run, so the pin stays at 5.1.1.
-    releases: { program: 'Fluent Bit', from: '5.1.0', below: '5.2.0', checked: 'the keys, shutdown and buffering read at v5.1.1 and run against its binary' },
-  },
-  vector: {
-    image: 'timberio/vector:0.57.0-distroless-libc',
-    usedBy: 'LogAgent.vector()',
-    // Checked 2026-12-01: v0.57.0 (2026-07-14) is the newest release tag of vectordotdev/vector
-    // (the repository's snapshot of 2026-08-22: master's Cargo.toml is at 0.58.0, untagged; no
-    // 0.57.x patch tag). Vector releases only the newest line, monthly (0.54.0 March, 0.55.0 April,
-    // 0.56.0 June, 0.57.0 July 2026). distribution/docker/distroless-libc/Dockerfile at v0.57.0:
-    // FROM gcr.io/distroless/cc-debian12, no USER (the library runs it as 65532), binary at
-    // /usr/bin/vector, /var/lib/vector owned by root (unused: data_dir is on the log volume).
-    // From 0.55 the API cannot be limited to /health, so the probes use an http_server source and
-    // the API is off (src/agents/vector/config.ts `vectorHealthEndpoint`).
-    source: 'vectordotdev/vector release v0.57.0 (git tag v0.57.0, 2026-07-14; distribution/docker/distroless-libc/Dockerfile, ' +
-      'pushed as timberio/vector:<version>-distroless-libc by scripts/build-docker.sh)',
-    // Every key the library emits has the same name at v0.54.0 and v0.57.0 (the structs and
-    // website/cue/reference/components/<kind>/generated/<name>.cue at both tags; 0.55 removed only
-    // api.graphql/playground and the http sink's top-level headers, neither emitted now), and the
-    // shutdown code is the same at both tags. test/agents/vector.agent-test.ts runs a binary built from
-    // the tag when one is cached (CONTRIBUTING.md "The real Vector"); not run yet (the first build here
-    // did not finish in its session).
-    releases: { program: 'Vector', from: '0.54.0', below: '0.58.0', checked: 'the keys and the shutdown read at v0.54.0 and v0.57.0' },
-  },
-  fluentd: {
-    // Not v1.19.3-debian-2.4: the -2.4 suffix belonged to v1.19.2 and was never published for v1.19.3.
-    // Checked 2026-12-01: v1.19.3 (2026-08-07) is the newest tag of fluent/fluentd, and
-    // v1.19.3-2.2 the newest of fluent/fluentd-docker-image (README "Supported tags" at its head);
-    // v1.19/debian/Dockerfile at v1.19.3-2.2: `useradd -r` fluent, USER fluent, tini.
-    // Checked again 2026-12-07: Fluentd 1.19.4 was reported (2026-12-01), but the fluent/fluentd repository's
-    // snapshot reachable here stops at tag v1.19.3 (its last commit 2026-08-08) and RubyGems is not reachable:
-    // 1.19.4 can be neither confirmed nor run from source here, so the pin stays at v1.19.3.
-    image: 'fluent/fluentd:v1.19.3-debian-2.2',
-    usedBy: 'LogAgent.fluentd()',
-    source: 'fluent/fluentd-docker-image README.md "Supported tags" (`v1.19.3-debian-2.2`) and git tag v1.19.3-2.2 (v1.19/debian/Dockerfile)',
-    // From 1.19.3 (in_monitor_agent's include_debug_info); the keys, the shutdown and the buffer
-    // were read at v1.19.3 and run from source (test/agents/fluentd.agent-test.ts).
-    releases: { program: 'Fluentd', from: '1.19.3', below: '1.20.0', checked: 'the keys, shutdown and buffering read at v1.19.3 and run from source' },
-  },
   envoy: {
     image: 'envoyproxy/envoy:v1.40.0',
     usedBy: 'WithEnvoy',
