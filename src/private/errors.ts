@@ -1,3 +1,6 @@
+/** The brand every copy of the library puts on its SidecarErrors (a registered symbol: one for all copies). */
+const SIDECAR_ERROR = Symbol.for('cdk8s-sidecars.SidecarError');
+
 /**
  * The library's one error for bad input, and the one place its message is built. Every check of a
  * prop, an option or a file's value throws a `SidecarError` that names where the value was given
@@ -47,6 +50,8 @@ export class SidecarError extends Error {
     this.problem = details.problem;
     this.fix = details.fix;
     this.sep = details.sep ?? '; ';
+    // the brand isSidecarErrorObject() reads, on the instance (not enumerable: no JSON shows it)
+    Object.defineProperty(this, SIDECAR_ERROR, { value: true });
   }
 
   /**
@@ -135,8 +140,6 @@ export function isSidecarErrorObject(e: unknown): e is SidecarError {
   return typeof e === 'object' && e !== null && (e as any)[SIDECAR_ERROR] === true;
 }
 
-const SIDECAR_ERROR = Symbol.for('cdk8s-sidecars.SidecarError');
-Object.defineProperty(SidecarError.prototype, SIDECAR_ERROR, { value: true });
 
 /** The ids of `check`'s rules (`[CS004 container-restart-policy]` as messages end with them) in `text`, each once. */
 export function ruleIdsIn(text: string): string[] {
