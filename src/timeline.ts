@@ -8,8 +8,8 @@ import { APP_SHUTDOWN_ANNOTATION, STOP_TIMES_ANNOTATION } from './facts/annotati
 import { SUPPORTED_KINDS, podTemplateCopy, podTemplateOf } from './facts/kinds';
 import { SidecarError, Where } from './private/errors';
 import { Json } from './private/json';
-import { DEFAULT_KUBERNETES_VERSION, capabilities } from './target/capabilities';
-import { SidecarTargetOptions, checkVersion, targetGate, targetVersion } from './target/resolver';
+import { capabilities } from './target/capabilities';
+import { SidecarTargetOptions, assembleTarget } from './target/resolver';
 
 /** One container in the pod's start order. */
 export interface TimelineStartEntry {
@@ -185,14 +185,10 @@ export class SidecarTimeline {
       throw new Where(WHO).error(`${what} is not an object with a pod template`, manifest,
         `Pass one Kubernetes object of kind ${SUPPORTED_KINDS.join(', ')} (a List: one item at a time)`, '. ');
     }
-    // The one reader of the sources (src/target/resolver.ts): the option, then the environment, then the default.
-    const reading = { fail: (e: SidecarError) => e.placedAt(WHO), versionFallback: 'the default 1.27', gateFallback: 'the default false' };
-    const given = { version: options.kubernetesVersion, gate: options.sidecarContainersGate };
-    const found = targetVersion(given, reading);
-    const raw = found?.raw ?? DEFAULT_KUBERNETES_VERSION;
-    // (a version from the environment was checked by the resolver, which names the variable)
-    const version = checkVersion(new Where(WHO), raw);
-    const gate = targetGate(given, reading) ?? false;
+    // The one assembly of a target (src/target/resolver.ts): the option, then the environment, then the default.
+    const { version, gate } = assembleTarget({
+      version: options.kubernetesVersion, gate: options.sidecarContainersGate, where: new Where(WHO), fail: (e: SidecarError) => e.placedAt(WHO),
+    });
     // What the library recorded in the pod template (STOP_TIMES_ANNOTATION); the options win.
     const recorded = recordedStopTimes(manifest);
     const stopSeconds: Record<string, number> = { ...recorded };

@@ -3,7 +3,7 @@ import { parseYamlLocated } from './bind/yaml-files';
 import { CheckTarget, checkDocuments } from './engine/check-objects';
 import { CHECK_IGNORE_ANNOTATION, RULES_DOC_URL, parseRuleList } from './engine/check-rules';
 import { SidecarError, Where } from './private/errors';
-import { KUBERNETES_VERSION_ENV, checkVersion, targetGate, targetVersion } from './target/resolver';
+import { KUBERNETES_VERSION_ENV, assembleTarget } from './target/resolver';
 
 /**
  * The `properties` of the plugin's entry in cdk8s.yaml `validations:`.
@@ -131,18 +131,16 @@ export class SidecarValidationPlugin {
     if (ignore !== undefined && !(Array.isArray(ignore) && ignore.every(i => typeof i === 'string'))) {
       throw who.error(`ignore is ${JSON.stringify(ignore)}`, ignore, 'give a list of rule ids, e.g. ["CS022"]');
     }
-    // The one reader of the sources (src/target/resolver.ts): the plugin's properties, then the environment.
-    const reading = { fail: (e: SidecarError) => e.placedAt(where), versionFallback: 'the kubernetesVersion property', gateFallback: 'the default false' };
-    const given = { version, gate: props.sidecarContainersGate };
-    const found = targetVersion(given, reading);
-    if (found === undefined) {
-      throw who.error('no target', undefined, `give kubernetesVersion (e.g. "1.29") or set ${KUBERNETES_VERSION_ENV}`, ': ');
-    }
-    this.target = {
-      // (a version from the environment was checked by the resolver, which names the variable)
-      version: checkVersion(new Where(`${where}: kubernetesVersion`), found.raw),
-      gate: targetGate(given, reading) ?? false,
-    };
+    // The one assembly of a target (src/target/resolver.ts): the plugin's properties, then the environment.
+    const { version: checked, gate } = assembleTarget({
+      version,
+      gate: props.sidecarContainersGate,
+      where: new Where(`${where}: kubernetesVersion`),
+      fail: (e: SidecarError) => e.placedAt(where),
+      unset: () => who.error('no target', undefined, `give kubernetesVersion (e.g. "1.29") or set ${KUBERNETES_VERSION_ENV}`, ': '),
+      versionName: 'the kubernetesVersion property',
+    });
+    this.target = { version: checked, gate };
     this.ignore = parseRuleList(props.ignore ?? [], new Where(`${where}: ignore`));
     this.failOnWarnings = props.failOnWarnings ?? false;
   }

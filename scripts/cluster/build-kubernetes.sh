@@ -2,6 +2,8 @@
 # Builds the binaries of one Kubernetes release (kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubelet, kubectl) from the Go module proxy, cached under
 # ~/.cache/cdk8s-sidecars/kubernetes/<version>/bin. Usage: build-kubernetes.sh 1.33.13
+# COMPONENTS (space-separated) builds only those, e.g. COMPONENTS="kubelet kube-scheduler"; a
+# component already in the cache is never rebuilt.
 #
 # k8s.io/kubernetes is a Go module, but its go.mod points every staging module (k8s.io/api,
 # k8s.io/apimachinery, ...) at ./staging/src/..., which a module consumer cannot follow: each one is
@@ -13,7 +15,7 @@ VERSION=${1:?usage: build-kubernetes.sh <version, e.g. 1.33.13>}
 CACHE=${CDK8S_SIDECARS_CACHE:-$HOME/.cache/cdk8s-sidecars}
 OUT="$CACHE/kubernetes/$VERSION"
 BIN="$OUT/bin"
-COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl"
+COMPONENTS=${COMPONENTS:-kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl}
 done_all=1
 for c in $COMPONENTS; do [ -x "$BIN/$c" ] || done_all=0; done
 if [ "$done_all" = 1 ]; then echo "$BIN"; exit 0; fi

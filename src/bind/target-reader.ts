@@ -13,11 +13,11 @@ import { IConstruct } from 'constructs';
 import { printSynthesisNotice } from './binding';
 import { SidecarError, Where } from '../private/errors';
 import {
-  DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, SidecarLayout, SidecarMode, formatFullVersion, formatVersion, resolveLayout,
+  KubeVersion, LayoutDecision, SidecarLayout, SidecarMode, formatFullVersion, formatVersion, resolveLayout,
 } from '../target/capabilities';
 import {
-  DEFAULT_TARGET_NOTICE, KUBERNETES_VERSION_ENV, ResolvedTarget, SIDECAR_CONTAINERS_GATE_ENV, SidecarTargetOptions, VersionSource, checkVersion,
-  gateSetInEnvironment, targetGate, targetVersion,
+  DEFAULT_TARGET_NOTICE, KUBERNETES_VERSION_ENV, ResolvedTarget, SIDECAR_CONTAINERS_GATE_ENV, SidecarTargetOptions, TargetRequest, VersionSource,
+  assembleTarget, checkVersion, gateSetInEnvironment, targetGate, targetReading, targetVersion,
 } from '../target/resolver';
 
 /** Where a target came from, for messages. */
@@ -112,7 +112,7 @@ export function configuredOn(scope: IConstruct): SidecarTargetOptions | undefine
  */
 export function resolveTarget(self: IConstruct, props: SidecarTargetOptions, options: { readonly checksOnly?: boolean } = {}): ResolvedTarget {
   // (read at every render of every sidecar: without copies of the options, and each version
-  // string and layout decision worked out once, issue 36)
+  // string and layout decision worked out once, since an app of hundreds of workloads reads it thousands of times)
   let inherited: Mutable<SidecarTargetOptions> | undefined;
   // outermost first, so that nearer scopes overwrite
   for (const scope of self.node.scopes) {
@@ -124,26 +124,19 @@ export function resolveTarget(self: IConstruct, props: SidecarTargetOptions, opt
     }
   }
   inherited ??= NOTHING_CONFIGURED;
-  // The one reader of the sources (src/target/resolver.ts); the default when none sets the version.
-  const reading = {
+  // The one assembly of a target (src/target/resolver.ts): the prop, the environment, Sidecars.configure(), the default.
+  const request: TargetRequest = {
+    version: props.kubernetesVersion,
+    gate: props.sidecarContainersGate,
+    configured: inherited,
+    where: new Where(self.node.path),
     fail: (e: SidecarError) => e.placedAt(self.node.path),
-    versionFallback: 'Sidecars.configure() or the default 1.27',
-    gateFallback: 'Sidecars.configure() or the default false',
   };
-  const given = { version: props.kubernetesVersion, gate: props.sidecarContainersGate, configured: inherited };
-  const { raw, source } = targetVersion(given, reading) ?? { raw: DEFAULT_KUBERNETES_VERSION, source: 'default' as VersionSource };
-  // (a version from the environment was checked by the resolver, which names the variable)
-  let version = ACCEPTED_VERSIONS.get(raw);
-  if (!version) {
-    version = Object.freeze(checkVersion(new Where(self.node.path), raw));
-    if (ACCEPTED_VERSIONS.size >= 64) ACCEPTED_VERSIONS.clear();
-    ACCEPTED_VERSIONS.set(raw, version);
-  }
+  const { version, source, gate } = assembleTarget(request);
   const mode = props.mode ?? inherited.mode ?? SidecarMode.AUTO;
-  const gate = targetGate(given, reading) ?? false;
   // (SidecarValidation emits nothing: its own version is the release it checks against, checksOnly)
   const overrides = !options.checksOnly && (props.kubernetesVersion !== undefined || props.sidecarContainersGate !== undefined)
-    ? disagreement(self, props, inherited, reading, version, gate) : undefined;
+    ? disagreement(self, props, inherited, targetReading(request), version, gate) : undefined;
   const toolsImage = props.toolsImage ?? inherited.toolsImage;
   const watchAppExit = props.watchAppExit ?? inherited.watchAppExit ?? false;
   const decision = layoutDecision(version, mode, gate);
@@ -204,8 +197,6 @@ function layoutsText(mine: KubeVersion, theirs: KubeVersion, props: SidecarTarge
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 const NOTHING_CONFIGURED: SidecarTargetOptions = Object.freeze({});
-/** Versions `checkVersion` accepted, by the text given (frozen: every construct with that text shares one). */
-const ACCEPTED_VERSIONS = new Map<string, KubeVersion>();
 /** `resolveLayout`'s decisions that are no error (frozen), by version, mode and gate. */
 const DECISIONS = new Map<string, LayoutDecision>();
 

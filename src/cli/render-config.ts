@@ -10,8 +10,8 @@ import { ConfigError } from './errors';
 import { FluentBitConfigFormat, FluentBitMultilineParser, LogAgent } from '../log-agent';
 import { LogOutput } from '../log-output';
 import { SidecarError, Where } from '../private/errors';
-import { SidecarMode } from '../target/capabilities';
-import { checkVersion, targetGate, targetVersion } from '../target/resolver';
+import { DEFAULT_KUBERNETES_VERSION, SidecarMode } from '../target/capabilities';
+import { assembleTarget } from '../target/resolver';
 import { EnvoyAppProtocol } from '../with-envoy';
 import { SidecarCheck, SidecarQuit, SidecarVolume } from '../with-sidecar';
 import { OtlpProtocol } from '../with-tracer';
@@ -380,8 +380,8 @@ const top = object({ kubernetesVersion: str, sidecarContainersGate: bool, worklo
 
 /** The error of a config without a target (and no CDK8S_SIDECARS_KUBERNETES_VERSION). */
 export const RENDER_TARGET_MISSING = 'not set, and CDK8S_SIDECARS_KUBERNETES_VERSION is not set either: give the lowest release of the ' +
-  'cluster\'s API server and kubelets at the top of the config, quoted (kubernetesVersion: "1.29"; "1.27" keeps the legacy layout), or set ' +
-  'the variable (`cdk8s-sidecars target` prints it for the cluster kubectl points at)';
+  `cluster's API server and kubelets at the top of the config, quoted (kubernetesVersion: "1.29"; "${DEFAULT_KUBERNETES_VERSION}" keeps the legacy layout), ` +
+  'or set the variable (`cdk8s-sidecars target` prints it for the cluster kubectl points at)';
 
 /** Reads a parsed config (one YAML document). Throws ConfigError. */
 export function readRenderConfig(doc: unknown): RenderConfig {
@@ -398,23 +398,21 @@ export function readRenderConfig(doc: unknown): RenderConfig {
     }
     return { path, select: w.select, logAgent: w.logAgent, envoy: w.envoy, tracer: w.tracer, adopt: w.adopt ?? [], sidecars: w.sidecars ?? [] };
   });
-  // The one reader of the sources (src/target/resolver.ts): the config's keys, then the environment.
-  const reading = { fail: (e: SidecarError) => new ConfigError('(environment)', e.text), versionFallback: 'the config\'s kubernetesVersion', gateFallback: 'the default false' };
-  const given = { version: c.kubernetesVersion, gate: c.sidecarContainersGate };
-  const found = targetVersion(given, reading);
+  // The one assembly of a target (src/target/resolver.ts): the config's keys, then the environment.
+  // No target is an error, as for `check` and `timeline` (docs/cli.md, "The target"); a bad version
+  // names the key (the constructs would name their own paths).
   const key = 'kubernetesVersion';
-  // No target is an error, as for `check` and `timeline` (docs/cli.md, "The target"): a pipeline
-  // that lost its target would otherwise emit the legacy layout of 1.27 with only a notice on stderr.
-  if (found === undefined) throw new ConfigError(key, RENDER_TARGET_MISSING);
-  const version = found.raw;
-  // Checked here, once, so that the error names the key (the constructs would name their own paths);
-  // a version from the environment was checked by the resolver, which names the variable.
-  try {
-    checkVersion(new Where(key), found.raw);
-  } catch (e) {
-    throw new ConfigError(key, (e as Error).message.replace(`${key}: `, ''));
-  }
-  const gate = targetGate(given, reading);
+  const target = assembleTarget({
+    version: c.kubernetesVersion,
+    gate: c.sidecarContainersGate,
+    where: new Where(key),
+    fail: (e: SidecarError) => new ConfigError('(environment)', e.text),
+    failGiven: (e: SidecarError) => new ConfigError(key, e.message.replace(`${key}: `, '')),
+    unset: () => new ConfigError(key, RENDER_TARGET_MISSING),
+    versionName: 'the config\'s kubernetesVersion',
+  });
+  const version = target.raw;
+  const gate = target.gateSet ? target.gate : undefined;
   let admission: AdmissionEntry | undefined;
   if (c.admission !== undefined) {
     const { workload, ...props } = c.admission;

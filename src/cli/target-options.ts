@@ -5,7 +5,7 @@
 import { UsageError } from './io';
 import { SidecarError, Where } from '../private/errors';
 import { KubeVersion } from '../target/capabilities';
-import { KUBERNETES_VERSION_ENV, checkVersion, targetGate, targetVersion } from '../target/resolver';
+import { KUBERNETES_VERSION_ENV, assembleTarget } from '../target/resolver';
 
 export interface CliTarget {
   readonly version: KubeVersion;
@@ -15,21 +15,16 @@ export interface CliTarget {
 }
 
 export function resolveCliTarget(flagVersion: string | undefined, flagGate: boolean | undefined): CliTarget {
-  // The one reader of the sources (src/target/resolver.ts): the flag, then the environment.
-  const reading = { fail: (e: SidecarError) => new UsageError(e.text), versionFallback: '--kubernetes-version', gateFallback: '--gate or the default false' };
-  const given = { version: flagVersion, gate: flagGate };
-  const found = targetVersion(given, reading);
-  if (found === undefined) {
-    throw new UsageError(`--kubernetes-version is required (or set ${KUBERNETES_VERSION_ENV}; \`cdk8s-sidecars target\` prints it for a cluster)`);
-  }
-  const raw = found.raw;
-  let version: KubeVersion;
-  try {
-    // (a version from the environment was checked by the resolver, which names the variable)
-    version = checkVersion(new Where('--kubernetes-version'), raw);
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  const gate = targetGate(given, reading) ?? false;
+  // The one assembly of a target (src/target/resolver.ts): the flag, then the environment; nothing set is an error.
+  const { version, raw, gate } = assembleTarget({
+    version: flagVersion,
+    gate: flagGate,
+    where: new Where('--kubernetes-version'),
+    fail: (e: SidecarError) => new UsageError(e.text),
+    failGiven: (e: SidecarError) => new UsageError(e.message),
+    unset: () => new UsageError(`--kubernetes-version is required (or set ${KUBERNETES_VERSION_ENV}; \`cdk8s-sidecars target\` prints it for a cluster)`),
+    versionName: '--kubernetes-version',
+    gateName: '--gate',
+  });
   return { version, raw, gate };
 }

@@ -9,9 +9,9 @@
  * bug and a silent fallback would hide it; a version read from it is checked here, so that a bad one
  * reads the same wherever it is read; the gate is `true` or `false`, nothing else.
  *
- * What happens when nothing sets the version is each caller's (the constructs and SidecarTimeline
- * emit for the default release, the CLI asks for a version): these functions then return
- * undefined.
+ * `assembleTarget` is the one function that makes a target of them: the version checked, the gate,
+ * and what nothing set means, in one place (the default release, `DEFAULT_KUBERNETES_VERSION`,
+ * unless the reader must be told the release: then its own error).
  */
 import {
   DEFAULT_KUBERNETES_VERSION, KubeVersion, LayoutDecision, OLDEST_SUPPORTED_MINOR, SidecarMode, parseKubernetesVersion, parseReleasePrefix,
@@ -202,6 +202,81 @@ export function targetGate(s: TargetSources, r: TargetReading): boolean | undefi
 export function gateSetInEnvironment(r: Pick<TargetReading, 'env'>): boolean {
   return (r.env ?? process.env)[SIDECAR_CONTAINERS_GATE_ENV] !== undefined;
 }
+
+/** What a reader of the target gives `assembleTarget`: its sources and how it reports a problem. */
+export interface TargetRequest extends TargetSources {
+  /** Where a version given to the reader (not from the environment) is named in an error. */
+  readonly where: Where;
+  /** How a problem with the environment is reported (placed at the reader, or worded by a tool). */
+  readonly fail: (e: SidecarError) => Error;
+  /** How a bad version given to the reader is reported (default: as it is, placed at `where`). */
+  readonly failGiven?: (e: SidecarError) => Error;
+  /**
+   * What nothing set means. Undefined: the default release (`DEFAULT_KUBERNETES_VERSION`, source
+   * 'default'), as the library's API does (docs/target.md, "No target set"). Given: the error of a
+   * reader that must be told the release (the CLI, a render config, the validation plugin), since a
+   * pipeline that lost its target would otherwise emit the legacy layout with only a notice.
+   */
+  readonly unset?: () => Error;
+  /** What an empty variable's message says to use instead, for a reader with `unset`: its own name (`--kubernetes-version`). */
+  readonly versionName?: string;
+  /** The name of the reader's own gate (`--gate`), for the same message. */
+  readonly gateName?: string;
+  /** The environment (default: the process's). */
+  readonly env?: { readonly [name: string]: string | undefined };
+}
+
+/** A target as `assembleTarget` makes it. */
+export interface AssembledTarget {
+  /** The version as given (`1.29`, `v1.29.3`). */
+  readonly raw: string;
+  readonly version: KubeVersion;
+  readonly source: VersionSource;
+  /** The SidecarContainers gate: as set, else false. */
+  readonly gate: boolean;
+  /** Whether a source set the gate (else `gate` is the default, false). */
+  readonly gateSet: boolean;
+}
+
+/** What an empty variable falls back to, for its message (`TargetReading`), as `r` would fall back. */
+export function targetReading(r: TargetRequest): TargetReading {
+  const configure = r.configured !== undefined ? 'Sidecars.configure() or ' : '';
+  return {
+    fail: r.fail,
+    versionFallback: r.unset !== undefined ? r.versionName ?? 'the reader\'s kubernetesVersion' : `${configure}the default ${DEFAULT_KUBERNETES_VERSION}`,
+    gateFallback: `${configure}${r.gateName !== undefined ? `${r.gateName} or ` : ''}the default false`,
+    ...(r.env !== undefined ? { env: r.env } : {}),
+  };
+}
+
+/**
+ * The target of every reader (the constructs, SidecarTimeline, the CLI's `check`/`timeline`, a
+ * render config, the validation plugin): the version from the first source that sets it (see
+ * `targetVersion`), checked; the gate, else false; and when nothing sets the version, the default
+ * release or `r.unset`'s error. Versions checked once are kept (frozen, shared by every reader).
+ */
+export function assembleTarget(r: TargetRequest): AssembledTarget {
+  const reading = targetReading(r);
+  const found = targetVersion(r, reading);
+  if (found === undefined && r.unset !== undefined) throw r.unset();
+  const { raw, source } = found ?? { raw: DEFAULT_KUBERNETES_VERSION, source: 'default' as VersionSource };
+  let version = ACCEPTED_VERSIONS.get(raw);
+  if (!version) {
+    // (a version from the environment was checked by targetVersion, which names the variable)
+    try {
+      version = Object.freeze(checkVersion(r.where, raw));
+    } catch (e) {
+      throw e instanceof SidecarError && r.failGiven !== undefined ? r.failGiven(e) : e;
+    }
+    if (ACCEPTED_VERSIONS.size >= 64) ACCEPTED_VERSIONS.clear();
+    ACCEPTED_VERSIONS.set(raw, version);
+  }
+  const gate = targetGate(r, reading);
+  return { raw, version, source, gate: gate ?? false, gateSet: gate !== undefined };
+}
+
+/** Versions `checkVersion` accepted, by the text given (frozen: every reader with that text shares one). */
+const ACCEPTED_VERSIONS = new Map<string, KubeVersion>();
 
 /**
  * Throws unless `raw` is a version we accept.
