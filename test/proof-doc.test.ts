@@ -6,7 +6,7 @@
  * be within 1 s of the model's prediction.
  */
 import * as fs from 'fs';
-import { ENVOY_VARIANTS, LINES_WRITTEN, LOG_AGENTS, STARTUP_VARIANTS } from './cluster/apps';
+import { ENVOY_VARIANTS, LINES_WRITTEN, LOG_AGENTS, STARTUP_VARIANTS, STDOUT_ENDS, STDOUT_VARIANTS } from './cluster/apps';
 import {
   PROOF_DOC, TOLERANCE, earliest, predictJob, predictOrder, promisedEnvoyFailures, promisedLost, promisedStartup, readProofData, renderProof,
 } from './cluster/proof-doc';
@@ -103,6 +103,27 @@ test('the Envoy drain experiment ran for every variant on at least one release: 
         expect(e.requests).toBeGreaterThan(0);
         if (promised !== undefined && 1000 * e.failed / e.requests > promised) broken.push(`${r.version} ${variant}: ${e.failed} of ${e.requests} requests failed`);
         if (promised === undefined && e.failed === 0) broken.push(`${r.version} ${variant}: no request failed, the experiment does not tell the layouts apart`);
+      }
+    }
+  }
+  expect(broken).toEqual([]);
+});
+
+test('the seed\'s experiment (stdout) ran for every cell and end on at least one release: the library lost no line in any run, the hand-written baseline lost lines in every run where its pod was deleted (the experiment tells them apart)', () => {
+  const ran = data.releases.filter(r => (r.stdout ?? []).length > 0);
+  expect(ran.length).toBeGreaterThanOrEqual(1);
+  const broken: string[] = [];
+  for (const r of ran) {
+    for (const v of STDOUT_VARIANTS) {
+      for (const end of STDOUT_ENDS) {
+        const runs = r.stdout!.filter(x => x.agent === v.agent && x.layout === v.layout && x.source === v.source && x.end === end);
+        const cell = `${r.version} ${v.agent} ${v.layout} ${v.source} ${end}`;
+        if (runs.length === 0) broken.push(`${cell}: no run`);
+        for (const x of runs) {
+          if (x.shipped > x.written) broken.push(`${cell}: ${x.shipped} lines shipped of ${x.written} written`);
+          if (v.agent !== 'hand-written' && x.shipped < x.written) broken.push(`${cell}: ${x.written - x.shipped} lines lost`);
+          if (v.agent === 'hand-written' && end === 'delete' && x.shipped === x.written) broken.push(`${cell}: the baseline lost no line`);
+        }
       }
     }
   }

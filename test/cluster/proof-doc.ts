@@ -9,6 +9,7 @@ import {
   jobApp, orderApp, EnvoyVariant, Layout, LinesEnd, LogAgentName, StartupVariant, StdoutEnd, StdoutSource,
   APP_RUN_SECONDS, ENVOY_APP_STOP_SECONDS, ENVOY_DRAIN_SECONDS,
   ENVOY_REQUEST_SECONDS, ENVOY_VARIANTS, LINES_WRITTEN, LOG_AGENTS, SIDECAR_STOP_SECONDS, SIDECAR_STOP_TIME, SLOW_START_SECONDS, STARTUP_VARIANTS,
+  STDOUT_SHUTDOWN_LINES,
 } from './apps';
 
 export const PROOF_DOC = path.join(__dirname, '..', '..', 'docs', 'proof.md');
@@ -357,15 +358,18 @@ export function renderProof(p: ProofResults): string {
   if (p.releases.some(r => (r.stdout ?? []).length > 0)) {
     out.push('## The seed\'s experiment: lines the app prints to stdout');
     out.push('');
-    out.push(`The app waits 3 s, then prints ${LINES_WRITTEN} numbered lines to its **stdout** (no file) as fast as busybox \`sh\``);
-    out.push('prints them, and says so. **Deleted**: a Deployment of one replica whose pod the suite deletes once it has seen');
-    out.push('that print. **Killed (Job)**: a Job whose writer kills itself with `kill -9` after its last line (exit 137).');
-    out.push('**Killed (Deployment)**: the same in a Deployment: the kubelet restarts the container in place (the restarted');
-    out.push('app prints nothing more), the agent runs on. The library reads the lines with `captureStdout` (the app\'s');
-    out.push('command under the capture wrapper) or `podLogs` (the kubelet\'s log files of the app container); the');
-    out.push('baseline is a Fluent Bit sidecar written by hand in the legacy layout (the same image, the kubelet\'s files');
-    out.push('with the `cri` parser, no `preStop`, default `Grace`). Output: `LogOutput.stdout()`, the agent\'s own log,');
-    out.push('whose distinct line numbers are counted. Lines lost per run.');
+    out.push('The app waits 3 s, then prints numbered lines to its **stdout** (no file). **Deleted**: a Deployment of one');
+    out.push('replica whose app prints 50 lines every 0.1 s; the suite deletes the pod once the app has begun, so it is still');
+    out.push(`printing at its SIGTERM, and then logs its shutdown (${STDOUT_SHUTDOWN_LINES} more lines) and exits; the lines written are`);
+    out.push(`counted in the app's own log. **Killed (Job)**: a Job whose writer prints ${LINES_WRITTEN} lines as fast as busybox \`sh\``);
+    out.push('prints them and kills itself with `kill -9` (exit 137). **Killed (Deployment)**: the same in a Deployment: the');
+    out.push('kubelet restarts the container in place (the restarted app prints nothing more), the agent runs on. The');
+    out.push('library reads the lines with `captureStdout` (the app\'s command under the capture wrapper) or `podLogs` (the');
+    out.push('kubelet\'s log files of the app container). The baseline is the seed\'s: a Fluent Bit sidecar written by hand');
+    out.push('beside the app in `spec.containers` (the same image, the kubelet\'s files with the `cri` parser from the head,');
+    out.push('Fluent Bit\'s defaults otherwise, no `preStop`): at the pod\'s deletion it gets SIGTERM with the app, pauses its');
+    out.push('input at once, and the app\'s shutdown lines come after; killed apps it outlives. Output: `LogOutput.stdout()`,');
+    out.push('the agent\'s own log, whose distinct line numbers are counted. Lines lost per run.');
     out.push('');
     out.push('| release | agent | layout | source | pod deleted | app killed (Job) | app killed (Deployment) |');
     out.push('|---|---|---|---|---|---|---|');
