@@ -12,6 +12,7 @@
 import { FLUENT_BIT_AGENT } from './fluent-bit/agent';
 import { FLUENTD_AGENT } from './fluentd/agent';
 import { LogAgentContext, LogAgentRendering, LogAgentSpec } from './log-agent-spec';
+import { LogOutputConfig } from './log-output-config';
 import { VECTOR_AGENT } from './vector/agent';
 import { checkImage, checkString, describeValue, snapshot } from '../bind/checks';
 import { DEFAULT_IMAGES, DefaultImage, SHA256_DIGEST } from '../facts/images';
@@ -96,8 +97,14 @@ class RegisteredAgent<O> extends LogAgent {
   }
 
   public _render(ctx: LogAgentContext): LogAgentRendering {
-    return this.spec.render(this.options, ctx);
+    return this.spec.render(this.options, ctx, output => otherAgents(this.spec, output));
   }
+}
+
+/** The registered agents but `spec` that ship to `output` with their default image, as a message offers them. */
+function otherAgents(spec: LogAgentSpec<any>, output?: LogOutputConfig['type']): string {
+  const calls = LOG_AGENTS.filter(a => a !== spec && (output === undefined || a.outputs.includes(output))).map(a => `LogAgent.${a.factory}()`);
+  return calls.length <= 1 ? calls.join('') : `${calls.slice(0, -1).join(', ')} or ${calls[calls.length - 1]}`;
 }
 
 /** `LogAgent.<factory>(options)`: each option read once (checked and used, the same value), checked before any file is written. */

@@ -22,8 +22,8 @@ export interface ShutdownModel {
   /**
    * The agent polls its files (it can be `readAfterAppExitSeconds` behind the app's last write
    * at any moment, and reads nothing more after SIGTERM), so in the native layout too it must get
-   * SIGTERM that long after the app's exit: Vector. Not Fluent Bit (it reads a watched file on
-   * its inotify event) nor Fluentd (it reads every file to its end at shutdown).
+   * SIGTERM that long after the app's exit. Not an agent that reads a watched file on its inotify
+   * event, nor one that reads every file to its end at shutdown (each agent's config.ts says which).
    */
   readonly holdSigtermInNative?: boolean;
 }
