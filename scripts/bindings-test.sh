@@ -6,7 +6,8 @@
 # native (1.29) target, and must write the same bytes as its TypeScript twin
 # (test/bindings/ts/app.ts). The README's Python and Java quick starts are the files
 # test/bindings/python/quickstart.py and test/bindings/java/src/main/java/bindings/QuickStart.java
-# verbatim (checked here), and they too must write what the TypeScript quick start writes.
+# verbatim (checked here), and they too must write what the TypeScript quick start writes. Each
+# language also recognises the library's refusals with its Errors class (errors.py, ErrorsCheck.java, errors.go).
 #
 #   bash scripts/bindings-test.sh                 (all three languages)
 #   BINDINGS_LANGUAGES="python java" bash scripts/bindings-test.sh
@@ -64,6 +65,20 @@ compare() {
   else
     echo "bindings test: FAILED $1: the output differs from the TypeScript app's ($2 vs $3):" >&2
     diff -u "$2" "$3" | head -60 >&2 || true
+    FAILED=$((FAILED + 1))
+  fi
+}
+
+# <language> <command...>: the language's check that Errors recognises the library's refusals from
+# the message its exception holds (test/bindings/python/errors.py and its Java and Go twins).
+errors_check() {
+  local lang=$1; shift
+  if "$@" > "$WORK/$lang-errors.log" 2>&1; then
+    echo "  $(tail -1 "$WORK/$lang-errors.log")"
+    PASSED=$((PASSED + 1))
+  else
+    echo "bindings test: FAILED $lang errors check:" >&2
+    cat "$WORK/$lang-errors.log" >&2
     FAILED=$((FAILED + 1))
   fi
 }
@@ -148,6 +163,7 @@ lang_python() {
   CDK8S_OUTDIR="$WORK/out/python-quickstart" "$venv/bin/python" test/bindings/python/quickstart.py > "$WORK/python-quickstart.log" 2>&1 \
     || { cat "$WORK/python-quickstart.log" >&2; return 1; }
   compare "python quick start" "$WORK/out/ts-quickstart/shop.k8s.yaml" "$WORK/out/python-quickstart/shop.k8s.yaml"
+  errors_check python "$venv/bin/python" test/bindings/python/errors.py
   step "python: done in $((SECONDS - t)) s"
 }
 
@@ -185,6 +201,7 @@ lang_java() {
   done
   CDK8S_OUTDIR="$WORK/out/java-quickstart" java -cp "$cp" bindings.QuickStart > "$WORK/java-quickstart.log" 2>&1 || { cat "$WORK/java-quickstart.log" >&2; return 1; }
   compare "java quick start" "$WORK/out/ts-quickstart/shop.k8s.yaml" "$WORK/out/java-quickstart/shop.k8s.yaml"
+  errors_check java java -cp "$cp" bindings.ErrorsCheck
   step "java: done in $((SECONDS - t)) s"
 }
 
@@ -206,6 +223,7 @@ lang_go() {
     CDK8S_OUTDIR="$WORK/out/go-$v" CDK8S_SIDECARS_KUBERNETES_VERSION=$v "$WORK/go/app" > "$WORK/go-$v.log" 2>&1 || { cat "$WORK/go-$v.log" >&2; return 1; }
     compare "go app, $v" "$WORK/out/ts-$v/bindings.k8s.yaml" "$WORK/out/go-$v/bindings.k8s.yaml"
   done
+  errors_check go "$WORK/go/app" errors
   step "go: done in $((SECONDS - t)) s"
 }
 

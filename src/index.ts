@@ -7,6 +7,7 @@ export { SidecarTargetOptions } from './target/resolver';
 export { Sidecars, SidecarTarget } from './settings';
 export { SidecarWarnings } from './warnings';
 export { SidecarValidation } from './validation';
+export { Errors, SidecarRefusal } from './errors';
 
 // shared construct base
 export { SidecarBase, SidecarCommonProps, SidecarProps } from './sidecar';

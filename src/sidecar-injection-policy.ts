@@ -9,7 +9,7 @@ import { resolveTarget } from './bind/target-reader';
 import { InjectionCel, STAND_IN_NAME, injectionCel, planFromStandIn } from './engine/injection-policy';
 import { STOP_TIMES_ANNOTATION } from './facts/annotations';
 import { KNOWN_ADMISSION_POLICY_BUGS, findKnownBugs } from './facts/known-bugs';
-import { Where, internalError } from './private/errors';
+import { Where, internalError, recordRefusals } from './private/errors';
 import { Json } from './private/json';
 import { compareCodePoints } from './private/order';
 import { Sidecars } from './settings';
@@ -191,7 +191,7 @@ export class SidecarInjectionPolicy extends Construct {
           // the known bugs of MutatingAdmissionPolicy in the target's patch release that this policy would hit
           const found = findKnownBugs(`SidecarInjectionPolicy '${this.node.path}'`, this.policySpec(), this.version(), KNOWN_ADMISSION_POLICY_BUGS);
           printSynthesisWarnings(this, found.filter(f => f.level === 'warning').map(f => f.message));
-          return found.filter(f => f.level === 'error').map(f => f.message);
+          return recordRefusals(found.filter(f => f.level === 'error').map(f => f.message));
         } catch (e) {
           return [(e as Error).message];
         }

@@ -6,7 +6,7 @@ import { hasRecordedWarnings, ignoredRules, recordValidationWarnings, recordWarn
 import { ruleOfCheck, ruleSuffixOfCheck } from './engine/check-rules';
 import { checkManifest, checkManifestSet } from './engine/manifests-check';
 import { SUPPORTED_KINDS } from './facts/kinds';
-import { Where } from './private/errors';
+import { Where, recordRefusals } from './private/errors';
 import { formatVersion } from './target/capabilities';
 import { SidecarTargetOptions, checkVersion } from './target/resolver';
 
@@ -82,7 +82,7 @@ export class SidecarValidation {
           const o = objects[f.index];
           if (f.level === 'error') {
             if (f.source === 'object' && !hints.has(f.index)) hints.set(f.index, pinnedHint(o.obj, version));
-            errors.push(`${who}, Kubernetes ${version}: ${o.path}: ${f.message}${f.source === 'object' ? hints.get(f.index) : ''}${ruleSuffixOfCheck(f.rule)}`);
+            errors.push(...recordRefusals([`${who}, Kubernetes ${version}: ${o.path}: ${f.message}${f.source === 'object' ? hints.get(f.index) : ''}${ruleSuffixOfCheck(f.rule)}`]));
           } else if (f.source !== 'object' || !o.bound) {
             // A workload's own warnings (the Job podFailurePolicy and preStop ones) reach
             // SidecarWarnings through its sidecar constructs where it has some; here they are recorded

@@ -40,8 +40,9 @@ export interface CaptureStdoutOptions {
    */
   readonly maxFileSize?: Size;
   /**
-   * The files kept per container and stream (the one being written included); the oldest is
-   * deleted when a new one begins. With the defaults: 50 MiB per stream at most.
+   * The most files per container and stream at once (the one being written included). A closed
+   * file is deleted 10 s after it was closed, when every agent has found it; an app that fills
+   * `maxFiles - 1` files faster waits for a deletion. With the defaults: 50 MiB per stream at most.
    * @default 5
    */
   readonly maxFiles?: number;

@@ -162,7 +162,7 @@ describe('podLogs', () => {
     const two = [APP, { name: 'worker', image: 'ghcr.io/example/worker:1', command: ['/worker'] }];
     expect(() => synth('1.30', { podLogs: {} }, two)).toThrow(/has 2 \('web', 'worker'\); set podLogs\.container/);
     const { spec } = synth('1.30', { podLogs: { container: 'worker' } }, two);
-    expect(spec.initContainers[0].env.find((e: any) => e.name === 'POD_LOG_PATH').value).toMatch(/\/worker\/\*\.log$/);
+    expect(spec.initContainers.find((c: any) => c.name === 'log-agent').env.find((e: any) => e.name === 'POD_LOG_PATH').value).toMatch(/\/worker\/\*\.log$/);
   });
 
   test('a namespace of the app that enforces baseline or restricted: refused, unless exemptFromPodSecurity', () => {

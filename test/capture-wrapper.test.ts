@@ -5,7 +5,8 @@
  * Checked: every line reaches the file AND the wrapper's own stdout/stderr, in order; a last line
  * without its newline is written; SIGTERM reaches the app at once and its own handler runs; the
  * exit codes 0, 3 and 137 (the app killed with SIGKILL) are the wrapper's; the files rotate at the
- * size given and at most `maxFiles` are kept; a restart in place continues the numbering; a
+ * size given, at most `maxFiles` exist at once, and a rotated file stays until an agent that scans
+ * once a second has found it; a restart in place continues the numbering; a
  * container without a command is refused with the prop to set.
  */
 import { ChildProcess, spawn } from 'child_process';
@@ -28,7 +29,8 @@ const started: ChildProcess[] = [];
 afterEach(() => {
   // stopped also when a test failed
   for (const p of started.splice(0)) {
-    if (p.exitCode === null && p.signalCode === null && p.pid !== undefined) {
+    // the whole group: also the deletions still waiting after a wrapper has exited
+    if (p.pid !== undefined) {
       try { process.kill(-p.pid, 'SIGKILL'); } catch { /* gone */ }
     }
   }
@@ -43,9 +45,9 @@ interface Run {
 }
 
 /** Runs `app` (a busybox sh script) under the wrapper, as the container command would. */
-function run(app: string, opts: { maxBytes?: number; maxFiles?: number; dir?: string } = {}): Run {
+function run(app: string, opts: { maxBytes?: number; maxFiles?: number; dir?: string; deleteAfterSeconds?: number } = {}): Run {
   const dir = opts.dir ?? path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sidecars-capture-')), '.stdout-app');
-  const child = spawn(BUSYBOX!, ['sh', '-c', captureScript(BUSYBOX!), 'sh', dir, String(opts.maxBytes ?? 10 * 1024 * 1024),
+  const child = spawn(BUSYBOX!, ['sh', '-c', captureScript(BUSYBOX!, opts.deleteAfterSeconds), 'sh', dir, String(opts.maxBytes ?? 10 * 1024 * 1024),
     String(opts.maxFiles ?? 5), BUSYBOX!, 'sh', '-c', app], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   started.push(child);
   const r: Run = {
@@ -120,21 +122,62 @@ runIt('the capture wrapper under a real busybox', () => {
     expect(fileLines(r.dir, 'stdout')).toEqual([...Array.from({ length: 500 }, (_, i) => `n ${i + 1}`), `pid ${app}`]);
   });
 
-  test('rotation: files of maxBytes, at most maxFiles kept, the newest lines in them', async () => {
-    // 400 lines of 10 bytes ("l 000001\n" is 9 + 1), files of 1000 bytes: 4 files, 3 kept
-    const r = run('i=100001; while [ $i -le 100400 ]; do echo "ln $i"; i=$((i+1)); done', { maxBytes: 1000, maxFiles: 3 });
+  test('rotation: files of maxBytes, each line in one of them, at most maxFiles at once', async () => {
+    // 400 lines of 10 bytes ("ln 100001\n"), files of 1000 bytes: 4 files, at most 3 at once
+    const r = run('i=100001; while [ $i -le 100400 ]; do echo "ln $i"; i=$((i+1)); done; sleep 2', { maxBytes: 1000, maxFiles: 3, deleteAfterSeconds: 1 });
+    let most = 0;
+    const seen = new Map<string, string>();
+    const ended = r.done.then(() => true);
+    while (!await Promise.race([ended, new Promise<boolean>(res => setTimeout(() => res(false), 20))])) {
+      const files = fs.readdirSync(r.dir).filter(f => /^stdout\.\d+\.log$/.test(f));
+      most = Math.max(most, files.length);
+      for (const f of files) {
+        try { seen.set(f, fs.readFileSync(path.join(r.dir, f), 'utf8')); } catch { /* deleted meanwhile */ }
+      }
+    }
     expect((await r.done).code).toBe(0);
-    const files = fs.readdirSync(r.dir).filter(f => f.endsWith('.log')).sort();
-    const kept = fs.readdirSync(r.dir).filter(f => f.startsWith('stdout.')).sort();
-    expect(kept.length).toBeLessThanOrEqual(3);
-    expect(files.length).toBeGreaterThan(0);
-    for (const f of kept) expect(fs.statSync(path.join(r.dir, f)).size).toBeLessThanOrEqual(1000 + 10);
-    const lines = fileLines(r.dir, 'stdout');
-    expect(lines[lines.length - 1]).toBe('ln 100400');
-    // the kept lines are the last ones, contiguous
-    const first = Number(lines[0].split(' ')[1]);
-    expect(lines).toEqual(Array.from({ length: 100400 - first + 1 }, (_, i) => `ln ${first + i}`));
+    expect(most).toBeLessThanOrEqual(3);
+    const names = [...seen.keys()].sort((a, b) => Number(a.split('.')[1]) - Number(b.split('.')[1]));
+    expect(names).toEqual(['stdout.0.log', 'stdout.1.log', 'stdout.2.log', 'stdout.3.log']);
+    for (const f of names) expect(seen.get(f)!.length).toBeLessThanOrEqual(1000 + 10);
+    expect(names.flatMap(f => seen.get(f)!.split('\n').slice(0, -1))).toEqual(Array.from({ length: 400 }, (_, i) => `ln ${100001 + i}`));
     expect(r.stdout.split('\n').length - 1).toBe(400);
+  });
+
+  test('(fails with deletion by count) an agent that looks for new files once a second reads every line of every rotated file', async () => {
+    // a file of 100 lines every 0.3 s, 3 at most: deleted by count, stdout.0.log would be gone at
+    // 0.9 s, before the agent's first scan; kept 2 s after it was closed, every file is found
+    // (the copier waits for a deletion instead, and the app's writes with it)
+    const r = run('j=0; while [ $j -lt 8 ]; do i=1; while [ $i -le 100 ]; do echo "f$j $i"; i=$((i+1)); done; j=$((j+1)); sleep 0.3; done; sleep 3',
+      { maxBytes: 100 * 6, maxFiles: 3, deleteAfterSeconds: 2 });
+    const open = new Map<string, { fd: number; text: string }>();
+    const readAll = () => {
+      for (const o of open.values()) {
+        const buf = Buffer.alloc(65536);
+        for (let n = fs.readSync(o.fd, buf); n > 0; n = fs.readSync(o.fd, buf)) o.text += buf.toString('utf8', 0, n);
+      }
+    };
+    const ended = r.done.then(() => true);
+    let scan = Date.now() + 1000;
+    try {
+      while (!await Promise.race([ended, new Promise<boolean>(res => setTimeout(() => res(false), 100))])) {
+        if (Date.now() >= scan) {
+          // the agent's scan: new files opened (an open file is read to its end, deleted or not)
+          scan += 1000;
+          for (const f of fs.readdirSync(r.dir).filter(x => /^stdout\.\d+\.log$/.test(x) && !open.has(x))) {
+            try { open.set(f, { fd: fs.openSync(path.join(r.dir, f), 'r'), text: '' }); } catch { /* deleted meanwhile */ }
+          }
+        }
+        readAll();
+      }
+      readAll();
+      expect((await r.done).code).toBe(0);
+      const names = [...open.keys()].sort((a, b) => Number(a.split('.')[1]) - Number(b.split('.')[1]));
+      const want = Array.from({ length: 800 }, (_, k) => `f${Math.floor(k / 100)} ${k % 100 + 1}`);
+      expect(names.flatMap(f => open.get(f)!.text.split('\n').slice(0, -1))).toEqual(want);
+    } finally {
+      for (const o of open.values()) fs.closeSync(o.fd);
+    }
   });
 
   test('a restart in place continues the numbering (the earlier files are not overwritten)', async () => {

@@ -78,8 +78,8 @@ function between(file: string, marker: string): string | undefined {
 
 test('docs/target.md: what each agent gets at shutdown, per layout, as synthesized (default appShutdownTime 10 s)', () => {
   const table = stopTable();
-  // the statements of issue 48: native Fluent Bit and Vector get no preStop; Vector runs under the wrapper
-  expect(table).toMatch(/\| Fluent Bit [^\n]*\| sleep 12 s \(busybox\) \| none \| no \|/);
+  // the statements of issue 48: native Fluent Bit and Vector get no preStop; both run under the wrapper (Fluent Bit: issue 51)
+  expect(table).toMatch(/\| Fluent Bit [^\n]*\| sleep 12 s \(busybox\) \| none \| yes: SIGTERM held 2 s while it keeps reading \|/);
   expect(table).toMatch(/\| Vector \| sleep 13 s \(busybox\) \| none \| yes: SIGTERM held 3 s while it keeps reading \|/);
   expect(between('docs/target.md', 'stop-handling')).toBe(table);
 });

@@ -19,6 +19,7 @@ import { containerEnvironment, expand } from './util/env-expansion';
 import { containerOf, manifestOf, newChart, podSpecOf } from './util/fixtures';
 import { schemaErrors } from './util/k8s-schema';
 import { restrictedViolations, volumeViolations } from './util/pss';
+import { agentArgvOf, sigtermHoldOf } from './util/sigterm-hold';
 import { noteSkipped } from './util/skips';
 import { TOOLS, exitWithAppScript } from '../src/engine/shutdown';
 
@@ -93,7 +94,10 @@ describe('the manifest', () => {
       new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: version, sidecarContainersGate: gate });
       const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Job'));
       expect(spec.shareProcessNamespace).toBeUndefined();
-      expect(spec.initContainers.find((c: any) => c.name === 'log-agent').command).toEqual(['/fluent-bit/bin/fluent-bit']);
+      // no exit-with-app wrapper: the agent itself (from 1.29 under the SIGTERM hold, issue 51)
+      const agent = spec.initContainers.find((c: any) => c.name === 'log-agent');
+      expect(agentArgvOf(agent)[0]).toBe('/fluent-bit/bin/fluent-bit');
+      expect(sigtermHoldOf(agent)).toBe(version === '1.29' ? 2 : 0);
     }
   });
 

@@ -71,8 +71,9 @@ function logModeFor(mesh: Mesh, version: string): SidecarMode | undefined {
 describe('annotations written in both layouts (1.27 legacy, 1.29 native): app shutdown 10 s, proxy stop 5 s', () => {
   // Written by hand from the annotations in each injector's source (test/util/injectors.ts);
   // the log agent's native stop time enters Kuma's drain (its preStop drains from the start):
-  // 6 s, WithLogAgent's documented stop with the stdout output and Grace 5 s (src/log-agent.ts, `grace`).
-  const LOG_AGENT_STOP = 6;
+  // 8 s, WithLogAgent's documented native stop with the stdout output: its SIGTERM held 2 s (issue 51),
+  // then Grace 5 s and the exit (src/log-agent.ts, `grace`).
+  const LOG_AGENT_STOP = 8;
   test.each([
     [Mesh.CONSUL, '1.27', {
       'consul.hashicorp.com/enable-consul-dataplane-as-sidecar': 'false',
@@ -161,10 +162,10 @@ describe('the injector, fed the synthesized pod, uses the library\'s layout', ()
     const names = (r: Injection) => r.spec.initContainers.map((c: Json) => c.name);
     const d = (mesh: Mesh) => synth({ version: '1.29', mesh });
     const at29: Cluster = { apiServerMinor: 29, kubeletMinor: 29 };
-    expect(names(injectKuma(podMetadataOf(d(Mesh.KUMA)), podSpecOf(d(Mesh.KUMA)), at29))).toEqual(['kuma-init', 'kuma-sidecar', 'log-agent']);
-    expect(names(injectGcsFuse(podMetadataOf(d(Mesh.GCS_FUSE)), podSpecOf(d(Mesh.GCS_FUSE)), at29, 5))).toEqual(['gke-gcsfuse-sidecar', 'log-agent']);
-    expect(names(injectConsul(podMetadataOf(d(Mesh.CONSUL)), podSpecOf(d(Mesh.CONSUL))))).toEqual(['log-agent', 'consul-connect-inject-init', 'consul-dataplane']);
-    expect(names(injectOtelOperator(podMetadataOf(d(Mesh.OPENTELEMETRY_OPERATOR)), podSpecOf(d(Mesh.OPENTELEMETRY_OPERATOR)), at29, 5))).toEqual(['log-agent', 'otc-container']);
+    expect(names(injectKuma(podMetadataOf(d(Mesh.KUMA)), podSpecOf(d(Mesh.KUMA)), at29))).toEqual(['kuma-init', 'kuma-sidecar', 'sidecar-tools', 'log-agent']);
+    expect(names(injectGcsFuse(podMetadataOf(d(Mesh.GCS_FUSE)), podSpecOf(d(Mesh.GCS_FUSE)), at29, 5))).toEqual(['gke-gcsfuse-sidecar', 'sidecar-tools', 'log-agent']);
+    expect(names(injectConsul(podMetadataOf(d(Mesh.CONSUL)), podSpecOf(d(Mesh.CONSUL))))).toEqual(['sidecar-tools', 'log-agent', 'consul-connect-inject-init', 'consul-dataplane']);
+    expect(names(injectOtelOperator(podMetadataOf(d(Mesh.OPENTELEMETRY_OPERATOR)), podSpecOf(d(Mesh.OPENTELEMETRY_OPERATOR)), at29, 5))).toEqual(['sidecar-tools', 'log-agent', 'otc-container']);
   });
 });
 
@@ -239,7 +240,7 @@ describe('one layout per pod', () => {
     const d = synth({ version: '1.29', mesh: Mesh.KUMA });
     const r = injectKuma(podMetadataOf(d), podSpecOf(d), { apiServerMinor: 29, kubeletMinor: 29, kumaSidecarContainers: false });
     expect(r.native).toBe(false);
-    expect(r.spec.initContainers.map((c: Json) => c.name)).toEqual(['log-agent', 'kuma-init']);
+    expect(r.spec.initContainers.map((c: Json) => c.name)).toEqual(['sidecar-tools', 'log-agent', 'kuma-init']);
   });
 
   test('OpenTelemetry operator: native for certain on 1.29+ (no warning, also next to legacy sidecars); below, it depends on the API server', () => {

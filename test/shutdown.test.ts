@@ -92,10 +92,12 @@ const seconds = (v: string | undefined) => (v === undefined ? undefined : Number
  * parser holds the last record until its flush timeout (`FLB_ML_FLUSH_TIMEOUT` 4000 ms,
  * include/fluent-bit/multiline/flb_ml.h).
  */
-function fluentBitTimeline(conf: string, output: OutputName): Timeline {
+function fluentBitTimeline(conf: string, output: OutputName, container: any): Timeline {
   const grace = Math.max(Number(fluentBitValue(conf, 'SERVICE', 'Grace')), 1);
-  const steps = [`engine ticks: ${grace}s`];
-  let stop = grace;
+  // native from 1.29: the wrapper keeps SIGTERM from it for its hold, while it still reads (issue 51)
+  const hold = sigtermHoldOf(container);
+  const steps = [`hold ${hold}s`, `engine ticks: ${grace}s`];
+  let stop = hold + grace;
   if (output !== 'stdout') {
     const connect = seconds(fluentBitValue(conf, 'OUTPUT', 'net.connect_timeout'));
     const io = seconds(fluentBitValue(conf, 'OUTPUT', 'net.io_timeout'));
@@ -189,7 +191,7 @@ describe('each agent\'s shutdown: the budget is the end of its timeline (upstrea
   test.each(COMBINATIONS)('%s with the %s output', (agent, output) => {
     const { construct, data, container } = synthLogAgent(agent, output);
     const timeline = {
-      'fluent-bit': () => fluentBitTimeline(data['fluent-bit.conf'], output),
+      'fluent-bit': () => fluentBitTimeline(data['fluent-bit.conf'], output, container),
       'vector': () => vectorTimeline(container),
       // LogAgent.fluentd()'s documented default shutdownGrace
       'fluentd': () => fluentdTimeline(data['fluent.conf'], 10),
@@ -233,11 +235,12 @@ describe('each agent\'s shutdown: the budget is the end of its timeline (upstrea
 
 describe('the timeouts the timelines rest on are in the rendered config', () => {
   test.each(Object.keys(OUTPUTS) as OutputName[])('Fluent Bit, %s: a network output has both timeouts (else no bound)', output => {
-    const conf = synthLogAgent('fluent-bit', output).data['fluent-bit.conf'];
+    const { data, container } = synthLogAgent('fluent-bit', output);
+    const conf = data['fluent-bit.conf'];
     if (output === 'stdout') {
       expect(fluentBitValue(conf, 'OUTPUT', 'net.io_timeout')).toBeUndefined();
     } else {
-      expect(() => fluentBitTimeline(conf, output)).not.toThrow();
+      expect(() => fluentBitTimeline(conf, output, container)).not.toThrow();
     }
   });
 
@@ -304,15 +307,17 @@ describe('the termination simulation follows the kubelet', () => {
 // ---------------------------------------------------------------------------
 
 /** How each container of a synthesized pod behaves: the sidecars as their models say, the app exits `appExit` s after SIGTERM. */
-function behaviours(constructs: Array<WithLogAgent | WithTracer | WithEnvoy>, appExit: number, others: Record<string, number> = {}) {
-  const stops = new Map(constructs.map(c => [c.containerName, specOf(c).stopSeconds]));
+function behaviours(spec: any, constructs: Array<WithLogAgent | WithTracer | WithEnvoy>, appExit: number, others: Record<string, number> = {}) {
+  // a native agent under the SIGTERM hold exits that much later (read from the manifest)
+  const held = (name: string) => sigtermHoldOf([...spec.initContainers ?? [], ...spec.containers].find((c: any) => c.name === name));
+  const stops = new Map(constructs.map(c => [c.containerName, specOf(c).stopSeconds + held(c.containerName)]));
   return (name: string): Behaviour => ({ exitAfterSigterm: stops.get(name) ?? others[name] ?? appExit });
 }
 
 /** The least grace period the synthesized pod needs, in the simulated kubelet, with the app taking `app` seconds. */
 type Sidecar = WithLogAgent | WithTracer | WithEnvoy;
 function simulatedNeed(spec: any, minor: number, constructs: Sidecar[], app: number, others: Record<string, number> = {}) {
-  return leastGrace({ spec, minor, behaviour: behaviours(constructs, app, others) }, sim => lastLineMissed(sim, constructs, others));
+  return leastGrace({ spec, minor, behaviour: behaviours(spec, constructs, app, others) }, sim => lastLineMissed(sim, constructs, others));
 }
 
 /**
@@ -347,19 +352,20 @@ describe('native and legacy sidecars in one pod (1.29+): the budget follows the 
   test('issue 14\'s example: 1.30, the log agent native, the tracer LEGACY, appShutdownTime 30 s', () => {
     const { chart, constructs } = issueExample();
     const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
-    // the tracer exits at 30 + 11 = 41 s; only then does the log agent get SIGTERM and need its 6 s
+    // the tracer exits at 30 + 11 = 41 s; only then does the log agent get SIGTERM and need its 8 s
+    // (its SIGTERM held 2 s, then Grace 5 + exit 1)
     const need = simulatedNeed(spec, 30, constructs, 30);
-    expect(need).toBe(47);
+    expect(need).toBe(49);
     expect(spec.terminationGracePeriodSeconds).toBe(need);
     // with what the library used to write, the log agent is killed before it has flushed
-    const old = simulateTermination({ spec: { ...spec, terminationGracePeriodSeconds: 41 }, minor: 30, behaviour: behaviours(constructs, 30) });
+    const old = simulateTermination({ spec: { ...spec, terminationGracePeriodSeconds: 41 }, minor: 30, behaviour: behaviours(spec, constructs, 30) });
     expect(cutShort(old).join('\n')).toMatch(/'log-agent' is killed/);
   });
 
   test('issue 14\'s example with an explicit 45 s: an error with the arithmetic', () => {
     const { chart } = issueExample(45);
     expect(() => Testing.synth(chart)).toThrow(
-      'terminationGracePeriodSeconds is 45, but its sidecars need 47 (native: every container of spec.containers 41s + log-agent 6s; ' +
+      'terminationGracePeriodSeconds is 45, but its sidecars need 49 (native: every container of spec.containers 41s + log-agent 8s; ' +
       'legacy tracer: preStop delay 30s + stop 11s)',
     );
   });
@@ -416,7 +422,7 @@ describe('the app\'s own preStop hook runs before its SIGTERM (kubelet killConta
     const logs = new WithLogAgent(chart, 'logs', { workload: rawWebDeployment(chart, { lifecycle: { preStop } }), kubernetesVersion: version });
     const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
     const minor = Number(version.split('.')[1]);
-    const sim = simulateTermination({ spec, minor, behaviour: behaviours([logs], 10) });
+    const sim = simulateTermination({ spec, minor, behaviour: behaviours(spec, [logs], 10) });
     // the simulated kubelet: the app's hook 20 s, then SIGTERM, exit 10 s later
     expect(sim.containers.get('web')).toMatchObject({ sigterm: 20, exit: 30, killed: false });
     expect(cutShort(sim)).toEqual([]);
@@ -440,7 +446,7 @@ describe('the app\'s own preStop hook runs before its SIGTERM (kubelet killConta
         "(its preStop hook included: container(s) 'web' have one whose duration the library cannot read",
       )]);
       // the simulated kubelet: however the budget splits between the hook and the app's shutdown, nobody is cut short and the last line is read
-      const app = (hook: number) => (n: string): Behaviour => n === 'web' ? { exitAfterSigterm: budget - hook, preStopSeconds: hook } : behaviours([logs], 0)(n);
+      const app = (hook: number) => (n: string): Behaviour => n === 'web' ? { exitAfterSigterm: budget - hook, preStopSeconds: hook } : behaviours(spec, [logs], 0)(n);
       expect(spec.terminationGracePeriodSeconds).toBe(leastGrace({ spec, minor: 30, behaviour: app(0) }, sim => lastLineMissed(sim, [logs])));
       for (const hook of [0, budget / 2, budget]) {
         const sim = simulateTermination({ spec, minor: 30, behaviour: app(hook) });
@@ -457,7 +463,7 @@ describe('the app\'s own preStop hook runs before its SIGTERM (kubelet killConta
     const logs = new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.30', appShutdownTime: Duration.seconds(280), agent: LogAgent.vector() });
     const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Deployment'));
     // the hook takes 250 s (the simulation cannot read it: the behaviour says it), the app 30 s more
-    const sim = simulateTermination({ spec, minor: 30, behaviour: n => n === 'web' ? { exitAfterSigterm: 30, preStopSeconds: 250 } : behaviours([logs], 0)(n) });
+    const sim = simulateTermination({ spec, minor: 30, behaviour: n => n === 'web' ? { exitAfterSigterm: 30, preStopSeconds: 250 } : behaviours(spec, [logs], 0)(n) });
     expect(sim.containers.get('web')!.exit).toBe(280);
     expect(cutShort(sim)).toEqual([]);
     expect(lastLineMissed(sim, [logs])).toEqual([]);
@@ -474,7 +480,7 @@ describe('an explicit grace period above the need: the app may use it, and the s
     const grace = spec.terminationGracePeriodSeconds;
     const tryDelays = (i: number, s: any): boolean => {
       if (i === names.length) {
-        const sim = simulateTermination({ spec: s, minor, behaviour: behaviours(constructs, appExit) });
+        const sim = simulateTermination({ spec: s, minor, behaviour: behaviours(s, constructs, appExit) });
         return cutShort(sim).length === 0 && lastLineMissed(sim, constructs).length === 0;
       }
       for (let d = 0; d <= grace; d++) {
@@ -500,7 +506,7 @@ describe('an explicit grace period above the need: the app may use it, and the s
     for (let appExit = 0; appExit <= 60; appExit++) {
       if (!servable(spec, minor, [logs], appExit)) break;
       latest = appExit;
-      const sim = simulateTermination({ spec, minor, behaviour: behaviours([logs], appExit) });
+      const sim = simulateTermination({ spec, minor, behaviour: behaviours(spec, [logs], appExit) });
       expect([appExit, ...cutShort(sim), ...lastLineMissed(sim, [logs])]).toEqual([appExit]);
     }
     // well beyond the default appShutdownTime of 10 s
@@ -515,7 +521,7 @@ test('a Job with an explicit grace period of 120 s: its pod still completes soon
   const spec = podSpecOf(manifestOf(Testing.synth(chart), 'Job'));
   // the app completes: the kubelet stops the sidecars as in a termination that starts then
   const completed = { ...spec, containers: [] };
-  const sim = simulateTermination({ spec: completed, minor: 30, behaviour: behaviours([logs], 0) });
+  const sim = simulateTermination({ spec: completed, minor: 30, behaviour: behaviours(completed, [logs], 0) });
   expect(sim.end).toBeLessThan(30);
 });
 
@@ -545,7 +551,7 @@ describe('the user\'s own native sidecars: their stop time is the user\'s to say
     expect(spec.terminationGracePeriodSeconds).toBe(need);
     // what the 2 s the library used to count would have left: the log agent killed
     const short = { ...spec, terminationGracePeriodSeconds: need - 5 };
-    const sim = simulateTermination({ spec: short, minor: 30, behaviour: behaviours([logs], 20, { mesh: 7 }) });
+    const sim = simulateTermination({ spec: short, minor: 30, behaviour: behaviours(short, [logs], 20, { mesh: 7 }) });
     expect(cutShort(sim).join('\n')).toMatch(/'log-agent' is killed/);
   });
 
@@ -581,7 +587,7 @@ describe('the last line written at the app\'s exit is read and flushed before ea
       const minor = Number(version.split('.')[1]);
       // the app (10 s by default) may exit at once or use all of its time
       for (const appExit of [0, 5, 10]) {
-        const sim = simulateTermination({ spec, minor, behaviour: behaviours(constructs, appExit) });
+        const sim = simulateTermination({ spec, minor, behaviour: behaviours(spec, constructs, appExit) });
         expect(cutShort(sim)).toEqual([]);
         for (const c of constructs) {
           const t = sim.containers.get(c.containerName)!;

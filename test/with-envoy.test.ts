@@ -294,8 +294,8 @@ describe('grace period arithmetic', () => {
       new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: version, appShutdownTime });
       return podSpecOf(manifestOf(Testing.synth(chart), 'Deployment')).terminationGracePeriodSeconds;
     };
-    // app, then Envoy (1s), then Fluent Bit (Grace 5 + 1): no preStop delays a native sidecar (issue 26)
-    expect(synth('1.29')).toBe(40 + 1 + 6);
+    // app, then Envoy (1s), then Fluent Bit (its SIGTERM held 2 s, Grace 5 + 1): no preStop delays a native sidecar (issue 26)
+    expect(synth('1.29')).toBe(40 + 1 + 2 + 6);
     expect(synth('1.27')).toBe(40 + 2 + 6); // max(40 + 1, 40 + 2 + 6)
   });
 

@@ -10,6 +10,7 @@ import {
   WORKLOAD_KINDS, containerOf, kplusWorkload, layoutOf, manifestOf, newChart, podMetadataOf, podSpecOf,
 } from './util/fixtures';
 import { expectValidManifests } from './util/k8s-schema';
+import { sigtermHoldOf } from './util/sigterm-hold';
 
 function synthLogAgent(kind: typeof WORKLOAD_KINDS[number], version: string, extra: Partial<ConstructorParameters<typeof WithLogAgent>[2]> = {}) {
   const { chart } = newChart();
@@ -42,8 +43,9 @@ describe('native layout', () => {
   test('the agent is initContainers[0] with restartPolicy Always, a startupProbe on its health endpoint and no readinessProbe', () => {
     const { workloadManifest } = synthLogAgent('Deployment', '1.30');
     const spec = podSpecOf(workloadManifest);
-    expect(layoutOf(workloadManifest)).toEqual({ init: ['log-agent'], containers: ['app'] });
-    const agent = spec.initContainers[0];
+    // the tools first: the agent runs under the wrapper that holds its SIGTERM (issue 51)
+    expect(layoutOf(workloadManifest)).toEqual({ init: ['sidecar-tools', 'log-agent'], containers: ['app'] });
+    const agent = spec.initContainers[1];
     expect(agent.restartPolicy).toBe('Always');
     expect(agent.startupProbe.httpGet).toEqual({ path: '/api/v1/health', port: 2020 });
     // not in the request path: a log backend outage must not make the pod NotReady
@@ -51,7 +53,8 @@ describe('native layout', () => {
     // No preStop: it would start with the pod's termination, not after the app, and only delay the
     // agent's SIGTERM (and a Job's completion); the kubelet stops it after the app anyway (issue 26)
     expect(agent.lifecycle).toBeUndefined();
-    expect(spec.volumes.map((v: any) => v.name)).not.toContain('sidecar-tools');
+    // the wrapper keeps its SIGTERM back 2 s after the kubelet's, while it reads (issue 51)
+    expect(sigtermHoldOf(agent)).toBe(2);
   });
 
   test('the agent goes before the user\'s own init containers, which keep their order', () => {
@@ -61,7 +64,7 @@ describe('native layout', () => {
     new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: '1.31' });
     dep.addInitContainer({ name: 'warmup', image: 'ghcr.io/example/warmup:1' });
     const m = manifestOf(Testing.synth(chart), 'Deployment');
-    expect(layoutOf(m).init).toEqual(['log-agent', 'migrate', 'warmup']);
+    expect(layoutOf(m).init).toEqual(['sidecar-tools', 'log-agent', 'migrate', 'warmup']);
   });
 
   test('1.28 is native only with the SidecarContainers gate', () => {
@@ -73,8 +76,8 @@ describe('native layout', () => {
 
   test('a Job with a native agent is fine (the agent does not block completion)', () => {
     const { workloadManifest, manifests } = synthLogAgent('Job', '1.29');
-    // no preStop delay, so no tools either (issue 26)
-    expect(layoutOf(workloadManifest)).toEqual({ init: ['log-agent'], containers: ['app'] });
+    // no preStop delay (issue 26); the tools for the SIGTERM hold (issue 51)
+    expect(layoutOf(workloadManifest)).toEqual({ init: ['sidecar-tools', 'log-agent'], containers: ['app'] });
     expect(podSpecOf(workloadManifest).restartPolicy).toBe('Never');
     expectValidManifests(manifests, '1.29');
   });
@@ -316,16 +319,16 @@ describe('resources and security', () => {
 
   test('containerName renames the container and its volumes', () => {
     const { workloadManifest } = synthLogAgent('Deployment', '1.30', { containerName: 'shipper' });
-    expect(layoutOf(workloadManifest).init).toEqual(['shipper']);
-    expect(podSpecOf(workloadManifest).volumes.map((v: any) => v.name)).toEqual(['shipper-logs', 'shipper-config']);
+    expect(layoutOf(workloadManifest).init).toEqual(['sidecar-tools', 'shipper']);
+    expect(podSpecOf(workloadManifest).volumes.map((v: any) => v.name)).toEqual(['shipper-logs', 'shipper-config', 'sidecar-tools']);
   });
 });
 
 describe('grace period', () => {
   test('unset: raised to cover the sidecars (never below the Kubernetes default of 30)', () => {
     const m = synthLogAgent('Deployment', '1.29', { appShutdownTime: Duration.seconds(50) }).workloadManifest;
-    // native: the app's 50 s, then log-agent's turn (Grace 5 + 1)
-    expect(podSpecOf(m).terminationGracePeriodSeconds).toBe(56);
+    // native: the app's 50 s, then log-agent's turn (its SIGTERM held 2 s, Grace 5 + 1)
+    expect(podSpecOf(m).terminationGracePeriodSeconds).toBe(58);
     // cdk8s-plus-27 writes 30; nothing needs more, so it stays
     expect(podSpecOf(synthLogAgent('Deployment', '1.29').workloadManifest).terminationGracePeriodSeconds).toBe(30);
   });
@@ -336,9 +339,9 @@ describe('grace period', () => {
       containers: [{ image: 'nginx', portNumber: 8080 }], terminationGracePeriod: Duration.seconds(10),
     });
     new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: '1.29' });
-    // the vendor's 10 s for the app, then (native, 1.29: stopped after the app) Fluent Bit's 6 s stop (docs/shutdown.md)
-    expect(podSpecOf(manifestOf(Testing.synth(chart), 'Deployment')).terminationGracePeriodSeconds).toBe(16);
-    expect(SidecarWarnings.of(chart)).toEqual([expect.stringContaining("terminationGracePeriodSeconds 10s is taken as the app's own budget; the sidecars' time is added on top: terminationGracePeriodSeconds 16")]);
+    // the vendor's 10 s for the app, then (native, 1.29: stopped after the app) Fluent Bit's 8 s stop (docs/shutdown.md)
+    expect(podSpecOf(manifestOf(Testing.synth(chart), 'Deployment')).terminationGracePeriodSeconds).toBe(18);
+    expect(SidecarWarnings.of(chart)).toEqual([expect.stringContaining("terminationGracePeriodSeconds 10s is taken as the app's own budget; the sidecars' time is added on top: terminationGracePeriodSeconds 18")]);
   });
 
   test('set too low by the user, with appShutdownTime: an error that says how much is needed', () => {
@@ -348,8 +351,8 @@ describe('grace period', () => {
     });
     new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: '1.29', appShutdownTime: Duration.seconds(10) });
     expect(() => Testing.synth(chart)).toThrow(
-      "Deployment 'test-web-c8ba1bf5': terminationGracePeriodSeconds is 10, but its sidecars need 16 (native: app 10s + log-agent 6s). " +
-      'Raise terminationGracePeriodSeconds to at least 16',
+      "Deployment 'test-web-c8ba1bf5': terminationGracePeriodSeconds is 10, but its sidecars need 18 (native: app 10s + log-agent 8s). " +
+      'Raise terminationGracePeriodSeconds to at least 18',
     );
   });
 

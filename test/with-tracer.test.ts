@@ -270,8 +270,8 @@ describe('layout', () => {
     new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: NATIVE });
     const manifests = synth(chart);
     expectValidManifests(manifests, NATIVE);
-    // (no tools: no native sidecar has a preStop delay, issue 26)
-    expect(layoutOf(workloadOf(manifests))).toEqual({ init: ['log-agent', 'tracer'], containers: ['app'] });
+    // (no native sidecar has a preStop delay, issue 26; the tools run the log agent's SIGTERM hold, issue 51)
+    expect(layoutOf(workloadOf(manifests))).toEqual({ init: ['sidecar-tools', 'log-agent', 'tracer'], containers: ['app'] });
   });
 
   test('with WithLogAgent, the legacy order is app, log agent, tracer', () => {
@@ -290,7 +290,7 @@ describe('layout', () => {
     new FakeProxy(chart, 'proxy', { workload, kubernetesVersion: NATIVE });
     new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: NATIVE });
     new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: NATIVE });
-    expect(layoutOf(workloadOf(synth(chart)))).toEqual({ init: ['log-agent', 'tracer', 'proxy'], containers: ['app'] });
+    expect(layoutOf(workloadOf(synth(chart)))).toEqual({ init: ['sidecar-tools', 'log-agent', 'tracer', 'proxy'], containers: ['app'] });
   });
 
   test('with a log agent and a proxy, the legacy order is app, log agent, tracer, proxy', () => {

@@ -64,7 +64,8 @@ for c in $COMPONENTS; do
   fi
   mv "$BIN/$c.tmp" "$BIN/$c"
 done
-# No k8s.io module may have moved away from the release.
-moved=$(go list -m all 2>/dev/null | awk -v v="$STAGING_VERSION" '$1 ~ /^k8s\.io\// && $1 != "k8s.io/kubernetes" && $2 ~ /^v0\.[0-9]+\.[0-9]+$/ && $0 ~ /=>/ { split($4, a, "."); split(v, b, "."); if (a[2] != b[2]) print }')
+# No k8s.io module may have moved away from the release (`k8s.io/x v0.0.0 => k8s.io/x v0.M.P`: the
+# replacement's version is the fifth field).
+moved=$(go list -m all 2>/dev/null | awk -v v="$STAGING_VERSION" '$1 ~ /^k8s\.io\// && $1 != "k8s.io/kubernetes" && $2 ~ /^v0\.[0-9]+\.[0-9]+$/ && $0 ~ /=>/ { split($5, a, "."); split(v, b, "."); if (a[2] != b[2]) print }')
 [ -z "$moved" ] || echo "build-kubernetes: modules pinned elsewhere: $moved" >&2
 echo "$BIN"

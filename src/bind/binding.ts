@@ -23,7 +23,7 @@ import { checkJobPodFailurePolicy, podSpecShapeErrors } from '../engine/rules';
 import { SidecarSpec } from '../engine/spec';
 import { SUPPORTED_KINDS, podTemplateOf } from '../facts/kinds';
 import { KNOWN_KUBERNETES_BUGS, asAdmitted, findKnownBugs } from '../facts/known-bugs';
-import { Where } from '../private/errors';
+import { Where, recordRefusals, synthesisError } from '../private/errors';
 import { Json } from '../private/json';
 import { formatFullVersion } from '../target/capabilities';
 
@@ -264,13 +264,12 @@ export function manifestToRead(obj: ApiObject): Json {
 }
 
 /**
- * The engine's errors of one workload's render, as `toJson()` throws them: already whole messages
- * (strings of the engine, each naming its construct, the value and the fix), one a line under
- * 'cdk8s-sidecars:', as cdk8s' validation gathers the same messages.
+ * The engine's errors of one workload's render, as `toJson()` throws them (`synthesisError`, the
+ * one builder of refusals, src/private/errors.ts).
  * @internal
  */
 export function renderErrors(errors: readonly string[]): Error {
-  return new Error(`cdk8s-sidecars: ${errors.join('\n')}`);
+  return synthesisError(errors);
 }
 
 /** What a sidecar construct gives the binding: its spec and target, computed at synthesis. */
@@ -442,7 +441,7 @@ export class WorkloadBinding {
     const errors = this.render('validate').errors;
     this.validated = errors.length === 0 ? { call: passes.call, pass: passes.pass } : undefined;
     // (its warnings are printed when toJson() emits the workload)
-    return [...errors];
+    return recordRefusals([...errors]);
   }
 
   /**

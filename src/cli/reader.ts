@@ -792,11 +792,12 @@ export interface ReadDocument {
 /**
  * Reads a YAML stream as the API server reads it. Throws a ReadError naming `name`, the document,
  * its line and the rule or limit on the first document it cannot read. A document that is JSON
- * (what `kubectl get -o json` and many generators write) is read with `JSON.parse` when the
- * reading is certain to be the same (`readJsonDocument`); `json: false` sends every document
- * through the YAML parser (the tests compare the two).
+ * (what `kubectl get -o json` and many generators write) is read with `JSON.parse`, and one in the
+ * block YAML that cdk8s and Helm write without the YAML parser (`readBlockDocument`), where the
+ * reading is certain to be the same; `fast: false` sends every document through the YAML parser
+ * (the tests compare the two).
  */
-export function readYaml(text: string, name: string, limits: ReadLimits = DEFAULT_LIMITS, json = true): ReadDocument[] {
+export function readYaml(text: string, name: string, limits: ReadLimits = DEFAULT_LIMITS, fast = true): ReadDocument[] {
   if (text.length > limits.maxInputBytes) throw new ReadError(`${name}: more than ${MiB(limits.maxInputBytes)}, the reader's limit per input`);
   // A UTF-8 byte order mark at the start is dropped, and the input read as YAML: kubectl's sniff for
   // JSON meets it before any `{` (it is no space for Go's unicode.IsSpace), and libyaml skips it.
@@ -827,7 +828,7 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
     // that starts with `{`, when it is JSON. Every other document is read by libyaml, which refuses
     // some JSON texts (`yamlOnlyProblem`).
     const jsonRules = () => i === 0 && jsonStream && isJson(src);
-    const asJson = json ? readJsonDocument(src, limits, i === 0 && jsonStream) : undefined;
+    const asJson = fast ? readJsonDocument(src, limits, i === 0 && jsonStream) ?? readBlockDocument(src, limits) : undefined;
     if (asJson) return { index: i + 1, line: lineOf(asJson.start), value: asJson.value };
     let parsed: any;
     // The `yaml` package's parser reads the environment's LOG_TOKENS for every token, a call into the
@@ -1294,6 +1295,363 @@ function jsonNumbersAgree(v: YamlValue): boolean {
   }
   for (const k in v) if (!jsonNumbersAgree(v[k])) return false;
   return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The block YAML that generators write
+
+/** Thrown inside `readBlockDocument` where its reading is not certain: the YAML parser reads the document. */
+const NOT_CERTAIN: unique symbol = Symbol('not certain');
+
+/** The first character of a plain scalar the block path takes: letters, digits and `/._~$+(` (and `-` when no blank follows). */
+const PLAIN_START = new Uint8Array(128);
+/** The characters of a plain key the block path takes: letters, digits and `_./-`. */
+const KEY_CHAR = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  const alnum = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+  PLAIN_START[c] = alnum || '/._~$+('.includes(String.fromCharCode(c)) ? 1 : 0;
+  KEY_CHAR[c] = alnum || '_./-'.includes(String.fromCharCode(c)) ? 1 : 0;
+}
+
+/** The escapes of a double-quoted scalar the block path takes, and what each stands for (libyaml's, but `\/`, `\'`, blanks and breaks). */
+const BLOCK_ESCAPES = new Map<string, string>([
+  ['\\', '\\'], ['"', '"'], ['n', '\n'], ['t', '\t'], ['r', '\r'], ['0', '\0'], ['a', '\x07'], ['b', '\b'], ['e', '\x1b'], ['f', '\f'], ['v', '\v'],
+  ['N', '\u0085'], ['_', '\u00a0'], ['L', '\u2028'], ['P', '\u2029'],
+]);
+
+/**
+ * A document of the block YAML that cdk8s (the `yaml` package with `lineWidth: 0`) and Helm write,
+ * read without the YAML parser (issue 50: the parser took most of `check`'s time over the YAML
+ * `cdk8s synth` writes). It takes a strict subset, where its reading is the walk's (and yaml.v2's)
+ * for certain, and gives undefined for anything else, which the YAML parser then reads or refuses
+ * with its message:
+ *
+ * - structure: block mappings and sequences indented with spaces (a sequence may sit at its key's
+ *   indentation), `- key: value` items, whole-line comments and blank lines; a map or a sequence
+ *   at the top, at column 0;
+ * - keys: plain (`[A-Za-z0-9_./-]`, starting with none of `-./`... that would read otherwise: each
+ *   resolved, and taken only when it resolves to a string), or quoted on one line; at most 1000
+ *   characters; no duplicate, no `__proto__`, no `<<`;
+ * - values: plain scalars of printable ASCII on one line (no ` #`, no `: `, no `:` at the end, no
+ *   indicator first, no trailing blank), resolved as yaml.v2 resolves them (`resolvePlain`); single-
+ *   and double-quoted scalars on one line (double-quoted with the escapes above, `\x`/`\u`/`\U` but
+ *   surrogates); literal block scalars (`|`, `|-`, `|+`, no indentation indicator) whose content is
+ *   indented at least two columns more than their parent and starts on its first line; `[]`, `{}`;
+ * - not: tabs outside a block scalar's content, U+FEFF anywhere, anchors, aliases, tags, flow
+ *   collections with content, folded scalars, multi-line plain or quoted scalars, trailing
+ *   comments, documents past `maxDepth` or `maxNodes` (the YAML parser says so).
+ *
+ * test/reader-block.test.ts reads the hostile corpus, the fixtures and generated manifests both
+ * ways and with the API server's reader. Returns the reading and the offset where it starts.
+ */
+export function readBlockDocument(text: string, limits: ReadLimits = DEFAULT_LIMITS): { value: YamlValue; start: number } | undefined {
+  if (text.indexOf('\ufeff') >= 0) return undefined;
+  const r = new BlockReader(text, limits);
+  try {
+    return r.document();
+  } catch (e) {
+    if (e === NOT_CERTAIN) return undefined;
+    throw e;
+  }
+}
+
+class BlockReader {
+  /** Offset of the current line's start; its end (the LF, or the text's end) and its indentation. */
+  private pos = 0;
+  private end = 0;
+  private indent = 0;
+  private nodes = 0;
+
+  constructor(private readonly text: string, private readonly limits: ReadLimits) {}
+
+  document(): { value: YamlValue; start: number } {
+    this.seek(0);
+    if (this.pos >= this.text.length || this.indent !== 0) throw NOT_CERTAIN;
+    const start = this.pos;
+    const value = this.block(0, 0);
+    if (this.pos < this.text.length) throw NOT_CERTAIN;
+    return { value, start };
+  }
+
+  /** Moves to the first line from `from` that is neither blank nor a comment; refuses a tab in any line's indentation. */
+  private seek(from: number): void {
+    const t = this.text;
+    const n = t.length;
+    let p = from;
+    while (p < n) {
+      let k = p;
+      while (t.charCodeAt(k) === 0x20) k++;
+      const c = t.charCodeAt(k);
+      if (c === 0x09) throw NOT_CERTAIN;
+      let e = t.indexOf('\n', k);
+      if (e < 0) e = n;
+      if (c === 0x0a || k === n || c === 0x23) { // blank, or a comment
+        p = e + 1;
+        continue;
+      }
+      this.pos = p;
+      this.end = e;
+      this.indent = k - p;
+      return;
+    }
+    this.pos = n;
+    this.end = n;
+    this.indent = -1;
+  }
+
+  private next(): void {
+    this.seek(this.end + 1);
+  }
+
+  private count(depth: number): void {
+    if (++this.nodes > this.limits.maxNodes || depth > this.limits.maxDepth) throw NOT_CERTAIN;
+  }
+
+  /** The map or sequence whose first line is the current one, its first entry at column `col`. */
+  private block(col: number, depth: number): YamlValue {
+    return this.isItem(this.pos + col) ? this.seq(col, depth) : this.map(col, depth);
+  }
+
+  /** Whether a sequence entry (`- `) starts at `at`; a lone `-` is not certain. */
+  private isItem(at: number): boolean {
+    if (this.text.charCodeAt(at) !== 0x2d) return false;
+    const c = this.text.charCodeAt(at + 1);
+    if (c === 0x20) return true;
+    if (c === 0x0a || at + 1 >= this.text.length) throw NOT_CERTAIN;
+    return false;
+  }
+
+  private seq(col: number, depth: number): YamlValue[] {
+    this.count(depth);
+    const t = this.text;
+    const out: YamlValue[] = [];
+    for (;;) {
+      let k = this.pos + col + 1;
+      while (t.charCodeAt(k) === 0x20) k++;
+      const c = t.charCodeAt(k);
+      if (k >= this.end || c === 0x23 || (c === 0x2d && this.isItem(k))) throw NOT_CERTAIN;
+      out.push(this.keyEnd(k) >= 0 ? this.map(k - this.pos, depth + 1) : this.inline(k, col, depth + 1));
+      if (this.indent !== col || !this.isItem(this.pos + col)) return out;
+    }
+  }
+
+  /** Where the `:` of a key starting at `at` is (a `:` before a blank or the line's end), or -1 when no key starts there. */
+  private keyEnd(at: number): number {
+    const t = this.text;
+    const c = t.charCodeAt(at);
+    let k = at;
+    if (c === 0x22 || c === 0x27) {
+      k = t.indexOf(String.fromCharCode(c), at + 1);
+      if (c === 0x22) while (k > 0 && this.escaped(k, at)) k = t.indexOf('"', k + 1);
+      if (k < 0 || k > this.end) return -1;
+      k++;
+    } else {
+      while (k < this.end) {
+        const d = t.charCodeAt(k);
+        if (d >= 128 || KEY_CHAR[d] === 0) break;
+        k++;
+      }
+      // (a plain key starts with a letter, a digit or `_`)
+      const first = t.charCodeAt(at);
+      if (k === at || first === 0x2d || first === 0x2e || first === 0x2f) return -1;
+    }
+    if (t.charCodeAt(k) !== 0x3a) return -1;
+    const after = t.charCodeAt(k + 1);
+    return after === 0x20 || after === 0x0a || k + 1 >= t.length ? k : -1;
+  }
+
+  /** Whether the `"` at `k` is escaped (an odd run of backslashes before it, after `open`). */
+  private escaped(k: number, open: number): boolean {
+    let b = 0;
+    while (k - 1 - b > open && this.text.charCodeAt(k - 1 - b) === 0x5c) b++;
+    return b % 2 === 1;
+  }
+
+  private map(col: number, depth: number): { [key: string]: YamlValue } {
+    this.count(depth);
+    const t = this.text;
+    const out: { [key: string]: YamlValue } = {};
+    for (;;) {
+      const at = this.pos + col;
+      const colon = this.keyEnd(at);
+      if (colon < 0 || colon - at > 1000) throw NOT_CERTAIN;
+      const c = t.charCodeAt(at);
+      let key: string;
+      if (c === 0x22 || c === 0x27) {
+        key = this.quoted(at, colon - 1);
+      } else {
+        key = t.slice(at, colon);
+        const first = key.charCodeAt(0);
+        // (a key starting with a digit, a sign, a dot or a letter yaml.v2 may resolve: resolved, taken when a string)
+        if ((first < 0x41 || 'yYnNtTfFoO'.includes(key[0])) && resolvePlain(key).tag !== 'str') throw NOT_CERTAIN;
+      }
+      this.count(depth + 1);
+      if (key === '__proto__' || key === '<<' || Object.prototype.hasOwnProperty.call(out, key)) throw NOT_CERTAIN;
+      let value: YamlValue;
+      if (colon + 1 >= this.end) {
+        // the value on the next lines: a deeper block, a sequence at the key's column, or null
+        this.next();
+        if (this.indent > col) {
+          value = this.block(this.indent, depth + 1);
+        } else if (this.indent === col && this.isItem(this.pos + col)) {
+          value = this.seq(col, depth + 1);
+        } else {
+          this.count(depth + 1);
+          value = null;
+        }
+      } else {
+        let v = colon + 2;
+        while (t.charCodeAt(v) === 0x20) v++;
+        if (v >= this.end) throw NOT_CERTAIN;
+        value = this.inline(v, col, depth + 1);
+      }
+      out[key] = value;
+      if (this.indent !== col) {
+        if (this.indent > col) throw NOT_CERTAIN;
+        return out;
+      }
+      if (this.isItem(this.pos + col)) throw NOT_CERTAIN;
+    }
+  }
+
+  /**
+   * The scalar (or `[]`, `{}`) that starts at `at` on the current line, the value of a node whose
+   * parent sits at column `parent`; moves to the next line that is not blank or a comment.
+   */
+  private inline(at: number, parent: number, depth: number): YamlValue {
+    this.count(depth);
+    const t = this.text;
+    const end = this.end;
+    const c = t.charCodeAt(at);
+    let value: YamlValue;
+    if (c === 0x22 || c === 0x27) {
+      let close = t.indexOf(String.fromCharCode(c), at + 1);
+      if (c === 0x22) while (close > 0 && this.escaped(close, at)) close = t.indexOf('"', close + 1);
+      if (close < 0 || close + 1 !== end) throw NOT_CERTAIN;
+      value = this.quoted(at, close);
+    } else if (c === 0x7c) {
+      return this.literal(at, parent);
+    } else if (c === 0x5b || c === 0x7b) {
+      if (end !== at + 2 || t.charCodeAt(at + 1) !== c + 2) throw NOT_CERTAIN;
+      value = c === 0x5b ? [] : {};
+    } else {
+      if (c >= 128 || (PLAIN_START[c] === 0 && c !== 0x2d)) throw NOT_CERTAIN;
+      // (`- x` after a key is a sequence entry where none may start: the YAML parser refuses it)
+      if (c === 0x2d && (at + 1 === end || t.charCodeAt(at + 1) === 0x20)) throw NOT_CERTAIN;
+      for (let k = at + 1; k < end; k++) {
+        const d = t.charCodeAt(k);
+        if (d < 0x20 || d >= 0x7f) throw NOT_CERTAIN;
+        if (d === 0x3a && (k + 1 === end || t.charCodeAt(k + 1) === 0x20)) throw NOT_CERTAIN;
+        if (d === 0x23 && t.charCodeAt(k - 1) === 0x20) throw NOT_CERTAIN;
+      }
+      if (t.charCodeAt(end - 1) === 0x20) throw NOT_CERTAIN;
+      value = plainValue(t.slice(at, end));
+    }
+    this.next();
+    return value;
+  }
+
+  /** A quoted scalar on one line, from its opening quote at `open` to its closing one at `close`. */
+  private quoted(open: number, close: number): string {
+    const t = this.text;
+    for (let k = open + 1; k < close; k++) {
+      const d = t.charCodeAt(k);
+      if (d < 0x20 || d === 0x7f) throw NOT_CERTAIN;
+    }
+    const body = t.slice(open + 1, close);
+    if (t.charCodeAt(open) === 0x27) {
+      // '' is a quote; a lone ' inside cannot be (the scan stopped at the first)
+      return body;
+    }
+    if (body.indexOf('\\') < 0) return body;
+    let s = '';
+    let last = 0;
+    for (let k = body.indexOf('\\'); k >= 0; k = body.indexOf('\\', last)) {
+      s += body.slice(last, k);
+      const e = body[k + 1];
+      const simple = BLOCK_ESCAPES.get(e);
+      if (simple !== undefined) {
+        s += simple;
+        last = k + 2;
+        continue;
+      }
+      const n = e === 'x' ? 2 : e === 'u' ? 4 : e === 'U' ? 8 : 0;
+      const hex = body.slice(k + 2, k + 2 + n);
+      if (n === 0 || hex.length !== n || !/^[0-9a-fA-F]+$/.test(hex)) throw NOT_CERTAIN;
+      const v = parseInt(hex, 16);
+      if ((v >= 0xd800 && v <= 0xdfff) || v > 0x10ffff) throw NOT_CERTAIN;
+      s += String.fromCodePoint(v);
+      last = k + 2 + n;
+    }
+    return s + body.slice(last);
+  }
+
+  /** A literal block scalar whose header (`|`, `|-`, `|+`) is at `at`, its parent at column `parent`. */
+  private literal(at: number, parent: number): string {
+    const t = this.text;
+    const n = t.length;
+    const chomp = t.charCodeAt(at + 1);
+    const headerEnd = chomp === 0x2d || chomp === 0x2b ? at + 2 : at + 1;
+    if (headerEnd !== this.end) throw NOT_CERTAIN;
+    const lines: string[] = [];
+    let indent = -1;
+    let lastContent = -1;
+    let p = this.end + 1;
+    for (; p < n;) {
+      let k = p;
+      while (t.charCodeAt(k) === 0x20) k++;
+      const e = t.indexOf('\n', k);
+      // (a last line without its line break: libyaml keeps no break for it, whatever the chomping)
+      if (e < 0) throw NOT_CERTAIN;
+      const blank = k === e;
+      if (indent < 0) {
+        if (blank) {
+          // (empty lines before the first content line: only truly empty ones are certain)
+          if (k !== p) throw NOT_CERTAIN;
+          lines.push('');
+          p = e + 1;
+          continue;
+        }
+        indent = k - p;
+        if (indent < parent + 2 || t.charCodeAt(k) === 0x09) throw NOT_CERTAIN;
+      }
+      if (blank && k - p <= indent) {
+        lines.push('');
+      } else if (k - p < indent) {
+        break; // the block ends: the line belongs to the structure (seek checks its tabs)
+      } else {
+        lines.push(t.slice(p + indent, e));
+        lastContent = lines.length - 1;
+      }
+      p = e + 1;
+    }
+    if (lastContent < 0) throw NOT_CERTAIN;
+    let s = lines.slice(0, lastContent + 1).join('\n');
+    if (chomp === 0x2b) s += '\n'.repeat(lines.length - lastContent);
+    else if (chomp !== 0x2d) s += '\n';
+    this.seek(Math.min(p, n));
+    return s;
+  }
+}
+
+/** A plain scalar's value (`resolvePlain`), with decimal integers below 2^53 read at once. */
+function plainValue(s: string): YamlValue {
+  const len = s.length;
+  const c = s.charCodeAt(0);
+  if (len <= 15 && ((c >= 0x31 && c <= 0x39) || (c === 0x30 && len === 1))) {
+    let v = 0;
+    let k = 0;
+    for (; k < len; k++) {
+      const d = s.charCodeAt(k) - 0x30;
+      if (d < 0 || d > 9) break;
+      v = v * 10 + d;
+    }
+    if (k === len) return v;
+  }
+  const r = resolvePlain(s);
+  if (r.tag === 'int') return intValue(r.value);
+  if (r.tag === 'merge' || (r.tag === 'float' && !Number.isFinite(r.value))) throw NOT_CERTAIN;
+  return r.value;
 }
 
 function firstLineOf(message: string): string {

@@ -12,10 +12,18 @@
  *   forwarded to the app at once; the wrapper exits with the app's status (`137` for an app
  *   killed with SIGKILL), once the copiers have written the app's last lines (a last line without
  *   its newline is written with one), at most 2 s after the app's exit (a child of the app that
- *   keeps the pipes open would otherwise hold the container), and the deletions asked for are done;
- * - a file is closed at `maxBytes` and the next number begun; the oldest beyond `maxFiles` per
- *   stream is deleted. No file is ever renamed or truncated: the agents find the new file by their
- *   glob, and an agent keeps reading a deleted file it has open to its end.
+ *   keeps the pipes open would otherwise hold the container); deletions still waiting are not
+ *   waited for (a restart in place deletes those files);
+ * - a file is closed at `maxBytes` and the next number begun; a closed file is deleted
+ *   `CAPTURE_DELETE_AFTER_SECONDS` after it was closed, never sooner: longer than every agent
+ *   takes to find a new file (a scan every second, or a glob after an idle backoff: ~3 s at
+ *   most; each agent's config.ts says its own), so no file goes before an agent has opened it, and an agent keeps
+ *   reading a deleted file it has open to its end. At most `maxFiles` per stream exist at once
+ *   (the current one included): a copier that would begin one more waits for the oldest deletion,
+ *   the app's writes waiting meanwhile (an app that fills `maxFiles - 1` files within that time is
+ *   slowed to that rate). No file is ever renamed or truncated: the agents find the new file by
+ *   their glob. The files of an earlier run of the container (a restart in place) are deleted the
+ *   same way and count towards `maxFiles`.
  * The app's stdin is kept (`9<&0`: an asynchronous command of a non-interactive shell otherwise
  * gets /dev/null). If the directory cannot be set up, the app runs as before, uncaptured, with a
  * line on stderr that says so.
@@ -35,6 +43,13 @@ export const APP_BUSYBOX = '/sidecar-tools/./busybox';
 export function captureDirectory(logDirectory: string, container: string): string {
   return `${logDirectory}/.stdout-${container}`;
 }
+
+/**
+ * How long a closed capture file is kept before it is deleted: longer than every agent's scan for
+ * new files (a 1 s scan, or a glob after an idle backoff of up to 2048 ms: ~3 s; each agent's
+ * config.ts), with room for a loaded node.
+ */
+export const CAPTURE_DELETE_AFTER_SECONDS = 10;
 
 /** The glob of every capture file of a log directory (what the agents tail). */
 export function captureGlob(logDirectory: string): string {
@@ -62,36 +77,48 @@ export interface CaptureSpec {
  * The copier of one stream: every line read, to stdout and to the stream's current file, each
  * flushed at once; the size counted in characters of the line plus its newline (busybox awk's
  * `length`: bytes, or characters in a UTF-8 build, so a file can pass `m` by up to 4x on non-ASCII
- * text); at `m` the file is closed, the next number begun and the file `n` numbers back named on
- * the `r` FIFO for deletion. A last line without a newline is a record too (`print` adds one).
- * Its values come as `-v` assignments of the library's own checked text (a path of letters,
- * digits, `.`, `_`, `-`, `/`; numbers).
+ * text); at `m` the file is closed, named on the `r` FIFO for deletion (`p` files are then
+ * waiting for theirs) and the next number begun, once fewer than `n` files exist: else it first
+ * reads one deletion's line from the stream's `a` FIFO (at BEGIN too, where `p` is the count of an
+ * earlier run's files); `end` there (the app has exited: what is left is in the pipe) lifts the
+ * bound, so the app's last lines are not held back by a deletion. A last line without a newline is a record too (`print` adds one). Its
+ * values come as `-v` assignments of the library's own checked text (a path of letters, digits,
+ * `.`, `_`, `-`, `/`; numbers). No `system()` nor pipe: they would need a `/bin/sh` in the image.
  */
-const COPIER = 'BEGIN { i = last + 1; if (i - n >= 0) { print d "/" s "." (i - n) ".log" > r; fflush(r) }; f = d "/" s "." i ".log"; b = 0 } ' +
+const COPIER = 'function room() { while (p >= n) { if ((getline x < a) <= 0 || x == "end") { n = p + 1e9; break } p-- } } ' +
+  'BEGIN { i = last + 1; f = d "/" s "." i ".log"; b = 0; room() } ' +
   '{ print; fflush(); print >> f; fflush(f); b += length($0) + 1; ' +
-  'if (b >= m) { close(f); i++; f = d "/" s "." i ".log"; b = 0; if (i - n >= 0) { print d "/" s "." (i - n) ".log" > r; fflush(r) } } }';
+  'if (b >= m) { close(f); print f > r; fflush(r); p++; i++; f = d "/" s "." i ".log"; b = 0; room() } }';
 
 /**
  * The wrapper as a busybox shell script: `sh -c SCRIPT sh <dir> <maxBytes> <maxFiles> <app argv...>`.
  * Every value is a positional parameter, never spliced into the text (docs/security.md, "No user
  * value in a shell"); no `$$` and no `$(`, which the kubelet would read in a container's command
- * (`third_party/forked/golang/expansion/expand.go`). `busybox` is for the tests.
+ * (`third_party/forked/golang/expansion/expand.go`). `busybox` and `deleteAfterSeconds` are for the tests.
  */
-export function captureScript(busybox: string = APP_BUSYBOX): string {
+export function captureScript(busybox: string = APP_BUSYBOX, deleteAfterSeconds: number = CAPTURE_DELETE_AFTER_SECONDS): string {
   const B = busybox;
+  const copier = (stream: string) =>
+    `( exec 9<&-; umask 022; exec $B awk -v d="$d" -v s=${stream} -v last=$l -v p=\${#c} -v m="$m" -v n="$n" -v r="$d/.rm" -v a="$d/.ack-${stream}" '${COPIER}' )`;
   return [
     `B=${B}; d=$1; m=$2; n=$3; shift 3`,
     // set up, or run the app uncaptured
-    'if ! { $B mkdir -p "$d" && $B rm -f "$d/.out" "$d/.err" "$d/.rm" && $B mkfifo "$d/.out" "$d/.err" "$d/.rm"; }; then ' +
+    'if ! { $B mkdir -p "$d" && $B rm -f "$d/.out" "$d/.err" "$d/.rm" "$d/.ack-stdout" "$d/.ack-stderr" && ' +
+    '$B mkfifo "$d/.out" "$d/.err" "$d/.rm" "$d/.ack-stdout" "$d/.ack-stderr"; }; then ' +
     'echo "capture: cannot set up $d: the app runs without its stdout captured" >&2; exec "$@"; fi',
-    // the last number each stream used in an earlier run of this container (a restart in place)
-    'last() { l=-1; for f in "$d/$1".*.log; do k=${f##*/}; k=${k#"$1".}; k=${k%.log}; ' +
-    'case $k in ""|*[!0-9]*) ;; *) [ "$k" -gt $l ] && l=$k;; esac; done; }',
+    // deletions: each file named on .rm is deleted that long after, then a line on its stream's
+    // .ack FIFO lets its copier begin one more file. The loop holds .rm open for writing too (it
+    // never sees an end) and each .ack FIFO (its copier never sees one either).
+    '( exec 9<&- >/dev/null 2>&1 7<> "$d/.ack-stdout" 8<> "$d/.ack-stderr"; while IFS= read -r f && [ -n "$f" ]; do ' +
+    `case $f in */stdout.*) ( $B sleep ${deleteAfterSeconds}; $B rm -f "$f"; echo >&7 ) & ;; *) ( $B sleep ${deleteAfterSeconds}; $B rm -f "$f"; echo >&8 ) & ;; esac; ` +
+    'done ) <> "$d/.rm" & r=$!',
+    // a stream's files of an earlier run of this container (a restart in place): named for deletion
+    // and counted (`c` has a character each), and the last number used
+    'old() { l=-1; c=; for f in "$d/$1".*.log; do k=${f##*/}; k=${k#"$1".}; k=${k%.log}; ' +
+    'case $k in ""|*[!0-9]*) ;; *) [ "$k" -gt $l ] && l=$k; echo "$f" >> "$d/.rm"; c="$c.";; esac; done; }',
     'exec 9<&0',
-    // deletions of old files: a reader that also holds the FIFO open for writing, so it never sees an end
-    '( exec 9<&- >/dev/null; while IFS= read -r f && [ -n "$f" ]; do $B rm -f "$f"; done ) <> "$d/.rm" & r=$!',
-    `last stdout; ( exec 9<&-; umask 022; exec $B awk -v d="$d" -v s=stdout -v last=$l -v m="$m" -v n="$n" -v r="$d/.rm" '${COPIER}' ) < "$d/.out" & o=$!`,
-    `last stderr; ( exec 9<&-; umask 022; exec $B awk -v d="$d" -v s=stderr -v last=$l -v m="$m" -v n="$n" -v r="$d/.rm" '${COPIER}' ) < "$d/.err" >&2 & e=$!`,
+    `old stdout; ${copier('stdout')} < "$d/.out" & o=$!`,
+    `old stderr; ${copier('stderr')} < "$d/.err" >&2 & e=$!`,
     '"$@" <&9 9<&- > "$d/.out" 2> "$d/.err" & a=$!',
     'exec 9<&-',
     ...['TERM', 'INT', 'HUP', 'QUIT', 'USR1', 'USR2'].map(sig => `trap 'g=1; kill -${sig} $a 2>/dev/null' ${sig}`),
@@ -99,12 +126,13 @@ export function captureScript(busybox: string = APP_BUSYBOX): string {
     // have reaped the app meanwhile; `wait` then answers its kept status, once (127 after that:
     // the status already taken stays). `kill -0` cannot tell: it fails for an app already reaped.
     's=; while :; do g=; wait $a; w=$?; [ $w = 127 ] && [ -n "$s" ] && break; s=$w; [ -n "$g" ] && [ $s -gt 128 ] || break; done',
-    // the copiers end when the app's end of the pipes closes; a child of the app that keeps them open is not waited for
-    `( exec >/dev/null 2>&1; $B sleep ${CAPTURE_DRAIN_SECONDS}; kill $o $e $r ) & t=$!`,
+    // the app has exited: a copier waiting for a deletion goes on at once (what is left is in the
+    // pipe); the copiers end when the app's end of the pipes closes; a child of the app that keeps them open is not waited for
+    'echo end >> "$d/.ack-stdout"; echo end >> "$d/.ack-stderr"',
+    `( exec >/dev/null 2>&1; $B sleep ${CAPTURE_DRAIN_SECONDS}; kill $o $e ) & t=$!`,
     'for p in $o $e; do while kill -0 $p 2>/dev/null; do wait $p; done; done',
-    // the deletions asked for are done (an empty line ends the loop): at most maxFiles are left for a restart
-    'echo >> "$d/.rm"; while kill -0 $r 2>/dev/null; do wait $r; done',
-    'kill $t 2>/dev/null; exit $s',
+    // the deletion loop ends (its waiting deletions end with the container; a restart in place names those files again)
+    'echo >> "$d/.rm"; kill $t 2>/dev/null; exit $s',
   ].join('\n');
 }
 

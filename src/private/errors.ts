@@ -1,3 +1,6 @@
+/** The brand every copy of the library puts on its SidecarErrors (a registered symbol: one for all copies). */
+const SIDECAR_ERROR = Symbol.for('cdk8s-sidecars.SidecarError');
+
 /**
  * The library's one error for bad input, and the one place its message is built. Every check of a
  * prop, an option or a file's value throws a `SidecarError` that names where the value was given
@@ -11,8 +14,10 @@
  * places it with `Where.place(e)`.
  *
  * Kept internal (not in API.md): jsii cannot hand a class extending Error to the other languages,
- * as aws-cdk-lib keeps its ValidationError internal. Errors that are not about input (a broken
- * invariant of the library itself) stay plain `Error`s, each listed in test/typed-errors.test.ts.
+ * as aws-cdk-lib keeps its ValidationError internal. Users recognise it with the public
+ * `Errors.isSidecarError` (src/errors.ts), in every language: each one made is recorded
+ * (`recordRefusals`). Errors that are not about input (a broken invariant of the library itself)
+ * stay plain `Error`s, each listed in test/typed-errors.test.ts.
  * @internal
  */
 export class SidecarError extends Error {
@@ -39,11 +44,14 @@ export class SidecarError extends Error {
 
   public constructor(details: SidecarErrorDetails) {
     super(sidecarErrorMessage(details));
+    recordRefusals([this.message]);
     this.where = details.where ?? '';
     this.value = details.value;
     this.problem = details.problem;
     this.fix = details.fix;
     this.sep = details.sep ?? '; ';
+    // the brand isSidecarErrorObject() reads, on the instance (not enumerable: no JSON shows it)
+    Object.defineProperty(this, SIDECAR_ERROR, { value: true });
   }
 
   /**
@@ -82,8 +90,60 @@ export interface SidecarErrorDetails {
 
 /** The message of a `SidecarError`: the only place one is written. */
 function sidecarErrorMessage(d: SidecarErrorDetails): string {
+  if (d.where === SYNTHESIS) return `${SYNTHESIS}: ${d.problem}`;
   const body = d.fix === '' ? d.problem : `${d.problem}${d.sep ?? '; '}${d.fix}`;
   return d.where ? `${d.where}: ${body}.` : body;
+}
+
+/** The `where` of a refusal found at synthesis, whose problems are whole messages already. */
+const SYNTHESIS = 'cdk8s-sidecars';
+
+/**
+ * The error a workload's `toJson()` throws for the refusals its render found (each a whole message
+ * of the engine: where, value and fix, with the rule id `check` shares where one exists), one a
+ * line under 'cdk8s-sidecars:', as cdk8s' validation gathers the same messages.
+ */
+export function synthesisError(messages: readonly string[]): SidecarError {
+  return new SidecarError({ where: SYNTHESIS, value: undefined, problem: messages.join('\n'), fix: '' });
+}
+
+/**
+ * The refusals the library made in this process (SidecarErrors and the messages its validations
+ * hand cdk8s), newest last, at most REFUSALS_KEPT: how `Errors.isSidecarError` recognises one from
+ * its message alone, which is all that crosses from JavaScript to Python, Java or Go (jsii hands
+ * them an exception that holds the message). One store for every copy of the library loaded.
+ */
+const REFUSALS: Map<string, true> = (globalThis as any)[Symbol.for('cdk8s-sidecars.refusals')] ??= new Map<string, true>();
+const REFUSALS_KEPT = 1000;
+
+/** Records `messages` as refusals of the library, and returns them (for a validation's return). */
+export function recordRefusals<T extends readonly string[]>(messages: T): T {
+  for (const m of messages) {
+    if (m === '') continue;
+    REFUSALS.delete(m);
+    REFUSALS.set(m, true);
+    if (REFUSALS.size > REFUSALS_KEPT) REFUSALS.delete(REFUSALS.keys().next().value!);
+  }
+  return messages;
+}
+
+/** The recorded refusals whose message `text` holds (the longest of nested ones only), in the order `text` holds them. */
+export function refusalsIn(text: string): string[] {
+  const found = [...REFUSALS.keys()].filter(m => text.includes(m));
+  return found
+    .filter(m => !found.some(o => o !== m && o.includes(m)))
+    .sort((a, b) => text.indexOf(a) - text.indexOf(b));
+}
+
+/** Whether `e` is a SidecarError of any copy of the library (by its brand, not `instanceof`). */
+export function isSidecarErrorObject(e: unknown): e is SidecarError {
+  return typeof e === 'object' && e !== null && (e as any)[SIDECAR_ERROR] === true;
+}
+
+
+/** The ids of `check`'s rules (`[CS004 container-restart-policy]` as messages end with them) in `text`, each once. */
+export function ruleIdsIn(text: string): string[] {
+  return [...new Set([...text.matchAll(/\[(CS\d{3}) [a-z0-9.-]+\]/g)].map(m => m[1]))];
 }
 
 /**

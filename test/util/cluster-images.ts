@@ -56,6 +56,17 @@ const VALIDATE: Record<string, (command: string[], args: string[]) => string[]> 
 };
 
 /**
+ * The agent's own command under a wrapper the library puts around it (`/sidecar-tools/busybox sh -c
+ * SCRIPT sh PROGRAM ARGS...`: the native SIGTERM hold, a legacy Job's exit-with-app): the
+ * tools volume is empty here, and the wrapper only passes the program its arguments.
+ */
+function unwrapped(command: string[]): string[] {
+  const [tool, sh, flag, , name] = command;
+  if (tool?.startsWith('/sidecar-tools/') && sh === 'sh' && flag === '-c' && name === 'sh') return command.slice(5);
+  return command;
+}
+
+/**
  * Runs one container of a synthesized pod in its built image as the pod would run it
  * (`images.sh run`: its ConfigMap volumes' files bound read-only at their mount paths, its
  * emptyDir and Secret volumes as empty writable directories, its env, a read-only root, uid
@@ -87,7 +98,7 @@ export function validateInImage(podSpec: any, container: any, objects: any[]): {
       // a field or a secret the kubelet would fill: a stand-in value of the same shape
       opts.push('-e', `${e.name}=${e.value ?? (e.valueFrom?.fieldRef ? `${e.name.toLowerCase().replace(/_/g, '-')}` : 'secret')}`);
     }
-    const command = VALIDATE[id](container.command ?? [], container.args ?? []);
+    const command = VALIDATE[id](unwrapped(container.command ?? []), container.args ?? []);
     const r = spawnSync('bash', [SCRIPT, 'run', id, ...opts, '--', ...command], { encoding: 'utf8', timeout: 120_000 });
     return { id, status: r.status, output: `${r.stdout}${r.stderr}` };
   } finally {

@@ -5,6 +5,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdk8s-sidecars/cdk8s-sidecars-go/cdk8ssidecars"
 	"github.com/cdk8s-team/cdk8s-core-go/cdk8s/v2"
@@ -13,6 +15,10 @@ import (
 
 func main() {
 	defer jsii.Close()
+	if len(os.Args) > 1 && os.Args[1] == "errors" {
+		errorsCheck()
+		return
+	}
 	app := cdk8s.NewApp(nil)
 	chart := cdk8s.NewChart(app, jsii.String("bindings"), &cdk8s.ChartProps{Namespace: jsii.String("shop")})
 
