@@ -177,6 +177,12 @@ const snippets = project.addTask('test:snippets', {
   exec: 'ts-node --transpile-only --project projenrc/tsconfig.json scripts/check-snippets.ts',
 });
 project.testTask.spawn(snippets);
+// The README's default-image table is written from the agents' registry (scripts/readme-images.ts);
+// test/images.test.ts fails when it differs.
+project.addTask('docs:images', {
+  description: "Writes the README's default-image table from the registry of the agents (Images._all)",
+  exec: 'ts-node --transpile-only --project projenrc/tsconfig.json scripts/readme-images.ts',
+});
 // Rewriting snapshots is a separate, deliberate command (it also writes new ones).
 project.tasks.tryFind('test:update')?.reset('jest -u --ci=false', { receiveArgs: true });
 project.eslint?.addLintPattern('examples');

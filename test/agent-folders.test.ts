@@ -54,7 +54,7 @@ test('the rule can fail: a name in a comment or in code, in any case, outside th
 });
 
 test('every registered agent is a folder of src/agents/ with its face (agent.ts), named after it, and a factory of LogAgent', () => {
-  expect(LogAgent._registered.map(a => a.name)).toEqual(['fluent-bit', 'vector', 'fluentd']);
+  expect(LogAgent._registered.map(a => a.name)).toEqual(['fluent-bit', 'vector', 'fluentd', 'otel-collector']);
   for (const agent of LogAgent._registered) {
     expect({ agent: agent.name, face: fs.existsSync(path.join(SRC, 'agents', agent.name, 'agent.ts')) }).toEqual({ agent: agent.name, face: true });
     expect({ agent: agent.name, factory: typeof (LogAgent as any)[agent.factory] }).toEqual({ agent: agent.name, factory: 'function' });
