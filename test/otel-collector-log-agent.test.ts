@@ -71,6 +71,11 @@ test('loki: otlp_http to Loki\'s OTLP endpoint, the labels as resource attribute
   expect(sidecar.resources.requests['ephemeral-storage']).toBe('260Mi');
 });
 
+test('every $ of a value is doubled: the collector reads $$ as one $', () => {
+  const { config } = synth(LogAgent.otelCollector(), { output: LogOutput.loki({ host: 'loki', labels: { cost: 'a$$b$x' } }) });
+  expect(config.receivers.file_log.resource.cost).toBe('a$$$$b$$x');
+});
+
 test('loki over TLS: https', () => {
   const { config } = synth(LogAgent.otelCollector(), { output: LogOutput.loki({ host: 'loki', port: 443, tls: true }) });
   expect(config.exporters['otlp_http/loki'].endpoint).toBe('https://loki:443/otlp');

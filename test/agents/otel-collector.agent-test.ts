@@ -92,8 +92,9 @@ const VARIANTS: Variant[] = [
   {
     name: 'loki tenant labels',
     tls: false,
-    output: (_, port) => LogOutput.loki({ host: HOST, port, tls: false, labels: { team: 'shop', app: 'web' }, tenantId: 'shop' }),
-    labels: { team: 'shop', app: 'web' },
+    // a `$$` reaches Loki as written (the config doubles every `$`)
+    output: (_, port) => LogOutput.loki({ host: HOST, port, tls: false, labels: { team: 'shop', app: 'web', cost: 'a$$b$x' }, tenantId: 'shop' }),
+    labels: { team: 'shop', app: 'web', cost: 'a$$b$x' },
     tenant: 'shop',
   },
   { name: 'loki tls', tls: true, output: (_, port) => LogOutput.loki({ host: HOST, port, tls: true, tenantId: 't-1' }), labels: { job: 'cdk8s-sidecars' }, tenant: 't-1' },

@@ -2,7 +2,7 @@
  * The OpenTelemetry Collector as a log agent (`LogAgent.otelCollector()`), all of it but the
  * config writer (./logs.ts): its options, its default image, the factory's checks and the
  * container it runs in. The same folder holds the collector's config as `WithTracer`'s agent
- * (./config.ts); the two share the release range and the uid.
+ * (./config.ts); the two share the uid, not the image or the release range.
  */
 import { Duration } from 'cdk8s';
 import { OTEL_COLLECTOR_UID } from './config';
@@ -50,7 +50,7 @@ const IMAGE = {
   source: 'the OpenTelemetry Collector release v0.165.0 (Go module proxy, as the core image\'s), pushed as ' +
     'otel/opentelemetry-collector-k8s:<version> by open-telemetry/opentelemetry-collector-releases ' +
     '(distributions/otelcol-k8s/.goreleaser.yaml docker_manifests, manifest.yaml: filelogreceiver, filestorage, debugexporter, otlphttpexporter)',
-  // `file_log` is the receiver's type from 0.150.0 (./logs.ts): an older collector refuses the config
+  // the receiver type `file_log` is in the releases from 0.150.0 (./logs.ts): an older collector may refuse the config
   releases: { program: 'OpenTelemetry Collector', from: '0.150.0', below: '0.166.0', checked: 'the receiver type file_log from 0.150.0; the keys read at v0.165.0; every config validated and run by a collector built from its components at v0.165.0' },
 } as const satisfies DefaultImage;
 

@@ -6,9 +6,10 @@
  * exporter/otlphttpexporter, exporter/exporterhelper), and the collector built from exactly those
  * components (test/collector/logs-builder-manifest.yaml) validates and runs every variant
  * (test/agents/otel-collector.agent-test.ts):
- * - `file_log` receiver (its type since 0.150.0; `filelog` is a deprecated alias that logs a
- *   warning at every start, filelogreceiver/metadata.yaml): `include`, `start_at`, `poll_interval`, `max_log_size`, `storage`,
- *   `include_file_path`, `resource` (fileconsumer/config.go, operator/helper/identifier.go), and
+ * - `file_log` receiver (renamed from `filelog` by contrib PR #46750, released by 0.150.0, where the
+ *   release range starts; `filelog`, a deprecated alias, logs a warning at every start:
+ *   filelogreceiver/metadata.yaml `deprecated_type`): `include`, `start_at`, `poll_interval`,
+ *   `max_log_size`, `storage`, `include_file_path`, `resource` (fileconsumer/config.go, operator/helper/identifier.go), and
  *   the `container` parser operator (`add_metadata_from_filepath`; its `format` detected,
  *   operator/parser/container/config.go) for the kubelet's files;
  * - `file_storage` extension: `directory`, `create_directory` (extension/storage/filestorage/config.go);
@@ -68,6 +69,13 @@ export interface OtelCollectorLogConfigOptions {
 }
 
 const env = (name: string) => `\${env:${name}}`;
+/**
+ * A value as written, never expanded: the collector's config reads `$$` as one `$` (and `${...}` as
+ * a reference; LogOutput refuses `${` in its values), so every `$` is doubled (the collector
+ * 0.165.0 sent a label value `a$$b` as `a$b`; doubled, test/agents/otel-collector.agent-test.ts
+ * gets it as written).
+ */
+const literal = (value: string) => value.split('$').join('$$');
 
 /** The collector's `config.yaml` for the log agent. */
 export function renderOtelCollectorLogConfig(o: OtelCollectorLogConfigOptions): string {
@@ -77,7 +85,7 @@ export function renderOtelCollectorLogConfig(o: OtelCollectorLogConfigOptions): 
   // (a longer one is split, fileconsumer `max_log_size_behavior: split`, its default), and the
   // pod's identity as resource attributes (their values from the downward API's env).
   // Loki's labels go along as resource attributes too (Loki indexes those its `otlp_config` names).
-  const labels = o.output.type === 'loki' ? o.output.labels : {};
+  const labels = o.output.type === 'loki' ? Object.fromEntries(Object.entries(o.output.labels).map(([k, v]) => [k, literal(v)])) : {};
   const reading = (include: string): Json => ({
     include: [include],
     start_at: 'beginning',
@@ -88,11 +96,11 @@ export function renderOtelCollectorLogConfig(o: OtelCollectorLogConfigOptions): 
   });
   const receivers: Json = {
     // the state directory starts with '.', and filePattern has no '/': no pattern reaches it
-    [c.files]: { ...reading(`${o.logDirectory}/${o.filePattern}`), include_file_path: true },
+    [c.files]: { ...reading(literal(`${o.logDirectory}/${o.filePattern}`)), include_file_path: true },
   };
   if (o.sources.capture !== undefined) {
     // captureStdout (src/engine/capture.ts): the copiers' files, one per stream and number
-    receivers[c.capture] = { ...reading(o.sources.capture), include_file_path: true };
+    receivers[c.capture] = { ...reading(literal(o.sources.capture)), include_file_path: true };
   }
   if (o.sources.podLogsEnv !== undefined) {
     // podLogs: the kubelet's files of the app container, CRI lines `<time> <stream> <P|F> <log>`,
@@ -105,7 +113,7 @@ export function renderOtelCollectorLogConfig(o: OtelCollectorLogConfigOptions): 
   const config: Json = {
     extensions: {
       [c.healthCheck]: { endpoint: `0.0.0.0:${o.healthPort}`, path: o.healthPath },
-      [c.storage]: { directory: o.stateDirectory, create_directory: true },
+      [c.storage]: { directory: literal(o.stateDirectory), create_directory: true },
     },
     receivers,
     exporters: exporter(o),
