@@ -404,7 +404,7 @@ describe('serveInitContainers and after on the library\'s own agents (SidecarPro
     const { chart } = newChart();
     new WithLogAgent(chart, 'logs', { workload: withInit(chart), kubernetesVersion: '1.30', after: 'migrate' });
     const spec = podSpecOf(manifestOf(synthChecked(chart, '1.30'), 'Deployment'));
-    // (sidecar-tools first: native Fluent Bit runs under the SIGTERM hold)
+    // (sidecar-tools first: a native Fluent Bit's SIGTERM hold runs under its busybox)
     expect(names(spec.initContainers)).toEqual(['sidecar-tools', 'migrate', 'log-agent']);
   });
 
