@@ -335,7 +335,7 @@ export function agentArgv(spec: SidecarSpec): string[] | undefined {
  * app's exit (a slow start, an app that lived seconds) is waited for first: the URL is tried once a
  * second until it answers (at most `seconds` tries, its startup budget), so that it reads the app's files before
  * its SIGTERM; without it, such an agent was stopped before it had read a line (proven on the
- * cluster: Fluentd, legacy, an app killed in a Job 4 s after its start, 5000 of 5000 lines lost).
+ * cluster: a Ruby agent, legacy, an app killed in a Job 4 s after its start, 5000 of 5000 lines lost).
  * `proc` is for the tests.
  */
 export function exitWithAppScript(
@@ -371,7 +371,7 @@ export interface StartedCheck {
 
 /**
  * Whether the sidecar has started, as a URL on loopback (the pod's containers share its network):
- * its HTTP liveness probe's (which a backend outage does not fail: Fluent Bit's health fails after
+ * its HTTP liveness probe's (which a backend outage does not fail: an agent's health may fail after
  * output errors), else its HTTP startup probe's; the budget is the startup probe's
  * (`failureThreshold` x `periodSeconds`, as the kubelet gives it). Undefined: no HTTP probe, HTTPS
  * (busybox wget has no TLS here), a named port it does not declare, or a path with more than
