@@ -66,10 +66,10 @@ describe('order of construction does not matter, and user patches are kept', () 
     dep.addInitContainer({ name: 'late-init', image: 'ghcr.io/example/init:1' });
     dep.addVolume(kplus.Volume.fromEmptyDir(chart, 'cache', 'cache'));
     const m = manifestOf(Testing.synth(chart), 'Deployment');
-    // (no sidecar-tools: a native agent on 1.29 has no preStop delay, issue 26)
-    expect(layoutOf(m)).toEqual({ init: ['log-agent', 'late-init'], containers: ['app', 'late'] });
+    // (sidecar-tools first: the native Fluent Bit runs under its SIGTERM hold)
+    expect(layoutOf(m)).toEqual({ init: ['sidecar-tools', 'log-agent', 'late-init'], containers: ['app', 'late'] });
     expect(containerOf(m, 'late').volumeMounts).toContainEqual({ mountPath: '/var/log/app', name: 'log-agent-logs' });
-    expect(podSpecOf(m).volumes.map((v: any) => v.name)).toEqual(['cache', 'log-agent-logs', 'log-agent-config']);
+    expect(podSpecOf(m).volumes.map((v: any) => v.name)).toEqual(['cache', 'log-agent-logs', 'log-agent-config', 'sidecar-tools']);
   });
 
   test('a user JSON patch is applied and survives', () => {
@@ -90,7 +90,7 @@ describe('plain ApiObjects: raw Kube* objects, Include and Helm output', () => {
     new WithLogAgent(chart, 'logs', { workload: raw, kubernetesVersion: '1.29' });
     const manifests = Testing.synth(chart);
     const m = manifestOf(manifests, 'Deployment');
-    expect(layoutOf(m)).toEqual({ init: ['log-agent'], containers: ['app'] });
+    expect(layoutOf(m)).toEqual({ init: ['sidecar-tools', 'log-agent'], containers: ['app'] });
     // absent grace period: Kubernetes' 30 s cover the sidecars (10 s app + 6 s), so none is written
     expect(podSpecOf(m).terminationGracePeriodSeconds).toBeUndefined();
     expectValidManifests(manifests, '1.29');
@@ -166,7 +166,7 @@ describe('no render is kept: every synth path sees every change', () => {
     const { chart } = newChart();
     const dep = new kplus.Deployment(chart, 'web', { containers: [{ name: 'log-agent', image: 'x', portNumber: 8080 }] });
     new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: '1.29', containerName: 'shipper' });
-    expect(layoutOf(manifestOf(Testing.synth(chart), 'Deployment')).init).toEqual(['shipper']);
+    expect(layoutOf(manifestOf(Testing.synth(chart), 'Deployment')).init).toEqual(['sidecar-tools', 'shipper']);
     dep.addContainer({ name: 'shipper', image: 'y' });
     expect(() => Testing.synth(chart)).toThrow(/container name 'shipper' is already used/);
   });
