@@ -322,6 +322,13 @@ project.addTask('test:bindings', {
   description: 'Builds the Python, Java and Go bindings with jsii-pacmak and runs a cdk8s app in each language against them (same bytes as TypeScript)',
   exec: 'bash scripts/bindings-test.sh',
 });
+// The synthesis tests against the oldest cdk8s of the peer range and the newest the npm registry
+// serves (scripts/cdk8s-versions-test.sh: each installed under node_modules/.cache, put in place with
+// jest's moduleNameMapper): the binding uses documented cdk8s API only. Needs the registry.
+project.addTask('test:cdk8s-versions', {
+  description: 'Runs the synthesis tests against the oldest cdk8s of the peer range and the newest on the npm registry',
+  exec: 'bash scripts/cdk8s-versions-test.sh',
+});
 // The Kubernetes API types of every release (issue 30): test/k8s-api/decode.real-test.ts decodes what
 // the tests synthesize with k8s.io/api of each release, strictly (scripts/build-k8s-decoders.sh).
 project.addTask('test:k8s-api', {

@@ -1,6 +1,6 @@
 import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { manifestToRead, printSynthesisWarnings, watchPasses } from './bind/binding';
+import { manifestToRead, markSynthesisFailed, printSynthesisWarnings, watchPasses } from './bind/binding';
 import { resolveTarget } from './bind/target-reader';
 import { hasRecordedWarnings, ignoredRules, recordValidationWarnings, recordWarnings, tagWarning } from './bind/warnings';
 import { ruleOfCheck, ruleSuffixOfCheck } from './engine/check-rules';
@@ -100,6 +100,7 @@ export class SidecarValidation {
           }
           printSynthesisWarnings(o.obj, mine, ignoredRules(o.manifest));
         }
+        if (errors.length > 0) markSynthesisFailed(scope);
         return errors;
       },
     });
