@@ -33,8 +33,8 @@ const BINDING = Symbol.for('cdk8s-sidecars.binding');
  * The warnings that are facts of the target release rather than of one workload: an open upstream
  * bug (no fix released) that every pod of a common shape has (kubernetes#137710 and #140309: any pod
  * with two init containers). Each is recorded per workload (`SidecarWarnings.of`) but printed once
- * per synthesis call, as one summary line with the number of workloads it holds for (issue 48: one
- * Envoy workload at 1.33.0 printed three warnings, two of them these). Warning text -> the bug.
+ * per synthesis call, as one summary line with the number of workloads it holds for (printed per
+ * workload, they made one Envoy workload at 1.33.0 print three warnings, two of them these). Warning text -> the bug.
  */
 const APP_WIDE_WARNINGS = new Map<string, { readonly issue: string; readonly summary: string }>();
 
@@ -61,7 +61,8 @@ const KNOWN_BUG_RULE = () => ruleOfCheck(CLI_CHECKS.knownBug).id;
  *   Services) are computed once per epoch and shared by every workload's render, never once per
  *   workload (quadratic too); before the first validation (a direct `toJson()`), afresh each time.
  * - a workload's warnings are printed when its `toJson()` emits it; SidecarValidation's and the
- *   app-wide line once per epoch, by their text; a notice once per App per emit sequence (a
+ *   app-wide line once per epoch, by their text (an App without bound workloads never ends its
+ *   first: nothing shows where its synthesis ends); a notice once per App per emit sequence (a
  *   sequence ends when an object it emitted is emitted again).
  */
 interface AppState {
@@ -130,7 +131,7 @@ export function markSynthesisFailed(scope: IConstruct): void {
 }
 
 /** Makes the App of `scope` keep its state (SidecarValidation, which prints through it also in an app without sidecars). @internal */
-export function watchPasses(scope: IConstruct): void {
+export function watchApp(scope: IConstruct): void {
   appState(scope);
 }
 
@@ -167,7 +168,8 @@ export function appFact<T>(scope: IConstruct, key: symbol, compute: () => T): T 
 
 /**
  * Prints the warnings of SidecarValidation's app-wide checks to stderr, each once per synthesis
- * (its validation runs in every validation pass; see AppState).
+ * (its validation runs in every validation pass; see AppState), or once per App where no synthesis
+ * ends (an App without bound workloads).
  * @internal
  */
 export function printSynthesisWarnings(scope: IConstruct, warnings: string[], ignored?: ReadonlySet<string>): void {
