@@ -228,7 +228,7 @@ const APP_POD_ATTRIBUTES = APP_POD_ENV.map(([attribute, name]) => `${attribute}=
 /** The collector's configs without exporter headers, by the values that vary (`describeAgent`). */
 const renderedConfigs = new KeyMemo<ReturnType<typeof renderOtelCollectorConfig>>();
 
-/** The agent's constant parts, frozen and shared by every workload (issue 36). */
+/** The agent's constant parts, frozen and shared by every workload (not one copy per workload). */
 const ARGS = shared([`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`]);
 const VOLUMES = shared([{ suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true }]);
 const LOCAL_PORTS = shared([GRPC_PORT, HTTP_PORT]);
@@ -347,7 +347,7 @@ export class WithTracer extends SidecarBase {
       memorySpikeLimitMiB: spikeMiB,
     });
     // Without headers, the options are a function of these values (the rest are constants): the
-    // config is looked up by them, without the options object and its JSON (issue 36).
+    // config is looked up by them, without the options object and its JSON (a JSON per workload was most of its cost).
     const rendered = a.headers.length === 0
       ? renderedConfigs.get([a.healthPort, this.exporterEndpoint, this.exporterTls, workloadAttribute, a.drainSeconds, limitMiB, spikeMiB], render)
       : render();
@@ -469,7 +469,7 @@ function defaultServiceName(workload: IConstruct, obj: ApiObject): string {
   }
   // An ApiObject without metadata.name in its props got the chart's generated name
   // (`props.metadata?.name ?? chart.generateObjectName(this)`, cdk8s ApiObject): that name is
-  // not asked of the chart again (a walk of the path and a hash, issue 36).
+  // not asked of the chart again (a walk of the path and a hash per workload).
   const givenName = (obj as any).props?.metadata?.name;
   if (givenName !== undefined && givenName !== null) {
     let generated: string | undefined;

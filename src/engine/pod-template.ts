@@ -517,7 +517,7 @@ function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCom
  * hooks, the tools mount and `restartPolicy`, keys sorted: a deep copy (the output never shares
  * objects with the specs). Worked out at every
  * render: a workload renders once per synthesis call (src/bind/binding.ts), so a cache of it per
- * (spec, target), kept until issue 36, was only ever read by a second call in the same process,
+ * (spec, target), as there once was, was only ever read by a second call in the same process,
  * and cost every render a key, a look-up and one more copy of the container.
  * `wrapPrograms`: the sidecar exits with the app (`exitsWithApp`), its wrapper telling the sidecars' processes by these.
  */
