@@ -206,6 +206,42 @@ project.eslint?.addRules({
     ],
   }],
 });
+// Rules over all of src/ that were tests over its text, so that a refactor changes code, not a test
+// (test/typed-errors.test.ts and test/one-of-each.test.ts prove they fire):
+// - bad input is refused with a SidecarError (`where.error(problem, value, fix)`) and a broken
+//   invariant of the library with `internalError(...)` (src/private/errors.ts holds the one plain
+//   Error: its own override below); a check names its place with a Where;
+// - the environment is read in src/target/resolver.ts only, where the target is assembled; the
+//   other uses (the CLI passes it on to kubectl and reads KUBECTL, the reader swaps it around the
+//   yaml parser) carry an eslint-disable comment with their reason.
+const PLAIN_ERROR_SYNTAX = ['NewExpression', 'CallExpression'].map(call => ({
+  selector: `${call}[callee.name='Error']`,
+  message: 'src/ throws a SidecarError for bad input (`where.error(problem, value, fix)`, src/private/errors.ts) and internalError(...) for a bug of the library, never a plain Error',
+}));
+// import('cdk8s') and require('constructs/...') below src/bind/, which no-restricted-imports does not see
+const DYNAMIC_IMPORT_SYNTAX = ['ImportExpression[source.value', "CallExpression[callee.name='require'][arguments.0.value"].map(at => ({
+  selector: `${at}=/^(cdk8s|constructs)($|[^-a-z0-9])/]`,
+  message: 'no dynamic import or require of cdk8s or constructs below src/bind/: cdk8s objects are touched only in src/bind/ and the constructs',
+}));
+const SRC_SYNTAX = [
+  ...PLAIN_ERROR_SYNTAX,
+  ...["Identifier[name='who']", "TSPropertySignature[key.name='who']", "PropertyDefinition[key.name='who']"].map(at => ({
+    selector: `${at} > TSTypeAnnotation > TSStringKeyword`,
+    message: 'a check names its place with a Where (src/private/errors.ts), not a `who: string`',
+  })),
+];
+project.eslint?.addOverride({
+  files: ['src/**/*.ts'],
+  rules: {
+    'no-restricted-syntax': ['error', ...SRC_SYNTAX],
+    'no-restricted-properties': ['error', {
+      object: 'process',
+      property: 'env',
+      message: 'the environment is read in src/target/resolver.ts only (targetOptions / the target\'s assembly): take it from there, or pass it in',
+    }],
+  },
+});
+project.eslint?.addOverride({ files: ['src/target/resolver.ts'], rules: { 'no-restricted-properties': 'off' } });
 project.eslint?.addOverride({
   files: LAYERS.filter(l => l !== 'bind').map(l => `src/${l}/**/*.ts`),
   excludedFiles: PUBLIC_FACES,
@@ -220,12 +256,14 @@ project.eslint?.addOverride({
         { group: ['cdk8s/*', 'constructs/*'], message: 'no cdk8s or constructs module below src/bind/: cdk8s objects are touched only in src/bind/ and the constructs' },
       ],
     }],
-    // import('cdk8s') and require('constructs/...'), which no-restricted-imports does not see
-    'no-restricted-syntax': ['error', ...['ImportExpression[source.value', "CallExpression[callee.name='require'][arguments.0.value"].map(at => ({
-      selector: `${at}=/^(cdk8s|constructs)($|[^-a-z0-9])/]`,
-      message: 'no dynamic import or require of cdk8s or constructs below src/bind/: cdk8s objects are touched only in src/bind/ and the constructs',
-    }))],
+    // the dynamic imports, with the rules of all of src/ (an override's rule replaces the one before it)
+    'no-restricted-syntax': ['error', ...SRC_SYNTAX, ...DYNAMIC_IMPORT_SYNTAX],
   },
+});
+// internalError() itself: the one plain Error of src/ (the other rules of the file kept)
+project.eslint?.addOverride({
+  files: ['src/private/errors.ts'],
+  rules: { 'no-restricted-syntax': ['error', ...SRC_SYNTAX.filter(r => !PLAIN_ERROR_SYNTAX.includes(r)), ...DYNAMIC_IMPORT_SYNTAX] },
 });
 // The example app is a user's app, built on cdk8s-plus-27 (a devDependency of the library, not a peer).
 project.eslint?.allowDevDeps('examples/**');
