@@ -2,6 +2,7 @@ import { ApiObject, Chart, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { AGENT_LIVENESS } from './agents/liveness';
 import { MIN_DRAIN_SECONDS, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShutdown, renderOtelCollectorConfig } from './agents/otel-collector/config';
+import { ownManifest } from './bind/binding';
 import {
   checkBoolean, checkImage, checkInteger, checkListenPort, checkPort, checkString, durationSeconds, inetAtonAddress, isBareIpv6, isHost,
   isLoopbackHost, isSecretKey, isSecretName, ownEntries,
@@ -467,32 +468,27 @@ function defaultServiceName(workload: IConstruct, obj: ApiObject): string {
   for (const value of [meta.annotations?.['resource.opentelemetry.io/service.name'], meta.labels?.['app.kubernetes.io/instance'], meta.labels?.['app.kubernetes.io/name']]) {
     if (typeof value === 'string' && value !== '') return value;
   }
-  // An ApiObject without metadata.name in its props got the chart's generated name
-  // (`props.metadata?.name ?? chart.generateObjectName(this)`, cdk8s ApiObject): that name is
-  // not asked of the chart again (a walk of the path and a hash per workload).
-  const givenName = (obj as any).props?.metadata?.name;
-  if (givenName !== undefined && givenName !== null) {
-    let generated: string | undefined;
-    try {
-      generated = Chart.of(obj).generateObjectName(obj);
-    } catch {
-      generated = undefined;
-    }
-    if (obj.name !== generated) return obj.name;
+  // An ApiObject created without metadata.name is named by its chart (`Chart.generateObjectName`,
+  // `<chart>-<id>-<hash>`): a name other than that one is the author's.
+  let generated: string | undefined;
+  try {
+    generated = Chart.of(obj).generateObjectName(obj);
+  } catch {
+    generated = undefined;
   }
+  if (obj.name !== generated) return obj.name;
   // the cdk8s-plus workload's id (its ApiObject is its child 'Resource'), or the raw ApiObject's
   const id = ApiObject.isApiObject(workload) ? obj.node.id : workload.node.id;
   return id.trim() !== '' && !/[\u0000-\u001f\u007f]/.test(id) ? id : obj.name;
 }
 
-/** The pod template's labels and annotations as given so far: cdk8s-plus `podMetadata` (a Pod's own), a raw object's props. */
+/** The pod template's labels and annotations as given so far: cdk8s-plus `podMetadata` (a Pod's own), a raw object's own manifest. */
 function podTemplateMetadata(workload: IConstruct, obj: ApiObject): { labels?: Record<string, string>; annotations?: Record<string, string> } {
   try {
     if (obj.kind === 'Pod') return obj.metadata.toJson();
     const kplusMeta = (workload as any).podMetadata;
     if (!ApiObject.isApiObject(workload) && kplusMeta && typeof kplusMeta.toJson === 'function') return kplusMeta.toJson();
-    const spec = (obj as any).props?.spec;
-    return podTemplateIn({ kind: obj.kind, spec })?.metadata ?? {};
+    return podTemplateIn(ownManifest(obj))?.metadata ?? {};
   } catch {
     return {};
   }

@@ -243,6 +243,17 @@ export function manifestToRead(obj: ApiObject): Json {
 }
 
 /**
+ * The workload's own manifest (its `toJson()` before any sidecar, its JSON patches applied), for a
+ * construct that reads it when it is created: through its binding where it has one (no emit),
+ * else the object's own `toJson()`. Throws as `toJson()` does.
+ * @internal
+ */
+export function ownManifest(obj: ApiObject): Json {
+  const binding = WorkloadBinding.existing(obj);
+  return binding ? binding.ownManifest() : obj.toJson();
+}
+
+/**
  * The engine's errors of one workload's render, as `toJson()` throws them (`synthesisError`, the
  * one builder of refusals, src/private/errors.ts).
  * @internal
@@ -543,6 +554,11 @@ export class WorkloadBinding {
    * applied here, BEFORE the engine adds the sidecars, so a patch cannot reach a sidecar; one
    * that fails (it names a container, volume or hook only the sidecars bring) is reported as such.
    */
+  /** The workload's own manifest (see baseManifest), for a reader outside the render (`ownManifest`). */
+  public ownManifest(): Json {
+    return this.baseManifest();
+  }
+
   private baseManifest(): Json {
     try {
       return this.originalToJson();
