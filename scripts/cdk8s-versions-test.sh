@@ -50,7 +50,7 @@ TESTS=(
   test/cdk8s-version.test.ts test/binding.test.ts test/synth-warnings.test.ts test/errors.test.ts test/target.test.ts
   test/with-log-agent.test.ts test/with-envoy.test.ts test/with-tracer.test.ts test/log-agents.test.ts test/injectors.test.ts
   test/exit-with-app.test.ts test/app-stdout.test.ts test/sidecar-injection-policy.test.ts test/bad-input.test.ts
-  test/no-patch.test.ts
+  test/no-patch.test.ts test/warnings-print.test.ts
 )
 CONFIGS=$(mktemp -d "${TMPDIR:-/tmp}/cdk8s-versions.XXXXXX")
 trap 'rm -rf "$CONFIGS"' EXIT
