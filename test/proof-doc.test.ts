@@ -126,3 +126,33 @@ test('the startup experiment ran for every variant on at least one release, and 
   }
   expect(broken).toEqual([]);
 });
+
+test('the admission policy\'s pods ran on a node for every release from 1.36 the API-server part ran, beside the same workloads synthesized: each Job completed with every line shipped, the last included; each Deployment Ready with its sidecars up before the app; the pods not selected untouched', () => {
+  const node = data.admissionPolicyNode ?? [];
+  const wanted = (data.admissionPolicy ?? []).filter(a => Number(a.version.split('.')[1]) >= 36).map(a => a.version);
+  expect(wanted.length).toBeGreaterThanOrEqual(1);
+  expect(node.map(n => n.version).sort()).toEqual(expect.arrayContaining(wanted.sort()));
+  const broken: string[] = [];
+  for (const n of node) {
+    expect(n.job.map(j => j.variant).sort()).toEqual(['admitted', 'synthesized']);
+    expect(n.deployment.map(d => d.variant).sort()).toEqual(['admitted', 'synthesized']);
+    for (const j of n.job) {
+      const at = `${n.version} Job ${j.variant}`;
+      if (!j.complete) broken.push(`${at}: did not complete`);
+      if (j.sidecars.join() !== 'log-agent,tracer,envoy') broken.push(`${at}: sidecars ${j.sidecars.join()}`);
+      if (j.shipped !== j.written || !j.lastLine) broken.push(`${at}: ${j.written - j.shipped} of ${j.written} lines lost (last line shipped: ${j.lastLine})`);
+    }
+    for (const d of n.deployment) {
+      const at = `${n.version} Deployment ${d.variant}`;
+      if (d.sidecars.join() !== 'log-agent,tracer,envoy') broken.push(`${at}: sidecars ${d.sidecars.join()}`);
+      if (!d.sidecarsFirst) broken.push(`${at}: a sidecar started after the app`);
+      if (!Object.values(d.atAppStart).every(Boolean)) broken.push(`${at}: a sidecar did not answer at the app's start: ${JSON.stringify(d.atAppStart)}`);
+      if (!d.throughEnvoy) broken.push(`${at}: no request through Envoy`);
+    }
+    expect(n.untouched.length).toBeGreaterThanOrEqual(2);
+    for (const u of n.untouched) {
+      if (!u.ready || u.initContainers !== 0 || u.libraryAnnotations !== 0 || u.containers.join() !== 'app') broken.push(`${n.version} ${u.pod}: not as written (${JSON.stringify(u)})`);
+    }
+  }
+  expect(broken).toEqual([]);
+});

@@ -27,9 +27,10 @@ const releases = builtReleases().filter(v => !only || only.includes(v));
 /**
  * `CLUSTER_EXPERIMENTS=lines` runs only those experiments (`jobs`, `order`, `rollout`, `admission`,
  * `lines`, `envoy`, `startup`, `stdout`; `admission-policy` is test/cluster/admission-policy.cluster-test.ts's,
- * on an API server without a node); the page keeps the previous run's figures of the others.
+ * on an API server without a node, `admission-policy-node` test/cluster/admission-policy-node.cluster-test.ts's,
+ * on a cluster of its own); the page keeps the previous run's figures of the others.
  */
-const EXPERIMENTS = ['jobs', 'order', 'rollout', 'admission', 'lines', 'envoy', 'startup', 'stdout', 'admission-policy'] as const;
+const EXPERIMENTS = ['jobs', 'order', 'rollout', 'admission', 'lines', 'envoy', 'startup', 'stdout', 'admission-policy', 'admission-policy-node'] as const;
 type Experiment = typeof EXPERIMENTS[number];
 const chosen = process.env.CLUSTER_EXPERIMENTS?.split(',').map(s => s.trim()).filter(Boolean) as Experiment[] | undefined;
 for (const e of chosen ?? []) if (!EXPERIMENTS.includes(e)) throw new Error(`CLUSTER_EXPERIMENTS: unknown experiment ${e} (${EXPERIMENTS.join(', ')})`);
@@ -76,14 +77,15 @@ afterAll(() => {
     runs: previous && !running('jobs') ? previous.runs : RUNS,
     releases: all,
     ...(previous?.admissionPolicy ? { admissionPolicy: previous.admissionPolicy } : {}),
+    ...(previous?.admissionPolicyNode ? { admissionPolicyNode: previous.admissionPolicyNode } : {}),
     notRun: WANTED_RELEASES.filter(v => !all.some(r => r.version === v)).map(v => ({ version: v, why: whyNotRun(v) })),
   };
   if (process.env.CLUSTER_WRITE_DOC !== 'false') writeProof(proof);
   else process.stdout.write(renderProof(proof));
 });
 
-// only the admission-policy experiment chosen: no one-node cluster to start here
-const ownExperiments = EXPERIMENTS.filter(e => e !== 'admission-policy').some(running);
+// only the admission-policy experiments chosen: no cluster of this file to start
+const ownExperiments = EXPERIMENTS.filter(e => e !== 'admission-policy' && e !== 'admission-policy-node').some(running);
 if (!ownExperiments) {
   test.skip('no experiment of this file chosen (CLUSTER_EXPERIMENTS)', () => undefined);
 } else if (releases.length === 0) {
