@@ -1,7 +1,6 @@
 /**
- * Warnings on stderr once per synthesis (issue 27, point 8): cdk8s validates an app once per
- * `app.synth()` / `synthYaml()` call and then again inside every chart's `toJson()`
- * (node_modules/cdk8s/lib/app.js `synth` and `_synthChart`, 2.70.x: C charts, C + 1 validations),
+ * Warnings on stderr once per synthesis (issue 27, point 8): cdk8s may validate an app more than
+ * once per `app.synth()` / `synthYaml()` call (2.70 does once more inside every chart's `toJson()`),
  * so one call must print each warning once; a second call in the same process (a watch loop, a
  * test, a script that synthesizes for two clusters) prints it again. A workload's warnings (the
  * known-bug table) are printed when cdk8s emits it (its toJson(), once per call). The app-wide ones

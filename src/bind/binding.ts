@@ -53,11 +53,10 @@ const KNOWN_BUG_RULE = () => ruleOfCheck(CLI_CHECKS.knownBug).id;
  * - an epoch is one synthesis: it ends when every bound workload of the App has been emitted since
  *   it began (a synthesis emits every object once), when a workload emitted in it is emitted again
  *   (another synthesis has begun), or, after a validation that found errors (the synthesis fails),
- *   at the next validation on the App root. Within an epoch a binding whose
- *   validation found nothing is not validated again (cdk8s validates the whole app once more per
- *   chart it emits: a render per validation made synthesis quadratic in the number of charts);
- *   should its workload change all the same, its `toJson()` sees it (the key) and throws the
- *   errors there. Facts about the whole app (`appFact`, e.g. WithEnvoy's index of the app's
+ *   at the next validation on the App root. Within an epoch a binding whose validation found
+ *   nothing is not validated again (cdk8s validates the whole app once more per chart it emits: a
+ *   render per validation made synthesis quadratic in the number of charts); should its workload
+ *   change all the same, its `toJson()` sees it (the key) and throws the errors there. Facts about the whole app (`appFact`, e.g. WithEnvoy's index of the app's
  *   Services) are computed once per epoch and shared by every workload's render, never once per
  *   workload (quadratic too); before the first validation (a direct `toJson()`), afresh each time.
  * - a workload's warnings are printed when its `toJson()` emits it; SidecarValidation's and the

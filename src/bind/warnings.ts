@@ -84,7 +84,7 @@ export function ignoredRules(manifest: any): Set<string> {
  * Prints to stderr each of `warnings` that is not in `printed` yet (and adds it there); without a
  * set, all of them. A workload's warnings are printed when its `toJson()` emits it (no set);
  * SidecarValidation's, found in every validation pass, with the App's set (src/bind/binding.ts
- * printSynthesisWarnings: once per App, by their text). A warning found by a rule of `check`
+ * printSynthesisWarnings: once per synthesis, by their text). A warning found by a rule of `check`
  * ends with its id and name, and is not printed when `ignored` (the object's check-ignore
  * annotation, `ignoredRules`) holds that id.
  * @internal
