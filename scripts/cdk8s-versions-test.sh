@@ -10,8 +10,8 @@
 #   bash scripts/cdk8s-versions-test.sh                                  (oldest, then newest)
 #   CDK8S_SIDECARS_PEERS="2.70.106:10.3.0 2.70.106:10.8.1" bash scripts/cdk8s-versions-test.sh
 #
-# Not in `npm test` (it needs the registry once per release); .ci/run calls it. About 1 min per
-# pair on a quiet machine (installs are a few MB: cdk8s bundles its dependencies).
+# Not in `npm test` (it needs the registry once per release); .ci/run calls it. About 2-3 min per
+# pair on 2 loaded vCPUs (installs are a few MB: cdk8s bundles its dependencies).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
