@@ -177,6 +177,12 @@ const snippets = project.addTask('test:snippets', {
   exec: 'ts-node --transpile-only --project projenrc/tsconfig.json scripts/check-snippets.ts',
 });
 project.testTask.spawn(snippets);
+// The README's default-image table is written from the agents' registry (scripts/readme-images.ts);
+// test/images.test.ts fails when it differs.
+project.addTask('docs:images', {
+  description: "Writes the README's default-image table from the registry of the agents (Images._all)",
+  exec: 'ts-node --transpile-only --project projenrc/tsconfig.json scripts/readme-images.ts',
+});
 // Rewriting snapshots is a separate, deliberate command (it also writes new ones).
 project.tasks.tryFind('test:update')?.reset('jest -u --ci=false', { receiveArgs: true });
 project.eslint?.addLintPattern('examples');
@@ -347,9 +353,10 @@ project.addTask('test:property', {
 // The real OpenTelemetry Collector (issue 30): scripts/build-otelcol.sh builds otelcol of the
 // pinned release with the Collector Builder (cached in ~/.cache/cdk8s-sidecars/otelcol), then
 // test/collector/otelcol.real-test.ts validates every WithTracer config with it and runs it against an
-// OTLP sink on loopback. Needs Go and the Go module proxy; `.ci/run` runs it after `npm test`.
+// OTLP sink on loopback; then the log agent's collector (`build-otelcol.sh logs`) runs
+// test/agents/otel-collector.agent-test.ts. Needs Go and the Go module proxy; `.ci/run` runs it after `npm test`.
 project.addTask('test:collector', {
-  description: 'Builds the real otelcol (Collector Builder, pinned release, cached) and runs every WithTracer config through it',
+  description: 'Builds the real otelcol (Collector Builder, pinned release, cached) and runs every WithTracer config and LogAgent.otelCollector() through it',
   exec: 'bash scripts/collector-test.sh',
 });
 

@@ -348,7 +348,8 @@ export class WithTracer extends SidecarBase {
       memorySpikeLimitMiB: spikeMiB,
     });
     // Without headers, the options are a function of these values (the rest are constants): the
-    // config is looked up by them, without the options object and its JSON (a JSON per workload was most of its cost).
+    // config is looked up by them, without the options object and its JSON (a JSON per workload
+    // was most of its cost).
     const rendered = a.headers.length === 0
       ? renderedConfigs.get([a.healthPort, this.exporterEndpoint, this.exporterTls, workloadAttribute, a.drainSeconds, limitMiB, spikeMiB], render)
       : render();

@@ -1,7 +1,7 @@
 /**
  * Every input check of the library, in one module: the constructs and the factories
  * (`LogOutput.*`, `LogAgent.*`) call these where the value is given. `who` starts each message:
- * a construct's description (`WithEnvoy 'chart/envoy'`) or a factory (`LogAgent.fluentBit()`).
+ * a construct's description (`WithEnvoy 'chart/envoy'`) or a factory (`LogOutput.loki()`).
  * @internal
  */
 import { Duration, Size, SizeRoundingBehavior } from 'cdk8s';

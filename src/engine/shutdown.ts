@@ -9,7 +9,7 @@ import { Json } from '../private/json';
 import { capabilities } from '../target/capabilities';
 
 /**
- * Distroless agent images (Fluent Bit, the OpenTelemetry Collector) have no shell and no
+ * Distroless agent images (most log agents', the OpenTelemetry Collector's) have no shell and no
  * `sleep`. Where a hook needs one (a legacy `preStop` delay before Kubernetes 1.30 has the
  * `sleep` action, Envoy's drain request, the legacy "hold the app" wait), a tiny init container
  * copies a static busybox into an emptyDir that those sidecars mount read-only.
@@ -90,7 +90,7 @@ export function shutdownOf(
 
 /**
  * The wrapper that holds a native sidecar's SIGTERM back by its read delay (docs/shutdown.md,
- * "Vector's last line"), as a busybox shell script: the agent (the script's arguments, `"$@"`,
+ * the polling agent's last line), as a busybox shell script: the agent (the script's arguments, `"$@"`,
  * never spliced into it) runs as a child; the wrapper's SIGTERM (or SIGINT), which the kubelet
  * sends at the sidecar's turn right after the app's exit, starts a wait of `holdSeconds`, during
  * which the agent keeps reading; then the agent gets SIGTERM and the wrapper exits with its
@@ -246,7 +246,8 @@ export function appEndOf(appContainers: Json[], appShutdownSeconds: number): App
  *   starts at the pod's termination, so a sleep in it cannot stand in for "after the app": it
  *   only delays the sidecar's SIGTERM to max(sleep, its turn), i.e. every termination, and on a
  *   Job (whose sidecars are terminated when the app has completed) it is pure delay after the
- *   app's exit (with a 12 s sleep the real Fluent Bit got SIGTERM at 12.0 s in every run). The agent gets SIGTERM at its turn; what each agent reads in the moments after the
+ *   app's exit (with a 12 s sleep the real log agent got SIGTERM at 12.0 s in every run). The
+ *   agent gets SIGTERM at its turn; what each agent reads in the moments after the
  *   app's exit is in docs/shutdown.md.
  */
 export function preStopDelayOf(spec: SidecarSpec, target: EngineTarget, appEndSeconds: number): number {
