@@ -212,6 +212,42 @@ project.eslint?.addRules({
     ],
   }],
 });
+// Rules over all of src/ that were tests over its text, so that a refactor changes code, not a test
+// (test/typed-errors.test.ts and test/one-of-each.test.ts prove they fire):
+// - bad input is refused with a SidecarError (`where.error(problem, value, fix)`) and a broken
+//   invariant of the library with `internalError(...)` (src/private/errors.ts holds the one plain
+//   Error: its own override below); a check names its place with a Where;
+// - the environment is read in src/target/resolver.ts only, where the target is assembled; the
+//   other uses (the CLI passes it on to kubectl and reads KUBECTL, the reader swaps it around the
+//   yaml parser) carry an eslint-disable comment with their reason.
+const PLAIN_ERROR_SYNTAX = ['NewExpression', 'CallExpression'].map(call => ({
+  selector: `${call}[callee.name='Error']`,
+  message: 'src/ throws a SidecarError for bad input (`where.error(problem, value, fix)`, src/private/errors.ts) and internalError(...) for a bug of the library, never a plain Error',
+}));
+// import('cdk8s') and require('constructs/...') below src/bind/, which no-restricted-imports does not see
+const DYNAMIC_IMPORT_SYNTAX = ['ImportExpression[source.value', "CallExpression[callee.name='require'][arguments.0.value"].map(at => ({
+  selector: `${at}=/^(cdk8s|constructs)($|[^-a-z0-9])/]`,
+  message: 'no dynamic import or require of cdk8s or constructs below src/bind/: cdk8s objects are touched only in src/bind/ and the constructs',
+}));
+const SRC_SYNTAX = [
+  ...PLAIN_ERROR_SYNTAX,
+  ...["Identifier[name='who']", "TSPropertySignature[key.name='who']", "PropertyDefinition[key.name='who']"].map(at => ({
+    selector: `${at} > TSTypeAnnotation > TSStringKeyword`,
+    message: 'a check names its place with a Where (src/private/errors.ts), not a `who: string`',
+  })),
+];
+project.eslint?.addOverride({
+  files: ['src/**/*.ts'],
+  rules: {
+    'no-restricted-syntax': ['error', ...SRC_SYNTAX],
+    'no-restricted-properties': ['error', {
+      object: 'process',
+      property: 'env',
+      message: 'the environment is read in src/target/resolver.ts only (targetOptions / the target\'s assembly): take it from there, or pass it in',
+    }],
+  },
+});
+project.eslint?.addOverride({ files: ['src/target/resolver.ts'], rules: { 'no-restricted-properties': 'off' } });
 project.eslint?.addOverride({
   files: LAYERS.filter(l => l !== 'bind').map(l => `src/${l}/**/*.ts`),
   excludedFiles: PUBLIC_FACES,
@@ -226,12 +262,14 @@ project.eslint?.addOverride({
         { group: ['cdk8s/*', 'constructs/*'], message: 'no cdk8s or constructs module below src/bind/: cdk8s objects are touched only in src/bind/ and the constructs' },
       ],
     }],
-    // import('cdk8s') and require('constructs/...'), which no-restricted-imports does not see
-    'no-restricted-syntax': ['error', ...['ImportExpression[source.value', "CallExpression[callee.name='require'][arguments.0.value"].map(at => ({
-      selector: `${at}=/^(cdk8s|constructs)($|[^-a-z0-9])/]`,
-      message: 'no dynamic import or require of cdk8s or constructs below src/bind/: cdk8s objects are touched only in src/bind/ and the constructs',
-    }))],
+    // the dynamic imports, with the rules of all of src/ (an override's rule replaces the one before it)
+    'no-restricted-syntax': ['error', ...SRC_SYNTAX, ...DYNAMIC_IMPORT_SYNTAX],
   },
+});
+// internalError() itself: the one plain Error of src/ (the other rules of the file kept)
+project.eslint?.addOverride({
+  files: ['src/private/errors.ts'],
+  rules: { 'no-restricted-syntax': ['error', ...SRC_SYNTAX.filter(r => !PLAIN_ERROR_SYNTAX.includes(r)), ...DYNAMIC_IMPORT_SYNTAX] },
 });
 // The example app is a user's app, built on cdk8s-plus-27 (a devDependency of the library, not a peer).
 project.eslint?.allowDevDeps('examples/**');
@@ -328,6 +366,13 @@ project.addTask('test:collector', {
 project.addTask('test:bindings', {
   description: 'Builds the Python, Java and Go bindings with jsii-pacmak and runs a cdk8s app in each language against them (same bytes as TypeScript)',
   exec: 'bash scripts/bindings-test.sh',
+});
+// The synthesis tests against the oldest cdk8s of the peer range and the newest the npm registry
+// serves (scripts/cdk8s-versions-test.sh: each installed under node_modules/.cache, put in place with
+// jest's moduleNameMapper): the binding uses documented cdk8s API only. Needs the registry.
+project.addTask('test:cdk8s-versions', {
+  description: 'Runs the synthesis tests against the oldest cdk8s of the peer range and the newest on the npm registry',
+  exec: 'bash scripts/cdk8s-versions-test.sh',
 });
 // The Kubernetes API types of every release (issue 30): test/k8s-api/decode.real-test.ts decodes what
 // the tests synthesize with k8s.io/api of each release, strictly (scripts/build-k8s-decoders.sh).

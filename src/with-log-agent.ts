@@ -227,7 +227,7 @@ export class WithLogAgent extends SidecarBase {
   /**
    * The files the app says it writes into `logDirectory` (a path in its containers' command, args
    * or env values, as the manifest has them) that `filePattern` does not match: the agent would
-   * never read them, and nothing else would say so (issue 39).
+   * never read them, and nothing else would say so.
    * @internal
    */
   protected _workloadWarnings(podSpec: Json | undefined, _labels: Record<string, string>): string[] {

@@ -116,14 +116,14 @@ export interface LogAgentSpec<O> {
   readonly image: DefaultImage;
   /** Every option, with its type as the CLI's config reads it (test/render-config.test.ts holds it to the .jsii). */
   readonly options: { readonly [K in keyof Required<O>]: AgentOptionType };
+  /** The outputs it ships to with its default image (the others suggest it as a way out by these). */
+  readonly outputs: ReadonlyArray<LogOutputConfig['type']>;
   /**
    * Why this agent's config cannot hold `value` as a Loki label value (the first reason), or
    * undefined. `LogOutput.loki()` asks every registered agent: an output is made before the agent
    * it goes to is chosen.
    */
   lokiLabelValueProblem?(value: string): string | undefined;
-  /** The outputs it ships to with its default image (the others suggest it as a way out by these). */
-  readonly outputs: ReadonlyArray<LogOutputConfig['type']>;
   /** The factory's checks, before any file is written; `options` is a snapshot (each option read once). */
   check(who: Where, options: O): void;
   /**

@@ -95,7 +95,7 @@ export function positiveSeconds(who: Where, prop: string, d: Duration | undefine
  * of distribution/reference has none). `example` is the default image.
  */
 export function checkImage(who: Where, prop: string, image: string, example: string): void {
-  // whether an image passes depends on its text alone: most sidecars of an app share one (issue 36)
+  // whether an image passes depends on its text alone: most sidecars of an app share one
   if (typeof image === 'string' && PASSED_IMAGES.has(image)) return;
   checkImageText(who, prop, image, example);
   if (PASSED_IMAGES.size >= 256) PASSED_IMAGES.clear();

@@ -246,8 +246,8 @@ export function appEndOf(appContainers: Json[], appShutdownSeconds: number): App
  *   starts at the pod's termination, so a sleep in it cannot stand in for "after the app": it
  *   only delays the sidecar's SIGTERM to max(sleep, its turn), i.e. every termination, and on a
  *   Job (whose sidecars are terminated when the app has completed) it is pure delay after the
- *   app's exit (issue 26: with a 12 s sleep the real log agent got SIGTERM at 12.0 s in every
- *   run). The agent gets SIGTERM at its turn; what each agent reads in the moments after the
+ *   app's exit (with a 12 s sleep the real log agent got SIGTERM at 12.0 s in every run). The
+ *   agent gets SIGTERM at its turn; what each agent reads in the moments after the
  *   app's exit is in docs/shutdown.md.
  */
 export function preStopDelayOf(spec: SidecarSpec, target: EngineTarget, appEndSeconds: number): number {

@@ -246,7 +246,7 @@ function holdSeconds(postStart: Json | undefined): number | undefined {
 /**
  * The N of the legacy hold's script `i=0; until ... wget -q -T 1 ...if [ $i -ge N ]; then exit 0;
  * fi; ... sleep 1; done` (the last such N, as a greedy pattern would take it), in linear time: a
- * regular expression with three `.*` took minutes on a 90 KB hook (issue 38).
+ * regular expression with three `.*` took minutes on a 90 KB hook.
  */
 export function holdTries(script: string): number | undefined {
   const HEAD = 'i=0; until ';

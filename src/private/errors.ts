@@ -176,7 +176,7 @@ export class Where {
 
 /**
  * A broken invariant of the library itself (a bug, not bad input): a plain Error, made here so
- * that the guard (test/typed-errors.test.ts) can tell it from an input check left untyped.
+ * that the lint rule (no-restricted-syntax, .projenrc.ts) can tell it from an input check left untyped.
  */
 export function internalError(message: string): Error {
   return new Error(message);

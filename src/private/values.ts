@@ -1,5 +1,5 @@
 /**
- * Value grammars, one per destination a user's string can reach (issue 24): what each
+ * Value grammars, one per destination a user's string can reach: what each
  * destination carries exactly, and a refusal with the construct path, the value (escaped, so that
  * an invisible character shows) and the fix for what it cannot.
  *

@@ -234,7 +234,7 @@ const configMemo = new Memo<string>();
 
 /**
  * The `fluent-bit.conf` file: rendered once per distinct options (every input is in the key, the
- * options being plain data), so that the sidecars of an app share one text (issue 36). A throw
+ * options being plain data), so that the sidecars of an app share one text (not one per workload). A throw
  * is not kept.
  */
 export function renderFluentBitConfig(o: FluentBitConfigOptions): string {

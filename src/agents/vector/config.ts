@@ -408,7 +408,7 @@ export function vectorShutdown(gracefulShutdownLimitSeconds: number): ShutdownMo
   return shutdownModel(
     [['--graceful-shutdown-limit-secs', gracefulShutdownLimitSeconds], ['exit', v.exitSeconds]],
     Math.ceil(v.pollBackoffMillis / 1000),
-    // native too: the kubelet stops it right after the app, while it may sleep 2048 ms (issue 39)
+    // native too: the kubelet stops it right after the app, while it may sleep 2048 ms between reads
     true,
   );
 }
