@@ -21,18 +21,17 @@ const ROOT = path.join(__dirname, '..');
 const SCRIPT = path.join(ROOT, 'scripts', 'cluster', 'images.sh');
 const CACHE = path.join(process.env.CDK8S_SIDECARS_CACHE ?? path.join(os.homedir(), '.cache', 'cdk8s-sidecars'), 'images', 'oci');
 const LIST = clusterImageList();
-/** The images scripts/cluster/images.sh can build (its ALL), and the ones it says it cannot. */
+/** The images scripts/cluster/images.sh can build (its ALL). */
 const BUILDABLE = (/^ALL="([^"]+)"$/m.exec(fs.readFileSync(SCRIPT, 'utf8'))?.[1] ?? '').split(' ');
-const NOT_BUILDABLE = ['vector'];
 
 test('the test cluster serves every default image of the library under its exact name', () => {
   const missing = Images._all.map((i) => i.image).filter((i) => !LIST.has(i));
   expect(missing).toEqual([]);
 });
 
-test('every image of scripts/cluster/images.list is one images.sh builds (Vector: no build here, CONTRIBUTING.md says why)', () => {
+test('every image of scripts/cluster/images.list is one images.sh builds', () => {
   expect(BUILDABLE.length).toBeGreaterThanOrEqual(6);
-  expect([...new Set(LIST.values())].filter((id) => !BUILDABLE.includes(id) && !NOT_BUILDABLE.includes(id))).toEqual([]);
+  expect([...new Set(LIST.values())].filter((id) => !BUILDABLE.includes(id))).toEqual([]);
   // and each buildable image is served under some name
   expect(BUILDABLE.filter((id) => ![...LIST.values()].includes(id))).toEqual([]);
 });

