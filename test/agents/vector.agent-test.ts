@@ -339,4 +339,47 @@ if (!BIN) {
       expect(r.stoppedAfter).toBeLessThan(9.5);
     }
   }, 600_000);
+
+  // the remap that joins the kubelet's partial lines goes through the real VRL compiler: Vector 0.57
+  // refuses a config whose remap has a `??` after an expression that cannot fail (E651), and the agent
+  // then exits 78 at its start (found on the test cluster)
+  test('podLogs: the kubelet\'s CRI lines of the app container, a split line joined, other pods\' files not read', async () => {
+    const pod = await vectorPod({ agent: LogAgent.vector(), output: () => LogOutput.stdout(), podLogs: {} });
+    let agent: ReturnType<typeof startAgent> | undefined;
+    try {
+      const dir = path.join(pod.podLogsRoot, `${POD_FIELDS['metadata.namespace']}_${POD_FIELDS['metadata.name']}_${POD_FIELDS['metadata.uid']}`, 'web');
+      expect(pod.env.POD_LOG_PATH).toBe(`${dir}/*.log`);
+      fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+      const other = path.join(pod.podLogsRoot, 'shop_other-pod_0000', 'web');
+      fs.mkdirSync(other, { recursive: true });
+      fs.writeFileSync(path.join(other, '0.log'), '2026-12-07T04:00:00.000000000Z stdout F lnum=999999;\n');
+      const cri = (stream: string, tag: string, text: string) => `2026-12-07T04:00:01.000000000Z ${stream} ${tag} ${text}\n`;
+      const long = 'y'.repeat(40000);
+      fs.writeFileSync(path.join(dir, '0.log'), [
+        ...Array.from({ length: 200 }, (_, i) => cri(i % 2 ? 'stderr' : 'stdout', 'F', `lnum=${i + 1};`)),
+        cri('stdout', 'P', `lnum=long;${long.slice(0, 16384)}`), cri('stdout', 'P', long.slice(16384, 32768)), cri('stdout', 'F', long.slice(32768)),
+      ].join(''), { mode: 0o644 });
+      agent = startAgent(pod, bin);
+      const running = agent;
+      const joined = await waitFor(() => stdoutRecords(running.stdout()).some(r => /lnum=long;/.test(r.record.message ?? '')), 30_000);
+      if (!joined) throw new Error(`no joined line: ${running.output().slice(-3000)}`);
+      await sleep(1500);
+      running.child.kill('SIGTERM');
+      await running.exited;
+      const all = stdoutRecords(running.stdout()).map(r => r.record);
+      const nums = new Map<string, number>();
+      for (const r of all) {
+        const m = /^lnum=(\d+|long);/.exec(r.message ?? '');
+        if (m) nums.set(m[1], (nums.get(m[1]) ?? 0) + 1);
+      }
+      report(`podLogs: ${nums.size} of 201 records, the long line ${nums.has('long') ? 'joined' : 'missing'}`);
+      expect(nums.has('999999')).toBe(false);
+      for (let i = 1; i <= 200; i++) expect(nums.get(String(i))).toBe(1);
+      expect(all.find(r => r.message === 'lnum=2;')?.stream).toBe('stderr');
+      expect(all.filter(r => /^lnum=long;/.test(r.message)).map(r => r.message)).toEqual([`lnum=long;${long}`]);
+    } finally {
+      if (agent && agent.child.exitCode === null && agent.child.signalCode === null) agent.child.kill('SIGKILL');
+      cleanup(pod);
+    }
+  }, 120_000);
 }

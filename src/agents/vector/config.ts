@@ -147,7 +147,8 @@ const CRI_PARTIAL = '^\\S+ (stdout|stderr) P ';
  * pod's kubelet log files: a file source whose `multiline` joins a run of partial (P) lines with
  * the full (F) line after it (`continue_past`: lines matching `condition_pattern` continue, the
  * first that does not ends the group and is included; a line that does not match `start_pattern`
- * passes at once: src/line_agg.rs, v0.57.0), then a remap that takes each part's `log` and joins
+ * passes at once: src/line_agg.rs, v0.57.0), then a remap that takes each part's `log` (a string either
+ * way: a `?? p` after it is refused by Vector 0.57, VRL error E651, checked with the real binary) and joins
  * them. A file the kubelet renames away is read on: the file server keeps a watcher whose file its
  * glob no longer finds until `rotate_wait_secs` (default `u64::MAX / 2`): lib/file-source/src/file_server.rs, v0.57.0.
  */
@@ -175,7 +176,7 @@ function otherSources(o: VectorConfigOptions): { sources: Json; transforms: Json
         `first = parse_regex(string(parts[0]) ?? "", r'${CRI_LINE}') ?? {}`,
         '.stream = first.stream',
         '.time = first.time',
-        `.message = join!(map_values(parts) -> |p| { m = parse_regex(p, r'${CRI_LINE}') ?? { "log": p }; string(m.log) ?? p }, "")`,
+        `.message = join!(map_values(parts) -> |p| { m = parse_regex(p, r'${CRI_LINE}') ?? { "log": p }; m.log }, "")`,
       ].join('\n') + '\n',
     };
     inputs.push(VECTOR_SOURCE_IDS.cri);
