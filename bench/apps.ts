@@ -78,3 +78,30 @@ export function buildApp(variant: Variant, n: number, shape?: Shape): App {
   }
   return app;
 }
+
+/**
+ * What `cdk8s synth` writes for the comparison with the pipeline linters (issue 50): `workloads`
+ * Deployments in `charts` charts (one YAML file each), each with the log agent (Fluent Bit) and
+ * Envoy in front of a Service, native at Kubernetes 1.33; the app container has a readiness probe
+ * of its own (an exec probe on 127.0.0.1, as WithEnvoy asks). Writes the files into `outdir`.
+ */
+export function synthCheckApp(outdir: string, workloads: number, charts: number): void {
+  const app = new App({ outdir });
+  Sidecars.configure(app, { kubernetesVersion: '1.33' });
+  const perChart = Math.ceil(workloads / charts);
+  for (let c = 0; c < charts; c++) {
+    const chart = new Chart(app, `team${String(c).padStart(2, '0')}`);
+    for (let i = c * perChart; i < Math.min(workloads, (c + 1) * perChart); i++) {
+      const id = ids(i);
+      const workload = new kplus.Deployment(chart, id.workload, {
+        containers: [{
+          ...appContainer(i),
+          readiness: kplus.Probe.fromCommand(['wget', '-q', '-O', '/dev/null', `http://127.0.0.1:${APP_PORT}/ready`]),
+        }],
+      });
+      new WithLogAgent(chart, id.logs, { workload });
+      new WithEnvoy(chart, id.envoy, { workload, appPort: APP_PORT }).exposeVia(new kplus.Service(chart, id.service, { selector: workload }));
+    }
+  }
+  app.synth();
+}
