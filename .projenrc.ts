@@ -139,6 +139,10 @@ project.jest?.addReporter(new javascript.JestReporter('<rootDir>/test/util/skip-
 // the jsii API (src/cli/ is not exported from src/index.ts); the package's `bin`.
 project.addBins({ 'cdk8s-sidecars': 'lib/cli/main.js' });
 
+// After jsii: the public modules a plain synthesis does not use load on first use (issue 50:
+// the import's share; scripts/lazy-index.js, test/lazy-index.test.ts).
+project.compileTask.exec('node scripts/lazy-index.js');
+
 // The test task: the jsii assembly first (test/render-config.test.ts and test/no-raw-errors.test.ts read
 // the constructs' props from .jsii, which a fresh clone does not have; scripts/prepack.js's rule skips
 // the compile when lib/ and .jsii are newer than src/), then jest (snapshots can fail), eslint, then
