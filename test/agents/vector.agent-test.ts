@@ -28,7 +28,7 @@ import * as kplus from 'cdk8s-plus-27';
 import { Images, LogAgent, LogOutput } from '../../src';
 import { agentArgvOf, sigtermHoldOf } from '../util/sigterm-hold';
 import {
-  LogPod, POD_FIELDS, appendLines, cleanup, freePort, hostArgs, runAgentSync, selfSignedCert, sleep, startAgent, synthLogPod, waitFor,
+  LogPod, POD_FIELDS, appendLines, cleanup, freePort, hostArgs, reachable, runAgent, selfSignedCert, sleep, startAgent, synthLogPod, waitFor,
 } from './util/pod';
 import { Received, Sink, SinkKind } from './util/sink';
 
@@ -183,7 +183,8 @@ function expectResolved(sink: Sink): void {
     expect(text).not.toContain('SECRET[');
     expect(text).not.toContain('LOG_OUTPUT_');
     const auth = h.authorization;
-    if (auth?.startsWith('Basic ')) expect(Buffer.from(auth.slice(6), 'base64').toString()).not.toMatch(/\$\{|SECRET\[/);
+    // the Secret's own `${PATH}` arrives as written; a placeholder of ours never does
+    if (auth?.startsWith('Basic ')) expect(Buffer.from(auth.slice(6), 'base64').toString()).not.toMatch(/SECRET\[|\$\{?LOG_OUTPUT_/);
   }
 }
 
@@ -218,8 +219,19 @@ if (!BIN) {
     let agent: ReturnType<typeof startAgent> | undefined;
     try {
       // the whole environment: data_dir, the secrets, the sinks' healthchecks against the backend
-      const validate = runAgentSync(pod, bin, ['validate', '--deny-warnings', path.join(pod.configDirectory, 'vector.yaml')], 120_000);
+      const validate = await runAgent(pod, bin, ['validate', '--deny-warnings', path.join(pod.configDirectory, 'vector.yaml')], 120_000);
       expect({ status: validate.status, output: validate.output }).toEqual({ status: 0, output: expect.stringContaining('Validated') });
+      // `vector validate` of 0.57 loads the config without its secret backends (src/validate.rs:
+      // ConfigBuilderLoader::load_from_paths), so its healthchecks send our SECRET[...] placeholders
+      // as they are (vectordotdev/vector#23602, resolved by #26268 after 0.57): the running agent
+      // below must not. When a newer pin resolves them here, docs/log-agents.md's note goes.
+      const validated = sink ? sink.queries.splice(0) : [];
+      for (const q of validated) {
+        const auth = q.headers.authorization;
+        if (auth?.startsWith('Basic ')) {
+          expect(Buffer.from(auth.slice(6), 'base64').toString()).toBe('SECRET[log_output.LOG_OUTPUT_USERNAME]:SECRET[log_output.LOG_OUTPUT_PASSWORD]');
+        }
+      }
       agent = startAgent(pod, bin);
       const lines = Array.from({ length: 20 }, (_x, i) => `${v.name} line ${i}`);
       appendLines(pod, 'app.log', lines);
@@ -239,7 +251,8 @@ if (!BIN) {
         expectResolved(sink);
         // Vector's own queries (healthcheck, version) carry the same credentials
         for (const q of sink.queries) expect({ q: `${q.method} ${q.path}`, auth: q.headers.authorization }).toEqual({ q: `${q.method} ${q.path}`, auth: v.authorization });
-        report(`${v.name}: ${records.length} records; queries ${sink.queries.map(q => `${q.method} ${q.path}`).join(', ') || 'none'}; Authorization ${v.authorization === undefined ? 'none' : 'as the Secret says'}`);
+        report(`${v.name}: ${records.length} records; queries ${sink.queries.map(q => `${q.method} ${q.path}`).join(', ') || 'none'}; `
+          + `Authorization ${v.authorization === undefined ? 'none' : 'as the Secret says'}; validate's queries ${validated.map(q => `${q.method} ${q.path}`).join(', ') || 'none'}`);
       }
     } finally {
       if (agent && agent.child.exitCode === null && agent.child.signalCode === null) {
@@ -290,7 +303,7 @@ if (!BIN) {
       const pod = await vectorPod({ agent: LogAgent.vector(), output: () => LogOutput.http({ host: HOST, port: sink.port, tls: false }), kubernetesVersion: '1.29' });
       const script = String(synthesized.container.command[3]).split('/sidecar-tools/busybox').join(busybox);
       const agent = held
-        ? startAgent({ ...pod, container: { ...pod.container, args: ['sh', '-c', script, 'sh', bin, ...hostArgs(pod)] } }, busybox)
+        ? startAgent({ ...pod, container: { ...pod.container, args: ['sh', '-c', script, 'sh', reachable(pod, bin), ...hostArgs(pod)] } }, busybox)
         : startAgent(pod, bin);
       try {
         appendLines(pod, 'app.log', ['first']);

@@ -208,7 +208,24 @@ export function startAgent(pod: LogPod, binary: string, extraArgs: string[] = []
   return { child, output: () => out + err, stdout: () => out, exited };
 }
 
-/** Runs the agent to completion (e.g. `--dry-run`), bounded. */
+/**
+ * Runs the agent to completion without blocking this process (`vector validate` queries the
+ * backend stub, which runs in this process): SIGKILL after `timeoutMs`.
+ */
+export async function runAgent(
+  pod: LogPod, binary: string, extraArgs: string[], timeoutMs = 30_000,
+): Promise<{ status: number | null; output: string }> {
+  const agent = startAgent(pod, binary, extraArgs);
+  const timer = setTimeout(() => agent.child.kill('SIGKILL'), timeoutMs);
+  try {
+    const { code } = await agent.exited;
+    return { status: code, output: agent.output() };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Runs the agent to completion (e.g. `--dry-run`), bounded; blocks this process (no stub may answer it). */
 export function runAgentSync(pod: LogPod, binary: string, extraArgs: string[], timeoutMs = 30_000) {
   const r = spawnSync(reachable(pod, binary), hostArgs(pod, extraArgs), { env: pod.env, cwd: pod.root, encoding: 'utf8', timeout: timeoutMs, ...identity(pod) });
   return { status: r.status, output: `${r.stdout ?? ''}${r.stderr ?? ''}` };
