@@ -185,6 +185,12 @@ const snippets = project.addTask('test:snippets', {
   exec: 'ts-node --transpile-only --project projenrc/tsconfig.json scripts/check-snippets.ts',
 });
 project.testTask.spawn(snippets);
+// The README's default-image table is written from the agents' registry (scripts/readme-images.ts);
+// test/images.test.ts fails when it differs.
+project.addTask('docs:images', {
+  description: "Writes the README's default-image table from the registry of the agents (Images._all)",
+  exec: 'ts-node --transpile-only --project projenrc/tsconfig.json scripts/readme-images.ts',
+});
 // Rewriting snapshots is a separate, deliberate command (it also writes new ones).
 project.tasks.tryFind('test:update')?.reset('jest -u --ci=false', { receiveArgs: true });
 project.eslint?.addLintPattern('examples');
@@ -214,6 +220,42 @@ project.eslint?.addRules({
     ],
   }],
 });
+// Rules over all of src/ that were tests over its text, so that a refactor changes code, not a test
+// (test/typed-errors.test.ts and test/one-of-each.test.ts prove they fire):
+// - bad input is refused with a SidecarError (`where.error(problem, value, fix)`) and a broken
+//   invariant of the library with `internalError(...)` (src/private/errors.ts holds the one plain
+//   Error: its own override below); a check names its place with a Where;
+// - the environment is read in src/target/resolver.ts only, where the target is assembled; the
+//   other uses (the CLI passes it on to kubectl and reads KUBECTL, the reader swaps it around the
+//   yaml parser) carry an eslint-disable comment with their reason.
+const PLAIN_ERROR_SYNTAX = ['NewExpression', 'CallExpression'].map(call => ({
+  selector: `${call}[callee.name='Error']`,
+  message: 'src/ throws a SidecarError for bad input (`where.error(problem, value, fix)`, src/private/errors.ts) and internalError(...) for a bug of the library, never a plain Error',
+}));
+// import('cdk8s') and require('constructs/...') below src/bind/, which no-restricted-imports does not see
+const DYNAMIC_IMPORT_SYNTAX = ['ImportExpression[source.value', "CallExpression[callee.name='require'][arguments.0.value"].map(at => ({
+  selector: `${at}=/^(cdk8s|constructs)($|[^-a-z0-9])/]`,
+  message: 'no dynamic import or require of cdk8s or constructs below src/bind/: cdk8s objects are touched only in src/bind/ and the constructs',
+}));
+const SRC_SYNTAX = [
+  ...PLAIN_ERROR_SYNTAX,
+  ...["Identifier[name='who']", "TSPropertySignature[key.name='who']", "PropertyDefinition[key.name='who']"].map(at => ({
+    selector: `${at} > TSTypeAnnotation > TSStringKeyword`,
+    message: 'a check names its place with a Where (src/private/errors.ts), not a `who: string`',
+  })),
+];
+project.eslint?.addOverride({
+  files: ['src/**/*.ts'],
+  rules: {
+    'no-restricted-syntax': ['error', ...SRC_SYNTAX],
+    'no-restricted-properties': ['error', {
+      object: 'process',
+      property: 'env',
+      message: 'the environment is read in src/target/resolver.ts only (targetOptions / the target\'s assembly): take it from there, or pass it in',
+    }],
+  },
+});
+project.eslint?.addOverride({ files: ['src/target/resolver.ts'], rules: { 'no-restricted-properties': 'off' } });
 project.eslint?.addOverride({
   files: LAYERS.filter(l => l !== 'bind').map(l => `src/${l}/**/*.ts`),
   excludedFiles: PUBLIC_FACES,
@@ -228,12 +270,14 @@ project.eslint?.addOverride({
         { group: ['cdk8s/*', 'constructs/*'], message: 'no cdk8s or constructs module below src/bind/: cdk8s objects are touched only in src/bind/ and the constructs' },
       ],
     }],
-    // import('cdk8s') and require('constructs/...'), which no-restricted-imports does not see
-    'no-restricted-syntax': ['error', ...['ImportExpression[source.value', "CallExpression[callee.name='require'][arguments.0.value"].map(at => ({
-      selector: `${at}=/^(cdk8s|constructs)($|[^-a-z0-9])/]`,
-      message: 'no dynamic import or require of cdk8s or constructs below src/bind/: cdk8s objects are touched only in src/bind/ and the constructs',
-    }))],
+    // the dynamic imports, with the rules of all of src/ (an override's rule replaces the one before it)
+    'no-restricted-syntax': ['error', ...SRC_SYNTAX, ...DYNAMIC_IMPORT_SYNTAX],
   },
+});
+// internalError() itself: the one plain Error of src/ (the other rules of the file kept)
+project.eslint?.addOverride({
+  files: ['src/private/errors.ts'],
+  rules: { 'no-restricted-syntax': ['error', ...SRC_SYNTAX.filter(r => !PLAIN_ERROR_SYNTAX.includes(r)), ...DYNAMIC_IMPORT_SYNTAX] },
 });
 // The example app is a user's app, built on cdk8s-plus-27 (a devDependency of the library, not a peer).
 project.eslint?.allowDevDeps('examples/**');
@@ -317,9 +361,10 @@ project.addTask('test:property', {
 // The real OpenTelemetry Collector (issue 30): scripts/build-otelcol.sh builds otelcol of the
 // pinned release with the Collector Builder (cached in ~/.cache/cdk8s-sidecars/otelcol), then
 // test/collector/otelcol.real-test.ts validates every WithTracer config with it and runs it against an
-// OTLP sink on loopback. Needs Go and the Go module proxy; `.ci/run` runs it after `npm test`.
+// OTLP sink on loopback; then the log agent's collector (`build-otelcol.sh logs`) runs
+// test/agents/otel-collector.agent-test.ts. Needs Go and the Go module proxy; `.ci/run` runs it after `npm test`.
 project.addTask('test:collector', {
-  description: 'Builds the real otelcol (Collector Builder, pinned release, cached) and runs every WithTracer config through it',
+  description: 'Builds the real otelcol (Collector Builder, pinned release, cached) and runs every WithTracer config and LogAgent.otelCollector() through it',
   exec: 'bash scripts/collector-test.sh',
 });
 
@@ -329,6 +374,13 @@ project.addTask('test:collector', {
 project.addTask('test:bindings', {
   description: 'Builds the Python, Java and Go bindings with jsii-pacmak and runs a cdk8s app in each language against them (same bytes as TypeScript)',
   exec: 'bash scripts/bindings-test.sh',
+});
+// The synthesis tests against the oldest cdk8s of the peer range and the newest the npm registry
+// serves (scripts/cdk8s-versions-test.sh: each installed under node_modules/.cache, put in place with
+// jest's moduleNameMapper): the binding uses documented cdk8s API only. Needs the registry.
+project.addTask('test:cdk8s-versions', {
+  description: 'Runs the synthesis tests against the oldest cdk8s of the peer range and the newest on the npm registry',
+  exec: 'bash scripts/cdk8s-versions-test.sh',
 });
 // The Kubernetes API types of every release (issue 30): test/k8s-api/decode.real-test.ts decodes what
 // the tests synthesize with k8s.io/api of each release, strictly (scripts/build-k8s-decoders.sh).

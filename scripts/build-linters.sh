@@ -13,9 +13,12 @@
 #   (the newest patch of 1.27, 1.29 and 1.33 the proxy serves); the test generates kubeconform's
 #   strict schemas from it (test/linters/util/k8s-json-schema.ts), as yannh/kubernetes-json-schema
 #   does with openapi2jsonschema.
-# - kube-linter is not built: its module path golang.stackrox.io/kube-linter and the repository's
-#   github.com/stackrox/kube-linter are both refused by the proxy (403 "This module version is not
-#   available", 2026-12-07).
+# - kube-linter (golang.stackrox.io/kube-linter): the proxy refuses its module (403 "This module
+#   version is not available", 2026-12-07), so it is built from a checkout of the pinned tag that
+#   you name, its dependencies from the proxy:
+#     git clone --depth 1 --branch v0.8.3 https://github.com/stackrox/kube-linter.git SRC
+#     KUBE_LINTER_SRC=SRC bash scripts/build-linters.sh
+#   (about 6 min here); without it and without the cached binary the kube-linter tests say they skip.
 #
 # Needs Go (1.24 or later) and the Go module proxy. Cached in
 # ${CDK8S_SIDECARS_CACHE:-$HOME/.cache/cdk8s-sidecars}/linters/ (bin/<tool>-<version>,
@@ -27,6 +30,7 @@ set -euo pipefail
 # test/linters/util/linters.ts reads these three lines: a bump here is a bump there.
 KUBECONFORM_VERSION=v0.8.0
 KUBE_SCORE_VERSION=v1.20.0
+KUBE_LINTER_VERSION=v0.8.3
 KUBERNETES_RELEASES="1.27.16 1.29.15 1.33.13"
 
 CACHE=${CDK8S_SIDECARS_CACHE:-$HOME/.cache/cdk8s-sidecars}/linters
@@ -52,6 +56,22 @@ build() { # build NAME MODULE/cmd/NAME VERSION
 
 build kubeconform github.com/yannh/kubeconform/cmd/kubeconform "$KUBECONFORM_VERSION"
 build kube-score github.com/zegl/kube-score/cmd/kube-score "$KUBE_SCORE_VERSION"
+
+out="$CACHE/bin/kube-linter-$KUBE_LINTER_VERSION"
+if [ ! -x "$out" ] && [ -n "${KUBE_LINTER_SRC:-}" ]; then
+  src=$(cd "$KUBE_LINTER_SRC" && pwd)
+  grep -qx 'module golang.stackrox.io/kube-linter' "$src/go.mod" || { echo "build-linters: $src is not a kube-linter source tree" >&2; exit 1; }
+  if [ -d "$src/.git" ] && [ "$(git -C "$src" describe --tags --exact-match 2>/dev/null)" != "$KUBE_LINTER_VERSION" ]; then
+    echo "build-linters: $src is not checked out at $KUBE_LINTER_VERSION" >&2; exit 1
+  fi
+  start=$SECONDS
+  echo "build-linters: building kube-linter $KUBE_LINTER_VERSION from $src" >&2
+  (cd "$src" && CGO_ENABLED=0 go build -trimpath -ldflags "-X golang.stackrox.io/kube-linter/internal/version.version=$KUBE_LINTER_VERSION" -o "$out.tmp" ./cmd/kube-linter) >&2
+  mv "$out.tmp" "$out"
+  echo "build-linters: kube-linter $KUBE_LINTER_VERSION built in $((SECONDS - start)) s" >&2
+elif [ ! -x "$out" ]; then
+  echo "build-linters: kube-linter $KUBE_LINTER_VERSION is not cached and KUBE_LINTER_SRC is not set: its tests will skip (see the top of this script)" >&2
+fi
 
 for release in $KUBERNETES_RELEASES; do
   out="$CACHE/swagger/v$release.json"

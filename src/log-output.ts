@@ -1,5 +1,5 @@
 import { LogOutputConfig, SecretRef } from './agents/log-output-config';
-import { VECTOR_SECRET_PLACEHOLDER } from './agents/vector/config';
+import { LogAgent } from './agents/registry';
 import { describeValue, hostReading, inetAtonAddress, isHost, isLoopbackHost, isSecretKey, isSecretName, ownEntries, readAsIpv4, snapshot } from './bind/checks';
 import { manifestStringProblem } from './bind/manifest-values';
 import { SidecarErrorSeparator, Where } from './private/errors';
@@ -41,7 +41,7 @@ export interface ForwardOutputOptions extends LogDestinationOptions {}
 export interface HttpOutputOptions extends LogDestinationOptions {
   /**
    * The request path, with an optional query: only the characters RFC 3986 allows (percent-encode
-   * others). Vector refuses a `%` in it (its `uri` is a template).
+   * others). No `%`: an agent whose `uri` is a template refuses it.
    * @default '/'
    */
   readonly uri?: string;
@@ -91,11 +91,8 @@ export interface SearchOutputOptions extends LogDestinationOptions {
   /**
    * Write each record to a dated index, `<index>-<date>`, the date the record's own time (UTC) in
    * this strftime format: `%Y`, `%m`, `%d` and `%H`, separated by `.`, `_` or `-` (e.g.
-   * `'%Y.%m.%d'` for daily indices, as Logstash names them). Each agent's own form: Fluent Bit
-   * `Logstash_Format On` with `Logstash_Prefix`, `Logstash_Prefix_Separator -` and
-   * `Logstash_DateFormat`; Vector's `bulk.index` template `<index>-%Y.%m.%d`; Fluentd
-   * `logstash_format true` with `logstash_prefix`, `logstash_prefix_separator -` and
-   * `logstash_dateformat`.
+   * `'%Y.%m.%d'` for daily indices, as Logstash names them). Each agent writes it in its own
+   * form (its Logstash options, or an index template) to the same index names (docs/log-agents.md).
    * @default - one index, `index`, without a date
    */
   readonly indexDateFormat?: string;
@@ -152,21 +149,21 @@ const URI_PATH = /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*(?:\?(?:
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
- * Loki label names: `[a-zA-Z_][a-zA-Z0-9_]*` (vectordotdev/vector src/sinks/loki/config.rs
- * `valid_label_name`, v0.54.0: Vector refuses to start otherwise); `__` names are reserved.
+ * Loki label names: `[a-zA-Z_][a-zA-Z0-9_]*` (Loki's label grammar, which an agent checks at its
+ * start and refuses to start otherwise); `__` names are reserved.
  */
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
 function checkLabels(labels: Record<string, string>): void {
   const names = ownEntries(new Where('LogOutput.loki()'), 'labels', labels, "{ app: 'web' }").map(([name]) => name);
   if (names.length === 0) {
-    throw new Where('LogOutput.loki()').error('labels is empty; Loki needs at least one stream label (Vector refuses to start without one: ' +
-      'vector src/sinks/loki/config.rs, v0.54.0)', labels, "Leave labels out for the default { job: 'cdk8s-sidecars' } or give one, e.g. { app: 'web' }", '. ');
+    throw new Where('LogOutput.loki()').error('labels is empty; Loki needs at least one stream label (an agent refuses to start without one)',
+      labels, "Leave labels out for the default { job: 'cdk8s-sidecars' } or give one, e.g. { app: 'web' }", '. ');
   }
   for (const name of names) {
     if (!LABEL_NAME.test(name) || name.startsWith('__')) {
       refuse('loki', 'label name', name, "is not a Loki label name: it must match [a-zA-Z_][a-zA-Z0-9_]* and not start with '__' " +
-        '(Vector refuses any other name at start)', "e.g. 'app' or 'team_name'", ', ');
+        '(an agent refuses any other name at start)', "e.g. 'app' or 'team_name'", ', ');
     }
     const v = labels[name];
     if (typeof v !== 'string') {
@@ -177,17 +174,11 @@ function checkLabels(labels: Record<string, string>): void {
     const chars = characterProblem(v);
     const rules: Array<[boolean, string]> = [
       [chars !== undefined, `${chars} (the label is written into the agent's config file, in a ConfigMap)`],
-      [v === '', 'is empty (Fluent Bit refuses an empty label value: plugins/out_loki/loki.c, v5.1.1 as v3.2.10)'],
       [CONTROL.test(v), 'has a newline or another control character, which no agent config can hold'],
-      [v.trim() !== v, "starts or ends with white space, which Fluent Bit trims (its `Labels` list is split on ',' and trimmed)"],
-      [v.includes(','), "has a ',', which splits Fluent Bit's `Labels` list (plugins/out_loki/loki.c, v5.1.1 as v3.2.10)"],
-      [v.includes('"'), "has a '\"', which Fluentd's Loki plugin sends backslash-escaped (fluent-plugin-grafana-loki `format_labels`)"],
-      [v.startsWith('$') || v.includes('${'), "starts with '$' or has '${', which Fluent Bit reads as a record accessor or an environment variable"],
-      [v.includes('{{') || v.includes('%'), "has '{{' or '%', which Vector reads as a template field or a strftime time format (vector src/template.rs, v0.54.0)"],
-      [VECTOR_SECRET_PLACEHOLDER.test(v), "has 'SECRET[<name>.<key>]', which Vector replaces with a secret wherever it stands in its config " +
-        '(vector src/config/loading/secret.rs `COLLECTOR`, v0.57.0)'],
     ];
-    const bad = rules.find(([broken]) => broken)?.[1];
+    // and what each registered agent cannot carry (the output is made before its agent is chosen)
+    const bad = rules.find(([broken]) => broken)?.[1] ??
+      LogAgent._registered.map(a => a.lokiLabelValueProblem?.(v)).find(why => why !== undefined);
     if (bad) refuse('loki', `label ${name} value`, v, bad, "use a plain value, e.g. 'shop-web'");
   }
 }
@@ -201,13 +192,13 @@ const TENANT = /^[A-Za-z0-9!\-_.*'()]{1,150}$/;
 /**
  * An index name every agent writes as given: lower-case letters, digits, `.`, `_` and `-`, not
  * starting with `-`, `_` or `.` (a subset of Elasticsearch's rules, without the characters that
- * the agents read as templates: Vector `{{ }}` and `%`, Fluentd `${}` placeholders).
+ * the agents read as templates: `{{ }}`, `%` and `${}` placeholders).
  */
 const INDEX = /^[a-z0-9][a-z0-9._-]{0,254}$/;
 
 /**
- * The date formats of `indexDateFormat`: the strftime conversions that glibc (Fluent Bit), Ruby
- * (Fluentd) and chrono (Vector) write alike, as digits (an index name must be lower case), and
+ * The date formats of `indexDateFormat`: the strftime conversions that glibc, Ruby and Rust's
+ * chrono (the agents' date writers) write alike, as digits (an index name must be lower case), and
  * separators an index name may hold.
  */
 const INDEX_DATE = /^(?:%[YmdH]|[._-]){1,32}$/;
@@ -224,7 +215,7 @@ function ref(factory: string, what: string, v: SecretKeyReference): SecretRef {
     refuse(factory, `${what}: key`, key, "is not a key of a Secret's data (letters, digits, '-', '_' and '.'); the API server rejects " +
       'such a reference', `Give the key that holds the value in Secret '${secretName}', e.g. 'password'`, '. ');
   }
-  // both go into the agent's env (secretKeyRef) or, for Vector, its Secret volume, in the manifest
+  // both go into the agent's env (secretKeyRef) or its Secret volume, in the manifest
   for (const [prop, value] of [['Secret name', secretName], ['key', key]]) {
     const why = manifestStringProblem(value);
     if (why !== undefined) refuse(factory, `${what}: ${prop}`, value, why, `use another ${prop}`);
@@ -238,9 +229,8 @@ function auth(factory: string, a?: BasicAuth) {
 
 /**
  * Where the log agent ships the logs. Credentials come only from Secrets, never through the
- * agent's ConfigMap: they reach Fluent Bit and Fluentd as environment variables (`secretKeyRef`),
- * Vector as files of a read-only Secret volume that its `directory` secret backend reads (Vector
- * 0.57 no longer expands `${VAR}` in its config).
+ * agent's ConfigMap: they reach the agent as environment variables (`secretKeyRef`), or as files of
+ * a read-only Secret volume for an agent that reads its secrets from files (docs/log-agents.md).
  */
 export class LogOutput {
   /** Print every record on the agent's stdout (`kubectl logs <pod> -c log-agent`). */
@@ -248,7 +238,7 @@ export class LogOutput {
     return new LogOutput({ type: 'stdout' });
   }
 
-  /** The Fluent forward protocol (Fluentd, Fluent Bit, Vector's fluent source). */
+  /** The Fluent forward protocol (a forward server, e.g. an aggregating log agent). */
   public static forward(options: ForwardOutputOptions): LogOutput {
     options = snapshot(options); // each option read once: checked and used, the same value
     checkHost('forward', options.host);
@@ -266,7 +256,7 @@ export class LogOutput {
         "(percent-encode others; no spaces, quotes, '#' or '{')", "e.g. '/ingest?source=k8s'", ', ');
     }
     const headers: Record<string, SecretRef> = {};
-    // Each header reaches the agent as an environment variable (Vector: a file) named after it (see outputSecretEnv).
+    // Each header reaches the agent as an environment variable (or a file) named after it (see outputSecretEnv).
     const envNames = new Map<string, string>();
     ownEntries(new Where('LogOutput.http()'), 'secretHeaders', options.secretHeaders, "{ Authorization: { secret, key: 'token' } }");
     for (const name of sortedKeys(options.secretHeaders ?? {})) {
@@ -283,10 +273,10 @@ export class LogOutput {
     }
     const authorization = Object.keys(headers).find(h => h.toLowerCase() === 'authorization');
     if (authorization !== undefined && options.basicAuth !== undefined) {
-      // Fluent Bit sends both headers (plugins/out_http/http.c adds basic auth and every Header,
-      // v5.1.1); Fluentd's out_http drops the secret header without a word.
+      // One agent sends both headers, another drops the secret header without a word (each agent's
+      // config.ts, http output).
       refuse('http', 'secretHeaders name', authorization, 'comes with basicAuth, which sends an Authorization header of its own ' +
-        '(Fluent Bit would send both, Fluentd only one)', 'give basicAuth or the Authorization header, not both');
+        '(one agent would send both, another only one)', 'give basicAuth or the Authorization header, not both');
     }
     return new LogOutput({
       type: 'http',
@@ -341,7 +331,7 @@ export class LogOutput {
     const dateFormat = options.indexDateFormat;
     if (dateFormat !== undefined && (typeof dateFormat !== 'string' || !INDEX_DATE.test(dateFormat) || !dateFormat.includes('%'))) {
       refuse(type, 'indexDateFormat', dateFormat, 'is not a date format every agent writes the same way', 'give %Y, %m, %d and %H, separated by ' +
-        "'.', '_' or '-' (strftime in Fluent Bit's Logstash_DateFormat and Fluentd's logstash_dateformat, chrono in Vector's template), e.g. '%Y.%m.%d'", ': ');
+        "'.', '_' or '-' (the conversions strftime and chrono write alike), e.g. '%Y.%m.%d'", ': ');
     }
     return new LogOutput({
       type,

@@ -96,7 +96,7 @@ export interface DefaultResources {
  */
 export function renderResources(who: Where, r: SidecarResources | undefined, defaults: DefaultResources): Json {
   // Without the prop, the agent's defaults alone: one frozen result per distinct defaults (every
-  // input is in the key), shared by the sidecars of an app (issue 36). A throw is not kept.
+  // input is in the key), shared by the sidecars of an app. A throw is not kept.
   if (r === undefined) {
     return defaultsRendered.get([defaults.cpuRequest, defaults.cpuLimit, defaults.memoryRequest, defaults.memoryLimit, defaults.ephemeralStorageRequest ?? ''],
       () => deepFreeze(render(who, r, defaults)));

@@ -11,8 +11,8 @@ export interface SecretReference {
 
 /**
  * A value in a Secret: the key `key` of the Secret `secret`. It reaches the agent as an
- * environment variable (`valueFrom.secretKeyRef`), or for Vector as a file of a read-only Secret
- * volume, never through its ConfigMap.
+ * environment variable (`valueFrom.secretKeyRef`), or, for an agent that reads its secrets from
+ * files, as a file of a read-only Secret volume; never through its ConfigMap.
  *
  * The library's own type, with the shape of cdk8s-plus' `SecretValue`: the `SecretValue` of every
  * cdk8s-plus major (27 to 34) is one, so TypeScript users pass

@@ -35,11 +35,11 @@ export interface SidecarServicePort {
 const SERVICE_MANIFESTS = Symbol('cdk8s-sidecars.service-manifests');
 
 /**
- * The manifest of the Service `obj` (its `toJson()`), read only: rendered once per synthesis call
- * for the library's reads of it (the check of `exposeVia()`'s ports at each validation pass, and
- * `WithEnvoy`'s look-up of the app's Services), as the app's other facts are (`appFact`: nothing the
- * user wrote runs between the passes of a call). Outside a call, rendered afresh each time. A
- * `toJson()` that throws is not kept: the next read renders (and throws) again.
+ * The manifest of the Service `obj` (its `toJson()`), read only: rendered once per synthesis for
+ * the library's reads of it (the check of `exposeVia()`'s ports, and `WithEnvoy`'s look-up of the
+ * app's Services), as the app's other facts are (`appFact`). Before the app's first validation,
+ * rendered afresh each time. A `toJson()` that throws is not kept: the next read renders (and
+ * throws) again.
  * @internal
  */
 export function serviceManifest(obj: ApiObject): Json {

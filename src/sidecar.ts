@@ -333,8 +333,8 @@ export abstract class SidecarBase extends Construct {
     // A construct's class and path never change: written once (every check's message starts with it).
     this.description = `${this.constructor.name} '${this.node.path}'`;
     this.where = new Where(this.description);
-    // A copy, each prop read once (issue 39): checked and used from here on, read at synthesis too,
-    // so a props object changed after construction (or a getter) changes nothing here.
+    // A copy, each prop read once: checked and used from here on, read at synthesis too, so a props
+    // object changed after construction (or a getter that answers differently) changes nothing here.
     this._props = snapshot(props);
     checkCommonProps(this._where(), this._props);
     this.target = new TargetReader(this, this._props, () => this._where());
@@ -562,7 +562,7 @@ export abstract class SidecarBase extends Construct {
     if (!agent) throw internalError(`${this.describe()}: the construct did not attach its agent`);
     // Native from 1.29 (the kubelet stops the sidecar right after the app, and no preStop can wait
     // for the app), an agent that polls its files gets its SIGTERM held back by its read delay
-    // (docs/shutdown.md, "Vector's last line"); the hold is part of its stop time.
+    // (docs/shutdown.md, the polling agent's last line); the hold is part of its stop time.
     const hold = layout === 'NATIVE' && target.version.minor >= 29 && agent.shutdown.holdSigtermInNative
       ? agent.shutdown.readAfterAppExitSeconds ?? 0 : 0;
     const key = `${layout}|${target.watchAppExit}|${target.toolsImage ?? ''}|${hold}`;
@@ -731,7 +731,8 @@ export interface SidecarConfig {
 /*
  * Parts of an agent's container that are the same in every workload (probes, security context,
  * mounts, volume sources), made once and frozen: `deepFreeze` and `checkManifestData` skip a
- * frozen object they have seen, and each workload allocates less (issue 36). Each memo's key
+ * frozen object they have seen, and each workload allocates less (linear synthesis at thousands of
+ * workloads). Each memo's key
  * holds every input of the part.
  */
 const probes = new KeyMemo<Json>();

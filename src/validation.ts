@@ -1,6 +1,6 @@
 import { ApiObject } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { manifestToRead, printSynthesisWarnings, watchPasses } from './bind/binding';
+import { manifestToRead, markSynthesisFailed, printSynthesisWarnings, watchApp } from './bind/binding';
 import { resolveTarget } from './bind/target-reader';
 import { hasRecordedWarnings, ignoredRules, recordValidationWarnings, recordWarnings, tagWarning } from './bind/warnings';
 import { ruleOfCheck, ruleSuffixOfCheck } from './engine/check-rules';
@@ -23,7 +23,8 @@ export class SidecarValidation {
    * the objects around the workloads (docs/around-the-sidecar.md): the app's Services (named
    * `targetPort`s, readiness probes of native sidecars no Service targets), HorizontalPodAutoscalers
    * and VerticalPodAutoscalers; their warnings, and a workload's own ones where no sidecar construct
-   * reports them, are printed once and readable with `SidecarWarnings.of`.
+   * reports them, are printed once per synthesis (in an app without sidecar constructs, whose
+   * synthesis ends unseen, once per App) and readable with `SidecarWarnings.of`.
    *
    * The target is resolved like a construct's: `options`, then
    * `CDK8S_SIDECARS_KUBERNETES_VERSION`, then `Sidecars.configure()`, then 1.27.
@@ -39,8 +40,8 @@ export class SidecarValidation {
     // cdk8s prefixes each error with the path of the construct that registered the validation:
     // on the App (path '') that is a bare `[]`, so there the validation sits on a child of its own.
     const holder = scope.node.path === '' ? new Construct(scope, uniqueId(scope, 'SidecarValidation')) : scope;
-    // its warnings are printed once per synthesis call, also in an app without sidecars
-    watchPasses(scope);
+    // its warnings are printed through the App's state, also in an app without sidecars
+    watchApp(scope);
     holder.node.addValidation({
       validate: () => {
         let target;
@@ -100,6 +101,7 @@ export class SidecarValidation {
           }
           printSynthesisWarnings(o.obj, mine, ignoredRules(o.manifest));
         }
+        if (errors.length > 0) markSynthesisFailed(scope);
         return errors;
       },
     });

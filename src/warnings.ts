@@ -3,8 +3,9 @@
  * (a problem the pod survives, e.g. a known bug of the target's patch release) is
  *   1. printed to stderr as `[cdk8s-sidecars] WARNING: <message>`: a workload's when cdk8s emits
  *      it (its `toJson()`, once per `app.synth()`, `synthYaml()` or `Chart.toJson()` call);
- *      SidecarValidation's app-wide ones once per call (its validation runs in each of the C + 1
- *      validation passes of a call: src/bind/binding.ts `Passes` tells the calls apart);
+ *      SidecarValidation's app-wide ones once per synthesis, by their text (its validation runs in
+ *      every validation pass; in an app without sidecar constructs, where nothing marks the end of
+ *      a synthesis, once per App: src/bind/binding.ts `AppState`);
  *   2. kept on the workload and readable with `SidecarWarnings.of(scope)` (tests, pipelines that
  *      want to fail on warnings).
  * Messages are deterministic: the same app and target give the same messages in the same order.

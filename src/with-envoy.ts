@@ -306,7 +306,7 @@ const DEFAULTS = {
 
 
 const CONFIG_DIRECTORY = '/etc/envoy/config';
-/** Envoy's command, frozen and shared by every workload (issue 36). */
+/** Envoy's command, frozen and shared by every workload (not one copy per workload). */
 const COMMAND = shared(['/usr/local/bin/envoy']);
 const TLS_DIRECTORY = '/etc/envoy/tls';
 const CLIENT_CA_DIRECTORY = '/etc/envoy/client-ca';
@@ -826,7 +826,7 @@ const APP_SERVICES = Symbol('cdk8s-sidecars.with-envoy.app-services');
 
 /**
  * The v1 Services of the app of `scope` (rendered once), indexed by selector: once per synthesis
- * call for the whole app (appFact), not once per workload.
+ * for the whole app (appFact), not once per workload.
  */
 function appServices(scope: IConstruct): SelectorIndex<AppService> {
   return appFact(scope, APP_SERVICES, () => {

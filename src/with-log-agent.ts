@@ -74,8 +74,8 @@ export interface PodLogsOptions {
  */
 export interface WithLogAgentProps extends SidecarProps {
   /**
-   * The log shipper: `LogAgent.fluentBit()`, `LogAgent.vector()` or `LogAgent.fluentd()`.
-   * @default LogAgent.fluentBit()
+   * The log shipper, made with one of `LogAgent`'s static methods.
+   * @default - the first of `LogAgent`'s static methods, with no options
    */
   readonly agent?: LogAgent;
 
@@ -112,11 +112,10 @@ export interface WithLogAgentProps extends SidecarProps {
    * the kubelet evicts the pod. The app must rotate and delete its log files so that they stay
    * well below the limit; the agent only reads them.
    *
-   * Fluent Bit also keeps its filesystem buffer here (`<logDirectory>/.fluent-bit/storage`, what
-   * it has read but not yet delivered): `storage.total_limit_size` is a quarter of this limit
-   * (`max(1, floor(MiB / 4))` in Fluent Bit's megabytes of 10^6 bytes, 256M of the default), which
-   * it may pass by one chunk of at most 2 MB: from 16 MiB on, the buffer stays below half the
-   * volume. When the buffer is full (a long outage) the oldest chunks are dropped.
+   * An agent that buffers on disk keeps its buffer here too (what it has read but not yet
+   * delivered), limited to a quarter of this limit (`max(1, floor(MiB / 4))`), which it may pass
+   * by one chunk of at most 2 MB: from 16 MiB on, the buffer stays below half the volume
+   * (docs/log-agents.md says what each agent does when its buffer is full).
    * @default Size.gibibytes(1)
    */
   readonly logVolumeSizeLimit?: Size;
@@ -124,7 +123,7 @@ export interface WithLogAgentProps extends SidecarProps {
   /**
    * The user the agent runs as (`runAsUser`), e.g. the app's user, to read log files the app
    * writes with mode 0600. Must not be 0 (the agent runs as non-root).
-   * @default - the agent image's own user (Fluent Bit and Vector 65532, Fluentd 999)
+   * @default - the agent image's own user (docs/log-agents.md lists each agent's)
    */
   readonly agentUser?: number;
 
@@ -157,7 +156,7 @@ export interface WithLogAgentProps extends SidecarProps {
 }
 
 /**
- * Attaches a log shipper sidecar (Fluent Bit by default) to a workload: the app writes log
+ * Attaches a log shipper sidecar (`LogAgent`) to a workload: the app writes log
  * files into a shared directory, the agent tails them and ships them to `output`.
  *
  * Native layout: the agent starts before the app and stops after it, so the last lines of a
@@ -228,7 +227,7 @@ export class WithLogAgent extends SidecarBase {
   /**
    * The files the app says it writes into `logDirectory` (a path in its containers' command, args
    * or env values, as the manifest has them) that `filePattern` does not match: the agent would
-   * never read them, and nothing else would say so (issue 39).
+   * never read them, and nothing else would say so.
    * @internal
    */
   protected _workloadWarnings(podSpec: Json | undefined, _labels: Record<string, string>): string[] {
@@ -273,7 +272,7 @@ export class WithLogAgent extends SidecarBase {
       // No readinessProbe: the agent is not in the request path, and a log backend outage (the
       // health check fails after output errors) must not take the app out of its Services.
       // Liveness: a hung agent is restarted; the endpoint does not fail while the backend is down
-      // (each agent's `livenessPath`; without one, the startup probe's: Vector's /health).
+      // (each agent's `livenessPath`; without one, the startup probe's).
       health: {
         path: r.healthPath,
         port: r.healthPort,
@@ -399,7 +398,7 @@ function registeredFactories(): string {
  * A tmpfs: the kubelet mounts it without a mode option (kubernetes pkg/volume/emptydir/
  * empty_dir.go `setupTmpfs`), so its root has tmpfs's default 1777. A disk-backed emptyDir is
  * 0777 without the sticky bit, which Ruby's Dir.tmpdir refuses (ruby/tmpdir lib/tmpdir.rb:
- * "world-writable" is skipped, then "could not find a temporary directory"): Fluentd's
+ * "world-writable" is skipped, then "could not find a temporary directory"): a Ruby agent's
  * supervisor would crash at start. Its pages count toward the agent's memory limit.
  */
 function scratchVolume(mountPath: string): AgentVolume {
@@ -435,7 +434,7 @@ function checkFilePattern(who: Where, filePattern: string): void {
   if (filePattern === '' || filePattern.includes('/') || /\s/.test(filePattern)) {
     throw who.error(`filePattern '${filePattern}' must be a file-name glob without '/' or spaces`, filePattern, "e.g. '*.log'", ', ');
   }
-  // Written into every agent's config: `,` splits Fluent Bit's and Fluentd's path lists, `$`
+  // Written into every agent's config: `,` splits the agents' path lists, `$`
   // and `#` are read as variables or embedded code, `[` `{` as glob classes or templates.
   if (!/^[A-Za-z0-9._*?-]+$/.test(filePattern)) {
     throw who.error(`filePattern ${JSON.stringify(filePattern)} may hold only letters, digits, '.', '_', '-', '*' and '?' ` +
@@ -488,8 +487,8 @@ function logFilesIn(directory: string, text: unknown): string[] {
 
 /**
  * Whether the agents' glob takes `name` for `pattern` (letters, digits, '.', '_', '-', '*', '?'):
- * `*` any run of characters, `?` one; as glob(3) (Fluent Bit), the glob crate (Vector) and Ruby's
- * Dir.glob (Fluentd), a leading '.' is matched only by a leading '.' of the pattern.
+ * `*` any run of characters, `?` one; as glob(3), Rust's glob crate and Ruby's
+ * Dir.glob read it (the agents' globs), a leading '.' is matched only by a leading '.' of the pattern.
  */
 function globMatches(pattern: string, name: string): boolean {
   if (name.startsWith('.') && !pattern.startsWith('.')) return false;

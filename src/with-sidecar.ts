@@ -244,7 +244,7 @@ export interface SidecarRunOptions {
    * sidecar once the check has kept failing for `timeout` (in both layouts). It runs only after the
    * startup check has passed, and no longer once the pod is being deleted. Check something that
    * fails when the process hangs, not when a backend it talks to is down: a restart does not bring
-   * the backend back (e.g. Fluent Bit's `/api/v1/uptime`, not its `/api/v1/health`). Give it a
+   * the backend back (e.g. a log agent's uptime endpoint, not its health endpoint that fails with its outputs). Give it a
    * `timeout` well above the longest pause the sidecar can have (a garbage collection, a blocked
    * request), e.g. `SidecarCheck.http(port, { path, period: Duration.seconds(10), timeout: Duration.minutes(1) })`.
    * @default - none: the sidecar is restarted only when it exits

@@ -2,6 +2,7 @@ import { ApiObject, Chart, Duration } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { AGENT_LIVENESS } from './agents/liveness';
 import { MIN_DRAIN_SECONDS, OTEL_COLLECTOR_UID, exportTimeouts, otelCollectorShutdown, renderOtelCollectorConfig } from './agents/otel-collector/config';
+import { ownManifest } from './bind/binding';
 import {
   checkBoolean, checkImage, checkInteger, checkListenPort, checkPort, checkString, durationSeconds, inetAtonAddress, isBareIpv6, isHost,
   isLoopbackHost, isSecretKey, isSecretName, ownEntries,
@@ -228,7 +229,7 @@ const APP_POD_ATTRIBUTES = APP_POD_ENV.map(([attribute, name]) => `${attribute}=
 /** The collector's configs without exporter headers, by the values that vary (`describeAgent`). */
 const renderedConfigs = new KeyMemo<ReturnType<typeof renderOtelCollectorConfig>>();
 
-/** The agent's constant parts, frozen and shared by every workload (issue 36). */
+/** The agent's constant parts, frozen and shared by every workload (not one copy per workload). */
 const ARGS = shared([`--config=${CONFIG_DIRECTORY}/${CONFIG_FILE}`]);
 const VOLUMES = shared([{ suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true }]);
 const LOCAL_PORTS = shared([GRPC_PORT, HTTP_PORT]);
@@ -347,7 +348,8 @@ export class WithTracer extends SidecarBase {
       memorySpikeLimitMiB: spikeMiB,
     });
     // Without headers, the options are a function of these values (the rest are constants): the
-    // config is looked up by them, without the options object and its JSON (issue 36).
+    // config is looked up by them, without the options object and its JSON (a JSON per workload
+    // was most of its cost).
     const rendered = a.headers.length === 0
       ? renderedConfigs.get([a.healthPort, this.exporterEndpoint, this.exporterTls, workloadAttribute, a.drainSeconds, limitMiB, spikeMiB], render)
       : render();
@@ -467,32 +469,27 @@ function defaultServiceName(workload: IConstruct, obj: ApiObject): string {
   for (const value of [meta.annotations?.['resource.opentelemetry.io/service.name'], meta.labels?.['app.kubernetes.io/instance'], meta.labels?.['app.kubernetes.io/name']]) {
     if (typeof value === 'string' && value !== '') return value;
   }
-  // An ApiObject without metadata.name in its props got the chart's generated name
-  // (`props.metadata?.name ?? chart.generateObjectName(this)`, cdk8s ApiObject): that name is
-  // not asked of the chart again (a walk of the path and a hash, issue 36).
-  const givenName = (obj as any).props?.metadata?.name;
-  if (givenName !== undefined && givenName !== null) {
-    let generated: string | undefined;
-    try {
-      generated = Chart.of(obj).generateObjectName(obj);
-    } catch {
-      generated = undefined;
-    }
-    if (obj.name !== generated) return obj.name;
+  // An ApiObject created without metadata.name is named by its chart (`Chart.generateObjectName`,
+  // `<chart>-<id>-<hash>`): a name other than that one is the author's.
+  let generated: string | undefined;
+  try {
+    generated = Chart.of(obj).generateObjectName(obj);
+  } catch {
+    generated = undefined;
   }
+  if (obj.name !== generated) return obj.name;
   // the cdk8s-plus workload's id (its ApiObject is its child 'Resource'), or the raw ApiObject's
   const id = ApiObject.isApiObject(workload) ? obj.node.id : workload.node.id;
   return id.trim() !== '' && !/[\u0000-\u001f\u007f]/.test(id) ? id : obj.name;
 }
 
-/** The pod template's labels and annotations as given so far: cdk8s-plus `podMetadata` (a Pod's own), a raw object's props. */
+/** The pod template's labels and annotations as given so far: cdk8s-plus `podMetadata` (a Pod's own), a raw object's own manifest. */
 function podTemplateMetadata(workload: IConstruct, obj: ApiObject): { labels?: Record<string, string>; annotations?: Record<string, string> } {
   try {
     if (obj.kind === 'Pod') return obj.metadata.toJson();
     const kplusMeta = (workload as any).podMetadata;
     if (!ApiObject.isApiObject(workload) && kplusMeta && typeof kplusMeta.toJson === 'function') return kplusMeta.toJson();
-    const spec = (obj as any).props?.spec;
-    return podTemplateIn({ kind: obj.kind, spec })?.metadata ?? {};
+    return podTemplateIn(ownManifest(obj))?.metadata ?? {};
   } catch {
     return {};
   }

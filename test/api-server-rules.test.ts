@@ -438,8 +438,8 @@ describe('point 7: SidecarValidation.checkManifest on other tools\' output', () 
     // (the proxy is a native sidecar of the user's: its stop time is the user's to say)
     new WithLogAgent(chart, 'logs', { workload: obj, kubernetesVersion: '1.29', userSidecarStopTime: Duration.seconds(2) });
     const out = manifestOf(Testing.synth(chart), 'ReplicationController');
-    // (no sidecar-tools: a native agent on 1.29 has no preStop delay, issue 26)
-    expect(out.spec.template.spec.initContainers.map((c: Json) => c.name)).toEqual(['log-agent', 'proxy']);
+    // (sidecar-tools first: a native Fluent Bit's SIGTERM hold runs under its busybox)
+    expect(out.spec.template.spec.initContainers.map((c: Json) => c.name)).toEqual(['sidecar-tools', 'log-agent', 'proxy']);
   });
 
   describe('host ports as validateContainers / validateInitContainers / AccumulateUniqueHostPorts check them', () => {

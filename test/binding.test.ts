@@ -8,7 +8,7 @@ import { ApiObject, App, Chart, Include, JsonPatch, Testing, Yaml } from 'cdk8s'
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { parseAllDocuments } from 'yaml';
-import { LogOutput, WithEnvoy, WithLogAgent, WithTracer } from '../src';
+import { Errors, LogOutput, SidecarWarnings, WithEnvoy, WithLogAgent, WithTracer } from '../src';
 import { containerOf, kplusWorkload, layoutOf, manifestOf, newChart, podSpecOf, rawDeployment } from './util/fixtures';
 import { expectValidManifests } from './util/k8s-schema';
 import { applySidecars } from '../src/engine/pod-template';
@@ -66,10 +66,10 @@ describe('order of construction does not matter, and user patches are kept', () 
     dep.addInitContainer({ name: 'late-init', image: 'ghcr.io/example/init:1' });
     dep.addVolume(kplus.Volume.fromEmptyDir(chart, 'cache', 'cache'));
     const m = manifestOf(Testing.synth(chart), 'Deployment');
-    // (no sidecar-tools: a native agent on 1.29 has no preStop delay, issue 26)
-    expect(layoutOf(m)).toEqual({ init: ['log-agent', 'late-init'], containers: ['app', 'late'] });
+    // (sidecar-tools first: a native Fluent Bit's SIGTERM hold runs under its busybox)
+    expect(layoutOf(m)).toEqual({ init: ['sidecar-tools', 'log-agent', 'late-init'], containers: ['app', 'late'] });
     expect(containerOf(m, 'late').volumeMounts).toContainEqual({ mountPath: '/var/log/app', name: 'log-agent-logs' });
-    expect(podSpecOf(m).volumes.map((v: any) => v.name)).toEqual(['cache', 'log-agent-logs', 'log-agent-config']);
+    expect(podSpecOf(m).volumes.map((v: any) => v.name)).toEqual(['cache', 'log-agent-logs', 'log-agent-config', 'sidecar-tools']);
   });
 
   test('a user JSON patch is applied and survives', () => {
@@ -90,8 +90,8 @@ describe('plain ApiObjects: raw Kube* objects, Include and Helm output', () => {
     new WithLogAgent(chart, 'logs', { workload: raw, kubernetesVersion: '1.29' });
     const manifests = Testing.synth(chart);
     const m = manifestOf(manifests, 'Deployment');
-    expect(layoutOf(m)).toEqual({ init: ['log-agent'], containers: ['app'] });
-    // absent grace period: Kubernetes' 30 s cover the sidecars (10 s app + 6 s), so none is written
+    expect(layoutOf(m)).toEqual({ init: ['sidecar-tools', 'log-agent'], containers: ['app'] });
+    // absent grace period: Kubernetes' 30 s cover the sidecars (10 s app + 2 s hold + 6 s), so none is written
     expect(podSpecOf(m).terminationGracePeriodSeconds).toBeUndefined();
     expectValidManifests(manifests, '1.29');
   });
@@ -166,7 +166,7 @@ describe('no render is kept: every synth path sees every change', () => {
     const { chart } = newChart();
     const dep = new kplus.Deployment(chart, 'web', { containers: [{ name: 'log-agent', image: 'x', portNumber: 8080 }] });
     new WithLogAgent(chart, 'logs', { workload: dep, kubernetesVersion: '1.29', containerName: 'shipper' });
-    expect(layoutOf(manifestOf(Testing.synth(chart), 'Deployment')).init).toEqual(['shipper']);
+    expect(layoutOf(manifestOf(Testing.synth(chart), 'Deployment')).init).toEqual(['sidecar-tools', 'shipper']);
     dep.addContainer({ name: 'shipper', image: 'y' });
     expect(() => Testing.synth(chart)).toThrow(/container name 'shipper' is already used/);
   });
@@ -243,14 +243,13 @@ function engineRuns(body: (runs: () => number) => void): void {
 }
 
 describe('one synthesis runs the engine once per workload, whatever the number of charts', () => {
-  // cdk8s (2.70) validates the whole app once at the start of app.synth()/synthYaml() and once
-  // more inside every chart's toJson(): an app of C charts is validated C + 1 times per call, and
-  // nothing marks where a call ends (the library wraps no cdk8s method: src/bind/binding.ts
-  // Passes tells the later passes of a call by their shape). A render per pass made synthesis
-  // quadratic in the number of charts (issue 17: 200 one-workload charts took 9x the hand-written
-  // time; 6x again with a read of the workload's own toJson() per pass). The first pass of a call
-  // reads the workload's own toJson() (the key of its render) and the emit reads it again: 2 reads
-  // per call, and one engine run (the emit takes the kept render when the key is equal).
+  // cdk8s may validate the whole app more than once per synthesis (2.70 does once per chart it
+  // emits, and once before), and nothing marks where a synthesis ends. A render per validation
+  // made synthesis quadratic in the number of charts (200 one-workload charts took 9x the
+  // hand-written time; 6x again with a read of the workload's own toJson() per validation). The
+  // binding validates a workload once per synthesis (src/bind/binding.ts AppState: a synthesis is
+  // over when every bound workload was emitted), reading its own toJson() (the key of its render);
+  // the emit reads it again: 2 reads per call, and one engine run (the emit takes the kept render).
   const build = (charts: number) => {
     const app = Testing.app();
     const workloads = Array.from({ length: charts }, (_x, i) => {
@@ -395,7 +394,7 @@ describe('one synthesis runs the engine once per workload, whatever the number o
     expect(runs()).toBe(10);
   }));
 
-  test('a later pass is told from the next call: a workload broken between two calls fails the second call\'s validation, not its emit', () => {
+  test('a workload broken between two calls fails the second call: in its validation, or (after charts without sidecars) in its emit', () => {
     const validationError = (synth: () => unknown) => {
       try {
         synth();
@@ -404,17 +403,42 @@ describe('one synthesis runs the engine once per workload, whatever the number o
       }
       return '';
     };
-    // two app.synthYaml() calls; the last chart has no sidecar (its emits are not seen)
+    // two app.synthYaml() calls
     const { app, workloads } = build(2);
-    new Chart(app, 'plain');
     app.synthYaml();
     workloads[0].obj.addJsonPatch(JsonPatch.add('/spec/template/spec/containers/-', { name: 'log-agent', image: 'x' }));
     expect(validationError(() => app.synthYaml())).toMatch(/^Validation failed with the following errors:[\s\S]*container name 'log-agent' is already used/);
-    // Testing.synth of one chart, then of another whose workload was broken in between
+    // the last chart has no sidecar: its validation passes come after every bound workload was
+    // emitted, and look like the next call's (cdk8s does not say which they are); the break is
+    // then found by the workload's toJson(), which throws the same refusal
+    const plain = build(2);
+    new Chart(plain.app, 'plain');
+    plain.app.synthYaml();
+    plain.workloads[0].obj.addJsonPatch(JsonPatch.add('/spec/template/spec/containers/-', { name: 'log-agent', image: 'x' }));
+    expect(validationError(() => plain.app.synthYaml())).toMatch(/container name 'log-agent' is already used/);
+    // Testing.synth of one chart, then of another whose workload was broken in between: the first
+    // synthesis is not over (one chart's workloads emitted), so the break is found by the emit
     const second = build(2);
     Testing.synth(second.app.node.findChild('c0') as Chart);
     second.workloads[1].obj.addJsonPatch(JsonPatch.add('/spec/template/spec/containers/-', { name: 'log-agent', image: 'x' }));
-    expect(validationError(() => Testing.synth(second.app.node.findChild('c1') as Chart))).toMatch(/^Validation failed with the following errors:[\s\S]*already used/);
+    const thrown = validationError(() => Testing.synth(second.app.node.findChild('c1') as Chart));
+    expect(thrown).toMatch(/^cdk8s-sidecars: WithLogAgent 'c1\/logs': container name 'log-agent' is already used/);
+    expect(Errors.isSidecarError(thrown)).toBe(true);
+  });
+
+  test('Testing.synth of one chart twice, with a Service added in between, sees the Service (an object emitted again starts another synthesis)', () => {
+    // two charts with sidecars: synthesizing only the first never emits the second's workload
+    const app = Testing.app();
+    const web = new Chart(app, 'web');
+    const raw = rawDeployment(web, 'raw', { containers: [{ name: 'app', image: 'x', ports: [{ containerPort: 8080 }], readinessProbe: { exec: { command: ['/ready'] } } }] });
+    new WithEnvoy(web, 'envoy', { workload: raw, kubernetesVersion: '1.29', appPort: 8080, appListensOnPodIp: true });
+    const other = new Chart(app, 'other');
+    new WithLogAgent(other, 'logs', { workload: rawDeployment(other, 'raw'), kubernetesVersion: '1.29' });
+    Testing.synth(web);
+    expect(SidecarWarnings.of(web)).toEqual([]);
+    new ApiObject(web, 'svc', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'raw' }, spec: { selector: { app: 'raw' }, ports: [{ port: 80, targetPort: 8080 }] } });
+    Testing.synth(web);
+    expect(SidecarWarnings.of(web)).toEqual([expect.stringMatching(/^WithEnvoy 'web\/envoy': Service 'web\/svc' selects the workload's pods and sends traffic to appPort 8080/)]);
   });
 
   test('a change between two app.synthYaml() calls of one synchronous run is seen by the second', () => {

@@ -11,6 +11,7 @@
  */
 import { ChildProcess, spawn, spawnSync } from 'child_process';
 import * as fs from 'fs';
+import * as http from 'http';
 import * as os from 'os';
 import * as path from 'path';
 import { ApiObject, Chart, Testing } from 'cdk8s';
@@ -21,7 +22,7 @@ import { schemaErrors } from './util/k8s-schema';
 import { restrictedViolations, volumeViolations } from './util/pss';
 import { agentArgvOf, sigtermHoldOf } from './util/sigterm-hold';
 import { noteSkipped } from './util/skips';
-import { TOOLS, exitWithAppScript } from '../src/engine/shutdown';
+import { StartedCheck, TOOLS, exitWithAppScript, startedCheck } from '../src/engine/shutdown';
 
 const ENDPOINT = 'otel-collector.observability:4317';
 
@@ -41,6 +42,19 @@ function synth(version: string, options: { restartPolicy?: string; kind?: 'Job' 
   return { chart, workload, manifests: Testing.synth(chart) };
 }
 
+test('startedCheck: the liveness URL (else the startup one) on loopback, a named port resolved, the startup budget; none where it cannot be spliced or fetched', () => {
+  const probe = (httpGet: any) => ({ httpGet, periodSeconds: 2, failureThreshold: 15 });
+  const ports = [{ name: 'http', containerPort: 2020 }];
+  expect(startedCheck({ ports, startupProbe: probe({ port: 'http', path: '/api/v1/health' }), livenessProbe: { httpGet: { port: 'http', path: '/api/v1/uptime' } } }))
+    .toEqual({ url: 'http://127.0.0.1:2020/api/v1/uptime', seconds: 30 });
+  expect(startedCheck({ ports, startupProbe: probe({ port: 2021, path: '/ready' }), livenessProbe: { exec: { command: ['true'] } } }))
+    .toEqual({ url: 'http://127.0.0.1:2021/ready', seconds: 30 });
+  expect(startedCheck({ ports, startupProbe: probe({ port: 2020, path: '/x', scheme: 'HTTPS' }) })).toBeUndefined();
+  expect(startedCheck({ ports, startupProbe: probe({ port: 'admin', path: '/x' }) })).toBeUndefined();
+  expect(startedCheck({ ports, startupProbe: probe({ port: 2020, path: "/x'; reboot; '" }) })).toBeUndefined();
+  expect(startedCheck({ ports, startupProbe: { tcpSocket: { port: 2020 } } })).toBeUndefined();
+});
+
 describe('the manifest', () => {
   test.each(['1.27', '1.28'])('a Job at %s: the log agent and the tracer run under the wrapper; shareProcessNamespace; valid, restricted, byte-identical twice', (version) => {
     const { chart, workload, manifests } = synth(version, { tracer: true });
@@ -58,6 +72,10 @@ describe('the manifest', () => {
     // Fluent Bit's read delay (2 s), and every program of the pod's sidecars with the tools' busybox
     expect(script).toContain(`${TOOLS.busybox} sleep 2 & wait $!`);
     expect(script).toContain('case "$a" in /fluent-bit/bin/fluent-bit|/otelcol|/sidecar-tools/busybox)');
+    // an agent not started yet by the app's exit is waited for: its liveness URL (Fluent Bit's uptime, which a
+    // backend outage does not fail; the probe itself is left out on a Job), its startup budget (30 s)
+    expect(logs.startupProbe).toMatchObject({ httpGet: { port: 2020 }, periodSeconds: 1, failureThreshold: 30 });
+    expect(script).toContain(`[ $i -lt 30 ] && kill -0 $c 2>/dev/null && ! ${TOOLS.busybox} wget -q -T 1 -O /dev/null 'http://127.0.0.1:2020/api/v1/uptime'`);
     expect(logs.volumeMounts).toContainEqual({ mountPath: TOOLS.mountPath, name: TOOLS.volumeName, readOnly: true });
     const tracer = containerOf(m, 'tracer');
     expect(tracer.command.slice(5)).toEqual(['/otelcol', '--config=/etc/otelcol/config.yaml']);
@@ -254,8 +272,10 @@ interface Run { child: ChildProcess; done: Promise<{ code: number | null; second
 /** Every wrapper started (each in a process group of its own, with its agent), for the clean-up. */
 const RUNS: Run[] = [];
 
-function runWrapper(proc: string, readSeconds: number, argv: string[], stopSeconds?: number): Run {
-  const script = exitWithAppScript(['/fluent-bit/bin/fluent-bit', TOOLS.busybox], readSeconds, proc, stopSeconds).split(TOOLS.busybox).join(BUSYBOX!);
+function runWrapper(proc: string, readSeconds: number, argv: string[], stopSeconds?: number, check?: StartedCheck): Run {
+  const script = exitWithAppScript(['/fluent-bit/bin/fluent-bit', TOOLS.busybox], readSeconds, proc, stopSeconds, check).split(TOOLS.busybox).join(BUSYBOX!)
+    // Debian's busybox is built without wget's -T (its `wget -T 1` crashes: scripts/cluster/build-busybox.sh); the tools' image has it
+    .split(' wget -q -T 1 ').join(' wget -q ');
   const started = Date.now();
   const child = spawn(BUSYBOX!, ['sh', '-c', script, 'sh', ...argv], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
   let stderr = '';
@@ -338,6 +358,48 @@ runIt('the wrapper under busybox sh', () => {
     const { code } = await run.done;
     expect(term).toBeGreaterThanOrEqual(1);
     expect(term).toBeLessThan(2.5);
+    expect(code).toBe(0);
+  }, 30_000);
+
+  /** An agent's check on loopback that answers 503 until `ready()` was called, then 200. */
+  async function check(): Promise<{ url: string; ready: () => void; close: () => Promise<void> }> {
+    let up = false;
+    const server = http.createServer((_req, res) => { res.statusCode = up ? 200 : 503; res.end(); });
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => resolve()));
+    const port = (server.address() as { port: number }).port;
+    return { url: `http://127.0.0.1:${port}/api/v1/uptime`, ready: () => { up = true; }, close: () => new Promise(resolve => server.close(() => resolve())) };
+  }
+
+  test('(found on the cluster) an agent that has not started by the app\'s exit is waited for: SIGTERM only once its check answers, after the read delay', async () => {
+    const agentCheck = await check();
+    try {
+      fs.rmSync(path.join(proc, '20'), { recursive: true });
+      fs.rmSync(path.join(proc, '21'), { recursive: true });
+      const run = runWrapper(proc, 1, agentArgv(work, 0, 0), undefined, { url: agentCheck.url, seconds: 30 });
+      await new Promise(r => setTimeout(r, 3000));
+      expect(fs.existsSync(path.join(work, 'term'))).toBe(false);
+      agentCheck.ready();
+      const term = await appears(path.join(work, 'term'), run, 15);
+      const { code } = await run.done;
+      // started at 3 s (seen within the next second's try), then the read delay (1 s)
+      expect(term).toBeGreaterThanOrEqual(4);
+      expect(term).toBeLessThan(6.5);
+      expect(code).toBe(0);
+    } finally {
+      await agentCheck.close();
+    }
+  }, 30_000);
+
+  test('an agent whose check never answers is stopped once its startup budget is spent (2 tries)', async () => {
+    const agentCheck = await check();
+    await agentCheck.close();
+    fs.rmSync(path.join(proc, '20'), { recursive: true });
+    fs.rmSync(path.join(proc, '21'), { recursive: true });
+    const run = runWrapper(proc, 0, agentArgv(work, 0, 0), undefined, { url: agentCheck.url, seconds: 2 });
+    const term = await appears(path.join(work, 'term'), run, 15);
+    const { code } = await run.done;
+    expect(term).toBeGreaterThanOrEqual(1.8);
+    expect(term).toBeLessThan(4.5);
     expect(code).toBe(0);
   }, 30_000);
 

@@ -648,8 +648,9 @@ describe('Fluentd', () => {
       expect(() => fluentdConfig({ output: OUTPUTS[name]() })).toThrow(
         `WithLogAgent 'test/logs': the ${name} output needs the ${gem} gem, which the default Fluentd image ${Images.FLUENTD} ` +
         'does not ship (it has the core plugins only: stdout, forward, http). Pass `LogAgent.fluentd({ image })` with an image ' +
-        `that has it (e.g. one built FROM ${Images.FLUENTD} with \`gem install ${gem}\`), or use LogAgent.fluentBit() or ` +
-        'LogAgent.vector(), which support this output natively.',
+        `that has it (e.g. one built FROM ${Images.FLUENTD} with \`gem install ${gem}\`), or use ` +
+        // the registered agents that ship to it: the collector ships to Loki (OTLP), not to the search engines
+        `${name === 'loki' ? 'LogAgent.fluentBit(), LogAgent.vector() or LogAgent.otelCollector()' : 'LogAgent.fluentBit() or LogAgent.vector()'}, which support this output natively.`,
       );
     });
 

@@ -6,7 +6,7 @@
  * be within 1 s of the model's prediction.
  */
 import * as fs from 'fs';
-import { ENVOY_VARIANTS, LINES_WRITTEN, LOG_AGENTS, STARTUP_VARIANTS } from './cluster/apps';
+import { ENVOY_VARIANTS, LINES_WRITTEN, LOG_AGENTS, STARTUP_VARIANTS, STDOUT_ENDS, STDOUT_VARIANTS } from './cluster/apps';
 import {
   PROOF_DOC, TOLERANCE, earliest, predictJob, predictOrder, promisedEnvoyFailures, promisedLost, promisedStartup, readProofData, renderProof,
 } from './cluster/proof-doc';
@@ -109,6 +109,27 @@ test('the Envoy drain experiment ran for every variant on at least one release: 
   expect(broken).toEqual([]);
 });
 
+test('the seed\'s experiment (stdout) ran for every cell and end on at least one release: the library lost no line in any run, the hand-written baseline lost lines in every run where its pod was deleted (the experiment tells them apart)', () => {
+  const ran = data.releases.filter(r => (r.stdout ?? []).length > 0);
+  expect(ran.length).toBeGreaterThanOrEqual(1);
+  const broken: string[] = [];
+  for (const r of ran) {
+    for (const v of STDOUT_VARIANTS) {
+      for (const end of STDOUT_ENDS) {
+        const runs = r.stdout!.filter(x => x.agent === v.agent && x.layout === v.layout && x.source === v.source && x.end === end);
+        const cell = `${r.version} ${v.agent} ${v.layout} ${v.source} ${end}`;
+        if (runs.length === 0) broken.push(`${cell}: no run`);
+        for (const x of runs) {
+          if (x.shipped > x.written) broken.push(`${cell}: ${x.shipped} lines shipped of ${x.written} written`);
+          if (v.agent !== 'hand-written' && x.shipped < x.written) broken.push(`${cell}: ${x.written - x.shipped} lines lost`);
+          if (v.agent === 'hand-written' && end === 'delete' && x.shipped === x.written) broken.push(`${cell}: the baseline lost no line`);
+        }
+      }
+    }
+  }
+  expect(broken).toEqual([]);
+});
+
 test('the startup experiment ran for every variant on at least one release, and every run kept the library\'s promise (native: Envoy and the collector answer the app\'s first request; legacy: Envoy, holding the app)', () => {
   const ran = data.releases.filter(r => (r.startup ?? []).length > 0);
   expect(ran.length).toBeGreaterThanOrEqual(1);
@@ -122,6 +143,36 @@ test('the startup experiment ran for every variant on at least one release, and 
         if (promised.envoy && !x.envoy) broken.push(`${r.version} ${variant}: the first request through Envoy failed (${x.envoyError})`);
         if (promised.otlp && !x.otlp) broken.push(`${r.version} ${variant}: the first export to the collector failed (${x.otlpError})`);
       }
+    }
+  }
+  expect(broken).toEqual([]);
+});
+
+test('the admission policy\'s pods ran on a node for every release from 1.36 the API-server part ran, beside the same workloads synthesized: each Job completed with every line shipped, the last included; each Deployment Ready with its sidecars up before the app; the pods not selected untouched', () => {
+  const node = data.admissionPolicyNode ?? [];
+  const wanted = (data.admissionPolicy ?? []).filter(a => Number(a.version.split('.')[1]) >= 36).map(a => a.version);
+  expect(wanted.length).toBeGreaterThanOrEqual(1);
+  expect(node.map(n => n.version).sort()).toEqual(expect.arrayContaining(wanted.sort()));
+  const broken: string[] = [];
+  for (const n of node) {
+    expect(n.job.map(j => j.variant).sort()).toEqual(['admitted', 'synthesized']);
+    expect(n.deployment.map(d => d.variant).sort()).toEqual(['admitted', 'synthesized']);
+    for (const j of n.job) {
+      const at = `${n.version} Job ${j.variant}`;
+      if (!j.complete) broken.push(`${at}: did not complete`);
+      if (j.sidecars.join() !== 'log-agent,tracer,envoy') broken.push(`${at}: sidecars ${j.sidecars.join()}`);
+      if (j.shipped !== j.written || !j.lastLine) broken.push(`${at}: ${j.written - j.shipped} of ${j.written} lines lost (last line shipped: ${j.lastLine})`);
+    }
+    for (const d of n.deployment) {
+      const at = `${n.version} Deployment ${d.variant}`;
+      if (d.sidecars.join() !== 'log-agent,tracer,envoy') broken.push(`${at}: sidecars ${d.sidecars.join()}`);
+      if (!d.sidecarsFirst) broken.push(`${at}: a sidecar started after the app`);
+      if (!Object.values(d.atAppStart).every(Boolean)) broken.push(`${at}: a sidecar did not answer at the app's start: ${JSON.stringify(d.atAppStart)}`);
+      if (!d.throughEnvoy) broken.push(`${at}: no request through Envoy`);
+    }
+    expect(n.untouched.length).toBeGreaterThanOrEqual(2);
+    for (const u of n.untouched) {
+      if (!u.ready || u.initContainers !== 0 || u.libraryAnnotations !== 0 || u.containers.join() !== 'app') broken.push(`${n.version} ${u.pod}: not as written (${JSON.stringify(u)})`);
     }
   }
   expect(broken).toEqual([]);

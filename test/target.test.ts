@@ -57,7 +57,7 @@ describe('target precedence: prop > CDK8S_SIDECARS_KUBERNETES_VERSION > Sidecars
     const { app, chart, agent } = agentIn();
     Sidecars.configure(app, { kubernetesVersion: 'v1.30.2' });
     expect(agent.targetVersion).toBe('1.30');
-    expect(layoutOf(manifestOf(Testing.synth(chart), 'Deployment')).init).toEqual(['log-agent']);
+    expect(layoutOf(manifestOf(Testing.synth(chart), 'Deployment')).init).toEqual(['sidecar-tools', 'log-agent']); // the hold's busybox first
   }));
 
   test('Sidecars.configure before the construct, on the Chart; the nearer scope wins', () => withEnv(ENV, undefined, () => {

@@ -149,12 +149,13 @@ const SLOTS: Slot[] = [
     return [
       {
         name: `${agent} Loki label value`,
-        who: 'LogOutput.loki()',
+        // the factory's grammar, or the construct's for the agent it meets (Vector: no '$')
+        who: ['LogOutput.loki()', 'test/logs'],
         build: (c, v) => new WithLogAgent(c, 'logs', { workload: wl(c), kubernetesVersion: V, agent: a(), output: LogOutput.loki({ host: 'loki', labels: { job: v } }) }),
         agentRead: lokiLabelRead[agent],
       },
-      { name: `${agent} Loki tenantId`, who: 'LogOutput.loki()', build: (c, v) => new WithLogAgent(c, 'logs', { workload: wl(c), kubernetesVersion: V, agent: a(), output: LogOutput.loki({ host: 'loki', tenantId: v }) }), agentRead: tenantRead[agent] },
-      { name: `${agent} index`, who: 'LogOutput.elasticsearch()', build: (c, v) => new WithLogAgent(c, 'logs', { workload: wl(c), kubernetesVersion: V, agent: a(), output: LogOutput.elasticsearch({ host: 'es', index: v }) }), agentRead: indexRead[agent] },
+      { name: `${agent} Loki tenantId`, who: ['LogOutput.loki()', 'test/logs'], build: (c, v) => new WithLogAgent(c, 'logs', { workload: wl(c), kubernetesVersion: V, agent: a(), output: LogOutput.loki({ host: 'loki', tenantId: v }) }), agentRead: tenantRead[agent] },
+      { name: `${agent} index`, who: ['LogOutput.elasticsearch()', 'test/logs'], build: (c, v) => new WithLogAgent(c, 'logs', { workload: wl(c), kubernetesVersion: V, agent: a(), output: LogOutput.elasticsearch({ host: 'es', index: v }) }), agentRead: indexRead[agent] },
       { name: `${agent} basicAuth key`, who: 'LogOutput.http()', build: (c, v) => new WithLogAgent(c, 'logs', { workload: wl(c), kubernetesVersion: V, agent: LogAgent[agent](), output: LogOutput.http({ host: 'logs', basicAuth: { username: { secret: { name: 'creds' }, key: v }, password: SECRET } }) }) },
       { name: `${agent} basicAuth Secret name`, who: 'LogOutput.http()', build: (c, v) => new WithLogAgent(c, 'logs', { workload: wl(c), kubernetesVersion: V, agent: LogAgent[agent](), output: LogOutput.http({ host: 'logs', basicAuth: { username: { secret: { name: v }, key: 'user' }, password: SECRET } }) }) },
       { name: `${agent} secretHeaders name`, who: ['LogOutput.http()', 'test/logs'], build: (c, v) => new WithLogAgent(c, 'logs', { workload: wl(c), kubernetesVersion: V, agent: LogAgent[agent](), output: LogOutput.http({ host: 'logs', secretHeaders: { [v]: SECRET } }) }) },

@@ -404,7 +404,8 @@ describe('serveInitContainers and after on the library\'s own agents (SidecarPro
     const { chart } = newChart();
     new WithLogAgent(chart, 'logs', { workload: withInit(chart), kubernetesVersion: '1.30', after: 'migrate' });
     const spec = podSpecOf(manifestOf(synthChecked(chart, '1.30'), 'Deployment'));
-    expect(names(spec.initContainers)).toEqual(['migrate', 'log-agent']);
+    // (sidecar-tools first: a native Fluent Bit's SIGTERM hold runs under its busybox)
+    expect(names(spec.initContainers)).toEqual(['sidecar-tools', 'migrate', 'log-agent']);
   });
 
   test('after a name the workload does not have: the error names the init containers present', () => {

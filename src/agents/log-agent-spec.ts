@@ -101,7 +101,7 @@ export type AgentOptionType = 'string' | 'number' | 'boolean' | 'duration'
  * one. `O` is the agent's public options interface (in the same folder).
  */
 export interface LogAgentSpec<O> {
-  /** The agent's name (`LogAgent.name`), e.g. `fluent-bit`. */
+  /** The agent's name (`LogAgent.name`) and its folder's, `src/agents/<name>/`. */
   readonly name: string;
   /** The name of its static factory on `LogAgent` and its key in the CLI's config. */
   readonly factory: string;
@@ -116,16 +116,31 @@ export interface LogAgentSpec<O> {
   readonly image: DefaultImage;
   /** Every option, with its type as the CLI's config reads it (test/render-config.test.ts holds it to the .jsii). */
   readonly options: { readonly [K in keyof Required<O>]: AgentOptionType };
+  /** The outputs it ships to with its default image (the others suggest it as a way out by these). */
+  readonly outputs: ReadonlyArray<LogOutputConfig['type']>;
+  /**
+   * Why this agent's config cannot hold `value` as a Loki label value (the first reason), or
+   * undefined. `LogOutput.loki()` asks every registered agent: an output is made before the agent
+   * it goes to is chosen.
+   */
+  lokiLabelValueProblem?(value: string): string | undefined;
   /** The factory's checks, before any file is written; `options` is a snapshot (each option read once). */
   check(who: Where, options: O): void;
-  /** The container details and config files, for one construct. */
-  render(options: O, ctx: LogAgentContext): LogAgentRendering;
+  /**
+   * The container details and config files, for one construct. `others` names the other
+   * registered agents that ship to `output` with their default image (all others without one),
+   * as a message offers them: `LogAgent.a() or LogAgent.b()`.
+   */
+  render(options: O, ctx: LogAgentContext, others: OtherAgents): LogAgentRendering;
 }
+
+/** The other registered agents as a message offers them (`LogAgentSpec.render`). */
+export type OtherAgents = (output?: LogOutputConfig['type']) => string;
 
 /**
  * What an agent keeps on the pod's disk besides its buffer, in MiB: its offsets (a database,
  * a position file, checkpoints) and a chunk it may write past its buffer's limit (the largest:
- * 2,048,000 bytes, see src/agents/fluent-bit/agent.ts).
+ * 2,048,000 bytes, one agent's chunk size; see the agents' folders).
  */
 const AGENT_FILES_MIB = 4;
 

@@ -12,20 +12,24 @@
 import { FLUENT_BIT_AGENT } from './fluent-bit/agent';
 import { FLUENTD_AGENT } from './fluentd/agent';
 import { LogAgentContext, LogAgentRendering, LogAgentSpec } from './log-agent-spec';
+import { LogOutputConfig } from './log-output-config';
+import { OTEL_COLLECTOR_LOG_AGENT } from './otel-collector/agent';
 import { VECTOR_AGENT } from './vector/agent';
 import { checkImage, checkString, describeValue, snapshot } from '../bind/checks';
 import { DEFAULT_IMAGES, DefaultImage, SHA256_DIGEST } from '../facts/images';
 import { Where } from '../private/errors';
 import type { FluentBitOptions } from './fluent-bit/agent';
 import type { FluentdOptions } from './fluentd/agent';
+import type { OtelCollectorLogOptions } from './otel-collector/agent';
 import type { VectorOptions } from './vector/agent';
 
 export { FluentBitConfigFormat, FluentBitMultilineParser, FluentBitOptions } from './fluent-bit/agent';
 export { VectorOptions } from './vector/agent';
 export { FluentdOptions } from './fluentd/agent';
+export { OtelCollectorLogOptions } from './otel-collector/agent';
 
 /** The log agents, in the order of `LogAgent`'s factories; the first is `WithLogAgent`'s default. */
-const LOG_AGENTS: ReadonlyArray<LogAgentSpec<any>> = [FLUENT_BIT_AGENT, VECTOR_AGENT, FLUENTD_AGENT];
+const LOG_AGENTS: ReadonlyArray<LogAgentSpec<any>> = [FLUENT_BIT_AGENT, VECTOR_AGENT, FLUENTD_AGENT, OTEL_COLLECTOR_LOG_AGENT];
 
 /**
  * The log shipper that runs in the sidecar. Choose one with a static method.
@@ -72,6 +76,18 @@ export abstract class LogAgent {
   }
 
   /**
+   * The OpenTelemetry Collector as a log shipper: tails the log files with the filelog receiver
+   * (offsets in file_storage on the shared volume), keeps what it could not send in a persistent
+   * sending queue there (sent after a restart), and serves the health_check extension for the
+   * probes. Ships to stdout (the debug exporter) and to Loki 3's OTLP endpoint (otlp_http; the
+   * labels become resource attributes); the other outputs have no exporter in its distribution.
+   * @see https://opentelemetry.io/docs/collector/
+   */
+  public static otelCollector(options: OtelCollectorLogOptions = {}): LogAgent {
+    return registered(OTEL_COLLECTOR_LOG_AGENT, options);
+  }
+
+  /**
    * The agent `WithLogAgent` runs when none is given: the registry's first.
    * @internal
    */
@@ -96,8 +112,14 @@ class RegisteredAgent<O> extends LogAgent {
   }
 
   public _render(ctx: LogAgentContext): LogAgentRendering {
-    return this.spec.render(this.options, ctx);
+    return this.spec.render(this.options, ctx, output => otherAgents(this.spec, output));
   }
+}
+
+/** The registered agents but `spec` that ship to `output` with their default image, as a message offers them. */
+function otherAgents(spec: LogAgentSpec<any>, output?: LogOutputConfig['type']): string {
+  const calls = LOG_AGENTS.filter(a => a !== spec && (output === undefined || a.outputs.includes(output))).map(a => `LogAgent.${a.factory}()`);
+  return calls.length <= 1 ? calls.join('') : `${calls.slice(0, -1).join(', ')} or ${calls[calls.length - 1]}`;
 }
 
 /** `LogAgent.<factory>(options)`: each option read once (checked and used, the same value), checked before any file is written. */
@@ -120,6 +142,9 @@ export class Images {
 
   /** The default Fluentd image of `LogAgent.fluentd()` (pinned; core plugins only). */
   public static readonly FLUENTD: string = FLUENTD_AGENT.image.image;
+
+  /** The default OpenTelemetry Collector image of `LogAgent.otelCollector()` (its Kubernetes distribution, pinned). */
+  public static readonly OTEL_COLLECTOR_K8S: string = OTEL_COLLECTOR_LOG_AGENT.image.image;
 
   /** The default Envoy image of `WithEnvoy` (pinned). `drain_listeners?inboundonly&graceful` needs Envoy 1.34 or later. */
   public static readonly ENVOY: string = DEFAULT_IMAGES.envoy.image;

@@ -20,10 +20,10 @@ export interface ShutdownModel {
   /** How `stopSeconds` is made up: [what, seconds], in order. */
   readonly terms: ReadonlyArray<readonly [string, number]>;
   /**
-   * The agent can be `readAfterAppExitSeconds` behind the app's last write at any moment and
-   * reads nothing more after SIGTERM, so in the native layout too it must get SIGTERM that long
-   * after the app's exit: Vector (it polls its files) and Fluent Bit (it finds a new file only at
-   * its next scan). Not Fluentd (it reads every file to its end at shutdown).
+   * The agent can be `readAfterAppExitSeconds` behind the app's last write at any moment (it
+   * polls its files, or finds a new file only at its next scan) and reads nothing more after
+   * SIGTERM, so in the native layout too it must get SIGTERM that long after the app's exit. Not
+   * an agent that reads every file to its end at shutdown (each agent's config.ts says which).
    */
   readonly holdSigtermInNative?: boolean;
 }

@@ -9,7 +9,7 @@
  * patches are already applied, and containers or volumes added before or after the sidecar
  * constructs are all in the JSON. The same holds for plain `ApiObject`s (`Include`, `Helm`).
  */
-import { ApiObject, App, Chart, JsonPatch } from 'cdk8s';
+import { ApiObject, JsonPatch } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { describeValue } from './checks';
 import { hookToJson } from './hooks';
@@ -37,8 +37,8 @@ const BINDING = Symbol.for('cdk8s-sidecars.binding');
  * The warnings that are facts of the target release rather than of one workload: an open upstream
  * bug (no fix released) that every pod of a common shape has (kubernetes#137710 and #140309: any pod
  * with two init containers). Each is recorded per workload (`SidecarWarnings.of`) but printed once
- * per synthesis call, as one summary line with the number of workloads it holds for (issue 48: one
- * Envoy workload at 1.33.0 printed three warnings, two of them these). Warning text -> the bug.
+ * per synthesis call, as one summary line with the number of workloads it holds for (printed per
+ * workload, they made one Envoy workload at 1.33.0 print three warnings, two of them these). Warning text -> the bug.
  */
 const APP_WIDE_WARNINGS = new Map<string, { readonly issue: string; readonly summary: string }>();
 
@@ -46,125 +46,102 @@ const APP_WIDE_WARNINGS = new Map<string, { readonly issue: string; readonly sum
 const KNOWN_BUG_RULE = () => ruleOfCheck(CLI_CHECKS.knownBug).id;
 
 /**
- * One render per synthesis, with what cdk8s offers (issue 35: no cdk8s method is wrapped).
- * cdk8s (2.70) validates the whole app at the start of `app.synth()` / `synthYaml()` and again in
- * every chart's `toJson()` (`App._synthChart`): C + 1 validation passes per call for C charts, and
- * nothing marks where a call starts or ends. So:
- * - a pass starts with a validation on the App root (`passesOf`, added once): cdk8s validates in
- *   pre-order, so it runs first in every pass (`App.synth`, `synthYaml`, `Chart.toJson`,
- *   `Testing.synth`). It tells the later passes of a call by their shape: a call of `synth` /
- *   `synthYaml` validates once, then once before each chart's objects are emitted, each chart
- *   once; so a pass is taken for the next of the same call when it is at most the (C + 1)th, the
- *   pass before it emitted nothing (the second) or, at most, objects of one chart not emitted
- *   before in the call (the later ones; the emits of the bound objects are seen). Anything else
- *   starts a call. (The charts are counted with a walk of the tree, once per call: `app.charts`
- *   sorts them with a dependency graph of the whole app, 11 ms at 500 workloads, issue 36.)
- * - in a later pass of the same call a binding whose validation found nothing returns that
- *   (nothing the user wrote ran since but validations and lazy values, as with the wrapper);
- *   otherwise it renders. App-wide facts (`appFact`, e.g. WithEnvoy's index of the app's Services)
- *   are computed once per call and shared by every workload's render, never once per workload
- *   (issue 36: that was quadratic). Before the first pass (a direct `toJson()`) they are computed
- *   afresh; after a call, its facts serve until the next pass starts.
- * - a binding keeps its last render under a key of everything it is made from (`renderKey`: the
- *   workload's own manifest as its `toJson()` returns it now, the sidecars' frozen specs, the mesh
- *   proxies, the target). A validation that renders and every `toJson()` read the workload's own
- *   manifest and take the kept render when the key is equal: the engine runs once per change
- *   (once per workload per call), and the output always has every change (between calls, within a
- *   call, before a direct `toJson()`), even where a pass was taken for the wrong call (its
- *   validation's errors then come from the emit). A kept manifest is handed out by one `toJson()`.
- * - a workload's warnings are printed when its `toJson()` emits it (cdk8s emits each object once
- *   per call, in every synth path); SidecarValidation's once per call as told above; a notice once
- *   per App per emit sequence (a sequence ends when an object it emitted is emitted again).
+ * One render per change and per synthesis, with documented cdk8s API only: a synthesis validates
+ * the app's constructs (`node.addValidation`), then emits every object once (its `toJson()`).
+ * Nothing here counts cdk8s' validation passes or depends on their order:
+ * - a binding keeps its last render under a key of its content (`renderKey`: the workload's own
+ *   manifest as its `toJson()` returns it now, the sidecars' frozen specs, the mesh proxies, the
+ *   target). A validation and every `toJson()` read the workload's own manifest and take the kept
+ *   render when the key is equal: the engine runs once per change, and the output always has every
+ *   change. A kept manifest is handed out by one `toJson()`.
+ * - an epoch is one synthesis: it ends when every bound workload of the App has been emitted since
+ *   it began (a synthesis emits every object once), when a workload emitted in it is emitted again
+ *   (another synthesis has begun), or, after a validation that found errors (the synthesis fails),
+ *   at the next validation on the App root. Within an epoch a binding whose validation found
+ *   nothing is not validated again (cdk8s validates the whole app once more per chart it emits: a
+ *   render per validation made synthesis quadratic in the number of charts); should its workload
+ *   change all the same, its `toJson()` sees it (the key) and throws the errors there. Facts about the whole app (`appFact`, e.g. WithEnvoy's index of the app's
+ *   Services) are computed once per epoch and shared by every workload's render, never once per
+ *   workload (quadratic too); before the first validation (a direct `toJson()`), afresh each time.
+ * - a workload's warnings are printed when its `toJson()` emits it; SidecarValidation's and the
+ *   app-wide line once per epoch, by their text (an App without bound workloads never ends its
+ *   first: nothing shows where its synthesis ends); a notice once per App per emit sequence (a
+ *   sequence ends when an object it emitted is emitted again).
  */
-interface Passes {
-  /** Passes started (root validations run) since the App was built, and the call the last one belongs to. */
-  pass: number;
-  call: number;
-  /** The position of the last pass in its call (0: the first), and the number of the App's charts (counted at its second pass). */
-  position: number;
-  charts?: number;
-  /** The charts of the bound objects emitted since the last pass started, and before it in the call. */
-  readonly emittedCharts: Set<IConstruct>;
-  readonly callCharts: Set<IConstruct>;
-  /** Facts about the whole app, computed once per call (appFact). */
+interface AppState {
+  /** Bumped at each new epoch (0: never validated yet). */
+  generation: number;
+  /** Facts about the whole app, computed once per epoch (appFact). */
   readonly facts: Map<symbol, unknown>;
-  /** SidecarValidation's warnings printed in the call. */
+  /** Every binding of the App. */
+  readonly bindings: Set<WorkloadBinding>;
+  /** The bindings validated without errors in this epoch (not validated again in it). */
+  readonly clean: Set<WorkloadBinding>;
+  /** The bindings emitted in this epoch (all of them: the epoch ends). */
+  readonly emittedInEpoch: Set<WorkloadBinding>;
+  /** A validation of this epoch found errors: the next validation on the App root starts another. */
+  failed: boolean;
+  /** The warnings printed in this epoch (SidecarValidation's, the app-wide line), by text. */
   readonly printed: Set<string>;
   /** The bindings emitted in the current emit sequence, and the notices printed in it. */
   readonly emitted: Set<WorkloadBinding>;
   readonly noticed: Set<string>;
 }
 
-const PASSES = new WeakMap<IConstruct, Passes>();
+const APP_STATES = new WeakMap<IConstruct, AppState>();
 
-/** The passes of the App at the root of `scope`: the first call adds the validation that starts each pass (see Passes). */
-function passesOf(scope: IConstruct): Passes {
+/** The state of the App at the root of `scope`: the first call adds the validation on the root (see AppState). */
+function appState(scope: IConstruct): AppState {
   const root = scope.node.root;
-  let passes = PASSES.get(root);
-  if (!passes) {
-    const state: Passes = {
-      pass: 0,
-      call: 0,
-      position: 0,
-      emittedCharts: new Set(),
-      callCharts: new Set(),
+  let state = APP_STATES.get(root);
+  if (!state) {
+    const created: AppState = {
+      generation: 0,
       facts: new Map(),
+      bindings: new Set(),
+      clean: new Set(),
+      emittedInEpoch: new Set(),
+      failed: false,
       printed: new Set(),
       emitted: new Set(),
       noticed: new Set(),
     };
-    root.node.addValidation({ validate: () => { startPass(root, state); return []; } });
-    PASSES.set(root, state);
-    passes = state;
+    root.node.addValidation({
+      validate: () => {
+        if (created.failed || created.generation === 0) nextEpoch(created);
+        return [];
+      },
+    });
+    APP_STATES.set(root, created);
+    state = created;
   }
-  return passes;
+  return state;
 }
 
-function startPass(root: IConstruct, state: Passes): void {
-  const next = state.position + 1;
-  const charts = next === 1 ? (root instanceof App ? countCharts(root) : undefined) : state.charts;
-  const emitted = [...state.emittedCharts];
-  const sameCall = state.pass > 0 && charts !== undefined && next <= charts && (next === 1
-    ? emitted.length === 0
-    : emitted.length <= 1 && emitted.every(c => !state.callCharts.has(c)));
-  state.pass++;
-  state.emittedCharts.clear();
-  if (sameCall) {
-    state.position = next;
-    state.charts = charts;
-    for (const c of emitted) state.callCharts.add(c);
-  } else {
-    state.call++;
-    state.position = 0;
-    state.charts = undefined;
-    state.callCharts.clear();
-    state.facts.clear();
-    state.printed.clear();
-  }
+/** Starts the next epoch (see AppState). */
+function nextEpoch(state: AppState): void {
+  state.generation++;
+  state.facts.clear();
+  state.clean.clear();
+  state.emittedInEpoch.clear();
+  state.printed.clear();
+  state.failed = false;
 }
 
-/** The number of charts under `root`: what `app.charts` lists, without sorting them. */
-function countCharts(root: IConstruct): number {
-  let count = 0;
-  const visit = (c: IConstruct): void => {
-    for (const child of c.node.children) {
-      if (child instanceof Chart) count++;
-      visit(child);
-    }
-  };
-  visit(root);
-  return count;
+/** A validation outside the bindings (SidecarValidation) found errors: the synthesis fails (see AppState). @internal */
+export function markSynthesisFailed(scope: IConstruct): void {
+  appState(scope).failed = true;
 }
 
-/** Makes the App of `scope` tell its passes and calls apart (SidecarValidation, which prints once per call). @internal */
-export function watchPasses(scope: IConstruct): void {
-  passesOf(scope);
+/** Makes the App of `scope` keep its state (SidecarValidation, which prints through it also in an app without sidecars). @internal */
+export function watchApp(scope: IConstruct): void {
+  appState(scope);
 }
 
 const specIds = new WeakMap<SidecarSpec, number>();
 let nextSpecId = 0;
 
-/** The key of a render (see Passes), or undefined when a spec is not frozen (its identity then does not stand for its content). */
+/** The key of a render (see AppState), or undefined when a spec is not frozen (its identity then does not stand for its content). */
 function renderKey(base: Json, specs: SidecarSpec[], injected: InjectedProxy[], minor: number, gate: boolean, patch?: number): string | undefined {
   const ids: number[] = [];
   for (const s of specs) {
@@ -181,37 +158,38 @@ function renderKey(base: Json, specs: SidecarSpec[], injected: InjectedProxy[], 
 
 /**
  * A fact about the whole app of `scope` (e.g. its Services, indexed), computed once per
- * synthesis call and shared by every workload's render (see Passes). Before the app's first
- * pass (a direct `toJson()`), computed afresh each time.
+ * synthesis (epoch) and shared by every workload's render (see AppState). Before the app's first
+ * validation (a direct `toJson()`), computed afresh each time.
  * @internal
  */
 export function appFact<T>(scope: IConstruct, key: symbol, compute: () => T): T {
-  const passes = PASSES.get(scope.node.root);
-  if (!passes || passes.pass === 0) return compute();
-  if (!passes.facts.has(key)) passes.facts.set(key, compute());
-  return passes.facts.get(key) as T;
+  const state = APP_STATES.get(scope.node.root);
+  if (!state || state.generation === 0) return compute();
+  if (!state.facts.has(key)) state.facts.set(key, compute());
+  return state.facts.get(key) as T;
 }
 
 /**
  * Prints the warnings of SidecarValidation's app-wide checks to stderr, each once per synthesis
- * call: its validation runs in every pass (C + 1 per call; see Passes for how a call is told).
+ * (its validation runs in every validation pass; see AppState), or once per App where no synthesis
+ * ends (an App without bound workloads).
  * @internal
  */
 export function printSynthesisWarnings(scope: IConstruct, warnings: string[], ignored?: ReadonlySet<string>): void {
-  printWarnings(warnings, passesOf(scope).printed, ignored);
+  printWarnings(warnings, appState(scope).printed, ignored);
 }
 
 /**
- * Prints the app-wide warnings (APP_WIDE_WARNINGS) once per synthesis call, as ONE line, at the
- * first emit of a workload that has one: each open bug with the number of workloads of the app it
- * holds for (their warnings are recorded by this call's validation, which renders every workload
- * before any is emitted), leaving out those whose check-ignore annotation silences the rule.
+ * Prints the app-wide warnings (APP_WIDE_WARNINGS) once per synthesis, as ONE line, at the first emit of
+ * a workload that has one: each open bug with the number of workloads of the app it holds for
+ * (their warnings are recorded by the validation, which renders every workload before any is
+ * emitted), leaving out those whose check-ignore annotation silences the rule.
  * `SidecarWarnings.of` keeps each workload's own text.
  */
-function printAppWide(obj: ApiObject, passes: Passes, warnings: readonly string[], ignored: ReadonlySet<string>): void {
+function printAppWide(obj: ApiObject, state: AppState, warnings: readonly string[], ignored: ReadonlySet<string>): void {
   const rule = KNOWN_BUG_RULE();
-  if (ignored.has(rule) || passes.printed.has(APP_WIDE_PRINTED) || !warnings.some(w => APP_WIDE_WARNINGS.has(w))) return;
-  passes.printed.add(APP_WIDE_PRINTED);
+  if (ignored.has(rule) || state.printed.has(APP_WIDE_PRINTED) || !warnings.some(w => APP_WIDE_WARNINGS.has(w))) return;
+  state.printed.add(APP_WIDE_PRINTED);
   const byBug = new Map<string, string[]>();
   const workloads = new Set<string>();
   for (const c of obj.node.root.node.findAll()) {
@@ -236,20 +214,20 @@ function printAppWide(obj: ApiObject, passes: Passes, warnings: readonly string[
   );
 }
 
-/** The key in `Passes.printed` of the app-wide line (printAppWide). */
+/** The key in `AppState.printed` of the app-wide line (printAppWide). */
 const APP_WIDE_PRINTED = 'app-wide known bugs';
 
 /**
  * Prints `message` to stderr as `[cdk8s-sidecars] NOTICE: <message>`, once per App per emit
- * sequence (see Passes: once per `app.synth()` / `synthYaml()` call; once for `Testing.synth()` of
+ * sequence (see AppState: once per `app.synth()` / `synthYaml()` call; once for `Testing.synth()` of
  * each chart of an App in turn). A notice is not a problem of the pods (those are warnings,
  * `SidecarWarnings.of`): it says what the library chose for the user.
  * @internal
  */
 export function printSynthesisNotice(scope: IConstruct, message: string): void {
-  const passes = passesOf(scope);
-  if (passes.noticed.has(message)) return;
-  passes.noticed.add(message);
+  const state = appState(scope);
+  if (state.noticed.has(message)) return;
+  state.noticed.add(message);
   process.stderr.write(`[cdk8s-sidecars] NOTICE: ${message}\n`);
 }
 
@@ -265,6 +243,17 @@ export function manifestToRead(obj: ApiObject): Json {
   const result = binding.render('read');
   if (result.errors.length > 0) throw renderErrors(result.errors);
   return result.manifest;
+}
+
+/**
+ * The workload's own manifest (its `toJson()` before any sidecar, its JSON patches applied), for a
+ * construct that reads it when it is created: through its binding where it has one (no emit),
+ * else the object's own `toJson()`. Throws as `toJson()` does.
+ * @internal
+ */
+export function ownManifest(obj: ApiObject): Json {
+  const binding = WorkloadBinding.existing(obj);
+  return binding ? binding.ownManifest() : obj.toJson();
 }
 
 /**
@@ -345,10 +334,15 @@ export function workloadApiObject(owner: Where, workload: IConstruct): ApiObject
   return obj;
 }
 
-/** Whether the object has JSON patches (cdk8s keeps them in ApiObject's private `patches`, 2.x). */
-function hasJsonPatches(obj: ApiObject): boolean {
+/**
+ * The JSON patches of `obj`, for the message of one that fails only (which of them, and what it
+ * does): cdk8s has no public reader of them, so this reads its `patches` field (2.x) and returns
+ * undefined where that is not a list; the message then says what cdk8s' error says. Nothing else
+ * depends on it.
+ */
+function jsonPatchesForMessage(obj: ApiObject): JsonPatch[] | undefined {
   const patches: unknown = (obj as any).patches;
-  return Array.isArray(patches) && patches.length > 0;
+  return Array.isArray(patches) && patches.length > 0 ? patches : undefined;
 }
 
 /**
@@ -375,31 +369,53 @@ export class WorkloadBinding {
 
   private readonly obj: ApiObject;
   private warnings: string[] = [];
-  /** The last render and its key (see Passes); its manifest until one `toJson()` hands it out. */
-  private kept?: { readonly key: string; manifest?: Json; readonly errors: string[]; readonly warnings: string[]; final?: string[]; call?: number };
-  /** The call and the last pass of it in which this binding's validation found nothing (see Passes). */
-  private validated?: { readonly call: number; pass: number };
+  /** The last render and its key (see AppState); its manifest until one `toJson()` hands it out. */
+  private kept?: {
+    readonly key: string; manifest?: Json; readonly errors: string[]; readonly warnings: string[]; final?: string[]; generation?: number;
+  };
+  /** Set by the emit of the last bound workload of a synthesis: the epoch ends once it is printed. */
+  private endEpochAfterEmit = false;
+  /** The namespace of the workload's own manifest at its last render, and the generation of the app's facts then (emittedNamespace). */
+  private lastNamespace?: { readonly generation: number; readonly namespace: string | undefined };
   private constructor(obj: ApiObject, private readonly options: BindingOptions) {
     this.obj = obj;
-    const passes = passesOf(obj);
+    const state = appState(obj);
+    state.bindings.add(this);
     // The workload's hook (src/bind/hooks.ts): its own toJson() is what the engine starts from.
     this.originalToJson = hookToJson(obj, () => {
       // An object emitted again: the next call (or a direct toJson()) starts a new emit sequence.
-      if (passes.emitted.has(this)) {
-        passes.emitted.clear();
-        passes.noticed.clear();
+      if (state.emitted.has(this)) {
+        state.emitted.clear();
+        state.noticed.clear();
       }
-      passes.emitted.add(this);
-      passes.emittedCharts.add(Chart.of(obj));
+      state.emitted.add(this);
+      // Emitted already in this synthesis: another has begun, whose validations took this one's
+      // results (e.g. Testing.synth of one chart twice, the other charts never emitted); the app's
+      // facts are read again and the workload rendered with them (see AppState).
+      if (state.generation !== 0 && state.emittedInEpoch.has(this)) nextEpoch(state);
       // From the workload as it is now: the kept render only when nothing it is made from has changed.
       const result = this.render('emit');
       if (result.errors.length > 0) {
+        state.failed = true;
+        state.clean.delete(this);
         throw renderErrors(result.errors);
       }
+      // Every bound workload emitted: this synthesis is over (see AppState).
+      state.emittedInEpoch.add(this);
+      if (state.emittedInEpoch.size >= state.bindings.size && state.generation !== 0) this.endEpochAfterEmit = true;
       // the rules the workload's check-ignore annotation silences (as `check` reads it: its own metadata)
       const ignored = ignoredRules(result.manifest);
       printWarnings(this.warnings.filter(w => !APP_WIDE_WARNINGS.has(w)), undefined, ignored);
-      printAppWide(obj, passes, this.warnings, ignored);
+      printAppWide(obj, state, this.warnings, ignored);
+      if (this.endEpochAfterEmit) {
+        this.endEpochAfterEmit = false;
+        const ended = state.generation;
+        nextEpoch(state);
+        // (the namespaces read in it stand for the ConfigMaps this synthesis emits after the workloads)
+        for (const b of state.bindings) {
+          if (b.lastNamespace?.generation === ended) b.lastNamespace = { generation: state.generation, namespace: b.lastNamespace.namespace };
+        }
+      }
       return result.manifest;
     });
   }
@@ -436,14 +452,13 @@ export class WorkloadBinding {
   }
 
   private validate(): string[] {
-    // A later pass of the same call: the first pass's result, when it found nothing (see Passes).
-    const passes = passesOf(this.obj);
-    if (this.validated?.call === passes.call && this.validated.pass !== passes.pass) {
-      this.validated.pass = passes.pass;
-      return [];
-    }
+    // Validated without errors in this synthesis: nothing to add (see AppState).
+    const state = appState(this.obj);
+    if (state.generation === 0) nextEpoch(state);
+    if (state.clean.has(this)) return [];
     const errors = this.render('validate').errors;
-    this.validated = errors.length === 0 ? { call: passes.call, pass: passes.pass } : undefined;
+    if (errors.length === 0) state.clean.add(this);
+    else state.failed = true;
     // (its warnings are printed when toJson() emits the workload)
     return recordRefusals([...errors]);
   }
@@ -455,6 +470,7 @@ export class WorkloadBinding {
    */
   public render(purpose?: 'validate' | 'emit' | 'read'): EngineResult {
     const base = this.baseManifest();
+    this.lastNamespace = { generation: APP_STATES.get(this.obj.node.root)?.generation ?? 0, namespace: base.metadata?.namespace };
     if (purpose === 'emit') {
       const kept = this.takeKept(base);
       if (kept) return kept;
@@ -477,26 +493,28 @@ export class WorkloadBinding {
       this.warnings = [...inferred, ...this.warnings];
       recordWarnings(this.obj, this.warnings);
     }
-    // A render kept for the emit: with every warning, the inferred ones too (see takeKept).
-    if (this.kept !== before && this.kept?.manifest !== undefined) {
+    // A render kept for the emit: with every warning, the inferred ones too, and the generation of
+    // the app's facts the sources' checks read (see takeKept).
+    if (this.kept?.manifest !== undefined && (this.kept !== before || purpose === 'validate')) {
       this.kept.final = this.warnings;
-      this.kept.call = PASSES.get(this.obj.node.root)?.call;
+      this.kept.generation = APP_STATES.get(this.obj.node.root)?.generation;
     }
     return result;
   }
 
   /**
-   * The emit of a kept render whose key is equal (see Passes): its manifest, errors and warnings
+   * The emit of a kept render whose key is equal (see AppState): its manifest, errors and warnings
    * as the render that kept it found them, without the sources' checks of the workload's own pod
-   * spec. They read the same manifest (the key holds it whole) and the app's facts of the call,
-   * so they would find the same again (issue 36: they cost each workload a second run per call).
-   * Only for a render kept in this call (after a call that failed, the next one checks again).
+   * spec. They read the same manifest (the key holds it whole) and the same generation of the
+   * app's facts, so they would find the same again (and cost each workload a second run).
+   * Only for a render kept in this generation (after a synthesis that failed, the next checks again).
    * Undefined when nothing is kept for this key, or a sidecar cannot render: the full render then.
    */
   private takeKept(base: Json): EngineResult | undefined {
     const kept = this.kept;
-    // (made in this call: the app's facts the checks read are the same)
-    if (kept?.manifest === undefined || kept.final === undefined || kept.call !== PASSES.get(this.obj.node.root)?.call) return undefined;
+    // (made with this generation of the app's facts: the checks would read the same)
+    const generation = APP_STATES.get(this.obj.node.root)?.generation;
+    if (kept?.manifest === undefined || kept.final === undefined || kept.generation !== generation) return undefined;
     const specs: SidecarSpec[] = [];
     const injected: InjectedProxy[] = [];
     let minor = 0;
@@ -525,11 +543,12 @@ export class WorkloadBinding {
 
   /**
    * The workload's namespace as emitted: its JSON patches applied (a patch of
-   * `/metadata/namespace` moves the pod, and the sidecars' ConfigMaps must follow it). Without
-   * patches, the metadata's (no extra `toJson()`).
+   * `/metadata/namespace` moves the pod, and the sidecars' ConfigMaps must follow it). The one its
+   * last render read, in the same synthesis (no extra `toJson()`); else read now.
    */
   public emittedNamespace(): string | undefined {
-    if (!hasJsonPatches(this.obj)) return this.obj.metadata.namespace;
+    const read = this.lastNamespace;
+    if (read !== undefined && read.generation !== 0 && read.generation === APP_STATES.get(this.obj.node.root)?.generation) return read.namespace;
     return this.baseManifest().metadata?.namespace;
   }
 
@@ -538,11 +557,16 @@ export class WorkloadBinding {
    * applied here, BEFORE the engine adds the sidecars, so a patch cannot reach a sidecar; one
    * that fails (it names a container, volume or hook only the sidecars bring) is reported as such.
    */
+  /** The workload's own manifest (see baseManifest), for a reader outside the render (`ownManifest`). */
+  public ownManifest(): Json {
+    return this.baseManifest();
+  }
+
   private baseManifest(): Json {
     try {
       return this.originalToJson();
     } catch (e) {
-      if (!hasJsonPatches(this.obj)) throw e;
+      if (jsonPatchesForMessage(this.obj) === undefined) throw e;
       const failed = this.failingPatch();
       const which = failed
         ? `: patch ${failed.index + 1} of ${failed.count} (addJsonPatch order), ${JSON.stringify(failed.op)}, at path '${failed.op?.path}' ` +
@@ -564,7 +588,7 @@ export class WorkloadBinding {
    * failure path; undefined when the manifest itself cannot be made.
    */
   private failingPatch(): { index: number; count: number; op: Json; message: string } | undefined {
-    const patches: JsonPatch[] = (this.obj as any).patches;
+    const patches = jsonPatchesForMessage(this.obj)!;
     const saved = [...patches];
     let doc: Json;
     try {
@@ -580,7 +604,9 @@ export class WorkloadBinding {
       try {
         doc = JsonPatch.apply(doc, saved[index]);
       } catch (e) {
-        return { index, count: saved.length, op: (saved[index] as any)._toJson(), message: (e as Error).message };
+        // (the operation as cdk8s writes it, where its JsonPatch still has that reader)
+        const op = typeof (saved[index] as any)._toJson === 'function' ? (saved[index] as any)._toJson() : undefined;
+        return { index, count: saved.length, op, message: (e as Error).message };
       }
     }
     return undefined;

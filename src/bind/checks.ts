@@ -1,7 +1,7 @@
 /**
  * Every input check of the library, in one module: the constructs and the factories
  * (`LogOutput.*`, `LogAgent.*`) call these where the value is given. `who` starts each message:
- * a construct's description (`WithEnvoy 'chart/envoy'`) or a factory (`LogAgent.fluentBit()`).
+ * a construct's description (`WithEnvoy 'chart/envoy'`) or a factory (`LogOutput.loki()`).
  * @internal
  */
 import { Duration, Size, SizeRoundingBehavior } from 'cdk8s';
@@ -95,7 +95,7 @@ export function positiveSeconds(who: Where, prop: string, d: Duration | undefine
  * of distribution/reference has none). `example` is the default image.
  */
 export function checkImage(who: Where, prop: string, image: string, example: string): void {
-  // whether an image passes depends on its text alone: most sidecars of an app share one (issue 36)
+  // whether an image passes depends on its text alone: most sidecars of an app share one
   if (typeof image === 'string' && PASSED_IMAGES.has(image)) return;
   checkImageText(who, prop, image, example);
   if (PASSED_IMAGES.size >= 256) PASSED_IMAGES.clear();

@@ -1,7 +1,7 @@
 /**
  * Layer 3 glue: every way the library changes a cdk8s object's output, one per kind of object
- * (issue 35, point 3). No other file of src/ overrides, assigns or redefines a `toJson()`
- * (test/no-patch.test.ts), and no cdk8s class is patched.
+ * (a method patched into a cdk8s class showed in every user's stack trace). No other file of src/
+ * overrides, assigns or redefines a `toJson()` (test/no-patch.test.ts), and no cdk8s class is patched.
  *
  * | object | created by | its hook |
  * |---|---|---|

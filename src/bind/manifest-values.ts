@@ -139,7 +139,7 @@ const FIX_NUMBER = "cdk8s gives no way to quote one value, so use a value that i
  * what would not arrive exactly, with `who`, `prop` and the value escaped.
  */
 export function checkManifestString(who: Where, prop: string, value: string): void {
-  if (typeof value !== 'string') return; // the type checks are the props checks' (issue 24 points 8/11)
+  if (typeof value !== 'string') return; // the type checks are the props checks' (one message per bad type)
   const why = manifestStringProblem(value);
   if (why !== undefined) {
     const fix = badCharacter(value) ? FIX_CHARACTER : leadingTabBlock(value) ? FIX_TAB : FIX_NUMBER;

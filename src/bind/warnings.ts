@@ -82,10 +82,9 @@ export function ignoredRules(manifest: any): Set<string> {
 
 /**
  * Prints to stderr each of `warnings` that is not in `printed` yet (and adds it there); without a
- * set, all of them. A workload's warnings are printed when its `toJson()` emits it, once per call
- * (no set); SidecarValidation's, found in every validation pass (cdk8s validates the app, then every
- * `Chart.toJson()` validates it again: `src/app.ts` `synth` and `_synthChart`, 2.70.x), with the
- * call's set (src/bind/binding.ts printSynthesisWarnings). A warning found by a rule of `check`
+ * set, all of them. A workload's warnings are printed when its `toJson()` emits it (no set);
+ * SidecarValidation's, found in every validation pass, with the App's set (src/bind/binding.ts
+ * printSynthesisWarnings: once per synthesis, by their text). A warning found by a rule of `check`
  * ends with its id and name, and is not printed when `ignored` (the object's check-ignore
  * annotation, `ignoredRules`) holds that id.
  * @internal

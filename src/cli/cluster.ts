@@ -86,10 +86,12 @@ export function gateFromMetrics(text: string): { gate?: boolean; found: boolean;
 }
 
 function kubectl(args: string[], context: string | undefined): Run {
+  // eslint-disable-next-line no-restricted-properties -- which kubectl to run is the CLI's, not the target's
   const bin = process.env.KUBECTL && process.env.KUBECTL !== '' ? process.env.KUBECTL : 'kubectl';
   const full = [...(context !== undefined ? ['--context', context] : []), ...args];
   // bounded: a kubectl that hangs (or leaves a child holding its output) is stopped after
   // 15 s, one that prints without end after 256 MiB
+  // eslint-disable-next-line no-restricted-properties -- kubectl gets the user's whole environment (KUBECONFIG, proxies)
   const options: any = { env: process.env, encoding: 'utf8', maxBuffer: kubectlBounds.maxOutput, timeout: kubectlBounds.timeoutMs, killSignal: 'SIGKILL', detached: true, stdio: ['ignore', 'pipe', 'pipe'] };
   type Result = { pid?: number; error?: Error; status: number | null; signal: string | null; stdout: string; stderr: string };
   const r = spawnSync(bin, full, options) as unknown as Result;

@@ -23,7 +23,7 @@ import { Where } from '../private/errors';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 // Each command loads the modules it runs, when it runs: `check` does not load cdk8s and the
-// constructs (`render` and `timeline` do) nor child_process (`target`), a tenth of its start-up (issue 36).
+// constructs (`render` and `timeline` do) nor child_process (`target`), a tenth of its start-up.
 const commands = {
   check: () => require('./check') as typeof import('./check'),
   cluster: () => require('./cluster') as typeof import('./cluster'),
@@ -89,7 +89,7 @@ Exit status: 0 printed, 1 kubectl failed or the cluster is unreachable, 2 bad us
   timeline: {
     usage: 'cdk8s-sidecars timeline FILE|DIR|-... [--kubernetes-version V] [--gate] [--app-shutdown-time D] [--stop-time NAME=D]... [--legacy-sidecar NAME]...',
     text: `Prints the start/stop timeline of each workload of the files (the library's
-SidecarTimeline, issue 26): when each container starts and stops on the target cluster.
+SidecarTimeline): when each container starts and stops on the target cluster.
 
 Options:
 ${TARGET_HELP}

@@ -1,5 +1,5 @@
 /**
- * The command's one reader (issue 38): files and stdin read with bounds, and YAML read as the API
+ * The command's one reader: files and stdin read with bounds, and YAML read as the API
  * server reads it. kubectl splits a stream into documents line by line (apimachinery's YAMLReader:
  * a line that starts with `---` ends a document) and converts each with sigs.k8s.io/yaml over
  * gopkg.in/yaml.v2; this module does the same steps:
@@ -832,10 +832,12 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
     if (asJson) return { index: i + 1, line: lineOf(asJson.start), value: asJson.value };
     let parsed: any;
     // The `yaml` package's parser reads the environment's LOG_TOKENS for every token, a call into the
-    // process's environment each time (issue 36: 5 million of them, about 0.9 s, over the
+    // process's environment each time (5 million of them, about 0.9 s, over the
     // benchmark's 4000 files written as YAML): it parses with a plain copy of the environment.
+    /* eslint-disable no-restricted-properties -- the environment swapped, not read */
     const env = process.env;
     process.env = plainEnv ??= { ...env };
+    /* eslint-enable no-restricted-properties */
     try {
       parsed = parseDocuments(src, limits.maxDepth, lineOf, jsonRules);
     } catch (e) {
@@ -843,6 +845,7 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
       if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: ${tooDeep(limits.maxDepth)}`);
       throw new ReadError(`${where(undefined)}: not valid YAML: ${firstLineOf((e as Error).message)}`);
     } finally {
+      // eslint-disable-next-line no-restricted-properties -- the environment put back
       process.env = env;
     }
     const list: any[] = Array.isArray(parsed) ? parsed : [parsed];
@@ -887,7 +890,7 @@ function tooDeep(maxDepth: number): string {
  * reader's options and a depth check between them: the parser (lexer and CST, iterative) runs
  * first, and a CST nested deeper than `maxDepth` is refused before the composer, which recurses
  * for each level and would overflow the stack at a depth that depends on what called the reader
- * (issue 38: a RangeError at ~900 levels, or "not valid YAML: Maximum call stack size exceeded",
+ * (a RangeError at ~900 levels, or "not valid YAML: Maximum call stack size exceeded",
  * or at 50000 levels an abort of the process). The walk that follows (`toValue`) checks the same
  * depth with aliases expanded and says the same.
  */
@@ -1201,7 +1204,7 @@ export function breaksAsKubectl(text: string): string {
 }
 
 /**
- * A document that is JSON, read with `JSON.parse` (issue 36: the YAML parser took most of
+ * A document that is JSON, read with `JSON.parse` (the YAML parser took most of
  * `check`'s time over JSON files): JSON is YAML's flow style, and the reading is the walk's reading
  * of the same text, except in the cases below, where this gives undefined and the document goes
  * through the YAML parser (which reads it, or refuses it with its message):
@@ -1321,7 +1324,7 @@ const BLOCK_ESCAPES = new Map<string, string>([
 
 /**
  * A document of the block YAML that cdk8s (the `yaml` package with `lineWidth: 0`) and Helm write,
- * read without the YAML parser (issue 50: the parser took most of `check`'s time over the YAML
+ * read without the YAML parser (the parser took most of `check`'s time over the YAML
  * `cdk8s synth` writes). It takes a strict subset, where its reading is the walk's (and yaml.v2's)
  * for certain, and gives undefined for anything else, which the YAML parser then reads or refuses
  * with its message:

@@ -1,7 +1,7 @@
 /**
  * `cdk8s-sidecars timeline FILE...`: the start/stop timeline of each workload of the files.
  *
- * The timeline itself is the library's `SidecarTimeline` (issue 26, src/timeline.ts:
+ * The timeline itself is the library's `SidecarTimeline` (src/timeline.ts:
  * `SidecarTimeline.ofManifest(manifest, options)` with `toTable()`). This module is only the
  * command's plumbing: it finds the workloads and prints one table each, through the small
  * interface below (SidecarTimeline by default).
@@ -13,7 +13,7 @@ import { SidecarTimeline } from '../timeline';
 import { CliTarget } from './target-options';
 import { SUPPORTED_KINDS, podTemplateIn } from '../facts/kinds';
 
-/** What the manifest cannot say (SidecarTimelineOptions of issue 26 beside the target). */
+/** What the manifest cannot say (SidecarTimelineOptions beside the target). */
 export interface TimelineExtras {
   readonly appShutdownTime?: Duration;
   readonly stopTimes?: { [name: string]: Duration };

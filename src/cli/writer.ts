@@ -1,5 +1,5 @@
 /**
- * Writes documents so that the API server reads each one equal to the value given (issue 38):
+ * Writes documents so that the API server reads each one equal to the value given:
  * cdk8s' own `Yaml.stringify` first (the bytes a cdk8s app gives), then the document is read back
  * with the command's reader (src/cli/reader.ts, the API server's reading) and, where the reading
  * differs (`0o17` left plain, which yaml.v2 reads as 15; `-0`; a string YAML 1.1 takes for

@@ -16,8 +16,8 @@
  *   waited for (a restart in place deletes those files);
  * - a file is closed at `maxBytes` and the next number begun; a closed file is deleted
  *   `CAPTURE_DELETE_AFTER_SECONDS` after it was closed, never sooner: longer than every agent
- *   takes to find a new file (Fluent Bit's and Fluentd's 1 s scan, Vector's 1 s glob after a
- *   backoff of up to 2 s), so no file goes before an agent has opened it, and an agent keeps
+ *   takes to find a new file (a scan every second, or a glob after an idle backoff: ~3 s at
+ *   most; each agent's config.ts says its own), so no file goes before an agent has opened it, and an agent keeps
  *   reading a deleted file it has open to its end. At most `maxFiles` per stream exist at once
  *   (the current one included): a copier that would begin one more waits for the oldest deletion,
  *   the app's writes waiting meanwhile (an app that fills `maxFiles - 1` files within that time is
@@ -46,8 +46,8 @@ export function captureDirectory(logDirectory: string, container: string): strin
 
 /**
  * How long a closed capture file is kept before it is deleted: longer than every agent's scan for
- * new files (Fluent Bit `Refresh_Interval` 1 s, Fluentd `refresh_interval` 1 s, Vector's glob
- * after an idle backoff of up to 2048 ms: ~3 s), with room for a loaded node.
+ * new files (a 1 s scan, or a glob after an idle backoff of up to 2048 ms: ~3 s; each agent's
+ * config.ts), with room for a loaded node.
  */
 export const CAPTURE_DELETE_AFTER_SECONDS = 10;
 

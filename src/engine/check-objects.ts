@@ -117,7 +117,7 @@ export function checkDocuments(inputs: readonly InputDocuments[], target: CheckT
     checked.map(d => ({ path: `${d.base.kind} ${d.base.namespace ? `${d.base.namespace}/` : ''}${d.base.name}`, manifest: d.doc })),
     target.version.minor, target.gate);
   // Each document's position among the checked ones and its findings, indexed once (not a scan per
-  // document: issue 36, linear in the number of files and objects).
+  // document: linear in the number of files and objects).
   const positions = new Map(checked.map((d, i) => [d, i]));
   const byIndex = new Map<number, typeof found>();
   for (const f of found) (byIndex.get(f.index) ?? byIndex.set(f.index, []).get(f.index)!).push(f);
@@ -136,7 +136,7 @@ export function checkDocuments(inputs: readonly InputDocuments[], target: CheckT
       const template = podTemplateView(item);
       if (!template) continue;
       // container lists that are not lists of objects: CS014 (pod-spec-malformed) reports them; the
-      // known-bug table reads well-typed pods only (it crashed on `containers: 5`, issue 38)
+      // known-bug table reads well-typed pods only (it would crash on `containers: 5`)
       const malformed = ['containers', 'initContainers'].some(k => template.spec[k] !== undefined && template.spec[k] !== null &&
         !(Array.isArray(template.spec[k]) && template.spec[k].every((c: unknown) => c !== null && typeof c === 'object' && !Array.isArray(c))));
       if (malformed) continue;

@@ -86,7 +86,7 @@ export function checkManifestSet(objects: readonly ManifestToCheck[], minor: num
     }
   });
   // The workloads indexed once (by namespace and pod label, by kind and name): each Service, autoscaler
-  // and workload looks up its counterparts instead of scanning the set (issue 36: linear in the set).
+  // and workload looks up its counterparts instead of scanning the set (linear in the set, not quadratic).
   const index = new WorkloadIndex(workloads);
   for (const [at, svc] of services) {
     const found = knownBugs().checkServiceTargetPorts(svc, index, minor);

@@ -92,6 +92,15 @@ export interface ApplyOptions extends EngineTarget {
   readonly ruleSuffix?: (check: string) => string;
 }
 
+/**
+ * Places `sidecars` into the pod template of `input` for `target`, in steps: refuse a pod no sidecar
+ * can join (`podRefusals`), take over the adopted containers, check the pod for the sidecars
+ * (`checkPodForSidecars`), plan how it stops (`planShutdown`), place each sidecar's container in
+ * its layout (`placeSidecars`), wire the app containers (`wireAppContainers`), assemble the pod spec
+ * (`assemblePodSpec`), annotate the template (`annotatePod`), then write the grace period and check
+ * the API server's rules on the result (`finishPod`). Every error is collected; the manifest must
+ * not be emitted when there is one.
+ */
 export function applySidecars(input: Json, sidecars: SidecarSpec[], target: ApplyOptions): EngineResult {
   const manifest: Json = target.mutateInput ? input : structuredClone(input);
   const where = describeObject(manifest);
@@ -100,39 +109,107 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     return { manifest, errors: [`${where}: kind ${manifest.kind} has no pod template; supported kinds: ${SUPPORTED_KINDS.join(', ')}.`] };
   }
   const spec = template.spec;
-  // A malformed pod spec (`containers: [null]`) is reported as such, before anything reads it.
-  const shape = podSpecShapeErrors(where, spec);
-  if (shape.length > 0) return { manifest, errors: shape };
-  // The sidecars are Linux images with Linux-only securityContext fields (seccompProfile,
-  // runAsUser...), which the API server rejects in a pod with spec.os.name windows
-  // (validation.go validateWindows): the library cannot serve such a pod.
-  if (spec.os?.name === 'windows' && sidecars.length > 0) {
-    return {
-      manifest,
-      errors: [
-        `${where}: is a Windows pod (spec.os.name: windows), but the sidecars (${sidecars.map(s => s.owner).join(', ')}) are Linux ` +
-        'images whose Linux-only securityContext fields the API server rejects on Windows pods; attach no sidecar to a Windows ' +
-        'workload (run it in a Linux pod, or give the Windows workload its agents another way).',
-      ],
-    };
-  }
-  const errors: string[] = [];
-  const warnings: string[] = [];
-  // Two sidecars of one kind: the cause of every clash that would follow (names, volumes,
-  // ports), so it is reported alone.
-  const twice = duplicateKinds(where, sidecars);
-  if (twice.length > 0) return { manifest, errors: twice };
-
+  const refused = podRefusals(where, spec, sidecars);
+  if (refused.length > 0) return { manifest, errors: refused };
   const userInit: Json[] = spec.initContainers ?? [];
   // Adopted containers leave spec.containers and become sidecars with their own fields.
   const adoption = adoptContainers(where, sidecars, spec.containers ?? [], userInit);
   if (adoption.errors.length > 0) return { manifest, errors: adoption.errors };
-  const userContainers: Json[] = adoption.containers;
   const ordered = [...adoption.sidecars].sort((a, b) => a.rank - b.rank || compareCodePoints(a.container.name, b.container.name));
-  errors.push(...checkPlacement(where, ordered, userInit, target));
-  const userVolumes: Json[] = spec.volumes ?? [];
-  const controllerVolumes = controllerVolumesOf(manifest);
+  const pod: Pod = {
+    manifest,
+    where,
+    template,
+    spec,
+    target,
+    ordered,
+    natives: ordered.filter(s => s.layout === 'NATIVE'),
+    injected: target.injected ?? [],
+    userInit,
+    userContainers: adoption.containers,
+    userVolumes: spec.volumes ?? [],
+    controllerVolumes: controllerVolumesOf(manifest),
+    errors: [],
+    warnings: [],
+  };
+  checkPodForSidecars(pod);
+  const shutdown = planShutdown(pod);
+  const placed = placeSidecars(pod, shutdown);
+  const appContainers = wireAppContainers(pod, shutdown, placed);
+  assemblePodSpec(pod, placed, appContainers);
+  annotatePod(pod, shutdown, placed, appContainers);
+  finishPod(pod, shutdown.plan);
+  return { manifest, errors: pod.errors, warnings: pod.warnings, grace: shutdown.plan };
+}
 
+/** The pod `applySidecars` works on, and the errors and warnings its steps add, in their order. */
+interface Pod {
+  readonly manifest: Json;
+  readonly where: string;
+  readonly template: { metadata: Json; spec: Json };
+  readonly spec: Json;
+  readonly target: ApplyOptions;
+  /** The library's sidecars (adopted ones included) in the pod's order, and the native ones of them. */
+  readonly ordered: SidecarSpec[];
+  readonly natives: SidecarSpec[];
+  readonly injected: InjectedProxy[];
+  /** The user's init containers, app containers (without the adopted ones) and volumes. */
+  readonly userInit: Json[];
+  readonly userContainers: Json[];
+  readonly userVolumes: Json[];
+  readonly controllerVolumes: string[];
+  readonly errors: string[];
+  readonly warnings: string[];
+}
+
+/** How the pod stops (`planShutdown`). */
+interface Shutdown {
+  /** The pod runs to completion (a Job's, a bare Pod's that is not restarted). */
+  readonly completes: boolean;
+  /** The legacy sidecars wrapped to exit with the app, and the programs their wrapper takes for the sidecars'. */
+  readonly wrapped: ReadonlySet<SidecarSpec>;
+  readonly wrapPrograms: string[];
+  /** The programs watchAppExit's hooks take for the sidecars'. */
+  readonly programs: string[];
+  readonly plan: GracePlan;
+}
+
+/** The sidecars' containers in their layout (`placeSidecars`), and who needs the tools' init container. */
+interface Placed {
+  readonly native: Json[];
+  readonly legacyFirst: Json[];
+  readonly legacyLast: Json[];
+  needsTools: boolean;
+  readonly toolUsers: string[];
+}
+
+/**
+ * What makes the engine stop before anything else: a malformed pod spec, a Windows pod, two
+ * sidecars of one kind. Empty when none holds.
+ */
+function podRefusals(where: string, spec: Json, sidecars: SidecarSpec[]): string[] {
+  // A malformed pod spec (`containers: [null]`) is reported as such, before anything reads it.
+  const shape = podSpecShapeErrors(where, spec);
+  if (shape.length > 0) return shape;
+  // The sidecars are Linux images with Linux-only securityContext fields (seccompProfile,
+  // runAsUser...), which the API server rejects in a pod with spec.os.name windows
+  // (validation.go validateWindows): the library cannot serve such a pod.
+  if (spec.os?.name === 'windows' && sidecars.length > 0) {
+    return [
+      `${where}: is a Windows pod (spec.os.name: windows), but the sidecars (${sidecars.map(s => s.owner).join(', ')}) are Linux ` +
+      'images whose Linux-only securityContext fields the API server rejects on Windows pods; attach no sidecar to a Windows ' +
+      'workload (run it in a Linux pod, or give the Windows workload its agents another way).',
+    ];
+  }
+  // Two sidecars of one kind: the cause of every clash that would follow (names, volumes,
+  // ports), so it is reported alone.
+  return duplicateKinds(where, sidecars);
+}
+
+/** What the pod must be for the sidecars: their places, app containers, no clash of names or ports, the injected proxies, no host network. */
+function checkPodForSidecars(pod: Pod): void {
+  const { where, spec, ordered, userContainers, errors } = pod;
+  errors.push(...checkPlacement(where, ordered, pod.userInit, pod.target));
   // Without an app container a native layout leaves `containers: []`, which the API server
   // rejects, and a legacy one emits a pod that runs nothing but sidecars.
   if (userContainers.length === 0) {
@@ -149,11 +226,11 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     if (p === undefined) ports.set(s, p = boundPorts(s));
     return p;
   };
-  errors.push(...checkCollisions(where, ordered, userContainers, userInit, userVolumes, controllerVolumes, spec.ephemeralContainers ?? [], portsOf));
-  const injected = target.injected ?? [];
-  const injectedChecks = checkInjected(where, manifest, template, injected, ordered, portsOf, target);
+  const ephemeral = spec.ephemeralContainers ?? [];
+  errors.push(...checkCollisions(where, ordered, userContainers, pod.userInit, pod.userVolumes, pod.controllerVolumes, ephemeral, portsOf));
+  const injectedChecks = checkInjected(where, pod.manifest, pod.template, pod.injected, ordered, portsOf, pod.target);
   errors.push(...injectedChecks.errors);
-  warnings.push(...injectedChecks.warnings);
+  pod.warnings.push(...injectedChecks.warnings);
 
   // Sidecars share the pod's network namespace: their localhost-only ports and the ports the
   // kubelet probes must be the pod's, not the node's.
@@ -164,7 +241,15 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
       'colliding between pods on one node). Drop hostNetwork from the workload, or attach no sidecar to it.',
     );
   }
+}
 
+/**
+ * How the pod stops: which legacy sidecars exit with a completing pod's app, the grace period the
+ * sidecars need, and the processes the exit-with-app wrapper and watchAppExit's hooks watch (the
+ * pod then shares its process namespace).
+ */
+function planShutdown(pod: Pod): Shutdown {
+  const { manifest, where, spec, target, ordered, injected, userContainers, errors, warnings } = pod;
   // A legacy sidecar never exits by itself, so a Job's pod (or a bare Pod that is meant to
   // complete) would never complete: where it can, the sidecar is wrapped so that it exits with the
   // app (`exitsWithApp`, docs/shutdown.md "A legacy sidecar on a Job"); otherwise refused.
@@ -173,7 +258,8 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // an injected container in the legacy layout that exits by itself once the other containers
   // have ended (GKE's gcsfuse, Datadog's auto-exit) runs beside the wrapper, which would take it for
   // the app (a proxy the app stops itself, `allowLegacyOnJob`, ends before the app: no deadlock)
-  const injectedLegacy = injected.filter(p => p.layout === 'LEGACY' && MESH_FACTS[p.mesh].legacyExits !== 'NEVER').map(p => `'${MESH_FACTS[p.mesh].proxyName}' (${MESH_FACTS[p.mesh].label})`);
+  const injectedLegacy = injected.filter(p => p.layout === 'LEGACY' && MESH_FACTS[p.mesh].legacyExits !== 'NEVER')
+    .map(p => `'${MESH_FACTS[p.mesh].proxyName}' (${MESH_FACTS[p.mesh].label})`);
   // an explicit `shareProcessNamespace: false` of the user's (not one cdk8s-plus 29+ writes by default)
   const unshared = spec.shareProcessNamespace === false && target.processNamespaceWrittenByDefault !== true;
   const exiting = completes ? exitsWithApp(where, ordered, spec, podCompletes, injectedLegacy, unshared) : { specs: [], errors: [], warnings: [] };
@@ -181,30 +267,22 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   warnings.push(...exiting.warnings);
   const wrapped = new Set(exiting.specs);
 
-  // Containers in their layout.
-  let needsTools = false;
-  const toolUsers: string[] = [];
-  const native: Json[] = [];
-  const legacyFirst: Json[] = [];
-  const legacyLast: Json[] = [];
   // When the app has exited (its own preStop hook, then its shutdown), and the grace it needs;
   // what the manifest says stands in for the props not given (src/engine/shutdown.ts, planGrace).
   const graceSpecs = [...ordered, ...injected.map(p => asGraceSpec(p, target))];
-  const natives = ordered.filter(s => s.layout === 'NATIVE');
   const current = spec.terminationGracePeriodSeconds;
-  const plan = planGrace(where, graceSpecs, target, userInit, userContainers, {
+  const plan = planGrace(where, graceSpecs, target, pod.userInit, userContainers, {
     // in the order they will be placed (`after` can put one of ours behind a user's native sidecar)
-    initOrder: initOrderOf(natives, userInit),
+    initOrder: initOrderOf(pod.natives, pod.userInit),
     current,
     explicitGrace: current === undefined || current === target.graceWrittenByDefault ? undefined : current,
     completes,
   });
   errors.push(...plan.errors);
   warnings.push(...plan.warnings);
-  const appShutdown = plan.appEndSeconds;
   // watchAppExit: the hooks tell the sidecars' processes by their programs; the pod shares its
   // process namespace (a user's explicit `false` is kept, and refused)
-  const watching = ordered.filter(s => watchesApp(s, target, appShutdown));
+  const watching = ordered.filter(s => watchesApp(s, target, plan.appEndSeconds));
   const programs = watching.length > 0 ? sidecarPrograms(ordered) : [];
   // (a wrapped sidecar's own first process is the tools' busybox: the other wrappers count it as a sidecar's)
   const wrapPrograms = wrapped.size > 0 ? exitWithAppPrograms(ordered) : [];
@@ -230,14 +308,22 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     }
     spec.shareProcessNamespace = true;
   }
+  return { completes, wrapped, wrapPrograms, programs, plan };
+}
+
+/** Each sidecar's container in its layout (native, legacy before or after the app), with its hooks for the shutdown planned. */
+function placeSidecars(pod: Pod, shutdown: Shutdown): Placed {
+  const { where, spec, target, ordered, errors, warnings } = pod;
+  const appShutdown = shutdown.plan.appEndSeconds;
+  const placed: Placed = { native: [], legacyFirst: [], legacyLast: [], needsTools: false, toolUsers: [] };
   const unprobed: string[] = [];
   for (const s of ordered) {
-    const placed = placeContainer(s, target, appShutdown, programs, wrapped.has(s) ? wrapPrograms : undefined);
-    if (s.adopt) errors.push(...hookConflicts(s, target, appShutdown, programs));
-    needsTools = needsTools || placed.needsTools;
-    if (placed.needsTools) toolUsers.push(s.owner);
+    const one = placeContainer(s, target, appShutdown, shutdown.programs, shutdown.wrapped.has(s) ? shutdown.wrapPrograms : undefined);
+    if (s.adopt) errors.push(...hookConflicts(s, target, appShutdown, shutdown.programs));
+    placed.needsTools = placed.needsTools || one.needsTools;
+    if (one.needsTools) placed.toolUsers.push(s.owner);
     // A copy (placeContainer's): the output must never share objects with the specs (callers may edit it).
-    const c = placed.container;
+    const c = one.container;
     // A legacy sidecar of a `restartPolicy: Never` pod (a Job's, below 1.29) is never restarted:
     // a liveness probe that fails would only kill it and fail the pod (a Job's retry of the whole
     // app for a hung agent), so it gets none (docs/shutdown.md "A legacy sidecar on a Job").
@@ -246,11 +332,11 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
       if (s.kind.startsWith('WithSidecar') || s.kind.startsWith('AdoptSidecar')) unprobed.push(s.owner);
     }
     if (s.layout === 'NATIVE') {
-      native.push(c);
+      placed.native.push(c);
     } else if (s.hold) {
-      legacyFirst.push(c);
+      placed.legacyFirst.push(c);
     } else {
-      legacyLast.push(c);
+      placed.legacyLast.push(c);
     }
   }
   // RestartAllContainers (kubernetes v1.37.2 pkg/kubelet/kuberuntime): computePodActions orders
@@ -276,12 +362,21 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
       '(a native sidecar is restarted), or drop livenessCheck on this workload.',
     );
   }
+  return placed;
+}
 
+/**
+ * The app containers as the sidecars need them: captureStdout's wrapper (with the tools), podLogs'
+ * glob in the agent's env, the sidecars' shared mounts and env (the user's own values win) and, on
+ * a completing pod, the quit URLs of the legacy sidecars the app stops.
+ */
+function wireAppContainers(pod: Pod, shutdown: Shutdown, placed: Placed): Json[] {
+  const { where, ordered, userContainers, errors } = pod;
   // captureStdout: the app containers' commands run under the wrapper, with the tools
   const capturing = ordered.filter(s => s.capture !== undefined);
   for (const s of capturing) {
-    needsTools = true;
-    if (!toolUsers.includes(s.owner)) toolUsers.push(s.owner);
+    placed.needsTools = true;
+    if (!placed.toolUsers.includes(s.owner)) placed.toolUsers.push(s.owner);
   }
   // podLogs: the agent gets the glob of its app container's kubelet log files
   for (const s of ordered.filter(x => x.podLogs !== undefined)) {
@@ -291,28 +386,28 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
       continue;
     }
     // (a copy of placeContainer's; the agent's env lists the downward API variables the value refers to)
-    const c = [...native, ...legacyFirst, ...legacyLast].find(x => x.name === s.container.name);
+    const c = [...placed.native, ...placed.legacyFirst, ...placed.legacyLast].find(x => x.name === s.container.name);
     if (c !== undefined) c.env = [...(c.env ?? []), podLogsEnv(s.podLogs!, chosen.container!)];
   }
 
   // The tools' names are the library's whenever a hook needs them.
-  if (needsTools) {
-    const why = () => `the preStop/postStart hooks of ${toolUsers.join(', ')} need (busybox)`;
-    for (const list of [userContainers, userInit]) {
+  if (placed.needsTools) {
+    const why = () => `the preStop/postStart hooks of ${placed.toolUsers.join(', ')} need (busybox)`;
+    for (const list of [userContainers, pod.userInit]) {
       for (const c of list) {
         if (c.name === TOOLS.containerName) {
           errors.push(`${where}: container name '${c.name}' is the name of the library's init container that ${why()}; rename your container.`);
         }
       }
     }
-    for (const v of userVolumes) {
+    for (const v of pod.userVolumes) {
       if (v.name === TOOLS.volumeName) errors.push(`${where}: volume name '${v.name}' is the name of the library's volume that ${why()}; rename your volume.`);
     }
   }
 
   // App containers: shared mounts and env (the user's own values win); on a completing pod, the
   // quit URLs of the legacy sidecars the app stops.
-  const appWiring = ordered.map(s => (completes && s.layout === 'LEGACY' && s.quit
+  const appWiring = ordered.map(s => (shutdown.completes && s.layout === 'LEGACY' && s.quit
     // the kubelet expands `$(NAME)` in an env value and reads `$$` as `$` (third_party/forked/golang/expansion/expand.go):
     // each `$` of the URL doubled, so the app gets the URL as given
     ? { ...s, appEnv: [...s.appEnv, { name: s.quit.env, value: s.quit.url.split('$').join('$$') }] }
@@ -323,34 +418,48 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     errors.push(...captured.errors);
     appContainers = captured.containers;
   }
+  return appContainers;
+}
 
+/** The pod spec's init containers (the tools', then the natives among the user's), containers and volumes. */
+function assemblePodSpec(pod: Pod, placed: Placed, appContainers: Json[]): void {
+  const { spec, ordered } = pod;
   // The tools' image: the one the sidecars that need them give (toolsImage), the same for all.
   const toolImages = new Map<string, string[]>();
   for (const s of ordered) {
-    if (!toolUsers.includes(s.owner)) continue;
+    if (!placed.toolUsers.includes(s.owner)) continue;
     const image = s.toolsImage ?? TOOLS.image;
     const owners = toolImages.get(image);
     if (owners === undefined) toolImages.set(image, [s.owner]);
     else owners.push(s.owner);
   }
   if (toolImages.size > 1) {
-    errors.push(
-      `${where}: its sidecars ask for different sidecar-tools images (${[...toolImages].map(([i, o]) => `'${i}' by ${o.join(', ')}`).join('; ')}); ` +
+    pod.errors.push(
+      `${pod.where}: its sidecars ask for different sidecar-tools images (${[...toolImages].map(([i, o]) => `'${i}' by ${o.join(', ')}`).join('; ')}); ` +
       'a pod has one tools init container. Give them the same toolsImage (or set it once with Sidecars.configure).',
     );
   }
-  const tools = needsTools ? [toolsInitContainer([...toolImages.keys()][0] ?? TOOLS.image)] : [];
-  const initContainers = placeNative(tools, natives, native, userInit);
+  const tools = placed.needsTools ? [toolsInitContainer([...toolImages.keys()][0] ?? TOOLS.image)] : [];
+  const initContainers = placeNative(tools, pod.natives, placed.native, pod.userInit);
   if (initContainers.length > 0) spec.initContainers = initContainers;
-  spec.containers = [...legacyFirst, ...appContainers, ...legacyLast];
-  const volumes = [...userVolumes, ...ordered.flatMap(s => s.volumes.map(sortedCopy)), ...(needsTools ? [toolsVolume()] : [])];
+  spec.containers = [...placed.legacyFirst, ...appContainers, ...placed.legacyLast];
+  const volumes = [...pod.userVolumes, ...ordered.flatMap(s => s.volumes.map(sortedCopy)), ...(placed.needsTools ? [toolsVolume()] : [])];
   if (volumes.length > 0) spec.volumes = volumes;
+}
 
+/**
+ * The pod template's annotations: the sidecars' (a config's checksum rolls the pods), the
+ * injectors', the stop times and the app's budget the timelines read, the native sidecars'
+ * marker, and kubectl's default container.
+ */
+function annotatePod(pod: Pod, shutdown: Shutdown, placed: Placed, appContainers: Json[]): void {
+  const { template, target, ordered, injected } = pod;
+  const plan = shutdown.plan;
   // Annotations that roll the pods when a sidecar's config changes; the injectors' own.
-  const nativeStops = natives.reduce((sum, s) => sum + s.shutdown.stopSeconds, 0);
+  const nativeStops = pod.natives.reduce((sum, s) => sum + s.shutdown.stopSeconds, 0);
   const annotations: Record<string, string> = {};
   for (const s of ordered) Object.assign(annotations, s.podAnnotations);
-  for (const p of injected) Object.assign(annotations, meshAnnotations(p, appShutdown, target, nativeStops));
+  for (const p of injected) Object.assign(annotations, meshAnnotations(p, plan.appEndSeconds, target, nativeStops));
   // What the timelines of the manifest need (`SidecarTimeline.ofManifest`, `cdk8s-sidecars
   // timeline`): each sidecar's stop time as the grace was planned with it (STOP_TIMES_ANNOTATION:
   // ours in the pod's order, then the user's own native sidecars where a construct gives
@@ -360,45 +469,49 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     const stops = ordered.map(s => `${s.container.name}=${s.shutdown.stopSeconds}s`);
     const userStop = userSidecarStopOf(ordered);
     if (userStop !== undefined) {
-      for (const c of userInit) if (c.restartPolicy === 'Always') stops.push(`${c.name}=${userStop}s`);
+      for (const c of pod.userInit) if (c.restartPolicy === 'Always') stops.push(`${c.name}=${userStop}s`);
     }
     stops.push(...injectedStopTimes(injected, target, plan.appShutdownSeconds));
     annotations[STOP_TIMES_ANNOTATION] = stops.join(',');
     annotations[APP_SHUTDOWN_ANNOTATION] = `${plan.appShutdownSeconds}s`;
   }
   // The marker NativeSidecarGuard (src/guard.ts) checks: these must arrive with restartPolicy Always.
-  const marked = nativeSidecarNames(injected, native, target);
+  const marked = nativeSidecarNames(injected, placed.native, target);
   if (marked.length > 0) annotations[NATIVE_SIDECARS_ANNOTATION] = marked.join(',');
   // A sidecar first in spec.containers would be what `kubectl logs` and `kubectl exec` pick
   // without -c: point them at the app (kubectl's podcmd.FindOrDefaultContainerByName reads this
   // annotation), unless the user chose a container already.
-  if (legacyFirst.length > 0 && appContainers.length > 0 && template.metadata.annotations?.[DEFAULT_CONTAINER_ANNOTATION] === undefined) {
+  if (placed.legacyFirst.length > 0 && appContainers.length > 0 && template.metadata.annotations?.[DEFAULT_CONTAINER_ANNOTATION] === undefined) {
     annotations[DEFAULT_CONTAINER_ANNOTATION] = appContainers[0].name;
   }
   if (Object.keys(annotations).length > 0) {
     template.metadata.annotations = sortKeys({ ...(template.metadata.annotations ?? {}), ...annotations });
   }
+}
 
+/** The grace period the plan writes, the API server's rules on the finished pod spec, and cdk8s' key order. */
+function finishPod(pod: Pod, plan: GracePlan): void {
+  const { manifest, where, template, spec, target } = pod;
   // Grace period: raised only where the sidecars need more than the pod gets (planGrace).
   if (plan.write !== undefined) spec.terminationGracePeriodSeconds = plan.write;
 
   // The sidecars' own hooks are covered by the grace-period check above (reported once, as the cause).
-  const graceCheckedContainers = ordered.map(s => s.container.name);
+  const graceCheckedContainers = pod.ordered.map(s => s.container.name);
   // A sidecar's name used twice is reported above, with its cause (checkCollisions): once.
   const namesReported = graceCheckedContainers;
   // (each with the id of the rule `cdk8s-sidecars check` reports it under, where the caller gives them: one rule set, one id)
   const tag = target.ruleSuffix ?? (() => '');
-  errors.push(...checkPodSpecByRule(spec, target, where, { kind: manifest.kind, controllerVolumes, graceCheckedContainers, namesReported })
+  const controllerVolumes = pod.controllerVolumes;
+  pod.errors.push(...checkPodSpecByRule(spec, target, where, { kind: manifest.kind, controllerVolumes, graceCheckedContainers, namesReported })
     .map(f => `${f.message}${tag(f.rule)}`));
   // A Job's podFailurePolicy that the native sidecars' teardown exit codes match (its warnings: src/bind/binding.ts).
-  errors.push(...checkJobPodFailurePolicy(manifest, where).errors);
+  pod.errors.push(...checkJobPodFailurePolicy(manifest, where).errors);
   // Keep cdk8s' alphabetical key order for the objects the engine added keys to: sorted copies in
   // their places (an object whose every key was deleted and set again is left in V8's slow
   // dictionary mode, for every later read of the manifest).
   const node = podTemplateIn(manifest)!;
   if (!inOrder(template.metadata)) node.metadata = reordered(template.metadata);
   if (!inOrder(spec)) node.spec = reordered(spec);
-  return { manifest, errors, warnings, grace: plan };
 }
 
 /**
@@ -517,7 +630,7 @@ function exitsWithApp(where: string, sidecars: SidecarSpec[], spec: Json, podCom
  * hooks, the tools mount and `restartPolicy`, keys sorted: a deep copy (the output never shares
  * objects with the specs). Worked out at every
  * render: a workload renders once per synthesis call (src/bind/binding.ts), so a cache of it per
- * (spec, target), kept until issue 36, was only ever read by a second call in the same process,
+ * (spec, target), as there once was, was only ever read by a second call in the same process,
  * and cost every render a key, a look-up and one more copy of the container.
  * `wrapPrograms`: the sidecar exits with the app (`exitsWithApp`), its wrapper telling the sidecars' processes by these.
  */

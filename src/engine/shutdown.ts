@@ -9,7 +9,7 @@ import { Json } from '../private/json';
 import { capabilities } from '../target/capabilities';
 
 /**
- * Distroless agent images (Fluent Bit, the OpenTelemetry Collector) have no shell and no
+ * Distroless agent images (most log agents', the OpenTelemetry Collector's) have no shell and no
  * `sleep`. Where a hook needs one (a legacy `preStop` delay before Kubernetes 1.30 has the
  * `sleep` action, Envoy's drain request, the legacy "hold the app" wait), a tiny init container
  * copies a static busybox into an emptyDir that those sidecars mount read-only.
@@ -90,7 +90,7 @@ export function shutdownOf(
 
 /**
  * The wrapper that holds a native sidecar's SIGTERM back by its read delay (docs/shutdown.md,
- * "Vector's last line"), as a busybox shell script: the agent (the script's arguments, `"$@"`,
+ * the polling agent's last line), as a busybox shell script: the agent (the script's arguments, `"$@"`,
  * never spliced into it) runs as a child; the wrapper's SIGTERM (or SIGINT), which the kubelet
  * sends at the sidecar's turn right after the app's exit, starts a wait of `holdSeconds`, during
  * which the agent keeps reading; then the agent gets SIGTERM and the wrapper exits with its
@@ -246,8 +246,8 @@ export function appEndOf(appContainers: Json[], appShutdownSeconds: number): App
  *   starts at the pod's termination, so a sleep in it cannot stand in for "after the app": it
  *   only delays the sidecar's SIGTERM to max(sleep, its turn), i.e. every termination, and on a
  *   Job (whose sidecars are terminated when the app has completed) it is pure delay after the
- *   app's exit (issue 26: with a 12 s sleep the real Fluent Bit got SIGTERM at 12.0 s in every
- *   run). The agent gets SIGTERM at its turn; what each agent reads in the moments after the
+ *   app's exit (with a 12 s sleep the real log agent got SIGTERM at 12.0 s in every run). The
+ *   agent gets SIGTERM at its turn; what each agent reads in the moments after the
  *   app's exit is in docs/shutdown.md.
  */
 export function preStopDelayOf(spec: SidecarSpec, target: EngineTarget, appEndSeconds: number): number {
@@ -331,11 +331,21 @@ export function agentArgv(spec: SidecarSpec): string[] | undefined {
  * in order, each started before the next: `SyncPod`, `kuberuntime_manager.go`), so no app process
  * at its first look means the app has already exited. The script has no `$$` and no `$(NAME)`, which the
  * kubelet would expand in a container's command (`third_party/forked/golang/expansion/expand.go`).
+ * `started`: the agent's startup check (`startedCheck`): an agent that has not started by the
+ * app's exit (a slow start, an app that lived seconds) is waited for first: the URL is tried once a
+ * second until it answers (at most `seconds` tries, its startup budget), so that it reads the app's files before
+ * its SIGTERM; without it, such an agent was stopped before it had read a line (proven on the
+ * cluster: a Ruby agent, legacy, an app killed in a Job 4 s after its start, 5000 of 5000 lines lost).
  * `proc` is for the tests.
  */
-export function exitWithAppScript(programs: string[], readSeconds: number, proc = '/proc', stopSeconds?: number): string {
+export function exitWithAppScript(
+  programs: string[], readSeconds: number, proc = '/proc', stopSeconds?: number, started?: StartedCheck,
+): string {
   const B = TOOLS.busybox;
-  const read = readSeconds > 0 ? `${B} sleep ${readSeconds} & wait $!; ` : '';
+  const wait = started === undefined ? '' :
+    `i=0; while [ $t = 0 ] && [ $i -lt ${started.seconds} ] && kill -0 $c 2>/dev/null && ! ${B} wget -q -T 1 -O /dev/null '${started.url}' 2>/dev/null; ` +
+    `do i=$((i+1)); ${B} sleep 1 & wait $!; done; `;
+  const read = `${wait}${readSeconds > 0 ? `${B} sleep ${readSeconds} & wait $!; ` : ''}`;
   // the agent's stop after the app is bounded as the kubelet bounds a stop: SIGKILL once its stop
   // time has passed (an agent that hangs on its way out must not keep the Job from completing)
   const n = stopSeconds === undefined ? 0 : Math.max(1, Math.ceil(stopSeconds));
@@ -353,6 +363,31 @@ export function exitWithAppScript(programs: string[], readSeconds: number, proc 
     'while :; do wait $c; s=$?; kill -0 $c 2>/dev/null || break; done; [ -n "$k" ] && kill $k 2>/dev/null; [ $t = 2 ] && exit 0; [ $t = 1 ] && exit 143; exit $s';
 }
 
+/** How the exit-with-app wrapper tells that its agent has started: a URL on loopback, and its budget. */
+export interface StartedCheck {
+  readonly url: string;
+  readonly seconds: number;
+}
+
+/**
+ * Whether the sidecar has started, as a URL on loopback (the pod's containers share its network):
+ * its HTTP liveness probe's (which a backend outage does not fail: an agent's health may fail after
+ * output errors), else its HTTP startup probe's; the budget is the startup probe's
+ * (`failureThreshold` x `periodSeconds`, as the kubelet gives it). Undefined: no HTTP probe, HTTPS
+ * (busybox wget has no TLS here), a named port it does not declare, or a path with more than
+ * `[A-Za-z0-9._~/-]` (never spliced into a shell script).
+ */
+export function startedCheck(container: Json): StartedCheck | undefined {
+  const probe = container?.startupProbe;
+  const get = container?.livenessProbe?.httpGet ?? probe?.httpGet;
+  if (!get || (get.scheme !== undefined && get.scheme !== 'HTTP')) return undefined;
+  const port = typeof get.port === 'number' ? get.port
+    : (Array.isArray(container.ports) ? container.ports : []).find((p: Json) => p.name === get.port)?.containerPort;
+  const path = get.path ?? '/';
+  if (!Number.isInteger(port) || !/^\/[A-Za-z0-9._~/-]*$/.test(path)) return undefined;
+  return { url: `http://127.0.0.1:${port}${path}`, seconds: (probe?.failureThreshold ?? 3) * (probe?.periodSeconds ?? 10) };
+}
+
 /** The programs a wrapper's look takes for the library's sidecars: theirs, and the tools' busybox. */
 export function exitWithAppPrograms(sidecars: SidecarSpec[]): string[] {
   return [...new Set([...sidecarPrograms(sidecars), TOOLS.busybox])].sort();
@@ -362,7 +397,9 @@ export function exitWithAppPrograms(sidecars: SidecarSpec[]): string[] {
 export function exitWithAppCommand(spec: SidecarSpec, programs: string[]): string[] | undefined {
   const argv = agentArgv(spec);
   if (argv === undefined) return undefined;
-  return [TOOLS.busybox, 'sh', '-c', exitWithAppScript(programs, spec.shutdown.readAfterAppExitSeconds ?? 0, '/proc', spec.shutdown.stopSeconds), 'sh', ...argv];
+  return [TOOLS.busybox, 'sh', '-c', exitWithAppScript(
+    programs, spec.shutdown.readAfterAppExitSeconds ?? 0, '/proc', spec.shutdown.stopSeconds, startedCheck(spec.container),
+  ), 'sh', ...argv];
 }
 
 /**

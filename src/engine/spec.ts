@@ -27,13 +27,13 @@ export const RANK = {
 export interface ShutdownSpec {
   /**
    * How long the agent needs after SIGTERM to flush / drain and exit
-   * (Fluent Bit `Grace`, the collector's drain, Envoy's exit).
+   * (a log agent's grace, the collector's drain, Envoy's exit).
    */
   readonly stopSeconds: number;
 
   /**
    * How long the agent must keep reading after the app's last write before it gets SIGTERM
-   * (Vector's file poll backoff, Fluent Bit's file scan: both stop reading at SIGTERM). Where
+   * (a file poll backoff or a file scan interval, where the agent stops reading at SIGTERM). Where
    * the sidecar is stopped together with the app (legacy; native on 1.28), the engine adds it to
    * the `preStop` delay that outlives the app. Native from 1.29 the sidecar gets SIGTERM at its
    * turn after the app's exit and no `preStop` delays it (`preStopDelayOf`).
@@ -42,8 +42,8 @@ export interface ShutdownSpec {
   readonly readAfterAppExitSeconds?: number;
 
   /**
-   * The agent polls its files and reads nothing after SIGTERM (`ShutdownModel.holdSigtermInNative`:
-   * Vector); the construct turns it into `sigtermHoldSeconds` for a native target from 1.29.
+   * The agent polls its files and reads nothing after SIGTERM (`ShutdownModel.holdSigtermInNative`);
+   * the construct turns it into `sigtermHoldSeconds` for a native target from 1.29.
    */
   readonly holdSigtermInNative?: boolean;
 

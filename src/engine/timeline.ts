@@ -246,7 +246,7 @@ function holdSeconds(postStart: Json | undefined): number | undefined {
 /**
  * The N of the legacy hold's script `i=0; until ... wget -q -T 1 ...if [ $i -ge N ]; then exit 0;
  * fi; ... sleep 1; done` (the last such N, as a greedy pattern would take it), in linear time: a
- * regular expression with three `.*` took minutes on a 90 KB hook (issue 38).
+ * regular expression with three `.*` took minutes on a 90 KB hook.
  */
 export function holdTries(script: string): number | undefined {
   const HEAD = 'i=0; until ';
@@ -370,7 +370,8 @@ export function exitWithAppReadSeconds(c: Json): number | undefined {
   if (w.length < 6 || !/(^|\/)busybox$/.test(String(w[0])) || w[1] !== 'sh' || w[2] !== '-c' || w[4] !== 'sh') return undefined;
   const script = String(w[3]);
   if (!/^P=\S+; own=.*; t=0; (?:k=; )?"\$@" & c=\$!; trap '(?:\[ \$t = 2 \] \|\| )?t=1; kill -TERM \$c 2>\/dev\/null' TERM INT; .*; \[ \$t = 2 \] && exit 0; (?:\[ \$t = 1 \] && exit 143; )?exit \$s$/.test(script)) return undefined;
-  const read = /if \[ \$alive = 0 \]; then (?:\S*busybox sleep (\d+) & wait \$!; )?\[ \$t = 0 \]/.exec(script);
+  // (the wait for an agent that has not started yet, `i=0; while ... done; `, counts 0 s: a started agent answers at once)
+  const read = /if \[ \$alive = 0 \]; then (?:i=0; while .*? done; )?(?:\S*busybox sleep (\d+) & wait \$!; )?\[ \$t = 0 \]/.exec(script);
   return read ? Number(read[1] ?? 0) : undefined;
 }
 

@@ -93,8 +93,8 @@ export function jobSpecIn(manifest: Json): { readonly spec: Json; readonly path:
  * What `podTemplateOf` gives for a copy of the manifest, without the copy: the pod template read
  * only, a missing (or null) node on the way, `metadata` or `spec` read as a new empty object, and
  * nothing created on the manifest. For the checks, which read templates and never change them
- * (issue 36: `check` copied every workload five times; test/manifests-check.test.ts runs them on
- * frozen manifests).
+ * (a copy per check made `check` copy every workload five times; test/manifests-check.test.ts runs
+ * them on frozen manifests).
  */
 export function podTemplateView(manifest: Json): { metadata: Json; spec: Json } | undefined {
   const path = templatePath(manifest);

@@ -2,7 +2,7 @@
  * Facts layer (cdk8s-free): the workloads of a set of manifests (an app's objects, or the files given
  * to `cdk8s-sidecars check`) indexed once, so that the app-wide checks look the pods a Service
  * selects, or the workload an autoscaler targets, up per object instead of scanning every workload
- * for each (issue 36: that scan made synthesis and `check` quadratic in the number of workloads).
+ * for each (that scan made synthesis and `check` quadratic in the number of workloads).
  *
  * The index only narrows the candidates; each check still applies its own exact rule to them (the
  * keys are JSON texts, so a candidate may match a key without matching the rule), and candidates

@@ -4,7 +4,7 @@ const SIDECAR_ERROR = Symbol.for('cdk8s-sidecars.SidecarError');
 /**
  * The library's one error for bad input, and the one place its message is built. Every check of a
  * prop, an option or a file's value throws a `SidecarError` that names where the value was given
- * (`WithEnvoy 'app/web/envoy'`, `LogAgent.fluentBit()`), holds the value itself, says what is
+ * (`WithEnvoy 'app/web/envoy'`, `LogOutput.loki()`), holds the value itself, says what is
  * wrong with it (the problem, which shows the value) and what to do (the fix):
  *
  *     <where>: <problem><sep><fix>.
@@ -148,7 +148,7 @@ export function ruleIdsIn(text: string): string[] {
 
 /**
  * Where a value was given, as messages name it: a construct (`WithEnvoy 'app/web/envoy'`), a
- * factory (`LogAgent.fluentBit()`), a config file. Passed to every check instead of a string, so
+ * factory (`LogOutput.loki()`), a config file. Passed to every check instead of a string, so
  * a check can only throw a `SidecarError` placed here.
  * @internal
  */
@@ -176,7 +176,7 @@ export class Where {
 
 /**
  * A broken invariant of the library itself (a bug, not bad input): a plain Error, made here so
- * that the guard (test/typed-errors.test.ts) can tell it from an input check left untyped.
+ * that the lint rule (no-restricted-syntax, .projenrc.ts) can tell it from an input check left untyped.
  */
 export function internalError(message: string): Error {
   return new Error(message);

@@ -65,7 +65,7 @@ export class KeyMemo<V> {
 /** Freezes plain JSON in depth, so that an object's identity stands for its content. */
 export function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    // (no array of the values per object: a spec has a hundred of them, issue 36)
+    // (no array of the values per object: a spec has a hundred of them)
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
     } else {
@@ -82,7 +82,7 @@ const sharedParts = new Memo<unknown>(1024);
  * `value` (plain JSON data: strings, numbers, booleans, arrays and objects, no `undefined`),
  * frozen and shared with every other caller that gives the same content (the key is its JSON):
  * for the parts of an agent that are the same in most workloads (ports, args, volume sources,
- * env entries), which `deepFreeze` and `checkManifestData` then skip (issue 36).
+ * env entries), which `deepFreeze` and `checkManifestData` then skip (less work per workload).
  */
 export function shared<T>(value: T): T {
   return sharedParts.get(JSON.stringify(value), () => deepFreeze(value)) as T;

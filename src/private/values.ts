@@ -1,16 +1,16 @@
 /**
- * Value grammars, one per destination a user's string can reach (issue 24): what each
+ * Value grammars, one per destination a user's string can reach: what each
  * destination carries exactly, and a refusal with the construct path, the value (escaped, so that
  * an invisible character shows) and the fix for what it cannot.
  *
  * - `checkManifestString` (src/bind/manifest-values.ts, which asks cdk8s' writer): a string that
  *   cdk8s' YAML writer puts into the manifest (a name, label, image, env value, arg, ConfigMap key
  *   or file, ...), as the API server's reader gets it.
- * - `fluentBitValueProblem`: a value of Fluent Bit's classic config (in a ConfigMap, so also the above).
- * - `fluentdValueProblem`: a value of Fluentd's config (in a ConfigMap).
+ * - an agent's own config format: in its folder (src/agents/<agent>/config.ts), over `badCharacter`
+ *   (a config file is in a ConfigMap, so also the above).
  * - `checkWellFormed` (src/bind/manifest-values.ts): a string that is percent- or JSON-encoded on its way (only a lone surrogate
  *   cannot be).
- * - `agentYaml`: Vector's and the collector's YAML, written here with every string double-quoted
+ * - `agentYaml`: the YAML configs of the agents that read YAML, written here with every string double-quoted
  *   and escaped, so it carries any string the manifest can (no refusal needed beyond that).
  * - `asciiJson`: Envoy's JSON files, every non-ASCII character escaped.
  * - env var names: `checkEnvName` in checks.ts.
@@ -85,28 +85,8 @@ export function characterProblem(v: string): string | undefined {
   return badCharacter(v)?.why;
 }
 
-/**
- * A value of Fluent Bit's classic config: the rest of the line after the key, trimmed, no escapes,
- * `${NAME}` replaced by the environment (fluent/fluent-bit src/config_format/flb_cf_fluentbit.c,
- * v3.2.10), in a ConfigMap (so also `checkManifestString`'s characters).
- */
-export function fluentBitValueProblem(v: string): string | undefined {
-  const bad = badCharacter(v);
-  if (bad) return bad.why;
-  // eslint-disable-next-line no-control-regex
-  if (v === '' || v.trim() !== v || /[\u0000-\u001f\u007f]/.test(v) || v.includes('${')) {
-    return "is empty, has white space at either end, a newline or another control character, or has '${' (the classic format has no escapes)";
-  }
-  return undefined;
-}
-
-/** A Fluentd config value (in a ConfigMap): the renderer quotes it; the ConfigMap must carry it. */
-export function fluentdValueProblem(v: string): string | undefined {
-  return badCharacter(v)?.why;
-}
-
 // ---------------------------------------------------------------------------------------------
-// Agent YAML (Vector, the OpenTelemetry Collector)
+// Agent YAML (the agents whose config is a YAML file)
 
 /** A double-quoted YAML scalar: printable ASCII as is, everything else escaped (YAML 1.1 and 1.2). */
 export function yamlQuoted(s: string): string {
@@ -130,8 +110,8 @@ type YamlValue = string | number | boolean | null | undefined | YamlValue[] | { 
 /** Options of `agentYaml`. */
 export interface AgentYamlOptions {
   /**
-   * Strings written as a literal block scalar (`|-`) instead: Vector interpolates `${NAME}` in
-   * the text before parsing it, so a secret's quotes or backslashes inside a double-quoted
+   * Strings written as a literal block scalar (`|-`) instead: for an agent that interpolates
+   * `${NAME}` in the text before parsing it, so a secret's quotes or backslashes inside a double-quoted
    * string would end it; a block scalar takes them as they are.
    */
   readonly literal?: (s: string) => boolean;

@@ -3,7 +3,7 @@
  * two sources of the app's stdout, each read to the last line.
  * - captureStdout: the app container's command as synthesized (the capture wrapper, run by the
  *   local busybox) prints numbered lines fast enough to rotate its files several times (files of
- *   1 MiB, 2 kept: the oldest deleted while the agent may still read it); the agent, started first
+ *   1 MiB, at most 2 at once: each deleted 10 s after its close, the app waiting meanwhile); the agent, started first
  *   as in a pod, must ship every line once, with the record's `file` naming the capture file.
  * - podLogs: the kubelet's files of the app container in the CRI format (`<time> <stream> <P|F> <log>`)
  *   under the path the agent's env builds from the downward API: full lines, a long line split
@@ -18,6 +18,7 @@ import { Size } from 'cdk8s';
 import { LogAgent, LogOutput } from '../../src';
 import { POD_FIELDS, cleanup, freePort, sleep, startAgent, synthLogPod, waitFor, LogPod } from './util/pod';
 import { APP_BUSYBOX } from '../../src/engine/capture';
+import { agentArgvOf } from '../util/sigterm-hold';
 
 const BIN = process.env.FLUENT_BIT;
 const BUSYBOX = ['/usr/bin/busybox', '/bin/busybox'].find(p => fs.existsSync(p));
@@ -28,7 +29,9 @@ async function localize(pod: LogPod): Promise<LogPod> {
   const file = path.join(pod.configDirectory, 'fluent-bit.conf');
   const port = await freePort();
   fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/^( +HTTP_Listen +)0\.0\.0\.0$/m, '$1127.0.0.1').replace(/^( +HTTP_Port +)\d+$/m, `$1${port}`));
-  return pod;
+  // the agent's own argv: native from 1.29 the manifest runs it under the SIGTERM hold, which these tests stand for
+  const argv = agentArgvOf(pod.container);
+  return { ...pod, container: { ...pod.container, command: [argv[0]], args: argv.slice(1) } };
 }
 
 /** The agent's complete records so far: a line still being written (no newline yet) is not one. */
@@ -87,6 +90,60 @@ if (!BIN || !BUSYBOX) {
       expect([...seen.values()].every(c => c === 1)).toBe(true);
       expect(kept.filter(f => f.startsWith('stdout.')).length).toBeLessThanOrEqual(2);
     } finally {
+      if (agent && agent.child.exitCode === null && agent.child.signalCode === null) agent.child.kill('SIGKILL');
+      cleanup(pod);
+    }
+  });
+
+  /**
+   * Issue 51, found on the cluster: files that the app fills within a second. Deleting the oldest
+   * at each rotation (by count) deleted files before Fluent Bit's 1 s scan had found them; each is
+   * now deleted 10 s after its close. The synthesized command with files of 16 KiB (the wrapper's
+   * own argument; the prop's least is 1 MiB), 3 at once: 1000 lines make 5 files in well under a
+   * second, and every line must be shipped (fails with the deletion by count).
+   */
+  test('(fails with deletion by count) captureStdout: files the app fills within a second are all read', async () => {
+    const pod = await localize(synthLogPod({
+      agent: LogAgent.fluentBit(), output: () => LogOutput.stdout(), captureStdout: { maxFiles: 3 },
+    }));
+    let agent: ReturnType<typeof startAgent> | undefined;
+    let app: ReturnType<typeof spawn> | undefined;
+    try {
+      agent = startAgent(pod, bin);
+      await sleep(1500);
+      const n = 1000;
+      const command: string[] = pod.app.command.map((a: string) => a === APP_BUSYBOX ? busybox : a.split(APP_BUSYBOX).join(busybox));
+      expect(command.slice(6, 8)).toEqual([String(10 * 2 ** 20), '3']);
+      command[6] = String(16 * 1024);
+      const appScript = `i=1; while [ $i -le ${n} ]; do echo "lnum=$i; ${'x'.repeat(60)}"; i=$((i+1)); done; printf "lnum=last;"`;
+      const argv = [...command.slice(0, -1), busybox, 'sh', '-c', appScript];
+      // its own process group: the deletions still waiting after its exit are stopped with it
+      const started = Date.now();
+      app = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'inherit'], detached: true });
+      const code = await new Promise<number | null>(resolve => app!.on('close', c => resolve(c)));
+      expect(code).toBe(0);
+      const running = agent;
+      await waitFor(() => records(running.stdout()).some(r => /lnum=last;/.test(r.log)), 30_000);
+      await sleep(2000);
+      running.child.kill('SIGTERM');
+      await running.exited;
+      const seen = new Set<string>();
+      const files = new Set<string>();
+      for (const r of records(running.stdout())) {
+        const m = /lnum=(\d+|last);/.exec(r.log ?? '');
+        if (m) seen.add(m[1]);
+        if (m) files.add(r.file);
+      }
+      const missing = Array.from({ length: n }, (_, i) => String(i + 1)).filter(k => !seen.has(k));
+      report(`captureStdout, files of 16 KiB, 3 at once: ${n + 1} lines in ${files.size} files, ${missing.length} missing ` +
+        `(the app ran ${((Date.now() - started) / 1000).toFixed(1)} s to the agent's stop)`);
+      expect(missing).toEqual([]);
+      expect(files.size).toBeGreaterThanOrEqual(5);
+      expect(seen.has('last')).toBe(true);
+    } finally {
+      if (app?.pid !== undefined) {
+        try { process.kill(-app.pid, 'SIGKILL'); } catch { /* gone */ }
+      }
       if (agent && agent.child.exitCode === null && agent.child.signalCode === null) agent.child.kill('SIGKILL');
       cleanup(pod);
     }

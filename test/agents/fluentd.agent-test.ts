@@ -490,6 +490,69 @@ describeReal('the real Fluentd (FLUENTD)', () => {
       await sink.down();
     }
   });
+
+  /**
+   * Found on the cluster (1.37.2, the seed's experiment): a 1.27 Job whose app lived 4 s while
+   * Fluentd's Ruby took longer to start; the exit-with-app wrapper saw the app gone and stopped
+   * Fluentd before it had read a line (5000 of 5000 lost). The wrapper as synthesized (a fake
+   * /proc where the app has exited; the local busybox), Fluentd started by it after the app wrote
+   * its lines: it waits for Fluentd's liveness URL, so every line is shipped.
+   */
+  test('(found on the cluster) a 1.27 Job whose app is gone before Fluentd has started: the wrapper waits for it, every line shipped', async () => {
+    const busybox = ['/usr/bin/busybox', '/bin/busybox'].find(p => fs.existsSync(p));
+    if (!busybox) throw new Error('busybox not found (Debian: apt-get install busybox)');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fluentd-agent-'));
+    const logDir = path.join(dir, 'logs');
+    const proc = path.join(dir, 'proc');
+    fs.mkdirSync(logDir);
+    // the pod's /proc at the wrapper's first look: the sandbox and the wrapper itself, the app gone
+    for (const [pid, argv, cgroup] of [['1', '/pause', '/../pause.scope'], ['self', 'sh', '/']]) {
+      fs.mkdirSync(path.join(proc, pid), { recursive: true });
+      fs.writeFileSync(path.join(proc, pid, 'cmdline'), `${argv}\0`);
+      fs.writeFileSync(path.join(proc, pid, 'cgroup'), `0::${cgroup}\n`);
+    }
+    const monitorPort = await freePort();
+    const { chart } = newChart();
+    const job = new kplus.Job(chart, 'report', { containers: [{ image: 'ghcr.io/example/report:1.0.0', command: ['/report'], securityContext: { user: 1000 } }] });
+    new WithLogAgent(chart, 'logs', {
+      workload: job, kubernetesVersion: '1.27', logDirectory: logDir, agent: LogAgent.fluentd({ monitorPort }), output: LogOutput.stdout(),
+    });
+    const manifests = Testing.synth(chart);
+    fs.writeFileSync(path.join(dir, 'fluent.conf'), manifestOf(manifests, 'ConfigMap').data['fluent.conf']);
+    const [, sh, c, script, zero, ...argv] = containerOf(manifestOf(manifests, 'Job'), 'log-agent').command as string[];
+    expect([sh, c, zero, ...argv]).toEqual(['sh', '-c', 'sh', 'tini', '--', 'fluentd', '--config', '/etc/log-agent/fluent.conf']);
+    const local = script.replace(/^P=\/proc;/, `P=${proc};`).split('/sidecar-tools/busybox').join(busybox)
+      // Debian's busybox is built without wget's -T (scripts/cluster/build-busybox.sh); the tools' image has it
+      .split(' wget -q -T 1 ').join(' wget -q ');
+    // the app's lines, written before the agent starts
+    const n = 5000;
+    fs.writeFileSync(path.join(logDir, 'app.log'), Array.from({ length: n }, (_, i) => `lnum=${i + 1};\n`).join(''));
+    const [cmd, args] = fluentdCommand(['--config', path.join(dir, 'fluent.conf')]);
+    const started = Date.now();
+    const wrapper = spawn(busybox, ['sh', '-c', local, 'sh', cmd, ...args], {
+      env: { ...process.env, POD_NAME: 'report-1', POD_NAMESPACE: 'batch', NODE_NAME: 'node-a' }, cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    wrapper.stdout!.on('data', d => { out += d; });
+    wrapper.stderr!.on('data', d => { out += d; });
+    try {
+      let timer: NodeJS.Timeout | undefined;
+      const code = await Promise.race([
+        new Promise<number | null>(resolve => wrapper.on('exit', x => resolve(x))),
+        new Promise<'none'>(resolve => { timer = setTimeout(() => resolve('none'), 120_000); }),
+      ]);
+      clearTimeout(timer);
+      const shipped = new Set([...out.matchAll(/lnum=(\d+);/g)].map(m => m[1])).size;
+      report(`1.27 Job, the app gone before Fluentd started: wrapper exit ${code} after ${((Date.now() - started) / 1000).toFixed(1)} s, ${shipped} of ${n} lines shipped`);
+      if (shipped < n) report(out.split('\n').filter(l => !/lnum=/.test(l)).slice(-30).join('\n'));
+      expect({ code, shipped }).toEqual({ code: 0, shipped: n });
+      // what it waited for: Fluentd's liveness URL (its monitor_agent)
+      expect(local).toContain(`wget -q -O /dev/null 'http://127.0.0.1:${monitorPort}/api/plugins.json'`);
+    } finally {
+      try { process.kill(-wrapper.pid!, 'SIGKILL'); } catch { /* gone */ }
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 /** The figures for docs/log-agents.md, printed as they are measured. */

@@ -475,14 +475,16 @@ const FLUENT_BIT_IMAGE = 'fluent/fluent-bit:5.1.1';
 /**
  * The hand-written baseline as the seed describes it, as such manifests are found: a Fluent Bit
  * container beside the app in `spec.containers`, tailing the app container's kubelet log files
- * with the `cri` parser, to stdout; no `preStop`, no read delay, default `Grace`; run as root to
- * read root's files, a hostPath of /var/log/pods.
+ * with the `cri` parser, to stdout, with Fluent Bit's defaults otherwise (`Refresh_Interval` 60 s,
+ * `Grace` 5 s; `Flush 1` as the examples write it, the default too), except `Read_from_Head`, so
+ * that a late start costs no first lines (only the last ones are measured); no `preStop`, so it
+ * gets SIGTERM when the app does; run as root to read root's files, a hostPath of /var/log/pods.
  */
 function handWrittenFluentBit(chart: Chart, name: string): { container: any; volumes: any[] } {
   const config = [
     '[SERVICE]', '    Flush 1', '    Log_Level info', '',
     '[INPUT]', '    Name tail', '    Path /var/log/pods/${POD_NAMESPACE}_${POD_NAME}_${POD_UID}/app/*.log', '    multiline.parser cri',
-    '    Read_from_Head true', '    Refresh_Interval 1', '',
+    '    Read_from_Head true', '',
     '[OUTPUT]', '    Name stdout', '    Match *', '    Format json_lines', '',
   ].join('\n');
   new ApiObject(chart, `${name}-fluent-bit`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-fluent-bit` }, data: { 'fluent-bit.conf': config } });
@@ -507,15 +509,21 @@ function handWrittenFluentBit(chart: Chart, name: string): { container: any; vol
   };
 }
 
+/** The lines the app of the seed's experiment prints at its SIGTERM before it exits (its shutdown log). */
+export const STDOUT_SHUTDOWN_LINES = 5;
+
 /**
- * The seed's experiment: an app that waits 3 s, prints `LINES_WRITTEN` numbered lines to its
- * stdout (`lnum=<i>;`, one write each, as fast as busybox `sh` prints them) and `app-written
- * <uptime>`. `delete`: a Deployment of one replica whose app then waits (exits 0 at SIGTERM); the
- * suite deletes the pod. `kill-job`: a Job (`backoffLimit: 0`) whose writer kills itself with
- * `kill -9` after its last line (exit 137). `kill-deployment`: the same in a Deployment: the
- * kubelet restarts the container in place, and the restarted app prints only `app-restarted`
- * (a marker on an emptyDir of its own says the lines are written). The agent's output is
- * `LogOutput.stdout()`, its own log, whose distinct line numbers are counted.
+ * The seed's experiment: an app that waits 3 s and prints numbered lines to its stdout
+ * (`lnum=<i>;`, one write each). `delete`: a Deployment of one replica whose app prints 50 lines
+ * every 0.1 s (up to `LINES_WRITTEN`) and says `app-printing` when it begins; the suite deletes
+ * the pod once it has seen that, so the app is still printing when it gets SIGTERM; then, as apps
+ * do, it logs its shutdown (`STDOUT_SHUTDOWN_LINES` more numbered lines) and exits 0. The lines
+ * written are counted in the app's own log (`kubectl logs -c app`, followed to its end).
+ * `kill-job`: a Job (`backoffLimit: 0`) whose writer prints `LINES_WRITTEN` lines as fast as
+ * busybox `sh` prints them and kills itself with `kill -9` (exit 137). `kill-deployment`: the same
+ * in a Deployment: the kubelet restarts the container in place, and the restarted app prints only
+ * `app-restarted` (a marker on an emptyDir of its own says the lines are written). The agent's
+ * output is `LogOutput.stdout()`, its own log, whose distinct line numbers are counted.
  */
 export function stdoutApp(version: string, variant: StdoutVariant, end: StdoutEnd): { manifests: any[] } {
   const chart = new Chart(Testing.app(), 'proof');
@@ -527,10 +535,21 @@ export function stdoutApp(version: string, variant: StdoutVariant, end: StdoutEn
     ': > /state/done',
     `echo "app-written ${NOW}"`,
   ].join('\n');
-  const wait = `trap 'echo "app-term ${NOW}"; exit 0' TERM\nwhile true; do sleep 3600 & wait $!; done`;
-  const restarted = `${NOW_FN}\nif [ -e /state/done ]; then echo "app-restarted ${NOW}"; ${wait.replace('\n', '; ')}; fi\n`;
+  // (a trapped SIGTERM ends the loop after the current `sleep 0.1`)
+  const printing = [
+    NOW_FN,
+    "t=; trap 't=1' TERM",
+    'sleep 3',
+    'echo "app-printing"',
+    `i=1; while [ -z "$t" ] && [ $i -le ${LINES_WRITTEN} ]; do j=0; while [ $j -lt 50 ]; do echo "lnum=$i;"; i=$((i + 1)); j=$((j + 1)); done; sleep 0.1; done`,
+    'while [ -z "$t" ]; do sleep 0.1; done',
+    `k=0; while [ $k -lt ${STDOUT_SHUTDOWN_LINES} ]; do echo "lnum=$i; shutting down"; i=$((i + 1)); k=$((k + 1)); done`,
+    `echo "app-term ${NOW}"`,
+    'exit 0',
+  ].join('\n');
+  const restarted = `${NOW_FN}\nif [ -e /state/done ]; then echo "app-restarted ${NOW}"; trap 'exit 0' TERM; while true; do sleep 3600 & wait $!; done; fi\n`;
   const command = end === 'delete'
-    ? `${write}\n${wait}`
+    ? printing
     // the writer, a child of the container's first process, kills itself; `$$$$`: the kubelet
     // reduces `$$` in a command to `$`, so the shell gets `$$` (its own PID)
     : `${restarted}/bin/sh -c '${write}\nkill -9 $$$$' & wait $!; exit $?`;

@@ -9,6 +9,7 @@ import {
   jobApp, orderApp, EnvoyVariant, Layout, LinesEnd, LogAgentName, StartupVariant, StdoutEnd, StdoutSource,
   APP_RUN_SECONDS, ENVOY_APP_STOP_SECONDS, ENVOY_DRAIN_SECONDS,
   ENVOY_REQUEST_SECONDS, ENVOY_VARIANTS, LINES_WRITTEN, LOG_AGENTS, SIDECAR_STOP_SECONDS, SIDECAR_STOP_TIME, SLOW_START_SECONDS, STARTUP_VARIANTS,
+  STDOUT_SHUTDOWN_LINES,
 } from './apps';
 
 export const PROOF_DOC = path.join(__dirname, '..', '..', 'docs', 'proof.md');
@@ -148,12 +149,60 @@ export interface AdmissionPolicyResult {
   readonly latency: { pods: number; withoutMs: { median: number; p90: number }; withMs: { median: number; p90: number } };
 }
 
+/** A Job whose app writes numbered lines to its log file, then exits 0, on a node. */
+export interface AdmittedJobRun {
+  /** `admitted`: the plain Job in the policy's namespace; `synthesized`: the same Job synthesized by the library. */
+  readonly variant: 'admitted' | 'synthesized';
+  /** The pod's native sidecars, in their order. */
+  readonly sidecars: string[];
+  readonly complete: boolean;
+  /** Seconds from the app's exit (its own stamp) to the Job's Complete condition (the watch). */
+  readonly appExitToComplete: number;
+  readonly written: number;
+  /** Distinct numbered lines in the log agent's output (its stdout). */
+  readonly shipped: number;
+  /** Whether the app's last line is among them. */
+  readonly lastLine: boolean;
+}
+
+/** A Deployment of one replica on a node. */
+export interface AdmittedDeploymentRun {
+  readonly variant: 'admitted' | 'synthesized';
+  readonly sidecars: string[];
+  /** Seconds from the pod's creation to its Ready condition (the API server's stamps, whole seconds). */
+  readonly createdToReady: number;
+  /** Every native sidecar started (its startup probe passed) no later than the app container (the kubelet's startedAt, 1 s resolution). */
+  readonly sidecarsFirst: boolean;
+  /** What the app found at its very start: the log agent's health port, a request through Envoy, an OTLP export to the collector. */
+  readonly atAppStart: { logAgent: boolean; envoy: boolean; otlp: boolean };
+  /** A request from the node to Envoy's pod-facing listener, answered by the app. */
+  readonly throughEnvoy: boolean;
+}
+
+/**
+ * The node part of the admission policy (test/cluster/admission-policy-node.cluster-test.ts,
+ * `CLUSTER_EXPERIMENTS=admission-policy-node`): pods admitted under SidecarInjectionPolicy running
+ * on a real one-node cluster of the release, beside the same workloads synthesized by the library.
+ */
+export interface AdmissionPolicyNodeResult {
+  readonly version: string;
+  readonly kubeletVersion: string;
+  /** The policy's API version. */
+  readonly apiVersion: string;
+  readonly job: AdmittedJobRun[];
+  readonly deployment: AdmittedDeploymentRun[];
+  /** Pods the policy does not select, running: what they hold. */
+  readonly untouched: Array<{ pod: string; ready: boolean; containers: string[]; initContainers: number; libraryAnnotations: number }>;
+}
+
 export interface ProofResults {
   readonly machine: Record<string, string | number>;
   readonly runs: number;
   readonly releases: ReleaseResult[];
   /** The admission-policy experiment per release (absent in older runs). */
   readonly admissionPolicy?: AdmissionPolicyResult[];
+  /** The admission policy's pods on a real node, per release (absent in older runs). */
+  readonly admissionPolicyNode?: AdmissionPolicyNodeResult[];
   /** The releases the suite wants that did not run, and why. */
   readonly notRun: Array<{ version: string; why: string }>;
 }
@@ -357,15 +406,18 @@ export function renderProof(p: ProofResults): string {
   if (p.releases.some(r => (r.stdout ?? []).length > 0)) {
     out.push('## The seed\'s experiment: lines the app prints to stdout');
     out.push('');
-    out.push(`The app waits 3 s, then prints ${LINES_WRITTEN} numbered lines to its **stdout** (no file) as fast as busybox \`sh\``);
-    out.push('prints them, and says so. **Deleted**: a Deployment of one replica whose pod the suite deletes once it has seen');
-    out.push('that print. **Killed (Job)**: a Job whose writer kills itself with `kill -9` after its last line (exit 137).');
-    out.push('**Killed (Deployment)**: the same in a Deployment: the kubelet restarts the container in place (the restarted');
-    out.push('app prints nothing more), the agent runs on. The library reads the lines with `captureStdout` (the app\'s');
-    out.push('command under the capture wrapper) or `podLogs` (the kubelet\'s log files of the app container); the');
-    out.push('baseline is a Fluent Bit sidecar written by hand in the legacy layout (the same image, the kubelet\'s files');
-    out.push('with the `cri` parser, no `preStop`, default `Grace`). Output: `LogOutput.stdout()`, the agent\'s own log,');
-    out.push('whose distinct line numbers are counted. Lines lost per run.');
+    out.push('The app waits 3 s, then prints numbered lines to its **stdout** (no file). **Deleted**: a Deployment of one');
+    out.push('replica whose app prints 50 lines every 0.1 s; the suite deletes the pod once the app has begun, so it is still');
+    out.push(`printing at its SIGTERM, and then logs its shutdown (${STDOUT_SHUTDOWN_LINES} more lines) and exits; the lines written are`);
+    out.push(`counted in the app's own log. **Killed (Job)**: a Job whose writer prints ${LINES_WRITTEN} lines as fast as busybox \`sh\``);
+    out.push('prints them and kills itself with `kill -9` (exit 137). **Killed (Deployment)**: the same in a Deployment: the');
+    out.push('kubelet restarts the container in place (the restarted app prints nothing more), the agent runs on. The');
+    out.push('library reads the lines with `captureStdout` (the app\'s command under the capture wrapper) or `podLogs` (the');
+    out.push('kubelet\'s log files of the app container). The baseline is the seed\'s: a Fluent Bit sidecar written by hand');
+    out.push('beside the app in `spec.containers` (the same image, the kubelet\'s files with the `cri` parser from the head,');
+    out.push('Fluent Bit\'s defaults otherwise, no `preStop`): at the pod\'s deletion it gets SIGTERM with the app, pauses its');
+    out.push('input at once, and the app\'s shutdown lines come after; killed apps it outlives. Output: `LogOutput.stdout()`,');
+    out.push('the agent\'s own log, whose distinct line numbers are counted. Lines lost per run.');
     out.push('');
     out.push('| release | agent | layout | source | pod deleted | app killed (Job) | app killed (Deployment) |');
     out.push('|---|---|---|---|---|---|---|');
@@ -499,6 +551,45 @@ export function renderProof(p: ProofResults): string {
     for (const a of p.admissionPolicy!) {
       const l = a.latency;
       out.push(`| ${a.version} | ${l.pods} | ${l.withoutMs.median} / ${l.withoutMs.p90} ms | ${l.withMs.median} / ${l.withMs.p90} ms |`);
+    }
+    out.push('');
+  }
+  if ((p.admissionPolicyNode ?? []).length > 0) {
+    const yes = (b: boolean) => (b ? 'yes' : 'no');
+    out.push('### The admitted pods on a node');
+    out.push('');
+    out.push('`CLUSTER_EXPERIMENTS=admission-policy-node` (test/cluster/admission-policy-node.cluster-test.ts) starts');
+    out.push('the one-node cluster of the release and applies a policy (Fluent Bit writing to its stdout, the');
+    out.push('collector, Envoy) to the namespace `teams`, and `NativeSidecarGuard` to `teams` and `synth`, both');
+    out.push('under the restricted profile (enforced). Each workload runs twice: *admitted*, its plain manifest');
+    out.push('(no sidecar) in `teams`; *synthesized*, the same workload with the same constructs, synthesized by');
+    out.push('the library, in `synth`. A Job whose app writes numbered lines to its log file, then exits 0: it');
+    out.push('must complete (the native sidecars do not hold it) and the log agent\'s output must hold every');
+    out.push('line, the last one included. A Deployment: its pod must be Ready, and its app, at its very start,');
+    out.push('finds the log agent\'s health port, a request through Envoy and an OTLP export to the collector');
+    out.push('answered. Pods the policy does not select (another namespace; a `matchConditions` opt-out label)');
+    out.push('must run as written.');
+    out.push('');
+    out.push('| release | kubelet | policy API | Job | sidecars | Complete | app exit -> Complete | lines shipped | last line |');
+    out.push('|---|---|---|---|---|---|---|---|---|');
+    for (const a of p.admissionPolicyNode!) {
+      for (const j of a.job) {
+        out.push(`| ${a.version} | ${a.kubeletVersion} | ${a.apiVersion} | ${j.variant} | ${j.sidecars.join(', ')} | ${yes(j.complete)} | ${j.appExitToComplete.toFixed(2)} s | ${j.shipped} of ${j.written} | ${yes(j.lastLine)} |`);
+      }
+    }
+    out.push('');
+    out.push('| release | Deployment | sidecars | pod created -> Ready | sidecars started before the app | at the app\'s start: log agent / Envoy / collector | a request through Envoy |');
+    out.push('|---|---|---|---|---|---|---|');
+    for (const a of p.admissionPolicyNode!) {
+      for (const d of a.deployment) {
+        out.push(`| ${a.version} | ${d.variant} | ${d.sidecars.join(', ')} | ${d.createdToReady} s | ${yes(d.sidecarsFirst)} | ${yes(d.atAppStart.logAgent)} / ${yes(d.atAppStart.envoy)} / ${yes(d.atAppStart.otlp)} | ${yes(d.throughEnvoy)} |`);
+      }
+    }
+    out.push('');
+    out.push('| release | pod not selected | Ready | containers | init containers | annotations of the library |');
+    out.push('|---|---|---|---|---|---|');
+    for (const a of p.admissionPolicyNode!) {
+      for (const u of a.untouched) out.push(`| ${a.version} | ${u.pod} | ${yes(u.ready)} | ${u.containers.join(', ')} | ${u.initContainers} | ${u.libraryAnnotations} |`);
     }
     out.push('');
   }

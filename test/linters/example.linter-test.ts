@@ -13,7 +13,7 @@ import * as path from 'path';
 import { parseAllDocuments } from 'yaml';
 import { noteSkipped } from '../util/skips';
 import { DESIGN_CHOICES, HIDDEN_FINDINGS, LIBRARY_CONTAINERS } from './util/design-choices';
-import { Finding, findingKey, kubeScore, kubeconform, missing, releaseOf } from './util/linters';
+import { Finding, findingKey, kubeLinter, kubeLinterMissing, kubeScore, kubeconform, missing, releaseOf } from './util/linters';
 
 const DIST = path.resolve(__dirname, '../../examples/dist');
 const CLUSTERS = [{ dir: 'cluster-1.27', minor: '1.27' }, { dir: 'cluster-1.29', minor: '1.29' }];
@@ -22,6 +22,8 @@ const WHY = missing() ?? (CLUSTERS.every(c => fs.existsSync(path.join(DIST, c.di
 if (WHY && process.env.CI === 'true') throw new Error(`test/linters: ${WHY}`);
 const describeReal = WHY ? describe.skip : describe;
 if (WHY) test(`skipped: ${WHY}`, () => noteSkipped(WHY));
+
+const KUBE_LINTER_WHY = kubeLinterMissing();
 
 function read(dir: string): { yaml: string; manifests: any[] } {
   const files = fs.readdirSync(path.join(DIST, dir)).filter(f => f.endsWith('.yaml')).sort();
@@ -72,5 +74,14 @@ describeReal('the example app (npm run synth:example)', () => {
     expect(hidden.filter(f => !HIDDEN_FINDINGS.some(h => h.check === f.check && h.summary === f.summary)).map(findingKey)).toEqual([]);
     // the example app is the one to copy: nothing hidden that the library warns about
     expect(hidden.filter(f => HIDDEN_FINDINGS.find(h => h.check === f.check && h.summary === f.summary)?.warning).map(findingKey)).toEqual([]);
+  });
+
+  // kube-linter's default checks: what it says of the example is what it says of the app alone
+  // (no-anti-affinity on the replicated workloads: the app's choice)
+  (KUBE_LINTER_WHY ? test.skip : test).each(CLUSTERS)('kube-linter: the library adds no finding in $dir', ({ dir }) => {
+    const { yaml, manifests } = read(dir);
+    const findings = kubeLinter(yaml);
+    expect(findings.length).toBeGreaterThan(0); // the check runs: the app's own findings are there
+    expect(findings).toEqual(kubeLinter(withoutLibrary(manifests)));
   });
 });

@@ -14,7 +14,7 @@
 import { noteSkipped } from '../util/skips';
 import { DESIGN_CHOICES, HIDDEN_FINDINGS, LIBRARY_CONTAINERS } from './util/design-choices';
 import { VARIANTS, build } from './util/library-app';
-import { Finding, findingKey, kubeScore, kubeconform, missing, releaseOf } from './util/linters';
+import { Finding, findingKey, kubeLinter, kubeLinterMissing, kubeScore, kubeconform, missing, releaseOf } from './util/linters';
 
 const WHY = missing();
 if (WHY && process.env.CI === 'true') throw new Error(`test/linters: ${WHY}`);
@@ -22,6 +22,9 @@ const describeReal = WHY ? describe.skip : describe;
 if (WHY) test(`skipped: ${WHY}`, () => noteSkipped(WHY));
 
 const MINORS = ['1.27', '1.33'];
+const KUBE_LINTER_WHY = kubeLinterMissing();
+if (!WHY && KUBE_LINTER_WHY) test(`skipped: ${KUBE_LINTER_WHY}`, () => noteSkipped(KUBE_LINTER_WHY));
+
 const CASES = VARIANTS.flatMap(v => MINORS.filter(m => Number(m.split('.')[1]) >= (v.fromMinor ?? 0)).map(minor => ({ variant: v, minor })));
 
 /** A finding the library may add: a design choice about one of its containers. */
@@ -70,5 +73,11 @@ describeReal('the library-only app, each construct alone', () => {
       expect({ hidden: findingKey(f), explained: h !== undefined }).toEqual({ hidden: findingKey(f), explained: true });
       if (h?.warning) expect(withLibrary.warnings.filter(w => w.includes(h.warning!))).toHaveLength(1);
     }
+  });
+
+  // kube-linter's default checks: the library adds no finding at all (nothing to document)
+  (KUBE_LINTER_WHY ? test.skip : test).each(CASES)('kube-linter: "$variant.name" at $minor adds no finding', ({ variant, minor }) => {
+    const before = new Set(kubeLinter(build(variant, minor, false).yaml));
+    expect(kubeLinter(build(variant, minor, true).yaml).filter(f => !before.has(f))).toEqual([]);
   });
 });

@@ -117,6 +117,7 @@ export const FLUENT_BIT_AGENT: LogAgentSpec<FluentBitOptions> = {
   title: 'Fluent Bit',
   names: ['fluent-bit', 'fluent bit', 'fluentbit', 'fluent_bit'],
   image: IMAGE,
+  outputs: ['stdout', 'forward', 'http', 'loki', 'elasticsearch', 'opensearch'],
   options: {
     image: 'string',
     flushInterval: 'duration',
@@ -124,6 +125,16 @@ export const FLUENT_BIT_AGENT: LogAgentSpec<FluentBitOptions> = {
     httpPort: 'number',
     multilineParsers: { listOf: { oneOf: Object.values(FluentBitMultilineParser) } },
     configFormat: { oneOf: Object.values(FluentBitConfigFormat) },
+  },
+
+  lokiLabelValueProblem(v: string): string | undefined {
+    const rules: Array<[boolean, string]> = [
+      [v === '', 'is empty (Fluent Bit refuses an empty label value: plugins/out_loki/loki.c, v5.1.1 as v3.2.10)'],
+      [v.trim() !== v, "starts or ends with white space, which Fluent Bit trims (its `Labels` list is split on ',' and trimmed)"],
+      [v.includes(','), "has a ',', which splits Fluent Bit's `Labels` list (plugins/out_loki/loki.c, v5.1.1 as v3.2.10)"],
+      [v.startsWith('$') || v.includes('${'), "starts with '$' or has '${', which Fluent Bit reads as a record accessor or an environment variable"],
+    ];
+    return rules.find(([broken]) => broken)?.[1];
   },
 
   check(who: Where, options: FluentBitOptions): void {

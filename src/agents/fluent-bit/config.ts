@@ -6,7 +6,7 @@
  */
 import { SidecarError } from '../../private/errors';
 import { Memo } from '../../private/memo';
-import { fluentBitValueProblem, showValue } from '../../private/values';
+import { badCharacter, showValue } from '../../private/values';
 import { LogOutputConfig, indexDateLength } from '../log-output-config';
 import { ShutdownModel, shutdownModel } from '../shutdown-model';
 
@@ -86,6 +86,21 @@ function yamlConfig(sections: Array<[SectionName, Section]>): string {
     for (const [, entries] of of) lines.push(...body(entries, '      ', '    - '));
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * A value of Fluent Bit's classic config: the rest of the line after the key, trimmed, no escapes,
+ * `${NAME}` replaced by the environment (fluent/fluent-bit src/config_format/flb_cf_fluentbit.c,
+ * v3.2.10), in a ConfigMap (so also `checkManifestString`'s characters).
+ */
+function fluentBitValueProblem(v: string): string | undefined {
+  const bad = badCharacter(v);
+  if (bad) return bad.why;
+  // eslint-disable-next-line no-control-regex
+  if (v === '' || v.trim() !== v || /[\u0000-\u001f\u007f]/.test(v) || v.includes('${')) {
+    return "is empty, has white space at either end, a newline or another control character, or has '${' (the classic format has no escapes)";
+  }
+  return undefined;
 }
 
 const env = (name: string) => `\${${name}}`;
@@ -219,7 +234,7 @@ const configMemo = new Memo<string>();
 
 /**
  * The `fluent-bit.conf` file: rendered once per distinct options (every input is in the key, the
- * options being plain data), so that the sidecars of an app share one text (issue 36). A throw
+ * options being plain data), so that the sidecars of an app share one text (not one per workload). A throw
  * is not kept.
  */
 export function renderFluentBitConfig(o: FluentBitConfigOptions): string {

@@ -87,7 +87,9 @@ export const FLUENTD_AGENT: LogAgentSpec<FluentdOptions> = {
   factory: 'fluentd',
   title: 'Fluentd',
   names: ['fluentd'],
+  // with its default image, which has the core plugins only (the others need a gem: FLUENTD_OUTPUT_PLUGIN)
   image: IMAGE,
+  outputs: ['stdout', 'forward', 'http'],
   options: {
     image: 'string',
     flushInterval: 'duration',
@@ -95,6 +97,10 @@ export const FLUENTD_AGENT: LogAgentSpec<FluentdOptions> = {
     requestTimeout: 'duration',
     monitorPort: 'number',
     allowMonitorDebugInfo: 'boolean',
+  },
+
+  lokiLabelValueProblem(v: string): string | undefined {
+    return v.includes('"') ? "has a '\"', which Fluentd's Loki plugin sends backslash-escaped (fluent-plugin-grafana-loki `format_labels`)" : undefined;
   },
 
   check(who: Where, options: FluentdOptions): void {
@@ -105,7 +111,7 @@ export const FLUENTD_AGENT: LogAgentSpec<FluentdOptions> = {
     positiveSeconds(who, 'requestTimeout', options.requestTimeout, 15, 'a request needs time to be answered');
   },
 
-  render(options, ctx) {
+  render(options, ctx, others) {
     const flushSeconds = positiveSeconds(ctx.who, 'fluentd flushInterval', options.flushInterval, 1);
     const graceSeconds = positiveSeconds(ctx.who, 'fluentd shutdownGrace', options.shutdownGrace, 10, 'Fluentd needs time to flush its buffer');
     const requestSeconds = positiveSeconds(ctx.who, 'fluentd requestTimeout', options.requestTimeout, 15, 'a request needs time to be answered');
@@ -132,15 +138,15 @@ export const FLUENTD_AGENT: LogAgentSpec<FluentdOptions> = {
         `the ${ctx.output.type} output needs the ${plugin} gem, which the default Fluentd image ${IMAGE.image} ` +
       'does not ship (it has the core plugins only: stdout, forward, http)',
         image, 'Pass `LogAgent.fluentd({ image })` with an image ' +
-      `that has it (e.g. one built FROM ${IMAGE.image} with \`gem install ${plugin}\`), or use LogAgent.fluentBit() or ` +
-      'LogAgent.vector(), which support this output natively', '. ',
+      `that has it (e.g. one built FROM ${IMAGE.image} with \`gem install ${plugin}\`), or use ${others(ctx.output.type)}, ` +
+      'which support this output natively', '. ',
       );
     }
     if (ctx.sources?.podLogsEnv !== undefined && withoutDigest(image) === IMAGE.image) {
       throw ctx.who.error(
         `podLogs joins the kubelet's partial lines (CRI tag P) with the fluent-plugin-concat gem, which the default Fluentd image ${IMAGE.image} ` +
       'does not ship', image, 'Pass `LogAgent.fluentd({ image })` with an image that has it (one built FROM ' +
-      `${IMAGE.image} with \`gem install fluent-plugin-concat\`), or use LogAgent.fluentBit(), whose cri parser is built in`, '. ',
+      `${IMAGE.image} with \`gem install fluent-plugin-concat\`), or use ${others()}, whose CRI readers are built in`, '. ',
       );
     }
     // the file buffer's `total_limit_size` (`<n>m`: Fluentd's sizes are 1024-based, lib/fluent/config/types.rb, v1.19.3)
@@ -148,6 +154,7 @@ export const FLUENTD_AGENT: LogAgentSpec<FluentdOptions> = {
     let config: string;
     try {
       config = renderFluentdConfig({
+        otherAgents: others(ctx.output.type),
         logDirectory: ctx.logDirectory,
         filePattern: ctx.filePattern,
         posFile: `${ctx.logDirectory}/.fluentd-tail.pos`,

@@ -22,7 +22,7 @@
  *   `ssl_verify`, `user`, `password`, `index_name`, `suppress_type_name`
  */
 import { SidecarError } from '../../private/errors';
-import { asciiJson, fluentdValueProblem, showValue } from '../../private/values';
+import { asciiJson, badCharacter, showValue } from '../../private/values';
 import { LogOutputConfig } from '../log-output-config';
 import { ShutdownModel, shutdownModel } from '../shutdown-model';
 
@@ -49,6 +49,8 @@ export const FLUENTD_OUTPUT_PLUGIN: Record<LogOutputConfig['type'], string | und
 };
 
 export interface FluentdConfigOptions {
+  /** The other agents that ship to the output, as a message offers them (`LogAgentSpec.render`'s `others`). */
+  readonly otherAgents: string;
   /** Directory the app writes its log files into. */
   readonly logDirectory: string;
   /** Glob of the files to tail inside logDirectory. */
@@ -82,6 +84,11 @@ interface Directive {
 }
 
 const SAFE = /^[A-Za-z0-9_.\/:*@+=,-]+$/;
+
+/** A Fluentd config value (in a ConfigMap): the renderer quotes it; the ConfigMap must carry it. */
+function fluentdValueProblem(v: string): string | undefined {
+  return badCharacter(v)?.why;
+}
 
 /**
  * A user-supplied string as a literal: bare when that is unambiguous, otherwise single-quoted
@@ -167,18 +174,18 @@ export const HTTP_RETRYABLE = [408, 429, 500, 502, 503, 504];
  * `configure`), so such a value would reach the backend mangled; the value comes from a Secret,
  * unknown when the manifest is made, so Fluentd refuses it when it reads its config.
  */
-export function searchCredential(plugin: string, variable: string): string {
+export function searchCredential(plugin: string, variable: string, otherAgents: string): string {
   const why = `Secret value in ${variable} holds a placeholder, which ${plugin} replaces with its URL-encoded inner text ` +
-    '(out_' + plugin.replace('fluent-plugin-', '') + '.rb configure): change the Secret, or use LogAgent.fluentBit() or LogAgent.vector()';
+    '(out_' + plugin.replace('fluent-plugin-', '') + '.rb configure): change the Secret, or use ' + otherAgents;
   return `"#{ENV['${variable}'].match?(/%[{].*[}]/) ? raise(Fluent::ConfigError, '${why}') : ENV['${variable}']}"`;
 }
 
-function searchAuth(type: 'elasticsearch' | 'opensearch', vars: Record<string, string>): Param[] {
+function searchAuth(type: 'elasticsearch' | 'opensearch', vars: Record<string, string>, otherAgents: string): Param[] {
   const plugin = FLUENTD_OUTPUT_PLUGIN[type]!;
-  return vars.username ? [['user', searchCredential(plugin, vars.username)], ['password', searchCredential(plugin, vars.password)]] : [];
+  return vars.username ? [['user', searchCredential(plugin, vars.username, otherAgents)], ['password', searchCredential(plugin, vars.password, otherAgents)]] : [];
 }
 
-function output(o: LogOutputConfig, vars: Record<string, string>, b: BufferOptions): Directive {
+function output(o: LogOutputConfig, vars: Record<string, string>, b: BufferOptions, otherAgents: string): Directive {
   const head: Param[] = [['@id', FLUENTD_IDS.output]];
   const buf = buffer(b);
   const json: Directive = { name: 'format', params: [['@type', 'json']] };
@@ -219,7 +226,7 @@ function output(o: LogOutputConfig, vars: Record<string, string>, b: BufferOptio
           ['json_array', false],
           // Set, so that Fluentd v1.19 does not warn that its default ([503]) changes in v2
           // (out_http.rb `configure`); the codes a backend sends when it is overloaded or
-          // restarting, as Vector and Fluent Bit retry them. Any other 4xx/5xx drops the chunk
+          // restarting, as the other agents retry them. Any other 4xx/5xx drops the chunk
           // (`error_response_as_unrecoverable` true).
           ['retryable_response_codes', fluentJson(HTTP_RETRYABLE)],
           ...(o.tls ? [['tls_verify_mode', 'peer']] as Param[] : []),
@@ -259,15 +266,15 @@ function output(o: LogOutputConfig, vars: Record<string, string>, b: BufferOptio
           ['port', o.port],
           ['scheme', o.tls ? 'https' : 'http'],
           ...(o.tls ? [['ssl_verify', true]] as Param[] : []),
-          ...searchAuth(o.type, vars),
+          ...searchAuth(o.type, vars, otherAgents),
           // a dated index: each record's own time, UTC (utc_index, default true): out_elasticsearch.rb / out_opensearch.rb
           ...(o.indexDateFormat !== undefined
             ? [['logstash_format', true], ['logstash_prefix', fluentLiteral(o.index)], ['logstash_prefix_separator', fluentLiteral('-')],
               ['logstash_dateformat', fluentLiteral(o.indexDateFormat)]] as Param[]
             : [['index_name', fluentLiteral(o.index)]] as Param[]),
           ['suppress_type_name', true],
-          // An `@timestamp` field (the event time, ISO 8601) in every document, as Fluent Bit and
-          // Vector write one: without it a document has no time field at all
+          // An `@timestamp` field (the event time, ISO 8601) in every document, as the other agents
+          // write one: without it a document has no time field at all
           // (out_elasticsearch.rb / out_opensearch.rb `include_timestamp`, default false).
           ['include_timestamp', true],
         ],
@@ -381,7 +388,7 @@ export function renderFluentdConfig(o: FluentdConfigOptions): string {
       }],
     },
     withAttemptTimeouts(
-      output(o.output, o.secretVars, { flushIntervalSeconds: o.flushIntervalSeconds, path: o.bufferPath, limitMiB: o.bufferLimitMiB }),
+      output(o.output, o.secretVars, { flushIntervalSeconds: o.flushIntervalSeconds, path: o.bufferPath, limitMiB: o.bufferLimitMiB }, o.otherAgents),
       o.output, o.shutdownGraceSeconds, o.requestTimeoutSeconds,
     ),
   ];

@@ -3,10 +3,10 @@
  * image, the factory's checks and the container it runs in.
  */
 import { Duration } from 'cdk8s';
-import { VECTOR_SECRETS, renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './config';
+import { OTHER_AGENTS, VECTOR_SECRETS, VECTOR_SECRET_PLACEHOLDER, VectorUnsupportedOutputError, renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './config';
 import { checkImage, checkListenPort, positiveSeconds } from '../../bind/checks';
 import { DefaultImage, releaseRangeWarning } from '../../facts/images';
-import { Where } from '../../private/errors';
+import { SidecarError, Where } from '../../private/errors';
 import { LogAgentSpec, agentDiskRequest } from '../log-agent-spec';
 
 /**
@@ -76,7 +76,17 @@ export const VECTOR_AGENT: LogAgentSpec<VectorOptions> = {
   title: 'Vector',
   names: ['vector'],
   image: IMAGE,
+  outputs: ['stdout', 'http', 'loki', 'elasticsearch', 'opensearch'],
   options: { image: 'string', gracefulShutdownLimit: 'duration', apiPort: 'number', exposeGrpcApi: 'boolean' },
+
+  lokiLabelValueProblem(v: string): string | undefined {
+    const rules: Array<[boolean, string]> = [
+      [v.includes('{{') || v.includes('%'), "has '{{' or '%', which Vector reads as a template field or a strftime time format (vector src/template.rs, v0.54.0)"],
+      [VECTOR_SECRET_PLACEHOLDER.test(v), "has 'SECRET[<name>.<key>]', which Vector replaces with a secret wherever it stands in its config " +
+        '(vector src/config/loading/secret.rs `COLLECTOR`, v0.57.0)'],
+    ];
+    return rules.find(([broken]) => broken)?.[1];
+  },
 
   check(who: Where, options: VectorOptions): void {
     checkImage(who, 'image', options.image ?? IMAGE.image, IMAGE.image);
@@ -84,7 +94,7 @@ export const VECTOR_AGENT: LogAgentSpec<VectorOptions> = {
     positiveSeconds(who, 'gracefulShutdownLimit', options.gracefulShutdownLimit, 5, 'Vector accepts only a positive limit');
   },
 
-  render(options, ctx) {
+  render(options, ctx, others) {
     const limitSeconds = positiveSeconds(ctx.who, 'vector gracefulShutdownLimit', options.gracefulShutdownLimit, 5,
       'Vector accepts only a positive limit');
     const apiPort = options.apiPort ?? 8686;
@@ -103,7 +113,9 @@ export const VECTOR_AGENT: LogAgentSpec<VectorOptions> = {
       });
     } catch (e) {
     // an output Vector has no sink for, or a value its YAML cannot hold (src/private/values.ts)
-      throw ctx.who.place(e);
+      throw ctx.who.place(e instanceof VectorUnsupportedOutputError
+        ? new SidecarError({ value: e.value, problem: e.problem, fix: e.fix.replace(OTHER_AGENTS, others(ctx.output.type)), sep: e.sep })
+        : e);
     }
     return {
       image,

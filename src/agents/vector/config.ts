@@ -49,7 +49,7 @@ export const VECTOR_COMPONENTS = {
 } as const;
 
 /**
- * The longest line the file source passes on: 1 MiB, as Fluent Bit's `Buffer_Max_Size`. Longer
+ * The longest line the file source passes on: 1 MiB, as the other agents' longest line. Longer
  * lines are dropped whole, with a warning (`max_line_bytes`, default 100 KiB, src/sources/file.rs;
  * lib/file-source-common/src/buffer.rs `read_until_with_max_size` discards up to the next newline;
  * v0.54.0 and v0.57.0).
@@ -210,7 +210,7 @@ function lit(s: string): string {
       value: s,
       problem: `Vector cannot be given ${JSON.stringify(s)} as it is: Vector 0.54 to 0.56 read '$' in the config as an environment ` +
         'variable, 0.57 and later as itself (vector src/config/loading/mod.rs, v0.57.0), so no one config means this value to every release',
-      fix: "give a value without '$', or use LogAgent.fluentBit() or LogAgent.fluentd()",
+      fix: `give a value without '$', or use ${OTHER_AGENTS}`,
     });
   }
   return s;
@@ -218,6 +218,12 @@ function lit(s: string): string {
 
 /** An output Vector cannot ship to, with what to use instead (placed by the construct: src/private/errors.ts). */
 export class VectorUnsupportedOutputError extends SidecarError {}
+
+/**
+ * Where a refusal's fix names the other agents: the agent's face (./agent.ts) puts the registered
+ * agents that ship to the output in its place (the renderer does not know the registry).
+ */
+export const OTHER_AGENTS = 'another LogAgent';
 
 function tls(on: boolean): Json {
   return on ? { tls: { verify_certificate: true, verify_hostname: true } } : {};
@@ -242,7 +248,7 @@ function sink(o: LogOutputConfig, vars: Record<string, string>): Json {
         value: o.type,
         problem: 'Vector has no Fluent forward sink, so LogAgent.vector() cannot use LogOutput.forward()',
         fix: 'ship with LogOutput.http(), loki(), elasticsearch(), opensearch() or stdout(), ' +
-          'or keep the forward output with LogAgent.fluentBit() or LogAgent.fluentd()',
+          `or keep the forward output with ${OTHER_AGENTS}`,
       });
     case 'http': {
       // `uri` is a template (vector src/sinks/http/config.rs `uri: Template`, 0.54 and 0.57): `%` starts
@@ -252,7 +258,7 @@ function sink(o: LogOutputConfig, vars: Record<string, string>): Json {
           value: o.uri,
           problem: `Vector reads the http output's uri ${JSON.stringify(o.uri)} as a template, where '%' starts a strftime time format ` +
             '(vector src/template.rs, v0.54.0 and v0.57.0), so a percent-encoded path is not sent as given',
-          fix: "use a uri without '%', or LogAgent.fluentBit() or LogAgent.fluentd()",
+          fix: `use a uri without '%', or ${OTHER_AGENTS}`,
         });
       }
       const headers: Record<string, string> = {};
@@ -402,7 +408,7 @@ export function vectorShutdown(gracefulShutdownLimitSeconds: number): ShutdownMo
   return shutdownModel(
     [['--graceful-shutdown-limit-secs', gracefulShutdownLimitSeconds], ['exit', v.exitSeconds]],
     Math.ceil(v.pollBackoffMillis / 1000),
-    // native too: the kubelet stops it right after the app, while it may sleep 2048 ms (issue 39)
+    // native too: the kubelet stops it right after the app, while it may sleep 2048 ms between reads
     true,
   );
 }

@@ -60,7 +60,7 @@ export function snappyUncompress(input: Buffer): Buffer {
 }
 
 /** The fields of one protobuf message: field number -> raw values (varints as numbers, length-delimited as Buffers). */
-function fields(buf: Buffer): Map<number, Array<number | Buffer>> {
+export function fields(buf: Buffer): Map<number, Array<number | Buffer>> {
   const out = new Map<number, Array<number | Buffer>>();
   let pos = 0;
   const varint = () => {

@@ -1,7 +1,8 @@
 /**
  * A log backend on loopback for `npm run test:agents`, shared by every agent's module: it answers
  * as Loki (`POST /loki/api/v1/push`, JSON or snappy-compressed protobuf), Elasticsearch and OpenSearch (`POST /_bulk`, NDJSON),
- * an HTTP endpoint (JSON lines) or a Fluent forward server (msgpack over TCP), and keeps every
+ * an HTTP endpoint (JSON lines), Loki's OTLP endpoint (`POST /otlp/v1/logs`, protobuf, gzip) or a
+ * Fluent forward server (msgpack over TCP), and keeps every
  * record it accepted with the request's path, headers and labels. It can go down (the port
  * refuses connections) and come back on the same port, or refuse every request with a status
  * (`rejectWith`). 127.0.0.1 only.
@@ -9,10 +10,12 @@
 import * as http from 'http';
 import * as https from 'https';
 import * as net from 'net';
+import * as zlib from 'zlib';
 import { decodeLokiPush } from './loki-proto';
 import { decodeMsgpackStream } from './msgpack';
+import { decodeOtlpLogs } from './otlp-proto';
 
-export type SinkKind = 'http' | 'loki' | 'elasticsearch' | 'opensearch' | 'forward';
+export type SinkKind = 'http' | 'loki' | 'elasticsearch' | 'opensearch' | 'forward' | 'otlp';
 
 export interface Received {
   /** The record as the backend got it (the Loki line parsed as JSON, the bulk document, ...). */
@@ -110,7 +113,10 @@ export class Sink {
           res.writeHead(400).end();
           return;
         }
-        if (this.kind === 'elasticsearch' || this.kind === 'opensearch') {
+        if (this.kind === 'otlp') {
+          // an empty ExportLogsServiceResponse: everything accepted
+          res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+        } else if (this.kind === 'elasticsearch' || this.kind === 'opensearch') {
           res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ took: 1, errors: false, items: [] }));
         } else {
           res.writeHead(this.kind === 'loki' ? 204 : 200).end();
@@ -150,6 +156,14 @@ export class Sink {
         for (let i = 0; i < lines.length; i += 2) {
           this.received.push({ ...base, meta: JSON.parse(lines[i]), record: JSON.parse(lines[i + 1]) });
         }
+        return;
+      }
+      case 'otlp': {
+        if (req.url !== '/otlp/v1/logs') throw new Error('not the OTLP logs path of Loki');
+        if (req.headers['content-type'] !== 'application/x-protobuf') throw new Error(`content-type ${req.headers['content-type']}`);
+        const proto = req.headers['content-encoding'] === 'gzip' ? zlib.gunzipSync(raw) : raw;
+        // record: the body and the record's attributes; meta: the resource's attributes (Loki's labels)
+        for (const r of decodeOtlpLogs(proto)) this.received.push({ ...base, record: { body: r.body, ...r.attributes }, meta: r.resource });
         return;
       }
       case 'http':

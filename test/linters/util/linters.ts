@@ -6,6 +6,9 @@
  *   (./k8s-json-schema.ts), no `-ignore-missing-schemas`: a kind without a schema is an error too.
  * - kube-score `score -o json`: a finding is one comment of a check that is neither skipped nor
  *   graded OK (10), keyed by object, check id, path (the container kube-score names) and summary.
+ * - kube-linter `lint --format json` with its default checks: a finding is one report, keyed by
+ *   object, check and message (the message names the container). Built only from a checkout
+ *   (scripts/build-linters.sh, KUBE_LINTER_SRC): without it its tests skip, also in CI.
  */
 import { execFileSync, spawnSync } from 'child_process';
 import * as fs from 'fs';
@@ -25,6 +28,7 @@ function pin(name: string): string {
 
 export const KUBECONFORM_VERSION = pin('KUBECONFORM_VERSION');
 export const KUBE_SCORE_VERSION = pin('KUBE_SCORE_VERSION');
+export const KUBE_LINTER_VERSION = pin('KUBE_LINTER_VERSION');
 /** The full releases whose schemas kubeconform reads ('1.27.16', ...). */
 export const KUBERNETES_RELEASES = pin('KUBERNETES_RELEASES').split(/\s+/);
 
@@ -38,6 +42,30 @@ export function releaseOf(minor: string): string {
 export const CACHE = path.join(process.env.CDK8S_SIDECARS_CACHE ?? path.join(os.homedir(), '.cache', 'cdk8s-sidecars'), 'linters');
 export const KUBECONFORM = path.join(CACHE, 'bin', `kubeconform-${KUBECONFORM_VERSION}`);
 export const KUBE_SCORE = path.join(CACHE, 'bin', `kube-score-${KUBE_SCORE_VERSION}`);
+export const KUBE_LINTER = path.join(CACHE, 'bin', `kube-linter-${KUBE_LINTER_VERSION}`);
+
+/** Why kube-linter cannot run here (the proxy does not serve it: it is built from a checkout), or undefined. */
+export function kubeLinterMissing(): string | undefined {
+  return fs.existsSync(KUBE_LINTER) ? undefined
+    : `kube-linter ${KUBE_LINTER_VERSION} is not in ${path.join(CACHE, 'bin')}: KUBE_LINTER_SRC=<a checkout of its tag> bash scripts/build-linters.sh`;
+}
+
+/** kube-linter's findings (its default checks) over YAML text, as `object check: message`, sorted. */
+export function kubeLinter(yaml: string): string[] {
+  const r = spawnSync(KUBE_LINTER, ['lint', '--format', 'json', '-'], { input: yaml, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  if (r.error) throw r.error;
+  let out: any;
+  try {
+    out = JSON.parse(r.stdout);
+  } catch {
+    throw new Error(`kube-linter printed no JSON (exit ${r.status}): ${r.stdout}${r.stderr}`);
+  }
+  if ((out.Checks ?? []).length === 0) throw new Error(`kube-linter ran no check: ${r.stderr}`);
+  return (out.Reports ?? []).map((x: any) => {
+    const o = x.Object.K8sObject;
+    return `${o.GroupVersionKind.Kind}/${o.Name} ${x.Check}: ${x.Diagnostic.Message}`;
+  }).sort();
+}
 
 /** Why the linters cannot run here, or undefined when they can. */
 export function missing(): string | undefined {
