@@ -26,6 +26,10 @@ const project = new cdk8s.ConstructLibraryCdk8s({
   cdk8sVersion: '2.70.106',
   constructsVersion: '10.3.0',
   jsiiVersion: '~6.0.0',
+  // Source maps in lib/*.js.map, not inline: an inline map (base64, with the sources) tripled each
+  // file that every `require()` of the library reads and compiles (issue 50: the import's share).
+  // Stack frames still name src/*.ts under `--enable-source-maps` or ts-node (see below).
+  tsconfig: { compilerOptions: { inlineSourceMap: false, inlineSources: false, sourceMap: true } },
 
   // No cdk8s-plus at all at runtime (issue 20): the API takes workloads, Services, Secret
   // references and resources of any cdk8s-plus major by shape (src/resources.ts,
@@ -134,6 +138,10 @@ project.jest?.addReporter(new javascript.JestReporter('<rootDir>/test/util/skip-
 // The `cdk8s-sidecars` command (issue 29, docs/cli.md): check, target, timeline, render. Not part of
 // the jsii API (src/cli/ is not exported from src/index.ts); the package's `bin`.
 project.addBins({ 'cdk8s-sidecars': 'lib/cli/main.js' });
+
+// After jsii: the public modules a plain synthesis does not use load on first use (issue 50:
+// the import's share; scripts/lazy-index.js, test/lazy-index.test.ts).
+project.compileTask.exec('node scripts/lazy-index.js');
 
 // The test task: the jsii assembly first (test/render-config.test.ts and test/no-raw-errors.test.ts read
 // the constructs' props from .jsii, which a fresh clone does not have; scripts/prepack.js's rule skips
@@ -457,7 +465,7 @@ bench.exec('node --expose-gc .bench/bench.js', { receiveArgs: true });
 
 // What the package ships besides lib/ and .jsii (issue 27, point 8; the consumer test checks the
 // file list, the stack frames and the links):
-// - src/: jsii compiles with inline source maps (tsconfig.json: inlineSourceMap, inlineSources), so
+// - src/: jsii compiles with source maps (lib/*.js.map, tsconfig.json: sourceMap) that name src/*.ts, so
 //   under `node --enable-source-maps` or ts-node (what `cdk8s synth` runs) an error's frames name
 //   node_modules/cdk8s-sidecars/src/*.ts. Shipped, those frames open the very file and line
 //   (test/package-files.test.ts).

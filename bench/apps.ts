@@ -31,7 +31,9 @@ const APP_PORT = 8080;
 /**
  * The user's part, the same in every variant. The port is declared with `ports`, not
  * `portNumber`: for `portNumber` cdk8s-plus-27 adds a TCP startup probe on the pod IP, which
- * behind Envoy (the app listens on 127.0.0.1) can never pass, and `WithEnvoy` refuses it.
+ * behind Envoy (the app listens on 127.0.0.1) can never pass, and `WithEnvoy` refuses it. The app
+ * has a readiness probe of its own, an exec probe on 127.0.0.1, as `WithEnvoy` asks (without one,
+ * it warns for every workload that the pod is Ready as soon as Envoy is).
  */
 function appContainer(i: number): kplus.ContainerProps {
   return {
@@ -39,8 +41,10 @@ function appContainer(i: number): kplus.ContainerProps {
     image: `ghcr.io/example/svc-${i}:1.0.${i % 10}`,
     ports: [{ number: APP_PORT }],
     securityContext: { user: 1000, group: 1000 },
+    readiness: APP_READINESS,
   };
 }
+const APP_READINESS = kplus.Probe.fromCommand(['wget', '-q', '-O', '/dev/null', `http://127.0.0.1:${APP_PORT}/ready`]);
 
 const ids = (i: number) => ({
   workload: `svc${i}`, logs: `svc${i}-logs`, tracer: `svc${i}-tracer`, envoy: `svc${i}-envoy`,
@@ -77,4 +81,27 @@ export function buildApp(variant: Variant, n: number, shape?: Shape): App {
     if (shape === 'hpa') autoscaler(chart, id.hpa, workload);
   }
   return app;
+}
+
+/**
+ * What `cdk8s synth` writes for the comparison with the pipeline linters (issue 50): `workloads`
+ * Deployments in `charts` charts (one YAML file each), each with the log agent (Fluent Bit) and
+ * Envoy in front of a Service, native at Kubernetes 1.33. Writes the files into `outdir`.
+ */
+export function synthCheckApp(outdir: string, workloads: number, charts: number): void {
+  const app = new App({ outdir });
+  Sidecars.configure(app, { kubernetesVersion: '1.33' });
+  const perChart = Math.ceil(workloads / charts);
+  for (let c = 0; c < charts; c++) {
+    const chart = new Chart(app, `team${String(c).padStart(2, '0')}`);
+    for (let i = c * perChart; i < Math.min(workloads, (c + 1) * perChart); i++) {
+      const id = ids(i);
+      const workload = new kplus.Deployment(chart, id.workload, {
+        containers: [appContainer(i)],
+      });
+      new WithLogAgent(chart, id.logs, { workload });
+      new WithEnvoy(chart, id.envoy, { workload, appPort: APP_PORT }).exposeVia(new kplus.Service(chart, id.service, { selector: workload }));
+    }
+  }
+  app.synth();
 }

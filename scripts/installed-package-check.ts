@@ -6,7 +6,7 @@
  * 1. An error the library throws (a bad prop) has stack frames in node_modules/cdk8s-sidecars that
  *    name files of the tarball, at lines those files have: without source maps (lib/*.js) and
  *    with `node --enable-source-maps` (what ts-node, and so `cdk8s synth`, also does), where the
- *    inline source maps name src/*.ts (issue 27, point 8).
+ *    source maps (lib/*.js.map) name src/*.ts (issue 27, point 8).
  * 2. Every link of the shipped README.md and docs/*.md resolves inside the installed package (a
  *    file it ships, a heading that file has); links into the repository are checked on the clone
  *    by test/docs-links.test.ts.

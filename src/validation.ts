@@ -139,8 +139,10 @@ function uniqueId(scope: IConstruct, base: string): string {
 function pinnedHint(obj: ApiObject, version: string): string {
   const pinned: string[] = [];
   for (const c of obj.node.root.node.findAll()) {
+    // only the library's constructs on `obj` (a Sidecar's `_props`, WithMeshProxy's `props`), never cdk8s' own fields
+    if ((c as any).workloadObject !== obj) continue;
     const props = (c as any)._props ?? (c as any).props;
-    if ((c as any).workloadObject !== obj || !props) continue;
+    if (!props) continue;
     const own = (['kubernetesVersion', 'mode', 'sidecarContainersGate', 'overrideAppTarget'] as const).filter(k => props[k] !== undefined);
     if (own.length === 0) continue;
     let theirs = '';

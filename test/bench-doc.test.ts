@@ -63,8 +63,8 @@ function problemsOf(doc: string): string[] {
   const block = doc.slice(doc.indexOf(BEGIN) + BEGIN.length, doc.indexOf(END)).trim();
 
   // The kind of run, its settings, the machine.
-  const kind = /^\*\*(Full run)\*\* of `npm run bench` \(sizes ([\d, ]+); rounds ([\d /]+); timing processes (\d+); JIT warm-up rounds \d+; import processes \d+; check processes \d+\)\.$/m.exec(block) ??
-    /^\*\*(Smoke run)\*\*, not the documented measurement \(sizes ([\d, ]+); rounds ([\d /]+); timing processes (\d+); JIT warm-up rounds \d+; import processes \d+; check processes \d+\): regenerate this block with `npm run bench` on a quiet machine\.$/m.exec(block);
+  const kind = /^\*\*(Full run)\*\* of `npm run bench` \(sizes ([\d, ]+); rounds ([\d /]+); timing processes (\d+); JIT warm-up rounds \d+; import processes \d+; check processes \d+; peer runs \d+\)\.$/m.exec(block) ??
+    /^\*\*(Smoke run)\*\*, not the documented measurement \(sizes ([\d, ]+); rounds ([\d /]+); timing processes (\d+); JIT warm-up rounds \d+; import processes \d+; check processes \d+; peer runs \d+\): regenerate this block with `npm run bench` on a quiet machine\.$/m.exec(block);
   if (!kind || !block.startsWith('**')) problems.push('the block does not start with the "**Full run**" or "**Smoke run**" line');
   const full = kind?.[1] === 'Full run';
   const sizes = (kind?.[2] ?? '').split(', ').map(Number);
@@ -101,8 +101,15 @@ function problemsOf(doc: string): string[] {
 
   // Import: the library's own require() after cdk8s-plus-27.
   const imports = table(block, 'Import', problems);
-  const libImport = imports.rows.find(r => r['a fresh process loads'] === 'of which the library')?.['require CPU ms'];
-  if (!(num(libImport) >= 0)) problems.push(`Import: no "of which the library" row with a require CPU ms figure (${libImport})`);
+  const libImport = imports.rows.find(r => r['a fresh process loads'] === 'of which the library')?.['process CPU ms'];
+  if (!Number.isFinite(num(libImport))) problems.push(`Import: no "of which the library" row with a process CPU ms figure (${libImport})`);
+
+  const peers = table(block, 'Check against the pipeline linters', problems);
+  const peerWorkloads = Number(/What `cdk8s synth` writes for (\d+) workloads/.exec(block)?.[1]);
+  const kubeconformRow = peers.rows.find(r => /^kubeconform v[\d.]+ -strict$/.test(r.tool));
+  const checkRow0 = peers.rows.find(r => r.tool === '`cdk8s-sidecars check`');
+  if (!checkRow0 || !(num(checkRow0['process CPU s']) > 0)) problems.push('Check against the pipeline linters: no `cdk8s-sidecars check` row with a process CPU s figure');
+  if (full && peerWorkloads !== CHECK_SIZE) problems.push(`Check against the pipeline linters: a full run compares over ${CHECK_SIZE} workloads, not ${peerWorkloads}`);
 
   // Check: `cdk8s-sidecars check` over N Deployments and their Services, its process CPU time.
   const check = table(block, 'Check', problems);
@@ -121,6 +128,7 @@ function problemsOf(doc: string): string[] {
       num(row(sizes[sizes.length - 1], shape, v)?.[perWorkload]) / num(row(sizes[0], shape, v)?.[perWorkload])))),
     import: num(libImport),
     check: checkN === CHECK_SIZE ? checkCpu : undefined,
+    kubeconform: peerWorkloads === CHECK_SIZE && kubeconformRow ? num(kubeconformRow['check / tool (CPU)']) : undefined,
   };
   if (targets.rows.length !== TARGETS.length) problems.push(`Targets: ${targets.rows.length} rows, expected ${TARGETS.length}`);
   TARGETS.forEach((t, i) => {

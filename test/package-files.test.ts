@@ -1,5 +1,5 @@
 /**
- * The package ships src/ (issue 27, point 8): jsii compiles lib/*.js with inline source maps whose
+ * The package ships src/ (issue 27, point 8): jsii compiles lib/*.js with source maps (lib/*.js.map) whose
  * `sources` are `../src/*.ts`, and source-map-support (installed by ts-node, which `cdk8s synth`
  * runs a TypeScript app with) rewrites every frame of an error's stack to those files. Without
  * src/ in the tarball the frames named files the package does not have. It also ships the Helm 4

@@ -22,10 +22,14 @@ import { EngineResult, applySidecars, describeObject } from '../engine/pod-templ
 import { checkJobPodFailurePolicy, podSpecShapeErrors } from '../engine/rules';
 import { SidecarSpec } from '../engine/spec';
 import { SUPPORTED_KINDS, podTemplateOf } from '../facts/kinds';
-import { KNOWN_KUBERNETES_BUGS, asAdmitted, findKnownBugs } from '../facts/known-bugs';
 import { Where, recordRefusals, synthesisError } from '../private/errors';
 import { Json } from '../private/json';
 import { formatFullVersion } from '../target/capabilities';
+
+// The known-bug tables of the patch releases only for a target with a patch (without one, no bug
+// can be told apart): a synthesis for `1.29` does not load them (issue 50, the import's share).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const knownBugs = (): typeof import('../facts/known-bugs') => require('../facts/known-bugs');
 
 const BINDING = Symbol.for('cdk8s-sidecars.binding');
 
@@ -682,14 +686,15 @@ export class WorkloadBinding {
     // (as admitted: a mesh's injected native proxy counts, src/facts/known-bugs.ts asAdmitted)
     const template = podTemplateOf(result.manifest)!;
     const version = { major: 1, minor, patch, raw: '' };
-    const findings = findKnownBugs(subject, asAdmitted(template.spec, template.metadata.annotations), version);
+    const bugs = patch === undefined ? undefined : knownBugs();
+    const findings = bugs ? bugs.findKnownBugs(subject, bugs.asAdmitted(template.spec, template.metadata.annotations), version) : [];
     // A podFailurePolicy rule the sidecars may match (its error half is the engine's: src/engine/rules.ts).
     const failurePolicy = checkJobPodFailurePolicy(result.manifest, subject);
     // A native sidecar's own preStop that stops its process (src/engine/around.ts): the user's, kept by AdoptSidecar or in the manifest.
     const preStops = checkSelfStoppingPreStops(result.manifest, subject);
     // each with the rule `check` finds it by (its id printed, its check-ignore annotation honoured)
     const bugWarnings = findings.filter(f => f.level === 'warning').map(f => {
-      const bug = KNOWN_KUBERNETES_BUGS.find(b => b.issue === f.issue);
+      const bug = bugs!.KNOWN_KUBERNETES_BUGS.find(b => b.issue === f.issue);
       if (bug?.open === true && !APP_WIDE_WARNINGS.has(f.message)) {
         APP_WIDE_WARNINGS.set(f.message, {
           issue: bug.issue,

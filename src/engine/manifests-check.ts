@@ -15,9 +15,14 @@ import { checkSelfStoppingPreStops, checkSidecarReadiness, checkVerticalAutoscal
 import { controllerVolumesOf, describeObject } from './pod-template';
 import { checkJobPodFailurePolicy, checkPodSpecByRule } from './rules';
 import { COMPLETING_KINDS, SUPPORTED_KINDS, podTemplateView } from '../facts/kinds';
-import { WorkloadOfApp, checkAutoscalerRequests, checkServiceTargetPorts } from '../facts/known-bugs';
+import type { WorkloadOfApp } from '../facts/known-bugs';
 import { WorkloadIndex } from '../facts/workload-index';
 import { Json } from '../private/json';
+
+// The known-bug tables when a manifest set is checked (SidecarValidation, the CLI), not when a
+// synthesis loads the rule ids (issue 50, the import's share).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const knownBugs = (): typeof import('../facts/known-bugs') => require('../facts/known-bugs');
 
 /** One object to check: how messages name it (a construct path, `Deployment 'web'`) and its JSON. @internal */
 export interface ManifestToCheck {
@@ -84,12 +89,12 @@ export function checkManifestSet(objects: readonly ManifestToCheck[], minor: num
   // and workload looks up its counterparts instead of scanning the set (linear in the set, not quadratic).
   const index = new WorkloadIndex(workloads);
   for (const [at, svc] of services) {
-    const found = checkServiceTargetPorts(svc, index, minor);
+    const found = knownBugs().checkServiceTargetPorts(svc, index, minor);
     for (const message of found.errors) out.push({ index: at, level: 'error', source: 'service', rule: SET_RULES.serviceTargetPort, message });
     for (const message of found.warnings) out.push({ index: at, level: 'warning', source: 'service', rule: SET_RULES.serviceTargetPort, message });
   }
   for (const [at, hpa] of autoscalers) {
-    for (const message of checkAutoscalerRequests(hpa, index)) out.push({ index: at, level: 'warning', source: 'autoscaler', rule: SET_RULES.autoscalerRequests, message });
+    for (const message of knownBugs().checkAutoscalerRequests(hpa, index)) out.push({ index: at, level: 'warning', source: 'autoscaler', rule: SET_RULES.autoscalerRequests, message });
   }
   for (const [at, vpa] of verticals) {
     for (const message of checkVerticalAutoscaler(vpa, index)) out.push({ index: at, level: 'warning', source: 'autoscaler', rule: SET_RULES.verticalAutoscaler, message });

@@ -10,12 +10,15 @@
  */
 import { containerShapeErrors } from './container-shape';
 import { EngineTarget } from './spec';
-import { podRequests } from './timeline';
 import { jobSpecIn, podTemplateIn } from '../facts/kinds';
 import { KUBERNETES_DEFAULT_GRACE_SECONDS } from '../facts/pod-defaults';
 import { parseQuantity } from '../facts/quantity';
 import { Json } from '../private/json';
 import { TargetCapabilities, capabilities } from '../target/capabilities';
+
+// The timeline engine (80 kB) only for the pod-level resources rule: a synthesis loads it when a pod sets them (issue 50).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const timeline = (): typeof import('./timeline') => require('./timeline');
 
 /** What the rules need to know about the target: the engine's target. */
 export type RuleTarget = EngineTarget;
@@ -424,7 +427,7 @@ function podLevelResourceProblems(pod: PodUnderCheck): string[] {
       ? 'drops (PodLevelResources is alpha and off in 1.32-1.33)' : 'does not have (the field is new in 1.32)'}, so the pod would have no ` +
       'pod-level budget. Give each container its resources, or target 1.34+ (on by default).'];
   }
-  const aggregate = podRequests(pod.spec).effective;
+  const aggregate = timeline().podRequests(pod.spec).effective;
   const out: string[] = [];
   const sidecars = pod.init.filter(c => c.restartPolicy === 'Always').map(c => `'${c.name}'`);
   const who = `the app containers${sidecars.length > 0 ? ` and the native sidecars ${sidecars.join(', ')}` : ''}`;
