@@ -53,10 +53,10 @@ npm pack --dry-run --json --ignore-scripts > "$WORK/pack.json"
 node - "$WORK/pack.json" <<'EOF'
 const pack = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'))[0];
 const files = pack.files.map((f) => f.path).sort();
-// src/*.ts: what the source maps of lib/*.js name; docs/*.md: what the README links (.projenrc.ts)
+// src/*.ts: what the source maps (lib/*.js.map, out of line: the import's share) name; docs/*.md: what the README links (.projenrc.ts)
 // helm-plugins/cdk8s-sidecars/: the Helm 4 post-renderer plugin (docs/cli.md)
-const allowed = /^(package\.json|README\.md|LICENSE|API\.md|\.jsii|lib\/.+\.(js|d\.ts)|src\/.+\.ts|docs\/[^/]+\.md|helm-plugins\/cdk8s-sidecars\/(plugin\.yaml|render\.js))$/;
-const required = ['package.json', 'README.md', 'LICENSE', 'API.md', '.jsii', 'lib/index.js', 'lib/index.d.ts', 'src/index.ts', 'docs/target.md',
+const allowed = /^(package\.json|README\.md|LICENSE|API\.md|\.jsii|lib\/.+\.(js|js\.map|d\.ts)|src\/.+\.ts|docs\/[^/]+\.md|helm-plugins\/cdk8s-sidecars\/(plugin\.yaml|render\.js))$/;
+const required = ['package.json', 'README.md', 'LICENSE', 'API.md', '.jsii', 'lib/index.js', 'lib/index.js.map', 'lib/index.d.ts', 'src/index.ts', 'docs/target.md',
   'helm-plugins/cdk8s-sidecars/plugin.yaml', 'helm-plugins/cdk8s-sidecars/render.js'];
 const unexpected = files.filter((f) => !allowed.test(f));
 const missing = required.filter((f) => !files.includes(f));
