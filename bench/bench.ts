@@ -171,8 +171,16 @@ const CACHE = path.join(process.env.CDK8S_SIDECARS_CACHE ?? path.join(os.homedir
 const BUILD_LINTERS = path.join(ROOT, 'scripts', 'build-linters.sh');
 /** A pin of scripts/build-linters.sh (`NAME=value`), as test/linters/util/linters.ts reads it. */
 const pin = (name: string) => new RegExp(`^${name}="?([^"\\n]+)"?$`, 'm').exec(fs.readFileSync(BUILD_LINTERS, 'utf8'))?.[1] ?? '';
-/** Why kube-linter is not in the comparison (scripts/build-linters.sh). */
-const KUBE_LINTER_WHY = 'not built: the Go module proxy refuses golang.stackrox.io/kube-linter and github.com/stackrox/kube-linter (403, 2026-12-07; scripts/build-linters.sh)';
+/**
+ * kube-linter, built from a checkout of its tag (the Go module proxy refuses its module: 403,
+ * 2026-12-07; scripts/build-linters.sh with KUBE_LINTER_SRC); or why it is not in the comparison.
+ */
+function kubeLinterSetup(): { binary: string; version: string } | { why: string } {
+  const version = pin('KUBE_LINTER_VERSION');
+  const binary = path.join(CACHE, 'bin', `kube-linter-${version}`);
+  return fs.existsSync(binary) ? { binary, version }
+    : { why: `not built: the Go module proxy refuses its module (403); \`KUBE_LINTER_SRC=<a checkout of ${version}> bash scripts/build-linters.sh\` builds it` };
+}
 
 /** The CPU time (user + system, ms) of this process's waited-for children so far (Linux: /proc/self/stat cutime + cstime). */
 let clockTicks: number | undefined;
@@ -219,12 +227,18 @@ function peerTimes(workloads: number, charts: number, count: number) {
     const objects = workloads * 4; // a Deployment, its Service, Fluent Bit's and Envoy's ConfigMaps
     const release = pin('KUBERNETES_RELEASES').split(/\s+/).find(r => r.startsWith('1.33.')) ?? '1.33.13';
     const kc = kubeconformSetup(release);
-    type Tool = 'check' | 'kubeconform';
+    const kl = kubeLinterSetup();
+    type Tool = 'check' | 'kubeconform' | 'kubeLinter';
     const argv: Record<Tool, string[] | undefined> = {
       check: [process.execPath, path.join(LIB, 'cli', 'main.js'), 'check', '--kubernetes-version', '1.33', '--output', 'json', dir],
       kubeconform: 'binary' in kc ? [kc.binary, '-strict', '-summary', '-output', 'json', '-kubernetes-version', release, '-schema-location', kc.schemas, dir] : undefined,
+      // its default checks, as `npm run test:linters` runs it; it exits 1 when it reports anything
+      kubeLinter: 'binary' in kl ? [kl.binary, 'lint', '--format', 'json', dir] : undefined,
     };
-    const runs: Record<Tool, { cpuMs: number[]; wallMs: number[] }> = { check: { cpuMs: [], wallMs: [] }, kubeconform: { cpuMs: [], wallMs: [] } };
+    const runs: Record<Tool, { cpuMs: number[]; wallMs: number[] }> = {
+      check: { cpuMs: [], wallMs: [] }, kubeconform: { cpuMs: [], wallMs: [] }, kubeLinter: { cpuMs: [], wallMs: [] },
+    };
+    let kubeLinterReports = 0;
     const tools = (Object.keys(argv) as Tool[]).filter(t => argv[t]);
     for (let i = 0; i < count + 1; i++) {
       for (const tool of i % 2 ? [...tools].reverse() : tools) {
@@ -234,8 +248,15 @@ function peerTimes(workloads: number, charts: number, count: number) {
         const r = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
         const wall = now() - t0;
         const cpuMs = childrenCpu() - c0;
-        if (r.status !== 0) throw new Error(`${tool} exited with ${r.status}:\n${r.stderr}${r.stdout.slice(0, 2000)}`);
+        if (r.status !== 0 && !(tool === 'kubeLinter' && r.status === 1)) throw new Error(`${tool} exited with ${r.status}:\n${r.stderr}${r.stdout.slice(0, 2000)}`);
         const out = JSON.parse(r.stdout);
+        if (tool === 'kubeLinter') {
+          // kube-linter reports objects, not a count of those it read: it must have run its checks
+          if ((out.Checks ?? []).length === 0) throw new Error(`kube-linter ran no check:\n${r.stderr}`);
+          kubeLinterReports = (out.Reports ?? []).length;
+          if (i > 0) { runs[tool].cpuMs.push(cpuMs); runs[tool].wallMs.push(wall); }
+          continue;
+        }
         const read = tool === 'check' ? out.objects : out.summary.valid;
         const wrong = tool === 'check' ? out.findings.length : out.summary.invalid + out.summary.errors + out.summary.skipped;
         if (read !== objects || wrong !== 0) throw new Error(`${tool} read ${read} objects (not ${objects}) with ${wrong} findings, errors or skips`);
@@ -255,7 +276,9 @@ function peerTimes(workloads: number, charts: number, count: number) {
       check: summary('check'),
       kubeconform: 'binary' in kc ? { version: kc.version, ...summary('kubeconform') } : { why: kc.why },
       ratio: 'binary' in kc ? median(runs.check.cpuMs.map((c, i) => c / runs.kubeconform.cpuMs[i])) : undefined,
-      kubeLinter: { why: KUBE_LINTER_WHY },
+      kubeLinter: 'binary' in kl
+        ? { version: kl.version, reports: kubeLinterReports, ...summary('kubeLinter'), ratio: median(runs.check.cpuMs.map((c, i) => c / runs.kubeLinter.cpuMs[i])) }
+        : { why: kl.why },
     };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -478,7 +501,7 @@ function main(): void {
   results.peers = peerTimes(checkSize, 20, peerCount);
   const p = results.peers;
   console.log(`over what cdk8s synth writes for ${p.workloads} workloads (${p.objects} objects in ${p.files} files), median CPU of ${p.count} runs each: ` +
-    `cdk8s-sidecars check ${fmt(p.check.cpu)} ms; kubeconform ${p.kubeconform.why ?? `${fmt(p.kubeconform.cpu)} ms; check / kubeconform ${p.ratio.toFixed(2)}`}; kube-linter ${p.kubeLinter.why}`);
+    `cdk8s-sidecars check ${fmt(p.check.cpu)} ms; kubeconform ${p.kubeconform.why ?? `${fmt(p.kubeconform.cpu)} ms; check / kubeconform ${p.ratio.toFixed(2)}`}; kube-linter ${p.kubeLinter.why ?? `${fmt(p.kubeLinter.cpu)} ms; check / kube-linter ${p.kubeLinter.ratio.toFixed(2)}`}`);
 
   // Peak memory, one fresh process per variant and size (shape service); `--no-memory` skips it (a smoke run).
   if (!noMemory) {
@@ -639,12 +662,14 @@ function markdown(r: any): string {
   lines.push(p.kubeconform.why
     ? `| kubeconform -strict | | | not measured: ${p.kubeconform.why} | | |`
     : `| kubeconform ${p.kubeconform.version} -strict | ${p.objects} | ${p.files} | ${(p.kubeconform.cpu / 1000).toFixed(2)} | ${(p.kubeconform.wall / 1000).toFixed(2)} | ${p.ratio.toFixed(2)} |`);
-  lines.push(`| kube-linter | | | ${p.kubeLinter.why} | | |`);
+  lines.push(p.kubeLinter.why
+    ? `| kube-linter | | | not measured: ${p.kubeLinter.why} | | |`
+    : `| kube-linter ${p.kubeLinter.version} (default checks) | ${p.objects} | ${p.files} | ${(p.kubeLinter.cpu / 1000).toFixed(2)} | ${(p.kubeLinter.wall / 1000).toFixed(2)} | ${p.kubeLinter.ratio.toFixed(2)} |`);
   lines.push('');
   lines.push(`What \`cdk8s synth\` writes for ${p.workloads} workloads (a Deployment with Fluent Bit and Envoy, native at Kubernetes 1.33, and its Service: ` +
     `${p.objects} objects in ${p.files} YAML files), the same files for each tool: \`cdk8s-sidecars check --kubernetes-version 1.33\` (the compiled bin) and ` +
     `\`kubeconform -strict -kubernetes-version ${p.release}\` against the schemas generated from that release's swagger.json (as \`npm run test:linters\`); ` +
-    `each read every object and found nothing wrong. ${p.count} runs of each, alternating (after one discarded pair); CPU: user + system of the whole process ` +
+    `each read every object and found nothing wrong${p.kubeLinter.why ? '' : `; \`kube-linter lint --format json\` with its default checks (${p.kubeLinter.reports} reports: the app's own choices, as in \`npm run test:linters\`)`}. ${p.count} runs of each, alternating (after one discarded pair); CPU: user + system of the whole process ` +
     'and its threads, from outside (the children\'s times in /proc); medians, and the median of the per-pair ratios.');
 
   lines.push('');

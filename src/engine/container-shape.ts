@@ -21,7 +21,7 @@ type Shape =
   | { readonly t: 'string' | 'bool' | 'int32' | 'int64' | 'quantity' | 'intOrString'; readonly go?: string }
   | { readonly t: 'list'; readonly of: Shape; readonly go: string; readonly required?: string[] }
   | { readonly t: 'map'; readonly of: Shape; readonly go: string }
-  | { readonly t: 'struct'; readonly go: string; readonly fields: { readonly [name: string]: Shape } };
+  | { readonly t: 'struct'; readonly go: string; readonly fields: { readonly [name: string]: Shape }; readonly entries: ReadonlyArray<readonly [string, Shape]> };
 
 const str: Shape = { t: 'string' };
 const bool: Shape = { t: 'bool' };
@@ -29,7 +29,7 @@ const int32: Shape = { t: 'int32' };
 const int64: Shape = { t: 'int64' };
 const intOrString: Shape = { t: 'intOrString', go: 'intstr.IntOrString' };
 const strings: Shape = { t: 'list', of: str, go: '[]string' };
-const struct = (go: string, fields: { [name: string]: Shape }): Shape => ({ t: 'struct', go, fields });
+const struct = (go: string, fields: { [name: string]: Shape }): Shape => ({ t: 'struct', go, fields, entries: Object.entries(fields) });
 const list = (go: string, of: Shape, required?: string[]): Shape => ({ t: 'list', of, go, ...(required ? { required } : {}) });
 
 const keyRef = (go: string) => struct(go, { name: str, key: str, optional: bool });
@@ -115,6 +115,42 @@ const CONTAINER: { readonly [name: string]: Shape } = {
   stdinOnce: bool,
   tty: bool,
 };
+
+const CONTAINER_ENTRIES = Object.entries(CONTAINER);
+const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+
+/**
+ * Whether `value` decodes as `shape` without a problem: the question every render asks of every
+ * container, answered without a message or a path (the engine checks each render; `check` below
+ * writes the messages only for a container that has a problem).
+ */
+function fits(value: unknown, shape: Shape): boolean {
+  if (value === null || value === undefined) return true;
+  switch (shape.t) {
+    case 'string': return typeof value === 'string';
+    case 'bool': return typeof value === 'boolean';
+    case 'int32': return typeof value === 'number' && Number.isSafeInteger(value) && value < INT32 && value >= -INT32;
+    case 'int64': return typeof value === 'number' && Number.isSafeInteger(value);
+    case 'quantity': return typeof value === 'string' || typeof value === 'number';
+    case 'intOrString': return typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value) && value < INT32 && value >= -INT32);
+    case 'list':
+      if (!Array.isArray(value)) return false;
+      for (let i = 0; i < value.length; i++) {
+        const entry = value[i];
+        if ((entry === null || entry === undefined) && shape.of.t === 'struct') return false;
+        if (!fits(entry, shape.of)) return false;
+      }
+      return true;
+    case 'map':
+      if (!isObject(value)) return false;
+      for (const k in value) if (hasOwn(value, k) && !fits(value[k], shape.of)) return false;
+      return true;
+    case 'struct':
+      if (!isObject(value)) return false;
+      for (const [k, s] of shape.entries) if (hasOwn(value, k) && !fits(value[k], s)) return false;
+      return true;
+  }
+}
 
 /** The JSON type of a value as Go's decoder names it in "cannot unmarshal <type>". */
 function jsonType(v: unknown): string {
@@ -206,8 +242,8 @@ function check(value: unknown, shape: Shape, path: string, out: string[], struct
       return;
     case 'struct':
       if (!isObject(value)) return unmarshal();
-      for (const [k, s] of Object.entries(shape.fields)) {
-        if (Object.prototype.hasOwnProperty.call(value, k)) check(value[k], s, `${path}.${k}`, out, structName);
+      for (const [k, s] of shape.entries) {
+        if (hasOwn(value, k)) check(value[k], s, `${path}.${k}`, out, structName);
       }
       return;
   }
@@ -225,8 +261,8 @@ function fixFor(path: string): string {
  */
 export function containerShapeErrors(where: string, listName: string, index: number, container: Json): string[] {
   const found: string[] = [];
-  for (const [field, shape] of Object.entries(CONTAINER)) {
-    if (!Object.prototype.hasOwnProperty.call(container, field)) continue;
+  for (const [field, shape] of CONTAINER_ENTRIES) {
+    if (!hasOwn(container, field) || fits(container[field], shape)) continue;
     const before = found.length;
     check(container[field], shape, field, found, 'Container');
     for (let i = before; i < found.length; i++) {
