@@ -415,37 +415,8 @@ export abstract class SidecarBase extends Construct {
     });
     if (files && !a.filesPerWorkload) passedFiles(files);
     const config = files ? this.configMap(files, !agent.filesPerWorkload, agent.fileCuts) : undefined;
-    const volumes: Json[] = [];
-    const mounts: Json[] = [];
-    const appMounts: Json[] = [];
-    for (const v of agent.volumes) {
-      const name = `${this.containerName}${v.suffix}`;
-      if (v.source === undefined && !config) throw internalError(`${this.describe()}: volume '${name}' has no source and the agent has no files`);
-      volumes.push(v.source === undefined ? { configMap: { name: config!.name }, name } : namedVolume(v.source, name));
-      mounts.push(volumeMount(v.mountPath, name, v.readOnly === true));
-      if (v.shareWithApp) appMounts.push(volumeMount(v.mountPath, name, undefined));
-    }
-    const health = agent.health;
-    const probe = (p: { periodSeconds: number; failureThreshold: number; timeoutSeconds?: number }, path = health!.path) =>
-      sharedProbe(path, health!.port, p.periodSeconds, p.failureThreshold, p.timeoutSeconds);
-    for (const owned of ['name', 'restartPolicy', 'lifecycle']) {
-      if (agent.containerOverrides?.[owned] !== undefined) throw internalError(`${this.describe()}: the container's ${owned} is set by the library`);
-    }
-    // (assigned in the order of the manifest's keys: no object spread per optional field)
-    let container: Json = { args: agent.args };
-    if (agent.command) container.command = agent.command;
-    if (agent.env && agent.env.length > 0) container.env = agent.env;
-    container.image = agent.image;
-    container.imagePullPolicy = defaultPullPolicy(agent.image);
-    container.name = this.containerName;
-    container.ports = agent.ports;
-    if (health?.liveness) container.livenessProbe = probe(health.liveness, health.liveness.path);
-    if (health?.readiness) container.readinessProbe = probe(health.readiness);
-    container.resources = agent.resources;
-    container.securityContext = securityContextOf(agent.user, agent.group);
-    if (health) container.startupProbe = probe(health.startup);
-    container.volumeMounts = mounts;
-    if (agent.containerOverrides) container = { ...container, ...agent.containerOverrides };
+    const { volumes, mounts, appMounts } = this.agentVolumes(agent, config);
+    const container = this.agentContainer(agent, mounts);
     // (a new object from shutdownOf, completed by assignments: no spread of one object into another)
     const shutdown: ReturnType<typeof shutdownOf> & Json = shutdownOf(agent.shutdown);
     shutdown.appShutdownSeconds = this.appShutdownSeconds();
@@ -479,6 +450,48 @@ export abstract class SidecarBase extends Construct {
       checkWorkload: spec => this._checkWorkload(spec),
       workloadWarnings: (spec, labels) => this._workloadWarnings(spec, labels),
     });
+  }
+
+  /** The agent's pod volumes (its config ConfigMap for a volume without a source), its mounts and those it shares with the app. */
+  private agentVolumes(agent: AgentDescription, config: { readonly name: string } | undefined):
+  { volumes: Json[]; mounts: Json[]; appMounts: Json[] } {
+    const volumes: Json[] = [];
+    const mounts: Json[] = [];
+    const appMounts: Json[] = [];
+    for (const v of agent.volumes) {
+      const name = `${this.containerName}${v.suffix}`;
+      if (v.source === undefined && !config) throw internalError(`${this.describe()}: volume '${name}' has no source and the agent has no files`);
+      volumes.push(v.source === undefined ? { configMap: { name: config!.name }, name } : namedVolume(v.source, name));
+      mounts.push(volumeMount(v.mountPath, name, v.readOnly === true));
+      if (v.shareWithApp) appMounts.push(volumeMount(v.mountPath, name, undefined));
+    }
+    return { volumes, mounts, appMounts };
+  }
+
+  /** The agent's container, its fields in the order of the manifest's keys, the overrides laid over it. */
+  private agentContainer(agent: AgentDescription, mounts: Json[]): Json {
+    const health = agent.health;
+    const probe = (p: { periodSeconds: number; failureThreshold: number; timeoutSeconds?: number }, path = health!.path) =>
+      sharedProbe(path, health!.port, p.periodSeconds, p.failureThreshold, p.timeoutSeconds);
+    for (const owned of ['name', 'restartPolicy', 'lifecycle']) {
+      if (agent.containerOverrides?.[owned] !== undefined) throw internalError(`${this.describe()}: the container's ${owned} is set by the library`);
+    }
+    // (assigned in the order of the manifest's keys: no object spread per optional field)
+    let container: Json = { args: agent.args };
+    if (agent.command) container.command = agent.command;
+    if (agent.env && agent.env.length > 0) container.env = agent.env;
+    container.image = agent.image;
+    container.imagePullPolicy = defaultPullPolicy(agent.image);
+    container.name = this.containerName;
+    container.ports = agent.ports;
+    if (health?.liveness) container.livenessProbe = probe(health.liveness, health.liveness.path);
+    if (health?.readiness) container.readinessProbe = probe(health.readiness);
+    container.resources = agent.resources;
+    container.securityContext = securityContextOf(agent.user, agent.group);
+    if (health) container.startupProbe = probe(health.startup);
+    container.volumeMounts = mounts;
+    if (agent.containerOverrides) container = { ...container, ...agent.containerOverrides };
+    return container;
   }
 
   /**

@@ -19,7 +19,7 @@ import { Json } from './private/json';
 import { CutText, shared } from './private/memo';
 import { SecretReference } from './secret-ref';
 import { SidecarServicePort, addServicePort, checkServicePorts, claimServicePortCheck, serviceManifest } from './service-port';
-import { AgentDescription, SidecarBase, SidecarProps } from './sidecar';
+import { AgentDescription, AgentVolume, SidecarBase, SidecarProps } from './sidecar';
 
 
 /**
@@ -479,35 +479,7 @@ export class WithEnvoy extends SidecarBase {
       fileCuts: r.files,
       filesPerWorkload: true,
       // The Secrets are read by Envoy only, never copied into the ConfigMap.
-      volumes: [
-        { suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true },
-        ...(tls ? [{
-          suffix: '-tls',
-          // the same file names from a pod certificate (1.37+: src/engine/rules.ts refuses it below)
-          source: tls.podCertificateSigner !== undefined
-            ? {
-              projected: {
-                sources: [{
-                  podCertificate: {
-                    certificateChainPath: 'tls.crt', keyPath: 'tls.key', keyType: tls.podCertificateKeyType ?? 'ECDSAP256', signerName: tls.podCertificateSigner,
-                  },
-                }],
-              },
-            }
-            : { secret: { items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }], secretName: this.tlsSecrets?.cert } },
-          mountPath: TLS_DIRECTORY,
-          readOnly: true,
-        }] : []),
-        ...(this.tlsSecrets?.clientCa || tls?.clientCaTrustBundleSigner ? [{
-          suffix: '-client-ca',
-          // an empty labelSelector: every bundle of the signer (unset would match none)
-          source: tls?.clientCaTrustBundleSigner !== undefined
-            ? { projected: { sources: [{ clusterTrustBundle: { labelSelector: {}, path: 'ca.crt', signerName: tls.clientCaTrustBundleSigner } }] } }
-            : { secret: { items: [{ key: 'ca.crt', path: 'ca.crt' }], secretName: this.tlsSecrets?.clientCa } },
-          mountPath: CLIENT_CA_DIRECTORY,
-          readOnly: true,
-        }] : []),
-      ],
+      volumes: this.envoyVolumes(tls),
       localPorts: [this.adminPort, ...r.upstreams.map(u => u.localPort)],
       appPorts: [this.appPort],
       // Envoy exits at once on SIGTERM; the drain happens before (src/agents/envoy/shutdown.ts).
@@ -519,6 +491,39 @@ export class WithEnvoy extends SidecarBase {
         ? { readyUrl: `http://127.0.0.1:${this.healthPort}${ENVOY_HEALTH_PATH}`, timeoutSeconds: DEFAULTS.holdTimeoutSeconds }
         : undefined,
     };
+  }
+
+  /** Envoy's volumes: its config, and the TLS certificate and client CA from Secrets or projected from signers. */
+  private envoyVolumes(tls: WithEnvoyProps['tls']): AgentVolume[] {
+    return [
+      { suffix: '-config', mountPath: CONFIG_DIRECTORY, readOnly: true },
+      ...(tls ? [{
+        suffix: '-tls',
+        // the same file names from a pod certificate (1.37+: src/engine/rules.ts refuses it below)
+        source: tls.podCertificateSigner !== undefined
+          ? {
+            projected: {
+              sources: [{
+                podCertificate: {
+                  certificateChainPath: 'tls.crt', keyPath: 'tls.key', keyType: tls.podCertificateKeyType ?? 'ECDSAP256', signerName: tls.podCertificateSigner,
+                },
+              }],
+            },
+          }
+          : { secret: { items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }], secretName: this.tlsSecrets?.cert } },
+        mountPath: TLS_DIRECTORY,
+        readOnly: true,
+      }] : []),
+      ...(this.tlsSecrets?.clientCa || tls?.clientCaTrustBundleSigner ? [{
+        suffix: '-client-ca',
+        // an empty labelSelector: every bundle of the signer (unset would match none)
+        source: tls?.clientCaTrustBundleSigner !== undefined
+          ? { projected: { sources: [{ clusterTrustBundle: { labelSelector: {}, path: 'ca.crt', signerName: tls.clientCaTrustBundleSigner } }] } }
+          : { secret: { items: [{ key: 'ca.crt', path: 'ca.crt' }], secretName: this.tlsSecrets?.clientCa } },
+        mountPath: CLIENT_CA_DIRECTORY,
+        readOnly: true,
+      }] : []),
+    ];
   }
 
   /**

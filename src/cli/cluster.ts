@@ -174,16 +174,31 @@ function json(run: Run, what: string): any {
 export function readCluster(options: ClusterOptions): ClusterReport {
   const notes: string[] = [];
   const risks: string[] = [];
+  const server = readServer(options, notes);
+  const kubelets = readKubelets(options, notes, risks);
+  const lowest = [server, ...kubelets.map(k => k.version)].reduce((a, b) => (lower(b, a) < 0 ? b : a));
+  skewRisks(server, kubelets, lowest, risks);
+  const gate = readGate(options, lowest, notes, risks);
+  readPodWebhooks(options, notes, risks);
+  const version = options.withPatch ? `1.${lowest.minor}.${lowest.patch}` : `1.${lowest.minor}`;
+  const env = [`${KUBERNETES_VERSION_ENV}=${version}`];
+  if (gate !== undefined) env.push(`${SIDECAR_CONTAINERS_GATE_ENV}=${gate}`);
+  return { env, notes: [...notes, ...risks.map(r => `risk: ${r}`)] };
+}
 
-  // 1. The API server. An unreachable cluster fails here, with kubectl's own error.
+/** 1. The API server. An unreachable cluster fails here, with kubectl's own error. */
+function readServer(options: ClusterOptions, notes: string[]): Version {
   const versionRun = kubectl(['version', '-o', 'json'], options.context);
   if (!versionRun.ok) throw new CommandError(`cannot read the API server's version: ${versionRun.error}`);
   const serverRaw = json(versionRun, 'kubectl version -o json').serverVersion?.gitVersion;
   const server = parseVendorVersion(serverRaw);
   if (!server) throw new CommandError(`kubectl version -o json: serverVersion.gitVersion ${cut(serverRaw)} is not a Kubernetes 1.x version`);
   notes.push(`API server: ${server.raw}`);
+  return server;
+}
 
-  // 2. Every kubelet.
+/** 2. Every kubelet (none where the nodes cannot be listed and --api-server-only says to go on). */
+function readKubelets(options: ClusterOptions, notes: string[], risks: string[]): Array<{ node: string; version: Version }> {
   const kubelets: Array<{ node: string; version: Version }> = [];
   const nodesRun = kubectl(['get', 'nodes', '-o', 'json'], options.context);
   if (!nodesRun.ok) {
@@ -210,7 +225,11 @@ export function readCluster(options: ClusterOptions): ClusterReport {
     }
     for (const [v, nodes] of byVersion) notes.push(`kubelet ${v}: ${nodes.length} node(s) (${nodes.join(', ')})`);
   }
-  const lowest = [server, ...kubelets.map(k => k.version)].reduce((a, b) => (lower(b, a) < 0 ? b : a));
+  return kubelets;
+}
+
+/** The version skew between the API server and the kubelets, and a target older than the library emits for. */
+function skewRisks(server: Version, kubelets: Array<{ node: string; version: Version }>, lowest: Version, risks: string[]): void {
   const minors = new Set([server.minor, ...kubelets.map(k => k.version.minor)]);
   if (minors.size > 1) {
     const older = kubelets.filter(k => k.version.minor < server.minor).map(k => k.node);
@@ -222,8 +241,10 @@ export function readCluster(options: ClusterOptions): ClusterReport {
   if (lowest.minor < OLDEST_SUPPORTED_MINOR) {
     risks.push(`1.${lowest.minor} is older than 1.${OLDEST_SUPPORTED_MINOR}, the oldest release the library emits for: the constructs will refuse this target`);
   }
+}
 
-  // 3. The SidecarContainers gate, from the API server's metrics (needs the /metrics permission).
+/** 3. The SidecarContainers gate, from the API server's metrics (needs the /metrics permission). */
+function readGate(options: ClusterOptions, lowest: Version, notes: string[], risks: string[]): boolean | undefined {
   let gate: boolean | undefined;
   const metricsRun = kubectl(['get', '--raw', '/metrics'], options.context);
   if (!metricsRun.ok) {
@@ -252,9 +273,14 @@ export function readCluster(options: ClusterOptions): ClusterReport {
       'become blocking init containers; use mode: LEGACY (SidecarMode.LEGACY) until the gate is back on',
     );
   }
+  return gate;
+}
 
-  // 4. Mutating webhooks that rewrite pods at CREATE: an injector that rebuilds initContainers
-  //    from an older API version drops restartPolicy (SIDECARS.md §5: AWS App Mesh strips the field).
+/**
+ * 4. Mutating webhooks that rewrite pods at CREATE: an injector that rebuilds initContainers
+ *    from an older API version drops restartPolicy (SIDECARS.md §5: AWS App Mesh strips the field).
+ */
+function readPodWebhooks(options: ClusterOptions, notes: string[], risks: string[]): void {
   const hooksRun = kubectl(['get', 'mutatingwebhookconfigurations', '-o', 'json'], options.context);
   if (!hooksRun.ok) {
     notes.push(`mutating webhooks: not readable (${hooksRun.error})`);
@@ -290,9 +316,4 @@ export function readCluster(options: ClusterOptions): ClusterReport {
       );
     }
   }
-
-  const version = options.withPatch ? `1.${lowest.minor}.${lowest.patch}` : `1.${lowest.minor}`;
-  const env = [`${KUBERNETES_VERSION_ENV}=${version}`];
-  if (gate !== undefined) env.push(`${SIDECAR_CONTAINERS_GATE_ENV}=${gate}`);
-  return { env, notes: [...notes, ...risks.map(r => `risk: ${r}`)] };
 }

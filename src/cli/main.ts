@@ -184,6 +184,15 @@ function parse(args: string[], options: Record<string, { type: 'string' | 'boole
   }
 }
 
+/** The commands, by name: each parses its own arguments and returns the exit code. */
+const COMMANDS: Record<string, (args: string[], command: string) => number> = {
+  check: runCheck,
+  target: runTarget,
+  timeline: runTimeline,
+  render: runRender,
+  policy: runPolicy,
+};
+
 function run(argv: string[]): number {
   const [command, ...args] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
@@ -197,99 +206,7 @@ function run(argv: string[]): number {
     return 2;
   };
   try {
-    switch (command) {
-      case 'check': {
-        const { values, positionals } = parse(args, {
-          'kubernetes-version': { type: 'string' },
-          'gate': { type: 'boolean' },
-          'output': { type: 'string' },
-          'ignore': { type: 'string', multiple: true },
-          'allow-empty': { type: 'boolean' },
-        });
-        if (values.help) return help(command);
-        if (values.version) return version();
-        const output = (values.output as string | undefined) ?? 'text';
-        const { checkFiles, formatHuman, formatJson } = commands.check();
-        const formats: Record<string, (r: CheckResult) => string> = {
-          text: formatHuman,
-          json: formatJson,
-          sarif: r => commands.reportFormats().formatSarif(r, packageVersion()),
-          junit: r => commands.reportFormats().formatJunit(r),
-        };
-        if (!(output in formats)) throw new UsageError(`--output '${output}': use text, json, sarif or junit`);
-        let ignore: Set<string>;
-        try {
-          ignore = parseRuleList((values.ignore as string[] | undefined) ?? [], new Where('--ignore'));
-        } catch (e) {
-          if (e instanceof UnknownRuleError) throw new UsageError(e.message);
-          throw e;
-        }
-        if (positionals.length === 0) throw new UsageError(`no input: give files, directories or ${STDIN} for stdin`);
-        const target = resolveCliTarget(values['kubernetes-version'] as string | undefined, values.gate as boolean | undefined);
-        const files = expandInputs(positionals);
-        const result = checkFiles(files, target, { ignore });
-        process.stdout.write(formats[output](result));
-        if (result.kubernetesObjects === 0 && !values['allow-empty']) {
-          process.stderr.write(`cdk8s-sidecars check: no Kubernetes object in the input (${emptyInput(positionals, files)}): ` +
-            'nothing was checked. If an upstream step (helm template, kustomize build) failed, fix it; if no objects is expected, pass --allow-empty.\n');
-          return 1;
-        }
-        return result.findings.some(f => f.level === 'error') ? 1 : 0;
-      }
-      case 'target': {
-        const { values, positionals } = parse(args, {
-          'context': { type: 'string' }, 'with-patch': { type: 'boolean' }, 'api-server-only': { type: 'boolean' },
-        });
-        if (values.help) return help(command);
-        if (values.version) return version();
-        if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-        const report = commands.cluster().readCluster({
-          context: values.context as string | undefined,
-          withPatch: values['with-patch'] as boolean | undefined,
-          apiServerOnly: values['api-server-only'] as boolean | undefined,
-        });
-        process.stderr.write(report.notes.map(n => `# ${n}\n`).join(''));
-        process.stdout.write(report.env.map(l => `${l}\n`).join(''));
-        return 0;
-      }
-      case 'timeline': {
-        const { values, positionals } = parse(args, {
-          'kubernetes-version': { type: 'string' },
-          'gate': { type: 'boolean' },
-          'app-shutdown-time': { type: 'string' },
-          'stop-time': { type: 'string', multiple: true },
-          'legacy-sidecar': { type: 'string', multiple: true },
-        });
-        if (values.help) return help(command);
-        if (values.version) return version();
-        if (positionals.length === 0) throw new UsageError(`no input: give files, directories or ${STDIN} for stdin`);
-        const target = resolveCliTarget(values['kubernetes-version'] as string | undefined, values.gate as boolean | undefined);
-        const extras = timelineExtras(values);
-        process.stdout.write(commands.timeline().timelines(expandInputs(positionals), target, extras));
-        return 0;
-      }
-      case 'render': {
-        const { values, positionals } = parse(args, { config: { type: 'string' } });
-        if (values.help) return help(command);
-        if (values.version) return version();
-        if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}' (the manifests come on stdin)`);
-        if (values.config === undefined) throw new UsageError('--config is required');
-        const { loadRenderConfig, render } = commands.render();
-        const config = loadRenderConfig(values.config as string);
-        process.stdout.write(render(decodeInput(readStdinBounded(), 'stdin'), config, values.config as string));
-        return 0;
-      }
-      case 'policy': {
-        const { values, positionals } = parse(args, { config: { type: 'string' } });
-        if (values.help) return help(command);
-        if (values.version) return version();
-        if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-        if (values.config === undefined) throw new UsageError('--config is required');
-        const config = commands.render().loadRenderConfig(values.config as string);
-        process.stdout.write(commands.policy().policy(config, values.config as string));
-        return 0;
-      }
-    }
+    return Object.prototype.hasOwnProperty.call(COMMANDS, command) ? COMMANDS[command](args, command) : 0;
   } catch (e) {
     if (e instanceof UsageError) return usage(e);
     if (e instanceof ConfigError) {
@@ -303,6 +220,106 @@ function run(argv: string[]): number {
     }
     throw e;
   }
+}
+
+/** `check`: the files' findings in the chosen format; 1 when one is an error or nothing was read. */
+function runCheck(args: string[], command: string): number {
+  const { values, positionals } = parse(args, {
+    'kubernetes-version': { type: 'string' },
+    'gate': { type: 'boolean' },
+    'output': { type: 'string' },
+    'ignore': { type: 'string', multiple: true },
+    'allow-empty': { type: 'boolean' },
+  });
+  if (values.help) return help(command);
+  if (values.version) return version();
+  const output = (values.output as string | undefined) ?? 'text';
+  const { checkFiles, formatHuman, formatJson } = commands.check();
+  const formats: Record<string, (r: CheckResult) => string> = {
+    text: formatHuman,
+    json: formatJson,
+    sarif: r => commands.reportFormats().formatSarif(r, packageVersion()),
+    junit: r => commands.reportFormats().formatJunit(r),
+  };
+  if (!(output in formats)) throw new UsageError(`--output '${output}': use text, json, sarif or junit`);
+  let ignore: Set<string>;
+  try {
+    ignore = parseRuleList((values.ignore as string[] | undefined) ?? [], new Where('--ignore'));
+  } catch (e) {
+    if (e instanceof UnknownRuleError) throw new UsageError(e.message);
+    throw e;
+  }
+  if (positionals.length === 0) throw new UsageError(`no input: give files, directories or ${STDIN} for stdin`);
+  const target = resolveCliTarget(values['kubernetes-version'] as string | undefined, values.gate as boolean | undefined);
+  const files = expandInputs(positionals);
+  const result = checkFiles(files, target, { ignore });
+  process.stdout.write(formats[output](result));
+  if (result.kubernetesObjects === 0 && !values['allow-empty']) {
+    process.stderr.write(`cdk8s-sidecars check: no Kubernetes object in the input (${emptyInput(positionals, files)}): ` +
+      'nothing was checked. If an upstream step (helm template, kustomize build) failed, fix it; if no objects is expected, pass --allow-empty.\n');
+    return 1;
+  }
+  return result.findings.some(f => f.level === 'error') ? 1 : 0;
+}
+
+/** `target`: the cluster's target as environment lines (stdout) and what was read (stderr). */
+function runTarget(args: string[], command: string): number {
+  const { values, positionals } = parse(args, {
+    'context': { type: 'string' }, 'with-patch': { type: 'boolean' }, 'api-server-only': { type: 'boolean' },
+  });
+  if (values.help) return help(command);
+  if (values.version) return version();
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const report = commands.cluster().readCluster({
+    context: values.context as string | undefined,
+    withPatch: values['with-patch'] as boolean | undefined,
+    apiServerOnly: values['api-server-only'] as boolean | undefined,
+  });
+  process.stderr.write(report.notes.map(n => `# ${n}\n`).join(''));
+  process.stdout.write(report.env.map(l => `${l}\n`).join(''));
+  return 0;
+}
+
+/** `timeline`: each workload's start and stop, second by second. */
+function runTimeline(args: string[], command: string): number {
+  const { values, positionals } = parse(args, {
+    'kubernetes-version': { type: 'string' },
+    'gate': { type: 'boolean' },
+    'app-shutdown-time': { type: 'string' },
+    'stop-time': { type: 'string', multiple: true },
+    'legacy-sidecar': { type: 'string', multiple: true },
+  });
+  if (values.help) return help(command);
+  if (values.version) return version();
+  if (positionals.length === 0) throw new UsageError(`no input: give files, directories or ${STDIN} for stdin`);
+  const target = resolveCliTarget(values['kubernetes-version'] as string | undefined, values.gate as boolean | undefined);
+  const extras = timelineExtras(values);
+  process.stdout.write(commands.timeline().timelines(expandInputs(positionals), target, extras));
+  return 0;
+}
+
+/** `render`: the manifests on stdin with the config's sidecars. */
+function runRender(args: string[], command: string): number {
+  const { values, positionals } = parse(args, { config: { type: 'string' } });
+  if (values.help) return help(command);
+  if (values.version) return version();
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}' (the manifests come on stdin)`);
+  if (values.config === undefined) throw new UsageError('--config is required');
+  const { loadRenderConfig, render } = commands.render();
+  const config = loadRenderConfig(values.config as string);
+  process.stdout.write(render(decodeInput(readStdinBounded(), 'stdin'), config, values.config as string));
+  return 0;
+}
+
+/** `policy`: the admission policy that adds the config's sidecars. */
+function runPolicy(args: string[], command: string): number {
+  const { values, positionals } = parse(args, { config: { type: 'string' } });
+  if (values.help) return help(command);
+  if (values.version) return version();
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  if (values.config === undefined) throw new UsageError('--config is required');
+  const config = commands.render().loadRenderConfig(values.config as string);
+  process.stdout.write(commands.policy().policy(config, values.config as string));
   return 0;
 }
 

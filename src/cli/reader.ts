@@ -805,7 +805,7 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
   if (bom) text = text.slice(1);
   checkCharacters(text, name);
   const jsonStream = !bom && sniffsJson(text, name);
-  let plainEnv: NodeJS.ProcessEnv | undefined;
+  const plain: { env?: NodeJS.ProcessEnv } = {};
   return splitDocuments(text, name, limits).map((doc, i) => {
     const where = (line: number | undefined) => `${name}: document ${i + 1} (line ${line ?? doc.line})`;
     // The text the YAML parser reads: line breaks as kubectl's reading makes them (`breaksAsKubectl`);
@@ -830,53 +830,69 @@ export function readYaml(text: string, name: string, limits: ReadLimits = DEFAUL
     const jsonRules = () => i === 0 && jsonStream && isJson(src);
     const asJson = fast ? readJsonDocument(src, limits, i === 0 && jsonStream) ?? readBlockDocument(src, limits) : undefined;
     if (asJson) return { index: i + 1, line: lineOf(asJson.start), value: asJson.value };
-    let parsed: any;
-    // The `yaml` package's parser reads the environment's LOG_TOKENS for every token, a call into the
-    // process's environment each time (5 million of them, about 0.9 s, over the
-    // benchmark's 4000 files written as YAML): it parses with a plain copy of the environment.
-    /* eslint-disable no-restricted-properties -- the environment swapped, not read */
-    const env = process.env;
-    process.env = plainEnv ??= { ...env };
-    /* eslint-enable no-restricted-properties */
-    try {
-      parsed = parseDocuments(src, limits.maxDepth, lineOf, jsonRules);
-    } catch (e) {
-      if (e instanceof DocProblem) throw new ReadError(`${where(e.line)}: ${e.message}`);
-      if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: ${tooDeep(limits.maxDepth)}`);
-      throw new ReadError(`${where(undefined)}: not valid YAML: ${firstLineOf((e as Error).message)}`);
-    } finally {
-      // eslint-disable-next-line no-restricted-properties -- the environment put back
-      process.env = env;
-    }
-    const list: any[] = Array.isArray(parsed) ? parsed : [parsed];
-    if (list.length > 1) {
-      throw new ReadError(`${where(lineOf(list[1].range?.[0] ?? 0))}: a second document without a --- line (after a ... or a directive); kubectl reads one document between --- lines`);
-    }
-    const d = list[0];
-    if (d && d.errors.length > 0) {
-      const err = d.errors[0];
-      const at = err.pos?.[0];
-      const message = firstLineOf(err.message).replace(/ at line \d+, column \d+:?$/, '');
-      // (a stack overflow inside the parser, which it keeps as an error: the depth message, as above)
-      if (/Maximum call stack size exceeded/.test(message)) throw new ReadError(`${where(undefined)}: ${tooDeep(limits.maxDepth)}`);
-      throw new ReadError(`${where(typeof at === 'number' ? lineOf(at) : undefined)}: not valid YAML: ${escapeForMessage(message)}`);
-    }
-    if (d && d.directives && (d.directives.yaml?.explicit || Object.keys(d.directives.tags ?? {}).some(h => h !== '!!' && h !== '!'))) {
-      throw new ReadError(`${where(undefined)}: a %YAML or %TAG directive; kubectl splits it from its document at the --- line and the API server's reader refuses what is left: drop it`);
-    }
-    const w: Walk = { limits, lineOf, decodeCount: 0, aliasCount: 0, aliasDepth: 0, anchors: new Map(), active: new Set() };
-    const Y = yamlPackage();
-    try {
-      const contents = d?.contents ?? null;
-      bindAliases(Y, contents, w, new Map(), 0);
-      const value = toValue(Y, contents, w, 0);
-      return { index: i + 1, line: contents?.range ? lineOf(contents.range[0]) : doc.line, value };
-    } catch (e) {
-      if (e instanceof DocProblem) throw new ReadError(`${where(e.line)}: ${e.message}`);
-      if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: ${tooDeep(limits.maxDepth)}`);
-      throw e;
-    }
+    return parsedDocument(src, i + 1, doc.line, { limits, lineOf, jsonRules, where, env: plain });
   });
+}
+
+/**
+ * One document through the YAML parser (where the JSON and block readers are not certain), read as
+ * the API server reads it: one document, no directive, aliases bound and bounded, the limits kept.
+ */
+function parsedDocument(src: string, index: number, line: number, r: {
+  limits: ReadLimits;
+  lineOf: (off: number) => number;
+  jsonRules: () => boolean;
+  where: (line: number | undefined) => string;
+  /** A plain copy of the environment, made once per input (the parser reads it per token). */
+  env: { env?: NodeJS.ProcessEnv };
+}): ReadDocument {
+  const { limits, lineOf, jsonRules, where } = r;
+  let parsed: any;
+  // The `yaml` package's parser reads the environment's LOG_TOKENS for every token, a call into the
+  // process's environment each time (5 million of them, about 0.9 s, over the
+  // benchmark's 4000 files written as YAML): it parses with a plain copy of the environment.
+  /* eslint-disable no-restricted-properties -- the environment swapped, not read */
+  const env = process.env;
+  process.env = r.env.env ??= { ...env };
+  /* eslint-enable no-restricted-properties */
+  try {
+    parsed = parseDocuments(src, limits.maxDepth, lineOf, jsonRules);
+  } catch (e) {
+    if (e instanceof DocProblem) throw new ReadError(`${where(e.line)}: ${e.message}`);
+    if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: ${tooDeep(limits.maxDepth)}`);
+    throw new ReadError(`${where(undefined)}: not valid YAML: ${firstLineOf((e as Error).message)}`);
+  } finally {
+    // eslint-disable-next-line no-restricted-properties -- the environment put back
+    process.env = env;
+  }
+  const list: any[] = Array.isArray(parsed) ? parsed : [parsed];
+  if (list.length > 1) {
+    throw new ReadError(`${where(lineOf(list[1].range?.[0] ?? 0))}: a second document without a --- line (after a ... or a directive); kubectl reads one document between --- lines`);
+  }
+  const d = list[0];
+  if (d && d.errors.length > 0) {
+    const err = d.errors[0];
+    const at = err.pos?.[0];
+    const message = firstLineOf(err.message).replace(/ at line \d+, column \d+:?$/, '');
+    // (a stack overflow inside the parser, which it keeps as an error: the depth message, as above)
+    if (/Maximum call stack size exceeded/.test(message)) throw new ReadError(`${where(undefined)}: ${tooDeep(limits.maxDepth)}`);
+    throw new ReadError(`${where(typeof at === 'number' ? lineOf(at) : undefined)}: not valid YAML: ${escapeForMessage(message)}`);
+  }
+  if (d && d.directives && (d.directives.yaml?.explicit || Object.keys(d.directives.tags ?? {}).some(h => h !== '!!' && h !== '!'))) {
+    throw new ReadError(`${where(undefined)}: a %YAML or %TAG directive; kubectl splits it from its document at the --- line and the API server's reader refuses what is left: drop it`);
+  }
+  const w: Walk = { limits, lineOf, decodeCount: 0, aliasCount: 0, aliasDepth: 0, anchors: new Map(), active: new Set() };
+  const Y = yamlPackage();
+  try {
+    const contents = d?.contents ?? null;
+    bindAliases(Y, contents, w, new Map(), 0);
+    const value = toValue(Y, contents, w, 0);
+    return { index, line: contents?.range ? lineOf(contents.range[0]) : line, value };
+  } catch (e) {
+    if (e instanceof DocProblem) throw new ReadError(`${where(e.line)}: ${e.message}`);
+    if (e instanceof RangeError) throw new ReadError(`${where(undefined)}: ${tooDeep(limits.maxDepth)}`);
+    throw e;
+  }
 }
 
 /** The one message of a document nested deeper than the reader's limit, wherever that is found. */

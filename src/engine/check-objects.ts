@@ -88,29 +88,13 @@ export function checkDocuments(inputs: readonly InputDocuments[], target: CheckT
       silencedBy.set(f, (options.ignore?.has(rule.id) ?? false) || ignoredByObject(doc).has(rule.id));
     },
   };
-  let objects = 0;
   let workloads = 0;
   const version = formatFullVersion(target.version);
   // Every object of every file, then one check of them all (src/engine/manifests-check.ts, as
   // SidecarValidation.addTo does for an app): the Services and HPAs are matched against the
   // workloads of all the files given, in the same namespace.
-  const docs: Array<{ base: Omit<Finding, 'level' | 'message' | 'rule' | 'ruleName'>; doc: any }> = [];
-  for (const { file, docs: located } of inputs) {
-    located.forEach(({ doc, line }, i) => {
-      objects++;
-      docs.push({
-        doc,
-        base: {
-          file,
-          document: i + 1,
-          line,
-          kind: typeof doc?.kind === 'string' ? doc.kind : '?',
-          name: typeof doc?.metadata?.name === 'string' ? doc.metadata.name : '?',
-          ...(typeof doc?.metadata?.namespace === 'string' ? { namespace: doc.metadata.namespace } : {}),
-        },
-      });
-    });
-  }
+  const docs = locatedDocuments(inputs);
+  const objects = docs.length;
   const isObject = (doc: any) => doc !== null && typeof doc === 'object' && !Array.isArray(doc);
   const checked = docs.filter(d => isObject(d.doc));
   const found = checkManifestSet(
@@ -133,19 +117,7 @@ export function checkDocuments(inputs: readonly InputDocuments[], target: CheckT
     for (const f of mine.filter(x => x.source === 'object')) findings.push(base, doc, f.level, f.rule, f.message);
     for (const [where, item] of workloadsOf(doc)) {
       workloads++;
-      const template = podTemplateView(item);
-      if (!template) continue;
-      // container lists that are not lists of objects: CS014 (pod-spec-malformed) reports them; the
-      // known-bug table reads well-typed pods only (it would crash on `containers: 5`)
-      const malformed = ['containers', 'initContainers'].some(k => template.spec[k] !== undefined && template.spec[k] !== null &&
-        !(Array.isArray(template.spec[k]) && template.spec[k].every((c: unknown) => c !== null && typeof c === 'object' && !Array.isArray(c))));
-      if (malformed) continue;
-      for (const bug of findKnownBugs(where, template.spec, target.version)) {
-        findings.push(base, doc, bug.level, CLI_CHECKS.knownBug, bug.message);
-      }
-      if (capabilities(target.version.minor, target.gate).nativeSidecars) {
-        for (const message of sidecarsWithoutRequests(where, template.spec)) findings.push(base, doc, 'warning', CLI_CHECKS.sidecarRequests, message);
-      }
+      for (const f of podFindings(where, item, target)) findings.push(base, doc, f.level, f.check, f.message);
     }
     for (const f of mine.filter(x => x.source !== 'object')) findings.push(base, doc, f.level, f.rule, f.message);
   }
@@ -161,6 +133,46 @@ export function checkDocuments(inputs: readonly InputDocuments[], target: CheckT
     suppressed: all.length - kept.length,
     findings: kept,
   };
+}
+
+/** Every object of every file, with where it is (file, document, line) and what it is. */
+function locatedDocuments(inputs: readonly InputDocuments[]): Array<{ base: Omit<Finding, 'level' | 'message' | 'rule' | 'ruleName'>; doc: any }> {
+  const docs: Array<{ base: Omit<Finding, 'level' | 'message' | 'rule' | 'ruleName'>; doc: any }> = [];
+  for (const { file, docs: located } of inputs) {
+    located.forEach(({ doc, line }, i) => {
+      docs.push({
+        doc,
+        base: {
+          file,
+          document: i + 1,
+          line,
+          kind: typeof doc?.kind === 'string' ? doc.kind : '?',
+          name: typeof doc?.metadata?.name === 'string' ? doc.metadata.name : '?',
+          ...(typeof doc?.metadata?.namespace === 'string' ? { namespace: doc.metadata.namespace } : {}),
+        },
+      });
+    });
+  }
+  return docs;
+}
+
+/** The findings of one pod template the set check does not make: the release's known bugs, native sidecars without requests. */
+function podFindings(where: string, item: any, target: CheckTarget): Array<{ level: 'error' | 'warning'; check: string; message: string }> {
+  const out: Array<{ level: 'error' | 'warning'; check: string; message: string }> = [];
+  const template = podTemplateView(item);
+  if (!template) return [];
+  // container lists that are not lists of objects: CS014 (pod-spec-malformed) reports them; the
+  // known-bug table reads well-typed pods only (it would crash on `containers: 5`)
+  const malformed = ['containers', 'initContainers'].some(k => template.spec[k] !== undefined && template.spec[k] !== null &&
+    !(Array.isArray(template.spec[k]) && template.spec[k].every((c: unknown) => c !== null && typeof c === 'object' && !Array.isArray(c))));
+  if (malformed) return [];
+  for (const bug of findKnownBugs(where, template.spec, target.version)) {
+    out.push({ level: bug.level, check: CLI_CHECKS.knownBug, message: bug.message });
+  }
+  if (capabilities(target.version.minor, target.gate).nativeSidecars) {
+    for (const message of sidecarsWithoutRequests(where, template.spec)) out.push({ level: 'warning', check: CLI_CHECKS.sidecarRequests, message });
+  }
+  return out;
 }
 
 /** The rule ids an object's check-ignore annotation silences (unknown entries are left out: `unknownIgnores` reports them). */

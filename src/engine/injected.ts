@@ -380,72 +380,98 @@ export function asGraceSpec(p: InjectedProxy, target: EngineTarget): SidecarSpec
 export function meshAnnotations(p: InjectedProxy, appShutdown: number, target: EngineTarget, nativeStops = 0): Record<string, string> {
   const native = p.layout === 'NATIVE';
   const delayed = !native || !capabilities(target.minor, target.gate).orderedTermination;
-  if (p.mesh === 'ISTIO') {
-    // istio/istio 1.24.0 injection-template.yaml: `$nativeSidecar` follows the annotation
-    // `sidecar.istio.io/nativeSidecar` ("true"/"false") over ENABLE_NATIVE_SIDECARS (the pod's
-    // annotation wins; added by istio#53490, first in 1.24.0).
-    // `proxy.istio.io/config` is a ProxyConfig (YAML or JSON) merged over the mesh defaults
-    // (pkg/kube/inject/webhook.go reorderPod, mesh.ApplyProxyConfig): terminationDrainDuration
-    // (default 5s, pkg/config/mesh/mesh.go) is how long pilot-agent drains after SIGTERM
-    // (pkg/envoy/agent.go); holdApplicationUntilProxyStarts puts istio-proxy first in
-    // `containers` with a blocking postStart `pilot-agent wait` (legacy only: the template's
-    // `$holdProxy` is `and (...) (not $nativeSidecar)`).
-    const config: Json = {};
-    if (!native && p.holdApplication) config.holdApplicationUntilProxyStarts = true;
-    config.terminationDrainDuration = `${delayed ? appShutdown + p.stopSeconds : p.stopSeconds}s`;
-    return {
-      'proxy.istio.io/config': JSON.stringify(config),
-      'sidecar.istio.io/nativeSidecar': native ? 'true' : 'false',
-    };
-  }
-  if (p.mesh === 'CONSUL') {
-    // consul-k8s v2.0.3 control-plane/connect-inject/constants/annotations_and_labels.go:
-    // enable-consul-dataplane-as-sidecar (strconv.ParseBool, lifecycle_configuration.go; from
-    // v1.9.0); enable-sidecar-proxy-lifecycle (the chart's default is on: the dataplane drains on
-    // SIGTERM, first in `containers` when legacy); sidecar-proxy-lifecycle-shutdown-grace-period-seconds
-    // (chart default 30): how long the dataplane keeps serving after SIGTERM.
-    return {
-      'consul.hashicorp.com/enable-consul-dataplane-as-sidecar': native ? 'true' : 'false',
-      'consul.hashicorp.com/enable-sidecar-proxy-lifecycle': 'true',
-      'consul.hashicorp.com/sidecar-proxy-lifecycle-shutdown-grace-period-seconds': `${delayed ? appShutdown + p.stopSeconds : p.stopSeconds}`,
-    };
-  }
-  if (p.mesh === 'KUMA') {
-    // kuma v2.14.3 pkg/plugins/runtime/k8s/metadata/annotations.go `kuma.io/sidecar-drain-time`
-    // (containers/factory.go GetDurationWithDefault, default drainTime 30s; Envoy's
-    // `--drain-time-s`, app/kuma-dp/pkg/dataplane/envoy/envoy.go). app/kuma-dp/cmd/run.go: legacy,
-    // SIGTERM fails the health checks and waits the drain time, then exits; native, the
-    // injector's preStop (`killall -USR2 kuma-dp`) starts Envoy's drain when the pod's
-    // termination starts and SIGTERM at the proxy's turn exits at once ("already drained"): the
-    // drain must then last until the library's native sidecars, stopped before it, are gone.
-    // metadata/annotations.go `kuma.io/wait-for-dataplane-ready` (GetEnabledWithDefault:
-    // enabled/disabled; default the control plane's waitForDataplaneReady, false):
-    // containers/factory.go then gives kuma-sidecar a postStart `kuma-dp wait` on /ready, which
-    // holds the next container in either layout (legacy: it is first in `containers`).
-    return {
-      'kuma.io/sidecar-drain-time': `${appShutdown + (native ? nativeStops : 0) + p.stopSeconds}s`,
-      'kuma.io/wait-for-dataplane-ready': p.holdApplication ? 'enabled' : 'disabled',
-    };
-  }
-  if (p.mesh === 'DAPR') {
-    // dapr v1.18.3 pkg/injector/annotations/annotations.go KeyEnableNativeSidecar `dapr.io/enable-native-sidecar`
-    // (from v1.18.0, dapr#9450) and KeyGracefulShutdownSeconds `dapr.io/graceful-shutdown-seconds`, passed to
-    // daprd as --dapr-graceful-shutdown-seconds (sidecar_container.go): how long daprd keeps serving after
-    // SIGTERM (pkg/runtime/config.go, default 5 s). Before 1.18 the layout annotation is not read (legacy).
-    const out: Record<string, string> = { 'dapr.io/graceful-shutdown-seconds': `${delayed ? appShutdown + p.stopSeconds : p.stopSeconds}` };
-    if (releaseAtLeast(p.meshRelease, 1, 18)) out['dapr.io/enable-native-sidecar'] = native ? 'true' : 'false';
-    return out;
-  }
-  if (p.mesh === 'GCS_FUSE') {
-    // gcs-fuse-csi-driver v1.24.4 pkg/webhook/mutatingwebhook.go GcsFuseNativeSidecarEnableAnnotation
-    // `gke-gcsfuse/enable-native-sidecar` (ParseBool; default true), injection.go injectAsNativeSidecar.
-    return { 'gke-gcsfuse/enable-native-sidecar': native ? 'true' : 'false' };
-  }
-  if (p.mesh !== 'LINKERD') {
-    // the OpenTelemetry operator, the Vault agent injector and Datadog read no per-pod layout or
-    // stop annotation (their sources above): nothing to write
-    return {};
-  }
+  const byMesh: Partial<Record<MeshKind, (m: MeshAnnotationInput) => Record<string, string>>> = {
+    ISTIO: istioAnnotations,
+    CONSUL: consulAnnotations,
+    KUMA: kumaAnnotations,
+    DAPR: daprAnnotations,
+    GCS_FUSE: gcsFuseAnnotations,
+    LINKERD: linkerdAnnotations,
+  };
+  const of = byMesh[p.mesh];
+  // the OpenTelemetry operator, the Vault agent injector and Datadog read no per-pod layout or
+  // stop annotation (their sources above): nothing to write
+  if (of === undefined) return {};
+  return of({ p, appShutdown, nativeStops, native, delayed });
+}
+
+/** What each mesh's annotations are made from (see meshAnnotations). */
+interface MeshAnnotationInput {
+  readonly p: InjectedProxy;
+  readonly appShutdown: number;
+  readonly nativeStops: number;
+  readonly native: boolean;
+  /** The proxy gets SIGTERM with the app (legacy, or native without ordered termination). */
+  readonly delayed: boolean;
+}
+
+function istioAnnotations({ p, appShutdown, native, delayed }: MeshAnnotationInput): Record<string, string> {
+  // istio/istio 1.24.0 injection-template.yaml: `$nativeSidecar` follows the annotation
+  // `sidecar.istio.io/nativeSidecar` ("true"/"false") over ENABLE_NATIVE_SIDECARS (the pod's
+  // annotation wins; added by istio#53490, first in 1.24.0).
+  // `proxy.istio.io/config` is a ProxyConfig (YAML or JSON) merged over the mesh defaults
+  // (pkg/kube/inject/webhook.go reorderPod, mesh.ApplyProxyConfig): terminationDrainDuration
+  // (default 5s, pkg/config/mesh/mesh.go) is how long pilot-agent drains after SIGTERM
+  // (pkg/envoy/agent.go); holdApplicationUntilProxyStarts puts istio-proxy first in
+  // `containers` with a blocking postStart `pilot-agent wait` (legacy only: the template's
+  // `$holdProxy` is `and (...) (not $nativeSidecar)`).
+  const config: Json = {};
+  if (!native && p.holdApplication) config.holdApplicationUntilProxyStarts = true;
+  config.terminationDrainDuration = `${delayed ? appShutdown + p.stopSeconds : p.stopSeconds}s`;
+  return {
+    'proxy.istio.io/config': JSON.stringify(config),
+    'sidecar.istio.io/nativeSidecar': native ? 'true' : 'false',
+  };
+}
+
+function consulAnnotations({ p, appShutdown, native, delayed }: MeshAnnotationInput): Record<string, string> {
+  // consul-k8s v2.0.3 control-plane/connect-inject/constants/annotations_and_labels.go:
+  // enable-consul-dataplane-as-sidecar (strconv.ParseBool, lifecycle_configuration.go; from
+  // v1.9.0); enable-sidecar-proxy-lifecycle (the chart's default is on: the dataplane drains on
+  // SIGTERM, first in `containers` when legacy); sidecar-proxy-lifecycle-shutdown-grace-period-seconds
+  // (chart default 30): how long the dataplane keeps serving after SIGTERM.
+  return {
+    'consul.hashicorp.com/enable-consul-dataplane-as-sidecar': native ? 'true' : 'false',
+    'consul.hashicorp.com/enable-sidecar-proxy-lifecycle': 'true',
+    'consul.hashicorp.com/sidecar-proxy-lifecycle-shutdown-grace-period-seconds': `${delayed ? appShutdown + p.stopSeconds : p.stopSeconds}`,
+  };
+}
+
+function kumaAnnotations({ p, appShutdown, nativeStops, native }: MeshAnnotationInput): Record<string, string> {
+  // kuma v2.14.3 pkg/plugins/runtime/k8s/metadata/annotations.go `kuma.io/sidecar-drain-time`
+  // (containers/factory.go GetDurationWithDefault, default drainTime 30s; Envoy's
+  // `--drain-time-s`, app/kuma-dp/pkg/dataplane/envoy/envoy.go). app/kuma-dp/cmd/run.go: legacy,
+  // SIGTERM fails the health checks and waits the drain time, then exits; native, the
+  // injector's preStop (`killall -USR2 kuma-dp`) starts Envoy's drain when the pod's
+  // termination starts and SIGTERM at the proxy's turn exits at once ("already drained"): the
+  // drain must then last until the library's native sidecars, stopped before it, are gone.
+  // metadata/annotations.go `kuma.io/wait-for-dataplane-ready` (GetEnabledWithDefault:
+  // enabled/disabled; default the control plane's waitForDataplaneReady, false):
+  // containers/factory.go then gives kuma-sidecar a postStart `kuma-dp wait` on /ready, which
+  // holds the next container in either layout (legacy: it is first in `containers`).
+  return {
+    'kuma.io/sidecar-drain-time': `${appShutdown + (native ? nativeStops : 0) + p.stopSeconds}s`,
+    'kuma.io/wait-for-dataplane-ready': p.holdApplication ? 'enabled' : 'disabled',
+  };
+}
+
+function daprAnnotations({ p, appShutdown, native, delayed }: MeshAnnotationInput): Record<string, string> {
+  // dapr v1.18.3 pkg/injector/annotations/annotations.go KeyEnableNativeSidecar `dapr.io/enable-native-sidecar`
+  // (from v1.18.0, dapr#9450) and KeyGracefulShutdownSeconds `dapr.io/graceful-shutdown-seconds`, passed to
+  // daprd as --dapr-graceful-shutdown-seconds (sidecar_container.go): how long daprd keeps serving after
+  // SIGTERM (pkg/runtime/config.go, default 5 s). Before 1.18 the layout annotation is not read (legacy).
+  const out: Record<string, string> = { 'dapr.io/graceful-shutdown-seconds': `${delayed ? appShutdown + p.stopSeconds : p.stopSeconds}` };
+  if (releaseAtLeast(p.meshRelease, 1, 18)) out['dapr.io/enable-native-sidecar'] = native ? 'true' : 'false';
+  return out;
+}
+
+function gcsFuseAnnotations({ native }: MeshAnnotationInput): Record<string, string> {
+  // gcs-fuse-csi-driver v1.24.4 pkg/webhook/mutatingwebhook.go GcsFuseNativeSidecarEnableAnnotation
+  // `gke-gcsfuse/enable-native-sidecar` (ParseBool; default true), injection.go injectAsNativeSidecar.
+  return { 'gke-gcsfuse/enable-native-sidecar': native ? 'true' : 'false' };
+}
+
+function linkerdAnnotations({ p, appShutdown, native, delayed }: MeshAnnotationInput): Record<string, string> {
   // linkerd/linkerd2 pkg/k8s/labels.go + pkg/inject/inject.go: version-2.20 reads
   // `config.linkerd.io/proxy-enable-native-sidecar` (ProxyEnableNativeSidecarAnnotation, over the
   // deprecated beta and alpha names: "ProxyEnableNativeSidecarAnnotation should take precedence");
@@ -488,16 +514,25 @@ export function checkInjected(
   const errors: string[] = [];
   const warnings: string[] = [];
   const user: Json[] = [...(template.spec.containers ?? []), ...(template.spec.initContainers ?? [])];
-  const bound = [
-    ...user.flatMap(c => (c.ports ?? []).map((x: Json) => ({ port: x.containerPort as number, by: `container '${c.name}'`, owner: undefined as string | undefined }))),
-    ...sidecars.flatMap(s => boundPorts(s).map(port => ({ port, by: `sidecar '${s.container.name}' (${s.owner})`, owner: s.owner }))),
-  ];
-  const names = [...user.map(c => c.name as string), ...sidecars.map(s => s.container.name as string)];
-  const completes = COMPLETING_KINDS.has(manifest.kind) ||
-    (manifest.kind === 'Pod' && template.spec.restartPolicy !== undefined && template.spec.restartPolicy !== 'Always');
-  const ownedByJob = COMPLETING_KINDS.has(manifest.kind);
   const native = sidecars.filter(s => s.layout === 'NATIVE');
-  const nativeOwners = `${native.map(s => s.owner).join(', ')} ${native.length > 1 ? 'are' : 'is'} native`;
+  const pod: MeshedPod = {
+    where,
+    manifest,
+    template,
+    target,
+    bound: [
+      ...user.flatMap(c => (c.ports ?? []).map((x: Json) => ({ port: x.containerPort as number, by: `container '${c.name}'`, owner: undefined as string | undefined }))),
+      ...sidecars.flatMap(s => boundPorts(s).map(port => ({ port, by: `sidecar '${s.container.name}' (${s.owner})`, owner: s.owner }))),
+    ],
+    names: [...user.map(c => c.name as string), ...sidecars.map(s => s.container.name as string)],
+    completes: COMPLETING_KINDS.has(manifest.kind) ||
+      (manifest.kind === 'Pod' && template.spec.restartPolicy !== undefined && template.spec.restartPolicy !== 'Always'),
+    ownedByJob: COMPLETING_KINDS.has(manifest.kind),
+    native,
+    nativeOwners: `${native.map(s => s.owner).join(', ')} ${native.length > 1 ? 'are' : 'is'} native`,
+    errors,
+    warnings,
+  };
   const seen = new Map<MeshKind, string>();
   for (const p of proxies) {
     const facts = MESH_FACTS[p.mesh];
@@ -507,91 +542,132 @@ export function checkInjected(
       continue;
     }
     seen.set(p.mesh, p.owner);
-    for (const { port, what } of facts.ports) {
-      for (const b of bound.filter(x => x.port === port)) {
-        errors.push(
-          `${p.owner}: port ${port} is bound by the injected ${facts.label} proxy ('${facts.proxyName}', ${what}) and also by ${b.by} on ${where}; ` +
-          `they share the pod's network, so one of them cannot bind it. ${b.owner !== undefined ? `Give ${b.owner} another port` : `Move the app's port ${port}`} ` +
-          `(${facts.label} reserves ${facts.ports.map(x => x.port).join(', ')}).`,
-        );
-      }
-    }
-    for (const name of [facts.proxyName, ...facts.initNames].filter(n => names.includes(n))) {
-      errors.push(`${p.owner}: container name '${name}' on ${where} is the name of a container the ${facts.label} injector adds; rename your container.`);
-    }
-    const own = template.metadata.annotations ?? {};
-    for (const key of Object.keys(meshAnnotations(p, 0, target)).filter(k => own[k] !== undefined)) {
-      errors.push(
-        `${p.owner}: ${where} already sets the annotation '${key}' ('${own[key]}') on its pod template, which this construct sets ` +
-        'from the target; remove it from the workload (use the construct\'s props instead).',
-      );
-    }
+    proxyCollisions(pod, p, facts);
     const real = injectorLayout(p, target);
-    const defaultOn = capabilities(target.minor, target.gate).nativeByDefault;
-    // One layout per pod: an injected container in the legacy layout next to the library's
-    // native sidecars (istio#49054, cloud-sql-proxy-operator#641: a native sidecar started before
-    // the mesh's redirect init container and its proxy cannot reach the network). Certain: an
-    // error; where the cluster decides (CLUSTER rule, not declared): a warning.
-    const mayBeLegacy = real.certain ? real.layout === 'LEGACY' : true;
-    if (mayBeLegacy && native.length > 0) {
-      const why = facts.interceptsTraffic
-        ? 'the injector then puts its traffic-redirect init container after the native sidecars and starts its proxy only with the app, ' +
-          'so connections the native sidecars open in between are redirected to a proxy that is not running'
-        : `${facts.initNames.length > 0 ? `its init container (${facts.initNames.join(', ')}) then runs after the native sidecars, and ` : ''}its legacy container gets SIGTERM ` +
-          'with the app while the native sidecars outlive it, so the pod has two shutdown orders';
-      const tooOld = facts.annotationFrom !== undefined && !releaseAtLeast(p.meshRelease, ...facts.annotationFrom);
-      const fix = tooOld
-        ? `the ${facts.label} reads its layout annotation only from ${facts.annotationFrom!.join('.')} and meshRelease is ${p.meshRelease!.join('.')}: ` +
-          `upgrade it to ${facts.annotationFrom!.join('.')}+ (and drop meshRelease), or give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\``
-        : facts.layoutRule === 'LEGACY_ONLY'
-          ? `the ${facts.label} injects in the legacy layout only (${facts.release}): give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\``
-          : facts.layoutRule === 'CLUSTER'
-            ? `the ${facts.label} decides its layout from the cluster (${facts.clusterRule}; ${facts.release}): give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\`, or change the cluster`
-            : facts.nativeNeedsDefaultOn && p.layout === 'NATIVE'
-              ? `the ${facts.label} injects natively only where the API server and every kubelet are 1.29+ (${facts.release}), and the target is 1.${target.minor}: ` +
-              'target 1.29+, or give the workload\'s sidecar constructs `mode: SidecarMode.LEGACY`'
-              : 'give the mesh construct and the sidecars the same mode';
-      const text = `${p.owner}: the ${facts.label} ${facts.interceptsTraffic ? 'proxy' : 'container'} ${real.certain ? 'is' : 'may be'} injected in the legacy layout but ${nativeOwners} on ${where}: ${why}. ${fix[0].toUpperCase()}${fix.slice(1)}.`;
-      if (real.certain) errors.push(text);
-      else warnings.push(`${text} This construct cannot see the cluster: pass \`injectorLayout\` to say which layout it makes the ${facts.label} use.`);
-    } else if (!real.certain && p.layout === 'LEGACY' && !defaultOn) {
-      // The library's sidecars are legacy, as the target needs: a native injected container next
-      // to them would be fine, but the OpenTelemetry operator and Kuma read only the API server's
-      // version, and a kubelet older than it keeps a native sidecar as a blocking init container.
-      warnings.push(
-        `${p.owner}: the ${facts.label} decides its layout from the cluster (${facts.clusterRule}), not from the pod; the target is 1.${target.minor}, ` +
-        `so where the API server is already 1.29+ it injects '${facts.proxyName}' as a native sidecar, which a kubelet below 1.28 (or 1.28 without the ` +
-        `SidecarContainers gate) runs as a blocking init container: the pod of ${where} hangs in Init on those nodes. Upgrade every kubelet before the API server, ` +
-        'or pass `injectorLayout` to WithMeshProxy once you know the layout it uses.',
-      );
-    }
-    // Appended after every init container: the library's native sidecars start before its
-    // redirect and are stopped after its proxy (reverse order of initContainers).
-    if (real.layout === 'NATIVE' && !facts.nativeFirst && facts.interceptsTraffic && native.length > 0) {
-      warnings.push(
-        `${p.owner}: ${facts.label} appends '${facts.proxyName}' after every init container (${facts.release}), so ${nativeOwners} on ${where}, start before its ` +
-        'redirect and are stopped after its proxy: with transparent proxy on, their connections at start-up and during the shutdown go to a proxy that is not ' +
-        'running. Keep this workload legacy (`mode: SidecarMode.LEGACY` on its constructs and the mesh construct) or exclude their destinations from the redirect.',
-      );
-    }
-    const exits = facts.legacyExits === 'ALWAYS' || (facts.legacyExits === 'JOB' && ownedByJob);
-    if (!real.certain && real.layout === 'NATIVE' && completes && !p.allowLegacyOnJob && !exits) {
-      warnings.push(
-        `${p.owner}: the ${facts.label} decides its layout from the cluster (${facts.clusterRule}); where it injects '${facts.proxyName}' in the legacy layout, ` +
-        `the container never exits and the ${manifest.kind === 'Pod' ? 'pod' : 'Job'} of ${where} never completes. Pass \`injectorLayout\` to say which layout it uses.`,
-      );
-    }
-    if (real.layout === 'LEGACY' && completes && !p.allowLegacyOnJob && !exits) {
+    proxyLayoutFindings(pod, p, facts, real);
+    proxyCompletionFindings(pod, p, facts, real);
+  }
+  return { errors, warnings };
+}
+
+/** What checkInjected knows of the pod, and where it writes its findings. */
+interface MeshedPod {
+  readonly where: string;
+  readonly manifest: Json;
+  readonly template: { metadata: Json; spec: Json };
+  readonly target: EngineTarget;
+  /** Every port bound in the pod, by whom (a container, or a sidecar and its construct). */
+  readonly bound: ReadonlyArray<{ port: number; by: string; owner: string | undefined }>;
+  /** Every container name of the pod (the workload's and the library's sidecars'). */
+  readonly names: readonly string[];
+  /** The pod runs to completion (a Job's, a CronJob's, a Pod with restartPolicy other than Always). */
+  readonly completes: boolean;
+  readonly ownedByJob: boolean;
+  readonly native: readonly SidecarSpec[];
+  readonly nativeOwners: string;
+  readonly errors: string[];
+  readonly warnings: string[];
+}
+
+/** Ports, container names and annotations the injector would take that the pod already has. */
+function proxyCollisions(pod: MeshedPod, p: InjectedProxy, facts: MeshFacts): void {
+  const { where, bound, names, template, target, errors } = pod;
+  for (const { port, what } of facts.ports) {
+    for (const b of bound.filter(x => x.port === port)) {
       errors.push(
-        `${p.owner}: a legacy ${facts.label} ${facts.interceptsTraffic ? 'proxy' : 'container'} on ${where} never exits, so the ${manifest.kind === 'Pod' ? 'pod' : 'Job'} never completes. ` +
-        (facts.layoutRule === 'LEGACY_ONLY'
-          ? `The ${facts.label} injects in the legacy layout only: set \`allowLegacyOnJob: true\` if the app stops it itself` +
-            (p.mesh === 'VAULT_AGENT' ? ' (or annotate the pod `vault.hashicorp.com/agent-pre-populate-only: "true"`: the init container only, no agent).' : '.')
-          : 'Target Kubernetes 1.29+ (the proxy is then injected as a native sidecar), or set `allowLegacyOnJob: true` if the app stops the proxy itself.'),
+        `${p.owner}: port ${port} is bound by the injected ${facts.label} proxy ('${facts.proxyName}', ${what}) and also by ${b.by} on ${where}; ` +
+        `they share the pod's network, so one of them cannot bind it. ${b.owner !== undefined ? `Give ${b.owner} another port` : `Move the app's port ${port}`} ` +
+        `(${facts.label} reserves ${facts.ports.map(x => x.port).join(', ')}).`,
       );
     }
   }
-  return { errors, warnings };
+  for (const name of [facts.proxyName, ...facts.initNames].filter(n => names.includes(n))) {
+    errors.push(`${p.owner}: container name '${name}' on ${where} is the name of a container the ${facts.label} injector adds; rename your container.`);
+  }
+  const own = template.metadata.annotations ?? {};
+  for (const key of Object.keys(meshAnnotations(p, 0, target)).filter(k => own[k] !== undefined)) {
+    errors.push(
+      `${p.owner}: ${where} already sets the annotation '${key}' ('${own[key]}') on its pod template, which this construct sets ` +
+      'from the target; remove it from the workload (use the construct\'s props instead).',
+    );
+  }
+}
+
+/**
+ * One layout per pod: an injected container in the legacy layout next to the library's native
+ * sidecars, one the cluster may inject natively before a kubelet can run it, one appended after
+ * the library's native sidecars.
+ */
+function proxyLayoutFindings(pod: MeshedPod, p: InjectedProxy, facts: MeshFacts, real: InjectorLayout): void {
+  const { where, target, native, nativeOwners, errors, warnings } = pod;
+  const defaultOn = capabilities(target.minor, target.gate).nativeByDefault;
+  // One layout per pod: an injected container in the legacy layout next to the library's
+  // native sidecars (istio#49054, cloud-sql-proxy-operator#641: a native sidecar started before
+  // the mesh's redirect init container and its proxy cannot reach the network). Certain: an
+  // error; where the cluster decides (CLUSTER rule, not declared): a warning.
+  const mayBeLegacy = real.certain ? real.layout === 'LEGACY' : true;
+  if (mayBeLegacy && native.length > 0) {
+    const why = facts.interceptsTraffic
+      ? 'the injector then puts its traffic-redirect init container after the native sidecars and starts its proxy only with the app, ' +
+        'so connections the native sidecars open in between are redirected to a proxy that is not running'
+      : `${facts.initNames.length > 0 ? `its init container (${facts.initNames.join(', ')}) then runs after the native sidecars, and ` : ''}its legacy container gets SIGTERM ` +
+        'with the app while the native sidecars outlive it, so the pod has two shutdown orders';
+    const tooOld = facts.annotationFrom !== undefined && !releaseAtLeast(p.meshRelease, ...facts.annotationFrom);
+    const fix = tooOld
+      ? `the ${facts.label} reads its layout annotation only from ${facts.annotationFrom!.join('.')} and meshRelease is ${p.meshRelease!.join('.')}: ` +
+        `upgrade it to ${facts.annotationFrom!.join('.')}+ (and drop meshRelease), or give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\``
+      : facts.layoutRule === 'LEGACY_ONLY'
+        ? `the ${facts.label} injects in the legacy layout only (${facts.release}): give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\``
+        : facts.layoutRule === 'CLUSTER'
+          ? `the ${facts.label} decides its layout from the cluster (${facts.clusterRule}; ${facts.release}): give the workload's sidecar constructs \`mode: SidecarMode.LEGACY\`, or change the cluster`
+          : facts.nativeNeedsDefaultOn && p.layout === 'NATIVE'
+            ? `the ${facts.label} injects natively only where the API server and every kubelet are 1.29+ (${facts.release}), and the target is 1.${target.minor}: ` +
+            'target 1.29+, or give the workload\'s sidecar constructs `mode: SidecarMode.LEGACY`'
+            : 'give the mesh construct and the sidecars the same mode';
+    const text = `${p.owner}: the ${facts.label} ${facts.interceptsTraffic ? 'proxy' : 'container'} ${real.certain ? 'is' : 'may be'} injected in the legacy layout but ${nativeOwners} on ${where}: ${why}. ${fix[0].toUpperCase()}${fix.slice(1)}.`;
+    if (real.certain) errors.push(text);
+    else warnings.push(`${text} This construct cannot see the cluster: pass \`injectorLayout\` to say which layout it makes the ${facts.label} use.`);
+  } else if (!real.certain && p.layout === 'LEGACY' && !defaultOn) {
+    // The library's sidecars are legacy, as the target needs: a native injected container next
+    // to them would be fine, but the OpenTelemetry operator and Kuma read only the API server's
+    // version, and a kubelet older than it keeps a native sidecar as a blocking init container.
+    warnings.push(
+      `${p.owner}: the ${facts.label} decides its layout from the cluster (${facts.clusterRule}), not from the pod; the target is 1.${target.minor}, ` +
+      `so where the API server is already 1.29+ it injects '${facts.proxyName}' as a native sidecar, which a kubelet below 1.28 (or 1.28 without the ` +
+      `SidecarContainers gate) runs as a blocking init container: the pod of ${where} hangs in Init on those nodes. Upgrade every kubelet before the API server, ` +
+      'or pass `injectorLayout` to WithMeshProxy once you know the layout it uses.',
+    );
+  }
+  // Appended after every init container: the library's native sidecars start before its
+  // redirect and are stopped after its proxy (reverse order of initContainers).
+  if (real.layout === 'NATIVE' && !facts.nativeFirst && facts.interceptsTraffic && native.length > 0) {
+    warnings.push(
+      `${p.owner}: ${facts.label} appends '${facts.proxyName}' after every init container (${facts.release}), so ${nativeOwners} on ${where}, start before its ` +
+      'redirect and are stopped after its proxy: with transparent proxy on, their connections at start-up and during the shutdown go to a proxy that is not ' +
+      'running. Keep this workload legacy (`mode: SidecarMode.LEGACY` on its constructs and the mesh construct) or exclude their destinations from the redirect.',
+    );
+  }
+}
+
+/** A legacy injected container never exits: the Job or the completing pod never completes. */
+function proxyCompletionFindings(pod: MeshedPod, p: InjectedProxy, facts: MeshFacts, real: InjectorLayout): void {
+  const { where, manifest, completes, ownedByJob, errors, warnings } = pod;
+  const exits = facts.legacyExits === 'ALWAYS' || (facts.legacyExits === 'JOB' && ownedByJob);
+  if (!real.certain && real.layout === 'NATIVE' && completes && !p.allowLegacyOnJob && !exits) {
+    warnings.push(
+      `${p.owner}: the ${facts.label} decides its layout from the cluster (${facts.clusterRule}); where it injects '${facts.proxyName}' in the legacy layout, ` +
+      `the container never exits and the ${manifest.kind === 'Pod' ? 'pod' : 'Job'} of ${where} never completes. Pass \`injectorLayout\` to say which layout it uses.`,
+    );
+  }
+  if (real.layout === 'LEGACY' && completes && !p.allowLegacyOnJob && !exits) {
+    errors.push(
+      `${p.owner}: a legacy ${facts.label} ${facts.interceptsTraffic ? 'proxy' : 'container'} on ${where} never exits, so the ${manifest.kind === 'Pod' ? 'pod' : 'Job'} never completes. ` +
+      (facts.layoutRule === 'LEGACY_ONLY'
+        ? `The ${facts.label} injects in the legacy layout only: set \`allowLegacyOnJob: true\` if the app stops it itself` +
+          (p.mesh === 'VAULT_AGENT' ? ' (or annotate the pod `vault.hashicorp.com/agent-pre-populate-only: "true"`: the init container only, no agent).' : '.')
+        : 'Target Kubernetes 1.29+ (the proxy is then injected as a native sidecar), or set `allowLegacyOnJob: true` if the app stops the proxy itself.'),
+    );
+  }
 }
 
 /**

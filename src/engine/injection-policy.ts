@@ -104,13 +104,21 @@ export function planFromStandIn(rendered: Json, shutdown: Omit<InjectionPlan, 'i
 
 /** The CEL of the policy for `plan`; `extraConditions` (the user's) are added after the library's. */
 export function injectionCel(plan: InjectionPlan, extraConditions: Array<{ name: string; expression: string }> = []): InjectionCel {
+  return { matchConditions: [...matchConditionsOf(plan), ...extraConditions], variables: variablesOf(plan), patch: patchOf(plan) };
+}
+
+/**
+ * The pods the policy leaves alone: injected already, a name or port of the sidecars taken, Windows
+ * or the host's network, native sidecars of their own that it cannot count.
+ */
+function matchConditionsOf(plan: InjectionPlan): Array<{ name: string; expression: string }> {
   const names = plan.initContainers.map(c => String(c.name));
   const volumes = plan.volumes.map(v => String(v.name));
   const ports = [...new Set([
     ...plan.initContainers.flatMap(c => (c.ports ?? []).map((p: Json) => Number(p.containerPort))),
     ...(plan.localPorts ?? []),
   ])].sort((a, b) => a - b);
-  const matchConditions = [
+  return [
     {
       // a pod the library synthesized (either layout) or that a policy already injected carries these
       name: 'not-injected-yet',
@@ -140,8 +148,11 @@ export function injectionCel(plan: InjectionPlan, extraConditions: Array<{ name:
       name: 'no-own-native-sidecars',
       expression: '!has(object.spec.initContainers) || !object.spec.initContainers.exists(c, has(c.restartPolicy) && c.restartPolicy == \'Always\')',
     }] : []),
-    ...extraConditions,
   ];
+}
+
+/** The policy's variables: the pod's hooks and grace, and the grace and app budget planGrace would write for it. */
+function variablesOf(plan: InjectionPlan): Array<{ name: string; expression: string }> {
   const stops = Math.ceil(plan.nativeStopSeconds);
   const userStop = plan.userSidecarStopSeconds ?? 0;
   const users = plan.userSidecarStopSeconds === undefined ? '0'
@@ -152,7 +163,7 @@ export function injectionCel(plan: InjectionPlan, extraConditions: Array<{ name:
     'c.lifecycle.preStop.exec.command[0] in [\'sleep\', \'/bin/sleep\', \'/usr/bin/sleep\'] && c.lifecycle.preStop.exec.command[1].matches(\'^[0-9]+$\') ' +
     '? int(c.lifecycle.preStop.exec.command[1]) : -1)) : 0';
   // src/engine/shutdown.ts planGrace, for native sidecars from 1.29 (stopped one after another after the app)
-  const variables = [
+  return [
     { name: 'workloadName', expression: WORKLOAD_NAME },
     // each app container's preStop hook in seconds (appPreStopSeconds), -1 where it cannot be read
     { name: 'hooks', expression: `object.spec.containers.map(c, ${hookOf})` },
@@ -182,6 +193,10 @@ export function injectionCel(plan: InjectionPlan, extraConditions: Array<{ name:
         `: ${int(plan.appShutdownSeconds)}`,
     },
   ];
+}
+
+/** The JSON patch: the sidecars and volumes in front, the app wiring per container, the annotations and the grace period. */
+function patchOf(plan: InjectionPlan): string {
   const parts: string[] = [];
   // Every value the patch writes is a literal of the library's: Object.* initializers exist only in a
   // mutation's expression (kubernetes v1.37.2 staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/
@@ -232,7 +247,7 @@ export function injectionCel(plan: InjectionPlan, extraConditions: Array<{ name:
     parts.push(`[${patch('add', str(`/metadata/annotations/${escapeKey(APP_SHUTDOWN_ANNOTATION)}`), 'string(variables.appBudget) + "s"', true)}]`);
   }
   parts.push(`(variables.newGrace != variables.grace ? [${patch('add', '/spec/terminationGracePeriodSeconds', 'variables.newGrace')}] : [])`);
-  return { matchConditions, variables, patch: parts.join(' +\n') };
+  return parts.join(' +\n');
 }
 
 /** `JSONPatch{...}`; `path` is a literal path, or a CEL expression when `pathIsCel`. */

@@ -739,15 +739,27 @@ function duplicateKinds(where: string, sidecars: SidecarSpec[]): string[] {
   return errors;
 }
 
+/** Every way the sidecars collide with the workload or with each other (paths, names, volumes, ports), in that order. */
 function checkCollisions(
   where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[], volumes: Json[], controllerVolumes: string[], ephemeral: Json[] = [],
   portsOf: (s: SidecarSpec) => number[] = boundPorts,
 ): string[] {
-  const errors: string[] = [];
+  return [
+    ...appMountPathClashes(where, sidecars),
+    ...containerNameClashes(where, sidecars, containers, init, ephemeral),
+    ...volumeNameClashes(where, sidecars, volumes, controllerVolumes),
+    ...portClashes(where, sidecars, containers, init, portsOf),
+    ...appMountClashes(where, sidecars, containers),
+  ];
+}
 
-  // Two sidecars that mount something at one path of the app containers (a WithSidecar
-  // appMountPath equal to a WithLogAgent's logDirectory): the API server rejects a container with
-  // two mounts at one path ("must be unique"), and only one could be the app's anyway.
+/**
+ * Two sidecars that mount something at one path of the app containers (a WithSidecar
+ * appMountPath equal to a WithLogAgent's logDirectory): the API server rejects a container with
+ * two mounts at one path ("must be unique"), and only one could be the app's anyway.
+ */
+function appMountPathClashes(where: string, sidecars: SidecarSpec[]): string[] {
+  const errors: string[] = [];
   const appPaths = new Map<string, SidecarSpec>();
   for (const s of sidecars) {
     const appMounts = s.appMounts;
@@ -763,7 +775,12 @@ function checkCollisions(
       if (other === undefined) appPaths.set(m.mountPath, s);
     }
   }
+  return errors;
+}
 
+/** A sidecar's container name taken by the workload's containers, another sidecar, or the library's tools. */
+function containerNameClashes(where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[], ephemeral: Json[]): string[] {
+  const errors: string[] = [];
   const userNames = new Set<unknown>();
   for (const c of containers) userNames.add(c.name);
   for (const c of init) userNames.add(c.name);
@@ -788,7 +805,12 @@ function checkCollisions(
       errors.push(`${s.owner}: container name '${name}' is reserved for the library's hook tools; choose another containerName.`);
     }
   }
+  return errors;
+}
 
+/** A sidecar's volume name that is no DNS-1123 label, or taken by the workload, a claim template or another sidecar. */
+function volumeNameClashes(where: string, sidecars: SidecarSpec[], volumes: Json[], controllerVolumes: string[]): string[] {
+  const errors: string[] = [];
   const userVolumeNames = new Set(volumes.map(v => v.name));
   const claimNames = controllerVolumes.length > 0 ? new Set(controllerVolumes) : undefined;
   const sidecarVolumes = new Map<string, string>();
@@ -825,8 +847,12 @@ function checkCollisions(
       sidecarVolumes.set(v.name, s.owner);
     }
   }
+  return errors;
+}
 
-  // Ports: every container of a pod shares one network namespace.
+/** Ports: every container of a pod shares one network namespace. */
+function portClashes(where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[], portsOf: (s: SidecarSpec) => number[]): string[] {
+  const errors: string[] = [];
   const appPorts = new Map<number, string>();
   for (const list of [containers, init]) {
     for (const c of list) {
@@ -857,8 +883,12 @@ function checkCollisions(
       }
     }
   }
+  return errors;
+}
 
-  // Mount paths the sidecar adds to app containers.
+/** Mount paths the sidecars add to the app containers, where an app container mounts another volume. */
+function appMountClashes(where: string, sidecars: SidecarSpec[], containers: Json[]): string[] {
+  const errors: string[] = [];
   for (const s of sidecars) {
     const appMounts = s.appMounts;
     for (let i = 0; i < appMounts.length; i++) {

@@ -651,7 +651,22 @@ export function planGrace(
   // longer before it is killed, and the sidecars' hooks count that, but it is no stop time).
   const readHooks = appContainers.map(appPreStopSeconds).filter((x): x is number => x !== undefined);
   const appShutdownSeconds = budgetFromGrace ? Math.max(0, appEnd - Math.max(0, ...readHooks)) : appShutdownOf(sidecars);
-  const current = options.current;
+  const write = graceToWrite(where, need,
+    { explicit, current: options.current, given, ours: ours.length, budgetFromGrace, appShutdown: appShutdownOf(sidecars) }, errors, warnings);
+  return { appEndSeconds: appEnd, appShutdownSeconds, budgetSource, need, write, errors, warnings };
+}
+
+/**
+ * The terminationGracePeriodSeconds to write: raised where the sidecars need more than the pod
+ * gets (unset: Kubernetes' 30 s); a grace set below the need is an error where appShutdownTime is
+ * given or no sidecar of the library's is there to own the raise, else raised with a warning.
+ */
+function graceToWrite(
+  where: string, need: { seconds: number; explanation: string },
+  facts: { explicit?: number; current?: number; given: boolean; ours: number; budgetFromGrace: boolean; appShutdown: number },
+  errors: string[], warnings: string[],
+): number | undefined {
+  const { explicit, current, given, ours, budgetFromGrace, appShutdown } = facts;
   let write: number | undefined;
   if (explicit === undefined) {
     // raised only where the sidecars need more than the pod gets anyway (unset: Kubernetes' 30 s)
@@ -663,7 +678,7 @@ export function planGrace(
         `(${need.explanation}). Raise terminationGracePeriodSeconds to at least ${need.seconds}, ` +
         'or shorten appShutdownTime or the agents\' drain/flush times.',
       );
-    } else if (ours.length === 0) {
+    } else if (ours === 0) {
       errors.push(
         `${where}: terminationGracePeriodSeconds is ${explicit}, but its sidecars need ${need.seconds} ` +
         `(${need.explanation}). Raise terminationGracePeriodSeconds to at least ${need.seconds}.`,
@@ -673,11 +688,11 @@ export function planGrace(
       if (!budgetFromGrace) {
         warnings.push(
           `${where}: terminationGracePeriodSeconds ${explicit} is below what its sidecars need, raised to ${need.seconds} ` +
-          `(${need.explanation}); its pods complete, so the app keeps appShutdownTime (${appShutdownOf(sidecars)}s) rather than the whole grace period. ` +
+          `(${need.explanation}); its pods complete, so the app keeps appShutdownTime (${appShutdown}s) rather than the whole grace period. ` +
           'Set appShutdownTime on the sidecar constructs to say how long the app takes.',
         );
       }
     }
   }
-  return { appEndSeconds: appEnd, appShutdownSeconds, budgetSource, need, write, errors, warnings };
+  return write;
 }

@@ -65,7 +65,7 @@ import { KUBERNETES_DEFAULT_GRACE_SECONDS } from '../facts/pod-defaults';
 import { parseQuantity } from '../facts/quantity';
 import { SidecarError } from '../private/errors';
 import { Json } from '../private/json';
-import { capabilities } from '../target/capabilities';
+import { TargetCapabilities, capabilities } from '../target/capabilities';
 
 /** What the timeline needs besides the manifest. */
 export interface TimelineInput {
@@ -394,72 +394,23 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
     // unplaced: the caller (SidecarTimeline, the CLI) names the object
     throw new SidecarError({ problem: `kind ${manifest?.kind} has no pod template`, value: manifest?.kind, fix: `the timeline reads ${SUPPORTED_KINDS.join(', ')}` });
   }
-  const ordered = capabilities(input.target.minor, input.target.gate).orderedTermination;
+  const caps = capabilities(input.target.minor, input.target.gate);
+  const ordered = caps.orderedTermination;
   const assumptions: string[] = [];
   const legacy = new Set(input.legacySidecars);
-  const containers: Json[] = spec.containers ?? [];
-  const init: Json[] = spec.initContainers ?? [];
-  const roleOf = (c: Json): TimelineRole => legacy.has(c.name) ? 'legacy sidecar' : 'app';
-
-  // Start
-  const start: StartStep[] = [];
-  let t = 0;
-  for (const c of init) {
-    const native = c.restartPolicy === 'Always';
-    const post = holdSeconds(c.lifecycle?.postStart);
-    if (post === undefined) assumptions.push(`'${c.name}': its postStart hook counts 0 s (its duration cannot be read)`);
-    const took = native ? (post ?? 0) + probeWorst(c.startupProbe) : 0;
-    const quick = (input.quickInit ?? []).includes(c.name);
-    if (!native && !quick) assumptions.push(`init container '${c.name}': its run time counts 0 s`);
-    const how = native
-      ? (c.startupProbe ? `startupProbe worst case ${probeWorst(c.startupProbe)}s` : 'no startupProbe: started at once')
-      : quick ? 'copies busybox (at once)' : 'runs to completion (time not known)';
-    start.push({ name: c.name, role: native ? 'native sidecar' : 'init', startSeconds: t, startedSeconds: t + took, how });
-    t += took;
-  }
-  let appStart: number | undefined;
-  for (const c of containers) {
-    const post = holdSeconds(c.lifecycle?.postStart);
-    if (post === undefined) assumptions.push(`'${c.name}': its postStart hook counts 0 s (its duration cannot be read)`);
-    const role = roleOf(c);
-    if (role === 'app' && appStart === undefined) appStart = t;
-    const how = post ? `postStart holds the next container up to ${post}s` : 'started at once';
-    start.push({ name: c.name, role, startSeconds: t, startedSeconds: t + (post ?? 0), how });
-    t += post ?? 0;
-  }
-
-  // What the kubelet sends: SIGTERM, unless lifecycle.stopSignal is kept (ContainerStopSignals: alpha
-  // and off through 1.37, so never with the default gates), then the image's STOPSIGNAL stands.
-  const caps = capabilities(input.target.minor, input.target.gate);
-  for (const c of [...init, ...containers].filter(x => x.lifecycle?.stopSignal !== undefined && !caps.stopSignal)) {
-    assumptions.push(`'${c.name}': its lifecycle.stopSignal ${c.lifecycle.stopSignal} is dropped by Kubernetes 1.${input.target.minor} ` +
-      '(ContainerStopSignals is alpha and off): it is stopped with SIGTERM (or its image\'s STOPSIGNAL) as shown');
-  }
-  // RestartAllContainers (KEP-5532, 1.36+; kubernetes v1.37.2 pkg/kubelet/kuberuntime): the app
-  // containers first, then the init containers, the triggering one last (kuberuntime_manager.go:
-  // 1294-1303), each running one killed in turn with grace 0 (:1632-1646): no preStop
-  // (kuberuntime_container.go:896), SIGTERM and the 2 s minimumGracePeriodInSeconds (:907-909)
-  // before SIGKILL; then the pod starts again from its init containers.
-  const rulesOf = (c: Json): Json[] => Array.isArray(c.restartPolicyRules) ? c.restartPolicyRules : [];
-  const codesOf = (r: Json): unknown[] => Array.isArray(r.exitCodes?.values) ? r.exitCodes.values : [];
-  const podRestarts = !caps.restartAllContainers ? [] : [...init, ...containers].flatMap(c => rulesOf(c)
-    .filter(r => r?.action === 'RestartAllContainers')
-    .map(r => ({ r, others: [...init.filter(x => x.restartPolicy === 'Always'), ...containers].filter(x => x !== c).length }))
-    .map(({ r, others }) => `'${c.name}' exiting with ${r.exitCodes?.operator === 'NotIn' ? 'a code not in' : 'a code in'} [${codesOf(r).join(', ')}] ` +
-      'restarts every container in place: no preStop; SIGTERM with the kubelet\'s 2 s minimum, one container after another, app containers first ' +
-      `(up to ${2 * others}s for the ${others} running other${others === 1 ? '' : 's'}), then the init containers and the app start again`));
+  const pod: PodUnderTimeline = {
+    containers: spec.containers ?? [],
+    init: spec.initContainers ?? [],
+    roleOf: (c: Json): TimelineRole => legacy.has(c.name) ? 'legacy sidecar' : 'app',
+  };
+  const started = startSteps(pod, input, assumptions);
+  stopSignalAssumptions(pod, caps, input.target.minor, assumptions);
+  const podRestarts = caps.restartAllContainers ? podRestartLines(pod) : [];
 
   // Stop
   const graceSet = typeof spec.terminationGracePeriodSeconds === 'number';
   const grace: number = graceSet ? spec.terminationGracePeriodSeconds : KUBERNETES_DEFAULT_GRACE_SECONDS;
-  const hooks = (c: Json): number | undefined => {
-    if (!c.lifecycle?.preStop) return undefined;
-    const given = input.hookSeconds?.[c.name];
-    if (given !== undefined) return given;
-    const read = hookDuration(c.lifecycle.preStop);
-    if (read === undefined) assumptions.push(`'${c.name}': its preStop hook counts 0 s (its duration cannot be read)`);
-    return read ?? 0;
-  };
+  const hooks = preStopSeconds(input, assumptions);
   const stopOfContainer = (c: Json, role: TimelineRole): number | undefined => {
     const s = input.stopSeconds[c.name];
     if (s !== undefined) return s;
@@ -467,38 +418,19 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
     assumptions.push(`'${c.name}': its stop time is not known: it runs until it is killed`);
     return undefined;
   };
-  const main: Killing[] = containers.map(c => ({ c, role: roleOf(c), stop: stopOfContainer(c, roleOf(c)) }));
-  const natives: Killing[] = init.filter(c => c.restartPolicy === 'Always').map(c => ({ c, role: 'native sidecar' as TimelineRole, stop: stopOfContainer(c, 'native sidecar') }));
+  const main: Killing[] = pod.containers.map(c => ({ c, role: pod.roleOf(c), stop: stopOfContainer(c, pod.roleOf(c)) }));
+  const natives: Killing[] = pod.init.filter(c => c.restartPolicy === 'Always')
+    .map(c => ({ c, role: 'native sidecar' as TimelineRole, stop: stopOfContainer(c, 'native sidecar') }));
   const stop = stopOf(main, natives, grace, ordered, hooks);
   const appSteps = stop.filter(s => s.role === 'app');
   const appExit = Math.max(0, ...appSteps.map(s => s.exitSeconds));
   const sidecarSteps = stop.filter(s => s.role !== 'app');
   const end = Math.max(0, ...stop.map(s => s.exitSeconds));
 
-  // Completion
   const podCompletes = manifest.kind === 'Pod' && spec.restartPolicy !== undefined && spec.restartPolicy !== 'Always';
   const completes = COMPLETING_KINDS.has(manifest.kind) || podCompletes;
-  let completion: StopStep[] = [];
-  let completionSeconds: number | undefined;
-  if (completes) {
-    // a legacy sidecar exits by itself only under the library's exit-with-app wrapper
-    const legacyMain = main.filter(k => k.role === 'legacy sidecar');
-    const exiting = legacyMain.map(k => ({ k, read: exitWithAppReadSeconds(k.c) }));
-    const neverExits = exiting.some(x => x.read === undefined || x.k.stop === undefined);
-    const selfExits: StopStep[] = exiting.filter(x => x.read !== undefined && x.k.stop !== undefined).map(({ k, read }) => {
-      // its look at the pod's processes comes at most 1 s after the app's exit, then the read delay
-      const sigterm = 1 + read!;
-      const exit = sigterm + k.stop!;
-      return { name: k.c.name, role: k.role, sigtermSeconds: sigterm, sigkillSeconds: exit, exitSeconds: exit, killed: false, early: false };
-    });
-    // the native sidecars are stopped once every container of spec.containers has exited, by
-    // the kubelet's next pod sync (1. above)
-    const mainDone = Math.max(0, ...selfExits.map(x => x.exitSeconds));
-    const killAt = natives.length > 0 ? mainDone + KUBELET_SYNC_SECONDS : mainDone;
-    completion = [...selfExits, ...stopOf([], natives, grace, ordered, hooks).map(x => shifted(x, killAt))];
-    // then 2. to 4.: Succeeded reaches the API server three syncs after the last exit
-    completionSeconds = neverExits ? undefined : Math.max(killAt, ...completion.map(x => x.exitSeconds)) + 3 * KUBELET_SYNC_SECONDS;
-  }
+  const { completion, completionSeconds } = completes
+    ? completionSteps(main, natives, grace, ordered, hooks) : { completion: [], completionSeconds: undefined };
   const jobCompleteSeconds = completionSeconds !== undefined && COMPLETING_KINDS.has(manifest.kind)
     ? completionSeconds + JOB_SYNC_SECONDS : undefined;
 
@@ -506,8 +438,8 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
     workload: `${manifest.kind} '${manifest.metadata?.name ?? ''}'`,
     ordered,
     completes,
-    start,
-    appStartSeconds: appStart ?? t,
+    start: started.start,
+    appStartSeconds: started.appStart ?? started.end,
     stop,
     graceSeconds: grace,
     graceSet,
@@ -522,4 +454,110 @@ export function computeTimeline(manifest: Json, input: TimelineInput): Timeline 
     assumptions: [...new Set(assumptions)],
     podRestarts,
   };
+}
+
+/** The containers of the pod a timeline reads, and the role of each of `spec.containers`. */
+interface PodUnderTimeline {
+  readonly containers: Json[];
+  readonly init: Json[];
+  readonly roleOf: (c: Json) => TimelineRole;
+}
+
+/** The start: each init container in turn (a native one until its startup probe passes), then the containers (each postStart holds the next). */
+function startSteps(pod: PodUnderTimeline, input: TimelineInput, assumptions: string[]): { start: StartStep[]; appStart?: number; end: number } {
+  const start: StartStep[] = [];
+  let t = 0;
+  for (const c of pod.init) {
+    const native = c.restartPolicy === 'Always';
+    const post = holdSeconds(c.lifecycle?.postStart);
+    if (post === undefined) assumptions.push(`'${c.name}': its postStart hook counts 0 s (its duration cannot be read)`);
+    const took = native ? (post ?? 0) + probeWorst(c.startupProbe) : 0;
+    const quick = (input.quickInit ?? []).includes(c.name);
+    if (!native && !quick) assumptions.push(`init container '${c.name}': its run time counts 0 s`);
+    const how = native
+      ? (c.startupProbe ? `startupProbe worst case ${probeWorst(c.startupProbe)}s` : 'no startupProbe: started at once')
+      : quick ? 'copies busybox (at once)' : 'runs to completion (time not known)';
+    start.push({ name: c.name, role: native ? 'native sidecar' : 'init', startSeconds: t, startedSeconds: t + took, how });
+    t += took;
+  }
+  let appStart: number | undefined;
+  for (const c of pod.containers) {
+    const post = holdSeconds(c.lifecycle?.postStart);
+    if (post === undefined) assumptions.push(`'${c.name}': its postStart hook counts 0 s (its duration cannot be read)`);
+    const role = pod.roleOf(c);
+    if (role === 'app' && appStart === undefined) appStart = t;
+    const how = post ? `postStart holds the next container up to ${post}s` : 'started at once';
+    start.push({ name: c.name, role, startSeconds: t, startedSeconds: t + (post ?? 0), how });
+    t += post ?? 0;
+  }
+  return { start, appStart, end: t };
+}
+
+/**
+ * What the kubelet sends: SIGTERM, unless lifecycle.stopSignal is kept (ContainerStopSignals: alpha
+ * and off through 1.37, so never with the default gates), then the image's STOPSIGNAL stands.
+ */
+function stopSignalAssumptions(pod: PodUnderTimeline, caps: TargetCapabilities, minor: number, assumptions: string[]): void {
+  for (const c of [...pod.init, ...pod.containers].filter(x => x.lifecycle?.stopSignal !== undefined && !caps.stopSignal)) {
+    assumptions.push(`'${c.name}': its lifecycle.stopSignal ${c.lifecycle.stopSignal} is dropped by Kubernetes 1.${minor} ` +
+      '(ContainerStopSignals is alpha and off): it is stopped with SIGTERM (or its image\'s STOPSIGNAL) as shown');
+  }
+}
+
+/**
+ * RestartAllContainers (KEP-5532, 1.36+; kubernetes v1.37.2 pkg/kubelet/kuberuntime): the app
+ * containers first, then the init containers, the triggering one last (kuberuntime_manager.go:
+ * 1294-1303), each running one killed in turn with grace 0 (:1632-1646): no preStop
+ * (kuberuntime_container.go:896), SIGTERM and the 2 s minimumGracePeriodInSeconds (:907-909)
+ * before SIGKILL; then the pod starts again from its init containers.
+ */
+function podRestartLines(pod: PodUnderTimeline): string[] {
+  const { init, containers } = pod;
+  const rulesOf = (c: Json): Json[] => Array.isArray(c.restartPolicyRules) ? c.restartPolicyRules : [];
+  const codesOf = (r: Json): unknown[] => Array.isArray(r.exitCodes?.values) ? r.exitCodes.values : [];
+  return [...init, ...containers].flatMap(c => rulesOf(c)
+    .filter(r => r?.action === 'RestartAllContainers')
+    .map(r => ({ r, others: [...init.filter(x => x.restartPolicy === 'Always'), ...containers].filter(x => x !== c).length }))
+    .map(({ r, others }) => `'${c.name}' exiting with ${r.exitCodes?.operator === 'NotIn' ? 'a code not in' : 'a code in'} [${codesOf(r).join(', ')}] ` +
+      'restarts every container in place: no preStop; SIGTERM with the kubelet\'s 2 s minimum, one container after another, app containers first ' +
+      `(up to ${2 * others}s for the ${others} running other${others === 1 ? '' : 's'}), then the init containers and the app start again`));
+}
+
+/** The seconds a container's preStop hook holds its SIGTERM (given, else read; unreadable: 0 s, said once). */
+function preStopSeconds(input: TimelineInput, assumptions: string[]): (c: Json) => number | undefined {
+  return (c: Json): number | undefined => {
+    if (!c.lifecycle?.preStop) return undefined;
+    const given = input.hookSeconds?.[c.name];
+    if (given !== undefined) return given;
+    const read = hookDuration(c.lifecycle.preStop);
+    if (read === undefined) assumptions.push(`'${c.name}': its preStop hook counts 0 s (its duration cannot be read)`);
+    return read ?? 0;
+  };
+}
+
+/**
+ * A completing pod's end: the legacy sidecars under the exit-with-app wrapper exit by themselves,
+ * the native ones are stopped by the kubelet's next sync once every container has exited, and
+ * Succeeded reaches the API server three syncs after the last exit.
+ */
+function completionSteps(main: Killing[], natives: Killing[], grace: number, ordered: boolean, hooks: (c: Json) => number | undefined):
+{ completion: StopStep[]; completionSeconds?: number } {
+  // a legacy sidecar exits by itself only under the library's exit-with-app wrapper
+  const legacyMain = main.filter(k => k.role === 'legacy sidecar');
+  const exiting = legacyMain.map(k => ({ k, read: exitWithAppReadSeconds(k.c) }));
+  const neverExits = exiting.some(x => x.read === undefined || x.k.stop === undefined);
+  const selfExits: StopStep[] = exiting.filter(x => x.read !== undefined && x.k.stop !== undefined).map(({ k, read }) => {
+    // its look at the pod's processes comes at most 1 s after the app's exit, then the read delay
+    const sigterm = 1 + read!;
+    const exit = sigterm + k.stop!;
+    return { name: k.c.name, role: k.role, sigtermSeconds: sigterm, sigkillSeconds: exit, exitSeconds: exit, killed: false, early: false };
+  });
+  // the native sidecars are stopped once every container of spec.containers has exited, by
+  // the kubelet's next pod sync (1. above)
+  const mainDone = Math.max(0, ...selfExits.map(x => x.exitSeconds));
+  const killAt = natives.length > 0 ? mainDone + KUBELET_SYNC_SECONDS : mainDone;
+  const completion = [...selfExits, ...stopOf([], natives, grace, ordered, hooks).map(x => shifted(x, killAt))];
+  // then 2. to 4.: Succeeded reaches the API server three syncs after the last exit
+  const completionSeconds = neverExits ? undefined : Math.max(killAt, ...completion.map(x => x.exitSeconds)) + 3 * KUBELET_SYNC_SECONDS;
+  return { completion, ...(completionSeconds !== undefined ? { completionSeconds } : {}) };
 }

@@ -7,7 +7,7 @@ import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './c
 import { checkImage, checkListenPort, positiveSeconds } from '../../bind/checks';
 import { DefaultImage, imageTagVersion, releaseRangeWarning, withoutDigest } from '../../facts/images';
 import { Where } from '../../private/errors';
-import { LogAgentSpec, agentDiskRequest } from '../log-agent-spec';
+import { LogAgentContext, LogAgentSpec, OtherAgents, agentDiskRequest } from '../log-agent-spec';
 
 /**
  * Options of the Fluentd agent.
@@ -117,38 +117,7 @@ export const FLUENTD_AGENT: LogAgentSpec<FluentdOptions> = {
     const requestSeconds = positiveSeconds(ctx.who, 'fluentd requestTimeout', options.requestTimeout, 15, 'a request needs time to be answered');
     const monitorPort = options.monitorPort ?? 24220;
     const image = options.image ?? IMAGE.image;
-    // Only the upstream images' tags are Fluentd versions; the tag of an image of your own is not.
-    const repo = image.split('@')[0].replace(/:[^/]*$/, '');
-    const upstream = ['fluentd', 'fluentd-kubernetes-daemonset'].includes(repo.slice(repo.lastIndexOf('/') + 1));
-    const v = upstream ? imageTagVersion(image) : undefined;
-    const leaksDebugInfo = v !== undefined && (v.major < 1 || (v.major === 1 && (v.minor < 19 || (v.minor === 19 && v.patch < 3))));
-    if (leaksDebugInfo && !options.allowMonitorDebugInfo) {
-      throw ctx.who.error(
-        `Fluentd image '${image}' is older than 1.19.3, whose in_monitor_agent (on the pod IP for the probes) ` +
-      "still answers ?debug=1 and ?with_ivars= with the plugins' settings, output passwords included",
-        image, `Use ${IMAGE.image} or later, or set \`allowMonitorDebugInfo: true\` and keep other pods off port ${monitorPort} with a NetworkPolicy`, '. ',
-      );
-    }
-    // The tag of an image of your own names your release, not Fluentd's: read as naming none.
-    const untagged = image.split('@')[0].replace(/:[^/]*$/, '');
-    const warning = releaseRangeWarning(ctx.who, upstream ? image : untagged, IMAGE)?.replace(`'${untagged}'`, `'${image}'`);
-    const plugin = FLUENTD_OUTPUT_PLUGIN[ctx.output.type];
-    if (plugin !== undefined && withoutDigest(image) === IMAGE.image) {
-      throw ctx.who.error(
-        `the ${ctx.output.type} output needs the ${plugin} gem, which the default Fluentd image ${IMAGE.image} ` +
-      'does not ship (it has the core plugins only: stdout, forward, http)',
-        image, 'Pass `LogAgent.fluentd({ image })` with an image ' +
-      `that has it (e.g. one built FROM ${IMAGE.image} with \`gem install ${plugin}\`), or use ${others(ctx.output.type)}, ` +
-      'which support this output natively', '. ',
-      );
-    }
-    if (ctx.sources?.podLogsEnv !== undefined && withoutDigest(image) === IMAGE.image) {
-      throw ctx.who.error(
-        `podLogs joins the kubelet's partial lines (CRI tag P) with the fluent-plugin-concat gem, which the default Fluentd image ${IMAGE.image} ` +
-      'does not ship', image, 'Pass `LogAgent.fluentd({ image })` with an image that has it (one built FROM ' +
-      `${IMAGE.image} with \`gem install fluent-plugin-concat\`), or use ${others()}, whose CRI readers are built in`, '. ',
-      );
-    }
+    const warning = imageRefusalsAndWarning(ctx, options, image, monitorPort, others);
     // the file buffer's `total_limit_size` (`<n>m`: Fluentd's sizes are 1024-based, lib/fluent/config/types.rb, v1.19.3)
     const bufferLimitMiB = Math.max(1, Math.floor(ctx.logVolumeSizeLimitMiB / 4));
     let config: string;
@@ -204,3 +173,46 @@ export const FLUENTD_AGENT: LogAgentSpec<FluentdOptions> = {
     };
   },
 };
+
+/**
+ * What the image allows: refused where it leaks its outputs' settings (before 1.19.3) or lacks the
+ * gem an output or podLogs needs (the default image has the core plugins only); the release-range
+ * warning of an upstream image otherwise.
+ */
+function imageRefusalsAndWarning(
+  ctx: LogAgentContext, options: FluentdOptions, image: string, monitorPort: number, others: OtherAgents,
+): string | undefined {
+  // Only the upstream images' tags are Fluentd versions; the tag of an image of your own is not.
+  const repo = image.split('@')[0].replace(/:[^/]*$/, '');
+  const upstream = ['fluentd', 'fluentd-kubernetes-daemonset'].includes(repo.slice(repo.lastIndexOf('/') + 1));
+  const v = upstream ? imageTagVersion(image) : undefined;
+  const leaksDebugInfo = v !== undefined && (v.major < 1 || (v.major === 1 && (v.minor < 19 || (v.minor === 19 && v.patch < 3))));
+  if (leaksDebugInfo && !options.allowMonitorDebugInfo) {
+    throw ctx.who.error(
+      `Fluentd image '${image}' is older than 1.19.3, whose in_monitor_agent (on the pod IP for the probes) ` +
+    "still answers ?debug=1 and ?with_ivars= with the plugins' settings, output passwords included",
+      image, `Use ${IMAGE.image} or later, or set \`allowMonitorDebugInfo: true\` and keep other pods off port ${monitorPort} with a NetworkPolicy`, '. ',
+    );
+  }
+  // The tag of an image of your own names your release, not Fluentd's: read as naming none.
+  const untagged = image.split('@')[0].replace(/:[^/]*$/, '');
+  const warning = releaseRangeWarning(ctx.who, upstream ? image : untagged, IMAGE)?.replace(`'${untagged}'`, `'${image}'`);
+  const plugin = FLUENTD_OUTPUT_PLUGIN[ctx.output.type];
+  if (plugin !== undefined && withoutDigest(image) === IMAGE.image) {
+    throw ctx.who.error(
+      `the ${ctx.output.type} output needs the ${plugin} gem, which the default Fluentd image ${IMAGE.image} ` +
+    'does not ship (it has the core plugins only: stdout, forward, http)',
+      image, 'Pass `LogAgent.fluentd({ image })` with an image ' +
+    `that has it (e.g. one built FROM ${IMAGE.image} with \`gem install ${plugin}\`), or use ${others(ctx.output.type)}, ` +
+    'which support this output natively', '. ',
+    );
+  }
+  if (ctx.sources?.podLogsEnv !== undefined && withoutDigest(image) === IMAGE.image) {
+    throw ctx.who.error(
+      `podLogs joins the kubelet's partial lines (CRI tag P) with the fluent-plugin-concat gem, which the default Fluentd image ${IMAGE.image} ` +
+    'does not ship', image, 'Pass `LogAgent.fluentd({ image })` with an image that has it (one built FROM ' +
+    `${IMAGE.image} with \`gem install fluent-plugin-concat\`), or use ${others()}, whose CRI readers are built in`, '. ',
+    );
+  }
+  return warning;
+}

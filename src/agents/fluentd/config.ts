@@ -204,41 +204,8 @@ function output(o: LogOutputConfig, vars: Record<string, string>, b: BufferOptio
         ],
         children: [{ name: 'server', params: [['host', fluentLiteral(o.host)], ['port', o.port]] }, buf],
       };
-    case 'http': {
-      const names = Object.keys(o.headers);
-      // `headers` is a hash: as a double-quoted string it is evaluated (embedded Ruby) and then
-      // parsed as JSON, so the secret values are JSON-escaped by `to_json`. Each value is
-      // stripped first: a Secret made from a file (`kubectl create secret --from-file`) usually
-      // ends in a newline, and Net::HTTP refuses a header value with CR or LF on every request
-      // (ruby net/http/header.rb `initialize_http_header`: ArgumentError), so nothing would be
-      // sent; white space at either end is not part of a field value anyway (RFC 9110 5.5).
-      const headers = names.length === 0 ? [] : [[
-        'headers',
-        `"{${names.map(h => `${JSON.stringify(JSON.stringify(h)).slice(1, -1)}:#{ENV['${vars[`header_${h}`]}'].strip.to_json}`).join(',')}}"`,
-      ] as Param];
-      return {
-        name: 'match',
-        arg: FLUENTD_IDS.match,
-        params: [
-          ['@type', 'http'], ...head,
-          ['endpoint', url(o, o.uri)],
-          ['http_method', 'post'],
-          ['json_array', false],
-          // Set, so that Fluentd v1.19 does not warn that its default ([503]) changes in v2
-          // (out_http.rb `configure`); the codes a backend sends when it is overloaded or
-          // restarting, as the other agents retry them. Any other 4xx/5xx drops the chunk
-          // (`error_response_as_unrecoverable` true).
-          ['retryable_response_codes', fluentJson(HTTP_RETRYABLE)],
-          ...(o.tls ? [['tls_verify_mode', 'peer']] as Param[] : []),
-          ...headers,
-        ],
-        children: [
-          json,
-          ...(vars.username ? [{ name: 'auth', params: [['method', 'basic'], ...basicAuth(vars, 'username', 'password')] as Param[] }] : []),
-          buf,
-        ],
-      };
-    }
+    case 'http':
+      return httpOutput(o, vars, head, buf, json);
     case 'loki':
       return {
         name: 'match',
@@ -257,30 +224,74 @@ function output(o: LogOutputConfig, vars: Record<string, string>, b: BufferOptio
       };
     case 'elasticsearch':
     case 'opensearch':
-      return {
-        name: 'match',
-        arg: FLUENTD_IDS.match,
-        params: [
-          ['@type', o.type], ...head,
-          ['host', fluentLiteral(o.host)],
-          ['port', o.port],
-          ['scheme', o.tls ? 'https' : 'http'],
-          ...(o.tls ? [['ssl_verify', true]] as Param[] : []),
-          ...searchAuth(o.type, vars, otherAgents),
-          // a dated index: each record's own time, UTC (utc_index, default true): out_elasticsearch.rb / out_opensearch.rb
-          ...(o.indexDateFormat !== undefined
-            ? [['logstash_format', true], ['logstash_prefix', fluentLiteral(o.index)], ['logstash_prefix_separator', fluentLiteral('-')],
-              ['logstash_dateformat', fluentLiteral(o.indexDateFormat)]] as Param[]
-            : [['index_name', fluentLiteral(o.index)]] as Param[]),
-          ['suppress_type_name', true],
-          // An `@timestamp` field (the event time, ISO 8601) in every document, as the other agents
-          // write one: without it a document has no time field at all
-          // (out_elasticsearch.rb / out_opensearch.rb `include_timestamp`, default false).
-          ['include_timestamp', true],
-        ],
-        children: [buf],
-      };
+      return searchOutput(o, vars, head, buf, otherAgents);
   }
+}
+
+/** Fluentd's out_http: the JSON lines, the secret headers and basic auth from the environment. */
+function httpOutput(o: Extract<LogOutputConfig, { type: 'http' }>, vars: Record<string, string>, head: Param[], buf: Directive, json: Directive): Directive {
+  const url = fluentLiteral(`${o.tls ? 'https' : 'http'}://${o.host}:${o.port}${o.uri}`);
+  const names = Object.keys(o.headers);
+  // `headers` is a hash: as a double-quoted string it is evaluated (embedded Ruby) and then
+  // parsed as JSON, so the secret values are JSON-escaped by `to_json`. Each value is
+  // stripped first: a Secret made from a file (`kubectl create secret --from-file`) usually
+  // ends in a newline, and Net::HTTP refuses a header value with CR or LF on every request
+  // (ruby net/http/header.rb `initialize_http_header`: ArgumentError), so nothing would be
+  // sent; white space at either end is not part of a field value anyway (RFC 9110 5.5).
+  const headers = names.length === 0 ? [] : [[
+    'headers',
+    `"{${names.map(h => `${JSON.stringify(JSON.stringify(h)).slice(1, -1)}:#{ENV['${vars[`header_${h}`]}'].strip.to_json}`).join(',')}}"`,
+  ] as Param];
+  return {
+    name: 'match',
+    arg: FLUENTD_IDS.match,
+    params: [
+      ['@type', 'http'], ...head,
+      ['endpoint', url],
+      ['http_method', 'post'],
+      ['json_array', false],
+      // Set, so that Fluentd v1.19 does not warn that its default ([503]) changes in v2
+      // (out_http.rb `configure`); the codes a backend sends when it is overloaded or
+      // restarting, as the other agents retry them. Any other 4xx/5xx drops the chunk
+      // (`error_response_as_unrecoverable` true).
+      ['retryable_response_codes', fluentJson(HTTP_RETRYABLE)],
+      ...(o.tls ? [['tls_verify_mode', 'peer']] as Param[] : []),
+      ...headers,
+    ],
+    children: [
+      json,
+      ...(vars.username ? [{ name: 'auth', params: [['method', 'basic'], ...basicAuth(vars, 'username', 'password')] as Param[] }] : []),
+      buf,
+    ],
+  };
+}
+
+/** out_elasticsearch / out_opensearch: the index (dated or not), TLS, credentials and `@timestamp`. */
+function searchOutput(o: Extract<LogOutputConfig, { type: 'elasticsearch' | 'opensearch' }>, vars: Record<string, string>, head: Param[], buf: Directive,
+  otherAgents: string): Directive {
+  return {
+    name: 'match',
+    arg: FLUENTD_IDS.match,
+    params: [
+      ['@type', o.type], ...head,
+      ['host', fluentLiteral(o.host)],
+      ['port', o.port],
+      ['scheme', o.tls ? 'https' : 'http'],
+      ...(o.tls ? [['ssl_verify', true]] as Param[] : []),
+      ...searchAuth(o.type, vars, otherAgents),
+      // a dated index: each record's own time, UTC (utc_index, default true): out_elasticsearch.rb / out_opensearch.rb
+      ...(o.indexDateFormat !== undefined
+        ? [['logstash_format', true], ['logstash_prefix', fluentLiteral(o.index)], ['logstash_prefix_separator', fluentLiteral('-')],
+          ['logstash_dateformat', fluentLiteral(o.indexDateFormat)]] as Param[]
+        : [['index_name', fluentLiteral(o.index)]] as Param[]),
+      ['suppress_type_name', true],
+      // An `@timestamp` field (the event time, ISO 8601) in every document, as the other agents
+      // write one: without it a document has no time field at all
+      // (out_elasticsearch.rb / out_opensearch.rb `include_timestamp`, default false).
+      ['include_timestamp', true],
+    ],
+    children: [buf],
+  };
 }
 
 /** The ids and tags of the other sources (`captureStdout`, `podLogs`); their tags start with `app.` so the filter and output match them. */
