@@ -21,7 +21,13 @@ type Shape =
   | { readonly t: 'string' | 'bool' | 'int32' | 'int64' | 'quantity' | 'intOrString'; readonly go?: string }
   | { readonly t: 'list'; readonly of: Shape; readonly go: string; readonly required?: string[] }
   | { readonly t: 'map'; readonly of: Shape; readonly go: string }
-  | { readonly t: 'struct'; readonly go: string; readonly fields: { readonly [name: string]: Shape }; readonly entries: ReadonlyArray<readonly [string, Shape]> };
+  | {
+    readonly t: 'struct';
+    readonly go: string;
+    readonly fields: { readonly [name: string]: Shape };
+    readonly entries: ReadonlyArray<readonly [string, Shape]>;
+    readonly fieldMap: ReadonlyMap<string, Shape>;
+  };
 
 const str: Shape = { t: 'string' };
 const bool: Shape = { t: 'bool' };
@@ -29,7 +35,8 @@ const int32: Shape = { t: 'int32' };
 const int64: Shape = { t: 'int64' };
 const intOrString: Shape = { t: 'intOrString', go: 'intstr.IntOrString' };
 const strings: Shape = { t: 'list', of: str, go: '[]string' };
-const struct = (go: string, fields: { [name: string]: Shape }): Shape => ({ t: 'struct', go, fields, entries: Object.entries(fields) });
+const struct = (go: string, fields: { [name: string]: Shape }): Shape =>
+  ({ t: 'struct', go, fields, entries: Object.entries(fields), fieldMap: new Map(Object.entries(fields)) });
 const list = (go: string, of: Shape, required?: string[]): Shape => ({ t: 'list', of, go, ...(required ? { required } : {}) });
 
 const keyRef = (go: string) => struct(go, { name: str, key: str, optional: bool });
@@ -117,6 +124,8 @@ const CONTAINER: { readonly [name: string]: Shape } = {
 };
 
 const CONTAINER_ENTRIES = Object.entries(CONTAINER);
+/** The container itself as a struct (for the question `fits` answers of it as a whole). */
+const CONTAINER_SHAPE = struct('v1.Container', CONTAINER);
 const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
 /**
@@ -147,7 +156,11 @@ function fits(value: unknown, shape: Shape): boolean {
       return true;
     case 'struct':
       if (!isObject(value)) return false;
-      for (const [k, s] of shape.entries) if (hasOwn(value, k) && !fits(value[k], s)) return false;
+      // (the value's keys, usually far fewer than the struct's fields; a key the struct has not is not checked)
+      for (const k in value) {
+        const s = shape.fieldMap.get(k);
+        if (s !== undefined && hasOwn(value, k) && !fits(value[k], s)) return false;
+      }
       return true;
   }
 }
@@ -261,6 +274,7 @@ function fixFor(path: string): string {
  */
 export function containerShapeErrors(where: string, listName: string, index: number, container: Json): string[] {
   const found: string[] = [];
+  if (fits(container, CONTAINER_SHAPE)) return found;
   for (const [field, shape] of CONTAINER_ENTRIES) {
     if (!hasOwn(container, field) || fits(container[field], shape)) continue;
     const before = found.length;
