@@ -1,7 +1,7 @@
 /**
  * What used to be tests over the text of src/ (a count of `new Error(` per file, a regular
- * expression over `process.env`) are lint rules (.projenrc.ts, `SRC_SYNTAX` and
- * no-restricted-properties), which `npm test`'s eslint step runs on every file of src/: a refactor
+ * expression over `process.env`, a list of functions over 80 lines) are lint rules (.projenrc.ts,
+ * `SRC_SYNTAX`, no-restricted-properties and max-lines-per-function), which `npm test`'s eslint step runs on every file of src/: a refactor
  * changes code, not a test. Each deliberate violation below, linted with the repository's own
  * .eslintrc.json as if it were a file of src/, is an error; the allowed forms are not.
  */
@@ -9,7 +9,7 @@ import * as path from 'path';
 import { ESLint, loadESLint } from 'eslint';
 
 const ROOT = path.join(__dirname, '..');
-const RULES = ['no-restricted-syntax', 'no-restricted-properties'];
+const RULES = ['no-restricted-syntax', 'no-restricted-properties', 'max-lines-per-function'];
 
 let eslint: ESLint;
 beforeAll(async () => {
@@ -86,5 +86,14 @@ describe('the environment is read in src/target/resolver.ts only', () => {
   test('src/target/resolver.ts reads it; another property of process is not caught', async () => {
     expect(await lint('src/target/resolver.ts', "export const v = process.env['CDK8S_SIDECARS_KUBERNETES_VERSION'];\n")).toEqual([]);
     expect(await lint('src/cli/fixture.ts', 'export const p = process.platform;\n')).toEqual([]);
+  });
+});
+
+describe('a function of src/ has at most 80 lines (split by the steps a reader would name)', () => {
+  // a function of `lines` lines: its head, `let`, the statements, `return` and `}`
+  const fn = (lines: number) => `export function f(): number {\n  let x = 0;\n${'  x += 1;\n'.repeat(lines - 4)}  return x;\n}\n`;
+  test.each(FILES)('%s: 81 lines is an error, 80 is not', async file => {
+    expect(await lint(file, fn(81))).toEqual([expect.stringMatching(/^max-lines-per-function: Function 'f' has too many lines \(81\)\. Maximum allowed is 80\./)]);
+    expect(await lint(file, fn(80))).toEqual([]);
   });
 });
