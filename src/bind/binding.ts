@@ -27,7 +27,7 @@ import { Json } from '../private/json';
 import { formatFullVersion } from '../target/capabilities';
 
 // The known-bug tables of the patch releases only for a target with a patch (without one, no bug
-// can be told apart): a synthesis for `1.29` does not load them (issue 50, the import's share).
+// can be told apart): a synthesis for `1.29` does not load them (what importing the library costs).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const knownBugs = (): typeof import('../facts/known-bugs') => require('../facts/known-bugs');
 

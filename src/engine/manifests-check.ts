@@ -20,7 +20,7 @@ import { WorkloadIndex } from '../facts/workload-index';
 import { Json } from '../private/json';
 
 // The known-bug tables when a manifest set is checked (SidecarValidation, the CLI), not when a
-// synthesis loads the rule ids (issue 50, the import's share).
+// synthesis loads the rule ids (what importing the library costs).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const knownBugs = (): typeof import('../facts/known-bugs') => require('../facts/known-bugs');
 

@@ -16,7 +16,7 @@ import { parseQuantity } from '../facts/quantity';
 import { Json } from '../private/json';
 import { TargetCapabilities, capabilities } from '../target/capabilities';
 
-// The timeline engine (80 kB) only for the pod-level resources rule: a synthesis loads it when a pod sets them (issue 50).
+// The timeline engine (80 kB) only for the pod-level resources rule: a synthesis loads it when a pod sets them (what importing the library costs).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const timeline = (): typeof import('./timeline') => require('./timeline');
 
