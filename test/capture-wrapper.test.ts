@@ -129,7 +129,8 @@ runIt('the capture wrapper under a real busybox', () => {
     const seen = new Map<string, string>();
     const ended = r.done.then(() => true);
     while (!await Promise.race([ended, new Promise<boolean>(res => setTimeout(() => res(false), 20))])) {
-      const files = fs.readdirSync(r.dir).filter(f => /^stdout\.\d+\.log$/.test(f));
+      // (the wrapper creates the directory: not there yet on a loaded machine)
+      const files = fs.existsSync(r.dir) ? fs.readdirSync(r.dir).filter(f => /^stdout\.\d+\.log$/.test(f)) : [];
       most = Math.max(most, files.length);
       for (const f of files) {
         try { seen.set(f, fs.readFileSync(path.join(r.dir, f), 'utf8')); } catch { /* deleted meanwhile */ }
