@@ -156,10 +156,12 @@ function fits(value: unknown, shape: Shape): boolean {
       return true;
     case 'struct':
       if (!isObject(value)) return false;
-      // (the value's keys, usually far fewer than the struct's fields; a key the struct has not is not checked)
-      for (const k in value) {
+      // (the value's own keys, usually far fewer than the struct's fields; a key the struct has not
+      // is not checked). Own keys, non-enumerable ones too, as `check` asks hasOwn of each field: a
+      // for-in walk would skip a non-enumerable field that `check` refuses.
+      for (const k of Object.getOwnPropertyNames(value)) {
         const s = shape.fieldMap.get(k);
-        if (s !== undefined && hasOwn(value, k) && !fits(value[k], s)) return false;
+        if (s !== undefined && !fits(value[k], s)) return false;
       }
       return true;
   }
