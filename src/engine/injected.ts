@@ -388,7 +388,7 @@ export function meshAnnotations(p: InjectedProxy, appShutdown: number, target: E
     GCS_FUSE: gcsFuseAnnotations,
     LINKERD: linkerdAnnotations,
   };
-  const of = byMesh[p.mesh];
+  const of = Object.prototype.hasOwnProperty.call(byMesh, p.mesh) ? byMesh[p.mesh] : undefined;
   // the OpenTelemetry operator, the Vault agent injector and Datadog read no per-pod layout or
   // stop annotation (their sources above): nothing to write
   if (of === undefined) return {};
