@@ -6,9 +6,12 @@
  * be within 1 s of the model's prediction.
  */
 import * as fs from 'fs';
-import { ENVOY_VARIANTS, LINES_WRITTEN, LOG_AGENTS, STARTUP_VARIANTS, STDOUT_ENDS, STDOUT_VARIANTS } from './cluster/apps';
 import {
-  PROOF_DOC, TOLERANCE, earliest, predictJob, predictOrder, promisedEnvoyFailures, promisedLost, promisedStartup, readProofData, renderProof,
+  ENVOY_VARIANTS, LINES_WRITTEN, LOG_AGENTS, STARTUP_VARIANTS, STDOUT_ENDS, STDOUT_VARIANTS, StdoutVariant, agentFilter, shippedLines,
+} from './cluster/apps';
+import {
+  PROOF_DOC, TOLERANCE, ReleaseResult, earliest, mergeRelease, predictJob, predictOrder, promisedEnvoyFailures, promisedLost, promisedStartup,
+  readProofData, renderProof,
 } from './cluster/proof-doc';
 
 const text = fs.readFileSync(PROOF_DOC, 'utf8');
@@ -70,9 +73,12 @@ test('every measured deletion is within the model: the app\'s SIGTERM within the
 test('the lost-lines experiment ran for every agent, layout and end on at least one release, and no run lost more lines than the library promises (docs/shutdown.md: 0)', () => {
   const ran = data.releases.filter(r => (r.lines ?? []).length > 0);
   expect(ran.length).toBeGreaterThanOrEqual(1);
+  // every agent on some release (CLUSTER_AGENTS runs some of them on a release)
+  expect(LOG_AGENTS.filter(agent => !ran.some(r => r.lines!.some(l => l.agent === agent)))).toEqual([]);
   const broken: string[] = [];
   for (const r of ran) {
-    for (const agent of LOG_AGENTS) {
+    // an agent that ran on a release ran in every layout and end
+    for (const agent of LOG_AGENTS.filter(a => r.lines!.some(l => l.agent === a))) {
       for (const layout of ['native', 'legacy'] as const) {
         for (const end of ['delete', 'kill'] as const) {
           const runs = r.lines!.filter(l => l.agent === agent && l.layout === layout && l.end === end);
@@ -112,9 +118,14 @@ test('the Envoy drain experiment ran for every variant on at least one release: 
 test('the seed\'s experiment (stdout) ran for every cell and end on at least one release: the library lost no line in any run, the hand-written baseline lost lines in every run where its pod was deleted (the experiment tells them apart)', () => {
   const ran = data.releases.filter(r => (r.stdout ?? []).length > 0);
   expect(ran.length).toBeGreaterThanOrEqual(1);
+  const cellName = (v: StdoutVariant) => `${v.agent} ${v.layout} ${v.source}`;
+  const ranSomewhere = (v: StdoutVariant) =>
+    ran.some(r => r.stdout!.some(x => x.agent === v.agent && x.layout === v.layout && x.source === v.source));
+  expect(STDOUT_VARIANTS.filter(v => !ranSomewhere(v)).map(cellName)).toEqual([]);
   const broken: string[] = [];
   for (const r of ran) {
-    for (const v of STDOUT_VARIANTS) {
+    // an agent that ran on a release (CLUSTER_AGENTS runs some of them) ran every cell of it and every end
+    for (const v of STDOUT_VARIANTS.filter(x => r.stdout!.some(y => y.agent === x.agent))) {
       for (const end of STDOUT_ENDS) {
         const runs = r.stdout!.filter(x => x.agent === v.agent && x.layout === v.layout && x.source === v.source && x.end === end);
         const cell = `${r.version} ${v.agent} ${v.layout} ${v.source} ${end}`;
@@ -176,4 +187,61 @@ test('the admission policy\'s pods ran on a node for every release from 1.36 the
     }
   }
   expect(broken).toEqual([]);
+});
+
+describe('a run of some agents (CLUSTER_AGENTS) on the page', () => {
+  const release = data.releases.find(r => (r.lines ?? []).length > 0 && (r.stdout ?? []).length > 0)!;
+  const collectorLines = (['delete', 'kill'] as const).flatMap(end => (['native', 'legacy'] as const).map(layout =>
+    ({ agent: 'otel-collector' as const, layout, end, written: LINES_WRITTEN, shipped: LINES_WRITTEN - (layout === 'legacy' && end === 'kill' ? 7 : 0) })));
+  const collectorStdout = STDOUT_ENDS.flatMap(end => STDOUT_VARIANTS.filter(v => v.agent === 'otel-collector')
+    .map(v => ({ ...v, end, written: LINES_WRITTEN, shipped: LINES_WRITTEN })));
+  const now: ReleaseResult = {
+    ...release, jobs: [], order: [], rollout: [], admission: [], dryRun: [], envoy: [], startup: [], lines: collectorLines, stdout: collectorStdout,
+  };
+  const ran = { experiment: (e: string) => e === 'lines' || e === 'stdout', agent: agentFilter('otel-collector') };
+
+  test('CLUSTER_AGENTS names the agents of the suite and the baseline; unset, every agent runs', () => {
+    expect(LOG_AGENTS).toContain('otel-collector');
+    expect(['fluent-bit', 'otel-collector', 'hand-written'].map(agentFilter(' otel-collector,hand-written '))).toEqual([false, true, true]);
+    expect([...LOG_AGENTS, 'hand-written'].every(agentFilter(undefined))).toBe(true);
+    expect(() => agentFilter('otel')).toThrow(/CLUSTER_AGENTS: unknown agent otel/);
+  });
+
+  test('the agents not run keep their previous runs, the experiments not run theirs; the agents run replace theirs', () => {
+    const merged = mergeRelease(now, release, ran);
+    expect(merged.lines).toEqual([...release.lines!.filter(l => l.agent !== 'otel-collector'), ...collectorLines]);
+    expect(merged.stdout).toEqual([...release.stdout!.filter(x => x.agent !== 'otel-collector'), ...collectorStdout]);
+    expect({ jobs: merged.jobs, admission: merged.admission, dryRun: merged.dryRun, envoy: merged.envoy })
+      .toEqual({ jobs: release.jobs, admission: release.admission, dryRun: release.dryRun, envoy: release.envoy });
+    // run again: the collector's runs replaced, not added
+    expect(mergeRelease(now, merged, ran).lines).toEqual(merged.lines);
+    // no filter: this run's results alone
+    expect(mergeRelease(now, release, { experiment: () => true, agent: () => true })).toEqual(now);
+  });
+
+  test('the page renders the collector\'s cells beside the others\', whose rows stay as they were', () => {
+    const page = renderProof({ ...data, releases: data.releases.map(r => r === release ? mergeRelease(now, r, ran) : r) });
+    const v = release.version;
+    expect(page).toContain(`| ${v} | otel-collector | native | 0 | 0 | 0 |`);
+    expect(page).toContain(`| ${v} | otel-collector | legacy | 0 | 7 | 0 |`);
+    for (const source of ['capture', 'pod-logs']) expect(page).toContain(`| ${v} | otel-collector | native | ${source} | 0 | 0 | 0 |`);
+    const rows = (t: string) => t.split('\n').filter(l => l.startsWith(`| ${v} | `) && !l.includes('otel-collector'));
+    expect(rows(page)).toEqual(rows(text).filter(l => !l.includes('otel-collector')));
+  });
+
+  test('shippedLines counts the line numbers of the collector\'s debug exporter (verbosity detailed), once each', () => {
+    // as the collector 0.165.0 built from the image's components prints them (its stdout, without the kubelet's prefix)
+    const record = (n: number) => [
+      `LogRecord #${n - 1}`, 'ObservedTimestamp: 2026-12-07 15:45:37.548806868 +0000 UTC', 'Timestamp: 1970-01-01 00:00:00 +0000 UTC',
+      'SeverityText: ', 'SeverityNumber: Unspecified(0)', `Body: Str(lnum=${n};)`, 'Attributes:',
+      '     -> log.file.name: Str(app.log)', '     -> log.file.path: Str(/var/log/app/app.log)', 'Trace ID: ', 'Span ID: ', 'Flags: 0',
+    ].join('\n');
+    const out = [
+      'Logs\t{"resource logs": 1, "log records": 4}', 'ResourceLog #0', 'Resource SchemaURL: ', 'Resource attributes:',
+      '     -> k8s.pod.name: Str(lines-delete-abc)', 'ScopeLogs #0', 'ScopeLogs SchemaURL: ',
+      'InstrumentationScope github.com/open-telemetry/opentelemetry-collector-contrib/receiver/filelogreceiver 0.165.0',
+      record(1), record(2), record(2), record(LINES_WRITTEN + 1),
+    ].join('\n');
+    expect(shippedLines(out)).toBe(2);
+  });
 });

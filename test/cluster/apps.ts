@@ -193,9 +193,15 @@ export function statefulSetApp(version: string, layout: Layout): ProofApp {
 
 /** How many numbered lines the app of the lost-lines experiment writes (`lnum=<i>;`, one write each). */
 export const LINES_WRITTEN = 5000;
-/** The log agents of the lost-lines experiment. */
-export const LOG_AGENTS = ['fluent-bit', 'fluentd'] as const;
+/** The log agents of the lost-lines and stdout experiments (`CLUSTER_AGENTS` chooses among them). */
+export const LOG_AGENTS = ['fluent-bit', 'fluentd', 'otel-collector'] as const;
 export type LogAgentName = typeof LOG_AGENTS[number];
+/** Each agent as the suite runs it: the library's factory with its defaults (the image it pins). */
+export const LOG_AGENT_OF: Record<LogAgentName, () => LogAgent> = {
+  'fluent-bit': () => LogAgent.fluentBit(),
+  'fluentd': () => LogAgent.fluentd(),
+  'otel-collector': () => LogAgent.otelCollector(),
+};
 /** How the app ends in the lost-lines experiment: its pod is deleted, or it is killed (`kill -9`). */
 export type LinesEnd = 'delete' | 'kill';
 
@@ -240,13 +246,16 @@ export function linesApp(version: string, layout: Layout, agent: LogAgentName, e
     workload,
     kubernetesVersion: version,
     mode: modeOf(layout),
-    agent: agent === 'fluentd' ? LogAgent.fluentd() : LogAgent.fluentBit(),
+    agent: LOG_AGENT_OF[agent](),
     output: LogOutput.stdout(),
   });
   return { manifests: chart.toJson(), timeline: SidecarTimeline.of(workload) };
 }
 
-/** The distinct line numbers (1 to `LINES_WRITTEN`) an agent's output holds. */
+/**
+ * The distinct line numbers (1 to `LINES_WRITTEN`) an agent's output holds: Fluent Bit's and
+ * Fluentd's JSON records, the collector's debug exporter (`Body: Str(lnum=<i>;)`), the app's own log.
+ */
 export function shippedLines(agentLog: string): number {
   const seen = new Set<number>();
   for (const m of agentLog.matchAll(/lnum=(\d+);/g)) {
@@ -461,6 +470,7 @@ export interface StdoutVariant {
  * The cells: every agent of the suite in both layouts with both sources, except Fluentd with
  * `podLogs` (its partial-line join needs fluent-plugin-concat, which the suite's Fluentd image,
  * built as the default one, does not have: `LogAgent.fluentd()` refuses it); and the baseline.
+ * The collector's debug exporter prints each record's body as `Body: Str(lnum=<i>;)`.
  */
 export const STDOUT_VARIANTS: StdoutVariant[] = [
   ...LOG_AGENTS.flatMap(agent => (['native', 'legacy'] as const).flatMap(layout => STDOUT_SOURCES
@@ -468,6 +478,19 @@ export const STDOUT_VARIANTS: StdoutVariant[] = [
     .map(source => ({ agent, layout, source })))),
   { agent: 'hand-written', layout: 'legacy', source: 'pod-logs' },
 ];
+
+/** What `CLUSTER_AGENTS` may name: the agents of the suite, and the stdout experiment's hand-written baseline. */
+export const CLUSTER_AGENT_NAMES: ReadonlyArray<string> = [...LOG_AGENTS, 'hand-written'];
+
+/**
+ * `CLUSTER_AGENTS=otel-collector` (a comma list): the agents the lines and stdout experiments run,
+ * all when unset or empty; an unknown name is an error.
+ */
+export function agentFilter(value: string | undefined): (agent: string) => boolean {
+  const chosen = (value ?? '').split(',').map(s => s.trim()).filter(Boolean);
+  for (const a of chosen) if (!CLUSTER_AGENT_NAMES.includes(a)) throw new Error(`CLUSTER_AGENTS: unknown agent ${a} (${CLUSTER_AGENT_NAMES.join(', ')})`);
+  return agent => chosen.length === 0 || chosen.includes(agent);
+}
 
 /** The image the hand-written baseline runs (the library's pin: src/facts/images.ts). */
 const FLUENT_BIT_IMAGE = 'fluent/fluent-bit:5.1.1';
@@ -577,7 +600,7 @@ export function stdoutApp(version: string, variant: StdoutVariant, end: StdoutEn
       workload,
       kubernetesVersion: version,
       mode: modeOf(variant.layout),
-      agent: variant.agent === 'fluentd' ? LogAgent.fluentd() : LogAgent.fluentBit(),
+      agent: LOG_AGENT_OF[variant.agent](),
       output: LogOutput.stdout(),
       ...(variant.source === 'capture' ? { captureStdout: {} } : { podLogs: {} }),
     });

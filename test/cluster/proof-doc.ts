@@ -9,7 +9,7 @@ import {
   jobApp, orderApp, EnvoyVariant, Layout, LinesEnd, LogAgentName, StartupVariant, StdoutEnd, StdoutSource,
   APP_RUN_SECONDS, ENVOY_APP_STOP_SECONDS, ENVOY_DRAIN_SECONDS,
   ENVOY_REQUEST_SECONDS, ENVOY_VARIANTS, LINES_WRITTEN, LOG_AGENTS, SIDECAR_STOP_SECONDS, SIDECAR_STOP_TIME, SLOW_START_SECONDS, STARTUP_VARIANTS,
-  STDOUT_SHUTDOWN_LINES,
+  STDOUT_SHUTDOWN_LINES, STDOUT_VARIANTS,
 } from './apps';
 
 export const PROOF_DOC = path.join(__dirname, '..', '..', 'docs', 'proof.md');
@@ -205,6 +205,36 @@ export interface ProofResults {
   readonly admissionPolicyNode?: AdmissionPolicyNodeResult[];
   /** The releases the suite wants that did not run, and why. */
   readonly notRun: Array<{ version: string; why: string }>;
+}
+
+/** The experiments of test/cluster/proof.cluster-test.ts whose figures a release keeps (`CLUSTER_EXPERIMENTS`). */
+export type ReleaseExperiment = 'jobs' | 'order' | 'rollout' | 'admission' | 'lines' | 'envoy' | 'startup' | 'stdout';
+
+/**
+ * A release's results of this run laid over its previous ones: an experiment not run this time
+ * (`CLUSTER_EXPERIMENTS`) keeps its previous figures, and so, in the lines and stdout experiments,
+ * do the agents not run (`CLUSTER_AGENTS`): their runs first, this run's after them.
+ */
+export function mergeRelease(now: ReleaseResult, before: ReleaseResult | undefined, ran: {
+  readonly experiment: (e: ReleaseExperiment) => boolean;
+  readonly agent: (a: string) => boolean;
+}): ReleaseResult {
+  if (!before) return now;
+  const keep = <K extends keyof ReleaseResult>(e: ReleaseExperiment, ...keys: K[]) =>
+    ran.experiment(e) ? {} : Object.fromEntries(keys.map(k => [k, before[k]])) as Pick<ReleaseResult, K>;
+  const byAgent = <T extends { agent: string }>(e: ReleaseExperiment, b: T[] | undefined, n: T[] | undefined): T[] | undefined =>
+    ran.experiment(e) ? [...(b ?? []).filter(x => !ran.agent(x.agent)), ...(n ?? [])] : b;
+  return {
+    ...now,
+    ...keep('jobs', 'jobs'),
+    ...keep('order', 'order'),
+    ...keep('rollout', 'rollout'),
+    ...keep('admission', 'admission', 'dryRun'),
+    ...keep('envoy', 'envoy'),
+    ...keep('startup', 'startup'),
+    lines: byAgent('lines', before.lines, now.lines),
+    stdout: byAgent('stdout', before.stdout, now.stdout),
+  };
 }
 
 /** The releases the suite runs when built: the newest the module proxy serves, 1.33, the oldest it serves. */
@@ -427,7 +457,12 @@ export function renderProof(p: ProofResults): string {
         const k = `${x.agent}|${x.layout}|${x.source}`;
         cells.set(k, [...cells.get(k) ?? [], x]);
       }
-      for (const [k, runs] of cells) {
+      // the cells in the order of STDOUT_VARIANTS (a cell the suite no longer runs last), whatever the order of the runs
+      const order = (k: string) => {
+        const i = STDOUT_VARIANTS.findIndex(v => `${v.agent}|${v.layout}|${v.source}` === k);
+        return i < 0 ? STDOUT_VARIANTS.length : i;
+      };
+      for (const [k, runs] of [...cells].sort((a, b) => order(a[0]) - order(b[0]))) {
         const [agent, layout, source] = k.split('|');
         const of = (end: StdoutEnd) => runs.filter(x => x.end === end).map(x => String(x.written - x.shipped)).join(', ') || '-';
         out.push(`| ${r.version} | ${agent} | ${layout} | ${source} | ${of('delete')} | ${of('kill-job')} | ${of('kill-deployment')} |`);

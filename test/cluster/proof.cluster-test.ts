@@ -10,13 +10,14 @@ import * as path from 'path';
 import { App, Chart, Testing } from 'cdk8s';
 import * as yaml from 'yaml';
 import {
-  envoyDrainApp, jobApp, linesApp, orderApp, shippedLines, startupApp, statefulSetApp, stdoutApp, EnvoyVariant, Layout, LinesEnd, LogAgentName,
-  StartupVariant, StdoutEnd, StdoutVariant, STDOUT_ENDS, STDOUT_VARIANTS,
+  agentFilter, envoyDrainApp, jobApp, linesApp, orderApp, shippedLines, startupApp, statefulSetApp, stdoutApp,
+  EnvoyVariant, Layout, LinesEnd, LogAgentName, StartupVariant, StdoutEnd, StdoutVariant, STDOUT_ENDS, STDOUT_VARIANTS,
   ENVOY_DRAIN_SECONDS, ENVOY_LISTENER_PORT, ENVOY_REQUEST_SECONDS, ENVOY_VARIANTS, LINES_WRITTEN, LOG_AGENTS, SLOW_START_SECONDS, STARTUP_VARIANTS,
 } from './apps';
 import { Cluster, HTTP_LOAD_SCRIPT, baseImages, builtReleases, loadRequests, stamps, uptime } from './harness';
 import {
-  EnvoyRun, JobRun, OrderRun, PROOF_DOC, ProofResults, ReleaseResult, StartupRun, WANTED_RELEASES, readProofData, renderProof, whyNotRun, writeProof,
+  EnvoyRun, JobRun, OrderRun, PROOF_DOC, ProofResults, ReleaseResult, StartupRun, WANTED_RELEASES,
+  mergeRelease, readProofData, renderProof, whyNotRun, writeProof,
 } from './proof-doc';
 import { NativeSidecarGuard } from '../../src';
 
@@ -35,7 +36,12 @@ type Experiment = typeof EXPERIMENTS[number];
 const chosen = process.env.CLUSTER_EXPERIMENTS?.split(',').map(s => s.trim()).filter(Boolean) as Experiment[] | undefined;
 for (const e of chosen ?? []) if (!EXPERIMENTS.includes(e)) throw new Error(`CLUSTER_EXPERIMENTS: unknown experiment ${e} (${EXPERIMENTS.join(', ')})`);
 const running = (e: Experiment) => !chosen || chosen.includes(e);
-const testIf = (e: Experiment) => running(e) ? test : test.skip;
+/**
+ * `CLUSTER_AGENTS=otel-collector` runs the lines and stdout experiments with only these agents
+ * (`LOG_AGENTS`, and `hand-written`: the stdout experiment's baseline); the page keeps the others' previous figures.
+ */
+const agentRuns = agentFilter(process.env.CLUSTER_AGENTS);
+const testIf = (e: Experiment, agent?: string) => running(e) && (agent === undefined || agentRuns(agent)) ? test : test.skip;
 const results: ReleaseResult[] = [];
 
 jest.setTimeout(1_800_000);
@@ -45,22 +51,8 @@ afterAll(() => {
   // a release not run this time (CLUSTER_RELEASES) keeps its figures of the previous run
   const previous = fs.existsSync(PROOF_DOC) ? readProofData(fs.readFileSync(PROOF_DOC, 'utf8')) : undefined;
   const before = previous?.releases ?? [];
-  // an experiment not run this time (CLUSTER_EXPERIMENTS) keeps its figures of the previous run
-  const merged = results.map(r => {
-    const b = before.find(x => x.version === r.version);
-    if (!chosen || !b) return r;
-    return {
-      ...r,
-      ...(running('jobs') ? {} : { jobs: b.jobs }),
-      ...(running('order') ? {} : { order: b.order }),
-      ...(running('rollout') ? {} : { rollout: b.rollout }),
-      ...(running('admission') ? {} : { admission: b.admission, dryRun: b.dryRun }),
-      ...(running('lines') ? {} : { lines: b.lines }),
-      ...(running('envoy') ? {} : { envoy: b.envoy }),
-      ...(running('startup') ? {} : { startup: b.startup }),
-      ...(running('stdout') ? {} : { stdout: b.stdout }),
-    };
-  });
+  // an experiment not run this time (CLUSTER_EXPERIMENTS), or an agent (CLUSTER_AGENTS), keeps its figures of the previous run
+  const merged = results.map(r => mergeRelease(r, before.find(x => x.version === r.version), { experiment: running, agent: agentRuns }));
   const all = [...merged, ...before.filter(b => !results.some(r => r.version === b.version))]
     .sort((a, b) => Number(b.version.split('.')[1]) - Number(a.version.split('.')[1]));
   const proof: ProofResults = {
@@ -237,6 +229,18 @@ if (!ownExperiments) {
   }
 
   /**
+   * A library cell that lost lines says why: the containers' states and the agent's own log (its
+   * last 60 lines, the lines counted left out).
+   */
+  function reportLoss(what: string, pod: any, log: string, written: number, shipped: number): void {
+    if (shipped >= written) return;
+    const states = [...pod?.status?.initContainerStatuses ?? [], ...pod?.status?.containerStatuses ?? []]
+      .map((c: any) => `${c.name}: ${JSON.stringify(c.state)} last ${JSON.stringify(c.lastState)}`);
+    process.stdout.write(`[${what}] ${written - shipped} of ${written} lines lost\n${states.join('\n')}\n` +
+      `agent log (last 60 lines, the lines counted left out):\n${log.split('\n').filter(l => !/lnum=\d+;/.test(l)).slice(-60).join('\n')}\n`);
+  }
+
+  /**
    * The lost-lines experiment (`linesApp`): the app writes `LINES_WRITTEN` numbered lines, then
    * its pod is deleted at once, or it is killed; the agent's stdout (its output) is read to its
    * end and its distinct line numbers counted.
@@ -257,9 +261,12 @@ if (!ownExperiments) {
           return p && /app-written /.test(cluster.tryKubectl(['logs', '-n', n, p.metadata.name, '-c', 'app']).stdout) ? p.metadata.name as string : undefined;
         });
         const agentLog = cluster.follow(n, pod, 'log-agent');
+        const deleted = podOf();
         cluster.kubectl(['delete', 'pod', '-n', n, pod, '--wait=false']);
         await agentLog.done;
-        return shippedLines(agentLog.lines.join('\n'));
+        const shipped = shippedLines(agentLog.lines.join('\n'));
+        reportLoss(`lines ${n}`, deleted, agentLog.lines.join('\n'), LINES_WRITTEN, shipped);
+        return shipped;
       }
       const pod = await cluster.until('the killed app\'s pod has ended', 180, () => {
         const p = podOf();
@@ -270,7 +277,10 @@ if (!ownExperiments) {
       if (appStatus?.state?.terminated?.exitCode !== 137) {
         throw new Error(`${version}: the killed app exited ${JSON.stringify(appStatus?.state)}: ${cluster.tryKubectl(['logs', '-n', n, pod.metadata.name, '-c', 'app']).stdout.slice(-2000)}`);
       }
-      return shippedLines(cluster.kubectl(['logs', '-n', n, pod.metadata.name, '-c', 'log-agent']));
+      const log = cluster.kubectl(['logs', '-n', n, pod.metadata.name, '-c', 'log-agent']);
+      const shipped = shippedLines(log);
+      reportLoss(`lines ${n}`, pod, log, LINES_WRITTEN, shipped);
+      return shipped;
     } finally {
       cluster.tryKubectl(['delete', 'namespace', n, '--wait=false']);
     }
@@ -280,7 +290,7 @@ if (!ownExperiments) {
     for (const agent of LOG_AGENTS) {
       for (const layout of ['native', 'legacy'] as const) {
         const what = end === 'delete' ? 'the pod is deleted (a Deployment)' : 'the app is killed with kill -9 (a Job)';
-        testIf('lines')(`lines lost, ${agent} ${layout}: the app writes ${LINES_WRITTEN} lines, then ${what} (${RUNS} runs)`, async () => {
+        testIf('lines', agent)(`lines lost, ${agent} ${layout}: the app writes ${LINES_WRITTEN} lines, then ${what} (${RUNS} runs)`, async () => {
           for (let i = 0; i < RUNS; i++) {
             const shipped = await runLines(layout, agent, end);
             result.lines!.push({ agent, layout, end, written: LINES_WRITTEN, shipped });
@@ -318,12 +328,15 @@ if (!ownExperiments) {
         });
         const appLog = cluster.follow(n, pod, 'app');
         const agentLog = cluster.follow(n, pod, 'log-agent');
+        const deleted = podOf();
         cluster.kubectl(['delete', 'pod', '-n', n, pod, '--wait=false']);
         await Promise.all([appLog.done, agentLog.done]);
         // the lines the app printed, up to its shutdown log, as its own log has them
         const written = shippedLines(appLog.lines.join('\n'));
         if (!appLog.lines.some(l => /app-term /.test(l))) throw new Error(`${version}: the app's log did not reach its end: ${appLog.lines.slice(-5).join('\n')}`);
-        return { written, shipped: shippedLines(agentLog.lines.join('\n')) };
+        const shipped = shippedLines(agentLog.lines.join('\n'));
+        if (variant.agent !== 'hand-written') reportLoss(`stdout ${n}`, deleted, agentLog.lines.join('\n'), written, shipped);
+        return { written, shipped };
       }
       const pod = await cluster.until('the app was killed', 180, () => {
         const p = podOf();
@@ -344,13 +357,7 @@ if (!ownExperiments) {
       });
       const log = cluster.kubectl(['logs', '-n', n, pod.metadata.name, '-c', 'log-agent']);
       const shipped = shippedLines(log);
-      // a library cell that lost lines says why: the agent's own log and the containers' states
-      if (shipped < LINES_WRITTEN && variant.agent !== 'hand-written') {
-        const states = [...(podOf() ?? pod).status?.initContainerStatuses ?? [], ...(podOf() ?? pod).status?.containerStatuses ?? []]
-          .map((c: any) => `${c.name}: ${JSON.stringify(c.state)} last ${JSON.stringify(c.lastState)}`);
-        process.stdout.write(`[stdout ${n}] ${LINES_WRITTEN - shipped} lines lost\n${states.join('\n')}\n` +
-          `agent log (last 60 lines, the lines counted left out):\n${log.split('\n').filter(l => !/lnum=\d+;/.test(l)).slice(-60).join('\n')}\n`);
-      }
+      if (variant.agent !== 'hand-written') reportLoss(`stdout ${n}`, podOf() ?? pod, log, LINES_WRITTEN, shipped);
       return { written: LINES_WRITTEN, shipped };
     } finally {
       cluster.tryKubectl(['delete', 'namespace', n, '--wait=false']);
@@ -360,7 +367,7 @@ if (!ownExperiments) {
   for (const end of STDOUT_ENDS) {
     for (const variant of STDOUT_VARIANTS) {
       const what = { 'delete': 'the pod is deleted', 'kill-job': 'the app is killed with kill -9 (a Job)', 'kill-deployment': 'the app is killed with kill -9 (a Deployment)' }[end];
-      testIf('stdout')(`stdout lines lost, ${variant.agent} ${variant.layout} ${variant.source}: the app prints ${end === 'delete' ? 'lines (50 per 0.1 s)' : `${LINES_WRITTEN} lines`}, then ${what} (${RUNS} runs)`, async () => {
+      testIf('stdout', variant.agent)(`stdout lines lost, ${variant.agent} ${variant.layout} ${variant.source}: the app prints ${end === 'delete' ? 'lines (50 per 0.1 s)' : `${LINES_WRITTEN} lines`}, then ${what} (${RUNS} runs)`, async () => {
         for (let i = 0; i < RUNS; i++) {
           const { written, shipped } = await runStdout(variant, end);
           result.stdout!.push({ agent: variant.agent, layout: variant.layout, source: variant.source, end, written, shipped });
