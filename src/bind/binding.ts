@@ -48,7 +48,7 @@ const KNOWN_BUG_RULE = () => ruleOfCheck(CLI_CHECKS.knownBug).id;
 /**
  * One render per change and per synthesis, with documented cdk8s API only: a synthesis validates
  * the app's constructs (`node.addValidation`), then emits every object once (its `toJson()`).
- * Nothing here counts cdk8s' validation passes or depends on their order:
+ * Nothing here counts how often cdk8s validates the app or depends on the order of its calls:
  * - a binding keeps its last render under a key of its content (`renderKey`: the workload's own
  *   manifest as its `toJson()` returns it now, the sidecars' frozen specs, the mesh proxies, the
  *   target). A validation and every `toJson()` read the workload's own manifest and take the kept
