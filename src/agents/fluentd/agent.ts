@@ -3,11 +3,14 @@
  * image, the factory's checks and the container it runs in.
  */
 import { Duration } from 'cdk8s';
-import { FLUENTD_OUTPUT_PLUGIN, fluentdShutdown, renderFluentdConfig } from './config';
 import { checkImage, checkListenPort, positiveSeconds } from '../../bind/checks';
 import { DefaultImage, imageTagVersion, releaseRangeWarning, withoutDigest } from '../../facts/images';
 import { Where } from '../../private/errors';
 import { LogAgentContext, LogAgentSpec, OtherAgents, agentDiskRequest } from '../log-agent-spec';
+
+// The config writer loads when a Fluentd sidecar renders: an app that ships with another agent does not load it.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const config = (): typeof import('./config') => require('./config');
 
 /**
  * Options of the Fluentd agent.
@@ -120,9 +123,9 @@ export const FLUENTD_AGENT: LogAgentSpec<FluentdOptions> = {
     const warning = imageRefusalsAndWarning(ctx, options, image, monitorPort, others);
     // the file buffer's `total_limit_size` (`<n>m`: Fluentd's sizes are 1024-based, lib/fluent/config/types.rb, v1.19.3)
     const bufferLimitMiB = Math.max(1, Math.floor(ctx.logVolumeSizeLimitMiB / 4));
-    let config: string;
+    let text: string;
     try {
-      config = renderFluentdConfig({
+      text = config().renderFluentdConfig({
         otherAgents: others(ctx.output.type),
         logDirectory: ctx.logDirectory,
         filePattern: ctx.filePattern,
@@ -146,7 +149,7 @@ export const FLUENTD_AGENT: LogAgentSpec<FluentdOptions> = {
       // tini as PID 1, as in the image's own entrypoint; fluentd forwards SIGTERM to its worker.
       command: ['tini', '--', 'fluentd'],
       args: ['--config', `${ctx.configDirectory}/fluent.conf`],
-      files: { 'fluent.conf': config },
+      files: { 'fluent.conf': text },
       healthPort: monitorPort,
       healthPath: '/api/plugins.json',
       healthPortName: 'fluentd-mon',
@@ -157,7 +160,7 @@ export const FLUENTD_AGENT: LogAgentSpec<FluentdOptions> = {
       livenessPath: '/api/plugins.json',
       // The image's `fluent` system user.
       uid: 999,
-      shutdown: fluentdShutdown(graceSeconds, ctx.output, requestSeconds),
+      shutdown: config().fluentdShutdown(graceSeconds, ctx.output, requestSeconds),
       env: [],
       // The supervisor opens its socket (and chunk backups go) under Dir.tmpdir.
       scratchDirectory: '/tmp',
@@ -197,7 +200,7 @@ function imageRefusalsAndWarning(
   // The tag of an image of your own names your release, not Fluentd's: read as naming none.
   const untagged = image.split('@')[0].replace(/:[^/]*$/, '');
   const warning = releaseRangeWarning(ctx.who, upstream ? image : untagged, IMAGE)?.replace(`'${untagged}'`, `'${image}'`);
-  const plugin = FLUENTD_OUTPUT_PLUGIN[ctx.output.type];
+  const plugin = config().FLUENTD_OUTPUT_PLUGIN[ctx.output.type];
   if (plugin !== undefined && withoutDigest(image) === IMAGE.image) {
     throw ctx.who.error(
       `the ${ctx.output.type} output needs the ${plugin} gem, which the default Fluentd image ${IMAGE.image} ` +

@@ -3,11 +3,14 @@
  * image, the factory's checks and the container it runs in.
  */
 import { Duration } from 'cdk8s';
-import { OTHER_AGENTS, VECTOR_SECRETS, VECTOR_SECRET_PLACEHOLDER, VectorUnsupportedOutputError, renderVectorConfig, vectorHealthEndpoint, vectorShutdown } from './config';
 import { checkImage, checkListenPort, positiveSeconds } from '../../bind/checks';
 import { DefaultImage, releaseRangeWarning } from '../../facts/images';
 import { SidecarError, Where } from '../../private/errors';
 import { LogAgentSpec, agentDiskRequest } from '../log-agent-spec';
+
+// The config writer loads when a Vector sidecar is asked for: an app that ships with another agent does not load it.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const config = (): typeof import('./config') => require('./config');
 
 /**
  * Options of the Vector agent.
@@ -82,7 +85,7 @@ export const VECTOR_AGENT: LogAgentSpec<VectorOptions> = {
   lokiLabelValueProblem(v: string): string | undefined {
     const rules: Array<[boolean, string]> = [
       [v.includes('{{') || v.includes('%'), "has '{{' or '%', which Vector reads as a template field or a strftime time format (vector src/template.rs, v0.54.0)"],
-      [VECTOR_SECRET_PLACEHOLDER.test(v), "has 'SECRET[<name>.<key>]', which Vector replaces with a secret wherever it stands in its config " +
+      [config().VECTOR_SECRET_PLACEHOLDER.test(v), "has 'SECRET[<name>.<key>]', which Vector replaces with a secret wherever it stands in its config " +
         '(vector src/config/loading/secret.rs `COLLECTOR`, v0.57.0)'],
     ];
     return rules.find(([broken]) => broken)?.[1];
@@ -100,10 +103,10 @@ export const VECTOR_AGENT: LogAgentSpec<VectorOptions> = {
     const apiPort = options.apiPort ?? 8686;
     const image = options.image ?? IMAGE.image;
     const warning = releaseRangeWarning(ctx.who, image, IMAGE);
-    const health = vectorHealthEndpoint(apiPort);
+    const health = config().vectorHealthEndpoint(apiPort);
     let rendered;
     try {
-      rendered = renderVectorConfig({
+      rendered = config().renderVectorConfig({
         logDirectory: ctx.logDirectory,
         filePattern: ctx.filePattern,
         healthPort: health.port,
@@ -113,8 +116,8 @@ export const VECTOR_AGENT: LogAgentSpec<VectorOptions> = {
       });
     } catch (e) {
     // an output Vector has no sink for, or a value its YAML cannot hold (src/private/values.ts)
-      throw ctx.who.place(e instanceof VectorUnsupportedOutputError
-        ? new SidecarError({ value: e.value, problem: e.problem, fix: e.fix.replace(OTHER_AGENTS, others(ctx.output.type)), sep: e.sep })
+      throw ctx.who.place(e instanceof config().VectorUnsupportedOutputError
+        ? new SidecarError({ value: e.value, problem: e.problem, fix: e.fix.replace(config().OTHER_AGENTS, others(ctx.output.type)), sep: e.sep })
         : e);
     }
     return {
@@ -127,15 +130,15 @@ export const VECTOR_AGENT: LogAgentSpec<VectorOptions> = {
       healthPortName: health.portName,
       // `nonroot` of the distroless base image.
       uid: 65532,
-      shutdown: vectorShutdown(limitSeconds),
+      shutdown: config().vectorShutdown(limitSeconds),
       // the pod-logs path is an env var the config names (`${POD_LOG_PATH}`), built by the kubelet from
       // the app container's name and the pod's uid (src/engine/capture.ts `podLogsEnv`): Vector 0.57
       // reads `${NAME}` only with this switch (src/cli.rs and src/config/loading/mod.rs, v0.57.0; older
       // releases of the range interpolate by default and ignore the variable). Nothing else of the
       // config holds a `$` (values with one are refused), and the secrets are put in after it.
       env: ctx.sources?.podLogsEnv !== undefined ? [{ name: 'VECTOR_DANGEROUSLY_ALLOW_ENV_VAR_INTERPOLATION', value: 'true' }] : [],
-      // the output's secrets: files its directory secret backend reads (VECTOR_SECRETS), never `${NAME}`
-      secretDirectory: VECTOR_SECRETS.directory,
+      // the output's secrets: files its directory secret backend reads (VECTOR_SECRETS, ./config.ts), never `${NAME}`
+      secretDirectory: config().VECTOR_SECRETS.directory,
       // no disk buffer (the log files are the durable buffer, src/agents/vector/config.ts): its checkpoints only
       defaultResources: { cpuRequest: '20m', cpuLimit: '250m', memoryRequest: '64Mi', memoryLimit: '256Mi', ephemeralStorageRequest: agentDiskRequest(0) },
       ...(warning ? { warnings: [warning] } : {}),
