@@ -12,8 +12,9 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { Testing } from 'cdk8s';
+import { ApiObject, Testing } from 'cdk8s';
 import { Images, LogAgent, LogOutput, WithLogAgent } from '../src';
+import { imagesOf, requireServed, servedImages } from './cluster/harness';
 import { CLUSTER_IMAGES_DIR, clusterImageList, runnableImage, validateInImage } from './util/cluster-images';
 import { containerOf, kplusWorkload, manifestOf, newChart, podSpecOf } from './util/fixtures';
 
@@ -76,3 +77,34 @@ const fluentdId = runnableImage(Images.FLUENTD);
   },
   120_000,
 );
+
+describe('the cluster suite refuses an image the test registry does not serve, before it applies anything', () => {
+  const oci = fs.mkdtempSync(path.join(os.tmpdir(), 'served-'));
+  afterAll(() => fs.rmSync(oci, { recursive: true, force: true }));
+  fs.mkdirSync(path.join(oci, 'envoy'));
+  fs.writeFileSync(path.join(oci, 'envoy', 'index.json'), '{}');
+  // fluent-bit is named but not built (no index.json): not served
+  fs.writeFileSync(path.join(oci, 'names'), 'envoyproxy/envoy:v1.40.0 envoy\nfluent/fluent-bit:5.1.1 fluent-bit\n');
+  const busyboxJob = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: { template: { spec: { containers: [{ name: 'app', image: 'docker.io/library/busybox:1.36.1-musl' }] } } } };
+
+  test('served: the base images and what is built', () => {
+    expect([...servedImages(oci)].sort()).toEqual(['busybox:1.36.1-musl', 'cdk8s-sidecars-test/pause:1', 'envoyproxy/envoy:v1.40.0']);
+    expect(() => requireServed([busyboxJob], 'job', oci)).not.toThrow();
+  });
+
+  test('a log agent whose image is not built: the message names the image and the build command', () => {
+    const { chart } = newChart();
+    const workload = new ApiObject(chart, 'j', busyboxJob);
+    new WithLogAgent(chart, 'logs', { workload, kubernetesVersion: '1.29', agent: LogAgent.fluentBit(), output: LogOutput.stdout() });
+    const manifests = Testing.synth(chart);
+    expect(imagesOf(manifests)).toContain(Images.FLUENT_BIT);
+    expect(() => requireServed(manifests, '1.37.2: lines', oci)).toThrow(
+      `1.37.2: lines: the test registry does not serve ${Images.FLUENT_BIT} (not built in ${oci}), so its pods would wait in ImagePullBackOff; ` +
+      'first bash scripts/cluster/images.sh build fluent-bit (CONTRIBUTING.md');
+  });
+
+  test('an image the test cluster does not know: the message says to list it', () => {
+    const pod = { ...busyboxJob, spec: { template: { spec: { initContainers: [{ name: 'x', image: 'example.com/x:1' }], containers: [] } } } };
+    expect(() => requireServed([pod], 'p', oci)).toThrow(/does not serve example\.com\/x:1 .*; first list example\.com\/x:1 in scripts\/cluster\/images\.list/);
+  });
+});

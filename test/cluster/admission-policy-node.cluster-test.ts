@@ -25,7 +25,7 @@ import * as fs from 'fs';
 import { ApiObject, Chart, Testing } from 'cdk8s';
 import { Construct } from 'constructs';
 import { BUSYBOX, LINES_WRITTEN, shippedLines } from './apps';
-import { Cluster, baseImages, builtReleases } from './harness';
+import { Cluster, baseImages, builtReleases, requireServed } from './harness';
 import { AdmissionPolicyNodeResult, PROOF_DOC, readProofData, renderProof, writeProof } from './proof-doc';
 import { LogOutput, NativeSidecarGuard, OtlpProtocol, SidecarInjectionPolicy, WithEnvoy, WithLogAgent, WithTracer } from '../../src';
 
@@ -182,7 +182,8 @@ function plainDeployment(name: string, labels: Record<string, string> = {}): Jso
 const nativeSidecars = (pod: Json): string[] => (pod.spec.initContainers ?? []).filter((c: Json) => c.restartPolicy === 'Always').map((c: Json) => c.name);
 const round = (x: number) => Math.round(x * 100) / 100;
 
-describe.each(releases)('Kubernetes %s: the pods SidecarInjectionPolicy admits, on a node', version => {
+// not chosen, or no release built: the test above says so (jest refuses an empty table)
+(releases.length > 0 ? describe.each(releases) : describe.skip.each(['none']))('Kubernetes %s: the pods SidecarInjectionPolicy admits, on a node', version => {
   let cluster: Cluster;
   const target = `1.${version.split('.')[1]}`;
   const result: Json = { version, job: [], deployment: [], untouched: [] };
@@ -202,6 +203,8 @@ describe.each(releases)('Kubernetes %s: the pods SidecarInjectionPolicy admits, 
   const ready = (pod: Json | undefined) => (pod?.status?.conditions ?? []).some((c: Json) => c.type === 'Ready' && c.status === 'True');
 
   beforeAll(async () => {
+    // the policy injects the same sidecars as the synthesized twins: their images, before any cluster starts
+    requireServed([...synthesized(plainJob(), target), ...synthesized(plainDeployment('web'), target)], `${version}: admission-policy-node`);
     cluster = Cluster.start(version, baseImages());
     result.kubeletVersion = cluster.kubectl(['get', 'node', 'node', '-o', 'jsonpath={.status.nodeInfo.kubeletVersion}']).trim();
     const namespaces = ['teams', 'synth', 'plain'];

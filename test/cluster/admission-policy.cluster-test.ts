@@ -210,7 +210,8 @@ function percentile(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
 }
 
-describe.each(releases)('Kubernetes %s: SidecarInjectionPolicy', version => {
+// not chosen, or no release built: the test above says so (jest refuses an empty table)
+(releases.length > 0 ? describe.each(releases) : describe.skip.each(['none']))('Kubernetes %s: SidecarInjectionPolicy', version => {
   let server: ApiServer;
   const minor = Number(version.split('.')[1]);
   const target = `1.${minor}`;

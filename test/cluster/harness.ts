@@ -7,6 +7,7 @@ import { ChildProcess, execFileSync, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { CLUSTER_IMAGES_DIR, clusterImageList } from '../util/cluster-images';
 
 const ROOT = path.join(__dirname, '..', '..');
 const SCRIPT = path.join(ROOT, 'scripts', 'cluster', 'cluster.sh');
@@ -63,6 +64,63 @@ export function registryCommand(): string | undefined {
   }
 }
 
+/** The images every cluster imports itself (scripts/cluster/base-images.sh), not served by the registry. */
+const BASE_IMAGES = ['busybox:1.36.1-musl', 'cdk8s-sidecars-test/pause:1'];
+
+/** An image reference as scripts/cluster/images.list writes it: no `docker.io/`, no `library/`. */
+const shortRef = (image: string) => image.replace(/^docker\.io\//, '').replace(/^library\//, '');
+
+/**
+ * The references a cluster can pull: the base images, and what the registry serves (the `names`
+ * file scripts/cluster/images.sh writes in `oci`: `REFERENCE IMAGE` of each built image).
+ */
+export function servedImages(oci: string = CLUSTER_IMAGES_DIR): Set<string> {
+  const served = new Set(BASE_IMAGES);
+  const names = path.join(oci, 'names');
+  if (!fs.existsSync(names)) return served;
+  for (const line of fs.readFileSync(names, 'utf8').split('\n')) {
+    const [ref, id] = line.trim().split(/\s+/);
+    if (ref && id && fs.existsSync(path.join(oci, id, 'index.json'))) served.add(ref);
+  }
+  return served;
+}
+
+/** Every container image of the manifests (pods, pod templates, at any depth), sorted, once each. */
+export function imagesOf(manifests: any[]): string[] {
+  const found = new Set<string>();
+  const walk = (v: any): void => {
+    if (typeof v !== 'object' || v === null) return;
+    for (const [k, x] of Object.entries(v)) {
+      if ((k === 'containers' || k === 'initContainers') && Array.isArray(x)) {
+        for (const c of x) if (typeof c?.image === 'string') found.add(c.image);
+      }
+      walk(x);
+    }
+  };
+  walk(manifests);
+  return [...found].sort();
+}
+
+/**
+ * Throws, before a cluster starts or an object is applied, when an image of the manifests is
+ * neither a base image nor served by the registry: its pod would wait in ImagePullBackOff until the
+ * test's timeout, which names nothing. The message names each image and the command that builds it.
+ */
+export function requireServed(manifests: any[], what: string, oci: string = CLUSTER_IMAGES_DIR): void {
+  const served = servedImages(oci);
+  const missing = imagesOf(manifests).map(shortRef).filter(ref => !served.has(ref));
+  if (missing.length === 0) return;
+  const list = clusterImageList();
+  const ids = [...new Set(missing.map(ref => list.get(ref)).filter(Boolean))];
+  const unknown = missing.filter(ref => !list.has(ref));
+  const steps = [
+    ...(ids.length ? [`bash scripts/cluster/images.sh build ${ids.join(' ')}`] : []),
+    ...(unknown.length ? [`list ${unknown.join(', ')} in scripts/cluster/images.list and build it with scripts/cluster/images.sh`] : []),
+  ];
+  throw new Error(`${what}: the test registry does not serve ${missing.join(', ')} (not built in ${oci}), so its pods would wait in ImagePullBackOff; ` +
+    `first ${steps.join('; ')} (CONTRIBUTING.md, "The test cluster's images")`);
+}
+
 export interface WatchEvent {
   /** /proc/uptime when the event arrived. */
   readonly at: number;
@@ -116,7 +174,9 @@ export class Cluster {
     }
   }
 
+  /** Applies the manifests to the namespace, once every image they name is one the cluster can pull (`requireServed`). */
   public apply(manifests: any[], namespace: string): void {
+    requireServed(manifests, `${this.version}: applying ${manifests.map(m => `${m.kind}/${m.metadata?.name}`).join(', ')} in ${namespace}`);
     this.kubectl(['apply', '-n', namespace, '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: manifests }));
   }
 
