@@ -248,8 +248,10 @@ describe('one synthesis runs the engine once per workload, whatever the number o
   // made synthesis quadratic in the number of charts (200 one-workload charts took 9x the
   // hand-written time; 6x again with a read of the workload's own toJson() per validation). The
   // binding validates a workload once per synthesis (src/bind/binding.ts AppState: a synthesis is
-  // over when every bound workload was emitted), reading its own toJson() (the key of its render);
-  // the emit reads it again: 2 reads per call, and one engine run (the emit takes the kept render).
+  // over when every bound workload was emitted), reading its own toJson() (the key of its render),
+  // and one engine run. In App.synth() and App.synthYaml() the render is made in the first chart's
+  // pass, and the emit takes it without reading the workload again: 1 read per call (as a
+  // hand-written workload's one toJson()); elsewhere (Testing.synth) the emit reads it again: 2.
   const build = (charts: number) => {
     const app = Testing.app();
     const workloads = Array.from({ length: charts }, (_x, i) => {
@@ -265,11 +267,11 @@ describe('one synthesis runs the engine once per workload, whatever the number o
     const { app, workloads } = build(charts);
     app.synthYaml();
     expect(runs()).toBe(charts);
-    expect(workloads.map(w => w.calls())).toEqual(workloads.map(() => 2));
+    expect(workloads.map(w => w.calls())).toEqual(workloads.map(() => 1));
     // a second call: validated again; the kept render's errors serve the passes, its manifest was handed out
     app.synthYaml();
     expect(runs()).toBe(2 * charts);
-    expect(workloads.map(w => w.calls())).toEqual(workloads.map(() => 4));
+    expect(workloads.map(w => w.calls())).toEqual(workloads.map(() => 2));
   }));
 
   test('the sources\' checks of the workload run once per workload and call: the emit of a render kept in the call takes its findings', () => {
@@ -279,13 +281,13 @@ describe('one synthesis runs the engine once per workload, whatever the number o
     try {
       app.synthYaml();
       expect([checks.mock.calls.length, inferred.mock.calls.length]).toEqual([3, 3]);
-      // a second call: its validation checks (and takes the kept errors), the emit renders anew
-      // (the kept manifest was handed out) and checks with it
+      // a second call: its first chart's pass renders anew (the kept manifest was handed out) and
+      // checks, and the emit takes that render
       app.synthYaml();
-      expect([checks.mock.calls.length, inferred.mock.calls.length]).toEqual([9, 9]);
+      expect([checks.mock.calls.length, inferred.mock.calls.length]).toEqual([6, 6]);
       // a direct toJson() (no validation of a call kept a render for it) checks again
       ApiObject.of(app.node.findChild('c0')!.node.findChild('w0')).toJson();
-      expect(checks.mock.calls.length).toBe(10);
+      expect(checks.mock.calls.length).toBe(7);
     } finally {
       checks.mockRestore();
       inferred.mockRestore();
@@ -296,7 +298,7 @@ describe('one synthesis runs the engine once per workload, whatever the number o
     const { app, workloads } = build(5);
     app.synth();
     expect(runs()).toBe(5);
-    expect(workloads.map(w => w.calls())).toEqual([2, 2, 2, 2, 2]);
+    expect(workloads.map(w => w.calls())).toEqual([1, 1, 1, 1, 1]);
     expect(fs.readdirSync(app.outdir).filter(f => f.endsWith('.k8s.yaml'))).toHaveLength(5);
   }));
 
@@ -388,7 +390,7 @@ describe('one synthesis runs the engine once per workload, whatever the number o
     });
     app.synthYaml();
     expect(runs()).toBe(5);
-    expect(workloads.map(w => w.calls())).toEqual([2, 2, 2, 2, 2]);
+    expect(workloads.map(w => w.calls())).toEqual([1, 1, 1, 1, 1]);
     // the kernel's call of a method the host did not override: through the prototype
     App.prototype.synth.call(app);
     expect(runs()).toBe(10);
@@ -449,6 +451,42 @@ describe('one synthesis runs the engine once per workload, whatever the number o
     const docs = parseAllDocuments(app.synthYaml()).map(d => d.toJSON());
     expect(layoutOf(manifestOf(docs, 'Deployment')).containers).toEqual(['app', 'late']);
     expect(chart).toBeDefined();
+  });
+});
+
+describe('App.synth() and App.synthYaml() read each workload once (the call path tells their passes apart)', () => {
+  test('the first chart\'s pass renders: an error is still thrown before any file is written', () => {
+    const app = Testing.app();
+    const a = new Chart(app, 'a');
+    new WithLogAgent(a, 'logs', { workload: rawDeployment(a, 'ok'), kubernetesVersion: '1.29' });
+    const b = new Chart(app, 'b');
+    const bad = rawDeployment(b, 'bad', { containers: [{ name: 'log-agent', image: 'x' }] });
+    new WithLogAgent(b, 'logs', { workload: bad, kubernetesVersion: '1.29' });
+    expect(() => app.synth()).toThrow(/^Validation failed with the following errors:[\s\S]*container name 'log-agent' is already used/);
+    expect(fs.existsSync(app.outdir) ? fs.readdirSync(app.outdir) : []).toEqual([]);
+  });
+
+  test('a caller\'s Error.prepareStackTrace and stackTraceLimit are left as they were', () => {
+    const { app } = nativeApp();
+    const prepare = (_e: Error, sites: NodeJS.CallSite[]) => `custom ${sites.length}`;
+    const saved = [Error.prepareStackTrace, Error.stackTraceLimit] as const;
+    Error.prepareStackTrace = prepare;
+    Error.stackTraceLimit = 3;
+    try {
+      app.synthYaml();
+      expect([Error.prepareStackTrace, Error.stackTraceLimit]).toEqual([prepare, 3]);
+    } finally {
+      [Error.prepareStackTrace, Error.stackTraceLimit] = saved;
+    }
+  });
+
+  test('a change between a Chart.toJson() of the user\'s and App.synthYaml() is emitted: the chart\'s own call is no whole-App call', () => {
+    const { app, chart, dep } = nativeApp();
+    new Chart(app, 'second');
+    chart.toJson();
+    dep.addContainer({ name: 'late', image: 'ghcr.io/example/late:1' });
+    const docs = parseAllDocuments(app.synthYaml()).map(d => d.toJSON());
+    expect(layoutOf(manifestOf(docs, 'Deployment')).containers).toEqual(['app', 'late']);
   });
 });
 

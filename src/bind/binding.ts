@@ -53,7 +53,9 @@ const KNOWN_BUG_RULE = () => ruleOfCheck(CLI_CHECKS.knownBug).id;
  *   manifest as its `toJson()` returns it now, the sidecars' frozen specs, the mesh proxies, the
  *   target). A validation and every `toJson()` read the workload's own manifest and take the kept
  *   render when the key is equal: the engine runs once per change, and the output always has every
- *   change. A kept manifest is handed out by one `toJson()`.
+ *   change. A kept manifest is handed out by one `toJson()`; inside `App.synth()` and
+ *   `App.synthYaml()`, where no code of the user's runs between the App's validation and the emit,
+ *   without reading the workload again (`synthesisPassOf`).
  * - an epoch is one synthesis: it ends when every bound workload of the App has been emitted since
  *   it began (a synthesis emits every object once), when a workload emitted in it is emitted again
  *   (another synthesis has begun), or, after a validation that found errors (the synthesis fails),
@@ -71,6 +73,10 @@ const KNOWN_BUG_RULE = () => ruleOfCheck(CLI_CHECKS.knownBug).id;
 interface AppState {
   /** Bumped at each new epoch (0: never validated yet). */
   generation: number;
+  /** The whole-App synthesis call the App's validation that runs (or ran last) belongs to (`synthesisPassOf`), or undefined. */
+  call?: number;
+  /** That validation is the App's own, before the first chart's (`synthesisPassOf`): the workloads are rendered in the next. */
+  firstPass: boolean;
   /** Facts about the whole app, computed once per epoch (appFact). */
   readonly facts: Map<symbol, unknown>;
   /** Every binding of the App. */
@@ -97,6 +103,7 @@ function appState(scope: IConstruct): AppState {
   if (!state) {
     const created: AppState = {
       generation: 0,
+      firstPass: false,
       facts: new Map(),
       bindings: new Set(),
       clean: new Set(),
@@ -109,6 +116,14 @@ function appState(scope: IConstruct): AppState {
     root.node.addValidation({
       validate: () => {
         if (created.failed || created.generation === 0) nextEpoch(created);
+        const pass = synthesisPassOf(created.call);
+        created.call = pass.call;
+        created.firstPass = pass.first;
+        // (a whole-App call is one emit sequence: its renders, and so its notices, come before any emit)
+        if (pass.first) {
+          created.emitted.clear();
+          created.noticed.clear();
+        }
         return [];
       },
     });
@@ -116,6 +131,58 @@ function appState(scope: IConstruct): AppState {
     state = created;
   }
   return state;
+}
+
+/** Numbers the whole-App synthesis calls (`synthesisPassOf`). */
+let lastSynthesisCall = 0;
+
+/** One frame of the call path: its function's name and file, as V8 has them (no source map applied). */
+interface Frame { readonly fn: string; readonly file: string }
+
+/** The call path of the caller, innermost first (V8's structured stack, read without any formatting). */
+function callPath(): Frame[] {
+  const prepare = Error.prepareStackTrace;
+  const limit = Error.stackTraceLimit;
+  try {
+    Error.stackTraceLimit = 16;
+    Error.prepareStackTrace = (_e, sites) => sites.map(site => ({ fn: site.getFunctionName() ?? '', file: site.getFileName() ?? '' }));
+    const holder: { stack?: unknown } = {};
+    Error.captureStackTrace(holder, callPath);
+    return Array.isArray(holder.stack) ? holder.stack : [];
+  } finally {
+    Error.prepareStackTrace = prepare;
+    Error.stackTraceLimit = limit;
+  }
+}
+
+/** A frame of cdk8s' own `App` or `Chart` module. */
+const CDK8S_FILE = /[\\/]cdk8s[\\/]lib[\\/](app|chart)\.js$/;
+const isCdk8s = (f: Frame | undefined, fn: string) => f !== undefined && f.fn === fn && CDK8S_FILE.test(f.file);
+
+/**
+ * Which pass of which whole-App synthesis the App's validation that is running is, read from its
+ * call path: `App.synth()` and `App.synthYaml()` validate the App (`first`: a new call, a new
+ * number), then call each chart's `toJson()`, which validates the App again (the same call) and
+ * emits the chart's objects. Anything else (`Testing.synth`, a chart's `toJson()` called by the
+ * user, a path this does not recognize, e.g. a bundled cdk8s) is no call at all.
+ *
+ * Inside a call, every chart's validation of the whole App comes before that chart's objects are
+ * emitted, so a workload is rendered by the first chart's validation (the App's own pass before it
+ * only counts: a validation of the user's that changes a workload in that pass is seen), and its
+ * `toJson()` hands out the render kept in the call without reading the workload's own manifest
+ * again (`keptOfThisCall`). Everywhere else the emit reads it again and compares (`takeKept`): a
+ * workload changed between a partial synthesis and the next is emitted as it is. One stack trace
+ * per validation of the App, not per workload; an unrecognized path only costs the second read.
+ */
+function synthesisPassOf(previous: number | undefined): { readonly call?: number; readonly first: boolean } {
+  const frames = callPath();
+  // (cdk8s' module-level `validate(app, cache)`, which calls Node.validate of every construct)
+  const at = frames.findIndex(f => isCdk8s(f, 'validate'));
+  if (at < 0) return { first: false };
+  const whole = (f: Frame | undefined) => isCdk8s(f, 'synth') || isCdk8s(f, 'synthYaml');
+  if (whole(frames[at + 1])) return { call: ++lastSynthesisCall, first: true };
+  if (isCdk8s(frames[at + 1], '_synthChart') && isCdk8s(frames[at + 2], 'toJson') && whole(frames[at + 3])) return { call: previous, first: false };
+  return { first: false };
 }
 
 /** Starts the next epoch (see AppState). */
@@ -371,7 +438,14 @@ export class WorkloadBinding {
   private warnings: string[] = [];
   /** The last render and its key (see AppState); its manifest until one `toJson()` hands it out. */
   private kept?: {
-    readonly key: string; manifest?: Json; readonly errors: string[]; readonly warnings: string[]; final?: string[]; generation?: number;
+    readonly key: string;
+    manifest?: Json;
+    readonly errors: string[];
+    readonly warnings: string[];
+    final?: string[];
+    generation?: number;
+    /** The whole-App synthesis call in which it was rendered (`synthesisPassOf`). */
+    call?: number;
   };
   /** Set by the emit of the last bound workload of a synthesis: the epoch ends once it is printed. */
   private endEpochAfterEmit = false;
@@ -456,6 +530,8 @@ export class WorkloadBinding {
     const state = appState(this.obj);
     if (state.generation === 0) nextEpoch(state);
     if (state.clean.has(this)) return [];
+    // (the App's own pass of App.synth()/synthYaml(): every chart's pass follows before an emit)
+    if (state.firstPass) return [];
     const errors = this.render('validate').errors;
     if (errors.length === 0) state.clean.add(this);
     else state.failed = true;
@@ -469,6 +545,10 @@ export class WorkloadBinding {
    * leaves it (SidecarValidation); without one, a render afresh that keeps nothing.
    */
   public render(purpose?: 'validate' | 'emit' | 'read'): EngineResult {
+    if (purpose === 'emit') {
+      const ofThisCall = this.keptOfThisCall();
+      if (ofThisCall) return ofThisCall;
+    }
     const base = this.baseManifest();
     this.lastNamespace = { generation: APP_STATES.get(this.obj.node.root)?.generation ?? 0, namespace: base.metadata?.namespace };
     if (purpose === 'emit') {
@@ -498,8 +578,26 @@ export class WorkloadBinding {
     if (this.kept?.manifest !== undefined && (this.kept !== before || purpose === 'validate')) {
       this.kept.final = this.warnings;
       this.kept.generation = APP_STATES.get(this.obj.node.root)?.generation;
+      this.kept.call = APP_STATES.get(this.obj.node.root)?.call;
     }
     return result;
+  }
+
+  /**
+   * The emit of the render this workload's validation kept in the same whole-App synthesis call
+   * (`synthesisPassOf`): nothing of the user's has run since, so it is handed out as it is, with
+   * its errors and warnings, without a second `toJson()` of the workload. Undefined otherwise.
+   */
+  private keptOfThisCall(): EngineResult | undefined {
+    const kept = this.kept;
+    const state = APP_STATES.get(this.obj.node.root);
+    if (state?.call === undefined || kept?.manifest === undefined || kept.final === undefined) return undefined;
+    if (kept.call !== state.call || kept.generation !== state.generation) return undefined;
+    this.warnings = kept.final;
+    recordWarnings(this.obj, this.warnings);
+    const manifest = kept.manifest;
+    kept.manifest = undefined;
+    return { manifest, errors: [...kept.errors] };
   }
 
   /**
@@ -648,7 +746,11 @@ export class WorkloadBinding {
     if (errors.length > 0) return { manifest: base, errors };
     const key = purpose ? renderKey(base, specs, injected, minor, gate, patch) : undefined;
     const kept = this.kept;
-    if (key !== undefined && kept?.key === key && (purpose === 'validate' || kept.manifest !== undefined)) {
+    // (a validation takes the kept errors alone, its manifest handed out, except in a whole-App
+    // call before the workload's emit: that emit takes the validation's render, with its manifest)
+    const state = APP_STATES.get(this.obj.node.root);
+    const errorsServe = purpose === 'validate' && (state?.call === undefined || state.emittedInEpoch.has(this));
+    if (key !== undefined && kept?.key === key && (errorsServe || kept.manifest !== undefined)) {
       this.warnings = kept.warnings;
       recordWarnings(this.obj, this.warnings);
       const manifest = kept.manifest ?? base;
