@@ -4,7 +4,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { ApiObject, App, Chart, Include, JsonPatch, Testing, Yaml } from 'cdk8s';
+import { ApiObject, App, Chart, Include, JsonPatch, Testing, Yaml, YamlOutputType } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { parseAllDocuments } from 'yaml';
@@ -465,6 +465,32 @@ describe('App.synth() and App.synthYaml() read each workload once (the call path
     expect(() => app.synth()).toThrow(/^Validation failed with the following errors:[\s\S]*container name 'log-agent' is already used/);
     expect(fs.existsSync(app.outdir) ? fs.readdirSync(app.outdir) : []).toEqual([]);
   });
+
+  test.each([YamlOutputType.FOLDER_PER_CHART_FILE_PER_RESOURCE, YamlOutputType.FILE_PER_RESOURCE, YamlOutputType.FILE_PER_APP])(
+    'App.synth() with output type %s: one read per workload, the sidecars in the files, a later chart\'s error before any file', (yamlOutputType) => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'per-resource-'));
+      const app = new App({ outdir: dir, yamlOutputType });
+      const workloads = ['a', 'b'].map(c => {
+        const chart = new Chart(app, c);
+        const w = countedWorkload(chart, `w${c}`);
+        new WithLogAgent(chart, 'logs', { workload: w.obj, kubernetesVersion: '1.29' });
+        return w;
+      });
+      app.synth();
+      expect(workloads.map(w => w.calls())).toEqual([1, 1]);
+      const files = (fs.readdirSync(dir, { recursive: true }) as string[]).filter(f => f.endsWith('.yaml'));
+      const docs = files.flatMap(f => parseAllDocuments(fs.readFileSync(path.join(dir, f), 'utf8')).map(d => d.toJSON()));
+      expect(docs.filter((m: any) => m?.kind === 'Deployment').map((m: any) => layoutOf(m).init)).toEqual([['sidecar-tools', 'log-agent'], ['sidecar-tools', 'log-agent']]);
+      // the same app with a broken workload in its last chart: refused in validation, nothing written
+      const out = fs.mkdtempSync(path.join(os.tmpdir(), 'per-resource-bad-'));
+      const bad = new App({ outdir: path.join(out, 'dist'), yamlOutputType });
+      const first = new Chart(bad, 'a');
+      new WithLogAgent(first, 'logs', { workload: rawDeployment(first, 'ok'), kubernetesVersion: '1.29' });
+      const last = new Chart(bad, 'b');
+      new WithLogAgent(last, 'logs', { workload: rawDeployment(last, 'bad', { containers: [{ name: 'log-agent', image: 'x' }] }), kubernetesVersion: '1.29' });
+      expect(() => bad.synth()).toThrow(/^Validation failed with the following errors:[\s\S]*container name 'log-agent' is already used/);
+      expect(fs.existsSync(path.join(out, 'dist')) ? fs.readdirSync(path.join(out, 'dist'), { recursive: true }).filter(f => String(f).endsWith('.yaml')) : []).toEqual([]);
+    });
 
   test('a caller\'s Error.prepareStackTrace and stackTraceLimit are left as they were', () => {
     const { app } = nativeApp();

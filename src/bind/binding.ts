@@ -9,7 +9,7 @@
  * patches are already applied, and containers or volumes added before or after the sidecar
  * constructs are all in the JSON. The same holds for plain `ApiObject`s (`Include`, `Helm`).
  */
-import { ApiObject, JsonPatch } from 'cdk8s';
+import { ApiObject, App, JsonPatch, YamlOutputType } from 'cdk8s';
 import { IConstruct } from 'constructs';
 import { describeValue } from './checks';
 import { hookToJson } from './hooks';
@@ -75,7 +75,10 @@ interface AppState {
   generation: number;
   /** The whole-App synthesis call the App's validation that runs (or ran last) belongs to (`synthesisPassOf`), or undefined. */
   call?: number;
-  /** That validation is the App's own, before the first chart's (`synthesisPassOf`): the workloads are rendered in the next. */
+  /**
+   * That validation is the App's own, and a chart's validation follows it before any object is
+   * emitted (`synthesisPassOf`): the workloads are rendered in the next.
+   */
   firstPass: boolean;
   /** Facts about the whole app, computed once per epoch (appFact). */
   readonly facts: Map<symbol, unknown>;
@@ -116,7 +119,7 @@ function appState(scope: IConstruct): AppState {
     root.node.addValidation({
       validate: () => {
         if (created.failed || created.generation === 0) nextEpoch(created);
-        const pass = synthesisPassOf(created.call);
+        const pass = synthesisPassOf(created.call, root);
         created.call = pass.call;
         created.firstPass = pass.first;
         // (a whole-App call is one emit sequence: its renders, and so its notices, come before any emit)
@@ -163,8 +166,10 @@ const isCdk8s = (f: Frame | undefined, fn: string) => f !== undefined && f.fn ==
  * Which pass of which whole-App synthesis the App's validation that is running is, read from its
  * call path: `App.synth()` and `App.synthYaml()` validate the App (`first`: a new call, a new
  * number), then call each chart's `toJson()`, which validates the App again (the same call) and
- * emits the chart's objects. Anything else (`Testing.synth`, a chart's `toJson()` called by the
- * user, a path this does not recognize, e.g. a bundled cdk8s) is no call at all.
+ * emits the chart's objects (`App.synth()` with `FOLDER_PER_CHART_FILE_PER_RESOURCE` calls no
+ * chart's `toJson()`: its own pass is then the one that renders). Anything else (`Testing.synth`, a
+ * chart's `toJson()` called by the user, a path this does not recognize, e.g. a bundled cdk8s) is
+ * no call at all.
  *
  * Inside a call, every chart's validation of the whole App comes before that chart's objects are
  * emitted, so a workload is rendered by the first chart's validation (the App's own pass before it
@@ -174,13 +179,18 @@ const isCdk8s = (f: Frame | undefined, fn: string) => f !== undefined && f.fn ==
  * workload changed between a partial synthesis and the next is emitted as it is. One stack trace
  * per validation of the App, not per workload; an unrecognized path only costs the second read.
  */
-function synthesisPassOf(previous: number | undefined): { readonly call?: number; readonly first: boolean } {
+function synthesisPassOf(previous: number | undefined, root: IConstruct): { readonly call?: number; readonly first: boolean } {
   const frames = callPath();
   // (cdk8s' module-level `validate(app, cache)`, which calls Node.validate of every construct)
   const at = frames.findIndex(f => isCdk8s(f, 'validate'));
   if (at < 0) return { first: false };
   const whole = (f: Frame | undefined) => isCdk8s(f, 'synth') || isCdk8s(f, 'synthYaml');
-  if (whole(frames[at + 1])) return { call: ++lastSynthesisCall, first: true };
+  if (whole(frames[at + 1])) {
+    // App.synth() with FOLDER_PER_CHART_FILE_PER_RESOURCE emits each object without its chart's
+    // toJson(), so no chart's validation follows: this pass renders (and the emit takes its render)
+    const perResource = isCdk8s(frames[at + 1], 'synth') && (root as App).yamlOutputType === YamlOutputType.FOLDER_PER_CHART_FILE_PER_RESOURCE;
+    return { call: ++lastSynthesisCall, first: !perResource };
+  }
   if (isCdk8s(frames[at + 1], '_synthChart') && isCdk8s(frames[at + 2], 'toJson') && whole(frames[at + 3])) return { call: previous, first: false };
   return { first: false };
 }
