@@ -492,6 +492,34 @@ describe('App.synth() and App.synthYaml() read each workload once (the call path
       expect(fs.existsSync(path.join(out, 'dist')) ? fs.readdirSync(path.join(out, 'dist'), { recursive: true }).filter(f => String(f).endsWith('.yaml')) : []).toEqual([]);
     });
 
+  test('App.synth() that fails writing a file, then a change to a later chart\'s workload: its direct toJson() has the change', () => {
+    const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'failed-write-'));
+    fs.mkdirSync(path.join(outdir, 'a.k8s.yaml')); // chart a's file cannot be written (EISDIR)
+    const app = new App({ outdir });
+    const a = new Chart(app, 'a');
+    new kplus.ConfigMap(a, 'cm', { data: { x: '1' } });
+    const b = new Chart(app, 'b');
+    const dep = kplusWorkload(b, 'Deployment') as kplus.Deployment;
+    new WithLogAgent(b, 'logs', { workload: dep, kubernetesVersion: '1.29' });
+    expect(() => app.synth()).toThrow(/EISDIR/);
+    dep.addContainer({ name: 'late', image: 'ghcr.io/example/late:1' });
+    expect(layoutOf(ApiObject.of(dep).toJson()).containers).toEqual(['app', 'late']);
+  });
+
+  test('another construct\'s validation fails the App\'s own pass: that call names it alone, the next (or a direct validate()) the sidecar\'s', () => {
+    const app = Testing.app();
+    const a = new Chart(app, 'a');
+    const bad = rawDeployment(a, 'bad', { containers: [{ name: 'log-agent', image: 'x' }] });
+    new WithLogAgent(a, 'logs', { workload: bad, kubernetesVersion: '1.29' });
+    let broken = true;
+    new Construct(a, 'user-thing').node.addValidation({ validate: () => (broken ? ['user error'] : []) });
+    // the sidecars are rendered in the first chart's pass, which a failed App pass never reaches
+    expect(() => app.synthYaml()).toThrow(/^Validation failed with the following errors:\n {2}\[a\/user-thing\] user error$/);
+    expect(ApiObject.of(bad).node.validate()).toEqual([expect.stringMatching(/container name 'log-agent' is already used/)]);
+    broken = false;
+    expect(() => app.synthYaml()).toThrow(/\[a\/bad\] .*container name 'log-agent' is already used/);
+  });
+
   test('a caller\'s Error.prepareStackTrace and stackTraceLimit are left as they were', () => {
     const { app } = nativeApp();
     const prepare = (_e: Error, sites: NodeJS.CallSite[]) => `custom ${sites.length}`;

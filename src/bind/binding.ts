@@ -195,6 +195,13 @@ function synthesisPassOf(previous: number | undefined, root: IConstruct): { read
   return { first: false };
 }
 
+/** A validation called by cdk8s' `validate(app)` right from `App.synth()` or `App.synthYaml()`. */
+function inAppOwnPass(): boolean {
+  const frames = callPath();
+  const at = frames.findIndex(f => isCdk8s(f, 'validate'));
+  return at >= 0 && (isCdk8s(frames[at + 1], 'synth') || isCdk8s(frames[at + 1], 'synthYaml'));
+}
+
 /** Starts the next epoch (see AppState). */
 function nextEpoch(state: AppState): void {
   state.generation++;
@@ -540,8 +547,9 @@ export class WorkloadBinding {
     const state = appState(this.obj);
     if (state.generation === 0) nextEpoch(state);
     if (state.clean.has(this)) return [];
-    // (the App's own pass of App.synth()/synthYaml(): every chart's pass follows before an emit)
-    if (state.firstPass) return [];
+    // (the App's own pass of App.synth()/synthYaml(): every chart's pass follows before an emit;
+    // after a pass that failed, a validation of the user's is no part of it)
+    if (state.firstPass && inAppOwnPass()) return [];
     const errors = this.render('validate').errors;
     if (errors.length === 0) state.clean.add(this);
     else state.failed = true;
@@ -603,6 +611,9 @@ export class WorkloadBinding {
     const state = APP_STATES.get(this.obj.node.root);
     if (state?.call === undefined || kept?.manifest === undefined || kept.final === undefined) return undefined;
     if (kept.call !== state.call || kept.generation !== state.generation) return undefined;
+    // (and this emit is App.synth()/synthYaml()'s own: after a call that threw, a direct toJson()
+    // of the user's reads the workload as it is now)
+    if (!callPath().some(f => isCdk8s(f, 'synth') || isCdk8s(f, 'synthYaml'))) return undefined;
     this.warnings = kept.final;
     recordWarnings(this.obj, this.warnings);
     const manifest = kept.manifest;
