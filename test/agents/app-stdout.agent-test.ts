@@ -11,17 +11,16 @@
  *   `0.log.<time>`, a new `0.log`): every line once.
  * Without FLUENT_BIT or busybox, one test says "skipped: ..." and passes.
  */
-import { spawn, spawnSync } from 'child_process';
+import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { Size } from 'cdk8s';
 import { LogAgent, LogOutput } from '../../src';
 import { POD_FIELDS, cleanup, freePort, sleep, startAgent, synthLogPod, waitFor, LogPod } from './util/pod';
-import { APP_BUSYBOX } from '../../src/engine/capture';
 import { agentArgvOf } from '../util/sigterm-hold';
+import { BUSYBOX, captureDirectory, capturedArgv, lineCounts, missingOf, numberedLines, runCaptured, stopGroup } from './util/app-stdout';
 
 const BIN = process.env.FLUENT_BIT;
-const BUSYBOX = ['/usr/bin/busybox', '/bin/busybox'].find(p => fs.existsSync(p));
 const report = (line: string) => process.stdout.write(`[app-stdout] ${line}\n`);
 
 /** The run's copy listens on loopback only (as fluent-bit.agent-test.ts does). */
@@ -53,35 +52,26 @@ if (!BIN || !BUSYBOX) {
       agent: LogAgent.fluentBit(), output: () => LogOutput.stdout(), captureStdout: { maxFileSize: Size.mebibytes(1), maxFiles: 2 },
     }));
     let agent: ReturnType<typeof startAgent> | undefined;
+    let app: ReturnType<typeof runCaptured> | undefined;
     try {
       agent = startAgent(pod, bin);
       await sleep(1500);
       const n = 40000;
       // the app container's command as synthesized; its busybox is the local one
-      const command: string[] = pod.app.command.map((a: string) => a === APP_BUSYBOX ? busybox : a.split(APP_BUSYBOX).join(busybox));
-      const appScript = `i=1; while [ $i -le ${n} ]; do echo "lnum=$i; ${'x'.repeat(60)}"; i=$((i+1)); done; printf "lnum=last;"`;
-      const argv = [...command.slice(0, -1), busybox, 'sh', '-c', appScript];
-      expect(command[command.length - 1]).toBe('/app/run');
-      const app = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
       let appOut = 0;
-      app.stdout.on('data', (d: Buffer) => { appOut += d.toString().split('\n').length - 1; });
-      const code = await new Promise<number | null>(resolve => app.on('close', c => resolve(c)));
-      expect(code).toBe(0);
-      const captureDir = pod.app.command[5];
-      const kept = fs.readdirSync(captureDir.replace('/var/log/app', pod.logDirectory)).filter(f => f.endsWith('.log'));
+      app = runCaptured(capturedArgv(pod, busybox, numberedLines(n)), d => { appOut += d.toString().split('\n').length - 1; });
+      expect(await app.exit).toBe(0);
+      const kept = fs.readdirSync(captureDirectory(pod)).filter(f => f.endsWith('.log'));
       // the agent's read delay after the app's exit (Fluent Bit: 2 s), then SIGTERM
       const running = agent;
       await waitFor(() => records(running.stdout()).some(r => /lnum=last;/.test(r.log)), 20_000);
       await sleep(2000);
       running.child.kill('SIGTERM');
       await running.exited;
-      const seen = new Map<string, number>();
-      for (const r of records(running.stdout())) {
-        const m = /lnum=(\d+|last);/.exec(r.log ?? '');
-        if (m) seen.set(m[1], (seen.get(m[1]) ?? 0) + 1);
-        if (m) expect(r.file).toMatch(/\/\.stdout-web\/stdout\.\d+\.log$/);
-      }
-      const missing = Array.from({ length: n }, (_, i) => String(i + 1)).filter(k => !seen.has(k));
+      const shipped = records(running.stdout()).filter(r => /lnum=/.test(r.log ?? ''));
+      for (const r of shipped) expect(r.file).toMatch(/\/\.stdout-web\/stdout\.\d+\.log$/);
+      const seen = lineCounts(shipped.map(r => r.log));
+      const missing = missingOf(seen, n);
       report(`captureStdout: ${n + 1} lines printed (${appOut} on the container's stdout), ${seen.size} shipped, ${missing.length} missing, ` +
         `${[...seen.values()].filter(c => c > 1).length} twice; capture files left: ${kept.sort().join(', ')}`);
       expect(appOut).toBe(n + 1);
@@ -90,6 +80,7 @@ if (!BIN || !BUSYBOX) {
       expect([...seen.values()].every(c => c === 1)).toBe(true);
       expect(kept.filter(f => f.startsWith('stdout.')).length).toBeLessThanOrEqual(2);
     } finally {
+      stopGroup(app?.child);
       if (agent && agent.child.exitCode === null && agent.child.signalCode === null) agent.child.kill('SIGKILL');
       cleanup(pod);
     }
@@ -107,21 +98,16 @@ if (!BIN || !BUSYBOX) {
       agent: LogAgent.fluentBit(), output: () => LogOutput.stdout(), captureStdout: { maxFiles: 3 },
     }));
     let agent: ReturnType<typeof startAgent> | undefined;
-    let app: ReturnType<typeof spawn> | undefined;
+    let app: ReturnType<typeof runCaptured> | undefined;
     try {
       agent = startAgent(pod, bin);
       await sleep(1500);
       const n = 1000;
-      const command: string[] = pod.app.command.map((a: string) => a === APP_BUSYBOX ? busybox : a.split(APP_BUSYBOX).join(busybox));
-      expect(command.slice(6, 8)).toEqual([String(10 * 2 ** 20), '3']);
-      command[6] = String(16 * 1024);
-      const appScript = `i=1; while [ $i -le ${n} ]; do echo "lnum=$i; ${'x'.repeat(60)}"; i=$((i+1)); done; printf "lnum=last;"`;
-      const argv = [...command.slice(0, -1), busybox, 'sh', '-c', appScript];
+      expect(pod.app.command.slice(6, 8)).toEqual([String(10 * 2 ** 20), '3']);
       // its own process group: the deletions still waiting after its exit are stopped with it
       const started = Date.now();
-      app = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'inherit'], detached: true });
-      const code = await new Promise<number | null>(resolve => app!.on('close', c => resolve(c)));
-      expect(code).toBe(0);
+      app = runCaptured(capturedArgv(pod, busybox, numberedLines(n), 16 * 1024));
+      expect(await app.exit).toBe(0);
       const running = agent;
       await waitFor(() => records(running.stdout()).some(r => /lnum=last;/.test(r.log)), 30_000);
       await sleep(2000);
@@ -141,9 +127,7 @@ if (!BIN || !BUSYBOX) {
       expect(files.size).toBeGreaterThanOrEqual(5);
       expect(seen.has('last')).toBe(true);
     } finally {
-      if (app?.pid !== undefined) {
-        try { process.kill(-app.pid, 'SIGKILL'); } catch { /* gone */ }
-      }
+      stopGroup(app?.child);
       if (agent && agent.child.exitCode === null && agent.child.signalCode === null) agent.child.kill('SIGKILL');
       cleanup(pod);
     }

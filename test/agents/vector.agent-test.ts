@@ -23,10 +23,11 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { Chart } from 'cdk8s';
+import { Chart, Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Images, LogAgent, LogOutput } from '../../src';
 import { agentArgvOf, sigtermHoldOf } from '../util/sigterm-hold';
+import { BUSYBOX, captureDirectory, capturedArgv, lineCounts, missingOf, numberedLines, runCaptured, stopGroup } from './util/app-stdout';
 import {
   LogPod, POD_FIELDS, appendLines, cleanup, freePort, hostArgs, reachable, runAgent, selfSignedCert, sleep, startAgent, synthLogPod, waitFor,
 } from './util/pod';
@@ -377,6 +378,83 @@ if (!BIN) {
       for (let i = 1; i <= 200; i++) expect(nums.get(String(i))).toBe(1);
       expect(all.find(r => r.message === 'lnum=2;')?.stream).toBe('stderr');
       expect(all.filter(r => /^lnum=long;/.test(r.message)).map(r => r.message)).toEqual([`lnum=long;${long}`]);
+    } finally {
+      if (agent && agent.child.exitCode === null && agent.child.signalCode === null) agent.child.kill('SIGKILL');
+      cleanup(pod);
+    }
+  }, 120_000);
+
+  // issue 51: the capture files as the wrapper writes and rotates them, read by the real Vector
+  const captureCases: Array<[string, { maxFiles: number; maxFileSize?: Size }, number, number | undefined]> = [
+    // files of 1 MiB, 2 at once: 40000 lines of 70 bytes fill 3 files and more
+    ['captureStdout: every line the app prints reaches the agent once, across rotations', { maxFileSize: Size.mebibytes(1), maxFiles: 2 }, 40000, undefined],
+    // files the app fills within a second (16 KiB, the wrapper's own argument), 3 at once: each
+    // must outlive Vector's 1 s glob scan (the wrapper deletes a closed file 10 s after its close)
+    ['captureStdout: files the app fills within a second are all read', { maxFiles: 3 }, 1000, 16 * 1024],
+  ];
+  test.each(captureCases)('%s', async (name, captureStdout, n, fileBytes) => {
+    if (!BUSYBOX) throw new Error('busybox is not installed (Debian: apt-get install busybox-static)');
+    const pod = await vectorPod({ agent: LogAgent.vector(), output: () => LogOutput.stdout(), captureStdout });
+    let agent: ReturnType<typeof startAgent> | undefined;
+    let app: ReturnType<typeof runCaptured> | undefined;
+    try {
+      agent = startAgent(pod, bin);
+      const running = agent;
+      await sleep(1500);
+      let printed = 0;
+      app = runCaptured(capturedArgv(pod, BUSYBOX, numberedLines(n), fileBytes), d => { printed += d.toString().split('\n').length - 1; });
+      expect(await app.exit).toBe(0);
+      const kept = fs.readdirSync(captureDirectory(pod)).filter(f => f.startsWith('stdout.') && f.endsWith('.log'));
+      const last = await waitFor(() => stdoutRecords(running.stdout()).some(r => /lnum=last;/.test(r.record.message ?? '')), 30_000);
+      if (!last) throw new Error(`the last line never arrived: ${running.output().slice(-3000)}`);
+      await sleep(1500);
+      running.child.kill('SIGTERM');
+      await running.exited;
+      const records = stdoutRecords(running.stdout()).map(r => r.record).filter(r => /lnum=/.test(r.message ?? ''));
+      const seen = lineCounts(records.map(r => r.message));
+      const files = new Set(records.map(r => r.file));
+      const missing = missingOf(seen, n);
+      report(`${name}: ${n + 1} lines printed (${printed} on the container's stdout), ${seen.size} shipped from ${files.size} files, ` +
+        `${missing.length} missing, ${[...seen.values()].filter(c => c > 1).length} twice; capture files at the app's exit: ${kept.length}`);
+      expect(printed).toBe(n + 1);
+      expect(missing).toEqual([]);
+      expect(seen.get('last')).toBe(1);
+      expect([...seen.values()].every(c => c === 1)).toBe(true);
+      for (const f of files) expect(f).toMatch(/\/\.stdout-web\/stdout\.\d+\.log$/);
+      expect(files.size).toBeGreaterThanOrEqual(fileBytes === undefined ? 3 : 5);
+      // (a closed file is deleted 10 s after its close: files filled within a second outnumber maxFiles for that long)
+      if (fileBytes === undefined) expect(kept.length).toBeLessThanOrEqual(captureStdout.maxFiles);
+    } finally {
+      stopGroup(app?.child);
+      if (agent && agent.child.exitCode === null && agent.child.signalCode === null) agent.child.kill('SIGKILL');
+      cleanup(pod);
+    }
+  }, 120_000);
+
+  test('podLogs: the kubelet\'s rotation followed (the file renamed, a new one, lines in both)', async () => {
+    const pod = await vectorPod({ agent: LogAgent.vector(), output: () => LogOutput.stdout(), podLogs: {} });
+    let agent: ReturnType<typeof startAgent> | undefined;
+    try {
+      const dir = path.join(pod.podLogsRoot, `${POD_FIELDS['metadata.namespace']}_${POD_FIELDS['metadata.name']}_${POD_FIELDS['metadata.uid']}`, 'web');
+      fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+      const cri = (stream: string, text: string) => `${new Date().toISOString().replace('Z', '000000Z')} ${stream} F ${text}\n`;
+      const file = path.join(dir, '0.log');
+      fs.appendFileSync(file, Array.from({ length: 500 }, (_, i) => cri('stdout', `lnum=${i + 1};`)).join(''), { mode: 0o640 });
+      agent = startAgent(pod, bin);
+      const running = agent;
+      await sleep(2500);
+      fs.appendFileSync(file, Array.from({ length: 100 }, (_, i) => cri('stdout', `lnum=${i + 501};`)).join(''));
+      fs.renameSync(file, `${file}.20261207-040000`);
+      fs.appendFileSync(file, Array.from({ length: 400 }, (_, i) => cri(i % 2 ? 'stderr' : 'stdout', `lnum=${i + 601};`)).join(''), { mode: 0o640 });
+      const done = await waitFor(() => stdoutRecords(running.stdout()).some(r => /lnum=1000;/.test(r.record.message ?? '')), 30_000);
+      if (!done) throw new Error(`line 1000 never arrived: ${running.output().slice(-3000)}`);
+      await sleep(1500);
+      running.child.kill('SIGTERM');
+      await running.exited;
+      const seen = lineCounts(stdoutRecords(running.stdout()).map(r => r.record.message));
+      report(`podLogs across the kubelet's rotation: ${seen.size} of 1000 records, ${missingOf(seen, 1000).length} missing`);
+      expect(missingOf(seen, 1000)).toEqual([]);
+      expect([...seen.values()].every(c => c === 1)).toBe(true);
     } finally {
       if (agent && agent.child.exitCode === null && agent.child.signalCode === null) agent.child.kill('SIGKILL');
       cleanup(pod);
