@@ -244,4 +244,11 @@ describe('a run of some agents (CLUSTER_AGENTS) on the page', () => {
     ].join('\n');
     expect(shippedLines(out)).toBe(2);
   });
+  test('shippedLines counts the line numbers of Vector\'s console records (JSON, one per line), once each', () => {
+    // as Vector 0.57.0 prints them to its stdout (the records of test/agents/vector.agent-test.ts)
+    const record = (n: number, file = '/var/log/app/.stdout-app/stdout.0.log') =>
+      JSON.stringify({ file, message: `lnum=${n};`, namespace: 'stdout-kill-job-vector', node: 'node', pod: 'stdout-abc', source_type: 'file' });
+    const out = [record(1), record(2), record(2, '/var/log/app/.stdout-app/stdout.1.log'), record(LINES_WRITTEN + 1), '{"message":"lnum=3'].join('\n');
+    expect(shippedLines(out)).toBe(2);
+  });
 });

@@ -194,13 +194,14 @@ export function statefulSetApp(version: string, layout: Layout): ProofApp {
 /** How many numbered lines the app of the lost-lines experiment writes (`lnum=<i>;`, one write each). */
 export const LINES_WRITTEN = 5000;
 /** The log agents of the lost-lines and stdout experiments (`CLUSTER_AGENTS` chooses among them). */
-export const LOG_AGENTS = ['fluent-bit', 'fluentd', 'otel-collector'] as const;
+export const LOG_AGENTS = ['fluent-bit', 'fluentd', 'otel-collector', 'vector'] as const;
 export type LogAgentName = typeof LOG_AGENTS[number];
 /** Each agent as the suite runs it: the library's factory with its defaults (the image it pins). */
 export const LOG_AGENT_OF: Record<LogAgentName, () => LogAgent> = {
   'fluent-bit': () => LogAgent.fluentBit(),
   'fluentd': () => LogAgent.fluentd(),
   'otel-collector': () => LogAgent.otelCollector(),
+  'vector': () => LogAgent.vector(),
 };
 /** How the app ends in the lost-lines experiment: its pod is deleted, or it is killed (`kill -9`). */
 export type LinesEnd = 'delete' | 'kill';
