@@ -471,8 +471,6 @@ export abstract class SidecarBase extends Construct {
   /** The agent's container, its fields in the order of the manifest's keys, the overrides laid over it. */
   private agentContainer(agent: AgentDescription, mounts: Json[]): Json {
     const health = agent.health;
-    const probe = (p: { periodSeconds: number; failureThreshold: number; timeoutSeconds?: number }, path = health!.path) =>
-      sharedProbe(path, health!.port, p.periodSeconds, p.failureThreshold, p.timeoutSeconds);
     for (const owned of ['name', 'restartPolicy', 'lifecycle']) {
       if (agent.containerOverrides?.[owned] !== undefined) throw internalError(`${this.describe()}: the container's ${owned} is set by the library`);
     }
@@ -484,11 +482,11 @@ export abstract class SidecarBase extends Construct {
     container.imagePullPolicy = defaultPullPolicy(agent.image);
     container.name = this.containerName;
     container.ports = agent.ports;
-    if (health?.liveness) container.livenessProbe = probe(health.liveness, health.liveness.path);
-    if (health?.readiness) container.readinessProbe = probe(health.readiness);
+    if (health?.liveness) container.livenessProbe = agentProbe(health.liveness.path, health.port, health.liveness);
+    if (health?.readiness) container.readinessProbe = agentProbe(health.path, health.port, health.readiness);
     container.resources = agent.resources;
     container.securityContext = securityContextOf(agent.user, agent.group);
-    if (health) container.startupProbe = probe(health.startup);
+    if (health) container.startupProbe = agentProbe(health.path, health.port, health.startup);
     container.volumeMounts = mounts;
     if (agent.containerOverrides) container = { ...container, ...agent.containerOverrides };
     return container;
@@ -752,6 +750,11 @@ const probes = new KeyMemo<Json>();
 function sharedProbe(path: string, port: number, periodSeconds: number, failureThreshold: number, timeoutSeconds: number | undefined): Json {
   return probes.get([path, port, periodSeconds, failureThreshold, timeoutSeconds],
     () => deepFreeze(httpProbe(path, port, periodSeconds, failureThreshold, timeoutSeconds)));
+}
+
+/** An agent's probe of its health endpoint (`sharedProbe`). */
+function agentProbe(path: string, port: number, p: { periodSeconds: number; failureThreshold: number; timeoutSeconds?: number }): Json {
+  return sharedProbe(path, port, p.periodSeconds, p.failureThreshold, p.timeoutSeconds);
 }
 
 const securityContexts = new KeyMemo<Json>();

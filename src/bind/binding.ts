@@ -142,13 +142,18 @@ let lastSynthesisCall = 0;
 /** One frame of the call path: its function's name and file, as V8 has them (no source map applied). */
 interface Frame { readonly fn: string; readonly file: string }
 
+/** `Error.prepareStackTrace` for `callPath` (a function of the module: no closure per call). */
+function framesOf(_e: Error, sites: NodeJS.CallSite[]): Frame[] {
+  return sites.map(site => ({ fn: site.getFunctionName() ?? '', file: site.getFileName() ?? '' }));
+}
+
 /** The call path of the caller, innermost first (V8's structured stack, read without any formatting). */
 function callPath(): Frame[] {
   const prepare = Error.prepareStackTrace;
   const limit = Error.stackTraceLimit;
   try {
     Error.stackTraceLimit = 16;
-    Error.prepareStackTrace = (_e, sites) => sites.map(site => ({ fn: site.getFunctionName() ?? '', file: site.getFileName() ?? '' }));
+    Error.prepareStackTrace = framesOf;
     const holder: { stack?: unknown } = {};
     Error.captureStackTrace(holder, callPath);
     return Array.isArray(holder.stack) ? holder.stack : [];
@@ -519,7 +524,9 @@ export class WorkloadBinding {
   public add(source: SidecarSource): void {
     this.sources.push(source);
     if (this.sources.length === 1) {
-      this.obj.node.addValidation({ validate: () => this.validate() });
+      // (the binding itself, not a closure per workload: the validation's optimized code then
+      // outlives the App it ran for, as a method's does)
+      this.obj.node.addValidation(this);
     }
   }
 
@@ -542,7 +549,8 @@ export class WorkloadBinding {
     return { specs, injected, minor, gate };
   }
 
-  private validate(): string[] {
+  /** The workload's validation (see `add`). @internal */
+  public validate(): string[] {
     // Validated without errors in this synthesis: nothing to add (see AppState).
     const state = appState(this.obj);
     if (state.generation === 0) nextEpoch(state);

@@ -169,38 +169,51 @@ export function checkWellFormed(who: Where, prop: string, value: string): void {
  * the manifest by a way those checks miss, before anything is attached.
  */
 export function checkManifestData(who: Where, what: string, data: unknown, path = ''): void {
-  // The path of a value is written only for the one that fails (most values pass: writing every
-  // path cost more than the checks).
-  const at: Array<string | number> = [];
-  const pathOf = () => path + at.map(k => typeof k === 'number' ? `[${k}]` : IDENTIFIER.test(k) ? `.${k}` : `[${showValue(k)}]`).join('');
-  // Returns whether everything under `value` is frozen: such an object is remembered as checked.
-  const walk = (value: unknown): boolean => {
-    if (typeof value === 'string') {
-      if (!carried(value)) checkManifestString(who, `${what}${pathOf()}`, value);
-      return true;
+  walkManifestData({ who, what, path, at: [] }, data);
+}
+
+/** Where `walkManifestData` is: the path of a value is written only for the one that fails (most pass). */
+interface DataWalk {
+  readonly who: Where;
+  readonly what: string;
+  readonly path: string;
+  readonly at: Array<string | number>;
+}
+
+function pathOf(w: DataWalk): string {
+  return w.path + w.at.map(k => typeof k === 'number' ? `[${k}]` : IDENTIFIER.test(k) ? `.${k}` : `[${showValue(k)}]`).join('');
+}
+
+/**
+ * `checkManifestData` of one value; returns whether everything under it is frozen (such an object
+ * is remembered as checked). A function of the module, not a closure per call: its optimized code
+ * is then kept from one synthesis to the next.
+ */
+function walkManifestData(w: DataWalk, value: unknown): boolean {
+  if (typeof value === 'string') {
+    if (!carried(value)) checkManifestString(w.who, `${w.what}${pathOf(w)}`, value);
+    return true;
+  }
+  if (value === null || typeof value !== 'object') return true;
+  // a frozen object checked before cannot have changed (an agent may share its constant parts)
+  if (CHECKED.has(value)) return true;
+  let frozen = Object.isFrozen(value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      w.at.push(i);
+      frozen = walkManifestData(w, value[i]) && frozen;
+      w.at.pop();
     }
-    if (value === null || typeof value !== 'object') return true;
-    // a frozen object checked before cannot have changed (an agent may share its constant parts)
-    if (CHECKED.has(value)) return true;
-    let frozen = Object.isFrozen(value);
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) {
-        at.push(i);
-        frozen = walk(value[i]) && frozen;
-        at.pop();
-      }
-    } else {
-      for (const key of Object.keys(value)) {
-        at.push(key);
-        if (!carried(key)) checkManifestString(who, `${what}${pathOf()} (a key)`, key);
-        frozen = walk((value as Record<string, unknown>)[key]) && frozen;
-        at.pop();
-      }
+  } else {
+    for (const key of Object.keys(value)) {
+      w.at.push(key);
+      if (!carried(key)) checkManifestString(w.who, `${w.what}${pathOf(w)} (a key)`, key);
+      frozen = walkManifestData(w, (value as Record<string, unknown>)[key]) && frozen;
+      w.at.pop();
     }
-    if (frozen) CHECKED.add(value);
-    return frozen;
-  };
-  walk(data);
+  }
+  if (frozen) CHECKED.add(value);
+  return frozen;
 }
 
 /** Frozen objects (everything under them frozen too) whose every string and key `checkManifestData` passed. */
