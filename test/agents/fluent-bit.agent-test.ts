@@ -619,7 +619,15 @@ if (!BIN) {
       entry('1', ['/pause'], '/../pause.scope');
       entry('self', ['sh'], '/');
       entry('20', ['/report'], '/../app.scope');
-      const script = String(wrapped.command[3]).replace(/^P=\/proc;/, `P=${proc};`).split('/sidecar-tools/busybox').join(busybox);
+      // the wrapper waits for the agent's HTTP server (its uptime endpoint) before the read delay: on
+      // the port the run's copy listens on (localize), not the pod's
+      const port = /^ +HTTP_Port +(\d+)$/m.exec(fs.readFileSync(configFile(pod).file, 'utf8'))?.[1];
+      expect(String(wrapped.command[3])).toContain("'http://127.0.0.1:2020/api/v1/uptime'");
+      const script = String(wrapped.command[3]).replace(/^P=\/proc;/, `P=${proc};`).split('/sidecar-tools/busybox').join(busybox)
+        .split('http://127.0.0.1:2020/').join(`http://127.0.0.1:${port}/`)
+        // Debian's busybox is built without wget's -T (its `wget -T 1` crashes: scripts/cluster/build-busybox.sh); the tools' image has it
+        .split(' wget -q -T 1 ').join(' wget -q ');
+      expect(script).toContain(` wget -q -O /dev/null 'http://127.0.0.1:${port}/api/v1/uptime'`);
       const agent = startAgent({ ...pod, container: { ...pod.container, args: ['sh', '-c', script, 'sh', reachable(pod, bin), ...pod.container.args] } }, busybox);
       try {
         await sleep(1500);
