@@ -22,7 +22,7 @@ import { FluentBitConfigFormat, FluentBitMultilineParser, LogAgent, LogOutput, W
 import { LivenessRun, httpGetProbe, watchLiveness } from '../util/kubelet-prober';
 import { simulateTermination } from '../util/kubelet-termination';
 import {
-  LogPod, POD_FIELDS, appendLines, cleanup, freePort, reachable, runAgentSync, selfSignedCert, sleep, startAgent, synthLogPod, waitFor,
+  LogPod, POD_FIELDS, appendLines, cleanup, freePort, reachable, runAgentSync, selfSignedCert, sleep, startAgent, synthLogPod, waitFor, writeLines,
 } from './util/pod';
 import { Received, Sink, SinkKind } from './util/sink';
 import { agentArgvOf, sigtermHoldOf } from '../util/sigterm-hold';
@@ -359,16 +359,7 @@ if (!BIN) {
     }
   });
 
-  /** The app writing `perSecond` lines a second for `seconds`, numbered from `from`. */
-  async function write(pod: LogPod, from: number, seconds: number, perSecond = 10): Promise<number> {
-    let n = from;
-    const end = Date.now() + seconds * 1000;
-    while (Date.now() < end) {
-      appendLines(pod, 'app.log', [`line ${n++}`]);
-      await sleep(1000 / perSecond);
-    }
-    return n;
-  }
+  const write = writeLines;
 
   const missingOf = (sink: Sink, want: string[]) => {
     const got = new Set(sink.lines());

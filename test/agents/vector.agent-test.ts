@@ -30,6 +30,7 @@ import { agentArgvOf, sigtermHoldOf } from '../util/sigterm-hold';
 import { BUSYBOX, captureDirectory, capturedArgv, lineCounts, missingOf, numberedLines, runCaptured, stopGroup } from './util/app-stdout';
 import {
   LogPod, POD_FIELDS, appendLines, cleanup, freePort, hostArgs, reachable, runAgent, selfSignedCert, sleep, startAgent, synthLogPod, waitFor,
+  writeLines,
 } from './util/pod';
 import { Received, Sink, SinkKind } from './util/sink';
 
@@ -460,4 +461,69 @@ if (!BIN) {
       cleanup(pod);
     }
   }, 120_000);
+
+  // docs/log-agents.md's table "What survives an outage, a restart and a long line", with the real Vector
+  const notShipped = (sink: Sink, n: number) => {
+    const got = new Set(linesOf(sink));
+    return Array.from({ length: n }, (_x, i) => `line ${i}`).filter(l => !got.has(l));
+  };
+  const twice = (sink: Sink) => linesOf(sink).length - new Set(linesOf(sink)).size;
+
+  test('a backend outage of 60 s while the app writes: 0 lines lost', async () => {
+    const sink = new Sink('http');
+    await sink.up();
+    const pod = await vectorPod({ agent: LogAgent.vector(), output: () => LogOutput.http({ host: HOST, port: sink.port, tls: false }) });
+    const agent = startAgent(pod, bin);
+    try {
+      await sleep(1500);
+      let n = await writeLines(pod, 0, 5);
+      await sink.down();
+      const downAt = n;
+      n = await writeLines(pod, n, 60);
+      const upAt = n;
+      await sink.up();
+      n = await writeLines(pod, n, 5);
+      const t0 = Date.now();
+      await waitFor(() => notShipped(sink, n).length === 0, 120_000);
+      report(`outage 60 s: ${n} lines written (${upAt - downAt} during the outage), ${notShipped(sink, n).length} lost, ` +
+        `${twice(sink)} twice, all in ${((Date.now() - t0) / 1000).toFixed(1)} s after the writes`);
+      expect(notShipped(sink, n)).toEqual([]);
+    } finally {
+      agent.child.kill('SIGTERM');
+      await agent.exited;
+      await sink.down();
+      cleanup(pod);
+    }
+  }, 240_000);
+
+  test('the agent killed (SIGKILL) and restarted while the backend is down: 0 lines lost', async () => {
+    const sink = new Sink('loki');
+    await sink.up();
+    const pod = await vectorPod({ agent: LogAgent.vector(), output: () => LogOutput.loki({ host: HOST, port: sink.port, tls: false }) });
+    let agent = startAgent(pod, bin);
+    try {
+      await sleep(1500);
+      let n = await writeLines(pod, 0, 3);
+      await waitFor(() => notShipped(sink, n).length === 0, 20_000);
+      await sink.down();
+      n = await writeLines(pod, n, 5);
+      await sleep(3000);
+      agent.child.kill('SIGKILL');
+      await agent.exited;
+      n = await writeLines(pod, n, 3);
+      agent = startAgent(pod, bin);
+      await sleep(3000);
+      await sink.up();
+      const t0 = Date.now();
+      await waitFor(() => notShipped(sink, n).length === 0, 120_000);
+      report(`restart while down: ${n} lines written, ${notShipped(sink, n).length} lost, ${twice(sink)} twice, ` +
+        `all in ${((Date.now() - t0) / 1000).toFixed(1)} s after the backend was back`);
+      expect(notShipped(sink, n)).toEqual([]);
+    } finally {
+      agent.child.kill('SIGTERM');
+      await agent.exited;
+      await sink.down();
+      cleanup(pod);
+    }
+  }, 240_000);
 }

@@ -239,6 +239,17 @@ export function appendLines(pod: LogPod, file: string, lines: string[]): void {
 
 export const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
+/** The app writing `perSecond` lines a second (`line <i>`) to `app.log` for `seconds`, numbered from `from`; returns the next number. */
+export async function writeLines(pod: LogPod, from: number, seconds: number, perSecond = 10): Promise<number> {
+  let n = from;
+  const end = Date.now() + seconds * 1000;
+  while (Date.now() < end) {
+    appendLines(pod, 'app.log', [`line ${n++}`]);
+    await sleep(1000 / perSecond);
+  }
+  return n;
+}
+
 /** A TCP port free on 127.0.0.1 right now. */
 export async function freePort(): Promise<number> {
   const server = net.createServer();
