@@ -26,6 +26,7 @@ import * as path from 'path';
 import { Chart, Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Images, LogAgent, LogOutput } from '../../src';
+import { LivenessRun, httpGetProbe, watchLiveness } from '../util/kubelet-prober';
 import { agentArgvOf, sigtermHoldOf } from '../util/sigterm-hold';
 import { BUSYBOX, captureDirectory, capturedArgv, lineCounts, missingOf, numberedLines, runCaptured, stopGroup } from './util/app-stdout';
 import {
@@ -526,4 +527,55 @@ if (!BIN) {
       cleanup(pod);
     }
   }, 240_000);
+
+  /**
+   * Liveness (docs/log-agents.md "Liveness"), probed as the kubelet does (test/util/kubelet-prober.ts)
+   * with the manifest's livenessProbe while the app writes 10 lines a second: the backend down for
+   * 60 s, then refusing every request with 403 for 80 s (no restart: the http_server source answers
+   * whatever the sink's state), then Vector stopped (SIGSTOP): restarted.
+   */
+  test('liveness: the probe passes through a 60 s outage and a refusing backend; a stopped agent is restarted', async () => {
+    const sink = new Sink('http');
+    await sink.up();
+    const pod = await vectorPod({ agent: LogAgent.vector(), output: () => LogOutput.http({ host: HOST, port: sink.port, tls: false }) });
+    const probe = pod.container.livenessProbe;
+    expect(probe.httpGet.path).toBe(pod.container.startupProbe.httpGet.path);
+    const port = /"address": "127\.0\.0\.1:(\d+)"/.exec(fs.readFileSync(path.join(pod.configDirectory, 'vector.yaml'), 'utf8'))![1];
+    const url = `http://127.0.0.1:${port}${probe.httpGet.path}`;
+    const agent = startAgent(pod, bin);
+    const summary = (r: LivenessRun) => `${r.probes.filter(p => p.ok).length}/${r.probes.length} probes passed` +
+      (r.restartAfter === undefined ? ', no restart' : `, restarted after ${r.restartAfter.toFixed(1)} s`);
+    try {
+      expect(await waitFor(() => agent.output().length > 0, 10_000)).toBe(true);
+      let ready = false;
+      for (const end = Date.now() + 30_000; !ready && Date.now() < end;) {
+        ready = (await httpGetProbe(url, 1)).ok;
+        if (!ready) await sleep(500);
+      }
+      expect(ready).toBe(true);
+      let n = await writeLines(pod, 0, 3);
+      await sink.down();
+      const [down] = await Promise.all([watchLiveness(url, probe, 60), writeLines(pod, n, 60).then(x => { n = x; })]);
+      report(`liveness, backend down 60 s: ${summary(down)}`);
+      sink.rejectWith = 403;
+      await sink.up();
+      const [refused] = await Promise.all([watchLiveness(url, probe, 80), writeLines(pod, n, 80).then(x => { n = x; })]);
+      report(`liveness, backend refusing (403) 80 s: ${summary(refused)}`);
+      sink.rejectWith = undefined;
+      agent.child.kill('SIGSTOP');
+      const hung = await watchLiveness(url, probe, 120);
+      agent.child.kill('SIGCONT');
+      report(`liveness, agent stopped (SIGSTOP): ${summary(hung)} (period ${probe.periodSeconds} s, timeout ${probe.timeoutSeconds} s, threshold ${probe.failureThreshold})`);
+      expect({ down: down.restartAfter, refused: refused.restartAfter }).toEqual({ down: undefined, refused: undefined });
+      expect([...down.probes, ...refused.probes].filter(p => !p.ok)).toEqual([]);
+      expect(hung.restartAfter).toBeDefined();
+      expect(hung.restartAfter!).toBeLessThanOrEqual(90);
+    } finally {
+      agent.child.kill('SIGCONT');
+      agent.child.kill('SIGKILL');
+      await agent.exited;
+      await sink.down();
+      cleanup(pod);
+    }
+  }, 400_000);
 }
