@@ -578,4 +578,30 @@ if (!BIN) {
       cleanup(pod);
     }
   }, 400_000);
+
+  // the long-line row: `max_line_bytes` (1 MiB) as Vector 0.57.0 applies it
+  test('long lines: up to 1 MiB whole, a longer one dropped whole (with a warning), the next lines intact', async () => {
+    const sink = new Sink('http');
+    await sink.up();
+    const pod = await vectorPod({ agent: LogAgent.vector(), output: () => LogOutput.http({ host: HOST, port: sink.port, tls: false }) });
+    const agent = startAgent(pod, bin);
+    try {
+      await sleep(1500);
+      const near = 'a'.repeat(1024 * 1024 - 2);
+      const over = 'b'.repeat(3 * 1024 * 1024);
+      appendLines(pod, 'app.log', ['before', near, over, 'after']);
+      await waitFor(() => linesOf(sink).includes('after'), 30_000);
+      await sleep(2000);
+      const got = linesOf(sink);
+      report(`long lines: lines of 6, ${near.length}, ${over.length} and 5 characters arrived as ${got.map(l => l.length).sort((a, b) => a - b).join(', ')}`);
+      expect({ before: got.includes('before'), near: got.includes(near), after: got.includes('after'), count: got.length })
+        .toEqual({ before: true, near: true, after: true, count: 3 });
+      expect(agent.output()).toMatch(/[Ff]ound line that exceeds max_line_bytes; discarding/);
+    } finally {
+      agent.child.kill('SIGTERM');
+      await agent.exited;
+      await sink.down();
+      cleanup(pod);
+    }
+  }, 120_000);
 }
