@@ -16,7 +16,11 @@
  *   tenant and index; Vector's own queries (healthchecks, the version) carry the credentials too;
  * - the native last line: a line written at the app's exit after it was idle, with the kubelet's
  *   SIGTERM 0.2 s later, through the library's SIGTERM hold (its busybox script, run by the local
- *   busybox) and, for comparison, straight to Vector.
+ *   busybox) and, for comparison, straight to Vector;
+ * - the app's stdout (issue 51): `captureStdout` across the wrapper's rotations, `podLogs` with
+ *   partial lines joined and across the kubelet's rotation;
+ * - docs/log-agents.md's table rows: a 60 s outage, a SIGKILL and restart while the backend is
+ *   down, long lines (`max_line_bytes`), and liveness probed as the kubelet does.
  * The figures are printed (`[vector] ...`) for docs/log-agents.md.
  */
 import { spawnSync } from 'child_process';
