@@ -8,7 +8,8 @@
 # SRC: a Vector source tree at the tag the library pins (Images.VECTOR), e.g.
 #   git clone --depth 1 --branch v0.57.0 https://github.com/vectordotdev/vector.git SRC
 # (outside this clone: never commit it). Needs rustup (the tree's rust-toolchain.toml names the
-# toolchain; rustup installs it), protoc (Debian: protobuf-compiler), a C compiler, cmake and perl.
+# toolchain; rustup installs it; where rustup cannot download, name an installed one of that release:
+# RUSTUP_TOOLCHAIN=1.95.0 for the tree's `1.95`), protoc (Debian: protobuf-compiler), a C compiler, cmake and perl.
 # The tree's Cargo.lock takes a few crates (vrl, tracing-tower, heim, ntapi) from GitHub: cargo
 # fetches them itself where GitHub is reachable; elsewhere point cargo at local copies
 # (`[patch."https://github.com/..."]` in the tree's Cargo.toml) before running this.
