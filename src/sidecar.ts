@@ -303,6 +303,28 @@ export interface ContainerDescription {
  */
 export abstract class SidecarBase extends Construct {
   /**
+   * The binding's view of a construct: a class, whose methods V8 compiles once per process (a
+   * closure made per construct is compiled again for every App once the collector has freed the
+   * last one: bench/README.md, "The optimizing compiler"). Inside the class body, it reaches the construct's
+   * protected checks.
+   */
+  private static readonly Source = class implements SidecarSource {
+    public constructor(private readonly construct: SidecarBase) {}
+    public get node(): IConstruct['node'] {
+      return this.construct.node;
+    }
+    public renderSidecar(): RenderedSidecar {
+      return this.construct.renderSidecar();
+    }
+    public checkWorkload(spec: Json | undefined): string[] {
+      return this.construct._checkWorkload(spec);
+    }
+    public workloadWarnings(spec: Json | undefined, labels: Record<string, string>): string[] {
+      return this.construct._workloadWarnings(spec, labels);
+    }
+  };
+
+  /**
    * The name of the sidecar container.
    */
   public readonly containerName: string;
@@ -444,12 +466,7 @@ export abstract class SidecarBase extends Construct {
     // (a request or limit above what a node of the usual sizes offers: src/resources.ts)
     const sized = this._props.resources === undefined ? [] : resourceWarnings(this._where(), agent.resources);
     this.agentWarnings = agent.warnings || sized.length > 0 ? Object.freeze([...agent.warnings ?? [], ...sized]) : NO_WARNINGS;
-    this._bind({
-      node: this.node,
-      renderSidecar: () => this.renderSidecar(),
-      checkWorkload: spec => this._checkWorkload(spec),
-      workloadWarnings: (spec, labels) => this._workloadWarnings(spec, labels),
-    });
+    this._bind(new SidecarBase.Source(this));
   }
 
   /** The agent's pod volumes (its config ConfigMap for a volume without a source), its mounts and those it shares with the app. */
@@ -526,12 +543,7 @@ export abstract class SidecarBase extends Construct {
       ...(this._props.restartPodOnExitCodes !== undefined ? { restartPodOnExitCodes: [...this._props.restartPodOnExitCodes] } : {}),
       quit: d.quit,
     });
-    this._bind({
-      node: this.node,
-      renderSidecar: () => this.renderSidecar(),
-      checkWorkload: spec => this._checkWorkload(spec),
-      workloadWarnings: (spec, labels) => this._workloadWarnings(spec, labels),
-    });
+    this._bind(new SidecarBase.Source(this));
   }
 
   /**

@@ -1,5 +1,5 @@
 import { ApiObject, Duration } from 'cdk8s';
-import { Construct, IConstruct } from 'constructs';
+import { Construct, IConstruct, IValidation } from 'constructs';
 import { BOOTSTRAP_FILE, ENVOY_HEALTH_PATH, ENVOY_LIMITS, ENVOY_UID, OutboundRoute, envoyConfigFileCuts } from './agents/envoy/config';
 import { envoyShutdown } from './agents/envoy/shutdown';
 import { AGENT_LIVENESS } from './agents/liveness';
@@ -638,9 +638,17 @@ export class WithEnvoy extends SidecarBase {
   public exposeVia(service: IConstruct, options: EnvoyServicePortOptions = {}): void {
     const who = this._where();
     const obj = addServicePort(who, service, this.servicePort(options));
-    if (claimServicePortCheck(obj)) this.node.addValidation({ validate: () => checkServicePorts(who, obj) });
+    if (claimServicePortCheck(obj)) this.node.addValidation(new ServicePortsValidation(who, obj));
   }
 
+}
+
+/** `checkServicePorts` of one Service, as a construct's validation (a class: see `WorkloadBinding.add`). */
+class ServicePortsValidation implements IValidation {
+  public constructor(private readonly who: Where, private readonly service: ApiObject) {}
+  public validate(): string[] {
+    return checkServicePorts(this.who, this.service);
+  }
 }
 
 function resolveUpstreams(who: Where, given: EnvoyUpstream[]): OutboundRoute[] {

@@ -389,9 +389,15 @@ const POD_ENV = [fieldEnv('POD_NAME', 'metadata.name'), fieldEnv('POD_NAMESPACE'
 
 /** The registry's factories as a message names them: `LogAgent.a(), .b() or .c()`. */
 function registeredFactories(): string {
-  const calls = LogAgent._registered.map((a, i) => `${i === 0 ? 'LogAgent' : ''}.${a.factory}()`);
-  return `${calls.slice(0, -1).join(', ')} or ${calls[calls.length - 1]}`;
+  // (kept per registry size: every construct names them in its check of the agent prop)
+  const registered = LogAgent._registered;
+  if (factoriesText?.count !== registered.length) {
+    const calls = registered.map((a, i) => `${i === 0 ? 'LogAgent' : ''}.${a.factory}()`);
+    factoriesText = { count: registered.length, text: `${calls.slice(0, -1).join(', ')} or ${calls[calls.length - 1]}` };
+  }
+  return factoriesText.text;
 }
+let factoriesText: { readonly count: number; readonly text: string } | undefined;
 
 /**
  * A writable directory of the agent's own, when it needs one (the root filesystem is read-only).

@@ -144,7 +144,9 @@ interface Frame { readonly fn: string; readonly file: string }
 
 /** `Error.prepareStackTrace` for `callPath` (a function of the module: no closure per call). */
 function framesOf(_e: Error, sites: NodeJS.CallSite[]): Frame[] {
-  return sites.map(site => ({ fn: site.getFunctionName() ?? '', file: site.getFileName() ?? '' }));
+  const frames: Frame[] = [];
+  for (const site of sites) frames.push({ fn: site.getFunctionName() ?? '', file: site.getFileName() ?? '' });
+  return frames;
 }
 
 /** The call path of the caller, innermost first (V8's structured stack, read without any formatting). */
@@ -198,6 +200,12 @@ function synthesisPassOf(previous: number | undefined, root: IConstruct): { read
   }
   if (isCdk8s(frames[at + 1], '_synthChart') && isCdk8s(frames[at + 2], 'toJson') && whole(frames[at + 3])) return { call: previous, first: false };
   return { first: false };
+}
+
+/** A path through `App.synth()` or `App.synthYaml()`. */
+function inWholeSynthesis(frames: readonly Frame[]): boolean {
+  for (const f of frames) if (isCdk8s(f, 'synth') || isCdk8s(f, 'synthYaml')) return true;
+  return false;
 }
 
 /** A validation called by cdk8s' `validate(app)` right from `App.synth()` or `App.synthYaml()`. */
@@ -589,10 +597,21 @@ export class WorkloadBinding {
     if (shape.length > 0) return { manifest: base, errors: shape };
     // The sources' checks of the workload's own pod spec, on this same manifest (before the
     // engine adds the sidecars to it): no extra toJson() of the workload per check.
-    const workloadErrors = this.sources.flatMap(source => source.checkWorkload?.(ownSpec) ?? []);
+    // (loops, not callbacks: a closure made per render is compiled anew once the collector frees it, bench/README.md)
+    const workloadErrors: string[] = [];
+    for (const source of this.sources) {
+      const found = source.checkWorkload?.(ownSpec);
+      if (found !== undefined) workloadErrors.push(...found);
+    }
     // (before the engine, which works on this same object)
     const labels = podTemplateOf(base)?.metadata.labels ?? {};
-    const inferred = workloadErrors.length > 0 ? [] : this.sources.flatMap(source => source.workloadWarnings?.(ownSpec, labels) ?? []);
+    const inferred: string[] = [];
+    if (workloadErrors.length === 0) {
+      for (const source of this.sources) {
+        const found = source.workloadWarnings?.(ownSpec, labels);
+        if (found !== undefined) inferred.push(...found);
+      }
+    }
     const result = this.renderOn(base, workloadErrors.length === 0 ? purpose : undefined);
     if (workloadErrors.length > 0) return { manifest: result.manifest, errors: [...result.errors, ...workloadErrors] };
     if (inferred.length > 0 && result.errors.length === 0) {
@@ -621,7 +640,7 @@ export class WorkloadBinding {
     if (kept.call !== state.call || kept.generation !== state.generation) return undefined;
     // (and this emit is App.synth()/synthYaml()'s own: after a call that threw, a direct toJson()
     // of the user's reads the workload as it is now)
-    if (!callPath().some(f => isCdk8s(f, 'synth') || isCdk8s(f, 'synthYaml'))) return undefined;
+    if (!inWholeSynthesis(callPath())) return undefined;
     this.warnings = kept.final;
     recordWarnings(this.obj, this.warnings);
     const manifest = kept.manifest;

@@ -23,7 +23,10 @@ const quoted = (names: readonly string[]) => names.map(n => `'${n}'`).join(', ')
 
 function nativeSidecarsOf(spec: Json): Json[] {
   const init = spec?.initContainers;
-  return Array.isArray(init) ? init.filter((c: Json) => c && typeof c === 'object' && c.restartPolicy === 'Always' && typeof c.name === 'string') : [];
+  const out: Json[] = [];
+  if (!Array.isArray(init)) return out;
+  for (const c of init) if (c && typeof c === 'object' && c.restartPolicy === 'Always' && typeof c.name === 'string') out.push(c);
+  return out;
 }
 
 // ------------------------------------------------------------------------------------------
@@ -84,6 +87,22 @@ function signalOf(args: string[]): { signal: string; rest: string[] } | undefine
   return signal === '0' ? undefined : { signal, rest };
 }
 
+/** A program name of the sidecar's own in `pattern` (or the other way round). */
+function matchesOwn(own: readonly string[], pattern: string): boolean {
+  for (const n of own) if (n.includes(pattern) || pattern.includes(n)) return true;
+  return false;
+}
+
+/** The words of one simple command, unquoted, without empty ones. */
+function wordsOf(simple: string): string[] {
+  const out: string[] = [];
+  for (const word of simple.trim().split(/\s+/)) {
+    const w = unquote(word);
+    if (w !== '') out.push(w);
+  }
+  return out;
+}
+
 /**
  * What a sidecar's preStop hook does to stop its own process, or undefined. Read from the hook's
  * exec command (a shell script is split into its simple commands): `kill [-TERM|-INT|-QUIT] 1`
@@ -100,9 +119,8 @@ export function selfStopOf(c: Json): string | undefined {
   if (!Array.isArray(command) || command.length === 0) return undefined;
   const script = scriptOf(command);
   const own = programNamesOf(c);
-  const matchesOwn = (pattern: string) => own.some(n => n.includes(pattern) || pattern.includes(n));
   for (const simple of script.split(/\|\||&&|[;&|\n]/)) {
-    const words = simple.trim().split(/\s+/).map(unquote).filter(w => w !== '');
+    const words = wordsOf(simple);
     let skip = 0; // the prefix words, counted (slicing once per word was quadratic on a long hook)
     while (skip < words.length && (words[skip] === 'exec' || words[skip] === 'sudo' || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[skip]) || words[skip] === 'busybox' || words[skip] === 'timeout' || /^\d+[smh]?$/.test(words[skip]))) skip++;
     const w = skip === 0 ? words : words.slice(skip);
@@ -113,14 +131,14 @@ export function selfStopOf(c: Json): string | undefined {
       const s = signalOf(w.slice(1));
       if (!s) continue;
       const byName = /\$\((?:pidof|pgrep)(?:\s+-\S+)*\s+([^\s)]+)\)|`(?:pidof|pgrep)(?:\s+-\S+)*\s+([^\s`]+)`/.exec(simple);
-      if (byName && matchesOwn(byName[1] ?? byName[2]) && STOP_SIGNALS.has(s.signal)) return `'${text}'`;
+      if (byName && matchesOwn(own, byName[1] ?? byName[2]) && STOP_SIGNALS.has(s.signal)) return `'${text}'`;
       if (s.rest.includes('1') && STOP_SIGNALS.has(s.signal)) return `'${text}'`;
       continue;
     }
     if (cmd === 'pkill' || cmd === 'killall') {
       const s = signalOf(w.slice(1));
       if (!s || !STOP_SIGNALS.has(s.signal)) continue;
-      if (s.rest.some(matchesOwn)) return `'${text}'`;
+      if (s.rest.some(r => matchesOwn(own, r))) return `'${text}'`;
       continue;
     }
     if (cmd === 'curl' || cmd === 'wget') {

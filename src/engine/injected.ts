@@ -507,7 +507,7 @@ function linkerdAnnotations({ p, appShutdown, native, delayed }: MeshAnnotationI
  */
 export function checkInjected(
   where: string, manifest: Json, template: { metadata: Json; spec: Json }, proxies: InjectedProxy[],
-  sidecars: SidecarSpec[], boundPorts: (s: SidecarSpec) => number[], target: EngineTarget,
+  sidecars: SidecarSpec[], boundPorts: (s: SidecarSpec) => readonly number[], target: EngineTarget,
 ): { errors: string[]; warnings: string[] } {
   // every check below is of a proxy (most workloads have none)
   if (proxies.length === 0) return { errors: [], warnings: [] };
@@ -677,10 +677,16 @@ function proxyCompletionFindings(pod: MeshedPod, p: InjectedProxy, facts: MeshFa
 export function nativeSidecarNames(proxies: InjectedProxy[], native: Json[], target: EngineTarget): string[] {
   // only those the injector will inject natively for certain (a guard must not refuse a pod for
   // a layout the cluster chose); first those it puts before every init container, last the appended ones
-  const names = (first: boolean) => proxies
+  if (proxies.length === 0) return native.map(nameOf);
+  return [...nativeProxyNames(proxies, target, true), ...native.map(nameOf), ...nativeProxyNames(proxies, target, false)];
+}
+
+const nameOf = (c: Json): string => c.name;
+
+function nativeProxyNames(proxies: InjectedProxy[], target: EngineTarget, first: boolean): string[] {
+  return proxies
     .filter(p => MESH_FACTS[p.mesh].nativeFirst === first && injectorLayout(p, target).certain && injectorLayout(p, target).layout === 'NATIVE')
     .map(p => MESH_FACTS[p.mesh].proxyName);
-  return [...names(true), ...native.map(c => c.name as string), ...names(false)];
 }
 
 /**
@@ -689,7 +695,9 @@ export function nativeSidecarNames(proxies: InjectedProxy[], native: Json[], tar
  * the admitted pod (`kubectl get pod -o yaml`) reads them back.
  */
 export function injectedStopTimes(proxies: InjectedProxy[], target: EngineTarget, appShutdown: number): string[] {
-  return proxies.map(p => `${MESH_FACTS[p.mesh].proxyName}=${injectedStopSeconds(p, target, appShutdown)}s`);
+  const out: string[] = [];
+  for (const p of proxies) out.push(`${MESH_FACTS[p.mesh].proxyName}=${injectedStopSeconds(p, target, appShutdown)}s`);
+  return out;
 }
 
 /** An injected proxy's stop time (legacy, the annotated injectors keep it alive for the app's shutdown too). */

@@ -219,16 +219,9 @@ function checkPodForSidecars(pod: Pod): void {
       '(containers added after the sidecar constructs count too).',
     );
   }
-  // the ports each sidecar binds, worked out once (read by both checks, per sidecar and per app port)
-  const ports = new Map<SidecarSpec, number[]>();
-  const portsOf = (s: SidecarSpec): number[] => {
-    let p = ports.get(s);
-    if (p === undefined) ports.set(s, p = boundPorts(s));
-    return p;
-  };
   const ephemeral = spec.ephemeralContainers ?? [];
-  errors.push(...checkCollisions(where, ordered, userContainers, pod.userInit, pod.userVolumes, pod.controllerVolumes, ephemeral, portsOf));
-  const injectedChecks = checkInjected(where, pod.manifest, pod.template, pod.injected, ordered, portsOf, pod.target);
+  errors.push(...checkCollisions(where, ordered, userContainers, pod.userInit, pod.userVolumes, pod.controllerVolumes, ephemeral));
+  const injectedChecks = checkInjected(where, pod.manifest, pod.template, pod.injected, ordered, boundPorts, pod.target);
   errors.push(...injectedChecks.errors);
   pod.warnings.push(...injectedChecks.warnings);
 
@@ -282,7 +275,8 @@ function planShutdown(pod: Pod): Shutdown {
   warnings.push(...plan.warnings);
   // watchAppExit: the hooks tell the sidecars' processes by their programs; the pod shares its
   // process namespace (a user's explicit `false` is kept, and refused)
-  const watching = ordered.filter(s => watchesApp(s, target, plan.appEndSeconds));
+  const watching: SidecarSpec[] = [];
+  for (const s of ordered) if (watchesApp(s, target, plan.appEndSeconds)) watching.push(s);
   const programs = watching.length > 0 ? sidecarPrograms(ordered) : [];
   // (a wrapped sidecar's own first process is the tools' busybox: the other wrappers count it as a sidecar's)
   const wrapPrograms = wrapped.size > 0 ? exitWithAppPrograms(ordered) : [];
@@ -345,7 +339,8 @@ function placeSidecars(pod: Pod, shutdown: Shutdown): Placed {
   // killContainer(grace 0) (:1632-1646), which skips preStop (kuberuntime_container.go:896) and
   // raises the grace to minimumGracePeriodInSeconds = 2 (:907-909, kuberuntime_manager.go:84);
   // then the pod starts again from its init containers.
-  const restarting = ordered.filter(s => s.layout === 'NATIVE' && (s.restartPodOnExitCodes ?? []).length > 0);
+  const restarting: SidecarSpec[] = [];
+  for (const s of ordered) if (s.layout === 'NATIVE' && (s.restartPodOnExitCodes ?? []).length > 0) restarting.push(s);
   if (restarting.length > 0) {
     warnings.push(
       `${restarting.map(s => s.owner).join(', ')}: restartPodOnExitCodes restarts every container of ${where} in place when the sidecar exits with ` +
@@ -443,7 +438,9 @@ function assemblePodSpec(pod: Pod, placed: Placed, appContainers: Json[]): void 
   const initContainers = placeNative(tools, pod.natives, placed.native, pod.userInit);
   if (initContainers.length > 0) spec.initContainers = initContainers;
   spec.containers = [...placed.legacyFirst, ...appContainers, ...placed.legacyLast];
-  const volumes = [...pod.userVolumes, ...ordered.flatMap(s => s.volumes.map(sortedCopy)), ...(placed.needsTools ? [toolsVolume()] : [])];
+  const volumes = [...pod.userVolumes];
+  for (const s of ordered) for (const v of s.volumes) volumes.push(sortedCopy(v));
+  if (placed.needsTools) volumes.push(toolsVolume());
   if (volumes.length > 0) spec.volumes = volumes;
 }
 
@@ -466,7 +463,8 @@ function annotatePod(pod: Pod, shutdown: Shutdown, placed: Placed, appContainers
   // userSidecarStopTime (without it the timeline takes the worst case: they run until killed),
   // then the proxies a mesh injects at admission) and the app's budget (APP_SHUTDOWN_ANNOTATION).
   if (ordered.length > 0 || injected.length > 0) {
-    const stops = ordered.map(s => `${s.container.name}=${s.shutdown.stopSeconds}s`);
+    const stops: string[] = [];
+    for (const s of ordered) stops.push(`${s.container.name}=${s.shutdown.stopSeconds}s`);
     const userStop = userSidecarStopOf(ordered);
     if (userStop !== undefined) {
       for (const c of pod.userInit) if (c.restartPolicy === 'Always') stops.push(`${c.name}=${userStop}s`);
@@ -691,6 +689,16 @@ export function copyJson<T>(value: T): T {
   return out as T;
 }
 
+function hasMount(mounts: Json[], m: Json): boolean {
+  for (const x of mounts) if (x.mountPath === m.mountPath && x.name === m.name) return true;
+  return false;
+}
+
+function hasEnv(env: Json[], e: Json): boolean {
+  for (const x of env) if (x.name === e.name) return true;
+  return false;
+}
+
 function withAppWiring(app: Json, sidecars: SidecarSpec[]): Json {
   const mounts: Json[] = [...(app.volumeMounts ?? [])];
   const env: Json[] = [...(app.env ?? [])];
@@ -700,14 +708,14 @@ function withAppWiring(app: Json, sidecars: SidecarSpec[]): Json {
     const appMounts = s.appMounts;
     for (let i = 0; i < appMounts.length; i++) {
       const m = appMounts[i];
-      if (mounts.some(x => x.mountPath === m.mountPath && x.name === m.name)) continue;
+      if (hasMount(mounts, m)) continue;
       mounts.push(sortedCopy(m));
       changed = true;
     }
     const appEnv = s.appEnv;
     for (let i = 0; i < appEnv.length; i++) {
       const e = appEnv[i];
-      if (env.some(x => x.name === e.name)) continue;
+      if (hasEnv(env, e)) continue;
       env.push(sortedCopy(e));
       changed = true;
     }
@@ -742,13 +750,12 @@ function duplicateKinds(where: string, sidecars: SidecarSpec[]): string[] {
 /** Every way the sidecars collide with the workload or with each other (paths, names, volumes, ports), in that order. */
 function checkCollisions(
   where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[], volumes: Json[], controllerVolumes: string[], ephemeral: Json[] = [],
-  portsOf: (s: SidecarSpec) => number[] = boundPorts,
 ): string[] {
   return [
     ...appMountPathClashes(where, sidecars),
     ...containerNameClashes(where, sidecars, containers, init, ephemeral),
     ...volumeNameClashes(where, sidecars, volumes, controllerVolumes),
-    ...portClashes(where, sidecars, containers, init, portsOf),
+    ...portClashes(where, sidecars, containers, init),
     ...appMountClashes(where, sidecars, containers),
   ];
 }
@@ -851,7 +858,7 @@ function volumeNameClashes(where: string, sidecars: SidecarSpec[], volumes: Json
 }
 
 /** Ports: every container of a pod shares one network namespace. */
-function portClashes(where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[], portsOf: (s: SidecarSpec) => number[]): string[] {
+function portClashes(where: string, sidecars: SidecarSpec[], containers: Json[], init: Json[]): string[] {
   const errors: string[] = [];
   const appPorts = new Map<number, string>();
   for (const list of [containers, init]) {
@@ -861,7 +868,7 @@ function portClashes(where: string, sidecars: SidecarSpec[], containers: Json[],
   }
   const sidecarPorts = new Map<number, string>();
   for (const s of sidecars) {
-    for (const port of portsOf(s)) {
+    for (const port of boundPorts(s)) {
       const app = appPorts.get(port);
       if (app !== undefined) {
         errors.push(`${s.owner}: port ${port} of sidecar '${s.container.name}' is also a port of container '${app}' on ${where}; choose another port for one of them.`);
@@ -875,7 +882,8 @@ function portClashes(where: string, sidecars: SidecarSpec[], containers: Json[],
   }
   for (const s of sidecars) {
     for (const port of s.appPorts ?? []) {
-      for (const other of sidecars.filter(x => x !== s && portsOf(x).includes(port))) {
+      for (const other of sidecars) {
+        if (other === s || !boundPorts(other).includes(port)) continue;
         errors.push(
           `${s.owner}: the app's port ${port}, where ${s.container.name} sends the app's traffic, is bound by sidecar ` +
           `'${other.container.name}' (${other.owner}) on ${where}; the traffic would reach that sidecar. Choose another port for one of them.`,
@@ -904,15 +912,20 @@ function appMountClashes(where: string, sidecars: SidecarSpec[], containers: Jso
   return errors;
 }
 
+/** `boundPorts` of the frozen specs (a spec renders once per target and is read by every check of every render). */
+const BOUND_PORTS = new WeakMap<SidecarSpec, readonly number[]>();
+
 /** The ports a sidecar binds: the declared ones plus the undeclared (localhost-only) ones. */
-function boundPorts(s: SidecarSpec): number[] {
+function boundPorts(s: SidecarSpec): readonly number[] {
+  const frozen = Object.isFrozen(s) && Object.isFrozen(s.container) &&
+    Object.isFrozen(s.container.ports ?? []) && Object.isFrozen(s.localPorts ?? []);
+  const kept = frozen ? BOUND_PORTS.get(s) : undefined;
+  if (kept !== undefined) return kept;
   // each port once, the declared ones first (as `[...new Set([...declared, ...local])]`)
   const out: number[] = [];
-  const add = (port: number) => {
-    if (!out.includes(port)) out.push(port);
-  };
-  for (const port of (s.container.ports ?? []).map((p: Json) => p.containerPort as number)) add(port);
-  for (const port of s.localPorts ?? []) add(port);
+  for (const p of (s.container.ports ?? []) as Json[]) if (!out.includes(p.containerPort)) out.push(p.containerPort);
+  for (const port of s.localPorts ?? []) if (!out.includes(port)) out.push(port);
+  if (frozen) BOUND_PORTS.set(s, out);
   return out;
 }
 
@@ -1034,9 +1047,13 @@ function initOrderOf(natives: SidecarSpec[], userInit: Json[]): string[] {
 function placeNative(tools: Json[], specs: SidecarSpec[], placed: Json[], userInit: Json[]): Json[] {
   // (no native sidecar, as in every legacy layout: the tools, then the user's, as they are)
   if (specs.length === 0) return [...tools, ...userInit];
-  const first = specs.map((s, i) => ({ s, c: placed[i] })).filter(x => x.s.after === undefined);
-  const out: Json[] = [...tools, ...first.map(x => x.c), ...userInit];
-  const owner = new Map<Json, SidecarSpec>(specs.map((s, i) => [placed[i], s]));
+  const out: Json[] = [...tools];
+  const owner = new Map<Json, SidecarSpec>();
+  for (let i = 0; i < specs.length; i++) {
+    owner.set(placed[i], specs[i]);
+    if (specs[i].after === undefined) out.push(placed[i]);
+  }
+  out.push(...userInit);
   for (const [i, s] of specs.entries()) {
     if (s.after === undefined) continue;
     let at = out.findIndex(c => c.name === s.after && !owner.has(c) && !tools.includes(c)) + 1;
@@ -1046,11 +1063,12 @@ function placeNative(tools: Json[], specs: SidecarSpec[], placed: Json[], userIn
   }
   const users = new Set(userInit);
   const serving: SidecarSpec[] = [];
-  return out.map(c => {
-    const s = owner.get(c);
+  for (let i = 0; i < out.length; i++) {
+    const s = owner.get(out[i]);
     if (s?.serveInitContainers) serving.push(s);
-    return users.has(c) && serving.length > 0 ? withAppWiring(c, serving) : c;
-  });
+    if (users.has(out[i]) && serving.length > 0) out[i] = withAppWiring(out[i], serving);
+  }
+  return out;
 }
 
 /** Whether the object's own keys are in code point order. */

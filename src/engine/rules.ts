@@ -139,12 +139,6 @@ function hostPortKey(p: Json): string {
   return `${p.hostIP ? `${p.hostIP}:` : ''}${p.hostPort}/${p.protocol ?? 'TCP'}`;
 }
 
-function count(names: string[]): Map<string, number> {
-  const m = new Map<string, number>();
-  for (const n of names) m.set(n, (m.get(n) ?? 0) + 1);
-  return m;
-}
-
 function sleepHooks(c: Json): Array<{ hook: string; seconds: number }> {
   const out: Array<{ hook: string; seconds: number }> = [];
   for (const hook of ['preStop', 'postStart']) {
@@ -163,30 +157,19 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     name: 'container names are DNS-1123 labels',
     releases: 'all',
     source: 'validation.go validateContainerCommon -> ValidateDNS1123Label (v1.27.0, v1.33.0)',
-    check: pod => pod.all
-      .filter(c => !isDns1123Label(c.name))
-      .map(c => `${pod.where}: container name '${c.name}' ${dnsLabelProblem(String(c.name))}; the API server rejects it.`),
+    check: pod => each(pod, pod.all, containerNameProblem),
   },
   {
     name: 'container names are unique across initContainers and containers',
     releases: 'all',
     source: 'validation.go validateInitContainers / validateContainers, allNames (v1.27.0, v1.33.0)',
-    check: pod => [...count(pod.all.map(c => c.name))]
-      .filter(([name, n]) => n > 1 && !pod.namesReported.includes(name))
-      .map(([name, n]) => `${pod.where}: container name '${name}' is used ${n} times; names must be unique across initContainers and containers: rename all but one of them.`),
+    check: duplicateContainerNames,
   },
   {
     name: 'volume names are unique DNS-1123 labels',
     releases: 'all',
     source: 'validation.go ValidateVolumes (v1.27.0, v1.33.0)',
-    check: pod => [
-      ...pod.volumes
-        .filter(v => !isDns1123Label(v.name))
-        .map(v => `${pod.where}: volume name '${v.name}' ${dnsLabelProblem(String(v.name))}; the API server rejects it.`),
-      ...[...count(pod.volumes.map(v => v.name))]
-        .filter(([, n]) => n > 1)
-        .map(([name, n]) => `${pod.where}: volume name '${name}' is used ${n} times; volume names must be unique.`),
-    ],
+    check: volumeNameProblems,
   },
   {
     name: 'every volume mount names a volume of the pod (a StatefulSet\'s claim templates count)',
@@ -194,72 +177,42 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     source: 'validation.go ValidateVolumeMounts (v1.27.0, v1.33.0); a StatefulSet\'s template is not checked at all ' +
       '(pkg/apis/apps/validation/validation.go ValidatePodTemplateSpecForStatefulSet, v1.27.0, v1.33.0), its pods get ' +
       'the claim volumes from the controller (pkg/controller/statefulset/stateful_set_utils.go updateStorage)',
-    check: pod => {
-      const known = new Set([...pod.volumes.map(v => v.name), ...pod.controllerVolumes]);
-      return pod.all.flatMap(c => (c.volumeMounts ?? [])
-        .filter((m: Json) => !known.has(m.name))
-        .map((m: Json) => `${pod.where}: container '${c.name}' mounts volume '${m.name}', which is not a volume of the pod.`));
-    },
+    check: unknownVolumeMounts,
   },
   {
     name: 'init container restartPolicy values',
     releases: '1.27-1.34: Always only; 1.35+: Always, OnFailure, Never',
     source: 'validation.go validateInitContainerRestartPolicy (v1.28.0, v1.33.0); ContainerRestartRules beta and on ' +
       'in 1.35 (pkg/features/kube_features.go)',
-    check: pod => {
-      const allowed = pod.caps.containerRestartPolicy ? CONTAINER_RESTART_POLICIES : ['Always'];
-      return pod.init
-        .filter(c => c.restartPolicy !== undefined && !allowed.includes(c.restartPolicy))
-        .map(c => `${pod.where}: init container '${c.name}' has restartPolicy '${c.restartPolicy}': only ` +
-          `${allowed.map(x => `'${x}'`).join(', ')} ${allowed.length > 1 ? 'are' : 'is'} allowed on init containers` +
-          (allowed.length > 1
-            ? '; use one of them.'
-            : ` in Kubernetes 1.${pod.minor} (OnFailure and Never from 1.35). Remove restartPolicy for an init container that runs once ` +
-              "before the app (its own restarts follow the pod's restartPolicy), set 'Always' for a sidecar that runs beside it, or target 1.35+."));
-    },
+    check: pod => each(pod, pod.init, initRestartPolicyProblem),
   },
   {
     name: 'native sidecars (init containers with restartPolicy Always) need 1.29+, or 1.28 with the gate',
     releases: '1.27; 1.28 without the SidecarContainers gate',
     source: 'v1.27.0 has no Container.restartPolicy; v1.28.0 pkg/api/pod/util.go dropDisabledFields drops it while ' +
       'SidecarContainers (alpha) is off, then validation.go validateInitContainers refuses probes and hooks',
-    check: pod => pod.caps.nativeSidecars ? [] : pod.init
-      .filter(c => c.restartPolicy === 'Always')
-      .map(c => nativeSidecarOnOldRelease(pod, c)),
+    check: pod => pod.caps.nativeSidecars ? [] : each(pod, pod.init, nativeOnOldRelease),
   },
   {
     name: 'probes and lifecycle hooks only on native sidecars among init containers',
     releases: 'all',
     source: 'validation.go validateInitContainers (v1.27.0: "may not be set for init containers"; v1.28.0+: ' +
       '"may not be set for init containers without restartPolicy=Always")',
-    check: pod => pod.init
-      // An init container with restartPolicy Always is reported by the rule above where it is dropped.
-      .filter(c => c.restartPolicy !== 'Always')
-      .flatMap(c => PROBES_AND_HOOKS.filter(f => c[f] !== undefined)
-        .map(f => `${pod.where}: init container '${c.name}' sets ${f}, which is forbidden on init containers without restartPolicy 'Always'.`)),
+    check: pod => each(pod, pod.init, initProbesAndHooks),
   },
   {
     name: 'resizePolicy on init containers',
     releases: '1.27-1.32: refused; 1.33+: allowed',
     source: 'validation.go validateInitContainers, "must not be set for init containers" unless ' +
       'AllowSidecarResizePolicy, which pkg/api/pod/util.go sets from InPlacePodVerticalScaling (beta and on in v1.33.0)',
-    check: pod => pod.caps.initContainerResizePolicy ? [] : pod.init
-      .filter(c => c.resizePolicy !== undefined && (!Array.isArray(c.resizePolicy) || c.resizePolicy.length > 0))
-      .map(c => `${pod.where}: init container '${c.name}' sets resizePolicy, which Kubernetes 1.${pod.minor} refuses on init containers ` +
-        '(allowed from 1.33). Remove it or target 1.33+.'),
+    check: pod => pod.caps.initContainerResizePolicy ? [] : each(pod, pod.init, initResizePolicy),
   },
   {
     name: 'restartPolicy on regular containers',
     releases: '1.27-1.34: refused; 1.35+: Always, OnFailure, Never',
     source: 'validation.go validateContainers, "may not be set for non-init containers" (v1.28.0, v1.33.0); ' +
       'ContainerRestartRules: alpha and off in 1.34, beta and on in 1.35 (pkg/features/kube_features.go)',
-    check: pod => pod.containers
-      .filter(c => c.restartPolicy !== undefined &&
-        !(pod.caps.containerRestartPolicy && CONTAINER_RESTART_POLICIES.includes(c.restartPolicy)))
-      .map(c => pod.caps.containerRestartPolicy
-        ? `${pod.where}: container '${c.name}' has restartPolicy '${c.restartPolicy}': only 'Always', 'OnFailure' and 'Never' are allowed.`
-        : `${pod.where}: container '${c.name}' sets restartPolicy '${c.restartPolicy}': restartPolicy may not be set for ` +
-          `non-init containers in Kubernetes 1.${pod.minor} (allowed from 1.35). Remove it.`),
+    check: pod => each(pod, pod.containers, containerRestartPolicyProblem),
   },
   {
     name: 'restartPolicyRules on containers',
@@ -267,9 +220,7 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     source: 'ContainerRestartRules: alpha and off 1.34, beta and on 1.35; RestartAllContainersOnContainerExits: alpha 1.35, ' +
       'beta and on 1.36 (pkg/features/kube_features.go, v1.35.0, v1.36.0, v1.37.2); pkg/api/pod/util.go dropContainerRestartRules ' +
       'while off; validation.go validateInitContainerRestartPolicy / validateContainerRestartPolicy (v1.37.2)',
-    check: pod => [...pod.init.map(c => ({ c, init: true })), ...pod.containers.map(c => ({ c, init: false }))]
-      .filter(({ c }) => Array.isArray(c.restartPolicyRules) && c.restartPolicyRules.length > 0)
-      .flatMap(({ c, init }) => restartRulesProblems(pod, c, init)),
+    check: pod => [...each(pod, pod.init, initRestartRules), ...each(pod, pod.containers, containerRestartRules)],
   },
   {
     name: 'lifecycle.stopSignal',
@@ -277,13 +228,7 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     source: 'pkg/features/kube_features.go ContainerStopSignals (v1.35.0, v1.36.0, v1.37.2: alpha only); pkg/api/pod/util.go ' +
       'dropContainerStopSignals while off; with the gate on, validation.go validateStopSignal: "may not be set for containers ' +
       'with empty `spec.os.name`" (v1.37.2)',
-    check: pod => pod.caps.stopSignal ? [] : pod.all
-      .filter(c => c.lifecycle?.stopSignal !== undefined)
-      .map(c => `${pod.where}: container '${c.name}' sets lifecycle.stopSignal ${JSON.stringify(c.lifecycle.stopSignal)}, which Kubernetes ` +
-        `1.${pod.minor} ${pod.minor >= 33 ? 'drops with its default feature gates (ContainerStopSignals is alpha and off through 1.37)' : 'does not have (the field is new in 1.33, alpha)'}, ` +
-        'so the container would be stopped with its image\'s STOPSIGNAL instead' +
-        `${pod.spec.os?.name === undefined ? '; where the gate is on, it also needs spec.os.name ("may not be set for containers with empty `spec.os.name`")' : ''}. ` +
-        'Set the signal in the image (STOPSIGNAL), or remove lifecycle.stopSignal.'),
+    check: pod => pod.caps.stopSignal ? [] : each(pod, pod.all, stopSignalProblem),
   },
   {
     name: 'pod-level resources cover the containers',
@@ -300,11 +245,7 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     releases: '1.27-1.35: not refused (1.27-1.32 refuse any init resizePolicy, rule above); 1.36+: refused',
     source: 'kubernetes#137458, validation.go validateInitContainers: "must not be set to \'RestartContainer\' for non-sidecar ' +
       'initContainers" (v1.36.0, v1.37.2; not in v1.35.0)',
-    check: pod => !pod.caps.initResizeRestartContainerRefused ? [] : pod.init
-      .filter(c => c.restartPolicy !== 'Always' && Array.isArray(c.resizePolicy) && c.resizePolicy.some((p: Json) => p?.restartPolicy === 'RestartContainer'))
-      .map(c => `${pod.where}: init container '${c.name}' has a resizePolicy with restartPolicy 'RestartContainer', which Kubernetes 1.${pod.minor} ` +
-        'refuses on an init container that is not a native sidecar ("must not be set to \'RestartContainer\' for non-sidecar initContainers"; ' +
-        'such a container is never resized). Use \'NotRequired\' or remove the resizePolicy.'),
+    check: pod => !pod.caps.initResizeRestartContainerRefused ? [] : each(pod, pod.init, initResizeRestartContainer),
   },
   {
     name: 'podCertificate and clusterTrustBundle projected volume sources',
@@ -312,74 +253,233 @@ export const POD_SPEC_RULES: readonly PodSpecRule[] = [
     source: 'PodCertificateRequest: alpha 1.34, beta and off 1.35-1.36, GA 1.37; ClusterTrustBundleProjection: alpha 1.29, beta ' +
       'and off 1.33-1.36, GA 1.37 (pkg/features/kube_features.go v1.37.2); pkg/api/pod/util.go dropDisabledPodCertificateProjection, ' +
       'dropDisabledClusterTrustBundleProjection',
-    check: pod => pod.volumes.flatMap(v => ((v.projected?.sources ?? []) as Json[]).flatMap(src => [
-      ...(src?.podCertificate !== undefined && !pod.caps.podCertificateProjection ? ['podCertificate'] : []),
-      ...(src?.clusterTrustBundle !== undefined && !pod.caps.clusterTrustBundleProjection ? ['clusterTrustBundle'] : []),
-    ]).map(what => `${pod.where}: volume '${v.name}' projects a ${what} source, which Kubernetes 1.${pod.minor} drops with its default ` +
-      `feature gates (on by default from 1.37), so the files it should hold are missing. Target 1.37+, or use a Secret${what === 'clusterTrustBundle' ? ' or ConfigMap' : ''}.`)),
+    check: pod => each(pod, pod.volumes, droppedProjections),
   },
   {
     name: 'the sleep lifecycle action exists',
     releases: '1.27-1.29: no (the field is dropped, the hook then has no handler); 1.30+: yes',
     source: 'PodLifecycleSleepAction: alpha 1.29, beta and on 1.30 (pkg/features/kube_features.go); pkg/api/pod/util.go ' +
       'drops it while off, validation.go validateHandler then requires a handler',
-    check: pod => pod.caps.sleepAction ? [] : pod.all.flatMap(c => sleepHooks(c).map(({ hook }) =>
-      `${pod.where}: container '${c.name}' uses the ${hook} sleep action, which Kubernetes 1.${pod.minor} ` +
-      'does not have (beta from 1.30). Use an exec hook or target 1.30+.')),
+    check: pod => pod.caps.sleepAction ? [] : each(pod, pod.all, sleepWithoutAction),
   },
   {
     name: 'a sleep action is at least 1 second',
     releases: '1.30-1.32 (0 allowed from 1.33)',
     source: 'validation.go validateSleepAction (v1.30.0); PodLifecycleSleepActionAllowZero beta and on in v1.33.0',
-    check: pod => !pod.caps.sleepAction || pod.caps.sleepZero ? [] : pod.all.flatMap(c => sleepHooks(c)
-      .filter(h => h.seconds === 0)
-      .map(({ hook }) => `${pod.where}: container '${c.name}' has a ${hook} sleep of 0 seconds, which Kubernetes 1.${pod.minor} ` +
-        'rejects (allowed from 1.33). Sleep at least 1 second or drop the hook.')),
+    check: pod => !pod.caps.sleepAction || pod.caps.sleepZero ? [] : each(pod, pod.all, zeroSleeps),
   },
   {
     name: 'a sleep action is no longer than terminationGracePeriodSeconds',
     releases: '1.30+',
     source: 'validation.go validateSleepAction, sleep.Seconds > gracePeriod is invalid (v1.30.0, v1.33.0); ' +
       `the grace period defaults to ${KUBERNETES_DEFAULT_GRACE_SECONDS} before validation`,
-    check: pod => !pod.caps.sleepAction ? [] : pod.all
-      .filter(c => !pod.graceCheckedContainers.includes(c.name))
-      .flatMap(c => sleepHooks(c)
-        .filter(h => typeof h.seconds === 'number' && h.seconds > pod.graceSeconds)
-        .map(({ hook, seconds }) => `${pod.where}: container '${c.name}' has a ${hook} sleep of ${seconds} seconds, longer than the pod's ` +
-        `terminationGracePeriodSeconds (${pod.graceSeconds}), which the API server rejects. Shorten the sleep or raise terminationGracePeriodSeconds.`)),
+    check: pod => !pod.caps.sleepAction ? [] : each(pod, pod.all, sleepsBeyondGrace),
   },
   {
     name: 'host ports: unique among regular containers, and within each init container',
     releases: 'all',
     source: 'validation.go validateContainers / validateInitContainers -> checkHostPortConflicts -> AccumulateUniqueHostPorts, ' +
       'keyed by protocol, hostIP and port (v1.27.0, v1.33.0)',
-    check: pod => {
-      const errors: string[] = [];
-      // Regular containers run together: one host port for all of them.
-      const owners = new Map<string, string>();
-      for (const c of pod.containers) {
-        for (const p of Array.isArray(c.ports) ? c.ports : []) {
-          if (!p.hostPort) continue;
-          const key = hostPortKey(p);
-          const first = owners.get(key);
-          if (first !== undefined) {
-            errors.push(`${pod.where}: hostPort ${key} is used by both '${first}' and '${c.name}', which the API server rejects (one host port per pod); ` +
-              `give '${c.name}' another hostPort, or drop hostPort (the pod IP and Services reach containerPort without it).`);
-          } else {
-            owners.set(key, c.name);
-          }
-        }
-      }
-      // Init containers run one by one (the API server checks each alone, even native sidecars).
-      for (const c of pod.init) {
-        for (const [key, n] of count((c.ports ?? []).filter((p: Json) => p.hostPort).map(hostPortKey))) {
-          if (n > 1) errors.push(`${pod.where}: init container '${c.name}' declares hostPort ${key} ${n} times, which the API server rejects; declare it once.`);
-        }
-      }
-      return errors;
-    },
+    check: hostPortConflicts,
   },
 ];
+
+// The rules' checks, each a function of the module: the engine checks every render, and a closure
+// made per check (a `filter` callback) is compiled anew once the garbage collector has freed the
+// last one (bench/README.md, "The optimizing compiler").
+
+/** The messages `problem` finds in each of `list`, in order (a string, a list of them, or none). */
+function each(pod: PodUnderCheck, list: readonly Json[], problem: (pod: PodUnderCheck, x: Json) => string | string[] | undefined): string[] {
+  let out: string[] | undefined;
+  for (const x of list) {
+    const found = problem(pod, x);
+    if (found === undefined || found.length === 0) continue;
+    out ??= [];
+    if (typeof found === 'string') out.push(found);
+    else out.push(...found);
+  }
+  return out ?? [];
+}
+
+/** How many times each `name` occurs in `list`, in the order of first occurrence. */
+function countNames(list: readonly Json[]): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const x of list) m.set(x.name, (m.get(x.name) ?? 0) + 1);
+  return m;
+}
+
+function containerNameProblem(pod: PodUnderCheck, c: Json): string | undefined {
+  if (isDns1123Label(c.name)) return undefined;
+  return `${pod.where}: container name '${c.name}' ${dnsLabelProblem(String(c.name))}; the API server rejects it.`;
+}
+
+function duplicateContainerNames(pod: PodUnderCheck): string[] {
+  const out: string[] = [];
+  for (const [name, n] of countNames(pod.all)) {
+    if (n > 1 && !pod.namesReported.includes(name)) {
+      out.push(`${pod.where}: container name '${name}' is used ${n} times; names must be unique across initContainers and containers: rename all but one of them.`);
+    }
+  }
+  return out;
+}
+
+function volumeNameProblems(pod: PodUnderCheck): string[] {
+  const out: string[] = [];
+  for (const v of pod.volumes) {
+    if (!isDns1123Label(v.name)) out.push(`${pod.where}: volume name '${v.name}' ${dnsLabelProblem(String(v.name))}; the API server rejects it.`);
+  }
+  for (const [name, n] of countNames(pod.volumes)) {
+    if (n > 1) out.push(`${pod.where}: volume name '${name}' is used ${n} times; volume names must be unique.`);
+  }
+  return out;
+}
+
+function unknownVolumeMounts(pod: PodUnderCheck): string[] {
+  const known = new Set<unknown>(pod.controllerVolumes);
+  for (const v of pod.volumes) known.add(v.name);
+  const out: string[] = [];
+  for (const c of pod.all) {
+    for (const m of (c.volumeMounts ?? []) as Json[]) {
+      if (!known.has(m.name)) out.push(`${pod.where}: container '${c.name}' mounts volume '${m.name}', which is not a volume of the pod.`);
+    }
+  }
+  return out;
+}
+
+function nativeOnOldRelease(pod: PodUnderCheck, c: Json): string | undefined {
+  return c.restartPolicy === 'Always' ? nativeSidecarOnOldRelease(pod, c) : undefined;
+}
+
+const ALWAYS_ONLY = ['Always'];
+
+function initRestartPolicyProblem(pod: PodUnderCheck, c: Json): string | undefined {
+  const allowed = pod.caps.containerRestartPolicy ? CONTAINER_RESTART_POLICIES : ALWAYS_ONLY;
+  if (c.restartPolicy === undefined || allowed.includes(c.restartPolicy)) return undefined;
+  return `${pod.where}: init container '${c.name}' has restartPolicy '${c.restartPolicy}': only ` +
+    `${allowed.map(x => `'${x}'`).join(', ')} ${allowed.length > 1 ? 'are' : 'is'} allowed on init containers` +
+    (allowed.length > 1
+      ? '; use one of them.'
+      : ` in Kubernetes 1.${pod.minor} (OnFailure and Never from 1.35). Remove restartPolicy for an init container that runs once ` +
+        "before the app (its own restarts follow the pod's restartPolicy), set 'Always' for a sidecar that runs beside it, or target 1.35+.");
+}
+
+function initProbesAndHooks(pod: PodUnderCheck, c: Json): string[] | undefined {
+  // An init container with restartPolicy Always is reported by the rule above where it is dropped.
+  if (c.restartPolicy === 'Always') return undefined;
+  let out: string[] | undefined;
+  for (const f of PROBES_AND_HOOKS) {
+    if (c[f] !== undefined) (out ??= []).push(`${pod.where}: init container '${c.name}' sets ${f}, which is forbidden on init containers without restartPolicy 'Always'.`);
+  }
+  return out;
+}
+
+function initResizePolicy(pod: PodUnderCheck, c: Json): string | undefined {
+  if (c.resizePolicy === undefined || (Array.isArray(c.resizePolicy) && c.resizePolicy.length === 0)) return undefined;
+  return `${pod.where}: init container '${c.name}' sets resizePolicy, which Kubernetes 1.${pod.minor} refuses on init containers ` +
+    '(allowed from 1.33). Remove it or target 1.33+.';
+}
+
+function containerRestartPolicyProblem(pod: PodUnderCheck, c: Json): string | undefined {
+  if (c.restartPolicy === undefined || (pod.caps.containerRestartPolicy && CONTAINER_RESTART_POLICIES.includes(c.restartPolicy))) return undefined;
+  return pod.caps.containerRestartPolicy
+    ? `${pod.where}: container '${c.name}' has restartPolicy '${c.restartPolicy}': only 'Always', 'OnFailure' and 'Never' are allowed.`
+    : `${pod.where}: container '${c.name}' sets restartPolicy '${c.restartPolicy}': restartPolicy may not be set for ` +
+      `non-init containers in Kubernetes 1.${pod.minor} (allowed from 1.35). Remove it.`;
+}
+
+const hasRestartRules = (c: Json): boolean => Array.isArray(c.restartPolicyRules) && c.restartPolicyRules.length > 0;
+const initRestartRules = (pod: PodUnderCheck, c: Json) => hasRestartRules(c) ? restartRulesProblems(pod, c, true) : undefined;
+const containerRestartRules = (pod: PodUnderCheck, c: Json) => hasRestartRules(c) ? restartRulesProblems(pod, c, false) : undefined;
+
+function stopSignalProblem(pod: PodUnderCheck, c: Json): string | undefined {
+  if (c.lifecycle?.stopSignal === undefined) return undefined;
+  return `${pod.where}: container '${c.name}' sets lifecycle.stopSignal ${JSON.stringify(c.lifecycle.stopSignal)}, which Kubernetes ` +
+    `1.${pod.minor} ${pod.minor >= 33 ? 'drops with its default feature gates (ContainerStopSignals is alpha and off through 1.37)' : 'does not have (the field is new in 1.33, alpha)'}, ` +
+    'so the container would be stopped with its image\'s STOPSIGNAL instead' +
+    `${pod.spec.os?.name === undefined ? '; where the gate is on, it also needs spec.os.name ("may not be set for containers with empty `spec.os.name`")' : ''}. ` +
+    'Set the signal in the image (STOPSIGNAL), or remove lifecycle.stopSignal.';
+}
+
+function initResizeRestartContainer(pod: PodUnderCheck, c: Json): string | undefined {
+  if (c.restartPolicy === 'Always' || !Array.isArray(c.resizePolicy)) return undefined;
+  let restarts = false;
+  for (const p of c.resizePolicy as Json[]) if (p?.restartPolicy === 'RestartContainer') restarts = true;
+  if (!restarts) return undefined;
+  return `${pod.where}: init container '${c.name}' has a resizePolicy with restartPolicy 'RestartContainer', which Kubernetes 1.${pod.minor} ` +
+    'refuses on an init container that is not a native sidecar ("must not be set to \'RestartContainer\' for non-sidecar initContainers"; ' +
+    'such a container is never resized). Use \'NotRequired\' or remove the resizePolicy.';
+}
+
+function droppedProjections(pod: PodUnderCheck, v: Json): string[] | undefined {
+  let out: string[] | undefined;
+  for (const src of (v.projected?.sources ?? []) as Json[]) {
+    for (const what of ['podCertificate', 'clusterTrustBundle'] as const) {
+      const allowed = what === 'podCertificate' ? pod.caps.podCertificateProjection : pod.caps.clusterTrustBundleProjection;
+      if (src?.[what] === undefined || allowed) continue;
+      (out ??= []).push(`${pod.where}: volume '${v.name}' projects a ${what} source, which Kubernetes 1.${pod.minor} drops with its default ` +
+        `feature gates (on by default from 1.37), so the files it should hold are missing. Target 1.37+, or use a Secret${what === 'clusterTrustBundle' ? ' or ConfigMap' : ''}.`);
+    }
+  }
+  return out;
+}
+
+function sleepWithoutAction(pod: PodUnderCheck, c: Json): string[] | undefined {
+  let out: string[] | undefined;
+  for (const { hook } of sleepHooks(c)) {
+    (out ??= []).push(`${pod.where}: container '${c.name}' uses the ${hook} sleep action, which Kubernetes 1.${pod.minor} ` +
+      'does not have (beta from 1.30). Use an exec hook or target 1.30+.');
+  }
+  return out;
+}
+
+function zeroSleeps(pod: PodUnderCheck, c: Json): string[] | undefined {
+  let out: string[] | undefined;
+  for (const { hook, seconds } of sleepHooks(c)) {
+    if (seconds !== 0) continue;
+    (out ??= []).push(`${pod.where}: container '${c.name}' has a ${hook} sleep of 0 seconds, which Kubernetes 1.${pod.minor} ` +
+      'rejects (allowed from 1.33). Sleep at least 1 second or drop the hook.');
+  }
+  return out;
+}
+
+function sleepsBeyondGrace(pod: PodUnderCheck, c: Json): string[] | undefined {
+  if (pod.graceCheckedContainers.includes(c.name)) return undefined;
+  let out: string[] | undefined;
+  for (const { hook, seconds } of sleepHooks(c)) {
+    if (typeof seconds !== 'number' || seconds <= pod.graceSeconds) continue;
+    (out ??= []).push(`${pod.where}: container '${c.name}' has a ${hook} sleep of ${seconds} seconds, longer than the pod's ` +
+      `terminationGracePeriodSeconds (${pod.graceSeconds}), which the API server rejects. Shorten the sleep or raise terminationGracePeriodSeconds.`);
+  }
+  return out;
+}
+
+function hostPortConflicts(pod: PodUnderCheck): string[] {
+  const errors: string[] = [];
+  // Regular containers run together: one host port for all of them.
+  const owners = new Map<string, string>();
+  for (const c of pod.containers) {
+    for (const p of Array.isArray(c.ports) ? c.ports : []) {
+      if (!p.hostPort) continue;
+      const key = hostPortKey(p);
+      const first = owners.get(key);
+      if (first !== undefined) {
+        errors.push(`${pod.where}: hostPort ${key} is used by both '${first}' and '${c.name}', which the API server rejects (one host port per pod); ` +
+          `give '${c.name}' another hostPort, or drop hostPort (the pod IP and Services reach containerPort without it).`);
+      } else {
+        owners.set(key, c.name);
+      }
+    }
+  }
+  // Init containers run one by one (the API server checks each alone, even native sidecars).
+  for (const c of pod.init) {
+    const keys = new Map<string, number>();
+    for (const p of (c.ports ?? []) as Json[]) if (p.hostPort) keys.set(hostPortKey(p), (keys.get(hostPortKey(p)) ?? 0) + 1);
+    for (const [key, n] of keys) {
+      if (n > 1) errors.push(`${pod.where}: init container '${c.name}' declares hostPort ${key} ${n} times, which the API server rejects; declare it once.`);
+    }
+  }
+  return errors;
+}
 
 /** validation.go (v1.37.2) validateInitContainerRestartPolicy / validateContainerRestartPolicy, for one container with rules. */
 function restartRulesProblems(pod: PodUnderCheck, c: Json, init: boolean): string[] {
@@ -537,7 +637,11 @@ export function checkPodSpecByRule(
   const shape = podSpecShapeErrors(where, spec);
   if (shape.length > 0) return shape.map(message => ({ rule: POD_SPEC_SHAPE_RULE, message }));
   const pod = podUnderCheck(spec, target, where, context);
-  return POD_SPEC_RULES.flatMap(rule => rule.check(pod).map(message => ({ rule: rule.name, message })));
+  const out: Array<{ rule: string; message: string }> = [];
+  for (const rule of POD_SPEC_RULES) {
+    for (const message of rule.check(pod)) out.push({ rule: rule.name, message });
+  }
+  return out;
 }
 
 /** The pod spec (of the shape `podSpecShapeErrors` accepts) as the rules see it. */

@@ -136,8 +136,12 @@ export interface UserSidecars {
  * any of the workload's sidecar specs gives, or undefined.
  */
 export function userSidecarStopOf(sidecars: SidecarSpec[]): number | undefined {
-  const given = sidecars.map(s => s.shutdown.userSidecarStopSeconds).filter((x): x is number => x !== undefined);
-  return given.length > 0 ? Math.max(...given) : undefined;
+  let most: number | undefined;
+  for (const s of sidecars) {
+    const x = s.shutdown.userSidecarStopSeconds;
+    if (x !== undefined) most = Math.max(most ?? x, x);
+  }
+  return most;
 }
 
 /**
@@ -162,8 +166,10 @@ export function userSidecarInference(where: string, sidecars: SidecarSpec[], tar
   const ordered = capabilities(target.minor, target.gate).orderedTermination;
   // The library's own placed sidecars: those have the prop (a mesh's injected proxy, asGraceSpec,
   // has none to give, so it alone infers nothing and the user's sidecars count nothing for it).
-  const ours = sidecars.filter(s => s.layout === 'NATIVE' && !s.kind.startsWith('mesh:'));
-  const users = userInit.filter(c => c.restartPolicy === 'Always').map(c => c.name);
+  const ours: SidecarSpec[] = [];
+  for (const s of sidecars) if (s.layout === 'NATIVE' && !s.kind.startsWith('mesh:')) ours.push(s);
+  const users: string[] = [];
+  for (const c of userInit) if (c.restartPolicy === 'Always') users.push(c.name);
   if (given !== undefined || !ordered || ours.length === 0 || users.length === 0) return { stopSeconds: given, warnings: [] };
   return {
     stopSeconds: DEFAULT_USER_SIDECAR_STOP_SECONDS,
@@ -476,12 +482,18 @@ export function graceNeed(
   const appEnd = app ?? appEndOf([], appShutdownOf(sidecars));
   const appSeconds = appEnd.seconds;
   const ordered = capabilities(target.minor, target.gate).orderedTermination;
-  const isSequential = (s: SidecarSpec) => s.layout === 'NATIVE' && ordered;
+  // (loops, not callbacks: a closure made per call is compiled anew once the collector frees it, bench/README.md)
+  const natives: SidecarSpec[] = [];
   const parts: string[] = [];
   // Everything in spec.containers, and the sidecars stopped with the app.
   let mainEnd = appSeconds;
   let end = appSeconds;
-  for (const s of sidecars.filter(x => !isSequential(x))) {
+  for (const s of sidecars) {
+    // stopped one at a time after the app (native from 1.29), below
+    if (s.layout === 'NATIVE' && ordered) {
+      natives.push(s);
+      continue;
+    }
     const delay = preStopDelayOf(s, target, appSeconds);
     const done = delay + s.shutdown.stopSeconds;
     end = Math.max(end, done);
@@ -489,10 +501,10 @@ export function graceNeed(
     const label = s.layout === 'LEGACY' ? 'legacy' : 'native on 1.28 (unordered stop)';
     parts.push(`${label} ${s.container.name}: preStop delay ${delay}s + stop ${s.shutdown.stopSeconds}s`);
   }
-  const natives = sidecars.filter(isSequential);
   // The user's native sidecars wait for our legacy ones too; without a stop time of theirs
   // (given, or inferred where ours wait for them: userSidecarInference) they count nothing.
-  const users = ordered ? userInit.filter(c => c.restartPolicy === 'Always') : [];
+  const users: Json[] = [];
+  if (ordered) for (const c of userInit) if (c.restartPolicy === 'Always') users.push(c);
   const userStop = userStopSeconds ?? userSidecarStopOf(sidecars) ?? 0;
   if (natives.length > 0 || users.length > 0) {
     const steps: string[] = [mainEnd === appSeconds ? appEnd.explanation : `every container of spec.containers ${mainEnd}s`];
@@ -500,16 +512,12 @@ export function graceNeed(
     // Stopped in reverse order of initContainers: by default ours (in rank order) come before
     // the user's; `initOrder` (the names as placed) says otherwise where a sidecar was
     // positioned after a user init container. Names it does not hold (an injected proxy) stay first.
-    type Native = { name: string; stop: number; delay: number };
-    let chain: Native[] = [
-      ...natives.map(s => ({ name: s.container.name as string, stop: s.shutdown.stopSeconds, delay: preStopDelayOf(s, target, appSeconds) })),
-      ...users.map(c => ({ name: c.name as string, stop: userStop, delay: 0 })),
-    ];
-    if (initOrder) {
-      const at = (n: Native) => initOrder.indexOf(n.name);
-      chain = chain.map((n, i) => ({ n, i })).sort((a, b) => at(a.n) - at(b.n) || a.i - b.i).map(x => x.n);
-    }
-    for (const n of [...chain].reverse()) {
+    const chain: ChainLink[] = [];
+    for (const s of natives) chain.push(chainLink(chain, initOrder, s.container.name, s.shutdown.stopSeconds, preStopDelayOf(s, target, appSeconds)));
+    for (const c of users) chain.push(chainLink(chain, initOrder, c.name, userStop, 0));
+    if (initOrder) chain.sort(byInitOrder);
+    for (let k = chain.length - 1; k >= 0; k--) {
+      const n = chain[k];
       if (n.delay > t) {
         // its own preStop delay (counted from the termination's start) outlasts everything before it
         t = n.delay;
@@ -524,6 +532,18 @@ export function graceNeed(
     parts.unshift(appEnd.explanation);
   }
   return { seconds: Math.ceil(end), explanation: parts.join('; ') };
+}
+
+/** A native sidecar in the stop chain of `graceNeed`: its stop time, its preStop delay, its place in initContainers. */
+interface ChainLink { readonly name: string; readonly stop: number; readonly delay: number; readonly at: number; readonly i: number }
+
+function chainLink(chain: ChainLink[], initOrder: string[] | undefined, name: string, stop: number, delay: number): ChainLink {
+  return { name, stop, delay, at: initOrder?.indexOf(name) ?? 0, i: chain.length };
+}
+
+/** initContainers order (`at`), then the order given (`i`). */
+function byInitOrder(a: ChainLink, b: ChainLink): number {
+  return a.at - b.at || a.i - b.i;
 }
 
 /**
@@ -551,7 +571,8 @@ export const CAPTURE_DRAIN_SECONDS = 2;
 
 /** The capture's drain when one of the sidecars wraps the app containers (`captureStdout`), else 0. */
 export function captureDrainOf(sidecars: SidecarSpec[]): number {
-  return sidecars.some(s => s.capture !== undefined) ? CAPTURE_DRAIN_SECONDS : 0;
+  for (const s of sidecars) if (s.capture !== undefined) return CAPTURE_DRAIN_SECONDS;
+  return 0;
 }
 
 /**
@@ -559,7 +580,9 @@ export function captureDrainOf(sidecars: SidecarSpec[]): number {
  * capture's drain after the app's exit (`captureDrainOf`): when the app container has exited.
  */
 export function appShutdownOf(sidecars: SidecarSpec[]): number {
-  return Math.max(0, ...sidecars.map(s => s.shutdown.appShutdownSeconds)) + captureDrainOf(sidecars);
+  let most = 0;
+  for (const s of sidecars) most = Math.max(most, s.shutdown.appShutdownSeconds);
+  return most + captureDrainOf(sidecars);
 }
 
 /** What the pod's termination comes to: see `planGrace`. */
@@ -606,15 +629,19 @@ export function planGrace(
   const warnings: string[] = [];
   const users = userSidecarInference(where, sidecars, target, userInit);
   warnings.push(...users.warnings);
-  const needOf = (app: AppEnd) => graceNeed(sidecars, target, userInit, app, options.initOrder, users.stopSeconds);
   let app = appEndOf(appContainers, appShutdownOf(sidecars));
-  let need = needOf(app);
+  let need = graceNeed(sidecars, target, userInit, app, options.initOrder, users.stopSeconds);
   // the library's placed sidecars (a mesh's injected proxy has no appShutdownTime to give)
-  const ours = sidecars.filter(s => s.shutdown.appShutdownGiven !== undefined);
-  const given = ours.some(s => s.shutdown.appShutdownGiven === true);
+  let ours = 0;
+  let given = false;
+  for (const s of sidecars) {
+    if (s.shutdown.appShutdownGiven === undefined) continue;
+    ours++;
+    if (s.shutdown.appShutdownGiven === true) given = true;
+  }
   const explicit = options.explicitGrace;
   const hooks = app.unknownHooks.map(n => `'${n}'`).join(', ');
-  const budgetFromGrace = ours.length > 0 && !given &&
+  const budgetFromGrace = ours > 0 && !given &&
     (app.unknownHooks.length > 0 || (explicit !== undefined && explicit < need.seconds && !options.completes));
   let appEnd: number;
   let budgetSource: string;
@@ -626,7 +653,7 @@ export function planGrace(
     const hookEnd = app.seconds - appShutdownOf(sidecars);
     const seconds = hookEnd > 0 ? Math.max(app.seconds, budget) : budget;
     app = { ...app, seconds, explanation: seconds === budget ? `the app within its ${why}s` : app.explanation };
-    need = needOf(app);
+    need = graceNeed(sidecars, target, userInit, app, options.initOrder, users.stopSeconds);
     appEnd = app.seconds;
     budgetSource = `inferred from the manifest: no appShutdownTime given, so the workload's ${why}s is the app's own budget` +
       (app.unknownHooks.length > 0 ? ` (its preStop hook included: ${hooks})` : '') +
@@ -652,7 +679,7 @@ export function planGrace(
   const readHooks = appContainers.map(appPreStopSeconds).filter((x): x is number => x !== undefined);
   const appShutdownSeconds = budgetFromGrace ? Math.max(0, appEnd - Math.max(0, ...readHooks)) : appShutdownOf(sidecars);
   const write = graceToWrite(where, need,
-    { explicit, current: options.current, given, ours: ours.length, budgetFromGrace, appShutdown: appShutdownOf(sidecars) }, errors, warnings);
+    { explicit, current: options.current, given, ours, budgetFromGrace, appShutdown: appShutdownOf(sidecars) }, errors, warnings);
   return { appEndSeconds: appEnd, appShutdownSeconds, budgetSource, need, write, errors, warnings };
 }
 
