@@ -651,7 +651,7 @@ export abstract class SidecarBase extends Construct {
     }
     // The ConfigMap follows the namespace the workload is emitted in (src/bind/hooks.ts).
     const workload = this.workloadObject;
-    const cm = new AgentConfigMap(this, 'config', namespace, sorted, () => WorkloadBinding.of(workload).emittedNamespace());
+    const cm = new AgentConfigMap(this, 'config', namespace, sorted, new EmittedNamespace(workload));
     const checksum = (cuts && cutChecksum(sorted, cuts)) ?? configChecksum(sorted, recurring);
     return {
       name: cm.name,
@@ -662,6 +662,17 @@ export abstract class SidecarBase extends Construct {
   /** Renders the resources prop, falling back to the agent's defaults. @internal */
   protected _resources(defaults: DefaultResources): Json {
     return renderResources(this._where(), this._props.resources, defaults);
+  }
+}
+
+/**
+ * The namespace a workload is emitted in, read from its binding when its ConfigMap is emitted (a
+ * class, not a closure per construct: see `SidecarBase.Source`).
+ */
+class EmittedNamespace {
+  public constructor(private readonly workload: ApiObject) {}
+  public emittedNamespace(): string | undefined {
+    return WorkloadBinding.of(this.workload).emittedNamespace();
   }
 }
 

@@ -151,18 +151,44 @@ function framesOf(_e: Error, sites: NodeJS.CallSite[]): Frame[] {
 
 /** The call path of the caller, innermost first (V8's structured stack, read without any formatting). */
 function callPath(): Frame[] {
-  const prepare = Error.prepareStackTrace;
+  const frames = readStack(framesOf, callPath);
+  return Array.isArray(frames) ? frames : [];
+}
+
+/**
+ * What `prepare` makes of the caller's stack (up to 16 frames above `above`), or undefined where
+ * the stack is not V8's structured one.
+ */
+function readStack<T>(prepare: (e: Error, sites: NodeJS.CallSite[]) => T, above: Function): T | undefined {
+  const before = Error.prepareStackTrace;
   const limit = Error.stackTraceLimit;
   try {
     Error.stackTraceLimit = 16;
-    Error.prepareStackTrace = framesOf;
-    const holder: { stack?: unknown } = {};
-    Error.captureStackTrace(holder, callPath);
-    return Array.isArray(holder.stack) ? holder.stack : [];
-  } finally {
     Error.prepareStackTrace = prepare;
+    const holder: { stack?: T } = {};
+    Error.captureStackTrace(holder, above);
+    return holder.stack;
+  } finally {
+    Error.prepareStackTrace = before;
     Error.stackTraceLimit = limit;
   }
+}
+
+/**
+ * `Error.prepareStackTrace` that tells a path through `App.synth()` or `App.synthYaml()` (as
+ * `inWholeSynthesis(callPath())`, without a frame object per site: every workload's emit asks).
+ */
+function throughWholeSynthesis(_e: Error, sites: NodeJS.CallSite[]): boolean {
+  for (const site of sites) {
+    const fn = site.getFunctionName();
+    if ((fn === 'synth' || fn === 'synthYaml') && CDK8S_FILE.test(site.getFileName() ?? '')) return true;
+  }
+  return false;
+}
+
+/** The caller's stack passes through `App.synth()` or `App.synthYaml()`. */
+function calledInWholeSynthesis(): boolean {
+  return readStack(throughWholeSynthesis, calledInWholeSynthesis) === true;
 }
 
 /** A frame of cdk8s' own `App` or `Chart` module. */
@@ -200,12 +226,6 @@ function synthesisPassOf(previous: number | undefined, root: IConstruct): { read
   }
   if (isCdk8s(frames[at + 1], '_synthChart') && isCdk8s(frames[at + 2], 'toJson') && whole(frames[at + 3])) return { call: previous, first: false };
   return { first: false };
-}
-
-/** A path through `App.synth()` or `App.synthYaml()`. */
-function inWholeSynthesis(frames: readonly Frame[]): boolean {
-  for (const f of frames) if (isCdk8s(f, 'synth') || isCdk8s(f, 'synthYaml')) return true;
-  return false;
 }
 
 /** A validation called by cdk8s' `validate(app)` right from `App.synth()` or `App.synthYaml()`. */
@@ -640,7 +660,7 @@ export class WorkloadBinding {
     if (kept.call !== state.call || kept.generation !== state.generation) return undefined;
     // (and this emit is App.synth()/synthYaml()'s own: after a call that threw, a direct toJson()
     // of the user's reads the workload as it is now)
-    if (!inWholeSynthesis(callPath())) return undefined;
+    if (!calledInWholeSynthesis()) return undefined;
     this.warnings = kept.final;
     recordWarnings(this.obj, this.warnings);
     const manifest = kept.manifest;

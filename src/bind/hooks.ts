@@ -73,7 +73,7 @@ export function appendServicePort(obj: ApiObject, port: Json): void {
 export class AgentConfigMap extends ApiObject {
   constructor(
     scope: Construct, id: string, namespace: string | undefined, data: Record<string, string>,
-    private readonly emittedNamespace: () => string | undefined,
+    private readonly workload: { emittedNamespace(): string | undefined },
   ) {
     super(scope, id, {
       apiVersion: 'v1',
@@ -85,7 +85,7 @@ export class AgentConfigMap extends ApiObject {
 
   public toJson(): any {
     const json = super.toJson();
-    const emitted = this.emittedNamespace();
+    const emitted = this.workload.emittedNamespace();
     if (emitted === json.metadata?.namespace) return json;
     const metadata: Record<string, unknown> = {};
     const given = { ...json.metadata, namespace: emitted };
