@@ -868,11 +868,12 @@ function servicesTargeting(scope: IConstruct, labels: Record<string, string>, po
   const out: string[] = [];
   for (const svc of appServices(scope).candidatesFor('', labels)) {
     if (!selectorSelects(svc.selector, labels)) continue;
-    const hits = svc.ports.some((p: Json) => {
+    for (const p of svc.ports as Json[]) {
       const target = p.targetPort ?? p.port;
-      return (typeof target === 'string' ? named.get(target) : Number(target)) === port;
-    });
-    if (hits) out.push(svc.path);
+      if ((typeof target === 'string' ? named.get(target) : Number(target)) !== port) continue;
+      out.push(svc.path);
+      break;
+    }
   }
   return out;
 }
@@ -896,8 +897,14 @@ function checkAppContainers(who: Where, appPort: number, appListensOnPodIp: bool
       );
     }
   }
-  const declared = containers.flatMap(c => (c.ports ?? []).map((p: Json) => `${p.containerPort} ('${c.name}')`));
-  const matches = containers.some(c => (c.ports ?? []).some((p: Json) => p.containerPort === appPort));
+  const declared: string[] = [];
+  let matches = false;
+  for (const c of containers) {
+    for (const p of (c.ports ?? []) as Json[]) {
+      declared.push(`${p.containerPort} ('${c.name}')`);
+      if (p.containerPort === appPort) matches = true;
+    }
+  }
   if (declared.length > 0 && !matches) {
     errors.push(
       `${who}: appPort ${appPort} is none of the ports the app's containers declare (${declared.join(', ')}), so Envoy ` +

@@ -44,7 +44,8 @@ const unquote = (s: string) => s.replace(/^["']|["']$/g, '');
 
 /** The shell script an exec hook runs (`sh -c '...'`, `busybox sh -c '...'`), or the command itself as one line. */
 function scriptOf(command: unknown[]): string {
-  const argv = command.map(a => String(a));
+  const argv: string[] = [];
+  for (const a of command) argv.push(String(a));
   let i = 0;
   if (base(argv[0] ?? '') === 'busybox' && SHELLS.has(argv[1] ?? '')) i = 1;
   if (SHELLS.has(base(argv[i] ?? ''))) {

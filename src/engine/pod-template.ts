@@ -115,7 +115,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
   // Adopted containers leave spec.containers and become sidecars with their own fields.
   const adoption = adoptContainers(where, sidecars, spec.containers ?? [], userInit);
   if (adoption.errors.length > 0) return { manifest, errors: adoption.errors };
-  const ordered = [...adoption.sidecars].sort((a, b) => a.rank - b.rank || compareCodePoints(a.container.name, b.container.name));
+  const ordered = [...adoption.sidecars].sort(byRankThenName);
   const pod: Pod = {
     manifest,
     where,
@@ -123,7 +123,7 @@ export function applySidecars(input: Json, sidecars: SidecarSpec[], target: Appl
     spec,
     target,
     ordered,
-    natives: ordered.filter(s => s.layout === 'NATIVE'),
+    natives: nativesOf(ordered),
     injected: target.injected ?? [],
     userInit,
     userContainers: adoption.containers,
@@ -368,13 +368,16 @@ function placeSidecars(pod: Pod, shutdown: Shutdown): Placed {
 function wireAppContainers(pod: Pod, shutdown: Shutdown, placed: Placed): Json[] {
   const { where, ordered, userContainers, errors } = pod;
   // captureStdout: the app containers' commands run under the wrapper, with the tools
-  const capturing = ordered.filter(s => s.capture !== undefined);
-  for (const s of capturing) {
+  const capturing: SidecarSpec[] = [];
+  for (const s of ordered) {
+    if (s.capture === undefined) continue;
+    capturing.push(s);
     placed.needsTools = true;
     if (!placed.toolUsers.includes(s.owner)) placed.toolUsers.push(s.owner);
   }
   // podLogs: the agent gets the glob of its app container's kubelet log files
-  for (const s of ordered.filter(x => x.podLogs !== undefined)) {
+  for (const s of ordered) {
+    if (s.podLogs === undefined) continue;
     const chosen = podLogsContainer(where, s.owner, s.podLogs!, userContainers);
     if (chosen.error !== undefined) {
       errors.push(chosen.error);
@@ -402,12 +405,16 @@ function wireAppContainers(pod: Pod, shutdown: Shutdown, placed: Placed): Json[]
 
   // App containers: shared mounts and env (the user's own values win); on a completing pod, the
   // quit URLs of the legacy sidecars the app stops.
-  const appWiring = ordered.map(s => (shutdown.completes && s.layout === 'LEGACY' && s.quit
-    // the kubelet expands `$(NAME)` in an env value and reads `$$` as `$` (third_party/forked/golang/expansion/expand.go):
-    // each `$` of the URL doubled, so the app gets the URL as given
-    ? { ...s, appEnv: [...s.appEnv, { name: s.quit.env, value: s.quit.url.split('$').join('$$') }] }
-    : s));
-  let appContainers = userContainers.map(app => withAppWiring(app, appWiring));
+  const appWiring: SidecarSpec[] = [];
+  for (const s of ordered) {
+    appWiring.push(shutdown.completes && s.layout === 'LEGACY' && s.quit
+      // the kubelet expands `$(NAME)` in an env value and reads `$$` as `$` (third_party/forked/golang/expansion/expand.go):
+      // each `$` of the URL doubled, so the app gets the URL as given
+      ? { ...s, appEnv: [...s.appEnv, { name: s.quit.env, value: s.quit.url.split('$').join('$$') }] }
+      : s);
+  }
+  let appContainers: Json[] = [];
+  for (const app of userContainers) appContainers.push(withAppWiring(app, appWiring));
   for (const s of capturing) {
     const captured = applyCapture(where, s.owner, s.capture!, appContainers);
     errors.push(...captured.errors);
@@ -453,7 +460,8 @@ function annotatePod(pod: Pod, shutdown: Shutdown, placed: Placed, appContainers
   const { template, target, ordered, injected } = pod;
   const plan = shutdown.plan;
   // Annotations that roll the pods when a sidecar's config changes; the injectors' own.
-  const nativeStops = pod.natives.reduce((sum, s) => sum + s.shutdown.stopSeconds, 0);
+  let nativeStops = 0;
+  for (const s of pod.natives) nativeStops += s.shutdown.stopSeconds;
   const annotations: Record<string, string> = {};
   for (const s of ordered) Object.assign(annotations, s.podAnnotations);
   for (const p of injected) Object.assign(annotations, meshAnnotations(p, plan.appEndSeconds, target, nativeStops));
@@ -687,6 +695,17 @@ export function copyJson<T>(value: T): T {
     if (Object.prototype.hasOwnProperty.call(value, k)) out[k] = copyJson((value as Json)[k]);
   }
   return out as T;
+}
+
+/** The sidecars' order: by rank, then by container name. */
+function byRankThenName(a: SidecarSpec, b: SidecarSpec): number {
+  return a.rank - b.rank || compareCodePoints(a.container.name, b.container.name);
+}
+
+function nativesOf(ordered: SidecarSpec[]): SidecarSpec[] {
+  const out: SidecarSpec[] = [];
+  for (const s of ordered) if (s.layout === 'NATIVE') out.push(s);
+  return out;
 }
 
 function hasMount(mounts: Json[], m: Json): boolean {

@@ -20,7 +20,8 @@ export interface IndexedWorkload {
   readonly template: { metadata: Json; spec: Json } | undefined;
 }
 
-const key = (...parts: unknown[]) => JSON.stringify(parts, (_k, v) => (v === undefined ? null : v));
+const undefinedAsNull = (_k: string, v: unknown) => (v === undefined ? null : v);
+const key = (...parts: unknown[]) => JSON.stringify(parts, undefinedAsNull);
 const namespaceOf = (manifest: Json) => manifest?.metadata?.namespace ?? '';
 
 function push<T>(map: Map<string, T[]>, k: string, value: T): void {
